@@ -1,0 +1,139 @@
+"""Accuracy and the kappa family over class indices (Žliobaitė et al.; MOA conventions).
+
+Classes are integers 0..k-1 in the stream's declared order; sums run in that order so results
+match MOA number for number. The order-dependent baselines (the previous true label for κ_per,
+the running majority class for κ_m) are supplied per label by the ordered replay, which keeps
+this accumulator order-free and mergeable.
+"""
+
+from __future__ import annotations
+
+import math
+
+from metrics.exact import ratio
+
+CLASSIFICATION_METRICS = ("accuracy", "kappa", "kappa_m", "kappa_t", "kappa_plus")
+
+
+def _grow(counts: list[int], index: int) -> None:
+    if index >= len(counts):
+        counts.extend([0] * (index + 1 - len(counts)))
+
+
+class ClassificationScore:
+    """Counts behind accuracy, Cohen's κ, κ_m, κ_per (kappa-temporal) and κ+.
+
+    Each update takes the true class, the predicted class, the Persistent baseline's prediction
+    (the previous true label in label-arrival order) and the Majority baseline's prediction
+    (the majority class counted including the current label).
+
+    - accuracy p = correct / n
+    - κ = (p − p_ran) / (1 − p_ran), p_ran = Σ_i P(true=i)·P(pred=i)
+    - κ_m = (p − p_maj) / (1 − p_maj); κ_per = (p − p_per) / (1 − p_per)
+    - κ+ = sqrt(max(0, κ)·max(0, κ_per))
+
+    >>> s = ClassificationScore()
+    >>> for y, p, prev, maj in [(0, 0, 0, 0), (1, 0, 0, 0), (1, 1, 1, 1), (0, 0, 1, 0)]:
+    ...     s.update(y, p, prev, maj)
+    >>> s.get()["accuracy"]
+    0.75
+    >>> round(s.get()["kappa"], 4)  # p_ran = (2/4)(3/4) + (2/4)(1/4) = 0.5
+    0.5
+    >>> s.get()["kappa_t"]  # p_per = 2/4
+    0.5
+    """
+
+    __slots__ = ("n", "correct", "true_counts", "pred_counts", "persistent_correct",
+                 "majority_correct")
+
+    def __init__(self):
+        self.n = 0
+        self.correct = 0
+        self.true_counts: list[int] = []
+        self.pred_counts: list[int] = []
+        self.persistent_correct = 0
+        self.majority_correct = 0
+
+    def update(self, y_true: int, y_pred: int, y_prev: int, y_majority: int) -> None:
+        self.n += 1
+        self.correct += y_true == y_pred
+        self.persistent_correct += y_true == y_prev
+        self.majority_correct += y_true == y_majority
+        if y_true >= len(self.true_counts):
+            _grow(self.true_counts, y_true)
+        self.true_counts[y_true] += 1
+        if y_pred >= len(self.pred_counts):
+            _grow(self.pred_counts, y_pred)
+        self.pred_counts[y_pred] += 1
+
+    def merge(self, other: ClassificationScore) -> ClassificationScore:
+        self.n += other.n
+        self.correct += other.correct
+        self.persistent_correct += other.persistent_correct
+        self.majority_correct += other.majority_correct
+        for mine, theirs in ((self.true_counts, other.true_counts),
+                             (self.pred_counts, other.pred_counts)):
+            if theirs:
+                _grow(mine, len(theirs) - 1)
+            for i, c in enumerate(theirs):
+                mine[i] += c
+        return self
+
+    # -- statistics -------------------------------------------------------------------------
+    @property
+    def accuracy(self) -> float:
+        return ratio(self.correct, self.n)
+
+    @property
+    def p_random(self) -> float:
+        """Accuracy of the Random classifier, Σ_i P(true=i)·P(pred=i), in class-index order."""
+        if self.n == 0:
+            return math.nan
+        n2 = self.n * self.n
+        k = min(len(self.true_counts), len(self.pred_counts))
+        return sum(self.true_counts[i] * self.pred_counts[i] for i in range(k)) / n2
+
+    @property
+    def kappa(self) -> float:
+        p, p_ran = self.accuracy, self.p_random
+        return ratio(p - p_ran, 1 - p_ran)
+
+    @property
+    def kappa_m(self) -> float:
+        p, p_maj = self.accuracy, ratio(self.majority_correct, self.n)
+        return ratio(p - p_maj, 1 - p_maj)
+
+    @property
+    def kappa_t(self) -> float:
+        p, p_per = self.accuracy, ratio(self.persistent_correct, self.n)
+        return ratio(p - p_per, 1 - p_per)
+
+    @property
+    def kappa_plus(self) -> float:
+        k, k_per = self.kappa, self.kappa_t
+        if math.isnan(k) or math.isnan(k_per):
+            return math.nan
+        return math.sqrt(max(0.0, k) * max(0.0, k_per))
+
+    def get(self) -> dict[str, float]:
+        """Every statistic by its metric name."""
+        return {name: getattr(self, name) for name in CLASSIFICATION_METRICS}
+
+    # -- state ------------------------------------------------------------------------------
+    def to_dict(self) -> dict:
+        return {name: (list(v) if isinstance(v, list) else v)
+                for name in self.__slots__ for v in [getattr(self, name)]}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> ClassificationScore:
+        s = cls()
+        for name in cls.__slots__:
+            v = d[name]
+            setattr(s, name, list(v) if isinstance(v, list) else v)
+        return s
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, ClassificationScore) and self.to_dict() == other.to_dict()
+
+    def __repr__(self) -> str:
+        return f"ClassificationScore(n={self.n}, accuracy={self.accuracy:.4f})"

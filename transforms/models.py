@@ -1,0 +1,219 @@
+"""Models named by a serialisable spec and built on the worker (Beam ModelHandler style).
+
+A spec is an import path optionally followed by a JSON object of parameters, a short registry
+name, or a pipeline of those joined by `|`:
+
+    river.tree.HoeffdingTreeClassifier{"grace_period": 50}
+    gaussian-nb
+    river.preprocessing.StandardScaler | river.neighbors.KNNClassifier
+    knn=river.neighbors.KNNClassifier{"n_neighbors": 5}      (an explicit display name)
+
+Nothing is ever `eval`-ed: paths are imported with importlib and parameters parsed as JSON.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+from dataclasses import dataclass, field
+
+from river import base
+
+
+class ModelSpecError(ValueError):
+    """A model spec that cannot be parsed, imported or built."""
+
+
+class _Baseline(base.Classifier):
+    """MOA-convention baselines: before any label they predict the first class, ties go to the
+    lowest class index. Class order is the declared one, else first appearance while learning
+    (which is label-arrival order, the same order the replay indexes classes in)."""
+
+    def __init__(self, classes: list | None = None):
+        self.classes = classes
+        self._order = list(classes) if classes else []
+        self._index = {c: i for i, c in enumerate(self._order)}
+
+    def _see(self, y) -> int:
+        i = self._index.get(y)
+        if i is None:
+            i = self._index[y] = len(self._order)
+            self._order.append(y)
+        return i
+
+    def predict_proba_one(self, x):
+        y = self.predict_one(x)
+        return {} if y is None else {y: 1.0}
+
+
+class Majority(_Baseline):
+    """Majority Class: the class seen most often so far.
+
+    >>> m = Majority(classes=["a", "b"])
+    >>> m.predict_one({})
+    'a'
+    >>> for y in ["b", "a", "b"]:
+    ...     m.learn_one({}, y)
+    >>> m.predict_one({})
+    'b'
+    """
+
+    def __init__(self, classes: list | None = None):
+        super().__init__(classes)
+        self._counts: list[int] = [0] * len(self._order)
+        self._best = 0
+
+    def learn_one(self, x, y):
+        i = self._see(y)
+        if i >= len(self._counts):
+            self._counts.append(0)
+        self._counts[i] += 1
+        best = self._best
+        if self._counts[i] > self._counts[best] or (self._counts[i] == self._counts[best]
+                                                     and i < best):
+            self._best = i
+
+    def predict_one(self, x):
+        return self._order[self._best] if self._order else None
+
+
+class NoChange(_Baseline):
+    """No-Change (Persistent): the last true label seen.
+
+    >>> m = NoChange(classes=[0, 1])
+    >>> m.predict_one({}), m.learn_one({}, 1), m.predict_one({})
+    (0, None, 1)
+    """
+
+    def __init__(self, classes: list | None = None):
+        super().__init__(classes)
+        self._last = self._order[0] if self._order else None
+
+    def learn_one(self, x, y):
+        self._see(y)
+        self._last = y
+
+    def predict_one(self, x):
+        return self._last
+
+
+BASELINES = {"majority": Majority, "no-change": NoChange}
+
+# Short names for the models users reach for most; anything else by import path.
+REGISTRY = {
+    "gaussian-nb": "river.naive_bayes.GaussianNB",
+    "hoeffding-tree": "river.tree.HoeffdingTreeClassifier",
+    "hoeffding-adaptive-tree": "river.tree.HoeffdingAdaptiveTreeClassifier",
+    "adaptive-random-forest": "river.forest.ARFClassifier",
+    "knn": "river.neighbors.KNNClassifier",
+    "logistic-regression": "river.linear_model.LogisticRegression",
+    "linear-regression": "river.linear_model.LinearRegression",
+    "hoeffding-tree-regressor": "river.tree.HoeffdingTreeRegressor",
+}
+
+
+@dataclass(frozen=True)
+class Step:
+    path: str
+    params: dict = field(default_factory=dict)
+
+    def build(self, classes: list | None):
+        if self.path in BASELINES:
+            return BASELINES[self.path](classes=classes, **self.params)
+        target = REGISTRY.get(self.path, self.path)
+        module_name, _, attr = target.rpartition(".")
+        if not module_name:
+            raise ModelSpecError(
+                f"unknown model {self.path!r}: give an import path such as "
+                f"river.naive_bayes.GaussianNB, or one of {sorted({**BASELINES, **REGISTRY})}")
+        try:
+            cls = getattr(importlib.import_module(module_name), attr)
+        except (ImportError, AttributeError) as e:
+            raise ModelSpecError(f"cannot import model {target!r}: {e}") from None
+        try:
+            return cls(**self.params)
+        except Exception as e:  # the user's parameters, reported with the spec
+            raise ModelSpecError(f"cannot build {target} with {self.params}: {e}") from None
+
+
+def _split_pipeline(text: str) -> list[str]:
+    parts, depth, current = [], 0, []
+    for ch in text:
+        depth += ch in "{[" 
+        depth -= ch in "}]"
+        if ch == "|" and depth == 0:
+            parts.append("".join(current))
+            current = []
+        else:
+            current.append(ch)
+    parts.append("".join(current))
+    return [p.strip() for p in parts]
+
+
+def _parse_step(text: str) -> Step:
+    brace = text.find("{")
+    if brace < 0:
+        return Step(text.strip())
+    try:
+        params = json.loads(text[brace:])
+    except json.JSONDecodeError as e:
+        raise ModelSpecError(f"parameters of {text!r} are not valid JSON: {e}") from None
+    if not isinstance(params, dict):
+        raise ModelSpecError(f"parameters of {text!r} must be a JSON object")
+    return Step(text[:brace].strip(), params)
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """A model named by import path(s) and JSON parameters.
+
+    >>> spec = ModelSpec.parse('river.tree.HoeffdingTreeClassifier{"grace_period": 50}')
+    >>> spec.name
+    'HoeffdingTreeClassifier{"grace_period": 50}'
+    >>> type(spec.build()).__name__
+    'HoeffdingTreeClassifier'
+    >>> ModelSpec.parse("nb=gaussian-nb").name
+    'nb'
+    """
+
+    name: str
+    steps: tuple[Step, ...]
+
+    @classmethod
+    def parse(cls, text: str) -> ModelSpec:
+        text = text.strip()
+        name = None
+        eq = text.find("=")
+        if 0 < eq < min(i for i in (text.find("{"), text.find("|"), len(text)) if i >= 0):
+            name, text = text[:eq].strip(), text[eq + 1:].strip()
+        if not text:
+            raise ModelSpecError("empty model spec")
+        steps = tuple(_parse_step(p) for p in _split_pipeline(text))
+        if name is None:
+            name = " | ".join(
+                s.path.rpartition(".")[2] + (json.dumps(s.params) if s.params else "")
+                for s in steps)
+        return cls(name, steps)
+
+    @property
+    def is_baseline(self) -> bool:
+        return len(self.steps) == 1 and self.steps[0].path in BASELINES
+
+    def build(self, classes: list | None = None):
+        """A fresh, untrained model. Baselines get the declared class list."""
+        built = [s.build(classes) for s in self.steps]
+        model = built[0]
+        for step in built[1:]:
+            model = model | step
+        return model
+
+    def task(self) -> str:
+        """'classification' or 'regression', from the model's river type."""
+        model = self.build()
+        if isinstance(model, base.Regressor) and not isinstance(model, base.Classifier):
+            return "regression"
+        return "classification"
+
+    def to_dict(self) -> dict:
+        return {"name": self.name,
+                "steps": [{"path": s.path, "params": s.params} for s in self.steps]}

@@ -1,0 +1,104 @@
+"""The data model: events in, predictions and label outcomes out, and result keys.
+
+Events are plain tuples, because Beam's coders encode tuples of primitives without pickling and
+sorting them needs no key function:
+
+    (t, rank, seq, kind, id, x, y)
+
+`t` is the event time in seconds, `rank` orders events of equal `t` (a label due at t is
+processed before an instance arriving at t), `seq` is the input order and is unique within a
+stream, so `sorted(events)` is the DESIGN order `(t, rank, seq)` and never compares features.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+INSTANCE = "instance"
+UPDATE = "update"  # new features for a pending instance (evolving instance data)
+LABEL = "label"
+EVENT_KINDS = (INSTANCE, UPDATE, LABEL)
+
+# Ranks for the default ordering rule. A label whose time equals its own instance's time must
+# still come after that instance, so it gets the rank after instances.
+RANK_LABEL = 0
+RANK_INSTANCE = 1
+RANK_LABEL_AFTER_INSTANCE = 2
+
+T, RANK, SEQ, KIND, ID, X, Y = range(7)
+
+
+def event(t: float, rank: int, seq: int, kind: str, id: Any, x: dict | None = None,
+          y: Any = None) -> tuple:
+    """Build an event tuple.
+
+    >>> sorted([event(5.0, RANK_INSTANCE, 1, INSTANCE, "b", {}),
+    ...         event(5.0, RANK_LABEL, 7, LABEL, "a", None, 1)])[0][KIND]
+    'label'
+    """
+    return (float(t), rank, seq, kind, id, x, y)
+
+
+# Prediction kinds.
+INITIAL = "initial"
+REPREDICTION = "re-prediction"
+FINAL = "final"
+
+
+class Outcome(NamedTuple):
+    """What the replay knows about one labelled instance once its label has arrived.
+
+    `n` is the label's number in label-arrival order (1-based). For classification, `y`,
+    `y_prev` (Persistent baseline: previous true label), `y_majority` (Majority baseline,
+    counted including this label), `initial` and `final` are class indices; for regression they
+    are floats (`y_prev`/`y_majority` unused). A prediction the model could not make (an
+    untrained river model) is None and is not scored.
+    """
+
+    n: int
+    id: Any
+    t_arrival: float
+    t_label: float
+    y: Any
+    y_prev: Any
+    y_majority: Any
+    initial: Any
+    final: Any
+
+
+@dataclass(frozen=True)
+class MeasureKey:
+    """Names one reported number (TFMA's MetricKey, in the papers' vocabulary).
+
+    >>> MeasureKey("sea", "GaussianNB", "initial", "accuracy").row(0.9, 10)["window"]
+    'cumulative'
+    """
+
+    stream: str
+    model: str
+    category: str  # initial | binned | final | intermediate | prequential | comparison | drift
+    metric: str
+    bin: int | None = None
+    alpha: float | None = None
+    window: str = "cumulative"
+
+    def row(self, value: float, n: int, t: float | None = None) -> dict:
+        return {"stream": self.stream, "model": self.model, "category": self.category,
+                "bin": self.bin, "alpha": self.alpha, "window": self.window,
+                "metric": self.metric, "value": value, "n": n, "t": t}
+
+
+RESULT_COLUMNS = ["run_id", "stream", "model", "protocol", "category", "bin", "alpha", "window",
+                  "metric", "value", "n", "t"]
+
+
+def dead_letter(stream: str, reason: str, *, file: str | None = None, row: int | None = None,
+                field: str | None = None, record: Any = None) -> dict:
+    """A record that could not be used, with where it came from and why.
+
+    >>> dead_letter("s", "time is not a number", file="a.csv", row=3, field="time")["reason"]
+    'time is not a number'
+    """
+    return {"stream": stream, "file": file, "row": row, "field": field, "reason": reason,
+            "record": None if record is None else repr(record)[:500]}
