@@ -1,0 +1,166 @@
+"""Label times: from the input, or assigned by a delay model.
+
+A delay spec is one of
+
+    1000              constant, in events: the label of instance i arrives just before
+                      instance i+1000 (delay 0 behaves as 1, as in river and MOA)
+    30s, 5min, 2h, 1d constant, in seconds of event time
+    random:100:1000:7 uniform integer delay in events in [100, 1000], seed 7
+    random:10s:60s:7  uniform delay in seconds in [10, 60), seed 7
+    column:duration   the row's own delay in seconds (e.g. a trip's duration);
+                      column:lag:events for a delay in events
+
+With a delay in events, labels whose turn would come after the last instance arrive at the end
+of the stream, in instance order: river's `progressive_val_score` does the same.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import random
+from dataclasses import dataclass
+
+from transforms.records import (INSTANCE, LABEL, RANK_INSTANCE, RANK_LABEL,
+                                RANK_LABEL_AFTER_INSTANCE)
+
+_UNITS = {"s": 1.0, "min": 60.0, "h": 3600.0, "d": 86400.0}
+
+
+class DelaySpecError(ValueError):
+    """A delay spec that cannot be parsed."""
+
+
+def _seconds(text: str) -> float | None:
+    for unit in sorted(_UNITS, key=len, reverse=True):
+        if text.endswith(unit):
+            try:
+                return float(text[: -len(unit)]) * _UNITS[unit]
+            except ValueError:
+                return None
+    return None
+
+
+@dataclass(frozen=True)
+class DelaySpec:
+    """A parsed delay model.
+
+    >>> DelaySpec.parse("1000")
+    DelaySpec(kind='constant', unit='events', value=1000.0, high=None, seed=None, column=None)
+    >>> DelaySpec.parse("5min").value
+    300.0
+    >>> DelaySpec.parse("random:10:20:3").unit
+    'events'
+    """
+
+    kind: str  # constant | random | column
+    unit: str  # events | seconds
+    value: float = 0.0
+    high: float | None = None
+    seed: int | None = None
+    column: str | None = None
+
+    @classmethod
+    def parse(cls, text: str | int | float) -> DelaySpec:
+        text = str(text).strip()
+        parts = text.split(":")
+        try:
+            if parts[0] == "random":
+                if len(parts) not in (3, 4):
+                    raise DelaySpecError("random delay is random:LOW:HIGH[:SEED]")
+                lo, hi = _seconds(parts[1]), _seconds(parts[2])
+                seed = int(parts[3]) if len(parts) == 4 else 0
+                if lo is not None and hi is not None:
+                    spec = cls("random", "seconds", lo, hi, seed)
+                else:
+                    spec = cls("random", "events", float(int(parts[1])), float(int(parts[2])),
+                               seed)
+                if spec.high < spec.value:
+                    raise DelaySpecError("random delay needs LOW <= HIGH")
+            elif parts[0] == "column":
+                if len(parts) not in (2, 3) or (len(parts) == 3 and parts[2] not in
+                                                 ("events", "seconds")):
+                    raise DelaySpecError("column delay is column:NAME[:events|seconds]")
+                spec = cls("column", parts[2] if len(parts) == 3 else "seconds",
+                           column=parts[1])
+            elif (secs := _seconds(text)) is not None:
+                spec = cls("constant", "seconds", secs)
+            else:
+                spec = cls("constant", "events", float(int(text)))
+        except ValueError as e:
+            if isinstance(e, DelaySpecError):
+                raise DelaySpecError(f"delay {text!r}: {e}") from None
+            raise DelaySpecError(
+                f"delay {text!r} is not a number of events (1000), a duration (30s, 5min, 2h, "
+                f"1d), random:LOW:HIGH[:SEED] or column:NAME") from None
+        if spec.kind != "column" and spec.value < 0:
+            raise DelaySpecError(f"delay {text!r} is negative")
+        return spec
+
+    def __str__(self) -> str:
+        if self.kind == "column":
+            return f"column:{self.column}:{self.unit}"
+        fmt = (lambda v: f"{v:g}s") if self.unit == "seconds" else (lambda v: f"{int(v)}")
+        if self.kind == "random":
+            return f"random:{fmt(self.value)}:{fmt(self.high)}:{self.seed}"
+        return fmt(self.value)
+
+
+class LabelTimeAssigner:
+    """Turns labelled rows into instance and label events, with label times from the row or
+    from the delay model. Rows arrive in stream order; `row(...)` returns the events that
+    are due, `finish()` the labels still waiting for a later row.
+
+    >>> a = LabelTimeAssigner(DelaySpec.parse("1"))
+    >>> [e[3] + str(e[4]) for i in range(2) for e in a.row(i, float(i), {}, "y", 2 * i)]
+    ['instance0', 'label0', 'instance1']
+    >>> [(e[0], e[1], e[3] + str(e[4])) for e in a.finish()]
+    [(1.0, 2, 'label1')]
+    """
+
+    def __init__(self, delay: DelaySpec):
+        self.delay = delay
+        self._rng = random.Random(delay.seed)
+        self._waiting: list = []  # heap of (due row index, seq, id, y)
+        self._index = 0
+        self._last_t = -math.inf
+
+    def _draw(self, own_delay) -> float:
+        d = self.delay
+        if d.kind == "constant":
+            return d.value
+        if d.kind == "random":
+            if d.unit == "events":
+                return float(self._rng.randint(int(d.value), int(d.high)))
+            return self._rng.uniform(d.value, d.high)
+        return float(own_delay)
+
+    def row(self, id, t: float, x: dict, y, seq: int, label_t: float | None = None,
+            own_delay=None) -> list[tuple]:
+        """Events due with this row. `seq` is the row's; its label gets `seq + 1`."""
+        out = []
+        i = self._index
+        self._index += 1
+        self._last_t = t
+        waiting = self._waiting
+        while waiting and waiting[0][0] <= i:
+            _, lseq, lid, ly = heapq.heappop(waiting)
+            out.append((t, RANK_LABEL, lseq, LABEL, lid, None, ly))
+        out.append((t, RANK_INSTANCE, seq, INSTANCE, id, x, None))
+        if y is None:
+            return out
+        if label_t is None:
+            d = self._draw(own_delay)
+            if self.delay.unit == "events":
+                heapq.heappush(waiting, (i + max(1, int(d)), seq + 1, id, y))
+                return out
+            label_t = t + d
+        rank = RANK_LABEL if label_t > t else RANK_LABEL_AFTER_INSTANCE
+        out.append((label_t, rank, seq + 1, LABEL, id, None, y))
+        return out
+
+    def finish(self) -> list[tuple]:
+        out = [(self._last_t, RANK_LABEL_AFTER_INSTANCE, lseq, LABEL, lid, None, ly)
+               for _, lseq, lid, ly in sorted(self._waiting)]
+        self._waiting = []
+        return out
