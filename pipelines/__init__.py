@@ -1,0 +1,1 @@
+"""Whole pipelines composed from transforms/ (evaluate), and the CLI."""

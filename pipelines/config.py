@@ -1,0 +1,78 @@
+"""Run configuration: the same fields from the CLI, a YAML file or Python."""
+
+from __future__ import annotations
+
+import dataclasses
+import uuid
+from dataclasses import dataclass, field
+
+import yaml
+
+
+class ConfigError(ValueError):
+    """A configuration that cannot run; the message says which field."""
+
+
+@dataclass
+class RunConfig:
+    """What to evaluate and where to write it.
+
+    >>> cfg = RunConfig(streams=['synth:SEA{"n": 100}'], models=["no-change"], out="/tmp/x")
+    >>> cfg.delay, cfg.runner, cfg.replay
+    ('0', 'direct', 'auto')
+    """
+
+    streams: list[str]
+    models: list[str]
+    out: str
+    delay: str = "0"
+    runner: str = "direct"
+    replay: str = "auto"  # auto | grouped | stateful
+    chunk_size: int = 1000
+    curve_every: int = 1000
+    timer_bucket: float | None = None  # seconds of event time per streaming drain
+    run_id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
+    beam_args: list[str] = field(default_factory=list)
+    quiet: bool = False
+
+    def __post_init__(self):
+        self.delay = str(self.delay)
+        if not self.streams:
+            raise ConfigError("no stream given (--stream)")
+        if not self.models:
+            raise ConfigError("no model given (--model)")
+        if self.replay not in ("auto", "grouped", "stateful"):
+            raise ConfigError(f"replay must be auto, grouped or stateful, not {self.replay!r}")
+        for name in ("chunk_size", "curve_every"):
+            if int(getattr(self, name)) < 1:
+                raise ConfigError(f"{name} must be at least 1")
+
+    @classmethod
+    def from_yaml(cls, path: str, **overrides) -> RunConfig:
+        """Read a YAML config; CLI values given in `overrides` win.
+
+        Keys are the field names: streams, models, delay, out, runner, replay, chunk_size,
+        curve_every, timer_bucket, run_id, beam_args.
+        """
+        try:
+            with open(path, encoding="utf-8") as f:
+                data = yaml.safe_load(f) or {}
+        except (OSError, yaml.YAMLError) as e:
+            raise ConfigError(f"{path}: {e}") from None
+        if not isinstance(data, dict):
+            raise ConfigError(f"{path}: the config must be a mapping of field: value")
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = set(data) - known
+        if unknown:
+            raise ConfigError(f"{path}: unknown field(s) {sorted(unknown)}; known: {sorted(known)}")
+        for k in ("streams", "models"):
+            if isinstance(data.get(k), str):
+                data[k] = [data[k]]
+        data.update({k: v for k, v in overrides.items() if v not in (None, [], ())})
+        try:
+            return cls(**data)
+        except TypeError as e:
+            raise ConfigError(f"{path}: {e}") from None
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)

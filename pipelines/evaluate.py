@@ -1,0 +1,277 @@
+"""The `run` job: streams × models -> delayed-prequential evaluation, as one Beam pipeline.
+
+    read -> validate (dead letters) -> label times -> key by (stream, model) -> ordered replay
+         -> score (initial, final; cumulative; curves every N labels) -> write
+
+The pipeline writes into a staging folder inside the output directory; when it has finished,
+the driver completes the summary, writes the manifest and moves the files into place, so a
+re-run replaces a previous run's files only once it has succeeded.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import math
+import os
+import platform
+import shutil
+import sys
+from dataclasses import dataclass
+from importlib import metadata
+
+import apache_beam as beam
+import pandas as pd
+import pyarrow as pa
+
+from metrics import CLASSIFICATION_METRICS, REGRESSION_METRICS
+from pipelines.config import ConfigError, RunConfig
+from pipelines.results import format_table
+from runners import make_runner, pipeline_options
+from transforms.delays import DelaySpec, DelaySpecError
+from transforms.engine import COUNTERS
+from transforms.models import ModelSpec, ModelSpecError
+from transforms.read import READ_COUNTS, ReadStreams
+from transforms.records import RESULT_COLUMNS
+from transforms.replay import CLASSES, COUNTS, DEAD_LETTERS, PREDICTIONS, GroupedReplay, \
+    StatefulReplay
+from transforms.scoring import CATEGORIES, CURVES, ScoreOutcomes
+from transforms.sources import InputError, StreamSpec
+
+PREDICTION_SCHEMA = pa.schema([("stream", pa.string()), ("model", pa.string()),
+                               ("id", pa.string()), ("kind", pa.string()),
+                               ("t", pa.float64()), ("y_pred", pa.string())])
+
+
+@dataclass
+class Plan:
+    """A checked configuration: parsed specs, each model's task, each stream's classes."""
+
+    config: RunConfig
+    streams: list[StreamSpec]
+    models: dict[str, ModelSpec]
+    tasks: dict[str, str]
+    classes: dict[str, list | None]
+    delay: DelaySpec
+
+    @property
+    def replay(self) -> str:
+        # Every source we read today is bounded, where GroupByKey -> sort -> drain is faster.
+        return "grouped" if self.config.replay == "auto" else self.config.replay
+
+
+def plan(config: RunConfig) -> Plan:
+    """Parse and check everything that can be checked before a pipeline starts."""
+    try:
+        delay = DelaySpec.parse(config.delay)
+        streams = [StreamSpec.parse(s) for s in config.streams]
+        for s in streams:
+            s.check()
+            s.delay(delay)
+        models = {}
+        for text in config.models:
+            spec = ModelSpec.parse(text)
+            if spec.name in models:
+                raise ConfigError(f"two models are named {spec.name!r}; name them with "
+                                  f"NAME=SPEC")
+            models[spec.name] = spec
+        tasks = {name: spec.task() for name, spec in models.items()}
+        classes = {s.name: s.declared_classes() for s in streams}
+    except (InputError, ModelSpecError, DelaySpecError) as e:
+        raise ConfigError(str(e)) from None
+    names = [s.name for s in streams]
+    if len(set(names)) != len(names):
+        raise ConfigError(f"stream names must be unique, got {names}; name them with NAME=SOURCE")
+    return Plan(config, streams, models, tasks, classes, delay)
+
+
+# -- writing inside the pipeline ---------------------------------------------------------------
+def _write_json(path: str, value) -> None:
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(value, f, indent=1, default=str, allow_nan=True)
+
+
+def _prediction_table(element) -> pa.Table:
+    (stream, model), rows = element
+    return pa.table({
+        "stream": [stream] * len(rows), "model": [model] * len(rows),
+        "id": [str(r[0]) for r in rows], "kind": [r[1] for r in rows],
+        "t": [float(r[2]) for r in rows],
+        "y_pred": [None if r[3] is None else str(r[3]) for r in rows]}, schema=PREDICTION_SCHEMA)
+
+
+def _sum_counts(dicts) -> dict:
+    total: dict = {}
+    for d in dicts:
+        for k, v in d.items():
+            total[k] = total.get(k, 0) + v
+    return total
+
+
+def build(p: beam.Pipeline, pl: Plan, staging: str) -> None:
+    """Add the whole evaluation to pipeline `p`, writing into `staging`."""
+    cfg = pl.config
+    read = p | "Read" >> ReadStreams(pl.streams, list(pl.models), pl.delay, cfg.chunk_size)
+    if pl.replay == "grouped":
+        replay = read["chunks"] | "Replay" >> GroupedReplay(pl.models, pl.classes, pl.tasks,
+                                                             cfg.chunk_size)
+    else:
+        replay = read["chunks"] | "Replay" >> StatefulReplay(
+            pl.models, pl.classes, pl.tasks, cfg.chunk_size, cfg.timer_bucket)
+    scored = replay.outcomes | "Score" >> ScoreOutcomes(pl.tasks, cfg.curve_every)
+
+    def write_rows(name):
+        def write(rows):
+            pd.DataFrame(rows).to_parquet(os.path.join(staging, name), index=False)
+        return write
+
+    (scored.summary | "SummaryList" >> beam.combiners.ToList()
+     | "WriteSummary" >> beam.Map(write_rows("_summary.parquet")))
+    (scored[CURVES] | "CurveList" >> beam.combiners.ToList()
+     | "WriteCurves" >> beam.Map(write_rows("curves.parquet")))
+    (replay[PREDICTIONS] | "PredictionTables" >> beam.Map(_prediction_table)
+     | "WritePredictions" >> beam.io.WriteToParquetBatched(
+         os.path.join(staging, "predictions.parquet"), schema=PREDICTION_SCHEMA, num_shards=1,
+         shard_name_template=""))
+    dead = ((read[DEAD_LETTERS], replay[DEAD_LETTERS]) | "AllDeadLetters" >> beam.Flatten())
+    (dead | "DeadList" >> beam.combiners.ToList()
+     | "WriteDead" >> beam.Map(lambda rows: _write_jsonl(os.path.join(staging,
+                                                                      "dead_letters.jsonl"), rows)))
+    key_counts = (replay[COUNTS] | "SumCounts" >> beam.CombinePerKey(_sum_counts))
+    classes = (replay[CLASSES] | "Classes" >> beam.CombinePerKey(
+        lambda lists: max(lists, key=len, default=[])))
+    read_counts = read[READ_COUNTS] | "SumReadCounts" >> beam.CombinePerKey(_sum_counts)
+
+    def write_counts(per_key, per_key_classes, per_stream):
+        _write_json(os.path.join(staging, "_counts.json"), {
+            "keys": [[list(k), v] for k, v in per_key],
+            "classes": [[list(k), v] for k, v in per_key_classes],
+            "streams": dict(per_stream)})
+
+    (p | "CountsTrigger" >> beam.Create([None])
+     | "WriteCounts" >> beam.Map(
+         lambda _, a, b, c: write_counts(a, b, c),
+         beam.pvalue.AsList(key_counts), beam.pvalue.AsList(classes),
+         beam.pvalue.AsList(read_counts)))
+
+
+def _write_jsonl(path: str, rows) -> None:
+    rows = sorted(rows, key=lambda r: (str(r.get("stream")), str(r.get("model")),
+                                       str(r.get("file")), r.get("row") or 0, r["reason"]))
+    with open(path, "w", encoding="utf-8") as f:
+        for r in rows:
+            f.write(json.dumps(r, default=str) + "\n")
+
+
+# -- after the pipeline ------------------------------------------------------------------------
+def _complete_summary(pl: Plan, raw: pd.DataFrame) -> pd.DataFrame:
+    """Every (stream, model, category, metric) gets a row, NaN with n=0 if nothing was scored,
+    in a fixed order: streams and models as configured."""
+    rows = []
+    have = {(r.stream, r.model, r.category, r.metric): r for r in raw.itertuples()} \
+        if not raw.empty else {}
+    for s in pl.streams:
+        for m in pl.models:
+            metrics = CLASSIFICATION_METRICS if pl.tasks[m] == "classification" \
+                else REGRESSION_METRICS
+            for c in CATEGORIES:
+                for metric in metrics:
+                    r = have.get((s.name, m, c, metric))
+                    rows.append({
+                        "run_id": pl.config.run_id, "stream": s.name, "model": m,
+                        "protocol": f"delayed-prequential delay={s.delay(pl.delay)}",
+                        "category": c, "bin": None, "alpha": None, "window": "cumulative",
+                        "metric": metric, "value": math.nan if r is None else r.value,
+                        "n": 0 if r is None else int(r.n),
+                        "t": None if r is None else r.t})
+    return pd.DataFrame(rows, columns=RESULT_COLUMNS)
+
+
+def _versions() -> dict:
+    out = {"python": platform.python_version()}
+    for pkg in ("delayed-eval", "apache-beam", "river", "numpy", "pandas", "pyarrow"):
+        try:
+            out[pkg] = metadata.version(pkg)
+        except metadata.PackageNotFoundError:
+            out[pkg] = None
+    return out
+
+
+def _manifest(pl: Plan, counts: dict, n_dead: int, started: str) -> dict:
+    keys = []
+    for (stream, model), c in counts["keys"]:
+        c = {k: int(c.get(k, 0)) for k in (*COUNTERS, "pending")}
+        keys.append({"stream": stream, "model": model, **{k: c[k] for k in COUNTERS},
+                     "scored_initial": c["labels"] - c["orphan_labels"] - c["unscored_initial"]
+                     - _label_dead(c),
+                     "scored_final": c["labels"] - c["orphan_labels"] - c["unscored_final"]
+                     - _label_dead(c),
+                     "pending_at_end": c["pending"]})
+    order = {(s.name, m): i for i, (s, m) in enumerate(
+        (s, m) for s in pl.streams for m in pl.models)}
+    keys.sort(key=lambda k: order.get((k["stream"], k["model"]), 1 << 30))
+    return {
+        "run_id": pl.config.run_id, "started": started,
+        "finished": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "command": " ".join(sys.argv), "config": pl.config.to_dict(),
+        "replay": pl.replay, "versions": _versions(),
+        "streams": {s.name: {"spec": {"source": s.source, "options": s.options},
+                             "delay": str(s.delay(pl.delay)), "ordering": s.ordering,
+                             "seed": s.options.get("seed", 42) if s.kind == "synth" else None,
+                             "declared_classes": pl.classes[s.name],
+                             "read": counts["streams"].get(s.name, {})}
+                    for s in pl.streams},
+        "models": {name: {**spec.to_dict(), "task": pl.tasks[name]}
+                   for name, spec in pl.models.items()},
+        "classes": {f"{k[0]} / {k[1]}": v for k, v in counts["classes"]},
+        "counts": keys,
+        "dead_letters": n_dead,
+    }
+
+
+def _label_dead(c: dict) -> int:
+    # Engine dead letters on labels never reach scoring (unknown ids without features, labels
+    # outside the declared classes); dead letters on instances are not labels.
+    return c.get("label_dead_letters", 0)
+
+
+def run(config: RunConfig) -> pd.DataFrame:
+    """Run the evaluation and return the summary (also written to `config.out`).
+
+    >>> import tempfile
+    >>> cfg = RunConfig(streams=['synth:SEA{"n": 300, "seed": 1}'],
+    ...                 models=["no-change", "gaussian-nb"], delay="10", out=tempfile.mkdtemp(),
+    ...                 quiet=True)
+    >>> summary = run(cfg)
+    >>> summary.query("category == 'initial' and metric == 'accuracy'")["n"].tolist()
+    [290, 290]
+    """
+    pl = plan(config)
+    started = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+    os.makedirs(config.out, exist_ok=True)
+    staging = os.path.join(config.out, f".staging-{config.run_id}")
+    shutil.rmtree(staging, ignore_errors=True)
+    os.makedirs(staging)
+    try:
+        options = pipeline_options(config.runner, config.beam_args)
+        with beam.Pipeline(runner=make_runner(config.runner), options=options) as p:
+            build(p, pl, staging)
+        summary = _complete_summary(pl, pd.read_parquet(os.path.join(staging,
+                                                                     "_summary.parquet")))
+        with open(os.path.join(staging, "_counts.json"), encoding="utf-8") as f:
+            counts = json.load(f)
+        with open(os.path.join(staging, "dead_letters.jsonl"), encoding="utf-8") as f:
+            n_dead = sum(1 for _ in f)
+        summary.to_csv(os.path.join(staging, "summary.csv"), index=False)
+        summary.to_parquet(os.path.join(staging, "summary.parquet"), index=False)
+        _write_json(os.path.join(staging, "manifest.json"),
+                    _manifest(pl, counts, n_dead, started))
+        for name in ("_summary.parquet", "_counts.json"):
+            os.remove(os.path.join(staging, name))
+        for name in os.listdir(staging):
+            os.replace(os.path.join(staging, name), os.path.join(config.out, name))
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    if not config.quiet:
+        print(format_table(summary) + "\n")
+    return summary

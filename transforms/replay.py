@@ -1,0 +1,163 @@
+"""The ordered per-key replay as Beam transforms, both around the same `ReplayEngine`.
+
+- `GroupedReplay` (bounded input): GroupByKey -> sort -> one drain per key. Simple and fast.
+- `StatefulReplay` (bounded or unbounded): a stateful DoFn with a BagState buffer of chunks,
+  the engine in ReadModifyWriteState and one event-time timer. A timer firing at T is read only
+  as "the watermark has passed T" (Beam does not fire timers in timestamp order): the firing
+  drains every buffered event with t < T, in `(t, rank, seq)` order, and re-arms the timer at
+  the bucket of the earliest event still buffered.
+
+Both emit the same tagged outputs: `outcomes` (main) and `predictions` as
+`((stream, model), [records])` batches, `dead_letters`, `counts` `((stream, model), dict)` and
+`classes` `((stream, model), [class values in index order])`.
+"""
+
+from __future__ import annotations
+
+import math
+
+import apache_beam as beam
+from apache_beam.coders import PickleCoder, VarIntCoder
+from apache_beam.transforms.timeutil import TimeDomain
+from apache_beam.transforms.userstate import (BagStateSpec, ReadModifyWriteStateSpec,
+                                              TimerSpec, on_timer)
+from apache_beam.transforms.window import GlobalWindow
+from apache_beam.utils.timestamp import MAX_TIMESTAMP, Timestamp
+
+from transforms.engine import ReplayEngine
+from transforms.models import ModelSpec
+
+PREDICTIONS = "predictions"
+DEAD_LETTERS = "dead_letters"
+COUNTS = "counts"
+CLASSES = "classes"
+OUTPUT_TAGS = (PREDICTIONS, DEAD_LETTERS, COUNTS, CLASSES)
+
+
+class _EngineFactory:
+    """Builds a key's engine on the worker from serialisable specs (never a live model)."""
+
+    def __init__(self, models: dict[str, ModelSpec], classes: dict[str, list | None],
+                 tasks: dict[str, str]):
+        self.models = models
+        self.classes = classes
+        self.tasks = tasks
+
+    def new(self, key) -> ReplayEngine:
+        stream, model = key
+        return ReplayEngine(self.models[model], stream, self.classes.get(stream),
+                            self.tasks[model])
+
+
+def _emit(key, engine: ReplayEngine, result, pending_before: int, batch_size: int):
+    """Yield a drain's results as batched, tagged outputs."""
+    stream, model = key
+    for i in range(0, len(result.outcomes), batch_size):
+        yield key, result.outcomes[i:i + batch_size]
+    for i in range(0, len(result.predictions), batch_size):
+        yield beam.pvalue.TaggedOutput(PREDICTIONS, (key, result.predictions[i:i + batch_size]))
+    for d in result.dead_letters:
+        yield beam.pvalue.TaggedOutput(DEAD_LETTERS, {**d, "model": model})
+    counts = dict(result.counts)
+    counts["pending"] = len(engine.pending) - pending_before
+    yield beam.pvalue.TaggedOutput(COUNTS, (key, counts))
+    yield beam.pvalue.TaggedOutput(CLASSES, (key, list(engine.classes)))
+
+
+class _DrainGrouped(beam.DoFn):
+    def __init__(self, factory: _EngineFactory, batch_size: int):
+        self.factory = factory
+        self.batch_size = batch_size
+
+    def process(self, element):
+        key, chunks = element
+        engine = self.factory.new(key)
+        events = [e for chunk in chunks for e in chunk]
+        result = engine.drain(events, math.inf)
+        yield from _emit(key, engine, result, 0, self.batch_size)
+
+
+class GroupedReplay(beam.PTransform):
+    """Bounded input: `((stream, model), chunk)` -> GroupByKey -> sorted drain per key."""
+
+    def __init__(self, models, classes, tasks, batch_size: int = 1000):
+        super().__init__()
+        self.factory = _EngineFactory(models, classes, tasks)
+        self.batch_size = batch_size
+
+    def expand(self, chunks):
+        return (chunks
+                | "GroupByKey" >> beam.GroupByKey()
+                | "Drain" >> beam.ParDo(_DrainGrouped(self.factory, self.batch_size))
+                .with_outputs(*OUTPUT_TAGS, main="outcomes"))
+
+
+class _StatefulDrain(beam.DoFn):
+    BUFFER = BagStateSpec("buffer", PickleCoder())
+    ENGINE = ReadModifyWriteStateSpec("engine", PickleCoder())
+    ARMED_AT = ReadModifyWriteStateSpec("armed_at", VarIntCoder())
+    FLUSH = TimerSpec("flush", TimeDomain.WATERMARK)
+
+    def __init__(self, factory: _EngineFactory, batch_size: int, bucket: float | None):
+        self.factory = factory
+        self.batch_size = batch_size
+        self.bucket = bucket  # None: bounded input, drain once at the end of the window
+
+    def _fire_time(self, t: float) -> Timestamp:
+        if self.bucket is None:
+            return GlobalWindow().max_timestamp()
+        # Drain events with t < fire time: the end of t's bucket.
+        return Timestamp.of((math.floor(t / self.bucket) + 1) * self.bucket)
+
+    def _arm(self, timer, armed_at, fire: Timestamp) -> None:
+        current = armed_at.read()
+        if current is None or fire.micros < current:
+            timer.set(fire)
+            armed_at.write(fire.micros)
+
+    def process(self, element, buffer=beam.DoFn.StateParam(BUFFER),
+                armed_at=beam.DoFn.StateParam(ARMED_AT), timer=beam.DoFn.TimerParam(FLUSH)):
+        _, chunk = element
+        buffer.add(chunk)
+        self._arm(timer, armed_at, self._fire_time(min(e[0] for e in chunk)))
+
+    @on_timer(FLUSH)
+    def flush(self, key=beam.DoFn.KeyParam, fire=beam.DoFn.TimestampParam,
+              buffer=beam.DoFn.StateParam(BUFFER), engine_state=beam.DoFn.StateParam(ENGINE),
+              armed_at=beam.DoFn.StateParam(ARMED_AT), timer=beam.DoFn.TimerParam(FLUSH)):
+        armed_at.clear()
+        end = fire >= MAX_TIMESTAMP or fire >= GlobalWindow().max_timestamp()
+        T = math.inf if end else fire.micros / 1e6
+        due, rest = [], []
+        for chunk in buffer.read():
+            for e in chunk:
+                (due if e[0] < T else rest).append(e)
+        buffer.clear()
+        engine = engine_state.read() or self.factory.new(key)
+        pending_before = len(engine.pending)
+        result = engine.drain(due, T)
+        engine_state.write(engine)
+        if rest:
+            buffer.add(rest)
+            self._arm(timer, armed_at, self._fire_time(min(e[0] for e in rest)))
+        yield from _emit(key, engine, result, pending_before, self.batch_size)
+
+
+class StatefulReplay(beam.PTransform):
+    """Bounded or unbounded input: a stateful DoFn keyed by (stream, model), watermark-driven.
+
+    `bucket` (seconds of event time) sets how coarsely the looping timer drains in streaming;
+    None drains once at the end of the global window (bounded input).
+    """
+
+    def __init__(self, models, classes, tasks, batch_size: int = 1000,
+                 bucket: float | None = None):
+        super().__init__()
+        self.factory = _EngineFactory(models, classes, tasks)
+        self.batch_size = batch_size
+        self.bucket = bucket
+
+    def expand(self, chunks):
+        return chunks | "StatefulDrain" >> beam.ParDo(
+            _StatefulDrain(self.factory, self.batch_size, self.bucket)).with_outputs(
+            *OUTPUT_TAGS, main="outcomes")
