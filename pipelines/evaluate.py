@@ -202,10 +202,8 @@ def _manifest(pl: Plan, counts: dict, n_dead: int, started: str) -> dict:
     for (stream, model), c in counts["keys"]:
         c = {k: int(c.get(k, 0)) for k in (*COUNTERS, "pending")}
         keys.append({"stream": stream, "model": model, **{k: c[k] for k in COUNTERS},
-                     "scored_initial": c["labels"] - c["orphan_labels"] - c["unscored_initial"]
-                     - _label_dead(c),
-                     "scored_final": c["labels"] - c["orphan_labels"] - c["unscored_final"]
-                     - _label_dead(c),
+                     "scored_initial": c["labelled"] - c["unscored_initial"],
+                     "scored_final": c["labelled"] - c["unscored_final"],
                      "pending_at_end": c["pending"]})
     order = {(s.name, m): i for i, (s, m) in enumerate(
         (s, m) for s in pl.streams for m in pl.models)}
@@ -227,12 +225,6 @@ def _manifest(pl: Plan, counts: dict, n_dead: int, started: str) -> dict:
         "counts": keys,
         "dead_letters": n_dead,
     }
-
-
-def _label_dead(c: dict) -> int:
-    # Engine dead letters on labels never reach scoring (unknown ids without features, labels
-    # outside the declared classes); dead letters on instances are not labels.
-    return c.get("label_dead_letters", 0)
 
 
 def run(config: RunConfig) -> pd.DataFrame:

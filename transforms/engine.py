@@ -18,7 +18,11 @@ from transforms.records import (FINAL, ID, INITIAL, INSTANCE, KIND, LABEL, REPRE
                                 UPDATE, X, Y, Outcome, dead_letter)
 from transforms.records import T as TIME
 
-COUNTERS = ("instances", "updates", "labels", "orphan_labels", "learned_orphans",
+# instances/updates/labels: events seen; labelled: labels that met their pending instance (one
+# Outcome each); orphan_labels: labels whose instance was never seen (learned_orphans of them
+# carried features and were learned from); unscored_*: labelled instances whose model made no
+# prediction (an untrained river model), not scored, as river does.
+COUNTERS = ("instances", "updates", "labels", "labelled", "orphan_labels", "learned_orphans",
             "dead_letters", "unscored_initial", "unscored_final")
 
 
@@ -165,6 +169,7 @@ class ReplayEngine:
         self.model.learn_one(x, y)
         out.predictions.append((key, FINAL, t, final))
         self.n_labels += 1
+        out.counts["labelled"] += 1
         if initial is None:
             out.counts["unscored_initial"] += 1
         if final is None:

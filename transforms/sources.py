@@ -190,34 +190,43 @@ class StreamSpec:
     def events(self, delay: DelaySpec) -> Iterator:
         """Event tuples and dead-letter dicts, for the whole stream."""
         delay = self.delay(delay)
-        input_order = self.ordering == "input"
+        checks = _Checks(self)
         if self.kind in ("synth", "dataset"):
             rows = ((i + 1, i, float(i), x, y, None, None)
                     for i, (x, y) in enumerate(_river_stream(self)))
-            items = _labelled_rows(self, rows, delay)
+            items = _labelled_rows(self, rows, delay, checks)
         elif self.format == "arff":
-            items = _arff_events(self, delay)
+            items = _arff_events(self, delay, checks)
         else:
-            items = _table_events(self, delay)
-        classes = self.declared_classes()
-        known = set(classes) if classes is not None else None
-        seen_ids: set = set()
-        for item in items:
-            if isinstance(item, dict):
-                yield item
-                continue
-            t, rank, seq, kind, key, x, y = item
-            if kind == INSTANCE:
-                if key in seen_ids:
-                    yield dead_letter(self.name, f"duplicate instance id {key!r}", field="id",
-                                      record=item)
-                    continue
-                seen_ids.add(key)
-            elif kind == LABEL and known is not None and y not in known:
-                yield dead_letter(self.name, f"label {y!r} is not one of the declared classes "
-                                  f"{classes}", field="label", record=item)
-                continue
-            yield (t, 0, seq, kind, key, x, y) if input_order else item
+            items = _table_events(self, delay, checks)
+        if self.ordering == "input":  # file order alone breaks ties of t
+            items = (i if isinstance(i, dict) else (i[0], 0, *i[2:]) for i in items)
+        yield from items
+
+class _Checks:
+    """Row-level checks shared by every source: duplicate instance ids, undeclared classes."""
+
+    def __init__(self, spec: StreamSpec):
+        self.spec = spec
+        classes = spec.declared_classes()
+        self.classes = classes
+        self.known = set(classes) if classes is not None else None
+        self.seen: set = set()
+
+    def instance(self, key, file, row, field="id"):
+        """A dead letter if `key` was already used by an instance of this stream, else None."""
+        if key in self.seen:
+            return dead_letter(self.spec.name, f"duplicate instance id {key!r}", file=file,
+                               row=row, field=field)
+        self.seen.add(key)
+        return None
+
+    def label(self, y, file, row, field="label"):
+        """A dead letter if classes are declared and `y` is not one of them, else None."""
+        if self.known is not None and y not in self.known:
+            return dead_letter(self.spec.name, f"label {y!r} is not one of the declared "
+                               f"classes {self.classes}", file=file, row=row, field=field)
+        return None
 
 
 # -- river datasets and generators -------------------------------------------------------------
@@ -289,7 +298,7 @@ def _river_stream(spec: StreamSpec):
     return itertools.islice(stream, n)
 
 
-def _labelled_rows(spec: StreamSpec, rows, delay: DelaySpec) -> Iterator:
+def _labelled_rows(spec: StreamSpec, rows, delay: DelaySpec, checks: _Checks) -> Iterator:
     """(row, id, t, x, y, label_t, own_delay) rows -> events, label times by the delay model.
     Dead letters found while parsing rows (dicts) flow through in place."""
     assigner = LabelTimeAssigner(delay)
@@ -301,6 +310,14 @@ def _labelled_rows(spec: StreamSpec, rows, delay: DelaySpec) -> Iterator:
         i += 1
         row, key, t, x, y, label_t, own_delay = item
         file = spec.source if spec.kind == "file" else None
+        problem = checks.instance(key, file, row)
+        if problem:
+            yield problem
+            continue
+        if y is not None and (problem := checks.label(y, file, row,
+                                                      spec.options.get("label", "label"))):
+            yield problem
+            y = None
         if label_t is not None and label_t < t:
             yield dead_letter(spec.name, f"label time {label_t} is earlier than the instance "
                               f"time {t}", file=file, row=row, field=spec.options.get("label_time",
@@ -338,7 +355,7 @@ def _arff_class_index(spec: StreamSpec, attrs) -> int:
     return len(attrs) - (3 if spec.options.get("delayed") else 1)
 
 
-def _arff_events(spec: StreamSpec, delay: DelaySpec) -> Iterator:
+def _arff_events(spec: StreamSpec, delay: DelaySpec, checks: _Checks) -> Iterator:
     attrs, rows = _arff_header(spec.source)
     ci = _arff_class_index(spec, attrs)
     delayed = bool(spec.options.get("delayed"))
@@ -376,7 +393,7 @@ def _arff_events(spec: StreamSpec, delay: DelaySpec) -> Iterator:
                     yield parsed
                     continue
                 yield (lineno, i, float(i), parsed[0], parsed[1], None, None)
-        yield from _labelled_rows(spec, labelled(), delay)
+        yield from _labelled_rows(spec, labelled(), delay, checks)
         return
 
     instance_t: dict = {}
@@ -393,7 +410,11 @@ def _arff_events(spec: StreamSpec, delay: DelaySpec) -> Iterator:
             yield dead_letter(spec.name, str(e), file=spec.source, row=lineno,
                               field=attrs[ci + 2].name, record=values)
             continue
-        if y is None:
+        problem = checks.instance(key, spec.source, lineno, attrs[ci + 1].name) if y is None \
+            else checks.label(y, spec.source, lineno, attrs[ci].name)
+        if problem:
+            yield problem
+        elif y is None:
             instance_t[key] = t
             yield (t, RANK_INSTANCE, seq, INSTANCE, key, x, None)
         elif key in instance_t and t < instance_t[key]:
@@ -478,7 +499,7 @@ def _feature_frame(df: pd.DataFrame, columns: list[str]) -> tuple[pd.DataFrame, 
     out = df[columns].copy()
     for c in columns:
         s = out[c]
-        if s.dtype == object:
+        if s.dtype == object or pd.api.types.is_string_dtype(s):
             num = pd.to_numeric(s, errors="coerce")
             present = s.notna()
             parsed = num.notna() & present
@@ -488,7 +509,7 @@ def _feature_frame(df: pd.DataFrame, columns: list[str]) -> tuple[pd.DataFrame, 
     return out, bad
 
 
-def _table_events(spec: StreamSpec, delay: DelaySpec) -> Iterator:
+def _table_events(spec: StreamSpec, delay: DelaySpec, checks: _Checks) -> Iterator:
     o = spec.options
     fmt = spec.format
     id_col, time_col, kind_col = o.get("id", "id"), o.get("time", "time"), o.get("kind", "kind")
@@ -527,6 +548,9 @@ def _table_events(spec: StreamSpec, delay: DelaySpec) -> Iterator:
                                   f"number", file=path, row=row, field=bad_field)
                 continue
             x = records[i]
+            if x is not None and all(v is None or (isinstance(v, float) and math.isnan(v))
+                                     for v in x.values()):
+                x = None  # a row without features (a label row of an event log)
             if x is not None:
                 clean = {}
                 problem = None
@@ -556,19 +580,19 @@ def _table_events(spec: StreamSpec, delay: DelaySpec) -> Iterator:
             yield (seq0 + i, row, key, float(t[i]), x, y, label_t, own[i])
 
     if kind_col in df.columns or labels_df is not None:
-        yield from _event_log(spec, df, labels_df, rows_of, kind_col)
+        yield from _event_log(spec, df, labels_df, rows_of, kind_col, checks)
         return
 
     labelled = (item if isinstance(item, dict) else item[1:]
                 for item in rows_of(df, spec.source, 0, True))
-    yield from _labelled_rows(spec, labelled, delay)
+    yield from _labelled_rows(spec, labelled, delay, checks)
 
 
 def fmt_of(path: str, default: str) -> str:
     return FORMATS.get(os.path.splitext(path)[1].lower(), default)
 
 
-def _event_log(spec, df, labels_df, rows_of, kind_col) -> Iterator:
+def _event_log(spec, df, labels_df, rows_of, kind_col, checks: _Checks) -> Iterator:
     """Event logs (kind column) and instance + label tables: times come from the input."""
     o = spec.options
     items = []
@@ -605,6 +629,9 @@ def _event_log(spec, df, labels_df, rows_of, kind_col) -> Iterator:
                 yield dead_letter(spec.name, "label row without a label", file=path, row=row,
                                   field=o.get("label", "label"))
                 continue
+            if problem := checks.label(y, path, row, o.get("label", "label")):
+                yield problem
+                continue
             t0 = instance_t.get(key)
             if t0 is not None and t < t0:
                 yield dead_letter(spec.name, f"label at {t} is earlier than its instance at "
@@ -612,6 +639,8 @@ def _event_log(spec, df, labels_df, rows_of, kind_col) -> Iterator:
                 continue
             rank = RANK_LABEL if t0 is None or t > t0 else RANK_LABEL_AFTER_INSTANCE
             yield (t, rank, seq, LABEL, key, x or None, y)
+        elif kind == INSTANCE and (problem := checks.instance(key, path, row,
+                                                               o.get("id", "id"))):
+            yield problem
         else:
-            yield (t, RANK_INSTANCE, seq, kind if kind == UPDATE else INSTANCE, key, x or {},
-                   None)
+            yield (t, RANK_INSTANCE, seq, kind, key, x or {}, None)

@@ -1,0 +1,120 @@
+"""Every kind of bad input gets a clear error or a dead-letter record, counted in the manifest."""
+
+import json
+
+import pytest
+
+from pipelines.cli import main
+from pipelines.config import ConfigError, RunConfig
+from pipelines.evaluate import plan, run
+from tests.helpers import data, read
+from transforms.sources import InputError, StreamSpec
+
+BAD = data("bad.csv") + '{"classes": ["yes", "no"]}'
+
+
+def reasons():
+    _, dead = read(BAD)
+    return {(d["row"], d["field"]): d["reason"] for d in dead}
+
+
+def test_unparsable_time_names_row_and_field():
+    assert "neither a number nor an ISO datetime" in reasons()[(3, "time")]
+
+
+def test_unparsable_value_names_row_and_field():
+    assert "'abc' is not a number" in reasons()[(4, "f1")]
+
+
+def test_nan_and_inf_features_are_dead_lettered():
+    r = reasons()
+    assert r[(5, "f1")] == "feature is inf"
+    assert (10, "f1") in r  # the literal nan
+
+
+def test_missing_drop_keeps_nan_rows_without_the_feature(tmp_path):
+    path = tmp_path / "m.csv"
+    path.write_text("time,f1,f2,label\n0,1.0,,a\n1,2.0,3.0,b\n")
+    events, dead = read(f'{path}{{"missing": "drop"}}')
+    assert dead == [] and events[0][5] == {"f1": 1.0}
+    _, dead = read(str(path))
+    assert dead[0]["field"] == "f2" and dead[0]["row"] == 1
+
+
+def test_label_earlier_than_its_instance():
+    assert "earlier than its instance" in reasons()[(7, "time")]
+
+
+def test_unknown_kind():
+    assert "kind 'explode'" in reasons()[(12, "kind")]
+
+
+def test_duplicate_instance_id():
+    _, dead = read(BAD)
+    assert any(d["reason"] == "duplicate instance id 'a'" for d in dead)
+
+
+def test_unseen_class():
+    _, dead = read(BAD)
+    assert any("'maybe' is not one of the declared classes" in d["reason"] for d in dead)
+
+
+def test_misnamed_column_is_an_error_naming_file_and_column():
+    with pytest.raises(InputError, match=r"instances\.csv: column 'ts' \(option 'time'\) not "
+                                         r"found; columns are \['id', 'time', 'f1', 'f2'\]"):
+        StreamSpec.parse(data("instances.csv") + '{"time": "ts"}').check()
+    with pytest.raises(InputError, match="column 'label'"):
+        StreamSpec.parse(data("instances.csv") + '{"labels": "' + data("instances.csv")
+                         + '"}').check()
+
+
+def test_empty_stream_is_an_error(tmp_path):
+    empty = tmp_path / "empty.csv"
+    empty.write_text("id,time,f1,label\n")
+    with pytest.raises(InputError, match="empty.csv: the stream is empty"):
+        StreamSpec.parse(str(empty)).check()
+    nothing = tmp_path / "nothing.csv"
+    nothing.write_text("")
+    with pytest.raises(InputError, match="empty"):
+        StreamSpec.parse(str(nothing)).check()
+
+
+def test_unknown_model_and_generator_are_config_errors(tmp_path):
+    with pytest.raises(ConfigError, match="cannot import model 'river.tree.NoSuchTree'"):
+        plan(RunConfig(streams=['synth:SEA{"n": 10}'], models=["river.tree.NoSuchTree"],
+                       out=str(tmp_path)))
+    with pytest.raises(ConfigError, match="unknown model 'nonsense'"):
+        plan(RunConfig(streams=['synth:SEA{"n": 10}'], models=["nonsense"], out=str(tmp_path)))
+    with pytest.raises(ConfigError, match="river has no generator 'NoSuch'"):
+        plan(RunConfig(streams=["synth:NoSuch"], models=["majority"], out=str(tmp_path)))
+    with pytest.raises(ConfigError, match="not valid JSON"):
+        plan(RunConfig(streams=['synth:SEA{"n": 10}'], models=['gaussian-nb{"a": }'],
+                       out=str(tmp_path)))
+
+
+def test_cli_reports_errors_without_a_traceback(tmp_path, capsys):
+    code = main(["run", "--stream", data("instances.csv") + '{"time": "ts"}', "--model",
+                 "majority", "--out", str(tmp_path), "--runner", "direct"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err.startswith("delayed-eval: error: ") and "Traceback" not in err
+    assert "instances.csv: column 'ts'" in err
+
+
+def test_pipeline_counts_every_dead_letter_and_orphan(tmp_path):
+    run(RunConfig(streams=["bad=" + BAD], models=["majority", "no-change"], out=str(tmp_path),
+                  runner="direct", quiet=True))
+    dead = [json.loads(line) for line in open(tmp_path / "dead_letters.jsonl")]
+    manifest = json.load(open(tmp_path / "manifest.json"))
+    read_dead = manifest["streams"]["bad"]["read"]["dead_letters"]
+    assert read_dead == 8  # rows 2, 3, 4, 5, 7, 9, 10 and 12
+    per_key = {c["model"]: c for c in manifest["counts"]}
+    for model in ("majority", "no-change"):
+        c = per_key[model]
+        # The label for 'zz' has no instance and no features: an orphan, dead-lettered per model.
+        assert c["orphan_labels"] == 1 and c["dead_letters"] == 1
+        # a, e, g remain: e's label was dead-lettered (too early), so e and g stay pending.
+        assert c["instances"] == 3 and c["labelled"] == 0 and c["pending_at_end"] == 3
+    assert manifest["dead_letters"] == len(dead) == read_dead + 2
+    assert {d.get("model") for d in dead if "unknown instance" in d["reason"]} == \
+        {"majority", "no-change"}

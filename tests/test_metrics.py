@@ -1,0 +1,125 @@
+"""Metric accumulators: hand-computed values from the papers' formulas, and merge properties."""
+
+import math
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from metrics import ClassificationScore, ExactSum, RegressionScore
+
+
+def score(rows):
+    s = ClassificationScore()
+    for r in rows:
+        s.update(*r)
+    return s
+
+
+def test_kappa_family_by_hand():
+    # (y, pred, previous label, majority incl. current), 3 classes.
+    rows = [(0, 0, 0, 0), (1, 1, 0, 0), (1, 1, 1, 1), (2, 1, 1, 1), (2, 2, 2, 1),
+            (2, 2, 2, 2), (0, 2, 2, 2), (0, 0, 0, 0)]
+    s = score(rows).get()
+    p = 6 / 8
+    # true counts [3, 2, 3], predicted counts [2, 3, 3]: p_ran = (3*2 + 2*3 + 3*3) / 64
+    p_ran = 21 / 64
+    p_per = 5 / 8  # y == previous at rows 1, 3, 5, 6, 8
+    p_maj = 4 / 8  # y == majority at rows 1, 3, 6, 8
+    kappa = (p - p_ran) / (1 - p_ran)
+    kappa_t = (p - p_per) / (1 - p_per)
+    assert s["accuracy"] == p
+    assert s["kappa"] == kappa
+    assert s["kappa_t"] == kappa_t
+    assert abs(kappa_t - 1 / 3) < 1e-15
+    assert s["kappa_m"] == (p - p_maj) / (1 - p_maj)
+    assert s["kappa_plus"] == math.sqrt(kappa * kappa_t)
+
+
+def test_kappa_plus_clips_negative_components_to_zero():
+    # A classifier worse than Persistent: κ_per < 0, so κ+ = 0 even though κ > 0.
+    rows = [(0, 0, 0, 0), (0, 0, 0, 0), (1, 1, 1, 0), (1, 0, 1, 1)]
+    s = score(rows)
+    assert s.kappa > 0 and s.kappa_t < 0
+    assert s.kappa_plus == 0.0
+
+
+def test_baseline_classifiers_get_zero_kappa():
+    # Žliobaitė et al. §4.3–4.4: the Majority classifier has κ = 0; Persistent has κ_per = 0.
+    labels = [0, 0, 1, 0, 1, 1, 1, 0]
+    majority = score([(y, 0, 0, 0) for y in labels])
+    assert majority.kappa == 0.0
+    prev = [0] + labels[:-1]
+    persistent = score([(y, p, p, 0) for y, p in zip(labels, prev)])
+    assert persistent.kappa_t == 0.0
+
+
+def test_empty_and_degenerate_are_nan_not_zero():
+    assert all(math.isnan(v) for v in ClassificationScore().get().values())
+    assert all(math.isnan(v) for v in RegressionScore().get().values())
+    # Every truth and prediction in one class: p = p_ran = 1 -> κ = 0/0.
+    s = score([(0, 0, 0, 0)] * 3)
+    assert s.accuracy == 1.0 and math.isnan(s.kappa) and math.isnan(s.kappa_plus)
+
+
+def test_regression_by_hand():
+    s = RegressionScore()
+    for y, p in [(3.0, 2.5), (-0.5, 0.0), (2.0, 2.0), (7.0, 8.0)]:
+        s.update(y, p)
+    assert s.mae == (0.5 + 0.5 + 0 + 1) / 4
+    assert s.rmse == math.sqrt((0.25 + 0.25 + 0 + 1) / 4)
+
+
+def test_exact_sum_is_order_free():
+    values = [1e16, 1.0, -1e16, 0.1, 3.3, -2.2e-5] * 5
+    forward, backward = ExactSum(), ExactSum()
+    for v in values:
+        forward.add(v)
+    for v in reversed(values):
+        backward.add(v)
+    assert forward.value == backward.value == math.fsum(values)
+
+
+classification_rows = st.lists(st.tuples(*[st.integers(0, 3)] * 4), max_size=60)
+regression_rows = st.lists(st.tuples(st.floats(-1e6, 1e6), st.floats(-1e6, 1e6)), max_size=60)
+
+
+def _split_merge(cls, rows, cuts):
+    cuts = sorted({min(c, len(rows)) for c in cuts} | {0, len(rows)})
+    parts = []
+    for a, b in zip(cuts, cuts[1:]):
+        part = cls()
+        for r in rows[a:b]:
+            part.update(*r)
+        parts.append(part)
+    merged = cls()
+    for part in reversed(parts):  # any merge order
+        merged.merge(part)
+    return merged
+
+
+@settings(max_examples=150, deadline=None)
+@given(classification_rows, st.lists(st.integers(0, 60), max_size=5))
+def test_classification_merge_of_any_split_equals_one_pass(rows, cuts):
+    one = ClassificationScore()
+    for r in rows:
+        one.update(*r)
+    merged = _split_merge(ClassificationScore, rows, cuts)
+    assert merged.get() == one.get() or all(
+        (math.isnan(a) and math.isnan(b)) or a == b
+        for a, b in zip(merged.get().values(), one.get().values()))
+    assert (merged.n, merged.correct, merged.persistent_correct, merged.majority_correct) == \
+        (one.n, one.correct, one.persistent_correct, one.majority_correct)
+    assert ClassificationScore.from_dict(one.to_dict()).get().keys() == one.get().keys()
+
+
+@settings(max_examples=150, deadline=None)
+@given(regression_rows, st.lists(st.integers(0, 60), max_size=5))
+def test_regression_merge_of_any_split_equals_one_pass(rows, cuts):
+    one = RegressionScore()
+    for r in rows:
+        one.update(*r)
+    merged = _split_merge(RegressionScore, rows, cuts)
+    for a, b in zip(merged.get().values(), one.get().values()):
+        assert (math.isnan(a) and math.isnan(b)) or a == b
+    again = RegressionScore.from_dict(one.to_dict())
+    assert again == one

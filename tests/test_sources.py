@@ -1,0 +1,144 @@
+"""Reading streams: logs in three formats, two table shapes, ARFF, river streams, delays."""
+
+import itertools
+import json
+
+import pandas as pd
+import pytest
+from river import datasets
+
+from tests.helpers import brief, data, read
+from transforms.records import RANK_INSTANCE, RANK_LABEL, RANK_LABEL_AFTER_INSTANCE
+
+T0 = pd.Timestamp("2026-01-01T00:00:00Z").value / 1e9
+
+EVENT_LOG = [
+    (T0 + 0, "instance", "a", None), (T0 + 10, "label", "a", "yes"),
+    (T0 + 10, "instance", "b", None), (T0 + 20, "instance", "c", None),
+    (T0 + 25, "update", "c", None), (T0 + 30, "label", "b", "no"),
+    (T0 + 40, "label", "c", "yes"), (T0 + 50, "instance", "d", None)]
+
+
+def _convert(tmp_path, name, fmt):
+    df = pd.read_csv(data(name))
+    path = tmp_path / f"{name.split('.')[0]}.{fmt}"
+    if fmt == "jsonl":
+        df.to_json(path, orient="records", lines=True)
+    else:
+        df.to_parquet(path)
+    return str(path)
+
+
+@pytest.mark.parametrize("fmt", ["csv", "jsonl", "parquet"])
+def test_event_log_with_iso_times(tmp_path, fmt):
+    path = data("events.csv") if fmt == "csv" else _convert(tmp_path, "events.csv", fmt)
+    events, dead = read(path)
+    assert dead == []
+    assert brief(events) == EVENT_LOG
+    by_kind = {(e[3], e[4]): e for e in events}
+    assert by_kind[("instance", "a")][5] == {"f1": 1.0, "f2": 0.5}
+    assert by_kind[("update", "c")][5] == {"f1": 3.5, "f2": 2.0}
+    assert by_kind[("label", "c")][5] == {"f1": 3.6, "f2": 2.1}  # a label carrying features
+    assert by_kind[("label", "a")][5] is None
+
+
+@pytest.mark.parametrize("fmt", ["csv", "parquet"])
+def test_instance_table_plus_label_table(tmp_path, fmt):
+    if fmt == "csv":
+        inst, lab = data("instances.csv"), data("labels.csv")
+    else:
+        inst, lab = _convert(tmp_path, "instances.csv", fmt), _convert(tmp_path, "labels.csv",
+                                                                        fmt)
+    events, dead = read(f'{inst}{{"labels": "{lab}"}}')
+    assert dead == []
+    assert brief(events) == [(0, "instance", 1, None), (1, "instance", 2, None),
+                             (2, "label", 1, 0), (2, "label", 2, 1), (2, "instance", 3, None),
+                             (3, "instance", 4, None), (5, "label", 3, 0)]
+
+
+def test_labelled_rows_with_a_duration_column():
+    events, dead = read(data("rows.csv") + '{"delay": "column:duration"}')
+    assert dead == []
+    assert brief(events) == [(0, "instance", 0, None), (1, "instance", 1, None),
+                             (1.5, "label", 1, "b"), (2, "instance", 2, None),
+                             (2.5, "label", 0, "a"), (3, "instance", 3, None),
+                             (4, "label", 3, "b"), (12, "label", 2, "a")]
+    assert "duration" not in events[0][5]  # the delay column is not a feature
+
+
+def test_constant_delay_in_events_and_in_seconds():
+    events, _ = read(data("rows.csv"), delay="2")
+    # Label of row i arrives just before row i+2; the rest arrive at the end, in order.
+    assert [(e[0], e[1], e[3], e[4]) for e in events] == [
+        (0, RANK_INSTANCE, "instance", 0), (1, RANK_INSTANCE, "instance", 1),
+        (2, RANK_LABEL, "label", 0), (2, RANK_INSTANCE, "instance", 2),
+        (3, RANK_LABEL, "label", 1), (3, RANK_INSTANCE, "instance", 3),
+        (3, RANK_LABEL_AFTER_INSTANCE, "label", 2), (3, RANK_LABEL_AFTER_INSTANCE, "label", 3)]
+    events, _ = read(data("rows.csv"), delay="1.5s")
+    assert [(e[0], e[4]) for e in events if e[3] == "label"] == [
+        (1.5, 0), (2.5, 1), (3.5, 2), (4.5, 3)]
+    # Delay 0 in seconds: the label comes right after its own instance, never before it.
+    events, _ = read(data("rows.csv"), delay="0s")
+    assert [(e[3], e[4]) for e in events][:3] == [("instance", 0), ("label", 0), ("instance", 1)]
+
+
+def test_random_delay_is_seeded_and_bounded():
+    spec = 'synth:SEA{"n": 200, "seed": 5}'
+    a, _ = read(spec, delay="random:3:9:7")
+    b, _ = read(spec, delay="random:3:9:7")
+    c, _ = read(spec, delay="random:3:9:8")
+    assert a == b and a != c
+    arrival = {e[4]: e[0] for e in a if e[3] == "instance"}
+    lags = [e[0] - arrival[e[4]] for e in a if e[3] == "label" and e[0] < 199]
+    assert min(lags) >= 3 and max(lags) <= 9 and len(set(lags)) > 3
+
+
+def test_arff_declares_classes_in_header_order():
+    from transforms.sources import StreamSpec
+
+    spec = StreamSpec.parse(data("small.arff"))
+    assert spec.declared_classes() == ["yes", "no"]
+    events, dead = read(data("small.arff"), delay="1")
+    assert dead == []
+    instances = [e for e in events if e[3] == "instance"]
+    assert instances[0][5] == {"x1": 1.0, "colour": "red"}
+    assert instances[2][5] == {"colour": "red"}  # ? is a missing value
+    assert [e[6] for e in events if e[3] == "label"] == ["no", "yes", "yes", "no"]
+
+
+def test_delayed_arff_uses_file_order_for_ties():
+    events, dead = read(data("delayed.arff") + '{"delayed": true}')
+    assert dead == []
+    # Input order: at t=2 the file has label 1, instance 3, label 2, in that order.
+    assert brief(events) == [(0, "instance", "1", None), (1, "instance", "2", None),
+                             (2, "label", "1", "a"), (2, "instance", "3", None),
+                             (2, "label", "2", "b"), (5, "label", "3", "b")]
+    assert events[2][5] == {"x1": 1.1}  # the labelled row's features
+
+
+def test_river_dataset_and_generators():
+    events, _ = read('dataset:Phishing{"n": 50}', delay="5")
+    first = next(iter(datasets.Phishing()))
+    assert events[0][5] == first[0]
+    assert sum(e[3] == "instance" for e in events) == 50
+    for name in ["Agrawal", "SEA", "Hyperplane", "LED", "RandomRBF", "STAGGER", "Sine"]:
+        events, dead = read(f'synth:{name}{{"n": 30, "seed": 3}}', delay="2")
+        assert sum(e[3] == "label" for e in events) == 30 and not dead, name
+
+
+def test_generator_drift_chain_matches_river_concept_drift_stream():
+    spec = ('synth:Agrawal{"n": 400, "seed": 1, "classification_function": 0, '
+            '"drift": [{"at": 200, "width": 50, "classification_function": 3}]}')
+    events, _ = read(spec)
+    ours = [e[6] for e in events if e[3] == "label"]
+    stream = datasets.synth.ConceptDriftStream(
+        datasets.synth.Agrawal(classification_function=0, seed=1),
+        datasets.synth.Agrawal(classification_function=3, seed=2), position=200, width=50,
+        seed=1)
+    assert ours == [y for _, y in itertools.islice(stream, 400)]
+
+
+def test_manifest_friendly_dead_letter_fields():
+    _, dead = read(data("bad.csv") + '{"classes": ["yes", "no"]}')
+    assert all(set(d) >= {"stream", "file", "row", "field", "reason"} for d in dead)
+    json.dumps(dead)
