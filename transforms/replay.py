@@ -15,6 +15,7 @@ Both emit the same tagged outputs: `outcomes` (main) and `predictions` as
 from __future__ import annotations
 
 import math
+import typing
 
 import apache_beam as beam
 from apache_beam.coders import PickleCoder, VarIntCoder
@@ -26,6 +27,10 @@ from apache_beam.utils.timestamp import MAX_TIMESTAMP, Timestamp
 
 from transforms.engine import ReplayEngine
 from transforms.models import ModelSpec
+
+# Keys are (stream, model) strings: a deterministic key coder, as stateful DoFns and
+# GroupByKey on distributed runners require.
+KEYED_CHUNKS = typing.Tuple[typing.Tuple[str, str], typing.List[typing.Any]]
 
 PREDICTIONS = "predictions"
 DEAD_LETTERS = "dead_letters"
@@ -87,7 +92,7 @@ class GroupedReplay(beam.PTransform):
 
     def expand(self, chunks):
         return (chunks
-                | "GroupByKey" >> beam.GroupByKey()
+                | "GroupByKey" >> beam.GroupByKey().with_input_types(KEYED_CHUNKS)
                 | "Drain" >> beam.ParDo(_DrainGrouped(self.factory, self.batch_size))
                 .with_outputs(*OUTPUT_TAGS, main="outcomes"))
 
@@ -159,5 +164,5 @@ class StatefulReplay(beam.PTransform):
 
     def expand(self, chunks):
         return chunks | "StatefulDrain" >> beam.ParDo(
-            _StatefulDrain(self.factory, self.batch_size, self.bucket)).with_outputs(
-            *OUTPUT_TAGS, main="outcomes")
+            _StatefulDrain(self.factory, self.batch_size, self.bucket)).with_input_types(
+            KEYED_CHUNKS).with_outputs(*OUTPUT_TAGS, main="outcomes")
