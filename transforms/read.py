@@ -7,6 +7,7 @@ from apache_beam.transforms.window import TimestampedValue
 
 from transforms.delays import DelaySpec
 from transforms.records import EVENT_KINDS
+from transforms.replay import KEYED_CHUNKS
 from transforms.sources import StreamSpec
 
 DEAD_LETTERS = "dead_letters"
@@ -66,6 +67,6 @@ class ReadStreams(beam.PTransform):
                 .with_outputs(DEAD_LETTERS, READ_COUNTS, main="chunks"))
         models = self.model_names
         chunks = read.chunks | "FanOut" >> beam.FlatMap(
-            lambda sc: [((sc[0], m), sc[1]) for m in models])
+            lambda sc: [((sc[0], m), sc[1]) for m in models]).with_output_types(KEYED_CHUNKS)
         return {"chunks": chunks, DEAD_LETTERS: read[DEAD_LETTERS],
                 READ_COUNTS: read[READ_COUNTS]}

@@ -15,9 +15,9 @@ Both emit the same tagged outputs: `outcomes` (main) and `predictions` as
 from __future__ import annotations
 
 import math
-import typing
 
 import apache_beam as beam
+from apache_beam import typehints
 from apache_beam.coders import PickleCoder, VarIntCoder
 from apache_beam.transforms.timeutil import TimeDomain
 from apache_beam.transforms.userstate import (BagStateSpec, ReadModifyWriteStateSpec,
@@ -30,7 +30,7 @@ from transforms.models import ModelSpec
 
 # Keys are (stream, model) strings: a deterministic key coder, as stateful DoFns and
 # GroupByKey on distributed runners require.
-KEYED_CHUNKS = typing.Tuple[typing.Tuple[str, str], typing.List[typing.Any]]
+KEYED_CHUNKS = typehints.KV[typehints.Tuple[str, str], typehints.List[typehints.Any]]
 
 PREDICTIONS = "predictions"
 DEAD_LETTERS = "dead_letters"
