@@ -44,6 +44,9 @@ def _parser() -> argparse.ArgumentParser:
                      help="direct (default), direct-mp, bundle, or a Beam runner name")
     run.add_argument("--replay", choices=["auto", "grouped", "stateful"], default=None,
                      help="replay path: auto picks grouped for bounded input")
+    run.add_argument("--no-final", dest="final", action="store_false", default=None,
+                     help="skip the final (test-then-train) prediction: initial scores only, "
+                          "half the predict calls")
     run.add_argument("--chunk-size", type=int, default=None, help="events per Beam element")
     run.add_argument("--curve-every", type=int, default=None,
                      help="labels between curve points (default 1000)")
@@ -58,7 +61,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def _config(args, beam_args) -> RunConfig:
     fields = {"streams": args.stream, "models": args.model, "delay": args.delay,
-              "out": args.out, "runner": args.runner, "replay": args.replay,
+              "out": args.out, "runner": args.runner, "replay": args.replay, "final": args.final,
               "chunk_size": args.chunk_size, "curve_every": args.curve_every,
               "run_id": args.run_id, "beam_args": beam_args, "quiet": args.quiet or None}
     if args.config:

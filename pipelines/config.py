@@ -28,6 +28,7 @@ class RunConfig:
     delay: str = "0"
     runner: str = "direct"
     replay: str = "auto"  # auto | grouped | stateful
+    final: bool = True  # also make and score the test-then-train (final) prediction
     chunk_size: int = 1000
     curve_every: int = 1000
     timer_bucket: float | None = None  # seconds of event time per streaming drain

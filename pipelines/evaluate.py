@@ -55,6 +55,10 @@ class Plan:
     delay: DelaySpec
 
     @property
+    def categories(self) -> tuple:
+        return CATEGORIES if self.config.final else CATEGORIES[:1]
+
+    @property
     def replay(self) -> str:
         # Every source we read today is bounded, where GroupByKey -> sort -> drain is faster.
         return "grouped" if self.config.replay == "auto" else self.config.replay
@@ -114,11 +118,12 @@ def build(p: beam.Pipeline, pl: Plan, staging: str) -> None:
     read = p | "Read" >> ReadStreams(pl.streams, list(pl.models), pl.delay, cfg.chunk_size)
     if pl.replay == "grouped":
         replay = read["chunks"] | "Replay" >> GroupedReplay(pl.models, pl.classes, pl.tasks,
-                                                             cfg.chunk_size)
+                                                             cfg.chunk_size, cfg.final)
     else:
         replay = read["chunks"] | "Replay" >> StatefulReplay(
-            pl.models, pl.classes, pl.tasks, cfg.chunk_size, cfg.timer_bucket)
-    scored = replay.outcomes | "Score" >> ScoreOutcomes(pl.tasks, cfg.curve_every)
+            pl.models, pl.classes, pl.tasks, cfg.chunk_size, cfg.timer_bucket, cfg.final)
+    scored = replay.outcomes | "Score" >> ScoreOutcomes(pl.tasks, cfg.curve_every,
+                                                        pl.categories)
 
     def write_rows(name):
         def write(rows):
@@ -174,7 +179,7 @@ def _complete_summary(pl: Plan, raw: pd.DataFrame) -> pd.DataFrame:
         for m in pl.models:
             metrics = CLASSIFICATION_METRICS if pl.tasks[m] == "classification" \
                 else REGRESSION_METRICS
-            for c in CATEGORIES:
+            for c in pl.categories:
                 for metric in metrics:
                     r = have.get((s.name, m, c, metric))
                     rows.append({

@@ -65,3 +65,16 @@ def test_unknown_config_field_is_reported(tmp_path, capsys):
     cfg.write_text("streams: [x]\nmodels: [y]\nout: z\nspeed: fast\n")
     assert main(["run", "--config", str(cfg)]) == 2
     assert "unknown field(s) ['speed']" in capsys.readouterr().err
+
+
+def test_no_final_scores_initial_only_with_the_same_values(tmp_path):
+    args = ["run", "--stream", 'synth:SEA{"n": 300, "seed": 4}', "--model", "gaussian-nb",
+            "--delay", "20", "--runner", "direct", "--quiet"]
+    assert main([*args, "--out", str(tmp_path / "full")]) == 0
+    assert main([*args, "--out", str(tmp_path / "initial"), "--no-final"]) == 0
+    full, initial = (load_results(str(tmp_path / d)).drop(columns="run_id")
+                     for d in ("full", "initial"))
+    assert set(initial["category"]) == {"initial"}
+    pd.testing.assert_frame_equal(
+        initial, full[full["category"] == "initial"].reset_index(drop=True))
+    assert set(load_results(str(tmp_path / "initial"), "predictions")["kind"]) == {"initial"}

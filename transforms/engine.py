@@ -56,8 +56,11 @@ class ReplayEngine:
     """
 
     def __init__(self, model: ModelSpec, stream: str, classes: list | None = None,
-                 task: str | None = None):
+                 task: str | None = None, final: bool = True):
         self.stream = stream
+        # final=False skips the test-then-train prediction: half the predict calls, for users
+        # who only need the delayed-prequential (initial) scores, as river reports them.
+        self.final = final
         self.model_name = model.name
         self.task = task or model.task()
         self.declared_classes = classes is not None
@@ -165,15 +168,17 @@ class ReplayEngine:
         t_arrival, x, initial = state
         if ev[X] is not None:
             x = ev[X]
-        final = self.model.predict_one(x)
+        final = None
+        if self.final:
+            final = self.model.predict_one(x)
+            out.predictions.append((key, FINAL, t, final))
+            if final is None:
+                out.counts["unscored_final"] += 1
         self.model.learn_one(x, y)
-        out.predictions.append((key, FINAL, t, final))
         self.n_labels += 1
         out.counts["labelled"] += 1
         if initial is None:
             out.counts["unscored_initial"] += 1
-        if final is None:
-            out.counts["unscored_final"] += 1
         if classification:
             y_index = self._index(y, extend=True)
             prev, majority = self._label_baselines(y_index)

@@ -43,15 +43,16 @@ class _EngineFactory:
     """Builds a key's engine on the worker from serialisable specs (never a live model)."""
 
     def __init__(self, models: dict[str, ModelSpec], classes: dict[str, list | None],
-                 tasks: dict[str, str]):
+                 tasks: dict[str, str], final: bool = True):
         self.models = models
         self.classes = classes
         self.tasks = tasks
+        self.final = final
 
     def new(self, key) -> ReplayEngine:
         stream, model = key
         return ReplayEngine(self.models[model], stream, self.classes.get(stream),
-                            self.tasks[model])
+                            self.tasks[model], self.final)
 
 
 def _emit(key, engine: ReplayEngine, result, pending_before: int, batch_size: int):
@@ -85,9 +86,9 @@ class _DrainGrouped(beam.DoFn):
 class GroupedReplay(beam.PTransform):
     """Bounded input: `((stream, model), chunk)` -> GroupByKey -> sorted drain per key."""
 
-    def __init__(self, models, classes, tasks, batch_size: int = 1000):
+    def __init__(self, models, classes, tasks, batch_size: int = 1000, final: bool = True):
         super().__init__()
-        self.factory = _EngineFactory(models, classes, tasks)
+        self.factory = _EngineFactory(models, classes, tasks, final)
         self.batch_size = batch_size
 
     def expand(self, chunks):
@@ -156,9 +157,9 @@ class StatefulReplay(beam.PTransform):
     """
 
     def __init__(self, models, classes, tasks, batch_size: int = 1000,
-                 bucket: float | None = None):
+                 bucket: float | None = None, final: bool = True):
         super().__init__()
-        self.factory = _EngineFactory(models, classes, tasks)
+        self.factory = _EngineFactory(models, classes, tasks, final)
         self.batch_size = batch_size
         self.bucket = bucket
 

@@ -40,7 +40,7 @@ class BlockScore:
         return self
 
 
-def block_scores(outcomes, task: str, curve_every: int) -> dict:
+def block_scores(outcomes, task: str, curve_every: int, categories=CATEGORIES) -> dict:
     """Partial scores of a batch of outcomes, by (category, block).
 
     >>> from transforms.records import Outcome
@@ -51,9 +51,10 @@ def block_scores(outcomes, task: str, curve_every: int) -> dict:
     """
     blocks: dict = {}
     classification = task == "classification"
+    with_final = FINAL in categories
     for o in outcomes:
         block = (o.n - 1) // curve_every
-        for category, pred in ((INITIAL, o.initial), (FINAL, o.final)):
+        for category, pred in ((INITIAL, o.initial), (FINAL, o.final))[:1 + with_final]:
             acc = blocks.get((category, block))
             if acc is None:
                 acc = blocks[(category, block)] = BlockScore(new_score(task))
@@ -116,17 +117,20 @@ class ScoreOutcomes(beam.PTransform):
     rounded sums); an outcome whose prediction is None counts toward no score.
     """
 
-    def __init__(self, tasks: dict[str, str], curve_every: int = 1000):
+    def __init__(self, tasks: dict[str, str], curve_every: int = 1000,
+                 categories: tuple = CATEGORIES):
         super().__init__()
         self.tasks = tasks
         self.curve_every = curve_every
+        self.categories = categories
 
     def expand(self, outcome_batches):
-        tasks, every = self.tasks, self.curve_every
+        tasks, every, categories = self.tasks, self.curve_every, self.categories
 
         def partials(element):
             (stream, model), outcomes = element
-            for (category, block), acc in block_scores(outcomes, tasks[model], every).items():
+            for (category, block), acc in block_scores(outcomes, tasks[model], every,
+                                                       categories).items():
                 yield (stream, model, category, block), acc
 
         def summarise(element):
