@@ -17,7 +17,8 @@ def load_results(path: str, kind: str = "summary") -> pd.DataFrame:
 
     >>> import tempfile
     >>> d = tempfile.mkdtemp()
-    >>> _ = open(os.path.join(d, "summary.csv"), "w").write("stream,model,metric,value\\ns,m,accuracy,0.5\\n")
+    >>> with open(os.path.join(d, "summary.csv"), "w") as f:
+    ...     _ = f.write("stream,model,metric,value\\ns,m,accuracy,0.5\\n")
     >>> load_results(d)["value"].tolist()
     [0.5]
     """

@@ -139,7 +139,7 @@ class Step:
 def _split_pipeline(text: str) -> list[str]:
     parts, depth, current = [], 0, []
     for ch in text:
-        depth += ch in "{[" 
+        depth += ch in "{["
         depth -= ch in "}]"
         if ch == "|" and depth == 0:
             parts.append("".join(current))

@@ -44,7 +44,8 @@ def block_scores(outcomes, task: str, curve_every: int, categories=CATEGORIES) -
     """Partial scores of a batch of outcomes, by (category, block).
 
     >>> from transforms.records import Outcome
-    >>> out = [Outcome(1, "a", 0.0, 1.0, 1, 0, 1, 1, 1), Outcome(2, "b", 1.0, 2.0, 0, 1, 0, None, 1)]
+    >>> out = [Outcome(1, "a", 0.0, 1.0, 1, 0, 1, 1, 1),
+    ...        Outcome(2, "b", 1.0, 2.0, 0, 1, 0, None, 1)]
     >>> s = block_scores(out, "classification", curve_every=10)
     >>> s[("initial", 0)].score.n, s[("final", 0)].score.accuracy
     (1, 0.5)
@@ -95,7 +96,7 @@ def curve_rows(key, blocks) -> list[dict]:
     stream, model, category = key
     running = None
     rows = []
-    for block, acc in sorted(blocks, key=lambda b: b[0]):
+    for _, acc in sorted(blocks, key=lambda b: b[0]):
         running = copy.deepcopy(acc) if running is None else running.merge(acc)
         for metric, value in running.score.get().items():
             row = MeasureKey(stream, model, category, metric).row(value, running.score.n,

@@ -38,7 +38,7 @@ import pandas as pd
 from transforms import arff
 from transforms.delays import DelaySpec, LabelTimeAssigner
 from transforms.records import (EVENT_KINDS, INSTANCE, LABEL, RANK_INSTANCE, RANK_LABEL,
-                                RANK_LABEL_AFTER_INSTANCE, UPDATE, dead_letter)
+                                RANK_LABEL_AFTER_INSTANCE, dead_letter)
 
 
 class InputError(ValueError):
@@ -149,7 +149,7 @@ class StreamSpec:
             return
         if not os.path.exists(self.source):
             raise InputError(f"{self.source}: no such file")
-        self.ordering
+        _ = self.ordering  # raises on an unknown order
         if self.format == "arff":
             attrs, rows = arff.read_arff(self.source)
             _arff_class_index(self, attrs)
