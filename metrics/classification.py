@@ -89,9 +89,13 @@ class ClassificationScore:
         """Accuracy of the Random classifier, Σ_i P(true=i)·P(pred=i), in class-index order."""
         if self.n == 0:
             return math.nan
-        n2 = self.n * self.n
+        n = self.n
         k = min(len(self.true_counts), len(self.pred_counts))
-        return sum(self.true_counts[i] * self.pred_counts[i] for i in range(k)) / n2
+        # The float expression MOA (and river) use, term by term, so κ matches them bit for bit.
+        p_ran = 0.0
+        for i in range(k):
+            p_ran += (self.true_counts[i] / n) * (self.pred_counts[i] / n)
+        return p_ran
 
     @property
     def kappa(self) -> float:

@@ -22,8 +22,9 @@ def test_kappa_family_by_hand():
             (2, 2, 2, 2), (0, 2, 2, 2), (0, 0, 0, 0)]
     s = score(rows).get()
     p = 6 / 8
-    # true counts [3, 2, 3], predicted counts [2, 3, 3]: p_ran = (3*2 + 2*3 + 3*3) / 64
-    p_ran = 21 / 64
+    # true counts [3, 2, 3], predicted counts [2, 3, 3]: p_ran = Σ_i (t_i/n)(p_i/n)
+    p_ran = (3 / 8) * (2 / 8) + (2 / 8) * (3 / 8) + (3 / 8) * (3 / 8)
+    assert p_ran == 21 / 64
     p_per = 5 / 8  # y == previous at rows 1, 3, 5, 6, 8
     p_maj = 4 / 8  # y == majority at rows 1, 3, 6, 8
     kappa = (p - p_ran) / (1 - p_ran)
