@@ -156,26 +156,30 @@ class StreamSpec:
             if not rows:
                 raise InputError(f"{self.source}: the stream is empty (no @data rows)")
             return
+        o = self.options
+        split = "labels" in o
         for path, role in self._tables():
-            columns = _columns(path, self.format)
+            fmt = fmt_of(path, self.format)
+            columns = _columns(path, fmt)
             if not columns:
                 raise InputError(f"{path}: the stream is empty (no columns)")
-            for opt in ("id", "time", "kind", "label", "label_time"):
-                col = self.options.get(opt)
-                needed = role == "labels" and opt in ("id", "label")
-                if (col is not None or needed) and (col or opt) not in columns and not (
-                        role == "labels" and opt in ("kind", "label_time")):
-                    raise InputError(f"{path}: column {col or opt!r} (option {opt!r}) not found; "
-                                     f"columns are {columns}")
-            if "labels" in self.options and role == "instances" and \
-                    (self.options.get("id", "id")) not in columns:
-                raise InputError(f"{path}: column 'id' (option 'id') not found; instance and "
-                                 f"label tables are joined by id; columns are {columns}")
-            for col in self.options.get("features") or []:
+            if role == "labels":  # joined by id, and a label without a time means nothing
+                required, optional = ("id", "time", "label"), ()
+            elif split:  # the label options belong to the label table
+                required, optional = ("id",), ("time", "kind")
+            else:
+                required, optional = (), ("id", "time", "kind", "label", "label_time")
+            for opt in required + tuple(k for k in optional if k in o):
+                col = o.get(opt, opt)
                 if col not in columns:
-                    raise InputError(f"{path}: feature column {col!r} not found; columns are "
-                                     f"{columns}")
-            if _n_rows(path, self.format) == 0:
+                    raise InputError(f"{path}: column {col!r} (option {opt!r}) not found; "
+                                     f"columns are {columns}")
+            if role == "instances":
+                for col in o.get("features") or []:
+                    if col not in columns:
+                        raise InputError(f"{path}: feature column {col!r} not found; columns "
+                                         f"are {columns}")
+            if _n_rows(path, fmt) == 0:
                 raise InputError(f"{path}: the stream is empty (no rows)")
         if self.options.get("missing", "dead-letter") not in ("dead-letter", "drop"):
             raise InputError(f"stream {self.name}: missing must be 'dead-letter' or 'drop'")
