@@ -127,6 +127,9 @@ def build(p: beam.Pipeline, pl: Plan, staging: str) -> None:
 
     def write_rows(name):
         def write(rows):
+            # A fixed row order, whatever order the runner delivered them in.
+            rows = sorted(rows, key=lambda r: (r["stream"], r["model"], r["category"],
+                                               r["metric"], r.get("labels") or 0))
             pd.DataFrame(rows).to_parquet(os.path.join(staging, name), index=False)
         return write
 

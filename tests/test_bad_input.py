@@ -118,3 +118,18 @@ def test_pipeline_counts_every_dead_letter_and_orphan(tmp_path):
     assert manifest["dead_letters"] == len(dead) == read_dead + 2
     assert {d.get("model") for d in dead if "unknown instance" in d["reason"]} == \
         {"majority", "no-change"}
+
+
+def test_malformed_arff_is_an_error_with_file_and_line(tmp_path):
+    bad = tmp_path / "bad.arff"
+    bad.write_text("@relation r\n@attribute a numeric\n@attribute c blob\n@data\n1,2\n")
+    with pytest.raises(ConfigError, match=r"bad.arff, line 3: attribute 'c' has an "
+                                          r"unsupported type 'blob'"):
+        plan(RunConfig(streams=[str(bad)], models=["majority"], out=str(tmp_path)))
+    rows = tmp_path / "rows.arff"
+    rows.write_text("@relation r\n@attribute a numeric\n@attribute c {x,y}\n@data\n"
+                    "1,x\nfoo,y\n2,z\n3\n")
+    _, dead = read(str(rows))
+    assert [(d["row"], d["field"], d["reason"]) for d in dead] == [
+        (6, "a", "'foo' is not a number"), (7, "c", "'z' is not one of ['x', 'y']"),
+        (8, None, "1 values for 2 attributes")]

@@ -1,10 +1,15 @@
-"""A small reader for MOA's ARFF files (dense rows; `?` is a missing value)."""
+"""MOA's ARFF files (dense rows; `?` is a missing value) and MOA-style delayed ARFF as streams."""
 
 from __future__ import annotations
 
 import csv
 import io
+import math
+from collections.abc import Iterator
 from dataclasses import dataclass
+
+from transforms.records import INSTANCE, LABEL, RANK_INSTANCE, RANK_LABEL, dead_letter
+from transforms.rows import InputError, labelled_rows, parse_time_value
 
 
 class ArffError(ValueError):
@@ -107,3 +112,97 @@ def convert(attribute: Attribute, text: str):
             raise ArffValueError(f"{v!r} is not one of {list(attribute.values)}")
         return v
     return text.strip("'\"")
+
+
+# -- ARFF files as streams ---------------------------------------------------------------------
+def load_arff(path: str):
+    """Attributes and rows of an ARFF file; an unreadable file is an InputError."""
+    try:
+        return read_arff(path)
+    except ArffError as e:
+        raise InputError(str(e)) from None
+    except OSError as e:
+        raise InputError(f"{path}: {e}") from None
+
+
+def arff_class_index(spec, attrs) -> int:
+    target = spec.options.get("target")
+    if target is not None:
+        names = [a.name for a in attrs]
+        if target not in names:
+            raise InputError(f"{spec.source}: class attribute {target!r} not found; attributes "
+                             f"are {names}")
+        return names.index(target)
+    # MOA-style delayed ARFF: the two attributes after the class are instance id and timestamp.
+    return len(attrs) - (3 if spec.options.get("delayed") else 1)
+
+
+def arff_events(spec, delay, checks) -> Iterator:
+    """Events of an ARFF stream: labelled rows (delay model) or MOA-style delayed ARFF."""
+    attrs, rows = load_arff(spec.source)
+    ci = arff_class_index(spec, attrs)
+    delayed = bool(spec.options.get("delayed"))
+    feature_idx = [i for i in range(len(attrs)) if i != ci and not (delayed and i > ci)]
+
+    def parse(lineno, values):
+        if len(values) != len(attrs):
+            return dead_letter(spec.name, f"{len(values)} values for {len(attrs)} attributes",
+                               file=spec.source, row=lineno, record=values)
+        x = {}
+        for i in feature_idx:
+            try:
+                v = convert(attrs[i], values[i])
+            except ArffValueError as e:
+                return dead_letter(spec.name, str(e), file=spec.source, row=lineno,
+                                   field=attrs[i].name, record=values)
+            if v is None:
+                continue  # missing value: river models take sparse dicts
+            if isinstance(v, float) and not math.isfinite(v):
+                return dead_letter(spec.name, f"feature is {v}", file=spec.source, row=lineno,
+                                   field=attrs[i].name, record=values)
+            x[attrs[i].name] = v
+        try:
+            y = convert(attrs[ci], values[ci])
+        except ArffValueError as e:
+            return dead_letter(spec.name, str(e), file=spec.source, row=lineno,
+                               field=attrs[ci].name, record=values)
+        return x, y
+
+    if not delayed:
+        def labelled():
+            for i, (lineno, values) in enumerate(rows):
+                parsed = parse(lineno, values)
+                if isinstance(parsed, dict):
+                    yield parsed
+                    continue
+                yield (lineno, i, float(i), parsed[0], parsed[1], None, None)
+        yield from labelled_rows(spec, labelled(), delay, checks)
+        return
+
+    instance_t: dict = {}
+    for seq, (lineno, values) in enumerate(rows):
+        parsed = parse(lineno, values)
+        if isinstance(parsed, dict):
+            yield parsed
+            continue
+        x, y = parsed
+        key = values[ci + 1].strip("'\"")
+        try:
+            t = parse_time_value(values[ci + 2])
+        except ValueError as e:
+            yield dead_letter(spec.name, str(e), file=spec.source, row=lineno,
+                              field=attrs[ci + 2].name, record=values)
+            continue
+        problem = checks.instance(key, spec.source, lineno, attrs[ci + 1].name) if y is None \
+            else checks.label(y, spec.source, lineno, attrs[ci].name)
+        if problem:
+            yield problem
+        elif y is None:
+            instance_t[key] = t
+            yield (t, RANK_INSTANCE, seq, INSTANCE, key, x, None)
+        elif key in instance_t and t < instance_t[key]:
+            yield dead_letter(spec.name, f"label at {t} is earlier than its instance at "
+                              f"{instance_t[key]}", file=spec.source, row=lineno,
+                              field=attrs[ci + 2].name, record=values)
+        else:
+            yield (t, RANK_LABEL, seq, LABEL, key, x, y)

@@ -7,10 +7,9 @@ from apache_beam.transforms.window import TimestampedValue
 
 from transforms.delays import DelaySpec
 from transforms.records import EVENT_KINDS
-from transforms.replay import KEYED_CHUNKS
+from transforms.replay import DEAD_LETTERS, KEYED_CHUNKS
 from transforms.sources import StreamSpec
 
-DEAD_LETTERS = "dead_letters"
 READ_COUNTS = "read_counts"
 
 

@@ -1,0 +1,74 @@
+"""river's datasets and synthetic generators as streams, with seed, size and drift chains."""
+
+from __future__ import annotations
+
+import inspect
+import itertools
+
+from transforms.rows import InputError
+
+_SYNTH_RESERVED = {"n", "seed", "drift", "delay", "classes", "order"}
+
+
+def river_stream(spec):
+    """The (x, y) iterator of a `synth:` or `dataset:` stream spec."""
+    from river import datasets
+    from river.datasets import synth
+
+    name = spec.source.split(":", 1)[1]
+    opts = dict(spec.options)
+    if spec.kind == "dataset":
+        cls = getattr(datasets, name, None)
+        if cls is None or not isinstance(cls, type):
+            raise InputError(f"stream {spec.name}: river has no dataset {name!r}")
+        try:
+            ds = cls()
+        except Exception as e:
+            raise InputError(f"stream {spec.name}: cannot load river dataset {name}: {e}") \
+                from None
+        if not getattr(ds, "is_downloaded", True):
+            raise InputError(f"stream {spec.name}: river dataset {name} must be downloaded "
+                             f"first (this machine may be offline); bundled ones such as "
+                             f"Phishing, Bananas, TrumpApproval work anywhere")
+        n = opts.get("n")
+        return itertools.islice(ds, n) if n else ds
+    cls = getattr(synth, name, None)
+    if cls is None or not isinstance(cls, type):
+        raise InputError(f"stream {spec.name}: river has no generator {name!r}; see "
+                         f"river.datasets.synth")
+    params = {k: v for k, v in opts.items() if k not in _SYNTH_RESERVED}
+    seed = opts.get("seed", 42)
+    n = opts.get("n", 10_000)
+
+    def build(p, s):
+        kw = dict(p)
+        sig = inspect.signature(cls).parameters
+        if "seed" in sig:
+            kw.setdefault("seed", s)
+        else:  # RandomRBF and RandomTree take two seeds
+            for k in sig:
+                if k.startswith("seed_"):
+                    kw.setdefault(k, s)
+        try:
+            return cls(**kw)
+        except TypeError as e:
+            raise InputError(f"stream {spec.name}: {name}({kw}): {e}") from None
+
+    stream = build(params, seed)
+    drifts = sorted(opts.get("drift", []), key=lambda d: d["at"])
+    # A chain of abrupt or gradual drifts: each drift switches to a generator with the given
+    # parameters, centred on position `at` with a sigmoid of width `width` (MOA's convention).
+    if drifts:
+        tail = None
+        for k in range(len(drifts) - 1, -1, -1):
+            d = drifts[k]
+            new = build({**params, **{a: b for a, b in d.items() if a not in ("at", "width")}},
+                        seed + k + 1)
+            if tail is not None:
+                nxt = drifts[k + 1]
+                new = synth.ConceptDriftStream(new, tail, position=nxt["at"] - d["at"],
+                                               width=nxt.get("width", 1), seed=seed + k + 1)
+            tail = new
+        stream = synth.ConceptDriftStream(stream, tail, position=drifts[0]["at"],
+                                          width=drifts[0].get("width", 1), seed=seed)
+    return itertools.islice(stream, n)

@@ -1,0 +1,88 @@
+"""Row-level pieces shared by every source: the input error, row checks (duplicate ids,
+undeclared classes), labelled rows -> events, and time values."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+
+import pandas as pd
+
+from transforms.delays import DelaySpec, LabelTimeAssigner
+from transforms.records import dead_letter
+
+
+class InputError(ValueError):
+    """Input that cannot be read at all; the message names the file, row and field."""
+
+
+class Checks:
+    """Row-level checks shared by every source: duplicate instance ids, undeclared classes."""
+
+    def __init__(self, spec):
+        self.spec = spec
+        classes = spec.declared_classes()
+        self.classes = classes
+        self.known = set(classes) if classes is not None else None
+        self.seen: set = set()
+
+    def instance(self, key, file, row, field="id"):
+        """A dead letter if `key` was already used by an instance of this stream, else None."""
+        if key in self.seen:
+            return dead_letter(self.spec.name, f"duplicate instance id {key!r}", file=file,
+                               row=row, field=field)
+        self.seen.add(key)
+        return None
+
+    def label(self, y, file, row, field="label"):
+        """A dead letter if classes are declared and `y` is not one of them, else None."""
+        if self.known is not None and y not in self.known:
+            return dead_letter(self.spec.name, f"label {y!r} is not one of the declared "
+                               f"classes {self.classes}", file=file, row=row, field=field)
+        return None
+
+
+def labelled_rows(spec, rows, delay: DelaySpec, checks: Checks) -> Iterator:
+    """(row, id, t, x, y, label_t, own_delay) rows -> events, label times by the delay model.
+    Dead letters found while parsing rows (dicts) flow through in place."""
+    assigner = LabelTimeAssigner(delay)
+    i = -1
+    for item in rows:
+        if isinstance(item, dict):
+            yield item
+            continue
+        i += 1
+        row, key, t, x, y, label_t, own_delay = item
+        file = spec.source if spec.kind == "file" else None
+        problem = checks.instance(key, file, row)
+        if problem:
+            yield problem
+            continue
+        if y is not None and (problem := checks.label(y, file, row,
+                                                      spec.options.get("label", "label"))):
+            yield problem
+            y = None
+        if label_t is not None and label_t < t:
+            yield dead_letter(spec.name, f"label time {label_t} is earlier than the instance "
+                              f"time {t}", file=file, row=row, field=spec.options.get("label_time",
+                                                                           "label_time"))
+            label_t, y = None, None
+        if y is not None and delay.kind == "column" and label_t is None and not (
+                isinstance(own_delay, (int, float)) and math.isfinite(own_delay)
+                and own_delay >= 0):
+            yield dead_letter(spec.name, f"delay {own_delay!r} is not a non-negative number",
+                              file=file, row=row, field=delay.column)
+            y = None
+        yield from assigner.row(key, t, x, y, 2 * i, label_t, own_delay)
+    yield from assigner.finish()
+
+
+def parse_time_value(text) -> float:
+    try:
+        return float(text)
+    except (TypeError, ValueError):
+        pass
+    ts = pd.to_datetime(str(text).strip("'\""), utc=True, errors="coerce")
+    if pd.isna(ts):
+        raise ValueError(f"time {text!r} is neither a number nor an ISO datetime")
+    return ts.value / 1e9
