@@ -9,6 +9,7 @@ this same engine, so they cannot disagree.
 
 from __future__ import annotations
 
+import heapq
 import math
 import pickle
 from dataclasses import dataclass, field
@@ -36,6 +37,43 @@ class DrainResult:
     counts: dict = field(default_factory=lambda: dict.fromkeys(COUNTERS, 0))
 
 
+@dataclass(frozen=True)
+class RepredictPolicy:
+    """When a pending instance is predicted again, with its stored features.
+
+    - `none`: never (initial and final predictions only).
+    - `every_k_labels:K` (K defaults to 10): at the (K+1)th, (2K+1)th, ... label the model
+      learns after the instance arrived, before it learns that label (Grzenda et al.'s reference
+      implementation; K=1 is Algorithm 1 of the paper).
+
+    >>> RepredictPolicy.parse("every_k_labels:5")
+    RepredictPolicy(kind='every_k_labels', k=5)
+    >>> RepredictPolicy.parse("none").kind
+    'none'
+    """
+
+    kind: str = "none"
+    k: int = 10
+
+    @classmethod
+    def parse(cls, text: str) -> RepredictPolicy:
+        name, _, arg = str(text).strip().partition(":")
+        if name == "none" and not arg:
+            return cls("none")
+        if name == "every_k_labels":
+            try:
+                k = int(arg) if arg else 10
+            except ValueError:
+                k = 0
+            if k < 1:
+                raise ValueError(f"re-prediction policy {text!r}: K must be a positive integer")
+            return cls("every_k_labels", k)
+        raise ValueError(f"unknown re-prediction policy {text!r}; use none or every_k_labels:K")
+
+    def __str__(self) -> str:
+        return "none" if self.kind == "none" else f"{self.kind}:{self.k}"
+
+
 class LateEventError(RuntimeError):
     """An event older than what the engine has already processed: the caller broke the
     watermark contract (drain only what the watermark has passed)."""
@@ -56,8 +94,10 @@ class ReplayEngine:
     """
 
     def __init__(self, model: ModelSpec, stream: str, classes: list | None = None,
-                 task: str | None = None, final: bool = True):
+                 task: str | None = None, final: bool = True,
+                 repredict: RepredictPolicy | None = None):
         self.stream = stream
+        self.repredict = repredict or RepredictPolicy()
         # final=False skips the test-then-train prediction: half the predict calls, for users
         # who only need the delayed-prequential (initial) scores, as river reports them.
         self.final = final
@@ -67,8 +107,14 @@ class ReplayEngine:
         self.classes: list = list(classes) if classes else []
         self._class_index = {c: i for i, c in enumerate(self.classes)}
         self.model = model.build(list(classes) if classes else None)
-        self.pending: dict = {}  # id -> [t_arrival, x, initial_prediction]
+        # id -> [t_arrival, x, initial prediction, [(t, re-prediction)], model version, last]
+        self.pending: dict = {}
         self.n_labels = 0
+        # Labels the model has learned (including orphans with features): its version. A
+        # re-prediction with an unchanged model would repeat the last one, so it is reused.
+        self.version = 0
+        self._due: list = []  # heap of (label number at which due, arrival order, id)
+        self._arrivals = 0
         self.prev_label = 0 if self.task == "classification" else math.nan
         self._label_counts: list[int] = [0] * len(self.classes)
         self._majority = 0
@@ -123,8 +169,11 @@ class ReplayEngine:
                 self.stream, f"instance id {key!r} is already pending", field="id", record=ev))
             return
         y_pred = self.model.predict_one(x)
-        self.pending[key] = [t, x, y_pred]
+        self.pending[key] = [t, x, y_pred, [], self.version, y_pred]
         out.predictions.append((key, INITIAL, t, y_pred))
+        if self.repredict.kind == "every_k_labels":
+            self._arrivals += 1
+            heapq.heappush(self._due, (self.version + self.repredict.k + 1, self._arrivals, key))
 
     def _on_update(self, ev, out: DrainResult) -> None:
         key = ev[ID]
@@ -156,7 +205,9 @@ class ReplayEngine:
             out.counts["orphan_labels"] += 1
             if ev[X] is not None:
                 out.counts["learned_orphans"] += 1
+                self._repredict_due(t, out)
                 self.model.learn_one(ev[X], y)
+                self.version += 1
                 if classification:
                     self._label_baselines(self._index(y, extend=True))
             else:
@@ -165,7 +216,7 @@ class ReplayEngine:
                     self.stream, f"label for unknown instance id {key!r}", field="id",
                     record=ev))
             return
-        t_arrival, x, initial = state
+        t_arrival, x, initial, repredictions = state[:4]
         if ev[X] is not None:
             x = ev[X]
         final = None
@@ -174,7 +225,9 @@ class ReplayEngine:
             out.predictions.append((key, FINAL, t, final))
             if final is None:
                 out.counts["unscored_final"] += 1
+        self._repredict_due(t, out)
         self.model.learn_one(x, y)
+        self.version += 1
         self.n_labels += 1
         out.counts["labelled"] += 1
         if initial is None:
@@ -182,14 +235,40 @@ class ReplayEngine:
         if classification:
             y_index = self._index(y, extend=True)
             prev, majority = self._label_baselines(y_index)
+            index = self._index
             out.outcomes.append(Outcome(
                 self.n_labels, key, t_arrival, t, y_index, prev, majority,
-                None if initial is None else self._index(initial, extend=True),
-                None if final is None else self._index(final, extend=True)))
+                None if initial is None else index(initial, extend=True),
+                None if final is None else index(final, extend=True),
+                tuple((tr, None if yr is None else index(yr, extend=True))
+                      for tr, yr in repredictions)))
         else:
             prev, self.prev_label = self.prev_label, y
             out.outcomes.append(Outcome(self.n_labels, key, t_arrival, t, y, prev, None,
-                                        initial, final))
+                                        initial, final, tuple(repredictions)))
+
+    def _predict_again(self, key, state, t: float, out: DrainResult) -> None:
+        """Predict a pending instance again, with its current features."""
+        y_pred = self.model.predict_one(state[1])
+        state[3].append((t, y_pred))
+        state[4], state[5] = self.version, y_pred
+        out.predictions.append((key, REPREDICTION, t, y_pred))
+
+    def _repredict_due(self, t: float, out: DrainResult) -> None:
+        """Before the model learns label number `version + 1`, re-predict the instances due
+        then: O(log pending) per label plus the re-predictions themselves."""
+        due, label_number, k = self._due, self.version + 1, self.repredict.k
+        while due and due[0][0] <= label_number:
+            _, order, key = heapq.heappop(due)
+            state = self.pending.get(key)
+            if state is None:  # labelled since: dropped lazily
+                continue
+            if state[4] == self.version:  # model unchanged since its last prediction: reuse
+                state[3].append((t, state[5]))
+                out.predictions.append((key, REPREDICTION, t, state[5]))
+            else:
+                self._predict_again(key, state, t, out)
+            heapq.heappush(due, (label_number + k, order, key))
 
     # -- state ---------------------------------------------------------------------------------
     def to_bytes(self) -> bytes:

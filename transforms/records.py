@@ -53,7 +53,8 @@ class Outcome(NamedTuple):
     `y_prev` (Persistent baseline: previous true label), `y_majority` (Majority baseline,
     counted including this label), `initial` and `final` are class indices; for regression they
     are floats (`y_prev`/`y_majority` unused). A prediction the model could not make (an
-    untrained river model) is None and is not scored.
+    untrained river model) is None and is not scored. `repredictions` are the continuous
+    re-evaluation's predictions, in time order.
     """
 
     n: int
@@ -65,6 +66,7 @@ class Outcome(NamedTuple):
     y_majority: Any
     initial: Any
     final: Any
+    repredictions: tuple = ()  # ((t, prediction), ...) while the label was pending
 
 
 @dataclass(frozen=True)
