@@ -2,6 +2,7 @@
 
     python benchmarks/bench_replay.py [--n 100000] [--delay 1000] [--repeats 3]
 
+Re-evaluation (re-predictions while labels are pending) is off here: river has no such thing.
 Both sides generate the same Agrawal stream (river's generator, same seed), replay it with the
 same constant delay through GaussianNB and compute initial accuracy (river: Accuracy metric;
 delayed-eval: the whole pipeline, including predictions.parquet, curves and the manifest).
@@ -33,7 +34,8 @@ def ours_run(n: int, delay: int, seed: int, runner: str, replay: str, final: boo
     with tempfile.TemporaryDirectory() as out:
         summary = run(RunConfig(streams=[f'synth:Agrawal{{"n": {n}, "seed": {seed}}}'],
                                 models=["river.naive_bayes.GaussianNB"], delay=str(delay),
-                                out=out, runner=runner, replay=replay, final=final, quiet=True))
+                                out=out, runner=runner, replay=replay, final=final,
+                                repredict="none", quiet=True))
     row = summary.query("category == 'initial' and metric == 'accuracy'")
     return row["value"].item()
 

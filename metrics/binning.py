@@ -23,7 +23,11 @@ def bin_of(t: float, t0: float, delta: float, bins: int) -> int:
 
 
 def _vote(items: list[tuple[float, object]], classification: bool):
-    """Time-weighted vote (ties -> lowest class index) or mean of (weight, prediction)."""
+    """Time-weighted vote (ties -> lowest class index) or mean of (weight, prediction).
+    Missing predictions (None: the model could not predict yet) take no part."""
+    items = [(w, y) for w, y in items if y is not None]
+    if not items:
+        return None
     if classification:
         weights: dict = {}
         for w, y in items:

@@ -47,6 +47,13 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--no-final", dest="final", action="store_false", default=None,
                      help="skip the final (test-then-train) prediction: initial scores only, "
                           "half the predict calls")
+    run.add_argument("--bins", type=int, default=None,
+                     help="B, bins of the latency period for binned measures (default 100)")
+    run.add_argument("--repredict", default=None, metavar="POLICY",
+                     help="re-prediction policy while labels are pending: every_k_labels:K "
+                          "(default every_k_labels:10) or none (initial and final only)")
+    run.add_argument("--alpha", action="append", type=float, default=None,
+                     help="α of the prioritised measure Ψα (repeatable; default 1, 2, 10)")
     run.add_argument("--chunk-size", type=int, default=None, help="events per Beam element")
     run.add_argument("--curve-every", type=int, default=None,
                      help="labels between curve points (default 1000)")
@@ -61,7 +68,8 @@ def _parser() -> argparse.ArgumentParser:
 
 def _config(args, beam_args) -> RunConfig:
     fields = {"streams": args.stream, "models": args.model, "delay": args.delay,
-              "out": args.out, "runner": args.runner, "replay": args.replay, "final": args.final,
+              "out": args.out, "runner": args.runner, "replay": args.replay, "final": args.final, "bins": args.bins,
+              "repredict": args.repredict, "alphas": args.alpha,
               "chunk_size": args.chunk_size, "curve_every": args.curve_every,
               "run_id": args.run_id, "beam_args": beam_args, "quiet": args.quiet or None}
     if args.config:
@@ -86,7 +94,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "quickstart":
             config = RunConfig(streams=[f"agrawal={QUICKSTART_STREAM}"],
                                models=QUICKSTART_MODELS, delay="1000", out=args.out,
-                               runner=args.runner, beam_args=beam_args)
+                               runner=args.runner, beam_args=beam_args, bins=10,
+                               repredict="every_k_labels:100")
             print(f"Agrawal, 20000 events, concept drift at 10000, label delay 1000 events; "
                   f"results in {args.out}/")
         else:

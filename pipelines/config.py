@@ -29,6 +29,9 @@ class RunConfig:
     runner: str = "direct"
     replay: str = "auto"  # auto | grouped | stateful
     final: bool = True  # also make and score the test-then-train (final) prediction
+    bins: int = 100  # B: bins of the latency period for the binned measures Λ(T,b)
+    repredict: str = "every_k_labels:10"  # re-prediction policy; "none" turns re-evaluation off
+    alphas: list[float] = field(default_factory=lambda: [1.0, 2.0, 10.0])  # Ψα
     chunk_size: int = 1000
     curve_every: int = 1000
     timer_bucket: float | None = None  # seconds of event time per streaming drain
@@ -44,9 +47,12 @@ class RunConfig:
             raise ConfigError("no model given (--model)")
         if self.replay not in ("auto", "grouped", "stateful"):
             raise ConfigError(f"replay must be auto, grouped or stateful, not {self.replay!r}")
-        for name in ("chunk_size", "curve_every"):
+        for name in ("chunk_size", "curve_every", "bins"):
             if int(getattr(self, name)) < 1:
                 raise ConfigError(f"{name} must be at least 1")
+        self.alphas = [float(a) for a in self.alphas]
+        if any(a <= 0 for a in self.alphas):
+            raise ConfigError(f"alpha must be positive, got {self.alphas}")
 
     @classmethod
     def from_yaml(cls, path: str, **overrides) -> RunConfig:

@@ -28,14 +28,15 @@ from metrics import CLASSIFICATION_METRICS, REGRESSION_METRICS
 from pipelines.config import ConfigError, RunConfig
 from pipelines.results import format_table
 from runners import make_runner, pipeline_options
-from transforms.delays import DelaySpec, DelaySpecError
-from transforms.engine import COUNTERS
+from transforms.delays import DelaySpec
+from transforms.engine import COUNTERS, RepredictPolicy
 from transforms.models import ModelSpec, ModelSpecError
 from transforms.read import READ_COUNTS, ReadStreams
 from transforms.records import RESULT_COLUMNS
 from transforms.replay import CLASSES, COUNTS, DEAD_LETTERS, PREDICTIONS, GroupedReplay, \
     StatefulReplay
-from transforms.scoring import CATEGORIES, CURVES, ScoreOutcomes
+from transforms.scoring import (BINNED, CATEGORIES, CURVES, INTERMEDIATE, ScoreOutcomes,
+                                ScoringPlan)
 from transforms.sources import InputError, StreamSpec
 
 PREDICTION_SCHEMA = pa.schema([("stream", pa.string()), ("model", pa.string()),
@@ -53,10 +54,8 @@ class Plan:
     tasks: dict[str, str]
     classes: dict[str, list | None]
     delay: DelaySpec
-
-    @property
-    def categories(self) -> tuple:
-        return CATEGORIES if self.config.final else CATEGORIES[:1]
+    repredict: RepredictPolicy
+    scoring: ScoringPlan
 
     @property
     def replay(self) -> str:
@@ -81,12 +80,16 @@ def plan(config: RunConfig) -> Plan:
             models[spec.name] = spec
         tasks = {name: spec.task() for name, spec in models.items()}
         classes = {s.name: s.declared_classes() for s in streams}
-    except (InputError, ModelSpecError, DelaySpecError) as e:
+        repredict = RepredictPolicy.parse(config.repredict)
+    except (InputError, ModelSpecError, ValueError) as e:
         raise ConfigError(str(e)) from None
     names = [s.name for s in streams]
     if len(set(names)) != len(names):
         raise ConfigError(f"stream names must be unique, got {names}; name them with NAME=SOURCE")
-    return Plan(config, streams, models, tasks, classes, delay)
+    scoring = ScoringPlan(final=config.final,
+                          bins=0 if repredict.kind == "none" else config.bins,
+                          alphas=tuple(config.alphas), curve_every=config.curve_every)
+    return Plan(config, streams, models, tasks, classes, delay, repredict, scoring)
 
 
 # -- writing inside the pipeline ---------------------------------------------------------------
@@ -117,19 +120,20 @@ def build(p: beam.Pipeline, pl: Plan, staging: str) -> None:
     cfg = pl.config
     read = p | "Read" >> ReadStreams(pl.streams, list(pl.models), pl.delay, cfg.chunk_size)
     if pl.replay == "grouped":
-        replay = read["chunks"] | "Replay" >> GroupedReplay(pl.models, pl.classes, pl.tasks,
-                                                             cfg.chunk_size, cfg.final)
+        replay = read["chunks"] | "Replay" >> GroupedReplay(
+            pl.models, pl.classes, pl.tasks, cfg.chunk_size, cfg.final, pl.repredict)
     else:
         replay = read["chunks"] | "Replay" >> StatefulReplay(
-            pl.models, pl.classes, pl.tasks, cfg.chunk_size, cfg.timer_bucket, cfg.final)
-    scored = replay.outcomes | "Score" >> ScoreOutcomes(pl.tasks, cfg.curve_every,
-                                                        pl.categories)
+            pl.models, pl.classes, pl.tasks, cfg.chunk_size, cfg.timer_bucket, cfg.final,
+            pl.repredict)
+    scored = replay.outcomes | "Score" >> ScoreOutcomes(pl.tasks, pl.scoring)
 
     def write_rows(name):
         def write(rows):
             # A fixed row order, whatever order the runner delivered them in.
             rows = sorted(rows, key=lambda r: (r["stream"], r["model"], r["category"],
-                                               r["metric"], r.get("labels") or 0))
+                                               r["metric"], r["bin"] or 0, r["alpha"] or 0,
+                                               r.get("labels") or 0))
             pd.DataFrame(rows).to_parquet(os.path.join(staging, name), index=False)
         return write
 
@@ -173,26 +177,39 @@ def _write_jsonl(path: str, rows) -> None:
 
 # -- after the pipeline ------------------------------------------------------------------------
 def _complete_summary(pl: Plan, raw: pd.DataFrame) -> pd.DataFrame:
-    """Every (stream, model, category, metric) gets a row, NaN with n=0 if nothing was scored,
-    in a fixed order: streams and models as configured."""
+    """Every expected (stream, model, category, bin, alpha, metric) gets a row, NaN with n=0 if
+    nothing was scored, in a fixed order: streams and models as configured."""
+    have = {} if raw.empty else {
+        (r.stream, r.model, r.category, _opt(r.bin), _opt(r.alpha), r.metric): r
+        for r in raw.itertuples()}
+    sc = pl.scoring
+    slots = [(c, None, None) for c in CATEGORIES[:1 + sc.final]]
+    if sc.bins:
+        slots += [(BINNED, b, None) for b in range(sc.bins + 2)]
+        slots += [(INTERMEDIATE, None, a) for a in sc.alphas]
     rows = []
-    have = {(r.stream, r.model, r.category, r.metric): r for r in raw.itertuples()} \
-        if not raw.empty else {}
     for s in pl.streams:
+        protocol = f"delayed-prequential delay={s.delay(pl.delay)} repredict={pl.repredict}"
         for m in pl.models:
             metrics = CLASSIFICATION_METRICS if pl.tasks[m] == "classification" \
                 else REGRESSION_METRICS
-            for c in pl.categories:
+            for category, b, alpha in slots:
                 for metric in metrics:
-                    r = have.get((s.name, m, c, metric))
+                    r = have.get((s.name, m, category, b, alpha, metric))
                     rows.append({
                         "run_id": pl.config.run_id, "stream": s.name, "model": m,
-                        "protocol": f"delayed-prequential delay={s.delay(pl.delay)}",
-                        "category": c, "bin": None, "alpha": None, "window": "cumulative",
-                        "metric": metric, "value": math.nan if r is None else r.value,
-                        "n": 0 if r is None else int(r.n),
-                        "t": None if r is None else r.t})
-    return pd.DataFrame(rows, columns=RESULT_COLUMNS)
+                        "protocol": protocol, "category": category, "bin": b, "alpha": alpha,
+                        "window": "cumulative", "metric": metric,
+                        "value": math.nan if r is None else r.value,
+                        "n": 0 if r is None else int(r.n), "t": None if r is None else r.t})
+    return pd.DataFrame(rows, columns=RESULT_COLUMNS).astype({"bin": "Int64"})
+
+
+def _opt(v):
+    """A bin or alpha read back from parquet: NaN / None -> None; bins as ints."""
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return None
+    return int(v) if float(v).is_integer() and not isinstance(v, float) else float(v)
 
 
 def _versions() -> dict:
@@ -220,7 +237,8 @@ def _manifest(pl: Plan, counts: dict, n_dead: int, started: str) -> dict:
         "run_id": pl.config.run_id, "started": started,
         "finished": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         "command": " ".join(sys.argv), "config": pl.config.to_dict(),
-        "replay": pl.replay, "versions": _versions(),
+        "replay": pl.replay, "repredict": str(pl.repredict), "bins": pl.scoring.bins,
+        "versions": _versions(),
         "streams": {s.name: {"spec": {"source": s.source, "options": s.options},
                              "delay": str(s.delay(pl.delay)), "ordering": s.ordering,
                              "seed": s.options.get("seed", 42) if s.kind == "synth" else None,

@@ -16,7 +16,7 @@ def test_run_writes_every_output(tmp_path, capsys):
     out = tmp_path / "out"
     code = main(["run", "--stream", 'synth:SEA{"n": 600, "seed": 2}', "--model", "majority",
                  "--model", 'nb=river.naive_bayes.GaussianNB', "--delay", "50", "--out",
-                 str(out), "--runner", "direct", "--curve-every", "100"])
+                 str(out), "--runner", "direct", "--curve-every", "100", "--repredict", "none"])
     assert code == 0
     printed = capsys.readouterr().out
     assert "initial accuracy" in printed and "nb" in printed
@@ -69,7 +69,7 @@ def test_unknown_config_field_is_reported(tmp_path, capsys):
 
 def test_no_final_scores_initial_only_with_the_same_values(tmp_path):
     args = ["run", "--stream", 'synth:SEA{"n": 300, "seed": 4}', "--model", "gaussian-nb",
-            "--delay", "20", "--runner", "direct", "--quiet"]
+            "--delay", "20", "--runner", "direct", "--quiet", "--repredict", "none"]
     assert main([*args, "--out", str(tmp_path / "full")]) == 0
     assert main([*args, "--out", str(tmp_path / "initial"), "--no-final"]) == 0
     full, initial = (load_results(str(tmp_path / d)).drop(columns="run_id")
@@ -78,3 +78,32 @@ def test_no_final_scores_initial_only_with_the_same_values(tmp_path):
     pd.testing.assert_frame_equal(
         initial, full[full["category"] == "initial"].reset_index(drop=True))
     assert set(load_results(str(tmp_path / "initial"), "predictions")["kind"]) == {"initial"}
+
+
+def test_reevaluation_outputs_binned_and_intermediate(tmp_path):
+    from metrics.binning import prioritised
+
+    out = tmp_path / "re"
+    assert main(["run", "--stream", 'synth:SEA{"n": 400, "seed": 6}', "--model", "gaussian-nb",
+                 "--delay", "40", "--out", str(out), "--runner", "direct", "--quiet",
+                 "--bins", "4", "--repredict", "every_k_labels:3", "--alpha", "1",
+                 "--alpha", "4", "--curve-every", "100"]) == 0
+    s = load_results(str(out))
+    acc = s[s["metric"] == "accuracy"].set_index(["category", "bin", "alpha"])["value"]
+    binned = [acc[("binned", b, None)] if ("binned", b, None) in acc else
+              s.query(f"category == 'binned' and bin == {b} and metric == 'accuracy'")
+              ["value"].item() for b in range(6)]
+    initial = s.query("category == 'initial' and metric == 'accuracy'")["value"].item()
+    final = s.query("category == 'final' and metric == 'accuracy'")["value"].item()
+    assert binned[0] == initial and binned[5] == final  # Λ(T,0) and Λ(T,B+1)
+    for alpha in (1.0, 4.0):
+        psi = s.query(f"category == 'intermediate' and alpha == {alpha} and "
+                      f"metric == 'accuracy'")["value"].item()
+        assert psi == prioritised(binned[:5], alpha)
+    # Re-predictions while pending: with K=3 and delay 40, every instance but the last few is
+    # re-predicted before its label arrives.
+    preds = load_results(str(out), "predictions")
+    assert (preds["kind"] == "re-prediction").sum() > 3 * 300
+    curves = load_results(str(out), "curves")
+    assert set(curves.query("category == 'binned'")["bin"]) == {0, 5}
+    assert set(curves.query("category == 'intermediate'")["alpha"]) == {1.0, 4.0}

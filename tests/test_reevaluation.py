@@ -67,3 +67,9 @@ def test_prioritised_by_hand():
     assert prioritised(values, 1) == 0.5
     w = [1, 0.5 ** 0.5, 0.5]  # α=2: (1/2)^(b/2)
     assert prioritised(values, 2) == (0.5 * w[0] + 1.0 * w[1]) / sum(w)
+
+
+def test_missing_predictions_take_no_part_in_the_vote():
+    # An untrained model's None over 0-6, then 1 over 6-8 and 0 over 8-10: a 2-2 tie -> 0.
+    assert binned_predictions(0, 10, None, ((6, 1), (8, 0)), 1, bins=1) == [None, 0, 1]
+    assert binned_predictions(0, 10, None, ((6, None), (8, None)), 1, bins=1) == [None, None, 1]

@@ -10,7 +10,7 @@ from pipelines.evaluate import run
 from transforms.delays import DelaySpec
 from transforms.engine import ReplayEngine
 from transforms.models import ModelSpec
-from transforms.scoring import block_scores
+from transforms.scoring import ScoringPlan, block_scores
 from transforms.sources import StreamSpec
 
 N = 3000
@@ -26,8 +26,8 @@ def replay_score(stream: str, model: str, delay, category="initial"):
     spec = StreamSpec.parse(stream)
     engine = ReplayEngine(ModelSpec.parse(model), spec.name)
     result = engine.drain(list(spec.events(DelaySpec.parse(delay))))
-    blocks = block_scores(result.outcomes, engine.task, curve_every=10**9)
-    return blocks[(category, 0)].score
+    blocks = block_scores(result.outcomes, engine.task, ScoringPlan(curve_every=10**9))
+    return blocks[(category, 0)][None].score
 
 
 @pytest.mark.parametrize("delay", DELAYS)
@@ -64,7 +64,7 @@ def test_pipeline_equals_river_for_every_delay(tmp_path):
     base = '"n": 2500, "seed": 11, "classification_function": 4'
     streams = [f'd{d}=synth:Agrawal{{{base}, "delay": "{d}"}}' for d in DELAYS]
     summary = run(RunConfig(streams=streams, models=["river.naive_bayes.GaussianNB"],
-                            out=str(tmp_path), runner="direct", quiet=True))
+                            out=str(tmp_path), runner="direct", repredict="none", quiet=True))
     for d in DELAYS:
         dataset = itertools.islice(datasets.synth.Agrawal(classification_function=4, seed=11),
                                    2500)

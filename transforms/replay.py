@@ -25,7 +25,7 @@ from apache_beam.transforms.userstate import (BagStateSpec, ReadModifyWriteState
 from apache_beam.transforms.window import GlobalWindow
 from apache_beam.utils.timestamp import MAX_TIMESTAMP, Timestamp
 
-from transforms.engine import ReplayEngine
+from transforms.engine import ReplayEngine, RepredictPolicy
 from transforms.models import ModelSpec
 
 # Keys are (stream, model) strings: a deterministic key coder, as stateful DoFns and
@@ -43,16 +43,18 @@ class _EngineFactory:
     """Builds a key's engine on the worker from serialisable specs (never a live model)."""
 
     def __init__(self, models: dict[str, ModelSpec], classes: dict[str, list | None],
-                 tasks: dict[str, str], final: bool = True):
+                 tasks: dict[str, str], final: bool = True,
+                 repredict: RepredictPolicy | None = None):
         self.models = models
         self.classes = classes
         self.tasks = tasks
         self.final = final
+        self.repredict = repredict
 
     def new(self, key) -> ReplayEngine:
         stream, model = key
         return ReplayEngine(self.models[model], stream, self.classes.get(stream),
-                            self.tasks[model], self.final)
+                            self.tasks[model], self.final, self.repredict)
 
 
 def _emit(key, engine: ReplayEngine, result, pending_before: int, batch_size: int):
@@ -86,9 +88,10 @@ class _DrainGrouped(beam.DoFn):
 class GroupedReplay(beam.PTransform):
     """Bounded input: `((stream, model), chunk)` -> GroupByKey -> sorted drain per key."""
 
-    def __init__(self, models, classes, tasks, batch_size: int = 1000, final: bool = True):
+    def __init__(self, models, classes, tasks, batch_size: int = 1000, final: bool = True,
+                 repredict: RepredictPolicy | None = None):
         super().__init__()
-        self.factory = _EngineFactory(models, classes, tasks, final)
+        self.factory = _EngineFactory(models, classes, tasks, final, repredict)
         self.batch_size = batch_size
 
     def expand(self, chunks):
@@ -157,9 +160,10 @@ class StatefulReplay(beam.PTransform):
     """
 
     def __init__(self, models, classes, tasks, batch_size: int = 1000,
-                 bucket: float | None = None, final: bool = True):
+                 bucket: float | None = None, final: bool = True,
+                 repredict: RepredictPolicy | None = None):
         super().__init__()
-        self.factory = _EngineFactory(models, classes, tasks, final)
+        self.factory = _EngineFactory(models, classes, tasks, final, repredict)
         self.batch_size = batch_size
         self.bucket = bucket
 

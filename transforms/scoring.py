@@ -2,21 +2,41 @@
 
 Each outcome carries its label number `n`, so the curve point every `curve_every` labels is a
 merge of per-block accumulators: outcomes -> partial scores keyed by (stream, model, category,
-block) -> CombinePerKey -> per (stream, model, category) a running merge over the sorted blocks,
-whose last point is the end-of-stream summary.
+block), one per bin -> CombinePerKey -> per (stream, model, category) a running merge over the
+sorted blocks, whose last point is the end-of-stream summary. Categories: `initial` and `final`
+(one score each), `binned` (one score per bin b = 0..B+1, Λ(T,b)) and, derived from the binned
+scores at each point, `intermediate` (Ψα for each α).
 """
 
 from __future__ import annotations
 
 import copy
+from dataclasses import dataclass
 
 import apache_beam as beam
 
 from metrics import ClassificationScore, RegressionScore
+from metrics.binning import binned_predictions, prioritised
 from transforms.records import FINAL, INITIAL, MeasureKey
 
 CATEGORIES = (INITIAL, FINAL)
+BINNED = "binned"
+INTERMEDIATE = "intermediate"
 CURVES = "curves"
+
+
+@dataclass(frozen=True)
+class ScoringPlan:
+    """What to score: the final category or not, B bins (0: no binned measures), the α list."""
+
+    final: bool = True
+    bins: int = 0
+    alphas: tuple = (1.0, 2.0, 10.0)
+    curve_every: int = 1000
+
+    @property
+    def categories(self) -> tuple:
+        return (*CATEGORIES[:1 + self.final], *((BINNED,) if self.bins else ()))
 
 
 def new_score(task: str):
@@ -40,75 +60,121 @@ class BlockScore:
         return self
 
 
-def block_scores(outcomes, task: str, curve_every: int, categories=CATEGORIES) -> dict:
-    """Partial scores of a batch of outcomes, by (category, block).
+def merge_bins(mine: dict, other: dict) -> dict:
+    """Merge {bin: BlockScore} maps (bin None for initial / final)."""
+    for b, acc in other.items():
+        if b in mine:
+            mine[b].merge(acc)
+        else:
+            mine[b] = copy.deepcopy(acc)
+    return mine
+
+
+def block_scores(outcomes, task: str, plan: ScoringPlan) -> dict:
+    """Partial scores of a batch of outcomes: {(category, block): {bin: BlockScore}}.
 
     >>> from transforms.records import Outcome
     >>> out = [Outcome(1, "a", 0.0, 1.0, 1, 0, 1, 1, 1),
     ...        Outcome(2, "b", 1.0, 2.0, 0, 1, 0, None, 1)]
-    >>> s = block_scores(out, "classification", curve_every=10)
-    >>> s[("initial", 0)].score.n, s[("final", 0)].score.accuracy
+    >>> s = block_scores(out, "classification", ScoringPlan(curve_every=10))
+    >>> s[("initial", 0)][None].score.n, s[("final", 0)][None].score.accuracy
     (1, 0.5)
     """
     blocks: dict = {}
     classification = task == "classification"
-    with_final = FINAL in categories
+
+    def add(category, b, block, o, pred):
+        bins = blocks.get((category, block))
+        if bins is None:
+            bins = blocks[(category, block)] = {}
+        acc = bins.get(b)
+        if acc is None:
+            acc = bins[b] = BlockScore(new_score(task))
+        if o.n > acc.last_n:
+            acc.last_n = o.n
+        if o.t_label > acc.last_t:
+            acc.last_t = o.t_label
+        if pred is None:  # an untrained model made no prediction: not scored, as in river
+            return
+        if classification:
+            acc.score.update(o.y, pred, o.y_prev, o.y_majority)
+        else:
+            acc.score.update(o.y, pred)
+
     for o in outcomes:
-        block = (o.n - 1) // curve_every
-        for category, pred in ((INITIAL, o.initial), (FINAL, o.final))[:1 + with_final]:
-            acc = blocks.get((category, block))
-            if acc is None:
-                acc = blocks[(category, block)] = BlockScore(new_score(task))
-            if o.n > acc.last_n:
-                acc.last_n = o.n
-            if o.t_label > acc.last_t:
-                acc.last_t = o.t_label
-            if pred is None:  # an untrained model made no prediction: not scored, as in river
-                continue
-            if classification:
-                acc.score.update(o.y, pred, o.y_prev, o.y_majority)
-            else:
-                acc.score.update(o.y, pred)
+        block = (o.n - 1) // plan.curve_every
+        add(INITIAL, None, block, o, o.initial)
+        if plan.final:
+            add(FINAL, None, block, o, o.final)
+        if plan.bins:
+            preds = binned_predictions(o.t_arrival, o.t_label, o.initial, o.repredictions,
+                                       o.final, plan.bins, classification)
+            for b, pred in enumerate(preds):
+                add(BINNED, b, block, o, pred)
     return blocks
 
 
 class _MergeBlocks(beam.CombineFn):
     def create_accumulator(self):
-        return None
+        return {}
 
-    def add_input(self, acc, block):
+    def add_input(self, acc, bins):
         # Never mutate the input element: runners may reuse it.
-        return copy.deepcopy(block) if acc is None else acc.merge(block)
+        return merge_bins(acc, bins)
 
     def merge_accumulators(self, accs):
-        merged = None
+        merged: dict = {}
         for a in accs:
-            if a is not None:
-                merged = copy.deepcopy(a) if merged is None else merged.merge(a)
+            merge_bins(merged, a)
         return merged
 
     def extract_output(self, acc):
         return acc
 
 
-def curve_rows(key, blocks) -> list[dict]:
-    """Running merge over sorted blocks -> one row per metric per curve point."""
+def curve_rows(key, blocks, plan: ScoringPlan) -> list[dict]:
+    """Running merge over sorted blocks -> rows per metric (and bin) per curve point; for the
+    binned category also Ψα rows (category `intermediate`) from bins 0..B."""
     stream, model, category = key
-    running = None
+    running: dict = {}
     rows = []
-    for _, acc in sorted(blocks, key=lambda b: b[0]):
-        running = copy.deepcopy(acc) if running is None else running.merge(acc)
-        for metric, value in running.score.get().items():
-            row = MeasureKey(stream, model, category, metric).row(value, running.score.n,
-                                                                  running.last_t)
-            row["labels"] = running.last_n
+    for _, bins in sorted(blocks, key=lambda b: b[0]):
+        merge_bins(running, bins)
+        point = []
+        for b, acc in sorted(running.items(), key=lambda kv: -1 if kv[0] is None else kv[0]):
+            for metric, value in acc.score.get().items():
+                row = MeasureKey(stream, model, category, metric, bin=b).row(
+                    value, acc.score.n, acc.last_t)
+                row["labels"] = acc.last_n
+                point.append(row)
+        if category == BINNED:
+            point += _intermediate_rows(stream, model, running, plan)
+        rows += point
+    return rows
+
+
+def _intermediate_rows(stream, model, running: dict, plan: ScoringPlan) -> list[dict]:
+    values = [running[b].score.get() for b in range(plan.bins + 1)]
+    last = running[plan.bins + 1]
+    rows = []
+    for metric in values[0]:
+        per_bin = [v[metric] for v in values]
+        for alpha in plan.alphas:
+            row = MeasureKey(stream, model, INTERMEDIATE, metric, alpha=alpha).row(
+                prioritised(per_bin, alpha), last.score.n, last.last_t)
+            row["labels"] = last.last_n
             rows.append(row)
     return rows
 
 
 def _by_curve(element):
-    (stream, model, category, block), acc = element
-    return (stream, model, category), (block, acc)
+    (stream, model, category, block), bins = element
+    return (stream, model, category), (block, bins)
+
+
+def _in_curves(row: dict, plan: ScoringPlan) -> bool:
+    """Curves keep Λ(T,0) and Λ(T,B+1) of the binned measures (with Ψα), not every bin."""
+    return row["category"] != BINNED or row["bin"] in (0, plan.bins + 1)
 
 
 class ScoreOutcomes(beam.PTransform):
@@ -118,28 +184,26 @@ class ScoreOutcomes(beam.PTransform):
     rounded sums); an outcome whose prediction is None counts toward no score.
     """
 
-    def __init__(self, tasks: dict[str, str], curve_every: int = 1000,
-                 categories: tuple = CATEGORIES):
+    def __init__(self, tasks: dict[str, str], plan: ScoringPlan):
         super().__init__()
         self.tasks = tasks
-        self.curve_every = curve_every
-        self.categories = categories
+        self.plan = plan
 
     def expand(self, outcome_batches):
-        tasks, every, categories = self.tasks, self.curve_every, self.categories
+        tasks, plan = self.tasks, self.plan
 
         def partials(element):
             (stream, model), outcomes = element
-            for (category, block), acc in block_scores(outcomes, tasks[model], every,
-                                                       categories).items():
-                yield (stream, model, category, block), acc
+            for (category, block), bins in block_scores(outcomes, tasks[model], plan).items():
+                yield (stream, model, category, block), bins
 
         def summarise(element):
             key, blocks = element
-            rows = curve_rows(key, blocks)
+            rows = curve_rows(key, blocks, plan)
             for row in rows:
-                yield beam.pvalue.TaggedOutput(CURVES, row)
-            last = rows[-1]["labels"] if rows else None
+                if _in_curves(row, plan):
+                    yield beam.pvalue.TaggedOutput(CURVES, row)
+            last = max((r["labels"] for r in rows), default=None)
             for row in rows:
                 if row["labels"] == last:
                     yield {k: v for k, v in row.items() if k != "labels"}
