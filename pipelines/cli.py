@@ -68,8 +68,9 @@ def _parser() -> argparse.ArgumentParser:
 
 def _config(args, beam_args) -> RunConfig:
     fields = {"streams": args.stream, "models": args.model, "delay": args.delay,
-              "out": args.out, "runner": args.runner, "replay": args.replay, "final": args.final, "bins": args.bins,
-              "repredict": args.repredict, "alphas": args.alpha,
+              "out": args.out, "runner": args.runner, "replay": args.replay,
+              "final": args.final, "bins": args.bins, "repredict": args.repredict,
+              "alphas": args.alpha,
               "chunk_size": args.chunk_size, "curve_every": args.curve_every,
               "run_id": args.run_id, "beam_args": beam_args, "quiet": args.quiet or None}
     if args.config:

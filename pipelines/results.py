@@ -33,18 +33,33 @@ def load_results(path: str, kind: str = "summary") -> pd.DataFrame:
 
 
 def summary_table(summary: pd.DataFrame) -> pd.DataFrame:
-    """Rows: stream × measure (category metric); columns: models, in run order."""
+    """Rows: stream × measure; columns: models, in run order (Table II of paper 000).
+
+    Measures per metric: initial, the middle bin Λ(T, B/2), final and Ψα for each α.
+    """
     df = summary[summary["metric"].isin(TABLE_METRICS)].copy()
     if df.empty:
         return pd.DataFrame()
-    df["measure"] = df["category"] + " " + df["metric"]
+    binned = df["category"] == "binned"
+    if binned.any():
+        middle = (int(df.loc[binned, "bin"].max()) - 1) // 2 or 1
+        df = df[~binned | (df["bin"] == middle)]
+
+    def label(r):
+        if r.category == "binned":
+            return f"bin {int(r.bin)}"
+        if r.category == "intermediate":
+            return f"Ψ{r.alpha:g}"
+        return r.category
+
+    df["measure"] = [f"{label(r)} {r.metric}" for r in df.itertuples()]
+    order = {"initial": 0, "binned": 1, "final": 2, "intermediate": 3}
+    df["_m"] = df["metric"].map({m: i for i, m in enumerate(TABLE_METRICS)})
+    df["_c"] = df["category"].map(order).fillna(4)
+    df = df.sort_values(["stream", "_m", "_c", "alpha"], na_position="first")
     models = list(dict.fromkeys(df["model"]))
-    order = {m: i for i, m in enumerate(TABLE_METRICS)}
-    df["_c"] = df["category"].map({"initial": 0, "final": 1}).fillna(2)
-    df["_m"] = df["metric"].map(order)
-    df = df.sort_values(["stream", "_c", "_m"])
     table = df.pivot_table(index=["stream", "measure"], columns="model", values="value",
-                           sort=False, dropna=False)
+                           sort=False, dropna=False, aggfunc="first")
     return table[models]
 
 

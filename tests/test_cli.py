@@ -104,6 +104,11 @@ def test_reevaluation_outputs_binned_and_intermediate(tmp_path):
     # re-predicted before its label arrives.
     preds = load_results(str(out), "predictions")
     assert (preds["kind"] == "re-prediction").sum() > 3 * 300
+    from pipelines.results import summary_table
+
+    table = summary_table(s)["gaussian-nb"]["sea"]
+    assert table["bin 2 accuracy"] == binned[2]  # the middle bin, never an average of bins
+    assert table["Ψ4 accuracy"] == prioritised(binned[:5], 4.0)
     curves = load_results(str(out), "curves")
     assert set(curves.query("category == 'binned'")["bin"]) == {0, 5}
     assert set(curves.query("category == 'intermediate'")["alpha"]) == {1.0, 4.0}
