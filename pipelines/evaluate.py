@@ -206,10 +206,9 @@ def _complete_summary(pl: Plan, raw: pd.DataFrame) -> pd.DataFrame:
 
 
 def _opt(v):
-    """A bin or alpha read back from parquet: NaN / None -> None; bins as ints."""
-    if v is None or (isinstance(v, float) and math.isnan(v)):
-        return None
-    return int(v) if float(v).is_integer() and not isinstance(v, float) else float(v)
+    """A bin or alpha read back from parquet: NaN / None -> None. (A bin read as 2.0 still
+    finds the key 2: equal numbers hash alike.)"""
+    return None if v is None or (isinstance(v, float) and math.isnan(v)) else v
 
 
 def _versions() -> dict:

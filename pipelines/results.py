@@ -7,7 +7,6 @@ import os
 
 import pandas as pd
 
-from transforms.records import RESULT_COLUMNS
 
 TABLE_METRICS = ("accuracy", "kappa", "kappa_t", "kappa_plus", "mae", "rmse")
 
@@ -68,7 +67,3 @@ def format_table(summary: pd.DataFrame) -> str:
     if table.empty:
         return "(no results)"
     return table.to_string(float_format=lambda v: f"{v:.4f}")
-
-
-def summary_columns() -> list[str]:
-    return list(RESULT_COLUMNS)

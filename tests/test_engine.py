@@ -73,6 +73,9 @@ def test_update_replaces_features_and_label_features_win():
                    lab(3, 6, "A", "b", x={"v": 0.2})], T=3)
     assert [(p[1], p[3]) for p in out.predictions] == [
         ("initial", "a"), ("re-prediction", "b"), ("final", "a")]
+    # The update's prediction is one of the instance's re-predictions (Algorithm 1), so it is
+    # binned: classes by first appearance a=0, b=1.
+    assert out.outcomes[0].repredictions == ((2.0, 1),)
 
 
 def test_orphans_learned_with_features_dead_lettered_without():

@@ -101,7 +101,6 @@ class ReplayEngine:
         # final=False skips the test-then-train prediction: half the predict calls, for users
         # who only need the delayed-prequential (initial) scores, as river reports them.
         self.final = final
-        self.model_name = model.name
         self.task = task or model.task()
         self.declared_classes = classes is not None
         self.classes: list = list(classes) if classes else []
@@ -119,7 +118,6 @@ class ReplayEngine:
         self._label_counts: list[int] = [0] * len(self.classes)
         self._majority = 0
         self.last_key: tuple = (-math.inf, -1, -1)
-        self.watermark = -math.inf
 
     # -- class indices -------------------------------------------------------------------------
     def _index(self, value, extend: bool):
@@ -154,19 +152,20 @@ class ReplayEngine:
                     f"stream {self.stream!r}: event at t={batch[0][TIME]} (seq {batch[0][SEQ]}) "
                     f"arrived after the replay had passed t={self.last_key[0]}")
             self.last_key = batch[-1][:3]
-        self.watermark = max(self.watermark, T)
         handlers = {INSTANCE: self._on_instance, UPDATE: self._on_update, LABEL: self._on_label}
         for ev in batch:
             handlers[ev[KIND]](ev, out)
         return out
 
+    def _reject(self, out: DrainResult, reason: str, field: str, ev) -> None:
+        out.counts["dead_letters"] += 1
+        out.dead_letters.append(dead_letter(self.stream, reason, field=field, record=ev))
+
     def _on_instance(self, ev, out: DrainResult) -> None:
         key, t, x = ev[ID], ev[TIME], ev[X]
         out.counts["instances"] += 1
         if key in self.pending:
-            out.counts["dead_letters"] += 1
-            out.dead_letters.append(dead_letter(
-                self.stream, f"instance id {key!r} is already pending", field="id", record=ev))
+            self._reject(out, f"instance id {key!r} is already pending", "id", ev)
             return
         y_pred = self.model.predict_one(x)
         self.pending[key] = [t, x, y_pred, [], self.version, y_pred]
@@ -180,23 +179,18 @@ class ReplayEngine:
         state = self.pending.get(key)
         out.counts["updates"] += 1
         if state is None:
-            out.counts["dead_letters"] += 1
-            out.dead_letters.append(dead_letter(
-                self.stream, f"update for id {key!r}, which is not pending", field="id",
-                record=ev))
+            self._reject(out, f"update for id {key!r}, which is not pending", "id", ev)
             return
         state[1] = ev[X]
-        out.predictions.append((key, REPREDICTION, ev[TIME], self.model.predict_one(ev[X])))
+        self._predict_again(key, state, ev[TIME], out)
 
     def _on_label(self, ev, out: DrainResult) -> None:
         key, t, y = ev[ID], ev[TIME], ev[Y]
         out.counts["labels"] += 1
         classification = self.task == "classification"
         if classification and self.declared_classes and y not in self._class_index:
-            out.counts["dead_letters"] += 1
-            out.dead_letters.append(dead_letter(
-                self.stream, f"label {y!r} is not one of the declared classes {self.classes}",
-                field="label", record=ev))
+            self._reject(out, f"label {y!r} is not one of the declared classes {self.classes}",
+                         "label", ev)
             return
         state = self.pending.pop(key, None)
         if state is None:
@@ -211,10 +205,7 @@ class ReplayEngine:
                 if classification:
                     self._label_baselines(self._index(y, extend=True))
             else:
-                out.counts["dead_letters"] += 1
-                out.dead_letters.append(dead_letter(
-                    self.stream, f"label for unknown instance id {key!r}", field="id",
-                    record=ev))
+                self._reject(out, f"label for unknown instance id {key!r}", "id", ev)
             return
         t_arrival, x, initial, repredictions = state[:4]
         if ev[X] is not None:
