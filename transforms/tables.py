@@ -106,11 +106,11 @@ def table_events(spec, delay, checks: Checks) -> Iterator:
         reserved.add(delay.column)
     features = o.get("features") or [c for c in df.columns if c not in reserved]
 
-    def rows_of(frame: pd.DataFrame, path: str, seq0: int, with_features: bool):
+    def rows_of(frame: pd.DataFrame, path: str, seq0: int):
         """Per row: (seq, row number, id, t, x or None, y, label_t, own_delay) or a dead letter."""
         t, bad_t = _times(frame, time_col)
         lt = _times(frame, label_time_col)[0] if label_time_col in frame.columns else None
-        feats = [c for c in features if c in frame.columns] if with_features else []
+        feats = [c for c in features if c in frame.columns]
         fx, bad_cells = _feature_frame(frame, feats)
         records = fx.to_dict("records") if feats else [None] * len(frame)
         ids = frame[id_col].tolist() if id_col in frame.columns else list(range(len(frame)))
@@ -166,7 +166,7 @@ def table_events(spec, delay, checks: Checks) -> Iterator:
         return
 
     labelled = (item if isinstance(item, dict) else item[1:]
-                for item in rows_of(df, spec.source, 0, True))
+                for item in rows_of(df, spec.source, 0))
     yield from labelled_rows(spec, labelled, delay, checks)
 
 
@@ -179,7 +179,7 @@ def _event_log(spec, df, labels_df, rows_of, kind_col, checks: Checks) -> Iterat
     o = spec.options
     items = []
     kinds = df[kind_col].tolist() if kind_col in df.columns else [INSTANCE] * len(df)
-    for item in rows_of(df, spec.source, 0, True):
+    for item in rows_of(df, spec.source, 0):
         if isinstance(item, dict):
             items.append(item)
             continue
@@ -191,12 +191,12 @@ def _event_log(spec, df, labels_df, rows_of, kind_col, checks: Checks) -> Iterat
             continue
         items.append((seq, row, spec.source, kind, key, t, x, y))
     if labels_df is not None:
-        for item in rows_of(labels_df, o["labels"], len(df), True):
+        for item in rows_of(labels_df, o["labels"], len(df)):
             if isinstance(item, dict):
                 items.append(item)
                 continue
             seq, row, key, t, x, y, _, _ = item
-            items.append((seq, row, o["labels"], LABEL, key, t, x or None, y))
+            items.append((seq, row, o["labels"], LABEL, key, t, x, y))
     instance_t = {}
     for it in items:
         if not isinstance(it, dict) and it[3] == INSTANCE:
