@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from metrics.exact import ratio
 
 CLASSIFICATION_METRICS = ("accuracy", "kappa", "kappa_m", "kappa_t", "kappa_plus")
@@ -65,6 +67,27 @@ class ClassificationScore:
         if y_pred >= len(self.pred_counts):
             _grow(self.pred_counts, y_pred)
         self.pred_counts[y_pred] += 1
+
+    def update_many(self, y_true, y_pred, y_prev, y_majority) -> None:
+        """`update` for arrays of class indices: the same counts, without a Python loop.
+
+        >>> s = ClassificationScore()
+        >>> s.update_many([0, 1, 1, 0], [0, 0, 1, 0], [0, 0, 1, 1], [0, 0, 1, 0])
+        >>> s.get()["accuracy"], s.true_counts, s.pred_counts
+        (0.75, [2, 2], [3, 1])
+        """
+        y_true, y_pred = np.asarray(y_true, dtype=np.int64), np.asarray(y_pred, dtype=np.int64)
+        if not len(y_true):
+            return
+        self.n += len(y_true)
+        self.correct += int(np.count_nonzero(y_true == y_pred))
+        self.persistent_correct += int(np.count_nonzero(y_true == np.asarray(y_prev)))
+        self.majority_correct += int(np.count_nonzero(y_true == np.asarray(y_majority)))
+        for counts, values in ((self.true_counts, y_true), (self.pred_counts, y_pred)):
+            add = np.bincount(values)
+            _grow(counts, len(add) - 1)
+            for i in np.flatnonzero(add):
+                counts[i] += int(add[i])
 
     def merge(self, other: ClassificationScore) -> ClassificationScore:
         self.n += other.n

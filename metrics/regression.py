@@ -32,6 +32,11 @@ class RegressionScore:
         self.abs_error.add(abs(e))
         self.squared_error.add(e * e)
 
+    def update_many(self, y_true, y_pred) -> None:
+        """`update` for arrays (the sums stay exact, so the result is the same)."""
+        for y, p in zip(list(y_true), list(y_pred)):
+            self.update(float(y), float(p))
+
     def merge(self, other: RegressionScore) -> RegressionScore:
         self.n += other.n
         self.abs_error.merge(other.abs_error)

@@ -116,3 +116,19 @@ def test_merge_of_any_split_equals_one_pass(cls, rows):
         assert again == one and again.to_dict() == one.to_dict()
 
     check()
+
+
+@pytest.mark.parametrize("cls, rows", [(ClassificationScore, classification_rows),
+                                         (RegressionScore, regression_rows)])
+def test_update_many_equals_one_update_per_row(cls, rows):
+    @settings(max_examples=100, deadline=None)
+    @given(rows)
+    def check(rows):
+        one, many = cls(), cls()
+        for r in rows:
+            one.update(*r)
+        columns = 4 if cls is ClassificationScore else 2
+        many.update_many(*[[r[i] for r in rows] for i in range(columns)])
+        assert many.to_dict() == one.to_dict()
+
+    check()

@@ -1,0 +1,75 @@
+"""Vectorised predictions equal `predict_one` exactly, at every stage of learning."""
+
+import itertools
+
+import numpy as np
+import pytest
+from river import naive_bayes, tree
+from river.datasets import synth
+
+from transforms.batch_predict import NONE, batch_predictor
+from transforms.models import ModelSpec
+
+STREAMS = {
+    "agrawal": lambda: synth.Agrawal(classification_function=2, seed=3),
+    "sea": lambda: synth.SEA(seed=5, noise=0.2),
+    "hyperplane": lambda: synth.Hyperplane(seed=7, n_features=6),
+    "led": lambda: synth.LEDDrift(seed=1, noise_percentage=0.1, n_drift_features=4),
+}
+MODELS = {
+    "gaussian-nb": naive_bayes.GaussianNB,
+    "ht-nba": lambda: tree.HoeffdingTreeClassifier(grace_period=50),
+    "ht-nb": lambda: tree.HoeffdingTreeClassifier(grace_period=50, leaf_prediction="nb",
+                                                  nb_threshold=20),
+    "ht-mc": lambda: tree.HoeffdingTreeClassifier(grace_period=50, leaf_prediction="mc"),
+    "majority": lambda: ModelSpec.parse("majority").build(None),
+    "no-change": lambda: ModelSpec.parse("no-change").build(None),
+}
+
+
+def answers(predictor, model, xs):
+    rows = None
+    if predictor.dense:
+        encoded = [predictor.encode(x) for x in xs]
+        assert all(r is not None for r in encoded)
+        rows = np.vstack(encoded)
+    codes, labels = predictor.predict(model, rows, xs)
+    return [None if c == NONE else labels[c] for c in codes]
+
+
+@pytest.mark.parametrize("stream", sorted(STREAMS))
+@pytest.mark.parametrize("model_name", sorted(MODELS))
+def test_batch_equals_predict_one_while_learning(stream, model_name):
+    data = list(itertools.islice(STREAMS[stream](), 1500))
+    probe = [x for x, _ in data[-300:]]
+    model = MODELS[model_name]()
+    predictor = batch_predictor(model)
+    checked = 0
+    for i, (x, y) in enumerate(data[:1200]):
+        if i in (0, 1, 3) or i % 97 == 0:  # untrained, barely trained, ... grown
+            assert answers(predictor, model, probe) == [model.predict_one(x) for x in probe]
+            checked += 1
+        model.learn_one(x, y)
+    assert checked > 10
+    # ... and the fast path really answers: few rows are left to predict_one.
+    asked = []
+    own = model.predict_one
+    model.predict_one = lambda x, **kw: asked.append(x) or own(x, **kw)
+    assert answers(predictor, model, probe) == [own(x) for x in probe]
+    limit = len(probe) if type(predictor).__name__ == "BatchPredictor" else len(probe) // 20
+    assert len(asked) <= max(limit, 1)
+
+
+def test_fast_paths_are_chosen():
+    names = {name: type(batch_predictor(make())).__name__ for name, make in MODELS.items()}
+    assert names == {"gaussian-nb": "GaussianNBBatch", "ht-nba": "HoeffdingTreeBatch",
+                     "ht-nb": "HoeffdingTreeBatch", "ht-mc": "HoeffdingTreeBatch",
+                     "majority": "ConstantBatch", "no-change": "ConstantBatch"}
+
+
+def test_rows_that_differ_from_the_first_are_not_encoded():
+    predictor = batch_predictor(naive_bayes.GaussianNB())
+    assert predictor.encode({"a": 1, "b": 2.5}) is not None
+    assert predictor.encode({"b": 2.5, "a": 1}) is None  # another key order: another sum order
+    assert predictor.encode({"a": "x", "b": 2.5}) is None
+    assert predictor.encode({"a": float("nan"), "b": 2.5}) is None

@@ -1,0 +1,319 @@
+"""Predicting many pending instances at once, with exactly the answers of `predict_one`.
+
+Continuous re-evaluation asks the model about every pending instance again and again (with
+K=1, once per label per pending instance). river predicts one dict at a time, so for the models
+the benchmarks and papers use most we compute the same decision for a whole matrix of stored
+feature rows with numpy:
+
+- `GaussianNBBatch`: river's `naive_bayes.GaussianNB` joint log-likelihoods, column by column.
+- `HoeffdingTreeBatch`: river's `tree.HoeffdingTreeClassifier`; rows are routed down numeric
+  splits as arrays, a leaf predicting its majority class answers once for all its rows, a naive
+  Bayes leaf scores its rows like GaussianNB.
+- `ConstantBatch`: models whose prediction does not depend on x (Majority, No-Change).
+
+numpy's `exp`/`log` may differ from libm's in the last bit, so a vectorised decision is kept
+only when the best class wins by a clear margin; rows within 1e-9 (relative) of a tie, rows whose
+features are not plain numbers with the first instance's keys, and anything a fast path does not
+know, are predicted with `predict_one`. A test compares every path with `predict_one`.
+
+`batch_predictor(model)` picks the fast path for a model, or `BatchPredictor` (one `predict_one`
+per row).
+"""
+
+from __future__ import annotations
+
+import math
+from numbers import Real
+
+import numpy as np
+
+NONE = -1  # code of "no prediction" (an untrained river model returns None)
+TIE_MARGIN = 1e-9
+
+
+class BatchPredictor:
+    """One `predict_one` per row; the fallback for models without a fast path.
+
+    `predict(model, rows, xs)` returns `(codes, labels)`: prediction i is `labels[codes[i]]`,
+    or None when `codes[i] == NONE`. `rows` are the dense rows `encode` made (None when it made
+    none), `xs` the feature dicts.
+
+    >>> from river import naive_bayes
+    >>> model = naive_bayes.GaussianNB()
+    >>> model.learn_one({"a": 1.0}, "x"); model.learn_one({"a": 3.0}, "y")
+    >>> codes, labels = BatchPredictor().predict(model, None, [{"a": 1.1}, {"a": 2.9}])
+    >>> [labels[c] for c in codes]
+    ['x', 'y']
+    """
+
+    dense = False  # whether `predict` uses dense rows
+
+    def encode(self, x: dict):
+        """A dense row of `x` for the vectorised path, or None if it cannot take part."""
+        return None
+
+    def predict(self, model, rows, xs) -> tuple[np.ndarray, list]:
+        return _codes([model.predict_one(x) for x in xs])
+
+
+def _codes(predictions) -> tuple[np.ndarray, list]:
+    labels: list = []
+    index: dict = {}
+    codes = np.empty(len(predictions), dtype=np.int64)
+    for i, p in enumerate(predictions):
+        if p is None:
+            codes[i] = NONE
+            continue
+        c = index.get(p)
+        if c is None:
+            c = index[p] = len(labels)
+            labels.append(p)
+        codes[i] = c
+    return codes, labels
+
+
+class ConstantBatch(BatchPredictor):
+    """Models whose prediction ignores x: one call answers for every row."""
+
+    def predict(self, model, rows, xs):
+        if not len(xs):
+            return np.empty(0, dtype=np.int64), []
+        codes, labels = _codes([model.predict_one(xs[0])])
+        return np.full(len(xs), codes[0]), labels
+
+
+class _DenseBatch(BatchPredictor):
+    """Rows of plain numbers, in the key order of the first instance encoded."""
+
+    dense = True
+
+    def __init__(self):
+        self.names: tuple | None = None
+
+    def encode(self, x: dict):
+        names = tuple(x)
+        if self.names is None:
+            self.names = names
+        if names != self.names:
+            return None
+        values = tuple(x.values())
+        for v in values:
+            if not isinstance(v, Real) or isinstance(v, bool) or not math.isfinite(v):
+                return None
+        return np.array(values, dtype=np.float64)
+
+    def predict(self, model, rows, xs):
+        if rows is None:
+            return super().predict(model, rows, xs)
+        codes, labels, unsure, leader = self.decide(model, rows)
+        if len(unsure):  # near ties and unmodelled cases: the model's own answer, exactly
+            exact, exact_labels = _codes([model.predict_one(xs[i]) for i in unsure])
+            codes, labels = _merge_codes(codes, labels, unsure, exact, exact_labels)
+        if leader is not None:
+            codes = codes[leader]
+        return codes, labels
+
+    def decide(self, model, rows):
+        """(codes, labels, rows left to `predict_one`, leader): a row's answer is its leader's
+        (leader None: every row answers for itself)."""
+        raise NotImplementedError
+
+
+def _merge_codes(codes, labels, at, other_codes, other_labels):
+    labels = list(labels)
+    lut = np.empty(len(other_labels) + 1, dtype=np.int64)
+    lut[-1] = NONE
+    for j, label in enumerate(other_labels):
+        if label not in labels:
+            labels.append(label)
+        lut[j] = labels.index(label)
+    codes = codes.copy()
+    codes[at] = lut[other_codes]
+    return codes, labels
+
+
+def _argmax_with_margin(scores: np.ndarray, scale: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Column of the best score per row, and the rows where the best two are too close to
+    trust (float error of the vectorised sums is far below TIE_MARGIN·scale)."""
+    best = np.argmax(scores, axis=1)
+    if scores.shape[1] < 2:
+        return best, np.empty(0, dtype=np.int64)
+    top2 = np.partition(scores, -2, axis=1)[:, -2:]
+    gap = top2[:, 1] - top2[:, 0]
+    unsure = ~(gap > TIE_MARGIN * (1.0 + scale.max(axis=1)))
+    return best, np.flatnonzero(unsure)
+
+
+# -- river.naive_bayes.GaussianNB ------------------------------------------------------------
+_PDF_EPS = 10e-10  # river.naive_bayes.gaussian._PDF_EPS
+_SQRT_TAU = math.sqrt(2.0 * math.pi)
+
+
+def _gaussian_parameters(gaussian):
+    """(mu, variance) of a river `proba.Gaussian`, or None where river's pdf is 0."""
+    if gaussian is None:
+        return None
+    var = gaussian._var
+    n = var.mean.n
+    if n > var.ddof:
+        variance = var._S / (n - var.ddof)
+        if variance > 0.0:
+            return var.mean._mean, variance
+    return None
+
+
+class GaussianNBBatch(_DenseBatch):
+    """river `GaussianNB`: log P(c) + Σ_f log(ε + pdf_cf(x_f)), the best class wins."""
+
+    def decide(self, model, rows):
+        classes = list(model.class_counts)
+        if not classes:
+            return np.full(len(rows), NONE), [], np.empty(0, dtype=np.int64), None
+        total = sum(model.class_counts.values())
+        jll = np.empty((len(rows), len(classes)))
+        scale = np.empty_like(jll)
+        log_eps = math.log(_PDF_EPS)
+        for j, c in enumerate(classes):
+            gaussians = model.gaussians.get(c, {})
+            s = np.zeros(len(rows))
+            magnitude = np.zeros(len(rows))
+            for f, name in enumerate(self.names):
+                params = _gaussian_parameters(gaussians.get(name))
+                if params is None:
+                    term = log_eps
+                else:
+                    mu, variance = params
+                    sigma = math.sqrt(variance)
+                    z = (rows[:, f] - mu) / sigma
+                    with np.errstate(over="ignore", under="ignore"):
+                        term = np.log(_PDF_EPS + np.exp(-0.5 * z * z) / _SQRT_TAU / sigma)
+                s += term
+                magnitude += np.abs(term)
+            prior = math.log(model.class_counts[c] / total)
+            jll[:, j] = prior + s
+            scale[:, j] = abs(prior) + magnitude
+        best, unsure = _argmax_with_margin(jll, scale)
+        return best, classes, unsure, None
+
+
+# -- river.tree.HoeffdingTreeClassifier ------------------------------------------------------
+class HoeffdingTreeBatch(_DenseBatch):
+    """river `HoeffdingTreeClassifier` (leaf prediction mc, nb or nba; numeric splits)."""
+
+    def decide(self, model, rows):
+        from river.tree.nodes.branch import DTBranch, NumericBinaryBranch
+
+        codes = np.full(len(rows), NONE)
+        labels: list = []
+        unsure: list = []
+        leader = np.arange(len(rows))
+        columns = {name: f for f, name in enumerate(self.names)}
+
+        def route(node, idx):
+            if not isinstance(node, DTBranch):
+                yield node, idx
+            elif isinstance(node, NumericBinaryBranch) and node.feature in columns:
+                go_left = rows[idx, columns[node.feature]] <= node.threshold
+                yield from route(node.children[0], idx[go_left])
+                yield from route(node.children[1], idx[~go_left])
+            else:  # another kind of split: the tree's own routing, row by row
+                unsure.extend(idx.tolist())
+
+        if model._root is None:
+            return codes, labels, leader, None
+        for leaf, idx in route(model._root, leader):
+            if not len(idx):
+                continue
+            mode = _leaf_mode(leaf, model)
+            if mode == "mc":  # x-free: the leaf's first row answers for all of them
+                unsure.append(int(idx[0]))
+                leader[idx] = idx[0]
+                continue
+            leaf_codes, leaf_labels, leaf_unsure = (
+                _naive_bayes_leaf(leaf, rows[idx], self.names) if mode == "nb"
+                else (None, None, None))
+            if leaf_codes is None:
+                unsure.extend(idx.tolist())
+                continue
+            codes, labels = _merge_codes(codes, labels, idx, leaf_codes, leaf_labels)
+            unsure.extend(idx[leaf_unsure].tolist())
+        return codes, labels, np.array(sorted(unsure), dtype=np.int64), leader
+
+
+def _leaf_mode(leaf, tree) -> str:
+    """How a river HTC leaf predicts now: "mc" (majority class, x-free), "nb", or "other"."""
+    from river.tree.nodes.htc_nodes import (LeafMajorityClass, LeafNaiveBayes,
+                                            LeafNaiveBayesAdaptive)
+
+    kind = type(leaf)
+    if kind is LeafMajorityClass:
+        return "mc"
+    if kind is LeafNaiveBayesAdaptive:
+        nb = leaf.is_active() and leaf._nb_correct_weight >= leaf._mc_correct_weight
+        return "nb" if nb else "mc"
+    if kind is LeafNaiveBayes:
+        nb = leaf.is_active() and leaf.total_weight >= tree.nb_threshold
+        return "nb" if nb else "mc"
+    return "other"
+
+
+def _naive_bayes_leaf(leaf, rows, names):
+    """river's `do_naive_bayes_prediction` over rows: log prior + Σ Gaussian log-pdfs (only the
+    finite ones), for each class the leaf has seen. None if a splitter is not Gaussian."""
+    from river.tree.splitter import GaussianSplitter
+
+    stats = leaf.stats
+    total = sum(stats.values())
+    if not stats or total == 0:
+        return None, None, None
+    splitters = leaf.splitters or {}
+    used = [(names.index(att), obs) for att, obs in splitters.items() if att in names]
+    if len(used) != len(splitters) or any(type(obs) is not GaussianSplitter for _, obs in used):
+        return None, None, None
+    classes = list(stats)
+    votes = np.zeros((len(rows), len(classes)))
+    scale = np.zeros_like(votes)
+    half_log_tau = 0.5 * math.log(math.tau)
+    for j, c in enumerate(classes):
+        if stats[c] <= 0:
+            continue  # river leaves such a class at 0.0
+        prior = math.log(stats[c] / total)
+        v = np.full(len(rows), prior)
+        magnitude = np.full(len(rows), abs(prior))
+        for f, obs in used:
+            params = _gaussian_parameters(obs._att_dist_per_class.get(c))
+            if params is None:
+                continue  # log p = -inf: skipped, as river does
+            mu, variance = params
+            term = (rows[:, f] - mu) ** 2 / (-2.0 * variance) - half_log_tau \
+                - 0.5 * math.log(variance)
+            v += term
+            magnitude += np.abs(term)
+        votes[:, j] = v
+        scale[:, j] = magnitude
+    best, unsure = _argmax_with_margin(votes, scale)
+    return best, classes, unsure
+
+
+def batch_predictor(model) -> BatchPredictor:
+    """The fastest exact way to predict many rows with `model`.
+
+    >>> from river import naive_bayes, linear_model
+    >>> type(batch_predictor(naive_bayes.GaussianNB())).__name__
+    'GaussianNBBatch'
+    >>> type(batch_predictor(linear_model.LogisticRegression())).__name__
+    'BatchPredictor'
+    """
+    from river.naive_bayes import GaussianNB
+    from river.tree import HoeffdingTreeClassifier
+
+    from transforms.models import Majority, NoChange
+
+    kind = type(model)
+    if kind is GaussianNB:
+        return GaussianNBBatch()
+    if kind is HoeffdingTreeClassifier:
+        return HoeffdingTreeBatch()
+    if kind in (Majority, NoChange):
+        return ConstantBatch()
+    return BatchPredictor()
