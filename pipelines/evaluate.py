@@ -29,10 +29,11 @@ from pipelines.config import ConfigError, RunConfig
 from pipelines.results import format_table
 from runners import make_runner, pipeline_options
 from transforms.delays import DelaySpec
-from transforms.engine import COUNTERS, RepredictPolicy
+from transforms.engine import COUNTERS
 from transforms.models import ModelSpec, ModelSpecError
 from transforms.read import READ_COUNTS, ReadStreams
 from transforms.records import RESULT_COLUMNS
+from transforms.repredict import RepredictPolicy
 from transforms.replay import CLASSES, COUNTS, DEAD_LETTERS, PREDICTIONS, GroupedReplay, \
     StatefulReplay
 from transforms.scoring import (BINNED, CATEGORIES, CURVES, INTERMEDIATE, ScoreOutcomes,
@@ -81,7 +82,7 @@ def plan(config: RunConfig) -> Plan:
             models[spec.name] = spec
         tasks = {name: spec.task() for name, spec in models.items()}
         classes = {s.name: s.declared_classes() for s in streams}
-        repredict = RepredictPolicy.parse(config.repredict)
+        repredict = RepredictPolicy.parse(config.repredict).with_bins(config.bins)
     except (InputError, ModelSpecError, ValueError) as e:
         raise ConfigError(str(e)) from None
     names = [s.name for s in streams]
@@ -100,12 +101,26 @@ def _write_json(path: str, value) -> None:
 
 
 def _prediction_table(element) -> pa.Table:
-    (stream, model), rows = element
+    """A replay's prediction columns as an Arrow table (class indices become their labels)."""
+    (stream, model), classes, cols = element
+    n = len(cols["id"])
+    try:
+        ids = pa.array(cols["id"])
+    except (pa.ArrowInvalid, pa.ArrowTypeError):  # mixed id types
+        ids = pa.array([str(i) for i in cols["id"]])
+    values = cols["value"]
+    if classes is not None:
+        labels = pa.DictionaryArray.from_arrays(
+            pa.array(values, mask=values < 0), pa.array([str(c) for c in classes]))
+        y_pred = labels.cast(pa.string())
+    else:
+        y_pred = pa.array([None if math.isnan(v) else repr(v) for v in values.tolist()],
+                          pa.string())
     return pa.table({
-        "stream": [stream] * len(rows), "model": [model] * len(rows),
-        "id": [str(r[0]) for r in rows], "kind": [r[1] for r in rows],
-        "t": [float(r[2]) for r in rows],
-        "y_pred": [None if r[3] is None else str(r[3]) for r in rows]}, schema=PREDICTION_SCHEMA)
+        "stream": pa.repeat(stream, n).cast(pa.string()) if n else pa.array([], pa.string()),
+        "model": pa.repeat(model, n).cast(pa.string()) if n else pa.array([], pa.string()),
+        "id": ids.cast(pa.string()), "kind": pa.array(cols["kind"], pa.string()),
+        "t": pa.array(cols["t"], pa.float64()), "y_pred": y_pred}, schema=PREDICTION_SCHEMA)
 
 
 def _sum_counts(dicts) -> dict:

@@ -2,13 +2,14 @@
 
 import math
 
-import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from metrics import binning
 from metrics.binning import bin_of, prioritised
-from transforms.engine import ReplayEngine, RepredictPolicy
+from tests.helpers import repredictions
+from transforms.engine import ReplayEngine
+from transforms.repredict import RepredictPolicy
 from transforms.models import ModelSpec
 from transforms.records import INSTANCE, LABEL, RANK_INSTANCE, RANK_LABEL, event
 
@@ -112,16 +113,16 @@ def test_vectorised_regression_bins_equal_the_item_by_item_rule(case):
 def test_worked_example_repredictions_and_bins():
     a = worked_example()
     # The label at 10 is the first since A arrived: no re-prediction there.
-    assert a.repredictions == ((20, 1), (30, 0), (40, 0), (45, 1), (80, 1))
+    assert repredictions(a) == [(20, 1), (30, 0), (40, 0), (45, 1), (80, 1)]
     assert (a.initial, a.final, a.y) == (0, 0, 1)
-    bins = binned_predictions(a.t_arrival, a.t_label, a.initial, a.repredictions, a.final, 4)
+    bins = binned_predictions(a.t_arrival, a.t_label, a.initial, repredictions(a), a.final, 4)
     assert bins == [0, 1, 0, 1, 1, 0]
     assert [int(p == a.y) for p in bins] == [0, 1, 0, 1, 1, 0]
 
 
 def test_every_k_labels_with_k_2():
     # Due at the 3rd and 5th labels after arrival: 20 -> (K+1)th = 3rd label is at 30.
-    assert [t for t, _ in worked_example(k=2).repredictions] == [30, 45]
+    assert [t for t, _ in repredictions(worked_example(k=2))] == [30, 45]
 
 
 def test_label_before_any_reprediction_copies_the_initial_prediction():

@@ -40,7 +40,8 @@ class BatchPredictor:
 
     >>> from river import naive_bayes
     >>> model = naive_bayes.GaussianNB()
-    >>> model.learn_one({"a": 1.0}, "x"); model.learn_one({"a": 3.0}, "y")
+    >>> for a, y in [(1.0, "x"), (1.2, "x"), (3.0, "y"), (3.3, "y")]:
+    ...     model.learn_one({"a": a}, y)
     >>> codes, labels = BatchPredictor().predict(model, None, [{"a": 1.1}, {"a": 2.9}])
     >>> [labels[c] for c in codes]
     ['x', 'y']

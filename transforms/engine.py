@@ -9,15 +9,17 @@ this same engine, so they cannot disagree.
 
 from __future__ import annotations
 
-import heapq
 import math
 import pickle
 from dataclasses import dataclass, field
+
+import numpy as np
 
 from transforms.models import ModelSpec
 from transforms.records import (FINAL, ID, INITIAL, INSTANCE, KIND, LABEL, REPREDICTION, SEQ,
                                 UPDATE, X, Y, Outcome, dead_letter)
 from transforms.records import T as TIME
+from transforms.repredict import PendingRows, RepredictPolicy
 
 # instances/updates/labels: events seen; labelled: labels that met their pending instance (one
 # Outcome each); orphan_labels: labels whose instance was never seen (learned_orphans of them
@@ -27,51 +29,77 @@ COUNTERS = ("instances", "updates", "labels", "labelled", "orphan_labels", "lear
             "dead_letters", "unscored_initial", "unscored_final")
 
 
+class PredictionLog:
+    """The predictions a drain made, in the order made, as columns (with K=1 re-evaluation
+    they are many): ids, kinds, times and values (class indices with −1 for none, or floats
+    with NaN for none).
+
+    >>> log = PredictionLog(classification=True)
+    >>> log.one("a", "initial", 0.0, 1)
+    >>> log.many(np.array(["a", "b"], dtype=object), "re-prediction", 2.0, np.array([0, -1]))
+    >>> [(p[0], p[3]) for p in log.tuples(["x", "y"])]
+    [('a', 'y'), ('a', 'x'), ('b', None)]
+    """
+
+    def __init__(self, classification: bool = True):
+        self.dtype = np.int64 if classification else np.float64
+        self.missing = -1 if classification else math.nan
+        self._parts: list = []  # (ids, kinds, times, values) arrays
+        self._singles: list = []  # (id, kind, t, value) not yet in _parts
+
+    def one(self, id, kind: str, t: float, value) -> None:
+        self._singles.append((id, kind, t, self.missing if value is None else value))
+
+    def many(self, ids: np.ndarray, kind: str, times, values: np.ndarray) -> None:
+        if len(ids):
+            self._flush()
+            self._parts.append((ids, np.full(len(ids), kind, dtype=object),
+                                np.broadcast_to(np.float64(times), ids.shape), values))
+
+    def _flush(self) -> None:
+        if self._singles:
+            ids, kinds, times, values = zip(*self._singles)
+            id_array = np.empty(len(ids), dtype=object)
+            id_array[:] = ids
+            self._parts.append((id_array, np.array(kinds, dtype=object),
+                                np.array(times, dtype=np.float64),
+                                np.array(values, dtype=self.dtype)))
+            self._singles = []
+
+    def __len__(self) -> int:
+        return len(self._singles) + sum(len(p[0]) for p in self._parts)
+
+    def columns(self) -> dict:
+        """{"id", "kind", "t", "value"} arrays."""
+        self._flush()
+        if not self._parts:
+            return {"id": np.empty(0, dtype=object), "kind": np.empty(0, dtype=object),
+                    "t": np.empty(0), "value": np.empty(0, dtype=self.dtype)}
+        return {name: np.concatenate([p[i] for p in self._parts])
+                for i, name in enumerate(("id", "kind", "t", "value"))}
+
+    def tuples(self, classes: list | None = None) -> list:
+        """(id, kind, t, prediction) rows; `classes` maps class indices back to labels."""
+        cols = self.columns()
+        out = []
+        for id, kind, t, v in zip(cols["id"], cols["kind"], cols["t"].tolist(),
+                                  cols["value"].tolist()):
+            if classes is not None:
+                v = None if v == -1 else classes[v]
+            elif math.isnan(v):
+                v = None
+            out.append((id, kind, t, v))
+        return out
+
+
 @dataclass
 class DrainResult:
     """Everything one drain produced. `counts` are deltas, summed across drains."""
 
-    predictions: list = field(default_factory=list)  # (id, kind, t, y_pred)
+    predictions: PredictionLog = field(default_factory=PredictionLog)
     outcomes: list = field(default_factory=list)  # Outcome
     dead_letters: list = field(default_factory=list)
     counts: dict = field(default_factory=lambda: dict.fromkeys(COUNTERS, 0))
-
-
-@dataclass(frozen=True)
-class RepredictPolicy:
-    """When a pending instance is predicted again, with its stored features.
-
-    - `none`: never (initial and final predictions only).
-    - `every_k_labels:K` (K defaults to 10): at the (K+1)th, (2K+1)th, ... label the model
-      learns after the instance arrived, before it learns that label (Grzenda et al.'s reference
-      implementation; K=1 is Algorithm 1 of the paper).
-
-    >>> RepredictPolicy.parse("every_k_labels:5")
-    RepredictPolicy(kind='every_k_labels', k=5)
-    >>> RepredictPolicy.parse("none").kind
-    'none'
-    """
-
-    kind: str = "none"
-    k: int = 10
-
-    @classmethod
-    def parse(cls, text: str) -> RepredictPolicy:
-        name, _, arg = str(text).strip().partition(":")
-        if name == "none" and not arg:
-            return cls("none")
-        if name == "every_k_labels":
-            try:
-                k = int(arg) if arg else 10
-            except ValueError:
-                k = 0
-            if k < 1:
-                raise ValueError(f"re-prediction policy {text!r}: K must be a positive integer")
-            return cls("every_k_labels", k)
-        raise ValueError(f"unknown re-prediction policy {text!r}; use none or every_k_labels:K")
-
-    def __str__(self) -> str:
-        return "none" if self.kind == "none" else f"{self.kind}:{self.k}"
 
 
 class LateEventError(RuntimeError):
@@ -87,7 +115,7 @@ class ReplayEngine:
     >>> out = engine.drain([event(0, RANK_INSTANCE, 0, "instance", 1, {}),
     ...                     event(1, RANK_LABEL, 1, "label", 1, None, "b"),
     ...                     event(1, RANK_INSTANCE, 2, "instance", 2, {})], T=1)
-    >>> [(p[0], p[1], p[3]) for p in out.predictions]
+    >>> [(p[0], p[1], p[3]) for p in out.predictions.tuples(engine.classes)]
     [(1, 'initial', 'a'), (1, 'final', 'a'), (2, 'initial', 'b')]
     >>> out.outcomes[0].initial, out.outcomes[0].y
     (0, 1)
@@ -102,19 +130,22 @@ class ReplayEngine:
         # who only need the delayed-prequential (initial) scores, as river reports them.
         self.final = final
         self.task = task or model.task()
+        self.classification = self.task == "classification"
         self.declared_classes = classes is not None
         self.classes: list = list(classes) if classes else []
         self._class_index = {c: i for i, c in enumerate(self.classes)}
         self.model = model.build(list(classes) if classes else None)
-        # id -> [t_arrival, x, initial prediction, [(t, re-prediction)], model version, last]
+        # id -> [t_arrival, x, initial prediction (class index / float / None), row]
         self.pending: dict = {}
         self.n_labels = 0
         # Labels the model has learned (including orphans with features): its version. A
         # re-prediction with an unchanged model would repeat the last one, so it is reused.
         self.version = 0
-        self._due: list = []  # heap of (label number at which due, arrival order, id)
-        self._arrivals = 0
-        self.prev_label = 0 if self.task == "classification" else math.nan
+        self.rows = None if self.repredict.kind == "none" else PendingRows(
+            self.repredict, self.classification, self.model)
+        # Label times known ahead (bin_boundaries schedules from them): id -> t_label.
+        self.expected_labels: dict = {}
+        self.prev_label = 0 if self.classification else math.nan
         self._label_counts: list[int] = [0] * len(self.classes)
         self._majority = 0
         self.last_key: tuple = (-math.inf, -1, -1)
@@ -128,6 +159,20 @@ class ReplayEngine:
             self._label_counts.append(0)
         return i
 
+    def _value(self, prediction):
+        """A prediction as it is stored: class index or float (None: no prediction)."""
+        if prediction is None:
+            return None
+        return self._index(prediction, extend=True) if self.classification \
+            else float(prediction)
+
+    def _values(self, codes: np.ndarray, labels: list) -> np.ndarray:
+        """Batch predictions (codes into labels, −1 for none) as stored values."""
+        if self.classification:
+            lut = [self._index(label, extend=True) for label in labels] + [-1]
+            return np.array(lut, dtype=np.int64)[codes]
+        return np.array([float(label) for label in labels] + [math.nan])[codes]
+
     def _label_baselines(self, y_index: int) -> tuple[int, int]:
         """Persistent (previous label) and Majority (counted including this label)."""
         prev = self.prev_label
@@ -140,9 +185,18 @@ class ReplayEngine:
         return prev, best
 
     # -- the replay ----------------------------------------------------------------------------
+    def expect_labels(self, events) -> None:
+        """Note the times of labels not yet due: the bin_boundaries policy schedules an
+        instance's re-predictions from its label time."""
+        if self.repredict.kind == "bin_boundaries":
+            for ev in events:
+                if ev[KIND] == LABEL:
+                    self.expected_labels[ev[ID]] = ev[TIME]
+
     def drain(self, events, T: float = math.inf) -> DrainResult:
-        """Process `events` (all with t ≤ T, in any order) in `(t, rank, seq)` order."""
-        out = DrainResult()
+        """Process `events` (all with t ≤ T, in any order) in `(t, rank, seq)` order. Timed
+        re-predictions due at t are made before the events of time t."""
+        out = DrainResult(PredictionLog(self.classification))
         batch = sorted(events)
         if batch:
             if batch[-1][TIME] > T:
@@ -152,8 +206,12 @@ class ReplayEngine:
                     f"stream {self.stream!r}: event at t={batch[0][TIME]} (seq {batch[0][SEQ]}) "
                     f"arrived after the replay had passed t={self.last_key[0]}")
             self.last_key = batch[-1][:3]
+        self.expect_labels(batch)
         handlers = {INSTANCE: self._on_instance, UPDATE: self._on_update, LABEL: self._on_label}
+        timers = self.rows.timers if self.rows is not None else []
         for ev in batch:
+            if timers and timers[0][0] <= ev[TIME]:
+                self._repredict_timed(ev[TIME], out)
             handlers[ev[KIND]](ev, out)
         return out
 
@@ -167,27 +225,33 @@ class ReplayEngine:
         if key in self.pending:
             self._reject(out, f"instance id {key!r} is already pending", "id", ev)
             return
-        y_pred = self.model.predict_one(x)
-        self.pending[key] = [t, x, y_pred, [], self.version, y_pred]
-        out.predictions.append((key, INITIAL, t, y_pred))
-        if self.repredict.kind == "every_k_labels":
-            self._arrivals += 1
-            heapq.heappush(self._due, (self.version + self.repredict.k + 1, self._arrivals, key))
+        initial = self._value(self.model.predict_one(x))
+        row = None
+        if self.rows is not None:
+            row = self.rows.add(key, x, t, self.version, initial,
+                                self.expected_labels.pop(key, None))
+        self.pending[key] = [t, x, initial, row]
+        out.predictions.one(key, INITIAL, t, initial)
 
     def _on_update(self, ev, out: DrainResult) -> None:
-        key = ev[ID]
+        key, t = ev[ID], ev[TIME]
         state = self.pending.get(key)
         out.counts["updates"] += 1
         if state is None:
             self._reject(out, f"update for id {key!r}, which is not pending", "id", ev)
             return
         state[1] = ev[X]
-        self._predict_again(key, state, ev[TIME], out)
+        if self.rows is None:
+            return
+        # Algorithm 1: new features are predicted at once, and later re-predictions use them.
+        value = self._value(self.model.predict_one(ev[X]))
+        self.rows.update(state[3], ev[X], t, value, self.version)
+        out.predictions.one(key, REPREDICTION, t, value)
 
     def _on_label(self, ev, out: DrainResult) -> None:
         key, t, y = ev[ID], ev[TIME], ev[Y]
         out.counts["labels"] += 1
-        classification = self.task == "classification"
+        classification = self.classification
         if classification and self.declared_classes and y not in self._class_index:
             self._reject(out, f"label {y!r} is not one of the declared classes {self.classes}",
                          "label", ev)
@@ -199,26 +263,23 @@ class ReplayEngine:
             out.counts["orphan_labels"] += 1
             if ev[X] is not None:
                 out.counts["learned_orphans"] += 1
-                self._repredict_due(t, out)
-                self.model.learn_one(ev[X], y)
-                self.version += 1
+                self._learn(ev[X], y, t, out)
                 if classification:
                     self._label_baselines(self._index(y, extend=True))
             else:
                 self._reject(out, f"label for unknown instance id {key!r}", "id", ev)
             return
-        t_arrival, x, initial, repredictions = state[:4]
+        t_arrival, x, initial, row = state
         if ev[X] is not None:
             x = ev[X]
         final = None
         if self.final:
-            final = self.model.predict_one(x)
-            out.predictions.append((key, FINAL, t, final))
+            final = self._value(self.model.predict_one(x))
+            out.predictions.one(key, FINAL, t, final)
             if final is None:
                 out.counts["unscored_final"] += 1
-        self._repredict_due(t, out)
-        self.model.learn_one(x, y)
-        self.version += 1
+        rep_times, rep_values = self.rows.take(row) if row is not None else (None, None)
+        self._learn(x, y, t, out)
         self.n_labels += 1
         out.counts["labelled"] += 1
         if initial is None:
@@ -226,40 +287,32 @@ class ReplayEngine:
         if classification:
             y_index = self._index(y, extend=True)
             prev, majority = self._label_baselines(y_index)
-            index = self._index
-            out.outcomes.append(Outcome(
-                self.n_labels, key, t_arrival, t, y_index, prev, majority,
-                None if initial is None else index(initial, extend=True),
-                None if final is None else index(final, extend=True),
-                tuple((tr, None if yr is None else index(yr, extend=True))
-                      for tr, yr in repredictions)))
+            out.outcomes.append(Outcome(self.n_labels, key, t_arrival, t, y_index, prev,
+                                        majority, initial, final, rep_times, rep_values))
         else:
             prev, self.prev_label = self.prev_label, y
             out.outcomes.append(Outcome(self.n_labels, key, t_arrival, t, y, prev, None,
-                                        initial, final, tuple(repredictions)))
+                                        initial, final, rep_times, rep_values))
 
-    def _predict_again(self, key, state, t: float, out: DrainResult) -> None:
-        """Predict a pending instance again, with its current features."""
-        y_pred = self.model.predict_one(state[1])
-        state[3].append((t, y_pred))
-        state[4], state[5] = self.version, y_pred
-        out.predictions.append((key, REPREDICTION, t, y_pred))
+    def _learn(self, x, y, t: float, out: DrainResult) -> None:
+        """Re-predict what is due before this label (every_k_labels), then learn it."""
+        rows = self.rows
+        if rows is not None and rows.buckets is not None:
+            due = rows.due_at_label(self.version + 1)
+            if len(due):
+                values = rows.repredict(due, self.model, self.version, self._values)
+                out.predictions.many(rows.ids[due], REPREDICTION, t, values)
+        self.model.learn_one(x, y)
+        self.version += 1
+        if rows is not None:
+            rows.label_learned(t)
 
-    def _repredict_due(self, t: float, out: DrainResult) -> None:
-        """Before the model learns label number `version + 1`, re-predict the instances due
-        then: O(log pending) per label plus the re-predictions themselves."""
-        due, label_number, k = self._due, self.version + 1, self.repredict.k
-        while due and due[0][0] <= label_number:
-            _, order, key = heapq.heappop(due)
-            state = self.pending.get(key)
-            if state is None:  # labelled since: dropped lazily
-                continue
-            if state[4] == self.version:  # model unchanged since its last prediction: reuse
-                state[3].append((t, state[5]))
-                out.predictions.append((key, REPREDICTION, t, state[5]))
-            else:
-                self._predict_again(key, state, t, out)
-            heapq.heappush(due, (label_number + k, order, key))
+    def _repredict_timed(self, t: float, out: DrainResult) -> None:
+        """Re-predictions scheduled in event time at or before t (before t's events)."""
+        due, times = self.rows.due_until(t)
+        if len(due):
+            values = self.rows.repredict(due, self.model, self.version, self._values)
+            out.predictions.many(self.rows.ids[due], REPREDICTION, times, values)
 
     # -- state ---------------------------------------------------------------------------------
     def to_bytes(self) -> bytes:

@@ -53,8 +53,9 @@ class Outcome(NamedTuple):
     `y_prev` (Persistent baseline: previous true label), `y_majority` (Majority baseline,
     counted including this label), `initial` and `final` are class indices; for regression they
     are floats (`y_prev`/`y_majority` unused). A prediction the model could not make (an
-    untrained river model) is None and is not scored. `repredictions` are the continuous
-    re-evaluation's predictions, in time order.
+    untrained river model) is None and is not scored. `rep_times`/`rep_values` are the
+    continuous re-evaluation's predictions while the label was pending, in time order (numpy
+    arrays of times and of class indices with −1 for none / floats with NaN for none), or None.
     """
 
     n: int
@@ -66,7 +67,8 @@ class Outcome(NamedTuple):
     y_majority: Any
     initial: Any
     final: Any
-    repredictions: tuple = ()  # ((t, prediction), ...) while the label was pending
+    rep_times: Any = None
+    rep_values: Any = None
 
 
 @dataclass(frozen=True)

@@ -7,9 +7,10 @@
   drains every buffered event with t < T, in `(t, rank, seq)` order, and re-arms the timer at
   the bucket of the earliest event still buffered.
 
-Both emit the same tagged outputs: `outcomes` (main) and `predictions` as
-`((stream, model), [records])` batches, `dead_letters`, `counts` `((stream, model), dict)` and
-`classes` `((stream, model), [class values in index order])`.
+Both emit the same tagged outputs: `outcomes` (main) as `((stream, model), [Outcome])` batches,
+`predictions` as `((stream, model), classes, columns)` (see `PredictionLog.columns`; `classes`
+maps class indices to labels), `dead_letters`, `counts` `((stream, model), dict)` and `classes`
+`((stream, model), [class values in index order])`.
 """
 
 from __future__ import annotations
@@ -25,8 +26,9 @@ from apache_beam.transforms.userstate import (BagStateSpec, ReadModifyWriteState
 from apache_beam.transforms.window import GlobalWindow
 from apache_beam.utils.timestamp import MAX_TIMESTAMP, Timestamp
 
-from transforms.engine import ReplayEngine, RepredictPolicy
+from transforms.engine import ReplayEngine
 from transforms.models import ModelSpec
+from transforms.repredict import RepredictPolicy
 
 # Keys are (stream, model) strings: a deterministic key coder, as stateful DoFns and
 # GroupByKey on distributed runners require.
@@ -62,8 +64,12 @@ def _emit(key, engine: ReplayEngine, result, pending_before: int, batch_size: in
     stream, model = key
     for i in range(0, len(result.outcomes), batch_size):
         yield key, result.outcomes[i:i + batch_size]
-    for i in range(0, len(result.predictions), batch_size):
-        yield beam.pvalue.TaggedOutput(PREDICTIONS, (key, result.predictions[i:i + batch_size]))
+    columns = result.predictions.columns()
+    classes = list(engine.classes) if engine.classification else None
+    step = 100 * batch_size  # rows of predictions per element: columns, cheap to carry
+    for i in range(0, len(columns["id"]), step):
+        yield beam.pvalue.TaggedOutput(PREDICTIONS, (key, classes, {
+            name: values[i:i + step] for name, values in columns.items()}))
     for d in result.dead_letters:
         yield beam.pvalue.TaggedOutput(DEAD_LETTERS, {**d, "model": model})
     counts = dict(result.counts)
@@ -80,9 +86,14 @@ class _DrainGrouped(beam.DoFn):
     def process(self, element):
         key, chunks = element
         engine = self.factory.new(key)
-        events = [e for chunk in chunks for e in chunk]
-        result = engine.drain(events, math.inf)
-        yield from _emit(key, engine, result, 0, self.batch_size)
+        events = sorted(e for chunk in chunks for e in chunk)
+        engine.expect_labels(events)
+        # Drained in slices, so a key's outputs stream out instead of piling up in memory.
+        step = 20 * self.batch_size
+        for i in range(0, max(len(events), 1), step):
+            pending_before = len(engine.pending)
+            result = engine.drain(events[i:i + step], math.inf)
+            yield from _emit(key, engine, result, pending_before, self.batch_size)
 
 
 class GroupedReplay(beam.PTransform):
@@ -144,6 +155,7 @@ class _StatefulDrain(beam.DoFn):
         buffer.clear()
         engine = engine_state.read() or self.factory.new(key)
         pending_before = len(engine.pending)
+        engine.expect_labels(rest)
         result = engine.drain(due, T)
         engine_state.write(engine)
         if rest:

@@ -11,12 +11,14 @@ scores at each point, `intermediate` (Ψα for each α).
 from __future__ import annotations
 
 import copy
+import math
 from dataclasses import dataclass
 
 import apache_beam as beam
+import numpy as np
 
 from metrics import ClassificationScore, RegressionScore
-from metrics.binning import binned_predictions, prioritised
+from metrics.binning import NO_CLASS, binned_predictions, prioritised
 from transforms.records import FINAL, INITIAL, MeasureKey
 
 CATEGORIES = (INITIAL, FINAL)
@@ -70,6 +72,20 @@ def merge_bins(mine: dict, other: dict) -> dict:
     return mine
 
 
+def bin_matrix(outcomes, bins: int, classification: bool) -> np.ndarray:
+    """Each outcome's prediction for bins 0..B+1, one row per outcome (−1 / NaN: none)."""
+    missing = NO_CLASS if classification else math.nan
+    out = np.empty((len(outcomes), bins + 2), dtype=np.int64 if classification else np.float64)
+    for i, o in enumerate(outcomes):
+        if o.rep_times is None:  # labelled before any re-prediction: all carry the initial
+            out[i, :-1] = missing if o.initial is None else o.initial
+            out[i, -1] = missing if o.final is None else o.final
+        else:
+            out[i] = binned_predictions(o.t_arrival, o.t_label, o.initial, o.rep_times,
+                                        o.rep_values, o.final, bins, classification)
+    return out
+
+
 def block_scores(outcomes, task: str, plan: ScoringPlan) -> dict:
     """Partial scores of a batch of outcomes: {(category, block): {bin: BlockScore}}.
 
@@ -80,37 +96,35 @@ def block_scores(outcomes, task: str, plan: ScoringPlan) -> dict:
     >>> s[("initial", 0)][None].score.n, s[("final", 0)][None].score.accuracy
     (1, 0.5)
     """
-    blocks: dict = {}
     classification = task == "classification"
+    missing = NO_CLASS if classification else math.nan
+    dtype = np.int64 if classification else np.float64
 
-    def add(category, b, block, o, pred):
-        bins = blocks.get((category, block))
-        if bins is None:
-            bins = blocks[(category, block)] = {}
-        acc = bins.get(b)
-        if acc is None:
-            acc = bins[b] = BlockScore(new_score(task))
-        if o.n > acc.last_n:
-            acc.last_n = o.n
-        if o.t_label > acc.last_t:
-            acc.last_t = o.t_label
-        if pred is None:  # an untrained model made no prediction: not scored, as in river
-            return
-        if classification:
-            acc.score.update(o.y, pred, o.y_prev, o.y_majority)
-        else:
-            acc.score.update(o.y, pred)
+    def column(values):
+        return np.array([missing if v is None else v for v in values], dtype=dtype)
 
+    by_block: dict = {}
     for o in outcomes:
-        block = (o.n - 1) // plan.curve_every
-        add(INITIAL, None, block, o, o.initial)
+        by_block.setdefault((o.n - 1) // plan.curve_every, []).append(o)
+    blocks: dict = {}
+    for block, group in by_block.items():
+        last_n = max(o.n for o in group)
+        last_t = max(o.t_label for o in group)
+        y = column(o.y for o in group)
+        baselines = (column(o.y_prev for o in group), column(o.y_majority for o in group)) \
+            if classification else ()
+        predicted = [(INITIAL, None, column(o.initial for o in group))]
         if plan.final:
-            add(FINAL, None, block, o, o.final)
+            predicted.append((FINAL, None, column(o.final for o in group)))
         if plan.bins:
-            preds = binned_predictions(o.t_arrival, o.t_label, o.initial, o.repredictions,
-                                       o.final, plan.bins, classification)
-            for b, pred in enumerate(preds):
-                add(BINNED, b, block, o, pred)
+            matrix = bin_matrix(group, plan.bins, classification)
+            predicted += [(BINNED, b, matrix[:, b]) for b in range(plan.bins + 2)]
+        for category, b, pred in predicted:
+            # An untrained model made no prediction: not scored, as in river.
+            ok = pred != NO_CLASS if classification else ~np.isnan(pred)
+            acc = BlockScore(new_score(task), last_n, last_t)
+            acc.score.update_many(y[ok], pred[ok], *(base[ok] for base in baselines))
+            blocks.setdefault((category, block), {})[b] = acc
     return blocks
 
 

@@ -1,0 +1,360 @@
+"""Continuous re-evaluation inside the replay: when pending instances are predicted again, and
+what is kept of those predictions (Grzenda, Gomes, Bifet 2019).
+
+With K=1 every label re-predicts every pending instance, so a straightforward replay does
+O(pending) Python work per label. Here the pending instances are rows of numpy columns
+(`PendingRows`): the instances due at a label are found by their arrival residue modulo K
+(O(due), not a scan of the buffer), predicted in one batch (`transforms.batch_predict`), not
+predicted at all when the model has not changed since their last prediction (the last one is
+reused), and stored run-length encoded: only the re-predictions that change the answer cost a
+Python operation. The times of the scheduled re-predictions are not stored: they are the times
+of known labels (every_k_labels) or a fixed schedule (every, bin_boundaries).
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from metrics.binning import NO_CLASS, bin_of
+from transforms.batch_predict import batch_predictor
+from transforms.delays import _seconds
+
+@dataclass(frozen=True)
+class RepredictPolicy:
+    """When a pending instance is predicted again, with its stored features.
+
+    - `none`: never (initial and final predictions only).
+    - `every_k_labels:K` (K defaults to 10): at the (K+1)th, (2K+1)th, ... label the model
+      learns after the instance arrived, before it learns that label (the reference
+      implementation; K=1 is Algorithm 1 of the paper).
+    - `bin_boundaries[:B]`: once at the start of each bin 2..B of the instance's latency period
+      (bin 1 starts with the initial prediction); B defaults to the run's `--bins`. Needs the
+      label time when the instance arrives, which a replay of logged or generated streams has.
+    - `every:DURATION` (`30s`, `5min`, or seconds as a number): every DURATION of event time
+      while the label is pending, for live-like schedules.
+
+    >>> RepredictPolicy.parse("every_k_labels:5")
+    RepredictPolicy(kind='every_k_labels', k=5, bins=None, every=None)
+    >>> str(RepredictPolicy.parse("every:5min")), str(RepredictPolicy.parse("bin_boundaries"))
+    ('every:300s', 'bin_boundaries')
+    """
+
+    kind: str = "none"
+    k: int = 10
+    bins: int | None = None
+    every: float | None = None
+
+    @classmethod
+    def parse(cls, text: str) -> RepredictPolicy:
+        name, _, arg = str(text).strip().partition(":")
+        if name == "none" and not arg:
+            return cls("none")
+        if name in ("every_k_labels", "bin_boundaries"):
+            try:
+                n = int(arg) if arg else None
+            except ValueError:
+                n = 0
+            if n is not None and n < 1:
+                raise ValueError(f"re-prediction policy {text!r}: the argument must be a "
+                                 f"positive integer")
+            if name == "every_k_labels":
+                return cls(name, k=n or 10)
+            return cls(name, bins=n)
+        if name == "every":
+            every = _seconds(arg)
+            if every is None:
+                try:
+                    every = float(arg)
+                except ValueError:
+                    every = None
+            if every is None or not every > 0 or math.isinf(every):
+                raise ValueError(f"re-prediction policy {text!r}: every needs a positive "
+                                 f"duration, e.g. every:30s, every:5min or every:10")
+            return cls(name, every=every)
+        raise ValueError(f"unknown re-prediction policy {text!r}; use none, every_k_labels:K, "
+                         f"bin_boundaries[:B] or every:DURATION")
+
+    def with_bins(self, bins: int) -> RepredictPolicy:
+        """bin_boundaries without its own B takes the run's number of bins."""
+        return replace(self, bins=bins) if self.kind == "bin_boundaries" and not self.bins \
+            else self
+
+    @property
+    def timed(self) -> bool:
+        """Scheduled in event time (a heap of due times), not by label count."""
+        return self.kind in ("bin_boundaries", "every")
+
+    def __str__(self) -> str:
+        if self.kind == "every_k_labels":
+            return f"every_k_labels:{self.k}"
+        if self.kind == "bin_boundaries":
+            return "bin_boundaries" + (f":{self.bins}" if self.bins else "")
+        if self.kind == "every":
+            return f"every:{self.every:g}s"
+        return self.kind
+
+
+def bin_start(t0: float, t_label: float, bins: int, b: int) -> float:
+    """The first time that `bin_of` puts in bin b (the float nearest t0 + Δ·(b−1)/B from
+    above), so a re-prediction scheduled there is counted in bin b by any reader of its time.
+
+    >>> bin_start(0.0, 100.0, 4, 2), bin_of(bin_start(0.0, 0.3, 3, 2), 0.0, 0.3, 3)
+    (25.0, 2)
+    """
+    delta = t_label - t0
+    t = t0 + delta * (b - 1) / bins
+    while bin_of(t, t0, delta, bins) < b:
+        t = math.nextafter(t, math.inf)
+    return t
+
+
+class _Buckets:
+    """Pending rows grouped by arrival residue modulo K; rows leave lazily (a row is still the
+    same instance if its arrival number is unchanged)."""
+
+    def __init__(self, k: int):
+        self.k = k
+        self.rows = [np.empty(0, dtype=np.int64) for _ in range(k)]
+        self.arrivals = [np.empty(0, dtype=np.int64) for _ in range(k)]
+        self.new: list[list] = [[] for _ in range(k)]
+
+    def add(self, version: int, row: int, arrival: int) -> None:
+        self.new[version % self.k].append((row, arrival))
+
+    def due(self, label_number: int, arrival_of: np.ndarray, version_of: np.ndarray):
+        """Rows due before the model learns label `label_number`: arrived at a version
+        ≡ label_number − 1 (mod K), at least K labels ago."""
+        r = (label_number - 1) % self.k
+        rows, arrivals = self.rows[r], self.arrivals[r]
+        if self.new[r]:
+            added = np.array(self.new[r], dtype=np.int64).reshape(-1, 2)
+            rows = np.concatenate([rows, added[:, 0]])
+            arrivals = np.concatenate([arrivals, added[:, 1]])
+            self.new[r] = []
+        alive = arrival_of[rows] == arrivals
+        if not alive.all():
+            rows, arrivals = rows[alive], arrivals[alive]
+        self.rows[r], self.arrivals[r] = rows, arrivals
+        return rows[version_of[rows] < label_number - 1]
+
+
+class PendingRows:
+    """The re-prediction state of pending instances, one row each.
+
+    Columns: arrival number, model version at arrival and at the last prediction, the last
+    prediction (class index or float), the dense feature row for batch prediction; per row in
+    Python lists: the features, and the run-length encoded scheduled re-predictions
+    [(j, value), ...] plus any update-triggered ones [(t, value), ...].
+    """
+
+    def __init__(self, policy: RepredictPolicy, classification: bool, model):
+        self.policy = policy
+        self.classification = classification
+        self.predictor = batch_predictor(model)
+        self.missing = NO_CLASS if classification else math.nan
+        self.dtype = np.int64 if classification else np.float64
+        self._cap = 0
+        self.arrival = np.empty(0, dtype=np.int64)
+        self.version_at = np.empty(0, dtype=np.int64)
+        self.predicted_at = np.empty(0, dtype=np.int64)
+        self.last = np.empty(0, dtype=self.dtype)
+        self.last_scheduled = np.empty(0, dtype=self.dtype)
+        self.n_scheduled = np.empty(0, dtype=np.int64)
+        self.dense = np.empty(0, dtype=bool)
+        self.features: np.ndarray | None = None
+        self.x: list = []
+        self.changes: list = []
+        self.extra: list = []
+        self.scheduled_times: list = []
+        self.ids = np.empty(0, dtype=object)
+        self._free: list[int] = []
+        self._arrivals = 0
+        self.buckets = _Buckets(policy.k) if policy.kind == "every_k_labels" else None
+        self.timers: list = []  # heap of (due time, arrival, row, t0, t_label, j) for timed
+        # Times of the labels the model learned, by label number − 1 (every_k_labels).
+        self.label_times = np.empty(1024)
+        self.n_label_times = 0
+
+    # -- rows -----------------------------------------------------------------------------------
+    def _grow(self) -> None:
+        cap = max(64, 2 * self._cap)
+
+        def grown(a, fill):
+            out = np.full((cap, *a.shape[1:]), fill, dtype=a.dtype)
+            out[:self._cap] = a
+            return out
+
+        self.arrival = grown(self.arrival, -1)
+        for name in ("version_at", "predicted_at", "n_scheduled"):
+            setattr(self, name, grown(getattr(self, name), 0))
+        self.last = grown(self.last, self.missing)
+        self.last_scheduled = grown(self.last_scheduled, self.missing)
+        self.dense = grown(self.dense, False)
+        if self.features is not None:
+            self.features = grown(self.features, 0.0)
+        self.ids = grown(self.ids, None)
+        for name in ("x", "changes", "extra", "scheduled_times"):
+            getattr(self, name).extend([None] * (cap - self._cap))
+        self._free.extend(range(cap - 1, self._cap - 1, -1))
+        self._cap = cap
+
+    def add(self, id, x: dict, t0: float, version: int, value, t_label: float | None) -> int:
+        """A new pending instance and its initial prediction; returns its row."""
+        if not self._free:
+            self._grow()
+        row = self._free.pop()
+        self._arrivals += 1
+        self.arrival[row] = self._arrivals
+        self.version_at[row] = self.predicted_at[row] = version
+        self.last[row] = self.missing if value is None else value
+        self.n_scheduled[row] = 0
+        self.ids[row] = id
+        self.changes[row] = []
+        self.extra[row] = None
+        self.scheduled_times[row] = None
+        self._set_features(row, x)
+        policy = self.policy
+        if policy.kind == "every_k_labels":
+            self.buckets.add(version, row, self._arrivals)
+        elif policy.kind == "every":
+            heapq.heappush(self.timers, (t0 + policy.every, self._arrivals, row, t0, None, 1))
+        elif policy.kind == "bin_boundaries" and t_label is not None and t_label > t0 \
+                and policy.bins >= 2:
+            heapq.heappush(self.timers, (bin_start(t0, t_label, policy.bins, 2), self._arrivals,
+                                         row, t0, t_label, 2))
+        if policy.timed:
+            self.scheduled_times[row] = []
+        # Every scheduled re-prediction is recorded; the first one always starts a run.
+        self.last_scheduled[row] = self.missing if not self.classification else -2
+        return row
+
+    def _set_features(self, row: int, x: dict) -> None:
+        self.x[row] = x
+        encoded = self.predictor.encode(x) if self.predictor.dense else None
+        if encoded is not None and self.features is None:
+            self.features = np.zeros((self._cap, len(encoded)))
+        ok = encoded is not None and len(encoded) == self.features.shape[1]
+        self.dense[row] = ok
+        if ok:
+            self.features[row] = encoded
+
+    def update(self, row: int, x: dict, t: float, value, version: int) -> None:
+        """New features (an InstanceUpdate) and the prediction made with them at t."""
+        self._set_features(row, x)
+        value = self.missing if value is None else value
+        self.last[row] = value
+        self.predicted_at[row] = version
+        if self.extra[row] is None:
+            self.extra[row] = []
+        self.extra[row].append((t, value))
+
+    # -- scheduling -----------------------------------------------------------------------------
+    def label_learned(self, t: float) -> None:
+        """Remember the time of label number n_label_times + 1 (scheduled times derive from it)."""
+        if self.buckets is None:
+            return
+        if self.n_label_times == len(self.label_times):
+            self.label_times = np.concatenate([self.label_times, np.empty(len(self.label_times))])
+        self.label_times[self.n_label_times] = t
+        self.n_label_times += 1
+
+    def due_at_label(self, label_number: int) -> np.ndarray:
+        if self.buckets is None:
+            return np.empty(0, dtype=np.int64)
+        return self.buckets.due(label_number, self.arrival, self.version_at)
+
+    def due_until(self, t: float) -> tuple[np.ndarray, np.ndarray]:
+        """Timed re-predictions due at or before t: (rows, their times), in time order; the
+        next one of each row is scheduled."""
+        rows, times = [], []
+        timers = self.timers
+        policy = self.policy
+        while timers and timers[0][0] <= t:
+            t_due, arrival, row, t0, t_label, j = heapq.heappop(timers)
+            if self.arrival[row] != arrival:
+                continue  # labelled since
+            rows.append(row)
+            times.append(t_due)
+            self.scheduled_times[row].append(t_due)
+            if policy.kind == "every":
+                heapq.heappush(timers, (t0 + (j + 1) * policy.every, arrival, row, t0, None,
+                                        j + 1))
+            elif j < policy.bins:
+                heapq.heappush(timers, (bin_start(t0, t_label, policy.bins, j + 1), arrival,
+                                        row, t0, t_label, j + 1))
+        return np.array(rows, dtype=np.int64), np.array(times)
+
+    # -- predicting -----------------------------------------------------------------------------
+    def repredict(self, rows: np.ndarray, model, version: int, to_values) -> np.ndarray:
+        """Scheduled re-predictions of `rows` with the model at `version`; returns the values.
+        A row whose last prediction was made with this very model reuses it."""
+        values = self.last[rows].copy()
+        fresh = self.predicted_at[rows] != version
+        if fresh.any():
+            todo = rows[fresh]
+            values[fresh] = self._predict(todo, model, to_values)
+            self.last[todo] = values[fresh]
+            self.predicted_at[todo] = version
+        changed = values != self.last_scheduled[rows]
+        if changed.any():
+            n_scheduled = self.n_scheduled
+            changes = self.changes
+            for row, value in zip(rows[changed].tolist(), values[changed].tolist()):
+                changes[row].append((n_scheduled[row], value))
+            self.last_scheduled[rows[changed]] = values[changed]
+        self.n_scheduled[rows] += 1
+        return values
+
+    def _predict(self, rows: np.ndarray, model, to_values) -> np.ndarray:
+        predictor = self.predictor
+        out = np.empty(len(rows), dtype=self.dtype)
+        dense = self.dense[rows] if predictor.dense else np.zeros(len(rows), dtype=bool)
+        for mask, use_rows in ((dense, True), (~dense, False)):
+            if not mask.any():
+                continue
+            part = rows[mask]
+            xs = [self.x[r] for r in part.tolist()]
+            codes, labels = predictor.predict(model, self.features[part] if use_rows else None,
+                                              xs)
+            out[mask] = to_values(codes, labels)
+        return out
+
+    # -- leaving --------------------------------------------------------------------------------
+    def take(self, row: int) -> tuple[np.ndarray | None, np.ndarray | None]:
+        """The row's re-predictions (times, values) in time order; frees the row."""
+        n = int(self.n_scheduled[row])
+        times = values = None
+        if n:
+            js = [j for j, _ in self.changes[row]] + [n]
+            values = np.repeat(np.array([v for _, v in self.changes[row]], dtype=self.dtype),
+                               np.diff(js))
+            if self.buckets is not None:
+                numbers = self.version_at[row] + self.policy.k * np.arange(1, n + 1)
+                times = self.label_times[numbers]
+            else:
+                times = np.array(self.scheduled_times[row])
+        extra = self.extra[row]
+        if extra:
+            t_extra = np.array([t for t, _ in extra])
+            v_extra = np.array([v for _, v in extra], dtype=self.dtype)
+            if times is None:
+                times, values = t_extra, v_extra
+            else:
+                # At equal times the scheduled one came first (labels and timers precede
+                # the update events of their instant).
+                order = np.lexsort((np.r_[np.zeros(len(times)), np.ones(len(t_extra))],
+                                    np.r_[times, t_extra]))
+                times, values = np.r_[times, t_extra][order], np.r_[values, v_extra][order]
+        self.arrival[row] = -1
+        self.x[row] = self.changes[row] = self.extra[row] = self.scheduled_times[row] = None
+        self.ids[row] = None
+        self._free.append(row)
+        return times, values
+
+    def __len__(self) -> int:
+        return self._cap - len(self._free)
+
