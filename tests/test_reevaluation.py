@@ -2,19 +2,21 @@
 
 import math
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from benchmarks.naive_reevaluation import naive_replay, reference_bins
 from metrics import binning
 from metrics.binning import bin_of, prioritised
 from tests.helpers import repredictions
 from transforms.engine import ReplayEngine
-from transforms.repredict import RepredictPolicy
 from transforms.models import ModelSpec
+from transforms.repredict import RepredictPolicy, bin_start
 from transforms.records import INSTANCE, LABEL, RANK_INSTANCE, RANK_LABEL, event
 
 
-def worked_example(k=1):
+def worked_example(k=1, policy=None):
     """DESIGN's worked example: No-Change, a warm-up labelled `a`, A arrives at 0, other
     labels b@10, a@20, a@30, b@40, b@45, a@80, A's own label (b) at 100."""
     events = [event(-10, RANK_INSTANCE, 0, INSTANCE, "W", {}),
@@ -27,7 +29,7 @@ def worked_example(k=1):
         events.append(event(t, RANK_LABEL, 10 + i, LABEL, f"I{i}", None, y))
     events.append(event(100, RANK_LABEL, 20, LABEL, "A", None, "b"))
     engine = ReplayEngine(ModelSpec.parse("no-change"), "s", ["a", "b"],
-                          repredict=RepredictPolicy("every_k_labels", k))
+                          repredict=policy or RepredictPolicy("every_k_labels", k))
     return [o for o in engine.drain(events).outcomes if o.id == "A"][0]
 
 
@@ -39,45 +41,6 @@ def binned_predictions(t0, t_label, initial, pairs, final, bins, classification=
     out = binning.binned_predictions(t0, t_label, initial, times, values, final, bins,
                                      classification).tolist()
     return [None if (v == -1 if classification else math.isnan(v)) else v for v in out]
-
-
-def reference_bins(t0, t_label, initial, pairs, final, bins, classification=True):
-    """The mapping of DESIGN item by item, as the paper's reference implementation states it:
-    the oracle the vectorised one must equal bit for bit."""
-    def vote(items):
-        items = [(w, y) for w, y in items if y is not None]
-        if not items:
-            return None
-        if classification:
-            weights = {}
-            for w, y in items:
-                weights[y] = weights.get(y, 0.0) + w
-            best = max(weights.values())
-            return min(y for y, w in weights.items() if w == best)
-        total = sum(w for w, _ in items)
-        if total == 0:
-            return items[-1][1]
-        return sum(w * y for w, y in items) / total
-
-    delta = t_label - t0
-    out, current, i, n = [initial], initial, 0, len(pairs)
-    for b in range(1, bins + 1):
-        start, end = t0 + delta * (b - 1) / bins, t0 + delta * b / bins
-        in_bin = []
-        while i < n and bin_of(pairs[i][0], t0, delta, bins) == b:
-            in_bin.append(pairs[i])
-            i += 1
-        if not in_bin:
-            out.append(current)
-        elif len(in_bin) == 1:
-            current = in_bin[0][1]
-            out.append(current)
-        else:
-            times = [start] + [t for t, _ in in_bin] + [end]
-            preds = [current] + [y for _, y in in_bin]
-            out.append(vote([(times[k + 1] - times[k], preds[k]) for k in range(len(preds))]))
-            current = in_bin[-1][1]
-    return out + [final]
 
 
 @st.composite
@@ -160,3 +123,101 @@ def test_missing_predictions_take_no_part_in_the_vote():
     # An untrained model's None over 0-6, then 1 over 6-8 and 0 over 8-10: a 2-2 tie -> 0.
     assert binned_predictions(0, 10, None, ((6, 1), (8, 0)), 1, bins=1) == [None, 0, 1]
     assert binned_predictions(0, 10, None, ((6, None), (8, None)), 1, bins=1) == [None, None, 1]
+
+
+def random_stream(n=600, delay_lo=5, delay_hi=60, seed=3, updates=True, orphans=True):
+    """Agrawal rows with random label delays (in seconds), some feature updates while
+    pending and some orphan labels with features: every path of the engine at once."""
+    import random
+
+    from river.datasets import synth
+
+    from transforms.records import RANK_LABEL_AFTER_INSTANCE, UPDATE
+
+    rng = random.Random(seed)
+    events, seq = [], 0
+    for i, (x, y) in enumerate(synth.Agrawal(seed=seed).take(n)):
+        t = float(i)
+        events.append(event(t, RANK_INSTANCE, seq, INSTANCE, i, x))
+        t_label = t + rng.uniform(delay_lo, delay_hi)
+        if updates and i % 7 == 0:
+            x2 = dict(x, salary=x["salary"] * 1.5)
+            events.append(event(rng.uniform(t + 0.1, t_label), RANK_INSTANCE, seq + 1, UPDATE,
+                                i, x2))
+        events.append(event(t_label, RANK_LABEL, seq + 2, LABEL, i, None, y))
+        if orphans and i % 50 == 0:
+            events.append(event(t + 0.5, RANK_LABEL_AFTER_INSTANCE, seq + 3, LABEL,
+                                f"orphan{i}", x, 1 - y))
+        seq += 4
+    return events
+
+
+@pytest.mark.parametrize("model", ["river.naive_bayes.GaussianNB",
+                                   'river.tree.HoeffdingTreeClassifier{"grace_period": 50}',
+                                   "knn"])
+@pytest.mark.parametrize("k", [1, 3])
+def test_engine_equals_the_straightforward_algorithm_1(model, k):
+    """Every initial, re-prediction (time and value) and final equals a per-label scan of the
+    buffer with one predict_one per pending instance."""
+    events = random_stream()
+    spec = ModelSpec.parse(model)
+    engine = ReplayEngine(spec, "s", [0, 1], repredict=RepredictPolicy("every_k_labels", k))
+    ours = engine.drain(events).outcomes
+    naive = naive_replay(events, spec.build([0, 1]), k)
+    assert len(ours) == len(naive) > 500
+    def label(index):
+        return None if index is None or index == -1 else engine.classes[index]
+
+    n_reps = 0
+    for o, (key, t0, t_label, y, initial, reps, final) in zip(ours, naive):
+        assert (o.id, o.t_arrival, o.t_label, label(o.y)) == (key, t0, t_label, y)
+        assert (label(o.initial), label(o.final)) == (initial, final)
+        assert [(t, label(v)) for t, v in repredictions(o)] == reps
+        n_reps += len(reps)
+    assert n_reps > 5000 // k
+
+
+def test_bin_boundaries_policy_by_hand():
+    # B=4 over A's latency period [0, 100): re-predictions at 25, 50, 75 with the model of
+    # that time (No-Change: the last label seen: a@20, b@45, b@45).
+    a = worked_example(policy=RepredictPolicy.parse("bin_boundaries:4"))
+    assert repredictions(a) == [(25.0, 0), (50.0, 1), (75.0, 1)]
+    bins = binned_predictions(a.t_arrival, a.t_label, a.initial, repredictions(a), a.final, 4)
+    assert bins == [0, 0, 0, 1, 1, 0]
+
+
+def test_every_duration_policy_by_hand():
+    # Every 30 s while pending: at 30 (before the label a@30 is learned: a@20), 60 (b@45),
+    # 90 (a@80). Bins of [0, 100) with B=4: 30 -> 2, 60 -> 3, 90 -> 4.
+    a = worked_example(policy=RepredictPolicy.parse("every:30s"))
+    assert repredictions(a) == [(30.0, 0), (60.0, 1), (90.0, 0)]
+    bins = binned_predictions(a.t_arrival, a.t_label, a.initial, repredictions(a), a.final, 4)
+    assert bins == [0, 0, 0, 1, 0, 0]
+
+
+def test_bin_start_lands_in_its_bin():
+    for t0, t_label, bins in [(0.1, 0.7, 3), (1e9, 1e9 + 0.3, 7), (-5.0, 17.3, 100)]:
+        for b in range(2, bins + 1):
+            assert bin_of(bin_start(t0, t_label, bins, b), t0, t_label - t0, bins) == b
+
+
+@pytest.mark.parametrize("policy", ["every:7", "bin_boundaries:5", "bin_boundaries:40"])
+def test_timed_policies_equal_a_straightforward_schedule(policy):
+    events = random_stream(n=300)
+    parsed = RepredictPolicy.parse(policy)
+
+    def timed(t0, t_label, j):
+        if parsed.kind == "every":
+            return t0 + j * parsed.every
+        b = j + 1  # the first timed re-prediction starts bin 2
+        return bin_start(t0, t_label, parsed.bins, b) if b <= parsed.bins else None
+
+    spec = ModelSpec.parse("river.naive_bayes.GaussianNB")
+    engine = ReplayEngine(spec, "s", [0, 1], repredict=parsed)
+    ours = engine.drain(events).outcomes
+    naive = naive_replay(events, spec.build([0, 1]), k=None, timed=timed)
+    assert len(ours) == len(naive) > 250
+    got = [[(t, None if v == -1 else engine.classes[v]) for t, v in repredictions(o)]
+           for o in ours]
+    assert got == [reps for *_, reps, _ in naive]
+    assert sum(map(len, got)) > 1000

@@ -24,9 +24,10 @@ from transforms.repredict import PendingRows, RepredictPolicy
 # instances/updates/labels: events seen; labelled: labels that met their pending instance (one
 # Outcome each); orphan_labels: labels whose instance was never seen (learned_orphans of them
 # carried features and were learned from); unscored_*: labelled instances whose model made no
-# prediction (an untrained river model), not scored, as river does.
+# prediction (an untrained river model), not scored, as river does; unscheduled: instances
+# the bin_boundaries policy could not schedule (their label time was not known on arrival).
 COUNTERS = ("instances", "updates", "labels", "labelled", "orphan_labels", "learned_orphans",
-            "dead_letters", "unscored_initial", "unscored_final")
+            "dead_letters", "unscored_initial", "unscored_final", "unscheduled")
 
 
 class PredictionLog:
@@ -228,8 +229,10 @@ class ReplayEngine:
         initial = self._value(self.model.predict_one(x))
         row = None
         if self.rows is not None:
-            row = self.rows.add(key, x, t, self.version, initial,
-                                self.expected_labels.pop(key, None))
+            t_label = self.expected_labels.pop(key, None)
+            if t_label is None and self.repredict.kind == "bin_boundaries":
+                out.counts["unscheduled"] += 1
+            row = self.rows.add(key, x, t, self.version, initial, t_label)
         self.pending[key] = [t, x, initial, row]
         out.predictions.one(key, INITIAL, t, initial)
 
@@ -309,8 +312,7 @@ class ReplayEngine:
 
     def _repredict_timed(self, t: float, out: DrainResult) -> None:
         """Re-predictions scheduled in event time at or before t (before t's events)."""
-        due, times = self.rows.due_until(t)
-        if len(due):
+        for due, times in self.rows.due_until(t):
             values = self.rows.repredict(due, self.model, self.version, self._values)
             out.predictions.many(self.rows.ids[due], REPREDICTION, times, values)
 

@@ -14,6 +14,7 @@ Nothing is ever `eval`-ed: paths are imported with importlib and parameters pars
 from __future__ import annotations
 
 import importlib
+import inspect
 import json
 from dataclasses import dataclass, field
 
@@ -99,13 +100,32 @@ class NoChange(_Baseline):
 
 BASELINES = {"majority": Majority, "no-change": NoChange}
 
+# Models with a random component get this seed unless the spec gives one: the same spec gives
+# the same numbers on every run and runner.
+DEFAULT_SEED = 42
+
+
+def exact_knn(n_neighbors: int = 5, window_size: int = 1000, **params):
+    """river's KNNClassifier with an exact search over the last `window_size` instances (as
+    MOA's kNN). river's default engine (SWINN) is approximate and unseeded, so its predictions
+    can change from one run to the next.
+
+    >>> type(exact_knn().engine).__name__
+    'LazySearch'
+    """
+    from river import neighbors
+
+    return neighbors.KNNClassifier(n_neighbors=n_neighbors,
+                                   engine=neighbors.LazySearch(window_size=window_size),
+                                   **params)
+
 # Short names for the models users reach for most; anything else by import path.
 REGISTRY = {
     "gaussian-nb": "river.naive_bayes.GaussianNB",
     "hoeffding-tree": "river.tree.HoeffdingTreeClassifier",
     "hoeffding-adaptive-tree": "river.tree.HoeffdingAdaptiveTreeClassifier",
     "adaptive-random-forest": "river.forest.ARFClassifier",
-    "knn": "river.neighbors.KNNClassifier",
+    "knn": "transforms.models.exact_knn",
     "logistic-regression": "river.linear_model.LogisticRegression",
     "linear-regression": "river.linear_model.LinearRegression",
     "hoeffding-tree-regressor": "river.tree.HoeffdingTreeRegressor",
@@ -130,10 +150,20 @@ class Step:
             cls = getattr(importlib.import_module(module_name), attr)
         except (ImportError, AttributeError) as e:
             raise ModelSpecError(f"cannot import model {target!r}: {e}") from None
+        params = dict(self.params)
+        if "seed" not in params and _takes_seed(cls):
+            params["seed"] = DEFAULT_SEED
         try:
-            return cls(**self.params)
+            return cls(**params)
         except Exception as e:  # the user's parameters, reported with the spec
             raise ModelSpecError(f"cannot build {target} with {self.params}: {e}") from None
+
+
+def _takes_seed(cls) -> bool:
+    try:
+        return "seed" in inspect.signature(cls).parameters
+    except (TypeError, ValueError):
+        return False
 
 
 def _split_pipeline(text: str) -> list[str]:
