@@ -29,7 +29,7 @@ from pipelines.config import ConfigError, RunConfig
 from pipelines.results import format_table
 from runners import make_runner, pipeline_options
 from transforms.delays import DelaySpec
-from transforms.engine import COUNTERS
+from transforms.engine import COUNTERS, PREDICTION_KINDS
 from transforms.models import ModelSpec, ModelSpecError
 from transforms.read import READ_COUNTS, ReadStreams
 from transforms.records import RESULT_COLUMNS
@@ -103,11 +103,12 @@ def _write_json(path: str, value) -> None:
 def _prediction_table(element) -> pa.Table:
     """A replay's prediction columns as an Arrow table (class indices become their labels)."""
     (stream, model), classes, cols = element
-    n = len(cols["id"])
+    n = len(cols["row_id"])
     try:
-        ids = pa.array(cols["id"])
+        ids = pa.array(cols["ids"])
     except (pa.ArrowInvalid, pa.ArrowTypeError):  # mixed id types
-        ids = pa.array([str(i) for i in cols["id"]])
+        ids = pa.array([str(i) for i in cols["ids"]])
+    ids = ids.cast(pa.string()).take(pa.array(cols["row_id"]))
     values = cols["value"]
     if classes is not None:
         labels = pa.DictionaryArray.from_arrays(
@@ -119,7 +120,9 @@ def _prediction_table(element) -> pa.Table:
     return pa.table({
         "stream": pa.repeat(stream, n).cast(pa.string()) if n else pa.array([], pa.string()),
         "model": pa.repeat(model, n).cast(pa.string()) if n else pa.array([], pa.string()),
-        "id": ids.cast(pa.string()), "kind": pa.array(cols["kind"], pa.string()),
+        "id": ids,
+        "kind": pa.DictionaryArray.from_arrays(pa.array(cols["kind"], pa.int8()),
+                                               pa.array(PREDICTION_KINDS)).cast(pa.string()),
         "t": pa.array(cols["t"], pa.float64()), "y_pred": y_pred}, schema=PREDICTION_SCHEMA)
 
 

@@ -139,8 +139,11 @@ def _argmax_with_margin(scores: np.ndarray, scale: np.ndarray) -> tuple[np.ndarr
     best = np.argmax(scores, axis=1)
     if scores.shape[1] < 2:
         return best, np.empty(0, dtype=np.int64)
-    top2 = np.partition(scores, -2, axis=1)[:, -2:]
-    gap = top2[:, 1] - top2[:, 0]
+    if scores.shape[1] == 2:
+        gap = np.abs(scores[:, 0] - scores[:, 1])
+    else:
+        top2 = np.partition(scores, -2, axis=1)[:, -2:]
+        gap = top2[:, 1] - top2[:, 0]
     unsure = ~(gap > TIE_MARGIN * (1.0 + scale.max(axis=1)))
     return best, np.flatnonzero(unsure)
 
@@ -171,28 +174,21 @@ class GaussianNBBatch(_DenseBatch):
         if not classes:
             return np.full(len(rows), NONE), [], np.empty(0, dtype=np.int64), None
         total = sum(model.class_counts.values())
-        jll = np.empty((len(rows), len(classes)))
-        scale = np.empty_like(jll)
-        log_eps = math.log(_PDF_EPS)
+        shape = (len(classes), len(self.names))
+        mu, sigma, known = np.zeros(shape), np.ones(shape), np.zeros(shape, dtype=bool)
         for j, c in enumerate(classes):
             gaussians = model.gaussians.get(c, {})
-            s = np.zeros(len(rows))
-            magnitude = np.zeros(len(rows))
             for f, name in enumerate(self.names):
                 params = _gaussian_parameters(gaussians.get(name))
-                if params is None:
-                    term = log_eps
-                else:
-                    mu, variance = params
-                    sigma = math.sqrt(variance)
-                    z = (rows[:, f] - mu) / sigma
-                    with np.errstate(over="ignore", under="ignore"):
-                        term = np.log(_PDF_EPS + np.exp(-0.5 * z * z) / _SQRT_TAU / sigma)
-                s += term
-                magnitude += np.abs(term)
-            prior = math.log(model.class_counts[c] / total)
-            jll[:, j] = prior + s
-            scale[:, j] = abs(prior) + magnitude
+                if params is not None:
+                    mu[j, f], sigma[j, f], known[j, f] = params[0], math.sqrt(params[1]), True
+        z = (rows[:, None, :] - mu) / sigma  # rows x classes x features
+        with np.errstate(over="ignore", under="ignore"):
+            terms = np.log(_PDF_EPS + np.exp(-0.5 * z * z) / _SQRT_TAU / sigma)
+        terms[:, ~known] = math.log(_PDF_EPS)  # river's pdf is 0 there
+        prior = np.array([math.log(model.class_counts[c] / total) for c in classes])
+        jll = prior + terms.sum(axis=2)
+        scale = np.abs(prior) + np.abs(terms).sum(axis=2)
         best, unsure = _argmax_with_margin(jll, scale)
         return best, classes, unsure, None
 

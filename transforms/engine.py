@@ -30,66 +30,67 @@ COUNTERS = ("instances", "updates", "labels", "labelled", "orphan_labels", "lear
             "dead_letters", "unscored_initial", "unscored_final", "unscheduled")
 
 
+PREDICTION_KINDS = (INITIAL, REPREDICTION, FINAL)  # the log's kind codes 0, 1, 2
+_KIND_CODE = {kind: code for code, kind in enumerate(PREDICTION_KINDS)}
+
+
 class PredictionLog:
-    """The predictions a drain made, in the order made, as columns (with K=1 re-evaluation
-    they are many): ids, kinds, times and values (class indices with −1 for none, or floats
-    with NaN for none).
+    """The predictions a drain made, as columns. An instance's re-predictions are logged with
+    its label (with K=1 re-evaluation they are ~delay per instance, so they stay arrays).
+
+    `columns()` gives `ids` (one entry per logged instance or prediction) and per prediction
+    `row_id` (index into ids), `kind` (code into `PREDICTION_KINDS`), `t` and `value` (class
+    index with −1 for none, or float with NaN for none).
 
     >>> log = PredictionLog(classification=True)
     >>> log.one("a", "initial", 0.0, 1)
-    >>> log.many(np.array(["a", "b"], dtype=object), "re-prediction", 2.0, np.array([0, -1]))
-    >>> [(p[0], p[3]) for p in log.tuples(["x", "y"])]
-    [('a', 'y'), ('a', 'x'), ('b', None)]
+    >>> log.series("a", "re-prediction", np.array([2.0, 3.0]), np.array([0, -1]))
+    >>> [(p[0], p[1], p[3]) for p in log.tuples(["x", "y"])]
+    [('a', 'initial', 'y'), ('a', 're-prediction', 'x'), ('a', 're-prediction', None)]
     """
 
     def __init__(self, classification: bool = True):
         self.dtype = np.int64 if classification else np.float64
         self.missing = -1 if classification else math.nan
-        self._parts: list = []  # (ids, kinds, times, values) arrays
-        self._singles: list = []  # (id, kind, t, value) not yet in _parts
+        self._entries: list = []  # (id, kind code, times, values): scalars or arrays
 
     def one(self, id, kind: str, t: float, value) -> None:
-        self._singles.append((id, kind, t, self.missing if value is None else value))
+        self._entries.append((id, _KIND_CODE[kind], t, self.missing if value is None else value))
 
-    def many(self, ids: np.ndarray, kind: str, times, values: np.ndarray) -> None:
-        if len(ids):
-            self._flush()
-            self._parts.append((ids, np.full(len(ids), kind, dtype=object),
-                                np.broadcast_to(np.float64(times), ids.shape), values))
-
-    def _flush(self) -> None:
-        if self._singles:
-            ids, kinds, times, values = zip(*self._singles)
-            id_array = np.empty(len(ids), dtype=object)
-            id_array[:] = ids
-            self._parts.append((id_array, np.array(kinds, dtype=object),
-                                np.array(times, dtype=np.float64),
-                                np.array(values, dtype=self.dtype)))
-            self._singles = []
+    def series(self, id, kind: str, times: np.ndarray, values: np.ndarray) -> None:
+        self._entries.append((id, _KIND_CODE[kind], times, values))
 
     def __len__(self) -> int:
-        return len(self._singles) + sum(len(p[0]) for p in self._parts)
+        return sum(np.size(e[2]) for e in self._entries)
 
     def columns(self) -> dict:
-        """{"id", "kind", "t", "value"} arrays."""
-        self._flush()
-        if not self._parts:
-            return {"id": np.empty(0, dtype=object), "kind": np.empty(0, dtype=object),
-                    "t": np.empty(0), "value": np.empty(0, dtype=self.dtype)}
-        return {name: np.concatenate([p[i] for p in self._parts])
-                for i, name in enumerate(("id", "kind", "t", "value"))}
+        """{"ids", "row_id", "kind", "t", "value"} arrays (see the class docstring)."""
+        entries = self._entries
+        ids = np.empty(len(entries), dtype=object)
+        ids[:] = [e[0] for e in entries]
+        if not any(isinstance(e[2], np.ndarray) for e in entries):  # singles only
+            return {"ids": ids, "row_id": np.arange(len(entries)),
+                    "kind": np.array([e[1] for e in entries], dtype=np.uint8),
+                    "t": np.array([e[2] for e in entries], dtype=np.float64),
+                    "value": np.array([e[3] for e in entries], dtype=self.dtype)}
+        counts = np.array([np.size(e[2]) for e in entries], dtype=np.int64)
+        return {"ids": ids, "row_id": np.repeat(np.arange(len(entries)), counts),
+                "kind": np.repeat(np.array([e[1] for e in entries], dtype=np.uint8), counts),
+                "t": np.concatenate([np.atleast_1d(e[2]).astype(np.float64) for e in entries]),
+                "value": np.concatenate([np.atleast_1d(e[3]).astype(self.dtype)
+                                         for e in entries])}
 
     def tuples(self, classes: list | None = None) -> list:
         """(id, kind, t, prediction) rows; `classes` maps class indices back to labels."""
         cols = self.columns()
         out = []
-        for id, kind, t, v in zip(cols["id"], cols["kind"], cols["t"].tolist(),
-                                  cols["value"].tolist()):
+        for row_id, kind, t, v in zip(cols["row_id"].tolist(), cols["kind"].tolist(),
+                                      cols["t"].tolist(), cols["value"].tolist()):
             if classes is not None:
                 v = None if v == -1 else classes[v]
             elif math.isnan(v):
                 v = None
-            out.append((id, kind, t, v))
+            out.append((cols["ids"][row_id], PREDICTION_KINDS[kind], t, v))
         return out
 
 
@@ -249,7 +250,6 @@ class ReplayEngine:
         # Algorithm 1: new features are predicted at once, and later re-predictions use them.
         value = self._value(self.model.predict_one(ev[X]))
         self.rows.update(state[3], ev[X], t, value, self.version)
-        out.predictions.one(key, REPREDICTION, t, value)
 
     def _on_label(self, ev, out: DrainResult) -> None:
         key, t, y = ev[ID], ev[TIME], ev[Y]
@@ -278,10 +278,13 @@ class ReplayEngine:
         final = None
         if self.final:
             final = self._value(self.model.predict_one(x))
-            out.predictions.one(key, FINAL, t, final)
             if final is None:
                 out.counts["unscored_final"] += 1
         rep_times, rep_values = self.rows.take(row) if row is not None else (None, None)
+        if rep_times is not None:
+            out.predictions.series(key, REPREDICTION, rep_times, rep_values)
+        if self.final:
+            out.predictions.one(key, FINAL, t, final)
         self._learn(x, y, t, out)
         self.n_labels += 1
         out.counts["labelled"] += 1
@@ -303,8 +306,7 @@ class ReplayEngine:
         if rows is not None and rows.buckets is not None:
             due = rows.due_at_label(self.version + 1)
             if len(due):
-                values = rows.repredict(due, self.model, self.version, self._values)
-                out.predictions.many(rows.ids[due], REPREDICTION, t, values)
+                rows.repredict(due, self.model, self.version, self._values)
         self.model.learn_one(x, y)
         self.version += 1
         if rows is not None:
@@ -312,9 +314,8 @@ class ReplayEngine:
 
     def _repredict_timed(self, t: float, out: DrainResult) -> None:
         """Re-predictions scheduled in event time at or before t (before t's events)."""
-        for due, times in self.rows.due_until(t):
-            values = self.rows.repredict(due, self.model, self.version, self._values)
-            out.predictions.many(self.rows.ids[due], REPREDICTION, times, values)
+        for due, _ in self.rows.due_until(t):
+            self.rows.repredict(due, self.model, self.version, self._values)
 
     # -- state ---------------------------------------------------------------------------------
     def to_bytes(self) -> bytes:

@@ -9,8 +9,9 @@
 
 Both emit the same tagged outputs: `outcomes` (main) as `((stream, model), [Outcome])` batches,
 `predictions` as `((stream, model), classes, columns)` (see `PredictionLog.columns`; `classes`
-maps class indices to labels), `dead_letters`, `counts` `((stream, model), dict)` and `classes`
-`((stream, model), [class values in index order])`.
+maps class indices to labels; a drain's rows come in slices, each with the drain's ids),
+`dead_letters`, `counts` `((stream, model), dict)` and `classes` `((stream, model), [class
+values in index order])`.
 """
 
 from __future__ import annotations
@@ -67,9 +68,10 @@ def _emit(key, engine: ReplayEngine, result, pending_before: int, batch_size: in
     columns = result.predictions.columns()
     classes = list(engine.classes) if engine.classification else None
     step = 100 * batch_size  # rows of predictions per element: columns, cheap to carry
-    for i in range(0, len(columns["id"]), step):
+    for i in range(0, len(columns["row_id"]), step):
         yield beam.pvalue.TaggedOutput(PREDICTIONS, (key, classes, {
-            name: values[i:i + step] for name, values in columns.items()}))
+            name: values if name == "ids" else values[i:i + step]
+            for name, values in columns.items()}))
     for d in result.dead_letters:
         yield beam.pvalue.TaggedOutput(DEAD_LETTERS, {**d, "model": model})
     counts = dict(result.counts)

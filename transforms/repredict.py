@@ -142,6 +142,22 @@ class _Buckets:
         return rows[version_of[rows] < label_number - 1]
 
 
+class _Features:
+    """The feature dicts of some rows, fetched only if a predictor asks for them."""
+
+    def __init__(self, x: list, rows: np.ndarray):
+        self.x, self.rows = x, rows
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def __getitem__(self, i: int) -> dict:
+        return self.x[self.rows[i]]
+
+    def __iter__(self):
+        return (self.x[r] for r in self.rows.tolist())
+
+
 class PendingRows:
     """The re-prediction state of pending instances, one row each.
 
@@ -297,7 +313,7 @@ class PendingRows:
     def repredict(self, rows: np.ndarray, model, version: int, to_values) -> np.ndarray:
         """Scheduled re-predictions of `rows` with the model at `version`; returns the values.
         A row whose last prediction was made with this very model reuses it."""
-        values = self.last[rows].copy()
+        values = self.last[rows]  # a copy (fancy indexing)
         fresh = self.predicted_at[rows] != version
         if fresh.any():
             todo = rows[fresh]
@@ -322,9 +338,8 @@ class PendingRows:
             if not mask.any():
                 continue
             part = rows[mask]
-            xs = [self.x[r] for r in part.tolist()]
             codes, labels = predictor.predict(model, self.features[part] if use_rows else None,
-                                              xs)
+                                              _Features(self.x, part))
             out[mask] = to_values(codes, labels)
         return out
 
