@@ -13,7 +13,7 @@ import argparse
 import logging
 import sys
 
-from pipelines.config import ConfigError, RunConfig
+from pipelines.config import LOG_LEVELS, ConfigError, RunConfig
 
 QUICKSTART_STREAM = 'synth:Agrawal{"n": 20000, "seed": 42, "drift": [{"at": 10000, ' \
                     '"width": 1000, "classification_function": 2}]}'
@@ -54,6 +54,10 @@ def _parser() -> argparse.ArgumentParser:
                           "(default every_k_labels:10) or none (initial and final only)")
     run.add_argument("--alpha", action="append", type=float, default=None,
                      help="α of the prioritised measure Ψα (repeatable; default 1, 2, 10)")
+    run.add_argument("--log-predictions", choices=LOG_LEVELS, default=None,
+                     help="what predictions.parquet keeps: every prediction (all, the default), "
+                          "initial and final only, or none; with K=1 re-evaluation 'all' is "
+                          "~delay rows per instance")
     run.add_argument("--chunk-size", type=int, default=None, help="events per Beam element")
     run.add_argument("--curve-every", type=int, default=None,
                      help="labels between curve points (default 1000)")
@@ -70,7 +74,7 @@ def _config(args, beam_args) -> RunConfig:
     fields = {"streams": args.stream, "models": args.model, "delay": args.delay,
               "out": args.out, "runner": args.runner, "replay": args.replay,
               "final": args.final, "bins": args.bins, "repredict": args.repredict,
-              "alphas": args.alpha,
+              "alphas": args.alpha, "log_predictions": args.log_predictions,
               "chunk_size": args.chunk_size, "curve_every": args.curve_every,
               "run_id": args.run_id, "beam_args": beam_args, "quiet": args.quiet or None}
     if args.config:

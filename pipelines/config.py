@@ -9,6 +9,9 @@ from dataclasses import dataclass, field
 import yaml
 
 
+LOG_LEVELS = ("all", "initial-final", "none")
+
+
 class ConfigError(ValueError):
     """A configuration that cannot run; the message says which field."""
 
@@ -32,6 +35,8 @@ class RunConfig:
     bins: int = 100  # B: bins of the latency period for the binned measures Λ(T,b)
     repredict: str = "every_k_labels:10"  # re-prediction policy; "none" turns re-evaluation off
     alphas: list[float] = field(default_factory=lambda: [1.0, 2.0, 10.0])  # Ψα
+    # predictions.parquet: all (initial, every re-prediction, final) | initial-final | none
+    log_predictions: str = "all"
     chunk_size: int = 1000
     curve_every: int = 1000
     timer_bucket: float | None = None  # seconds of event time per streaming drain
@@ -50,6 +55,9 @@ class RunConfig:
         for name in ("chunk_size", "curve_every", "bins"):
             if int(getattr(self, name)) < 1:
                 raise ConfigError(f"{name} must be at least 1")
+        if self.log_predictions not in LOG_LEVELS:
+            raise ConfigError(f"log_predictions must be one of {', '.join(LOG_LEVELS)}, not "
+                              f"{self.log_predictions!r}")
         self.alphas = [float(a) for a in self.alphas]
         if any(a <= 0 for a in self.alphas):
             raise ConfigError(f"alpha must be positive, got {self.alphas}")

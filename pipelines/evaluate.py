@@ -140,11 +140,12 @@ def build(p: beam.Pipeline, pl: Plan, staging: str) -> None:
     read = p | "Read" >> ReadStreams(pl.streams, list(pl.models), pl.delay, cfg.chunk_size)
     if pl.replay == "grouped":
         replay = read["chunks"] | "Replay" >> GroupedReplay(
-            pl.models, pl.classes, pl.tasks, cfg.chunk_size, cfg.final, pl.repredict)
+            pl.models, pl.classes, pl.tasks, cfg.chunk_size, cfg.final, pl.repredict,
+            pl.scoring.bins, cfg.log_predictions)
     else:
         replay = read["chunks"] | "Replay" >> StatefulReplay(
             pl.models, pl.classes, pl.tasks, cfg.chunk_size, cfg.timer_bucket, cfg.final,
-            pl.repredict)
+            pl.repredict, pl.scoring.bins, cfg.log_predictions)
     scored = replay.outcomes | "Score" >> ScoreOutcomes(pl.tasks, pl.scoring)
 
     def write_rows(name):

@@ -195,7 +195,28 @@ class GaussianNBBatch(_DenseBatch):
 
 # -- river.tree.HoeffdingTreeClassifier ------------------------------------------------------
 class HoeffdingTreeBatch(_DenseBatch):
-    """river `HoeffdingTreeClassifier` (leaf prediction mc, nb or nba; numeric splits)."""
+    """river `HoeffdingTreeClassifier` (leaf prediction mc, nb or nba; numeric splits).
+
+    A label changes one leaf; the others' parameters are kept from the last batch.
+    """
+
+    def __init__(self):
+        super().__init__()
+        self._cache: dict = {}  # id(leaf) -> (leaf, its total weight, parameters)
+
+    def __getstate__(self):
+        return {**self.__dict__, "_cache": {}}  # a cache, not state
+
+    def _parameters(self, leaf):
+        weight = leaf.total_weight
+        hit = self._cache.get(id(leaf))
+        if hit is not None and hit[0] is leaf and hit[1] == weight:
+            return hit[2]
+        params = _leaf_parameters(leaf, self.names)
+        if len(self._cache) > 4096:
+            self._cache.clear()
+        self._cache[id(leaf)] = (leaf, weight, params)
+        return params
 
     def decide(self, model, rows):
         from river.tree.nodes.branch import DTBranch, NumericBinaryBranch
@@ -226,12 +247,11 @@ class HoeffdingTreeBatch(_DenseBatch):
                 unsure.append(int(idx[0]))
                 leader[idx] = idx[0]
                 continue
-            leaf_codes, leaf_labels, leaf_unsure = (
-                _naive_bayes_leaf(leaf, rows[idx], self.names) if mode == "nb"
-                else (None, None, None))
-            if leaf_codes is None:
+            params = self._parameters(leaf) if mode == "nb" else None
+            if params is None:
                 unsure.extend(idx.tolist())
                 continue
+            leaf_codes, leaf_labels, leaf_unsure = _naive_bayes_leaf(params, rows[idx])
             codes, labels = _merge_codes(codes, labels, idx, leaf_codes, leaf_labels)
             unsure.extend(idx[leaf_unsure].tolist())
         return codes, labels, np.array(sorted(unsure), dtype=np.int64), leader
@@ -254,40 +274,44 @@ def _leaf_mode(leaf, tree) -> str:
     return "other"
 
 
-def _naive_bayes_leaf(leaf, rows, names):
-    """river's `do_naive_bayes_prediction` over rows: log prior + Σ Gaussian log-pdfs (only the
-    finite ones), for each class the leaf has seen. None if a splitter is not Gaussian."""
+def _leaf_parameters(leaf, names):
+    """What river's `do_naive_bayes_prediction` reads from a leaf, as arrays: (classes,
+    feature columns, μ, σ², known, log prior, positive weight); None if the leaf has no class
+    weight or a splitter is not Gaussian."""
     from river.tree.splitter import GaussianSplitter
 
     stats = leaf.stats
     total = sum(stats.values())
     if not stats or total == 0:
-        return None, None, None
+        return None
     splitters = leaf.splitters or {}
     used = [(names.index(att), obs) for att, obs in splitters.items() if att in names]
     if len(used) != len(splitters) or any(type(obs) is not GaussianSplitter for _, obs in used):
-        return None, None, None
+        return None
     classes = list(stats)
-    votes = np.zeros((len(rows), len(classes)))
-    scale = np.zeros_like(votes)
-    half_log_tau = 0.5 * math.log(math.tau)
+    weights = [stats[c] for c in classes]
+    shape = (len(classes), len(used))
+    mu, variance, known = np.zeros(shape), np.ones(shape), np.zeros(shape, dtype=bool)
     for j, c in enumerate(classes):
-        if stats[c] <= 0:
-            continue  # river leaves such a class at 0.0
-        prior = math.log(stats[c] / total)
-        v = np.full(len(rows), prior)
-        magnitude = np.full(len(rows), abs(prior))
-        for f, obs in used:
+        for f, (_, obs) in enumerate(used):
             params = _gaussian_parameters(obs._att_dist_per_class.get(c))
-            if params is None:
-                continue  # log p = -inf: skipped, as river does
-            mu, variance = params
-            term = (rows[:, f] - mu) ** 2 / (-2.0 * variance) - half_log_tau \
-                - 0.5 * math.log(variance)
-            v += term
-            magnitude += np.abs(term)
-        votes[:, j] = v
-        scale[:, j] = magnitude
+            if params is not None:  # else log p = -inf: skipped, as river does
+                mu[j, f], variance[j, f], known[j, f] = params[0], params[1], True
+    prior = np.array([math.log(w / total) if w > 0 else 0.0 for w in weights])
+    return (classes, [column for column, _ in used], mu, variance, known, prior,
+            np.array(weights) > 0)
+
+
+def _naive_bayes_leaf(params, rows):
+    """river's naive Bayes leaf vote over rows: log prior + Σ Gaussian log-pdfs (the finite
+    ones) per class; a class seen with weight 0 votes 0.0, as in river."""
+    classes, columns, mu, variance, known, prior, positive = params
+    x = rows[:, columns][:, None, :]  # rows x 1 x features
+    terms = (x - mu) ** 2 / (-2.0 * variance) - 0.5 * math.log(math.tau) \
+        - 0.5 * np.log(variance)
+    terms = np.where(known, terms, 0.0)
+    votes = np.where(positive, prior + terms.sum(axis=2), 0.0)
+    scale = np.where(positive, np.abs(prior) + np.abs(terms).sum(axis=2), 0.0)
     best, unsure = _argmax_with_margin(votes, scale)
     return best, classes, unsure
 

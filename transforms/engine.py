@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from metrics.binning import binned_predictions
 from transforms.models import ModelSpec
 from transforms.records import (FINAL, ID, INITIAL, INSTANCE, KIND, LABEL, REPREDICTION, SEQ,
                                 UPDATE, X, Y, Outcome, dead_letter)
@@ -49,16 +50,20 @@ class PredictionLog:
     [('a', 'initial', 'y'), ('a', 're-prediction', 'x'), ('a', 're-prediction', None)]
     """
 
-    def __init__(self, classification: bool = True):
+    def __init__(self, classification: bool = True, level: str = "all"):
         self.dtype = np.int64 if classification else np.float64
         self.missing = -1 if classification else math.nan
+        self.level = level  # all | initial-final | none
         self._entries: list = []  # (id, kind code, times, values): scalars or arrays
 
     def one(self, id, kind: str, t: float, value) -> None:
-        self._entries.append((id, _KIND_CODE[kind], t, self.missing if value is None else value))
+        if self.level != "none":
+            self._entries.append((id, _KIND_CODE[kind], t,
+                                  self.missing if value is None else value))
 
     def series(self, id, kind: str, times: np.ndarray, values: np.ndarray) -> None:
-        self._entries.append((id, _KIND_CODE[kind], times, values))
+        if self.level == "all":
+            self._entries.append((id, _KIND_CODE[kind], times, values))
 
     def __len__(self) -> int:
         return sum(np.size(e[2]) for e in self._entries)
@@ -125,8 +130,11 @@ class ReplayEngine:
 
     def __init__(self, model: ModelSpec, stream: str, classes: list | None = None,
                  task: str | None = None, final: bool = True,
-                 repredict: RepredictPolicy | None = None):
+                 repredict: RepredictPolicy | None = None, bins: int = 0,
+                 log_predictions: str = "all"):
         self.stream = stream
+        self.bins = bins  # > 0: outcomes carry their bin predictions, not the re-predictions
+        self.log_predictions = log_predictions  # what DrainResult.predictions keeps
         self.repredict = repredict or RepredictPolicy()
         # final=False skips the test-then-train prediction: half the predict calls, for users
         # who only need the delayed-prequential (initial) scores, as river reports them.
@@ -198,7 +206,7 @@ class ReplayEngine:
     def drain(self, events, T: float = math.inf) -> DrainResult:
         """Process `events` (all with t ≤ T, in any order) in `(t, rank, seq)` order. Timed
         re-predictions due at t are made before the events of time t."""
-        out = DrainResult(PredictionLog(self.classification))
+        out = DrainResult(PredictionLog(self.classification, self.log_predictions))
         batch = sorted(events)
         if batch:
             if batch[-1][TIME] > T:
@@ -281,8 +289,13 @@ class ReplayEngine:
             if final is None:
                 out.counts["unscored_final"] += 1
         rep_times, rep_values = self.rows.take(row) if row is not None else (None, None)
+        binned = None
         if rep_times is not None:
             out.predictions.series(key, REPREDICTION, rep_times, rep_values)
+            if self.bins:
+                binned = binned_predictions(t_arrival, t, initial, rep_times, rep_values, final,
+                                            self.bins, classification)
+                rep_times = rep_values = None
         if self.final:
             out.predictions.one(key, FINAL, t, final)
         self._learn(x, y, t, out)
@@ -294,11 +307,11 @@ class ReplayEngine:
             y_index = self._index(y, extend=True)
             prev, majority = self._label_baselines(y_index)
             out.outcomes.append(Outcome(self.n_labels, key, t_arrival, t, y_index, prev,
-                                        majority, initial, final, rep_times, rep_values))
+                                        majority, initial, final, rep_times, rep_values, binned))
         else:
             prev, self.prev_label = self.prev_label, y
             out.outcomes.append(Outcome(self.n_labels, key, t_arrival, t, y, prev, None,
-                                        initial, final, rep_times, rep_values))
+                                        initial, final, rep_times, rep_values, binned))
 
     def _learn(self, x, y, t: float, out: DrainResult) -> None:
         """Re-predict what is due before this label (every_k_labels), then learn it."""

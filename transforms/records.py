@@ -56,6 +56,8 @@ class Outcome(NamedTuple):
     untrained river model) is None and is not scored. `rep_times`/`rep_values` are the
     continuous re-evaluation's predictions while the label was pending, in time order (numpy
     arrays of times and of class indices with −1 for none / floats with NaN for none), or None.
+    A replay that knows the number of bins B maps them at once and keeps only `bins`, the
+    predictions for bins 0..B+1 (`metrics.binning.binned_predictions`): far smaller to ship.
     """
 
     n: int
@@ -69,6 +71,7 @@ class Outcome(NamedTuple):
     final: Any
     rep_times: Any = None
     rep_values: Any = None
+    bins: Any = None
 
 
 @dataclass(frozen=True)

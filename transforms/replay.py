@@ -47,17 +47,21 @@ class _EngineFactory:
 
     def __init__(self, models: dict[str, ModelSpec], classes: dict[str, list | None],
                  tasks: dict[str, str], final: bool = True,
-                 repredict: RepredictPolicy | None = None):
+                 repredict: RepredictPolicy | None = None, bins: int = 0,
+                 log_predictions: str = "all"):
         self.models = models
         self.classes = classes
         self.tasks = tasks
         self.final = final
         self.repredict = repredict
+        self.bins = bins
+        self.log_predictions = log_predictions
 
     def new(self, key) -> ReplayEngine:
         stream, model = key
         return ReplayEngine(self.models[model], stream, self.classes.get(stream),
-                            self.tasks[model], self.final, self.repredict)
+                            self.tasks[model], self.final, self.repredict, self.bins,
+                            self.log_predictions)
 
 
 def _emit(key, engine: ReplayEngine, result, pending_before: int, batch_size: int):
@@ -102,9 +106,11 @@ class GroupedReplay(beam.PTransform):
     """Bounded input: `((stream, model), chunk)` -> GroupByKey -> sorted drain per key."""
 
     def __init__(self, models, classes, tasks, batch_size: int = 1000, final: bool = True,
-                 repredict: RepredictPolicy | None = None):
+                 repredict: RepredictPolicy | None = None, bins: int = 0,
+                 log_predictions: str = "all"):
         super().__init__()
-        self.factory = _EngineFactory(models, classes, tasks, final, repredict)
+        self.factory = _EngineFactory(models, classes, tasks, final, repredict, bins,
+                                      log_predictions)
         self.batch_size = batch_size
 
     def expand(self, chunks):
@@ -175,9 +181,11 @@ class StatefulReplay(beam.PTransform):
 
     def __init__(self, models, classes, tasks, batch_size: int = 1000,
                  bucket: float | None = None, final: bool = True,
-                 repredict: RepredictPolicy | None = None):
+                 repredict: RepredictPolicy | None = None, bins: int = 0,
+                 log_predictions: str = "all"):
         super().__init__()
-        self.factory = _EngineFactory(models, classes, tasks, final, repredict)
+        self.factory = _EngineFactory(models, classes, tasks, final, repredict, bins,
+                                      log_predictions)
         self.batch_size = batch_size
         self.bucket = bucket
 

@@ -77,7 +77,9 @@ def bin_matrix(outcomes, bins: int, classification: bool) -> np.ndarray:
     missing = NO_CLASS if classification else math.nan
     out = np.empty((len(outcomes), bins + 2), dtype=np.int64 if classification else np.float64)
     for i, o in enumerate(outcomes):
-        if o.rep_times is None:  # labelled before any re-prediction: all carry the initial
+        if o.bins is not None:  # mapped by the replay
+            out[i] = o.bins
+        elif o.rep_times is None:  # labelled before any re-prediction: all carry the initial
             out[i, :-1] = missing if o.initial is None else o.initial
             out[i, -1] = missing if o.final is None else o.final
         else:
