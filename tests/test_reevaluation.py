@@ -221,3 +221,33 @@ def test_timed_policies_equal_a_straightforward_schedule(policy):
            for o in ours]
     assert got == [reps for *_, reps, _ in naive]
     assert sum(map(len, got)) > 1000
+
+
+def test_moa_style_delayed_arff_feeds_re_evaluation(tmp_path):
+    """tests/data/delayed.arff (a logged stream; file order breaks ties at t=2: label 1 (a),
+    instance 3, label 2 (b)) re-predicted every 0.5 s, B=2, No-Change, by hand. Before t=2
+    No-Change has seen no label and predicts a, the first class; from t=2 on, b.
+    Per bin 0..3 (initial, two halves of the latency period, final):
+    - 1 (a, [0, 2]): a at 0.5 (bin 1), 1.0, 1.5, 2.0 (bin 2)       -> a a a a: 1 1 1 1
+    - 2 (b, [1, 2]): a at 1.5, 2.0 (bin 2)                          -> a a a a: 0 0 0 0
+    - 3 (b, [2, 5]): b at 2.5, 3.0 (bin 1), 3.5 ... 5.0 (bin 2); bin 1 votes over
+      [a 2-2.5, b 2.5-3, b 3-3.5] -> b                             -> a b b b: 0 1 1 1
+    """
+    from pipelines.config import RunConfig
+    from pipelines.evaluate import run
+    from tests.helpers import data, read
+
+    spec = data("delayed.arff") + '{"delayed": true}'
+    engine = ReplayEngine(ModelSpec.parse("no-change"), "s", ["a", "b"],
+                          repredict=RepredictPolicy.parse("every:0.5"))
+    outcomes = engine.drain(read(spec)[0]).outcomes
+    assert [(o.id, repredictions(o)) for o in outcomes] == [
+        ("1", [(0.5, 0), (1.0, 0), (1.5, 0), (2.0, 0)]), ("2", [(1.5, 0), (2.0, 0)]),
+        ("3", [(2.5, 1), (3.0, 1), (3.5, 1), (4.0, 1), (4.5, 1), (5.0, 1)])]
+    summary = run(RunConfig(streams=[spec], models=["no-change"], out=str(tmp_path),
+                            repredict="every:0.5", bins=2, alphas=[1], quiet=True))
+    accuracy = summary.query("metric == 'accuracy'")
+    binned = accuracy.query("category == 'binned'").sort_values("bin")["value"].tolist()
+    assert binned == [1 / 3, 2 / 3, 2 / 3, 2 / 3]
+    assert accuracy.query("category == 'intermediate'")["value"].item() == \
+        (1 / 3 + 2 / 3 + 2 / 3) / 3
