@@ -34,8 +34,8 @@ from transforms.models import ModelSpec, ModelSpecError
 from transforms.read import READ_COUNTS, ReadStreams
 from transforms.records import RESULT_COLUMNS
 from transforms.repredict import RepredictPolicy
-from transforms.replay import CLASSES, COUNTS, DEAD_LETTERS, PREDICTIONS, GroupedReplay, \
-    StatefulReplay
+from transforms.replay import (CLASSES, COUNTS, DEAD_LETTERS, PREDICTIONS, EngineFactory,
+                               GroupedReplay, StatefulReplay)
 from transforms.scoring import (BINNED, CATEGORIES, CURVES, INTERMEDIATE, ScoreOutcomes,
                                 ScoringPlan)
 from transforms.sources import InputError, StreamSpec
@@ -138,14 +138,13 @@ def build(p: beam.Pipeline, pl: Plan, staging: str) -> None:
     """Add the whole evaluation to pipeline `p`, writing into `staging`."""
     cfg = pl.config
     read = p | "Read" >> ReadStreams(pl.streams, list(pl.models), pl.delay, cfg.chunk_size)
+    engines = EngineFactory(pl.models, pl.classes, pl.tasks, cfg.final, pl.repredict,
+                            pl.scoring.bins, cfg.log_predictions)
     if pl.replay == "grouped":
-        replay = read["chunks"] | "Replay" >> GroupedReplay(
-            pl.models, pl.classes, pl.tasks, cfg.chunk_size, cfg.final, pl.repredict,
-            pl.scoring.bins, cfg.log_predictions)
+        replay = read["chunks"] | "Replay" >> GroupedReplay(engines, cfg.chunk_size)
     else:
-        replay = read["chunks"] | "Replay" >> StatefulReplay(
-            pl.models, pl.classes, pl.tasks, cfg.chunk_size, cfg.timer_bucket, cfg.final,
-            pl.repredict, pl.scoring.bins, cfg.log_predictions)
+        replay = read["chunks"] | "Replay" >> StatefulReplay(engines, cfg.chunk_size,
+                                                             cfg.timer_bucket)
     scored = replay.outcomes | "Score" >> ScoreOutcomes(pl.tasks, pl.scoring)
 
     def write_rows(name):

@@ -12,7 +12,7 @@ from runners import make_runner, pipeline_options
 from tests.helpers import read
 from transforms.engine import ReplayEngine
 from transforms.models import ModelSpec
-from transforms.replay import KEYED_CHUNKS, StatefulReplay
+from transforms.replay import KEYED_CHUNKS, EngineFactory, StatefulReplay
 
 STREAM = 'sea=synth:SEA{"n": 1500, "seed": 3, "noise": 0.1}'
 MODELS = ["no-change", "gaussian-nb", 'ht=river.tree.HoeffdingTreeClassifier{"grace_period": 50}']
@@ -65,7 +65,8 @@ def test_streaming_watermark_drains_step_by_step():
     options = pipeline_options("bundle", ["--streaming"])
     with beam.Pipeline(runner=make_runner("bundle"), options=options) as p:
         out = (p | stream.with_output_types(KEYED_CHUNKS)
-               | StatefulReplay(models, {"sea": None}, {"gaussian-nb": "classification"},
+               | StatefulReplay(EngineFactory(models, {"sea": None},
+                                              {"gaussian-nb": "classification"}),
                                 batch_size=10_000, bucket=25.0))
         outcomes = out.outcomes | "Flatten" >> beam.FlatMap(lambda kv: kv[1])
         assert_that(outcomes, equal_to(expected.outcomes), label="SameOutcomes")

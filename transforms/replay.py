@@ -17,6 +17,7 @@ values in index order])`.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import apache_beam as beam
 from apache_beam import typehints
@@ -42,20 +43,17 @@ CLASSES = "classes"
 OUTPUT_TAGS = (PREDICTIONS, DEAD_LETTERS, COUNTS, CLASSES)
 
 
-class _EngineFactory:
+@dataclass(frozen=True)
+class EngineFactory:
     """Builds a key's engine on the worker from serialisable specs (never a live model)."""
 
-    def __init__(self, models: dict[str, ModelSpec], classes: dict[str, list | None],
-                 tasks: dict[str, str], final: bool = True,
-                 repredict: RepredictPolicy | None = None, bins: int = 0,
-                 log_predictions: str = "all"):
-        self.models = models
-        self.classes = classes
-        self.tasks = tasks
-        self.final = final
-        self.repredict = repredict
-        self.bins = bins
-        self.log_predictions = log_predictions
+    models: dict[str, ModelSpec]
+    classes: dict[str, list | None]
+    tasks: dict[str, str]
+    final: bool = True
+    repredict: RepredictPolicy | None = None
+    bins: int = 0  # > 0: outcomes carry their bin predictions
+    log_predictions: str = "all"
 
     def new(self, key) -> ReplayEngine:
         stream, model = key
@@ -85,7 +83,7 @@ def _emit(key, engine: ReplayEngine, result, pending_before: int, batch_size: in
 
 
 class _DrainGrouped(beam.DoFn):
-    def __init__(self, factory: _EngineFactory, batch_size: int):
+    def __init__(self, factory: EngineFactory, batch_size: int):
         self.factory = factory
         self.batch_size = batch_size
 
@@ -105,12 +103,9 @@ class _DrainGrouped(beam.DoFn):
 class GroupedReplay(beam.PTransform):
     """Bounded input: `((stream, model), chunk)` -> GroupByKey -> sorted drain per key."""
 
-    def __init__(self, models, classes, tasks, batch_size: int = 1000, final: bool = True,
-                 repredict: RepredictPolicy | None = None, bins: int = 0,
-                 log_predictions: str = "all"):
+    def __init__(self, factory: EngineFactory, batch_size: int = 1000):
         super().__init__()
-        self.factory = _EngineFactory(models, classes, tasks, final, repredict, bins,
-                                      log_predictions)
+        self.factory = factory
         self.batch_size = batch_size
 
     def expand(self, chunks):
@@ -126,7 +121,7 @@ class _StatefulDrain(beam.DoFn):
     ARMED_AT = ReadModifyWriteStateSpec("armed_at", VarIntCoder())
     FLUSH = TimerSpec("flush", TimeDomain.WATERMARK)
 
-    def __init__(self, factory: _EngineFactory, batch_size: int, bucket: float | None):
+    def __init__(self, factory: EngineFactory, batch_size: int, bucket: float | None):
         self.factory = factory
         self.batch_size = batch_size
         self.bucket = bucket  # None: bounded input, drain once at the end of the window
@@ -179,13 +174,10 @@ class StatefulReplay(beam.PTransform):
     None drains once at the end of the global window (bounded input).
     """
 
-    def __init__(self, models, classes, tasks, batch_size: int = 1000,
-                 bucket: float | None = None, final: bool = True,
-                 repredict: RepredictPolicy | None = None, bins: int = 0,
-                 log_predictions: str = "all"):
+    def __init__(self, factory: EngineFactory, batch_size: int = 1000,
+                 bucket: float | None = None):
         super().__init__()
-        self.factory = _EngineFactory(models, classes, tasks, final, repredict, bins,
-                                      log_predictions)
+        self.factory = factory
         self.batch_size = batch_size
         self.bucket = bucket
 
