@@ -86,6 +86,8 @@ def _config(args, beam_args) -> RunConfig:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the `delayed-eval` console script; returns the exit status."""
+    # Beam logs optional-dependency notices (GCP clients) on import; only errors matter here.
+    logging.basicConfig(level=logging.ERROR)
     from pipelines.evaluate import run
 
     args, beam_args = _parser().parse_known_args(argv)
@@ -93,8 +95,6 @@ def main(argv: list[str] | None = None) -> int:
     if stray:
         print(f"delayed-eval: error: unexpected argument(s) {stray}", file=sys.stderr)
         return 2
-    # Beam logs optional-dependency notices (GCP clients) on import; only errors matter here.
-    logging.basicConfig(level=logging.ERROR)
     try:
         if args.command == "quickstart":
             config = RunConfig(streams=[f"agrawal={QUICKSTART_STREAM}"],
