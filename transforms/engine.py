@@ -241,7 +241,7 @@ class ReplayEngine:
             t_label = self.expected_labels.pop(key, None)
             if t_label is None and self.repredict.kind == "bin_boundaries":
                 out.counts["unscheduled"] += 1
-            row = self.rows.add(key, x, t, self.version, initial, t_label)
+            row = self.rows.add(x, t, self.version, initial, t_label)
         self.pending[key] = [t, x, initial, row]
         out.predictions.one(key, INITIAL, t, initial)
 

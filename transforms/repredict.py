@@ -186,7 +186,6 @@ class PendingRows:
         self.changes: list = []
         self.extra: list = []
         self.scheduled_times: list = []
-        self.ids = np.empty(0, dtype=object)
         self._free: list[int] = []
         self._arrivals = 0
         self.buckets = _Buckets(policy.k) if policy.kind == "every_k_labels" else None
@@ -212,13 +211,12 @@ class PendingRows:
         self.dense = grown(self.dense, False)
         if self.features is not None:
             self.features = grown(self.features, 0.0)
-        self.ids = grown(self.ids, None)
         for name in ("x", "changes", "extra", "scheduled_times"):
             getattr(self, name).extend([None] * (cap - self._cap))
         self._free.extend(range(cap - 1, self._cap - 1, -1))
         self._cap = cap
 
-    def add(self, id, x: dict, t0: float, version: int, value, t_label: float | None) -> int:
+    def add(self, x: dict, t0: float, version: int, value, t_label: float | None) -> int:
         """A new pending instance and its initial prediction; returns its row."""
         if not self._free:
             self._grow()
@@ -228,7 +226,6 @@ class PendingRows:
         self.version_at[row] = self.predicted_at[row] = version
         self.last[row] = self.missing if value is None else value
         self.n_scheduled[row] = 0
-        self.ids[row] = id
         self.changes[row] = []
         self.extra[row] = None
         self.scheduled_times[row] = None
@@ -371,10 +368,6 @@ class PendingRows:
                 times, values = np.r_[times, t_extra][order], np.r_[values, v_extra][order]
         self.arrival[row] = -1
         self.x[row] = self.changes[row] = self.extra[row] = self.scheduled_times[row] = None
-        self.ids[row] = None
         self._free.append(row)
         return times, values
-
-    def __len__(self) -> int:
-        return self._cap - len(self._free)
 
