@@ -118,8 +118,8 @@ def _prediction_table(element) -> pa.Table:
         y_pred = pa.array([None if math.isnan(v) else repr(v) for v in values.tolist()],
                           pa.string())
     return pa.table({
-        "stream": pa.repeat(stream, n).cast(pa.string()) if n else pa.array([], pa.string()),
-        "model": pa.repeat(model, n).cast(pa.string()) if n else pa.array([], pa.string()),
+        "stream": pa.repeat(stream, n).cast(pa.string()),
+        "model": pa.repeat(model, n).cast(pa.string()),
         "id": ids,
         "kind": pa.DictionaryArray.from_arrays(pa.array(cols["kind"], pa.int8()),
                                                pa.array(PREDICTION_KINDS)).cast(pa.string()),

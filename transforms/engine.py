@@ -65,25 +65,18 @@ class PredictionLog:
         if self.level == "all":
             self._entries.append((id, _KIND_CODE[kind], times, values))
 
-    def __len__(self) -> int:
-        return sum(np.size(e[2]) for e in self._entries)
-
     def columns(self) -> dict:
         """{"ids", "row_id", "kind", "t", "value"} arrays (see the class docstring)."""
         entries = self._entries
         ids = np.empty(len(entries), dtype=object)
         ids[:] = [e[0] for e in entries]
-        if not any(isinstance(e[2], np.ndarray) for e in entries):  # singles only
-            return {"ids": ids, "row_id": np.arange(len(entries)),
-                    "kind": np.array([e[1] for e in entries], dtype=np.uint8),
-                    "t": np.array([e[2] for e in entries], dtype=np.float64),
-                    "value": np.array([e[3] for e in entries], dtype=self.dtype)}
         counts = np.array([np.size(e[2]) for e in entries], dtype=np.int64)
         return {"ids": ids, "row_id": np.repeat(np.arange(len(entries)), counts),
                 "kind": np.repeat(np.array([e[1] for e in entries], dtype=np.uint8), counts),
-                "t": np.concatenate([np.atleast_1d(e[2]).astype(np.float64) for e in entries]),
+                "t": np.concatenate([np.atleast_1d(e[2]).astype(np.float64) for e in entries]
+                                    or [np.empty(0)]),
                 "value": np.concatenate([np.atleast_1d(e[3]).astype(self.dtype)
-                                         for e in entries])}
+                                         for e in entries] or [np.empty(0, self.dtype)])}
 
     def tuples(self, classes: list | None = None) -> list:
         """(id, kind, t, prediction) rows; `classes` maps class indices back to labels."""
@@ -327,7 +320,7 @@ class ReplayEngine:
 
     def _repredict_timed(self, t: float, out: DrainResult) -> None:
         """Re-predictions scheduled in event time at or before t (before t's events)."""
-        for due, _ in self.rows.due_until(t):
+        for due in self.rows.due_until(t):
             self.rows.repredict(due, self.model, self.version, self._values)
 
     # -- state ---------------------------------------------------------------------------------

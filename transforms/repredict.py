@@ -280,11 +280,11 @@ class PendingRows:
             return np.empty(0, dtype=np.int64)
         return self.buckets.due(label_number, self.arrival, self.version_at)
 
-    def due_until(self, t: float) -> list[tuple[np.ndarray, np.ndarray]]:
-        """Timed re-predictions due at or before t, in time order, as rounds of (rows, times)
-        in which no row appears twice (a row can fall due again before the next event); the
-        next one of each row is scheduled."""
-        rounds: list[tuple[list, list]] = []
+    def due_until(self, t: float) -> list[np.ndarray]:
+        """Rows with timed re-predictions due at or before t, in time order, as rounds in
+        which no row appears twice (a row can fall due again before the next event); each
+        due time is recorded with its row and the row's next one scheduled."""
+        rounds: list[list] = []
         seen: dict = {}
         timers = self.timers
         policy = self.policy
@@ -294,9 +294,8 @@ class PendingRows:
                 continue  # labelled since
             k = seen[row] = seen.get(row, -1) + 1
             if k == len(rounds):
-                rounds.append(([], []))
-            rounds[k][0].append(row)
-            rounds[k][1].append(t_due)
+                rounds.append([])
+            rounds[k].append(row)
             self.scheduled_times[row].append(t_due)
             if policy.kind == "every":
                 heapq.heappush(timers, (t0 + (j + 1) * policy.every, arrival, row, t0, None,
@@ -304,7 +303,7 @@ class PendingRows:
             elif j < policy.bins:
                 heapq.heappush(timers, (bin_start(t0, t_label, policy.bins, j + 1), arrival,
                                         row, t0, t_label, j + 1))
-        return [(np.array(rows, dtype=np.int64), np.array(times)) for rows, times in rounds]
+        return [np.array(rows, dtype=np.int64) for rows in rounds]
 
     # -- predicting -----------------------------------------------------------------------------
     def repredict(self, rows: np.ndarray, model, version: int, to_values) -> np.ndarray:
