@@ -102,6 +102,26 @@ class ClassificationScore:
                 mine[i] += c
         return self
 
+    def subtract(self, other: ClassificationScore) -> ClassificationScore:
+        """Remove the counts of `other`, a score over a subset of the same labels (what a
+        sliding window drops); exact, since the counts are integers.
+
+        >>> a, b = ClassificationScore(), ClassificationScore()
+        >>> a.update_many([0, 1, 1], [0, 0, 1], [0, 0, 1], [0, 0, 1])
+        >>> b.update(0, 0, 0, 0)
+        >>> a.subtract(b).accuracy, a.true_counts
+        (0.5, [0, 2])
+        """
+        self.n -= other.n
+        self.correct -= other.correct
+        self.persistent_correct -= other.persistent_correct
+        self.majority_correct -= other.majority_correct
+        for mine, theirs in ((self.true_counts, other.true_counts),
+                             (self.pred_counts, other.pred_counts)):
+            for i, c in enumerate(theirs):
+                mine[i] -= c
+        return self
+
     # -- statistics -------------------------------------------------------------------------
     @property
     def accuracy(self) -> float:

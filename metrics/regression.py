@@ -43,6 +43,14 @@ class RegressionScore:
         self.squared_error.merge(other.squared_error)
         return self
 
+    def subtract(self, other: RegressionScore) -> RegressionScore:
+        """Remove `other`'s errors (a subset of the same labels); the sums stay exact."""
+        self.n -= other.n
+        for mine, theirs in ((self.abs_error, other.abs_error),
+                             (self.squared_error, other.squared_error)):
+            mine.merge(ExactSum([-p for p in theirs.partials]))
+        return self
+
     @property
     def mae(self) -> float:
         return ratio(self.abs_error.value, self.n)

@@ -54,6 +54,17 @@ def _parser() -> argparse.ArgumentParser:
                           "(default every_k_labels:10) or none (initial and final only)")
     run.add_argument("--alpha", action="append", type=float, default=None,
                      help="α of the prioritised measure Ψα (repeatable; default 1, 2, 10)")
+    run.add_argument("--window", dest="windows", action="append", type=int, default=None,
+                     metavar="W", help="also report every measure over a sliding window of the "
+                                       "last W labels (repeatable); window column w=W")
+    run.add_argument("--fading", dest="fadings", action="append", type=float, default=None,
+                     metavar="A", help="also report every measure with fading factor A, "
+                                       "0 < A < 1 (repeatable); window column fading=A")
+    run.add_argument("--time-window", dest="time_windows", action="append", default=None,
+                     metavar="SIZE[/PERIOD]",
+                     help="also report every measure over event-time sliding windows of label "
+                          "time, Beam SlidingWindows(SIZE, PERIOD), e.g. 1h/15min (repeatable; "
+                          "PERIOD defaults to SIZE and must divide it); window column time=...")
     run.add_argument("--log-predictions", choices=LOG_LEVELS, default=None,
                      help="what predictions.parquet keeps: every prediction (all, the default), "
                           "initial and final only, or none; with K=1 re-evaluation 'all' is "
@@ -74,7 +85,9 @@ def _config(args, beam_args) -> RunConfig:
     fields = {"streams": args.stream, "models": args.model, "delay": args.delay,
               "out": args.out, "runner": args.runner, "replay": args.replay,
               "final": args.final, "bins": args.bins, "repredict": args.repredict,
-              "alphas": args.alpha, "log_predictions": args.log_predictions,
+              "alphas": args.alpha, "windows": args.windows,
+              "fadings": args.fadings, "time_windows": args.time_windows,
+              "log_predictions": args.log_predictions,
               "chunk_size": args.chunk_size, "curve_every": args.curve_every,
               "run_id": args.run_id, "beam_args": beam_args, "quiet": args.quiet or None}
     if args.config:

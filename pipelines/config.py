@@ -35,6 +35,9 @@ class RunConfig:
     bins: int = 100  # B: bins of the latency period for the binned measures Λ(T,b)
     repredict: str = "every_k_labels:10"  # re-prediction policy; "none" turns re-evaluation off
     alphas: list[float] = field(default_factory=lambda: [1.0, 2.0, 10.0])  # Ψα
+    windows: list[int] = field(default_factory=list)  # sliding windows of the last w labels
+    fadings: list[float] = field(default_factory=list)  # fading factors, 0 < α < 1
+    time_windows: list[str] = field(default_factory=list)  # event-time windows SIZE[/PERIOD]
     # predictions.parquet: all (initial, every re-prediction, final) | initial-final | none
     log_predictions: str = "all"
     chunk_size: int = 1000
@@ -61,6 +64,18 @@ class RunConfig:
         self.alphas = [float(a) for a in self.alphas]
         if any(a <= 0 for a in self.alphas):
             raise ConfigError(f"alpha must be positive, got {self.alphas}")
+
+        self.windows = [int(w) for w in self.windows]
+        if any(w < 1 for w in self.windows):
+            raise ConfigError(f"a window must be at least 1 label, got {self.windows}")
+        self.fadings = [float(a) for a in self.fadings]
+        if any(not 0 < a < 1 for a in self.fadings):
+            raise ConfigError(f"a fading factor must be between 0 and 1 (exclusive), got "
+                              f"{self.fadings}")
+        for name in ("windows", "fadings", "time_windows"):
+            values = getattr(self, name)
+            if len(set(values)) != len(values):
+                raise ConfigError(f"{name} has a repeated value: {values}")
 
     @classmethod
     def from_yaml(cls, path: str, **overrides) -> RunConfig:

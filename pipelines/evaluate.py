@@ -11,6 +11,7 @@ re-run replaces a previous run's files only once it has succeeded.
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 import json
 import math
 import os
@@ -37,7 +38,7 @@ from transforms.repredict import RepredictPolicy
 from transforms.replay import (CLASSES, COUNTS, DEAD_LETTERS, PREDICTIONS, EngineFactory,
                                GroupedReplay, StatefulReplay)
 from transforms.scoring import (BINNED, CATEGORIES, CURVES, INTERMEDIATE, ScoreOutcomes,
-                                ScoringPlan)
+                                ScoringPlan, time_window)
 from transforms.sources import InputError, StreamSpec
 
 PREDICTION_SCHEMA = pa.schema([("stream", pa.string()), ("model", pa.string()),
@@ -88,9 +89,15 @@ def plan(config: RunConfig) -> Plan:
     names = [s.name for s in streams]
     if len(set(names)) != len(names):
         raise ConfigError(f"stream names must be unique, got {names}; name them with NAME=SOURCE")
+    try:
+        time_windows = tuple(time_window(t) for t in config.time_windows)
+    except ValueError as e:
+        raise ConfigError(str(e)) from None
     scoring = ScoringPlan(final=config.final,
                           bins=0 if repredict.kind == "none" else config.bins,
-                          alphas=tuple(config.alphas), curve_every=config.curve_every)
+                          alphas=tuple(config.alphas), curve_every=config.curve_every,
+                          windows=tuple(config.windows), fadings=tuple(config.fadings),
+                          time_windows=time_windows)
     return Plan(config, streams, models, tasks, classes, delay, repredict, scoring)
 
 
@@ -151,8 +158,9 @@ def build(p: beam.Pipeline, pl: Plan, staging: str) -> None:
         def write(rows):
             # A fixed row order, whatever order the runner delivered them in.
             rows = sorted(rows, key=lambda r: (r["stream"], r["model"], r["category"],
-                                               r["metric"], r["bin"] or 0, r["alpha"] or 0,
-                                               r.get("labels") or 0))
+                                               r["window"], r["metric"], r["bin"] or 0,
+                                               r["alpha"] or 0, r.get("labels") or 0,
+                                               r["t"]))
             pd.DataFrame(rows).to_parquet(os.path.join(staging, name), index=False)
         return write
 
@@ -199,7 +207,7 @@ def _complete_summary(pl: Plan, raw: pd.DataFrame) -> pd.DataFrame:
     """Every expected (stream, model, category, bin, alpha, metric) gets a row, NaN with n=0 if
     nothing was scored, in a fixed order: streams and models as configured."""
     have = {} if raw.empty else {
-        (r.stream, r.model, r.category, _opt(r.bin), _opt(r.alpha), r.metric): r
+        (r.stream, r.model, r.category, _opt(r.bin), _opt(r.alpha), r.window, r.metric): r
         for r in raw.itertuples()}
     sc = pl.scoring
     slots = [(c, None, None) for c in CATEGORIES[:1 + sc.final]]
@@ -212,15 +220,15 @@ def _complete_summary(pl: Plan, raw: pd.DataFrame) -> pd.DataFrame:
         for m in pl.models:
             metrics = CLASSIFICATION_METRICS if pl.tasks[m] == "classification" \
                 else REGRESSION_METRICS
-            for category, b, alpha in slots:
-                for metric in metrics:
-                    r = have.get((s.name, m, category, b, alpha, metric))
-                    rows.append({
-                        "run_id": pl.config.run_id, "stream": s.name, "model": m,
-                        "protocol": protocol, "category": category, "bin": b, "alpha": alpha,
-                        "window": "cumulative", "metric": metric,
-                        "value": math.nan if r is None else r.value,
-                        "n": 0 if r is None else int(r.n), "t": None if r is None else r.t})
+            for window, (category, b, alpha), metric in itertools.product(
+                    sc.views, slots, metrics):
+                r = have.get((s.name, m, category, b, alpha, window, metric))
+                rows.append({
+                    "run_id": pl.config.run_id, "stream": s.name, "model": m,
+                    "protocol": protocol, "category": category, "bin": b, "alpha": alpha,
+                    "window": window, "metric": metric,
+                    "value": math.nan if r is None else r.value,
+                    "n": 0 if r is None else int(r.n), "t": None if r is None else r.t})
     return pd.DataFrame(rows, columns=RESULT_COLUMNS).astype({"bin": "Int64"})
 
 
@@ -290,8 +298,11 @@ def run(config: RunConfig) -> pd.DataFrame:
     os.makedirs(staging)
     try:
         options = pipeline_options(config.runner, config.beam_args)
-        with beam.Pipeline(runner=make_runner(config.runner), options=options) as p:
-            build(p, pl, staging)
+        try:
+            with beam.Pipeline(runner=make_runner(config.runner), options=options) as p:
+                build(p, pl, staging)
+        except InputError as e:  # raised by a reader on a worker; Beam appends the step name
+            raise ConfigError(str(e).split(" [while running")[0]) from None
         summary = _complete_summary(pl, pd.read_parquet(os.path.join(staging,
                                                                      "_summary.parquet")))
         with open(os.path.join(staging, "_counts.json"), encoding="utf-8") as f:

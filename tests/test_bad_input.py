@@ -133,3 +133,26 @@ def test_malformed_arff_is_an_error_with_file_and_line(tmp_path):
     assert [(d["row"], d["field"], d["reason"]) for d in dead] == [
         (6, "a", "'foo' is not a number"), (7, "c", "'z' is not one of ['x', 'y']"),
         (8, None, "1 values for 2 attributes")]
+
+
+def test_a_generator_failing_mid_stream_is_one_clear_error(tmp_path, monkeypatch, capsys):
+    from river.datasets import synth
+
+    def broken(self):
+        yield {"a": 1.0}, True
+        raise OverflowError("math range error")
+
+    monkeypatch.setattr(synth.SEA, "__iter__", broken)
+    code = main(["run", "--stream", "sea=synth:SEA", "--model", "no-change", "--out",
+                 str(tmp_path), "--runner", "direct", "--quiet"])
+    err = capsys.readouterr().err.strip()
+    assert code == 2
+    assert err == ("delayed-eval: error: stream sea: reading failed after 1 records: "
+                   "OverflowError: math range error")
+
+
+def test_abrupt_drift_far_from_its_centre_reads():
+    # river's ConceptDriftStream overflows math.exp here (width 1, 15 000 instances away).
+    events, dead = read('synth:LEDDrift{"n": 50, "drift": [{"at": 15000, '
+                        '"n_drift_features": 7}]}')
+    assert len(events) == 100 and dead == []

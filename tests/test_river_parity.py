@@ -10,7 +10,7 @@ from pipelines.evaluate import run
 from transforms.delays import DelaySpec
 from transforms.engine import ReplayEngine
 from transforms.models import ModelSpec
-from transforms.scoring import ScoringPlan, block_scores
+from transforms.scoring import ScoringPlan, pane_scores
 from transforms.sources import StreamSpec
 
 N = 3000
@@ -26,8 +26,9 @@ def replay_score(stream: str, model: str, delay, category="initial"):
     spec = StreamSpec.parse(stream)
     engine = ReplayEngine(ModelSpec.parse(model), spec.name)
     result = engine.drain(list(spec.events(DelaySpec.parse(delay))))
-    blocks = block_scores(result.outcomes, engine.task, ScoringPlan(curve_every=10**9))
-    return blocks[(category, 0)][None].score
+    panes = pane_scores(result.outcomes, engine.task, ScoringPlan(curve_every=10**9))
+    (pane,) = [p for (c, _, _), p in panes.items() if c == category]
+    return pane.scores[None].score
 
 
 @pytest.mark.parametrize("delay", DELAYS)

@@ -31,7 +31,8 @@ class DelaySpecError(ValueError):
     """A delay spec that cannot be parsed."""
 
 
-def _seconds(text: str) -> float | None:
+def seconds(text: str) -> float | None:
+    """Seconds in a duration with a unit (`30s`, `5min`, `2h`, `1d`); None without one."""
     for unit in sorted(_UNITS, key=len, reverse=True):
         if text.endswith(unit):
             try:
@@ -39,6 +40,21 @@ def _seconds(text: str) -> float | None:
             except ValueError:
                 return None
     return None
+
+
+def duration(text: str) -> float | None:
+    """A positive, finite duration in seconds: with a unit, or a plain number of seconds.
+
+    >>> duration("5min"), duration("90"), duration("-1"), duration("soon")
+    (300.0, 90.0, None, None)
+    """
+    value = seconds(text)
+    if value is None:
+        try:
+            value = float(text)
+        except ValueError:
+            return None
+    return value if 0 < value < math.inf else None
 
 
 @dataclass(frozen=True)
@@ -68,7 +84,7 @@ class DelaySpec:
             if parts[0] == "random":
                 if len(parts) not in (3, 4):
                     raise DelaySpecError("random delay is random:LOW:HIGH[:SEED]")
-                lo, hi = _seconds(parts[1]), _seconds(parts[2])
+                lo, hi = seconds(parts[1]), seconds(parts[2])
                 seed = int(parts[3]) if len(parts) == 4 else 0
                 if lo is not None and hi is not None:
                     spec = cls("random", "seconds", lo, hi, seed)
@@ -83,7 +99,7 @@ class DelaySpec:
                     raise DelaySpecError("column delay is column:NAME[:events|seconds]")
                 spec = cls("column", parts[2] if len(parts) == 3 else "seconds",
                            column=parts[1])
-            elif (secs := _seconds(text)) is not None:
+            elif (secs := seconds(text)) is not None:
                 spec = cls("constant", "seconds", secs)
             else:
                 spec = cls("constant", "events", float(int(text)))

@@ -8,7 +8,7 @@ from apache_beam.transforms.window import TimestampedValue
 from transforms.delays import DelaySpec
 from transforms.records import EVENT_KINDS
 from transforms.replay import DEAD_LETTERS, KEYED_CHUNKS
-from transforms.sources import StreamSpec
+from transforms.sources import InputError, StreamSpec
 
 READ_COUNTS = "read_counts"
 
@@ -25,7 +25,18 @@ class _ReadChunks(beam.DoFn):
     def process(self, spec: StreamSpec):
         counts = {f"{k}_events": 0 for k in EVENT_KINDS} | {"dead_letters": 0}
         chunk: list = []
-        for item in spec.events(self.delay):
+        items = spec.events(self.delay)
+        while True:
+            try:
+                item = next(items, None)
+            except InputError:
+                raise
+            except Exception as e:  # a generator or parser failing: say where, in one line
+                raise InputError(f"stream {spec.name}: reading failed after "
+                                 f"{sum(counts.values())} records: {type(e).__name__}: {e}") \
+                    from e
+            if item is None:
+                break
             if isinstance(item, dict):
                 counts["dead_letters"] += 1
                 yield beam.pvalue.TaggedOutput(DEAD_LETTERS, item)

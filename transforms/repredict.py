@@ -21,7 +21,7 @@ import numpy as np
 
 from metrics.binning import NO_CLASS, bin_of
 from transforms.batch_predict import batch_predictor
-from transforms.delays import _seconds
+from transforms.delays import duration
 
 @dataclass(frozen=True)
 class RepredictPolicy:
@@ -65,13 +65,8 @@ class RepredictPolicy:
                 return cls(name, k=n or 10)
             return cls(name, bins=n)
         if name == "every":
-            every = _seconds(arg)
+            every = duration(arg)
             if every is None:
-                try:
-                    every = float(arg)
-                except ValueError:
-                    every = None
-            if every is None or not every > 0 or math.isinf(every):
                 raise ValueError(f"re-prediction policy {text!r}: every needs a positive "
                                  f"duration, e.g. every:30s, every:5min or every:10")
             return cls(name, every=every)

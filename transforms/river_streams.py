@@ -4,16 +4,48 @@ from __future__ import annotations
 
 import inspect
 import itertools
+import math
+import random
+
+from river.datasets import synth
 
 from transforms.rows import InputError
 
 _SYNTH_RESERVED = {"n", "seed", "drift", "delay", "classes", "order"}
 
 
+def drift_probability(position: int, centre: float, width: float) -> float:
+    """MOA's sigmoid: the probability that instance `position` comes from the new concept.
+
+    >>> drift_probability(500, 500, 100), drift_probability(0, 15000, 1)
+    (0.5, 0.0)
+    """
+    v = -4.0 * float(position - centre) / float(width)
+    # river's own ConceptDriftStream lets math.exp overflow (an abrupt drift, width 1, far
+    # from its centre); the limit is 0.
+    return 0.0 if v > 700 else 1.0 / (1.0 + math.exp(v))
+
+
+class ConceptDriftStream(synth.ConceptDriftStream):
+    """river's ConceptDriftStream: the same draws, without the overflow."""
+
+    def __iter__(self):
+        rng = random.Random(self.seed)
+        old, new = iter(self.stream), iter(self.drift_stream)
+        position = 0
+        while True:
+            position += 1
+            p = drift_probability(position, self.position, self.width)
+            try:
+                x, y = next(old if rng.random() > p else new)
+            except StopIteration:
+                return
+            yield x, y
+
+
 def river_stream(spec):
     """The (x, y) iterator of a `synth:` or `dataset:` stream spec."""
     from river import datasets
-    from river.datasets import synth
 
     name = spec.source.split(":", 1)[1]
     opts = dict(spec.options)
@@ -66,9 +98,9 @@ def river_stream(spec):
                         seed + k + 1)
             if tail is not None:
                 nxt = drifts[k + 1]
-                new = synth.ConceptDriftStream(new, tail, position=nxt["at"] - d["at"],
+                new = ConceptDriftStream(new, tail, position=nxt["at"] - d["at"],
                                                width=nxt.get("width", 1), seed=seed + k + 1)
             tail = new
-        stream = synth.ConceptDriftStream(stream, tail, position=drifts[0]["at"],
+        stream = ConceptDriftStream(stream, tail, position=drifts[0]["at"],
                                           width=drifts[0].get("width", 1), seed=seed)
     return itertools.islice(stream, n)

@@ -1,15 +1,25 @@
 """Scoring label outcomes: order-free, so it parallelises however Beam splits the work.
 
-Each outcome carries its label number `n`, so the curve point every `curve_every` labels is a
-merge of per-block accumulators: outcomes -> partial scores keyed by (stream, model, category,
-block), one per bin -> CombinePerKey -> per (stream, model, category) a running merge over the
-sorted blocks, whose last point is the end-of-stream summary. Categories: `initial` and `final`
-(one score each), `binned` (one score per bin b = 0..B+1, Λ(T,b)) and, derived from the binned
-scores at each point, `intermediate` (Ψα for each α).
+Each outcome carries its label number `n` and label time, so every reported number is a merge of
+per-pane partial scores:
+
+    outcomes -> partial scores keyed by (stream, model, category, axis, pane) -> CombinePerKey
+             -> per (stream, model, category, axis) one pass over the sorted panes -> rows
+
+Axis `n` cuts the label sequence at the curve points (every `curve_every` labels and the last
+label) and where a sliding window of the last w labels starts (`metrics.windows.pane_ends`); the
+pass keeps the cumulative score, takes windows as exact differences of cumulative scores and
+runs the fading factors over the panes in label order. Each event-time window size D with period
+P has its own axis of panes [kP, (k+1)P) of label time, and the window ending at (k+1)P is the
+difference of cumulative scores D/P panes apart — Beam's `SlidingWindows(D, P)` on label time.
+
+Categories: `initial` and `final` (one score each), `binned` (one per bin b = 0..B+1, Λ(T,b)) and,
+derived from the binned scores of every view, `intermediate` (Ψα for each α).
 """
 
 from __future__ import annotations
 
+import bisect
 import copy
 import math
 from dataclasses import dataclass
@@ -19,26 +29,66 @@ import numpy as np
 
 from metrics import ClassificationScore, RegressionScore
 from metrics.binning import NO_CLASS, binned_predictions, prioritised
+from metrics.windows import FadingScore, pane_ends
+from transforms.delays import duration
 from transforms.records import FINAL, INITIAL, MeasureKey
 
 CATEGORIES = (INITIAL, FINAL)
 BINNED = "binned"
 INTERMEDIATE = "intermediate"
 CURVES = "curves"
+CUMULATIVE = "cumulative"
+LABEL_AXIS = "n"
+
+
+def time_window(text: str) -> tuple[str, float, float]:
+    """Parse an event-time window `SIZE[/PERIOD]` -> (label, size s, period s); the period
+    defaults to the size (tumbling windows) and must divide it.
+
+    >>> time_window("1h/15min")
+    ('time=1h/15min', 3600.0, 900.0)
+    >>> time_window("600")
+    ('time=600', 600.0, 600.0)
+    """
+    size_text, _, period_text = str(text).partition("/")
+    size = duration(size_text)
+    period = duration(period_text) if period_text else size
+    if size is None or period is None:
+        raise ValueError(f"time window {text!r}: give SIZE or SIZE/PERIOD as durations, e.g. "
+                         f"1h, 1h/15min or 3600/900 (seconds)")
+    ratio = size / period
+    if abs(ratio - round(ratio)) > 1e-9 or round(ratio) < 1:
+        raise ValueError(f"time window {text!r}: the period must divide the size")
+    return f"time={text}", size, period
 
 
 @dataclass(frozen=True)
 class ScoringPlan:
-    """What to score: the final category or not, B bins (0: no binned measures), the α list."""
+    """What to score: the final category or not, B bins (0: no binned measures), the α list
+    for Ψα, curve points every `curve_every` labels, and the views besides the cumulative one:
+    sliding windows of the last w labels, fading factors, event-time windows (label, size,
+    period)."""
 
     final: bool = True
     bins: int = 0
     alphas: tuple = (1.0, 2.0, 10.0)
     curve_every: int = 1000
+    windows: tuple = ()
+    fadings: tuple = ()
+    time_windows: tuple = ()
 
     @property
     def categories(self) -> tuple:
         return (*CATEGORIES[:1 + self.final], *((BINNED,) if self.bins else ()))
+
+    @property
+    def views(self) -> list[str]:
+        """The window column's values, in report order."""
+        return [CUMULATIVE, *(f"w={w}" for w in self.windows),
+                *(f"fading={a:g}" for a in self.fadings), *(t[0] for t in self.time_windows)]
+
+    def bins_of(self, category: str) -> list:
+        return list(range(self.bins + 2)) if category == BINNED else [None]
 
 
 def new_score(task: str):
@@ -46,7 +96,7 @@ def new_score(task: str):
 
 
 class BlockScore:
-    """A score over one block of labels, with the last label number and time it covers."""
+    """A score over some labels, with the last label number and time it covers."""
 
     __slots__ = ("score", "last_n", "last_t")
 
@@ -72,6 +122,32 @@ def merge_bins(mine: dict, other: dict) -> dict:
     return mine
 
 
+class Pane:
+    """One pane's partial: {bin: BlockScore}, and for fading factors its labels' columns
+    (n, y, baselines, predictions per bin), which merge by concatenation and are sorted by n
+    when the pane is consumed."""
+
+    __slots__ = ("scores", "columns")
+
+    def __init__(self, scores: dict, columns: dict | None = None):
+        self.scores = scores
+        self.columns = columns
+
+    def merge(self, other: Pane) -> Pane:
+        merge_bins(self.scores, other.scores)
+        if other.columns is not None:
+            if self.columns is None:
+                self.columns = other.columns
+            else:
+                self.columns = {k: np.concatenate([v, other.columns[k]])
+                                for k, v in self.columns.items()}
+        return self
+
+    def ordered_columns(self) -> dict:
+        order = np.argsort(self.columns["n"], kind="stable")
+        return {k: v[order] for k, v in self.columns.items()}
+
+
 def bin_matrix(outcomes, bins: int, classification: bool) -> np.ndarray:
     """Each outcome's prediction for bins 0..B+1, one row per outcome (−1 / NaN: none)."""
     missing = NO_CLASS if classification else math.nan
@@ -88,14 +164,16 @@ def bin_matrix(outcomes, bins: int, classification: bool) -> np.ndarray:
     return out
 
 
-def block_scores(outcomes, task: str, plan: ScoringPlan) -> dict:
-    """Partial scores of a batch of outcomes: {(category, block): {bin: BlockScore}}.
+def pane_scores(outcomes, task: str, plan: ScoringPlan, total: int | None = None) -> dict:
+    """Partial scores of a batch of outcomes: {(category, axis, pane): Pane}. `total` is the
+    key's last label number (None: not known, no end-of-stream pane boundaries).
 
     >>> from transforms.records import Outcome
     >>> out = [Outcome(1, "a", 0.0, 1.0, 1, 0, 1, 1, 1),
     ...        Outcome(2, "b", 1.0, 2.0, 0, 1, 0, None, 1)]
-    >>> s = block_scores(out, "classification", ScoringPlan(curve_every=10))
-    >>> s[("initial", 0)][None].score.n, s[("final", 0)][None].score.accuracy
+    >>> s = pane_scores(out, "classification", ScoringPlan(curve_every=10), total=2)
+    >>> initial, final = s[("initial", "n", 2)], s[("final", "n", 2)]
+    >>> initial.scores[None].score.n, final.scores[None].score.accuracy
     (1, 0.5)
     """
     classification = task == "classification"
@@ -105,87 +183,183 @@ def block_scores(outcomes, task: str, plan: ScoringPlan) -> dict:
     def column(values):
         return np.array([missing if v is None else v for v in values], dtype=dtype)
 
-    by_block: dict = {}
-    for o in outcomes:
-        by_block.setdefault((o.n - 1) // plan.curve_every, []).append(o)
-    blocks: dict = {}
-    for block, group in by_block.items():
-        last_n = max(o.n for o in group)
-        last_t = max(o.t_label for o in group)
-        y = column(o.y for o in group)
-        baselines = (column(o.y_prev for o in group), column(o.y_majority for o in group)) \
-            if classification else ()
-        predicted = [(INITIAL, None, column(o.initial for o in group))]
-        if plan.final:
-            predicted.append((FINAL, None, column(o.final for o in group)))
-        if plan.bins:
-            matrix = bin_matrix(group, plan.bins, classification)
-            predicted += [(BINNED, b, matrix[:, b]) for b in range(plan.bins + 2)]
-        for category, b, pred in predicted:
-            # An untrained model made no prediction: not scored, as in river.
-            ok = pred != NO_CLASS if classification else ~np.isnan(pred)
-            acc = BlockScore(new_score(task), last_n, last_t)
-            acc.score.update_many(y[ok], pred[ok], *(base[ok] for base in baselines))
-            blocks.setdefault((category, block), {})[b] = acc
-    return blocks
+    n = np.array([o.n for o in outcomes], dtype=np.int64)
+    t = np.array([o.t_label for o in outcomes], dtype=np.float64)
+    y = column(o.y for o in outcomes)
+    baselines = (column(o.y_prev for o in outcomes), column(o.y_majority for o in outcomes)) \
+        if classification else ()
+    predicted = {INITIAL: column(o.initial for o in outcomes)[:, None]}
+    if plan.final:
+        predicted[FINAL] = column(o.final for o in outcomes)[:, None]
+    if plan.bins:
+        predicted[BINNED] = bin_matrix(outcomes, plan.bins, classification)
+
+    axes = [(LABEL_AXIS, pane_ends(n, plan.curve_every, plan.windows, total))]
+    axes += [(label, np.floor(t / period).astype(np.int64))
+             for label, _, period in plan.time_windows]
+    panes: dict = {}
+    for axis, keys in axes:
+        order = np.argsort(keys, kind="stable")
+        starts = np.flatnonzero(np.r_[True, np.diff(keys[order]) != 0])
+        for rows in np.split(order, starts[1:]):
+            last_n, last_t = int(n[rows].max()), float(t[rows].max())
+            pane_key = int(keys[rows[0]])
+            for category, matrix in predicted.items():
+                scores = {}
+                for j, b in enumerate(plan.bins_of(category)):
+                    pred = matrix[rows, j]
+                    # An untrained model made no prediction: not scored, as in river.
+                    ok = rows[pred != NO_CLASS] if classification else rows[~np.isnan(pred)]
+                    acc = BlockScore(new_score(task), last_n, last_t)
+                    acc.score.update_many(y[ok], matrix[ok, j], *(base[ok] for base in baselines))
+                    scores[b] = acc
+                columns = None
+                if axis == LABEL_AXIS and plan.fadings:
+                    columns = {"n": n[rows], "y": y[rows], "preds": matrix[rows]}
+                    if classification:
+                        columns["prev"], columns["majority"] = (base[rows] for base in baselines)
+                panes[(category, axis, pane_key)] = Pane(scores, columns)
+    return panes
 
 
-class _MergeBlocks(beam.CombineFn):
+def _score_rows(stream, model, category, view, scores: dict, labels: int, t, plan,
+                counts: dict | None = None) -> list[dict]:
+    """Rows for one view at one curve point: each bin's metrics and, for the binned category,
+    Ψα for each α over bins 0..B (Ψ rows carry the final bin's n). `counts` overrides each
+    bin's n (a faded score's own n is a weight, not a count)."""
+    counts = counts or {b: s.n for b, s in scores.items()}
+    rows = []
+    for b in plan.bins_of(category):
+        if b not in scores:
+            continue
+        for metric, value in scores[b].get().items():
+            row = MeasureKey(stream, model, category, metric, bin=b, window=view).row(
+                value, counts[b], t)
+            row["labels"] = labels
+            rows.append(row)
+    if category == BINNED and all(b in scores for b in plan.bins_of(category)):
+        values = [scores[b].get() for b in range(plan.bins + 1)]
+        for metric in values[0]:
+            per_bin = [v[metric] for v in values]
+            for alpha in plan.alphas:
+                row = MeasureKey(stream, model, INTERMEDIATE, metric, alpha=alpha,
+                                 window=view).row(prioritised(per_bin, alpha),
+                                                  counts[plan.bins + 1], t)
+                row["labels"] = labels
+                rows.append(row)
+    return rows
+
+
+def _difference(later: dict, earlier: dict | None) -> dict:
+    """{bin: score} of the labels in `later` but not in `earlier` (cumulative snapshots)."""
+    out = {}
+    for b, acc in later.items():
+        score = copy.deepcopy(acc.score)
+        if earlier is not None and b in earlier:
+            score.subtract(earlier[b].score)
+        out[b] = score
+    return out
+
+
+def _at(history: list, bound) -> dict | None:
+    """The last cumulative snapshot at or before `bound` (history sorted by pane key)."""
+    i = bisect.bisect_right(history, bound, key=lambda h: h[0])
+    return history[i - 1][1] if i else None
+
+
+def curve_rows(key, panes, task: str, plan: ScoringPlan, total: int) -> list[tuple[bool, dict]]:
+    """One pass over a (stream, model, category, axis)'s panes -> (is_last, row) for every
+    curve point of every view on that axis; is_last marks the end-of-stream summary rows."""
+    stream, model, category, axis = key
+    panes = sorted(panes, key=lambda p: p[0])
+    out: list = []
+    running: dict = {}
+    history: list = []  # (pane key, cumulative snapshot) for the windows' differences
+
+    def emit(view, scores, labels, t, last, counts=None):
+        out.extend((last, r) for r in _score_rows(stream, model, category, view, scores,
+                                                  labels, t, plan, counts))
+
+    if axis == LABEL_AXIS:
+        fading = {a: FadingScore(a, task) for a in plan.fadings}
+        keep = max(plan.windows, default=0)
+        for end, pane in panes:
+            merge_bins(running, pane.scores)
+            if fading:
+                cols = pane.ordered_columns()
+                for f in fading.values():
+                    f.update_many(cols["y"], cols["preds"], cols.get("prev"),
+                                  cols.get("majority"))
+            if plan.windows:
+                history.append((end, copy.deepcopy(running)))
+                while len(history) > 1 and history[1][0] <= end - keep:
+                    history.pop(0)
+            if end % plan.curve_every and end != total:
+                continue  # a window's start, not a curve point
+            last = end == total
+            t = max(acc.last_t for acc in running.values())
+            cumulative = {b: acc.score for b, acc in running.items()}
+            emit(CUMULATIVE, cumulative, end, t, last)
+            for w in plan.windows:
+                emit(f"w={w}", _difference(running, _at(history, end - w)), end, t, last)
+            for alpha, f in fading.items():
+                emit(f"fading={alpha:g}", dict(zip(plan.bins_of(category), f.scores())),
+                     end, t, last, {b: s.n for b, s in cumulative.items()})
+        return out
+
+    label, size, period = next(tw for tw in plan.time_windows if tw[0] == axis)
+    span = round(size / period)
+    last_pane = panes[-1][0] if panes else None
+    ends = sorted({j for k, _ in panes for j in range(k, min(k + span, last_pane + 1))})
+    i = 0
+    for j in ends:  # the window [(j − span + 1)·P, (j + 1)·P)
+        while i < len(panes) and panes[i][0] <= j:
+            merge_bins(running, panes[i][1].scores)
+            history.append((panes[i][0], copy.deepcopy(running)))
+            i += 1
+        while len(history) > 1 and history[1][0] <= j - span:
+            history.pop(0)
+        window = _difference(_at(history, j), _at(history, j - span))
+        labels = max(acc.last_n for acc in running.values())
+        emit(label, window, labels, (j + 1) * period, j == last_pane)
+    return out
+
+
+def score_locally(key, outcomes, task: str, plan: ScoringPlan) -> tuple[list, list]:
+    """Summary and curve rows of one (stream, model)'s outcomes without Beam (tests, small
+    jobs): the same functions the pipeline runs, in one process."""
+    stream, model = key
+    total = max((o.n for o in outcomes), default=0)
+    by_curve: dict = {}
+    for (category, axis, pane), partial in pane_scores(outcomes, task, plan, total).items():
+        by_curve.setdefault((stream, model, category, axis), []).append((pane, partial))
+    summary, curves = [], []
+    for curve_key, panes in by_curve.items():
+        for last, row in curve_rows(curve_key, panes, task, plan, total):
+            if _in_curves(row, plan):
+                curves.append(row)
+            if last:
+                summary.append({k: v for k, v in row.items() if k != "labels"})
+    return summary, curves
+
+
+class _MergePanes(beam.CombineFn):
     def create_accumulator(self):
-        return {}
+        return None
 
-    def add_input(self, acc, bins):
+    def add_input(self, acc, pane):
         # Never mutate the input element: runners may reuse it.
-        return merge_bins(acc, bins)
+        return copy.deepcopy(pane) if acc is None else acc.merge(pane)
 
     def merge_accumulators(self, accs):
-        merged: dict = {}
+        merged = None
         for a in accs:
-            merge_bins(merged, a)
+            if a is not None:
+                merged = copy.deepcopy(a) if merged is None else merged.merge(a)
         return merged
 
     def extract_output(self, acc):
         return acc
-
-
-def curve_rows(key, blocks, plan: ScoringPlan) -> list[dict]:
-    """Running merge over sorted blocks -> rows per metric (and bin) per curve point; for the
-    binned category also Ψα rows (category `intermediate`) from bins 0..B."""
-    stream, model, category = key
-    running: dict = {}
-    rows = []
-    for _, bins in sorted(blocks, key=lambda b: b[0]):
-        merge_bins(running, bins)
-        point = []
-        for b, acc in sorted(running.items(), key=lambda kv: -1 if kv[0] is None else kv[0]):
-            for metric, value in acc.score.get().items():
-                row = MeasureKey(stream, model, category, metric, bin=b).row(
-                    value, acc.score.n, acc.last_t)
-                row["labels"] = acc.last_n
-                point.append(row)
-        if category == BINNED:
-            point += _intermediate_rows(stream, model, running, plan)
-        rows += point
-    return rows
-
-
-def _intermediate_rows(stream, model, running: dict, plan: ScoringPlan) -> list[dict]:
-    values = [running[b].score.get() for b in range(plan.bins + 1)]
-    last = running[plan.bins + 1]
-    rows = []
-    for metric in values[0]:
-        per_bin = [v[metric] for v in values]
-        for alpha in plan.alphas:
-            row = MeasureKey(stream, model, INTERMEDIATE, metric, alpha=alpha).row(
-                prioritised(per_bin, alpha), last.score.n, last.last_t)
-            row["labels"] = last.last_n
-            rows.append(row)
-    return rows
-
-
-def _by_curve(element):
-    (stream, model, category, block), bins = element
-    return (stream, model, category), (block, bins)
 
 
 def _in_curves(row: dict, plan: ScoringPlan) -> bool:
@@ -196,8 +370,9 @@ def _in_curves(row: dict, plan: ScoringPlan) -> bool:
 class ScoreOutcomes(beam.PTransform):
     """`((stream, model), [Outcome])` batches -> summary rows (main) and curve rows (`curves`).
 
-    Guarantees: the same rows whatever the bundling or merge order (integer counts and exactly
-    rounded sums); an outcome whose prediction is None counts toward no score.
+    Guarantees: the same rows whatever the bundling or merge order (integer counts, exactly
+    rounded sums, fading run in label order); an outcome whose prediction is None counts toward
+    no score.
     """
 
     def __init__(self, tasks: dict[str, str], plan: ScoringPlan):
@@ -207,26 +382,33 @@ class ScoreOutcomes(beam.PTransform):
 
     def expand(self, outcome_batches):
         tasks, plan = self.tasks, self.plan
+        totals = (outcome_batches
+                  | "LastLabel" >> beam.Map(lambda e: (e[0], max((o.n for o in e[1]), default=0)))
+                  | "MaxLabel" >> beam.CombinePerKey(max))
 
-        def partials(element):
+        def partials(element, totals):
             (stream, model), outcomes = element
-            for (category, block), bins in block_scores(outcomes, tasks[model], plan).items():
-                yield (stream, model, category, block), bins
+            scored = pane_scores(outcomes, tasks[model], plan, totals[(stream, model)])
+            for (category, axis, pane), partial in scored.items():
+                yield (stream, model, category, axis, pane), partial
 
-        def summarise(element):
-            key, blocks = element
-            rows = curve_rows(key, blocks, plan)
-            for row in rows:
+        def by_curve(element):
+            (stream, model, category, axis, pane), partial = element
+            return (stream, model, category, axis), (pane, partial)
+
+        def summarise(element, totals):
+            key, panes = element
+            stream, model = key[:2]
+            for last, row in curve_rows(key, panes, tasks[model], plan, totals[(stream, model)]):
                 if _in_curves(row, plan):
                     yield beam.pvalue.TaggedOutput(CURVES, row)
-            last = max((r["labels"] for r in rows), default=None)
-            for row in rows:
-                if row["labels"] == last:
+                if last:
                     yield {k: v for k, v in row.items() if k != "labels"}
 
         return (outcome_batches
-                | "BlockScores" >> beam.FlatMap(partials)
-                | "MergeBlocks" >> beam.CombinePerKey(_MergeBlocks())
-                | "ByCurve" >> beam.Map(_by_curve)
+                | "PaneScores" >> beam.FlatMap(partials, beam.pvalue.AsDict(totals))
+                | "MergePanes" >> beam.CombinePerKey(_MergePanes())
+                | "ByCurve" >> beam.Map(by_curve)
                 | "GroupCurve" >> beam.GroupByKey()
-                | "Summarise" >> beam.FlatMap(summarise).with_outputs(CURVES, main="summary"))
+                | "Summarise" >> beam.FlatMap(summarise, beam.pvalue.AsDict(totals))
+                .with_outputs(CURVES, main="summary"))
