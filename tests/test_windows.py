@@ -1,0 +1,259 @@
+"""Forgetting: sliding windows, fading factors and event-time windows equal a straightforward
+sequential computation exactly, whatever the bundle split (paper 004, section 3)."""
+
+import copy
+import itertools
+import math
+import random
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from metrics import ClassificationScore, RegressionScore
+from pipelines.config import ConfigError, RunConfig
+from pipelines.evaluate import run
+from transforms.records import Outcome
+from transforms.scoring import (LABEL_AXIS, BlockScore, Pane, ScoringPlan, curve_rows,
+                                pane_scores, score_locally, time_window)
+
+B = 2  # bins 0..3 for the binned category
+
+
+def outcomes(n=257, classes=3, seed=0, regression=False):
+    """Random labelled outcomes in label order, some predictions missing, with binned
+    predictions already mapped (as the replay ships them) and irregular label times."""
+    rng = random.Random(seed)
+    out, t = [], 0.0
+    for i in range(1, n + 1):
+        t += rng.choice([0.0, 0.5, 1.0, 7.0])
+        if regression:
+            y = rng.uniform(-5, 5)
+            preds = [None if rng.random() < 0.05 else y + rng.gauss(0, 1) for _ in range(B + 2)]
+            bins = np.array([math.nan if p is None else p for p in preds])
+            out.append(Outcome(i, i, t - 1, t, y, None, None, preds[0], preds[-1], bins=bins))
+            continue
+        y = rng.randrange(classes)
+        preds = [None if rng.random() < 0.05 else rng.choice([y, rng.randrange(classes)])
+                 for _ in range(B + 2)]
+        bins = np.array([-1 if p is None else p for p in preds])
+        out.append(Outcome(i, i, t - 1, t, y, rng.randrange(classes), rng.randrange(classes),
+                           preds[0], preds[-1], bins=bins))
+    return out
+
+
+def prediction(o, category, b):
+    if category == "initial":
+        return o.initial
+    if category == "final":
+        return o.final
+    v = o.bins[b].item()
+    return None if v == -1 or (isinstance(v, float) and math.isnan(v)) else v
+
+
+def sequential(chosen, category, b, regression=False):
+    """A score over `chosen` outcomes, one update at a time."""
+    s = RegressionScore() if regression else ClassificationScore()
+    for o in chosen:
+        p = prediction(o, category, b)
+        if p is None:
+            continue
+        if regression:
+            s.update(o.y, p)
+        else:
+            s.update(o.y, p, o.y_prev, o.y_majority)
+    return s.get()
+
+
+def sequential_fading(chosen, category, b, alpha, regression=False):
+    """Gama's fading estimator, the plain loop S = L + α·S, B = 1 + α·B, for every statistic
+    behind the metrics (a label without a prediction contributes 0 and ages the rest)."""
+    if regression:
+        n = a = sq = 0.0
+        for o in chosen:
+            p = prediction(o, category, b)
+            e = 0.0 if p is None else o.y - p
+            n = (p is not None) + alpha * n
+            a = abs(e) + alpha * a
+            sq = e * e + alpha * sq
+        s = RegressionScore()
+        s.n, s.abs_error.partials, s.squared_error.partials = n, [a], [sq]
+        return s.get()
+    k = 1 + max(max(o.y for o in chosen), max(
+        prediction(o, c, j) or 0 for o in chosen for c, j in [(category, b)]))
+    n = correct = per = maj = 0.0
+    true, pred = [0.0] * k, [0.0] * k
+    for o in chosen:
+        p = prediction(o, category, b)
+        ok = p is not None
+        n = ok + alpha * n
+        correct = (ok and p == o.y) + alpha * correct
+        per = (ok and o.y_prev == o.y) + alpha * per
+        maj = (ok and o.y_majority == o.y) + alpha * maj
+        for c in range(k):
+            true[c] = (ok and o.y == c) + alpha * true[c]
+            pred[c] = (ok and p == c) + alpha * pred[c]
+    s = ClassificationScore()
+    s.n, s.correct, s.persistent_correct, s.majority_correct = n, correct, per, maj
+    s.true_counts, s.pred_counts = true, pred
+    return s.get()
+
+
+def rows_by(rows):
+    """{(category, bin, window, metric, labels or t): value} from curve rows."""
+    return {(r["category"], r["bin"], r["window"], r["metric"], r["labels"], r["t"]): r["value"]
+            for r in rows}
+
+
+PLAN = ScoringPlan(bins=B, alphas=(2.0,), curve_every=20, windows=(7, 50),
+                   fadings=(0.9, 0.999), time_windows=(time_window("60/20"),))
+
+
+def check_against_sequential(outs, plan, regression=False):
+    summary, curves = score_locally(("s", "m"), outs, "regression" if regression
+                                    else "classification", plan)
+    got = rows_by(curves)
+    checked = 0
+    total = len(outs)
+    points = sorted({*range(plan.curve_every, total + 1, plan.curve_every), total})
+    for category in ("initial", "final", "binned"):
+        for b in (plan.bins_of(category) if category == "binned" else [None]):
+            bb = b if b is not None else 0
+            if category == "binned" and b not in (0, plan.bins + 1):
+                continue  # curves keep the first and last bin
+            for p in points:
+                upto = outs[:p]
+                t = upto[-1].t_label
+                views = {"cumulative": sequential(upto, category, bb, regression)}
+                for w in plan.windows:
+                    views[f"w={w}"] = sequential(upto[-w:], category, bb, regression)
+                for a in plan.fadings:
+                    views[f"fading={a:g}"] = sequential_fading(upto, category, bb, a, regression)
+                for view, expected in views.items():
+                    for metric, value in expected.items():
+                        have = got[(category, b, view, metric, p, t)]
+                        assert have == value or (math.isnan(have) and math.isnan(value)), \
+                            (category, b, view, metric, p, have, value)
+                        checked += 1
+            for label, size, period in plan.time_windows:
+                last_pane = math.floor(outs[-1].t_label / period)
+                for j in range(last_pane + 1):
+                    start, end = (j + 1) * period - size, (j + 1) * period
+                    inside = [o for o in outs if start <= o.t_label < end]
+                    if not inside:
+                        continue
+                    labels = max(o.n for o in outs if o.t_label < end)
+                    for metric, value in sequential(inside, category, bb, regression).items():
+                        have = got[(category, b, label, metric, labels, end)]
+                        assert have == value or (math.isnan(have) and math.isnan(value))
+                        checked += 1
+    return summary, checked
+
+
+def test_classification_windows_and_fading_equal_the_sequential_loop_exactly():
+    summary, checked = check_against_sequential(outcomes(), PLAN)
+    assert checked > 1500
+    # The summary is the curve's last point of each view (every bin, plus Ψα).
+    windows = {r["window"] for r in summary}
+    assert windows == {"cumulative", "w=7", "w=50", "fading=0.9", "fading=0.999", "time=60/20"}
+
+
+def test_regression_windows_and_fading_equal_the_sequential_loop_exactly():
+    _, checked = check_against_sequential(outcomes(regression=True), PLAN, regression=True)
+    assert checked > 600
+
+
+def test_window_larger_than_the_stream_is_the_cumulative_score():
+    plan = ScoringPlan(curve_every=10, windows=(1000,))
+    summary, _ = score_locally(("s", "m"), outcomes(45), "classification", plan)
+    by = {(r["category"], r["window"], r["metric"]): r["value"] for r in summary}
+    assert by[("initial", "w=1000", "kappa")] == by[("initial", "cumulative", "kappa")]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_any_bundle_split_and_merge_order_gives_the_same_rows(seed):
+    outs = outcomes(300, seed=seed)
+    rng = random.Random(seed)
+    total = len(outs)
+    expected = sorted(map(repr, score_locally(("s", "m"), outs, "classification", PLAN)[1]))
+    cuts = sorted(rng.sample(range(1, total), 9))
+    shuffled = outs[:]
+    rng.shuffle(shuffled)  # bundles arrive in any order, holding any labels
+    parts = [shuffled[a:b] for a, b in zip([0, *cuts], [*cuts, total])]
+    merged: dict = {}
+    partials = [pane_scores(part, "classification", PLAN, total) for part in parts]
+    rng.shuffle(partials)
+    for partial in partials:
+        for key, pane in partial.items():
+            merged[key] = copy.deepcopy(pane) if key not in merged else merged[key].merge(pane)
+    by_curve: dict = {}
+    for (category, axis, pane), partial in merged.items():
+        by_curve.setdefault(("s", "m", category, axis), []).append((pane, partial))
+    got = [r for key, panes in by_curve.items()
+           for _, r in curve_rows(key, panes, "classification", PLAN, total)
+           if r["category"] != "binned" or r["bin"] in (0, B + 1)]
+    assert sorted(map(repr, got)) == expected
+
+
+def test_fading_by_hand():
+    # α = 0.5, losses of the initial predictions 1, 0, 1 (accuracy: correct 0, 1, 0):
+    # S = 0 + .5(1 + .5·0) = .5, B = 1 + .5(1 + .5) = 1.75.
+    outs = [Outcome(i, i, 0.0, float(i), y, 0, 0, p, p) for i, (y, p) in
+            enumerate([(1, 0), (0, 0), (1, 0)], 1)]
+    summary, _ = score_locally(("s", "m"), outs, "classification",
+                               ScoringPlan(curve_every=10, fadings=(0.5,)))
+    by = {(r["category"], r["window"], r["metric"]): r for r in summary}
+    assert by[("initial", "fading=0.5", "accuracy")]["value"] == 0.5 / 1.75
+    assert by[("initial", "fading=0.5", "accuracy")]["n"] == 3
+
+
+def test_time_window_parsing():
+    assert time_window("1h/15min") == ("time=1h/15min", 3600.0, 900.0)
+    with pytest.raises(ValueError, match="must divide"):
+        time_window("1h/7min")
+    with pytest.raises(ValueError, match="SIZE or SIZE/PERIOD"):
+        time_window("soon")
+
+
+def test_pane_partials_merge_by_concatenation():
+    a = Pane({None: BlockScore(ClassificationScore(), 3)}, {"n": np.array([3])})
+    b = Pane({None: BlockScore(ClassificationScore(), 1)}, {"n": np.array([1])})
+    assert a.merge(b).ordered_columns()["n"].tolist() == [1, 3]
+    assert a.scores[None].last_n == 3
+
+
+def test_bad_window_options_are_config_errors(tmp_path):
+    base = dict(streams=['synth:SEA{"n": 10}'], models=["no-change"], out=str(tmp_path))
+    for bad, message in [({"windows": [0]}, "at least 1"), ({"fadings": [1.0]}, "between 0"),
+                         ({"windows": [5, 5]}, "repeated")]:
+        with pytest.raises(ConfigError, match=message):
+            RunConfig(**base, **bad)
+    with pytest.raises(ConfigError, match="must divide"):
+        run(RunConfig(**base, time_windows=["10/3"], runner="direct", quiet=True))
+
+
+def test_prequential_with_forgetting_approaches_the_holdout_error(tmp_path):
+    """Paper 004, Fig. 2: on a stationary stream, the prequential error with a sliding window
+    or a fading factor converges towards the holdout error of the current model."""
+    from river import naive_bayes
+    from river.datasets import synth
+
+    n = 6000
+    summary = run(RunConfig(streams=[f'sea=synth:SEA{{"n": {n}, "seed": 5, "noise": 0.1}}'],
+                            models=["gaussian-nb"], delay="1", out=str(tmp_path),
+                            runner="direct", repredict="none", windows=[1000],
+                            fadings=[0.999], quiet=True))
+    model = naive_bayes.GaussianNB()
+    for x, y in itertools.islice(synth.SEA(seed=5, noise=0.1), n):
+        model.learn_one(x, y)
+    holdout = list(itertools.islice(synth.SEA(seed=99, noise=0.1), 5000))
+    holdout_error = sum(model.predict_one(x) != y for x, y in holdout) / len(holdout)
+    acc = summary[(summary["category"] == "final") & (summary["metric"] == "accuracy")]
+    errors = dict(zip(acc["window"], 1 - acc["value"]))
+    for view in ("w=1000", "fading=0.999"):
+        assert abs(errors[view] - holdout_error) < 0.03, (view, errors, holdout_error)
+    table = pd.read_csv(tmp_path / "summary.csv")
+    assert {"w=1000", "fading=0.999"} <= set(table["window"])
+    curves = pd.read_parquet(tmp_path / "curves.parquet")
+    assert set(curves["window"]) == {"cumulative", "w=1000", "fading=0.999"}
+    assert LABEL_AXIS == "n"
