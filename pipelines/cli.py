@@ -13,7 +13,7 @@ import argparse
 import logging
 import sys
 
-from pipelines.config import LOG_LEVELS, ConfigError, RunConfig
+from pipelines.config import DRIFT_ON, LOG_LEVELS, ConfigError, RunConfig
 
 QUICKSTART_STREAM = 'synth:Agrawal{"n": 20000, "seed": 42, "drift": [{"at": 10000, ' \
                     '"width": 1000, "classification_function": 2}]}'
@@ -65,6 +65,18 @@ def _parser() -> argparse.ArgumentParser:
                      help="also report every measure over event-time sliding windows of label "
                           "time, Beam SlidingWindows(SIZE, PERIOD), e.g. 1h/15min (repeatable; "
                           "PERIOD defaults to SIZE and must divide it); window column time=...")
+    run.add_argument("--drift-on", choices=DRIFT_ON, default=None,
+                     help="Page-Hinkley drift detection over each model's losses of its initial "
+                          "(default) or final predictions; none turns it off")
+    run.add_argument("--ph-delta", type=float, default=None,
+                     help="Page-Hinkley δ, the tolerated change (default 0.005)")
+    run.add_argument("--ph-threshold", type=float, default=None,
+                     help="Page-Hinkley λ, the alarm threshold (default 50)")
+    run.add_argument("--ph-min-instances", type=int, default=None,
+                     help="losses seen before Page-Hinkley may alarm (default 30)")
+    run.add_argument("--ph-alpha", dest="ph_alphas", action="append", type=float,
+                     default=None, metavar="A",
+                     help="Page-Hinkley fading factor (repeatable; default 1: no fading)")
     run.add_argument("--log-predictions", choices=LOG_LEVELS, default=None,
                      help="what predictions.parquet keeps: every prediction (all, the default), "
                           "initial and final only, or none; with K=1 re-evaluation 'all' is "
@@ -87,6 +99,9 @@ def _config(args, beam_args) -> RunConfig:
               "final": args.final, "bins": args.bins, "repredict": args.repredict,
               "alphas": args.alpha, "windows": args.windows,
               "fadings": args.fadings, "time_windows": args.time_windows,
+              "drift_on": args.drift_on, "ph_delta": args.ph_delta,
+              "ph_threshold": args.ph_threshold, "ph_min_instances": args.ph_min_instances,
+              "ph_alphas": args.ph_alphas,
               "log_predictions": args.log_predictions,
               "chunk_size": args.chunk_size, "curve_every": args.curve_every,
               "run_id": args.run_id, "beam_args": beam_args, "quiet": args.quiet or None}

@@ -10,6 +10,7 @@ import yaml
 
 
 LOG_LEVELS = ("all", "initial-final", "none")
+DRIFT_ON = ("initial", "final", "none")
 
 
 class ConfigError(ValueError):
@@ -38,6 +39,12 @@ class RunConfig:
     windows: list[int] = field(default_factory=list)  # sliding windows of the last w labels
     fadings: list[float] = field(default_factory=list)  # fading factors, 0 < α < 1
     time_windows: list[str] = field(default_factory=list)  # event-time windows SIZE[/PERIOD]
+    # Page-Hinkley over each model's losses of the initial (or final) predictions; none: off
+    drift_on: str = "initial"
+    ph_delta: float = 0.005
+    ph_threshold: float = 50.0
+    ph_min_instances: int = 30
+    ph_alphas: list[float] = field(default_factory=lambda: [1.0])  # 1: no fading
     # predictions.parquet: all (initial, every re-prediction, final) | initial-final | none
     log_predictions: str = "all"
     chunk_size: int = 1000
@@ -72,7 +79,14 @@ class RunConfig:
         if any(not 0 < a < 1 for a in self.fadings):
             raise ConfigError(f"a fading factor must be between 0 and 1 (exclusive), got "
                               f"{self.fadings}")
-        for name in ("windows", "fadings", "time_windows"):
+        if self.drift_on not in DRIFT_ON:
+            raise ConfigError(f"drift_on must be one of {', '.join(DRIFT_ON)}, not "
+                              f"{self.drift_on!r}")
+        self.ph_alphas = [float(a) for a in self.ph_alphas]
+        if any(not 0 < a <= 1 for a in self.ph_alphas):
+            raise ConfigError(f"a Page-Hinkley fading factor must be in (0, 1], got "
+                              f"{self.ph_alphas}")
+        for name in ("windows", "fadings", "time_windows", "ph_alphas"):
             values = getattr(self, name)
             if len(set(values)) != len(values):
                 raise ConfigError(f"{name} has a repeated value: {values}")

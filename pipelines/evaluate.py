@@ -30,6 +30,7 @@ from pipelines.config import ConfigError, RunConfig
 from pipelines.results import format_table
 from runners import make_runner, pipeline_options
 from transforms.delays import DelaySpec
+from transforms.drift import DRIFT, DetectDrift, DriftPlan
 from transforms.engine import COUNTERS, PREDICTION_KINDS
 from transforms.models import ModelSpec, ModelSpecError
 from transforms.read import READ_COUNTS, ReadStreams
@@ -58,6 +59,7 @@ class Plan:
     delay: DelaySpec
     repredict: RepredictPolicy
     scoring: ScoringPlan
+    drift: DriftPlan | None
 
     @property
     def replay(self) -> str:
@@ -98,7 +100,10 @@ def plan(config: RunConfig) -> Plan:
                           alphas=tuple(config.alphas), curve_every=config.curve_every,
                           windows=tuple(config.windows), fadings=tuple(config.fadings),
                           time_windows=time_windows)
-    return Plan(config, streams, models, tasks, classes, delay, repredict, scoring)
+    drift = None if config.drift_on == "none" else DriftPlan(
+        config.drift_on, config.ph_delta, config.ph_threshold, config.ph_min_instances,
+        tuple(config.ph_alphas), {s.name: s.drift_points() for s in streams if s.drift_points()})
+    return Plan(config, streams, models, tasks, classes, delay, repredict, scoring, drift)
 
 
 # -- writing inside the pipeline ---------------------------------------------------------------
@@ -160,11 +165,15 @@ def build(p: beam.Pipeline, pl: Plan, staging: str) -> None:
             rows = sorted(rows, key=lambda r: (r["stream"], r["model"], r["category"],
                                                r["window"], r["metric"], r["bin"] or 0,
                                                r["alpha"] or 0, r.get("labels") or 0,
-                                               r["t"]))
+                                               -math.inf if r["t"] is None else r["t"]))
             pd.DataFrame(rows).to_parquet(os.path.join(staging, name), index=False)
         return write
 
-    (scored.summary | "SummaryList" >> beam.combiners.ToList()
+    summary = scored.summary
+    if pl.drift is not None:
+        drift = replay.outcomes | "Drift" >> DetectDrift(pl.tasks, pl.drift)
+        summary = (summary, drift) | "WithDrift" >> beam.Flatten()
+    (summary | "SummaryList" >> beam.combiners.ToList()
      | "WriteSummary" >> beam.Map(write_rows("_summary.parquet")))
     (scored[CURVES] | "CurveList" >> beam.combiners.ToList()
      | "WriteCurves" >> beam.Map(write_rows("curves.parquet")))
@@ -204,8 +213,9 @@ def _write_jsonl(path: str, rows) -> None:
 
 # -- after the pipeline ------------------------------------------------------------------------
 def _complete_summary(pl: Plan, raw: pd.DataFrame) -> pd.DataFrame:
-    """Every expected (stream, model, category, bin, alpha, metric) gets a row, NaN with n=0 if
-    nothing was scored, in a fixed order: streams and models as configured."""
+    """Every expected (stream, model, category, bin, alpha, window, metric) gets a row, NaN with
+    n=0 if nothing was scored, in a fixed order: streams and models as configured; then each
+    key's drift rows (as many as there were alarms)."""
     have = {} if raw.empty else {
         (r.stream, r.model, r.category, _opt(r.bin), _opt(r.alpha), r.window, r.metric): r
         for r in raw.itertuples()}
@@ -229,6 +239,14 @@ def _complete_summary(pl: Plan, raw: pd.DataFrame) -> pd.DataFrame:
                     "window": window, "metric": metric,
                     "value": math.nan if r is None else r.value,
                     "n": 0 if r is None else int(r.n), "t": None if r is None else r.t})
+            if pl.drift is not None and not raw.empty:
+                d = pl.drift
+                drift_protocol = (f"{protocol} page-hinkley on={d.on} delta={d.delta:g} "
+                                  f"threshold={d.threshold:g} min_instances={d.min_instances}")
+                extra = raw[(raw["stream"] == s.name) & (raw["model"] == m)
+                            & (raw["category"] == DRIFT)]
+                rows += [{**r, "run_id": pl.config.run_id, "protocol": drift_protocol,
+                          "bin": None, "alpha": None} for r in extra.to_dict("records")]
     return pd.DataFrame(rows, columns=RESULT_COLUMNS).astype({"bin": "Int64"})
 
 

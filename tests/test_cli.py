@@ -25,8 +25,12 @@ def test_run_writes_every_output(tmp_path, capsys):
     summary = load_results(str(out))
     assert list(summary.columns) == ["run_id", "stream", "model", "protocol", "category", "bin",
                                      "alpha", "window", "metric", "value", "n", "t"]
-    assert set(summary["metric"]) == {"accuracy", "kappa", "kappa_m", "kappa_t", "kappa_plus"}
+    scores = summary[summary["category"] != "drift"]
+    assert set(scores["metric"]) == {"accuracy", "kappa", "kappa_m", "kappa_t", "kappa_plus"}
     assert set(summary["window"]) == {"cumulative"}
+    # Page-Hinkley runs by default over the initial predictions' losses.
+    assert summary.query("category == 'drift' and metric == 'alarms'")["n"].tolist() \
+        == [550, 550]
     curves = load_results(str(out), "curves")
     nb = curves.query("model == 'nb' and category == 'final' and metric == 'accuracy'")
     assert nb["labels"].tolist() == list(range(100, 601, 100))
@@ -69,7 +73,8 @@ def test_unknown_config_field_is_reported(tmp_path, capsys):
 
 def test_no_final_scores_initial_only_with_the_same_values(tmp_path):
     args = ["run", "--stream", 'synth:SEA{"n": 300, "seed": 4}', "--model", "gaussian-nb",
-            "--delay", "20", "--runner", "direct", "--quiet", "--repredict", "none"]
+            "--delay", "20", "--runner", "direct", "--quiet", "--repredict", "none",
+            "--drift-on", "none"]
     assert main([*args, "--out", str(tmp_path / "full")]) == 0
     assert main([*args, "--out", str(tmp_path / "initial"), "--no-final"]) == 0
     full, initial = (load_results(str(tmp_path / d)).drop(columns="run_id")

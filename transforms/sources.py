@@ -115,6 +115,16 @@ class StreamSpec:
         d = self.options.get("delay")
         return default if d is None else DelaySpec.parse(d)
 
+    def drift_points(self) -> list[int]:
+        """Known drift positions (1-based instance positions) of a generated stream.
+
+        >>> StreamSpec.parse('synth:SEA{"drift": [{"at": 500, "variant": 1}]}').drift_points()
+        [500]
+        """
+        if self.kind != "synth":
+            return []
+        return sorted(int(d["at"]) for d in self.options.get("drift", []))
+
     def declared_classes(self) -> list | None:
         if "classes" in self.options:
             return list(self.options["classes"])

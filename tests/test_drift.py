@@ -1,0 +1,87 @@
+"""Page-Hinkley (paper 004, section 3.4.1): the same alarms as river's detector, and drift
+rows from a run on a stream with known drift points."""
+
+import random
+
+import pytest
+from river import drift
+
+from metrics.drift import PageHinkley, alarms, match_drifts
+from pipelines.config import RunConfig
+from pipelines.evaluate import run
+from transforms.delays import DelaySpec
+from transforms.drift import losses
+from transforms.engine import ReplayEngine
+from transforms.models import ModelSpec
+from transforms.sources import StreamSpec
+
+
+def river_alarms(values, **params):
+    ph = drift.PageHinkley(mode="up", **params)
+    out = []
+    for i, x in enumerate(values):
+        ph.update(x)
+        if ph.drift_detected:
+            out.append(i)
+    return out
+
+
+def sequences():
+    rng = random.Random(3)
+    yield [float(rng.random() < (0.1 if i < 3000 else 0.4)) for i in range(8000)]
+    yield [float(rng.random() < 0.2 + 0.3 * ((i // 2000) % 2)) for i in range(10000)]
+    yield [rng.gauss(0, 1) + (2 if 1500 < i < 2500 else 0) for i in range(5000)]
+
+
+@pytest.mark.parametrize("params", [
+    dict(),  # river's defaults but α = 1
+    dict(delta=0.001, threshold=2.5, min_instances=30),  # the paper's δ and λ
+    dict(delta=0.001, threshold=5.0, alpha=1 - 1e-4),
+    dict(delta=0.005, threshold=10.0, alpha=0.99, min_instances=1),
+])
+def test_alarms_equal_rivers_page_hinkley(params):
+    params = {"alpha": 1.0, **params}
+    total = 0
+    for values in sequences():
+        ours = alarms(values, **params)
+        assert ours == river_alarms(values, **params)
+        total += len(ours)
+    assert total > 0  # the comparison is not vacuous
+
+
+def test_plain_page_hinkley_by_hand():
+    # δ = 0, λ = 0.4: x = 0, 0, 1 -> means 0, 0, 1/3; m = 0, 0, 2/3; M = 0; 2/3 > 0.4.
+    ph = PageHinkley(delta=0.0, threshold=0.4, min_instances=1)
+    assert [ph.update(x) for x in (0.0, 0.0, 1.0)] == [False, False, True]
+    assert ph.statistic == pytest.approx(2 / 3)
+    ph.update(1.0)  # restarted after the alarm: n = 1 again
+    assert ph.n == 1
+
+
+def test_drift_rows_of_a_run_match_the_detector_on_the_replayed_losses(tmp_path):
+    stream = 'sea=synth:SEA{"n": 6000, "seed": 1, "drift": [{"at": 3000, "variant": 3}]}'
+    params = dict(delta=0.001, threshold=10.0, min_instances=30)
+    summary = run(RunConfig(streams=[stream], models=["nb=gaussian-nb"], delay="100",
+                            out=str(tmp_path), runner="direct", repredict="none",
+                            ph_delta=params["delta"], ph_threshold=params["threshold"],
+                            ph_alphas=[1.0, 0.999], quiet=True))
+    spec = StreamSpec.parse(stream)
+    engine = ReplayEngine(ModelSpec.parse("gaussian-nb"), spec.name)
+    outcomes = engine.drain(list(spec.events(DelaySpec.parse("100")))).outcomes
+    table = losses(outcomes, "classification", "initial")
+    drift_rows = summary[summary["category"] == "drift"]
+    for alpha, view in [(1.0, "cumulative"), (0.999, "fading=0.999")]:
+        rows = drift_rows[drift_rows["window"] == view]
+        fired = alarms(table[:, 3].tolist(), alpha=alpha, **params)
+        got = rows[rows["metric"] == "alarm"]
+        assert got["value"].tolist() == [table[i, 0] for i in fired]
+        assert got["t"].tolist() == [table[i, 2] for i in fired]
+        by = dict(zip(rows["metric"], rows["value"]))
+        assert by["alarms"] == len(fired)
+        matched = match_drifts([table[i, 1] for i in fired], [2999])
+        assert by["drift_1_delay"] == matched["delays"][0]
+        assert by["missed_drifts"] == matched["missed"]
+        assert by["false_alarms"] == matched["false_alarms"]
+    # The drift is found: some alarm within 1000 instances after it.
+    plain = drift_rows[(drift_rows["window"] == "cumulative")]
+    assert 0 <= plain.query("metric == 'drift_1_delay'")["value"].item() < 1000
