@@ -122,6 +122,40 @@ class ClassificationScore:
                 mine[i] -= c
         return self
 
+    # -- fading factors (metrics.windows.FadingScore) ---------------------------------------
+    @staticmethod
+    def faded_stats(columns: dict) -> np.ndarray:
+        """Per label and prediction column, the increments of the counts: [n, correct,
+        persistent_correct, majority_correct, true_counts[C], pred_counts[C]] (labels without
+        a prediction add nothing). Columns: y, preds (labels × columns), prev, majority."""
+        y = np.asarray(columns["y"], dtype=np.int64)
+        preds = np.asarray(columns["preds"], dtype=np.int64)
+        if not len(y):
+            return np.zeros((0, 0, 0))
+        classes = np.arange(max(int(y.max()), int(preds.max())) + 1)
+        scored = preds != -1
+        parts = [scored, scored & (preds == y[:, None]),
+                 scored & (np.asarray(columns["prev"]) == y)[:, None],
+                 scored & (np.asarray(columns["majority"]) == y)[:, None]]
+        return np.concatenate([np.stack(parts, axis=-1),
+                               scored[..., None] & (y[:, None, None] == classes),
+                               preds[..., None] == classes], axis=-1).astype(np.float64)
+
+    @staticmethod
+    def pad_faded(stats: np.ndarray, width: int) -> np.ndarray:
+        """Widen faded statistics to `width` (more classes), zeros for the new classes."""
+        k, extra = (stats.shape[-1] - 4) // 2, (width - stats.shape[-1]) // 2
+        pad = np.zeros((*stats.shape[:-1], extra))
+        return np.concatenate([stats[..., :4 + k], pad, stats[..., 4 + k:], pad], axis=-1)
+
+    @classmethod
+    def from_faded(cls, row: list) -> ClassificationScore:
+        s = cls()
+        k = (len(row) - 4) // 2
+        s.n, s.correct, s.persistent_correct, s.majority_correct = row[:4]
+        s.true_counts, s.pred_counts = row[4:4 + k], row[4 + k:]
+        return s
+
     # -- statistics -------------------------------------------------------------------------
     @property
     def accuracy(self) -> float:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from metrics.exact import ExactSum, ratio
 
 REGRESSION_METRICS = ("mae", "rmse")
@@ -50,6 +52,22 @@ class RegressionScore:
                              (self.squared_error, other.squared_error)):
             mine.merge(ExactSum([-p for p in theirs.partials]))
         return self
+
+    @staticmethod
+    def faded_stats(columns: dict) -> np.ndarray:
+        """Per label and prediction column: [n, |e|, e²] (zeros without a prediction)."""
+        y = np.asarray(columns["y"], dtype=np.float64)
+        preds = np.asarray(columns["preds"], dtype=np.float64)
+        scored = ~np.isnan(preds)
+        e = np.where(scored, y[:, None] - preds, 0.0)
+        return np.stack([scored.astype(np.float64), np.abs(e), e * e], axis=-1)
+
+    @classmethod
+    def from_faded(cls, row: list) -> RegressionScore:
+        s = cls()
+        s.n = row[0]
+        s.abs_error, s.squared_error = ExactSum([row[1]]), ExactSum([row[2]])
+        return s
 
     @property
     def mae(self) -> float:

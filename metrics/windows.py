@@ -19,11 +19,6 @@ from __future__ import annotations
 import numpy as np
 from scipy.signal import lfilter
 
-from metrics.classification import ClassificationScore
-from metrics.exact import ExactSum
-from metrics.regression import RegressionScore
-
-NO_CLASS = -1
 
 
 def pane_ends(n, every: int, windows=(), total: int | None = None) -> np.ndarray:
@@ -48,92 +43,46 @@ def pane_ends(n, every: int, windows=(), total: int | None = None) -> np.ndarray
     return end
 
 
-def _class_stats(y, preds, prev, majority, n_classes: int) -> np.ndarray:
-    """Per label and prediction column, the increments of ClassificationScore's counts:
-    [n, correct, persistent_correct, majority_correct, true_counts[C], pred_counts[C]]."""
-    scored = preds != NO_CLASS
-    classes = np.arange(n_classes)
-    parts = [scored, scored & (preds == y[:, None]), scored & (prev == y)[:, None],
-             scored & (majority == y)[:, None]]
-    stats = np.concatenate(
-        [np.stack(parts, axis=-1),
-         scored[..., None] & (y[:, None, None] == classes),
-         preds[..., None] == classes], axis=-1)
-    return stats.astype(np.float64)
-
-
-def _regression_stats(y, preds) -> np.ndarray:
-    """Per label and column: [n, |e|, e²] (zeros where no prediction was made)."""
-    scored = ~np.isnan(preds)
-    e = np.where(scored, y[:, None] - preds, 0.0)
-    return np.stack([scored.astype(np.float64), np.abs(e), e * e], axis=-1)
-
-
 class FadingScore:
     """Faded versions of a score's statistics for several prediction columns at once (e.g. the
     B+2 bins), fed with labels in label order.
 
     Each label is one step of the recurrence S = L + α·S for every statistic; a label whose
-    prediction is missing in a column contributes 0 there (it still ages the others).
+    prediction is missing in a column contributes 0 there (it still ages the others). The
+    score class says which statistics (`faded_stats`) and how to read them back (`from_faded`).
 
-    >>> f = FadingScore(0.5, "classification")
-    >>> f.update_many(y=[0, 1, 1], preds=[[0], [0], [1]], prev=[0, 0, 1], majority=[0, 0, 1])
+    >>> from metrics import ClassificationScore
+    >>> f = FadingScore(0.5, ClassificationScore)
+    >>> f.update({"y": [0, 1, 1], "preds": [[0], [0], [1]], "prev": [0, 0, 1],
+    ...           "majority": [0, 0, 1]})
     >>> f.scores()[0].accuracy  # S = 1 + .5(0 + .5·1) = 1.25; B = 1 + .5(1 + .5) = 1.75
     0.7142857142857143
     """
 
-    def __init__(self, alpha: float, task: str):
+    def __init__(self, alpha: float, score_class):
         self.alpha = float(alpha)
-        self.classification = task == "classification"
+        self.score_class = score_class
         self.state: np.ndarray | None = None  # (columns, statistics)
-        self.n_classes = 0
 
-    def update_many(self, y, preds, prev=None, majority=None) -> None:
-        """Labels in label order: `y` (m,), `preds` (m, columns); for classification also the
-        Persistent and Majority baselines' predictions (m,)."""
-        preds = np.asarray(preds)
-        if not len(preds):
+    def update(self, columns: dict) -> None:
+        """One pane's labels in label order, as the score class's `faded_stats` reads them."""
+        stats = self.score_class.faded_stats(columns)
+        if not len(stats):
             return
-        if self.classification:
-            y = np.asarray(y, dtype=np.int64)
-            preds = preds.astype(np.int64)
-            seen = max(int(y.max()), int(preds.max())) + 1
-            if seen > self.n_classes:
-                self._grow(seen)
-            stats = _class_stats(y, preds, np.asarray(prev, dtype=np.int64),
-                                 np.asarray(majority, dtype=np.int64), self.n_classes)
-        else:
-            stats = _regression_stats(np.asarray(y, dtype=np.float64), preds.astype(np.float64))
         if self.state is None:
             self.state = np.zeros(stats.shape[1:])
+        elif stats.shape[-1] > self.state.shape[-1]:  # more classes seen: pad the counts
+            self.state = self.score_class.pad_faded(self.state, stats.shape[-1])
+        elif stats.shape[-1] < self.state.shape[-1]:
+            stats = self.score_class.pad_faded(stats, self.state.shape[-1])
         # lfilter([1], [1, -α]) runs y[i] = x[i] + α·y[i-1] in C: the sequential loop's own
         # operations, started from the state carried over from the previous pane.
         out, _ = lfilter([1.0, 0.0], [1.0, -self.alpha], stats, axis=0,
                          zi=(self.alpha * self.state)[None])
         self.state = out[-1]
 
-    def _grow(self, n_classes: int) -> None:
-        if self.state is not None:
-            k = self.n_classes
-            pad = np.zeros((self.state.shape[0], n_classes - k))
-            self.state = np.concatenate([self.state[:, :4 + k], pad, self.state[:, 4 + k:], pad],
-                                        axis=1)
-        self.n_classes = n_classes
-
     def scores(self) -> list:
         """One score per column, whose counts (or sums) are the faded ones."""
         if self.state is None:
             return []
-        out = []
-        for row in self.state.tolist():
-            if self.classification:
-                s = ClassificationScore()
-                k = self.n_classes
-                s.n, s.correct, s.persistent_correct, s.majority_correct = row[:4]
-                s.true_counts, s.pred_counts = row[4:4 + k], row[4 + k:]
-            else:
-                s = RegressionScore()
-                s.n = row[0]
-                s.abs_error, s.squared_error = ExactSum([row[1]]), ExactSum([row[2]])
-            out.append(s)
-        return out
+        return [self.score_class.from_faded(row) for row in self.state.tolist()]

@@ -29,6 +29,7 @@ from metrics import CLASSIFICATION_METRICS, REGRESSION_METRICS
 from pipelines.config import ConfigError, RunConfig
 from pipelines.results import format_table
 from runners import make_runner, pipeline_options
+from transforms.comparison import COMPARISON, CompareModels, pair_name
 from transforms.delays import DelaySpec
 from transforms.drift import DRIFT, DetectDrift, DriftPlan
 from transforms.engine import COUNTERS, PREDICTION_KINDS
@@ -169,13 +170,17 @@ def build(p: beam.Pipeline, pl: Plan, staging: str) -> None:
             pd.DataFrame(rows).to_parquet(os.path.join(staging, name), index=False)
         return write
 
-    summary = scored.summary
+    summaries, curves = [scored.summary], [scored[CURVES]]
     if pl.drift is not None:
-        drift = replay.outcomes | "Drift" >> DetectDrift(pl.tasks, pl.drift)
-        summary = (summary, drift) | "WithDrift" >> beam.Flatten()
+        summaries.append(replay.outcomes | "Drift" >> DetectDrift(pl.tasks, pl.drift))
+    if len(pl.models) > 1:
+        compared = replay.outcomes | "Compare" >> CompareModels(pl.tasks, pl.scoring)
+        summaries.append(compared.summary)
+        curves.append(compared[CURVES])
+    summary = summaries | "AllSummaries" >> beam.Flatten()
     (summary | "SummaryList" >> beam.combiners.ToList()
      | "WriteSummary" >> beam.Map(write_rows("_summary.parquet")))
-    (scored[CURVES] | "CurveList" >> beam.combiners.ToList()
+    (curves | "AllCurves" >> beam.Flatten() | "CurveList" >> beam.combiners.ToList()
      | "WriteCurves" >> beam.Map(write_rows("curves.parquet")))
     (replay[PREDICTIONS] | "PredictionTables" >> beam.Map(_prediction_table)
      | "WritePredictions" >> beam.io.WriteToParquetBatched(
@@ -215,7 +220,7 @@ def _write_jsonl(path: str, rows) -> None:
 def _complete_summary(pl: Plan, raw: pd.DataFrame) -> pd.DataFrame:
     """Every expected (stream, model, category, bin, alpha, window, metric) gets a row, NaN with
     n=0 if nothing was scored, in a fixed order: streams and models as configured; then each
-    key's drift rows (as many as there were alarms)."""
+    key's drift rows (as many as there were alarms) and each stream's comparisons."""
     have = {} if raw.empty else {
         (r.stream, r.model, r.category, _opt(r.bin), _opt(r.alpha), r.window, r.metric): r
         for r in raw.itertuples()}
@@ -247,6 +252,13 @@ def _complete_summary(pl: Plan, raw: pd.DataFrame) -> pd.DataFrame:
                             & (raw["category"] == DRIFT)]
                 rows += [{**r, "run_id": pl.config.run_id, "protocol": drift_protocol,
                           "bin": None, "alpha": None} for r in extra.to_dict("records")]
+        if not raw.empty:  # comparisons, pairs in configuration order
+            order = {pair_name(a, b): i for i, (a, b) in
+                     enumerate(itertools.combinations(pl.models, 2))}
+            pairs = raw[(raw["stream"] == s.name) & (raw["category"] == COMPARISON)]
+            pairs = sorted(pairs.to_dict("records"), key=lambda r: order[r["model"]])
+            rows += [{**r, "run_id": pl.config.run_id, "protocol": protocol, "alpha": None}
+                     for r in pairs]
     return pd.DataFrame(rows, columns=RESULT_COLUMNS).astype({"bin": "Int64"})
 
 

@@ -25,12 +25,14 @@ def test_run_writes_every_output(tmp_path, capsys):
     summary = load_results(str(out))
     assert list(summary.columns) == ["run_id", "stream", "model", "protocol", "category", "bin",
                                      "alpha", "window", "metric", "value", "n", "t"]
-    scores = summary[summary["category"] != "drift"]
+    scores = summary[~summary["category"].isin(["drift", "comparison"])]
     assert set(scores["metric"]) == {"accuracy", "kappa", "kappa_m", "kappa_t", "kappa_plus"}
     assert set(summary["window"]) == {"cumulative"}
     # Page-Hinkley runs by default over the initial predictions' losses.
     assert summary.query("category == 'drift' and metric == 'alarms'")["n"].tolist() \
         == [550, 550]
+    pairs = summary.query("category == 'comparison'")
+    assert set(pairs["model"]) == {"majority vs nb"} and set(pairs["bin"]) == {0, 1}
     curves = load_results(str(out), "curves")
     nb = curves.query("model == 'nb' and category == 'final' and metric == 'accuracy'")
     assert nb["labels"].tolist() == list(range(100, 601, 100))

@@ -28,6 +28,7 @@ import apache_beam as beam
 import numpy as np
 
 from metrics import ClassificationScore, RegressionScore
+from metrics.comparison import PairScore
 from metrics.binning import NO_CLASS, binned_predictions, prioritised
 from metrics.windows import FadingScore, pane_ends
 from transforms.delays import duration
@@ -92,7 +93,9 @@ class ScoringPlan:
 
 
 def new_score(task: str):
-    return ClassificationScore() if task == "classification" else RegressionScore()
+    """An empty score for a model's task, or for a comparison of two models."""
+    return {"classification": ClassificationScore, "regression": RegressionScore,
+            "comparison": PairScore}[task]()
 
 
 class BlockScore:
@@ -281,15 +284,14 @@ def curve_rows(key, panes, task: str, plan: ScoringPlan, total: int) -> list[tup
                                                   labels, t, plan, counts))
 
     if axis == LABEL_AXIS:
-        fading = {a: FadingScore(a, task) for a in plan.fadings}
+        fading = {a: FadingScore(a, type(new_score(task))) for a in plan.fadings}
         keep = max(plan.windows, default=0)
         for end, pane in panes:
             merge_bins(running, pane.scores)
             if fading:
                 cols = pane.ordered_columns()
                 for f in fading.values():
-                    f.update_many(cols["y"], cols["preds"], cols.get("prev"),
-                                  cols.get("majority"))
+                    f.update(cols)
             if plan.windows:
                 history.append((end, copy.deepcopy(running)))
                 while len(history) > 1 and history[1][0] <= end - keep:
@@ -336,7 +338,7 @@ def score_locally(key, outcomes, task: str, plan: ScoringPlan) -> tuple[list, li
     summary, curves = [], []
     for curve_key, panes in by_curve.items():
         for last, row in curve_rows(curve_key, panes, task, plan, total):
-            if _in_curves(row, plan):
+            if in_curves(row, plan):
                 curves.append(row)
             if last:
                 summary.append({k: v for k, v in row.items() if k != "labels"})
@@ -362,9 +364,18 @@ class _MergePanes(beam.CombineFn):
         return acc
 
 
-def _in_curves(row: dict, plan: ScoringPlan) -> bool:
+def in_curves(row: dict, plan: ScoringPlan) -> bool:
     """Curves keep Λ(T,0) and Λ(T,B+1) of the binned measures (with Ψα), not every bin."""
     return row["category"] != BINNED or row["bin"] in (0, plan.bins + 1)
+
+
+class LabelTotals(beam.PTransform):
+    """`((stream, model), [Outcome])` batches -> ((stream, model), last label number)."""
+
+    def expand(self, outcome_batches):
+        return (outcome_batches
+                | "LastLabel" >> beam.Map(lambda e: (e[0], max((o.n for o in e[1]), default=0)))
+                | "MaxLabel" >> beam.CombinePerKey(max))
 
 
 class ScoreOutcomes(beam.PTransform):
@@ -382,9 +393,7 @@ class ScoreOutcomes(beam.PTransform):
 
     def expand(self, outcome_batches):
         tasks, plan = self.tasks, self.plan
-        totals = (outcome_batches
-                  | "LastLabel" >> beam.Map(lambda e: (e[0], max((o.n for o in e[1]), default=0)))
-                  | "MaxLabel" >> beam.CombinePerKey(max))
+        totals = outcome_batches | "Totals" >> LabelTotals()
 
         def partials(element, totals):
             (stream, model), outcomes = element
@@ -400,7 +409,7 @@ class ScoreOutcomes(beam.PTransform):
             key, panes = element
             stream, model = key[:2]
             for last, row in curve_rows(key, panes, tasks[model], plan, totals[(stream, model)]):
-                if _in_curves(row, plan):
+                if in_curves(row, plan):
                     yield beam.pvalue.TaggedOutput(CURVES, row)
                 if last:
                     yield {k: v for k, v in row.items() if k != "labels"}

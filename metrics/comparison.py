@@ -1,0 +1,108 @@
+"""Comparing two models on the same labels (Gama et al., paper 004, section 3.3): the Q statistic
+and the signed McNemar test, mergeable so that windows and fading factors apply as to any score.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from metrics.exact import ExactSum, ratio
+
+COMPARISON_METRICS = ("q_statistic", "mcnemar", "mcnemar_p", "mcnemar_significant")
+CHI2_1_99 = 6.635  # χ²(1) at 0.99
+
+
+class PairScore:
+    """Losses of models A and B on the same labels, and the McNemar counts.
+
+    - Q = log(S_A / S_B), S the accumulated losses (0-1 loss, or squared error for regressors):
+      negative when A is better;
+    - n01: labels A got wrong and B right, n10: the reverse (0-1 losses only);
+      M = sign(n01 − n10)·(n01 − n10)² / (n01 + n10) — positive when A is worse;
+      p-value of |M| under χ²(1); significant at 0.99 when |M| > 6.635.
+
+    >>> s = PairScore()
+    >>> s.update_many(a=[1, 1, 1, 0, 1], b=[0, 0, 1, 0, 0], a_only=[1, 1, 0, 0, 1],
+    ...               b_only=[0, 0, 0, 0, 0])
+    >>> g = s.get()
+    >>> round(g["q_statistic"], 4), g["mcnemar"], round(g["mcnemar_p"], 4)  # log(4/1), 9/3
+    (1.3863, 3.0, 0.0833)
+    """
+
+    __slots__ = ("n", "loss_a", "loss_b", "n01", "n10")
+
+    def __init__(self):
+        self.n = 0
+        self.loss_a = ExactSum()
+        self.loss_b = ExactSum()
+        self.n01 = 0
+        self.n10 = 0
+
+    def update_many(self, a, b, a_only, b_only) -> None:
+        """Per label: A's loss, B's loss, and whether only A (only B) was wrong."""
+        a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+        self.n += len(a)
+        for acc, values in ((self.loss_a, a), (self.loss_b, b)):
+            for v in values[values != 0].tolist():
+                acc.add(v)
+        self.n01 += int(np.count_nonzero(a_only))
+        self.n10 += int(np.count_nonzero(b_only))
+
+    def merge(self, other: PairScore) -> PairScore:
+        self.n += other.n
+        self.loss_a.merge(other.loss_a)
+        self.loss_b.merge(other.loss_b)
+        self.n01 += other.n01
+        self.n10 += other.n10
+        return self
+
+    def subtract(self, other: PairScore) -> PairScore:
+        self.n -= other.n
+        self.loss_a.merge(ExactSum([-p for p in other.loss_a.partials]))
+        self.loss_b.merge(ExactSum([-p for p in other.loss_b.partials]))
+        self.n01 -= other.n01
+        self.n10 -= other.n10
+        return self
+
+    @property
+    def q_statistic(self) -> float:
+        r = ratio(self.loss_a.value, self.loss_b.value)
+        if math.isnan(r) or r < 0:
+            return math.nan
+        return math.log(r) if r > 0 else -math.inf
+
+    @property
+    def mcnemar(self) -> float:
+        d = self.n01 - self.n10
+        return math.copysign(1.0, d) * ratio(d * d, self.n01 + self.n10) if d else \
+            ratio(0.0, self.n01 + self.n10)
+
+    @property
+    def mcnemar_p(self) -> float:
+        m = self.mcnemar
+        return math.nan if math.isnan(m) else math.erfc(math.sqrt(abs(m) / 2))
+
+    @property
+    def mcnemar_significant(self) -> float:
+        m = self.mcnemar
+        return math.nan if math.isnan(m) else float(abs(m) > CHI2_1_99)
+
+    def get(self) -> dict[str, float]:
+        return {name: getattr(self, name) for name in COMPARISON_METRICS}
+
+    # -- fading factors (metrics.windows.FadingScore) ---------------------------------------
+    @staticmethod
+    def faded_stats(columns: dict) -> np.ndarray:
+        """Per label (one column): [n, loss A, loss B, only A wrong, only B wrong]."""
+        parts = [np.ones(len(columns["a"]))] + [np.asarray(columns[k], dtype=np.float64)
+                                               for k in ("a", "b", "a_only", "b_only")]
+        return np.stack(parts, axis=-1)[:, None, :]
+
+    @classmethod
+    def from_faded(cls, row: list) -> PairScore:
+        s = cls()
+        s.n, s.n01, s.n10 = row[0], row[3], row[4]
+        s.loss_a, s.loss_b = ExactSum([row[1]]), ExactSum([row[2]])
+        return s

@@ -1,0 +1,95 @@
+"""Comparing models (paper 004, section 3.3): Q statistic and signed McNemar, cumulative, over a
+sliding window and with a fading factor, equal a straightforward loop over the joined losses."""
+
+import math
+
+import pytest
+from scipy.stats import chi2
+
+from metrics.comparison import PairScore
+from pipelines.config import RunConfig
+from pipelines.evaluate import run
+from transforms.delays import DelaySpec
+from transforms.engine import ReplayEngine
+from transforms.models import ModelSpec
+from transforms.sources import StreamSpec
+
+STREAM = 'sea=synth:SEA{"n": 3000, "seed": 8, "drift": [{"at": 1500, "variant": 2}]}'
+
+
+def replayed(model):
+    spec = StreamSpec.parse(STREAM)
+    engine = ReplayEngine(ModelSpec.parse(model), spec.name)
+    result = engine.drain(list(spec.events(DelaySpec.parse("50"))))
+    return {o.id: o for o in result.outcomes}
+
+
+def expected(a, b, kind, window=None, alpha=None):
+    """Q and M over the joined labels in label order, the plain way."""
+    joined = sorted((oa.n, oa, b[i]) for i, oa in a.items() if i in b)
+    rows = []
+    for _, oa, ob in joined:
+        pa, pb = getattr(oa, kind), getattr(ob, kind)
+        if pa is None or pb is None:
+            continue
+        rows.append((float(pa != oa.y), float(pb != ob.y)))
+    if window:
+        rows = rows[-window:]
+    sa = sb = n01 = n10 = 0.0
+    for la, lb in rows:
+        w = 1.0
+        if alpha is not None:
+            sa, sb = la + alpha * sa, lb + alpha * sb
+            n01 = float(la == 1 and lb == 0) + alpha * n01
+            n10 = float(lb == 1 and la == 0) + alpha * n10
+            continue
+        sa, sb = sa + w * la, sb + w * lb
+        n01 += la == 1 and lb == 0
+        n10 += lb == 1 and la == 0
+    d = n01 - n10
+    m = math.copysign(1.0, d) * d * d / (n01 + n10)
+    return {"q_statistic": math.log(sa / sb), "mcnemar": m}
+
+
+def test_q_and_mcnemar_equal_the_plain_loop(tmp_path):
+    summary = run(RunConfig(streams=[STREAM], models=["nb=gaussian-nb", "mc=majority"],
+                            delay="50", out=str(tmp_path), runner="direct", repredict="none",
+                            curve_every=500, windows=[300], fadings=[0.99], quiet=True))
+    a, b = replayed("gaussian-nb"), replayed("majority")
+    rows = summary[(summary["category"] == "comparison")]
+    assert set(rows["model"]) == {"nb vs mc"}
+    checked = 0
+    for kind, bin_ in (("initial", 0), ("final", 1)):
+        for view, args in (("cumulative", {}), ("w=300", {"window": 300}),
+                           ("fading=0.99", {"alpha": 0.99})):
+            want = expected(a, b, kind, **args)
+            got = rows[(rows["bin"] == bin_) & (rows["window"] == view)]
+            got = dict(zip(got["metric"], got["value"]))
+            assert got["q_statistic"] == pytest.approx(want["q_statistic"], rel=1e-12, abs=0)
+            assert got["mcnemar"] == want["mcnemar"] if view != "fading=0.99" else \
+                got["mcnemar"] == pytest.approx(want["mcnemar"], rel=1e-12)
+            assert got["mcnemar_p"] == pytest.approx(chi2.sf(abs(got["mcnemar"]), 1), rel=1e-9)
+            assert got["mcnemar_significant"] == float(abs(got["mcnemar"]) > 6.635)
+            checked += 1
+    assert checked == 6
+    # GaussianNB beats the majority class on SEA: Q < 0 and M < 0, significantly.
+    cum = rows[(rows["bin"] == 0) & (rows["window"] == "cumulative")]
+    cum = dict(zip(cum["metric"], cum["value"]))
+    assert cum["q_statistic"] < 0 and cum["mcnemar"] < -6.635 and cum["mcnemar_significant"]
+
+
+def test_undefined_statistics_are_nan():
+    s = PairScore()
+    assert math.isnan(s.q_statistic) and math.isnan(s.mcnemar) and math.isnan(s.mcnemar_p)
+    s.update_many([1, 0], [1, 0], [0, 0], [0, 0])  # always the same answer: M = 0/0
+    assert s.q_statistic == 0.0 and math.isnan(s.mcnemar)
+    s.update_many([0], [1], [0], [1])
+    assert s.q_statistic == math.log(1 / 2) and s.mcnemar == -1.0  # B wrong once more
+
+
+def test_windows_subtract_exactly():
+    a, b = PairScore(), PairScore()
+    a.update_many([1, 1, 0, 1], [0, 1, 1, 0], [1, 0, 0, 1], [0, 0, 1, 0])
+    b.update_many([1, 1], [0, 1], [1, 0], [0, 0])
+    a.subtract(b)
+    assert (a.n, a.n01, a.n10, a.loss_a.value, a.loss_b.value) == (2, 1, 1, 1.0, 1.0)

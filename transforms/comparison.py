@@ -1,0 +1,128 @@
+"""Model comparisons: every pair of models on a stream, joined by instance id, in label order.
+
+    outcomes -> per (stream, prediction kind, pane) each model's losses -> GroupByKey
+             -> per pair (A, B), joined by id: a pane of PairScore -> GroupByKey
+             -> the scoring pass (cumulative, windows, fading) -> rows
+
+Rows: category `comparison`, model `A vs B`, bin 0 for the initial predictions and B+1 for the
+final ones (the binned measures' convention), metrics q_statistic, mcnemar, mcnemar_p,
+mcnemar_significant (`metrics.comparison.PairScore`). A label counts when both models made a
+prediction for it. Comparisons use the label axis: cumulative, windows of the last w labels,
+fading factors.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import apache_beam as beam
+import numpy as np
+
+from metrics.windows import pane_ends
+from transforms.records import FINAL, INITIAL
+from transforms.scoring import (CURVES, LABEL_AXIS, BlockScore, LabelTotals, Pane,
+                                ScoringPlan, curve_rows, in_curves, new_score)
+
+COMPARISON = "comparison"
+
+
+def pair_name(a: str, b: str) -> str:
+    return f"{a} vs {b}"
+
+
+def loss_columns(outcomes, task: str, kind: str) -> dict:
+    """Per outcome with a prediction of `kind`: id, n, label time, loss (0-1, or squared error
+    for regressors) and wrong (0-1 loss only)."""
+    rows = []
+    for o in outcomes:
+        p = o.initial if kind == INITIAL else o.final
+        if p is None:
+            continue
+        loss = float(p != o.y) if task == "classification" else float((o.y - p) ** 2)
+        rows.append((o.id, o.n, o.t_label, loss))
+    ids, n, t, loss = zip(*rows) if rows else ((), (), (), ())
+    loss = np.array(loss, dtype=np.float64)
+    return {"ids": list(ids), "n": np.array(n, dtype=np.int64), "t": np.array(t),
+            "loss": loss, "wrong": loss if task == "classification" else np.zeros(len(loss))}
+
+
+def pair_pane(a: dict, b: dict, with_columns: bool) -> Pane | None:
+    """One pane of A's and B's loss columns, joined by id."""
+    where = {i: k for k, i in enumerate(b["ids"])}
+    ia = np.array([k for k, i in enumerate(a["ids"]) if i in where], dtype=np.int64)
+    if not len(ia):
+        return None
+    ib = np.array([where[a["ids"][k]] for k in ia], dtype=np.int64)
+    cols = {"n": a["n"][ia], "a": a["loss"][ia], "b": b["loss"][ib],
+            "a_only": (a["wrong"][ia] > 0) & (b["wrong"][ib] == 0),
+            "b_only": (b["wrong"][ib] > 0) & (a["wrong"][ia] == 0)}
+    score = new_score(COMPARISON)
+    score.update_many(cols["a"], cols["b"], cols["a_only"], cols["b_only"])
+    acc = BlockScore(score, int(cols["n"].max()), float(a["t"][ia].max()))
+    return Pane({None: acc}, cols if with_columns else None)
+
+
+def _concat(parts: list[dict]) -> dict:
+    return {k: (sum((p[k] for p in parts), []) if k == "ids"
+                else np.concatenate([p[k] for p in parts])) for k in parts[0]}
+
+
+class CompareModels(beam.PTransform):
+    """`((stream, model), [Outcome])` batches -> comparison summary rows (main) and curve rows
+    (`curves`) for every pair of models of the same task, in configuration order."""
+
+    def __init__(self, tasks: dict[str, str], plan: ScoringPlan):
+        super().__init__()
+        self.tasks = tasks
+        self.plan = plan
+
+    def expand(self, outcome_batches):
+        tasks, plan = self.tasks, self.plan
+        order = {m: i for i, m in enumerate(tasks)}
+        kinds = (INITIAL, FINAL) if plan.final else (INITIAL,)
+        totals = outcome_batches | "Totals" >> LabelTotals()
+
+        def model_panes(element, totals):
+            (stream, model), outcomes = element
+            for kind in kinds:
+                cols = loss_columns(outcomes, tasks[model], kind)
+                ends = pane_ends(cols["n"], plan.curve_every, plan.windows,
+                                 totals[(stream, model)])
+                for end in np.unique(ends):
+                    pick = np.flatnonzero(ends == end)
+                    part = {k: ([v[i] for i in pick] if k == "ids" else v[pick])
+                            for k, v in cols.items()}
+                    yield (stream, kind, int(end)), (model, part)
+
+        def pairs(element):
+            (stream, kind, end), parts = element
+            by_model: dict = {}
+            for model, part in parts:
+                by_model.setdefault(model, []).append(part)
+            models = sorted(by_model, key=order.get)
+            for a, b in itertools.combinations(models, 2):
+                if tasks[a] != tasks[b]:
+                    continue
+                pane = pair_pane(_concat(by_model[a]), _concat(by_model[b]), bool(plan.fadings))
+                if pane is not None:
+                    yield (stream, pair_name(a, b), kind, LABEL_AXIS), (end, pane)
+
+        def summarise(element, totals):
+            key, panes = element
+            stream = key[0]
+            total = max(v for (s, _), v in totals.items() if s == stream)
+            for last, row in curve_rows(key, panes, COMPARISON, plan, total):
+                row["bin"] = 0 if row["category"] == INITIAL else plan.bins + 1
+                row["category"] = COMPARISON
+                if in_curves(row, plan):
+                    yield beam.pvalue.TaggedOutput(CURVES, row)
+                if last:
+                    yield {k: v for k, v in row.items() if k != "labels"}
+
+        return (outcome_batches
+                | "ModelPanes" >> beam.FlatMap(model_panes, beam.pvalue.AsDict(totals))
+                | "ByPane" >> beam.GroupByKey()
+                | "Pairs" >> beam.FlatMap(pairs)
+                | "ByPair" >> beam.GroupByKey()
+                | "Summarise" >> beam.FlatMap(summarise, beam.pvalue.AsDict(totals))
+                .with_outputs(CURVES, main="summary"))
