@@ -1,8 +1,11 @@
 """Pure-Python accumulators and statistics (no Beam import). The math lives here, once."""
 
-from metrics.classification import CLASSIFICATION_METRICS, ClassificationScore
+from metrics.classification import CLASSIFICATION_METRICS, CONFIDENCE_METRICS, ClassificationScore
 from metrics.exact import ExactSum, ratio
-from metrics.regression import REGRESSION_METRICS, RegressionScore
+from metrics.regression import REGRESSION_CONFIDENCE_METRICS, REGRESSION_METRICS, RegressionScore
 
-__all__ = ["CLASSIFICATION_METRICS", "REGRESSION_METRICS", "ClassificationScore", "ExactSum",
-           "RegressionScore", "ratio"]
+# Reported next to each measure, never aggregated over bins into Ψα.
+NOT_PRIORITISED = frozenset(CONFIDENCE_METRICS + REGRESSION_CONFIDENCE_METRICS)
+
+__all__ = ["CLASSIFICATION_METRICS", "NOT_PRIORITISED", "REGRESSION_METRICS",
+           "ClassificationScore", "ExactSum", "RegressionScore", "ratio"]

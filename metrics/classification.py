@@ -14,7 +14,11 @@ import numpy as np
 
 from metrics.exact import ratio
 
-CLASSIFICATION_METRICS = ("accuracy", "kappa", "kappa_m", "kappa_t", "kappa_plus")
+CONFIDENCE_DELTA = 0.05  # the bounds hold with probability 1 − δ
+# Confidence statistics: reported next to the measures, never aggregated into Ψα.
+CONFIDENCE_METRICS = ("accuracy_ci_hoeffding", "accuracy_ci_chernoff", "kappa_se", "kappa_z")
+CLASSIFICATION_METRICS = ("accuracy", "kappa", "kappa_m", "kappa_t", "kappa_plus",
+                          *CONFIDENCE_METRICS)
 
 
 def _grow(counts: list[int], index: int) -> None:
@@ -195,6 +199,48 @@ class ClassificationScore:
         if math.isnan(k) or math.isnan(k_per):
             return math.nan
         return math.sqrt(max(0.0, k) * max(0.0, k_per))
+
+    # -- confidence (paper 004, section 2; paper 003, eqs. 11-12) ----------------------------
+    @property
+    def accuracy_ci_hoeffding(self) -> float:
+        """Half-width ε_h = sqrt(R/(2n)·ln(2/δ)) of the interval around the error rate (and so
+        the accuracy), R = 1 for the 0-1 loss, δ = 0.05.
+
+        >>> s = ClassificationScore()
+        >>> s.update_many([0] * 100, [0] * 90 + [1] * 10, [0] * 100, [0] * 100)
+        >>> round(s.accuracy_ci_hoeffding, 4)
+        0.1358
+        """
+        return math.sqrt(ratio(math.log(2 / CONFIDENCE_DELTA), 2 * self.n)) if self.n else math.nan
+
+    @property
+    def accuracy_ci_chernoff(self) -> float:
+        """Half-width ε_c = sqrt(3·μ/n·ln(2/δ)), μ the error rate, δ = 0.05."""
+        if not self.n:
+            return math.nan
+        return math.sqrt(3 * (1 - self.accuracy) / self.n * math.log(2 / CONFIDENCE_DELTA))
+
+    @property
+    def kappa_se(self) -> float:
+        """Cohen's approximate standard error of κ: sqrt(p(1−p) / (N(1−p_ran)²)) (eq. 11)."""
+        p, p_ran = self.accuracy, self.p_random
+        return math.sqrt(ratio(p * (1 - p), self.n * (1 - p_ran) ** 2)) if self.n else math.nan
+
+    @property
+    def kappa_z(self) -> float:
+        """z = κ/δ0, δ0 = sqrt(p_ran / (N(1−p_ran))): κ > 0 beyond chance when z > 1.65 at 5 %
+        (eq. 12).
+
+        >>> s = ClassificationScore()
+        >>> s.update_many([0, 1] * 50, [0, 1] * 45 + [1, 0] * 5, [0] * 100, [0] * 100)
+        >>> round(s.kappa, 2), round(s.kappa_z, 2)  # p = .9, p_ran = .5: δ0 = .1
+        (0.8, 8.0)
+        """
+        if not self.n:
+            return math.nan
+        p_ran = self.p_random
+        d0 = math.sqrt(ratio(p_ran, self.n * (1 - p_ran)))
+        return ratio(self.kappa, d0)
 
     def get(self) -> dict[str, float]:
         """Every statistic by its metric name."""

@@ -25,7 +25,7 @@ import apache_beam as beam
 import pandas as pd
 import pyarrow as pa
 
-from metrics import CLASSIFICATION_METRICS, REGRESSION_METRICS
+from metrics import CLASSIFICATION_METRICS, NOT_PRIORITISED, REGRESSION_METRICS
 from pipelines.config import ConfigError, RunConfig
 from pipelines.results import format_table
 from runners import make_runner, pipeline_options
@@ -237,6 +237,8 @@ def _complete_summary(pl: Plan, raw: pd.DataFrame) -> pd.DataFrame:
                 else REGRESSION_METRICS
             for window, (category, b, alpha), metric in itertools.product(
                     sc.views, slots, metrics):
+                if category == INTERMEDIATE and metric in NOT_PRIORITISED:
+                    continue
                 r = have.get((s.name, m, category, b, alpha, window, metric))
                 rows.append({
                     "run_id": pl.config.run_id, "stream": s.name, "model": m,

@@ -26,7 +26,9 @@ def test_run_writes_every_output(tmp_path, capsys):
     assert list(summary.columns) == ["run_id", "stream", "model", "protocol", "category", "bin",
                                      "alpha", "window", "metric", "value", "n", "t"]
     scores = summary[~summary["category"].isin(["drift", "comparison"])]
-    assert set(scores["metric"]) == {"accuracy", "kappa", "kappa_m", "kappa_t", "kappa_plus"}
+    assert set(scores["metric"]) == {"accuracy", "kappa", "kappa_m", "kappa_t", "kappa_plus",
+                                     "accuracy_ci_hoeffding", "accuracy_ci_chernoff",
+                                     "kappa_se", "kappa_z"}
     assert set(summary["window"]) == {"cumulative"}
     # Page-Hinkley runs by default over the initial predictions' losses.
     assert summary.query("category == 'drift' and metric == 'alarms'")["n"].tolist() \

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import apache_beam as beam
 import numpy as np
 
-from metrics import ClassificationScore, RegressionScore
+from metrics import NOT_PRIORITISED, ClassificationScore, RegressionScore
 from metrics.comparison import PairScore
 from metrics.binning import NO_CLASS, binned_predictions, prioritised
 from metrics.windows import FadingScore, pane_ends
@@ -243,6 +243,8 @@ def _score_rows(stream, model, category, view, scores: dict, labels: int, t, pla
     if category == BINNED and all(b in scores for b in plan.bins_of(category)):
         values = [scores[b].get() for b in range(plan.bins + 1)]
         for metric in values[0]:
+            if metric in NOT_PRIORITISED:
+                continue
             per_bin = [v[metric] for v in values]
             for alpha in plan.alphas:
                 row = MeasureKey(stream, model, INTERMEDIATE, metric, alpha=alpha,
