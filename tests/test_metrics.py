@@ -132,3 +132,21 @@ def test_update_many_equals_one_update_per_row(cls, rows):
         assert many.to_dict() == one.to_dict()
 
     check()
+
+
+def test_confidence_statistics_by_hand():
+    import math
+
+    from metrics import ClassificationScore, RegressionScore
+
+    s = ClassificationScore()
+    # p = 0.9 over N = 100, balanced truth and predictions: p_ran = 0.5, κ = 0.8.
+    s.update_many([0, 1] * 50, [0, 1] * 45 + [1, 0] * 5, [0] * 100, [0] * 100)
+    assert s.accuracy_ci_hoeffding == math.sqrt(math.log(2 / 0.05) / 200)
+    assert s.accuracy_ci_chernoff == math.sqrt(3 * (1 - 0.9) / 100 * math.log(40))
+    assert s.kappa_se == math.sqrt(0.9 * (1 - 0.9) / (100 * 0.5 ** 2))  # eq. 11: 0.06
+    assert round(s.kappa_z, 12) == 8.0  # eq. 12: κ / sqrt(p_ran / (N (1 - p_ran)))
+    r = RegressionScore()
+    r.update_many([1.0, 2.0], [0.0, 2.0])
+    assert r.mae_ci_chernoff == math.sqrt(3 * 0.5 / 2 * math.log(40))
+    assert math.isnan(ClassificationScore().kappa_z)
