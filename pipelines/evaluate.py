@@ -27,13 +27,14 @@ import pyarrow as pa
 
 from metrics import CLASSIFICATION_METRICS, NOT_PRIORITISED, REGRESSION_METRICS
 from pipelines.config import ConfigError, RunConfig
-from pipelines.results import format_table
+from pipelines.results import format_profiles, format_table
 from runners import make_runner, pipeline_options
 from transforms.comparison import COMPARISON, CompareModels, pair_name
 from transforms.delays import DelaySpec
 from transforms.drift import DRIFT, DetectDrift, DriftPlan
 from transforms.engine import COUNTERS, PREDICTION_KINDS
 from transforms.models import ModelSpec, ModelSpecError
+from transforms.stream_profile import ProfileStreams
 from transforms.read import READ_COUNTS, ReadStreams
 from transforms.records import RESULT_COLUMNS
 from transforms.repredict import RepredictPolicy
@@ -178,6 +179,12 @@ def build(p: beam.Pipeline, pl: Plan, staging: str) -> None:
         summaries.append(compared.summary)
         curves.append(compared[CURVES])
     summary = summaries | "AllSummaries" >> beam.Flatten()
+    classifiers = [m for m in pl.models if pl.tasks[m] == "classification"]
+    first_classifier = {s.name: classifiers[0] for s in pl.streams} if classifiers else {}
+    (replay.outcomes | "StreamProfiles" >> ProfileStreams(first_classifier)
+     | "ProfileList" >> beam.combiners.ToList()
+     | "WriteProfiles" >> beam.Map(lambda items: _write_json(
+         os.path.join(staging, "profile.json"), dict(sorted(items)))))
     (summary | "SummaryList" >> beam.combiners.ToList()
      | "WriteSummary" >> beam.Map(write_rows("_summary.parquet")))
     (curves | "AllCurves" >> beam.Flatten() | "CurveList" >> beam.combiners.ToList()
@@ -353,4 +360,6 @@ def run(config: RunConfig) -> pd.DataFrame:
         shutil.rmtree(staging, ignore_errors=True)
     if not config.quiet:
         print(format_table(summary) + "\n")
+        with open(os.path.join(config.out, "profile.json"), encoding="utf-8") as f:
+            print(format_profiles(json.load(f)))
     return summary

@@ -67,3 +67,16 @@ def format_table(summary: pd.DataFrame) -> str:
     if table.empty:
         return "(no results)"
     return table.to_string(float_format=lambda v: f"{v:.4f}")
+
+
+def format_profiles(profiles: dict) -> str:
+    """One line per classification stream: the temporal-dependence profile (paper 003)."""
+    lines = []
+    for stream, p in profiles.items():
+        if not p.get("labels"):
+            continue
+        verdict = ("temporal dependence: Persistent beats Majority, read κ_per next to κ"
+                   if p["p_same"] > p["p_majority"] else "no strong temporal dependence")
+        lines.append(f"{stream}: P(M) = {p['p_majority']:.4f}, P(T) = {p['p_same']:.4f} "
+                     f"over {p['labels']} labels; {verdict}")
+    return "\n".join(lines)
