@@ -45,3 +45,45 @@ def test_a_run_writes_the_profile_of_its_label_sequence(tmp_path):
     # Persistent (no-change) beats Majority, and Majority's κ_per is negative (Prop. 7).
     assert by[("no-change", "accuracy")] > by[("majority", "accuracy")]
     assert by[("majority", "kappa_t")] < 0
+
+
+def test_wrappers_use_the_dependence_and_lose_nothing_without_it(tmp_path):
+    """Paper 003's points on a Markov-switching stream and its shuffled copy."""
+    from examples.temporal_dependence import evaluate, make_streams
+
+    table = evaluate(make_streams(str(tmp_path / "data"), 3000), str(tmp_path / "out"))
+    at = {(r["stream"], r["metric"]): r for r in table.to_dict("records")}
+    markov, shuffled = at[("markov", "accuracy")], at[("shuffled", "accuracy")]
+    assert markov["NC"] > markov["NB"] + 0.2  # Persistent beats the learner...
+    assert at[("markov", "kappa")]["NB"] > 0.2 > 0 > at[("markov", "kappa_t")]["NB"]  # κ hides it
+    for wrapped in ("TC(NB)", "TA(NB)"):
+        assert markov[wrapped] > markov["NB"] + 0.2  # the wrappers use the past labels
+        assert abs(shuffled[wrapped] - shuffled["NB"]) < 0.02  # and cost nothing without them
+    assert shuffled["NC"] < 0.4  # no dependence left: Persistent is at chance
+
+
+def test_temporal_correction_by_hand():
+    from transforms.temporal_models import TemporalCorrection
+
+    class Fixed:  # a classifier that always says P(u) = 0.6, P(v) = 0.4
+        def clone(self):
+            return self
+
+        def learn_one(self, x, y):
+            pass
+
+        def predict_proba_one(self, x):
+            return {"u": 0.6, "v": 0.4}
+
+    m = TemporalCorrection(Fixed())
+    for y in ["u", "v", "v", "v", "u", "v"]:
+        m.learn_one({}, y)
+    # After v: P(v|v) = 2/3, P(u|v) = 1/3; priors P(u) = 2/6, P(v) = 4/6.
+    # u: 0.6·(1/3)/(2/6) = 0.6; v: 0.4·(2/3)/(4/6) = 0.4 -> normalised 0.6 / 0.4.
+    proba = m.predict_proba_one({})
+    u, v = 0.6 * (1 / 3) / (2 / 6), 0.4 * (2 / 3) / (4 / 6)
+    assert abs(proba["u"] - u / (u + v)) < 1e-12 and abs(proba["v"] - v / (u + v)) < 1e-12
+    m.learn_one({}, "v")  # now P(v|v) = 3/4, P(v) = 5/7, P(u|v) = 1/4, P(u) = 2/7
+    proba = m.predict_proba_one({})
+    u, v = 0.6 * (1 / 4) / (2 / 7), 0.4 * (3 / 4) / (5 / 7)
+    assert abs(proba["u"] - u / (u + v)) < 1e-12 and m.predict_one({}) == "u"

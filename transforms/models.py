@@ -129,6 +129,8 @@ REGISTRY = {
     "logistic-regression": "river.linear_model.LogisticRegression",
     "linear-regression": "river.linear_model.LinearRegression",
     "hoeffding-tree-regressor": "river.tree.HoeffdingTreeRegressor",
+    "temporal-correction": "transforms.temporal_models.TemporalCorrection",
+    "temporally-augmented": "transforms.temporal_models.TemporallyAugmented",
 }
 
 
