@@ -66,21 +66,28 @@ def alarms(values, **params) -> list[int]:
 def match_drifts(alarm_positions, drift_positions) -> dict:
     """Match alarms to known drift points (both as stream positions): the first alarm at or
     after a drift and before the next one detects it, with delay = alarm − drift; a drift
-    without one is missed; every other alarm is false.
+    without one is missed; every other alarm is false — counted per drift period
+    (`false_after`, the alarms in [drift k, drift k+1) besides its detection) and before the
+    first drift (`false_before`).
 
-    >>> match_drifts([120, 130, 450, 900], [100, 400, 800])
-    {'delays': [20, 50, 100], 'missed': 0, 'false_alarms': 1}
-    >>> match_drifts([50, 700], [100, 400])
-    {'delays': [None, 300], 'missed': 1, 'false_alarms': 1}
+    >>> m = match_drifts([120, 130, 450, 900], [100, 400, 800])
+    >>> m["delays"], m["missed"], m["false_alarms"], m["false_before"], m["false_after"]
+    ([20, 50, 100], 0, 1, 0, [1, 0, 0])
+    >>> match_drifts([50, 700], [100, 400])["delays"]
+    [None, 300]
     """
     drifts = sorted(drift_positions)
     delays: list = [None] * len(drifts)
-    false_alarms = 0
+    false_after = [0] * len(drifts)
+    false_before = 0
     for a in sorted(alarm_positions):
         k = max((i for i, d in enumerate(drifts) if d <= a), default=None)
-        if k is not None and delays[k] is None:
+        if k is None:
+            false_before += 1
+        elif delays[k] is None:
             delays[k] = a - drifts[k]
         else:
-            false_alarms += 1
+            false_after[k] += 1
     return {"delays": delays, "missed": sum(d is None for d in delays),
-            "false_alarms": false_alarms}
+            "false_alarms": false_before + sum(false_after), "false_before": false_before,
+            "false_after": false_after}

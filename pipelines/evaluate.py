@@ -27,7 +27,7 @@ import pyarrow as pa
 
 from metrics import CLASSIFICATION_METRICS, NOT_PRIORITISED, REGRESSION_METRICS
 from pipelines.config import ConfigError, RunConfig
-from pipelines.results import format_profiles, format_table
+from pipelines.results import drift_delay_table, format_profiles, format_table
 from runners import make_runner, pipeline_options
 from transforms.comparison import COMPARISON, CompareModels, pair_name
 from transforms.delays import DelaySpec
@@ -362,4 +362,8 @@ def run(config: RunConfig) -> pd.DataFrame:
         print(format_table(summary) + "\n")
         with open(os.path.join(config.out, "profile.json"), encoding="utf-8") as f:
             print(format_profiles(json.load(f)))
+        delays = drift_delay_table(summary)
+        if not delays.empty:
+            print("\nPage-Hinkley: detection delay (false alarms) per known drift, by 1 − α")
+            print(delays.to_string(index=False))
     return summary

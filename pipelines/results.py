@@ -80,3 +80,36 @@ def format_profiles(profiles: dict) -> str:
         lines.append(f"{stream}: P(M) = {p['p_majority']:.4f}, P(T) = {p['p_same']:.4f} "
                      f"over {p['labels']} labels; {verdict}")
     return "\n".join(lines)
+
+
+def drift_delay_table(summary: pd.DataFrame) -> pd.DataFrame:
+    """Detection delays of known drifts, rows per (stream, model, drift), one column per
+    Page-Hinkley fading factor (1 − α; 0 = no fading): "delay (false alarms)", as Table 2 of
+    paper 004. Empty when no stream has known drift points.
+
+    >>> rows = pd.DataFrame({"stream": "s", "model": "nb", "category": "drift",
+    ...     "window": ["cumulative"] * 2 + ["fading=0.999"] * 2,
+    ...     "metric": ["drift_1_delay", "drift_1_false_alarms"] * 2, "value": [120.0, 0, 80.0, 2]})
+    >>> drift_delay_table(rows).to_dict("records")
+    [{'stream': 's', 'model': 'nb', 'drift': 1, '0.001': '80 (2)', '0': '120 (0)'}]
+    """
+    rows = summary[summary["category"] == "drift"]
+    delays = rows[rows["metric"].str.match(r"drift_\d+_delay")]
+    if delays.empty:
+        return pd.DataFrame()
+
+    def one_minus_alpha(window: str) -> str:
+        return "0" if window == "cumulative" else f"{1 - float(window.split('=')[1]):g}"
+
+    false = {(r.stream, r.model, r.window, r.metric): int(r.value) for r in rows.itertuples()
+             if r.metric.endswith("_false_alarms")}
+    cells: dict = {}
+    for r in delays.itertuples():
+        k = int(r.metric.split("_")[1])
+        delay = "missed" if r.value != r.value else f"{int(r.value)}"
+        column = one_minus_alpha(r.window)
+        cells.setdefault((r.stream, r.model, k), {})[column] = \
+            f"{delay} ({false[(r.stream, r.model, r.window, f'drift_{k}_false_alarms')]})"
+    columns = sorted({c for v in cells.values() for c in v}, key=lambda c: -float(c))
+    return pd.DataFrame([{"stream": s, "model": m, "drift": k, **{c: v.get(c) for c in columns}}
+                         for (s, m, k), v in cells.items()])

@@ -15,7 +15,7 @@ from pipelines.config import ConfigError, RunConfig
 from pipelines.evaluate import run
 from transforms.records import Outcome
 from transforms.scoring import (LABEL_AXIS, BlockScore, Pane, ScoringPlan, curve_rows,
-                                pane_scores, score_locally, time_window)
+                                fading_label, pane_scores, score_locally, time_window)
 
 B = 2  # bins 0..3 for the binned category
 
@@ -128,7 +128,7 @@ def check_against_sequential(outs, plan, regression=False):
                 for w in plan.windows:
                     views[f"w={w}"] = sequential(upto[-w:], category, bb, regression)
                 for a in plan.fadings:
-                    views[f"fading={a:g}"] = sequential_fading(upto, category, bb, a, regression)
+                    views[fading_label(a)] = sequential_fading(upto, category, bb, a, regression)
                 for view, expected in views.items():
                     for metric, value in expected.items():
                         have = got[(category, b, view, metric, p, t)]

@@ -7,7 +7,8 @@ per fading factor. Rows (category `drift`, window `cumulative` for α = 1, else 
 - `alarm`, one per alarm: value = the label number n at which it fired, t = that label's time;
 - `alarms`: how many, over n monitored losses;
 - for generated streams with known drift points (the `drift` option): `drift_K_delay` (instances
-  from drift K to its detection, NaN if missed), `missed_drifts`, `false_alarms`.
+  from drift K to its detection, NaN if missed), `drift_K_false_alarms` (the other alarms before
+  drift K+1), `missed_drifts`, `false_alarms` (all, including those before the first drift).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import numpy as np
 
 from metrics.drift import PageHinkley, match_drifts
 from transforms.records import INITIAL, MeasureKey
+from transforms.scoring import fading_label
 
 DRIFT = "drift"
 
@@ -57,7 +59,7 @@ def drift_rows(stream: str, model: str, table: np.ndarray, plan: DriftPlan) -> l
     n, arrival, t, loss = table.T
     rows = []
     for alpha in plan.alphas:
-        view = "cumulative" if alpha == 1 else f"fading={alpha:g}"
+        view = "cumulative" if alpha == 1 else fading_label(alpha)
 
         def row(metric, value, count, when=None, view=view):
             return MeasureKey(stream, model, DRIFT, metric, window=view).row(value, count, when)
@@ -70,9 +72,11 @@ def drift_rows(stream: str, model: str, table: np.ndarray, plan: DriftPlan) -> l
             # Generated streams: time is the instance index (0-based), drift `at` is 1-based.
             known = [p - 1 for p in plan.drift_points[stream]]
             matched = match_drifts([float(arrival[i]) for i in fired], known)
-            for k, delay in enumerate(matched["delays"], 1):
+            for k, (delay, false) in enumerate(zip(matched["delays"], matched["false_after"]),
+                                               1):
                 rows.append(row(f"drift_{k}_delay", math.nan if delay is None else delay,
                                 len(loss)))
+                rows.append(row(f"drift_{k}_false_alarms", false, len(fired)))
             rows.append(row("missed_drifts", matched["missed"], len(known)))
             rows.append(row("false_alarms", matched["false_alarms"], len(fired)))
     return rows

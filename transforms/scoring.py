@@ -42,6 +42,15 @@ CUMULATIVE = "cumulative"
 LABEL_AXIS = "n"
 
 
+def fading_label(alpha: float) -> str:
+    """The window column of a fading factor: every digit kept, so 1 − 1e-7 and 1 − 1e-8 differ.
+
+    >>> fading_label(0.999), fading_label(1 - 1e-8)
+    ('fading=0.999', 'fading=0.99999999')
+    """
+    return f"fading={float(alpha)!r}"
+
+
 def time_window(text: str) -> tuple[str, float, float]:
     """Parse an event-time window `SIZE[/PERIOD]` -> (label, size s, period s); the period
     defaults to the size (tumbling windows) and must divide it.
@@ -86,7 +95,7 @@ class ScoringPlan:
     def views(self) -> list[str]:
         """The window column's values, in report order."""
         return [CUMULATIVE, *(f"w={w}" for w in self.windows),
-                *(f"fading={a:g}" for a in self.fadings), *(t[0] for t in self.time_windows)]
+                *(fading_label(a) for a in self.fadings), *(t[0] for t in self.time_windows)]
 
     def bins_of(self, category: str) -> list:
         return list(range(self.bins + 2)) if category == BINNED else [None]
@@ -307,7 +316,7 @@ def curve_rows(key, panes, task: str, plan: ScoringPlan, total: int) -> list[tup
             for w in plan.windows:
                 emit(f"w={w}", _difference(running, _at(history, end - w)), end, t, last)
             for alpha, f in fading.items():
-                emit(f"fading={alpha:g}", dict(zip(plan.bins_of(category), f.scores())),
+                emit(fading_label(alpha), dict(zip(plan.bins_of(category), f.scores())),
                      end, t, last, {b: s.n for b, s in cumulative.items()})
         return out
 
