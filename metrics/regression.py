@@ -64,6 +64,10 @@ class RegressionScore:
         e = np.where(scored, y[:, None] - preds, 0.0)
         return np.stack([scored.astype(np.float64), np.abs(e), e * e], axis=-1)
 
+    @staticmethod
+    def pad_faded(stats: np.ndarray, width: int) -> np.ndarray:
+        return stats  # always [n, |e|, e²]
+
     @classmethod
     def from_faded(cls, row: list) -> RegressionScore:
         s = cls()

@@ -11,7 +11,8 @@ A fading factor weighs the label k steps back by α^k: E = S/B with S = L + α·
 applies that recurrence to every statistic behind a score (the counts of accuracy and the κ
 family, the error sums of MAE and RMSE), so every measure has its faded version. Fed pane by pane
 in label order, it performs exactly the floating-point operations of the plain sequential loop,
-so its numbers equal it bit for bit whatever the bundle split.
+so its numbers equal it bit for bit whatever the bundle split; `merge` combines accumulators of
+consecutive label ranges (rescaling by α to the later reference), equal up to rounding.
 """
 
 from __future__ import annotations
@@ -63,6 +64,7 @@ class FadingScore:
         self.alpha = float(alpha)
         self.score_class = score_class
         self.state: np.ndarray | None = None  # (columns, statistics)
+        self.labels = 0  # labels folded in: the state's reference point
 
     def update(self, columns: dict) -> None:
         """One pane's labels in label order, as the score class's `faded_stats` reads them."""
@@ -80,6 +82,34 @@ class FadingScore:
         out, _ = lfilter([1.0, 0.0], [1.0, -self.alpha], stats, axis=0,
                          zi=(self.alpha * self.state)[None])
         self.state = out[-1]
+        self.labels += len(stats)
+
+    def merge(self, later: FadingScore) -> FadingScore:
+        """Fold in the accumulator of the labels that directly follow these: rescale this
+        state to the later one's reference, S = α^m·S + S_later (m = its label count). The
+        same estimate as one pass, up to rounding; the pipeline continues one accumulator pane
+        by pane instead, which is the one pass exactly.
+
+        >>> from metrics import RegressionScore
+        >>> one, a, b = (FadingScore(0.5, RegressionScore) for _ in range(3))
+        >>> cols = {"y": [1.0, 2.0, 0.0], "preds": [[0.0], [0.0], [0.0]]}
+        >>> one.update(cols)
+        >>> a.update({k: v[:1] for k, v in cols.items()})
+        >>> b.update({k: v[1:] for k, v in cols.items()})
+        >>> a.merge(b).scores()[0].mae == one.scores()[0].mae  # (0 + .5(2 + .5·1)) / 1.75
+        True
+        """
+        if later.state is None:
+            return self
+        if self.state is None:
+            self.state, self.labels = later.state.copy(), later.labels
+            return self
+        width = max(self.state.shape[-1], later.state.shape[-1])
+        mine, theirs = (self.score_class.pad_faded(s, width) if s.shape[-1] < width else s
+                        for s in (self.state, later.state))
+        self.state = self.alpha ** later.labels * mine + theirs
+        self.labels += later.labels
+        return self
 
     def scores(self) -> list:
         """One score per column, whose counts (or sums) are the faded ones."""

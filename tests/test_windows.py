@@ -257,3 +257,22 @@ def test_prequential_with_forgetting_approaches_the_holdout_error(tmp_path):
     curves = pd.read_parquet(tmp_path / "curves.parquet")
     assert set(curves["window"]) == {"cumulative", "w=1000", "fading=0.999"}
     assert LABEL_AXIS == "n"
+
+
+def test_fading_accumulators_of_consecutive_ranges_merge_to_the_one_pass_estimate():
+    from metrics.windows import FadingScore
+
+    outs = outcomes(200, seed=4)
+    cols = {"y": np.array([o.y for o in outs]), "prev": np.array([o.y_prev for o in outs]),
+            "majority": np.array([o.y_majority for o in outs]),
+            "preds": np.stack([o.bins for o in outs])}
+    one = FadingScore(0.97, ClassificationScore)
+    one.update(cols)
+    merged = FadingScore(0.97, ClassificationScore)
+    for a, b in [(0, 13), (13, 90), (90, 91), (91, 200)]:
+        part = FadingScore(0.97, ClassificationScore)
+        part.update({k: v[a:b] for k, v in cols.items()})
+        merged.merge(part)
+    for s1, s2 in zip(one.scores(), merged.scores()):
+        for metric, value in s1.get().items():
+            assert s2.get()[metric] == pytest.approx(value, rel=1e-12, abs=1e-12)
