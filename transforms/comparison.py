@@ -20,8 +20,8 @@ import numpy as np
 
 from metrics.windows import pane_ends
 from transforms.records import FINAL, INITIAL
-from transforms.scoring import (CURVES, LABEL_AXIS, BlockScore, LabelTotals, Pane,
-                                ScoringPlan, curve_rows, in_curves, new_score)
+from transforms.scoring import (CURVES, LABEL_AXIS, BlockScore, LabelTotals, OutcomeTransform,
+                                Pane, curve_rows, new_score, route_rows)
 
 COMPARISON = "comparison"
 
@@ -67,14 +67,9 @@ def _concat(parts: list[dict]) -> dict:
                 else np.concatenate([p[k] for p in parts])) for k in parts[0]}
 
 
-class CompareModels(beam.PTransform):
+class CompareModels(OutcomeTransform):
     """`((stream, model), [Outcome])` batches -> comparison summary rows (main) and curve rows
     (`curves`) for every pair of models of the same task, in configuration order."""
-
-    def __init__(self, tasks: dict[str, str], plan: ScoringPlan):
-        super().__init__()
-        self.tasks = tasks
-        self.plan = plan
 
     def expand(self, outcome_batches):
         tasks, plan = self.tasks, self.plan
@@ -111,13 +106,11 @@ class CompareModels(beam.PTransform):
             key, panes = element
             stream = key[0]
             total = max(v for (s, _), v in totals.items() if s == stream)
-            for last, row in curve_rows(key, panes, COMPARISON, plan, total):
+            rows = curve_rows(key, panes, COMPARISON, plan, total)
+            for _, row in rows:
                 row["bin"] = 0 if row["category"] == INITIAL else plan.bins + 1
                 row["category"] = COMPARISON
-                if in_curves(row, plan):
-                    yield beam.pvalue.TaggedOutput(CURVES, row)
-                if last:
-                    yield {k: v for k, v in row.items() if k != "labels"}
+            yield from route_rows(rows, plan)
 
         return (outcome_batches
                 | "ModelPanes" >> beam.FlatMap(model_panes, beam.pvalue.AsDict(totals))

@@ -21,7 +21,7 @@ import numpy as np
 
 from metrics.drift import PageHinkley, match_drifts
 from transforms.records import INITIAL, MeasureKey
-from transforms.scoring import fading_label
+from transforms.scoring import OutcomeTransform, fading_label
 
 DRIFT = "drift"
 
@@ -82,13 +82,8 @@ def drift_rows(stream: str, model: str, table: np.ndarray, plan: DriftPlan) -> l
     return rows
 
 
-class DetectDrift(beam.PTransform):
+class DetectDrift(OutcomeTransform):
     """`((stream, model), [Outcome])` batches -> drift rows per (stream, model)."""
-
-    def __init__(self, tasks: dict[str, str], plan: DriftPlan):
-        super().__init__()
-        self.tasks = tasks
-        self.plan = plan
 
     def expand(self, outcome_batches):
         tasks, plan = self.tasks, self.plan

@@ -380,6 +380,16 @@ def in_curves(row: dict, plan: ScoringPlan) -> bool:
     return row["category"] != BINNED or row["bin"] in (0, plan.bins + 1)
 
 
+def route_rows(rows, plan: ScoringPlan):
+    """(is_last, row) pairs -> Beam outputs: curve rows to `curves`, the end-of-stream rows
+    (without their `labels`) to the main output."""
+    for last, row in rows:
+        if in_curves(row, plan):
+            yield beam.pvalue.TaggedOutput(CURVES, row)
+        if last:
+            yield {k: v for k, v in row.items() if k != "labels"}
+
+
 class LabelTotals(beam.PTransform):
     """`((stream, model), [Outcome])` batches -> ((stream, model), last label number)."""
 
@@ -389,18 +399,23 @@ class LabelTotals(beam.PTransform):
                 | "MaxLabel" >> beam.CombinePerKey(max))
 
 
-class ScoreOutcomes(beam.PTransform):
+class OutcomeTransform(beam.PTransform):
+    """A transform of the replay's `((stream, model), [Outcome])` batches, given each model's
+    task and a plan."""
+
+    def __init__(self, tasks: dict[str, str], plan):
+        super().__init__()
+        self.tasks = tasks
+        self.plan = plan
+
+
+class ScoreOutcomes(OutcomeTransform):
     """`((stream, model), [Outcome])` batches -> summary rows (main) and curve rows (`curves`).
 
     Guarantees: the same rows whatever the bundling or merge order (integer counts, exactly
     rounded sums, fading run in label order); an outcome whose prediction is None counts toward
     no score.
     """
-
-    def __init__(self, tasks: dict[str, str], plan: ScoringPlan):
-        super().__init__()
-        self.tasks = tasks
-        self.plan = plan
 
     def expand(self, outcome_batches):
         tasks, plan = self.tasks, self.plan
@@ -419,11 +434,8 @@ class ScoreOutcomes(beam.PTransform):
         def summarise(element, totals):
             key, panes = element
             stream, model = key[:2]
-            for last, row in curve_rows(key, panes, tasks[model], plan, totals[(stream, model)]):
-                if in_curves(row, plan):
-                    yield beam.pvalue.TaggedOutput(CURVES, row)
-                if last:
-                    yield {k: v for k, v in row.items() if k != "labels"}
+            yield from route_rows(
+                curve_rows(key, panes, tasks[model], plan, totals[(stream, model)]), plan)
 
         return (outcome_batches
                 | "PaneScores" >> beam.FlatMap(partials, beam.pvalue.AsDict(totals))

@@ -29,7 +29,23 @@ def _best(proba: dict):
     return max(proba, key=proba.get) if proba else None
 
 
-class TemporalCorrection(base.Wrapper, base.Classifier):
+class _LabelAware(base.Wrapper, base.Classifier):
+    """A classifier around another one, built from its spec."""
+
+    def __init__(self, model):
+        self.model = model
+        self._model = _build(model)
+
+    @property
+    def _wrapped_model(self):
+        return self._model
+
+    @property
+    def _multiclass(self):
+        return True
+
+
+class TemporalCorrection(_LabelAware):
     """P(y_t=i | x_t, y_{t−1}) ∝ P(y_t=i | x_t) · P(y_t=i | y_{t−1}) / P(y_t=i), the last two
     estimated from the labels learned so far (paper 003, §3.1).
 
@@ -42,19 +58,10 @@ class TemporalCorrection(base.Wrapper, base.Classifier):
     """
 
     def __init__(self, model: str | base.Classifier = "gaussian-nb"):
-        self.model = model
-        self._model = _build(model)
+        super().__init__(model)
         self._counts: Counter = Counter()
         self._pairs: dict = {}
         self._last = None
-
-    @property
-    def _wrapped_model(self):
-        return self._model
-
-    @property
-    def _multiclass(self):
-        return True
 
     def prior(self, c) -> float:
         n = sum(self._counts.values())
@@ -87,7 +94,7 @@ class TemporalCorrection(base.Wrapper, base.Classifier):
         return _best(self.predict_proba_one(x))
 
 
-class TemporallyAugmented(base.Wrapper, base.Classifier):
+class TemporallyAugmented(_LabelAware):
     """The classifier sees the last `lags` arrived labels as extra one-hot features
     `y_lag{k}={class}` (paper 003, §3.2).
 
@@ -100,19 +107,10 @@ class TemporallyAugmented(base.Wrapper, base.Classifier):
     def __init__(self, model: str | base.Classifier = "gaussian-nb", lags: int = 1):
         if lags < 1:
             raise ValueError("lags must be at least 1")
-        self.model = model
+        super().__init__(model)
         self.lags = lags
-        self._model = _build(model)
         self._recent: deque = deque(maxlen=lags)
         self._classes: list = []
-
-    @property
-    def _wrapped_model(self):
-        return self._model
-
-    @property
-    def _multiclass(self):
-        return True
 
     def augment(self, x: dict) -> dict:
         out = dict(x)
