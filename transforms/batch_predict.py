@@ -56,6 +56,12 @@ class BatchPredictor:
     def predict(self, model, rows, xs) -> tuple[np.ndarray, list]:
         return _codes([model.predict_one(x) for x in xs])
 
+    def stamps(self, model, rows: np.ndarray) -> np.ndarray | None:
+        """Per dense row, a positive number that changes whenever the model's answer for it
+        may have changed (equal stamps: the same answer), 0 where unknown; None if the model
+        cannot tell (any learning may change any answer)."""
+        return None
+
 
 def _codes(predictions) -> tuple[np.ndarray, list]:
     labels: list = []
@@ -203,9 +209,54 @@ class HoeffdingTreeBatch(_DenseBatch):
     def __init__(self):
         super().__init__()
         self._cache: dict = {}  # id(leaf) -> (leaf, its total weight, parameters)
+        self._tokens: dict = {}  # id(leaf) -> (leaf, splitters, total weight, token)
+        self._next_token = 1
 
     def __getstate__(self):
-        return {**self.__dict__, "_cache": {}}  # a cache, not state
+        # Caches, not state; the token counter stays, so no token is ever issued twice.
+        return {**self.__dict__, "_cache": {}, "_tokens": {}}
+
+    def _token(self, leaf) -> int:
+        """A number for the leaf's current state. A leaf's answer depends only on its own
+        statistics (they grow with every label it learns, so its weight changes) and on its
+        splitters (replaced when it is deactivated or activated); the entry holds both
+        objects, so their ids cannot be reused while it stands."""
+        weight, splitters = leaf.total_weight, leaf.splitters
+        entry = self._tokens.get(id(leaf))
+        if entry is not None and entry[0] is leaf and entry[1] is splitters \
+                and entry[2] == weight:
+            return entry[3]
+        token = self._next_token
+        self._next_token += 1
+        self._tokens[id(leaf)] = (leaf, splitters, weight, token)
+        return token
+
+    def stamps(self, model, rows):
+        out = np.zeros(len(rows), dtype=np.int64)
+        if model._root is None:
+            return out
+        for leaf, idx in self._route(model._root, rows, np.arange(len(rows)), []):
+            if len(idx):
+                out[idx] = self._token(leaf)
+        return out
+
+    def _route(self, node, rows, idx, unsure: list):
+        """(leaf, row indices) for rows reaching each leaf down numeric splits; rows under any
+        other kind of split go to `unsure` (the tree's own routing, row by row)."""
+        from river.tree.nodes.branch import DTBranch, NumericBinaryBranch
+
+        if not isinstance(node, DTBranch):
+            yield node, idx
+        elif isinstance(node, NumericBinaryBranch) and node.feature in self._columns:
+            go_left = rows[idx, self._columns[node.feature]] <= node.threshold
+            yield from self._route(node.children[0], rows, idx[go_left], unsure)
+            yield from self._route(node.children[1], rows, idx[~go_left], unsure)
+        else:
+            unsure.extend(idx.tolist())
+
+    @property
+    def _columns(self) -> dict:
+        return {name: f for f, name in enumerate(self.names)}
 
     def _parameters(self, leaf):
         weight = leaf.total_weight
@@ -219,27 +270,13 @@ class HoeffdingTreeBatch(_DenseBatch):
         return params
 
     def decide(self, model, rows):
-        from river.tree.nodes.branch import DTBranch, NumericBinaryBranch
-
         codes = np.full(len(rows), NONE)
         labels: list = []
         unsure: list = []
         leader = np.arange(len(rows))
-        columns = {name: f for f, name in enumerate(self.names)}
-
-        def route(node, idx):
-            if not isinstance(node, DTBranch):
-                yield node, idx
-            elif isinstance(node, NumericBinaryBranch) and node.feature in columns:
-                go_left = rows[idx, columns[node.feature]] <= node.threshold
-                yield from route(node.children[0], idx[go_left])
-                yield from route(node.children[1], idx[~go_left])
-            else:  # another kind of split: the tree's own routing, row by row
-                unsure.extend(idx.tolist())
-
         if model._root is None:
             return codes, labels, leader, None
-        for leaf, idx in route(model._root, leader):
+        for leaf, idx in self._route(model._root, rows, leader, unsure):
             if not len(idx):
                 continue
             mode = _leaf_mode(leaf, model)

@@ -172,6 +172,9 @@ class PendingRows:
         self.arrival = np.empty(0, dtype=np.int64)
         self.version_at = np.empty(0, dtype=np.int64)
         self.predicted_at = np.empty(0, dtype=np.int64)
+        # The predictor's stamp of the state behind a row's last prediction (0: none), for
+        # models that can tell a row's answer is unchanged although the model learned.
+        self.stamp = np.empty(0, dtype=np.int64)
         self.last = np.empty(0, dtype=self.dtype)
         self.last_scheduled = np.empty(0, dtype=self.dtype)
         self.n_scheduled = np.empty(0, dtype=np.int64)
@@ -199,7 +202,7 @@ class PendingRows:
             return out
 
         self.arrival = grown(self.arrival, -1)
-        for name in ("version_at", "predicted_at", "n_scheduled"):
+        for name in ("version_at", "predicted_at", "stamp", "n_scheduled"):
             setattr(self, name, grown(getattr(self, name), 0))
         self.last = grown(self.last, self.missing)
         self.last_scheduled = grown(self.last_scheduled, self.missing)
@@ -219,6 +222,7 @@ class PendingRows:
         self._arrivals += 1
         self.arrival[row] = self._arrivals
         self.version_at[row] = self.predicted_at[row] = version
+        self.stamp[row] = 0
         self.last[row] = self.missing if value is None else value
         self.n_scheduled[row] = 0
         self.changes[row] = []
@@ -256,6 +260,7 @@ class PendingRows:
         value = self.missing if value is None else value
         self.last[row] = value
         self.predicted_at[row] = version
+        self.stamp[row] = 0
         if self.extra[row] is None:
             self.extra[row] = []
         self.extra[row].append((t, value))
@@ -303,14 +308,22 @@ class PendingRows:
     # -- predicting -----------------------------------------------------------------------------
     def repredict(self, rows: np.ndarray, model, version: int, to_values) -> np.ndarray:
         """Scheduled re-predictions of `rows` with the model at `version`; returns the values.
-        A row whose last prediction was made with this very model reuses it."""
+        A row whose last prediction was made with this very model reuses it, and so does one
+        whose answer the predictor stamps as unchanged (e.g. its tree leaf has not learned)."""
         values = self.last[rows]  # a copy (fancy indexing)
         fresh = self.predicted_at[rows] != version
         if fresh.any():
             todo = rows[fresh]
-            values[fresh] = self._predict(todo, model, to_values)
-            self.last[todo] = values[fresh]
-            self.predicted_at[todo] = version
+            stamps = self._stamps(todo, model)
+            if stamps is not None:
+                unchanged = (stamps != 0) & (stamps == self.stamp[todo])
+                self.stamp[todo] = stamps
+                todo = todo[~unchanged]
+                fresh[np.flatnonzero(fresh)[unchanged]] = False
+            if len(todo):
+                values[fresh] = self._predict(todo, model, to_values)
+                self.last[todo] = values[fresh]
+            self.predicted_at[rows] = version
         changed = values != self.last_scheduled[rows]
         if changed.any():
             n_scheduled = self.n_scheduled
@@ -320,6 +333,20 @@ class PendingRows:
             self.last_scheduled[rows[changed]] = values[changed]
         self.n_scheduled[rows] += 1
         return values
+
+    def _stamps(self, rows: np.ndarray, model) -> np.ndarray | None:
+        """The predictor's stamps of `rows` (0 for rows without dense features), or None."""
+        if not self.predictor.dense:
+            return None
+        dense = self.dense[rows]
+        if not dense.any():
+            return None
+        stamped = self.predictor.stamps(model, self.features[rows[dense]])
+        if stamped is None:
+            return None
+        out = np.zeros(len(rows), dtype=np.int64)
+        out[dense] = stamped
+        return out
 
     def _predict(self, rows: np.ndarray, model, to_values) -> np.ndarray:
         predictor = self.predictor
