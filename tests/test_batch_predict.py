@@ -73,3 +73,32 @@ def test_rows_that_differ_from_the_first_are_not_encoded():
     assert predictor.encode({"b": 2.5, "a": 1}) is None  # another key order: another sum order
     assert predictor.encode({"a": "x", "b": 2.5}) is None
     assert predictor.encode({"a": float("nan"), "b": 2.5}) is None
+
+
+def test_tree_stamps_change_exactly_when_a_rows_leaf_changes():
+    model = tree.HoeffdingTreeClassifier(grace_period=50)
+    data = list(itertools.islice(synth.Agrawal(seed=3), 3000))
+    for x, y in data[:2000]:
+        model.learn_one(x, y)
+    predictor = batch_predictor(model)
+    rows = np.array([predictor.encode(x) for x, _ in data[2000:2400]])
+    leaf_of = {}
+    for leaf, idx in predictor._route(model._root, rows, np.arange(len(rows)), []):
+        leaf_of.update({i: leaf for i in idx.tolist()})
+    assert len(set(map(id, leaf_of.values()))) > 1  # the rows sit in several leaves
+    before = predictor.stamps(model, rows)
+    assert (before > 0).all()
+    assert (predictor.stamps(model, rows) == before).all()  # nothing learned: all the same
+    x, y = data[2400]
+    learner = model._root
+    while hasattr(learner, "children"):
+        learner = learner.next(x)
+    model.learn_one(x, y)  # one leaf learns (no split at this weight)
+    after = predictor.stamps(model, rows)
+    in_learner = np.array([leaf_of[i] is learner for i in range(len(rows))])
+    assert in_learner.any() and not in_learner.all()
+    assert ((after != before) == in_learner).all()
+    other = next(leaf_of[i] for i in range(len(rows)) if not in_learner[i])
+    other.deactivate()  # memory management: same object, same weight, different answers
+    moved = predictor.stamps(model, rows) != after
+    assert (moved == np.array([leaf_of[i] is other for i in range(len(rows))])).all()
