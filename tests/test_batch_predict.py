@@ -81,24 +81,33 @@ def test_tree_stamps_change_exactly_when_a_rows_leaf_changes():
     for x, y in data[:2000]:
         model.learn_one(x, y)
     predictor = batch_predictor(model)
-    rows = np.array([predictor.encode(x) for x, _ in data[2000:2400]])
+    xs = [x for x, _ in data[2000:2400]]
+    rows = np.array([predictor.encode(x) for x in xs])
+
+    def stamps(before):
+        codes, labels, stamped, changed = predictor.predict_changed(model, rows, xs, before)
+        assert (changed == (stamped != before)).all()
+        assert [labels[c] for c in codes[changed]] == \
+            [model.predict_one(xs[i]) for i in np.flatnonzero(changed)]
+        return stamped
+
     leaf_of = {}
     for leaf, idx in predictor._route(model._root, rows, np.arange(len(rows)), []):
         leaf_of.update({i: leaf for i in idx.tolist()})
     assert len(set(map(id, leaf_of.values()))) > 1  # the rows sit in several leaves
-    before = predictor.stamps(model, rows)
+    before = stamps(np.zeros(len(rows), dtype=np.int64))
     assert (before > 0).all()
-    assert (predictor.stamps(model, rows) == before).all()  # nothing learned: all the same
+    assert (stamps(before) == before).all()  # nothing learned: nothing to predict again
     x, y = data[2400]
     learner = model._root
     while hasattr(learner, "children"):
         learner = learner.next(x)
     model.learn_one(x, y)  # one leaf learns (no split at this weight)
-    after = predictor.stamps(model, rows)
+    after = stamps(before)
     in_learner = np.array([leaf_of[i] is learner for i in range(len(rows))])
     assert in_learner.any() and not in_learner.all()
     assert ((after != before) == in_learner).all()
     other = next(leaf_of[i] for i in range(len(rows)) if not in_learner[i])
     other.deactivate()  # memory management: same object, same weight, different answers
-    moved = predictor.stamps(model, rows) != after
+    moved = stamps(after) != after
     assert (moved == np.array([leaf_of[i] is other for i in range(len(rows))])).all()

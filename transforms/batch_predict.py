@@ -56,11 +56,15 @@ class BatchPredictor:
     def predict(self, model, rows, xs) -> tuple[np.ndarray, list]:
         return _codes([model.predict_one(x) for x in xs])
 
-    def stamps(self, model, rows: np.ndarray) -> np.ndarray | None:
-        """Per dense row, a positive number that changes whenever the model's answer for it
-        may have changed (equal stamps: the same answer), 0 where unknown; None if the model
-        cannot tell (any learning may change any answer)."""
-        return None
+    stamps_rows = False  # whether `predict_changed` can skip rows whose answer is unchanged
+
+    def predict_changed(self, model, rows, xs, before: np.ndarray):
+        """Like `predict`, for models that can tell a row's answer is unchanged since its last
+        prediction although the model learned: returns `(codes, labels, stamps, changed)`,
+        where stamps (positive; 0 = unknown) change whenever a row's answer may have changed,
+        `before` holds the rows' stamps at their last prediction, and codes are meaningful
+        only where `changed`."""
+        raise NotImplementedError
 
 
 def _codes(predictions) -> tuple[np.ndarray, list]:
@@ -112,18 +116,23 @@ class _DenseBatch(BatchPredictor):
     def predict(self, model, rows, xs):
         if rows is None:
             return super().predict(model, rows, xs)
-        codes, labels, unsure, leader = self.decide(model, rows)
-        if len(unsure):  # near ties and unmodelled cases: the model's own answer, exactly
-            exact, exact_labels = _codes([model.predict_one(xs[i]) for i in unsure])
-            codes, labels = _merge_codes(codes, labels, unsure, exact, exact_labels)
-        if leader is not None:
-            codes = codes[leader]
-        return codes, labels
+        return _finish(model, xs, *self.decide(model, rows))
 
     def decide(self, model, rows):
         """(codes, labels, rows left to `predict_one`, leader): a row's answer is its leader's
         (leader None: every row answers for itself)."""
         raise NotImplementedError
+
+
+def _finish(model, xs, codes, labels, unsure, leader):
+    """Rows left unsure (near ties, unmodelled cases) get the model's own answer, exactly;
+    rows with a leader take its answer."""
+    if len(unsure):
+        exact, exact_labels = _codes([model.predict_one(xs[i]) for i in unsure])
+        codes, labels = _merge_codes(codes, labels, unsure, exact, exact_labels)
+    if leader is not None:
+        codes = codes[leader]
+    return codes, labels
 
 
 def _merge_codes(codes, labels, at, other_codes, other_labels):
@@ -211,6 +220,7 @@ class HoeffdingTreeBatch(_DenseBatch):
         self._cache: dict = {}  # id(leaf) -> (leaf, its total weight, parameters)
         self._tokens: dict = {}  # id(leaf) -> (leaf, splitters, total weight, token)
         self._next_token = 1
+        self._column_of: dict | None = None  # feature name -> column, once names are known
 
     def __getstate__(self):
         # Caches, not state; the token counter stays, so no token is ever issued twice.
@@ -231,14 +241,24 @@ class HoeffdingTreeBatch(_DenseBatch):
         self._tokens[id(leaf)] = (leaf, splitters, weight, token)
         return token
 
-    def stamps(self, model, rows):
-        out = np.zeros(len(rows), dtype=np.int64)
+    stamps_rows = True
+
+    def predict_changed(self, model, rows, xs, before):
+        n = len(rows)
+        stamps, changed = np.zeros(n, dtype=np.int64), np.ones(n, dtype=bool)
         if model._root is None:
-            return out
-        for leaf, idx in self._route(model._root, rows, np.arange(len(rows)), []):
+            return np.full(n, NONE), [], stamps, changed
+        unsure: list = []
+        groups = []
+        for leaf, idx in self._route(model._root, rows, np.arange(n), unsure):
             if len(idx):
-                out[idx] = self._token(leaf)
-        return out
+                token = self._token(leaf)
+                stamps[idx] = token
+                same = before[idx] == token
+                changed[idx[same]] = False
+                groups.append((leaf, idx[~same]))
+        codes, labels = _finish(model, xs, *self._decide_groups(model, rows, groups, unsure))
+        return codes, labels, stamps, changed
 
     def _route(self, node, rows, idx, unsure: list):
         """(leaf, row indices) for rows reaching each leaf down numeric splits; rows under any
@@ -256,7 +276,9 @@ class HoeffdingTreeBatch(_DenseBatch):
 
     @property
     def _columns(self) -> dict:
-        return {name: f for f, name in enumerate(self.names)}
+        if self._column_of is None or len(self._column_of) != len(self.names):
+            self._column_of = {name: f for f, name in enumerate(self.names)}
+        return self._column_of
 
     def _parameters(self, leaf):
         weight = leaf.total_weight
@@ -270,13 +292,18 @@ class HoeffdingTreeBatch(_DenseBatch):
         return params
 
     def decide(self, model, rows):
+        if model._root is None:
+            return np.full(len(rows), NONE), [], np.arange(len(rows)), None
+        unsure: list = []
+        groups = list(self._route(model._root, rows, np.arange(len(rows)), unsure))
+        return self._decide_groups(model, rows, groups, unsure)
+
+    def _decide_groups(self, model, rows, groups, unsure: list):
+        """Decide the rows of each (leaf, row indices) group; `unsure` rows go to predict_one."""
         codes = np.full(len(rows), NONE)
         labels: list = []
-        unsure: list = []
         leader = np.arange(len(rows))
-        if model._root is None:
-            return codes, labels, leader, None
-        for leaf, idx in self._route(model._root, rows, leader, unsure):
+        for leaf, idx in groups:
             if not len(idx):
                 continue
             mode = _leaf_mode(leaf, model)

@@ -309,21 +309,14 @@ class PendingRows:
     def repredict(self, rows: np.ndarray, model, version: int, to_values) -> np.ndarray:
         """Scheduled re-predictions of `rows` with the model at `version`; returns the values.
         A row whose last prediction was made with this very model reuses it, and so does one
-        whose answer the predictor stamps as unchanged (e.g. its tree leaf has not learned)."""
+        whose answer the predictor stamps as unchanged (its tree leaf has not learned)."""
         values = self.last[rows]  # a copy (fancy indexing)
         fresh = self.predicted_at[rows] != version
         if fresh.any():
             todo = rows[fresh]
-            stamps = self._stamps(todo, model)
-            if stamps is not None:
-                unchanged = (stamps != 0) & (stamps == self.stamp[todo])
-                self.stamp[todo] = stamps
-                todo = todo[~unchanged]
-                fresh[np.flatnonzero(fresh)[unchanged]] = False
-            if len(todo):
-                values[fresh] = self._predict(todo, model, to_values)
-                self.last[todo] = values[fresh]
-            self.predicted_at[rows] = version
+            self.last[todo] = self._predict(todo, model, to_values)
+            values[fresh] = self.last[todo]
+            self.predicted_at[todo] = version
         changed = values != self.last_scheduled[rows]
         if changed.any():
             n_scheduled = self.n_scheduled
@@ -334,20 +327,6 @@ class PendingRows:
         self.n_scheduled[rows] += 1
         return values
 
-    def _stamps(self, rows: np.ndarray, model) -> np.ndarray | None:
-        """The predictor's stamps of `rows` (0 for rows without dense features), or None."""
-        if not self.predictor.dense:
-            return None
-        dense = self.dense[rows]
-        if not dense.any():
-            return None
-        stamped = self.predictor.stamps(model, self.features[rows[dense]])
-        if stamped is None:
-            return None
-        out = np.zeros(len(rows), dtype=np.int64)
-        out[dense] = stamped
-        return out
-
     def _predict(self, rows: np.ndarray, model, to_values) -> np.ndarray:
         predictor = self.predictor
         out = np.empty(len(rows), dtype=self.dtype)
@@ -356,8 +335,18 @@ class PendingRows:
             if not mask.any():
                 continue
             part = rows[mask]
+            xs = _Features(self.x, part)
+            if use_rows and predictor.stamps_rows:
+                # Rows whose stamp is unchanged keep their last prediction.
+                codes, labels, stamps, changed = predictor.predict_changed(
+                    model, self.features[part], xs, self.stamp[part])
+                self.stamp[part] = stamps
+                kept = self.last[part]
+                kept[changed] = to_values(codes[changed], labels)
+                out[mask] = kept
+                continue
             codes, labels = predictor.predict(model, self.features[part] if use_rows else None,
-                                              _Features(self.x, part))
+                                              xs)
             out[mask] = to_values(codes, labels)
         return out
 
