@@ -111,3 +111,6 @@ def test_tree_stamps_change_exactly_when_a_rows_leaf_changes():
     other.deactivate()  # memory management: same object, same weight, different answers
     moved = stamps(after) != after
     assert (moved == np.array([leaf_of[i] is other for i in range(len(rows))])).all()
+    other.activate()  # back, with empty splitters: river's naive Bayes now sees priors only
+    codes, labels = predictor.predict(model, rows, xs)
+    assert [labels[c] for c in codes] == [model.predict_one(x) for x in xs]

@@ -217,7 +217,7 @@ class HoeffdingTreeBatch(_DenseBatch):
 
     def __init__(self):
         super().__init__()
-        self._cache: dict = {}  # id(leaf) -> (leaf, its total weight, parameters)
+        self._cache: dict = {}  # id(leaf) -> (the leaf's token, its parameters)
         self._tokens: dict = {}  # id(leaf) -> (leaf, splitters, total weight, token)
         self._next_token = 1
         self._column_of: dict | None = None  # feature name -> column, once names are known
@@ -281,14 +281,16 @@ class HoeffdingTreeBatch(_DenseBatch):
         return self._column_of
 
     def _parameters(self, leaf):
-        weight = leaf.total_weight
+        # Keyed like the tokens: a leaf re-activated with fresh splitters has new parameters
+        # at the same weight.
+        token = self._token(leaf)
         hit = self._cache.get(id(leaf))
-        if hit is not None and hit[0] is leaf and hit[1] == weight:
-            return hit[2]
+        if hit is not None and hit[0] == token:
+            return hit[1]
         params = _leaf_parameters(leaf, self.names)
         if len(self._cache) > 4096:
             self._cache.clear()
-        self._cache[id(leaf)] = (leaf, weight, params)
+        self._cache[id(leaf)] = (token, params)
         return params
 
     def decide(self, model, rows):
