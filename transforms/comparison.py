@@ -21,7 +21,7 @@ import numpy as np
 from metrics.windows import pane_ends
 from transforms.records import FINAL, INITIAL
 from transforms.scoring import (CURVES, LABEL_AXIS, BlockScore, LabelTotals, OutcomeTransform,
-                                Pane, curve_rows, new_score, route_rows)
+                                Pane, curve_rows, new_score, prediction_losses, route_rows)
 
 COMPARISON = "comparison"
 
@@ -31,19 +31,11 @@ def pair_name(a: str, b: str) -> str:
 
 
 def loss_columns(outcomes, task: str, kind: str) -> dict:
-    """Per outcome with a prediction of `kind`: id, n, label time, loss (0-1, or squared error
-    for regressors) and wrong (0-1 loss only)."""
-    rows = []
-    for o in outcomes:
-        p = o.initial if kind == INITIAL else o.final
-        if p is None:
-            continue
-        loss = float(p != o.y) if task == "classification" else float((o.y - p) ** 2)
-        rows.append((o.id, o.n, o.t_label, loss))
-    ids, n, t, loss = zip(*rows) if rows else ((), (), (), ())
-    loss = np.array(loss, dtype=np.float64)
-    return {"ids": list(ids), "n": np.array(n, dtype=np.int64), "t": np.array(t),
-            "loss": loss, "wrong": loss if task == "classification" else np.zeros(len(loss))}
+    """`prediction_losses` (squared error for regressors), and `wrong`: the 0-1 loss of
+    classifiers, zeros for regressors (no McNemar counts)."""
+    cols = prediction_losses(outcomes, task, kind, squared=True)
+    cols["wrong"] = cols["loss"] if task == "classification" else np.zeros(len(cols["loss"]))
+    return cols
 
 
 def pair_pane(a: dict, b: dict, with_columns: bool) -> Pane | None:
@@ -58,7 +50,7 @@ def pair_pane(a: dict, b: dict, with_columns: bool) -> Pane | None:
             "b_only": (b["wrong"][ib] > 0) & (a["wrong"][ia] == 0)}
     score = new_score(COMPARISON)
     score.update_many(cols["a"], cols["b"], cols["a_only"], cols["b_only"])
-    acc = BlockScore(score, int(cols["n"].max()), float(a["t"][ia].max()))
+    acc = BlockScore(score, int(cols["n"].max()), float(a["t_label"][ia].max()))
     return Pane({None: acc}, cols if with_columns else None)
 
 

@@ -21,7 +21,7 @@ import numpy as np
 
 from metrics.drift import PageHinkley, match_drifts
 from transforms.records import INITIAL, MeasureKey
-from transforms.scoring import OutcomeTransform, fading_label
+from transforms.scoring import OutcomeTransform, fading_label, prediction_losses
 
 DRIFT = "drift"
 
@@ -43,14 +43,9 @@ class DriftPlan:
 
 def losses(outcomes, task: str, on: str) -> np.ndarray:
     """Rows (n, arrival time, label time, loss) of the outcomes whose prediction was made."""
-    rows = []
-    for o in outcomes:
-        p = o.initial if on == INITIAL else o.final
-        if p is None:
-            continue
-        loss = float(p != o.y) if task == "classification" else abs(o.y - p)
-        rows.append((o.n, o.t_arrival, o.t_label, loss))
-    return np.array(rows, dtype=np.float64).reshape(-1, 4)
+    cols = prediction_losses(outcomes, task, on)
+    return np.column_stack([cols["n"], cols["t_arrival"], cols["t_label"], cols["loss"]]) \
+        .astype(np.float64).reshape(-1, 4)
 
 
 def drift_rows(stream: str, model: str, table: np.ndarray, plan: DriftPlan) -> list[dict]:

@@ -160,6 +160,33 @@ class Pane:
         return {k: v[order] for k, v in self.columns.items()}
 
 
+def prediction_losses(outcomes, task: str, kind: str, squared: bool = False) -> dict:
+    """Per outcome whose `kind` (initial or final) prediction was made: id, n, arrival and label
+    time, and its loss — 0-1 for classifiers; absolute, or with `squared` squared, error for
+    regressors — as arrays (ids as a list).
+
+    >>> from transforms.records import Outcome
+    >>> out = [Outcome(1, "a", 0.0, 5.0, 2.0, None, None, 1.5, None)]
+    >>> prediction_losses(out, "regression", INITIAL, squared=True)["loss"].tolist()
+    [0.25]
+    """
+    rows = []
+    for o in outcomes:
+        p = o.initial if kind == INITIAL else o.final
+        if p is None:
+            continue
+        if task == "classification":
+            loss = float(p != o.y)
+        else:
+            loss = float((o.y - p) ** 2) if squared else abs(o.y - p)
+        rows.append((o.id, o.n, o.t_arrival, o.t_label, loss))
+    ids, n, t_arrival, t_label, loss = zip(*rows) if rows else ((),) * 5
+    return {"ids": list(ids), "n": np.array(n, dtype=np.int64),
+            "t_arrival": np.array(t_arrival, dtype=np.float64),
+            "t_label": np.array(t_label, dtype=np.float64),
+            "loss": np.array(loss, dtype=np.float64)}
+
+
 def bin_matrix(outcomes, bins: int, classification: bool) -> np.ndarray:
     """Each outcome's prediction for bins 0..B+1, one row per outcome (−1 / NaN: none)."""
     missing = NO_CLASS if classification else math.nan
