@@ -32,12 +32,13 @@ def bin_of(t: float, t0: float, delta: float, bins: int) -> int:
     return min(bins, 1 + int(math.floor((t - t0) / delta * bins)))
 
 
-def _bins_of(times: np.ndarray, t0: float, delta: float, bins: int) -> np.ndarray:
-    """`bin_of` over an array (the same float operations, so the same bins)."""
-    if delta <= 0:
-        return np.full(len(times), bins, dtype=np.int64)
-    b = 1 + np.floor((times - t0) / delta * bins).astype(np.int64)
-    return np.clip(b, 1, bins)
+def _bins_of(times: np.ndarray, t0, delta, bins: int) -> np.ndarray:
+    """`bin_of` over arrays (the same float operations, so the same bins); `t0` and `delta`
+    are scalars or one per time."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        scaled = np.floor((times - t0) / delta * bins)
+    b = 1 + np.clip(np.nan_to_num(scaled, nan=0.0), 0, bins - 1).astype(np.int64)
+    return np.where(np.asarray(delta) <= 0, bins, b)
 
 
 def binned_predictions(t0: float, t_label: float, initial, times, values, final, bins: int,
@@ -59,48 +60,93 @@ def binned_predictions(t0: float, t_label: float, initial, times, values, final,
     ...                    classification=False).tolist()  # (1·2 + 3·3 + 5·5) / 10
     [1.0, 3.6, 6.0]
     """
+    return binned_many([t0], [t_label], [initial], [times], [values], [final], bins,
+                       classification)[0]
+
+
+def binned_many(t0, t_label, initial, times, values, final, bins: int,
+                classification: bool = True) -> np.ndarray:
+    """`binned_predictions` for many instances at once: one row of bins 0..B+1 per instance.
+
+    `t0`, `t_label`, `initial`, `final` have one entry per instance (None: no prediction);
+    `times`/`values` one array (or None) of re-predictions each. The same float operations
+    as for one instance, so the same bins, with a fixed number of numpy calls per batch.
+
+    >>> binned_many([0, 0], [100, 10], [0, 1], [[20, 30, 40, 45, 80], None],
+    ...             [[1, 0, 0, 1, 1], None], [0, 0], bins=4).tolist()
+    [[0, 1, 0, 1, 1, 0], [1, 1, 1, 1, 1, 0]]
+    """
     missing = NO_CLASS if classification else math.nan
     dtype = np.int64 if classification else np.float64
-    initial = missing if initial is None else initial
-    out = np.empty(bins + 2, dtype=dtype)
-    out[0], out[-1] = initial, missing if final is None else final
-    times = np.asarray(times, dtype=np.float64)
-    values = np.asarray(values, dtype=dtype)
-    if len(times) == 0:
-        out[1:-1] = initial
+    n = len(t0)
+    out = np.empty((n, bins + 2), dtype=dtype)
+    initial = np.array([missing if v is None else v for v in initial], dtype=dtype)
+    out[:, 0] = initial
+    out[:, -1] = [missing if v is None else v for v in final]
+    sizes = np.array([0 if t is None else len(t) for t in times], dtype=np.int64)
+    if not sizes.any():
+        out[:, 1:-1] = initial[:, None]
         return out
-    delta = t_label - t0
-    b = _bins_of(times, t0, delta, bins)
-    labels = np.arange(1, bins + 1)
-    counts = np.bincount(b, minlength=bins + 1)[1:]
-    last_before = np.searchsorted(b, labels, "left") - 1  # last re-prediction before each bin
-    standing = np.where(last_before >= 0, values[np.maximum(last_before, 0)], initial)
-    first_in = np.minimum(last_before + 1, len(values) - 1)
-    out[1:-1] = np.where(counts == 0, standing, values[first_in])
-    multi = np.flatnonzero(counts >= 2)  # bins (0-based among 1..B) that need a vote
-    if len(multi):
-        out[1 + multi] = _votes(t0, delta, bins, times, values, b, multi + 1, standing[multi],
-                                classification)
+    seg = np.repeat(np.arange(n), sizes)  # the instance of each re-prediction
+    t = np.concatenate([np.asarray(ts, dtype=np.float64) for ts in times if ts is not None])
+    v = np.concatenate([np.asarray(vs, dtype=dtype) for vs, ts in zip(values, times)
+                        if ts is not None])
+    t0 = np.asarray(t0, dtype=np.float64)
+    delta = np.asarray(t_label, dtype=np.float64) - t0
+    t0_i, delta_i = t0[seg], delta[seg]
+    b = _bins_of(t, t0_i, delta_i, bins)
+    key = seg * bins + (b - 1)  # nondecreasing: instances in order, times in order
+    counts = np.bincount(key, minlength=n * bins)
+    # The last re-prediction before each cell (instance, bin):
+    last_before = np.searchsorted(key, np.arange(n * bins), "left") - 1
+    start = np.repeat(np.cumsum(sizes) - sizes, bins)  # each cell's instance's first item
+    has_before = last_before >= start
+    standing = np.where(has_before, v[np.maximum(last_before, 0)], np.repeat(initial, bins))
+    first_in = np.minimum(last_before + 1, len(v) - 1)
+    out[:, 1:-1] = np.where(counts == 0, standing, v[first_in]).reshape(n, bins)
+    vote = counts >= 2  # cells that need a vote ...
+    if classification:
+        # ... unless all its predictions are one class (a vote of equals is that class, which
+        # the cell already has): only cells where the prediction changes are weighed.
+        before = np.empty_like(v)
+        before[1:] = v[:-1]
+        some = sizes > 0
+        before[(np.cumsum(sizes) - sizes)[some]] = initial[some]
+        changes = np.zeros(n * bins, dtype=bool)
+        changes[key[v != before]] = True
+        vote &= changes
+    cells = np.flatnonzero(vote)
+    if len(cells):
+        out[cells // bins, 1 + cells % bins] = _votes(
+            t, v, key, vote[key], t0_i, delta_i, b, bins, cells, standing[cells],
+            classification)
     return out
 
 
-def _votes(t0, delta, bins, times, values, b, multi_bins, standing, classification):
-    """The vote (or mean) of each bin in `multi_bins` over [standing, its re-predictions]."""
-    in_multi = np.isin(b, multi_bins)
-    t_in, v_in, b_in = times[in_multi], values[in_multi], b[in_multi]
-    bin_end = t0 + delta * b_in / bins
+def _votes(t, v, key, in_multi, t0, delta, b, bins, cells, standing, classification):
+    """The vote (or mean) of each cell in `cells` over [standing, its re-predictions];
+    `in_multi` marks the re-predictions in those cells; `t0`, `delta`, `b` are per
+    re-prediction."""
+    t_in, v_in, key_in = t[in_multi], v[in_multi], key[in_multi]
+    t0_in, delta_in, b_in = t0[in_multi], delta[in_multi], b[in_multi]
+    bin_end = t0_in + delta_in * b_in / bins
     nxt = np.append(t_in[1:], np.inf)
-    same_bin_next = np.append(b_in[1:] == b_in[:-1], False)
+    same_bin_next = np.append(key_in[1:] == key_in[:-1], False)
     w_in = np.where(same_bin_next, nxt, bin_end) - t_in
-    first_t = t_in[np.searchsorted(b_in, multi_bins, "left")]
-    w_lead = first_t - (t0 + delta * (multi_bins - 1) / bins)
-    # Items in vote order: each bin's standing prediction first, then its re-predictions.
-    slot = np.searchsorted(multi_bins, np.concatenate([multi_bins, b_in]))
-    order = np.lexsort((np.r_[np.zeros(len(multi_bins)), np.ones(len(b_in))], slot))
-    slot = slot[order]
-    w = np.concatenate([w_lead, w_in])[order]
-    v = np.concatenate([standing, v_in])[order]
-    m = len(multi_bins)
+    first = np.searchsorted(key_in, cells, "left")
+    w_lead = t_in[first] - (t0_in[first] + delta_in[first] * (b_in[first] - 1) / bins)
+    # Items in vote order (the order the weights are summed in): each cell's standing
+    # prediction first, then its re-predictions; both already sorted by cell.
+    m = len(cells)
+    slot_in = np.searchsorted(cells, key_in)
+    n_items = m + len(key_in)
+    at_item = np.arange(len(key_in)) + slot_in + 1
+    at_lead = first + np.arange(m)
+    slot = np.empty(n_items, dtype=np.int64)
+    w = np.empty(n_items)
+    v = np.empty(n_items, dtype=v_in.dtype)
+    slot[at_lead], w[at_lead], v[at_lead] = np.arange(m), w_lead, standing
+    slot[at_item], w[at_item], v[at_item] = slot_in, w_in, v_in
     if classification:
         ok = v != NO_CLASS
         slot, w, v = slot[ok], w[ok], v[ok]

@@ -73,6 +73,23 @@ def test_vectorised_regression_bins_equal_the_item_by_item_rule(case):
         [None if v is None else float(v) for v in want]
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 12).flatmap(lambda bins: st.lists(
+    latency_periods(classification=True).map(lambda case: case[:5] + (bins,)),
+    min_size=1, max_size=6)))
+def test_bins_of_many_instances_at_once_equal_one_at_a_time(cases):
+    """The engine maps a batch of labelled instances at once: the same rows, bit for bit."""
+    bins = cases[0][5]
+    columns = list(zip(*[case[:5] for case in cases]))
+    times = [[t for t, _ in pairs] if pairs else None for pairs in columns[3]]
+    values = [[-1 if y is None else y for _, y in pairs] if pairs else None
+              for pairs in columns[3]]
+    many = binning.binned_many(columns[0], columns[1], columns[2], times, values, columns[4],
+                               bins)
+    for row, case in zip(many.tolist(), cases):
+        assert [None if v == -1 else v for v in row] == binned_predictions(*case)
+
+
 def test_worked_example_repredictions_and_bins():
     a = worked_example()
     # The label at 10 is the first since A arrived: no re-prediction there.

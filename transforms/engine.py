@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from metrics.binning import binned_predictions
+from metrics.binning import binned_many
 from transforms.models import ModelSpec
 from transforms.records import (FINAL, ID, INITIAL, INSTANCE, KIND, LABEL, REPREDICTION, SEQ,
                                 UPDATE, X, Y, Outcome, dead_letter)
@@ -30,6 +30,10 @@ from transforms.repredict import PendingRows, RepredictPolicy
 COUNTERS = ("instances", "updates", "labels", "labelled", "orphan_labels", "learned_orphans",
             "dead_letters", "unscored_initial", "unscored_final", "unscheduled")
 
+
+# Re-predictions mapped to bins in one go: large enough to amortise numpy's per-call cost,
+# small enough to keep the temporary arrays of a K=1 run at a few tens of MB.
+BIN_BATCH = 1 << 18
 
 PREDICTION_KINDS = (INITIAL, REPREDICTION, FINAL)  # the log's kind codes 0, 1, 2
 _KIND_CODE = {kind: code for code, kind in enumerate(PREDICTION_KINDS)}
@@ -100,6 +104,9 @@ class DrainResult:
     outcomes: list = field(default_factory=list)  # Outcome
     dead_letters: list = field(default_factory=list)
     counts: dict = field(default_factory=lambda: dict.fromkeys(COUNTERS, 0))
+    # Outcomes (indices) whose re-predictions are still to be mapped to bins, and their number.
+    unbinned: list = field(default_factory=list)
+    unbinned_size: int = 0
 
 
 class LateEventError(RuntimeError):
@@ -216,7 +223,22 @@ class ReplayEngine:
             if timers and timers[0][0] <= ev[TIME]:
                 self._repredict_timed(ev[TIME], out)
             handlers[ev[KIND]](ev, out)
+        self._map_bins(out)
         return out
+
+    def _map_bins(self, out: DrainResult) -> None:
+        """Replace the re-predictions of the outcomes waiting in `out.unbinned` by their bins
+        (one vectorised mapping for many labels, not numpy calls per label)."""
+        if not out.unbinned:
+            return
+        waiting = [out.outcomes[i] for i in out.unbinned]
+        binned = binned_many([o.t_arrival for o in waiting], [o.t_label for o in waiting],
+                             [o.initial for o in waiting], [o.rep_times for o in waiting],
+                             [o.rep_values for o in waiting], [o.final for o in waiting],
+                             self.bins, self.classification)
+        for i, o, row in zip(out.unbinned, waiting, binned):
+            out.outcomes[i] = o._replace(rep_times=None, rep_values=None, bins=row)
+        out.unbinned, out.unbinned_size = [], 0
 
     def _reject(self, out: DrainResult, reason: str, field: str, ev) -> None:
         out.counts["dead_letters"] += 1
@@ -282,13 +304,11 @@ class ReplayEngine:
             if final is None:
                 out.counts["unscored_final"] += 1
         rep_times, rep_values = self.rows.take(row) if row is not None else (None, None)
-        binned = None
         if rep_times is not None:
             out.predictions.series(key, REPREDICTION, rep_times, rep_values)
-            if self.bins:
-                binned = binned_predictions(t_arrival, t, initial, rep_times, rep_values, final,
-                                            self.bins, classification)
-                rep_times = rep_values = None
+            if self.bins:  # mapped to bins in batches (_map_bins)
+                out.unbinned.append(len(out.outcomes))
+                out.unbinned_size += len(rep_times)
         if self.final:
             out.predictions.one(key, FINAL, t, final)
         self._learn(x, y, t, out)
@@ -300,11 +320,13 @@ class ReplayEngine:
             y_index = self._index(y, extend=True)
             prev, majority = self._label_baselines(y_index)
             out.outcomes.append(Outcome(self.n_labels, key, t_arrival, t, y_index, prev,
-                                        majority, initial, final, rep_times, rep_values, binned))
+                                        majority, initial, final, rep_times, rep_values))
         else:
             prev, self.prev_label = self.prev_label, y
             out.outcomes.append(Outcome(self.n_labels, key, t_arrival, t, y, prev, None,
-                                        initial, final, rep_times, rep_values, binned))
+                                        initial, final, rep_times, rep_values))
+        if out.unbinned_size >= BIN_BATCH:
+            self._map_bins(out)
 
     def _learn(self, x, y, t: float, out: DrainResult) -> None:
         """Re-predict what is due before this label (every_k_labels), then learn it."""

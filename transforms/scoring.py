@@ -29,7 +29,7 @@ import numpy as np
 
 from metrics import NOT_PRIORITISED, ClassificationScore, RegressionScore
 from metrics.comparison import PairScore
-from metrics.binning import NO_CLASS, binned_predictions, prioritised
+from metrics.binning import NO_CLASS, binned_many, prioritised
 from metrics.windows import FadingScore, pane_ends
 from transforms.delays import duration
 from transforms.records import FINAL, INITIAL, MeasureKey
@@ -189,17 +189,17 @@ def prediction_losses(outcomes, task: str, kind: str, squared: bool = False) -> 
 
 def bin_matrix(outcomes, bins: int, classification: bool) -> np.ndarray:
     """Each outcome's prediction for bins 0..B+1, one row per outcome (−1 / NaN: none)."""
-    missing = NO_CLASS if classification else math.nan
     out = np.empty((len(outcomes), bins + 2), dtype=np.int64 if classification else np.float64)
+    unmapped = [i for i, o in enumerate(outcomes) if o.bins is None]
     for i, o in enumerate(outcomes):
         if o.bins is not None:  # mapped by the replay
             out[i] = o.bins
-        elif o.rep_times is None:  # labelled before any re-prediction: all carry the initial
-            out[i, :-1] = missing if o.initial is None else o.initial
-            out[i, -1] = missing if o.final is None else o.final
-        else:
-            out[i] = binned_predictions(o.t_arrival, o.t_label, o.initial, o.rep_times,
-                                        o.rep_values, o.final, bins, classification)
+    if unmapped:  # labelled before any re-prediction (rep_times None): all carry the initial
+        todo = [outcomes[i] for i in unmapped]
+        out[unmapped] = binned_many(
+            [o.t_arrival for o in todo], [o.t_label for o in todo], [o.initial for o in todo],
+            [o.rep_times for o in todo], [o.rep_values for o in todo],
+            [o.final for o in todo], bins, classification)
     return out
 
 
