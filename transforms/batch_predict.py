@@ -212,19 +212,27 @@ class GaussianNBBatch(_DenseBatch):
 class HoeffdingTreeBatch(_DenseBatch):
     """river `HoeffdingTreeClassifier` (leaf prediction mc, nb or nba; numeric splits).
 
-    A label changes one leaf; the others' parameters are kept from the last batch.
+    A label changes one leaf; the others' parameters are kept from the last batch. A row's
+    stamp is its leaf's token, which also names the leaf: while that leaf is in the tree the
+    row still reaches it (this tree only ever grows, by replacing a leaf with a branch), so
+    rows are routed again only after their leaf was split.
     """
+
+    SERIAL_SHIFT = 40  # token = leaf serial << 40 | state number
 
     def __init__(self):
         super().__init__()
         self._cache: dict = {}  # id(leaf) -> (the leaf's token, its parameters)
         self._tokens: dict = {}  # id(leaf) -> (leaf, splitters, total weight, token)
         self._next_token = 1
+        self._next_serial = 1
+        self._shape = None  # the tree's shape when _in_tree was built
+        self._in_tree: dict = {}  # leaf serial -> leaf, for the leaves in the tree
         self._column_of: dict | None = None  # feature name -> column, once names are known
 
     def __getstate__(self):
-        # Caches, not state; the token counter stays, so no token is ever issued twice.
-        return {**self.__dict__, "_cache": {}, "_tokens": {}}
+        # Caches, not state; the counters stay, so no token is ever issued twice.
+        return {**self.__dict__, "_cache": {}, "_tokens": {}, "_shape": None, "_in_tree": {}}
 
     def _token(self, leaf) -> int:
         """A number for the leaf's current state. A leaf's answer depends only on its own
@@ -233,13 +241,30 @@ class HoeffdingTreeBatch(_DenseBatch):
         objects, so their ids cannot be reused while it stands."""
         weight, splitters = leaf.total_weight, leaf.splitters
         entry = self._tokens.get(id(leaf))
-        if entry is not None and entry[0] is leaf and entry[1] is splitters \
-                and entry[2] == weight:
-            return entry[3]
-        token = self._next_token
+        if entry is not None and entry[0] is leaf:
+            if entry[1] is splitters and entry[2] == weight:
+                return entry[3]
+            serial = entry[3] >> self.SERIAL_SHIFT
+        else:
+            serial = self._next_serial
+            self._next_serial += 1
+            self._in_tree[serial] = leaf
+        token = serial << self.SERIAL_SHIFT | self._next_token
         self._next_token += 1
         self._tokens[id(leaf)] = (leaf, splitters, weight, token)
         return token
+
+    def _follow_shape(self, model) -> None:
+        """After a split, forget the leaves that left the tree (their rows are routed again)."""
+        shape = (id(model._root), model._n_active_leaves + model._n_inactive_leaves)
+        if shape == self._shape:
+            return
+        self._shape = shape
+        leaves = {id(leaf): leaf for leaf in model._root.iter_leaves()}
+        self._tokens = {key: entry for key, entry in self._tokens.items()
+                        if leaves.get(key) is entry[0]}
+        self._in_tree = {entry[3] >> self.SERIAL_SHIFT: entry[0]
+                         for entry in self._tokens.values()}
 
     stamps_rows = True
 
@@ -248,15 +273,30 @@ class HoeffdingTreeBatch(_DenseBatch):
         stamps, changed = np.zeros(n, dtype=np.int64), np.ones(n, dtype=bool)
         if model._root is None:
             return np.full(n, NONE), [], stamps, changed
+        self._follow_shape(model)
+        # Rows whose leaf is still in the tree take its current token (0: route the row again).
+        # Serials are small numbers: bincount finds the few present without sorting.
+        serials = before >> self.SERIAL_SHIFT
+        now = np.zeros(int(serials.max()) + 1, dtype=np.int64)
+        for serial in np.flatnonzero(np.bincount(serials)).tolist():
+            leaf = self._in_tree.get(serial)
+            if leaf is not None:
+                now[serial] = self._token(leaf)
+        stamps = now[serials]
         unsure: list = []
+        lost = np.flatnonzero(stamps == 0)
+        if len(lost):
+            for leaf, idx in self._route(model._root, rows, lost, unsure):
+                if len(idx):
+                    stamps[idx] = self._token(leaf)
+        changed = stamps != before
+        changed[unsure] = True  # stamp 0: predicted row by row, every time
+        todo = np.flatnonzero(changed & (stamps != 0))
         groups = []
-        for leaf, idx in self._route(model._root, rows, np.arange(n), unsure):
-            if len(idx):
-                token = self._token(leaf)
-                stamps[idx] = token
-                same = before[idx] == token
-                changed[idx[same]] = False
-                groups.append((leaf, idx[~same]))
+        if len(todo):  # by leaf; usually one or two (the leaf that learned, new rows')
+            serials = stamps[todo] >> self.SERIAL_SHIFT
+            for serial in np.flatnonzero(np.bincount(serials)).tolist():
+                groups.append((self._in_tree[serial], todo[serials == serial]))
         codes, labels = _finish(model, xs, *self._decide_groups(model, rows, groups, unsure))
         return codes, labels, stamps, changed
 
@@ -265,6 +305,8 @@ class HoeffdingTreeBatch(_DenseBatch):
         other kind of split go to `unsure` (the tree's own routing, row by row)."""
         from river.tree.nodes.branch import DTBranch, NumericBinaryBranch
 
+        if not len(idx):
+            return
         if not isinstance(node, DTBranch):
             yield node, idx
         elif isinstance(node, NumericBinaryBranch) and node.feature in self._columns:
@@ -342,8 +384,8 @@ def _leaf_mode(leaf, tree) -> str:
 
 def _leaf_parameters(leaf, names):
     """What river's `do_naive_bayes_prediction` reads from a leaf, as arrays: (classes,
-    feature columns, μ, σ², known, log prior, positive weight); None if the leaf has no class
-    weight or a splitter is not Gaussian."""
+    feature columns, μ, −2σ², the log-pdf constant, log prior, positive weight); None if the
+    leaf has no class weight or a splitter is not Gaussian."""
     from river.tree.splitter import GaussianSplitter
 
     stats = leaf.stats
@@ -364,18 +406,19 @@ def _leaf_parameters(leaf, names):
             if params is not None:  # else log p = -inf: skipped, as river does
                 mu[j, f], variance[j, f], known[j, f] = params[0], params[1], True
     prior = np.array([math.log(w / total) if w > 0 else 0.0 for w in weights])
-    return (classes, [column for column, _ in used], mu, variance, known, prior,
+    # log pdf = (x − μ)² / (−2σ²) + const; an unknown pair contributes 0: σ² = ∞, const = 0.
+    const = np.where(known, -0.5 * math.log(math.tau) - 0.5 * np.log(variance), 0.0)
+    variance = np.where(known, -2.0 * variance, -np.inf)
+    return (classes, [column for column, _ in used], mu, variance, const, prior,
             np.array(weights) > 0)
 
 
 def _naive_bayes_leaf(params, rows):
     """river's naive Bayes leaf vote over rows: log prior + Σ Gaussian log-pdfs (the finite
     ones) per class; a class seen with weight 0 votes 0.0, as in river."""
-    classes, columns, mu, variance, known, prior, positive = params
+    classes, columns, mu, minus_two_variance, const, prior, positive = params
     x = rows[:, columns][:, None, :]  # rows x 1 x features
-    terms = (x - mu) ** 2 / (-2.0 * variance) - 0.5 * math.log(math.tau) \
-        - 0.5 * np.log(variance)
-    terms = np.where(known, terms, 0.0)
+    terms = (x - mu) ** 2 / minus_two_variance + const
     votes = np.where(positive, prior + terms.sum(axis=2), 0.0)
     scale = np.where(positive, np.abs(prior) + np.abs(terms).sum(axis=2), 0.0)
     best, unsure = _argmax_with_margin(votes, scale)
