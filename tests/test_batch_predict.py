@@ -114,3 +114,35 @@ def test_tree_stamps_change_exactly_when_a_rows_leaf_changes():
     other.activate()  # back, with empty splitters: river's naive Bayes now sees priors only
     codes, labels = predictor.predict(model, rows, xs)
     assert [labels[c] for c in codes] == [model.predict_one(x) for x in xs]
+
+
+def test_tree_rows_are_routed_again_exactly_when_their_leaf_splits():
+    """A row's stamp names its leaf; after a split only the split leaf's rows change leaf."""
+    model = tree.HoeffdingTreeClassifier(grace_period=50)
+    data = list(itertools.islice(synth.Agrawal(seed=3), 6000))
+    for x, y in data[:100]:
+        model.learn_one(x, y)
+    predictor = batch_predictor(model)
+    xs = [x for x, _ in data[5000:5400]]
+    rows = np.array([predictor.encode(x) for x in xs])
+
+    def leaves():
+        return [model._root.traverse(x) if hasattr(model._root, "children") else model._root
+                for x in xs]
+
+    _, _, stamps, _ = predictor.predict_changed(model, rows, xs, np.zeros(len(rows), np.int64))
+    splits = 0
+    for x, y in data[100:5000]:
+        before_leaves, n_leaves = leaves(), model.n_leaves
+        model.learn_one(x, y)
+        if model.n_leaves == n_leaves:
+            continue
+        splits += 1
+        codes, labels, after, changed = predictor.predict_changed(model, rows, xs, stamps)
+        moved = np.array([a is not b for a, b in zip(before_leaves, leaves())])
+        assert (after >> predictor.SERIAL_SHIFT != stamps >> predictor.SERIAL_SHIFT)[moved].all()
+        assert changed[moved].all()
+        assert [labels[c] for c in codes[changed]] == \
+            [model.predict_one(xs[i]) for i in np.flatnonzero(changed)]
+        stamps = after
+    assert splits >= 2
