@@ -384,8 +384,8 @@ def _leaf_mode(leaf, tree) -> str:
 
 def _leaf_parameters(leaf, names):
     """What river's `do_naive_bayes_prediction` reads from a leaf, as arrays: (classes,
-    feature columns, μ, −2σ², the log-pdf constant, log prior, positive weight); None if the
-    leaf has no class weight or a splitter is not Gaussian."""
+    feature columns, μ, −2σ², the log-pdf constant, log prior, positive weight or None if all
+    are); None if the leaf has no class weight or a splitter is not Gaussian."""
     from river.tree.splitter import GaussianSplitter
 
     stats = leaf.stats
@@ -409,8 +409,11 @@ def _leaf_parameters(leaf, names):
     # log pdf = (x − μ)² / (−2σ²) + const; an unknown pair contributes 0: σ² = ∞, const = 0.
     const = np.where(known, -0.5 * math.log(math.tau) - 0.5 * np.log(variance), 0.0)
     variance = np.where(known, -2.0 * variance, -np.inf)
-    return (classes, [column for column, _ in used], mu, variance, const, prior,
-            np.array(weights) > 0)
+    columns = [column for column, _ in used]
+    if columns == list(range(len(names))):
+        columns = slice(None)  # all features in order: no gather
+    positive = np.array(weights) > 0
+    return classes, columns, mu, variance, const, prior, None if positive.all() else positive
 
 
 def _naive_bayes_leaf(params, rows):
@@ -419,8 +422,10 @@ def _naive_bayes_leaf(params, rows):
     classes, columns, mu, minus_two_variance, const, prior, positive = params
     x = rows[:, columns][:, None, :]  # rows x 1 x features
     terms = (x - mu) ** 2 / minus_two_variance + const
-    votes = np.where(positive, prior + terms.sum(axis=2), 0.0)
-    scale = np.where(positive, np.abs(prior) + np.abs(terms).sum(axis=2), 0.0)
+    votes = prior + terms.sum(axis=2)
+    scale = np.abs(prior) + np.abs(terms).sum(axis=2)
+    if positive is not None:  # some class has weight 0
+        votes, scale = np.where(positive, votes, 0.0), np.where(positive, scale, 0.0)
     best, unsure = _argmax_with_margin(votes, scale)
     return best, classes, unsure
 
