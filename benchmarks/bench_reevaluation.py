@@ -24,7 +24,7 @@ import time
 
 from benchmarks.naive_reevaluation import naive_bin_accuracy, naive_replay
 from pipelines.config import RunConfig
-from pipelines.evaluate import run
+from pipelines.job import run
 from transforms.delays import DelaySpec
 from transforms.models import ModelSpec
 from transforms.sources import StreamSpec

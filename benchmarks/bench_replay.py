@@ -20,7 +20,7 @@ import time
 from river import datasets, evaluate, metrics, naive_bayes
 
 from pipelines.config import RunConfig
-from pipelines.evaluate import run
+from pipelines.job import run
 
 
 def river_run(n: int, delay: int, seed: int) -> float:

@@ -18,7 +18,7 @@ import os
 logging.basicConfig(level=logging.ERROR)  # Beam's import-time notices about cloud clients
 
 from pipelines.config import RunConfig  # noqa: E402
-from pipelines.evaluate import run  # noqa: E402
+from pipelines.job import run  # noqa: E402
 from pipelines.results import drift_delay_table  # noqa: E402
 
 FADING = [1.0, 1 - 1e-8, 1 - 1e-7, 1 - 1e-6, 1 - 1e-5, 1 - 1e-4]

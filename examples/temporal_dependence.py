@@ -23,7 +23,7 @@ import pandas as pd
 logging.basicConfig(level=logging.ERROR)  # Beam's import-time notices about cloud clients
 
 from pipelines.config import RunConfig  # noqa: E402
-from pipelines.evaluate import run  # noqa: E402
+from pipelines.job import run  # noqa: E402
 
 MODELS = {"NC": "no-change", "MC": "majority", "NB": "gaussian-nb",
           "TC(NB)": 'temporal-correction{"model": "gaussian-nb"}',

@@ -1,1 +1,47 @@
-"""Whole pipelines composed from transforms/ (evaluate), and the CLI."""
+"""Whole pipelines composed from transforms/ (`job`: the run), the CLI, reports, and the
+Python API for notebooks and scripts:
+
+- `evaluate(streams, models, delay, runner=..., **options)`: run an evaluation and get its
+  summary as a pandas DataFrame (the output directory is in `.attrs["out"]`);
+- `load_results(dir, kind)`: read a finished run (summary, curves, predictions, manifest);
+- `write_report(dir)`: the HTML report and PNG figures of a finished run.
+"""
+
+from __future__ import annotations
+
+import tempfile
+
+from pipelines.results import load_results, summary_table
+from pipelines.report import write_report
+
+__all__ = ["evaluate", "load_results", "summary_table", "write_report"]
+
+
+def evaluate(streams, models, delay="0", out: str | None = None, runner: str = "direct",
+             report: bool = False, quiet: bool = True, **options):
+    """Evaluate `models` (specs, as for `--model`) on `streams` (as for `--stream`) with the
+    label `delay`, on `runner`; returns the summary DataFrame. Every `RunConfig` field can be
+    given as a keyword (`bins`, `repredict`, `windows`, `fadings`, `alphas`, ...); `out`
+    defaults to a fresh temporary directory.
+
+    >>> summary = evaluate(['synth:SEA{"n": 500, "seed": 1}'], ["no-change", "gaussian-nb"],
+    ...                    delay="50", repredict="none", runner="direct")
+    >>> table = summary.query("category == 'initial' and metric == 'accuracy'")
+    >>> table[["model", "n"]].to_dict("records")
+    [{'model': 'no-change', 'n': 450}, {'model': 'gaussian-nb', 'n': 450}]
+    >>> curves = load_results(summary.attrs["out"], "curves")
+    >>> sorted(set(curves["category"]))
+    ['comparison', 'final', 'initial']
+    """
+    from pipelines.config import RunConfig
+    from pipelines.job import run
+
+    if isinstance(streams, str):
+        streams = [streams]
+    if isinstance(models, str):
+        models = [models]
+    out = out or tempfile.mkdtemp(prefix="delayed-eval-")
+    summary = run(RunConfig(streams=list(streams), models=list(models), delay=str(delay),
+                            out=out, runner=runner, report=report, quiet=quiet, **options))
+    summary.attrs["out"] = out
+    return summary

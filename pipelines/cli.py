@@ -86,10 +86,21 @@ def _parser() -> argparse.ArgumentParser:
                      help="labels between curve points (default 1000)")
     run.add_argument("--config", default=None, help="a YAML file with the same fields")
     run.add_argument("--run-id", default=None, help="an id for this run (default: random)")
-    run.add_argument("--quiet", action="store_true", help="print nothing but errors")
-    quick = sub.add_parser("quickstart", help="the quickstart: Agrawal with a drift, 4 models")
-    quick.add_argument("--out", default="out/quickstart")
-    quick.add_argument("--runner", default="direct")
+    run.add_argument("--report", action="store_true", default=None,
+                     help="also write DIR/report.html and DIR/figures/*.png")
+    run.add_argument("--progress-every", type=float, default=None, metavar="SECONDS",
+                     help="seconds between progress lines on stderr (default 5)")
+    run.add_argument("--quiet", action="store_true",
+                     help="print nothing but errors (no progress lines, no tables)")
+    quick = sub.add_parser("quickstart", help="the quickstart: Agrawal with a drift, 4 models",
+                           description="Run the quickstart: Agrawal with a concept drift, "
+                                       "4 models, delay 1000, report included.")
+    quick.add_argument("--out", default="out/quickstart", help="output directory")
+    quick.add_argument("--runner", default="direct", help="a runner name, as for run")
+    report = sub.add_parser("report", help="write report.html and figures for a finished run",
+                            description="Write DIR/report.html (self-contained) and "
+                                        "DIR/figures/*.png from a finished run's files.")
+    report.add_argument("dir", metavar="DIR", help="the output directory of a finished run")
     return parser
 
 
@@ -104,7 +115,8 @@ def _config(args, beam_args) -> RunConfig:
               "ph_alphas": args.ph_alphas,
               "log_predictions": args.log_predictions,
               "chunk_size": args.chunk_size, "curve_every": args.curve_every,
-              "run_id": args.run_id, "beam_args": beam_args, "quiet": args.quiet or None}
+              "run_id": args.run_id, "beam_args": beam_args, "quiet": args.quiet or None,
+              "report": args.report, "progress_every": args.progress_every}
     if args.config:
         return RunConfig.from_yaml(args.config, **fields)
     if not args.out:
@@ -116,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of the `delayed-eval` console script; returns the exit status."""
     # Beam logs optional-dependency notices (GCP clients) on import; only errors matter here.
     logging.basicConfig(level=logging.ERROR)
-    from pipelines.evaluate import run
+    from pipelines.job import run
 
     args, beam_args = _parser().parse_known_args(argv)
     stray = [a for a in beam_args if not a.startswith("-")]
@@ -124,11 +136,19 @@ def main(argv: list[str] | None = None) -> int:
         print(f"delayed-eval: error: unexpected argument(s) {stray}", file=sys.stderr)
         return 2
     try:
+        if args.command == "report":
+            from pipelines.report import write_report
+
+            try:
+                print(write_report(args.dir))
+            except FileNotFoundError as e:
+                raise ConfigError(str(e)) from None
+            return 0
         if args.command == "quickstart":
             config = RunConfig(streams=[f"agrawal={QUICKSTART_STREAM}"],
                                models=QUICKSTART_MODELS, delay="1000", out=args.out,
                                runner=args.runner, beam_args=beam_args, bins=10,
-                               repredict="every_k_labels:100")
+                               repredict="every_k_labels:100", report=True)
             print(f"Agrawal, 20000 events, concept drift at 10000, label delay 1000 events; "
                   f"results in {args.out}/")
         else:

@@ -52,7 +52,9 @@ class RunConfig:
     timer_bucket: float | None = None  # seconds of event time per streaming drain
     run_id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
     beam_args: list[str] = field(default_factory=list)
-    quiet: bool = False
+    quiet: bool = False  # no progress lines, no tables: errors only
+    progress_every: float = 5.0  # seconds between progress lines on stderr
+    report: bool = False  # also write report.html and figures/ (pipelines.report)
 
     def __post_init__(self):
         self.delay = str(self.delay)

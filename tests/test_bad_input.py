@@ -6,7 +6,7 @@ import pytest
 
 from pipelines.cli import main
 from pipelines.config import ConfigError, RunConfig
-from pipelines.evaluate import plan, run
+from pipelines.job import plan, run
 from tests.helpers import data, read
 from transforms.sources import InputError, StreamSpec
 

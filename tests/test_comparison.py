@@ -8,7 +8,7 @@ from scipy.stats import chi2
 
 from metrics.comparison import PairScore
 from pipelines.config import RunConfig
-from pipelines.evaluate import run
+from pipelines.job import run
 from transforms.delays import DelaySpec
 from transforms.engine import ReplayEngine
 from transforms.models import ModelSpec

@@ -8,7 +8,7 @@ from river import drift
 
 from metrics.drift import PageHinkley, alarms, match_drifts
 from pipelines.config import RunConfig
-from pipelines.evaluate import run
+from pipelines.job import run
 from transforms.delays import DelaySpec
 from transforms.drift import losses
 from transforms.engine import ReplayEngine

@@ -251,7 +251,7 @@ def test_moa_style_delayed_arff_feeds_re_evaluation(tmp_path):
       [a 2-2.5, b 2.5-3, b 3-3.5] -> b                             -> a b b b: 0 1 1 1
     """
     from pipelines.config import RunConfig
-    from pipelines.evaluate import run
+    from pipelines.job import run
     from tests.helpers import data, read
 
     spec = data("delayed.arff") + '{"delayed": true}'

@@ -7,7 +7,7 @@ from apache_beam.testing.util import assert_that, equal_to
 from apache_beam.transforms.window import TimestampedValue
 
 from pipelines.config import RunConfig
-from pipelines.evaluate import run
+from pipelines.job import run
 from runners import make_runner, pipeline_options
 from tests.helpers import read
 from transforms.engine import ReplayEngine

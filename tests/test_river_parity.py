@@ -6,7 +6,7 @@ import pytest
 from river import datasets, evaluate, linear_model, metrics, naive_bayes, preprocessing
 
 from pipelines.config import RunConfig
-from pipelines.evaluate import run
+from pipelines.job import run
 from transforms.delays import DelaySpec
 from transforms.engine import ReplayEngine
 from transforms.models import ModelSpec

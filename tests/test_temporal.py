@@ -7,7 +7,7 @@ import pandas as pd
 
 from metrics.temporal import stream_profile
 from pipelines.config import RunConfig
-from pipelines.evaluate import run
+from pipelines.job import run
 
 
 def markov_labels(n, stay, seed=0):

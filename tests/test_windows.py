@@ -12,7 +12,7 @@ import pytest
 
 from metrics import ClassificationScore, RegressionScore
 from pipelines.config import ConfigError, RunConfig
-from pipelines.evaluate import run
+from pipelines.job import run
 from transforms.records import Outcome
 from transforms.scoring import (LABEL_AXIS, BlockScore, Pane, ScoringPlan, curve_rows,
                                 fading_label, pane_scores, score_locally, time_window)

@@ -30,6 +30,7 @@ from apache_beam.utils.timestamp import MAX_TIMESTAMP, Timestamp
 
 from transforms.engine import ReplayEngine
 from transforms.models import ModelSpec
+from transforms.progress import report_progress
 from transforms.repredict import RepredictPolicy
 
 # Keys are (stream, model) strings: a deterministic key coder, as stateful DoFns and
@@ -54,6 +55,7 @@ class EngineFactory:
     repredict: RepredictPolicy | None = None
     bins: int = 0  # > 0: outcomes carry their bin predictions
     log_predictions: str = "all"
+    progress: float = 0.0  # seconds between progress lines on stderr; 0: none
 
     def new(self, key) -> ReplayEngine:
         stream, model = key
@@ -62,8 +64,9 @@ class EngineFactory:
                             self.log_predictions)
 
 
-def _emit(key, engine: ReplayEngine, result, pending_before: int, batch_size: int):
-    """Yield a drain's results as batched, tagged outputs."""
+def _emit(key, engine: ReplayEngine, result, pending_before: int, factory: EngineFactory,
+          batch_size: int):
+    """Yield a drain's results as batched, tagged outputs (and count its progress)."""
     stream, model = key
     for i in range(0, len(result.outcomes), batch_size):
         yield key, result.outcomes[i:i + batch_size]
@@ -78,6 +81,7 @@ def _emit(key, engine: ReplayEngine, result, pending_before: int, batch_size: in
         yield beam.pvalue.TaggedOutput(DEAD_LETTERS, {**d, "model": model})
     counts = dict(result.counts)
     counts["pending"] = len(engine.pending) - pending_before
+    report_progress(key, counts, factory.progress)
     yield beam.pvalue.TaggedOutput(COUNTS, (key, counts))
     yield beam.pvalue.TaggedOutput(CLASSES, (key, list(engine.classes)))
 
@@ -97,7 +101,8 @@ class _DrainGrouped(beam.DoFn):
         for i in range(0, max(len(events), 1), step):
             pending_before = len(engine.pending)
             result = engine.drain(events[i:i + step], math.inf)
-            yield from _emit(key, engine, result, pending_before, self.batch_size)
+            yield from _emit(key, engine, result, pending_before, self.factory,
+                             self.batch_size)
 
 
 class GroupedReplay(beam.PTransform):
@@ -164,7 +169,7 @@ class _StatefulDrain(beam.DoFn):
         if rest:
             buffer.add(rest)
             self._arm(timer, armed_at, self._fire_time(min(e[0] for e in rest)))
-        yield from _emit(key, engine, result, pending_before, self.batch_size)
+        yield from _emit(key, engine, result, pending_before, self.factory, self.batch_size)
 
 
 class StatefulReplay(beam.PTransform):

@@ -34,6 +34,7 @@ from transforms.delays import DelaySpec
 from transforms.drift import DRIFT, DetectDrift, DriftPlan
 from transforms.engine import COUNTERS, PREDICTION_KINDS
 from transforms.models import ModelSpec, ModelSpecError
+from transforms.progress import job_counters
 from transforms.stream_profile import ProfileStreams
 from transforms.read import READ_COUNTS, ReadStreams
 from transforms.records import RESULT_COLUMNS
@@ -153,7 +154,8 @@ def build(p: beam.Pipeline, pl: Plan, staging: str) -> None:
     cfg = pl.config
     read = p | "Read" >> ReadStreams(pl.streams, list(pl.models), pl.delay, cfg.chunk_size)
     engines = EngineFactory(pl.models, pl.classes, pl.tasks, cfg.final, pl.repredict,
-                            pl.scoring.bins, cfg.log_predictions)
+                            pl.scoring.bins, cfg.log_predictions,
+                            0.0 if cfg.quiet else cfg.progress_every)
     if pl.replay == "grouped":
         replay = read["chunks"] | "Replay" >> GroupedReplay(engines, cfg.chunk_size)
     else:
@@ -338,8 +340,10 @@ def run(config: RunConfig) -> pd.DataFrame:
     try:
         options = pipeline_options(config.runner, config.beam_args)
         try:
-            with beam.Pipeline(runner=make_runner(config.runner), options=options) as p:
-                build(p, pl, staging)
+            p = beam.Pipeline(runner=make_runner(config.runner), options=options)
+            build(p, pl, staging)
+            result = p.run()
+            result.wait_until_finish()
         except InputError as e:  # raised by a reader on a worker; Beam appends the step name
             raise ConfigError(str(e).split(" [while running")[0]) from None
         summary = _complete_summary(pl, pd.read_parquet(os.path.join(staging,
@@ -358,7 +362,15 @@ def run(config: RunConfig) -> pd.DataFrame:
             os.replace(os.path.join(staging, name), os.path.join(config.out, name))
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+    if config.report:
+        from pipelines.report import write_report
+
+        report = write_report(config.out)
     if not config.quiet:
+        counters = job_counters(result)
+        if counters:
+            print("job counters: " + ", ".join(f"{k} {v:,}" for k, v in counters.items()),
+                  file=sys.stderr)
         print(format_table(summary) + "\n")
         with open(os.path.join(config.out, "profile.json"), encoding="utf-8") as f:
             print(format_profiles(json.load(f)))
@@ -366,4 +378,6 @@ def run(config: RunConfig) -> pd.DataFrame:
         if not delays.empty:
             print("\nPage-Hinkley: detection delay (false alarms) per known drift, by 1 − α")
             print(delays.to_string(index=False))
+        if config.report:
+            print(f"\nreport: {report}")
     return summary

@@ -1,0 +1,84 @@
+"""Progress of the replay: Beam metrics counters on every runner, and periodic progress lines
+on stderr where the workers share the user's terminal (local runs).
+
+The counters live in the namespace `delayed-eval`; `job_counters(result)` reads them back when
+a job has finished, whichever runner ran it.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+from apache_beam.metrics import Metrics
+from apache_beam.metrics.metric import MetricsFilter
+
+NAMESPACE = "delayed-eval"
+# What a drain reports (transforms.engine.COUNTERS plus the change in pending instances).
+PROGRESS_COUNTERS = ("instances", "updates", "labels", "dead_letters", "pending")
+_STARTED = time.monotonic()  # the rate is over the time since this process loaded us
+
+
+class ProgressLines:
+    """Totals of this process's replays, printed at most every `every` seconds.
+
+    >>> import io
+    >>> lines = ProgressLines(every=0.0, stream=io.StringIO())
+    >>> lines.add(("s", "m"), {"instances": 10, "labels": 8, "updates": 0, "pending": 2,
+    ...                        "dead_letters": 0})
+    >>> lines.stream.getvalue().split(" events/s")[0].rsplit(",", 1)[0]
+    'progress: 18 events, 8 labels, 2 pending, 0 dead letters (1 stream × model)'
+    """
+
+    def __init__(self, every: float, stream=None):
+        self.every = every
+        self.stream = stream
+        self.totals = dict.fromkeys(PROGRESS_COUNTERS, 0)
+        self.keys: set = set()
+        self.started = _STARTED
+        self.last = -float("inf")
+
+    def add(self, key, counts: dict) -> None:
+        self.keys.add(key)
+        for name in PROGRESS_COUNTERS:
+            self.totals[name] += counts.get(name, 0)
+        now = time.monotonic()
+        if now - self.last >= self.every:
+            self.last = now
+            t = self.totals
+            events = t["instances"] + t["updates"] + t["labels"]
+            rate = events / max(now - self.started, 1e-9)
+            print(f"progress: {events:,} events, {t['labels']:,} labels, {t['pending']:,} "
+                  f"pending, {t['dead_letters']:,} dead letters ({len(self.keys)} stream × "
+                  f"model{'s' if len(self.keys) != 1 else ''}), {rate:,.0f} events/s",
+                  file=self.stream or sys.stderr, flush=True)
+
+
+_LINES: dict[float, ProgressLines] = {}  # per process: one set of totals per interval
+
+
+def report_progress(key, counts: dict, every: float) -> None:
+    """Count a drain's events in the Beam counters and, if `every` > 0, in the progress lines
+    of this process (every: seconds between lines)."""
+    for name in PROGRESS_COUNTERS:
+        if counts.get(name):
+            Metrics.counter(NAMESPACE, name).inc(counts[name])
+    if every > 0:
+        lines = _LINES.get(every)
+        if lines is None:
+            lines = _LINES[every] = ProgressLines(every)
+        lines.add(key, counts)
+
+
+def job_counters(result) -> dict:
+    """The `delayed-eval` counters of a finished job (committed values; attempted where the
+    runner reports no committed ones)."""
+    out = dict.fromkeys(PROGRESS_COUNTERS, 0)
+    try:
+        counters = result.metrics().query(MetricsFilter().with_namespace(NAMESPACE))["counters"]
+    except Exception:  # a runner without metrics support: report nothing rather than fail
+        return {}
+    for c in counters:
+        value = c.committed if c.committed is not None else c.attempted
+        out[c.key.metric.name] = out.get(c.key.metric.name, 0) + int(value or 0)
+    return out
