@@ -104,6 +104,52 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+README_MARKERS = ("<!-- cli-reference:start -->", "<!-- cli-reference:end -->")
+
+
+def cli_reference() -> str:
+    """The CLI reference in Markdown, generated from the parser (the README carries it, and a
+    test keeps the two equal; refresh with `python -m pipelines.cli --write-reference README.md`).
+
+    >>> print(cli_reference().splitlines()[0])
+    ### `delayed-eval run`
+    """
+    parser = _parser()
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    out = []
+    for name, sub in commands.choices.items():
+        out += [f"### `delayed-eval {name}`", "", sub.description or "", "",
+                "| option | meaning |", "|---|---|"]
+        for action in sub._actions:
+            if isinstance(action, argparse._HelpAction):
+                continue
+            flags = ", ".join(action.option_strings) or action.metavar or action.dest
+            if action.option_strings and action.nargs != 0:
+                value = action.metavar or action.dest.upper()
+                if action.choices:
+                    value = "{" + ",".join(map(str, action.choices)) + "}"
+                flags += f" {value}"
+            text = (action.help or "").replace("|", "\\|")
+            if isinstance(action.default, str):  # run's defaults live in RunConfig
+                text += f" (default: {action.default})"
+            out.append(f"| `{flags}` | {text} |")
+        out.append("")
+    out.append("Any other `--flag` of `run` is passed to Beam unchanged (e.g. "
+               "`--direct_num_workers 2`).")
+    return "\n".join(out) + "\n"
+
+
+def write_reference(readme: str) -> None:
+    """Replace the README's CLI reference (between its markers) with `cli_reference()`."""
+    with open(readme, encoding="utf-8") as f:
+        text = f.read()
+    start, end = README_MARKERS
+    head, rest = text.split(start)
+    _, tail = rest.split(end)
+    with open(readme, "w", encoding="utf-8") as f:
+        f.write(f"{head}{start}\n{cli_reference()}{end}{tail}")
+
+
 def _config(args, beam_args) -> RunConfig:
     fields = {"streams": args.stream, "models": args.model, "delay": args.delay,
               "out": args.out, "runner": args.runner, "replay": args.replay,
@@ -161,4 +207,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
+    if sys.argv[1:2] == ["--write-reference"]:
+        write_reference(sys.argv[2])
+        sys.exit(0)
     sys.exit(main())

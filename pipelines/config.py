@@ -64,6 +64,8 @@ class RunConfig:
             raise ConfigError("no model given (--model)")
         if self.replay not in ("auto", "grouped", "stateful"):
             raise ConfigError(f"replay must be auto, grouped or stateful, not {self.replay!r}")
+        if self.progress_every < 0:
+            raise ConfigError("progress_every must be 0 or more seconds")
         for name in ("chunk_size", "curve_every", "bins"):
             if int(getattr(self, name)) < 1:
                 raise ConfigError(f"{name} must be at least 1")

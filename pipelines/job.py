@@ -155,7 +155,7 @@ def build(p: beam.Pipeline, pl: Plan, staging: str) -> None:
     read = p | "Read" >> ReadStreams(pl.streams, list(pl.models), pl.delay, cfg.chunk_size)
     engines = EngineFactory(pl.models, pl.classes, pl.tasks, cfg.final, pl.repredict,
                             pl.scoring.bins, cfg.log_predictions,
-                            0.0 if cfg.quiet else cfg.progress_every)
+                            None if cfg.quiet else cfg.progress_every)
     if pl.replay == "grouped":
         replay = read["chunks"] | "Replay" >> GroupedReplay(engines, cfg.chunk_size)
     else:

@@ -198,8 +198,8 @@ def fig_binned(plt, run: RunFiles):
             ax.plot(rows["bin"].to_numpy(float), rows["value"].to_numpy(float), "-o",
                     markersize=2, color=f"C{i}", label=f"{model} ({metric})")
         ticks = [0, run.bins // 2, run.bins + 1] if run.bins > 2 else list(b_all)
-        ax.set_xticks(ticks, [f"{t}\n{'initial' if t == 0 else 'final' if t == run.bins + 1 else ''}"
-                              for t in ticks])
+        names = {0: "initial", run.bins + 1: "final"}
+        ax.set_xticks(ticks, [f"{t}\n{names.get(t, '')}" for t in ticks])
         ax.set_xlabel("bin b of the latency period (0: initial, B+1: final)")
         ax.set_ylabel("Λ(T, b)")
         ax.set_title(stream)
@@ -248,7 +248,7 @@ def fig_forgetting(plt, run: RunFiles):
         task = run.task(model)
         metric = PRIMARY[task]
 
-        def loss(y):
+        def loss(y, task=task):
             return 1.0 - y if task == "classification" else y
 
         x, y = run.curve(stream, model, "initial", metric)

@@ -57,13 +57,13 @@ class ProgressLines:
 _LINES: dict[float, ProgressLines] = {}  # per process: one set of totals per interval
 
 
-def report_progress(key, counts: dict, every: float) -> None:
-    """Count a drain's events in the Beam counters and, if `every` > 0, in the progress lines
-    of this process (every: seconds between lines)."""
+def report_progress(key, counts: dict, every: float | None) -> None:
+    """Count a drain's events in the Beam counters and, unless `every` is None, in the progress
+    lines of this process (every: seconds between lines; 0: a line per drain)."""
     for name in PROGRESS_COUNTERS:
         if counts.get(name):
             Metrics.counter(NAMESPACE, name).inc(counts[name])
-    if every > 0:
+    if every is not None:
         lines = _LINES.get(every)
         if lines is None:
             lines = _LINES[every] = ProgressLines(every)

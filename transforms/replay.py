@@ -55,7 +55,7 @@ class EngineFactory:
     repredict: RepredictPolicy | None = None
     bins: int = 0  # > 0: outcomes carry their bin predictions
     log_predictions: str = "all"
-    progress: float = 0.0  # seconds between progress lines on stderr; 0: none
+    progress: float | None = None  # seconds between progress lines on stderr; None: none
 
     def new(self, key) -> ReplayEngine:
         stream, model = key

@@ -1,0 +1,108 @@
+"""The report (HTML + PNG figures), progress lines and counters, and the Python API."""
+
+import base64
+import json
+import re
+
+import numpy as np
+import pytest
+
+from pipelines import evaluate, load_results, write_report
+from pipelines.cli import main
+from pipelines.report import period_loss
+
+FIGURES = {"initial_final", "binned", "weights", "intermediate", "forgetting", "comparison",
+           "drift", "profile"}
+STREAM = 'sea=synth:SEA{"n": 1500, "seed": 3, "drift": [{"at": 750, "width": 1, "variant": 2}]}'
+
+
+@pytest.fixture(scope="module")
+def finished_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("report")
+    summary = evaluate([STREAM], ["no-change", "gaussian-nb", "hoeffding-tree"], delay="50",
+                       out=str(out), runner="direct", bins=10, repredict="every_k_labels:5",
+                       windows=[300], fadings=[0.99], curve_every=100, report=True)
+    return out, summary
+
+
+def test_report_has_every_figure_as_a_real_png_embedded_in_the_html(finished_run):
+    out, _ = finished_run
+    import matplotlib.image
+
+    figures = out / "figures"
+    assert {p.stem for p in figures.iterdir()} == FIGURES
+    page = (out / "report.html").read_text(encoding="utf-8")
+    embedded = re.findall(r"data:image/png;base64,([A-Za-z0-9+/=]+)", page)
+    assert len(embedded) == len(FIGURES)
+    for name in FIGURES:
+        png = (figures / f"{name}.png").read_bytes()
+        assert png.startswith(b"\x89PNG\r\n\x1a\n") and len(png) > 10_000
+        pixels = matplotlib.image.imread(figures / f"{name}.png")
+        assert pixels.shape[0] >= 300 and pixels.shape[1] >= 500
+        colours = np.unique(pixels.reshape(-1, pixels.shape[-1]).round(2), axis=0)
+        assert len(colours) > 20  # lines, text and fills, not a blank canvas
+        assert base64.b64encode(png).decode("ascii") in embedded
+        assert f"id='{name}'" in page
+    # No external assets: nothing is fetched when the page opens offline.
+    assert not re.search(r"(src|href)=['\"](https?:|//|[^d'\"#])", page)
+    for heading in ("Summary (layout of Table II)", "Stream profile", "Counts"):
+        assert heading in page
+
+
+def test_report_tables_show_the_runs_numbers(finished_run):
+    out, summary = finished_run
+    page = (out / "report.html").read_text(encoding="utf-8")
+    accuracy = summary.query("category == 'initial' and metric == 'accuracy' and "
+                             "window == 'cumulative' and model == 'gaussian-nb'")["value"]
+    assert f"{accuracy.iloc[0]:.4f}" in page
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["counts"][0]["instances"] == 1500
+    assert "<td>1500</td>" in page
+
+
+def test_report_without_re_evaluation_says_what_is_missing(tmp_path):
+    evaluate(['synth:SEA{"n": 300, "seed": 1}'], ["no-change"], delay="10", out=str(tmp_path),
+             repredict="none", curve_every=100)
+    page = open(write_report(str(tmp_path)), encoding="utf-8").read()
+    figures = {p.stem for p in (tmp_path / "figures").iterdir()}
+    assert figures == {"initial_final", "forgetting", "drift", "profile"}
+    assert "needs re-evaluation" in page and "needs two or more models" in page
+
+
+def test_report_command(finished_run, tmp_path, capsys):
+    out, _ = finished_run
+    (out / "report.html").unlink()
+    assert main(["report", str(out)]) == 0
+    assert (out / "report.html").exists()
+    assert main(["report", str(tmp_path / "nothing")]) == 2
+    assert "not a finished run" in capsys.readouterr().err
+
+
+def test_period_loss_is_the_error_between_curve_points():
+    labels = np.array([100, 200, 300])
+    accuracy = np.array([0.9, 0.85, 0.8])  # 90, 170, 240 correct
+    assert period_loss(labels, accuracy)[1] == pytest.approx([0.1, 0.2, 0.3])
+
+
+def test_progress_lines_and_counters_on_stderr_unless_quiet(tmp_path, capsys):
+    args = ["run", "--stream", 'synth:SEA{"n": 400, "seed": 2}', "--model", "no-change",
+            "--delay", "10", "--runner", "direct", "--repredict", "none",
+            "--progress-every", "0"]
+    assert main([*args, "--out", str(tmp_path / "a")]) == 0
+    err = capsys.readouterr().err
+    assert re.search(r"progress: [\d,]+ events, [\d,]+ labels, [\d,]+ pending, 0 dead letters "
+                     r"\(1 stream × model\), [\d,]+ events/s", err)
+    assert "job counters: instances 400, updates 0, labels 400, dead_letters 0, pending 0" in err
+    assert main([*args, "--out", str(tmp_path / "b"), "--quiet"]) == 0
+    printed = capsys.readouterr()
+    assert printed.err == "" and printed.out == ""
+
+
+def test_api_returns_the_summary_and_load_results_reads_the_run(finished_run):
+    out, summary = finished_run
+    assert summary.attrs["out"] == str(out)
+    again = load_results(str(out))
+    assert again["value"].equals(summary["value"].astype(float)) or \
+        np.allclose(again["value"], summary["value"], equal_nan=True)
+    assert set(load_results(str(out), "curves")["window"]) == {"cumulative", "w=300",
+                                                                "fading=0.99"}
