@@ -3,7 +3,7 @@ straightforward implementation of the paper's Algorithm 1.
 
     python -m benchmarks.bench_reevaluation [--n 20000] [--delay 1000] [--bins 100]
         [--models gaussian-nb hoeffding-tree] [--k 1 10] [--log initial-final]
-        [--naive-full]
+        [--naive-full] [--repeats 3]
 
 For each model: the whole delayed-eval pipeline (DirectRunner) without re-evaluation
 (`--repredict none`) and with `every_k_labels:K`, B bins; and `naive_replay` (a per-label scan
@@ -12,13 +12,16 @@ same events. The naive replay of K=1 takes tens of minutes (delay x labels predi
 so by default it is timed on two prefixes of the stream and extrapolated linearly (its cost
 per label is constant once the buffer is full; the last `delay` labels, which arrive together
 at the end with a shrinking buffer, make the estimate slightly high); `--naive-full` runs it
-to the end and checks its binned accuracy equals the pipeline's.
+to the end and checks its binned accuracy equals the pipeline's. With `--repeats R` the pipeline
+runs are repeated R times, interleaved (plain, K..., plain, K...), and the medians reported, so
+load drift on a shared machine hits both sides alike.
 """
 
 from __future__ import annotations
 
 import argparse
 import math
+import statistics
 import tempfile
 import time
 
@@ -71,17 +74,25 @@ def main() -> None:
                         help="--log-predictions of the pipeline runs (the naive replay logs "
                              "nothing; 'all' adds writing every re-prediction)")
     parser.add_argument("--naive-full", action="store_true")
+    parser.add_argument("--repeats", type=int, default=1)
     args = parser.parse_args()
     events = sorted(e for e in StreamSpec.parse(stream(args.n, args.seed)).events(
         DelaySpec.parse(str(args.delay))) if not isinstance(e, dict))
     print(f"Agrawal {args.n} events, delay {args.delay}, B={args.bins}, "
-          f"--log-predictions {args.log}")
+          f"--log-predictions {args.log}, pipeline times: median of {args.repeats}")
     print(f"{'model':16} {'K':>3} {'plain s':>8} {'re-eval s':>10} {'ratio':>6} "
           f"{'naive s':>9} {'speed-up':>9}")
     for model in args.models:
-        plain, _ = pipeline(args, model, "none")
+        times: dict = {}
+        binned_of: dict = {}
+        for _ in range(args.repeats):
+            for policy in ["none", *(f"every_k_labels:{k}" for k in args.k)]:
+                seconds, binned_of[policy] = pipeline(args, model, policy)
+                times.setdefault(policy, []).append(seconds)
+        plain = statistics.median(times["none"])
         for k in args.k:
-            ours, binned = pipeline(args, model, f"every_k_labels:{k}")
+            ours = statistics.median(times[f"every_k_labels:{k}"])
+            binned = binned_of[f"every_k_labels:{k}"]
             if args.naive_full:
                 naive_s, naive_acc = naive(args, model, k, events)
                 same = all((math.isnan(a) and math.isnan(b)) or a == b

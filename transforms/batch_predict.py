@@ -408,12 +408,13 @@ def _leaf_parameters(leaf, names):
     prior = np.array([math.log(w / total) if w > 0 else 0.0 for w in weights])
     # log pdf = (x − μ)² / (−2σ²) + const; an unknown pair contributes 0: σ² = ∞, const = 0.
     const = np.where(known, -0.5 * math.log(math.tau) - 0.5 * np.log(variance), 0.0)
-    variance = np.where(known, -2.0 * variance, -np.inf)
+    minus_two_variance = np.where(known, -2.0 * variance, -np.inf)
     columns = [column for column, _ in used]
     if columns == list(range(len(names))):
         columns = slice(None)  # all features in order: no gather
     positive = np.array(weights) > 0
-    return classes, columns, mu, variance, const, prior, None if positive.all() else positive
+    return (classes, columns, mu, minus_two_variance, const, prior,
+            None if positive.all() else positive)
 
 
 def _naive_bayes_leaf(params, rows):

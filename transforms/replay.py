@@ -30,7 +30,7 @@ from apache_beam.utils.timestamp import MAX_TIMESTAMP, Timestamp
 
 from transforms.engine import ReplayEngine
 from transforms.models import ModelSpec
-from transforms.progress import report_progress
+from transforms.progress import ProgressLines, report_progress
 from transforms.repredict import RepredictPolicy
 
 # Keys are (stream, model) strings: a deterministic key coder, as stateful DoFns and
@@ -64,8 +64,8 @@ class EngineFactory:
                             self.log_predictions)
 
 
-def _emit(key, engine: ReplayEngine, result, pending_before: int, factory: EngineFactory,
-          batch_size: int):
+def _emit(key, engine: ReplayEngine, result, pending_before: int,
+          lines: ProgressLines | None, batch_size: int):
     """Yield a drain's results as batched, tagged outputs (and count its progress)."""
     stream, model = key
     for i in range(0, len(result.outcomes), batch_size):
@@ -81,15 +81,25 @@ def _emit(key, engine: ReplayEngine, result, pending_before: int, factory: Engin
         yield beam.pvalue.TaggedOutput(DEAD_LETTERS, {**d, "model": model})
     counts = dict(result.counts)
     counts["pending"] = len(engine.pending) - pending_before
-    report_progress(key, counts, factory.progress)
+    report_progress(key, counts, lines)
     yield beam.pvalue.TaggedOutput(COUNTS, (key, counts))
     yield beam.pvalue.TaggedOutput(CLASSES, (key, list(engine.classes)))
 
 
-class _DrainGrouped(beam.DoFn):
+class _ReplayDoFn(beam.DoFn):
+    """What both replay DoFns share: the engine factory and this instance's progress lines."""
+
     def __init__(self, factory: EngineFactory, batch_size: int):
         self.factory = factory
         self.batch_size = batch_size
+        self.lines = None
+
+    def setup(self):
+        if self.factory.progress is not None:
+            self.lines = ProgressLines(self.factory.progress)
+
+
+class _DrainGrouped(_ReplayDoFn):
 
     def process(self, element):
         key, chunks = element
@@ -101,7 +111,7 @@ class _DrainGrouped(beam.DoFn):
         for i in range(0, max(len(events), 1), step):
             pending_before = len(engine.pending)
             result = engine.drain(events[i:i + step], math.inf)
-            yield from _emit(key, engine, result, pending_before, self.factory,
+            yield from _emit(key, engine, result, pending_before, self.lines,
                              self.batch_size)
 
 
@@ -120,15 +130,14 @@ class GroupedReplay(beam.PTransform):
                 .with_outputs(*OUTPUT_TAGS, main="outcomes"))
 
 
-class _StatefulDrain(beam.DoFn):
+class _StatefulDrain(_ReplayDoFn):
     BUFFER = BagStateSpec("buffer", PickleCoder())
     ENGINE = ReadModifyWriteStateSpec("engine", PickleCoder())
     ARMED_AT = ReadModifyWriteStateSpec("armed_at", VarIntCoder())
     FLUSH = TimerSpec("flush", TimeDomain.WATERMARK)
 
     def __init__(self, factory: EngineFactory, batch_size: int, bucket: float | None):
-        self.factory = factory
-        self.batch_size = batch_size
+        super().__init__(factory, batch_size)
         self.bucket = bucket  # None: bounded input, drain once at the end of the window
 
     def _fire_time(self, t: float) -> Timestamp:
@@ -169,7 +178,7 @@ class _StatefulDrain(beam.DoFn):
         if rest:
             buffer.add(rest)
             self._arm(timer, armed_at, self._fire_time(min(e[0] for e in rest)))
-        yield from _emit(key, engine, result, pending_before, self.factory, self.batch_size)
+        yield from _emit(key, engine, result, pending_before, self.lines, self.batch_size)
 
 
 class StatefulReplay(beam.PTransform):
