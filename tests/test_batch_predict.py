@@ -75,14 +75,20 @@ def test_rows_that_differ_from_the_first_are_not_encoded():
     assert predictor.encode({"a": float("nan"), "b": 2.5}) is None
 
 
-def test_tree_stamps_change_exactly_when_a_rows_leaf_changes():
+def grown_tree(n: int, learned: int, rows_from: int):
+    """A Hoeffding tree that learned `learned` Agrawal rows, its predictor, the stream's first
+    `n` rows, and 400 rows from `rows_from` as (dicts, dense rows)."""
     model = tree.HoeffdingTreeClassifier(grace_period=50)
-    data = list(itertools.islice(synth.Agrawal(seed=3), 3000))
-    for x, y in data[:2000]:
+    data = list(itertools.islice(synth.Agrawal(seed=3), n))
+    for x, y in data[:learned]:
         model.learn_one(x, y)
     predictor = batch_predictor(model)
-    xs = [x for x, _ in data[2000:2400]]
-    rows = np.array([predictor.encode(x) for x in xs])
+    xs = [x for x, _ in data[rows_from:rows_from + 400]]
+    return model, predictor, data, xs, np.array([predictor.encode(x) for x in xs])
+
+
+def test_tree_stamps_change_exactly_when_a_rows_leaf_changes():
+    model, predictor, data, xs, rows = grown_tree(3000, 2000, 2000)
 
     def stamps(before):
         codes, labels, stamped, changed = predictor.predict_changed(model, rows, xs, before)
@@ -118,13 +124,7 @@ def test_tree_stamps_change_exactly_when_a_rows_leaf_changes():
 
 def test_tree_rows_are_routed_again_exactly_when_their_leaf_splits():
     """A row's stamp names its leaf; after a split only the split leaf's rows change leaf."""
-    model = tree.HoeffdingTreeClassifier(grace_period=50)
-    data = list(itertools.islice(synth.Agrawal(seed=3), 6000))
-    for x, y in data[:100]:
-        model.learn_one(x, y)
-    predictor = batch_predictor(model)
-    xs = [x for x, _ in data[5000:5400]]
-    rows = np.array([predictor.encode(x) for x in xs])
+    model, predictor, data, xs, rows = grown_tree(6000, 100, 5000)
 
     def leaves():
         return [model._root.traverse(x) if hasattr(model._root, "children") else model._root
