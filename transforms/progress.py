@@ -19,8 +19,8 @@ PROGRESS_COUNTERS = ("instances", "updates", "labels", "dead_letters", "pending"
 
 
 class ProgressLines:
-    """Totals of one replay DoFn instance (all its keys), printed at most every `every` seconds
-(0: at every drain); the rate is over the time since the DoFn was set up.
+    """Totals of one replay DoFn instance (all its keys), printed at most every `every`
+    seconds (0: at every drain); the rate is over the time since the DoFn was set up.
 
     >>> import io
     >>> lines = ProgressLines(every=0.0, stream=io.StringIO())
