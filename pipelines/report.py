@@ -93,18 +93,31 @@ class RunFiles:
         options = self.manifest["streams"][stream]["spec"].get("options") or {}
         return sorted(int(d["at"]) for d in options.get("drift", []))
 
-    def curve(self, stream, model, category, metric, window="cumulative", alpha=None,
-              bin=None):
-        """(labels, values) of one curve, in label order."""
-        c = self.curves
-        rows = c[(c["stream"] == stream) & (c["model"] == model) & (c["category"] == category)
-                 & (c["metric"] == metric) & (c["window"] == window)]
+    @staticmethod
+    def rows(frame: pd.DataFrame, stream, model, category, metric, window="cumulative",
+             alpha=None, bin=None) -> pd.DataFrame:
+        """The rows of `frame` (summary or curves) for one measure of one key."""
+        rows = frame[(frame["stream"] == stream) & (frame["model"] == model)
+                     & (frame["category"] == category) & (frame["metric"] == metric)
+                     & (frame["window"] == window)]
         if alpha is not None:
             rows = rows[rows["alpha"] == alpha]
         if bin is not None:
             rows = rows[rows["bin"] == bin]
-        rows = rows.sort_values("labels")
+        return rows
+
+    def curve(self, stream, model, category, metric, window="cumulative", alpha=None,
+              bin=None):
+        """(labels, values) of one curve, in label order."""
+        rows = self.rows(self.curves, stream, model, category, metric, window, alpha,
+                         bin).sort_values("labels")
         return rows["labels"].to_numpy(float), rows["value"].to_numpy(float)
+
+    def period_losses(self, stream, model):
+        """(labels, loss within each curve period) of a classifier's initial predictions."""
+        rows = self.rows(self.curves, stream, model, "initial", "accuracy").sort_values("labels")
+        return period_loss(rows["labels"].to_numpy(float), rows["value"].to_numpy(float),
+                           rows["n"].to_numpy(float))
 
 
 def period_loss(labels: np.ndarray, values: np.ndarray, n: np.ndarray | None = None):
@@ -162,10 +175,10 @@ def _legend(ax) -> None:
         ax.legend(fontsize=8)
 
 
-def _label_axis(ax, run: RunFiles, stream: str, ylabel: str) -> None:
+def _label_axis(ax, title: str, ylabel: str) -> None:
     ax.set_xlabel("T, labels received")
     ax.set_ylabel(ylabel)
-    ax.set_title(stream)
+    ax.set_title(title)
 
 
 def fig_initial_final(plt, run: RunFiles):
@@ -179,7 +192,7 @@ def fig_initial_final(plt, run: RunFiles):
                 x, y = run.curve(stream, model, category, metric)
                 if len(x):
                     ax.plot(x, y, style, color=color, label=f"{model} {category} {metric}")
-        _label_axis(ax, run, stream, "accuracy / MAE (cumulative)")
+        _label_axis(ax, stream, "accuracy / MAE (cumulative)")
         _legend(ax)
     return _png(plt, fig)
 
@@ -193,8 +206,7 @@ def fig_binned(plt, run: RunFiles):
     for ax, stream in zip(axes, run.streams):
         for i, model in enumerate(run.models):
             metric = PRIMARY[run.task(model)]
-            rows = s[(s["stream"] == stream) & (s["model"] == model) & (s["category"] == "binned")
-                     & (s["metric"] == metric) & (s["window"] == "cumulative")].sort_values("bin")
+            rows = run.rows(s, stream, model, "binned", metric).sort_values("bin")
             ax.plot(rows["bin"].to_numpy(float), rows["value"].to_numpy(float), "-o",
                     markersize=2, color=f"C{i}", label=f"{model} ({metric})")
         ticks = [0, run.bins // 2, run.bins + 1] if run.bins > 2 else list(b_all)
@@ -232,7 +244,7 @@ def fig_intermediate(plt, run: RunFiles):
             ax.plot(x, y, color=f"C{i + 2}", label=f"Ψ{alpha:g}")
         x, y = run.curve(stream, model, "final", metric)
         ax.plot(x, y, color="C1", linestyle="--", label="final")
-        _label_axis(ax, run, f"{stream} / {model}", f"{metric} (cumulative)")
+        _label_axis(ax, f"{stream} / {model}", f"{metric} (cumulative)")
         _legend(ax)
     return _png(plt, fig)
 
@@ -254,24 +266,16 @@ def fig_forgetting(plt, run: RunFiles):
         x, y = run.curve(stream, model, "initial", metric)
         ax.plot(x, loss(y), color="black", label="cumulative")
         if task == "classification" and len(x):
-            n = _curve_n(run, stream, model, metric)
-            px, py = period_loss(x, y, n)
+            px, py = run.period_losses(stream, model)
             ax.step(px, py, where="pre", color="grey", alpha=0.6,
                     label="within each curve period")
         for i, view in enumerate(views):
             x, y = run.curve(stream, model, "initial", metric, window=view)
             if len(x):
                 ax.plot(x, loss(y), color=f"C{i}", label=view)
-        _label_axis(ax, run, f"{stream} / {model}", LOSS_NAME[task])
+        _label_axis(ax, f"{stream} / {model}", LOSS_NAME[task])
         _legend(ax)
     return _png(plt, fig)
-
-
-def _curve_n(run: RunFiles, stream: str, model: str, metric: str) -> np.ndarray:
-    c = run.curves
-    rows = c[(c["stream"] == stream) & (c["model"] == model) & (c["category"] == "initial")
-             & (c["metric"] == metric) & (c["window"] == "cumulative")].sort_values("labels")
-    return rows["n"].to_numpy(float)
 
 
 def fig_comparison(plt, run: RunFiles):
@@ -293,8 +297,8 @@ def fig_comparison(plt, run: RunFiles):
         for sign in (1, -1):
             m_ax.axhline(sign * MCNEMAR_CRITICAL, color="red", linestyle=":",
                          label="significance 0.99 (±6.635)" if sign == 1 else None)
-        _label_axis(q_ax, run, f"{stream}: Q = log(S_A / S_B)", "Q statistic (> 0: B better)")
-        _label_axis(m_ax, run, f"{stream}: signed McNemar", "signed McNemar statistic")
+        _label_axis(q_ax, f"{stream}: Q = log(S_A / S_B)", "Q statistic (> 0: B better)")
+        _label_axis(m_ax, f"{stream}: signed McNemar", "signed McNemar statistic")
         _legend(q_ax)
         _legend(m_ax)
     return _png(plt, fig)
@@ -309,15 +313,12 @@ def fig_drift(plt, run: RunFiles):
         for i, model in enumerate(run.models):
             task = run.task(model)
             metric = PRIMARY[task]
-            x, y = run.curve(stream, model, "initial", metric)
+            x, y = run.period_losses(stream, model) if task == "classification" \
+                else run.curve(stream, model, "initial", metric)
             if not len(x):
                 continue
-            if task == "classification":
-                x, y = period_loss(x, y, _curve_n(run, stream, model, metric))
             ax.step(x, y, where="pre", color=f"C{i}", label=f"{model} {LOSS_NAME[task]}")
-            alarms = s[(s["stream"] == stream) & (s["model"] == model)
-                       & (s["category"] == "drift") & (s["metric"] == "alarm")
-                       & (s["window"] == "cumulative")]
+            alarms = run.rows(s, stream, model, "drift", "alarm")
             if len(alarms):
                 at = alarms["value"].to_numpy(float)
                 level = np.interp(at, x, np.nan_to_num(y))
@@ -326,7 +327,7 @@ def fig_drift(plt, run: RunFiles):
         for k, point in enumerate(run.drift_points(stream)):
             ax.axvline(point, color="black", linestyle="--",
                        label="known drift" if k == 0 else None)
-        _label_axis(ax, run, stream, "loss within each curve period")
+        _label_axis(ax, stream, "loss within each curve period")
         _legend(ax)
     return _png(plt, fig)
 
@@ -359,8 +360,7 @@ def fig_profile(plt, run: RunFiles):
         for model in run.models:
             if run.task(model) != "classification":
                 continue
-            row = s[(s["stream"] == stream) & (s["model"] == model) & (s["category"] == "initial")
-                    & (s["metric"] == "accuracy") & (s["window"] == "cumulative")]
+            row = run.rows(s, stream, model, "initial", "accuracy")
             names.append(model)
             values.append(float(row["value"].iloc[0]) if len(row) else math.nan)
         b_ax.bar(range(len(names)), values, color=["grey", "grey"]
