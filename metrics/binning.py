@@ -78,19 +78,37 @@ def binned_many(t0, t_label, initial, times, values, final, bins: int,
     """
     missing = NO_CLASS if classification else math.nan
     dtype = np.int64 if classification else np.float64
+    initial = np.array([missing if v is None else v for v in initial], dtype=dtype)
+    final = np.array([missing if v is None else v for v in final], dtype=dtype)
+    sizes = np.array([0 if t is None else len(t) for t in times], dtype=np.int64)
+    present = [i for i, ts in enumerate(times) if ts is not None]
+    t = np.concatenate([np.asarray(times[i], dtype=np.float64) for i in present]
+                       or [np.empty(0)])
+    v = np.concatenate([np.asarray(values[i], dtype=dtype) for i in present]
+                       or [np.empty(0, dtype)])
+    return binned_flat(t0, t_label, initial, final, sizes, t, v, bins, classification)
+
+
+def binned_flat(t0, t_label, initial: np.ndarray, final: np.ndarray, sizes: np.ndarray,
+                t: np.ndarray, v: np.ndarray, bins: int,
+                classification: bool = True) -> np.ndarray:
+    """`binned_many` on flat arrays: `initial`/`final` per instance (−1 / NaN: none), the
+    re-predictions of all instances concatenated (`t`, `v`), instance by instance in time
+    order, `sizes` of them per instance. What a backfill reading a prediction log calls.
+
+    >>> binned_flat([0, 0], [100, 10], np.array([0, 1]), np.array([0, 0]), np.array([5, 0]),
+    ...             np.array([20., 30, 40, 45, 80]), np.array([1, 0, 0, 1, 1]), bins=4).tolist()
+    [[0, 1, 0, 1, 1, 0], [1, 1, 1, 1, 1, 0]]
+    """
+    dtype = np.int64 if classification else np.float64
     n = len(t0)
     out = np.empty((n, bins + 2), dtype=dtype)
-    initial = np.array([missing if v is None else v for v in initial], dtype=dtype)
     out[:, 0] = initial
-    out[:, -1] = [missing if v is None else v for v in final]
-    sizes = np.array([0 if t is None else len(t) for t in times], dtype=np.int64)
+    out[:, -1] = final
     if not sizes.any():
         out[:, 1:-1] = initial[:, None]
         return out
     seg = np.repeat(np.arange(n), sizes)  # the instance of each re-prediction
-    t = np.concatenate([np.asarray(ts, dtype=np.float64) for ts in times if ts is not None])
-    v = np.concatenate([np.asarray(vs, dtype=dtype) for vs, ts in zip(values, times)
-                        if ts is not None])
     t0 = np.asarray(t0, dtype=np.float64)
     delta = np.asarray(t_label, dtype=np.float64) - t0
     t0_i, delta_i = t0[seg], delta[seg]

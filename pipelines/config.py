@@ -11,6 +11,7 @@ import yaml
 
 LOG_LEVELS = ("all", "initial-final", "none")
 DRIFT_ON = ("initial", "final", "none")
+TASKS = ("classification", "regression")
 
 
 class ConfigError(ValueError):
@@ -55,18 +56,25 @@ class RunConfig:
     quiet: bool = False  # no progress lines, no tables: errors only
     progress_every: float = 5.0  # seconds between progress lines on stderr
     report: bool = False  # also write report.html and figures/ (pipelines.report)
+    # Backfill (`delayed-eval backfill`): score this prediction log instead of replaying
+    # models; `models` are then model names in the log (none: every model in it).
+    predictions: str | None = None
+    task: str = "classification"  # backfill: what the logged predictions are
+    buckets: int = 16  # backfill: instances are joined with their predictions in id buckets
 
     def __post_init__(self):
         self.delay = str(self.delay)
         if not self.streams:
             raise ConfigError("no stream given (--stream)")
-        if not self.models:
+        if not self.models and self.predictions is None:
             raise ConfigError("no model given (--model)")
+        if self.task not in TASKS:
+            raise ConfigError(f"task must be one of {', '.join(TASKS)}, not {self.task!r}")
         if self.replay not in ("auto", "grouped", "stateful"):
             raise ConfigError(f"replay must be auto, grouped or stateful, not {self.replay!r}")
         if self.progress_every < 0:
             raise ConfigError("progress_every must be 0 or more seconds")
-        for name in ("chunk_size", "curve_every", "bins"):
+        for name in ("chunk_size", "curve_every", "bins", "buckets"):
             if int(getattr(self, name)) < 1:
                 raise ConfigError(f"{name} must be at least 1")
         if self.log_predictions not in LOG_LEVELS:

@@ -29,11 +29,13 @@ from metrics import CLASSIFICATION_METRICS, NOT_PRIORITISED, REGRESSION_METRICS
 from pipelines.config import ConfigError, RunConfig
 from pipelines.results import drift_delay_table, format_profiles, format_table
 from runners import make_runner, pipeline_options
+from transforms.backfill import (LABELS, LOG_COUNTERS, BackfillOutcomes, LabelsOnly,
+                                 PredictionLogSpec)
 from transforms.comparison import COMPARISON, CompareModels, pair_name
 from transforms.delays import DelaySpec
 from transforms.drift import DRIFT, DetectDrift, DriftPlan
 from transforms.engine import COUNTERS, PREDICTION_KINDS
-from transforms.models import ModelSpec, ModelSpecError
+from transforms.models import ModelSpec, ModelSpecError, Step
 from transforms.progress import job_counters
 from transforms.stream_profile import ProfileStreams
 from transforms.read import READ_COUNTS, ReadStreams
@@ -44,6 +46,8 @@ from transforms.replay import (CLASSES, COUNTS, DEAD_LETTERS, PREDICTIONS, Engin
 from transforms.scoring import (BINNED, CATEGORIES, CURVES, INTERMEDIATE, ScoreOutcomes,
                                 ScoringPlan, time_window)
 from transforms.sources import InputError, StreamSpec
+
+LOGGED = "logged"  # backfill's default description of how its predictions were made
 
 PREDICTION_SCHEMA = pa.schema([("stream", pa.string()), ("model", pa.string()),
                                ("id", pa.string()), ("kind", pa.string()),
@@ -60,9 +64,14 @@ class Plan:
     tasks: dict[str, str]
     classes: dict[str, list | None]
     delay: DelaySpec
-    repredict: RepredictPolicy
+    repredict: RepredictPolicy | str  # backfill: how the logged predictions were made
     scoring: ScoringPlan
     drift: DriftPlan | None
+    log: PredictionLogSpec | None = None  # backfill: the prediction log scored
+
+    @property
+    def backfill(self) -> bool:
+        return self.log is not None
 
     @property
     def replay(self) -> str:
@@ -79,16 +88,29 @@ def plan(config: RunConfig) -> Plan:
         for s in streams:
             s.check()
             s.delay(delay)
-        models = {}
-        for text in config.models:
-            spec = ModelSpec.parse(text)
-            if spec.name in models:
-                raise ConfigError(f"two models are named {spec.name!r}; name them with "
-                                  f"NAME=SPEC")
-            models[spec.name] = spec
-        tasks = {name: spec.task() for name, spec in models.items()}
+        log, models = None, {}
+        if config.predictions is not None:  # backfill: model names, no specs
+            log = PredictionLogSpec.parse(config.predictions)
+            names = list(config.models) or log.model_names()
+            if not names:
+                raise ConfigError(f"prediction log {log.pattern}: no model names in it")
+            for name in names:
+                if name in models:
+                    raise ConfigError(f"model {name!r} is given twice")
+                models[name] = None
+            tasks = dict.fromkeys(models, config.task)
+            repredict = config.repredict if config.repredict == LOGGED else \
+                RepredictPolicy.parse(config.repredict).with_bins(config.bins)
+        else:
+            for text in config.models:
+                spec = ModelSpec.parse(text)
+                if spec.name in models:
+                    raise ConfigError(f"two models are named {spec.name!r}; name them with "
+                                      f"NAME=SPEC")
+                models[spec.name] = spec
+            tasks = {name: spec.task() for name, spec in models.items()}
+            repredict = RepredictPolicy.parse(config.repredict).with_bins(config.bins)
         classes = {s.name: s.declared_classes() for s in streams}
-        repredict = RepredictPolicy.parse(config.repredict).with_bins(config.bins)
     except (InputError, ModelSpecError, ValueError) as e:
         raise ConfigError(str(e)) from None
     names = [s.name for s in streams]
@@ -99,14 +121,14 @@ def plan(config: RunConfig) -> Plan:
     except ValueError as e:
         raise ConfigError(str(e)) from None
     scoring = ScoringPlan(final=config.final,
-                          bins=0 if repredict.kind == "none" else config.bins,
+                          bins=0 if str(repredict) == "none" else config.bins,
                           alphas=tuple(config.alphas), curve_every=config.curve_every,
                           windows=tuple(config.windows), fadings=tuple(config.fadings),
                           time_windows=time_windows)
     drift = None if config.drift_on == "none" else DriftPlan(
         config.drift_on, config.ph_delta, config.ph_threshold, config.ph_min_instances,
         tuple(config.ph_alphas), {s.name: s.drift_points() for s in streams if s.drift_points()})
-    return Plan(config, streams, models, tasks, classes, delay, repredict, scoring, drift)
+    return Plan(config, streams, models, tasks, classes, delay, repredict, scoring, drift, log)
 
 
 # -- writing inside the pipeline ---------------------------------------------------------------
@@ -149,19 +171,40 @@ def _sum_counts(dicts) -> dict:
     return total
 
 
-def build(p: beam.Pipeline, pl: Plan, staging: str) -> None:
-    """Add the whole evaluation to pipeline `p`, writing into `staging`."""
+def _outcomes(p: beam.Pipeline, pl: Plan) -> dict:
+    """The label outcomes and their bookkeeping (dead letters, counts, classes, read counts;
+    and the replay's predictions): from replaying models, or from a prediction log."""
     cfg = pl.config
-    read = p | "Read" >> ReadStreams(pl.streams, list(pl.models), pl.delay, cfg.chunk_size)
+    read = ReadStreams(pl.streams, [LABELS] if pl.backfill else list(pl.models), pl.delay,
+                       cfg.chunk_size)
+    progress = None if cfg.quiet else cfg.progress_every
+    if pl.backfill:
+        label_engines = EngineFactory(
+            {LABELS: ModelSpec(LABELS, (Step(f"{LabelsOnly.__module__}.LabelsOnly"),))},
+            pl.classes, {LABELS: cfg.task}, final=False, log_predictions="none",
+            progress=progress)
+        return p | "Backfill" >> BackfillOutcomes(
+            read, label_engines, pl.log, list(pl.models), cfg.task == "classification",
+            pl.scoring.bins, cfg.final, cfg.buckets, cfg.chunk_size)
+    read = p | "Read" >> read
     engines = EngineFactory(pl.models, pl.classes, pl.tasks, cfg.final, pl.repredict,
-                            pl.scoring.bins, cfg.log_predictions,
-                            None if cfg.quiet else cfg.progress_every)
+                            pl.scoring.bins, cfg.log_predictions, progress)
     if pl.replay == "grouped":
         replay = read["chunks"] | "Replay" >> GroupedReplay(engines, cfg.chunk_size)
     else:
         replay = read["chunks"] | "Replay" >> StatefulReplay(engines, cfg.chunk_size,
                                                              cfg.timer_bucket)
-    scored = replay.outcomes | "Score" >> ScoreOutcomes(pl.tasks, pl.scoring)
+    return {"outcomes": replay.outcomes, PREDICTIONS: replay[PREDICTIONS],
+            DEAD_LETTERS: (read[DEAD_LETTERS], replay[DEAD_LETTERS])
+            | "AllDeadLetters" >> beam.Flatten(),
+            COUNTS: replay[COUNTS], CLASSES: replay[CLASSES], READ_COUNTS: read[READ_COUNTS]}
+
+
+def build(p: beam.Pipeline, pl: Plan, staging: str) -> None:
+    """Add the whole evaluation to pipeline `p`, writing into `staging`."""
+    source = _outcomes(p, pl)
+    outcomes = source["outcomes"]
+    scored = outcomes | "Score" >> ScoreOutcomes(pl.tasks, pl.scoring)
 
     def write_rows(name):
         def write(rows):
@@ -175,15 +218,15 @@ def build(p: beam.Pipeline, pl: Plan, staging: str) -> None:
 
     summaries, curves = [scored.summary], [scored[CURVES]]
     if pl.drift is not None:
-        summaries.append(replay.outcomes | "Drift" >> DetectDrift(pl.tasks, pl.drift))
+        summaries.append(outcomes | "Drift" >> DetectDrift(pl.tasks, pl.drift))
     if len(pl.models) > 1:
-        compared = replay.outcomes | "Compare" >> CompareModels(pl.tasks, pl.scoring)
+        compared = outcomes | "Compare" >> CompareModels(pl.tasks, pl.scoring)
         summaries.append(compared.summary)
         curves.append(compared[CURVES])
     summary = summaries | "AllSummaries" >> beam.Flatten()
     classifiers = [m for m in pl.models if pl.tasks[m] == "classification"]
     first_classifier = {s.name: classifiers[0] for s in pl.streams} if classifiers else {}
-    (replay.outcomes | "StreamProfiles" >> ProfileStreams(first_classifier)
+    (outcomes | "StreamProfiles" >> ProfileStreams(first_classifier)
      | "ProfileList" >> beam.combiners.ToList()
      | "WriteProfiles" >> beam.Map(lambda items: _write_json(
          os.path.join(staging, "profile.json"), dict(sorted(items)))))
@@ -191,18 +234,18 @@ def build(p: beam.Pipeline, pl: Plan, staging: str) -> None:
      | "WriteSummary" >> beam.Map(write_rows("_summary.parquet")))
     (curves | "AllCurves" >> beam.Flatten() | "CurveList" >> beam.combiners.ToList()
      | "WriteCurves" >> beam.Map(write_rows("curves.parquet")))
-    (replay[PREDICTIONS] | "PredictionTables" >> beam.Map(_prediction_table)
-     | "WritePredictions" >> beam.io.WriteToParquetBatched(
-         os.path.join(staging, "predictions.parquet"), schema=PREDICTION_SCHEMA, num_shards=1,
-         shard_name_template=""))
-    dead = ((read[DEAD_LETTERS], replay[DEAD_LETTERS]) | "AllDeadLetters" >> beam.Flatten())
-    (dead | "DeadList" >> beam.combiners.ToList()
+    if PREDICTIONS in source:
+        (source[PREDICTIONS] | "PredictionTables" >> beam.Map(_prediction_table)
+         | "WritePredictions" >> beam.io.WriteToParquetBatched(
+             os.path.join(staging, "predictions.parquet"), schema=PREDICTION_SCHEMA,
+             num_shards=1, shard_name_template=""))
+    (source[DEAD_LETTERS] | "DeadList" >> beam.combiners.ToList()
      | "WriteDead" >> beam.Map(lambda rows: _write_jsonl(os.path.join(staging,
                                                                       "dead_letters.jsonl"), rows)))
-    key_counts = (replay[COUNTS] | "SumCounts" >> beam.CombinePerKey(_sum_counts))
-    classes = (replay[CLASSES] | "Classes" >> beam.CombinePerKey(
+    key_counts = (source[COUNTS] | "SumCounts" >> beam.CombinePerKey(_sum_counts))
+    classes = (source[CLASSES] | "Classes" >> beam.CombinePerKey(
         lambda lists: max(lists, key=len, default=[])))
-    read_counts = read[READ_COUNTS] | "SumReadCounts" >> beam.CombinePerKey(_sum_counts)
+    read_counts = source[READ_COUNTS] | "SumReadCounts" >> beam.CombinePerKey(_sum_counts)
 
     def write_counts(per_key, per_key_classes, per_stream):
         _write_json(os.path.join(staging, "_counts.json"), {
@@ -291,12 +334,13 @@ def _versions() -> dict:
 
 def _manifest(pl: Plan, counts: dict, n_dead: int, started: str) -> dict:
     keys = []
-    for (stream, model), c in counts["keys"]:
-        c = {k: int(c.get(k, 0)) for k in (*COUNTERS, "pending")}
+    for (stream, model), raw in counts["keys"]:
+        c = {k: int(raw.get(k, 0)) for k in (*COUNTERS, "pending")}
+        logged = {k: int(raw[k]) for k in LOG_COUNTERS if k in raw}
         keys.append({"stream": stream, "model": model, **{k: c[k] for k in COUNTERS},
                      "scored_initial": c["labelled"] - c["unscored_initial"],
                      "scored_final": c["labelled"] - c["unscored_final"],
-                     "pending_at_end": c["pending"]})
+                     "pending_at_end": c["pending"], **logged})
     order = {(s.name, m): i for i, (s, m) in enumerate(
         (s, m) for s in pl.streams for m in pl.models)}
     keys.sort(key=lambda k: order.get((k["stream"], k["model"]), 1 << 30))
@@ -304,7 +348,8 @@ def _manifest(pl: Plan, counts: dict, n_dead: int, started: str) -> dict:
         "run_id": pl.config.run_id, "started": started,
         "finished": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         "command": " ".join(sys.argv), "config": pl.config.to_dict(),
-        "replay": pl.replay, "repredict": str(pl.repredict), "bins": pl.scoring.bins,
+        "replay": "backfill" if pl.backfill else pl.replay, "repredict": str(pl.repredict),
+        "bins": pl.scoring.bins,
         "versions": _versions(),
         "streams": {s.name: {"spec": {"source": s.source, "options": s.options},
                              "delay": str(s.delay(pl.delay)), "ordering": s.ordering,
@@ -312,7 +357,9 @@ def _manifest(pl: Plan, counts: dict, n_dead: int, started: str) -> dict:
                              "declared_classes": pl.classes[s.name],
                              "read": counts["streams"].get(s.name, {})}
                     for s in pl.streams},
-        "models": {name: {**spec.to_dict(), "task": pl.tasks[name]}
+        "models": {name: {**(spec.to_dict() if spec else {"name": name,
+                                                           "predictions": pl.log.pattern}),
+                          "task": pl.tasks[name]}
                    for name, spec in pl.models.items()},
         "classes": {f"{k[0]} / {k[1]}": v for k, v in counts["classes"]},
         "counts": keys,

@@ -1,0 +1,469 @@
+"""Backfill: score a deployed model's logged predictions, no model replayed.
+
+    stream (instances + labels) -> label pass: the replay engine with a model that predicts
+        nothing, so label numbers n, baselines, orphans, dead letters and pending instances are
+        exactly the replay's
+    prediction log (Arrow record batches)
+    both keyed by (stream, id bucket) -> CoGroupByKey -> per bucket and model one vectorised
+        join (pandas/numpy) -> Outcomes with their bins -> the same scoring as `run`
+
+A logged prediction belongs to the labelled instance with its id whose latency period
+[t_arrival, t_label] holds its time (ids may be reused once labelled). Kinds come from the
+log's `kind` column (initial | re-prediction | final); without one they are inferred from
+times: an instance's earliest prediction is its initial one, one at or after its label time
+is its final one, the rest are re-predictions. Predictions that belong to no labelled
+instance (still pending at the end, unknown id, outside the latency period) are counted as
+`unmatched_predictions` per (stream, model).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+
+import apache_beam as beam
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+from apache_beam.io.filesystems import FileSystems
+from river import base
+
+from metrics.binning import NO_CLASS, binned_flat
+from transforms.engine import PREDICTION_KINDS
+from transforms.read import READ_COUNTS
+from transforms.records import FINAL, INITIAL, REPREDICTION, Outcome
+from transforms.replay import CLASSES, COUNTS, DEAD_LETTERS, GroupedReplay
+from transforms.rows import InputError
+
+# The label pass's model key: one engine per stream, whatever the models.
+LABELS = "<labels>"
+# Defaults: the columns of `run`'s own predictions.parquet.
+LOG_COLUMNS = {"stream": "stream", "model": "model", "id": "id", "kind": "kind", "time": "t",
+               "prediction": "y_pred"}
+# Per (stream, model): prediction rows read, and those that belong to no labelled instance.
+LOG_COUNTERS = ("logged_predictions", "unmatched_predictions")
+LOG_FORMATS = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv"}
+
+
+class LabelsOnly(base.Classifier):
+    """A model that predicts nothing and learns nothing: the label pass's engine keeps only
+    the bookkeeping of labels (numbers, baselines, orphans, pending).
+
+    >>> LabelsOnly().predict_one({"x": 1}) is None
+    True
+    """
+
+    def learn_one(self, x, y):
+        pass
+
+    def predict_proba_one(self, x):
+        return {}
+
+    def predict_one(self, x):
+        return None
+
+
+def _split(text: str) -> tuple[str, dict]:
+    brace = text.find("{")
+    if brace < 0:
+        return text.strip(), {}
+    try:
+        options = json.loads(text[brace:])
+    except json.JSONDecodeError as e:
+        raise InputError(f"options of prediction log {text!r} are not valid JSON: {e}") \
+            from None
+    if not isinstance(options, dict):
+        raise InputError(f"options of prediction log {text!r} must be a JSON object")
+    return text[:brace].strip(), options
+
+
+class PredictionLogSpec:
+    """Where logged predictions are and what their columns are called.
+
+    `PATTERN[{json}]`: a file, a glob or a directory (every .parquet / .csv file under it,
+    e.g. hive partitions `date=2026-11-01/part-0.parquet`), read with Beam's FileSystems so
+    gs:// and s3:// work too. Options rename the columns (defaults: those of `run`'s
+    predictions.parquet): `stream`, `model`, `id`, `kind`, `time`, `prediction`. A log without
+    a stream (model) column belongs to the only configured stream (model).
+
+    >>> spec = PredictionLogSpec.parse('logs/preds{"time": "ts", "prediction": "score"}')
+    >>> spec.pattern, spec.columns["time"], spec.columns["id"]
+    ('logs/preds', 'ts', 'id')
+    """
+
+    def __init__(self, pattern: str, columns: dict):
+        self.pattern = pattern
+        self.columns = columns
+
+    @classmethod
+    def parse(cls, text: str) -> PredictionLogSpec:
+        pattern, options = _split(text)
+        unknown = set(options) - set(LOG_COLUMNS)
+        if unknown:
+            raise InputError(f"prediction log {pattern}: unknown option(s) {sorted(unknown)}; "
+                             f"known: {sorted(LOG_COLUMNS)}")
+        return cls(pattern, {**LOG_COLUMNS, **options})
+
+    def files(self) -> list[str]:
+        """The log's files, sorted (a directory: every .parquet / .csv file below it)."""
+        pattern = self.pattern
+        if FileSystems.exists(pattern) and not os.path.isfile(pattern) \
+                and not pattern.endswith(tuple(LOG_FORMATS)):
+            pattern = FileSystems.join(pattern, "**")
+        found = [m.path for m in FileSystems.match([pattern])[0].metadata_list]
+        files = sorted(f for f in found if os.path.splitext(f)[1].lower() in LOG_FORMATS)
+        if not files:
+            raise InputError(f"prediction log {self.pattern}: no .parquet or .csv file found")
+        return files
+
+    def model_names(self) -> list[str]:
+        """The distinct model names in the log, sorted (reads only that column)."""
+        names: set = set()
+        for path in self.files():
+            for batch in self.read(path, columns=["model"]):
+                if "model" not in batch.schema.names:
+                    raise InputError(f"{path}: no model column {self.columns['model']!r}; "
+                                     f"name the models with --model or the column with "
+                                     f'{{"model": "..."}}')
+                names.update(batch.column(0).cast(pa.string()).to_pylist())
+        return sorted(n for n in names if n is not None)
+
+    def read(self, path: str, columns: list[str] | None = None):
+        """The file's rows as Arrow record batches, columns renamed to the defaults."""
+        fmt = LOG_FORMATS[os.path.splitext(path)[1].lower()]
+        wanted = None if columns is None else [self.columns[c] for c in columns]
+        with FileSystems.open(path) as f:
+            if fmt == "parquet":
+                import pyarrow.parquet as pq
+
+                file = pq.ParquetFile(f)
+                if wanted is not None:
+                    wanted = [c for c in wanted if c in file.schema_arrow.names]
+                batches = list(file.iter_batches(batch_size=1 << 16, columns=wanted))
+            else:
+                import pyarrow.csv as pcsv
+
+                table = pcsv.read_csv(f)
+                if wanted is not None:
+                    table = table.select([c for c in wanted if c in table.column_names])
+                batches = table.to_batches(max_chunksize=1 << 16)
+        rename = {v: k for k, v in self.columns.items()}
+        for batch in batches:
+            missing = [] if columns is not None else [
+                self.columns[k] for k in ("id", "time", "prediction")
+                if self.columns[k] not in batch.schema.names]
+            if missing:
+                raise InputError(f"{path}: column(s) {missing} not found; columns are "
+                                 f"{batch.schema.names} (rename with options such as "
+                                 f'{{"time": "ts"}})')
+            yield pa.RecordBatch.from_arrays(
+                batch.columns, names=[rename.get(n, n) for n in batch.schema.names])
+
+
+def id_bucket(ids, buckets: int) -> np.ndarray:
+    """A stable bucket per id (by its string form): the same on every worker and run.
+
+    >>> id_bucket(["a", "b", "a"], 8).tolist() == id_bucket(["a", "b", "a"], 8).tolist()
+    True
+    """
+    keys = np.asarray([str(i) for i in ids], dtype=object)
+    return (pd.util.hash_array(keys) % np.uint64(buckets)).astype(np.int64)
+
+
+def label_columns(outcomes) -> dict:
+    """The label pass's outcomes as columns (ids kept as objects)."""
+    ids = np.empty(len(outcomes), dtype=object)
+    ids[:] = [o.id for o in outcomes]
+    cols = {"id": ids}
+    for name in ("n", "t_arrival", "t_label", "y", "y_prev", "y_majority"):
+        cols[name] = np.array([getattr(o, name) for o in outcomes], dtype=object)
+    return cols
+
+
+def _concat(parts: list[dict]) -> dict:
+    if not parts:
+        return {}
+    return {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
+
+
+def split_by(columns: dict, keys: np.ndarray):
+    """(key, columns of its rows) for each distinct key, in key order."""
+    order = np.argsort(keys, kind="stable")
+    sorted_keys = keys[order]
+    starts = np.flatnonzero(np.r_[True, sorted_keys[1:] != sorted_keys[:-1]]) \
+        if len(keys) else np.empty(0, dtype=np.int64)
+    for i, start in enumerate(starts):
+        end = starts[i + 1] if i + 1 < len(starts) else len(keys)
+        rows = order[start:end]
+        yield sorted_keys[start], {k: v[rows] for k, v in columns.items()}
+
+
+def join_predictions(labels: dict, preds: dict, classes: list | None, bins: int,
+                     final: bool = True) -> tuple[list, dict]:
+    """Outcomes of one model's logged predictions for labelled instances.
+
+    `labels`: columns of labelled instances (`label_columns`); `preds`: columns `id` (str),
+    `kind` (str or None: inferred), `t`, `y_pred` (str; None: no prediction); `classes`: the
+    class values in index order as strings (None: regression). Returns the outcomes, one per
+    labelled instance in `labels` order, and counts.
+
+    >>> from transforms.records import Outcome
+    >>> labels = label_columns([Outcome(1, 7, 0.0, 100.0, 1, 0, 1, None, None)])
+    >>> preds = {"id": np.array(["7"] * 7, dtype=object),
+    ...          "kind": np.array(["initial"] + ["re-prediction"] * 5 + ["final"], dtype=object),
+    ...          "t": np.array([0.0, 20, 30, 40, 45, 80, 100]),
+    ...          "y_pred": np.array(list("abaabba"), dtype=object)}
+    >>> outcomes, counts = join_predictions(labels, preds, ["a", "b"], bins=4)
+    >>> outcomes[0].bins.tolist(), outcomes[0].initial, counts["unmatched_predictions"]
+    ([0, 1, 0, 1, 1, 0], 0, 0)
+    """
+    classification = classes is not None
+    missing = NO_CLASS if classification else math.nan
+    n = len(labels.get("id", ()))
+    t0 = labels["t_arrival"].astype(np.float64) if n else np.empty(0)
+    t_label = labels["t_label"].astype(np.float64) if n else np.empty(0)
+    # Which labelled instance each prediction belongs to: same id, latest arrival ≤ its time.
+    left = pd.DataFrame({"key": np.asarray(preds["id"], dtype=object),
+                         "t": np.asarray(preds["t"], dtype=np.float64),
+                         "pos": np.arange(len(preds["t"]))})
+    right = pd.DataFrame({"key": np.array([str(i) for i in labels.get("id", ())], dtype=object),
+                          "t_arrival": t0, "row": np.arange(n)})
+    left = left.sort_values(["t", "pos"], kind="stable")
+    right = right.sort_values("t_arrival", kind="stable")
+    joined = pd.merge_asof(left, right, left_on="t", right_on="t_arrival", by="key",
+                           direction="backward")
+    row = joined["row"].to_numpy(dtype=np.float64)
+    pos = joined["pos"].to_numpy()
+    t = joined["t"].to_numpy()
+    ok = ~np.isnan(row)
+    row = np.where(ok, row, 0).astype(np.int64)
+    ok &= t <= t_label[row] if n else ok
+    row, pos, t = row[ok], pos[ok], t[ok]
+    counts = {"logged_predictions": len(left), "unmatched_predictions": int((~ok).sum())}
+
+    values = preds["y_pred"][pos]
+    if classification:
+        index = pd.Index(classes).get_indexer(
+            pd.array(values, dtype=object).astype(str).to_numpy(object))
+        values = np.where(pd.isna(values), NO_CLASS, index).astype(np.int64)
+    else:
+        values = pd.to_numeric(pd.Series(values, dtype=object), errors="coerce") \
+            .to_numpy(dtype=np.float64)
+    # An instance's predictions in time order (log order among equal times).
+    order = np.lexsort((pos, t, row))
+    row, t, values = row[order], t[order], values[order]
+    kinds = preds.get("kind")
+    if kinds is not None:
+        kind = np.asarray(kinds, dtype=object)[pos[order]]
+    else:
+        first = np.r_[True, row[1:] != row[:-1]]
+        kind = np.where(first, INITIAL, np.where(t >= t_label[row], FINAL, REPREDICTION))
+    unknown = ~np.isin(kind, PREDICTION_KINDS)
+    if unknown.any():
+        raise InputError(f"prediction log: kind {kind[unknown][0]!r} is not one of "
+                         f"{list(PREDICTION_KINDS)}")
+
+    dtype = np.int64 if classification else np.float64
+    initial = np.full(n, missing, dtype=dtype)
+    final_values = np.full(n, missing, dtype=dtype)
+    is_initial = kind == INITIAL
+    # The first initial prediction of each instance, and its last final one.
+    first_initial = np.flatnonzero(is_initial)[::-1]
+    initial[row[first_initial]] = values[first_initial]
+    if final:
+        is_final = np.flatnonzero(kind == FINAL)
+        final_values[row[is_final]] = values[is_final]
+    rep = kind == REPREDICTION
+    binned = None
+    if bins:
+        sizes = np.bincount(row[rep], minlength=n)
+        binned = binned_flat(t0, t_label, initial, final_values, sizes, t[rep], values[rep],
+                             bins, classification)
+
+    def value(v):
+        if classification:
+            return None if v == NO_CLASS else int(v)
+        return None if math.isnan(v) else float(v)
+
+    outcomes = []
+    for i in range(n):
+        outcomes.append(Outcome(
+            int(labels["n"][i]), labels["id"][i], float(t0[i]), float(t_label[i]),
+            labels["y"][i], labels["y_prev"][i], labels["y_majority"][i],
+            value(initial[i]), value(final_values[i]) if final else None,
+            bins=None if binned is None else binned[i]))
+    counts["unscored_initial"] = sum(o.initial is None for o in outcomes)
+    counts["unscored_final"] = sum(o.final is None for o in outcomes) if final else 0
+    return outcomes, counts
+
+
+# -- Beam ----------------------------------------------------------------------------------------
+def _prediction_column(batch: pa.RecordBatch, classification: bool) -> np.ndarray:
+    col = batch.column(batch.schema.get_field_index("prediction"))
+    if not classification:
+        return pd.to_numeric(pd.Series(col.to_pylist(), dtype=object), errors="coerce") \
+            .to_numpy(dtype=np.float64)
+    if pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
+        return col.to_numpy(zero_copy_only=False)
+    # Not strings: the class as `run` logs it, str(value) (True, not Arrow's "true").
+    return np.array([None if v is None else str(v) for v in col.to_pylist()], dtype=object)
+
+
+class _KeyLogBatches(beam.DoFn):
+    """A prediction log file -> ((stream, bucket), ("predictions", columns)) and each
+    (stream, model)'s predicted values (for classes never seen in a label)."""
+
+    VALUES = "values"
+
+    def __init__(self, log: PredictionLogSpec, streams: list[str], models: list[str],
+                 classification: bool, buckets: int):
+        self.log, self.streams, self.models = log, streams, models
+        self.classification, self.buckets = classification, buckets
+
+    def _names(self, batch, column: str, configured: list[str], path: str) -> np.ndarray:
+        if column in batch.schema.names:
+            return batch.column(batch.schema.get_field_index(column)).cast(pa.string()) \
+                .to_numpy(zero_copy_only=False)
+        if len(configured) != 1:
+            raise InputError(f"{path}: no {column!r} column, and more than one {column} is "
+                             f"configured ({configured}); name the column with "
+                             f'{{"{column}": "..."}}')
+        return np.full(batch.num_rows, configured[0], dtype=object)
+
+    def process(self, path: str):
+        for batch in self.log.read(path):
+            names = batch.schema.names
+            stream = self._names(batch, "stream", self.streams, path)
+            model = self._names(batch, "model", self.models, path)
+            keep = np.isin(stream, self.streams) & np.isin(model, self.models)
+            cols = {"stream": stream, "model": model,
+                    "id": batch.column(names.index("id")).cast(pa.string())
+                    .to_numpy(zero_copy_only=False),
+                    "t": batch.column(names.index("time")).cast(pa.float64())
+                    .to_numpy(zero_copy_only=False),
+                    "y_pred": _prediction_column(batch, self.classification)}
+            if "kind" in names:
+                cols["kind"] = batch.column(names.index("kind")).cast(pa.string()) \
+                    .to_numpy(zero_copy_only=False)
+            cols = {k: v[keep] for k, v in cols.items()}
+            if self.classification:
+                pairs = pd.DataFrame({"s": cols["stream"], "m": cols["model"],
+                                      "v": cols["y_pred"]}).dropna().drop_duplicates()
+                for (s, m), part in pairs.groupby(["s", "m"], sort=True):
+                    yield beam.pvalue.TaggedOutput(self.VALUES, ((s, m), set(part["v"])))
+            keys = np.array([f"{s}\x00{b}" for s, b in zip(
+                cols["stream"], id_bucket(cols["id"], self.buckets))], dtype=object)
+            for key, part in split_by(cols, keys):
+                s, b = key.split("\x00")
+                yield (s, int(b)), ("predictions", part)
+
+
+def _key_labels(element, buckets: int):
+    (stream, _), outcomes = element
+    cols = label_columns(outcomes)
+    for b, part in split_by(cols, id_bucket(cols["id"], buckets)):
+        yield (stream, int(b)), ("labels", part)
+
+
+class _Join(beam.DoFn):
+    COUNTS = "counts"
+
+    def __init__(self, models: list[str], classification: bool, bins: int, final: bool,
+                 batch_size: int):
+        self.models, self.classification = models, classification
+        self.bins, self.final, self.batch_size = bins, final, batch_size
+
+    def process(self, element, label_classes, predicted):
+        (stream, _), parts = element
+        labels = _concat([p for tag, p in parts if tag == "labels"])
+        preds = _concat([p for tag, p in parts if tag == "predictions"])
+        if not labels:
+            labels = label_columns([])
+        for model in self.models:
+            mine = {k: v[preds["model"] == model] for k, v in preds.items()} if preds else \
+                {"id": np.empty(0, object), "t": np.empty(0), "y_pred": np.empty(0, object)}
+            classes = None
+            if self.classification:
+                classes = model_classes(label_classes.get((stream, LABELS), []),
+                                        predicted.get((stream, model), set()))
+            outcomes, counts = join_predictions(labels, mine, classes, self.bins, self.final)
+            for i in range(0, len(outcomes), self.batch_size):
+                yield (stream, model), outcomes[i:i + self.batch_size]
+            yield beam.pvalue.TaggedOutput(self.COUNTS, ((stream, model), counts))
+
+
+def model_classes(label_classes: list, predicted: set) -> list[str]:
+    """A model's classes as strings in index order: the label pass's classes (declared, else
+    first appearance in label order, as the replay indexes them), then classes only ever
+    predicted, sorted.
+
+    >>> model_classes([True, False], {"False", "maybe"})
+    ['True', 'False', 'maybe']
+    """
+    names = [str(c) for c in label_classes]
+    return names + sorted(set(predicted) - set(names))
+
+
+class BackfillOutcomes(beam.PTransform):
+    """Streams + a prediction log -> the outputs a replay gives (outcomes, dead letters,
+    counts, classes, read counts), with the log's predictions in place of a model's.
+
+    `label_engines` is the `EngineFactory` of the label pass (model `LABELS`).
+    """
+
+    def __init__(self, read, label_engines, log: PredictionLogSpec, models: list[str],
+                 classification: bool, bins: int, final: bool, buckets: int = 16,
+                 batch_size: int = 1000):
+        super().__init__()
+        self.read, self.label_engines, self.log = read, label_engines, log
+        self.models, self.classification = models, classification
+        self.bins, self.final, self.buckets, self.batch_size = bins, final, buckets, batch_size
+
+    def expand(self, pbegin):
+        read = pbegin | "ReadStreams" >> self.read
+        replay = read["chunks"] | "LabelPass" >> GroupedReplay(self.label_engines,
+                                                               self.batch_size)
+        streams = [s.name for s in self.read.streams]
+        logged = (pbegin | "LogFiles" >> beam.Create(self.log.files())
+                  | "SpreadFiles" >> beam.Reshuffle()
+                  | "ReadLog" >> beam.ParDo(_KeyLogBatches(
+                      self.log, streams, self.models, self.classification, self.buckets))
+                  .with_outputs(_KeyLogBatches.VALUES, main="predictions"))
+        predicted = (logged[_KeyLogBatches.VALUES]
+                     | "PredictedClasses" >> beam.CombinePerKey(
+                         lambda sets: set().union(*sets)))
+        label_classes = (replay[CLASSES] | "LabelClasses" >> beam.CombinePerKey(
+            lambda lists: max(lists, key=len, default=[])))
+        buckets = self.buckets
+        labels = replay.outcomes | "KeyLabels" >> beam.FlatMap(_key_labels, buckets)
+        joined = ((labels, logged.predictions) | "Both" >> beam.Flatten()
+                  | "ByBucket" >> beam.GroupByKey()
+                  | "Join" >> beam.ParDo(
+                      _Join(self.models, self.classification, self.bins, self.final,
+                            self.batch_size),
+                      beam.pvalue.AsDict(label_classes), beam.pvalue.AsDict(predicted))
+                  .with_outputs(_Join.COUNTS, main="outcomes"))
+        models = self.models
+
+        def per_model(element):
+            (stream, _), counts = element
+            counts = {k: v for k, v in counts.items() if not k.startswith("unscored")}
+            for m in models:
+                yield (stream, m), counts
+
+        def model_class_list(element, predicted):
+            (stream, _), classes = element
+            for m in models:
+                names = model_classes(classes, predicted.get((stream, m), set()))
+                yield (stream, m), list(classes) + names[len(classes):]
+
+        counts = ((replay[COUNTS] | "LabelCounts" >> beam.FlatMap(per_model),
+                   joined[_Join.COUNTS]) | "AllCounts" >> beam.Flatten())
+        dead = replay[DEAD_LETTERS] | "Unmodelled" >> beam.Map(lambda d: {**d, "model": None})
+        return {"outcomes": joined.outcomes,
+                DEAD_LETTERS: (read[DEAD_LETTERS], dead) | "AllDead" >> beam.Flatten(),
+                COUNTS: counts,
+                CLASSES: label_classes | "ModelClasses" >> beam.FlatMap(
+                    model_class_list, beam.pvalue.AsDict(predicted)),
+                READ_COUNTS: read[READ_COUNTS]}
