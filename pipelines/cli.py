@@ -13,11 +13,69 @@ import argparse
 import logging
 import sys
 
-from pipelines.config import DRIFT_ON, LOG_LEVELS, ConfigError, RunConfig
+from pipelines.config import DRIFT_ON, LOG_LEVELS, LOGGED, TASKS, ConfigError, RunConfig
 
 QUICKSTART_STREAM = 'synth:Agrawal{"n": 20000, "seed": 42, "drift": [{"at": 10000, ' \
                     '"width": 1000, "classification_function": 2}]}'
 QUICKSTART_MODELS = ["no-change", "majority", "gaussian-nb", "hoeffding-tree"]
+
+
+def _stream_args(parser: argparse.ArgumentParser) -> None:
+    """What run and backfill read and where they write."""
+    parser.add_argument("--stream", action="append", default=[], metavar="SPEC",
+                        help='a stream: synth:NAME{json}, dataset:NAME or a file path with '
+                             'optional {json} options (repeatable)')
+    parser.add_argument("--delay", default=None,
+                        help="label delay: N events, a duration (30s, 5min), random:LOW:HIGH:SEED "
+                             "or column:NAME (default 0, which behaves as 1)")
+    parser.add_argument("--out", default=None, help="output directory")
+    parser.add_argument("--runner", default=None,
+                        help="direct (default), direct-mp, bundle, or a Beam runner name")
+
+
+def _scoring_args(parser: argparse.ArgumentParser) -> None:
+    """What run and backfill score and report."""
+    parser.add_argument("--no-final", dest="final", action="store_false", default=None,
+                        help="skip the final (test-then-train) prediction: initial scores only, "
+                             "half the predict calls")
+    parser.add_argument("--bins", type=int, default=None,
+                        help="B, bins of the latency period for binned measures (default 100)")
+    parser.add_argument("--alpha", action="append", type=float, default=None,
+                        help="α of the prioritised measure Ψα (repeatable; default 1, 2, 10)")
+    parser.add_argument("--window", dest="windows", action="append", type=int, default=None,
+                        metavar="W", help="also report every measure over a sliding window of the "
+                                          "last W labels (repeatable); window column w=W")
+    parser.add_argument("--fading", dest="fadings", action="append", type=float, default=None,
+                        metavar="A", help="also report every measure with fading factor A, "
+                                          "0 < A < 1 (repeatable); window column fading=A")
+    parser.add_argument("--time-window", dest="time_windows", action="append", default=None,
+                        metavar="SIZE[/PERIOD]",
+                        help="also report every measure over event-time sliding windows of label "
+                             "time, Beam SlidingWindows(SIZE, PERIOD), e.g. 1h/15min (repeatable; "
+                             "PERIOD defaults to SIZE and must divide it); window column time=...")
+    parser.add_argument("--drift-on", choices=DRIFT_ON, default=None,
+                        help="Page-Hinkley drift detection over each model's losses of its initial "
+                             "(default) or final predictions; none turns it off")
+    parser.add_argument("--ph-delta", type=float, default=None,
+                        help="Page-Hinkley δ, the tolerated change (default 0.005)")
+    parser.add_argument("--ph-threshold", type=float, default=None,
+                        help="Page-Hinkley λ, the alarm threshold (default 50)")
+    parser.add_argument("--ph-min-instances", type=int, default=None,
+                        help="losses seen before Page-Hinkley may alarm (default 30)")
+    parser.add_argument("--ph-alpha", dest="ph_alphas", action="append", type=float,
+                        default=None, metavar="A",
+                        help="Page-Hinkley fading factor (repeatable; default 1: no fading)")
+    parser.add_argument("--chunk-size", type=int, default=None, help="events per Beam element")
+    parser.add_argument("--curve-every", type=int, default=None,
+                        help="labels between curve points (default 1000)")
+    parser.add_argument("--config", default=None, help="a YAML file with the same fields")
+    parser.add_argument("--run-id", default=None, help="an id for this run (default: random)")
+    parser.add_argument("--report", action="store_true", default=None,
+                        help="also write DIR/report.html and DIR/figures/*.png")
+    parser.add_argument("--progress-every", type=float, default=None, metavar="SECONDS",
+                        help="seconds between progress lines on stderr (default 5)")
+    parser.add_argument("--quiet", action="store_true",
+                        help="print nothing but errors (no progress lines, no tables)")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -29,69 +87,44 @@ def _parser() -> argparse.ArgumentParser:
         "run", help="replay streams through models and score their predictions",
         description="Replay streams through online models with delayed labels and report "
                     "initial (at arrival) and final (test-then-train) performance.")
-    run.add_argument("--stream", action="append", default=[], metavar="SPEC",
-                     help='a stream: synth:NAME{json}, dataset:NAME or a file path with '
-                          'optional {json} options (repeatable)')
+    _stream_args(run)
     run.add_argument("--model", action="append", default=[], metavar="SPEC",
                      help='a model: import path with optional {json} parameters, a registry '
                           'name (majority, no-change, gaussian-nb, ...), NAME=SPEC to name it '
                           '(repeatable)')
-    run.add_argument("--delay", default=None,
-                     help="label delay: N events, a duration (30s, 5min), random:LOW:HIGH:SEED "
-                          "or column:NAME (default 0, which behaves as 1)")
-    run.add_argument("--out", default=None, help="output directory")
-    run.add_argument("--runner", default=None,
-                     help="direct (default), direct-mp, bundle, or a Beam runner name")
     run.add_argument("--replay", choices=["auto", "grouped", "stateful"], default=None,
                      help="replay path: auto picks grouped for bounded input")
-    run.add_argument("--no-final", dest="final", action="store_false", default=None,
-                     help="skip the final (test-then-train) prediction: initial scores only, "
-                          "half the predict calls")
-    run.add_argument("--bins", type=int, default=None,
-                     help="B, bins of the latency period for binned measures (default 100)")
     run.add_argument("--repredict", default=None, metavar="POLICY",
                      help="re-prediction policy while labels are pending: every_k_labels:K "
                           "(default every_k_labels:10) or none (initial and final only)")
-    run.add_argument("--alpha", action="append", type=float, default=None,
-                     help="α of the prioritised measure Ψα (repeatable; default 1, 2, 10)")
-    run.add_argument("--window", dest="windows", action="append", type=int, default=None,
-                     metavar="W", help="also report every measure over a sliding window of the "
-                                       "last W labels (repeatable); window column w=W")
-    run.add_argument("--fading", dest="fadings", action="append", type=float, default=None,
-                     metavar="A", help="also report every measure with fading factor A, "
-                                       "0 < A < 1 (repeatable); window column fading=A")
-    run.add_argument("--time-window", dest="time_windows", action="append", default=None,
-                     metavar="SIZE[/PERIOD]",
-                     help="also report every measure over event-time sliding windows of label "
-                          "time, Beam SlidingWindows(SIZE, PERIOD), e.g. 1h/15min (repeatable; "
-                          "PERIOD defaults to SIZE and must divide it); window column time=...")
-    run.add_argument("--drift-on", choices=DRIFT_ON, default=None,
-                     help="Page-Hinkley drift detection over each model's losses of its initial "
-                          "(default) or final predictions; none turns it off")
-    run.add_argument("--ph-delta", type=float, default=None,
-                     help="Page-Hinkley δ, the tolerated change (default 0.005)")
-    run.add_argument("--ph-threshold", type=float, default=None,
-                     help="Page-Hinkley λ, the alarm threshold (default 50)")
-    run.add_argument("--ph-min-instances", type=int, default=None,
-                     help="losses seen before Page-Hinkley may alarm (default 30)")
-    run.add_argument("--ph-alpha", dest="ph_alphas", action="append", type=float,
-                     default=None, metavar="A",
-                     help="Page-Hinkley fading factor (repeatable; default 1: no fading)")
     run.add_argument("--log-predictions", choices=LOG_LEVELS, default=None,
                      help="what predictions.parquet keeps: every prediction (all, the default), "
                           "initial and final only, or none; with K=1 re-evaluation 'all' is "
                           "~delay rows per instance")
-    run.add_argument("--chunk-size", type=int, default=None, help="events per Beam element")
-    run.add_argument("--curve-every", type=int, default=None,
-                     help="labels between curve points (default 1000)")
-    run.add_argument("--config", default=None, help="a YAML file with the same fields")
-    run.add_argument("--run-id", default=None, help="an id for this run (default: random)")
-    run.add_argument("--report", action="store_true", default=None,
-                     help="also write DIR/report.html and DIR/figures/*.png")
-    run.add_argument("--progress-every", type=float, default=None, metavar="SECONDS",
-                     help="seconds between progress lines on stderr (default 5)")
-    run.add_argument("--quiet", action="store_true",
-                     help="print nothing but errors (no progress lines, no tables)")
+    _scoring_args(run)
+    backfill = sub.add_parser(
+        "backfill", help="score logged predictions (no model replayed)",
+        description="Score a deployed model's logged predictions against the instance and "
+                    "label logs: the same results as run, with the log's predictions in place "
+                    "of a replayed model's.")
+    _stream_args(backfill)
+    backfill.add_argument("--predictions", default=None, metavar="LOG",
+                          help='the prediction log: a .parquet/.csv file, glob or directory '
+                               '(hive partitions welcome), with optional {json} column names: '
+                               'stream, model, id, kind, time, prediction (defaults: those of '
+                               'run\'s predictions.parquet)')
+    backfill.add_argument("--model", action="append", default=[], metavar="NAME",
+                          help="a model name in the log, in report order (repeatable; default "
+                               "every model in the log, sorted)")
+    backfill.add_argument("--task", choices=TASKS, default=None,
+                          help="what the predictions are (default classification)")
+    backfill.add_argument("--repredict", default=None, metavar="POLICY",
+                          help="how the logged re-predictions were made, for the protocol "
+                               "column (default logged); none ignores them (no binned measures)")
+    backfill.add_argument("--buckets", type=int, default=None,
+                          help="id buckets the join of instances and predictions is split "
+                               "into (default 16): the backfill's parallelism")
+    _scoring_args(backfill)
     quick = sub.add_parser("quickstart", help="the quickstart: Agrawal with a drift, 4 models",
                            description="Run the quickstart: Agrawal with a concept drift, "
                                        "4 models, delay 1000, report included.")
@@ -151,23 +184,30 @@ def write_reference(readme: str) -> None:
 
 
 def _config(args, beam_args) -> RunConfig:
+    given = vars(args)
     fields = {"streams": args.stream, "models": args.model, "delay": args.delay,
-              "out": args.out, "runner": args.runner, "replay": args.replay,
-              "final": args.final, "bins": args.bins, "repredict": args.repredict,
-              "alphas": args.alpha, "windows": args.windows,
+              "out": args.out, "runner": args.runner, "final": args.final, "bins": args.bins,
+              "repredict": args.repredict, "alphas": args.alpha, "windows": args.windows,
               "fadings": args.fadings, "time_windows": args.time_windows,
               "drift_on": args.drift_on, "ph_delta": args.ph_delta,
               "ph_threshold": args.ph_threshold, "ph_min_instances": args.ph_min_instances,
-              "ph_alphas": args.ph_alphas,
-              "log_predictions": args.log_predictions,
-              "chunk_size": args.chunk_size, "curve_every": args.curve_every,
-              "run_id": args.run_id, "beam_args": beam_args, "quiet": args.quiet or None,
-              "report": args.report, "progress_every": args.progress_every}
+              "ph_alphas": args.ph_alphas, "chunk_size": args.chunk_size,
+              "curve_every": args.curve_every, "run_id": args.run_id, "beam_args": beam_args,
+              "quiet": args.quiet or None, "report": args.report,
+              "progress_every": args.progress_every,
+              **{k: given.get(k) for k in ("replay", "log_predictions", "predictions", "task",
+                                           "buckets")}}
+    if args.command == "backfill":
+        if not args.repredict:
+            fields["repredict"] = LOGGED
+        if not args.predictions and not args.config:
+            raise ConfigError("--predictions LOG is required")
     if args.config:
         return RunConfig.from_yaml(args.config, **fields)
     if not args.out:
         raise ConfigError("--out DIR is required")
-    return RunConfig(**{k: v for k, v in fields.items() if v not in (None, [], ())})
+    fields = {k: v for k, v in fields.items() if v not in (None, [], ())}
+    return RunConfig(**{"models": [], **fields})
 
 
 def main(argv: list[str] | None = None) -> int:

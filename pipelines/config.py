@@ -12,6 +12,7 @@ import yaml
 LOG_LEVELS = ("all", "initial-final", "none")
 DRIFT_ON = ("initial", "final", "none")
 TASKS = ("classification", "regression")
+LOGGED = "logged"  # backfill's default description of how its predictions were made
 
 
 class ConfigError(ValueError):
@@ -28,7 +29,7 @@ class RunConfig:
     """
 
     streams: list[str]
-    models: list[str]
+    models: list[str]  # backfill: model names in the prediction log ([]: all of them)
     out: str
     delay: str = "0"
     runner: str = "direct"

@@ -26,7 +26,7 @@ import pandas as pd
 import pyarrow as pa
 
 from metrics import CLASSIFICATION_METRICS, NOT_PRIORITISED, REGRESSION_METRICS
-from pipelines.config import ConfigError, RunConfig
+from pipelines.config import LOGGED, ConfigError, RunConfig
 from pipelines.results import drift_delay_table, format_profiles, format_table
 from runners import make_runner, pipeline_options
 from transforms.backfill import (LABELS, LOG_COUNTERS, BackfillOutcomes, LabelsOnly,
@@ -46,8 +46,6 @@ from transforms.replay import (CLASSES, COUNTS, DEAD_LETTERS, PREDICTIONS, Engin
 from transforms.scoring import (BINNED, CATEGORIES, CURVES, INTERMEDIATE, ScoreOutcomes,
                                 ScoringPlan, time_window)
 from transforms.sources import InputError, StreamSpec
-
-LOGGED = "logged"  # backfill's default description of how its predictions were made
 
 PREDICTION_SCHEMA = pa.schema([("stream", pa.string()), ("model", pa.string()),
                                ("id", pa.string()), ("kind", pa.string()),

@@ -1,0 +1,151 @@
+"""Backfill: a prediction log scored without a model gives what the replay gave."""
+
+import json
+import os
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from pipelines.cli import main
+from pipelines.config import RunConfig
+from pipelines.job import run
+from transforms.backfill import PredictionLogSpec, join_predictions, label_columns
+from transforms.records import Outcome
+
+SEA = 'synth:SEA{"n": 1500, "seed": 3, "noise": 0.1}'
+
+
+def _run_then_backfill(tmp_path, stream, models, **kw):
+    kw = dict(streams=[stream], quiet=True, run_id="same", runner="direct", **kw)
+    replayed = run(RunConfig(models=models, out=str(tmp_path / "run"), **kw))
+    names = [m for m in replayed["model"].unique() if " vs " not in m]
+    run(RunConfig(models=names, out=str(tmp_path / "backfill"),
+                  predictions=str(tmp_path / "run" / "predictions.parquet"), **kw))
+    return [(tmp_path / d / "summary.csv").read_text() for d in ("run", "backfill")]
+
+
+def test_backfill_of_a_runs_predictions_gives_the_identical_summary(tmp_path):
+    # Re-evaluation (binned, Ψα), windows, fading, time windows, comparisons, drift.
+    replayed, backfilled = _run_then_backfill(
+        tmp_path, SEA, ["no-change", "gaussian-nb", "hoeffding-tree"], delay="150", bins=10,
+        repredict="every_k_labels:3", windows=[300], fadings=[0.99], time_windows=["500"],
+        curve_every=250)
+    assert "binned" in replayed and "comparison" in replayed and "fading" in replayed
+    assert backfilled == replayed
+    curves = [pd.read_parquet(tmp_path / d / "curves.parquet") for d in ("run", "backfill")]
+    pd.testing.assert_frame_equal(*curves)
+    counts = json.loads((tmp_path / "backfill" / "manifest.json").read_text())["counts"]
+    logged = pd.read_parquet(tmp_path / "run" / "predictions.parquet")
+    for c in counts:
+        assert c["labelled"] == 1500 and c["unmatched_predictions"] == 0
+        assert c["logged_predictions"] == (logged["model"] == c["model"]).sum()
+
+
+def test_backfill_of_a_regression_run(tmp_path):
+    replayed, backfilled = _run_then_backfill(
+        tmp_path, 'synth:Friedman{"n": 800, "seed": 3}', ["linear-regression"], delay="50",
+        bins=4, repredict="every_k_labels:5", task="regression")
+    assert "rmse" in replayed and backfilled == replayed
+
+
+def _labels():
+    # Instance 7 waits from t=0 to its label at t=100 (true class b = 1); instance 8 from 50
+    # to 60 (class a = 0).
+    return label_columns([Outcome(1, 8, 50.0, 60.0, 0, 0, 0, None, None),
+                          Outcome(2, 7, 0.0, 100.0, 1, 0, 1, None, None)])
+
+
+def _log(rows, kinds=True):
+    ids, kind, t, y = zip(*rows)
+    cols = {"id": np.array(ids, dtype=object), "t": np.array(t, dtype=float),
+            "y_pred": np.array(y, dtype=object)}
+    if kinds:
+        cols["kind"] = np.array(kind, dtype=object)
+    return cols
+
+
+# DESIGN's worked example for instance 7 (B=4): bins [a, b, a, b, b, a].
+WORKED = [("7", "initial", 0.0, "a"), ("7", "re-prediction", 20.0, "b"),
+          ("7", "re-prediction", 30.0, "a"), ("7", "re-prediction", 40.0, "a"),
+          ("7", "re-prediction", 45.0, "b"), ("7", "re-prediction", 80.0, "b"),
+          ("7", "final", 100.0, "a")]
+
+
+def test_join_by_hand_with_and_without_kinds():
+    for kinds in (True, False):
+        # Shuffled log order: the join sorts by time.
+        rows = WORKED[::-1] + [("8", "initial", 50.0, "b"), ("8", "final", 60.0, "a")]
+        outcomes, counts = join_predictions(_labels(), _log(rows, kinds), ["a", "b"], bins=4)
+        assert [o.id for o in outcomes] == [8, 7]
+        assert outcomes[1].bins.tolist() == [0, 1, 0, 1, 1, 0]
+        assert outcomes[0].bins.tolist() == [1, 1, 1, 1, 1, 0]
+        assert (outcomes[0].initial, outcomes[0].final) == (1, 0)
+        assert counts == {"logged_predictions": 9, "unmatched_predictions": 0,
+                          "unscored_initial": 0, "unscored_final": 0}
+
+
+def test_unmatched_and_missing_predictions_are_counted():
+    rows = [("7", "initial", 0.0, "a"),
+            ("8", "re-prediction", 40.0, "a"),   # before 8 arrived
+            ("8", "re-prediction", 61.0, "a"),   # after 8's label
+            ("9", "initial", 5.0, "b"),          # no such labelled instance (pending)
+            ("7", "re-prediction", 50.0, None)]  # the model could not predict
+    outcomes, counts = join_predictions(_labels(), _log(rows), ["a", "b"], bins=2)
+    assert counts == {"logged_predictions": 5, "unmatched_predictions": 3,
+                      "unscored_initial": 1, "unscored_final": 2}
+    assert outcomes[0].initial is None and outcomes[0].bins.tolist() == [-1, -1, -1, -1]
+    # 7 (B=2): bin 1 [0, 50) carries the initial a; bin 2 [50, 100) takes its one
+    # re-prediction, "none"; no final.
+    assert outcomes[1].bins.tolist() == [0, 0, -1, -1]
+
+
+def test_a_reused_id_belongs_to_the_instance_waiting_at_that_time():
+    labels = label_columns([Outcome(1, "x", 0.0, 10.0, 0, 0, 0, None, None),
+                            Outcome(2, "x", 20.0, 30.0, 1, 0, 0, None, None)])
+    rows = [("x", "initial", 0.0, "a"), ("x", "initial", 20.0, "b"),
+            ("x", "final", 10.0, "b"), ("x", "final", 30.0, "a"),
+            ("x", "initial", 1.0, "b")]  # a second initial: the first one counts
+    outcomes, _ = join_predictions(labels, _log(rows), ["a", "b"], bins=0)
+    assert [(o.initial, o.final) for o in outcomes] == [(0, 1), (1, 0)]
+
+
+def test_csv_log_in_partitions_with_renamed_columns(tmp_path):
+    # A deployed model's log: one model, no stream or model column, hive partitions.
+    stream = tmp_path / "stream.csv"
+    pd.DataFrame({"id": range(6), "time": [0., 1, 2, 3, 4, 5], "f": [0.] * 6,
+                  "label": list("ababab"), "label_time": [2.5, 3.5, 4.5, 5.5, 6.5, 7.5]}
+                 ).to_csv(stream, index=False)
+    for day, rows in (("2026-11-01", range(0, 3)), ("2026-11-02", range(3, 6))):
+        part = tmp_path / "log" / f"date={day}"
+        part.mkdir(parents=True)
+        pd.DataFrame({"request": [str(i) for i in rows], "ts": [float(i) for i in rows],
+                      "score": ["a"] * len(rows)}).to_csv(part / "p.csv", index=False)
+    spec = f'{tmp_path / "log"}{{"id": "request", "time": "ts", "prediction": "score"}}'
+    assert [os.path.basename(os.path.dirname(f)) for f in PredictionLogSpec.parse(spec).files()] \
+        == ["date=2026-11-01", "date=2026-11-02"]
+    out = tmp_path / "out"
+    summary = run(RunConfig(streams=[f"{stream}{{\"classes\": [\"a\", \"b\"]}}"],
+                            models=["prod"], predictions=spec, out=str(out), quiet=True,
+                            runner="direct", repredict="none", final=False))
+    initial = summary.query("category == 'initial' and metric == 'accuracy'")
+    assert initial[["value", "n"]].values.tolist() == [[0.5, 6]]  # a, b, a, b, a, b vs all a
+
+
+def test_a_log_without_its_columns_is_one_error_line(tmp_path, capsys):
+    log = tmp_path / "p.parquet"
+    pd.DataFrame({"id": ["1"], "when": [0.0], "y_pred": ["a"]}).to_parquet(log)
+    code = main(["backfill", "--stream", 'synth:SEA{"n": 20}', "--predictions", str(log),
+                 "--model", "m", "--out", str(tmp_path / "o"), "--quiet", "--runner", "direct"])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and err.count("\n") == 0
+    assert str(log) in err and "'t'" in err and "when" in err
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["--model", "m"], "--predictions LOG is required"),
+    (["--predictions", "nowhere/*.parquet", "--model", "m"], "no .parquet or .csv file"),
+])
+def test_backfill_argument_errors(tmp_path, capsys, argv, message):
+    code = main(["backfill", "--stream", 'synth:SEA{"n": 20}', "--out", str(tmp_path), *argv])
+    assert code == 2 and message in capsys.readouterr().err
