@@ -16,6 +16,7 @@ import json
 import math
 import os
 import platform
+import re
 import shutil
 import sys
 from dataclasses import dataclass
@@ -28,7 +29,7 @@ import pyarrow as pa
 from metrics import CLASSIFICATION_METRICS, NOT_PRIORITISED, REGRESSION_METRICS
 from pipelines.config import LOGGED, ConfigError, RunConfig
 from pipelines.results import drift_delay_table, format_profiles, format_table
-from runners import make_runner, pipeline_options
+from runners import runner_session
 from transforms.backfill import (LABELS, LOG_COUNTERS, BackfillOutcomes, LabelsOnly,
                                  PredictionLogSpec)
 from transforms.comparison import COMPARISON, CompareModels, pair_name
@@ -383,14 +384,19 @@ def run(config: RunConfig) -> pd.DataFrame:
     shutil.rmtree(staging, ignore_errors=True)
     os.makedirs(staging)
     try:
-        options = pipeline_options(config.runner, config.beam_args)
         try:
-            p = beam.Pipeline(runner=make_runner(config.runner), options=options)
-            build(p, pl, staging)
-            result = p.run()
-            result.wait_until_finish()
+            with runner_session(config.runner, config.beam_args) as (runner, options):
+                p = beam.Pipeline(runner=runner, options=options)
+                build(p, pl, staging)
+                result = p.run()
+                result.wait_until_finish()
         except InputError as e:  # raised by a reader on a worker; Beam appends the step name
             raise ConfigError(str(e).split(" [while running")[0]) from None
+        except RuntimeError as e:  # a remote worker's InputError arrives as its traceback
+            found = re.findall(r"InputError: (.+?)(?: \[while running.*)?$", str(e), re.M)
+            if not found:
+                raise
+            raise ConfigError(found[-1]) from None
         summary = _complete_summary(pl, pd.read_parquet(os.path.join(staging,
                                                                      "_summary.parquet")))
         with open(os.path.join(staging, "_counts.json"), encoding="utf-8") as f:

@@ -157,6 +157,8 @@ class StreamSpec:
         o = self.options
         split = "labels" in o
         for path, role in self._tables():
+            if not os.path.exists(path):
+                raise InputError(f"{path}: no such file (the {role} of stream {self.name})")
             fmt = fmt_of(path, self.format)
             columns = columns_of(path, fmt)
             if not columns:

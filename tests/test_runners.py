@@ -1,0 +1,44 @@
+"""The same evaluation on every local runner arrangement gives the same files."""
+
+import pandas as pd
+import pytest
+
+from pipelines.config import ConfigError, RunConfig
+from pipelines.job import run
+
+STREAMS = ['sea=synth:SEA{"n": 1200, "seed": 3, "noise": 0.1}',
+           'agrawal=synth:Agrawal{"n": 1200, "seed": 4}']
+MODELS = ["no-change", "gaussian-nb", "hoeffding-tree"]
+
+
+def _summary(tmp_path, runner, beam_args=()):
+    out = tmp_path / runner
+    run(RunConfig(streams=STREAMS, models=MODELS, delay="100", bins=5, windows=[200],
+                  repredict="every_k_labels:2", out=str(out), runner=runner, run_id="same",
+                  beam_args=list(beam_args), quiet=True))
+    return (out / "summary.csv").read_text()
+
+
+@pytest.fixture(scope="module")
+def in_memory(tmp_path_factory):
+    return _summary(tmp_path_factory.mktemp("direct"), "direct")
+
+
+@pytest.mark.parametrize("runner,beam_args", [
+    ("direct-mp", ["--direct_num_workers=2"]),    # FnApiRunner, worker subprocesses
+    ("portable", []),                              # PortableRunner, local job service, LOOPBACK
+    ("portable-pool", ["--sdk_worker_parallelism=2"]),  # ... and an EXTERNAL worker pool
+])
+def test_every_runner_gives_the_identical_summary(tmp_path, in_memory, runner, beam_args):
+    assert "comparison" in in_memory and "binned" in in_memory
+    assert _summary(tmp_path, runner, beam_args) == in_memory
+
+
+def test_a_worker_side_error_is_one_line_on_a_portable_runner(tmp_path):
+    # The prediction log is read on a worker: its InputError crosses the Fn API as text.
+    log = tmp_path / "p.parquet"
+    pd.DataFrame({"id": ["1"], "when": [0.0], "y_pred": ["a"]}).to_parquet(log)
+    with pytest.raises(ConfigError) as e:
+        run(RunConfig(streams=['synth:SEA{"n": 20}'], models=["m"], predictions=str(log),
+                      out=str(tmp_path / "o"), runner="portable", quiet=True))
+    assert str(log) in str(e.value) and "'t'" in str(e.value) and "\n" not in str(e.value)
