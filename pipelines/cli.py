@@ -13,7 +13,7 @@ import argparse
 import logging
 import sys
 
-from pipelines.config import DRIFT_ON, LOG_LEVELS, LOGGED, TASKS, ConfigError, RunConfig
+from pipelines.config import DRIFT_ON, LOG_LEVELS, LOGGED, REPLAYS, TASKS, ConfigError, RunConfig
 
 QUICKSTART_STREAM = 'synth:Agrawal{"n": 20000, "seed": 42, "drift": [{"at": 10000, ' \
                     '"width": 1000, "classification_function": 2}]}'
@@ -92,8 +92,12 @@ def _parser() -> argparse.ArgumentParser:
                      help='a model: import path with optional {json} parameters, a registry '
                           'name (majority, no-change, gaussian-nb, ...), NAME=SPEC to name it '
                           '(repeatable)')
-    run.add_argument("--replay", choices=["auto", "grouped", "stateful"], default=None,
-                     help="replay path: auto picks grouped for bounded input")
+    run.add_argument("--replay", choices=REPLAYS, default=None,
+                     help="replay path: grouped (auto, for bounded input) sorts each stream "
+                          "after a GroupByKey; stateful is watermark-driven (streaming); "
+                          "per-key reads and drains each (stream, model) on one worker as it "
+                          "reads: keys spread over workers, memory bounded by what is pending "
+                          "(instances must be in time order)")
     run.add_argument("--repredict", default=None, metavar="POLICY",
                      help="re-prediction policy while labels are pending: every_k_labels:K "
                           "(default every_k_labels:10) or none (initial and final only)")

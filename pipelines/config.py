@@ -11,6 +11,7 @@ import yaml
 
 LOG_LEVELS = ("all", "initial-final", "none")
 DRIFT_ON = ("initial", "final", "none")
+REPLAYS = ("auto", "grouped", "stateful", "per-key")
 TASKS = ("classification", "regression")
 LOGGED = "logged"  # backfill's default description of how its predictions were made
 
@@ -33,7 +34,7 @@ class RunConfig:
     out: str
     delay: str = "0"
     runner: str = "direct"
-    replay: str = "auto"  # auto | grouped | stateful
+    replay: str = "auto"  # auto | grouped | stateful | per-key
     final: bool = True  # also make and score the test-then-train (final) prediction
     bins: int = 100  # B: bins of the latency period for the binned measures Λ(T,b)
     repredict: str = "every_k_labels:10"  # re-prediction policy; "none" turns re-evaluation off
@@ -71,8 +72,9 @@ class RunConfig:
             raise ConfigError("no model given (--model)")
         if self.task not in TASKS:
             raise ConfigError(f"task must be one of {', '.join(TASKS)}, not {self.task!r}")
-        if self.replay not in ("auto", "grouped", "stateful"):
-            raise ConfigError(f"replay must be auto, grouped or stateful, not {self.replay!r}")
+        if self.replay not in REPLAYS:
+            raise ConfigError(f"replay must be one of {', '.join(REPLAYS)}, not "
+                              f"{self.replay!r}")
         if self.progress_every < 0:
             raise ConfigError("progress_every must be 0 or more seconds")
         for name in ("chunk_size", "curve_every", "bins", "buckets"):

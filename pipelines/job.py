@@ -37,6 +37,7 @@ from transforms.delays import DelaySpec
 from transforms.drift import DRIFT, DetectDrift, DriftPlan
 from transforms.engine import COUNTERS, PREDICTION_KINDS
 from transforms.models import ModelSpec, ModelSpecError, Step
+from transforms.per_key import PerKeyReplay
 from transforms.progress import job_counters
 from transforms.stream_profile import ProfileStreams
 from transforms.read import READ_COUNTS, ReadStreams
@@ -185,9 +186,14 @@ def _outcomes(p: beam.Pipeline, pl: Plan) -> dict:
         return p | "Backfill" >> BackfillOutcomes(
             read, label_engines, pl.log, list(pl.models), cfg.task == "classification",
             pl.scoring.bins, cfg.final, cfg.buckets, cfg.chunk_size)
-    read = p | "Read" >> read
     engines = EngineFactory(pl.models, pl.classes, pl.tasks, cfg.final, pl.repredict,
                             pl.scoring.bins, cfg.log_predictions, progress)
+    if pl.replay == "per-key":
+        replay = p | "Replay" >> PerKeyReplay(pl.streams, list(pl.models), engines, pl.delay,
+                                              cfg.chunk_size)
+        return {"outcomes": replay.outcomes, **{tag: replay[tag] for tag in (
+            PREDICTIONS, DEAD_LETTERS, COUNTS, CLASSES, READ_COUNTS)}}
+    read = p | "Read" >> read
     if pl.replay == "grouped":
         replay = read["chunks"] | "Replay" >> GroupedReplay(engines, cfg.chunk_size)
     else:

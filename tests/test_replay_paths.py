@@ -1,5 +1,7 @@
 """Both Beam replay paths give the same records as the plain engine, in batch and streaming."""
 
+import json
+
 import apache_beam as beam
 import pandas as pd
 from apache_beam.testing.test_stream import TestStream as BeamTestStream
@@ -24,22 +26,26 @@ def _outputs(out):
     summary = pd.read_csv(out / "summary.csv").drop(columns=["run_id"])
     curves = pd.read_parquet(out / "curves.parquet").sort_values(
         ["stream", "model", "category", "metric", "labels"]).reset_index(drop=True)
-    return preds, summary, curves
+    manifest = json.loads((out / "manifest.json").read_text())
+    counts = (manifest["counts"], {k: v["read"] for k, v in manifest["streams"].items()})
+    return preds, summary, curves, counts
 
 
 def test_grouped_and_stateful_paths_give_identical_records(tmp_path):
     results = []
     for name, replay, bucket in [("grouped", "grouped", None), ("stateful", "stateful", None),
-                                 ("looping", "stateful", 97.0)]:
+                                 ("looping", "stateful", 97.0), ("per-key", "per-key", None)]:
         out = tmp_path / name
         run(RunConfig(streams=[STREAM], models=MODELS, delay="random:20:200:4", out=str(out),
                       runner="direct", replay=replay, timer_bucket=bucket, chunk_size=128,
                       quiet=True))
         results.append(_outputs(out))
-    (p0, s0, c0) = results[0]
+    (p0, s0, c0, n0) = results[0]
     assert (p0["kind"] != "re-prediction").sum() == 3 * 1500 * 2
     assert (p0["kind"] == "re-prediction").sum() > 3 * 1000  # re-evaluation on (K=10)
-    for p, s, c in results[1:]:
+    assert n0[1]["sea"]["instance_events"] == 1500
+    for p, s, c, n in results[1:]:
+        assert n == n0
         pd.testing.assert_frame_equal(p, p0)
         pd.testing.assert_frame_equal(s, s0)
         pd.testing.assert_frame_equal(c, c0)

@@ -13,6 +13,29 @@ from transforms.sources import InputError, StreamSpec
 READ_COUNTS = "read_counts"
 
 
+def stream_items(spec: StreamSpec, delay: DelaySpec, counts: dict):
+    """The stream's events and dead-letter dicts, counting each kind in `counts`; a reader
+    failing deep inside says where, in one line."""
+    items = spec.events(delay)
+    while True:
+        try:
+            item = next(items, None)
+        except InputError:
+            raise
+        except Exception as e:  # a generator or parser failing: say where, in one line
+            raise InputError(f"stream {spec.name}: reading failed after "
+                             f"{sum(counts.values())} records: {type(e).__name__}: {e}") \
+                from e
+        if item is None:
+            return
+        counts["dead_letters" if isinstance(item, dict) else f"{item[3]}_events"] += 1
+        yield item
+
+
+def new_read_counts() -> dict:
+    return {f"{k}_events": 0 for k in EVENT_KINDS} | {"dead_letters": 0}
+
+
 class _ReadChunks(beam.DoFn):
     """One stream spec -> chunks (lists) of events, each timestamped with its earliest event
     time (so a watermark past T means every event before T has arrived); dead letters and the
@@ -23,25 +46,12 @@ class _ReadChunks(beam.DoFn):
         self.chunk_size = chunk_size
 
     def process(self, spec: StreamSpec):
-        counts = {f"{k}_events": 0 for k in EVENT_KINDS} | {"dead_letters": 0}
+        counts = new_read_counts()
         chunk: list = []
-        items = spec.events(self.delay)
-        while True:
-            try:
-                item = next(items, None)
-            except InputError:
-                raise
-            except Exception as e:  # a generator or parser failing: say where, in one line
-                raise InputError(f"stream {spec.name}: reading failed after "
-                                 f"{sum(counts.values())} records: {type(e).__name__}: {e}") \
-                    from e
-            if item is None:
-                break
+        for item in stream_items(spec, self.delay, counts):
             if isinstance(item, dict):
-                counts["dead_letters"] += 1
                 yield beam.pvalue.TaggedOutput(DEAD_LETTERS, item)
                 continue
-            counts[f"{item[3]}_events"] += 1
             chunk.append(item)
             if len(chunk) >= self.chunk_size:
                 yield TimestampedValue((spec.name, chunk), min(e[0] for e in chunk))
