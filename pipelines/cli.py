@@ -29,6 +29,12 @@ def _stream_args(parser: argparse.ArgumentParser) -> None:
                         help="label delay: N events, a duration (30s, 5min), random:LOW:HIGH:SEED "
                              "or column:NAME (default 0, which behaves as 1)")
     parser.add_argument("--out", default=None, help="output directory")
+    parser.add_argument("--from", dest="start", default=None, metavar="WHEN",
+                        help="evaluate only instances arriving at or after WHEN: an ISO date "
+                             "or datetime, or seconds; their labels count whenever they come")
+    parser.add_argument("--to", dest="end", default=None, metavar="WHEN",
+                        help="... and before WHEN (an ISO date: to the end of that day); "
+                             "instances still waiting for a label are reported as pending")
     parser.add_argument("--runner", default=None,
                         help="direct (default), direct-mp, bundle, or a Beam runner name")
 
@@ -101,6 +107,9 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--repredict", default=None, metavar="POLICY",
                      help="re-prediction policy while labels are pending: every_k_labels:K "
                           "(default every_k_labels:10) or none (initial and final only)")
+    run.add_argument("--timer-bucket", type=float, default=None, metavar="SECONDS",
+                     help="streaming (--replay stateful): seconds of event time per drain of "
+                          "the looping timer (default: one drain at the end of bounded input)")
     run.add_argument("--log-predictions", choices=LOG_LEVELS, default=None,
                      help="what predictions.parquet keeps: every prediction (all, the default), "
                           "initial and final only, or none; with K=1 re-evaluation 'all' is "
@@ -198,9 +207,9 @@ def _config(args, beam_args) -> RunConfig:
               "ph_alphas": args.ph_alphas, "chunk_size": args.chunk_size,
               "curve_every": args.curve_every, "run_id": args.run_id, "beam_args": beam_args,
               "quiet": args.quiet or None, "report": args.report,
-              "progress_every": args.progress_every,
+              "progress_every": args.progress_every, "start": args.start, "end": args.end,
               **{k: given.get(k) for k in ("replay", "log_predictions", "predictions", "task",
-                                           "buckets")}}
+                                           "buckets", "timer_bucket")}}
     if args.command == "backfill":
         if not args.repredict:
             fields["repredict"] = LOGGED

@@ -63,6 +63,10 @@ class RunConfig:
     predictions: str | None = None
     task: str = "classification"  # backfill: what the logged predictions are
     buckets: int = 16  # backfill: instances are joined with their predictions in id buckets
+    # Evaluate only instances arriving in [start, end): ISO dates (end: that whole day),
+    # datetimes or seconds; their labels count whenever they arrive.
+    start: str | None = None
+    end: str | None = None
 
     def __post_init__(self):
         self.delay = str(self.delay)

@@ -11,13 +11,12 @@ re-run replaces a previous run's files only once it has succeeded.
 from __future__ import annotations
 
 import datetime as dt
+import io
 import itertools
 import json
 import math
-import os
 import platform
 import re
-import shutil
 import sys
 from dataclasses import dataclass
 from importlib import metadata
@@ -25,6 +24,7 @@ from importlib import metadata
 import apache_beam as beam
 import pandas as pd
 import pyarrow as pa
+from apache_beam.io.filesystems import FileSystems
 
 from metrics import CLASSIFICATION_METRICS, NOT_PRIORITISED, REGRESSION_METRICS
 from pipelines.config import LOGGED, ConfigError, RunConfig
@@ -40,7 +40,7 @@ from transforms.models import ModelSpec, ModelSpecError, Step
 from transforms.per_key import PerKeyReplay
 from transforms.progress import job_counters
 from transforms.stream_profile import ProfileStreams
-from transforms.read import READ_COUNTS, ReadStreams
+from transforms.read import READ_COUNTS, ReadStreams, TimeRange
 from transforms.records import RESULT_COLUMNS
 from transforms.repredict import RepredictPolicy
 from transforms.replay import (CLASSES, COUNTS, DEAD_LETTERS, PREDICTIONS, EngineFactory,
@@ -68,6 +68,7 @@ class Plan:
     scoring: ScoringPlan
     drift: DriftPlan | None
     log: PredictionLogSpec | None = None  # backfill: the prediction log scored
+    time_range: TimeRange = TimeRange()
 
     @property
     def backfill(self) -> bool:
@@ -111,6 +112,7 @@ def plan(config: RunConfig) -> Plan:
             tasks = {name: spec.task() for name, spec in models.items()}
             repredict = RepredictPolicy.parse(config.repredict).with_bins(config.bins)
         classes = {s.name: s.declared_classes() for s in streams}
+        time_range = TimeRange.parse(config.start, config.end)
     except (InputError, ModelSpecError, ValueError) as e:
         raise ConfigError(str(e)) from None
     names = [s.name for s in streams]
@@ -128,13 +130,46 @@ def plan(config: RunConfig) -> Plan:
     drift = None if config.drift_on == "none" else DriftPlan(
         config.drift_on, config.ph_delta, config.ph_threshold, config.ph_min_instances,
         tuple(config.ph_alphas), {s.name: s.drift_points() for s in streams if s.drift_points()})
-    return Plan(config, streams, models, tasks, classes, delay, repredict, scoring, drift, log)
+    return Plan(config, streams, models, tasks, classes, delay, repredict, scoring, drift, log,
+                time_range)
 
 
-# -- writing inside the pipeline ---------------------------------------------------------------
+# -- files: through Beam's FileSystems, so OUT may be gs://, s3:// or a shared mount, and
+# what workers write on a cluster lands where the driver reads it ------------------------------
+OUTPUT_NAMES = ("summary.csv", "summary.parquet", "curves.parquet", "predictions.parquet",
+                "profile.json", "manifest.json", "dead_letters.jsonl", "report.html", "figures")
+
+
+def _write_bytes(path: str, data: bytes) -> None:
+    with FileSystems.create(path) as f:
+        f.write(data)
+
+
+def _read_bytes(path: str) -> bytes:
+    with FileSystems.open(path) as f:
+        return f.read()
+
+
 def _write_json(path: str, value) -> None:
-    with open(path, "w", encoding="utf-8") as f:
-        json.dump(value, f, indent=1, default=str, allow_nan=True)
+    _write_bytes(path, json.dumps(value, indent=1, default=str, allow_nan=True).encode())
+
+
+def _write_parquet(path: str, frame: pd.DataFrame) -> None:
+    buffer = io.BytesIO()
+    frame.to_parquet(buffer, index=False)
+    _write_bytes(path, buffer.getvalue())
+
+
+def _publish(staging: str, out: str) -> None:
+    """Move a finished run's files from `staging` into `out`, each replacing its old self in
+    one rename; outputs of an earlier run there that this run did not make are removed, so
+    `out` never mixes two runs' files."""
+    made = {FileSystems.split(m.path)[1]: m.path
+            for m in FileSystems.match([FileSystems.join(staging, "*")])[0].metadata_list}
+    stale = [FileSystems.join(out, n) for n in OUTPUT_NAMES if n not in made]
+    FileSystems.delete([p for p in stale if FileSystems.exists(p)])
+    names = sorted(made)
+    FileSystems.rename([made[n] for n in names], [FileSystems.join(out, n) for n in names])
 
 
 def _prediction_table(element) -> pa.Table:
@@ -176,7 +211,7 @@ def _outcomes(p: beam.Pipeline, pl: Plan) -> dict:
     and the replay's predictions): from replaying models, or from a prediction log."""
     cfg = pl.config
     read = ReadStreams(pl.streams, [LABELS] if pl.backfill else list(pl.models), pl.delay,
-                       cfg.chunk_size)
+                       cfg.chunk_size, pl.time_range)
     progress = None if cfg.quiet else cfg.progress_every
     if pl.backfill:
         label_engines = EngineFactory(
@@ -190,7 +225,7 @@ def _outcomes(p: beam.Pipeline, pl: Plan) -> dict:
                             pl.scoring.bins, cfg.log_predictions, progress)
     if pl.replay == "per-key":
         replay = p | "Replay" >> PerKeyReplay(pl.streams, list(pl.models), engines, pl.delay,
-                                              cfg.chunk_size)
+                                              cfg.chunk_size, pl.time_range)
         return {"outcomes": replay.outcomes, **{tag: replay[tag] for tag in (
             PREDICTIONS, DEAD_LETTERS, COUNTS, CLASSES, READ_COUNTS)}}
     read = p | "Read" >> read
@@ -218,7 +253,7 @@ def build(p: beam.Pipeline, pl: Plan, staging: str) -> None:
                                                r["window"], r["metric"], r["bin"] or 0,
                                                r["alpha"] or 0, r.get("labels") or 0,
                                                -math.inf if r["t"] is None else r["t"]))
-            pd.DataFrame(rows).to_parquet(os.path.join(staging, name), index=False)
+            _write_parquet(FileSystems.join(staging, name), pd.DataFrame(rows))
         return write
 
     summaries, curves = [scored.summary], [scored[CURVES]]
@@ -234,7 +269,7 @@ def build(p: beam.Pipeline, pl: Plan, staging: str) -> None:
     (outcomes | "StreamProfiles" >> ProfileStreams(first_classifier)
      | "ProfileList" >> beam.combiners.ToList()
      | "WriteProfiles" >> beam.Map(lambda items: _write_json(
-         os.path.join(staging, "profile.json"), dict(sorted(items)))))
+         FileSystems.join(staging, "profile.json"), dict(sorted(items)))))
     (summary | "SummaryList" >> beam.combiners.ToList()
      | "WriteSummary" >> beam.Map(write_rows("_summary.parquet")))
     (curves | "AllCurves" >> beam.Flatten() | "CurveList" >> beam.combiners.ToList()
@@ -242,10 +277,10 @@ def build(p: beam.Pipeline, pl: Plan, staging: str) -> None:
     if PREDICTIONS in source:
         (source[PREDICTIONS] | "PredictionTables" >> beam.Map(_prediction_table)
          | "WritePredictions" >> beam.io.WriteToParquetBatched(
-             os.path.join(staging, "predictions.parquet"), schema=PREDICTION_SCHEMA,
+             FileSystems.join(staging, "predictions.parquet"), schema=PREDICTION_SCHEMA,
              num_shards=1, shard_name_template=""))
     (source[DEAD_LETTERS] | "DeadList" >> beam.combiners.ToList()
-     | "WriteDead" >> beam.Map(lambda rows: _write_jsonl(os.path.join(staging,
+     | "WriteDead" >> beam.Map(lambda rows: _write_jsonl(FileSystems.join(staging,
                                                                       "dead_letters.jsonl"), rows)))
     key_counts = (source[COUNTS] | "SumCounts" >> beam.CombinePerKey(_sum_counts))
     classes = (source[CLASSES] | "Classes" >> beam.CombinePerKey(
@@ -253,7 +288,7 @@ def build(p: beam.Pipeline, pl: Plan, staging: str) -> None:
     read_counts = source[READ_COUNTS] | "SumReadCounts" >> beam.CombinePerKey(_sum_counts)
 
     def write_counts(per_key, per_key_classes, per_stream):
-        _write_json(os.path.join(staging, "_counts.json"), {
+        _write_json(FileSystems.join(staging, "_counts.json"), {
             "keys": [[list(k), v] for k, v in per_key],
             "classes": [[list(k), v] for k, v in per_key_classes],
             "streams": dict(per_stream)})
@@ -268,9 +303,7 @@ def build(p: beam.Pipeline, pl: Plan, staging: str) -> None:
 def _write_jsonl(path: str, rows) -> None:
     rows = sorted(rows, key=lambda r: (str(r.get("stream")), str(r.get("model")),
                                        str(r.get("file")), r.get("row") or 0, r["reason"]))
-    with open(path, "w", encoding="utf-8") as f:
-        for r in rows:
-            f.write(json.dumps(r, default=str) + "\n")
+    _write_bytes(path, "".join(json.dumps(r, default=str) + "\n" for r in rows).encode())
 
 
 # -- after the pipeline ------------------------------------------------------------------------
@@ -385,10 +418,10 @@ def run(config: RunConfig) -> pd.DataFrame:
     """
     pl = plan(config)
     started = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
-    os.makedirs(config.out, exist_ok=True)
-    staging = os.path.join(config.out, f".staging-{config.run_id}")
-    shutil.rmtree(staging, ignore_errors=True)
-    os.makedirs(staging)
+    staging = FileSystems.join(config.out, f".staging-{config.run_id}")
+    if FileSystems.exists(staging):
+        FileSystems.delete([staging])
+    FileSystems.mkdirs(staging)  # with parents; object stores have no folders to make
     try:
         try:
             with runner_session(config.runner, config.beam_args) as (runner, options):
@@ -403,22 +436,21 @@ def run(config: RunConfig) -> pd.DataFrame:
             if not found:
                 raise
             raise ConfigError(found[-1]) from None
-        summary = _complete_summary(pl, pd.read_parquet(os.path.join(staging,
-                                                                     "_summary.parquet")))
-        with open(os.path.join(staging, "_counts.json"), encoding="utf-8") as f:
-            counts = json.load(f)
-        with open(os.path.join(staging, "dead_letters.jsonl"), encoding="utf-8") as f:
-            n_dead = sum(1 for _ in f)
-        summary.to_csv(os.path.join(staging, "summary.csv"), index=False)
-        summary.to_parquet(os.path.join(staging, "summary.parquet"), index=False)
-        _write_json(os.path.join(staging, "manifest.json"),
-                    _manifest(pl, counts, n_dead, started))
-        for name in ("_summary.parquet", "_counts.json"):
-            os.remove(os.path.join(staging, name))
-        for name in os.listdir(staging):
-            os.replace(os.path.join(staging, name), os.path.join(config.out, name))
+        def staged(name):
+            return FileSystems.join(staging, name)
+
+        summary = _complete_summary(pl, pd.read_parquet(io.BytesIO(
+            _read_bytes(staged("_summary.parquet")))))
+        counts = json.loads(_read_bytes(staged("_counts.json")))
+        n_dead = _read_bytes(staged("dead_letters.jsonl")).count(b"\n")
+        _write_bytes(staged("summary.csv"), summary.to_csv(index=False).encode())
+        _write_parquet(staged("summary.parquet"), summary)
+        _write_json(staged("manifest.json"), _manifest(pl, counts, n_dead, started))
+        FileSystems.delete([staged("_summary.parquet"), staged("_counts.json")])
+        _publish(staging, config.out)
     finally:
-        shutil.rmtree(staging, ignore_errors=True)
+        if FileSystems.exists(staging):
+            FileSystems.delete([staging])
     if config.report:
         from pipelines.report import write_report
 
@@ -429,8 +461,8 @@ def run(config: RunConfig) -> pd.DataFrame:
             print("job counters: " + ", ".join(f"{k} {v:,}" for k, v in counters.items()),
                   file=sys.stderr)
         print(format_table(summary) + "\n")
-        with open(os.path.join(config.out, "profile.json"), encoding="utf-8") as f:
-            print(format_profiles(json.load(f)))
+        print(format_profiles(json.loads(_read_bytes(FileSystems.join(config.out,
+                                                                      "profile.json")))))
         delays = drift_delay_table(summary)
         if not delays.empty:
             print("\nPage-Hinkley: detection delay (false alarms) per known drift, by 1 − α")

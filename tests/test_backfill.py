@@ -149,3 +149,38 @@ def test_a_log_without_its_columns_is_one_error_line(tmp_path, capsys):
 def test_backfill_argument_errors(tmp_path, capsys, argv, message):
     code = main(["backfill", "--stream", 'synth:SEA{"n": 20}', "--out", str(tmp_path), *argv])
     assert code == 2 and message in capsys.readouterr().err
+
+
+def test_a_date_range_reads_later_labels_reports_pending_and_skips_older_partitions(tmp_path):
+    day = 86400.0
+    base = 1793491200.0  # 2026-11-01T00:00:00Z
+    # Instances at 06:00 and 18:00 of Nov 1, 2, 3; each label 20 h later (the last one never).
+    t = [base + d * day + h * 3600 for d in range(3) for h in (6, 18)]
+    stream = tmp_path / "instances.csv"
+    pd.DataFrame({"id": range(6), "time": t, "f": [0.0] * 6}).to_csv(stream, index=False)
+    labels = tmp_path / "labels.csv"
+    pd.DataFrame({"id": range(5), "time": [x + 20 * 3600 for x in t[:5]],
+                  "label": list("ababa")}).to_csv(labels, index=False)
+    log = tmp_path / "log"
+    for d, rows in enumerate(([0, 1], [2, 3], [4, 5])):
+        part = log / f"date=2026-11-0{d + 1}"
+        part.mkdir(parents=True)
+        frame = pd.DataFrame({"id": [str(i) for i in rows], "t": [t[i] for i in rows],
+                              "y_pred": ["a", "b"]})
+        if d == 0:  # a partition the range must not even open
+            frame = frame.rename(columns={"t": "broken"})
+        frame.to_csv(part / "p.csv", index=False)
+    out = tmp_path / "out"
+    summary = run(RunConfig(
+        streams=[f'{stream}{{"labels": "{labels}", "classes": ["a", "b"]}}'], models=["m"],
+        predictions=str(log), out=str(out), start="2026-11-02", end="2026-11-03", quiet=True,
+        runner="direct", repredict="none", final=False))
+    # Instances 2, 3 (Nov 2) and 4, 5 (Nov 3); 4's label comes on Nov 4, 5's never.
+    assert summary.query("category == 'initial' and metric == 'accuracy'")[
+        ["value", "n"]].values.tolist() == [[1.0, 3]]  # a/b/a predicted for a/b/a
+    manifest = json.loads((out / "manifest.json").read_text())
+    (counts,) = manifest["counts"]
+    assert (counts["instances"], counts["labelled"], counts["pending_at_end"]) == (4, 3, 1)
+    assert counts["orphan_labels"] == 0
+    read = manifest["streams"]["instances"]["read"]
+    assert read["outside_range"] == 4  # instances 0, 1 and their labels

@@ -31,7 +31,7 @@ from river import base
 
 from metrics.binning import NO_CLASS, binned_flat
 from transforms.engine import PREDICTION_KINDS
-from transforms.read import READ_COUNTS
+from transforms.read import READ_COUNTS, ReadStreams
 from transforms.records import FINAL, INITIAL, REPREDICTION, Outcome
 from transforms.replay import CLASSES, COUNTS, DEAD_LETTERS, GroupedReplay
 from transforms.rows import InputError
@@ -105,14 +105,16 @@ class PredictionLogSpec:
                              f"known: {sorted(LOG_COLUMNS)}")
         return cls(pattern, {**LOG_COLUMNS, **options})
 
-    def files(self) -> list[str]:
-        """The log's files, sorted (a directory: every .parquet / .csv file below it)."""
+    def files(self, time_range=None) -> list[str]:
+        """The log's files, sorted (a directory: every .parquet / .csv file below it); with a
+        `TimeRange`, partitions `date=DAY` before its first day are skipped."""
         pattern = self.pattern
         if FileSystems.exists(pattern) and not os.path.isfile(pattern) \
                 and not pattern.endswith(tuple(LOG_FORMATS)):
             pattern = FileSystems.join(pattern, "**")
         found = [m.path for m in FileSystems.match([pattern])[0].metadata_list]
-        files = sorted(f for f in found if os.path.splitext(f)[1].lower() in LOG_FORMATS)
+        files = sorted(f for f in found if os.path.splitext(f)[1].lower() in LOG_FORMATS
+                       and (time_range is None or time_range.keeps_partition(f)))
         if not files:
             raise InputError(f"prediction log {self.pattern}: no .parquet or .csv file found")
         return files
@@ -229,6 +231,8 @@ def join_predictions(labels: dict, preds: dict, classes: list | None, bins: int,
                          "pos": np.arange(len(preds["t"]))})
     right = pd.DataFrame({"key": np.array([str(i) for i in labels.get("id", ())], dtype=object),
                           "t_arrival": t0, "row": np.arange(n)})
+    # One key type on both sides (pandas may infer str for one and object for the other).
+    left["key"], right["key"] = left["key"].astype(object), right["key"].astype(object)
     left = left.sort_values(["t", "pos"], kind="stable")
     right = right.sort_values("t_arrival", kind="stable")
     joined = pd.merge_asof(left, right, left_on="t", right_on="t_arrival", by="key",
@@ -412,7 +416,8 @@ class BackfillOutcomes(beam.PTransform):
     `label_engines` is the `EngineFactory` of the label pass (model `LABELS`).
     """
 
-    def __init__(self, read, label_engines, log: PredictionLogSpec, models: list[str],
+    def __init__(self, read: ReadStreams, label_engines, log: PredictionLogSpec,
+                 models: list[str],
                  classification: bool, bins: int, final: bool, buckets: int = 16,
                  batch_size: int = 1000):
         super().__init__()
@@ -425,7 +430,7 @@ class BackfillOutcomes(beam.PTransform):
         replay = read["chunks"] | "LabelPass" >> GroupedReplay(self.label_engines,
                                                                self.batch_size)
         streams = [s.name for s in self.read.streams]
-        logged = (pbegin | "LogFiles" >> beam.Create(self.log.files())
+        logged = (pbegin | "LogFiles" >> beam.Create(self.log.files(self.read.time_range))
                   | "SpreadFiles" >> beam.Reshuffle()
                   | "ReadLog" >> beam.ParDo(_KeyLogBatches(
                       self.log, streams, self.models, self.classification, self.buckets))

@@ -20,7 +20,7 @@ import heapq
 import apache_beam as beam
 
 from transforms.delays import DelaySpec
-from transforms.read import READ_COUNTS, new_read_counts, stream_items
+from transforms.read import READ_COUNTS, TimeRange, new_read_counts, stream_items
 from transforms.records import INSTANCE, KIND, T
 from transforms.replay import DEAD_LETTERS, OUTPUT_TAGS, EngineFactory, _emit, _ReplayDoFn
 from transforms.sources import StreamSpec
@@ -28,9 +28,11 @@ from transforms.sources import StreamSpec
 
 class _DrainPerKey(_ReplayDoFn):
 
-    def __init__(self, factory: EngineFactory, batch_size: int, delay: DelaySpec):
+    def __init__(self, factory: EngineFactory, batch_size: int, delay: DelaySpec,
+                 time_range: TimeRange):
         super().__init__(factory, batch_size)
         self.delay = delay
+        self.time_range = time_range
 
     def process(self, element):
         spec, model, reports_stream = element  # the stream's first model reports its reading
@@ -40,7 +42,7 @@ class _DrainPerKey(_ReplayDoFn):
         waiting: list = []  # a heap of events, in (t, rank, seq) order
         newest = float("-inf")  # the latest instance time: no event read later is earlier
         step = 20 * self.batch_size
-        for item in stream_items(spec, self.delay, counts):
+        for item in stream_items(spec, self.delay, counts, self.time_range):
             if isinstance(item, dict):
                 if reports_stream:
                     yield beam.pvalue.TaggedOutput(DEAD_LETTERS, item)
@@ -69,10 +71,10 @@ class PerKeyReplay(beam.PTransform):
     `read_counts` of the reading), one element per (stream, model)."""
 
     def __init__(self, streams: list[StreamSpec], models: list[str], factory: EngineFactory,
-                 delay: DelaySpec, batch_size: int = 1000):
+                 delay: DelaySpec, batch_size: int = 1000, time_range: TimeRange = TimeRange()):
         super().__init__()
         self.streams, self.models, self.factory = streams, models, factory
-        self.delay, self.batch_size = delay, batch_size
+        self.delay, self.batch_size, self.time_range = delay, batch_size, time_range
 
     def expand(self, pbegin):
         keys = [(s, m, i == 0) for s in self.streams for i, m in enumerate(self.models)]
@@ -81,5 +83,5 @@ class PerKeyReplay(beam.PTransform):
                 # Spread the keys over the workers (Create's elements stay in one bundle).
                 | "SpreadKeys" >> beam.Reshuffle()
                 | "ReadAndDrain" >> beam.ParDo(
-                    _DrainPerKey(self.factory, self.batch_size, self.delay))
+                    _DrainPerKey(self.factory, self.batch_size, self.delay, self.time_range))
                 .with_outputs(*OUTPUT_TAGS, READ_COUNTS, main="outcomes"))

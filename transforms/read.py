@@ -2,20 +2,95 @@
 
 from __future__ import annotations
 
+import datetime as dt
+import math
+import re
+from dataclasses import dataclass
+
 import apache_beam as beam
 from apache_beam.transforms.window import TimestampedValue
 
 from transforms.delays import DelaySpec
-from transforms.records import EVENT_KINDS
+from transforms.records import EVENT_KINDS, ID, INSTANCE, KIND, UPDATE, T
+from transforms.rows import parse_time_value
 from transforms.replay import DEAD_LETTERS, KEYED_CHUNKS
 from transforms.sources import InputError, StreamSpec
 
 READ_COUNTS = "read_counts"
 
 
-def stream_items(spec: StreamSpec, delay: DelaySpec, counts: dict):
-    """The stream's events and dead-letter dicts, counting each kind in `counts`; a reader
-    failing deep inside says where, in one line."""
+@dataclass(frozen=True)
+class TimeRange:
+    """The instances a run evaluates: those arriving in [start, end) (seconds of event time).
+    Their updates and labels are kept whenever they come (a label may arrive after the range);
+    events of instances outside it are counted as `outside_range`, not dead-lettered.
+
+    >>> r = TimeRange.parse("2026-11-01", "2026-11-02")
+    >>> r.end - r.start, r.first_day
+    (172800.0, '2026-11-01')
+    >>> TimeRange.parse(None, "100").end
+    100.0
+    """
+
+    start: float = -math.inf
+    end: float = math.inf
+    first_day: str | None = None  # partitions date=DAY before it hold no event of the range
+
+    @classmethod
+    def parse(cls, start: str | None, end: str | None) -> TimeRange:
+        """ISO dates (`--to` DAY includes that whole day), ISO datetimes or seconds."""
+        def day(text):
+            return text is not None and re.fullmatch(r"\d{4}-\d{2}-\d{2}", str(text))
+
+        lo = -math.inf if start is None else parse_time_value(start)
+        hi = math.inf if end is None else parse_time_value(end) + (86400.0 if day(end) else 0)
+        if hi <= lo:
+            raise ValueError(f"the range from {start} to {end} is empty")
+        first = str(start) if day(start) else None
+        if first is None and math.isfinite(lo):
+            first = dt.datetime.fromtimestamp(lo, dt.timezone.utc).date().isoformat()
+        return cls(lo, hi, first)
+
+    @property
+    def everything(self) -> bool:
+        return self.start == -math.inf and self.end == math.inf
+
+    def keeps_partition(self, path: str) -> bool:
+        """False for a file under a `date=DAY` partition before the range's first day."""
+        found = re.search(r"date=(\d{4}-\d{2}-\d{2})", path)
+        return found is None or self.first_day is None or found.group(1) >= self.first_day
+
+
+def _in_range(items, time_range: TimeRange, counts: dict):
+    kept, skipped = set(), set()
+    for item in items:
+        if isinstance(item, dict) or time_range.everything:
+            yield item
+            continue
+        kind, key = item[KIND], item[ID]
+        if kind == INSTANCE:
+            inside = time_range.start <= item[T] < time_range.end
+            (kept if inside else skipped).add(key)
+            (skipped if inside else kept).discard(key)
+        elif key not in kept and (key in skipped or kind == UPDATE):
+            inside = False
+        else:
+            inside = True  # its instance's, or an orphan label: the replay decides
+        if inside:
+            yield item
+        else:
+            counts["outside_range"] += 1
+
+
+def stream_items(spec: StreamSpec, delay: DelaySpec, counts: dict,
+                 time_range: TimeRange = TimeRange()):
+    """The stream's events (of instances in `time_range`) and dead-letter dicts, counting
+    each kind in `counts`; a reader failing deep inside says where, in one line."""
+    items = _in_range(_read(spec, delay, counts), time_range, counts)
+    yield from items
+
+
+def _read(spec: StreamSpec, delay: DelaySpec, counts: dict):
     items = spec.events(delay)
     while True:
         try:
@@ -33,7 +108,7 @@ def stream_items(spec: StreamSpec, delay: DelaySpec, counts: dict):
 
 
 def new_read_counts() -> dict:
-    return {f"{k}_events": 0 for k in EVENT_KINDS} | {"dead_letters": 0}
+    return {f"{k}_events": 0 for k in EVENT_KINDS} | {"dead_letters": 0, "outside_range": 0}
 
 
 class _ReadChunks(beam.DoFn):
@@ -41,14 +116,15 @@ class _ReadChunks(beam.DoFn):
     time (so a watermark past T means every event before T has arrived); dead letters and the
     per-stream read counts go to tagged outputs."""
 
-    def __init__(self, delay: DelaySpec, chunk_size: int):
+    def __init__(self, delay: DelaySpec, chunk_size: int, time_range: TimeRange):
         self.delay = delay
         self.chunk_size = chunk_size
+        self.time_range = time_range
 
     def process(self, spec: StreamSpec):
         counts = new_read_counts()
         chunk: list = []
-        for item in stream_items(spec, self.delay, counts):
+        for item in stream_items(spec, self.delay, counts, self.time_range):
             if isinstance(item, dict):
                 yield beam.pvalue.TaggedOutput(DEAD_LETTERS, item)
                 continue
@@ -71,8 +147,9 @@ class ReadStreams(beam.PTransform):
     """
 
     def __init__(self, streams: list[StreamSpec], model_names: list[str], delay: DelaySpec,
-                 chunk_size: int = 1000):
+                 chunk_size: int = 1000, time_range: TimeRange = TimeRange()):
         super().__init__()
+        self.time_range = time_range
         self.streams = streams
         self.model_names = model_names
         self.delay = delay
@@ -83,7 +160,8 @@ class ReadStreams(beam.PTransform):
                 | "Specs" >> beam.Create(self.streams)
                 # A stream is read by one worker; streams are read in parallel.
                 | "Reshuffle" >> beam.Reshuffle()
-                | "ReadChunks" >> beam.ParDo(_ReadChunks(self.delay, self.chunk_size))
+                | "ReadChunks" >> beam.ParDo(_ReadChunks(self.delay, self.chunk_size,
+                                                             self.time_range))
                 .with_outputs(DEAD_LETTERS, READ_COUNTS, main="chunks"))
         models = self.model_names
         chunks = read.chunks | "FanOut" >> beam.FlatMap(
