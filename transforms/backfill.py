@@ -26,13 +26,14 @@ import apache_beam as beam
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 from apache_beam.io.filesystems import FileSystems
 from river import base
 
 from metrics.binning import NO_CLASS, binned_flat
 from transforms.engine import PREDICTION_KINDS
 from transforms.read import READ_COUNTS, ReadStreams
-from transforms.records import FINAL, INITIAL, REPREDICTION, Outcome
+from transforms.records import Outcome
 from transforms.replay import CLASSES, COUNTS, DEAD_LETTERS, GroupedReplay
 from transforms.rows import InputError
 
@@ -201,14 +202,57 @@ def split_by(columns: dict, keys: np.ndarray):
         yield sorted_keys[start], {k: v[rows] for k, v in columns.items()}
 
 
+def lookup(values, table) -> np.ndarray:
+    """Each value's position in `table` (strings), −1 where absent or missing — a hash lookup
+    in Arrow, not a Python call per value.
+
+    >>> lookup(np.array(["b", None, "z", "a"], dtype=object), ["a", "b"]).tolist()
+    [1, -1, -1, 0]
+    """
+    values = pa.array(values, type=pa.string(), from_pandas=True)
+    found = pc.index_in(values, value_set=pa.array(list(table), type=pa.string()))
+    return found.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
+
+
+def kind_codes(kinds) -> np.ndarray:
+    """Prediction kinds as codes into `PREDICTION_KINDS` (codes pass through).
+
+    >>> kind_codes(np.array(["final", "initial"], dtype=object)).tolist()
+    [2, 0]
+    """
+    kinds = np.asarray(kinds)
+    codes = kinds.astype(np.int64) if kinds.dtype.kind in "iu" else \
+        lookup(kinds, PREDICTION_KINDS)
+    bad = (codes < 0) | (codes >= len(PREDICTION_KINDS))
+    if bad.any():
+        raise InputError(f"prediction log: kind {kinds[bad][0]!r} is not one of "
+                         f"{list(PREDICTION_KINDS)}")
+    return codes
+
+
+def _owners(label_keys: np.ndarray, t0: np.ndarray, pred_keys: np.ndarray,
+            t: np.ndarray) -> np.ndarray:
+    """Each prediction's labelled instance (its row), or −1: the instance with its id that
+    arrived last at or before the prediction's time (ids may be reused once labelled)."""
+    if len(set(label_keys)) == len(label_keys):
+        return lookup(pred_keys, label_keys)
+    left = pd.DataFrame({"key": pd.Series(pred_keys, dtype=object), "t": t,
+                         "pos": np.arange(len(t))}).sort_values(["t", "pos"], kind="stable")
+    right = pd.DataFrame({"key": pd.Series(label_keys, dtype=object), "t_arrival": t0,
+                          "row": np.arange(len(t0))}).sort_values("t_arrival", kind="stable")
+    joined = pd.merge_asof(left, right, left_on="t", right_on="t_arrival", by="key",
+                           direction="backward").sort_values("pos")
+    return joined["row"].fillna(-1).to_numpy(dtype=np.int64)
+
+
 def join_predictions(labels: dict, preds: dict, classes: list | None, bins: int,
                      final: bool = True) -> tuple[list, dict]:
     """Outcomes of one model's logged predictions for labelled instances.
 
     `labels`: columns of labelled instances (`label_columns`); `preds`: columns `id` (str),
-    `kind` (str or None: inferred), `t`, `y_pred` (str; None: no prediction); `classes`: the
-    class values in index order as strings (None: regression). Returns the outcomes, one per
-    labelled instance in `labels` order, and counts.
+    `kind` (str, codes of `kind_codes`, or absent: inferred), `t`, `y_pred` (str; None: no
+    prediction); `classes`: the class values in index order as strings (None: regression).
+    Returns the outcomes, one per labelled instance in `labels` order, and counts.
 
     >>> from transforms.records import Outcome
     >>> labels = label_columns([Outcome(1, 7, 0.0, 100.0, 1, 0, 1, None, None)])
@@ -225,60 +269,42 @@ def join_predictions(labels: dict, preds: dict, classes: list | None, bins: int,
     n = len(labels.get("id", ()))
     t0 = labels["t_arrival"].astype(np.float64) if n else np.empty(0)
     t_label = labels["t_label"].astype(np.float64) if n else np.empty(0)
-    # Which labelled instance each prediction belongs to: same id, latest arrival ≤ its time.
-    left = pd.DataFrame({"key": np.asarray(preds["id"], dtype=object),
-                         "t": np.asarray(preds["t"], dtype=np.float64),
-                         "pos": np.arange(len(preds["t"]))})
-    right = pd.DataFrame({"key": np.array([str(i) for i in labels.get("id", ())], dtype=object),
-                          "t_arrival": t0, "row": np.arange(n)})
-    # One key type on both sides (pandas may infer str for one and object for the other).
-    left["key"], right["key"] = left["key"].astype(object), right["key"].astype(object)
-    left = left.sort_values(["t", "pos"], kind="stable")
-    right = right.sort_values("t_arrival", kind="stable")
-    joined = pd.merge_asof(left, right, left_on="t", right_on="t_arrival", by="key",
-                           direction="backward")
-    row = joined["row"].to_numpy(dtype=np.float64)
-    pos = joined["pos"].to_numpy()
-    t = joined["t"].to_numpy()
-    ok = ~np.isnan(row)
-    row = np.where(ok, row, 0).astype(np.int64)
-    ok &= t <= t_label[row] if n else ok
-    row, pos, t = row[ok], pos[ok], t[ok]
-    counts = {"logged_predictions": len(left), "unmatched_predictions": int((~ok).sum())}
+    label_keys = np.array([str(i) for i in labels.get("id", ())], dtype=object)
+    t_all = np.asarray(preds["t"], dtype=np.float64)
+    row = _owners(label_keys, t0, np.asarray(preds["id"], dtype=object), t_all)
+    ok = row >= 0
+    if n:
+        safe = np.where(ok, row, 0)
+        ok &= (t_all >= t0[safe]) & (t_all <= t_label[safe])
+    pos = np.flatnonzero(ok)
+    row, t = row[pos], t_all[pos]
+    counts = {"logged_predictions": len(t_all), "unmatched_predictions": len(t_all) - len(pos)}
 
-    values = preds["y_pred"][pos]
-    if classification:
-        index = pd.Index(classes).get_indexer(
-            pd.array(values, dtype=object).astype(str).to_numpy(object))
-        values = np.where(pd.isna(values), NO_CLASS, index).astype(np.int64)
+    values = np.asarray(preds["y_pred"])
+    if classification:  # a class's index, −1 for none (None / NaN are no class)
+        values = lookup(values, classes)[pos]
     else:
-        values = pd.to_numeric(pd.Series(values, dtype=object), errors="coerce") \
+        values = pd.to_numeric(pd.Series(values[pos], dtype=object), errors="coerce") \
             .to_numpy(dtype=np.float64)
-    # An instance's predictions in time order (log order among equal times).
-    order = np.lexsort((pos, t, row))
+    # An instance's predictions in time order (log order among equal times: lexsort is
+    # stable and `pos` increases).
+    order = np.lexsort((t, row))
     row, t, values = row[order], t[order], values[order]
-    kinds = preds.get("kind")
-    if kinds is not None:
-        kind = np.asarray(kinds, dtype=object)[pos[order]]
+    if preds.get("kind") is not None:
+        kind = kind_codes(preds["kind"])[pos[order]]
     else:
         first = np.r_[True, row[1:] != row[:-1]]
-        kind = np.where(first, INITIAL, np.where(t >= t_label[row], FINAL, REPREDICTION))
-    unknown = ~np.isin(kind, PREDICTION_KINDS)
-    if unknown.any():
-        raise InputError(f"prediction log: kind {kind[unknown][0]!r} is not one of "
-                         f"{list(PREDICTION_KINDS)}")
+        kind = np.where(first, 0, np.where(t >= t_label[row], 2, 1))
+    is_initial, rep, is_final = (kind == k for k in range(len(PREDICTION_KINDS)))
 
     dtype = np.int64 if classification else np.float64
     initial = np.full(n, missing, dtype=dtype)
     final_values = np.full(n, missing, dtype=dtype)
-    is_initial = kind == INITIAL
     # The first initial prediction of each instance, and its last final one.
     first_initial = np.flatnonzero(is_initial)[::-1]
     initial[row[first_initial]] = values[first_initial]
     if final:
-        is_final = np.flatnonzero(kind == FINAL)
         final_values[row[is_final]] = values[is_final]
-    rep = kind == REPREDICTION
     binned = None
     if bins:
         sizes = np.bincount(row[rep], minlength=n)
@@ -348,8 +374,11 @@ class _KeyLogBatches(beam.DoFn):
                     .to_numpy(zero_copy_only=False),
                     "y_pred": _prediction_column(batch, self.classification)}
             if "kind" in names:
-                cols["kind"] = batch.column(names.index("kind")).cast(pa.string()) \
-                    .to_numpy(zero_copy_only=False)
+                try:
+                    cols["kind"] = kind_codes(batch.column(names.index("kind"))
+                                              .cast(pa.string()).to_numpy(zero_copy_only=False))
+                except InputError as e:
+                    raise InputError(f"{path}: {e}") from None
             cols = {k: v[keep] for k, v in cols.items()}
             if self.classification:
                 pairs = pd.DataFrame({"s": cols["stream"], "m": cols["model"],

@@ -1,0 +1,69 @@
+"""Peak memory of a long run against the stream's length, at a constant delay.
+
+    python -m benchmarks.bench_memory [--sizes 125000 250000 500000 1000000] [--delay 1000]
+        [--model no-change] [--replays per-key grouped]
+
+Each (replay path, size) runs in a fresh child process (the `direct` runner, SEA, one model,
+re-evaluation, Page-Hinkley and the prediction log off, so only the replay and the scoring
+remain) and its peak resident memory (`ru_maxrss`) is reported, with the growth per million
+events between the smallest and the largest size. The pending buffer of a constant delay is
+constant; what still grows is reported as it is.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+
+CHILD = """
+import json, resource, sys, time
+from pipelines.config import RunConfig
+from pipelines.job import run
+n, delay, model, replay, out = sys.argv[1:]
+start = time.perf_counter()
+run(RunConfig(streams=[f'synth:SEA{{"n": {n}, "seed": 1}}'], models=[model], delay=delay,
+              repredict="none", drift_on="none", log_predictions="none", replay=replay,
+              out=out, runner="direct", quiet=True))
+print(json.dumps({"seconds": time.perf_counter() - start,
+                  "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+"""
+
+
+def measure(n: int, delay: int, model: str, replay: str) -> dict:
+    out = tempfile.mkdtemp()
+    done = subprocess.run([sys.executable, "-c", CHILD, str(n), str(delay), model, replay, out],
+                          capture_output=True, text=True, check=True)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+",
+                        default=[125_000, 250_000, 500_000, 1_000_000])
+    parser.add_argument("--delay", type=int, default=1000)
+    parser.add_argument("--model", default="no-change")
+    parser.add_argument("--replays", nargs="+", default=["per-key", "grouped"])
+    args = parser.parse_args(argv)
+    print(f"SEA, {args.model}, delay {args.delay} events, direct runner; peak RSS of a fresh "
+          f"process per run")
+    print("| replay | events | wall time | peak memory |")
+    print("|---|---|---|---|")
+    for replay in args.replays:
+        peaks = []
+        for n in args.sizes:
+            started = time.perf_counter()
+            r = measure(n, args.delay, args.model, replay)
+            peaks.append(r["peak_mib"])
+            print(f"| {replay} | {n:,} | {time.perf_counter() - started:.0f} s | "
+                  f"{r['peak_mib']:.0f} MiB |", flush=True)
+        per_million = (peaks[-1] - peaks[0]) / (args.sizes[-1] - args.sizes[0]) * 1e6
+        print(f"| {replay} | growth | | {per_million:.0f} MiB per million events |",
+              flush=True)
+
+
+if __name__ == "__main__":
+    main()
