@@ -79,6 +79,18 @@ def test_streaming_watermark_drains_step_by_step():
         batches = out.outcomes | "Sizes" >> beam.Map(lambda kv: len(kv[1]))
         # One batch per firing that saw labels: many firings, not one drain at the end.
         assert_that(batches, _at_least_batches(10), label="ManyFirings")
+        # Intermediate results: each firing's outcomes come out stamped with the firing's time
+        # and hold only labels the watermark had passed by then.
+        stamped = out.outcomes | "Stamps" >> beam.Map(
+            lambda kv, ts=beam.DoFn.TimestampParam: (float(ts),
+                                                     max(o.t_label for o in kv[1])))
+        assert_that(stamped, _drained_before_firing, label="IntermediateResults")
+
+
+def _drained_before_firing(pairs):
+    fired = sorted({ts for ts, _ in pairs})
+    assert len(fired) >= 10 and fired[0] <= 100, fired  # results long before the end
+    assert all(t_label < ts for ts, t_label in pairs), pairs
 
 
 def _at_least_batches(k):
