@@ -119,7 +119,9 @@ def test_csv_log_in_partitions_with_renamed_columns(tmp_path):
     for day, rows in (("2026-11-01", range(0, 3)), ("2026-11-02", range(3, 6))):
         part = tmp_path / "log" / f"date={day}"
         part.mkdir(parents=True)
-        pd.DataFrame({"request": [str(i) for i in rows], "ts": [float(i) for i in rows],
+        # Times as ISO datetimes (the stream's are seconds since the epoch).
+        pd.DataFrame({"request": [str(i) for i in rows],
+                      "ts": [f"1970-01-01T00:00:0{i}Z" for i in rows],
                       "score": ["a"] * len(rows)}).to_csv(part / "p.csv", index=False)
     spec = f'{tmp_path / "log"}{{"id": "request", "time": "ts", "prediction": "score"}}'
     assert [os.path.basename(os.path.dirname(f)) for f in PredictionLogSpec.parse(spec).files()] \

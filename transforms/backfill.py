@@ -36,6 +36,7 @@ from transforms.read import READ_COUNTS, ReadStreams
 from transforms.records import Outcome
 from transforms.replay import CLASSES, COUNTS, DEAD_LETTERS, GroupedReplay
 from transforms.rows import InputError
+from transforms.tables import event_seconds
 
 # The label pass's model key: one engine per stream, whatever the models.
 LABELS = "<labels>"
@@ -164,14 +165,17 @@ class PredictionLogSpec:
                 batch.columns, names=[rename.get(n, n) for n in batch.schema.names])
 
 
-def id_bucket(ids, buckets: int) -> np.ndarray:
-    """A stable bucket per id (by its string form): the same on every worker and run.
+def id_bucket(ids: np.ndarray, buckets: int) -> np.ndarray:
+    """A stable bucket per id string: the same on every worker and run (ids of the label pass
+    are turned into strings first, as the log's are).
 
-    >>> id_bucket(["a", "b", "a"], 8).tolist() == id_bucket(["a", "b", "a"], 8).tolist()
+    >>> ids = np.array(["a", "b", "a"], dtype=object)
+    >>> b = id_bucket(ids, 8)
+    >>> b[0] == b[2] and b.tolist() == id_bucket(ids.copy(), 8).tolist()
     True
     """
-    keys = np.asarray([str(i) for i in ids], dtype=object)
-    return (pd.util.hash_array(keys) % np.uint64(buckets)).astype(np.int64)
+    return (pd.util.hash_array(np.asarray(ids, dtype=object)) % np.uint64(buckets)) \
+        .astype(np.int64)
 
 
 def label_columns(outcomes) -> dict:
@@ -370,8 +374,9 @@ class _KeyLogBatches(beam.DoFn):
             cols = {"stream": stream, "model": model,
                     "id": batch.column(names.index("id")).cast(pa.string())
                     .to_numpy(zero_copy_only=False),
-                    "t": batch.column(names.index("time")).cast(pa.float64())
-                    .to_numpy(zero_copy_only=False),
+                    # Seconds, or ISO datetimes / timestamps (unreadable: NaN, unmatched).
+                    "t": event_seconds(pd.DataFrame(
+                        {"t": batch.column(names.index("time")).to_pandas()}), "t")[0],
                     "y_pred": _prediction_column(batch, self.classification)}
             if "kind" in names:
                 try:
@@ -385,17 +390,18 @@ class _KeyLogBatches(beam.DoFn):
                                       "v": cols["y_pred"]}).dropna().drop_duplicates()
                 for (s, m), part in pairs.groupby(["s", "m"], sort=True):
                     yield beam.pvalue.TaggedOutput(self.VALUES, ((s, m), set(part["v"])))
-            keys = np.array([f"{s}\x00{b}" for s, b in zip(
-                cols["stream"], id_bucket(cols["id"], self.buckets))], dtype=object)
+            keys = lookup(cols["stream"], self.streams) * self.buckets + \
+                id_bucket(cols["id"], self.buckets)
             for key, part in split_by(cols, keys):
-                s, b = key.split("\x00")
-                yield (s, int(b)), ("predictions", part)
+                yield (self.streams[key // self.buckets], int(key % self.buckets)), \
+                    ("predictions", part)
 
 
 def _key_labels(element, buckets: int):
     (stream, _), outcomes = element
     cols = label_columns(outcomes)
-    for b, part in split_by(cols, id_bucket(cols["id"], buckets)):
+    keys = np.array([str(i) for i in cols["id"]], dtype=object)
+    for b, part in split_by(cols, id_bucket(keys, buckets)):
         yield (stream, int(b)), ("labels", part)
 
 

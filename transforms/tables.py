@@ -54,7 +54,7 @@ def n_rows(path: str, fmt: str) -> int:
     return len(read_table(path, fmt))
 
 
-def _times(df: pd.DataFrame, col: str | None) -> tuple[np.ndarray, np.ndarray]:
+def event_seconds(df: pd.DataFrame, col: str | None) -> tuple[np.ndarray, np.ndarray]:
     """Seconds as floats and a mask of rows whose time did not parse."""
     if col is None or col not in df.columns:
         t = np.arange(len(df), dtype=float)
@@ -64,7 +64,7 @@ def _times(df: pd.DataFrame, col: str | None) -> tuple[np.ndarray, np.ndarray]:
         t = s.to_numpy(dtype=float)
     elif pd.api.types.is_datetime64_any_dtype(s):
         dt = pd.to_datetime(s, utc=True)
-        t = (dt - pd.Timestamp(0, tz="UTC")).dt.total_seconds().to_numpy(dtype=float)
+        t = (dt - pd.Timestamp(0, tz="UTC")).dt.total_seconds().to_numpy(dtype=float, copy=True)
         t[dt.isna().to_numpy()] = np.nan
     else:
         num = pd.to_numeric(s, errors="coerce")
@@ -108,8 +108,8 @@ def table_events(spec, delay, checks: Checks) -> Iterator:
 
     def rows_of(frame: pd.DataFrame, path: str, seq0: int):
         """Per row: (seq, row number, id, t, x or None, y, label_t, own_delay) or a dead letter."""
-        t, bad_t = _times(frame, time_col)
-        lt = _times(frame, label_time_col)[0] if label_time_col in frame.columns else None
+        t, bad_t = event_seconds(frame, time_col)
+        lt = event_seconds(frame, label_time_col)[0] if label_time_col in frame.columns else None
         feats = [c for c in features if c in frame.columns]
         fx, bad_cells = _feature_frame(frame, feats)
         records = fx.to_dict("records") if feats else [None] * len(frame)
