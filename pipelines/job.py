@@ -210,8 +210,8 @@ def _outcomes(p: beam.Pipeline, pl: Plan) -> dict:
     """The label outcomes and their bookkeeping (dead letters, counts, classes, read counts;
     and the replay's predictions): from replaying models, or from a prediction log."""
     cfg = pl.config
-    read = ReadStreams(pl.streams, [LABELS] if pl.backfill else list(pl.models), pl.delay,
-                       cfg.chunk_size, pl.time_range)
+    reader = ReadStreams(pl.streams, [LABELS] if pl.backfill else list(pl.models), pl.delay,
+                         cfg.chunk_size, pl.time_range)
     progress = None if cfg.quiet else cfg.progress_every
     if pl.backfill:
         label_engines = EngineFactory(
@@ -219,7 +219,7 @@ def _outcomes(p: beam.Pipeline, pl: Plan) -> dict:
             pl.classes, {LABELS: cfg.task}, final=False, log_predictions="none",
             progress=progress)
         return p | "Backfill" >> BackfillOutcomes(
-            read, label_engines, pl.log, list(pl.models), cfg.task == "classification",
+            reader, label_engines, pl.log, list(pl.models), cfg.task == "classification",
             pl.scoring.bins, cfg.final, cfg.buckets, cfg.chunk_size)
     engines = EngineFactory(pl.models, pl.classes, pl.tasks, cfg.final, pl.repredict,
                             pl.scoring.bins, cfg.log_predictions, progress)
@@ -228,7 +228,7 @@ def _outcomes(p: beam.Pipeline, pl: Plan) -> dict:
                                               cfg.chunk_size, pl.time_range)
         return {"outcomes": replay.outcomes, **{tag: replay[tag] for tag in (
             PREDICTIONS, DEAD_LETTERS, COUNTS, CLASSES, READ_COUNTS)}}
-    read = p | "Read" >> read
+    read = p | "Read" >> reader
     if pl.replay == "grouped":
         replay = read["chunks"] | "Replay" >> GroupedReplay(engines, cfg.chunk_size)
     else:
