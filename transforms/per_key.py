@@ -5,8 +5,8 @@ order as it reads (a heap holds only the events not yet due), so
 
 - the keys of a grid spread over the workers as plain elements (a runner splits a stage's
   input elements among its workers; a GroupByKey replay is one stage input per key group);
-- memory holds the pending instances and waiting labels, not the stream: with a constant delay
-  it does not grow with the stream's length.
+- the replay holds the pending instances and waiting labels, not the stream (what grows in a
+  whole job is downstream of it: see the README's memory measurement).
 
 It needs the stream's instances in time order (generated streams are; logs usually are). An
 instance earlier than one already drained stops the replay with a `LateEventError` naming it;
