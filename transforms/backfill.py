@@ -18,7 +18,6 @@ instance (still pending at the end, unknown id, outside the latency period) are 
 
 from __future__ import annotations
 
-import json
 import math
 import os
 
@@ -36,6 +35,7 @@ from transforms.read import READ_COUNTS, ReadStreams
 from transforms.records import Outcome
 from transforms.replay import CLASSES, COUNTS, DEAD_LETTERS, GroupedReplay
 from transforms.rows import InputError
+from transforms.sources import split_options
 from transforms.tables import event_seconds
 
 # The label pass's model key: one engine per stream, whatever the models.
@@ -66,20 +66,6 @@ class LabelsOnly(base.Classifier):
         return None
 
 
-def _split(text: str) -> tuple[str, dict]:
-    brace = text.find("{")
-    if brace < 0:
-        return text.strip(), {}
-    try:
-        options = json.loads(text[brace:])
-    except json.JSONDecodeError as e:
-        raise InputError(f"options of prediction log {text!r} are not valid JSON: {e}") \
-            from None
-    if not isinstance(options, dict):
-        raise InputError(f"options of prediction log {text!r} must be a JSON object")
-    return text[:brace].strip(), options
-
-
 class PredictionLogSpec:
     """Where logged predictions are and what their columns are called.
 
@@ -100,7 +86,7 @@ class PredictionLogSpec:
 
     @classmethod
     def parse(cls, text: str) -> PredictionLogSpec:
-        pattern, options = _split(text)
+        pattern, options = split_options(text, "prediction log")
         unknown = set(options) - set(LOG_COLUMNS)
         if unknown:
             raise InputError(f"prediction log {pattern}: unknown option(s) {sorted(unknown)}; "

@@ -39,21 +39,30 @@ FILE_OPTIONS = {"format", "id", "time", "kind", "label", "label_time", "labels",
                 "features", "missing", "delay", "order", "delayed", "target"}
 
 
-def _split_spec(text: str) -> tuple[str | None, str, dict]:
-    name = None
+def split_options(text: str, what: str = "stream") -> tuple[str, dict]:
+    """`HEAD{json}` -> (HEAD, options); `what` names the spec in errors.
+
+    >>> split_options('logs/p{"time": "ts"}')
+    ('logs/p', {'time': 'ts'})
+    """
     brace = text.find("{")
-    head, opts = (text, "") if brace < 0 else (text[:brace], text[brace:])
+    if brace < 0:
+        return text.strip(), {}
+    try:
+        options = json.loads(text[brace:])
+    except json.JSONDecodeError as e:
+        raise InputError(f"options of {what} {text!r} are not valid JSON: {e}") from None
+    if not isinstance(options, dict):
+        raise InputError(f"options of {what} {text!r} must be a JSON object")
+    return text[:brace].strip(), options
+
+
+def _split_spec(text: str) -> tuple[str | None, str, dict]:
+    head, options = split_options(text)
+    name = None
     eq = head.find("=")
     if eq > 0:
         name, head = head[:eq].strip(), head[eq + 1:]
-    options = {}
-    if opts:
-        try:
-            options = json.loads(opts)
-        except json.JSONDecodeError as e:
-            raise InputError(f"options of stream {text!r} are not valid JSON: {e}") from None
-        if not isinstance(options, dict):
-            raise InputError(f"options of stream {text!r} must be a JSON object")
     return name, head.strip(), options
 
 
