@@ -36,7 +36,8 @@ def _stream_args(parser: argparse.ArgumentParser) -> None:
                         help="... and before WHEN (an ISO date: to the end of that day); "
                              "instances still waiting for a label are reported as pending")
     parser.add_argument("--runner", default=None,
-                        help="direct (default), direct-mp, bundle, or a Beam runner name")
+                        help="direct (default), direct-mp, bundle, portable, portable-pool, or a "
+                             "Beam runner name (runners/README.md)")
 
 
 def _scoring_args(parser: argparse.ArgumentParser) -> None:

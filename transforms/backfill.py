@@ -35,6 +35,7 @@ from transforms.read import READ_COUNTS, ReadStreams
 from transforms.records import Outcome
 from transforms.replay import CLASSES, COUNTS, DEAD_LETTERS, GroupedReplay
 from transforms.rows import InputError
+from transforms.scoring import group_rows
 from transforms.sources import split_options
 from transforms.tables import event_seconds
 
@@ -165,10 +166,11 @@ def id_bucket(ids: np.ndarray, buckets: int) -> np.ndarray:
 
 
 def label_columns(outcomes) -> dict:
-    """The label pass's outcomes as columns (ids kept as objects)."""
+    """The label pass's outcomes as columns: ids kept as objects, and as strings in `key` (how
+    the log names them)."""
     ids = np.empty(len(outcomes), dtype=object)
     ids[:] = [o.id for o in outcomes]
-    cols = {"id": ids}
+    cols = {"id": ids, "key": np.array([str(i) for i in ids], dtype=object)}
     for name in ("n", "t_arrival", "t_label", "y", "y_prev", "y_majority"):
         cols[name] = np.array([getattr(o, name) for o in outcomes], dtype=object)
     return cols
@@ -182,14 +184,8 @@ def _concat(parts: list[dict]) -> dict:
 
 def split_by(columns: dict, keys: np.ndarray):
     """(key, columns of its rows) for each distinct key, in key order."""
-    order = np.argsort(keys, kind="stable")
-    sorted_keys = keys[order]
-    starts = np.flatnonzero(np.r_[True, sorted_keys[1:] != sorted_keys[:-1]]) \
-        if len(keys) else np.empty(0, dtype=np.int64)
-    for i, start in enumerate(starts):
-        end = starts[i + 1] if i + 1 < len(starts) else len(keys)
-        rows = order[start:end]
-        yield sorted_keys[start], {k: v[rows] for k, v in columns.items()}
+    for key, rows in group_rows(keys):
+        yield key, {k: v[rows] for k, v in columns.items()}
 
 
 def lookup(values, table) -> np.ndarray:
@@ -259,7 +255,7 @@ def join_predictions(labels: dict, preds: dict, classes: list | None, bins: int,
     n = len(labels.get("id", ()))
     t0 = labels["t_arrival"].astype(np.float64) if n else np.empty(0)
     t_label = labels["t_label"].astype(np.float64) if n else np.empty(0)
-    label_keys = np.array([str(i) for i in labels.get("id", ())], dtype=object)
+    label_keys = labels["key"]
     t_all = np.asarray(preds["t"], dtype=np.float64)
     row = _owners(label_keys, t0, np.asarray(preds["id"], dtype=object), t_all)
     ok = row >= 0
@@ -386,8 +382,7 @@ class _KeyLogBatches(beam.DoFn):
 def _key_labels(element, buckets: int):
     (stream, _), outcomes = element
     cols = label_columns(outcomes)
-    keys = np.array([str(i) for i in cols["id"]], dtype=object)
-    for b, part in split_by(cols, id_bucket(keys, buckets)):
+    for b, part in split_by(cols, id_bucket(cols["key"], buckets)):
         yield (stream, int(b)), ("labels", part)
 
 

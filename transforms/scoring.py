@@ -203,6 +203,20 @@ def bin_matrix(outcomes, bins: int, classification: bool) -> np.ndarray:
     return out
 
 
+def group_rows(keys: np.ndarray):
+    """(key, row indices) for each distinct key, keys ascending, rows in input order.
+
+    >>> [(int(k), r.tolist()) for k, r in group_rows(np.array([3, 1, 3]))]
+    [(1, [1]), (3, [0, 2])]
+    """
+    order = np.argsort(keys, kind="stable")
+    sorted_keys = keys[order]
+    starts = np.flatnonzero(np.r_[True, sorted_keys[1:] != sorted_keys[:-1]]) \
+        if len(keys) else np.empty(0, dtype=np.int64)
+    for start, rows in zip(starts, np.split(order, starts[1:])):
+        yield sorted_keys[start], rows
+
+
 def pane_scores(outcomes, task: str, plan: ScoringPlan, total: int | None = None) -> dict:
     """Partial scores of a batch of outcomes: {(category, axis, pane): Pane}. `total` is the
     key's last label number (None: not known, no end-of-stream pane boundaries).
@@ -238,11 +252,9 @@ def pane_scores(outcomes, task: str, plan: ScoringPlan, total: int | None = None
              for label, _, period in plan.time_windows]
     panes: dict = {}
     for axis, keys in axes:
-        order = np.argsort(keys, kind="stable")
-        starts = np.flatnonzero(np.r_[True, np.diff(keys[order]) != 0])
-        for rows in np.split(order, starts[1:]):
+        for pane_key, rows in group_rows(keys):
             last_n, last_t = int(n[rows].max()), float(t[rows].max())
-            pane_key = int(keys[rows[0]])
+            pane_key = int(pane_key)
             for category, matrix in predicted.items():
                 scores = {}
                 for j, b in enumerate(plan.bins_of(category)):
