@@ -62,7 +62,7 @@ def make_log(n: int, delay: float, every: float, classes: int, seed: int = 7):
 def vectorised(outcomes, log, names, bins: int) -> list:
     joined, _ = join_predictions(label_columns(outcomes), log, names, bins)
     plan = ScoringPlan(bins=bins, curve_every=len(outcomes))
-    panes = pane_scores(joined, "classification", plan, total=len(outcomes))
+    panes = pane_scores(joined, "classification", plan)
     (pane,) = [p for (category, _, _), p in panes.items() if category == BINNED]
     return [pane.scores[b].score for b in range(bins + 2)]
 

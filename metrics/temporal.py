@@ -29,32 +29,73 @@ def stream_profile(labels, max_lag: int = 5) -> dict:
     >>> p["delta"]["1"]  # P(0|0) − P(0|00) = 4/6 − 2/4; P(1|1) − P(1|11) = 2/3 − 0/1
     {'0': 0.16666666666666663, '1': 0.6666666666666666}
     """
-    y = np.asarray(labels, dtype=np.int64)
-    n = len(y)
-    out: dict = {"labels": n}
-    if n == 0:
-        return {**out, "p_majority": float("nan"), "p_same": float("nan"),
-                "majority_accuracy": float("nan"), "persistent_accuracy": float("nan"),
-                "delta": {}}
-    counts = np.bincount(y)
-    same = y[1:] == y[:-1]
-    out["classes"] = len(counts)
-    out["p_majority"] = float(counts.max() / n)
-    out["p_same"] = ratio(int(same.sum()), n - 1)
-    out["majority_accuracy"] = out["p_majority"]
-    out["persistent_accuracy"] = out["p_same"]
-    # run[t]: how many labels equal to y[t-1] end at t-1 (the length of the run before t).
-    run = np.zeros(n, dtype=np.int64)
-    for t in range(1, n):
-        run[t] = run[t - 1] + 1 if t > 1 and y[t - 1] == y[t - 2] else 1
-    prev, nxt, run = y[:-1], y[1:], run[1:]
+    return TemporalProfile(max_lag).update(labels).result()
 
-    def conditional(lag: int, i: int) -> float:
-        """P(y_t = i | the previous `lag` labels are all i)."""
-        given = (run >= lag) & (prev == i)
-        return ratio(int((given & (nxt == i)).sum()), int(given.sum()))
 
-    out["delta"] = {str(lag): {str(i): conditional(lag, i) - conditional(lag + 1, i)
-                               for i in range(len(counts))}
-                    for lag in range(1, max_lag + 1)}
-    return out
+class TemporalProfile:
+    """`stream_profile` built batch by batch, labels in arrival order, in memory that does not
+    grow with the stream: class counts, repeats, and per (lag, class) how often the previous
+    `lag` labels were all that class and how often the next label stayed in it.
+
+    >>> p = TemporalProfile(max_lag=1)
+    >>> for batch in ([0, 0, 0, 1], [1, 0], [0, 0, 1, 1]):
+    ...     p = p.update(batch)
+    >>> p.result() == stream_profile([0, 0, 0, 1, 1, 0, 0, 0, 1, 1], max_lag=1)
+    True
+    """
+
+    def __init__(self, max_lag: int = 5):
+        self.max_lag = max_lag
+        self.counts = np.zeros(0, dtype=np.int64)
+        self.same = 0
+        self.last: int | None = None  # the last label seen
+        self.run = 0  # how many equal labels end with it
+        # [lag, class]: labels whose `lag` predecessors were all `class`, and those that stayed
+        self.given = np.zeros((max_lag + 2, 0), dtype=np.int64)
+        self.stayed = np.zeros((max_lag + 2, 0), dtype=np.int64)
+
+    def update(self, labels) -> TemporalProfile:
+        """Add the next labels (class indices, in arrival order)."""
+        y = np.asarray(labels, dtype=np.int64)
+        if not len(y):
+            return self
+        classes = max(len(self.counts), int(y.max()) + 1)
+        self.counts = np.pad(self.counts, (0, classes - len(self.counts)))
+        self.given, self.stayed = (np.pad(a, ((0, 0), (0, classes - a.shape[1])))
+                                   for a in (self.given, self.stayed))
+        self.counts += np.bincount(y, minlength=classes)
+        seq = y if self.last is None else np.r_[self.last, y]
+        at = np.arange(len(seq))
+        start = np.maximum.accumulate(np.where(np.r_[True, seq[1:] != seq[:-1]], at, 0))
+        # The run of equal labels ending at each position (the first run continues the last).
+        run = at - start + 1 + np.where(start == 0, max(self.run - 1, 0), 0)
+        prev, nxt, before = seq[:-1], seq[1:], run[:-1]
+        self.same += int((prev == nxt).sum())
+        for lag in range(1, self.max_lag + 2):
+            given = before >= lag
+            self.given[lag] += np.bincount(prev[given], minlength=classes)
+            self.stayed[lag] += np.bincount(prev[given & (nxt == prev)], minlength=classes)
+        self.last, self.run = int(seq[-1]), int(run[-1])
+        return self
+
+    def result(self) -> dict:
+        n = int(self.counts.sum())
+        out: dict = {"labels": n}
+        if n == 0:
+            return {**out, "p_majority": float("nan"), "p_same": float("nan"),
+                    "majority_accuracy": float("nan"), "persistent_accuracy": float("nan"),
+                    "delta": {}}
+        out["classes"] = len(self.counts)
+        out["p_majority"] = float(self.counts.max() / n)
+        out["p_same"] = ratio(self.same, n - 1)
+        out["majority_accuracy"] = out["p_majority"]
+        out["persistent_accuracy"] = out["p_same"]
+
+        def conditional(lag: int, i: int) -> float:
+            """P(y_t = i | the previous `lag` labels are all i)."""
+            return ratio(int(self.stayed[lag, i]), int(self.given[lag, i]))
+
+        out["delta"] = {str(lag): {str(i): conditional(lag, i) - conditional(lag + 1, i)
+                                   for i in range(len(self.counts))}
+                        for lag in range(1, self.max_lag + 1)}
+        return out

@@ -22,25 +22,23 @@ from scipy.signal import lfilter
 
 
 
-def pane_ends(n, every: int, windows=(), total: int | None = None) -> np.ndarray:
-    """The pane each label number falls in, named by its last label number.
+def pane_ends(n, every: int, windows=()) -> np.ndarray:
+    """The pane each label number falls in, named by the first boundary at or after it.
 
-    Pane boundaries: every curve point k·every, the last label `total`, and for each window size
-    w the points k·every − w and total − w where a window's difference starts.
+    Pane boundaries: every curve point k·every and, for each window size w, the points
+    k·every − w where a window's difference starts. They depend on nothing but the label
+    number, so a label's pane is known when the label arrives (the windows at the stream's
+    last label are taken from its last labels instead: `transforms.scoring.tail_scores`).
 
-    >>> pane_ends([1, 3, 4, 5, 7], every=4, total=7).tolist()
-    [4, 4, 4, 7, 7]
-    >>> pane_ends([1, 2, 3, 4, 5, 6, 7], every=4, windows=[3], total=7).tolist()
-    [1, 4, 4, 4, 5, 7, 7]
+    >>> pane_ends([1, 3, 4, 5, 7], every=4).tolist()
+    [4, 4, 4, 8, 8]
+    >>> pane_ends([1, 2, 3, 4, 5, 6, 7], every=4, windows=[3]).tolist()
+    [1, 4, 4, 4, 5, 8, 8]
     """
     n = np.asarray(n, dtype=np.int64)
     end = -(-n // every) * every
-    if total is not None:
-        end = np.minimum(end, total)
     for w in windows:
         end = np.minimum(end, -(-(n + w) // every) * every - w)
-        if total is not None and total - w >= 1:
-            end = np.where(n <= total - w, np.minimum(end, total - w), end)
     return end
 
 

@@ -3,6 +3,7 @@ rows from a run on a stream with known drift points."""
 
 import random
 
+import numpy as np
 import pytest
 from river import drift
 
@@ -10,8 +11,9 @@ from metrics.drift import PageHinkley, alarms, match_drifts
 from pipelines.config import RunConfig
 from pipelines.job import run
 from transforms.delays import DelaySpec
-from transforms.drift import losses
+from transforms.drift import DriftPlan, PageHinkleyFold, losses
 from transforms.engine import ReplayEngine
+from transforms.label_order import InLabelOrder
 from transforms.models import ModelSpec
 from transforms.sources import StreamSpec
 
@@ -85,3 +87,36 @@ def test_drift_rows_of_a_run_match_the_detector_on_the_replayed_losses(tmp_path)
     # The drift is found: some alarm within 1000 instances after it.
     plain = drift_rows[(drift_rows["window"] == "cumulative")]
     assert 0 <= plain.query("metric == 'drift_1_delay'")["value"].item() < 1000
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_page_hinkley_folded_in_label_order_whatever_the_bundling(seed):
+    # Batches in any order, some missing a loss (no prediction), combined in random bundles
+    # and merges: the alarms are those of one pass over the losses in label order.
+    rng = random.Random(seed)
+    values = next(sequences())[:3000]
+    n = np.arange(1, len(values) + 1)
+    keep = np.array([rng.random() > 0.05 for _ in values])
+    table = np.column_stack([n, n - 1.0, n + 0.5, values])[keep]
+    plan = DriftPlan(delta=0.001, threshold=5.0, alphas=(1.0, 0.99))
+    expected = {a: [int(table[i, 0]) for i in alarms(table[:, 3].tolist(), delta=0.001,
+                                                    threshold=5.0, alpha=a)]
+                for a in plan.alphas}
+    assert all(expected.values())
+    cuts = sorted(rng.sample(range(1, len(values)), 30))
+    batches = [(n[a:b], table[(table[:, 0] > a) & (table[:, 0] <= b)])
+               for a, b in zip([0, *cuts], [*cuts, len(values)])]
+    rng.shuffle(batches)
+    fold = InLabelOrder(PageHinkleyFold(plan))
+    bundles = [batches[i::4] for i in range(4)]
+    accs = []
+    for bundle in bundles:
+        acc = fold.create_accumulator()
+        for batch in bundle:
+            acc = fold.add_input(acc, batch)
+        accs.append(acc)
+    rng.shuffle(accs)
+    found, monitored = fold.extract_output(fold.merge_accumulators(
+        [fold.merge_accumulators(accs[:2]), fold.merge_accumulators(accs[2:])]))
+    assert monitored == keep.sum()
+    assert {a: [n for n, _, _ in fired] for a, fired in found.items()} == expected

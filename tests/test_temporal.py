@@ -4,8 +4,9 @@ import json
 import random
 
 import pandas as pd
+import pytest
 
-from metrics.temporal import stream_profile
+from metrics.temporal import TemporalProfile, stream_profile
 from pipelines.config import RunConfig
 from pipelines.job import run
 
@@ -25,6 +26,35 @@ def test_profile_by_hand():
     # Δ(2) for class 1: P(1|1) = 1/2 (t=1 stays, t=2 leaves), P(1|11) = 0/1.
     assert p["delta"]["2"]["1"] != p["delta"]["2"]["1"]  # P(1|111): never seen -> NaN
     assert p["delta"]["1"]["1"] == 1 / 2 - 0 / 1
+
+
+def reference_profile(labels, max_lag):
+    """The profile from the whole sequence at once, straight from its definitions."""
+    y = list(labels)
+    counts = [y.count(c) for c in range(max(y) + 1)]
+    out = {"labels": len(y), "classes": len(counts), "p_majority": max(counts) / len(y)}
+    same = sum(a == b for a, b in zip(y, y[1:]))
+    out["p_same"] = same / (len(y) - 1) if len(y) > 1 else float("nan")
+    out["majority_accuracy"], out["persistent_accuracy"] = out["p_majority"], out["p_same"]
+
+    def conditional(lag, i):
+        given = [t for t in range(lag, len(y)) if all(v == i for v in y[t - lag:t])]
+        return sum(y[t] == i for t in given) / len(given) if given else float("nan")
+
+    out["delta"] = {str(lag): {str(i): conditional(lag, i) - conditional(lag + 1, i)
+                               for i in range(len(counts))} for lag in range(1, max_lag + 1)}
+    return out
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_profile_fed_in_any_batches_equals_the_definition(seed):
+    rng = random.Random(seed)
+    y = markov_labels(400, stay=0.7, seed=seed)
+    cuts = sorted(rng.sample(range(1, len(y)), 12))
+    profile = TemporalProfile(max_lag=3)
+    for a, b in zip([0, *cuts], [*cuts, len(y)]):
+        profile.update(y[a:b])
+    assert json.dumps(profile.result()) == json.dumps(reference_profile(y, 3))
 
 
 def test_a_run_writes_the_profile_of_its_label_sequence(tmp_path):

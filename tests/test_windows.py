@@ -14,8 +14,9 @@ from metrics import ClassificationScore, RegressionScore
 from pipelines.config import ConfigError, RunConfig
 from pipelines.job import run
 from transforms.records import Outcome
-from transforms.scoring import (LABEL_AXIS, BlockScore, Pane, ScoringPlan, curve_rows,
-                                fading_label, pane_scores, score_locally, time_window)
+from transforms.scoring import (LABEL_AXIS, BlockScore, LastOutcomes, Pane, ScoringPlan,
+                                curve_rows, fading_label, pane_scores, score_locally,
+                                tail_scores, time_window)
 
 B = 2  # bins 0..3 for the binned category
 
@@ -181,16 +182,21 @@ def test_any_bundle_split_and_merge_order_gives_the_same_rows(seed):
     rng.shuffle(shuffled)  # bundles arrive in any order, holding any labels
     parts = [shuffled[a:b] for a, b in zip([0, *cuts], [*cuts, total])]
     merged: dict = {}
-    partials = [pane_scores(part, "classification", PLAN, total) for part in parts]
+    partials = [pane_scores(part, "classification", PLAN) for part in parts]
     rng.shuffle(partials)
     for partial in partials:
         for key, pane in partial.items():
             merged[key] = copy.deepcopy(pane) if key not in merged else merged[key].merge(pane)
+    # The end-of-stream windows: each bundle keeps its last outcomes, merged in any order.
+    last = LastOutcomes(max(PLAN.windows))
+    kept = [last.add_input(last.create_accumulator(), part) for part in parts]
+    rng.shuffle(kept)
+    tails = tail_scores(last.merge_accumulators(kept), "classification", PLAN)
     by_curve: dict = {}
     for (category, axis, pane), partial in merged.items():
         by_curve.setdefault(("s", "m", category, axis), []).append((pane, partial))
     got = [r for key, panes in by_curve.items()
-           for _, r in curve_rows(key, panes, "classification", PLAN, total)
+           for _, r in curve_rows(key, panes, "classification", PLAN, tails[key[2]])
            if r["category"] != "binned" or r["bin"] in (0, B + 1)]
     assert sorted(map(repr, got)) == expected
 

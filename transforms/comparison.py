@@ -3,6 +3,7 @@
     outcomes -> per (stream, prediction kind, pane) each model's losses -> GroupByKey
              -> per pair (A, B), joined by id: a pane of PairScore -> GroupByKey
              -> the scoring pass (cumulative, windows, fading) -> rows
+    outcomes -> each model's last max(w) outcomes -> per pair the windows at the last label ⤴
 
 Rows: category `comparison`, model `A vs B`, bin 0 for the initial predictions and B+1 for the
 final ones (the binned measures' convention), metrics q_statistic, mcnemar, mcnemar_p,
@@ -20,8 +21,9 @@ import numpy as np
 
 from metrics.windows import pane_ends
 from transforms.records import FINAL, INITIAL
-from transforms.scoring import (CURVES, LABEL_AXIS, BlockScore, LabelTotals, OutcomeTransform,
-                                Pane, curve_rows, new_score, prediction_losses, route_rows)
+from transforms.scoring import (CURVES, LABEL_AXIS, BlockScore, LastOutcomes, OutcomeTransform,
+                                Pane, curve_rows, group_rows, new_score, prediction_losses,
+                                route_rows)
 
 COMPARISON = "comparison"
 
@@ -59,6 +61,10 @@ def _concat(parts: list[dict]) -> dict:
                 else np.concatenate([p[k] for p in parts])) for k in parts[0]}
 
 
+def _take(cols: dict, rows: np.ndarray) -> dict:
+    return {k: ([v[i] for i in rows] if k == "ids" else v[rows]) for k, v in cols.items()}
+
+
 class CompareModels(OutcomeTransform):
     """`((stream, model), [Outcome])` batches -> comparison summary rows (main) and curve rows
     (`curves`) for every pair of models of the same task, in configuration order."""
@@ -67,47 +73,63 @@ class CompareModels(OutcomeTransform):
         tasks, plan = self.tasks, self.plan
         order = {m: i for i, m in enumerate(tasks)}
         kinds = (INITIAL, FINAL) if plan.final else (INITIAL,)
-        totals = outcome_batches | "Totals" >> LabelTotals()
 
-        def model_panes(element, totals):
+        def pairs_of(by_model: dict):
+            models = sorted(by_model, key=order.get)
+            return [(a, b) for a, b in itertools.combinations(models, 2) if tasks[a] == tasks[b]]
+
+        def model_panes(element):
             (stream, model), outcomes = element
             for kind in kinds:
                 cols = loss_columns(outcomes, tasks[model], kind)
-                ends = pane_ends(cols["n"], plan.curve_every, plan.windows,
-                                 totals[(stream, model)])
-                for end in np.unique(ends):
-                    pick = np.flatnonzero(ends == end)
-                    part = {k: ([v[i] for i in pick] if k == "ids" else v[pick])
-                            for k, v in cols.items()}
-                    yield (stream, kind, int(end)), (model, part)
+                for end, rows in group_rows(pane_ends(cols["n"], plan.curve_every,
+                                                      plan.windows)):
+                    yield (stream, kind, int(end)), (model, _take(cols, rows))
 
         def pairs(element):
             (stream, kind, end), parts = element
             by_model: dict = {}
             for model, part in parts:
                 by_model.setdefault(model, []).append(part)
-            models = sorted(by_model, key=order.get)
-            for a, b in itertools.combinations(models, 2):
-                if tasks[a] != tasks[b]:
-                    continue
+            for a, b in pairs_of(by_model):
                 pane = pair_pane(_concat(by_model[a]), _concat(by_model[b]), bool(plan.fadings))
                 if pane is not None:
                     yield (stream, pair_name(a, b), kind, LABEL_AXIS), (end, pane)
 
-        def summarise(element, totals):
-            key, panes = element
-            stream = key[0]
-            total = max(v for (s, _), v in totals.items() if s == stream)
-            rows = curve_rows(key, panes, COMPARISON, plan, total)
+        def tails(element):
+            # The windows at the stream's last label: each pair over its last w labels.
+            stream, lasts = element
+            total = max((o.n for _, outcomes in lasts for o in outcomes), default=0)
+            for kind in kinds:
+                cols = {model: loss_columns(outcomes, tasks[model], kind)
+                        for model, outcomes in lasts}
+                for a, b in pairs_of(cols):
+                    tail = {}
+                    for w in plan.windows:
+                        pane = pair_pane(*(_take(cols[m], np.flatnonzero(cols[m]["n"] > total - w))
+                                           for m in (a, b)), False)
+                        tail[w] = {None: new_score(COMPARISON) if pane is None
+                                   else pane.scores[None].score}
+                    yield (stream, pair_name(a, b), kind, LABEL_AXIS), tail
+
+        def summarise(element):
+            key, grouped = element
+            tail = grouped["tails"][0] if grouped["tails"] else None
+            rows = curve_rows(key, grouped["panes"], COMPARISON, plan, tail)
             for _, row in rows:
                 row["bin"] = 0 if row["category"] == INITIAL else plan.bins + 1
                 row["category"] = COMPARISON
             yield from route_rows(rows, plan)
 
-        return (outcome_batches
-                | "ModelPanes" >> beam.FlatMap(model_panes, beam.pvalue.AsDict(totals))
-                | "ByPane" >> beam.GroupByKey()
-                | "Pairs" >> beam.FlatMap(pairs)
-                | "ByPair" >> beam.GroupByKey()
-                | "Summarise" >> beam.FlatMap(summarise, beam.pvalue.AsDict(totals))
-                .with_outputs(CURVES, main="summary"))
+        panes = (outcome_batches
+                 | "ModelPanes" >> beam.FlatMap(model_panes)
+                 | "ByPane" >> beam.GroupByKey()
+                 | "Pairs" >> beam.FlatMap(pairs))
+        last = (outcome_batches
+                | "LastOutcomes" >> beam.CombinePerKey(LastOutcomes(max(plan.windows, default=0)))
+                | "ByStream" >> beam.Map(lambda e: (e[0][0], (e[0][1], e[1])))
+                | "LastPerStream" >> beam.GroupByKey()
+                | "TailScores" >> beam.FlatMap(tails))
+        return ({"panes": panes, "tails": last}
+                | "ByPair" >> beam.CoGroupByKey()
+                | "Summarise" >> beam.FlatMap(summarise).with_outputs(CURVES, main="summary"))

@@ -1,8 +1,8 @@
 """Page-Hinkley over each model's error sequence: the one truly sequential statistic.
 
 Per (stream, model) the losses (0-1 loss, or absolute error for regressors) of one prediction
-kind are collected — one float per label — sorted by label number and run through one detector
-per fading factor. Rows (category `drift`, window `cumulative` for α = 1, else `fading=α`):
+kind are run through one detector per fading factor in label order, as the outcomes come
+(`transforms.label_order`). Rows (category `drift`, window `cumulative` for α = 1, else `fading=α`):
 
 - `alarm`, one per alarm: value = the label number n at which it fired, t = that label's time;
 - `alarms`: how many, over n monitored losses;
@@ -20,6 +20,7 @@ import apache_beam as beam
 import numpy as np
 
 from metrics.drift import PageHinkley, match_drifts
+from transforms.label_order import InLabelOrder
 from transforms.records import INITIAL, MeasureKey
 from transforms.scoring import OutcomeTransform, fading_label, prediction_losses
 
@@ -48,10 +49,33 @@ def losses(outcomes, task: str, on: str) -> np.ndarray:
         .astype(np.float64).reshape(-1, 4)
 
 
-def drift_rows(stream: str, model: str, table: np.ndarray, plan: DriftPlan) -> list[dict]:
-    """Run the detectors over one key's losses (rows in any order) -> result rows."""
-    table = table[np.argsort(table[:, 0], kind="stable")]
-    n, arrival, t, loss = table.T
+class PageHinkleyFold:
+    """Page-Hinkley for each α over one key's losses in label order (`transforms.label_order`):
+    the state is the detectors, the alarms (n, label time, arrival time) and the count."""
+
+    def __init__(self, plan: DriftPlan):
+        self.plan = plan
+
+    def start(self):
+        return {"detectors": {a: self.plan.detector(a) for a in self.plan.alphas},
+                "alarms": {a: [] for a in self.plan.alphas}, "losses": 0}
+
+    def step(self, state, rows: np.ndarray):
+        n, arrival, t, loss = rows.T
+        for alpha, ph in state["detectors"].items():
+            state["alarms"][alpha] += [(int(n[i]), float(t[i]), float(arrival[i]))
+                                       for i, x in enumerate(loss.tolist()) if ph.update(x)]
+        state["losses"] += len(rows)
+        return state
+
+    def result(self, state):
+        return state["alarms"], state["losses"]
+
+
+def drift_rows(stream: str, model: str, alarms: dict, monitored: int,
+               plan: DriftPlan) -> list[dict]:
+    """Result rows of one key: `alarms` {α: [(n, label time, arrival time)]} over `monitored`
+    losses."""
     rows = []
     for alpha in plan.alphas:
         view = "cumulative" if alpha == 1 else fading_label(alpha)
@@ -59,18 +83,17 @@ def drift_rows(stream: str, model: str, table: np.ndarray, plan: DriftPlan) -> l
         def row(metric, value, count, when=None, view=view):
             return MeasureKey(stream, model, DRIFT, metric, window=view).row(value, count, when)
 
-        ph = plan.detector(alpha)
-        fired = [i for i, x in enumerate(loss.tolist()) if ph.update(x)]
-        rows += [row("alarm", int(n[i]), k, float(t[i])) for k, i in enumerate(fired, 1)]
-        rows.append(row("alarms", len(fired), len(loss)))
+        fired = alarms[alpha]
+        rows += [row("alarm", n, k, t) for k, (n, t, _) in enumerate(fired, 1)]
+        rows.append(row("alarms", len(fired), monitored))
         if stream in plan.drift_points:
             # Generated streams: time is the instance index (0-based), drift `at` is 1-based.
             known = [p - 1 for p in plan.drift_points[stream]]
-            matched = match_drifts([float(arrival[i]) for i in fired], known)
+            matched = match_drifts([arrival for _, _, arrival in fired], known)
             for k, (delay, false) in enumerate(zip(matched["delays"], matched["false_after"]),
                                                1):
                 rows.append(row(f"drift_{k}_delay", math.nan if delay is None else delay,
-                                len(loss)))
+                                monitored))
                 rows.append(row(f"drift_{k}_false_alarms", false, len(fired)))
             rows.append(row("missed_drifts", matched["missed"], len(known)))
             rows.append(row("false_alarms", matched["false_alarms"], len(fired)))
@@ -85,14 +108,14 @@ class DetectDrift(OutcomeTransform):
 
         def to_losses(element):
             (stream, model), outcomes = element
-            return (stream, model), losses(outcomes, tasks[model], plan.on)
+            return (stream, model), ([o.n for o in outcomes],
+                                     losses(outcomes, tasks[model], plan.on))
 
-        def detect(element):
-            (stream, model), tables = element
-            return drift_rows(stream, model, np.concatenate(list(tables)), plan)
+        def rows(element):
+            (stream, model), (alarms, monitored) = element
+            return drift_rows(stream, model, alarms, monitored, plan)
 
         return (outcome_batches
                 | "Losses" >> beam.Map(to_losses)
-                | "LossesPerKey" >> beam.GroupByKey()
-                | "PageHinkley" >> beam.FlatMap(detect))
-
+                | "PageHinkley" >> beam.CombinePerKey(InLabelOrder(PageHinkleyFold(plan)))
+                | "Rows" >> beam.FlatMap(rows))

@@ -5,11 +5,14 @@ per-pane partial scores:
 
     outcomes -> partial scores keyed by (stream, model, category, axis, pane) -> CombinePerKey
              -> per (stream, model, category, axis) one pass over the sorted panes -> rows
+    outcomes -> each key's last max(w) outcomes (CombinePerKey) -> windows at the last label ⤴
 
-Axis `n` cuts the label sequence at the curve points (every `curve_every` labels and the last
-label) and where a sliding window of the last w labels starts (`metrics.windows.pane_ends`); the
-pass keeps the cumulative score, takes windows as exact differences of cumulative scores and
-runs the fading factors over the panes in label order. Each event-time window size D with period
+Axis `n` cuts the label sequence at the curve points (every `curve_every` labels) and where a
+sliding window of the last w labels starts (`metrics.windows.pane_ends`); the pass keeps the
+cumulative score, takes windows as exact differences of cumulative scores and runs the fading
+factors over the panes in label order. Nothing waits for the end of the stream: both branches
+are combines that Beam pre-aggregates where the outcomes are made, so the outcomes themselves
+are never held (constant memory for a long replay). Each event-time window size D with period
 P has its own axis of panes [kP, (k+1)P) of label time, and the window ending at (k+1)P is the
 difference of cumulative scores D/P panes apart — Beam's `SlidingWindows(D, P)` on label time.
 
@@ -217,18 +220,9 @@ def group_rows(keys: np.ndarray):
         yield sorted_keys[start], rows
 
 
-def pane_scores(outcomes, task: str, plan: ScoringPlan, total: int | None = None) -> dict:
-    """Partial scores of a batch of outcomes: {(category, axis, pane): Pane}. `total` is the
-    key's last label number (None: not known, no end-of-stream pane boundaries).
-
-    >>> from transforms.records import Outcome
-    >>> out = [Outcome(1, "a", 0.0, 1.0, 1, 0, 1, 1, 1),
-    ...        Outcome(2, "b", 1.0, 2.0, 0, 1, 0, None, 1)]
-    >>> s = pane_scores(out, "classification", ScoringPlan(curve_every=10), total=2)
-    >>> initial, final = s[("initial", "n", 2)], s[("final", "n", 2)]
-    >>> initial.scores[None].score.n, final.scores[None].score.accuracy
-    (1, 0.5)
-    """
+def _columns(outcomes, task: str, plan: ScoringPlan) -> dict:
+    """A batch of outcomes as arrays: label number n, label time t, y, the baselines (Persistent,
+    Majority; classification) and each category's predictions (one column per bin)."""
     classification = task == "classification"
     missing = NO_CLASS if classification else math.nan
     dtype = np.int64 if classification else np.float64
@@ -236,41 +230,111 @@ def pane_scores(outcomes, task: str, plan: ScoringPlan, total: int | None = None
     def column(values):
         return np.array([missing if v is None else v for v in values], dtype=dtype)
 
-    n = np.array([o.n for o in outcomes], dtype=np.int64)
-    t = np.array([o.t_label for o in outcomes], dtype=np.float64)
-    y = column(o.y for o in outcomes)
-    baselines = (column(o.y_prev for o in outcomes), column(o.y_majority for o in outcomes)) \
-        if classification else ()
     predicted = {INITIAL: column(o.initial for o in outcomes)[:, None]}
     if plan.final:
         predicted[FINAL] = column(o.final for o in outcomes)[:, None]
     if plan.bins:
         predicted[BINNED] = bin_matrix(outcomes, plan.bins, classification)
+    return {"n": np.array([o.n for o in outcomes], dtype=np.int64),
+            "t": np.array([o.t_label for o in outcomes], dtype=np.float64),
+            "y": column(o.y for o in outcomes),
+            "baselines": (column(o.y_prev for o in outcomes),
+                          column(o.y_majority for o in outcomes)) if classification else (),
+            "predicted": predicted}
 
-    axes = [(LABEL_AXIS, pane_ends(n, plan.curve_every, plan.windows, total))]
+
+def _bin_scores(cols: dict, rows: np.ndarray, category: str, task: str,
+                plan: ScoringPlan) -> dict:
+    """{bin: BlockScore} of the labels at `rows` for one category."""
+    matrix, y, baselines = cols["predicted"][category], cols["y"], cols["baselines"]
+    last_n = int(cols["n"][rows].max()) if len(rows) else 0
+    last_t = float(cols["t"][rows].max()) if len(rows) else -math.inf
+    scores = {}
+    for j, b in enumerate(plan.bins_of(category)):
+        pred = matrix[rows, j]
+        # An untrained model made no prediction: not scored, as in river.
+        ok = rows[pred != NO_CLASS] if task == "classification" else rows[~np.isnan(pred)]
+        acc = BlockScore(new_score(task), last_n, last_t)
+        acc.score.update_many(y[ok], matrix[ok, j], *(base[ok] for base in baselines))
+        scores[b] = acc
+    return scores
+
+
+def pane_scores(outcomes, task: str, plan: ScoringPlan) -> dict:
+    """Partial scores of a batch of outcomes: {(category, axis, pane): Pane}. The panes depend on
+    the label numbers and times alone, not on how long the stream is, so scoring needs nothing
+    from the end of the stream and runs as the outcomes come.
+
+    >>> from transforms.records import Outcome
+    >>> out = [Outcome(1, "a", 0.0, 1.0, 1, 0, 1, 1, 1),
+    ...        Outcome(2, "b", 1.0, 2.0, 0, 1, 0, None, 1)]
+    >>> s = pane_scores(out, "classification", ScoringPlan(curve_every=10))
+    >>> initial, final = s[("initial", "n", 10)], s[("final", "n", 10)]
+    >>> initial.scores[None].score.n, final.scores[None].score.accuracy
+    (1, 0.5)
+    """
+    cols = _columns(outcomes, task, plan)
+    n, t = cols["n"], cols["t"]
+    axes = [(LABEL_AXIS, pane_ends(n, plan.curve_every, plan.windows))]
     axes += [(label, np.floor(t / period).astype(np.int64))
              for label, _, period in plan.time_windows]
     panes: dict = {}
     for axis, keys in axes:
         for pane_key, rows in group_rows(keys):
-            last_n, last_t = int(n[rows].max()), float(t[rows].max())
-            pane_key = int(pane_key)
-            for category, matrix in predicted.items():
-                scores = {}
-                for j, b in enumerate(plan.bins_of(category)):
-                    pred = matrix[rows, j]
-                    # An untrained model made no prediction: not scored, as in river.
-                    ok = rows[pred != NO_CLASS] if classification else rows[~np.isnan(pred)]
-                    acc = BlockScore(new_score(task), last_n, last_t)
-                    acc.score.update_many(y[ok], matrix[ok, j], *(base[ok] for base in baselines))
-                    scores[b] = acc
+            for category, matrix in cols["predicted"].items():
                 columns = None
                 if axis == LABEL_AXIS and plan.fadings:
-                    columns = {"n": n[rows], "y": y[rows], "preds": matrix[rows]}
-                    if classification:
-                        columns["prev"], columns["majority"] = (base[rows] for base in baselines)
-                panes[(category, axis, pane_key)] = Pane(scores, columns)
+                    columns = {"n": n[rows], "y": cols["y"][rows], "preds": matrix[rows]}
+                    if cols["baselines"]:
+                        columns["prev"], columns["majority"] = (
+                            base[rows] for base in cols["baselines"])
+                panes[(category, axis, int(pane_key))] = Pane(
+                    _bin_scores(cols, rows, category, task, plan), columns)
     return panes
+
+
+def tail_scores(outcomes, task: str, plan: ScoringPlan) -> dict:
+    """{category: {w: {bin: score}}}: for each window size w the score of the key's last w labels,
+    from (at least) its last max(w) outcomes — the windows at the end of the stream, whose
+    start no pane boundary can know in advance.
+
+    >>> from transforms.records import Outcome
+    >>> out = [Outcome(n, n, 0.0, n, 1, 1, 1, p, p) for n, p in [(7, 0), (8, 1), (9, 1)]]
+    >>> tail = tail_scores(out, "classification", ScoringPlan(windows=(2, 3)))
+    >>> tail["initial"][2][None].accuracy, tail["initial"][3][None].accuracy
+    (1.0, 0.6666666666666666)
+    """
+    cols = _columns(outcomes, task, plan)
+    total = int(cols["n"].max(initial=0))
+    return {category: {w: {b: acc.score for b, acc in _bin_scores(
+                cols, np.flatnonzero(cols["n"] > total - w), category, task, plan).items()}
+                       for w in plan.windows}
+            for category in cols["predicted"]}
+
+
+class LastOutcomes(beam.CombineFn):
+    """A key's `size` outcomes with the highest label numbers (memory: `size` outcomes)."""
+
+    def __init__(self, size: int):
+        self.size = size
+
+    def create_accumulator(self):
+        return []
+
+    def _keep(self, outcomes: list) -> list:
+        if len(outcomes) > self.size:
+            outcomes.sort(key=lambda o: o.n)  # nearly sorted: linear
+            del outcomes[:len(outcomes) - self.size]
+        return outcomes
+
+    def add_input(self, acc, outcomes):
+        return self._keep(acc + list(outcomes))
+
+    def merge_accumulators(self, accs):
+        return self._keep([o for acc in accs for o in acc])
+
+    def extract_output(self, acc):
+        return acc
 
 
 def _score_rows(stream, model, category, view, scores: dict, labels: int, t, plan,
@@ -320,9 +384,12 @@ def _at(history: list, bound) -> dict | None:
     return history[i - 1][1] if i else None
 
 
-def curve_rows(key, panes, task: str, plan: ScoringPlan, total: int) -> list[tuple[bool, dict]]:
+def curve_rows(key, panes, task: str, plan: ScoringPlan,
+               tail: dict | None = None) -> list[tuple[bool, dict]]:
     """One pass over a (stream, model, category, axis)'s panes -> (is_last, row) for every
-    curve point of every view on that axis; is_last marks the end-of-stream summary rows."""
+    curve point of every view on that axis; is_last marks the end-of-stream summary rows, the
+    last label's. `tail` ({w: {bin: score}}, `tail_scores`) gives the windows at that last
+    label (required on the label axis when there are windows)."""
     stream, model, category, axis = key
     panes = sorted(panes, key=lambda p: p[0])
     out: list = []
@@ -336,6 +403,7 @@ def curve_rows(key, panes, task: str, plan: ScoringPlan, total: int) -> list[tup
     if axis == LABEL_AXIS:
         fading = {a: FadingScore(a, type(new_score(task))) for a in plan.fadings}
         keep = max(plan.windows, default=0)
+        last_pane = panes[-1][0] if panes else None
         for end, pane in panes:
             merge_bins(running, pane.scores)
             if fading:
@@ -346,17 +414,20 @@ def curve_rows(key, panes, task: str, plan: ScoringPlan, total: int) -> list[tup
                 history.append((end, copy.deepcopy(running)))
                 while len(history) > 1 and history[1][0] <= end - keep:
                     history.pop(0)
-            if end % plan.curve_every and end != total:
+            last = end == last_pane
+            if end % plan.curve_every and not last:
                 continue  # a window's start, not a curve point
-            last = end == total
+            # The last pane ends at the next boundary; its labels end at the last label.
+            labels = max(acc.last_n for acc in running.values()) if last else end
             t = max(acc.last_t for acc in running.values())
             cumulative = {b: acc.score for b, acc in running.items()}
-            emit(CUMULATIVE, cumulative, end, t, last)
+            emit(CUMULATIVE, cumulative, labels, t, last)
             for w in plan.windows:
-                emit(f"w={w}", _difference(running, _at(history, end - w)), end, t, last)
+                emit(f"w={w}", tail[w] if last else _difference(running, _at(history, end - w)),
+                     labels, t, last)
             for alpha, f in fading.items():
                 emit(fading_label(alpha), dict(zip(plan.bins_of(category), f.scores())),
-                     end, t, last, {b: s.n for b, s in cumulative.items()})
+                     labels, t, last, {b: s.n for b, s in cumulative.items()})
         return out
 
     label, size, period = next(tw for tw in plan.time_windows if tw[0] == axis)
@@ -381,13 +452,13 @@ def score_locally(key, outcomes, task: str, plan: ScoringPlan) -> tuple[list, li
     """Summary and curve rows of one (stream, model)'s outcomes without Beam (tests, small
     jobs): the same functions the pipeline runs, in one process."""
     stream, model = key
-    total = max((o.n for o in outcomes), default=0)
     by_curve: dict = {}
-    for (category, axis, pane), partial in pane_scores(outcomes, task, plan, total).items():
+    for (category, axis, pane), partial in pane_scores(outcomes, task, plan).items():
         by_curve.setdefault((stream, model, category, axis), []).append((pane, partial))
+    tails = tail_scores(outcomes, task, plan)
     summary, curves = [], []
     for curve_key, panes in by_curve.items():
-        for last, row in curve_rows(curve_key, panes, task, plan, total):
+        for last, row in curve_rows(curve_key, panes, task, plan, tails[curve_key[2]]):
             if in_curves(row, plan):
                 curves.append(row)
             if last:
@@ -429,15 +500,6 @@ def route_rows(rows, plan: ScoringPlan):
             yield {k: v for k, v in row.items() if k != "labels"}
 
 
-class LabelTotals(beam.PTransform):
-    """`((stream, model), [Outcome])` batches -> ((stream, model), last label number)."""
-
-    def expand(self, outcome_batches):
-        return (outcome_batches
-                | "LastLabel" >> beam.Map(lambda e: (e[0], max((o.n for o in e[1]), default=0)))
-                | "MaxLabel" >> beam.CombinePerKey(max))
-
-
 class OutcomeTransform(beam.PTransform):
     """A transform of the replay's `((stream, model), [Outcome])` batches, given each model's
     task and a plan."""
@@ -458,28 +520,35 @@ class ScoreOutcomes(OutcomeTransform):
 
     def expand(self, outcome_batches):
         tasks, plan = self.tasks, self.plan
-        totals = outcome_batches | "Totals" >> LabelTotals()
 
-        def partials(element, totals):
+        def partials(element):
             (stream, model), outcomes = element
-            scored = pane_scores(outcomes, tasks[model], plan, totals[(stream, model)])
-            for (category, axis, pane), partial in scored.items():
+            for (category, axis, pane), partial in pane_scores(outcomes, tasks[model],
+                                                               plan).items():
                 yield (stream, model, category, axis, pane), partial
 
         def by_curve(element):
             (stream, model, category, axis, pane), partial = element
             return (stream, model, category, axis), (pane, partial)
 
-        def summarise(element, totals):
-            key, panes = element
-            stream, model = key[:2]
-            yield from route_rows(
-                curve_rows(key, panes, tasks[model], plan, totals[(stream, model)]), plan)
+        def tails(element):
+            (stream, model), last = element
+            for category, tail in tail_scores(last, tasks[model], plan).items():
+                yield (stream, model, category, LABEL_AXIS), tail
 
-        return (outcome_batches
-                | "PaneScores" >> beam.FlatMap(partials, beam.pvalue.AsDict(totals))
-                | "MergePanes" >> beam.CombinePerKey(_MergePanes())
-                | "ByCurve" >> beam.Map(by_curve)
-                | "GroupCurve" >> beam.GroupByKey()
-                | "Summarise" >> beam.FlatMap(summarise, beam.pvalue.AsDict(totals))
-                .with_outputs(CURVES, main="summary"))
+        def summarise(element):
+            key, grouped = element
+            tail = grouped["tails"][0] if grouped["tails"] else None
+            yield from route_rows(curve_rows(key, grouped["panes"], tasks[key[1]], plan, tail),
+                                  plan)
+
+        panes = (outcome_batches
+                 | "PaneScores" >> beam.FlatMap(partials)
+                 | "MergePanes" >> beam.CombinePerKey(_MergePanes())
+                 | "ByCurve" >> beam.Map(by_curve))
+        last = (outcome_batches
+                | "LastOutcomes" >> beam.CombinePerKey(LastOutcomes(max(plan.windows, default=0)))
+                | "TailScores" >> beam.FlatMap(tails))
+        return ({"panes": panes, "tails": last}
+                | "GroupCurve" >> beam.CoGroupByKey()
+                | "Summarise" >> beam.FlatMap(summarise).with_outputs(CURVES, main="summary"))

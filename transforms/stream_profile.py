@@ -5,7 +5,24 @@ from __future__ import annotations
 import apache_beam as beam
 import numpy as np
 
-from metrics.temporal import stream_profile
+from metrics.temporal import TemporalProfile
+from transforms.label_order import InLabelOrder
+
+
+class ProfileFold:
+    """`metrics.temporal.TemporalProfile` fed in label order (`transforms.label_order`)."""
+
+    def __init__(self, max_lag: int):
+        self.max_lag = max_lag
+
+    def start(self):
+        return TemporalProfile(self.max_lag)
+
+    def step(self, profile, rows: np.ndarray):
+        return profile.update(rows[:, 1])
+
+    def result(self, profile):
+        return profile.result()
 
 
 class ProfileStreams(beam.PTransform):
@@ -19,21 +36,14 @@ class ProfileStreams(beam.PTransform):
         self.max_lag = max_lag
 
     def expand(self, outcome_batches):
-        first, max_lag = self.first_model, self.max_lag
+        first = self.first_model
 
         def labels(element):
             (stream, model), outcomes = element
             if first.get(stream) == model:
-                yield stream, np.array([(o.n, o.y) for o in outcomes],
-                                       dtype=np.int64).reshape(-1, 2)
-
-        def profile(element):
-            stream, parts = element
-            table = np.concatenate(list(parts))
-            table = table[np.argsort(table[:, 0], kind="stable")]
-            return stream, stream_profile(table[:, 1], max_lag)
+                rows = np.array([(o.n, o.y) for o in outcomes], dtype=np.int64).reshape(-1, 2)
+                yield stream, (rows[:, 0], rows)
 
         return (outcome_batches
                 | "Labels" >> beam.FlatMap(labels)
-                | "LabelsPerStream" >> beam.GroupByKey()
-                | "Profile" >> beam.Map(profile))
+                | "Profile" >> beam.CombinePerKey(InLabelOrder(ProfileFold(self.max_lag))))

@@ -1,0 +1,105 @@
+"""Folding a key's outcomes in label order as they come: for the statistics that are truly
+sequential (Page-Hinkley, the stream profile's runs), without gathering every label first.
+
+A replay emits each key's outcome batches in label order, and Beam pre-combines them where they
+are made, so each batch is folded as it arrives and memory is the fold's state. A batch that
+comes early (another bundle, another worker, a backfill's id bucket) waits in the accumulator
+until the labels before it have been folded; merging accumulators does the same. The fold thus
+sees every label once and in label order, whatever the bundling: the same numbers as sorting
+all labels first.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+import apache_beam as beam
+import numpy as np
+
+
+class Fold(Protocol):
+    """A sequential statistic: `start()` -> state; `step(state, rows)` -> state, for the rows of
+    consecutive labels (first column: the label number n); `result(state)`."""
+
+    def start(self): ...
+
+    def step(self, state, rows: np.ndarray): ...
+
+    def result(self, state): ...
+
+
+def label_runs(labels, rows: np.ndarray) -> list[tuple[int, int, np.ndarray]]:
+    """Split a batch into runs of consecutive label numbers: (first n, last n, its rows).
+
+    `labels` are the batch's label numbers (every outcome's); `rows` the fold's rows, first
+    column n (perhaps fewer: a label without a prediction has no loss).
+
+    >>> rows = np.array([[5, 0.], [2, 1.], [3, 0.]])
+    >>> [(a, b, r[:, 0].tolist()) for a, b, r in label_runs([5, 3, 2, 9], rows)]
+    [(2, 3, [2.0, 3.0]), (5, 5, [5.0]), (9, 9, [])]
+    """
+    n = np.unique(np.asarray(labels, dtype=np.int64))
+    if not len(n):
+        return []
+    rows = rows[np.argsort(rows[:, 0], kind="stable")]
+    breaks = np.flatnonzero(np.diff(n) != 1) + 1
+    firsts, lasts = n[np.r_[0, breaks]], n[np.r_[breaks - 1, len(n) - 1]]
+    cut = np.searchsorted(rows[:, 0], lasts, side="right")
+    return [(int(a), int(b), part) for a, b, part in zip(firsts, lasts, np.split(rows, cut[:-1]))]
+
+
+class _Folding:
+    __slots__ = ("state", "next", "held")
+
+    def __init__(self, state):
+        self.state = state
+        self.next = 1  # the next label number the fold takes
+        self.held: list = []  # (first n, last n, rows) runs that came early
+
+
+class InLabelOrder(beam.CombineFn):
+    """Combine `(labels, rows)` batches of one key by folding them in label order (`Fold`).
+
+    >>> class Count:
+    ...     def start(self): return []
+    ...     def step(self, seen, rows): return seen + rows[:, 0].astype(int).tolist()
+    ...     def result(self, seen): return seen
+    >>> fold = InLabelOrder(Count())
+    >>> acc = fold.add_input(fold.create_accumulator(), ([3, 4], np.array([[3], [4]])))
+    >>> acc.held != [], acc.next  # 3..4 waits for 1..2
+    (True, 1)
+    >>> fold.extract_output(fold.add_input(acc, ([1, 2], np.array([[1], [2]]))))
+    [1, 2, 3, 4]
+    """
+
+    def __init__(self, fold: Fold):
+        self.fold = fold
+
+    def create_accumulator(self):
+        return _Folding(self.fold.start())
+
+    def _advance(self, acc: _Folding, drain: bool = False) -> _Folding:
+        acc.held.sort(key=lambda run: run[0])
+        while acc.held and (drain or acc.held[0][0] <= acc.next):
+            first, last, rows = acc.held.pop(0)
+            acc.state = self.fold.step(acc.state, rows)
+            acc.next = max(acc.next, last + 1)
+        return acc
+
+    def add_input(self, acc, batch):
+        labels, rows = batch
+        acc.held.extend(label_runs(labels, rows))
+        return self._advance(acc)
+
+    def merge_accumulators(self, accs):
+        accs = list(accs)
+        # Only the accumulator holding label 1 has folded anything; the others only hold runs.
+        folded = max(accs, key=lambda a: a.next)
+        merged = accs[0]
+        held = [run for a in accs for run in a.held]
+        merged.state, merged.next, merged.held = folded.state, folded.next, held
+        return self._advance(merged)
+
+    def extract_output(self, acc):
+        # Runs still held follow a gap (labels that never came): folded in order all the same.
+        return self.fold.result(self._advance(acc, drain=True).state)
