@@ -4,9 +4,10 @@
         [--model no-change] [--replays per-key grouped]
 
 Each (replay path, size) runs in a fresh child process (the `direct` runner, SEA, one model,
-re-evaluation, Page-Hinkley and the prediction log off, so only the replay and the scoring
-remain) and its peak resident memory (`ru_maxrss`) is reported, with the growth per million
-events between the smallest and the largest size. The pending buffer of a constant delay is
+a window of the last 1000 labels, Page-Hinkley and the stream profile on; re-evaluation and the
+prediction log — an output as long as the stream — off) and its peak resident memory
+(`ru_maxrss`) is reported, with the growth per million events between the smallest and the
+largest size. The pending buffer of a constant delay is
 constant; what still grows is reported as it is.
 """
 
@@ -23,19 +24,20 @@ CHILD = """
 import json, resource, sys, time
 from pipelines.config import RunConfig
 from pipelines.job import run
-n, delay, model, replay, out = sys.argv[1:]
+n, delay, model, replay, curve_every, out = sys.argv[1:]
 start = time.perf_counter()
 run(RunConfig(streams=[f'synth:SEA{{"n": {n}, "seed": 1}}'], models=[model], delay=delay,
-              repredict="none", drift_on="none", log_predictions="none", replay=replay,
-              out=out, runner="direct", quiet=True))
+              repredict="none", windows=[1000], log_predictions="none", replay=replay,
+              curve_every=int(curve_every), out=out, runner="direct", quiet=True))
 print(json.dumps({"seconds": time.perf_counter() - start,
                   "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
 """
 
 
-def measure(n: int, delay: int, model: str, replay: str) -> dict:
+def measure(n: int, delay: int, model: str, replay: str, curve_every: int) -> dict:
     out = tempfile.mkdtemp()
-    done = subprocess.run([sys.executable, "-c", CHILD, str(n), str(delay), model, replay, out],
+    done = subprocess.run([sys.executable, "-c", CHILD, str(n), str(delay), model, replay,
+                           str(curve_every), out],
                           capture_output=True, text=True, check=True)
     return json.loads(done.stdout.strip().splitlines()[-1])
 
@@ -47,16 +49,18 @@ def main(argv=None) -> None:
     parser.add_argument("--delay", type=int, default=1000)
     parser.add_argument("--model", default="no-change")
     parser.add_argument("--replays", nargs="+", default=["per-key", "grouped"])
+    parser.add_argument("--curve-every", type=int, default=1000,
+                        help="labels between curve points (the curves grow with the stream)")
     args = parser.parse_args(argv)
-    print(f"SEA, {args.model}, delay {args.delay} events, direct runner; peak RSS of a fresh "
-          f"process per run")
+    print(f"SEA, {args.model}, delay {args.delay} events, a curve point every "
+          f"{args.curve_every} labels, direct runner; peak RSS of a fresh process per run")
     print("| replay | events | wall time | peak memory |")
     print("|---|---|---|---|")
     for replay in args.replays:
         peaks = []
         for n in args.sizes:
             started = time.perf_counter()
-            r = measure(n, args.delay, args.model, replay)
+            r = measure(n, args.delay, args.model, replay, args.curve_every)
             peaks.append(r["peak_mib"])
             print(f"| {replay} | {n:,} | {time.perf_counter() - started:.0f} s | "
                   f"{r['peak_mib']:.0f} MiB |", flush=True)

@@ -247,13 +247,11 @@ def build(p: beam.Pipeline, pl: Plan, staging: str) -> None:
     scored = outcomes | "Score" >> ScoreOutcomes(pl.tasks, pl.scoring)
 
     def write_rows(name):
-        def write(rows):
-            # A fixed row order, whatever order the runner delivered them in.
-            rows = sorted(rows, key=lambda r: (r["stream"], r["model"], r["category"],
-                                               r["window"], r["metric"], r["bin"] or 0,
-                                               r["alpha"] or 0, r.get("labels") or 0,
-                                               -math.inf if r["t"] is None else r["t"]))
-            _write_parquet(FileSystems.join(staging, name), pd.DataFrame(rows))
+        def write(parts):  # row dicts, or DataFrames of rows (curves)
+            frames = [p for p in parts if isinstance(p, pd.DataFrame)]
+            rows = [p for p in parts if not isinstance(p, pd.DataFrame)]
+            frame = pd.concat([pd.DataFrame(rows), *frames], ignore_index=True).infer_objects()
+            _write_parquet(FileSystems.join(staging, name), in_row_order(frame))
         return write
 
     summaries, curves = [scored.summary], [scored[CURVES]]
@@ -298,6 +296,20 @@ def build(p: beam.Pipeline, pl: Plan, staging: str) -> None:
          lambda _, a, b, c: write_counts(a, b, c),
          beam.pvalue.AsList(key_counts), beam.pvalue.AsList(classes),
          beam.pvalue.AsList(read_counts)))
+
+
+def in_row_order(frame: pd.DataFrame) -> pd.DataFrame:
+    """Result rows in a fixed order, whatever order the runner delivered them in: stream,
+    model, category, window, metric, bin, α, labels, t (a missing bin, α or label count sorts
+    as 0, a missing t first)."""
+    if frame.empty:
+        return frame
+    keys = {c: frame[c] for c in ("stream", "model", "category", "window", "metric")}
+    for c in ("bin", "alpha", "labels"):
+        keys[c] = pd.to_numeric(frame[c], errors="coerce").fillna(0) if c in frame else 0
+    keys["t"] = pd.to_numeric(frame["t"], errors="coerce").fillna(-math.inf)
+    order = pd.DataFrame(keys).sort_values(list(keys), kind="stable").index
+    return frame.loc[order].reset_index(drop=True)
 
 
 def _write_jsonl(path: str, rows) -> None:

@@ -2,6 +2,8 @@
 
 import os
 
+from river.naive_bayes import GaussianNB
+
 from transforms.delays import DelaySpec
 from transforms.sources import StreamSpec
 
@@ -38,3 +40,21 @@ def outcome_rows(outcomes):
 def repredictions(outcome):
     """[(t, value), ...] of one outcome."""
     return outcome_rows([outcome])[0][-1]
+
+
+class FailsOnce(GaussianNB):
+    """GaussianNB whose `at`-th learn_one raises the first time any process reaches it (the
+    `marker` file remembers): a worker lost in the middle of a bundle, once."""
+
+    def __init__(self, marker: str, at: int = 200):
+        super().__init__()
+        self.marker = marker
+        self.at = at
+        self._learned = 0
+
+    def learn_one(self, x, y):
+        self._learned += 1
+        if self._learned == self.at and not os.path.exists(self.marker):
+            open(self.marker, "w").close()
+            raise RuntimeError("worker lost (on purpose, once)")
+        super().learn_one(x, y)

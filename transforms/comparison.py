@@ -115,11 +115,13 @@ class CompareModels(OutcomeTransform):
         def summarise(element):
             key, grouped = element
             tail = grouped["tails"][0] if grouped["tails"] else None
-            rows = curve_rows(key, grouped["panes"], COMPARISON, plan, tail)
-            for _, row in rows:
+            def as_comparison(last, row):
                 row["bin"] = 0 if row["category"] == INITIAL else plan.bins + 1
                 row["category"] = COMPARISON
-            yield from route_rows(rows, plan)
+                return last, row
+
+            yield from route_rows((as_comparison(*r) for r in curve_rows(
+                key, grouped["panes"], COMPARISON, plan, tail)), plan)
 
         panes = (outcome_batches
                  | "ModelPanes" >> beam.FlatMap(model_panes)

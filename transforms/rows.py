@@ -17,17 +17,22 @@ class InputError(ValueError):
 
 
 class Checks:
-    """Row-level checks shared by every source: duplicate instance ids, undeclared classes."""
+    """Row-level checks shared by every source: duplicate instance ids, undeclared classes.
 
-    def __init__(self, spec):
+    Ids read from the data are remembered to find duplicates (memory grows with the number of
+    ids); `generated_ids` (synthetic streams and datasets number their rows) skips that."""
+
+    def __init__(self, spec, generated_ids: bool = False):
         self.spec = spec
         classes = spec.declared_classes()
         self.classes = classes
         self.known = set(classes) if classes is not None else None
-        self.seen: set = set()
+        self.seen: set | None = None if generated_ids else set()
 
     def instance(self, key, file, row, field="id"):
         """A dead letter if `key` was already used by an instance of this stream, else None."""
+        if self.seen is None:
+            return None
         if key in self.seen:
             return dead_letter(self.spec.name, f"duplicate instance id {key!r}", file=file,
                                row=row, field=field)

@@ -25,10 +25,12 @@ from __future__ import annotations
 import bisect
 import copy
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import apache_beam as beam
 import numpy as np
+import pandas as pd
 
 from metrics import NOT_PRIORITISED, ClassificationScore, RegressionScore
 from metrics.comparison import PairScore
@@ -385,20 +387,19 @@ def _at(history: list, bound) -> dict | None:
 
 
 def curve_rows(key, panes, task: str, plan: ScoringPlan,
-               tail: dict | None = None) -> list[tuple[bool, dict]]:
+               tail: dict | None = None) -> Iterator[tuple[bool, dict]]:
     """One pass over a (stream, model, category, axis)'s panes -> (is_last, row) for every
     curve point of every view on that axis; is_last marks the end-of-stream summary rows, the
     last label's. `tail` ({w: {bin: score}}, `tail_scores`) gives the windows at that last
     label (required on the label axis when there are windows)."""
     stream, model, category, axis = key
     panes = sorted(panes, key=lambda p: p[0])
-    out: list = []
     running: dict = {}
     history: list = []  # (pane key, cumulative snapshot) for the windows' differences
 
     def emit(view, scores, labels, t, last, counts=None):
-        out.extend((last, r) for r in _score_rows(stream, model, category, view, scores,
-                                                  labels, t, plan, counts))
+        return [(last, r) for r in _score_rows(stream, model, category, view, scores, labels,
+                                               t, plan, counts)]
 
     if axis == LABEL_AXIS:
         fading = {a: FadingScore(a, type(new_score(task))) for a in plan.fadings}
@@ -421,14 +422,15 @@ def curve_rows(key, panes, task: str, plan: ScoringPlan,
             labels = max(acc.last_n for acc in running.values()) if last else end
             t = max(acc.last_t for acc in running.values())
             cumulative = {b: acc.score for b, acc in running.items()}
-            emit(CUMULATIVE, cumulative, labels, t, last)
+            yield from emit(CUMULATIVE, cumulative, labels, t, last)
             for w in plan.windows:
-                emit(f"w={w}", tail[w] if last else _difference(running, _at(history, end - w)),
-                     labels, t, last)
+                yield from emit(f"w={w}", tail[w] if last else
+                                _difference(running, _at(history, end - w)), labels, t, last)
             for alpha, f in fading.items():
-                emit(fading_label(alpha), dict(zip(plan.bins_of(category), f.scores())),
-                     labels, t, last, {b: s.n for b, s in cumulative.items()})
-        return out
+                yield from emit(fading_label(alpha),
+                                dict(zip(plan.bins_of(category), f.scores())), labels, t, last,
+                                {b: s.n for b, s in cumulative.items()})
+        return
 
     label, size, period = next(tw for tw in plan.time_windows if tw[0] == axis)
     span = round(size / period)
@@ -444,8 +446,7 @@ def curve_rows(key, panes, task: str, plan: ScoringPlan,
             history.pop(0)
         window = _difference(_at(history, j), _at(history, j - span))
         labels = max(acc.last_n for acc in running.values())
-        emit(label, window, labels, (j + 1) * period, j == last_pane)
-    return out
+        yield from emit(label, window, labels, (j + 1) * period, j == last_pane)
 
 
 def score_locally(key, outcomes, task: str, plan: ScoringPlan) -> tuple[list, list]:
@@ -490,14 +491,21 @@ def in_curves(row: dict, plan: ScoringPlan) -> bool:
     return row["category"] != BINNED or row["bin"] in (0, plan.bins + 1)
 
 
-def route_rows(rows, plan: ScoringPlan):
-    """(is_last, row) pairs -> Beam outputs: curve rows to `curves`, the end-of-stream rows
-    (without their `labels`) to the main output."""
+def route_rows(rows, plan: ScoringPlan, chunk: int = 10_000):
+    """(is_last, row) pairs -> Beam outputs: the end-of-stream rows (without their `labels`) to
+    the main output, and curve rows to `curves` as DataFrames of up to `chunk` rows (a curve
+    point every 1000 labels of a long stream, as dicts, would weigh ~1 KB a row)."""
+    curve: list = []
     for last, row in rows:
         if in_curves(row, plan):
-            yield beam.pvalue.TaggedOutput(CURVES, row)
+            curve.append(row)
+            if len(curve) == chunk:
+                yield beam.pvalue.TaggedOutput(CURVES, pd.DataFrame(curve))
+                curve = []
         if last:
             yield {k: v for k, v in row.items() if k != "labels"}
+    if curve:
+        yield beam.pvalue.TaggedOutput(CURVES, pd.DataFrame(curve))
 
 
 class OutcomeTransform(beam.PTransform):

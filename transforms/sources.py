@@ -203,7 +203,7 @@ class StreamSpec:
     def events(self, delay: DelaySpec) -> Iterator:
         """Event tuples and dead-letter dicts, for the whole stream."""
         delay = self.delay(delay)
-        checks = Checks(self)
+        checks = Checks(self, generated_ids=self.kind in ("synth", "dataset"))
         if self.kind in ("synth", "dataset"):
             rows = ((i + 1, i, float(i), x, y, None, None)
                     for i, (x, y) in enumerate(river_stream(self)))
