@@ -2,12 +2,13 @@
 Python loop that takes one prediction at a time, in the same run, on the same log.
 
     python -m benchmarks.bench_scoring [--instances 20000] [--delay 200] [--every 5]
-        [--bins 100] [--classes 3] [--repeats 3]
+        [--bins 100] [--classes 3] [--repeats 3] [--gc]
 
 The log: instances arriving one per second, each labelled `--delay` s later, with an initial
 prediction, a re-prediction every `--every` s while pending and a final one (classification,
 `--classes` classes, seeded), in time order as a deployed model writes it, with the columns the
-log reader hands to the join (ids and predictions as strings, kinds as codes). Both sides turn
+log reader hands to the join (ids and predictions as Arrow strings, kinds as codes; the loop
+turns them into Python lists first, inside its timing). Both sides turn
 it into the scores of bins 0..B+1 (accuracy, κ, κ_m, κ_per, κ+ accumulators):
 
 - vectorised: `transforms.backfill.join_predictions` (pandas/numpy join, `binned_flat`) and
@@ -17,16 +18,19 @@ it into the scores of bins 0..B+1 (accuracy, κ, κ_m, κ_per, κ+ accumulators)
   `ClassificationScore.update` per bin.
 
 It checks that both give the same scores, then reports predictions scored per second per
-core and the ratio (target ≥ 10).
+core and the ratio (target ≥ 10). Each side is timed as `timeit` does: garbage collected
+before, the collector off while it runs (`--gc` leaves it on).
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import statistics
 import time
 
 import numpy as np
+import pyarrow as pa
 
 from benchmarks.naive_reevaluation import reference_bins
 from metrics import ClassificationScore
@@ -54,8 +58,8 @@ def make_log(n: int, delay: float, every: float, classes: int, seed: int = 7):
     names = [f"c{k}" for k in range(classes)]
     # In time order, as a deployed model writes it; kinds as codes, as the log reader gives.
     order = np.argsort(t, kind="stable")
-    log = {"id": ids.astype(str).astype(object)[order], "kind": kind_codes(kind)[order],
-           "t": t[order], "y_pred": np.array(names, dtype=object)[pred][order]}
+    log = {"id": pa.array(ids.astype(str)[order]), "kind": kind_codes(kind)[order],
+           "t": t[order], "y_pred": pa.array(np.array(names)[pred][order])}
     return outcomes, log, names
 
 
@@ -70,8 +74,8 @@ def vectorised(outcomes, log, names, bins: int) -> list:
 def loop(outcomes, log, names, bins: int) -> list:
     index = {name: k for k, name in enumerate(names)}
     by_id: dict = {}
-    for i, code, t, y in zip(log["id"], log["kind"].tolist(), log["t"].tolist(),
-                             log["y_pred"]):
+    for i, code, t, y in zip(log["id"].to_pylist(), log["kind"].tolist(), log["t"].tolist(),
+                             log["y_pred"].to_pylist()):
         entry = by_id.setdefault(i, {INITIAL: None, FINAL: None, "reps": []})
         value = index.get(y, -1)
         kind = PREDICTION_KINDS[code]
@@ -97,15 +101,23 @@ def main(argv=None) -> None:
     parser.add_argument("--bins", type=int, default=100)
     parser.add_argument("--classes", type=int, default=3)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--gc", action="store_true",
+                        help="leave the garbage collector on while timing")
     args = parser.parse_args(argv)
     outcomes, log, names = make_log(args.instances, args.delay, args.every, args.classes)
     rows = len(log["t"])
     times: dict = {"vectorised": [], "loop": []}
     for _ in range(args.repeats):
         for name, score in (("vectorised", vectorised), ("loop", loop)):
+            # As timeit does: collect before, no garbage collection while timing (either
+            # side's pauses would otherwise land on whichever side runs when they fall due).
+            gc.collect()
+            if not args.gc:
+                gc.disable()
             start = time.perf_counter()
             result = score(outcomes, log, names, args.bins)
             times[name].append(time.perf_counter() - start)
+            gc.enable()
             if name == "vectorised":
                 fast = result
             elif [s.to_dict() for s in result] != [s.to_dict() for s in fast]:

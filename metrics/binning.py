@@ -115,13 +115,19 @@ def binned_flat(t0, t_label, initial: np.ndarray, final: np.ndarray, sizes: np.n
     b = _bins_of(t, t0_i, delta_i, bins)
     key = seg * bins + (b - 1)  # nondecreasing: instances in order, times in order
     counts = np.bincount(key, minlength=n * bins)
-    # The last re-prediction before each cell (instance, bin):
-    last_before = np.searchsorted(key, np.arange(n * bins), "left") - 1
+    # The last re-prediction before each cell (instance, bin): keys are sorted, so the items
+    # before cell c are the counts of the cells before it.
+    last_before = np.cumsum(counts) - counts - 1
     start = np.repeat(np.cumsum(sizes) - sizes, bins)  # each cell's instance's first item
-    has_before = last_before >= start
-    standing = np.where(has_before, v[np.maximum(last_before, 0)], np.repeat(initial, bins))
-    first_in = np.minimum(last_before + 1, len(v) - 1)
-    out[:, 1:-1] = np.where(counts == 0, standing, v[first_in]).reshape(n, bins)
+    # The prediction standing at each cell's start: its last re-prediction before, else the
+    # initial one (stored after the re-predictions, at len(v) + instance).
+    with_initial = np.concatenate([v, initial])
+    standing_at = np.where(last_before >= start, last_before,
+                           len(v) + np.repeat(np.arange(n), bins))
+    # A cell without re-predictions keeps the standing one; with some, its first (a vote
+    # below where they differ).
+    cell = np.where(counts == 0, standing_at, last_before + 1)
+    out[:, 1:-1] = with_initial[cell].reshape(n, bins)
     vote = counts >= 2  # cells that need a vote ...
     if classification:
         # ... unless all its predictions are one class (a vote of equals is that class, which
@@ -136,7 +142,7 @@ def binned_flat(t0, t_label, initial: np.ndarray, final: np.ndarray, sizes: np.n
     cells = np.flatnonzero(vote)
     if len(cells):
         out[cells // bins, 1 + cells % bins] = _votes(
-            t, v, key, vote[key], t0_i, delta_i, b, bins, cells, standing[cells],
+            t, v, key, vote[key], t0_i, delta_i, b, bins, cells, with_initial[standing_at[cells]],
             classification)
     return out
 

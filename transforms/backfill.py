@@ -18,6 +18,7 @@ instance (still pending at the end, unknown id, outside the latency period) are 
 
 from __future__ import annotations
 
+import itertools
 import math
 import os
 
@@ -46,6 +47,8 @@ LOG_COLUMNS = {"stream": "stream", "model": "model", "id": "id", "kind": "kind",
                "prediction": "y_pred"}
 # Per (stream, model): prediction rows read, and those that belong to no labelled instance.
 LOG_COUNTERS = ("logged_predictions", "unmatched_predictions")
+# (instance, bin) cells binned at once by the join.
+BIN_CELLS = 1 << 16
 LOG_FORMATS = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv"}
 
 
@@ -161,6 +164,8 @@ def id_bucket(ids: np.ndarray, buckets: int) -> np.ndarray:
     >>> b[0] == b[2] and b.tolist() == id_bucket(ids.copy(), 8).tolist()
     True
     """
+    if isinstance(ids, pa.Array):
+        ids = ids.to_numpy(zero_copy_only=False)
     return (pd.util.hash_array(np.asarray(ids, dtype=object)) % np.uint64(buckets)) \
         .astype(np.int64)
 
@@ -176,16 +181,24 @@ def label_columns(outcomes) -> dict:
     return cols
 
 
+def take(column, rows: np.ndarray):
+    """Rows of a numpy or an Arrow column (the log's strings stay in Arrow: no Python object
+    per value on the way to the join's hash lookups)."""
+    return column.take(pa.array(rows, pa.int64())) if isinstance(column, pa.Array) \
+        else column[rows]
+
+
 def _concat(parts: list[dict]) -> dict:
     if not parts:
         return {}
-    return {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
+    return {k: pa.concat_arrays([p[k] for p in parts]) if isinstance(parts[0][k], pa.Array)
+            else np.concatenate([p[k] for p in parts]) for k in parts[0]}
 
 
 def split_by(columns: dict, keys: np.ndarray):
     """(key, columns of its rows) for each distinct key, in key order."""
     for key, rows in group_rows(keys):
-        yield key, {k: v[rows] for k, v in columns.items()}
+        yield key, {k: take(v, rows) for k, v in columns.items()}
 
 
 def lookup(values, table) -> np.ndarray:
@@ -195,7 +208,8 @@ def lookup(values, table) -> np.ndarray:
     >>> lookup(np.array(["b", None, "z", "a"], dtype=object), ["a", "b"]).tolist()
     [1, -1, -1, 0]
     """
-    values = pa.array(values, type=pa.string(), from_pandas=True)
+    if not isinstance(values, pa.Array):
+        values = pa.array(values, type=pa.string(), from_pandas=True)
     found = pc.index_in(values, value_set=pa.array(list(table), type=pa.string()))
     return found.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
 
@@ -222,6 +236,8 @@ def _owners(label_keys: np.ndarray, t0: np.ndarray, pred_keys: np.ndarray,
     arrived last at or before the prediction's time (ids may be reused once labelled)."""
     if len(set(label_keys)) == len(label_keys):
         return lookup(pred_keys, label_keys)
+    if isinstance(pred_keys, pa.Array):
+        pred_keys = pred_keys.to_numpy(zero_copy_only=False)
     left = pd.DataFrame({"key": pd.Series(pred_keys, dtype=object), "t": t,
                          "pos": np.arange(len(t))}).sort_values(["t", "pos"], kind="stable")
     right = pd.DataFrame({"key": pd.Series(label_keys, dtype=object), "t_arrival": t0,
@@ -236,8 +252,9 @@ def join_predictions(labels: dict, preds: dict, classes: list | None, bins: int,
     """Outcomes of one model's logged predictions for labelled instances.
 
     `labels`: columns of labelled instances (`label_columns`); `preds`: columns `id` (str),
-    `kind` (str, codes of `kind_codes`, or absent: inferred), `t`, `y_pred` (str; None: no
-    prediction); `classes`: the class values in index order as strings (None: regression).
+    `kind` (str, codes of `kind_codes`, or absent: inferred), `t`, `y_pred` (str, or float for
+    regression; None: no prediction), strings as numpy object or Arrow arrays; `classes`:
+    the class values in index order as strings (None: regression).
     Returns the outcomes, one per labelled instance in `labels` order, and counts.
 
     >>> from transforms.records import Outcome
@@ -257,7 +274,7 @@ def join_predictions(labels: dict, preds: dict, classes: list | None, bins: int,
     t_label = labels["t_label"].astype(np.float64) if n else np.empty(0)
     label_keys = labels["key"]
     t_all = np.asarray(preds["t"], dtype=np.float64)
-    row = _owners(label_keys, t0, np.asarray(preds["id"], dtype=object), t_all)
+    row = _owners(label_keys, t0, preds["id"], t_all)
     ok = row >= 0
     if n:
         safe = np.where(ok, row, 0)
@@ -266,12 +283,12 @@ def join_predictions(labels: dict, preds: dict, classes: list | None, bins: int,
     row, t = row[pos], t_all[pos]
     counts = {"logged_predictions": len(t_all), "unmatched_predictions": len(t_all) - len(pos)}
 
-    values = np.asarray(preds["y_pred"])
+    values = preds["y_pred"]
     if classification:  # a class's index, −1 for none (None / NaN are no class)
         values = lookup(values, classes)[pos]
     else:
-        values = pd.to_numeric(pd.Series(values[pos], dtype=object), errors="coerce") \
-            .to_numpy(dtype=np.float64)
+        values = pd.to_numeric(pd.Series(np.asarray(values)[pos], dtype=object),
+                               errors="coerce").to_numpy(dtype=np.float64)
     # An instance's predictions in time order (log order among equal times: lexsort is
     # stable and `pos` increases).
     order = np.lexsort((t, row))
@@ -294,36 +311,47 @@ def join_predictions(labels: dict, preds: dict, classes: list | None, bins: int,
     binned = None
     if bins:
         sizes = np.bincount(row[rep], minlength=n)
-        binned = binned_flat(t0, t_label, initial, final_values, sizes, t[rep], values[rep],
-                             bins, classification)
+        ends = np.cumsum(sizes)
+        t_rep, v_rep = t[rep], values[rep]
+        binned = np.empty((n, bins + 2), dtype=dtype)
+        # In slices of instances: the (instance, bin) temporaries stay a few MB, not
+        # n·B·8 bytes each (measured ~2× faster at B=100 than one call).
+        step = max(1, BIN_CELLS // (bins + 2))
+        for a in range(0, n, step):
+            b = min(a + step, n)
+            lo, hi = (ends[a - 1] if a else 0), ends[b - 1]
+            binned[a:b] = binned_flat(t0[a:b], t_label[a:b], initial[a:b], final_values[a:b],
+                                      sizes[a:b], t_rep[lo:hi], v_rep[lo:hi], bins,
+                                      classification)
 
-    def value(v):
+    def python(values):  # None for no prediction
         if classification:
-            return None if v == NO_CLASS else int(v)
-        return None if math.isnan(v) else float(v)
+            return [None if v == NO_CLASS else v for v in values.tolist()]
+        return [None if math.isnan(v) else v for v in values.tolist()]
 
-    outcomes = []
-    for i in range(n):
-        outcomes.append(Outcome(
-            int(labels["n"][i]), labels["id"][i], float(t0[i]), float(t_label[i]),
-            labels["y"][i], labels["y_prev"][i], labels["y_majority"][i],
-            value(initial[i]), value(final_values[i]) if final else None,
-            bins=None if binned is None else binned[i]))
-    counts["unscored_initial"] = sum(o.initial is None for o in outcomes)
-    counts["unscored_final"] = sum(o.final is None for o in outcomes) if final else 0
+    outcomes = list(map(Outcome._make, zip(
+        labels["n"].astype(np.int64).tolist(), labels["id"], t0.tolist(), t_label.tolist(),
+        labels["y"], labels["y_prev"], labels["y_majority"], python(initial),
+        python(final_values) if final else itertools.repeat(None, n),
+        itertools.repeat(None, n), itertools.repeat(None, n),
+        itertools.repeat(None, n) if binned is None else binned)))
+    unscored = (lambda a: a == NO_CLASS) if classification else np.isnan
+    counts["unscored_initial"] = int(unscored(initial).sum())
+    counts["unscored_final"] = int(unscored(final_values).sum()) if final else 0
     return outcomes, counts
 
 
 # -- Beam ----------------------------------------------------------------------------------------
-def _prediction_column(batch: pa.RecordBatch, classification: bool) -> np.ndarray:
+def _prediction_column(batch: pa.RecordBatch, classification: bool):
+    """Predictions: floats for regression; classes as an Arrow string array."""
     col = batch.column(batch.schema.get_field_index("prediction"))
     if not classification:
         return pd.to_numeric(pd.Series(col.to_pylist(), dtype=object), errors="coerce") \
             .to_numpy(dtype=np.float64)
     if pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
-        return col.to_numpy(zero_copy_only=False)
+        return col.cast(pa.string())
     # Not strings: the class as `run` logs it, str(value) (True, not Arrow's "true").
-    return np.array([None if v is None else str(v) for v in col.to_pylist()], dtype=object)
+    return pa.array([None if v is None else str(v) for v in col.to_pylist()], pa.string())
 
 
 class _KeyLogBatches(beam.DoFn):
@@ -354,8 +382,7 @@ class _KeyLogBatches(beam.DoFn):
             model = self._names(batch, "model", self.models, path)
             keep = np.isin(stream, self.streams) & np.isin(model, self.models)
             cols = {"stream": stream, "model": model,
-                    "id": batch.column(names.index("id")).cast(pa.string())
-                    .to_numpy(zero_copy_only=False),
+                    "id": batch.column(names.index("id")).cast(pa.string()),
                     # Seconds, or ISO datetimes / timestamps (unreadable: NaN, unmatched).
                     "t": event_seconds(pd.DataFrame(
                         {"t": batch.column(names.index("time")).to_pandas()}), "t")[0],
@@ -366,12 +393,16 @@ class _KeyLogBatches(beam.DoFn):
                                               .cast(pa.string()).to_numpy(zero_copy_only=False))
                 except InputError as e:
                     raise InputError(f"{path}: {e}") from None
-            cols = {k: v[keep] for k, v in cols.items()}
+            cols = {k: take(v, np.flatnonzero(keep)) for k, v in cols.items()}
             if self.classification:
+                encoded = pc.dictionary_encode(cols["y_pred"])
                 pairs = pd.DataFrame({"s": cols["stream"], "m": cols["model"],
-                                      "v": cols["y_pred"]}).dropna().drop_duplicates()
-                for (s, m), part in pairs.groupby(["s", "m"], sort=True):
-                    yield beam.pvalue.TaggedOutput(self.VALUES, ((s, m), set(part["v"])))
+                                      "v": encoded.indices.fill_null(-1).to_numpy(
+                                          zero_copy_only=False)}).drop_duplicates()
+                values = encoded.dictionary.to_pylist()
+                for (s, m), part in pairs[pairs["v"] >= 0].groupby(["s", "m"], sort=True):
+                    yield beam.pvalue.TaggedOutput(self.VALUES, ((s, m),
+                                                                 {values[v] for v in part["v"]}))
             keys = lookup(cols["stream"], self.streams) * self.buckets + \
                 id_bucket(cols["id"], self.buckets)
             for key, part in split_by(cols, keys):
@@ -401,7 +432,8 @@ class _Join(beam.DoFn):
         if not labels:
             labels = label_columns([])
         for model in self.models:
-            mine = {k: v[preds["model"] == model] for k, v in preds.items()} if preds else \
+            rows = np.flatnonzero(preds["model"] == model) if preds else None
+            mine = {k: take(v, rows) for k, v in preds.items()} if preds else \
                 {"id": np.empty(0, object), "t": np.empty(0), "y_pred": np.empty(0, object)}
             classes = None
             if self.classification:

@@ -194,10 +194,13 @@ def prediction_losses(outcomes, task: str, kind: str, squared: bool = False) -> 
 
 def bin_matrix(outcomes, bins: int, classification: bool) -> np.ndarray:
     """Each outcome's prediction for bins 0..B+1, one row per outcome (−1 / NaN: none)."""
-    out = np.empty((len(outcomes), bins + 2), dtype=np.int64 if classification else np.float64)
+    dtype = np.int64 if classification else np.float64
     unmapped = [i for i, o in enumerate(outcomes) if o.bins is None]
+    if not unmapped and outcomes:  # all mapped by the replay
+        return np.stack([o.bins for o in outcomes]).astype(dtype, copy=False)
+    out = np.empty((len(outcomes), bins + 2), dtype=dtype)
     for i, o in enumerate(outcomes):
-        if o.bins is not None:  # mapped by the replay
+        if o.bins is not None:
             out[i] = o.bins
     if unmapped:  # labelled before any re-prediction (rep_times None): all carry the initial
         todo = [outcomes[i] for i in unmapped]
@@ -251,13 +254,17 @@ def _bin_scores(cols: dict, rows: np.ndarray, category: str, task: str,
     matrix, y, baselines = cols["predicted"][category], cols["y"], cols["baselines"]
     last_n = int(cols["n"][rows].max()) if len(rows) else 0
     last_t = float(cols["t"][rows].max()) if len(rows) else -math.inf
+    matrix, y, baselines = matrix[rows], y[rows], [base[rows] for base in baselines]
+    # An untrained model made no prediction: not scored, as in river.
+    made = matrix != NO_CLASS if task == "classification" else ~np.isnan(matrix)
     scores = {}
     for j, b in enumerate(plan.bins_of(category)):
-        pred = matrix[rows, j]
-        # An untrained model made no prediction: not scored, as in river.
-        ok = rows[pred != NO_CLASS] if task == "classification" else rows[~np.isnan(pred)]
         acc = BlockScore(new_score(task), last_n, last_t)
-        acc.score.update_many(y[ok], matrix[ok, j], *(base[ok] for base in baselines))
+        if made[:, j].all():
+            acc.score.update_many(y, matrix[:, j], *baselines)
+        else:
+            ok = made[:, j]
+            acc.score.update_many(y[ok], matrix[ok, j], *(base[ok] for base in baselines))
         scores[b] = acc
     return scores
 
