@@ -36,7 +36,7 @@ from transforms.read import READ_COUNTS, ReadStreams
 from transforms.records import Outcome
 from transforms.replay import CLASSES, COUNTS, DEAD_LETTERS, GroupedReplay
 from transforms.rows import InputError
-from transforms.scoring import group_rows
+from transforms.scoring import concat_rows, group_rows, take_rows
 from transforms.sources import split_options
 from transforms.tables import event_seconds
 
@@ -181,24 +181,10 @@ def label_columns(outcomes) -> dict:
     return cols
 
 
-def take(column, rows: np.ndarray):
-    """Rows of a numpy or an Arrow column (the log's strings stay in Arrow: no Python object
-    per value on the way to the join's hash lookups)."""
-    return column.take(pa.array(rows, pa.int64())) if isinstance(column, pa.Array) \
-        else column[rows]
-
-
-def _concat(parts: list[dict]) -> dict:
-    if not parts:
-        return {}
-    return {k: pa.concat_arrays([p[k] for p in parts]) if isinstance(parts[0][k], pa.Array)
-            else np.concatenate([p[k] for p in parts]) for k in parts[0]}
-
-
 def split_by(columns: dict, keys: np.ndarray):
     """(key, columns of its rows) for each distinct key, in key order."""
     for key, rows in group_rows(keys):
-        yield key, {k: take(v, rows) for k, v in columns.items()}
+        yield key, take_rows(columns, rows)
 
 
 def lookup(values, table) -> np.ndarray:
@@ -393,7 +379,7 @@ class _KeyLogBatches(beam.DoFn):
                                               .cast(pa.string()).to_numpy(zero_copy_only=False))
                 except InputError as e:
                     raise InputError(f"{path}: {e}") from None
-            cols = {k: take(v, np.flatnonzero(keep)) for k, v in cols.items()}
+            cols = take_rows(cols, np.flatnonzero(keep))
             if self.classification:
                 encoded = pc.dictionary_encode(cols["y_pred"])
                 pairs = pd.DataFrame({"s": cols["stream"], "m": cols["model"],
@@ -427,13 +413,13 @@ class _Join(beam.DoFn):
 
     def process(self, element, label_classes, predicted):
         (stream, _), parts = element
-        labels = _concat([p for tag, p in parts if tag == "labels"])
-        preds = _concat([p for tag, p in parts if tag == "predictions"])
+        labels = concat_rows([p for tag, p in parts if tag == "labels"])
+        preds = concat_rows([p for tag, p in parts if tag == "predictions"])
         if not labels:
             labels = label_columns([])
         for model in self.models:
             rows = np.flatnonzero(preds["model"] == model) if preds else None
-            mine = {k: take(v, rows) for k, v in preds.items()} if preds else \
+            mine = take_rows(preds, rows) if preds else \
                 {"id": np.empty(0, object), "t": np.empty(0), "y_pred": np.empty(0, object)}
             classes = None
             if self.classification:

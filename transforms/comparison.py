@@ -22,8 +22,8 @@ import numpy as np
 from metrics.windows import pane_ends
 from transforms.records import FINAL, INITIAL
 from transforms.scoring import (CURVES, LABEL_AXIS, BlockScore, LastOutcomes, OutcomeTransform,
-                                Pane, curve_rows, group_rows, new_score, prediction_losses,
-                                route_rows)
+                                Pane, concat_rows, curve_rows, group_rows, new_score,
+                                prediction_losses, route_rows, take_rows)
 
 COMPARISON = "comparison"
 
@@ -56,15 +56,6 @@ def pair_pane(a: dict, b: dict, with_columns: bool) -> Pane | None:
     return Pane({None: acc}, cols if with_columns else None)
 
 
-def _concat(parts: list[dict]) -> dict:
-    return {k: (sum((p[k] for p in parts), []) if k == "ids"
-                else np.concatenate([p[k] for p in parts])) for k in parts[0]}
-
-
-def _take(cols: dict, rows: np.ndarray) -> dict:
-    return {k: ([v[i] for i in rows] if k == "ids" else v[rows]) for k, v in cols.items()}
-
-
 class CompareModels(OutcomeTransform):
     """`((stream, model), [Outcome])` batches -> comparison summary rows (main) and curve rows
     (`curves`) for every pair of models of the same task, in configuration order."""
@@ -84,7 +75,7 @@ class CompareModels(OutcomeTransform):
                 cols = loss_columns(outcomes, tasks[model], kind)
                 for end, rows in group_rows(pane_ends(cols["n"], plan.curve_every,
                                                       plan.windows)):
-                    yield (stream, kind, int(end)), (model, _take(cols, rows))
+                    yield (stream, kind, int(end)), (model, take_rows(cols, rows))
 
         def pairs(element):
             (stream, kind, end), parts = element
@@ -92,7 +83,8 @@ class CompareModels(OutcomeTransform):
             for model, part in parts:
                 by_model.setdefault(model, []).append(part)
             for a, b in pairs_of(by_model):
-                pane = pair_pane(_concat(by_model[a]), _concat(by_model[b]), bool(plan.fadings))
+                pane = pair_pane(concat_rows(by_model[a]), concat_rows(by_model[b]),
+                                 bool(plan.fadings))
                 if pane is not None:
                     yield (stream, pair_name(a, b), kind, LABEL_AXIS), (end, pane)
 
@@ -106,8 +98,9 @@ class CompareModels(OutcomeTransform):
                 for a, b in pairs_of(cols):
                     tail = {}
                     for w in plan.windows:
-                        pane = pair_pane(*(_take(cols[m], np.flatnonzero(cols[m]["n"] > total - w))
-                                           for m in (a, b)), False)
+                        last_w = [take_rows(cols[m], np.flatnonzero(cols[m]["n"] > total - w))
+                                  for m in (a, b)]
+                        pane = pair_pane(*last_w, False)
                         tail[w] = {None: new_score(COMPARISON) if pane is None
                                    else pane.scores[None].score}
                     yield (stream, pair_name(a, b), kind, LABEL_AXIS), tail

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 import apache_beam as beam
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from metrics import NOT_PRIORITISED, ClassificationScore, RegressionScore
 from metrics.comparison import PairScore
@@ -168,7 +169,7 @@ class Pane:
 def prediction_losses(outcomes, task: str, kind: str, squared: bool = False) -> dict:
     """Per outcome whose `kind` (initial or final) prediction was made: id, n, arrival and label
     time, and its loss — 0-1 for classifiers; absolute, or with `squared` squared, error for
-    regressors — as arrays (ids as a list).
+    regressors — as arrays (ids as objects).
 
     >>> from transforms.records import Outcome
     >>> out = [Outcome(1, "a", 0.0, 5.0, 2.0, None, None, 1.5, None)]
@@ -186,7 +187,9 @@ def prediction_losses(outcomes, task: str, kind: str, squared: bool = False) -> 
             loss = float((o.y - p) ** 2) if squared else abs(o.y - p)
         rows.append((o.id, o.n, o.t_arrival, o.t_label, loss))
     ids, n, t_arrival, t_label, loss = zip(*rows) if rows else ((),) * 5
-    return {"ids": list(ids), "n": np.array(n, dtype=np.int64),
+    id_column = np.empty(len(ids), dtype=object)
+    id_column[:] = ids
+    return {"ids": id_column, "n": np.array(n, dtype=np.int64),
             "t_arrival": np.array(t_arrival, dtype=np.float64),
             "t_label": np.array(t_label, dtype=np.float64),
             "loss": np.array(loss, dtype=np.float64)}
@@ -209,6 +212,27 @@ def bin_matrix(outcomes, bins: int, classification: bool) -> np.ndarray:
             [o.rep_times for o in todo], [o.rep_values for o in todo],
             [o.final for o in todo], bins, classification)
     return out
+
+
+def take_rows(columns: dict, rows: np.ndarray) -> dict:
+    """The rows at `rows` of every column: numpy arrays, or Arrow arrays (a log's strings stay
+    in Arrow, no Python object per value).
+
+    >>> rows = take_rows({"n": np.array([5, 6, 7]), "id": pa.array(["a", "b", "c"])},
+    ...                  np.array([2, 0]))
+    >>> rows["n"].tolist(), rows["id"].to_pylist()
+    ([7, 5], ['c', 'a'])
+    """
+    return {k: v.take(pa.array(rows, pa.int64())) if isinstance(v, pa.Array) else v[rows]
+            for k, v in columns.items()}
+
+
+def concat_rows(parts: list[dict]) -> dict:
+    """The columns of several parts, one part after another ({} for none)."""
+    if not parts:
+        return {}
+    return {k: pa.concat_arrays([p[k] for p in parts]) if isinstance(parts[0][k], pa.Array)
+            else np.concatenate([p[k] for p in parts]) for k in parts[0]}
 
 
 def group_rows(keys: np.ndarray):
