@@ -301,7 +301,7 @@ def join_predictions(labels: dict, preds: dict, classes: list | None, bins: int,
         t_rep, v_rep = t[rep], values[rep]
         binned = np.empty((n, bins + 2), dtype=dtype)
         # In slices of instances: the (instance, bin) temporaries stay a few MB, not
-        # n·B·8 bytes each (measured ~2× faster at B=100 than one call).
+        # n·B·8 bytes each (bench_scoring's vectorised side: median 0.23 s -> 0.19 s).
         step = max(1, BIN_CELLS // (bins + 2))
         for a in range(0, n, step):
             b = min(a + step, n)
