@@ -11,7 +11,7 @@ import yaml
 
 LOG_LEVELS = ("all", "initial-final", "none")
 DRIFT_ON = ("initial", "final", "none")
-REPLAYS = ("auto", "grouped", "stateful", "per-key")
+REPLAYS = ("auto", "grouped", "stateful", "per-key", "per-stream")
 TASKS = ("classification", "regression")
 LOGGED = "logged"  # backfill's default description of how its predictions were made
 
@@ -34,7 +34,7 @@ class RunConfig:
     out: str
     delay: str = "0"
     runner: str = "direct"
-    replay: str = "auto"  # auto | grouped | stateful | per-key
+    replay: str = "auto"  # auto | grouped | stateful | per-key | per-stream
     final: bool = True  # also make and score the test-then-train (final) prediction
     bins: int = 100  # B: bins of the latency period for the binned measures Λ(T,b)
     repredict: str = "every_k_labels:10"  # re-prediction policy; "none" turns re-evaluation off

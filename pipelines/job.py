@@ -32,12 +32,12 @@ from pipelines.results import drift_delay_table, format_profiles, format_table
 from runners import runner_session
 from transforms.backfill import (LABELS, LOG_COUNTERS, BackfillOutcomes, LabelsOnly,
                                  PredictionLogSpec)
-from transforms.comparison import COMPARISON, CompareModels, pair_name
+from transforms.comparison import COMPARISON, CompareModels, PairPanes, pair_name
 from transforms.delays import DelaySpec
 from transforms.drift import DRIFT, DetectDrift, DriftPlan
 from transforms.engine import COUNTERS, PREDICTION_KINDS
 from transforms.models import ModelSpec, ModelSpecError, Step
-from transforms.per_key import PerKeyReplay
+from transforms.per_key import PAIR_PANES, PerKeyReplay
 from transforms.progress import job_counters
 from transforms.stream_profile import ProfileStreams
 from transforms.read import READ_COUNTS, ReadStreams, TimeRange
@@ -76,9 +76,13 @@ class Plan:
 
     @property
     def replay(self) -> str:
-        # Every source we read today is bounded; GroupByKey -> sort -> drain is the simpler path
-        # there, and measured as fast as the stateful one (benchmarks/bench_replay.py --replay).
-        return "grouped" if self.config.replay == "auto" else self.config.replay
+        """`auto`: per-stream when every stream is generated (always in time order; memory
+        bounded by what is pending, comparisons without a join), else grouped, which sorts
+        each stream and so takes files in any order."""
+        if self.config.replay != "auto":
+            return self.config.replay
+        generated = all(s.kind in ("synth", "dataset") for s in self.streams)
+        return "per-stream" if generated else "grouped"
 
 
 def plan(config: RunConfig) -> Plan:
@@ -223,11 +227,13 @@ def _outcomes(p: beam.Pipeline, pl: Plan) -> dict:
             pl.scoring.bins, cfg.final, cfg.buckets, cfg.chunk_size)
     engines = EngineFactory(pl.models, pl.classes, pl.tasks, cfg.final, pl.repredict,
                             pl.scoring.bins, cfg.log_predictions, progress)
-    if pl.replay == "per-key":
+    if pl.replay in ("per-key", "per-stream"):
+        pair_panes = PairPanes(pl.tasks, pl.scoring) if pl.replay == "per-stream" else None
         replay = p | "Replay" >> PerKeyReplay(pl.streams, list(pl.models), engines, pl.delay,
-                                              cfg.chunk_size, pl.time_range)
+                                              cfg.chunk_size, pl.time_range, pair_panes)
         return {"outcomes": replay.outcomes, **{tag: replay[tag] for tag in (
-            PREDICTIONS, DEAD_LETTERS, COUNTS, CLASSES, READ_COUNTS)}}
+            PREDICTIONS, DEAD_LETTERS, COUNTS, CLASSES, READ_COUNTS)},
+            **({PAIR_PANES: replay[PAIR_PANES]} if pair_panes else {})}
     read = p | "Read" >> reader
     if pl.replay == "grouped":
         replay = read["chunks"] | "Replay" >> GroupedReplay(engines, cfg.chunk_size)
@@ -258,7 +264,8 @@ def build(p: beam.Pipeline, pl: Plan, staging: str) -> None:
     if pl.drift is not None:
         summaries.append(outcomes | "Drift" >> DetectDrift(pl.tasks, pl.drift))
     if len(pl.models) > 1:
-        compared = outcomes | "Compare" >> CompareModels(pl.tasks, pl.scoring)
+        compared = outcomes | "Compare" >> CompareModels(pl.tasks, pl.scoring,
+                                                         source.get(PAIR_PANES))
         summaries.append(compared.summary)
         curves.append(compared[CURVES])
     summary = summaries | "AllSummaries" >> beam.Flatten()

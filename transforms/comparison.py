@@ -15,15 +15,16 @@ fading factors.
 from __future__ import annotations
 
 import itertools
+from dataclasses import dataclass
 
 import apache_beam as beam
 import numpy as np
 
 from metrics.windows import pane_ends
 from transforms.records import FINAL, INITIAL
-from transforms.scoring import (CURVES, LABEL_AXIS, BlockScore, LastOutcomes, OutcomeTransform,
-                                Pane, concat_rows, curve_rows, group_rows, new_score,
-                                prediction_losses, route_rows, take_rows)
+from transforms.scoring import (CURVES, LABEL_AXIS, BlockScore, LastOutcomes, MergePanes,
+                                OutcomeTransform, Pane, ScoringPlan, concat_rows, curve_rows,
+                                group_rows, new_score, prediction_losses, route_rows, take_rows)
 
 COMPARISON = "comparison"
 
@@ -40,67 +41,114 @@ def loss_columns(outcomes, task: str, kind: str) -> dict:
     return cols
 
 
-def pair_pane(a: dict, b: dict, with_columns: bool) -> Pane | None:
-    """One pane of A's and B's loss columns, joined by id."""
+def joined_losses(a: dict, b: dict) -> dict:
+    """A's and B's loss columns joined by id (the labels both predicted), in A's row order:
+    n, label time, each loss and whether only A (only B) was wrong."""
     where = {i: k for k, i in enumerate(b["ids"])}
     ia = np.array([k for k, i in enumerate(a["ids"]) if i in where], dtype=np.int64)
-    if not len(ia):
-        return None
     ib = np.array([where[a["ids"][k]] for k in ia], dtype=np.int64)
-    cols = {"n": a["n"][ia], "a": a["loss"][ia], "b": b["loss"][ib],
+    return {"n": a["n"][ia], "t_label": a["t_label"][ia], "a": a["loss"][ia], "b": b["loss"][ib],
             "a_only": (a["wrong"][ia] > 0) & (b["wrong"][ib] == 0),
             "b_only": (b["wrong"][ib] > 0) & (a["wrong"][ia] == 0)}
+
+
+def pair_pane(joined: dict, with_columns: bool) -> Pane | None:
+    """One pane's `PairScore` of joined losses (None for no labels), and for fading factors
+    its columns."""
+    if not len(joined["n"]):
+        return None
     score = new_score(COMPARISON)
-    score.update_many(cols["a"], cols["b"], cols["a_only"], cols["b_only"])
-    acc = BlockScore(score, int(cols["n"].max()), float(a["t_label"][ia].max()))
-    return Pane({None: acc}, cols if with_columns else None)
+    score.update_many(joined["a"], joined["b"], joined["a_only"], joined["b_only"])
+    acc = BlockScore(score, int(joined["n"].max()), float(joined["t_label"].max()))
+    columns = {k: joined[k] for k in ("n", "a", "b", "a_only", "b_only")} if with_columns \
+        else None
+    return Pane({None: acc}, columns)
+
+
+@dataclass(frozen=True)
+class PairPanes:
+    """The comparison panes of labels that every model of a stream has seen: given each model's
+    outcomes for the same labels (a replay that drains all models of a stream together), every
+    pair's joined losses cut into panes -> `((stream, pair, kind, axis, pane end), Pane)`. No
+    label's losses wait for another model's: comparisons in constant memory."""
+
+    tasks: dict
+    plan: ScoringPlan
+
+    def pairs(self, models) -> list[tuple[str, str]]:
+        """Pairs of models of the same task, in configuration order."""
+        order = {m: i for i, m in enumerate(self.tasks)}
+        models = sorted(models, key=order.get)
+        return [(a, b) for a, b in itertools.combinations(models, 2)
+                if self.tasks[a] == self.tasks[b]]
+
+    @property
+    def kinds(self) -> tuple:
+        return (INITIAL, FINAL) if self.plan.final else (INITIAL,)
+
+    def __call__(self, stream: str, outcomes: dict):
+        for kind in self.kinds:
+            cols = {m: loss_columns(o, self.tasks[m], kind) for m, o in outcomes.items()}
+            for a, b in self.pairs(cols):
+                yield from self.panes(stream, a, b, kind, joined_losses(cols[a], cols[b]))
+
+    def panes(self, stream: str, a: str, b: str, kind: str, joined: dict):
+        plan = self.plan
+        for end, rows in group_rows(pane_ends(joined["n"], plan.curve_every, plan.windows)):
+            pane = pair_pane(take_rows(joined, rows), bool(plan.fadings))
+            yield (stream, pair_name(a, b), kind, LABEL_AXIS, int(end)), pane
 
 
 class CompareModels(OutcomeTransform):
     """`((stream, model), [Outcome])` batches -> comparison summary rows (main) and curve rows
-    (`curves`) for every pair of models of the same task, in configuration order."""
+    (`curves`) for every pair of models of the same task, in configuration order.
+
+    `pair_panes`: the panes made by a replay that drained all models of a stream together
+    (`PairPanes`); without them each model's losses are joined by id per pane after a
+    GroupByKey, which holds every label's losses until the slowest model's have come."""
+
+    def __init__(self, tasks: dict[str, str], plan: ScoringPlan, pair_panes=None):
+        super().__init__(tasks, plan)
+        self.pair_panes = pair_panes
 
     def expand(self, outcome_batches):
         tasks, plan = self.tasks, self.plan
-        order = {m: i for i, m in enumerate(tasks)}
-        kinds = (INITIAL, FINAL) if plan.final else (INITIAL,)
-
-        def pairs_of(by_model: dict):
-            models = sorted(by_model, key=order.get)
-            return [(a, b) for a, b in itertools.combinations(models, 2) if tasks[a] == tasks[b]]
+        panes_of = PairPanes(tasks, plan)
 
         def model_panes(element):
             (stream, model), outcomes = element
-            for kind in kinds:
+            for kind in panes_of.kinds:
                 cols = loss_columns(outcomes, tasks[model], kind)
                 for end, rows in group_rows(pane_ends(cols["n"], plan.curve_every,
                                                       plan.windows)):
                     yield (stream, kind, int(end)), (model, take_rows(cols, rows))
 
         def pairs(element):
-            (stream, kind, end), parts = element
+            (stream, kind, _), parts = element
             by_model: dict = {}
             for model, part in parts:
                 by_model.setdefault(model, []).append(part)
-            for a, b in pairs_of(by_model):
-                pane = pair_pane(concat_rows(by_model[a]), concat_rows(by_model[b]),
-                                 bool(plan.fadings))
-                if pane is not None:
-                    yield (stream, pair_name(a, b), kind, LABEL_AXIS), (end, pane)
+            for a, b in panes_of.pairs(by_model):
+                yield from panes_of.panes(stream, a, b, kind, joined_losses(
+                    concat_rows(by_model[a]), concat_rows(by_model[b])))
+
+        def by_curve(element):
+            (stream, pair, kind, axis, end), pane = element
+            return (stream, pair, kind, axis), (end, pane)
 
         def tails(element):
             # The windows at the stream's last label: each pair over its last w labels.
             stream, lasts = element
             total = max((o.n for _, outcomes in lasts for o in outcomes), default=0)
-            for kind in kinds:
+            for kind in panes_of.kinds:
                 cols = {model: loss_columns(outcomes, tasks[model], kind)
                         for model, outcomes in lasts}
-                for a, b in pairs_of(cols):
+                for a, b in panes_of.pairs(cols):
+                    joined = joined_losses(cols[a], cols[b])
                     tail = {}
                     for w in plan.windows:
-                        last_w = [take_rows(cols[m], np.flatnonzero(cols[m]["n"] > total - w))
-                                  for m in (a, b)]
-                        pane = pair_pane(*last_w, False)
+                        last_w = take_rows(joined, np.flatnonzero(joined["n"] > total - w))
+                        pane = pair_pane(last_w, False)
                         tail[w] = {None: new_score(COMPARISON) if pane is None
                                    else pane.scores[None].score}
                     yield (stream, pair_name(a, b), kind, LABEL_AXIS), tail
@@ -108,6 +156,7 @@ class CompareModels(OutcomeTransform):
         def summarise(element):
             key, grouped = element
             tail = grouped["tails"][0] if grouped["tails"] else None
+
             def as_comparison(last, row):
                 row["bin"] = 0 if row["category"] == INITIAL else plan.bins + 1
                 row["category"] = COMPARISON
@@ -116,10 +165,16 @@ class CompareModels(OutcomeTransform):
             yield from route_rows((as_comparison(*r) for r in curve_rows(
                 key, grouped["panes"], COMPARISON, plan, tail)), plan)
 
-        panes = (outcome_batches
-                 | "ModelPanes" >> beam.FlatMap(model_panes)
-                 | "ByPane" >> beam.GroupByKey()
-                 | "Pairs" >> beam.FlatMap(pairs))
+        if self.pair_panes is None:
+            pair_panes = (outcome_batches
+                          | "ModelPanes" >> beam.FlatMap(model_panes)
+                          | "ByPane" >> beam.GroupByKey()
+                          | "Pairs" >> beam.FlatMap(pairs))
+        else:
+            pair_panes = self.pair_panes
+        panes = (pair_panes
+                 | "MergePanes" >> beam.CombinePerKey(MergePanes())
+                 | "ByCurve" >> beam.Map(by_curve))
         last = (outcome_batches
                 | "LastOutcomes" >> beam.CombinePerKey(LastOutcomes(max(plan.windows, default=0)))
                 | "ByStream" >> beam.Map(lambda e: (e[0][0], (e[0][1], e[1])))

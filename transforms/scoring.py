@@ -498,7 +498,9 @@ def score_locally(key, outcomes, task: str, plan: ScoringPlan) -> tuple[list, li
     return summary, curves
 
 
-class _MergePanes(beam.CombineFn):
+class MergePanes(beam.CombineFn):
+    """Merge the partial `Pane`s of one pane key."""
+
     def create_accumulator(self):
         return None
 
@@ -583,7 +585,7 @@ class ScoreOutcomes(OutcomeTransform):
 
         panes = (outcome_batches
                  | "PaneScores" >> beam.FlatMap(partials)
-                 | "MergePanes" >> beam.CombinePerKey(_MergePanes())
+                 | "MergePanes" >> beam.CombinePerKey(MergePanes())
                  | "ByCurve" >> beam.Map(by_curve))
         last = (outcome_batches
                 | "LastOutcomes" >> beam.CombinePerKey(LastOutcomes(max(plan.windows, default=0)))
