@@ -100,11 +100,14 @@ def _parser() -> argparse.ArgumentParser:
                           'name (majority, no-change, gaussian-nb, ...), NAME=SPEC to name it '
                           '(repeatable)')
     run.add_argument("--replay", choices=REPLAYS, default=None,
-                     help="replay path: grouped (auto, for bounded input) sorts each stream "
-                          "after a GroupByKey; stateful is watermark-driven (streaming); "
-                          "per-key reads and drains each (stream, model) on one worker as it "
-                          "reads: keys spread over workers, memory bounded by what is pending "
-                          "(instances must be in time order)")
+                     help="replay path: per-stream reads each stream once on one worker and "
+                          "drains all its models as it reads, comparing them on the way "
+                          "(memory bounded by what is pending; instances must be in time "
+                          "order); per-key does so per (stream, model), spreading a stream's "
+                          "models over workers; grouped sorts each stream after a GroupByKey "
+                          "(any order; memory grows with the stream); stateful is "
+                          "watermark-driven (streaming). auto: per-stream when every stream "
+                          "is generated, else grouped")
     run.add_argument("--repredict", default=None, metavar="POLICY",
                      help="re-prediction policy while labels are pending: every_k_labels:K "
                           "(default every_k_labels:10) or none (initial and final only)")
