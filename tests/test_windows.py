@@ -14,7 +14,8 @@ from metrics import ClassificationScore, RegressionScore
 from pipelines.config import ConfigError, RunConfig
 from pipelines.job import run
 from transforms.records import Outcome
-from transforms.scoring import (LABEL_AXIS, BlockScore, LastOutcomes, Pane, ScoringPlan,
+from transforms.label_order import InLabelOrder
+from transforms.scoring import (LABEL_AXIS, FadingCurve, LastOutcomes, ScoringPlan,
                                 curve_rows, fading_label, pane_scores, score_locally,
                                 tail_scores, time_window)
 
@@ -184,9 +185,18 @@ def test_any_bundle_split_and_merge_order_gives_the_same_rows(seed):
     merged: dict = {}
     partials = [pane_scores(part, "classification", PLAN) for part in parts]
     rng.shuffle(partials)
+    # The fading factors: each curve's batches folded in label order as they come, from
+    # accumulators of shuffled bundles merged in any order.
+    fold = InLabelOrder(FadingCurve("classification", PLAN))
+    faded: dict = {}
     for partial in partials:
         for key, pane in partial.items():
+            if pane.fading is not None:
+                acc = fold.add_input(fold.create_accumulator(), pane.fading)
+                faded.setdefault(("s", "m", *key[:2]), []).append(acc)
             merged[key] = copy.deepcopy(pane) if key not in merged else merged[key].merge(pane)
+    for accs in faded.values():
+        rng.shuffle(accs)
     # The end-of-stream windows: each bundle keeps its last outcomes, merged in any order.
     last = LastOutcomes(max(PLAN.windows))
     kept = [last.add_input(last.create_accumulator(), part) for part in parts]
@@ -196,7 +206,9 @@ def test_any_bundle_split_and_merge_order_gives_the_same_rows(seed):
     for (category, axis, pane), partial in merged.items():
         by_curve.setdefault(("s", "m", category, axis), []).append((pane, partial))
     got = [r for key, panes in by_curve.items()
-           for _, r in curve_rows(key, panes, "classification", PLAN, tails[key[2]])
+           for _, r in curve_rows(key, panes, "classification", PLAN, tails[key[2]],
+                                  fold.extract_output(fold.merge_accumulators(faded[key]))
+                                  if key in faded else None)
            if r["category"] != "binned" or r["bin"] in (0, B + 1)]
     assert sorted(map(repr, got)) == expected
 
@@ -221,11 +233,28 @@ def test_time_window_parsing():
         time_window("soon")
 
 
-def test_pane_partials_merge_by_concatenation():
-    a = Pane({None: BlockScore(ClassificationScore(), 3)}, {"n": np.array([3])})
-    b = Pane({None: BlockScore(ClassificationScore(), 1)}, {"n": np.array([1])})
-    assert a.merge(b).ordered_columns()["n"].tolist() == [1, 3]
-    assert a.scores[None].last_n == 3
+def test_fading_fold_takes_curve_points_wherever_the_batches_are_cut():
+    # Labels 1..9 (label 5 not joined: no row), a curve point every 3 labels. Batches cut
+    # anywhere and folded in any order give the states of one pass at 3 and 6 and at the end.
+    plan = ScoringPlan(curve_every=3, fadings=(0.5,))
+    n = np.array([1, 2, 3, 4, 6, 7, 8, 9])
+    a = np.array([1.0, 0, 1, 1, 0, 0, 1, 1])
+    rows = FadingCurve.rows("comparison", n, {"a": a, "b": 1 - a, "a_only": a, "b_only": 1 - a})
+    fold = InLabelOrder(FadingCurve("comparison", plan))
+
+    def loss_a(state):  # S = L + α·S over A's losses
+        return state.scores()[0].loss_a.value
+
+    for cuts in ([], [2], [3, 4], [4, 5], [1, 4, 6]):  # batches of labels (a, b]
+        bounds = [0, *cuts, 9]
+        batches = [(np.arange(i + 1, j + 1), rows[(n > i) & (n <= j)])
+                   for i, j in zip(bounds, bounds[1:])]
+        accs = [fold.add_input(fold.create_accumulator(), b) for b in batches[::-1]]
+        folded = fold.extract_output(fold.merge_accumulators(accs))
+        # S after labels 1, 2, 3: 1, .5, 1.25; after 4 and 6 (5 has no row): 1.625, .8125.
+        assert loss_a(FadingCurve.at(folded, 3)[0.5]) == 1.25
+        assert loss_a(FadingCurve.at(folded, 6)[0.5]) == 0.8125
+        assert FadingCurve.at(folded, 9) is folded["faded"]
 
 
 def test_bad_window_options_are_config_errors(tmp_path):

@@ -22,9 +22,10 @@ import numpy as np
 
 from metrics.windows import pane_ends
 from transforms.records import FINAL, INITIAL
-from transforms.scoring import (CURVES, LABEL_AXIS, BlockScore, LastOutcomes, MergePanes,
-                                OutcomeTransform, Pane, ScoringPlan, concat_rows, curve_rows,
-                                group_rows, new_score, prediction_losses, route_rows, take_rows)
+from transforms.scoring import (CURVES, LABEL_AXIS, BlockScore, FadingCurve, LastOutcomes,
+                                OutcomeTransform, Pane, PanesByCurve, ScoringPlan, concat_rows,
+                                curve_rows, first_of, group_rows, new_score, prediction_losses,
+                                route_rows, take_rows)
 
 COMPARISON = "comparison"
 
@@ -52,17 +53,19 @@ def joined_losses(a: dict, b: dict) -> dict:
             "b_only": (b["wrong"][ib] > 0) & (a["wrong"][ia] == 0)}
 
 
-def pair_pane(joined: dict, with_columns: bool) -> Pane | None:
-    """One pane's `PairScore` of joined losses (None for no labels), and for fading factors
-    its columns."""
+def pair_pane(joined: dict, labels: np.ndarray | None = None) -> Pane | None:
+    """One pane's `PairScore` of joined losses (None for no labels); with `labels` (the label
+    numbers the pane covers, joined or not) its rows for the fading fold."""
     if not len(joined["n"]):
-        return None
+        # No label both predicted: only what the fold must see to keep label order.
+        return None if labels is None else Pane({}, (labels, FadingCurve.rows(
+            COMPARISON, joined["n"], joined)))
     score = new_score(COMPARISON)
     score.update_many(joined["a"], joined["b"], joined["a_only"], joined["b_only"])
     acc = BlockScore(score, int(joined["n"].max()), float(joined["t_label"].max()))
-    columns = {k: joined[k] for k in ("n", "a", "b", "a_only", "b_only")} if with_columns \
-        else None
-    return Pane({None: acc}, columns)
+    fading = None if labels is None else \
+        (labels, FadingCurve.rows(COMPARISON, joined["n"], joined))
+    return Pane({None: acc}, fading)
 
 
 @dataclass(frozen=True)
@@ -87,16 +90,23 @@ class PairPanes:
         return (INITIAL, FINAL) if self.plan.final else (INITIAL,)
 
     def __call__(self, stream: str, outcomes: dict):
+        labels = np.array([o.n for o in next(iter(outcomes.values()), [])], dtype=np.int64)
         for kind in self.kinds:
             cols = {m: loss_columns(o, self.tasks[m], kind) for m, o in outcomes.items()}
             for a, b in self.pairs(cols):
-                yield from self.panes(stream, a, b, kind, joined_losses(cols[a], cols[b]))
+                yield from self.panes(stream, a, b, kind, joined_losses(cols[a], cols[b]),
+                                      labels)
 
-    def panes(self, stream: str, a: str, b: str, kind: str, joined: dict):
+    def panes(self, stream: str, a: str, b: str, kind: str, joined: dict, labels: np.ndarray):
+        """The panes of joined losses; `labels`: every label number they cover (for the
+        fading fold, which must see each label's place even where not both predicted)."""
         plan = self.plan
-        for end, rows in group_rows(pane_ends(joined["n"], plan.curve_every, plan.windows)):
-            pane = pair_pane(take_rows(joined, rows), bool(plan.fadings))
-            yield (stream, pair_name(a, b), kind, LABEL_AXIS, int(end)), pane
+        joined_ends = pane_ends(joined["n"], plan.curve_every, plan.windows)
+        for end, rows in group_rows(pane_ends(labels, plan.curve_every, plan.windows)):
+            pane = pair_pane(take_rows(joined, np.flatnonzero(joined_ends == end)),
+                             labels[rows] if plan.fadings else None)
+            if pane is not None:
+                yield (stream, pair_name(a, b), kind, LABEL_AXIS, int(end)), pane
 
 
 class CompareModels(OutcomeTransform):
@@ -117,24 +127,24 @@ class CompareModels(OutcomeTransform):
 
         def model_panes(element):
             (stream, model), outcomes = element
+            labels = np.array([o.n for o in outcomes], dtype=np.int64)
+            label_ends = pane_ends(labels, plan.curve_every, plan.windows)
             for kind in panes_of.kinds:
                 cols = loss_columns(outcomes, tasks[model], kind)
-                for end, rows in group_rows(pane_ends(cols["n"], plan.curve_every,
-                                                      plan.windows)):
-                    yield (stream, kind, int(end)), (model, take_rows(cols, rows))
+                loss_ends = pane_ends(cols["n"], plan.curve_every, plan.windows)
+                for end, rows in group_rows(label_ends):
+                    yield (stream, kind, int(end)), (
+                        model, take_rows(cols, np.flatnonzero(loss_ends == end)), labels[rows])
 
         def pairs(element):
             (stream, kind, _), parts = element
             by_model: dict = {}
-            for model, part in parts:
-                by_model.setdefault(model, []).append(part)
+            for model, part, labels in parts:
+                by_model.setdefault(model, []).append((part, labels))
             for a, b in panes_of.pairs(by_model):
+                labels = np.unique(np.concatenate([n for m in (a, b) for _, n in by_model[m]]))
                 yield from panes_of.panes(stream, a, b, kind, joined_losses(
-                    concat_rows(by_model[a]), concat_rows(by_model[b])))
-
-        def by_curve(element):
-            (stream, pair, kind, axis, end), pane = element
-            return (stream, pair, kind, axis), (end, pane)
+                    *(concat_rows([part for part, _ in by_model[m]]) for m in (a, b))), labels)
 
         def tails(element):
             # The windows at the stream's last label: each pair over its last w labels.
@@ -148,14 +158,13 @@ class CompareModels(OutcomeTransform):
                     tail = {}
                     for w in plan.windows:
                         last_w = take_rows(joined, np.flatnonzero(joined["n"] > total - w))
-                        pane = pair_pane(last_w, False)
+                        pane = pair_pane(last_w)
                         tail[w] = {None: new_score(COMPARISON) if pane is None
                                    else pane.scores[None].score}
                     yield (stream, pair_name(a, b), kind, LABEL_AXIS), tail
 
         def summarise(element):
             key, grouped = element
-            tail = grouped["tails"][0] if grouped["tails"] else None
 
             def as_comparison(last, row):
                 row["bin"] = 0 if row["category"] == INITIAL else plan.bins + 1
@@ -163,7 +172,7 @@ class CompareModels(OutcomeTransform):
                 return last, row
 
             yield from route_rows((as_comparison(*r) for r in curve_rows(
-                key, grouped["panes"], COMPARISON, plan, tail)), plan)
+                key, grouped["panes"], COMPARISON, plan, *first_of(grouped))), plan)
 
         if self.pair_panes is None:
             pair_panes = (outcome_batches
@@ -172,14 +181,13 @@ class CompareModels(OutcomeTransform):
                           | "Pairs" >> beam.FlatMap(pairs))
         else:
             pair_panes = self.pair_panes
-        panes = (pair_panes
-                 | "MergePanes" >> beam.CombinePerKey(MergePanes())
-                 | "ByCurve" >> beam.Map(by_curve))
         last = (outcome_batches
                 | "LastOutcomes" >> beam.CombinePerKey(LastOutcomes(max(plan.windows, default=0)))
                 | "ByStream" >> beam.Map(lambda e: (e[0][0], (e[0][1], e[1])))
                 | "LastPerStream" >> beam.GroupByKey()
                 | "TailScores" >> beam.FlatMap(tails))
-        return ({"panes": panes, "tails": last}
+        curves = pair_panes | "ByCurve" >> PanesByCurve(lambda key: COMPARISON, [COMPARISON],
+                                                        plan)
+        return ({**curves, "tails": last}
                 | "ByPair" >> beam.CoGroupByKey()
                 | "Summarise" >> beam.FlatMap(summarise).with_outputs(CURVES, main="summary"))

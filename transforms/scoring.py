@@ -38,12 +38,14 @@ from metrics.comparison import PairScore
 from metrics.binning import NO_CLASS, binned_many, prioritised
 from metrics.windows import FadingScore, pane_ends
 from transforms.delays import duration
+from transforms.label_order import InLabelOrder
 from transforms.records import FINAL, INITIAL, MeasureKey
 
 CATEGORIES = (INITIAL, FINAL)
 BINNED = "binned"
 INTERMEDIATE = "intermediate"
 CURVES = "curves"
+FADING = "fading"
 CUMULATIVE = "cumulative"
 LABEL_AXIS = "n"
 
@@ -141,29 +143,86 @@ def merge_bins(mine: dict, other: dict) -> dict:
 
 
 class Pane:
-    """One pane's partial: {bin: BlockScore}, and for fading factors its labels' columns
-    (n, y, baselines, predictions per bin), which merge by concatenation and are sorted by n
-    when the pane is consumed."""
+    """One pane's partial: {bin: BlockScore}, and for fading factors its labels' rows
+    (`fading`: (label numbers, rows), see `FadingCurve`), which `split_fading` sends to the
+    label-order fold before the panes merge."""
 
-    __slots__ = ("scores", "columns")
+    __slots__ = ("scores", "fading")
 
-    def __init__(self, scores: dict, columns: dict | None = None):
+    def __init__(self, scores: dict, fading: tuple | None = None):
         self.scores = scores
-        self.columns = columns
+        self.fading = fading
 
     def merge(self, other: Pane) -> Pane:
         merge_bins(self.scores, other.scores)
-        if other.columns is not None:
-            if self.columns is None:
-                self.columns = other.columns
-            else:
-                self.columns = {k: np.concatenate([v, other.columns[k]])
-                                for k, v in self.columns.items()}
         return self
 
-    def ordered_columns(self) -> dict:
-        order = np.argsort(self.columns["n"], kind="stable")
-        return {k: v[order] for k, v in self.columns.items()}
+
+class FadingCurve:
+    """The fading factors of one curve, folded over its labels in label order (a
+    `transforms.label_order.Fold`): a `FadingScore` per α, and their states at every curve
+    point, taken when the fold passes it (a point it never passed is at the end: the final
+    state). Feeding labels one run at a time performs the sequential loop's own operations,
+    so the numbers equal one pass over all labels bit for bit.
+
+    Rows: label number n, then the columns of the task's `faded_stats`, as `rows` lays them
+    out (classes as float indices, exact)."""
+
+    def __init__(self, task: str, plan: ScoringPlan):
+        self.task = task
+        self.alphas = plan.fadings
+        self.every = plan.curve_every
+
+    @staticmethod
+    def rows(task: str, n: np.ndarray, columns: dict) -> np.ndarray:
+        """One row per label: n and the columns the score's `faded_stats` reads."""
+        if task == "comparison":
+            parts = [columns[k] for k in ("a", "b", "a_only", "b_only")]
+        else:
+            parts = [columns["y"], *columns.get("baselines", ()), columns["preds"]]
+        return np.column_stack([n, *parts]).astype(np.float64)
+
+    def columns(self, rows: np.ndarray) -> dict:
+        if self.task == "comparison":
+            return dict(zip(("a", "b", "a_only", "b_only"), rows[:, 1:5].T))
+        if self.task == "classification":
+            return {"y": rows[:, 1], "prev": rows[:, 2], "majority": rows[:, 3],
+                    "preds": rows[:, 4:]}
+        return {"y": rows[:, 1], "preds": rows[:, 2:]}
+
+    def start(self):
+        score_class = type(new_score(self.task))
+        return {"faded": {a: FadingScore(a, score_class) for a in self.alphas},
+                "points": {}, "folded": 0}
+
+    def _update(self, state, rows: np.ndarray) -> None:
+        if len(rows):
+            columns = self.columns(rows)
+            for f in state["faded"].values():
+                f.update(columns)
+
+    def step(self, state, rows: np.ndarray):
+        if not len(rows):
+            return state
+        n, start = rows[:, 0], 0
+        # Curve points b the fold now passes (labels after b follow): their state first.
+        first = max(self.every, -(-state["folded"] // self.every) * self.every)
+        for b in range(first, int(n[-1]), self.every):
+            cut = int(np.searchsorted(n, b, side="right"))
+            self._update(state, rows[start:cut])
+            start = cut
+            state["points"][b] = copy.deepcopy(state["faded"])
+        self._update(state, rows[start:])
+        state["folded"] = int(n[-1])
+        return state
+
+    def result(self, state):
+        return state
+
+    @staticmethod
+    def at(folded: dict, point: int) -> dict:
+        """{α: FadingScore} at curve point `point`."""
+        return folded["points"].get(point, folded["faded"])
 
 
 def prediction_losses(outcomes, task: str, kind: str, squared: bool = False) -> dict:
@@ -315,14 +374,13 @@ def pane_scores(outcomes, task: str, plan: ScoringPlan) -> dict:
     for axis, keys in axes:
         for pane_key, rows in group_rows(keys):
             for category, matrix in cols["predicted"].items():
-                columns = None
+                fading = None
                 if axis == LABEL_AXIS and plan.fadings:
-                    columns = {"n": n[rows], "y": cols["y"][rows], "preds": matrix[rows]}
-                    if cols["baselines"]:
-                        columns["prev"], columns["majority"] = (
-                            base[rows] for base in cols["baselines"])
+                    fading = (n[rows], FadingCurve.rows(task, n[rows], {
+                        "y": cols["y"][rows], "preds": matrix[rows],
+                        "baselines": [base[rows] for base in cols["baselines"]]}))
                 panes[(category, axis, int(pane_key))] = Pane(
-                    _bin_scores(cols, rows, category, task, plan), columns)
+                    _bin_scores(cols, rows, category, task, plan), fading)
     return panes
 
 
@@ -417,12 +475,13 @@ def _at(history: list, bound) -> dict | None:
     return history[i - 1][1] if i else None
 
 
-def curve_rows(key, panes, task: str, plan: ScoringPlan,
-               tail: dict | None = None) -> Iterator[tuple[bool, dict]]:
+def curve_rows(key, panes, task: str, plan: ScoringPlan, tail: dict | None = None,
+               fading: dict | None = None) -> Iterator[tuple[bool, dict]]:
     """One pass over a (stream, model, category, axis)'s panes -> (is_last, row) for every
     curve point of every view on that axis; is_last marks the end-of-stream summary rows, the
-    last label's. `tail` ({w: {bin: score}}, `tail_scores`) gives the windows at that last
-    label (required on the label axis when there are windows)."""
+    last label's. On the label axis, `tail` ({w: {bin: score}}, `tail_scores`) gives the
+    windows at that last label and `fading` (`FadingCurve`'s result) the fading factors
+    (required when there are windows, fading factors)."""
     stream, model, category, axis = key
     panes = sorted(panes, key=lambda p: p[0])
     running: dict = {}
@@ -433,22 +492,17 @@ def curve_rows(key, panes, task: str, plan: ScoringPlan,
                                                t, plan, counts)]
 
     if axis == LABEL_AXIS:
-        fading = {a: FadingScore(a, type(new_score(task))) for a in plan.fadings}
         keep = max(plan.windows, default=0)
         last_pane = panes[-1][0] if panes else None
         for end, pane in panes:
             merge_bins(running, pane.scores)
-            if fading:
-                cols = pane.ordered_columns()
-                for f in fading.values():
-                    f.update(cols)
             if plan.windows:
                 history.append((end, copy.deepcopy(running)))
                 while len(history) > 1 and history[1][0] <= end - keep:
                     history.pop(0)
             last = end == last_pane
-            if end % plan.curve_every and not last:
-                continue  # a window's start, not a curve point
+            if end % plan.curve_every and not last or not running:
+                continue  # a window's start, not a curve point; or nothing scored yet
             # The last pane ends at the next boundary; its labels end at the last label.
             labels = max(acc.last_n for acc in running.values()) if last else end
             t = max(acc.last_t for acc in running.values())
@@ -457,7 +511,7 @@ def curve_rows(key, panes, task: str, plan: ScoringPlan,
             for w in plan.windows:
                 yield from emit(f"w={w}", tail[w] if last else
                                 _difference(running, _at(history, end - w)), labels, t, last)
-            for alpha, f in fading.items():
+            for alpha, f in (FadingCurve.at(fading, end).items() if plan.fadings else ()):
                 yield from emit(fading_label(alpha),
                                 dict(zip(plan.bins_of(category), f.scores())), labels, t, last,
                                 {b: s.n for b, s in cumulative.items()})
@@ -485,12 +539,19 @@ def score_locally(key, outcomes, task: str, plan: ScoringPlan) -> tuple[list, li
     jobs): the same functions the pipeline runs, in one process."""
     stream, model = key
     by_curve: dict = {}
-    for (category, axis, pane), partial in pane_scores(outcomes, task, plan).items():
-        by_curve.setdefault((stream, model, category, axis), []).append((pane, partial))
+    fold = FadingCurve(task, plan)
+    faded: dict = {}
+    for (category, axis, pane), partial in sorted(pane_scores(outcomes, task, plan).items()):
+        curve_key = (stream, model, category, axis)
+        by_curve.setdefault(curve_key, []).append((pane, partial))
+        if partial.fading is not None:  # panes in label order: the fold in one pass
+            state = faded.get(curve_key) or fold.start()
+            faded[curve_key] = fold.step(state, partial.fading[1])
     tails = tail_scores(outcomes, task, plan)
     summary, curves = [], []
     for curve_key, panes in by_curve.items():
-        for last, row in curve_rows(curve_key, panes, task, plan, tails[curve_key[2]]):
+        for last, row in curve_rows(curve_key, panes, task, plan, tails[curve_key[2]],
+                                    faded.get(curve_key)):
             if in_curves(row, plan):
                 curves.append(row)
             if last:
@@ -541,6 +602,58 @@ def route_rows(rows, plan: ScoringPlan, chunk: int = 10_000):
         yield beam.pvalue.TaggedOutput(CURVES, pd.DataFrame(curve))
 
 
+def first_of(grouped: dict) -> tuple:
+    """A curve's `tail` and `fading` from its CoGroupByKey result (None where absent)."""
+    return tuple(grouped[tag][0] if grouped.get(tag) else None for tag in ("tails", FADING))
+
+
+class FadeInLabelOrder(beam.PTransform):
+    """`(curve key, (label numbers, rows))` batches -> `(curve key, FadingCurve's result)`,
+    each curve folded in label order as its batches come (`InLabelOrder`; one combine per task,
+    `task_of(curve key)` says which)."""
+
+    def __init__(self, task_of, tasks, plan: ScoringPlan):
+        super().__init__()
+        self.task_of, self.tasks, self.plan = task_of, sorted(tasks), plan
+
+    def expand(self, batches):
+        tasks, task_of = self.tasks, self.task_of
+        parts = batches | "ByTask" >> beam.Partition(
+            lambda element, _: tasks.index(task_of(element[0])), len(tasks))
+        return ([part | f"Fold_{task}" >> beam.CombinePerKey(
+                    InLabelOrder(FadingCurve(task, self.plan)))
+                 for task, part in zip(tasks, parts)]
+                | "AllCurves" >> beam.Flatten())
+
+
+class PanesByCurve(beam.PTransform):
+    """`((stream, model, category, axis, pane), Pane)` partials -> per curve key
+    `(stream, model, category, axis)`: `panes` `(pane, merged Pane)` and `fading` (the panes'
+    rows folded in label order, `FadeInLabelOrder`). The rows are split off before the panes
+    merge, so what is shuffled per pane is its scores."""
+
+    def __init__(self, task_of, tasks, plan: ScoringPlan):
+        super().__init__()
+        self.task_of, self.tasks, self.plan = task_of, tasks, plan
+
+    @staticmethod
+    def _split(element):
+        key, pane = element
+        if pane.fading is not None:
+            yield beam.pvalue.TaggedOutput(FADING, (key[:-1], pane.fading))
+            pane = Pane(pane.scores)
+        yield key, pane
+
+    def expand(self, partials):
+        split = partials | "SplitFading" >> beam.FlatMap(self._split).with_output_types(
+            beam.typehints.KV[beam.typehints.Any, Pane]).with_outputs(FADING, main="panes")
+        return {"panes": split.panes
+                | "MergePanes" >> beam.CombinePerKey(MergePanes())
+                | "ByCurve" >> beam.Map(lambda e: (e[0][:-1], (e[0][-1], e[1]))),
+                FADING: split[FADING]
+                | "Fading" >> FadeInLabelOrder(self.task_of, self.tasks, self.plan)}
+
+
 class OutcomeTransform(beam.PTransform):
     """A transform of the replay's `((stream, model), [Outcome])` batches, given each model's
     task and a plan."""
@@ -568,10 +681,6 @@ class ScoreOutcomes(OutcomeTransform):
                                                                plan).items():
                 yield (stream, model, category, axis, pane), partial
 
-        def by_curve(element):
-            (stream, model, category, axis, pane), partial = element
-            return (stream, model, category, axis), (pane, partial)
-
         def tails(element):
             (stream, model), last = element
             for category, tail in tail_scores(last, tasks[model], plan).items():
@@ -579,17 +688,16 @@ class ScoreOutcomes(OutcomeTransform):
 
         def summarise(element):
             key, grouped = element
-            tail = grouped["tails"][0] if grouped["tails"] else None
-            yield from route_rows(curve_rows(key, grouped["panes"], tasks[key[1]], plan, tail),
-                                  plan)
+            yield from route_rows(curve_rows(key, grouped["panes"], tasks[key[1]], plan,
+                                             *first_of(grouped)), plan)
 
-        panes = (outcome_batches
-                 | "PaneScores" >> beam.FlatMap(partials)
-                 | "MergePanes" >> beam.CombinePerKey(MergePanes())
-                 | "ByCurve" >> beam.Map(by_curve))
+        curves = (outcome_batches
+                  | "PaneScores" >> beam.FlatMap(partials)
+                  | "ByCurve" >> PanesByCurve(lambda key: tasks[key[1]], set(tasks.values()),
+                                              plan))
         last = (outcome_batches
                 | "LastOutcomes" >> beam.CombinePerKey(LastOutcomes(max(plan.windows, default=0)))
                 | "TailScores" >> beam.FlatMap(tails))
-        return ({"panes": panes, "tails": last}
+        return ({**curves, "tails": last}
                 | "GroupCurve" >> beam.CoGroupByKey()
                 | "Summarise" >> beam.FlatMap(summarise).with_outputs(CURVES, main="summary"))
