@@ -51,10 +51,13 @@ def expected(a, b, kind, window=None, alpha=None):
     return {"q_statistic": math.log(sa / sb), "mcnemar": m}
 
 
-def test_q_and_mcnemar_equal_the_plain_loop(tmp_path):
+# per-stream compares the models as it drains them; grouped joins their losses by id.
+@pytest.mark.parametrize("replay", ["per-stream", "grouped"])
+def test_q_and_mcnemar_equal_the_plain_loop(tmp_path, replay):
     summary = run(RunConfig(streams=[STREAM], models=["nb=gaussian-nb", "mc=majority"],
                             delay="50", out=str(tmp_path), runner="direct", repredict="none",
-                            curve_every=500, windows=[300], fadings=[0.99], quiet=True))
+                            curve_every=500, windows=[300], fadings=[0.99], quiet=True,
+                            replay=replay))
     a, b = replayed("gaussian-nb"), replayed("majority")
     rows = summary[(summary["category"] == "comparison")]
     assert set(rows["model"]) == {"nb vs mc"}

@@ -34,7 +34,7 @@ def _run(out, runner, replay, models, **options):
 
 
 @pytest.mark.parametrize("replay", [
-    "grouped", "per-key",
+    "grouped", "per-key", "per-stream",
     # The stateful replay learns in its end-of-window timer; when the BundleBasedDirectRunner
     # retries that bundle its own GroupByKey evaluator asserts it was already complete (the
     # Beam bug class of apache/beam#28716, #36480), before our code runs again.
@@ -61,10 +61,10 @@ class _ObjectKey:  # a key type Beam cannot encode deterministically by itself
 
 
 def test_no_key_needs_a_fallback_coder(tmp_path, caplog):
-    # Every keyed step of a run with every feature on (three replay paths, comparisons,
+    # Every keyed step of a run with every feature on (four replay paths, comparisons,
     # windows, fading, time windows, drift, profile) and of a backfill.
     with caplog.at_level(logging.WARNING):
-        for replay in ("grouped", "stateful", "per-key"):
+        for replay in ("grouped", "stateful", "per-key", "per-stream"):
             _run(tmp_path / replay, "direct", replay, ["no-change", "gaussian-nb"],
                  fadings=[0.99], time_windows=["50"])
         run(RunConfig(streams=[STREAM], models=[], delay="100", bins=4, windows=[150],

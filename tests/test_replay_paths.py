@@ -34,7 +34,8 @@ def _outputs(out):
 def test_grouped_and_stateful_paths_give_identical_records(tmp_path):
     results = []
     for name, replay, bucket in [("grouped", "grouped", None), ("stateful", "stateful", None),
-                                 ("looping", "stateful", 97.0), ("per-key", "per-key", None)]:
+                                 ("looping", "stateful", 97.0), ("per-key", "per-key", None),
+                                 ("per-stream", "per-stream", None)]:
         out = tmp_path / name
         run(RunConfig(streams=[STREAM], models=MODELS, delay="random:20:200:4", out=str(out),
                       runner="direct", replay=replay, timer_bucket=bucket, chunk_size=128,
@@ -44,6 +45,7 @@ def test_grouped_and_stateful_paths_give_identical_records(tmp_path):
     assert (p0["kind"] != "re-prediction").sum() == 3 * 1500 * 2
     assert (p0["kind"] == "re-prediction").sum() > 3 * 1000  # re-evaluation on (K=10)
     assert n0[1]["sea"]["instance_events"] == 1500
+    assert (s0["category"] == "comparison").sum() == 3 * 2 * 4  # 3 pairs, initial and final
     for p, s, c, n in results[1:]:
         assert n == n0
         pd.testing.assert_frame_equal(p, p0)
