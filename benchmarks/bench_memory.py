@@ -1,14 +1,16 @@
 """Peak memory of a long run against the stream's length, at a constant delay.
 
     python -m benchmarks.bench_memory [--sizes 125000 250000 500000 1000000] [--delay 1000]
-        [--model no-change] [--replays per-key grouped]
+        [--models no-change majority] [--replays auto grouped] [--curve-every 1000]
+        [--fading 0.999]
 
-Each (replay path, size) runs in a fresh child process (the `direct` runner, SEA, one model,
-a window of the last 1000 labels, Page-Hinkley and the stream profile on; re-evaluation and the
-prediction log — an output as long as the stream — off) and its peak resident memory
-(`ru_maxrss`) is reported, with the growth per million events between the smallest and the
-largest size. The pending buffer of a constant delay is
-constant; what still grows is reported as it is.
+Each (replay path, size) runs in a fresh child process (the `direct` runner, SEA, the models
+given — two or more are compared, Q and McNemar —, a window of the last 1000 labels, a fading
+factor, Page-Hinkley and the stream profile on; re-evaluation and the prediction log — an
+output as long as the stream — off) and its peak resident memory (`ru_maxrss`) is reported,
+with the growth per million events between the smallest and the largest size. `auto` is what
+a run gets without `--replay` (per-stream for a generated stream). The pending buffer of a
+constant delay is constant; what still grows is reported as it is.
 """
 
 from __future__ import annotations
@@ -24,20 +26,23 @@ CHILD = """
 import json, resource, sys, time
 from pipelines.config import RunConfig
 from pipelines.job import run
-n, delay, model, replay, curve_every, out = sys.argv[1:]
+n, delay, models, replay, curve_every, fading, out = sys.argv[1:]
 start = time.perf_counter()
-run(RunConfig(streams=[f'synth:SEA{{"n": {n}, "seed": 1}}'], models=[model], delay=delay,
-              repredict="none", windows=[1000], log_predictions="none", replay=replay,
-              curve_every=int(curve_every), out=out, runner="direct", quiet=True))
+run(RunConfig(streams=[f'synth:SEA{{"n": {n}, "seed": 1}}'], models=models.split(","),
+              delay=delay, repredict="none", windows=[1000],
+              fadings=[float(fading)] if fading != "none" else [], log_predictions="none",
+              replay=replay, curve_every=int(curve_every), out=out, runner="direct",
+              quiet=True))
 print(json.dumps({"seconds": time.perf_counter() - start,
                   "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
 """
 
 
-def measure(n: int, delay: int, model: str, replay: str, curve_every: int) -> dict:
+def measure(n: int, delay: int, models: list[str], replay: str, curve_every: int,
+            fading: str) -> dict:
     out = tempfile.mkdtemp()
-    done = subprocess.run([sys.executable, "-c", CHILD, str(n), str(delay), model, replay,
-                           str(curve_every), out],
+    done = subprocess.run([sys.executable, "-c", CHILD, str(n), str(delay), ",".join(models),
+                           replay, str(curve_every), fading, out],
                           capture_output=True, text=True, check=True)
     return json.loads(done.stdout.strip().splitlines()[-1])
 
@@ -47,20 +52,22 @@ def main(argv=None) -> None:
     parser.add_argument("--sizes", type=int, nargs="+",
                         default=[125_000, 250_000, 500_000, 1_000_000])
     parser.add_argument("--delay", type=int, default=1000)
-    parser.add_argument("--model", default="no-change")
-    parser.add_argument("--replays", nargs="+", default=["per-key", "grouped"])
+    parser.add_argument("--models", nargs="+", default=["no-change", "majority"])
+    parser.add_argument("--replays", nargs="+", default=["auto", "grouped"])
+    parser.add_argument("--fading", default="0.999", help="a fading factor, or none")
     parser.add_argument("--curve-every", type=int, default=1000,
                         help="labels between curve points (the curves grow with the stream)")
     args = parser.parse_args(argv)
-    print(f"SEA, {args.model}, delay {args.delay} events, a curve point every "
-          f"{args.curve_every} labels, direct runner; peak RSS of a fresh process per run")
+    print(f"SEA, {' + '.join(args.models)}, delay {args.delay} events, a curve point every "
+          f"{args.curve_every} labels, fading {args.fading}, direct runner; peak RSS of a "
+          f"fresh process per run")
     print("| replay | events | wall time | peak memory |")
     print("|---|---|---|---|")
     for replay in args.replays:
         peaks = []
         for n in args.sizes:
             started = time.perf_counter()
-            r = measure(n, args.delay, args.model, replay, args.curve_every)
+            r = measure(n, args.delay, args.models, replay, args.curve_every, args.fading)
             peaks.append(r["peak_mib"])
             print(f"| {replay} | {n:,} | {time.perf_counter() - started:.0f} s | "
                   f"{r['peak_mib']:.0f} MiB |", flush=True)
