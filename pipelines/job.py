@@ -24,6 +24,8 @@ from importlib import metadata
 import apache_beam as beam
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
 from apache_beam.io.filesystems import FileSystems
 
 from metrics import CLASSIFICATION_METRICS, NOT_PRIORITISED, REGRESSION_METRICS
@@ -253,11 +255,15 @@ def build(p: beam.Pipeline, pl: Plan, staging: str) -> None:
     scored = outcomes | "Score" >> ScoreOutcomes(pl.tasks, pl.scoring)
 
     def write_rows(name):
-        def write(parts):  # row dicts, or DataFrames of rows (curves)
-            frames = [p for p in parts if isinstance(p, pd.DataFrame)]
-            rows = [p for p in parts if not isinstance(p, pd.DataFrame)]
-            frame = pd.concat([pd.DataFrame(rows), *frames], ignore_index=True).infer_objects()
-            _write_parquet(FileSystems.join(staging, name), in_row_order(frame))
+        def write(parts):  # row dicts (summaries), or Arrow tables of rows (curves)
+            tables = [p for p in parts if isinstance(p, pa.Table)]
+            rows = [p for p in parts if not isinstance(p, pa.Table)]
+            if rows or not tables:
+                tables.append(pa.Table.from_pandas(pd.DataFrame(rows).infer_objects(),
+                                                   preserve_index=False))
+            table = tables[0] if len(tables) == 1 else pa.concat_tables(tables)
+            with FileSystems.create(FileSystems.join(staging, name)) as f:
+                pq.write_table(in_row_order(table), f)
         return write
 
     summaries, curves = [scored.summary], [scored[CURVES]]
@@ -305,18 +311,27 @@ def build(p: beam.Pipeline, pl: Plan, staging: str) -> None:
          beam.pvalue.AsList(read_counts)))
 
 
-def in_row_order(frame: pd.DataFrame) -> pd.DataFrame:
+def in_row_order(table: pa.Table) -> pa.Table:
     """Result rows in a fixed order, whatever order the runner delivered them in: stream,
     model, category, window, metric, bin, α, labels, t (a missing bin, α or label count sorts
-    as 0, a missing t first)."""
-    if frame.empty:
-        return frame
-    keys = {c: frame[c] for c in ("stream", "model", "category", "window", "metric")}
-    for c in ("bin", "alpha", "labels"):
-        keys[c] = pd.to_numeric(frame[c], errors="coerce").fillna(0) if c in frame else 0
-    keys["t"] = pd.to_numeric(frame["t"], errors="coerce").fillna(-math.inf)
-    order = pd.DataFrame(keys).sort_values(list(keys), kind="stable").index
-    return frame.loc[order].reset_index(drop=True)
+    as 0, a missing t first).
+
+    >>> t = pa.table({"stream": ["s", "s"], "model": ["m", "m"], "category": ["c", "c"],
+    ...               "window": ["w", "w"], "metric": ["x", "x"], "bin": [None, 2],
+    ...               "labels": [3, 1]})
+    >>> in_row_order(t)["labels"].to_pylist()
+    [3, 1]
+    """
+    if not table.num_rows:
+        return table
+    keys = {c: table[c] for c in ("stream", "model", "category", "window", "metric")}
+    for c, missing in (("bin", 0.0), ("alpha", 0.0), ("labels", 0.0), ("t", -math.inf)):
+        if c not in table.column_names:
+            continue
+        values = pc.cast(table[c], pa.float64())
+        keys[c] = pc.fill_null(pc.if_else(pc.is_nan(values), missing, values), missing)
+    order = pc.sort_indices(pa.table(keys), sort_keys=[(c, "ascending") for c in keys])
+    return table.take(order)
 
 
 def _write_jsonl(path: str, rows) -> None:

@@ -30,7 +30,6 @@ from dataclasses import dataclass
 
 import apache_beam as beam
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 
 from metrics import NOT_PRIORITISED, ClassificationScore, RegressionScore
@@ -585,21 +584,30 @@ def in_curves(row: dict, plan: ScoringPlan) -> bool:
     return row["category"] != BINNED or row["bin"] in (0, plan.bins + 1)
 
 
+# curves.parquet's columns: what `MeasureKey.row` gives, and the curve point's label count.
+CURVE_SCHEMA = pa.schema([(name, pa.large_string()) for name in ("stream", "model", "category")]
+                         + [("bin", pa.float64()), ("alpha", pa.float64()),
+                            ("window", pa.large_string()), ("metric", pa.large_string()),
+                            ("value", pa.float64()), ("n", pa.int64()), ("t", pa.float64()),
+                            ("labels", pa.int64())])
+
+
 def route_rows(rows, plan: ScoringPlan, chunk: int = 10_000):
     """(is_last, row) pairs -> Beam outputs: the end-of-stream rows (without their `labels`) to
-    the main output, and curve rows to `curves` as DataFrames of up to `chunk` rows (a curve
-    point every 1000 labels of a long stream, as dicts, would weigh ~1 KB a row)."""
+    the main output, and curve rows to `curves` as Arrow tables of up to `chunk` rows (a curve
+    point every 1000 labels of a long stream is many rows: as dicts or object columns they
+    would weigh ~1 KB a row until written)."""
     curve: list = []
     for last, row in rows:
         if in_curves(row, plan):
             curve.append(row)
             if len(curve) == chunk:
-                yield beam.pvalue.TaggedOutput(CURVES, pd.DataFrame(curve))
+                yield beam.pvalue.TaggedOutput(CURVES, pa.Table.from_pylist(curve, CURVE_SCHEMA))
                 curve = []
         if last:
             yield {k: v for k, v in row.items() if k != "labels"}
     if curve:
-        yield beam.pvalue.TaggedOutput(CURVES, pd.DataFrame(curve))
+        yield beam.pvalue.TaggedOutput(CURVES, pa.Table.from_pylist(curve, CURVE_SCHEMA))
 
 
 def first_of(grouped: dict) -> tuple:
