@@ -1,8 +1,11 @@
-"""Model comparisons: every pair of models on a stream, joined by instance id, in label order.
+"""Model comparisons: every pair of models on a stream, on the labels both predicted, in label
+order.
 
-    outcomes -> per (stream, prediction kind, pane) each model's losses -> GroupByKey
-             -> per pair (A, B), joined by id: a pane of PairScore -> GroupByKey
-             -> the scoring pass (cumulative, windows, fading) -> rows
+    per-stream replay: each drain's outcomes of all models -> per pair, joined by id: panes
+    other replays:     outcomes -> per (stream, prediction kind, pane) each model's losses
+                       -> GroupByKey -> per pair, joined by id: panes
+    panes -> merged per pane, fading rows folded in label order (`PanesByCurve`)
+          -> the scoring pass (cumulative, windows, fading) -> rows
     outcomes -> each model's last max(w) outcomes -> per pair the windows at the last label ⤴
 
 Rows: category `comparison`, model `A vs B`, bin 0 for the initial predictions and B+1 for the
