@@ -78,8 +78,7 @@ class _DrainPerKey(_ReplayDoFn):
                              self.batch_size)
         if self.pair_panes is not None and len(engines) > 1:
             for key, pane in self.pair_panes(stream, outcomes):
-                if pane is not None:
-                    yield beam.pvalue.TaggedOutput(PAIR_PANES, (key, pane))
+                yield beam.pvalue.TaggedOutput(PAIR_PANES, (key, pane))
 
 
 class PerKeyReplay(beam.PTransform):

@@ -143,7 +143,7 @@ def merge_bins(mine: dict, other: dict) -> dict:
 
 class Pane:
     """One pane's partial: {bin: BlockScore}, and for fading factors its labels' rows
-    (`fading`: (label numbers, rows), see `FadingCurve`), which `split_fading` sends to the
+    (`fading`: (label numbers, rows), see `FadingCurve`), which `PanesByCurve` sends to the
     label-order fold before the panes merge."""
 
     __slots__ = ("scores", "fading")
