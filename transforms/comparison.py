@@ -59,15 +59,14 @@ def joined_losses(a: dict, b: dict) -> dict:
 def pair_pane(joined: dict, labels: np.ndarray | None = None) -> Pane | None:
     """One pane's `PairScore` of joined losses (None for no labels); with `labels` (the label
     numbers the pane covers, joined or not) its rows for the fading fold."""
+    fading = None if labels is None else \
+        (labels, FadingCurve.rows(COMPARISON, joined["n"], joined))
     if not len(joined["n"]):
         # No label both predicted: only what the fold must see to keep label order.
-        return None if labels is None else Pane({}, (labels, FadingCurve.rows(
-            COMPARISON, joined["n"], joined)))
+        return None if fading is None else Pane({}, fading)
     score = new_score(COMPARISON)
     score.update_many(joined["a"], joined["b"], joined["a_only"], joined["b_only"])
     acc = BlockScore(score, int(joined["n"].max()), float(joined["t_label"].max()))
-    fading = None if labels is None else \
-        (labels, FadingCurve.rows(COMPARISON, joined["n"], joined))
     return Pane({None: acc}, fading)
 
 

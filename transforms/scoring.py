@@ -6,15 +6,18 @@ per-pane partial scores:
     outcomes -> partial scores keyed by (stream, model, category, axis, pane) -> CombinePerKey
              -> per (stream, model, category, axis) one pass over the sorted panes -> rows
     outcomes -> each key's last max(w) outcomes (CombinePerKey) -> windows at the last label ⤴
+    panes' rows -> fading factors folded in label order (CombinePerKey, InLabelOrder)        ⤴
 
 Axis `n` cuts the label sequence at the curve points (every `curve_every` labels) and where a
 sliding window of the last w labels starts (`metrics.windows.pane_ends`); the pass keeps the
-cumulative score, takes windows as exact differences of cumulative scores and runs the fading
-factors over the panes in label order. Nothing waits for the end of the stream: both branches
-are combines that Beam pre-aggregates where the outcomes are made, so the outcomes themselves
-are never held (constant memory for a long replay). Each event-time window size D with period
-P has its own axis of panes [kP, (k+1)P) of label time, and the window ending at (k+1)P is the
-difference of cumulative scores D/P panes apart — Beam's `SlidingWindows(D, P)` on label time.
+cumulative score and takes windows as exact differences of cumulative scores; the fading
+factors are folded over each curve's labels in label order as they come (`FadingCurve`), with
+their state kept at every curve point. Nothing waits for the end of the stream: all three
+branches are combines that Beam pre-aggregates where the outcomes are made, so the outcomes
+themselves are never held (constant memory for a long replay). Each event-time window size D
+with period P has its own axis of panes [kP, (k+1)P) of label time, and the window ending at
+(k+1)P is the difference of cumulative scores D/P panes apart — Beam's `SlidingWindows(D, P)`
+on label time.
 
 Categories: `initial` and `final` (one score each), `binned` (one per bin b = 0..B+1, Λ(T,b)) and,
 derived from the binned scores of every view, `intermediate` (Ψα for each α).
