@@ -18,6 +18,7 @@ import math
 import platform
 import re
 import sys
+import uuid
 from dataclasses import dataclass
 from importlib import metadata
 
@@ -47,8 +48,8 @@ from transforms.records import RESULT_COLUMNS
 from transforms.repredict import RepredictPolicy
 from transforms.replay import (CLASSES, COUNTS, DEAD_LETTERS, PREDICTIONS, EngineFactory,
                                GroupedReplay, StatefulReplay)
-from transforms.scoring import (BINNED, CATEGORIES, CURVES, INTERMEDIATE, ScoreOutcomes,
-                                ScoringPlan, time_window)
+from transforms.scoring import (BINNED, CATEGORIES, CURVE_SCHEMA, CURVES, INTERMEDIATE,
+                                ScoreOutcomes, ScoringPlan, time_window)
 from transforms.sources import InputError, StreamSpec
 
 PREDICTION_SCHEMA = pa.schema([("stream", pa.string()), ("model", pa.string()),
@@ -254,17 +255,10 @@ def build(p: beam.Pipeline, pl: Plan, staging: str) -> None:
     outcomes = source["outcomes"]
     scored = outcomes | "Score" >> ScoreOutcomes(pl.tasks, pl.scoring)
 
-    def write_rows(name):
-        def write(parts):  # row dicts (summaries), or Arrow tables of rows (curves)
-            tables = [p for p in parts if isinstance(p, pa.Table)]
-            rows = [p for p in parts if not isinstance(p, pa.Table)]
-            if rows or not tables:
-                tables.append(pa.Table.from_pandas(pd.DataFrame(rows).infer_objects(),
-                                                   preserve_index=False))
-            table = tables[0] if len(tables) == 1 else pa.concat_tables(tables)
-            with FileSystems.create(FileSystems.join(staging, name)) as f:
-                pq.write_table(in_row_order(table), f)
-        return write
+    def write_summary(rows):
+        table = pa.Table.from_pandas(pd.DataFrame(rows).infer_objects(), preserve_index=False)
+        with FileSystems.create(FileSystems.join(staging, "_summary.parquet")) as f:
+            pq.write_table(in_row_order(table), f)
 
     summaries, curves = [scored.summary], [scored[CURVES]]
     if pl.drift is not None:
@@ -282,9 +276,14 @@ def build(p: beam.Pipeline, pl: Plan, staging: str) -> None:
      | "WriteProfiles" >> beam.Map(lambda items: _write_json(
          FileSystems.join(staging, "profile.json"), dict(sorted(items)))))
     (summary | "SummaryList" >> beam.combiners.ToList()
-     | "WriteSummary" >> beam.Map(write_rows("_summary.parquet")))
-    (curves | "AllCurves" >> beam.Flatten() | "CurveList" >> beam.combiners.ToList()
-     | "WriteCurves" >> beam.Map(write_rows("curves.parquet")))
+     | "WriteSummary" >> beam.Map(write_summary))
+    parts = FileSystems.join(staging, CURVE_PARTS)
+    ([c | f"WriteCurveParts{i}" >> beam.Map(write_curve_part, parts)
+      for i, c in enumerate(curves)]
+     | "AllCurveParts" >> beam.Flatten()
+     | "CurvePartList" >> beam.combiners.ToList()
+     | "WriteCurves" >> beam.Map(merge_curve_parts, parts,
+                                 FileSystems.join(staging, "curves.parquet")))
     if PREDICTIONS in source:
         (source[PREDICTIONS] | "PredictionTables" >> beam.Map(_prediction_table)
          | "WritePredictions" >> beam.io.WriteToParquetBatched(
@@ -332,6 +331,49 @@ def in_row_order(table: pa.Table) -> pa.Table:
         keys[c] = pc.fill_null(pc.if_else(pc.is_nan(values), missing, values), missing)
     order = pc.sort_indices(pa.table(keys), sort_keys=[(c, "ascending") for c in keys])
     return table.take(order)
+
+
+CURVE_PARTS = "_curve_parts"
+
+
+def write_curve_part(table: pa.Table, folder: str) -> tuple[list, str]:
+    """Write a table of curve rows where it was made (curves of a long stream are many rows;
+    shuffled to one worker they would be held several times over) -> (its (stream, model)
+    pairs, its path). A retried bundle writes a new part; only the parts listed by the
+    committed outputs are read, and the folder goes when the file is made."""
+    path = FileSystems.join(folder, f"{uuid.uuid4().hex}.arrow")
+    with FileSystems.create(path) as f, pa.ipc.new_file(f, table.schema) as writer:
+        writer.write_table(table)
+    keys = pa.table({"stream": table["stream"], "model": table["model"]})
+    return sorted(set(zip(*keys.group_by(["stream", "model"]).aggregate([]).to_pydict()
+                          .values()))), path
+
+
+def merge_curve_parts(parts: list, folder: str, path: str) -> None:
+    """curves.parquet from the parts: one (stream, model) at a time, in `in_row_order`, each a
+    row group — memory holds one key's curves, not every key's."""
+    by_key: dict = {}
+    for keys, part in parts:
+        for key in keys:
+            by_key.setdefault(key, []).append(part)
+    with FileSystems.create(path) as f, pq.ParquetWriter(f, CURVE_SCHEMA) as writer:
+        for (stream, model), paths in sorted(by_key.items()):
+            table = pa.concat_tables(_read_arrow(p) for p in paths)
+            table = table.filter(pc.and_(pc.equal(table["stream"], stream),
+                                         pc.equal(table["model"], model)))
+            writer.write_table(in_row_order(table))
+            del table
+            pa.default_memory_pool().release_unused()  # mimalloc would keep each key's pages
+    # Every part, also those of a failed attempt (object stores have no folder to delete).
+    FileSystems.delete([m.path for m in FileSystems.match(
+        [FileSystems.join(folder, "*")])[0].metadata_list])
+    if FileSystems.exists(folder):
+        FileSystems.delete([folder])
+
+
+def _read_arrow(path: str) -> pa.Table:
+    with FileSystems.open(path) as f:
+        return pa.ipc.open_file(pa.BufferReader(f.read())).read_all()
 
 
 def _write_jsonl(path: str, rows) -> None:
