@@ -321,16 +321,18 @@ def in_row_order(table: pa.Table) -> pa.Table:
     >>> in_row_order(t)["labels"].to_pylist()
     [3, 1]
     """
-    if not table.num_rows:
-        return table
+    return table.take(row_order(table)) if table.num_rows else table
+
+
+def row_order(table: pa.Table) -> pa.Array:
+    """The indices that put `table`'s rows `in_row_order`."""
     keys = {c: table[c] for c in ("stream", "model", "category", "window", "metric")}
     for c, missing in (("bin", 0.0), ("alpha", 0.0), ("labels", 0.0), ("t", -math.inf)):
         if c not in table.column_names:
             continue
         values = pc.cast(table[c], pa.float64())
         keys[c] = pc.fill_null(pc.if_else(pc.is_nan(values), missing, values), missing)
-    order = pc.sort_indices(pa.table(keys), sort_keys=[(c, "ascending") for c in keys])
-    return table.take(order)
+    return pc.sort_indices(pa.table(keys), sort_keys=[(c, "ascending") for c in keys])
 
 
 CURVE_PARTS = "_curve_parts"
@@ -349,19 +351,22 @@ def write_curve_part(table: pa.Table, folder: str) -> tuple[list, str]:
                           .values()))), path
 
 
-def merge_curve_parts(parts: list, folder: str, path: str) -> None:
-    """curves.parquet from the parts: one (stream, model) at a time, in `in_row_order`, each a
-    row group — memory holds one key's curves, not every key's."""
+def merge_curve_parts(parts: list, folder: str, path: str, row_group: int = 16_384) -> None:
+    """curves.parquet from the parts: one (stream, model) at a time, in `in_row_order`, written
+    in row groups of `row_group` rows — memory holds one key's curves, not every key's."""
     by_key: dict = {}
     for keys, part in parts:
         for key in keys:
-            by_key.setdefault(key, []).append(part)
+            by_key.setdefault(key, []).append((part, len(keys) > 1))
     with FileSystems.create(path) as f, pq.ParquetWriter(f, CURVE_SCHEMA) as writer:
         for (stream, model), paths in sorted(by_key.items()):
-            table = pa.concat_tables(_read_arrow(p) for p in paths)
-            table = table.filter(pc.and_(pc.equal(table["stream"], stream),
-                                         pc.equal(table["model"], model)))
-            writer.write_table(in_row_order(table))
+            table = pa.concat_tables(_read_arrow(p) for p, _ in paths)
+            if any(mixed for _, mixed in paths):
+                table = table.filter(pc.and_(pc.equal(table["stream"], stream),
+                                             pc.equal(table["model"], model)))
+            order = row_order(table)
+            for start in range(0, len(order), row_group):
+                writer.write_table(table.take(order[start:start + row_group]))
             del table
             pa.default_memory_pool().release_unused()  # mimalloc would keep each key's pages
     # Every part, also those of a failed attempt (object stores have no folder to delete).
