@@ -35,12 +35,12 @@ from pipelines.results import drift_delay_table, format_profiles, format_table
 from runners import runner_session
 from transforms.backfill import (LABELS, LOG_COUNTERS, BackfillOutcomes, LabelsOnly,
                                  PredictionLogSpec)
-from transforms.comparison import COMPARISON, CompareModels, PairPanes, pair_name
+from transforms.comparison import COMPARISON, CompareModels, pair_name
 from transforms.delays import DelaySpec
 from transforms.drift import DRIFT, DetectDrift, DriftPlan
 from transforms.engine import COUNTERS, PREDICTION_KINDS
 from transforms.models import ModelSpec, ModelSpecError, Step
-from transforms.per_key import PAIR_PANES, PerKeyReplay
+from transforms.per_key import SUMMARY, PerKeyReplay
 from transforms.progress import job_counters
 from transforms.stream_profile import ProfileStreams
 from transforms.read import READ_COUNTS, ReadStreams, TimeRange
@@ -51,6 +51,7 @@ from transforms.replay import (CLASSES, COUNTS, DEAD_LETTERS, PREDICTIONS, Engin
 from transforms.scoring import (BINNED, CATEGORIES, CURVE_SCHEMA, CURVES, INTERMEDIATE,
                                 ScoreOutcomes, ScoringPlan, time_window)
 from transforms.sources import InputError, StreamSpec
+from transforms.stream_scores import StreamScores
 
 PREDICTION_SCHEMA = pa.schema([("stream", pa.string()), ("model", pa.string()),
                                ("id", pa.string()), ("kind", pa.string()),
@@ -231,12 +232,12 @@ def _outcomes(p: beam.Pipeline, pl: Plan) -> dict:
     engines = EngineFactory(pl.models, pl.classes, pl.tasks, cfg.final, pl.repredict,
                             pl.scoring.bins, cfg.log_predictions, progress)
     if pl.replay in ("per-key", "per-stream"):
-        pair_panes = PairPanes(pl.tasks, pl.scoring) if pl.replay == "per-stream" else None
+        scores = StreamScores(pl.tasks, pl.scoring) if pl.replay == "per-stream" else None
         replay = p | "Replay" >> PerKeyReplay(pl.streams, list(pl.models), engines, pl.delay,
-                                              cfg.chunk_size, pl.time_range, pair_panes)
+                                              cfg.chunk_size, pl.time_range, scores)
         return {"outcomes": replay.outcomes, **{tag: replay[tag] for tag in (
             PREDICTIONS, DEAD_LETTERS, COUNTS, CLASSES, READ_COUNTS)},
-            **({PAIR_PANES: replay[PAIR_PANES]} if pair_panes else {})}
+            **({SUMMARY: replay[SUMMARY], CURVES: replay[CURVES]} if scores else {})}
     read = p | "Read" >> reader
     if pl.replay == "grouped":
         replay = read["chunks"] | "Replay" >> GroupedReplay(engines, cfg.chunk_size)
@@ -253,21 +254,23 @@ def build(p: beam.Pipeline, pl: Plan, staging: str) -> None:
     """Add the whole evaluation to pipeline `p`, writing into `staging`."""
     source = _outcomes(p, pl)
     outcomes = source["outcomes"]
-    scored = outcomes | "Score" >> ScoreOutcomes(pl.tasks, pl.scoring)
+    if SUMMARY in source:  # scored (and compared) by the replay as it drained
+        summaries, curves = [source[SUMMARY]], [source[CURVES]]
+    else:
+        scored = outcomes | "Score" >> ScoreOutcomes(pl.tasks, pl.scoring)
+        summaries, curves = [scored.summary], [scored[CURVES]]
+        if len(pl.models) > 1:
+            compared = outcomes | "Compare" >> CompareModels(pl.tasks, pl.scoring)
+            summaries.append(compared.summary)
+            curves.append(compared[CURVES])
 
     def write_summary(rows):
         table = pa.Table.from_pandas(pd.DataFrame(rows).infer_objects(), preserve_index=False)
         with FileSystems.create(FileSystems.join(staging, "_summary.parquet")) as f:
             pq.write_table(in_row_order(table), f)
 
-    summaries, curves = [scored.summary], [scored[CURVES]]
     if pl.drift is not None:
         summaries.append(outcomes | "Drift" >> DetectDrift(pl.tasks, pl.drift))
-    if len(pl.models) > 1:
-        compared = outcomes | "Compare" >> CompareModels(pl.tasks, pl.scoring,
-                                                         source.get(PAIR_PANES))
-        summaries.append(compared.summary)
-        curves.append(compared[CURVES])
     summary = summaries | "AllSummaries" >> beam.Flatten()
     classifiers = [m for m in pl.models if pl.tasks[m] == "classification"]
     first_classifier = {s.name: classifiers[0] for s in pl.streams} if classifiers else {}

@@ -4,6 +4,7 @@ import json
 
 import apache_beam as beam
 import pandas as pd
+import pytest
 from apache_beam.testing.test_stream import TestStream as BeamTestStream
 from apache_beam.testing.util import assert_that, equal_to
 from apache_beam.transforms.window import TimestampedValue
@@ -20,14 +21,16 @@ STREAM = 'sea=synth:SEA{"n": 1500, "seed": 3, "noise": 0.1}'
 MODELS = ["no-change", "gaussian-nb", 'ht=river.tree.HoeffdingTreeClassifier{"grace_period": 50}']
 
 
-def _outputs(out):
-    preds = pd.read_parquet(out / "predictions.parquet").sort_values(
-        ["stream", "model", "id", "kind", "t"]).reset_index(drop=True)
+def _outputs(out, predictions=True):
     summary = pd.read_csv(out / "summary.csv").drop(columns=["run_id"])
     curves = pd.read_parquet(out / "curves.parquet").sort_values(
         ["stream", "model", "category", "metric", "labels"]).reset_index(drop=True)
     manifest = json.loads((out / "manifest.json").read_text())
     counts = (manifest["counts"], {k: v["read"] for k, v in manifest["streams"].items()})
+    if not predictions:
+        return summary, curves, counts
+    preds = pd.read_parquet(out / "predictions.parquet").sort_values(
+        ["stream", "model", "id", "kind", "t"]).reset_index(drop=True)
     return preds, summary, curves, counts
 
 
@@ -51,6 +54,31 @@ def test_grouped_and_stateful_paths_give_identical_records(tmp_path):
         pd.testing.assert_frame_equal(p, p0)
         pd.testing.assert_frame_equal(s, s0)
         pd.testing.assert_frame_equal(c, c0)
+
+
+@pytest.mark.parametrize("task", ["classification", "regression"])
+def test_per_stream_scores_as_it_drains_what_the_pane_pipeline_scores(tmp_path, task):
+    """per-stream scores and compares in the replay, in label order; grouped shuffles panes:
+    the same summary and curves with windows, fading factors, event-time windows and bins."""
+    if task == "classification":
+        stream, models = STREAM, MODELS
+    else:
+        stream = 'fried=synth:Friedman{"n": 1200, "seed": 2}'
+        models = ["linear-regression", "htr=hoeffding-tree-regressor"]
+    results = []
+    for replay in ("grouped", "per-stream"):
+        out = tmp_path / replay
+        run(RunConfig(streams=[stream], models=models, delay="random:20:200:4", out=str(out),
+                      runner="direct", replay=replay, task=task, bins=5, curve_every=100,
+                      windows=[50, 300], fadings=[0.99], time_windows=["200/100"],
+                      chunk_size=16, log_predictions="none", quiet=True))  # ~10 drains
+        results.append(_outputs(out, predictions=False))
+    (s0, c0, n0), (s1, c1, n1) = results
+    assert set(s0["window"]) == {"cumulative", "w=50", "w=300", "fading=0.99", "time=200/100"}
+    assert (s0["category"] == "comparison").sum() > 0 and (c0["labels"] == 100).any()
+    assert n1 == n0
+    pd.testing.assert_frame_equal(s1, s0)
+    pd.testing.assert_frame_equal(c1, c0)
 
 
 def test_streaming_watermark_drains_step_by_step():

@@ -15,8 +15,8 @@ from pipelines.config import ConfigError, RunConfig
 from pipelines.job import run
 from transforms.records import Outcome
 from transforms.label_order import InLabelOrder
-from transforms.scoring import (LABEL_AXIS, FadingCurve, LastOutcomes, ScoringPlan,
-                                curve_rows, fading_label, pane_scores, score_locally,
+from transforms.scoring import (LABEL_AXIS, FadingCurve, InOrderScores, LastOutcomes,
+                                ScoringPlan, curve_rows, fading_label, pane_scores, score_locally,
                                 tail_scores, time_window)
 
 B = 2  # bins 0..3 for the binned category
@@ -211,6 +211,29 @@ def test_any_bundle_split_and_merge_order_gives_the_same_rows(seed):
                                   if key in faded else None)
            if r["category"] != "binned" or r["bin"] in (0, B + 1)]
     assert sorted(map(repr, got)) == expected
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_in_order_scores_fed_batch_by_batch_give_the_same_rows_in_constant_state(seed):
+    """The per-stream replay scores as it drains: batches cut anywhere, fed in label order,
+    give the rows of one pass over all labels, while the scorer holds a few panes only."""
+    outs = outcomes(300, seed=seed)
+    rng = random.Random(seed)
+    expected = score_locally(("s", "m"), outs, "classification", PLAN)
+    cuts = [0, *sorted(rng.sample(range(1, len(outs)), 12)), len(outs)]
+    scores = InOrderScores(("s", "m"), "classification", PLAN)
+    rows, held = [], []
+    for a, b in zip(cuts, cuts[1:]):
+        rows += scores.add(outs[a:b])
+        held.append((len(scores.curves.open),
+                     max(len(f["points"]) for f in scores.curves.faded.values())))
+    rows += scores.finish()
+    summary = [{k: v for k, v in r.items() if k != "labels"} for last, r in rows if last]
+    curves = [r for _, r in rows if r["category"] != "binned" or r["bin"] in (0, B + 1)]
+    assert sorted(map(repr, summary)) == sorted(map(repr, expected[0]))
+    assert sorted(map(repr, curves)) == sorted(map(repr, expected[1]))
+    # Open: each (category, axis)'s newest pane; fading: at most the one point not emitted.
+    assert max(o for o, _ in held) == 3 * 2 and max(p for _, p in held) == 1
 
 
 def test_fading_by_hand():

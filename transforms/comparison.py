@@ -1,12 +1,15 @@
 """Model comparisons: every pair of models on a stream, on the labels both predicted, in label
 order.
 
-    per-stream replay: each drain's outcomes of all models -> per pair, joined by id: panes
-    other replays:     outcomes -> per (stream, prediction kind, pane) each model's losses
-                       -> GroupByKey -> per pair, joined by id: panes
+    outcomes -> per (stream, prediction kind, pane) each model's losses
+             -> GroupByKey -> per pair, joined by id: panes
     panes -> merged per pane, fading rows folded in label order (`PanesByCurve`)
           -> the scoring pass (cumulative, windows, fading) -> rows
     outcomes -> each model's last max(w) outcomes -> per pair the windows at the last label ⤴
+
+The per-stream replay has every model's outcomes for the same labels at each drain, so it
+joins them right there and scores the pairs' panes in label order (`PairPanes`,
+`transforms.stream_scores`): no GroupByKey.
 
 Rows: category `comparison`, model `A vs B`, bin 0 for the initial predictions and B+1 for the
 final ones (the binned measures' convention), metrics q_statistic, mcnemar, mcnemar_p,
@@ -99,6 +102,23 @@ class PairPanes:
                 yield from self.panes(stream, a, b, kind, joined_losses(cols[a], cols[b]),
                                       labels)
 
+    def tails(self, stream: str, lasts):
+        """The windows at the stream's last label, each pair over its last w labels, from each
+        model's last outcomes (`lasts`: (model, outcomes) pairs) -> `((stream, pair, kind,
+        axis), {w: {None: PairScore}})`."""
+        total = max((o.n for _, outcomes in lasts for o in outcomes), default=0)
+        for kind in self.kinds:
+            cols = {model: loss_columns(outcomes, self.tasks[model], kind)
+                    for model, outcomes in lasts}
+            for a, b in self.pairs(cols):
+                joined = joined_losses(cols[a], cols[b])
+                tail = {}
+                for w in self.plan.windows:
+                    pane = pair_pane(take_rows(joined, np.flatnonzero(joined["n"] > total - w)))
+                    tail[w] = {None: new_score(COMPARISON) if pane is None
+                               else pane.scores[None].score}
+                yield (stream, pair_name(a, b), kind, LABEL_AXIS), tail
+
     def panes(self, stream: str, a: str, b: str, kind: str, joined: dict, labels: np.ndarray):
         """The panes of joined losses; `labels`: every label number they cover (for the
         fading fold, which must see each label's place even where not both predicted)."""
@@ -111,17 +131,21 @@ class PairPanes:
                 yield (stream, pair_name(a, b), kind, LABEL_AXIS, int(end)), pane
 
 
+def as_comparison(rows, plan: ScoringPlan):
+    """A pair's (is_last, row) pairs as comparison rows: category `comparison`, bin 0 for the
+    initial predictions and B+1 for the final ones."""
+    for last, row in rows:
+        row["bin"] = 0 if row["category"] == INITIAL else plan.bins + 1
+        row["category"] = COMPARISON
+        yield last, row
+
+
 class CompareModels(OutcomeTransform):
     """`((stream, model), [Outcome])` batches -> comparison summary rows (main) and curve rows
-    (`curves`) for every pair of models of the same task, in configuration order.
-
-    `pair_panes`: the panes made by a replay that drained all models of a stream together
-    (`PairPanes`); without them each model's losses are joined by id per pane after a
-    GroupByKey, which holds every label's losses until the slowest model's have come."""
-
-    def __init__(self, tasks: dict[str, str], plan: ScoringPlan, pair_panes=None):
-        super().__init__(tasks, plan)
-        self.pair_panes = pair_panes
+    (`curves`) for every pair of models of the same task, in configuration order: each model's
+    losses joined by id per pane after a GroupByKey, which holds every label's losses until the
+    slowest model's have come (the per-stream replay compares as it drains instead:
+    `transforms.stream_scores`)."""
 
     def expand(self, outcome_batches):
         tasks, plan = self.tasks, self.plan
@@ -148,46 +172,20 @@ class CompareModels(OutcomeTransform):
                 yield from panes_of.panes(stream, a, b, kind, joined_losses(
                     *(concat_rows([part for part, _ in by_model[m]]) for m in (a, b))), labels)
 
-        def tails(element):
-            # The windows at the stream's last label: each pair over its last w labels.
-            stream, lasts = element
-            total = max((o.n for _, outcomes in lasts for o in outcomes), default=0)
-            for kind in panes_of.kinds:
-                cols = {model: loss_columns(outcomes, tasks[model], kind)
-                        for model, outcomes in lasts}
-                for a, b in panes_of.pairs(cols):
-                    joined = joined_losses(cols[a], cols[b])
-                    tail = {}
-                    for w in plan.windows:
-                        last_w = take_rows(joined, np.flatnonzero(joined["n"] > total - w))
-                        pane = pair_pane(last_w)
-                        tail[w] = {None: new_score(COMPARISON) if pane is None
-                                   else pane.scores[None].score}
-                    yield (stream, pair_name(a, b), kind, LABEL_AXIS), tail
-
         def summarise(element):
             key, grouped = element
+            yield from route_rows(as_comparison(curve_rows(
+                key, grouped["panes"], COMPARISON, plan, *first_of(grouped)), plan), plan)
 
-            def as_comparison(last, row):
-                row["bin"] = 0 if row["category"] == INITIAL else plan.bins + 1
-                row["category"] = COMPARISON
-                return last, row
-
-            yield from route_rows((as_comparison(*r) for r in curve_rows(
-                key, grouped["panes"], COMPARISON, plan, *first_of(grouped))), plan)
-
-        if self.pair_panes is None:
-            pair_panes = (outcome_batches
-                          | "ModelPanes" >> beam.FlatMap(model_panes)
-                          | "ByPane" >> beam.GroupByKey()
-                          | "Pairs" >> beam.FlatMap(pairs))
-        else:
-            pair_panes = self.pair_panes
+        pair_panes = (outcome_batches
+                      | "ModelPanes" >> beam.FlatMap(model_panes)
+                      | "ByPane" >> beam.GroupByKey()
+                      | "Pairs" >> beam.FlatMap(pairs))
         last = (outcome_batches
                 | "LastOutcomes" >> beam.CombinePerKey(LastOutcomes(max(plan.windows, default=0)))
                 | "ByStream" >> beam.Map(lambda e: (e[0][0], (e[0][1], e[1])))
                 | "LastPerStream" >> beam.GroupByKey()
-                | "TailScores" >> beam.FlatMap(tails))
+                | "TailScores" >> beam.FlatMap(lambda e: panes_of.tails(*e)))
         curves = pair_panes | "ByCurve" >> PanesByCurve(lambda key: COMPARISON, [COMPARISON],
                                                         plan)
         return ({**curves, "tails": last}

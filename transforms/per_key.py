@@ -9,9 +9,10 @@ order as it reads (a heap holds only the events not yet due), so
 - the replay holds the pending instances and waiting labels, not the stream.
 
 `per-stream` drains all models of a stream over the same events, one after another: the stream
-is read (or generated) once, and each drain's outcomes of every model cover the same labels, so
-the model comparisons are made right there (`transforms.comparison.PairPanes`) instead of
-joining every label's losses after a shuffle. `per-key` spreads a stream's models over workers.
+is read (or generated) once, and each drain's outcomes of every model cover the same labels in
+label order, so they are scored and compared right there (`transforms.stream_scores`): the
+summary and curve rows are outputs of the replay, and nothing waits for the end of the stream.
+`per-key` spreads a stream's models over workers.
 
 It needs the stream's instances in time order (generated streams are; logs usually are). An
 instance earlier than one already drained stops the replay with a `LateEventError` naming it;
@@ -24,28 +25,31 @@ import heapq
 
 import apache_beam as beam
 
-from transforms.comparison import PairPanes
 from transforms.delays import DelaySpec
 from transforms.read import READ_COUNTS, TimeRange, new_read_counts, stream_items
 from transforms.records import INSTANCE, KIND, T
 from transforms.replay import DEAD_LETTERS, OUTPUT_TAGS, EngineFactory, _emit, _ReplayDoFn
+from transforms.scoring import CURVES, RowRouter
 from transforms.sources import StreamSpec
+from transforms.stream_scores import StreamScores
 
-PAIR_PANES = "pair_panes"
+SUMMARY = "summary"
 
 
 class _DrainPerKey(_ReplayDoFn):
 
     def __init__(self, factory: EngineFactory, batch_size: int, delay: DelaySpec,
-                 time_range: TimeRange, pair_panes: PairPanes | None):
+                 time_range: TimeRange, scores: StreamScores | None):
         super().__init__(factory, batch_size)
         self.delay = delay
         self.time_range = time_range
-        self.pair_panes = pair_panes
+        self.scores = scores
 
     def process(self, element):
         spec, models, reports_stream = element  # the stream's first element reports its reading
         engines = {model: self.factory.new((spec.name, model)) for model in models}
+        scoring = None if self.scores is None else self.scores.start(spec.name, models)
+        router = None if self.scores is None else RowRouter(self.scores.plan, SUMMARY)
         counts = new_read_counts()
         waiting: list = []  # a heap of events, in (t, rank, seq) order
         newest = float("-inf")  # the latest instance time: no event read later is earlier
@@ -62,12 +66,15 @@ class _DrainPerKey(_ReplayDoFn):
                 due = []
                 while waiting and waiting[0][T] < newest:
                     due.append(heapq.heappop(waiting))
-                yield from self._drain(spec.name, engines, due, waiting)
-        yield from self._drain(spec.name, engines, sorted(waiting), [])
+                yield from self._drain(spec.name, engines, due, waiting, scoring, router)
+        yield from self._drain(spec.name, engines, sorted(waiting), [], scoring, router)
+        if scoring is not None:
+            yield from router.route(scoring.finish())
+            yield from router.flush()
         if reports_stream:
             yield beam.pvalue.TaggedOutput(READ_COUNTS, (spec.name, counts))
 
-    def _drain(self, stream: str, engines: dict, due: list, waiting: list):
+    def _drain(self, stream: str, engines: dict, due: list, waiting: list, scoring, router):
         outcomes = {}
         for model, engine in engines.items():
             engine.expect_labels(waiting)  # label times known ahead (bin_boundaries schedules)
@@ -76,27 +83,26 @@ class _DrainPerKey(_ReplayDoFn):
             outcomes[model] = result.outcomes
             yield from _emit((stream, model), engine, result, pending_before, self.lines,
                              self.batch_size)
-        if self.pair_panes is not None and len(engines) > 1:
-            for key, pane in self.pair_panes(stream, outcomes):
-                yield beam.pvalue.TaggedOutput(PAIR_PANES, (key, pane))
+        if scoring is not None:
+            yield from router.route(scoring.add(outcomes))
 
 
 class PerKeyReplay(beam.PTransform):
     """Streams × models -> the replay's outputs (as `GroupedReplay`'s, plus `dead_letters` and
-    `read_counts` of the reading), one element per (stream, model); with `pair_panes`
-    (`PairPanes`) one element per stream, which also outputs its comparison panes
-    (`pair_panes`)."""
+    `read_counts` of the reading), one element per (stream, model); with `scores`
+    (`StreamScores`) one element per stream, which also outputs the summary rows (`summary`)
+    and curve tables (`curves`) of its models and their comparisons."""
 
     def __init__(self, streams: list[StreamSpec], models: list[str], factory: EngineFactory,
                  delay: DelaySpec, batch_size: int = 1000, time_range: TimeRange = TimeRange(),
-                 pair_panes: PairPanes | None = None):
+                 scores: StreamScores | None = None):
         super().__init__()
         self.streams, self.models, self.factory = streams, models, factory
         self.delay, self.batch_size, self.time_range = delay, batch_size, time_range
-        self.pair_panes = pair_panes
+        self.scores = scores
 
     def expand(self, pbegin):
-        if self.pair_panes is None:
+        if self.scores is None:
             elements = [(s, (m,), i == 0) for s in self.streams
                         for i, m in enumerate(self.models)]
         else:
@@ -107,5 +113,5 @@ class PerKeyReplay(beam.PTransform):
                 | "SpreadKeys" >> beam.Reshuffle()
                 | "ReadAndDrain" >> beam.ParDo(
                     _DrainPerKey(self.factory, self.batch_size, self.delay, self.time_range,
-                                 self.pair_panes))
-                .with_outputs(*OUTPUT_TAGS, READ_COUNTS, PAIR_PANES, main="outcomes"))
+                                 self.scores))
+                .with_outputs(*OUTPUT_TAGS, READ_COUNTS, SUMMARY, CURVES, main="outcomes"))

@@ -477,87 +477,192 @@ def _at(history: list, bound) -> dict | None:
     return history[i - 1][1] if i else None
 
 
+class CurvePoints:
+    """One (stream, model, category, axis)'s curve, fed its merged panes in pane order: `add`
+    returns the rows of the curve points that the pane shows are not the stream's last,
+    `finish` the rest — (is_last, row) pairs; is_last marks the end-of-stream summary rows, the
+    last label's. Holds the running cumulative score, the snapshots the windows' differences
+    still need and one pane's point (it is the last one until a later pane comes), so a curve
+    can be made as its labels come, in constant memory.
+
+    On the label axis the windows at the last label come from `finish`'s `tail` ({w: {bin:
+    score}}, `tail_scores`), and the fading factors from `fading` (`FadingCurve`'s state; at a
+    point the fold has passed, or at the end)."""
+
+    def __init__(self, key, task: str, plan: ScoringPlan):
+        self.key, self.task, self.plan = key, task, plan
+        self.running: dict = {}
+        self.history: list = []  # (pane key, cumulative snapshot) for the windows' differences
+        self.held = None  # the latest pane key: its point is emitted once it is known not last
+        if key[3] != LABEL_AXIS:
+            _, size, period = next(tw for tw in plan.time_windows if tw[0] == key[3])
+            self.span, self.period = round(size / period), period
+            self.ends: set = set()  # window ends j not yet emitted
+
+    def add(self, pane_key: int, pane: Pane, fading: dict | None = None) -> list:
+        if self.key[3] == LABEL_AXIS:
+            rows = [] if self.held is None else self._label_point(self.held, False, None, fading)
+            merge_bins(self.running, pane.scores)
+            if self.plan.windows:
+                keep = max(self.plan.windows)
+                self.history.append((pane_key, copy.deepcopy(self.running)))
+                while len(self.history) > 1 and self.history[1][0] <= pane_key - keep:
+                    self.history.pop(0)
+        else:  # windows [(j − span + 1)·P, (j + 1)·P) ending before this pane: complete
+            rows = [r for j in sorted(j for j in self.ends if j < pane_key)
+                    for r in self._time_window(j, False)]
+            merge_bins(self.running, pane.scores)
+            self.history.append((pane_key, copy.deepcopy(self.running)))
+            self.ends.update(range(pane_key, pane_key + self.span))
+        self.held = pane_key
+        return rows
+
+    def finish(self, tail: dict | None = None, fading: dict | None = None) -> list:
+        if self.held is None:
+            return []
+        if self.key[3] == LABEL_AXIS:
+            return self._label_point(self.held, True, tail, fading)
+        return [r for j in sorted(j for j in self.ends if j <= self.held)
+                for r in self._time_window(j, j == self.held)]
+
+    def _emit(self, view, scores, labels, t, last, counts=None) -> list:
+        stream, model, category, _ = self.key
+        return [(last, r) for r in _score_rows(stream, model, category, view, scores, labels, t,
+                                               self.plan, counts)]
+
+    def _label_point(self, end: int, last: bool, tail, fading) -> list:
+        plan, running = self.plan, self.running
+        if end % plan.curve_every and not last or not running:
+            return []  # a window's start, not a curve point; or nothing scored yet
+        # The last pane ends at the next boundary; its labels end at the last label.
+        labels = max(acc.last_n for acc in running.values()) if last else end
+        t = max(acc.last_t for acc in running.values())
+        cumulative = {b: acc.score for b, acc in running.items()}
+        rows = self._emit(CUMULATIVE, cumulative, labels, t, last)
+        for w in plan.windows:
+            rows += self._emit(f"w={w}", tail[w] if last else
+                               _difference(running, _at(self.history, end - w)),
+                               labels, t, last)
+        for alpha, f in (FadingCurve.at(fading, end).items() if plan.fadings else ()):
+            rows += self._emit(fading_label(alpha),
+                               dict(zip(plan.bins_of(self.key[2]), f.scores())), labels, t,
+                               last, {b: s.n for b, s in cumulative.items()})
+        return rows
+
+    def _time_window(self, j: int, last: bool) -> list:
+        self.ends.discard(j)
+        history = self.history
+        while len(history) > 1 and history[1][0] <= j - self.span:
+            history.pop(0)
+        window = _difference(_at(history, j), _at(history, j - self.span))
+        labels = max(acc.last_n for acc in self.running.values())
+        return self._emit(self.key[3], window, labels, (j + 1) * self.period, last)
+
+
 def curve_rows(key, panes, task: str, plan: ScoringPlan, tail: dict | None = None,
                fading: dict | None = None) -> Iterator[tuple[bool, dict]]:
-    """One pass over a (stream, model, category, axis)'s panes -> (is_last, row) for every
-    curve point of every view on that axis; is_last marks the end-of-stream summary rows, the
-    last label's. On the label axis, `tail` ({w: {bin: score}}, `tail_scores`) gives the
-    windows at that last label and `fading` (`FadingCurve`'s result) the fading factors
-    (required when there are windows, fading factors)."""
-    stream, model, category, axis = key
-    panes = sorted(panes, key=lambda p: p[0])
-    running: dict = {}
-    history: list = []  # (pane key, cumulative snapshot) for the windows' differences
+    """A (stream, model, category, axis)'s panes, in any order -> (is_last, row) for every
+    curve point of every view on that axis (`CurvePoints`)."""
+    curve = CurvePoints(key, task, plan)
+    for pane_key, pane in sorted(panes, key=lambda p: p[0]):
+        yield from curve.add(pane_key, pane, fading)
+    yield from curve.finish(tail, fading)
 
-    def emit(view, scores, labels, t, last, counts=None):
-        return [(last, r) for r in _score_rows(stream, model, category, view, scores, labels,
-                                               t, plan, counts)]
 
-    if axis == LABEL_AXIS:
-        keep = max(plan.windows, default=0)
-        last_pane = panes[-1][0] if panes else None
-        for end, pane in panes:
-            merge_bins(running, pane.scores)
-            if plan.windows:
-                history.append((end, copy.deepcopy(running)))
-                while len(history) > 1 and history[1][0] <= end - keep:
-                    history.pop(0)
-            last = end == last_pane
-            if end % plan.curve_every and not last or not running:
-                continue  # a window's start, not a curve point; or nothing scored yet
-            # The last pane ends at the next boundary; its labels end at the last label.
-            labels = max(acc.last_n for acc in running.values()) if last else end
-            t = max(acc.last_t for acc in running.values())
-            cumulative = {b: acc.score for b, acc in running.items()}
-            yield from emit(CUMULATIVE, cumulative, labels, t, last)
-            for w in plan.windows:
-                yield from emit(f"w={w}", tail[w] if last else
-                                _difference(running, _at(history, end - w)), labels, t, last)
-            for alpha, f in (FadingCurve.at(fading, end).items() if plan.fadings else ()):
-                yield from emit(fading_label(alpha),
-                                dict(zip(plan.bins_of(category), f.scores())), labels, t, last,
-                                {b: s.n for b, s in cumulative.items()})
-        return
+class InOrderCurves:
+    """The curves of one key (a (stream, model), or a pair of models) from its partial panes
+    fed in label order ({(category, axis, pane): Pane}, as `pane_scores` makes them): each
+    curve point's rows as soon as later labels pass it (`CurvePoints`), the fading factors
+    folded as the rows come (`FadingCurve`). Memory: the panes not yet complete, one pane per
+    curve and the fading state — not the stream's panes.
 
-    label, size, period = next(tw for tw in plan.time_windows if tw[0] == axis)
-    span = round(size / period)
-    last_pane = panes[-1][0] if panes else None
-    ends = sorted({j for k, _ in panes for j in range(k, min(k + span, last_pane + 1))})
-    i = 0
-    for j in ends:  # the window [(j − span + 1)·P, (j + 1)·P)
-        while i < len(panes) and panes[i][0] <= j:
-            merge_bins(running, panes[i][1].scores)
-            history.append((panes[i][0], copy.deepcopy(running)))
-            i += 1
-        while len(history) > 1 and history[1][0] <= j - span:
-            history.pop(0)
-        window = _difference(_at(history, j), _at(history, j - span))
-        labels = max(acc.last_n for acc in running.values())
-        yield from emit(label, window, labels, (j + 1) * period, j == last_pane)
+    A pane is complete when a later pane of its curve has begun (labels come in label order,
+    and so in label-time order)."""
+
+    def __init__(self, key: tuple, task: str, plan: ScoringPlan):
+        self.key, self.task, self.plan = key, task, plan
+        self.open: dict = {}  # (category, axis, pane) -> Pane
+        self.curves: dict = {}  # (category, axis) -> CurvePoints
+        self.newest: dict = {}  # (category, axis) -> the latest pane key begun
+        self.fold = FadingCurve(task, plan)
+        self.faded: dict = {}  # category -> FadingCurve state
+
+    def add(self, partials: dict) -> list:
+        for key, partial in sorted(partials.items()):
+            if partial.fading is not None:
+                state = self.faded.get(key[0]) or self.fold.start()
+                self.faded[key[0]] = self.fold.step(state, partial.fading[1])
+                partial = Pane(partial.scores)
+            self.open[key] = self.open[key].merge(partial) if key in self.open else partial
+            self.newest[key[:2]] = max(self.newest.get(key[:2], key[2]), key[2])
+        return self._complete(lambda key: key[2] < self.newest[key[:2]])
+
+    def finish(self, tails: dict) -> list:
+        """The remaining rows; `tails`: {category: {w: {bin: score}}} (`tail_scores`)."""
+        rows = self._complete(lambda key: True)
+        for (category, axis), curve in self.curves.items():
+            rows += curve.finish(tails.get(category) if axis == LABEL_AXIS else None,
+                                 self.faded.get(category))
+        return rows
+
+    def _complete(self, done) -> list:
+        rows = []
+        for key in sorted(k for k in self.open if done(k)):
+            category, axis, pane_key = key
+            curve = self.curves.get((category, axis))
+            if curve is None:
+                curve = self.curves[(category, axis)] = CurvePoints(
+                    (*self.key, category, axis), self.task, self.plan)
+            rows += curve.add(pane_key, self.open.pop(key), self.faded.get(category))
+            if axis == LABEL_AXIS and category in self.faded:  # points emitted: not needed
+                points = self.faded[category]["points"]
+                for b in [b for b in points if b < pane_key]:
+                    del points[b]
+        return rows
+
+
+class InOrderScores:
+    """One (stream, model)'s summary and curve rows from its outcome batches fed in label order
+    (a replay that drains the stream in one place): `add(outcomes)` and `finish()` return
+    (is_last, row) pairs, the same rows as the pane pipeline (`ScoreOutcomes`), in constant
+    memory (`InOrderCurves`, and the last max(w) outcomes for the windows at the end).
+
+    >>> from transforms.records import Outcome
+    >>> scores = InOrderScores(("s", "m"), "classification", ScoringPlan(curve_every=2))
+    >>> rows = scores.add([Outcome(n, n, 0.0, n, 1, 1, 1, 1, 1) for n in (1, 2, 3)])
+    >>> rows += scores.add([Outcome(4, 4, 0.0, 4, 1, 1, 1, 0, 0)])
+    >>> [(r["labels"], r["value"]) for _, r in rows + scores.finish()
+    ...  if r["metric"] == "accuracy" and r["category"] == "initial"]
+    [(2, 1.0), (4, 0.75)]
+    """
+
+    def __init__(self, key: tuple, task: str, plan: ScoringPlan):
+        self.task, self.plan = task, plan
+        self.curves = InOrderCurves(key, task, plan)
+        self.keep = LastOutcomes(max(plan.windows, default=0))
+        self.last = self.keep.create_accumulator()
+
+    def add(self, outcomes) -> list:
+        if not outcomes:
+            return []
+        outcomes = sorted(outcomes, key=lambda o: o.n)  # as a replay makes them: linear
+        self.last = self.keep.add_input(self.last, outcomes)
+        return self.curves.add(pane_scores(outcomes, self.task, self.plan))
+
+    def finish(self) -> list:
+        return self.curves.finish(tail_scores(self.last, self.task, self.plan))
 
 
 def score_locally(key, outcomes, task: str, plan: ScoringPlan) -> tuple[list, list]:
     """Summary and curve rows of one (stream, model)'s outcomes without Beam (tests, small
-    jobs): the same functions the pipeline runs, in one process."""
-    stream, model = key
-    by_curve: dict = {}
-    fold = FadingCurve(task, plan)
-    faded: dict = {}
-    for (category, axis, pane), partial in sorted(pane_scores(outcomes, task, plan).items()):
-        curve_key = (stream, model, category, axis)
-        by_curve.setdefault(curve_key, []).append((pane, partial))
-        if partial.fading is not None:  # panes in label order: the fold in one pass
-            state = faded.get(curve_key) or fold.start()
-            faded[curve_key] = fold.step(state, partial.fading[1])
-    tails = tail_scores(outcomes, task, plan)
+    jobs), scored in label order (`InOrderScores`)."""
+    scores = InOrderScores(key, task, plan)
     summary, curves = [], []
-    for curve_key, panes in by_curve.items():
-        for last, row in curve_rows(curve_key, panes, task, plan, tails[curve_key[2]],
-                                    faded.get(curve_key)):
-            if in_curves(row, plan):
-                curves.append(row)
-            if last:
-                summary.append({k: v for k, v in row.items() if k != "labels"})
+    for last, row in scores.add(outcomes) + scores.finish():
+        if in_curves(row, plan):
+            curves.append(row)
+        if last:
+            summary.append({k: v for k, v in row.items() if k != "labels"})
     return summary, curves
 
 
@@ -595,22 +700,39 @@ CURVE_SCHEMA = pa.schema([(name, pa.large_string()) for name in ("stream", "mode
                             ("labels", pa.int64())])
 
 
-def route_rows(rows, plan: ScoringPlan, chunk: int = 10_000):
+class RowRouter:
     """(is_last, row) pairs -> Beam outputs: the end-of-stream rows (without their `labels`) to
-    the main output, and curve rows to `curves` as Arrow tables of up to `chunk` rows (a curve
-    point every 1000 labels of a long stream is many rows: as dicts or object columns they
-    would weigh ~1 KB a row until written)."""
-    curve: list = []
-    for last, row in rows:
-        if in_curves(row, plan):
-            curve.append(row)
-            if len(curve) == chunk:
-                yield beam.pvalue.TaggedOutput(CURVES, pa.Table.from_pylist(curve, CURVE_SCHEMA))
-                curve = []
-        if last:
-            yield {k: v for k, v in row.items() if k != "labels"}
-    if curve:
-        yield beam.pvalue.TaggedOutput(CURVES, pa.Table.from_pylist(curve, CURVE_SCHEMA))
+    the main output (or to `summary_tag`), and curve rows to `curves` as Arrow tables of up to
+    `chunk` rows (a curve point every 1000 labels of a long stream is many rows: as dicts or
+    object columns they would weigh ~1 KB a row until written). `flush` emits the last table."""
+
+    def __init__(self, plan: ScoringPlan, summary_tag: str | None = None, chunk: int = 10_000):
+        self.plan, self.summary_tag, self.chunk = plan, summary_tag, chunk
+        self.curve: list = []
+
+    def route(self, rows):
+        for last, row in rows:
+            if in_curves(row, self.plan):
+                self.curve.append(row)
+                if len(self.curve) == self.chunk:
+                    yield from self.flush()
+            if last:
+                row = {k: v for k, v in row.items() if k != "labels"}
+                yield row if self.summary_tag is None else \
+                    beam.pvalue.TaggedOutput(self.summary_tag, row)
+
+    def flush(self):
+        if self.curve:
+            yield beam.pvalue.TaggedOutput(CURVES, pa.Table.from_pylist(self.curve,
+                                                                         CURVE_SCHEMA))
+            self.curve = []
+
+
+def route_rows(rows, plan: ScoringPlan):
+    """All of `rows` through a `RowRouter`."""
+    router = RowRouter(plan)
+    yield from router.route(rows)
+    yield from router.flush()
 
 
 def first_of(grouped: dict) -> tuple:

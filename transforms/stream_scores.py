@@ -1,0 +1,72 @@
+"""Scoring a stream's models, and comparing them, as the per-stream replay drains them.
+
+The per-stream replay drains every model of a stream over the same events in one place, in
+label order. So the scores need no shuffle: each drain's outcomes go straight into each model's
+`InOrderScores`, and every pair's joined losses (`PairPanes`) into the pair's `InOrderCurves`;
+each curve point's rows leave as soon as later labels pass it. Memory holds the open panes and
+each model's last max(w) outcomes — not the stream's panes, not its curve rows — so a long
+stream runs in constant memory. The rows are the pane pipeline's (`ScoreOutcomes`,
+`CompareModels`): the same functions, fed in order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from transforms.comparison import COMPARISON, PairPanes, as_comparison, pair_name
+from transforms.scoring import InOrderCurves, InOrderScores, ScoringPlan
+
+
+@dataclass(frozen=True)
+class StreamScores:
+    """What to score for each stream: the models' tasks and the plan. `start` one per stream."""
+
+    tasks: dict
+    plan: ScoringPlan
+
+    def start(self, stream: str, models) -> StreamScoring:
+        return StreamScoring(stream, list(models), self.tasks, self.plan)
+
+
+class StreamScoring:
+    """One stream's scores: `add({model: outcomes of one drain})` (the same labels for every
+    model, in label order) and `finish()` return (is_last, row) pairs.
+
+    >>> from transforms.records import Outcome
+    >>> scoring = StreamScores({"a": "classification", "b": "classification"},
+    ...                        ScoringPlan(final=False)).start("s", ["a", "b"])
+    >>> rows = scoring.add({m: [Outcome(n, n, 0.0, n, 1, 1, 1, p, None) for n, p in
+    ...                         [(1, 1), (2, int(m == "a"))]] for m in "ab"}) + scoring.finish()
+    >>> sorted((r["model"], r["category"], r["value"]) for _, r in rows
+    ...        if r["metric"] in ("accuracy", "mcnemar"))
+    [('a', 'initial', 1.0), ('a vs b', 'comparison', -1.0), ('b', 'initial', 0.5)]
+    """
+
+    def __init__(self, stream: str, models: list, tasks: dict, plan: ScoringPlan):
+        self.stream, self.plan = stream, plan
+        self.models = {m: InOrderScores((stream, m), tasks[m], plan) for m in models}
+        self.pair_panes = PairPanes(tasks, plan)
+        self.pairs = {pair_name(a, b): InOrderCurves((stream, pair_name(a, b)), COMPARISON,
+                                                     plan)
+                      for a, b in self.pair_panes.pairs(models)}
+
+    def add(self, outcomes: dict) -> list:
+        rows = [r for m, scores in self.models.items() for r in scores.add(outcomes[m])]
+        if self.pairs:
+            partials: dict = {pair: {} for pair in self.pairs}
+            for (_, pair, kind, axis, end), pane in self.pair_panes(self.stream, outcomes):
+                partials[pair][(kind, axis, end)] = pane
+            for pair, curves in self.pairs.items():
+                rows += as_comparison(curves.add(partials[pair]), self.plan)
+        return rows
+
+    def finish(self) -> list:
+        rows = [r for scores in self.models.values() for r in scores.finish()]
+        if self.pairs:
+            lasts = [(m, scores.last) for m, scores in self.models.items()]
+            tails: dict = {pair: {} for pair in self.pairs}
+            for (_, pair, kind, _), tail in self.pair_panes.tails(self.stream, lasts):
+                tails[pair][kind] = tail
+            for pair, curves in self.pairs.items():
+                rows += as_comparison(curves.finish(tails[pair]), self.plan)
+        return rows
