@@ -11,13 +11,16 @@ re-run replaces a previous run's files only once it has succeeded.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import io
 import itertools
 import json
 import math
+import os
 import platform
 import re
 import sys
+import tempfile
 import uuid
 from dataclasses import dataclass
 from importlib import metadata
@@ -355,28 +358,64 @@ def write_curve_part(table: pa.Table, folder: str) -> tuple[list, str]:
 
 
 def merge_curve_parts(parts: list, folder: str, path: str, row_group: int = 16_384) -> None:
-    """curves.parquet from the parts: one (stream, model) at a time, in `in_row_order`, written
-    in row groups of `row_group` rows — memory holds one key's curves, not every key's."""
+    """curves.parquet from the parts, in `in_row_order`, one (stream, model) `SERIES_GROUP` at
+    a time: each key's parts are read once and spilled by group to local files, then each
+    group is sorted and written in row groups of `row_group` rows. Memory holds one part and
+    one group's rows, not a key's whole curves (the parts come in curve-point order, the file
+    wants each series together)."""
     by_key: dict = {}
     for keys, part in parts:
         for key in keys:
             by_key.setdefault(key, []).append((part, len(keys) > 1))
-    with FileSystems.create(path) as f, pq.ParquetWriter(f, CURVE_SCHEMA) as writer:
+    with FileSystems.create(path) as f, pq.ParquetWriter(f, CURVE_SCHEMA) as writer, \
+            tempfile.TemporaryDirectory(prefix="curves-") as spill:
         for (stream, model), paths in sorted(by_key.items()):
-            table = pa.concat_tables(_read_arrow(p) for p, _ in paths)
-            if any(mixed for _, mixed in paths):
-                table = table.filter(pc.and_(pc.equal(table["stream"], stream),
-                                             pc.equal(table["model"], model)))
-            order = row_order(table)
-            for start in range(0, len(order), row_group):
-                writer.write_table(table.take(order[start:start + row_group]))
-            del table
-            pa.default_memory_pool().release_unused()  # mimalloc would keep each key's pages
+            groups = _spill_by_group(paths, stream, model, spill)
+            for group in sorted(groups):
+                with pa.OSFile(groups[group]) as source:
+                    table = pa.ipc.open_stream(source).read_all()
+                order = row_order(table)
+                for start in range(0, len(order), row_group):
+                    writer.write_table(table.take(order[start:start + row_group]))
+                    pa.default_memory_pool().release_unused()  # mimalloc would keep the pages
     # Every part, also those of a failed attempt (object stores have no folder to delete).
     FileSystems.delete([m.path for m in FileSystems.match(
         [FileSystems.join(folder, "*")])[0].metadata_list])
     if FileSystems.exists(folder):
         FileSystems.delete([folder])
+
+
+# A key's curve rows are merged a group at a time: the columns after (stream, model) that
+# `in_row_order` sorts by first.
+SERIES_GROUP = ("category", "window", "metric")
+
+
+def _spill_by_group(paths: list, stream: str, model: str, spill: str) -> dict:
+    """A key's rows from its parts, one part at a time, appended to one local Arrow stream file
+    per `SERIES_GROUP` -> {group: file}."""
+    writers: dict = {}
+    files: dict = {}
+    sinks: list = []
+    try:
+        for part, mixed in paths:
+            table = _read_arrow(part)
+            if mixed:
+                table = table.filter(pc.and_(pc.equal(table["stream"], stream),
+                                             pc.equal(table["model"], model)))
+            for group in table.group_by(SERIES_GROUP).aggregate([]).to_pylist():
+                group = tuple(group[c] for c in SERIES_GROUP)
+                if group not in writers:
+                    files[group] = os.path.join(spill, f"{len(files)}.arrows")
+                    sinks.append(pa.OSFile(files[group], "wb"))
+                    writers[group] = pa.ipc.new_stream(sinks[-1], CURVE_SCHEMA)
+                writers[group].write_table(table.filter(functools.reduce(pc.and_, (
+                    pc.equal(table[c], v) for c, v in zip(SERIES_GROUP, group)))))
+    finally:
+        for w in writers.values():
+            w.close()
+        for sink in sinks:
+            sink.close()
+    return files
 
 
 def _read_arrow(path: str) -> pa.Table:

@@ -702,30 +702,38 @@ CURVE_SCHEMA = pa.schema([(name, pa.large_string()) for name in ("stream", "mode
 
 class RowRouter:
     """(is_last, row) pairs -> Beam outputs: the end-of-stream rows (without their `labels`) to
-    the main output (or to `summary_tag`), and curve rows to `curves` as Arrow tables of up to
-    `chunk` rows (a curve point every 1000 labels of a long stream is many rows: as dicts or
-    object columns they would weigh ~1 KB a row until written). `flush` emits the last table."""
+    the main output (or to `summary_tag`), and curve rows to `curves` as Arrow tables of at
+    least `chunk` rows of one (stream, model). Each `route` call's rows turn into Arrow at once
+    (a curve point every 1000 labels of a long stream is many rows: as dicts they weigh ~1 KB a
+    row). `flush` emits the tables still filling."""
 
     def __init__(self, plan: ScoringPlan, summary_tag: str | None = None, chunk: int = 10_000):
         self.plan, self.summary_tag, self.chunk = plan, summary_tag, chunk
-        self.curve: list = []
+        self.curves: dict = {}  # (stream, model) -> Arrow tables not yet emitted
 
     def route(self, rows):
+        new: dict = {}
         for last, row in rows:
             if in_curves(row, self.plan):
-                self.curve.append(row)
-                if len(self.curve) == self.chunk:
-                    yield from self.flush()
+                new.setdefault((row["stream"], row["model"]), []).append(row)
             if last:
                 row = {k: v for k, v in row.items() if k != "labels"}
                 yield row if self.summary_tag is None else \
                     beam.pvalue.TaggedOutput(self.summary_tag, row)
+        for key, curve in new.items():
+            tables = self.curves.setdefault(key, [])
+            tables.append(pa.Table.from_pylist(curve, CURVE_SCHEMA))
+            if sum(t.num_rows for t in tables) >= self.chunk:
+                yield from self._emit(key)
 
     def flush(self):
-        if self.curve:
-            yield beam.pvalue.TaggedOutput(CURVES, pa.Table.from_pylist(self.curve,
-                                                                         CURVE_SCHEMA))
-            self.curve = []
+        for key in list(self.curves):
+            yield from self._emit(key)
+
+    def _emit(self, key):
+        tables = self.curves.pop(key)
+        if tables:
+            yield beam.pvalue.TaggedOutput(CURVES, pa.concat_tables(tables).combine_chunks())
 
 
 def route_rows(rows, plan: ScoringPlan):
