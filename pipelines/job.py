@@ -43,7 +43,7 @@ from transforms.delays import DelaySpec
 from transforms.drift import DRIFT, DetectDrift, DriftPlan
 from transforms.engine import COUNTERS, PREDICTION_KINDS
 from transforms.models import ModelSpec, ModelSpecError, Step
-from transforms.per_key import SUMMARY, PerKeyReplay
+from transforms.per_key import SUMMARY, PerKeyReplay, in_time_order
 from transforms.progress import job_counters
 from transforms.stream_profile import ProfileStreams
 from transforms.read import READ_COUNTS, ReadStreams, TimeRange
@@ -81,15 +81,17 @@ class Plan:
     def backfill(self) -> bool:
         return self.log is not None
 
-    @property
+    @functools.cached_property
     def replay(self) -> str:
-        """`auto`: per-stream when every stream is generated (always in time order; memory
-        bounded by what is pending, comparisons without a join), else grouped, which sorts
-        each stream and so takes files in any order."""
+        """`auto`: per-stream when every stream is in time order (memory bounded by what is
+        pending, scores and comparisons made as it drains), else grouped, which sorts each
+        stream and so takes files in any order. Generated streams are in time order; files
+        are read once here to find out (`in_time_order`)."""
         if self.config.replay != "auto":
             return self.config.replay
-        generated = all(s.kind in ("synth", "dataset") for s in self.streams)
-        return "per-stream" if generated else "grouped"
+        ordered = all(s.kind in ("synth", "dataset") or in_time_order(
+            s, self.delay, self.time_range, self.config.chunk_size) for s in self.streams)
+        return "per-stream" if ordered else "grouped"
 
 
 def plan(config: RunConfig) -> Plan:

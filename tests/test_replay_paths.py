@@ -1,6 +1,7 @@
 """Both Beam replay paths give the same records as the plain engine, in batch and streaming."""
 
 import json
+import random
 
 import apache_beam as beam
 import pandas as pd
@@ -10,7 +11,8 @@ from apache_beam.testing.util import assert_that, equal_to
 from apache_beam.transforms.window import TimestampedValue
 
 from pipelines.config import RunConfig
-from pipelines.job import run
+from pipelines.config import ConfigError
+from pipelines.job import plan, run
 from runners import make_runner, pipeline_options
 from tests.helpers import read
 from transforms.engine import ReplayEngine
@@ -79,6 +81,29 @@ def test_per_stream_scores_as_it_drains_what_the_pane_pipeline_scores(tmp_path, 
     assert n1 == n0
     pd.testing.assert_frame_equal(s1, s0)
     pd.testing.assert_frame_equal(c1, c0)
+
+
+def test_auto_reads_files_in_time_order_per_stream_and_sorts_the_others(tmp_path):
+    rows = ["time,f1,f2,label"] + [f"{t},{t % 7 / 7:.3f},{t % 3},{'ab'[t % 2]}"
+                                   for t in range(3000)]
+    ordered, shuffled = tmp_path / "ordered.csv", tmp_path / "shuffled.csv"
+    ordered.write_text("\n".join(rows) + "\n")
+    body = rows[1:]
+    random.Random(1).shuffle(body)
+    shuffled.write_text("\n".join(rows[:1] + body) + "\n")
+
+    def config(stream, replay):
+        return RunConfig(streams=[str(stream)], models=["no-change"], delay="100s",
+                         out=str(tmp_path / f"{stream.stem}-{replay}"), runner="direct",
+                         replay=replay, chunk_size=10, quiet=True)
+
+    assert plan(config(ordered, "auto")).replay == "per-stream"
+    assert plan(config(shuffled, "auto")).replay == "grouped"
+    summaries = [run(config(stream, "auto")).drop(columns=["run_id", "stream"])
+                 for stream in (ordered, shuffled)]
+    pd.testing.assert_frame_equal(*summaries)  # the same events, sorted by grouped
+    with pytest.raises(ConfigError, match=r"shuffled.*passed t=.*use --replay grouped"):
+        run(config(shuffled, "per-stream"))
 
 
 def test_streaming_watermark_drains_step_by_step():

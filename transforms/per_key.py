@@ -15,8 +15,9 @@ summary and curve rows are outputs of the replay, and nothing waits for the end 
 `per-key` spreads a stream's models over workers.
 
 It needs the stream's instances in time order (generated streams are; logs usually are). An
-instance earlier than one already drained stops the replay with a `LateEventError` naming it;
-`--replay grouped` sorts the whole stream first.
+instance earlier than one already drained stops the replay with an `InputError` naming it;
+`--replay grouped` sorts the whole stream first, and `auto` checks the order before choosing
+(`in_time_order`).
 """
 
 from __future__ import annotations
@@ -26,14 +27,59 @@ import heapq
 import apache_beam as beam
 
 from transforms.delays import DelaySpec
+from transforms.engine import LateEventError
 from transforms.read import READ_COUNTS, TimeRange, new_read_counts, stream_items
 from transforms.records import INSTANCE, KIND, T
 from transforms.replay import DEAD_LETTERS, OUTPUT_TAGS, EngineFactory, _emit, _ReplayDoFn
 from transforms.scoring import CURVES, RowRouter
-from transforms.sources import StreamSpec
+from transforms.sources import InputError, StreamSpec
 from transforms.stream_scores import StreamScores
 
 SUMMARY = "summary"
+
+
+def due_batches(items, step: int):
+    """A stream's events (and dead-letter dicts, passed on) -> (due, waiting): batches of the
+    events due, in time order, each with the events read but not yet due. Events wait in a
+    heap; when `step` of them wait, those earlier than the latest instance read are due (no
+    event read later can be earlier, if the stream is in time order)."""
+    waiting: list = []  # a heap of events, in (t, rank, seq) order
+    newest = float("-inf")  # the latest instance time read
+    for item in items:
+        if isinstance(item, dict):
+            yield item
+            continue
+        heapq.heappush(waiting, item)
+        if item[KIND] == INSTANCE and item[T] > newest:
+            newest = item[T]
+        if len(waiting) >= step and waiting[0][T] < newest:
+            due = []
+            while waiting and waiting[0][T] < newest:
+                due.append(heapq.heappop(waiting))
+            yield due, waiting
+    yield sorted(waiting), []
+
+
+def in_time_order(spec: StreamSpec, delay: DelaySpec, time_range: TimeRange = TimeRange(),
+                  batch_size: int = 1000) -> bool:
+    """Whether the per-key replay can drain this stream: no event comes after a batch later
+    than it was due (what makes the replay stop with a `LateEventError`). Reads the stream
+    once, stopping at the first such event.
+
+    >>> from transforms.sources import InputError, StreamSpec
+    >>> in_time_order(StreamSpec.parse('synth:SEA{"n": 50}'), DelaySpec.parse("5"))
+    True
+    """
+    last = None
+    for item in due_batches(stream_items(spec, delay, new_read_counts(), time_range),
+                            20 * batch_size):
+        if isinstance(item, dict) or not item[0]:
+            continue
+        due = item[0]
+        if last is not None and due[0][:3] <= last:
+            return False
+        last = due[-1][:3]
+    return True
 
 
 class _DrainPerKey(_ReplayDoFn):
@@ -51,23 +97,13 @@ class _DrainPerKey(_ReplayDoFn):
         scoring = None if self.scores is None else self.scores.start(spec.name, models)
         router = None if self.scores is None else RowRouter(self.scores.plan, SUMMARY)
         counts = new_read_counts()
-        waiting: list = []  # a heap of events, in (t, rank, seq) order
-        newest = float("-inf")  # the latest instance time: no event read later is earlier
-        step = 20 * self.batch_size
-        for item in stream_items(spec, self.delay, counts, self.time_range):
+        for item in due_batches(stream_items(spec, self.delay, counts, self.time_range),
+                                20 * self.batch_size):
             if isinstance(item, dict):
                 if reports_stream:
                     yield beam.pvalue.TaggedOutput(DEAD_LETTERS, item)
                 continue
-            heapq.heappush(waiting, item)
-            if item[KIND] == INSTANCE and item[T] > newest:
-                newest = item[T]
-            if len(waiting) >= step and waiting[0][T] < newest:
-                due = []
-                while waiting and waiting[0][T] < newest:
-                    due.append(heapq.heappop(waiting))
-                yield from self._drain(spec.name, engines, due, waiting, scoring, router)
-        yield from self._drain(spec.name, engines, sorted(waiting), [], scoring, router)
+            yield from self._drain(spec.name, engines, *item, scoring, router)
         if scoring is not None:
             yield from router.route(scoring.finish())
             yield from router.flush()
@@ -79,7 +115,12 @@ class _DrainPerKey(_ReplayDoFn):
         for model, engine in engines.items():
             engine.expect_labels(waiting)  # label times known ahead (bin_boundaries schedules)
             pending_before = len(engine.pending)
-            result = engine.drain(due)
+            try:
+                result = engine.drain(due)
+            except LateEventError as e:
+                raise InputError(f"{e}: the per-stream and per-key replays read a stream in "
+                                 f"time order; sort it, or use --replay grouped (or auto, "
+                                 f"which checks the order)") from None
             outcomes[model] = result.outcomes
             yield from _emit((stream, model), engine, result, pending_before, self.lines,
                              self.batch_size)
