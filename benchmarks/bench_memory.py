@@ -2,7 +2,7 @@
 
     python -m benchmarks.bench_memory [--sizes 125000 250000 500000 1000000] [--delay 1000]
         [--models no-change majority] [--replays auto grouped] [--curve-every 1000]
-        [--fading 0.999]
+        [--fading 0.999] [--source synth|csv|parquet]
 
 Each (replay path, size) runs in a fresh child process (the `direct` runner, SEA, the models
 given — two or more are compared, Q and McNemar —, a window of the last 1000 labels, a fading
@@ -10,13 +10,16 @@ factor, Page-Hinkley and the stream profile on; re-evaluation and the prediction
 output as long as the stream — off) and its peak resident memory (`ru_maxrss`) is reported,
 with the growth per million events between the smallest and the largest size. `auto` is what
 a run gets without `--replay` (per-stream for a generated stream). The pending buffer of a
-constant delay is constant; what still grows is reported as it is.
+constant delay is constant; what still grows is reported as it is. `--source csv|parquet`
+writes the same SEA events to a file first (columns time, features, label; not timed) and
+reads the stream from it.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -26,9 +29,9 @@ CHILD = """
 import json, resource, sys, time
 from pipelines.config import RunConfig
 from pipelines.job import run
-n, delay, models, replay, curve_every, fading, out = sys.argv[1:]
+stream, delay, models, replay, curve_every, fading, out = sys.argv[1:]
 start = time.perf_counter()
-run(RunConfig(streams=[f'synth:SEA{{"n": {n}, "seed": 1}}'], models=models.split(","),
+run(RunConfig(streams=[stream], models=models.split(","),
               delay=delay, repredict="none", windows=[1000],
               fadings=[float(fading)] if fading != "none" else [], log_predictions="none",
               replay=replay, curve_every=int(curve_every), out=out, runner="direct",
@@ -38,10 +41,28 @@ print(json.dumps({"seconds": time.perf_counter() - start,
 """
 
 
-def measure(n: int, delay: int, models: list[str], replay: str, curve_every: int,
+def sea_stream(n: int, source: str, folder: str) -> str:
+    """The stream spec of n SEA events (seed 1): generated, or written to a file first."""
+    if source == "synth":
+        return f'synth:SEA{{"n": {n}, "seed": 1}}'
+    import itertools
+
+    import pandas as pd
+    from river import datasets
+
+    rows = [{**x, "label": y}
+            for x, y in itertools.islice(datasets.synth.SEA(seed=1), n)]
+    df = pd.DataFrame(rows)
+    df.insert(0, "time", range(n))
+    path = os.path.join(folder, f"sea.{source}")
+    df.to_csv(path, index=False) if source == "csv" else df.to_parquet(path)
+    return path
+
+
+def measure(stream: str, delay: int, models: list[str], replay: str, curve_every: int,
             fading: str) -> dict:
     out = tempfile.mkdtemp()
-    done = subprocess.run([sys.executable, "-c", CHILD, str(n), str(delay), ",".join(models),
+    done = subprocess.run([sys.executable, "-c", CHILD, stream, str(delay), ",".join(models),
                            replay, str(curve_every), fading, out],
                           capture_output=True, text=True, check=True)
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -57,17 +78,22 @@ def main(argv=None) -> None:
     parser.add_argument("--fading", default="0.999", help="a fading factor, or none")
     parser.add_argument("--curve-every", type=int, default=1000,
                         help="labels between curve points (the curves grow with the stream)")
+    parser.add_argument("--source", choices=["synth", "csv", "parquet"], default="synth",
+                        help="generate the stream, or read it from a file written first")
     args = parser.parse_args(argv)
-    print(f"SEA, {' + '.join(args.models)}, delay {args.delay} events, a curve point every "
-          f"{args.curve_every} labels, fading {args.fading}, direct runner; peak RSS of a "
-          f"fresh process per run")
+    print(f"SEA ({args.source}), {' + '.join(args.models)}, delay {args.delay} events, a curve "
+          f"point every {args.curve_every} labels, fading {args.fading}, direct runner; peak "
+          f"RSS of a fresh process per run")
     print("| replay | events | wall time | peak memory |")
     print("|---|---|---|---|")
     for replay in args.replays:
         peaks = []
         for n in args.sizes:
-            started = time.perf_counter()
-            r = measure(n, args.delay, args.models, replay, args.curve_every, args.fading)
+            with tempfile.TemporaryDirectory() as folder:
+                stream = sea_stream(n, args.source, folder)
+                started = time.perf_counter()
+                r = measure(stream, args.delay, args.models, replay, args.curve_every,
+                            args.fading)
             peaks.append(r["peak_mib"])
             print(f"| {replay} | {n:,} | {time.perf_counter() - started:.0f} s | "
                   f"{r['peak_mib']:.0f} MiB |", flush=True)

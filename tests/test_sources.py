@@ -142,3 +142,52 @@ def test_manifest_friendly_dead_letter_fields():
     _, dead = read(data("bad.csv") + '{"classes": ["yes", "no"]}')
     assert all(set(d) >= {"stream", "file", "row", "field", "reason"} for d in dead)
     json.dumps(dead)
+
+
+@pytest.mark.parametrize("fmt", ["csv", "parquet"])
+def test_tables_read_in_chunks_give_the_events_of_one_read(tmp_path, monkeypatch, fmt):
+    """Tables are read a chunk at a time: in chunks of 7 rows, the events, dead letters (row
+    numbers, fields), ids of a table without an id column and text read as numbers are those
+    of one read — also where a column's type differs between chunks (CSV)."""
+    import numpy as np
+
+    from transforms import tables
+
+    n = 50
+    df = pd.DataFrame({"time": np.arange(n, dtype=float), "f1": np.linspace(0, 1, n),
+                       "f2": [str(i / 4) for i in range(n)], "label": ["a", "b"] * (n // 2)})
+    df.loc[22, "f2"] = "abc"  # row 23: text in a column of numbers
+    df.loc[39, "f1"] = np.inf  # row 40
+    df["time"] = df["time"].astype(object)
+    df.loc[30, "time"] = "yesterday"  # row 31
+    df["time"] = df["time"].astype(str)
+    path = tmp_path / f"rows.{fmt}"
+    df.to_csv(path, index=False) if fmt == "csv" else df.to_parquet(path)
+    whole = read(str(path), delay="3")
+    monkeypatch.setattr(tables, "CHUNK_ROWS", 7)
+    assert len(list(tables.table_chunks(str(path), fmt))) == 8
+    chunked = read(str(path), delay="3")
+    assert chunked == whole
+    events, dead = chunked
+    assert [(d["row"], d["field"]) for d in dead] == [(23, "f2"), (31, "time"), (40, "f1")]
+    instances = [e for e in events if e[3] == "instance"]
+    assert [e[4] for e in instances] == [i for i in range(n) if i not in (22, 30, 39)]
+    assert instances[-1][5] == {"f1": 1.0, "f2": 12.25}  # "12.25" read as a number
+
+
+def test_csv_read_in_chunks_keeps_one_type_per_column(tmp_path, monkeypatch):
+    """A column that is text in one chunk only (an id "x9") is text in every chunk, as in one
+    read: ids stay "3", not 3, and label numbers stay floats where a label is missing."""
+    from transforms import tables
+
+    rows = [f"{i},{i},{'' if i == 4 else i % 2}" for i in range(12)]
+    rows[9] = "x9,9,1"
+    path = tmp_path / "ids.csv"
+    path.write_text("id,time,label\n" + "\n".join(rows) + "\n")
+    whole = read(str(path), delay="1")
+    monkeypatch.setattr(tables, "CHUNK_ROWS", 5)
+    chunked = read(str(path), delay="1")
+    assert chunked == whole
+    labels = [(e[4], e[6]) for e in chunked[0] if e[3] == "label"]
+    assert labels[:2] == [("0", 0.0), ("1", 1.0)] and ("x9", 1.0) in labels
+    assert all(type(y) is float for _, y in labels)

@@ -20,7 +20,8 @@ class Checks:
     """Row-level checks shared by every source: duplicate instance ids, undeclared classes.
 
     Ids read from the data are remembered to find duplicates (memory grows with the number of
-    ids); `generated_ids` (synthetic streams and datasets number their rows) skips that."""
+    ids); numbered rows (`generated_ids` for synthetic streams and datasets, `numbered_ids()`
+    for a table without an id column) skip that."""
 
     def __init__(self, spec, generated_ids: bool = False):
         self.spec = spec
@@ -28,6 +29,10 @@ class Checks:
         self.classes = classes
         self.known = set(classes) if classes is not None else None
         self.seen: set | None = None if generated_ids else set()
+
+    def numbered_ids(self) -> None:
+        """The ids are row numbers (a table without an id column): unique, nothing to remember."""
+        self.seen = None
 
     def instance(self, key, file, row, field="id"):
         """A dead letter if `key` was already used by an instance of this stream, else None."""
