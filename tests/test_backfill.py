@@ -186,3 +186,50 @@ def test_a_date_range_reads_later_labels_reports_pending_and_skips_older_partiti
     assert counts["orphan_labels"] == 0
     read = manifest["streams"]["instances"]["read"]
     assert read["outside_range"] == 4  # instances 0, 1 and their labels
+
+
+def test_streams_in_date_partitions_read_as_one_file_each(tmp_path):
+    """Instance and label tables in daily partitions (a label in a later partition than its
+    instance, a bad value in the third instance partition): a run over a range gives the
+    summary and counts of the same tables in one file each, and the dead letter names the
+    partition's file and its row there."""
+    day, base = 86400.0, 1793491200.0  # 2026-11-01T00:00:00Z
+    t = [base + d * day + h * 3600 for d in range(3) for h in (6, 18)]
+    instances = pd.DataFrame({"id": range(6), "time": t, "f": ["0", "1", "2", "3", "x", "5"]})
+    labels = pd.DataFrame({"id": range(5), "time": [x + 20 * 3600 for x in t[:5]],
+                           "label": list("ababa")})
+    single, parts = tmp_path / "single", tmp_path / "parts"
+    single.mkdir()
+    instances.to_csv(single / "instances.csv", index=False)
+    labels.to_csv(single / "labels.csv", index=False)
+    for name, table in (("instances", instances), ("labels", labels)):
+        days = pd.to_datetime(table["time"], unit="s").dt.strftime("%Y-%m-%d")
+        for d, rows in table.groupby(days):
+            folder = parts / name / f"date={d}"
+            folder.mkdir(parents=True)
+            if name == "labels":
+                rows.to_parquet(folder / "part-0.parquet", index=False)
+            else:
+                rows.to_csv(folder / "part-0.csv", index=False)
+    runs = {}
+    for how, folder, ext in (("single", single, ".csv"), ("parts", parts, "")):
+        out = tmp_path / f"out-{how}"
+        summary = run(RunConfig(
+            streams=[f's={folder}/instances{ext}{{"labels": "{folder}/labels{ext}", '
+                     f'"classes": ["a", "b"]}}'], models=["no-change"], out=str(out),
+            start="2026-11-02", end="2026-11-03", quiet=True, runner="direct",
+            repredict="none"))
+        manifest = json.loads((out / "manifest.json").read_text())
+        dead = [json.loads(line)
+                for line in (out / "dead_letters.jsonl").read_text().splitlines()]
+        runs[how] = summary, manifest["counts"], manifest["streams"]["s"]["read"], dead
+    pd.testing.assert_frame_equal(runs["parts"][0].drop(columns="run_id"),  # hashes the specs
+                                  runs["single"][0].drop(columns="run_id"))
+    assert runs["parts"][1:3] == runs["single"][1:3]
+    (counts,) = runs["parts"][1]
+    assert (counts["instances"], counts["labelled"], counts["pending_at_end"]) == (3, 2, 1)
+    read_errors = {how: [(d["file"], d["row"], d["field"]) for d in r[3] if d["file"]]
+                   for how, r in runs.items()}
+    assert read_errors["parts"] == [
+        (str(parts / "instances" / "date=2026-11-03" / "part-0.csv"), 1, "f")]
+    assert read_errors["single"] == [(str(single / "instances.csv"), 5, "f")]

@@ -175,7 +175,7 @@ def arff_events(spec, delay, checks) -> Iterator:
                 if isinstance(parsed, dict):
                     yield parsed
                     continue
-                yield (lineno, i, float(i), parsed[0], parsed[1], None, None)
+                yield (spec.source, lineno, i, float(i), parsed[0], parsed[1], None, None)
         yield from labelled_rows(spec, labelled(), delay, checks)
         return
 

@@ -38,7 +38,7 @@ from transforms.replay import CLASSES, COUNTS, DEAD_LETTERS, GroupedReplay
 from transforms.rows import InputError
 from transforms.scoring import concat_rows, group_rows, take_rows
 from transforms.sources import split_options
-from transforms.tables import event_seconds
+from transforms.tables import event_seconds, table_files
 
 # The label pass's model key: one engine per stream, whatever the models.
 LABELS = "<labels>"
@@ -100,13 +100,9 @@ class PredictionLogSpec:
     def files(self, time_range=None) -> list[str]:
         """The log's files, sorted (a directory: every .parquet / .csv file below it); with a
         `TimeRange`, partitions `date=DAY` before its first day are skipped."""
-        pattern = self.pattern
-        if FileSystems.exists(pattern) and not os.path.isfile(pattern) \
-                and not pattern.endswith(tuple(LOG_FORMATS)):
-            pattern = FileSystems.join(pattern, "**")
-        found = [m.path for m in FileSystems.match([pattern])[0].metadata_list]
-        files = sorted(f for f in found if os.path.splitext(f)[1].lower() in LOG_FORMATS
-                       and (time_range is None or time_range.keeps_partition(f)))
+        files = [f for f in table_files(self.pattern, tuple(LOG_FORMATS))
+                 if os.path.splitext(f)[1].lower() in LOG_FORMATS
+                 and (time_range is None or time_range.keeps_partition(f))]
         if not files:
             raise InputError(f"prediction log {self.pattern}: no .parquet or .csv file found")
         return files

@@ -53,8 +53,9 @@ class Checks:
 
 
 def labelled_rows(spec, rows, delay: DelaySpec, checks: Checks) -> Iterator:
-    """(row, id, t, x, y, label_t, own_delay) rows -> events, label times by the delay model.
-    Dead letters found while parsing rows (dicts) flow through in place."""
+    """(file, row, id, t, x, y, label_t, own_delay) rows -> events, label times by the delay
+    model (`file` names the row's file in dead letters; None for generated rows). Dead letters
+    found while parsing rows (dicts) flow through in place."""
     assigner = LabelTimeAssigner(delay)
     i = -1
     for item in rows:
@@ -62,8 +63,7 @@ def labelled_rows(spec, rows, delay: DelaySpec, checks: Checks) -> Iterator:
             yield item
             continue
         i += 1
-        row, key, t, x, y, label_t, own_delay = item
-        file = spec.source if spec.kind == "file" else None
+        file, row, key, t, x, y, label_t, own_delay = item
         problem = checks.instance(key, file, row)
         if problem:
             yield problem

@@ -17,6 +17,9 @@ label_time), `labels` (a second table of labels joined by id), `classes` (the cl
 index order), `features` (columns to use), `missing` ("dead-letter" | "drop": what to do with a
 NaN feature), `delay` (this stream's delay, overriding `--delay`), `order` ("time" | "input").
 
+A table's SOURCE may be a file, a glob or a directory of files (e.g. daily partitions
+`logs/labels/date=2026-11-01/part-0.parquet`), read in path order through Beam's FileSystems.
+
 Shapes of a table: with a `kind` column it is an event log (instance | update | label rows); with
 `labels` it is an instance table plus a label table; otherwise each row is an instance with its
 label, whose time comes from `label_time` or from the delay model. Without a `time` column the
@@ -34,7 +37,7 @@ from transforms import arff
 from transforms.delays import DelaySpec
 from transforms.river_streams import river_stream
 from transforms.rows import Checks, InputError, labelled_rows
-from transforms.tables import FORMATS, columns_of, fmt_of, n_rows, table_events
+from transforms.tables import FORMATS, columns_of, fmt_of, n_rows, table_events, table_files
 FILE_OPTIONS = {"format", "id", "time", "kind", "label", "label_time", "labels", "classes",
                 "features", "missing", "delay", "order", "delayed", "target"}
 
@@ -106,6 +109,9 @@ class StreamSpec:
         if self.kind != "file":
             return None
         fmt = self.options.get("format") or FORMATS.get(os.path.splitext(self.source)[1].lower())
+        if fmt is None:  # a directory or a glob: the format of its files
+            files = table_files(self.source)
+            fmt = FORMATS.get(os.path.splitext(files[0])[1].lower()) if files else None
         if fmt not in set(FORMATS.values()):
             raise InputError(f"{self.source}: unknown format; give one of "
                              f"{sorted(set(FORMATS.values()))} with {{\"format\": ...}}")
@@ -154,7 +160,7 @@ class StreamSpec:
         if self.kind in ("synth", "dataset"):
             river_stream(self)
             return
-        if not os.path.exists(self.source):
+        if not os.path.exists(self.source) and not table_files(self.source):
             raise InputError(f"{self.source}: no such file")
         _ = self.ordering  # raises on an unknown order
         if self.format == "arff":
@@ -163,35 +169,40 @@ class StreamSpec:
             if not rows:
                 raise InputError(f"{self.source}: the stream is empty (no @data rows)")
             return
-        o = self.options
-        split = "labels" in o
-        for path, role in self._tables():
-            if not os.path.exists(path):
-                raise InputError(f"{path}: no such file (the {role} of stream {self.name})")
-            fmt = fmt_of(path, self.format)
-            columns = columns_of(path, fmt)
-            if not columns:
-                raise InputError(f"{path}: the stream is empty (no columns)")
-            if role == "labels":  # joined by id, and a label without a time means nothing
-                required, optional = ("id", "time", "label"), ()
-            elif split:  # the label options belong to the label table
-                required, optional = ("id",), ("time", "kind")
-            else:
-                required, optional = (), ("id", "time", "kind", "label", "label_time")
-            for opt in required + tuple(k for k in optional if k in o):
-                col = o.get(opt, opt)
-                if col not in columns:
-                    raise InputError(f"{path}: column {col!r} (option {opt!r}) not found; "
-                                     f"columns are {columns}")
-            if role == "instances":
-                for col in o.get("features") or []:
-                    if col not in columns:
-                        raise InputError(f"{path}: feature column {col!r} not found; columns "
-                                         f"are {columns}")
-            if n_rows(path, fmt) == 0:
-                raise InputError(f"{path}: the stream is empty (no rows)")
+        for pattern, role in self._tables():
+            files = table_files(pattern)
+            if not files:
+                raise InputError(f"{pattern}: no such file (the {role} of stream {self.name})")
+            for path in files:
+                self._check_columns(path, role)
+            if all(n_rows(path, fmt_of(path, self.format)) == 0 for path in files):
+                raise InputError(f"{pattern}: the stream is empty (no rows)")
         if self.options.get("missing", "dead-letter") not in ("dead-letter", "drop"):
             raise InputError(f"stream {self.name}: missing must be 'dead-letter' or 'drop'")
+
+    def _check_columns(self, path: str, role: str) -> None:
+        """The columns the options name are in the file (every file of a partitioned table)."""
+        o = self.options
+        split = "labels" in o
+        columns = columns_of(path, fmt_of(path, self.format))
+        if not columns:
+            raise InputError(f"{path}: the stream is empty (no columns)")
+        if role == "labels":  # joined by id, and a label without a time means nothing
+            required, optional = ("id", "time", "label"), ()
+        elif split:  # the label options belong to the label table
+            required, optional = ("id",), ("time", "kind")
+        else:
+            required, optional = (), ("id", "time", "kind", "label", "label_time")
+        for opt in required + tuple(k for k in optional if k in o):
+            col = o.get(opt, opt)
+            if col not in columns:
+                raise InputError(f"{path}: column {col!r} (option {opt!r}) not found; "
+                                 f"columns are {columns}")
+        if role == "instances":
+            for col in o.get("features") or []:
+                if col not in columns:
+                    raise InputError(f"{path}: feature column {col!r} not found; columns "
+                                     f"are {columns}")
 
     def _tables(self) -> list[tuple[str, str]]:
         tables = [(self.source, "instances")]
@@ -205,7 +216,7 @@ class StreamSpec:
         delay = self.delay(delay)
         checks = Checks(self, generated_ids=self.kind in ("synth", "dataset"))
         if self.kind in ("synth", "dataset"):
-            rows = ((i + 1, i, float(i), x, y, None, None)
+            rows = ((None, i + 1, i, float(i), x, y, None, None)
                     for i, (x, y) in enumerate(river_stream(self)))
             items = labelled_rows(self, rows, delay, checks)
         elif self.format == "arff":

@@ -3,6 +3,7 @@ and labelled rows."""
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import math
 import os
@@ -10,6 +11,8 @@ from collections.abc import Iterator
 
 import numpy as np
 import pandas as pd
+from apache_beam.io.filesystem import CompressionTypes
+from apache_beam.io.filesystems import FileSystems
 
 from transforms.records import (EVENT_KINDS, INSTANCE, LABEL, RANK_INSTANCE, RANK_LABEL,
                                 RANK_LABEL_AFTER_INSTANCE, dead_letter)
@@ -19,13 +22,49 @@ FORMATS = {".csv": "csv", ".jsonl": "jsonl", ".json": "jsonl", ".ndjson": "jsonl
            ".parquet": "parquet", ".pq": "parquet", ".arff": "arff"}
 
 
+TABLE_FORMATS = tuple(ext for ext, fmt in FORMATS.items() if fmt != "arff")
+
+
+def table_files(pattern: str, extensions: tuple = TABLE_FORMATS) -> list[str]:
+    """A table's files, sorted: a file, a glob, or a directory (every file below it with one of
+    the `extensions`, e.g. hive partitions `date=2026-11-01/part-0.parquet`), found through
+    Beam's FileSystems, so `gs://` and `s3://` paths work too.
+
+    >>> import tempfile, os
+    >>> root = tempfile.mkdtemp()
+    >>> for day in ("2026-11-02", "2026-11-01"):
+    ...     os.makedirs(f"{root}/date={day}")
+    ...     open(f"{root}/date={day}/part-0.csv", "w").close()
+    >>> [os.path.relpath(f, root) for f in table_files(root)]
+    ['date=2026-11-01/part-0.csv', 'date=2026-11-02/part-0.csv']
+    """
+    if os.path.isfile(pattern):
+        return [pattern]
+    if FileSystems.exists(pattern) and not pattern.lower().endswith(extensions):
+        pattern = FileSystems.join(pattern, "**")
+    found = [m.path for m in FileSystems.match([pattern])[0].metadata_list]
+    return sorted(f for f in found if os.path.splitext(f)[1].lower() in extensions)
+
+
+@contextlib.contextmanager
+def opened(path: str):
+    """A local path as it is (pandas and Arrow read it themselves), else the file opened with
+    Beam's FileSystems."""
+    if "://" not in path:
+        yield path
+        return
+    with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as f:
+        yield f
+
+
 def read_table(path: str, fmt: str) -> pd.DataFrame:
     try:
-        if fmt == "csv":
-            return pd.read_csv(path)
-        if fmt == "jsonl":
-            return pd.read_json(path, lines=True)
-        return pd.read_parquet(path)
+        with opened(path) as source:
+            if fmt == "csv":
+                return pd.read_csv(source)
+            if fmt == "jsonl":
+                return pd.read_json(source, lines=True)
+            return pd.read_parquet(source)
     except (OSError, ValueError) as e:
         raise InputError(f"{path}: cannot read as {fmt}: {e}") from None
     except pd.errors.EmptyDataError:
@@ -33,32 +72,39 @@ def read_table(path: str, fmt: str) -> pd.DataFrame:
 
 
 def columns_of(path: str, fmt: str) -> list[str]:
-    if fmt == "parquet":
-        import pyarrow.parquet as pq
+    with opened(path) as source:
+        if fmt == "parquet":
+            import pyarrow.parquet as pq
 
-        return list(pq.read_schema(path).names)
-    if fmt == "csv":
-        try:
-            return list(pd.read_csv(path, nrows=0).columns)
-        except pd.errors.EmptyDataError:
-            return []
+            return list(pq.read_schema(source).names)
+        if fmt == "csv":
+            try:
+                return list(pd.read_csv(source, nrows=0).columns)
+            except pd.errors.EmptyDataError:
+                return []
     return list(read_table(path, fmt).columns)
 
 
 def n_rows(path: str, fmt: str) -> int:
-    if fmt == "parquet":
-        import pyarrow.parquet as pq
+    with opened(path) as source:
+        if fmt == "parquet":
+            import pyarrow.parquet as pq
 
-        return pq.ParquetFile(path).metadata.num_rows
-    if fmt == "csv":
-        return len(pd.read_csv(path, nrows=1))
+            return pq.ParquetFile(source).metadata.num_rows
+        if fmt == "csv":
+            try:
+                return len(pd.read_csv(source, nrows=1))
+            except pd.errors.EmptyDataError:
+                return 0
     return len(read_table(path, fmt))
 
 
-def event_seconds(df: pd.DataFrame, col: str | None) -> tuple[np.ndarray, np.ndarray]:
-    """Seconds as floats and a mask of rows whose time did not parse."""
+def event_seconds(df: pd.DataFrame, col: str | None, first: int = 0) -> tuple[np.ndarray,
+                                                                               np.ndarray]:
+    """Seconds as floats and a mask of rows whose time did not parse; without the column, the
+    row's index in the stream (`first` for the frame's first row)."""
     if col is None or col not in df.columns:
-        t = np.arange(len(df), dtype=float)
+        t = np.arange(first, first + len(df), dtype=float)
         return t, np.zeros(len(df), dtype=bool)
     s = df[col]
     if pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s):
@@ -79,13 +125,15 @@ def _feature_frame(df: pd.DataFrame, columns: list[str], numeric: dict) -> tuple
                                                                                dict]:
     """Coerce mostly-numeric text columns to numbers; report cells that did not parse.
 
-    `numeric` remembers per column whether its text is read as numbers: decided on the first
-    chunk where the column holds text, kept for the rest of the table."""
+    `numeric` remembers per column whether its text is read as numbers, for the rest of the
+    table: yes once a chunk had it as numbers, else decided on the first chunk with text."""
     bad: dict[str, np.ndarray] = {}
     out = df[columns].copy()
     for c in columns:
         s = out[c]
-        if s.dtype == object or pd.api.types.is_string_dtype(s):
+        if pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s):
+            numeric.setdefault(c, True)
+        elif s.dtype == object or pd.api.types.is_string_dtype(s):
             num = pd.to_numeric(s, errors="coerce")
             present = s.notna()
             parsed = num.notna() & present
@@ -100,30 +148,38 @@ def _feature_frame(df: pd.DataFrame, columns: list[str], numeric: dict) -> tuple
 CHUNK_ROWS = 65_536  # rows turned into Python objects at a time
 
 
-def table_chunks(path: str, fmt: str) -> Iterator[tuple[int, pd.DataFrame]]:
-    """(rows before it, chunk) for a table, in file order, in chunks of `CHUNK_ROWS` rows, so
-    memory does not grow with the table's length: Parquet batch by batch (its column types are
-    the file's); CSV with one type per column for the whole file (`csv_dtypes`). JSON Lines is
-    one chunk, read whole.
+def table_chunks(files: list[str], fmt: str | None,
+                 default: str = "csv") -> Iterator[tuple[str, int, pd.DataFrame]]:
+    """(file, rows before it in that file, chunk) for a table's files, in order, in chunks of
+    `CHUNK_ROWS` rows, so memory does not grow with the table's length: Parquet batch by batch
+    (its column types are the file's); CSV with one type per column for the whole file
+    (`csv_dtypes`). A JSON Lines file is one chunk, read whole. `fmt`, if given, overrides the
+    files' extensions; `default` is the format of a file without a known one.
     """
-    row0 = 0
-    try:
-        if fmt == "parquet":
-            import pyarrow.parquet as pq
+    for path in files:
+        file_fmt = fmt or fmt_of(path, default)
+        row0 = 0
+        try:
+            if file_fmt == "parquet":
+                import pyarrow.parquet as pq
 
-            for batch in pq.ParquetFile(path).iter_batches(batch_size=CHUNK_ROWS):
-                yield row0, batch.to_pandas()
-                row0 += batch.num_rows
-        elif fmt == "csv":
-            for chunk in pd.read_csv(path, chunksize=CHUNK_ROWS, dtype=csv_dtypes(path)):
-                yield row0, chunk
-                row0 += len(chunk)
-        else:
-            yield 0, read_table(path, fmt)
-    except pd.errors.EmptyDataError:
-        return
-    except (OSError, ValueError) as e:
-        raise InputError(f"{path}: cannot read as {fmt} after {row0} rows: {e}") from None
+                with opened(path) as source:
+                    for batch in pq.ParquetFile(source).iter_batches(batch_size=CHUNK_ROWS):
+                        yield path, row0, batch.to_pandas()
+                        row0 += batch.num_rows
+            elif file_fmt == "csv":
+                dtypes = csv_dtypes(path)  # a first pass
+                with opened(path) as source:
+                    for chunk in pd.read_csv(source, chunksize=CHUNK_ROWS, dtype=dtypes):
+                        yield path, row0, chunk
+                        row0 += len(chunk)
+            else:
+                yield path, 0, read_table(path, file_fmt)
+        except pd.errors.EmptyDataError:
+            continue
+        except (OSError, ValueError) as e:
+            raise InputError(f"{path}: cannot read as {file_fmt} after {row0} rows: {e}") \
+                from None
 
 
 def csv_dtypes(path: str) -> dict:
@@ -139,9 +195,10 @@ def csv_dtypes(path: str) -> dict:
     {'a': 'float64', 'c': <class 'object'>}
     """
     kinds: dict[str, set] = {}
-    for chunk in pd.read_csv(path, chunksize=CHUNK_ROWS):
-        for column, dtype in chunk.dtypes.items():
-            kinds.setdefault(column, set()).add(dtype)
+    with opened(path) as source:
+        for chunk in pd.read_csv(source, chunksize=CHUNK_ROWS):
+            for column, dtype in chunk.dtypes.items():
+                kinds.setdefault(column, set()).add(dtype)
     return {column: "float64" if all(pd.api.types.is_numeric_dtype(d)
                                      and not pd.api.types.is_bool_dtype(d) for d in dtypes)
             else object for column, dtypes in kinds.items() if len(dtypes) > 1}
@@ -150,25 +207,25 @@ def csv_dtypes(path: str) -> dict:
 def table_events(spec, delay, checks: Checks) -> Iterator:
     """Events of a logged table stream (see `transforms.sources` for the shapes)."""
     o = spec.options
-    fmt = spec.format
     id_col, time_col, kind_col = o.get("id", "id"), o.get("time", "time"), o.get("kind", "kind")
     label_col, label_time_col = o.get("label", "label"), o.get("label_time", "label_time")
     missing = o.get("missing", "dead-letter")
-    chunks = table_chunks(spec.source, fmt)
-    _, first = next(chunks, (0, None))
-    if first is None or first.empty:
+    chunks = table_chunks(table_files(spec.source), o.get("format"))
+    first = next(chunks, None)
+    if first is None:
         raise InputError(f"{spec.source}: the stream is empty (no rows)")
-    labels_df = read_table(o["labels"], fmt_of(o["labels"], fmt)) if "labels" in o else None
+    columns = list(first[2].columns)
     reserved = {id_col, time_col, kind_col, label_col, label_time_col}
     if delay.kind == "column":
         reserved.add(delay.column)
-    features = o.get("features") or [c for c in first.columns if c not in reserved]
+    features = o.get("features") or [c for c in columns if c not in reserved]
     numeric: dict = {}  # text feature columns read as numbers (decided on their first chunk)
 
-    def rows_of(frame: pd.DataFrame, path: str, seq0: int, row0: int = 0):
-        """Per row: (seq, row number, id, t, x or None, y, label_t, own_delay) or a dead letter.
-        Rows become Python objects `CHUNK_ROWS` at a time."""
-        t, bad_t = event_seconds(frame, time_col)
+    def rows_of(frame: pd.DataFrame, path: str, seq0: int, row0: int):
+        """Per row: (seq, row number, id, t, x or None, y, label_t, own_delay, kind) or a dead
+        letter; `seq0` is the frame's first row in the stream, `row0` the rows before it in
+        its file. Rows become Python objects `CHUNK_ROWS` at a time."""
+        t, bad_t = event_seconds(frame, time_col, seq0)
         lt = event_seconds(frame, label_time_col)[0] if label_time_col in frame.columns else None
         feats = [c for c in features if c in frame.columns]
         fx, bad_cells = _feature_frame(frame, feats, numeric)
@@ -177,11 +234,13 @@ def table_events(spec, delay, checks: Checks) -> Iterator:
             n = b - a
             records = fx.iloc[a:b].to_dict("records") if feats else [None] * n
             ids = frame[id_col].iloc[a:b].tolist() if id_col in frame.columns else \
-                list(range(row0 + a, row0 + b))
+                list(range(seq0 + a, seq0 + b))
             ys = frame[label_col].iloc[a:b].tolist() if label_col in frame.columns else \
                 [None] * n
             own = frame[delay.column].iloc[a:b].tolist() if delay.kind == "column" and \
                 delay.column in frame.columns else [None] * n
+            kinds = frame[kind_col].iloc[a:b].tolist() if kind_col in frame.columns else \
+                [INSTANCE] * n
             for j in range(a, b):  # j: the row in `frame`, i: in this slice's lists
                 i = j - a
                 row = row0 + j + 1
@@ -209,19 +268,26 @@ def table_events(spec, delay, checks: Checks) -> Iterator:
                 if lt is not None and y is not None and math.isfinite(lt[j]):
                     label_t = float(lt[j])
                 key = ids[i].item() if isinstance(ids[i], np.generic) else ids[i]
-                yield (seq0 + row0 + j, row, key, float(t[j]), x, y, label_t, own[i])
+                yield (seq0 + j, row, key, float(t[j]), x, y, label_t, own[i], kinds[i])
 
-    if kind_col in first.columns or labels_df is not None:
-        rest = [chunk for _, chunk in chunks]  # an event log is read whole (see _event_log)
-        df = pd.concat([first, *rest], ignore_index=True) if rest else first
-        yield from _event_log(spec, df, labels_df, rows_of, kind_col, checks)
+    def numbered(chunks):
+        """rows_of over chunks, with each chunk's first row in the stream."""
+        seq0 = 0
+        for path, row0, frame in chunks:
+            yield from ((path, item) for item in rows_of(frame, path, seq0, row0))
+            seq0 += len(frame)
+
+    chunks = itertools.chain([first], chunks)
+    if kind_col in columns or "labels" in o:
+        labels = table_chunks(table_files(o["labels"]), None, default=spec.format) \
+            if "labels" in o else []
+        yield from _event_log(spec, numbered(itertools.chain(chunks, labels)), kind_col, checks)
         return
 
-    if id_col not in first.columns:
+    if id_col not in columns:
         checks.numbered_ids()
-    labelled = (item if isinstance(item, dict) else item[1:]
-                for row0, chunk in itertools.chain([(0, first)], chunks)
-                for item in rows_of(chunk, spec.source, 0, row0))
+    labelled = (item if isinstance(item, dict) else (path, *item[1:8])
+                for path, item in numbered(chunks))
     yield from labelled_rows(spec, labelled, delay, checks)
 
 
@@ -246,29 +312,24 @@ def fmt_of(path: str, default: str) -> str:
     return FORMATS.get(os.path.splitext(path)[1].lower(), default)
 
 
-def _event_log(spec, df, labels_df, rows_of, kind_col, checks: Checks) -> Iterator:
-    """Event logs (kind column) and instance + label tables: times come from the input."""
+def _event_log(spec, rows, kind_col, checks: Checks) -> Iterator:
+    """Event logs (kind column) and instance + label tables: times come from the input. `rows`:
+    (file, row or dead letter) of the instance table's files, then of the label table's."""
     o = spec.options
+    label_files = set(table_files(o["labels"])) if "labels" in o else set()
     items = []
-    kinds = df[kind_col].tolist() if kind_col in df.columns else [INSTANCE] * len(df)
-    for item in rows_of(df, spec.source, 0):
+    for path, item in rows:
         if isinstance(item, dict):
             items.append(item)
             continue
-        seq, row, key, t, x, y, _, _ = item
-        kind = kinds[row - 1]
-        if kind not in EVENT_KINDS:
+        seq, row, key, t, x, y, _, _, kind = item
+        if path in label_files:
+            kind = LABEL
+        elif kind not in EVENT_KINDS:
             items.append(dead_letter(spec.name, f"kind {kind!r} is not one of {EVENT_KINDS}",
-                                     file=spec.source, row=row, field=kind_col))
+                                     file=path, row=row, field=kind_col))
             continue
-        items.append((seq, row, spec.source, kind, key, t, x, y))
-    if labels_df is not None:
-        for item in rows_of(labels_df, o["labels"], len(df)):
-            if isinstance(item, dict):
-                items.append(item)
-                continue
-            seq, row, key, t, x, y, _, _ = item
-            items.append((seq, row, o["labels"], LABEL, key, t, x, y))
+        items.append((seq, row, path, kind, key, t, x, y))
     instance_t = {}
     for it in items:
         if not isinstance(it, dict) and it[3] == INSTANCE:
