@@ -28,7 +28,7 @@ TABLE_FORMATS = tuple(ext for ext, fmt in FORMATS.items() if fmt != "arff")
 def table_files(pattern: str, extensions: tuple = TABLE_FORMATS) -> list[str]:
     """A table's files, sorted: a file, a glob, or a directory (every file below it with one of
     the `extensions`, e.g. hive partitions `date=2026-11-01/part-0.parquet`), found through
-    Beam's FileSystems, so `gs://` and `s3://` paths work too.
+    Beam's FileSystems (the way `gs://` and `s3://` paths are found too).
 
     >>> import tempfile, os
     >>> root = tempfile.mkdtemp()
