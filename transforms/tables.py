@@ -279,9 +279,10 @@ def table_events(spec, delay, checks: Checks) -> Iterator:
 
     chunks = itertools.chain([first], chunks)
     if kind_col in columns or "labels" in o:
-        labels = table_chunks(table_files(o["labels"]), None, default=spec.format) \
-            if "labels" in o else []
-        yield from _event_log(spec, numbered(itertools.chain(chunks, labels)), kind_col, checks)
+        label_files = table_files(o["labels"]) if "labels" in o else []
+        labels = table_chunks(label_files, None, default=spec.format)
+        yield from _event_log(spec, numbered(itertools.chain(chunks, labels)), set(label_files),
+                              kind_col, checks)
         return
 
     if id_col not in columns:
@@ -312,11 +313,11 @@ def fmt_of(path: str, default: str) -> str:
     return FORMATS.get(os.path.splitext(path)[1].lower(), default)
 
 
-def _event_log(spec, rows, kind_col, checks: Checks) -> Iterator:
+def _event_log(spec, rows, label_files: set, kind_col, checks: Checks) -> Iterator:
     """Event logs (kind column) and instance + label tables: times come from the input. `rows`:
-    (file, row or dead letter) of the instance table's files, then of the label table's."""
+    (file, row or dead letter) of the instance table's files, then of the label table's
+    (`label_files`: their rows are labels)."""
     o = spec.options
-    label_files = set(table_files(o["labels"])) if "labels" in o else set()
     items = []
     for path, item in rows:
         if isinstance(item, dict):
