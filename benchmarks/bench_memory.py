@@ -7,7 +7,8 @@
 Each (replay path, size) runs in a fresh child process (the `direct` runner, SEA, the models
 given — two or more are compared, Q and McNemar —, a window of the last 1000 labels, a fading
 factor, Page-Hinkley and the stream profile on; re-evaluation and the prediction log — an
-output as long as the stream — off) and its peak resident memory (`ru_maxrss`) is reported,
+output as long as the stream — off) and its own peak resident memory (`VmHWM`, see
+`own_peak_mib`) is reported,
 with the growth per million events between the smallest and the largest size. `auto` is what
 a run gets without `--replay` (per-stream for a generated stream). The pending buffer of a
 constant delay is constant; what still grows is reported as it is. `--source csv|parquet`
@@ -26,7 +27,8 @@ import tempfile
 import time
 
 CHILD = """
-import json, resource, sys, time
+import json, sys, time
+from benchmarks.bench_memory import own_peak_mib
 from pipelines.config import RunConfig
 from pipelines.job import run
 stream, delay, models, replay, curve_every, fading, out = sys.argv[1:]
@@ -37,8 +39,29 @@ run(RunConfig(streams=[stream], models=models.split(","),
               replay=replay, curve_every=int(curve_every), out=out, runner="direct",
               quiet=True))
 print(json.dumps({"seconds": time.perf_counter() - start,
-                  "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+                  "peak_mib": own_peak_mib()}))
 """
+
+
+def own_peak_mib() -> float:
+    """This process's peak resident memory in MiB, not counting its parent's.
+
+    `ru_maxrss` will not do for a child: Linux carries the high-water mark of the memory a
+    process had when it exec'd into the new program (with subprocess's vfork, the parent's),
+    so a child of a parent that once held 500 MB reports at least 500 MB. `VmHWM` in
+    /proc/self/status is the new program's own; `ru_maxrss` is the fallback off Linux.
+    """
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
 
 
 def sea_stream(n: int, source: str, folder: str) -> str:
