@@ -13,7 +13,8 @@ with the growth per million events between the smallest and the largest size. `a
 a run gets without `--replay` (per-stream for a generated stream). The pending buffer of a
 constant delay is constant; what still grows is reported as it is. `--source csv|parquet`
 writes the same SEA events to a file first (columns time, features, label; not timed) and
-reads the stream from it.
+reads the stream from it; `--ids stream|pending` adds an `id` column of text ids, checked for
+duplicates over the whole stream (a set of every id) or only while pending.
 """
 
 from __future__ import annotations
@@ -63,9 +64,9 @@ def own_peak_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-
-def sea_stream(n: int, source: str, folder: str) -> str:
-    """The stream spec of n SEA events (seed 1): generated, or written to a file first."""
+def sea_stream(n: int, source: str, folder: str, ids: str | None = None) -> str:
+    """The stream spec of n SEA events (seed 1): generated, or written to a file first (with
+    an `id` column of text ids and the stream option `unique_ids: <ids>` if `ids` is given)."""
     if source == "synth":
         return f'synth:SEA{{"n": {n}, "seed": 1}}'
     import itertools
@@ -73,13 +74,15 @@ def sea_stream(n: int, source: str, folder: str) -> str:
     import pandas as pd
     from river import datasets
 
-    rows = [{**x, "label": y}
+    rows = [{**{str(k): v for k, v in x.items()}, "label": y}  # Parquet wants text names
             for x, y in itertools.islice(datasets.synth.SEA(seed=1), n)]
     df = pd.DataFrame(rows)
     df.insert(0, "time", range(n))
+    if ids:
+        df.insert(0, "id", [f"tx-{i:09d}" for i in range(n)])
     path = os.path.join(folder, f"sea.{source}")
     df.to_csv(path, index=False) if source == "csv" else df.to_parquet(path)
-    return path
+    return path + (f'{{"unique_ids": "{ids}"}}' if ids else "")
 
 
 def measure(stream: str, delay: int, models: list[str], replay: str, curve_every: int,
@@ -103,8 +106,13 @@ def main(argv=None) -> None:
                         help="labels between curve points (the curves grow with the stream)")
     parser.add_argument("--source", choices=["synth", "csv", "parquet"], default="synth",
                         help="generate the stream, or read it from a file written first")
+    parser.add_argument("--ids", choices=["stream", "pending"],
+                        help="the file gets an id column of text ids, unique over the stream "
+                             "or only while pending (its unique_ids option)")
     args = parser.parse_args(argv)
-    print(f"SEA ({args.source}), {' + '.join(args.models)}, delay {args.delay} events, a curve "
+    source = args.source + {None: "", "stream": ", text ids unique over the stream",
+                            "pending": ", text ids unique while pending"}[args.ids]
+    print(f"SEA ({source}), {' + '.join(args.models)}, delay {args.delay} events, a curve "
           f"point every {args.curve_every} labels, fading {args.fading}, direct runner; peak "
           f"RSS of a fresh process per run")
     print("| replay | events | wall time | peak memory |")
@@ -113,7 +121,7 @@ def main(argv=None) -> None:
         peaks = []
         for n in args.sizes:
             with tempfile.TemporaryDirectory() as folder:
-                stream = sea_stream(n, args.source, folder)
+                stream = sea_stream(n, args.source, folder, args.ids)
                 started = time.perf_counter()
                 r = measure(stream, args.delay, args.models, replay, args.curve_every,
                             args.fading)

@@ -102,6 +102,24 @@ def naive_replay(events, model, k: int | None = 1, timed=None):
     return results
 
 
+def model_work(events, model) -> None:
+    """The river calls every replay of `events` makes, and nothing else: `predict_one` when an
+    instance arrives or is updated and just before its label, `learn_one` at each label."""
+    features: dict = {}
+    for _, _, _, kind, key, x, y in sorted(events):
+        if kind in (INSTANCE, UPDATE):
+            features[key] = x
+            model.predict_one(x)
+        elif kind == LABEL:
+            stored = features.pop(key, None)
+            x = x if x is not None else stored
+            if x is None:
+                continue  # an orphan without features: nothing to learn
+            if stored is not None:
+                model.predict_one(x)
+            model.learn_one(x, y)
+
+
 def naive_bin_accuracy(results, bins: int) -> list[float]:
     """Λ(T, b) accuracy for b = 0..B+1 over all labelled instances (None: not scored)."""
     correct = [0] * (bins + 2)

@@ -156,3 +156,39 @@ def test_abrupt_drift_far_from_its_centre_reads():
     events, dead = read('synth:LEDDrift{"n": 50, "drift": [{"at": 15000, '
                         '"n_drift_features": 7}]}')
     assert len(events) == 100 and dead == []
+
+
+def _dead_and_counts(out, spec: str, delay: str):
+    run(RunConfig(streams=["s=" + spec], models=["majority"], delay=delay, out=str(out),
+                  runner="direct", quiet=True))
+    dead = [json.loads(line) for line in open(out / "dead_letters.jsonl")]
+    counts = json.load(open(out / "manifest.json"))["counts"][0]
+    return [(d["row"], d["field"], d["reason"]) for d in dead], counts
+
+
+def test_unique_ids_pending_lets_an_id_come_back_after_its_label(tmp_path):
+    path = tmp_path / "rows.csv"
+    path.write_text("id,time,f,label\na,0,1.0,x\nb,1,2.0,y\na,2,3.0,x\nc,3,4.0,y\n")
+    # By default ids are unique over the stream: the second 'a' is refused where it was read.
+    dead, counts = _dead_and_counts(tmp_path / "default", str(path), "1")
+    assert dead == [(3, "id", "duplicate instance id 'a'")]
+    assert counts["instances"] == 3 and counts["labelled"] == 3
+    # unique_ids 'pending': 'a' was labelled (delay 1) before it came back, so both are scored.
+    pending = f'{path}{{"unique_ids": "pending"}}'
+    dead, counts = _dead_and_counts(tmp_path / "pending", pending, "1")
+    assert dead == [] and counts["instances"] == 4 and counts["labelled"] == 4
+    # With a delay of 3 events the first 'a' is still pending: the replay refuses the second
+    # (and its label, which comes after the first a's, finds no instance).
+    dead, counts = _dead_and_counts(tmp_path / "still", pending, "3")
+    assert [r for _, _, r in dead] == ["instance id 'a' is already pending",
+                                       "label for unknown instance id 'a'"]
+    assert counts["instances"] == 4 and counts["labelled"] == 3 and counts["dead_letters"] == 2
+
+
+def test_unique_ids_pending_is_only_for_labelled_rows(tmp_path):
+    log = tmp_path / "log.csv"
+    log.write_text("id,time,kind,f,label\na,0,instance,1.0,\na,1,label,,x\n")
+    with pytest.raises(InputError, match="unique_ids 'pending' is for labelled rows"):
+        StreamSpec.parse(f'{log}{{"unique_ids": "pending"}}').check()
+    with pytest.raises(InputError, match="unique_ids must be 'stream' or 'pending'"):
+        StreamSpec.parse(f'{log}{{"unique_ids": "never"}}').check()

@@ -21,14 +21,26 @@ class Checks:
 
     Ids read from the data are remembered to find duplicates (memory grows with the number of
     ids); numbered rows (`generated_ids` for synthetic streams and datasets, `numbered_ids()`
-    for a table without an id column) skip that."""
+    for a table without an id column) skip that, and so does a stream whose ids need only be
+    unique while pending (option `unique_ids: pending`: the replay refuses an instance whose id
+    is pending, and an id may come back once its label has).
+
+    >>> from transforms.sources import StreamSpec
+    >>> checks = Checks(StreamSpec.parse("logs.csv"))
+    >>> checks.instance("tx-1", "logs.csv", 2), checks.instance("tx-1", "logs.csv", 3)["reason"]
+    (None, "duplicate instance id 'tx-1'")
+    >>> checks = Checks(StreamSpec.parse('logs.csv{"unique_ids": "pending"}'))
+    >>> checks.instance("tx-1", "logs.csv", 2), checks.instance("tx-1", "logs.csv", 3)
+    (None, None)
+    """
 
     def __init__(self, spec, generated_ids: bool = False):
         self.spec = spec
         classes = spec.declared_classes()
         self.classes = classes
         self.known = set(classes) if classes is not None else None
-        self.seen: set | None = None if generated_ids else set()
+        remember = not generated_ids and spec.options.get("unique_ids", "stream") == "stream"
+        self.seen: set | None = set() if remember else None
 
     def numbered_ids(self) -> None:
         """The ids are row numbers (a table without an id column): unique, nothing to remember."""

@@ -39,7 +39,7 @@ from transforms.river_streams import river_stream
 from transforms.rows import Checks, InputError, labelled_rows
 from transforms.tables import FORMATS, columns_of, fmt_of, n_rows, table_events, table_files
 FILE_OPTIONS = {"format", "id", "time", "kind", "label", "label_time", "labels", "classes",
-                "features", "missing", "delay", "order", "delayed", "target"}
+                "features", "missing", "delay", "order", "delayed", "target", "unique_ids"}
 
 
 def split_options(text: str, what: str = "stream") -> tuple[str, dict]:
@@ -163,6 +163,7 @@ class StreamSpec:
         if not os.path.exists(self.source) and not table_files(self.source):
             raise InputError(f"{self.source}: no such file")
         _ = self.ordering  # raises on an unknown order
+        self._check_unique_ids()
         if self.format == "arff":
             attrs, rows = arff.load_arff(self.source)
             arff.arff_class_index(self, attrs)
@@ -179,6 +180,21 @@ class StreamSpec:
                 raise InputError(f"{pattern}: the stream is empty (no rows)")
         if self.options.get("missing", "dead-letter") not in ("dead-letter", "drop"):
             raise InputError(f"stream {self.name}: missing must be 'dead-letter' or 'drop'")
+
+    def _check_unique_ids(self) -> None:
+        unique = self.options.get("unique_ids", "stream")
+        if unique not in ("stream", "pending"):
+            raise InputError(f"stream {self.name}: unique_ids must be 'stream' or 'pending'")
+        if unique == "pending" and ("labels" in self.options or self.options.get("delayed")
+                                    or self.options.get("kind", "kind") in self._columns()):
+            raise InputError(f"stream {self.name}: unique_ids 'pending' is for labelled rows; "
+                             f"an event log or an instance + label table matches labels to "
+                             f"instances by id over the whole table, so its ids must be unique")
+
+    def _columns(self) -> list[str]:
+        """The columns of the stream's (first) file; an ARFF file's are attributes, not these."""
+        files = [] if self.format == "arff" else table_files(self.source)
+        return columns_of(files[0], fmt_of(files[0], self.format)) if files else []
 
     def _check_columns(self, path: str, role: str) -> None:
         """The columns the options name are in the file (every file of a partitioned table)."""
