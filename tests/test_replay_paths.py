@@ -152,3 +152,41 @@ def _at_least_batches(k):
     def check(sizes):
         assert len(sizes) >= k, sizes
     return check
+
+
+def test_instance_and_label_tables_in_time_order_replay_per_stream(tmp_path):
+    """The label table is merged in time with the instance table, so `auto` replays a log in
+    time order per stream (holding what is pending), with the grouped replay's results: bad
+    rows, an orphan label, a label earlier than its instance and one at its instance's time
+    included."""
+    rng = random.Random(7)
+    instances = [(i, 10.0 * i, rng.random(), rng.random()) for i in range(400)]
+    labels = sorted((t + rng.choice([0.0, 5.0, 35.0, 120.0]), i, "ab"[x0 > x1])
+                    for i, t, x0, x1 in instances if i % 9)
+    labels += [(4000.0 + 1, 999, "a"),  # an orphan
+               (instances[50][1] - 1, 50, "a")]  # earlier than its instance
+    labels.sort()
+    (tmp_path / "instances.csv").write_text("id,time,x0,x1\n" + "".join(
+        f"{i},{t},{'oops' if i == 77 else x0},{x1}\n" for i, t, x0, x1 in instances))
+    (tmp_path / "labels.csv").write_text("time,id,label\n" + "".join(
+        f"{t},{i},{y}\n" for t, i, y in labels))
+    stream = (f's={tmp_path / "instances.csv"}{{"labels": "{tmp_path / "labels.csv"}", '
+              f'"classes": ["a", "b"]}}')
+    config = RunConfig(streams=[stream], models=["no-change", "gaussian-nb"], quiet=True,
+                       runner="direct", bins=4, repredict="every_k_labels:3", out="",
+                       chunk_size=4)  # drains of 80 events: many, for 800 events
+    assert plan(config).replay == "per-stream"
+    results = {}
+    for replay in ("auto", "grouped"):
+        out = tmp_path / replay
+        run(RunConfig(**{**config.__dict__, "replay": replay, "out": str(out)}))
+        dead = sorted((out / "dead_letters.jsonl").read_text().splitlines())
+        results[replay] = (*_outputs(out), dead)
+    for got, expected in zip(results["auto"], results["grouped"]):
+        if isinstance(got, pd.DataFrame):
+            pd.testing.assert_frame_equal(got, expected)
+        else:
+            assert got == expected
+    dead = [json.loads(line) for line in results["auto"][-1]]
+    assert {(d["row"], d["reason"].split(" at ")[0]) for d in dead if d["file"]} == {
+        (78, "value 'oops' is not a number"), (labels.index((499.0, 50, "a")) + 1, "label")}

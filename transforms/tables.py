@@ -4,6 +4,7 @@ and labelled rows."""
 from __future__ import annotations
 
 import contextlib
+import heapq
 import itertools
 import math
 import os
@@ -275,19 +276,30 @@ def table_events(spec, delay, checks: Checks) -> Iterator:
                 key = ids[i].item() if isinstance(ids[i], np.generic) else ids[i]
                 yield (seq0 + j, row, key, float(t[j]), x, y, label_t, own[i], kinds[i])
 
-    def numbered(chunks):
-        """rows_of over chunks, with each chunk's first row in the stream."""
-        seq0 = 0
+    def numbered(chunks, seq0: int = 0):
+        """rows_of over chunks, with each chunk's first row in the stream (from `seq0`)."""
         for path, row0, frame in chunks:
             yield from ((path, item) for item in rows_of(frame, path, seq0, row0))
             seq0 += len(frame)
 
     chunks = itertools.chain([first], chunks)
     if kind_col in columns or "labels" in o:
+        # Two passes over the instance table: the first notes each instance's time (a label is
+        # checked against its instance, wherever that is in the table), the second streams the
+        # rows, merged in time with the label table's, so a log in time order can be replayed
+        # per stream, holding what is pending rather than the whole table.
+        instance_t: dict = {}
+        n_rows = 0  # the instance table's rows: the label table's are numbered after them
+        for path, row0, frame in chunks:
+            for item in rows_of(frame, path, n_rows, row0):
+                if not isinstance(item, dict) and item[8] == INSTANCE:
+                    instance_t.setdefault(item[2], item[3])
+            n_rows += len(frame)
+        instances = numbered(table_chunks(table_files(spec.source), o.get("format")))
         label_files = table_files(o["labels"]) if "labels" in o else []
-        labels = table_chunks(label_files, None, default=spec.format)
-        yield from _event_log(spec, numbered(itertools.chain(chunks, labels)), set(label_files),
-                              kind_col, checks)
+        labels = numbered(table_chunks(label_files, None, default=spec.format), n_rows)
+        yield from _event_log(spec, _merged_in_time(instances, labels), instance_t, kind_col,
+                              checks)
         return
 
     if id_col not in columns:
@@ -318,33 +330,38 @@ def fmt_of(path: str, default: str) -> str:
     return FORMATS.get(os.path.splitext(path)[1].lower(), default)
 
 
-def _event_log(spec, rows, label_files: set, kind_col, checks: Checks) -> Iterator:
+def _merged_in_time(instances, labels) -> Iterator:
+    """(file, row item, from the label table) for two tables' rows, merged by time — at equal
+    times the instance table's first; a dead letter keeps its place after its table's previous
+    row. Tables in time order give rows in time order; any others still give every row."""
+    def timed(rows, from_labels: bool):
+        t = -math.inf
+        for path, item in rows:
+            if not isinstance(item, dict):
+                t = item[3]
+            yield (t, from_labels), path, item, from_labels
+
+    for _, path, item, from_labels in heapq.merge(timed(instances, False), timed(labels, True),
+                                                  key=lambda r: r[0]):
+        yield path, item, from_labels
+
+
+def _event_log(spec, rows, instance_t: dict, kind_col, checks: Checks) -> Iterator:
     """Event logs (kind column) and instance + label tables: times come from the input. `rows`:
-    (file, row or dead letter) of the instance table's files, then of the label table's
-    (`label_files`: their rows are labels)."""
+    (file, row or dead letter, whether it is the label table's: all its rows are labels);
+    `instance_t`: each instance id's first time in the instance table."""
     o = spec.options
-    items = []
-    for path, item in rows:
+    for path, item, from_labels in rows:
         if isinstance(item, dict):
-            items.append(item)
+            yield item
             continue
         seq, row, key, t, x, y, _, _, kind = item
-        if path in label_files:
+        if from_labels:
             kind = LABEL
         elif kind not in EVENT_KINDS:
-            items.append(dead_letter(spec.name, f"kind {kind!r} is not one of {EVENT_KINDS}",
-                                     file=path, row=row, field=kind_col))
+            yield dead_letter(spec.name, f"kind {kind!r} is not one of {EVENT_KINDS}",
+                              file=path, row=row, field=kind_col)
             continue
-        items.append((seq, row, path, kind, key, t, x, y))
-    instance_t = {}
-    for it in items:
-        if not isinstance(it, dict) and it[3] == INSTANCE:
-            instance_t.setdefault(it[4], it[5])
-    for it in items:
-        if isinstance(it, dict):
-            yield it
-            continue
-        seq, row, path, kind, key, t, x, y = it
         if kind == LABEL:
             if y is None:
                 yield dead_letter(spec.name, "label row without a label", file=path, row=row,
