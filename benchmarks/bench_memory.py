@@ -14,7 +14,8 @@ a run gets without `--replay` (per-stream for a generated stream). The pending b
 constant delay is constant; what still grows is reported as it is. `--source csv|parquet`
 writes the same SEA events to a file first (columns time, features, label; not timed) and
 reads the stream from it; `--ids stream|pending` adds an `id` column of text ids, checked for
-duplicates over the whole stream (a set of every id) or only while pending.
+duplicates over the whole stream (a set of every id) or only while pending; `--label-table`
+puts the labels in a label table (an instance + label table, joined by id).
 """
 
 from __future__ import annotations
@@ -64,9 +65,11 @@ def own_peak_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def sea_stream(n: int, source: str, folder: str, ids: str | None = None) -> str:
+def sea_stream(n: int, source: str, folder: str, ids: str | None = None,
+               delay: int | None = None) -> str:
     """The stream spec of n SEA events (seed 1): generated, or written to a file first (with
-    an `id` column of text ids and the stream option `unique_ids: <ids>` if `ids` is given)."""
+    an `id` column of text ids and the stream option `unique_ids: <ids>` if `ids` is given; with
+    `delay`, the labels go to a label table instead, each just before instance i + delay)."""
     if source == "synth":
         return f'synth:SEA{{"n": {n}, "seed": 1}}'
     import itertools
@@ -78,11 +81,19 @@ def sea_stream(n: int, source: str, folder: str, ids: str | None = None) -> str:
             for x, y in itertools.islice(datasets.synth.SEA(seed=1), n)]
     df = pd.DataFrame(rows)
     df.insert(0, "time", range(n))
-    if ids:
+    if ids or delay:
         df.insert(0, "id", [f"tx-{i:09d}" for i in range(n)])
-    path = os.path.join(folder, f"sea.{source}")
-    df.to_csv(path, index=False) if source == "csv" else df.to_parquet(path)
-    return path + (f'{{"unique_ids": "{ids}"}}' if ids else "")
+    tables = {"sea": df}
+    if delay:
+        tables["labels"] = pd.DataFrame({"id": df["id"], "time": df["time"] + delay - 0.5,
+                                         "label": df.pop("label")})
+    paths = {}
+    for name, table in tables.items():
+        paths[name] = os.path.join(folder, f"{name}.{source}")
+        table.to_csv(paths[name], index=False) if source == "csv" else table.to_parquet(
+            paths[name])
+    options = {"unique_ids": ids} if ids else {"labels": paths["labels"]} if delay else {}
+    return paths["sea"] + (json.dumps(options) if options else "")
 
 
 def measure(stream: str, delay: int, models: list[str], replay: str, curve_every: int,
@@ -106,12 +117,16 @@ def main(argv=None) -> None:
                         help="labels between curve points (the curves grow with the stream)")
     parser.add_argument("--source", choices=["synth", "csv", "parquet"], default="synth",
                         help="generate the stream, or read it from a file written first")
+    parser.add_argument("--label-table", action="store_true",
+                        help="the file's labels go to a label table (id, time, label), each "
+                             "just before instance i + delay: an instance + label table")
     parser.add_argument("--ids", choices=["stream", "pending"],
                         help="the file gets an id column of text ids, unique over the stream "
                              "or only while pending (its unique_ids option)")
     args = parser.parse_args(argv)
     source = args.source + {None: "", "stream": ", text ids unique over the stream",
-                            "pending": ", text ids unique while pending"}[args.ids]
+                            "pending": ", text ids unique while pending"}[args.ids] + (
+        ", an instance + label table" if args.label_table else "")
     print(f"SEA ({source}), {' + '.join(args.models)}, delay {args.delay} events, a curve "
           f"point every {args.curve_every} labels, fading {args.fading}, direct runner; peak "
           f"RSS of a fresh process per run")
@@ -121,7 +136,8 @@ def main(argv=None) -> None:
         peaks = []
         for n in args.sizes:
             with tempfile.TemporaryDirectory() as folder:
-                stream = sea_stream(n, args.source, folder, args.ids)
+                stream = sea_stream(n, args.source, folder, args.ids,
+                                    args.delay if args.label_table else None)
                 started = time.perf_counter()
                 r = measure(stream, args.delay, args.models, replay, args.curve_every,
                             args.fading)
