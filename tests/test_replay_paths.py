@@ -156,9 +156,9 @@ def _at_least_batches(k):
 
 def test_instance_and_label_tables_in_time_order_replay_per_stream(tmp_path):
     """The label table is merged in time with the instance table, so `auto` replays a log in
-    time order per stream (holding what is pending), with the grouped replay's results: bad
-    rows, an orphan label, a label earlier than its instance and one at its instance's time
-    included."""
+    time order per stream (holding what is pending), with the grouped replay's results: a bad
+    row, a repeated id, an orphan label, a label earlier than its instance and labels at their
+    instance's time included."""
     rng = random.Random(7)
     instances = [(i, 10.0 * i, rng.random(), rng.random()) for i in range(400)]
     labels = sorted((t + rng.choice([0.0, 5.0, 35.0, 120.0]), i, "ab"[x0 > x1])
@@ -166,6 +166,7 @@ def test_instance_and_label_tables_in_time_order_replay_per_stream(tmp_path):
     labels += [(4000.0 + 1, 999, "a"),  # an orphan
                (instances[50][1] - 1, 50, "a")]  # earlier than its instance
     labels.sort()
+    instances.insert(201, (3, 2005.0, 0.5, 0.5))  # id 3 again (after id 200 at t=2000)
     (tmp_path / "instances.csv").write_text("id,time,x0,x1\n" + "".join(
         f"{i},{t},{'oops' if i == 77 else x0},{x1}\n" for i, t, x0, x1 in instances))
     (tmp_path / "labels.csv").write_text("time,id,label\n" + "".join(
@@ -189,4 +190,5 @@ def test_instance_and_label_tables_in_time_order_replay_per_stream(tmp_path):
             assert got == expected
     dead = [json.loads(line) for line in results["auto"][-1]]
     assert {(d["row"], d["reason"].split(" at ")[0]) for d in dead if d["file"]} == {
-        (78, "value 'oops' is not a number"), (labels.index((499.0, 50, "a")) + 1, "label")}
+        (78, "value 'oops' is not a number"), (202, "duplicate instance id 3"),
+        (labels.index((499.0, 50, "a")) + 1, "label")}

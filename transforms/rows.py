@@ -51,10 +51,14 @@ class Checks:
         if self.seen is None:
             return None
         if key in self.seen:
-            return dead_letter(self.spec.name, f"duplicate instance id {key!r}", file=file,
-                               row=row, field=field)
+            return self.duplicate(key, file, row, field)
         self.seen.add(key)
         return None
+
+    def duplicate(self, key, file, row, field="id"):
+        """The dead letter of an instance whose id an earlier instance of the stream had."""
+        return dead_letter(self.spec.name, f"duplicate instance id {key!r}", file=file, row=row,
+                           field=field)
 
     def label(self, y, file, row, field="label"):
         """A dead letter if classes are declared and `y` is not one of them, else None."""

@@ -288,18 +288,23 @@ def table_events(spec, delay, checks: Checks) -> Iterator:
         # checked against its instance, wherever that is in the table), the second streams the
         # rows, merged in time with the label table's, so a log in time order can be replayed
         # per stream, holding what is pending rather than the whole table.
+        # The first pass also finds the repeated ids (first wins), so the second keeps no set.
         instance_t: dict = {}
+        repeated: set = set()  # the rows (seq) of instances whose id an earlier one had
         n_rows = 0  # the instance table's rows: the label table's are numbered after them
         for path, row0, frame in chunks:
             for item in rows_of(frame, path, n_rows, row0):
                 if not isinstance(item, dict) and item[8] == INSTANCE:
-                    instance_t.setdefault(item[2], item[3])
+                    if item[2] in instance_t:
+                        repeated.add(item[0])
+                    else:
+                        instance_t[item[2]] = item[3]
             n_rows += len(frame)
         instances = numbered(table_chunks(table_files(spec.source), o.get("format")))
         label_files = table_files(o["labels"]) if "labels" in o else []
         labels = numbered(table_chunks(label_files, None, default=spec.format), n_rows)
-        yield from _event_log(spec, _merged_in_time(instances, labels), instance_t, kind_col,
-                              checks)
+        yield from _event_log(spec, _merged_in_time(instances, labels), instance_t, repeated,
+                              kind_col, checks)
         return
 
     if id_col not in columns:
@@ -346,10 +351,12 @@ def _merged_in_time(instances, labels) -> Iterator:
         yield path, item, from_labels
 
 
-def _event_log(spec, rows, instance_t: dict, kind_col, checks: Checks) -> Iterator:
+def _event_log(spec, rows, instance_t: dict, repeated: set, kind_col,
+               checks: Checks) -> Iterator:
     """Event logs (kind column) and instance + label tables: times come from the input. `rows`:
     (file, row or dead letter, whether it is the label table's: all its rows are labels);
-    `instance_t`: each instance id's first time in the instance table."""
+    `instance_t`: each instance id's first time in the instance table; `repeated`: the rows
+    (seq) of later instances with an id already used."""
     o = spec.options
     for path, item, from_labels in rows:
         if isinstance(item, dict):
@@ -377,8 +384,7 @@ def _event_log(spec, rows, instance_t: dict, kind_col, checks: Checks) -> Iterat
                 continue
             rank = RANK_LABEL if t0 is None or t > t0 else RANK_LABEL_AFTER_INSTANCE
             yield (t, rank, seq, LABEL, key, x or None, y)
-        elif kind == INSTANCE and (problem := checks.instance(key, path, row,
-                                                               o.get("id", "id"))):
-            yield problem
+        elif kind == INSTANCE and seq in repeated:
+            yield checks.duplicate(key, path, row, o.get("id", "id"))
         else:
             yield (t, RANK_INSTANCE, seq, kind, key, x or {}, None)
