@@ -92,7 +92,8 @@ def sea_stream(n: int, source: str, folder: str, ids: str | None = None,
         paths[name] = os.path.join(folder, f"{name}.{source}")
         table.to_csv(paths[name], index=False) if source == "csv" else table.to_parquet(
             paths[name])
-    options = {"unique_ids": ids} if ids else {"labels": paths["labels"]} if delay else {}
+    options = {**({"unique_ids": ids} if ids else {}),
+               **({"labels": paths["labels"]} if delay else {})}
     return paths["sea"] + (json.dumps(options) if options else "")
 
 
