@@ -2,6 +2,8 @@
 
 import os
 
+from apache_beam.io.filesystem import FileMetadata
+from apache_beam.io.localfilesystem import LocalFileSystem
 from river.naive_bayes import GaussianNB
 
 from transforms.delays import DelaySpec
@@ -58,3 +60,37 @@ class FailsOnce(GaussianNB):
             open(self.marker, "w").close()
             raise RuntimeError("worker lost (on purpose, once)")
         super().learn_one(x, y)
+
+
+class RemoteFileSystem(LocalFileSystem):
+    """Local files under a `remote://` scheme (`remote:///tmp/x` is `/tmp/x`): Beam's
+    FileSystems route such paths here as they route `gs://` and `s3://` ones, so code that
+    reads them cannot treat them as local paths. Counts the files it opens."""
+
+    PREFIX = "remote://"
+    opened: list = []
+
+    @classmethod
+    def scheme(cls):
+        return "remote"
+
+    def _local(self, path: str) -> str:
+        # The parent's own calls (exists, join, ...) pass local paths back in.
+        return path[len(self.PREFIX):] if path.startswith(self.PREFIX) else path
+
+    def _remote(self, metadata: FileMetadata) -> FileMetadata:
+        return FileMetadata(self.PREFIX + metadata.path, metadata.size_in_bytes,
+                            metadata.last_updated_in_seconds)
+
+    def exists(self, path):
+        return super().exists(self._local(path))
+
+    def metadata(self, path):
+        return self._remote(super().metadata(self._local(path)))
+
+    def _list(self, dir_or_prefix):
+        return (self._remote(m) for m in super()._list(self._local(dir_or_prefix)))
+
+    def open(self, path, *args, **kwargs):
+        RemoteFileSystem.opened.append(path)
+        return super().open(self._local(path), *args, **kwargs)

@@ -10,6 +10,7 @@ import pytest
 from pipelines.cli import main
 from pipelines.config import RunConfig
 from pipelines.job import run
+from tests.helpers import RemoteFileSystem
 from transforms.backfill import PredictionLogSpec, join_predictions, label_columns
 from transforms.records import Outcome
 
@@ -188,11 +189,10 @@ def test_a_date_range_reads_later_labels_reports_pending_and_skips_older_partiti
     assert read["outside_range"] == 4  # instances 0, 1 and their labels
 
 
-def test_streams_in_date_partitions_read_as_one_file_each(tmp_path):
-    """Instance and label tables in daily partitions (a label in a later partition than its
-    instance, a bad value in the third instance partition): a run over a range gives the
-    summary and counts of the same tables in one file each, and the dead letter names the
-    partition's file and its row there."""
+def _daily_tables(tmp_path):
+    """Instance and label tables of 6 instances over 3 days (a label in a later partition than
+    its instance, a bad value in the third instance partition): in one file each (`single`) and
+    in daily partitions (`parts`: instances CSV, labels Parquet)."""
     day, base = 86400.0, 1793491200.0  # 2026-11-01T00:00:00Z
     t = [base + d * day + h * 3600 for d in range(3) for h in (6, 18)]
     instances = pd.DataFrame({"id": range(6), "time": t, "f": ["0", "1", "2", "3", "x", "5"]})
@@ -211,20 +211,28 @@ def test_streams_in_date_partitions_read_as_one_file_each(tmp_path):
                 rows.to_parquet(folder / "part-0.parquet", index=False)
             else:
                 rows.to_csv(folder / "part-0.csv", index=False)
-    runs = {}
-    for how, folder, ext in (("single", single, ".csv"), ("parts", parts, "")):
-        out = tmp_path / f"out-{how}"
-        summary = run(RunConfig(
-            streams=[f's={folder}/instances{ext}{{"labels": "{folder}/labels{ext}", '
-                     f'"classes": ["a", "b"]}}'], models=["no-change"], out=str(out),
-            start="2026-11-02", end="2026-11-03", quiet=True, runner="direct",
-            repredict="none"))
-        manifest = json.loads((out / "manifest.json").read_text())
-        dead = [json.loads(line)
-                for line in (out / "dead_letters.jsonl").read_text().splitlines()]
-        runs[how] = summary, manifest["counts"], manifest["streams"]["s"]["read"], dead
-    pd.testing.assert_frame_equal(runs["parts"][0].drop(columns="run_id"),  # hashes the specs
-                                  runs["single"][0].drop(columns="run_id"))
+    return single, parts
+
+
+def _run_over_range(out, instances, labels):
+    summary = run(RunConfig(
+        streams=[f's={instances}{{"labels": "{labels}", "classes": ["a", "b"]}}'],
+        models=["no-change"], out=str(out), start="2026-11-02", end="2026-11-03", quiet=True,
+        runner="direct", repredict="none"))
+    manifest = json.loads((out / "manifest.json").read_text())
+    dead = [json.loads(line) for line in (out / "dead_letters.jsonl").read_text().splitlines()]
+    return summary.drop(columns="run_id"), manifest["counts"], manifest["streams"]["s"]["read"], \
+        dead
+
+
+def test_streams_in_date_partitions_read_as_one_file_each(tmp_path):
+    """A run over a range of daily partitions gives the summary and counts of the same tables
+    in one file each, and the dead letter names the partition's file and its row there."""
+    single, parts = _daily_tables(tmp_path)
+    runs = {how: _run_over_range(tmp_path / f"out-{how}", f"{folder}/instances{ext}",
+                                 f"{folder}/labels{ext}")
+            for how, folder, ext in (("single", single, ".csv"), ("parts", parts, ""))}
+    pd.testing.assert_frame_equal(runs["parts"][0], runs["single"][0])
     assert runs["parts"][1:3] == runs["single"][1:3]
     (counts,) = runs["parts"][1]
     assert (counts["instances"], counts["labelled"], counts["pending_at_end"]) == (3, 2, 1)
@@ -233,3 +241,20 @@ def test_streams_in_date_partitions_read_as_one_file_each(tmp_path):
     assert read_errors["parts"] == [
         (str(parts / "instances" / "date=2026-11-03" / "part-0.csv"), 1, "f")]
     assert read_errors["single"] == [(str(single / "instances.csv"), 5, "f")]
+
+
+def test_partitioned_tables_on_a_remote_filesystem_read_as_local_ones(tmp_path):
+    """The same partitions behind a non-local Beam filesystem (as gs:// or s3:// would be):
+    listed, opened and read through FileSystems, with the local run's results; dead letters
+    name the remote file."""
+    _, parts = _daily_tables(tmp_path)
+    local = _run_over_range(tmp_path / "out-local", parts / "instances", parts / "labels")
+    RemoteFileSystem.opened.clear()
+    remote = _run_over_range(tmp_path / "out-remote", f"remote://{parts}/instances",
+                             f"remote://{parts}/labels")
+    pd.testing.assert_frame_equal(remote[0], local[0])
+    assert remote[1:3] == local[1:3]
+    assert {(d["file"], d["row"]) for d in remote[3] if d["file"]} == {
+        (f"remote://{parts}/instances/date=2026-11-03/part-0.csv", 1)}
+    assert any(p.endswith("labels/date=2026-11-02/part-0.parquet")
+               for p in RemoteFileSystem.opened)
