@@ -148,8 +148,8 @@ def _feature_frame(df: pd.DataFrame, columns: list[str], numeric: dict) -> tuple
 
 CHUNK_ROWS = 65_536  # rows turned into Python objects at a time
 # Parquet read through a 1 MiB buffer, without pre-buffering: by default Arrow pre-buffers whole
-# column chunks and the peak grew with the file (iterating batches of 1M / 2M / 4M rows: 181 /
-# 215 / 273 MiB; with these options 157 / 185 / 165).
+# column chunks and the peak grew with the file (a probe iterating batches of 1M / 2M / 4M rows:
+# 181 / 215 / 273 MiB; with these options 157 / 185 / 165).
 PARQUET_STREAMING = {"pre_buffer": False, "buffer_size": 1 << 20}
 
 
