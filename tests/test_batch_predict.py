@@ -98,7 +98,7 @@ def test_tree_stamps_change_exactly_when_a_rows_leaf_changes():
         return stamped
 
     leaf_of = {}
-    for leaf, idx in predictor._route(model._root, rows, np.arange(len(rows)), []):
+    for leaf, idx in predictor._route(model._root, rows, xs, np.arange(len(rows))):
         leaf_of.update({i: leaf for i in idx.tolist()})
     assert len(set(map(id, leaf_of.values()))) > 1  # the rows sit in several leaves
     before = stamps(np.zeros(len(rows), dtype=np.int64))

@@ -22,6 +22,7 @@ per row).
 
 from __future__ import annotations
 
+import functools
 import math
 from numbers import Real
 
@@ -150,17 +151,26 @@ def _merge_codes(codes, labels, at, other_codes, other_labels):
 
 def _argmax_with_margin(scores: np.ndarray, scale: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Column of the best score per row, and the rows where the best two are too close to
-    trust (float error of the vectorised sums is far below TIE_MARGIN·scale)."""
-    best = np.argmax(scores, axis=1)
+    trust (float error of the vectorised sums is far below TIE_MARGIN·scale).
+
+    >>> best, unsure = _argmax_with_margin(np.array([[1.0, 2.0], [3.0, 3.0 + 1e-12]]),
+    ...                                    np.ones((2, 2)))
+    >>> best.tolist(), unsure.tolist()
+    ([1, 1], [1])
+    """
     if scores.shape[1] < 2:
-        return best, np.empty(0, dtype=np.int64)
-    if scores.shape[1] == 2:
-        gap = np.abs(scores[:, 0] - scores[:, 1])
+        return np.zeros(len(scores), dtype=np.int64), np.empty(0, dtype=np.int64)
+    if scores.shape[1] == 2:  # two classes: numpy's row-wise reductions cost more than this
+        first, second = scores[:, 0], scores[:, 1]
+        best = (second > first).astype(np.int64)
+        gap = np.abs(first - second)
+        top_scale = np.maximum(scale[:, 0], scale[:, 1])
     else:
+        best = np.argmax(scores, axis=1)
         top2 = np.partition(scores, -2, axis=1)[:, -2:]
         gap = top2[:, 1] - top2[:, 0]
-    unsure = ~(gap > TIE_MARGIN * (1.0 + scale.max(axis=1)))
-    return best, np.flatnonzero(unsure)
+        top_scale = scale.max(axis=1)
+    return best, np.flatnonzero(~(gap > TIE_MARGIN * (1.0 + top_scale)))
 
 
 # -- river.naive_bayes.GaussianNB ------------------------------------------------------------
@@ -209,112 +219,214 @@ class GaussianNBBatch(_DenseBatch):
 
 
 # -- river.tree.HoeffdingTreeClassifier ------------------------------------------------------
-class HoeffdingTreeBatch(_DenseBatch):
-    """river `HoeffdingTreeClassifier` (leaf prediction mc, nb or nba; numeric splits).
+# How a leaf answers (`HoeffdingTreeBatch._mode`): naive Bayes over Gaussian splitters (scored
+# with numpy), x-free (majority class: one row's predict_one answers for the leaf), or
+# anything else (predict_one per row).
+_NB, _X_FREE, _OTHER = 0, 1, 2
 
-    A label changes one leaf; the others' parameters are kept from the last batch. A row's
-    stamp is its leaf's token, which also names the leaf: while that leaf is in the tree the
-    row still reaches it (this tree only ever grows, by replacing a leaf with a branch), so
-    rows are routed again only after their leaf was split.
+
+class HoeffdingTreeBatch(_DenseBatch):
+    """river `HoeffdingTreeClassifier` (leaf prediction mc, nb or nba; any split).
+
+    A label changes one leaf. Each leaf in the tree has a slot in stacked arrays of what
+    river's naive Bayes reads from it (per class: μ and 1/(−2σ²) per feature, log prior plus
+    the log-pdf constants; a class it has not seen cannot win), refreshed when the leaf's
+    state changes (only the class that learned), so the rows of all leaves are scored in one
+    numpy pass. A row's stamp is its leaf's token,
+    which also names the leaf: while that leaf is in the tree the row still reaches it (this
+    tree only ever grows, by replacing a leaf with a branch), so rows are routed again only
+    after their leaf was split.
     """
 
     SERIAL_SHIFT = 40  # token = leaf serial << 40 | state number
+    ROUTE_ONE_BY_ONE = 32  # fewer rows to route: river's own traversal of each row's dict
 
     def __init__(self):
         super().__init__()
-        self._cache: dict = {}  # id(leaf) -> (the leaf's token, its parameters)
-        self._tokens: dict = {}  # id(leaf) -> (leaf, splitters, total weight, token)
+        # id(leaf) -> [leaf, splitters, total weight, token, slot, per-class sums as last read
+        # (None: not a naive Bayes leaf)] for the leaves in the tree
+        self._entries: dict = {}
+        self._in_tree: dict = {}  # leaf serial -> its entry
         self._next_token = 1
         self._next_serial = 1
         self._shape = None  # the tree's shape when _in_tree was built
-        self._in_tree: dict = {}  # leaf serial -> leaf, for the leaves in the tree
         self._column_of: dict | None = None  # feature name -> column, once names are known
+        self._class_index: dict = {}  # the tree's class -> column of the stacked arrays
+        self._classes: list = []
+        self._slot_of_serial = np.zeros(64, dtype=np.int64)
+        self._free: list = []
 
     def __getstate__(self):
         # Caches, not state; the counters stay, so no token is ever issued twice.
-        return {**self.__dict__, "_cache": {}, "_tokens": {}, "_shape": None, "_in_tree": {}}
+        return {key: value for key, value in self.__dict__.items()
+                if key not in ("_entries", "_in_tree", "_shape", "_free", *_ABSENT)} | \
+            {"_entries": {}, "_in_tree": {}, "_shape": None, "_free": []}
 
-    def _token(self, leaf) -> int:
-        """A number for the leaf's current state. A leaf's answer depends only on its own
-        statistics (they grow with every label it learns, so its weight changes) and on its
-        splitters (replaced when it is deactivated or activated); the entry holds both
-        objects, so their ids cannot be reused while it stands."""
-        weight, splitters = leaf.total_weight, leaf.splitters
-        entry = self._tokens.get(id(leaf))
-        if entry is not None and entry[0] is leaf:
-            if entry[1] is splitters and entry[2] == weight:
-                return entry[3]
-            serial = entry[3] >> self.SERIAL_SHIFT
-        else:
+    def _alloc(self, slots: int, classes: int) -> None:
+        """Stacked arrays for `slots` leaves and `classes` classes, keeping what is there."""
+        old = {name: getattr(self, name) for name in _ABSENT} if hasattr(self, "_mode") \
+            else {}
+        n = len(old["_mode"]) if old else 0
+        fresh = _slots_of(slots, classes, len(self.names or ()))
+        for name, array in old.items():
+            fresh[name][tuple(slice(0, size) for size in array.shape)] = array
+        self.__dict__.update(fresh)
+        self._free.extend(range(slots - 1, n - 1, -1))
+
+    def _class_column(self, c) -> int:
+        j = self._class_index.get(c)
+        if j is None:
+            j = self._class_index[c] = len(self._classes)
+            self._alloc(len(self._mode), j + 1)  # a leaf has a slot before it has classes
+            self._classes.append(c)
+        return j
+
+    def _entry(self, leaf, model) -> list:
+        """The leaf's entry with its current token: a number for the leaf's state. A leaf's
+        answer depends only on its own statistics (they grow with every label it learns, so its
+        weight changes) and on its splitters (replaced when it is deactivated or activated);
+        the entry holds both objects, so their ids cannot be reused while it stands."""
+        entry = self._entries.get(id(leaf))
+        if entry is None or entry[0] is not leaf:
             serial = self._next_serial
             self._next_serial += 1
-            self._in_tree[serial] = leaf
-        token = serial << self.SERIAL_SHIFT | self._next_token
+            if not self._free:
+                self._alloc(max(64, 2 * len(self._mode)) if hasattr(self, "_mode") else 64,
+                            len(self._classes))
+            if serial >= len(self._slot_of_serial):
+                self._slot_of_serial = np.concatenate(
+                    [self._slot_of_serial, np.zeros(len(self._slot_of_serial), np.int64)])
+            slot = self._slot_of_serial[serial] = self._free.pop()
+            entry = self._entries[id(leaf)] = [leaf, None, None, serial << self.SERIAL_SHIFT,
+                                               slot, None]
+            self._in_tree[serial] = entry
+            return self._refresh(entry, model)
+        if entry[1] is leaf.splitters and entry[2] == leaf.total_weight:
+            return entry
+        return self._refresh(entry, model)
+
+    def _refresh(self, entry, model) -> list:
+        """A new token for the leaf's state, and its slot's arrays as river reads them: only
+        the classes whose weight changed (a leaf learns one class per label, and river updates
+        only that class's Gaussians), unless the leaf is new or its splitters were replaced."""
+        leaf, slot = entry[0], entry[4]
+        whole = entry[1] is not leaf.splitters
+        entry[1], entry[2] = leaf.splitters, leaf.total_weight
+        entry[3] = entry[3] >> self.SERIAL_SHIFT << self.SERIAL_SHIFT | self._next_token
         self._next_token += 1
-        self._tokens[id(leaf)] = (leaf, splitters, weight, token)
-        return token
+        mode = _leaf_mode(leaf, model)
+        if mode != "nb" or not _gaussian_leaf(leaf, self._columns):
+            self._mode[slot] = _X_FREE if mode == "mc" else _OTHER
+            entry[5] = None
+            return entry
+        stats = leaf.stats
+        # (weight, Σ const, Σ |const|) per class, as last read
+        known = {} if whole or entry[5] is None else entry[5]
+        columns = self._columns
+        total = sum(stats.values())
+        if whole or entry[5] is None:
+            self._mu[slot], self._inv[slot] = 0.0, 0.0
+            self._base[slot], self._abs[slot] = _ABSENT_VOTE, 0.0
+        for c, w in stats.items():
+            if c in known and known[c][0] == w:
+                continue
+            j = self._class_column(c)
+            mu, inv = self._mu[slot, j], self._inv[slot, j]
+            mu[:], inv[:] = 0.0, 0.0
+            const_sum = const_abs = 0.0
+            if w > 0:
+                for att, obs in leaf.splitters.items():
+                    params = _gaussian_parameters(obs._att_dist_per_class.get(c))
+                    if params is not None:  # else log p = -inf: skipped, as river does
+                        f = columns[att]
+                        mu[f], inv[f] = params[0], -0.5 / params[1]
+                        const = -_HALF_LOG_TAU - 0.5 * math.log(params[1])
+                        const_sum += const
+                        const_abs += abs(const)
+            known[c] = (w, const_sum, const_abs)
+        for c, (w, const_sum, const_abs) in known.items():
+            # A class of weight 0 votes 0.0 in river: no prior, no terms.
+            prior = math.log(w / total) if w > 0 else 0.0
+            j = self._class_index[c]
+            self._base[slot, j] = prior + const_sum
+            self._abs[slot, j] = abs(prior) + const_abs
+        entry[5] = known
+        self._mode[slot] = _NB if total > 0 else _OTHER
+        return entry
 
     def _follow_shape(self, model) -> None:
         """After a split, forget the leaves that left the tree (their rows are routed again)."""
-        shape = (id(model._root), model._n_active_leaves + model._n_inactive_leaves)
+        shape = (id(model._root), model._n_active_leaves, model._n_inactive_leaves)
         if shape == self._shape:
             return
         self._shape = shape
         leaves = {id(leaf): leaf for leaf in model._root.iter_leaves()}
-        self._tokens = {key: entry for key, entry in self._tokens.items()
-                        if leaves.get(key) is entry[0]}
-        self._in_tree = {entry[3] >> self.SERIAL_SHIFT: entry[0]
-                         for entry in self._tokens.values()}
+        for key, entry in list(self._entries.items()):
+            if leaves.get(key) is not entry[0]:
+                del self._entries[key]
+                self._free.append(entry[4])
+        self._in_tree = {entry[3] >> self.SERIAL_SHIFT: entry
+                         for entry in self._entries.values()}
 
     stamps_rows = True
 
     def predict_changed(self, model, rows, xs, before):
         n = len(rows)
-        stamps, changed = np.zeros(n, dtype=np.int64), np.ones(n, dtype=bool)
         if model._root is None:
-            return np.full(n, NONE), [], stamps, changed
+            return (np.full(n, NONE), [], np.zeros(n, dtype=np.int64),
+                    np.ones(n, dtype=bool))
         self._follow_shape(model)
         # Rows whose leaf is still in the tree take its current token (0: route the row again).
         # Serials are small numbers: bincount finds the few present without sorting.
         serials = before >> self.SERIAL_SHIFT
         now = np.zeros(int(serials.max()) + 1, dtype=np.int64)
+        in_tree = self._in_tree
         for serial in np.flatnonzero(np.bincount(serials)).tolist():
-            leaf = self._in_tree.get(serial)
-            if leaf is not None:
-                now[serial] = self._token(leaf)
+            entry = in_tree.get(serial)
+            if entry is not None:
+                now[serial] = self._entry(entry[0], model)[3]
         stamps = now[serials]
         unsure: list = []
         lost = np.flatnonzero(stamps == 0)
         if len(lost):
-            for leaf, idx in self._route(model._root, rows, lost, unsure):
-                if len(idx):
-                    stamps[idx] = self._token(leaf)
+            self._locate(model, rows, xs, lost, stamps)
         changed = stamps != before
-        changed[unsure] = True  # stamp 0: predicted row by row, every time
-        todo = np.flatnonzero(changed & (stamps != 0))
-        groups = []
-        if len(todo):  # by leaf; usually one or two (the leaf that learned, new rows')
-            serials = stamps[todo] >> self.SERIAL_SHIFT
-            for serial in np.flatnonzero(np.bincount(serials)).tolist():
-                groups.append((self._in_tree[serial], todo[serials == serial]))
-        codes, labels = _finish(model, xs, *self._decide_groups(model, rows, groups, unsure))
+        todo = np.flatnonzero(changed)
+        codes, leader = self._score(model, rows, todo, stamps, unsure)
+        if not unsure:
+            return codes, self._classes, stamps, changed
+        codes, labels = _finish(model, xs, codes, self._classes, np.array(sorted(unsure),
+                                dtype=np.int64), leader)
         return codes, labels, stamps, changed
 
-    def _route(self, node, rows, idx, unsure: list):
-        """(leaf, row indices) for rows reaching each leaf down numeric splits; rows under any
-        other kind of split go to `unsure` (the tree's own routing, row by row)."""
-        from river.tree.nodes.branch import DTBranch, NumericBinaryBranch
+    def _locate(self, model, rows, xs, idx, stamps) -> None:
+        """Stamp rows `idx` with the tokens of the leaves they reach now."""
+        root = model._root
+        if not isinstance(root, _branch_class()):
+            stamps[idx] = self._entry(root, model)[3]
+        elif len(idx) <= self.ROUTE_ONE_BY_ONE:
+            for i in idx.tolist():
+                stamps[i] = self._entry(root.traverse(xs[i], until_leaf=True), model)[3]
+        else:
+            for leaf, at in self._route(root, rows, xs, idx):
+                stamps[at] = self._entry(leaf, model)[3]
+
+    def _route(self, node, rows, xs, idx):
+        """(leaf, row indices) for the rows reaching each leaf: down numeric splits as arrays,
+        under any other kind of split by the tree's own traversal, row by row."""
+        from river.tree.nodes.branch import NumericBinaryBranch
 
         if not len(idx):
             return
-        if not isinstance(node, DTBranch):
+        if not isinstance(node, _branch_class()):
             yield node, idx
         elif isinstance(node, NumericBinaryBranch) and node.feature in self._columns:
             go_left = rows[idx, self._columns[node.feature]] <= node.threshold
-            yield from self._route(node.children[0], rows, idx[go_left], unsure)
-            yield from self._route(node.children[1], rows, idx[~go_left], unsure)
+            yield from self._route(node.children[0], rows, xs, idx[go_left])
+            yield from self._route(node.children[1], rows, xs, idx[~go_left])
         else:
-            unsure.extend(idx.tolist())
+            for i in idx.tolist():
+                yield node.traverse(xs[i], until_leaf=True), np.array([i])
 
     @property
     def _columns(self) -> dict:
@@ -322,47 +434,70 @@ class HoeffdingTreeBatch(_DenseBatch):
             self._column_of = {name: f for f, name in enumerate(self.names)}
         return self._column_of
 
-    def _parameters(self, leaf):
-        # Keyed like the tokens: a leaf re-activated with fresh splitters has new parameters
-        # at the same weight.
-        token = self._token(leaf)
-        hit = self._cache.get(id(leaf))
-        if hit is not None and hit[0] == token:
-            return hit[1]
-        params = _leaf_parameters(leaf, self.names)
-        if len(self._cache) > 4096:
-            self._cache.clear()
-        self._cache[id(leaf)] = (token, params)
-        return params
+    def predict(self, model, rows, xs):
+        if rows is None:
+            return BatchPredictor.predict(self, model, rows, xs)
+        codes, labels, _, _ = self.predict_changed(model, rows, xs,
+                                                   np.zeros(len(rows), dtype=np.int64))
+        return codes, labels
 
-    def decide(self, model, rows):
-        if model._root is None:
-            return np.full(len(rows), NONE), [], np.arange(len(rows)), None
-        unsure: list = []
-        groups = list(self._route(model._root, rows, np.arange(len(rows)), unsure))
-        return self._decide_groups(model, rows, groups, unsure)
-
-    def _decide_groups(self, model, rows, groups, unsure: list):
-        """Decide the rows of each (leaf, row indices) group; `unsure` rows go to predict_one."""
+    def _score(self, model, rows, todo, stamps, unsure: list):
+        """Codes (into `self._classes`) of rows `todo` from their leaves' slots, all leaves in
+        one pass; rows of x-free leaves follow a leader, the rest go to `unsure`."""
         codes = np.full(len(rows), NONE)
-        labels: list = []
-        leader = np.arange(len(rows))
-        for leaf, idx in groups:
-            if not len(idx):
-                continue
-            mode = _leaf_mode(leaf, model)
-            if mode == "mc":  # x-free: the leaf's first row answers for all of them
-                unsure.append(int(idx[0]))
-                leader[idx] = idx[0]
-                continue
-            params = self._parameters(leaf) if mode == "nb" else None
-            if params is None:
-                unsure.extend(idx.tolist())
-                continue
-            leaf_codes, leaf_labels, leaf_unsure = _naive_bayes_leaf(params, rows[idx])
-            codes, labels = _merge_codes(codes, labels, idx, leaf_codes, leaf_labels)
-            unsure.extend(idx[leaf_unsure].tolist())
-        return codes, labels, np.array(sorted(unsure), dtype=np.int64), leader
+        leader = None
+        if not len(todo):
+            return codes, leader
+        slots = self._slot_of_serial[stamps[todo] >> self.SERIAL_SHIFT]
+        modes = self._mode[slots]
+        nb = modes == _NB
+        if nb.any():
+            at, s = (todo, slots) if nb.all() else (todo[nb], slots[nb])
+            # river's vote: log prior + Σ_f (x − μ)² / (−2σ²) − log √(2πσ²), the constants
+            # summed ahead (base). The margin's scale bounds |log prior| + Σ_f |term_f|.
+            one_leaf = s[0] == s[-1] and (s == s[0]).all()  # K=1: the leaf that learned
+            if one_leaf:
+                s = s[0]
+            d = rows[at][:, None, :] - self._mu[s]
+            base = self._base[s]
+            votes = np.einsum("ncf,ncf,cf->nc" if one_leaf else "ncf,ncf,ncf->nc", d, d,
+                              self._inv[s]) + base
+            best, near = _argmax_with_margin(votes, self._abs[s] + (base - votes))
+            codes[at] = best
+            unsure.extend(at[near].tolist())
+        if not nb.all():
+            x_free = modes == _X_FREE
+            if x_free.any():  # the leaf's first row answers for all of its rows
+                at, s = todo[x_free], slots[x_free]
+                first = np.unique(s, return_index=True)[1]
+                leader = np.arange(len(rows))
+                leader[at] = at[first[np.searchsorted(s[first], s)]]
+                unsure.extend(at[first].tolist())
+            unsure.extend(todo[modes == _OTHER].tolist())
+        return codes, leader
+
+
+@functools.cache
+def _branch_class():
+    """river's tree branch class (river is imported when a tree is first scored)."""
+    from river.tree.base import Branch
+
+    return Branch
+
+
+# Stacked leaf arrays, per slot, class (and feature): μ and 1 / (−2σ²) (0 where a class has no
+# Gaussian for a feature: it adds nothing), base = log prior + Σ log-pdf constants, abs =
+# |log prior| + Σ |constants|. A class a leaf has not seen gets a vote no class can lose to.
+_ABSENT_VOTE = -np.finfo(float).max
+_HALF_LOG_TAU = 0.5 * math.log(math.tau)
+_ABSENT = {"_mu": 0.0, "_inv": 0.0, "_base": _ABSENT_VOTE, "_abs": 0.0, "_mode": _OTHER}
+
+
+def _slots_of(slots: int, classes: int, features: int) -> dict:
+    shapes = {"_mu": (slots, classes, features), "_inv": (slots, classes, features),
+              "_base": (slots, classes), "_abs": (slots, classes), "_mode": (slots,)}
+    return {name: np.full(shape, _ABSENT[name], dtype=np.int8 if name == "_mode" else float)
+            for name, shape in shapes.items()}
 
 
 def _leaf_mode(leaf, tree) -> str:
@@ -382,53 +517,12 @@ def _leaf_mode(leaf, tree) -> str:
     return "other"
 
 
-def _leaf_parameters(leaf, names):
-    """What river's `do_naive_bayes_prediction` reads from a leaf, as arrays: (classes,
-    feature columns, μ, −2σ², the log-pdf constant, log prior, positive weight or None if all
-    are); None if the leaf has no class weight or a splitter is not Gaussian."""
+def _gaussian_leaf(leaf, columns: dict) -> bool:
+    """Whether river's naive Bayes of this leaf reads only Gaussian splitters of our columns."""
     from river.tree.splitter import GaussianSplitter
 
-    stats = leaf.stats
-    total = sum(stats.values())
-    if not stats or total == 0:
-        return None
-    splitters = leaf.splitters or {}
-    used = [(names.index(att), obs) for att, obs in splitters.items() if att in names]
-    if len(used) != len(splitters) or any(type(obs) is not GaussianSplitter for _, obs in used):
-        return None
-    classes = list(stats)
-    weights = [stats[c] for c in classes]
-    shape = (len(classes), len(used))
-    mu, variance, known = np.zeros(shape), np.ones(shape), np.zeros(shape, dtype=bool)
-    for j, c in enumerate(classes):
-        for f, (_, obs) in enumerate(used):
-            params = _gaussian_parameters(obs._att_dist_per_class.get(c))
-            if params is not None:  # else log p = -inf: skipped, as river does
-                mu[j, f], variance[j, f], known[j, f] = params[0], params[1], True
-    prior = np.array([math.log(w / total) if w > 0 else 0.0 for w in weights])
-    # log pdf = (x − μ)² / (−2σ²) + const; an unknown pair contributes 0: σ² = ∞, const = 0.
-    const = np.where(known, -0.5 * math.log(math.tau) - 0.5 * np.log(variance), 0.0)
-    minus_two_variance = np.where(known, -2.0 * variance, -np.inf)
-    columns = [column for column, _ in used]
-    if columns == list(range(len(names))):
-        columns = slice(None)  # all features in order: no gather
-    positive = np.array(weights) > 0
-    return (classes, columns, mu, minus_two_variance, const, prior,
-            None if positive.all() else positive)
-
-
-def _naive_bayes_leaf(params, rows):
-    """river's naive Bayes leaf vote over rows: log prior + Σ Gaussian log-pdfs (the finite
-    ones) per class; a class seen with weight 0 votes 0.0, as in river."""
-    classes, columns, mu, minus_two_variance, const, prior, positive = params
-    x = rows[:, columns][:, None, :]  # rows x 1 x features
-    terms = (x - mu) ** 2 / minus_two_variance + const
-    votes = prior + terms.sum(axis=2)
-    scale = np.abs(prior) + np.abs(terms).sum(axis=2)
-    if positive is not None:  # some class has weight 0
-        votes, scale = np.where(positive, votes, 0.0), np.where(positive, scale, 0.0)
-    best, unsure = _argmax_with_margin(votes, scale)
-    return best, classes, unsure
+    return all(att in columns and type(obs) is GaussianSplitter
+               for att, obs in (leaf.splitters or {}).items())
 
 
 def batch_predictor(model) -> BatchPredictor:

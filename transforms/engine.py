@@ -159,6 +159,7 @@ class ReplayEngine:
         self._label_counts: list[int] = [0] * len(self.classes)
         self._majority = 0
         self.last_key: tuple = (-math.inf, -1, -1)
+        self._lut_labels, self._lut = None, np.empty(0, dtype=np.int64)  # see _values
 
     # -- class indices -------------------------------------------------------------------------
     def _index(self, value, extend: bool):
@@ -179,8 +180,12 @@ class ReplayEngine:
     def _values(self, codes: np.ndarray, labels: list) -> np.ndarray:
         """Batch predictions (codes into labels, −1 for none) as stored values."""
         if self.classification:
-            lut = [self._index(label, extend=True) for label in labels] + [-1]
-            return np.array(lut, dtype=np.int64)[codes]
+            # A batch predictor hands the same growing list of labels label after label.
+            if labels is not self._lut_labels or len(labels) + 1 != len(self._lut):
+                self._lut = np.array([self._index(label, extend=True) for label in labels]
+                                     + [-1], dtype=np.int64)
+                self._lut_labels = labels
+            return self._lut[codes]
         return np.array([float(label) for label in labels] + [math.nan])[codes]
 
     def _label_baselines(self, y_index: int) -> tuple[int, int]:

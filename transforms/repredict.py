@@ -331,10 +331,11 @@ class PendingRows:
         predictor = self.predictor
         out = np.empty(len(rows), dtype=self.dtype)
         dense = self.dense[rows] if predictor.dense else np.zeros(len(rows), dtype=bool)
-        for mask, use_rows in ((dense, True), (~dense, False)):
+        every = dense.all()
+        for mask, use_rows in ((dense, True), (~dense, False)) if not every else ((dense, True),):
             if not mask.any():
                 continue
-            part = rows[mask]
+            part = rows[mask] if not every else rows
             xs = _Features(self.x, part)
             if use_rows and predictor.stamps_rows:
                 # Rows whose stamp is unchanged keep their last prediction.
@@ -343,6 +344,8 @@ class PendingRows:
                 self.stamp[part] = stamps
                 kept = self.last[part]
                 kept[changed] = to_values(codes[changed], labels)
+                if every:
+                    return kept
                 out[mask] = kept
                 continue
             codes, labels = predictor.predict(model, self.features[part] if use_rows else None,
