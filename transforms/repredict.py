@@ -310,13 +310,16 @@ class PendingRows:
         """Scheduled re-predictions of `rows` with the model at `version`; returns the values.
         A row whose last prediction was made with this very model reuses it, and so does one
         whose answer the predictor stamps as unchanged (its tree leaf has not learned)."""
-        values = self.last[rows]  # a copy (fancy indexing)
         fresh = self.predicted_at[rows] != version
-        if fresh.any():
-            todo = rows[fresh]
-            self.last[todo] = self._predict(todo, model, to_values)
-            values[fresh] = self.last[todo]
-            self.predicted_at[todo] = version
+        if fresh.all():  # the usual case: the model learned since any of them was predicted
+            values = self.last[rows] = self._predict(rows, model, to_values)
+            self.predicted_at[rows] = version
+        else:
+            values = self.last[rows]  # a copy (fancy indexing)
+            if fresh.any():
+                todo = rows[fresh]
+                values[fresh] = self.last[todo] = self._predict(todo, model, to_values)
+                self.predicted_at[todo] = version
         changed = values != self.last_scheduled[rows]
         if changed.any():
             n_scheduled = self.n_scheduled
