@@ -232,10 +232,9 @@ class HoeffdingTreeBatch(_DenseBatch):
     river's naive Bayes reads from it (per class: μ and 1/(−2σ²) per feature, log prior plus
     the log-pdf constants; a class it has not seen cannot win), refreshed when the leaf's
     state changes (only the class that learned), so the rows of all leaves are scored in one
-    numpy pass. A row's stamp is its leaf's token,
-    which also names the leaf: while that leaf is in the tree the row still reaches it (this
-    tree only ever grows, by replacing a leaf with a branch), so rows are routed again only
-    after their leaf was split.
+    numpy pass. A row's stamp is its leaf's token, which also names the leaf: while that leaf
+    is in the tree the row still reaches it (this tree only ever grows, by replacing a leaf
+    with a branch), so rows are routed again only after their leaf was split.
     """
 
     SERIAL_SHIFT = 40  # token = leaf serial << 40 | state number
@@ -288,6 +287,9 @@ class HoeffdingTreeBatch(_DenseBatch):
         the entry holds both objects, so their ids cannot be reused while it stands."""
         entry = self._entries.get(id(leaf))
         if entry is None or entry[0] is not leaf:
+            if entry is not None:  # another leaf had this id: its slot is free
+                self._free.append(entry[4])
+                self._in_tree.pop(entry[3] >> self.SERIAL_SHIFT, None)
             serial = self._next_serial
             self._next_serial += 1
             if not self._free:
