@@ -322,11 +322,12 @@ class HoeffdingTreeBatch(_DenseBatch):
             entry[5] = None
             return entry
         stats = leaf.stats
+        rebuild = whole or entry[5] is None
         # (weight, Σ const, Σ |const|) per class, as last read
-        known = {} if whole or entry[5] is None else entry[5]
+        known = {} if rebuild else entry[5]
         columns = self._columns
         total = sum(stats.values())
-        if whole or entry[5] is None:
+        if rebuild:
             self._mu[slot], self._inv[slot] = 0.0, 0.0
             self._base[slot], self._abs[slot] = _ABSENT_VOTE, 0.0
         for c, w in stats.items():
@@ -489,7 +490,7 @@ def _branch_class():
 
 # Stacked leaf arrays, per slot, class (and feature): μ and 1 / (−2σ²) (0 where a class has no
 # Gaussian for a feature: it adds nothing), base = log prior + Σ log-pdf constants, abs =
-# |log prior| + Σ |constants|. A class a leaf has not seen gets a vote no class can lose to.
+# |log prior| + Σ |constants|. A class a leaf has not seen gets the lowest vote: it cannot win.
 _ABSENT_VOTE = -np.finfo(float).max
 _HALF_LOG_TAU = 0.5 * math.log(math.tau)
 _ABSENT = {"_mu": 0.0, "_inv": 0.0, "_base": _ABSENT_VOTE, "_abs": 0.0, "_mode": _OTHER}
