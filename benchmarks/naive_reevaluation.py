@@ -121,10 +121,23 @@ def model_work(events, model) -> None:
 
 
 def naive_bin_accuracy(results, bins: int) -> list[float]:
-    """Λ(T, b) accuracy for b = 0..B+1 over all labelled instances (None: not scored)."""
+    """Λ(T, b) accuracy for b = 0..B+1 over all labelled instances (None: not scored).
+
+    Votes are taken over class indices in order of first appearance (labels in arrival order),
+    as DESIGN numbers classes, so a tied vote goes to the class seen first, not to the
+    smaller label value."""
+    index: dict = {}
+    for result in results:
+        index.setdefault(result[3], len(index))
+
+    def code(y):
+        return None if y is None else index.setdefault(y, len(index))
+
     correct = [0] * (bins + 2)
     scored = [0] * (bins + 2)
     for _, t0, t_label, y, initial, reps, final in results:
+        y, initial, final = code(y), code(initial), code(final)
+        reps = [(t, code(r)) for t, r in reps]
         for b, pred in enumerate(reference_bins(t0, t_label, initial, reps, final, bins)):
             if pred is not None:
                 scored[b] += 1

@@ -268,3 +268,25 @@ def test_moa_style_delayed_arff_feeds_re_evaluation(tmp_path):
     assert binned == [1 / 3, 2 / 3, 2 / 3, 2 / 3]
     assert accuracy.query("category == 'intermediate'")["value"].item() == \
         (1 / 3 + 2 / 3 + 2 / 3) / 3
+
+
+def test_pipeline_bins_equal_the_straightforward_replay_classes_in_order_of_appearance(
+        tmp_path):
+    """The whole pipeline's Λ(T, b) equals the naive replay's bins item by item. Agrawal's first
+    label is 1, so class index 0 is the label 1 and a tied vote goes to 1, not to the smaller
+    value 0 (No-Change at K=1 flips often: several bins end in a tie)."""
+    from benchmarks.naive_reevaluation import naive_bin_accuracy
+    from pipelines.config import RunConfig
+    from pipelines.job import run
+    from transforms.delays import DelaySpec
+    from transforms.sources import StreamSpec
+
+    stream = 'synth:Agrawal{"n": 600, "seed": 1}'
+    summary = run(RunConfig(streams=[stream], models=["no-change"], delay="40", bins=8,
+                            out=str(tmp_path), runner="direct", repredict="every_k_labels:1",
+                            quiet=True))
+    binned = summary.query("category == 'binned' and metric == 'accuracy'").sort_values("bin")
+    events = sorted(StreamSpec.parse(stream).events(DelaySpec.parse("40")))
+    assert events[[e[3] for e in events].index(LABEL)][6] == 1
+    naive = naive_replay(events, ModelSpec.parse("no-change").build(None), 1)
+    assert binned["value"].tolist() == naive_bin_accuracy(naive, 8)
