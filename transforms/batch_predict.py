@@ -59,12 +59,13 @@ class BatchPredictor:
 
     stamps_rows = False  # whether `predict_changed` can skip rows whose answer is unchanged
 
-    def predict_changed(self, model, rows, xs, before: np.ndarray):
+    def predict_changed(self, model, rows, xs, before: np.ndarray, at=None):
         """Like `predict`, for models that can tell a row's answer is unchanged since its last
         prediction although the model learned: returns `(codes, labels, stamps, changed)`,
         where stamps (positive; 0 = unknown) change whenever a row's answer may have changed,
         `before` holds the rows' stamps at their last prediction, and codes are meaningful
-        only where `changed`."""
+        only where `changed`. With `at`, the rows are `rows[at]` (only those that need
+        scoring are gathered)."""
         raise NotImplementedError
 
 
@@ -243,7 +244,8 @@ class HoeffdingTreeBatch(_DenseBatch):
     def __init__(self):
         super().__init__()
         # id(leaf) -> [leaf, splitters, total weight, token, slot, per-class sums as last read
-        # (None: not a naive Bayes leaf)] for the leaves in the tree
+        # (None: not a naive Bayes leaf), (number of splitters, all Gaussian on our columns)]
+        # for the leaves in the tree
         self._entries: dict = {}
         self._in_tree: dict = {}  # leaf serial -> its entry
         self._next_token = 1
@@ -300,7 +302,7 @@ class HoeffdingTreeBatch(_DenseBatch):
                     [self._slot_of_serial, np.zeros(len(self._slot_of_serial), np.int64)])
             slot = self._slot_of_serial[serial] = self._free.pop()
             entry = self._entries[id(leaf)] = [leaf, None, None, serial << self.SERIAL_SHIFT,
-                                               slot, None]
+                                               slot, None, None]
             self._in_tree[serial] = entry
             return self._refresh(entry, model)
         if entry[1] is leaf.splitters and entry[2] == leaf.total_weight:
@@ -317,7 +319,10 @@ class HoeffdingTreeBatch(_DenseBatch):
         entry[3] = entry[3] >> self.SERIAL_SHIFT << self.SERIAL_SHIFT | self._next_token
         self._next_token += 1
         mode = _leaf_mode(leaf, model)
-        if mode != "nb" or not _gaussian_leaf(leaf, self._columns):
+        splitters = leaf.splitters or {}
+        if whole or entry[6] is None or entry[6][0] != len(splitters):  # a feature seen anew
+            entry[6] = (len(splitters), _gaussian_leaf(splitters, self._columns))
+        if mode != "nb" or not entry[6][1]:
             self._mode[slot] = _X_FREE if mode == "mc" else _OTHER
             entry[5] = None
             return entry
@@ -373,8 +378,9 @@ class HoeffdingTreeBatch(_DenseBatch):
 
     stamps_rows = True
 
-    def predict_changed(self, model, rows, xs, before):
-        n = len(rows)
+    def predict_changed(self, model, rows, xs, before, at=None):
+        n = len(before)
+        at = np.arange(n) if at is None else at
         if model._root is None:
             return (np.full(n, NONE), [], np.zeros(n, dtype=np.int64),
                     np.ones(n, dtype=bool))
@@ -392,18 +398,18 @@ class HoeffdingTreeBatch(_DenseBatch):
         unsure: list = []
         lost = np.flatnonzero(stamps == 0)
         if len(lost):
-            self._locate(model, rows, xs, lost, stamps)
+            self._locate(model, rows, at, xs, lost, stamps)
         changed = stamps != before
         todo = np.flatnonzero(changed)
-        codes, leader = self._score(model, rows, todo, stamps, unsure)
+        codes, leader = self._score(rows, at, todo, stamps, unsure)
         if not unsure:
             return codes, self._classes, stamps, changed
         codes, labels = _finish(model, xs, codes, self._classes, np.array(sorted(unsure),
                                 dtype=np.int64), leader)
         return codes, labels, stamps, changed
 
-    def _locate(self, model, rows, xs, idx, stamps) -> None:
-        """Stamp rows `idx` with the tokens of the leaves they reach now."""
+    def _locate(self, model, rows, at, xs, idx, stamps) -> None:
+        """Stamp rows `idx` (of `rows[at]`) with the tokens of the leaves they reach now."""
         root = model._root
         if not isinstance(root, _branch_class()):
             stamps[idx] = self._entry(root, model)[3]
@@ -411,12 +417,13 @@ class HoeffdingTreeBatch(_DenseBatch):
             for i in idx.tolist():
                 stamps[i] = self._entry(root.traverse(xs[i], until_leaf=True), model)[3]
         else:
-            for leaf, at in self._route(root, rows, xs, idx):
-                stamps[at] = self._entry(leaf, model)[3]
+            for leaf, reached in self._route(root, rows, xs, idx, at):
+                stamps[reached] = self._entry(leaf, model)[3]
 
-    def _route(self, node, rows, xs, idx):
-        """(leaf, row indices) for the rows reaching each leaf: down numeric splits as arrays,
-        under any other kind of split by the tree's own traversal, row by row."""
+    def _route(self, node, rows, xs, idx, at=None):
+        """(leaf, row indices) for the rows `idx` (of `rows[at]`, or of `rows`) reaching each
+        leaf: down numeric splits as arrays, under any other kind of split by the tree's own
+        traversal, row by row."""
         from river.tree.nodes.branch import NumericBinaryBranch
 
         if not len(idx):
@@ -424,9 +431,10 @@ class HoeffdingTreeBatch(_DenseBatch):
         if not isinstance(node, _branch_class()):
             yield node, idx
         elif isinstance(node, NumericBinaryBranch) and node.feature in self._columns:
-            go_left = rows[idx, self._columns[node.feature]] <= node.threshold
-            yield from self._route(node.children[0], rows, xs, idx[go_left])
-            yield from self._route(node.children[1], rows, xs, idx[~go_left])
+            column = self._columns[node.feature]
+            go_left = rows[idx if at is None else at[idx], column] <= node.threshold
+            yield from self._route(node.children[0], rows, xs, idx[go_left], at)
+            yield from self._route(node.children[1], rows, xs, idx[~go_left], at)
         else:
             for i in idx.tolist():
                 yield node.traverse(xs[i], until_leaf=True), np.array([i])
@@ -444,10 +452,11 @@ class HoeffdingTreeBatch(_DenseBatch):
                                                    np.zeros(len(rows), dtype=np.int64))
         return codes, labels
 
-    def _score(self, model, rows, todo, stamps, unsure: list):
-        """Codes (into `self._classes`) of rows `todo` from their leaves' slots, all leaves in
-        one pass; rows of x-free leaves follow a leader, the rest go to `unsure`."""
-        codes = np.full(len(rows), NONE)
+    def _score(self, rows, at, todo, stamps, unsure: list):
+        """Codes (into `self._classes`) of rows `todo` (of `rows[at]`) from their leaves'
+        slots, all leaves in one pass; rows of x-free leaves follow a leader, the rest go to
+        `unsure`."""
+        codes = np.full(len(at), NONE)
         leader = None
         if not len(todo):
             return codes, leader
@@ -455,27 +464,27 @@ class HoeffdingTreeBatch(_DenseBatch):
         modes = self._mode[slots]
         nb = modes == _NB
         if nb.any():
-            at, s = (todo, slots) if nb.all() else (todo[nb], slots[nb])
+            idx, s = (todo, slots) if nb.all() else (todo[nb], slots[nb])
             # river's vote: log prior + Σ_f (x − μ)² / (−2σ²) − log √(2πσ²), the constants
             # summed ahead (base). The margin's scale bounds |log prior| + Σ_f |term_f|.
             one_leaf = s[0] == s[-1] and (s == s[0]).all()  # K=1: the leaf that learned
             if one_leaf:
                 s = s[0]
-            d = rows[at][:, None, :] - self._mu[s]
+            d = rows[at[idx]][:, None, :] - self._mu[s]
             base = self._base[s]
             votes = np.einsum("ncf,ncf,cf->nc" if one_leaf else "ncf,ncf,ncf->nc", d, d,
                               self._inv[s]) + base
             best, near = _argmax_with_margin(votes, self._abs[s] + (base - votes))
-            codes[at] = best
-            unsure.extend(at[near].tolist())
+            codes[idx] = best
+            unsure.extend(idx[near].tolist())
         if not nb.all():
             x_free = modes == _X_FREE
             if x_free.any():  # the leaf's first row answers for all of its rows
-                at, s = todo[x_free], slots[x_free]
+                idx, s = todo[x_free], slots[x_free]
                 first = np.unique(s, return_index=True)[1]
-                leader = np.arange(len(rows))
-                leader[at] = at[first[np.searchsorted(s[first], s)]]
-                unsure.extend(at[first].tolist())
+                leader = np.arange(len(at))
+                leader[idx] = idx[first[np.searchsorted(s[first], s)]]
+                unsure.extend(idx[first].tolist())
             unsure.extend(todo[modes == _OTHER].tolist())
         return codes, leader
 
@@ -503,11 +512,17 @@ def _slots_of(slots: int, classes: int, features: int) -> dict:
             for name, shape in shapes.items()}
 
 
-def _leaf_mode(leaf, tree) -> str:
-    """How a river HTC leaf predicts now: "mc" (majority class, x-free), "nb", or "other"."""
+@functools.cache
+def _leaf_classes() -> tuple:
     from river.tree.nodes.htc_nodes import (LeafMajorityClass, LeafNaiveBayes,
                                             LeafNaiveBayesAdaptive)
 
+    return LeafMajorityClass, LeafNaiveBayes, LeafNaiveBayesAdaptive
+
+
+def _leaf_mode(leaf, tree) -> str:
+    """How a river HTC leaf predicts now: "mc" (majority class, x-free), "nb", or "other"."""
+    LeafMajorityClass, LeafNaiveBayes, LeafNaiveBayesAdaptive = _leaf_classes()
     kind = type(leaf)
     if kind is LeafMajorityClass:
         return "mc"
@@ -520,12 +535,13 @@ def _leaf_mode(leaf, tree) -> str:
     return "other"
 
 
-def _gaussian_leaf(leaf, columns: dict) -> bool:
-    """Whether river's naive Bayes of this leaf reads only Gaussian splitters of our columns."""
+def _gaussian_leaf(splitters: dict, columns: dict) -> bool:
+    """Whether river's naive Bayes of a leaf with these splitters reads only Gaussian
+    splitters of our columns."""
     from river.tree.splitter import GaussianSplitter
 
     return all(att in columns and type(obs) is GaussianSplitter
-               for att, obs in (leaf.splitters or {}).items())
+               for att, obs in splitters.items())
 
 
 def batch_predictor(model) -> BatchPredictor:

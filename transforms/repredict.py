@@ -343,7 +343,7 @@ class PendingRows:
             if use_rows and predictor.stamps_rows:
                 # Rows whose stamp is unchanged keep their last prediction.
                 codes, labels, stamps, changed = predictor.predict_changed(
-                    model, self.features[part], xs, self.stamp[part])
+                    model, self.features, xs, self.stamp[part], at=part)
                 self.stamp[part] = stamps
                 kept = self.last[part]
                 kept[changed] = to_values(codes[changed], labels)
@@ -366,8 +366,9 @@ class PendingRows:
             values = np.repeat(np.array([v for _, v in self.changes[row]], dtype=self.dtype),
                                np.diff(js))
             if self.buckets is not None:
-                numbers = self.version_at[row] + self.policy.k * np.arange(1, n + 1)
-                times = self.label_times[numbers]
+                # Label numbers version_at + k, + 2k, ..., + nk: a strided view, no copy.
+                k, first = self.policy.k, int(self.version_at[row])
+                times = self.label_times[first + k:first + n * k + 1:k]
             else:
                 times = np.array(self.scheduled_times[row])
         extra = self.extra[row]
