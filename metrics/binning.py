@@ -34,11 +34,19 @@ def bin_of(t: float, t0: float, delta: float, bins: int) -> int:
 
 def _bins_of(times: np.ndarray, t0, delta, bins: int) -> np.ndarray:
     """`bin_of` over arrays (the same float operations, so the same bins); `t0` and `delta`
-    are scalars or one per time."""
+    are scalars or one per time. In place where it can: with K=1 there are millions."""
     with np.errstate(divide="ignore", invalid="ignore"):
-        scaled = np.floor((times - t0) / delta * bins)
-    b = 1 + np.clip(np.nan_to_num(scaled, nan=0.0), 0, bins - 1).astype(np.int64)
-    return np.where(np.asarray(delta) <= 0, bins, b)
+        scaled = np.subtract(times, t0, dtype=np.float64)
+        scaled /= delta
+        scaled *= bins
+        np.floor(scaled, out=scaled)
+        np.clip(scaled, 0, bins - 1, out=scaled)  # NaN (Δ = 0) stays NaN: set below
+        b = scaled.astype(np.int64)
+    b += 1
+    empty = np.asarray(delta) <= 0  # a latency period of length 0: the last bin
+    if empty.any():
+        b = np.where(empty, bins, b)
+    return b
 
 
 def binned_predictions(t0: float, t_label: float, initial, times, values, final, bins: int,
@@ -111,7 +119,7 @@ def binned_flat(t0, t_label, initial: np.ndarray, final: np.ndarray, sizes: np.n
     seg = np.repeat(np.arange(n), sizes)  # the instance of each re-prediction
     t0 = np.asarray(t0, dtype=np.float64)
     delta = np.asarray(t_label, dtype=np.float64) - t0
-    t0_i, delta_i = t0[seg], delta[seg]
+    t0_i, delta_i = np.repeat(t0, sizes), np.repeat(delta, sizes)
     b = _bins_of(t, t0_i, delta_i, bins)
     key = seg * bins + (b - 1)  # nondecreasing: instances in order, times in order
     counts = np.bincount(key, minlength=n * bins)
@@ -120,14 +128,13 @@ def binned_flat(t0, t_label, initial: np.ndarray, final: np.ndarray, sizes: np.n
     last_before = np.cumsum(counts) - counts - 1
     start = np.repeat(np.cumsum(sizes) - sizes, bins)  # each cell's instance's first item
     # The prediction standing at each cell's start: its last re-prediction before, else the
-    # initial one (stored after the re-predictions, at len(v) + instance).
-    with_initial = np.concatenate([v, initial])
-    standing_at = np.where(last_before >= start, last_before,
-                           len(v) + np.repeat(np.arange(n), bins))
+    # initial one. (Indices out of range are clipped: those cells take the other branch.)
+    standing = np.where(last_before >= start, v.take(last_before, mode="clip"),
+                        np.repeat(initial, bins))
     # A cell without re-predictions keeps the standing one; with some, its first (a vote
     # below where they differ).
-    cell = np.where(counts == 0, standing_at, last_before + 1)
-    out[:, 1:-1] = with_initial[cell].reshape(n, bins)
+    out[:, 1:-1] = np.where(counts == 0, standing,
+                            v.take(last_before + 1, mode="clip")).reshape(n, bins)
     vote = counts >= 2  # cells that need a vote ...
     if classification:
         # ... unless all its predictions are one class (a vote of equals is that class, which
@@ -142,8 +149,7 @@ def binned_flat(t0, t_label, initial: np.ndarray, final: np.ndarray, sizes: np.n
     cells = np.flatnonzero(vote)
     if len(cells):
         out[cells // bins, 1 + cells % bins] = _votes(
-            t, v, key, vote[key], t0_i, delta_i, b, bins, cells, with_initial[standing_at[cells]],
-            classification)
+            t, v, key, vote[key], t0_i, delta_i, b, bins, cells, standing[cells], classification)
     return out
 
 
