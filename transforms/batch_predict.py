@@ -467,13 +467,15 @@ class HoeffdingTreeBatch(_DenseBatch):
             idx, s = (todo, slots) if nb.all() else (todo[nb], slots[nb])
             # river's vote: log prior + Σ_f (x − μ)² / (−2σ²) − log √(2πσ²), the constants
             # summed ahead (base). The margin's scale bounds |log prior| + Σ_f |term_f|.
-            one_leaf = s[0] == s[-1] and (s == s[0]).all()  # K=1: the leaf that learned
-            if one_leaf:
+            x = rows[at[idx]]
+            if s[0] == s[-1] and (s == s[0]).all():  # one leaf (K=1: the one that learned)
                 s = s[0]
-            d = rows[at[idx]][:, None, :] - self._mu[s]
-            base = self._base[s]
-            votes = np.einsum("ncf,ncf,cf->nc" if one_leaf else "ncf,ncf,ncf->nc", d, d,
-                              self._inv[s]) + base
+                base = self._base[s]
+                votes = _leaf_votes(x, self._mu[s], self._inv[s], base)
+            else:
+                base = self._base[s]
+                d = x[:, None, :] - self._mu[s]
+                votes = np.einsum("ncf,ncf,ncf->nc", d, d, self._inv[s]) + base
             best, near = _argmax_with_margin(votes, self._abs[s] + (base - votes))
             codes[idx] = best
             unsure.extend(idx[near].tolist())
@@ -487,6 +489,23 @@ class HoeffdingTreeBatch(_DenseBatch):
                 unsure.extend(idx[first].tolist())
             unsure.extend(todo[modes == _OTHER].tolist())
         return codes, leader
+
+
+def _leaf_votes(x: np.ndarray, mu: np.ndarray, inv: np.ndarray, base: np.ndarray) -> np.ndarray:
+    """One leaf's naive-Bayes votes for rows `x`: base_c + Σ_f (x_f − μ_cf)² · inv_cf, a class
+    at a time (a contiguous matrix-vector product; faster here than broadcasting the classes).
+
+    >>> _leaf_votes(np.array([[1.0, 2.0]]), np.array([[0.0, 0.0], [1.0, 1.0]]),
+    ...             np.full((2, 2), -0.5), np.array([0.0, -1.0])).tolist()
+    [[-2.5, -1.5]]
+    """
+    votes = np.empty((len(base), len(x)))
+    for c in range(len(base)):
+        d = x - mu[c]
+        d *= d
+        np.dot(d, inv[c], out=votes[c])
+    votes += base[:, None]
+    return votes.T
 
 
 @functools.cache

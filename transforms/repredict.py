@@ -120,21 +120,25 @@ class _Buckets:
     def add(self, version: int, row: int, arrival: int) -> None:
         self.new[version % self.k].append((row, arrival))
 
-    def due(self, label_number: int, arrival_of: np.ndarray, version_of: np.ndarray):
-        """Rows due before the model learns label `label_number`: arrived at a version
-        ≡ label_number − 1 (mod K), at least K labels ago."""
+    def due(self, label_number: int, arrival_of: np.ndarray):
+        """Rows due before the model learns label `label_number` (every label number is
+        visited once, in order): arrived at a version ≡ label_number − 1 (mod K), at least K
+        labels ago. Those are the rows of residue r already in the bucket; the rows added
+        since r's last visit (K labels ago) arrived at version label_number − 1 and join it
+        after this visit."""
         r = (label_number - 1) % self.k
         rows, arrivals = self.rows[r], self.arrivals[r]
+        alive = arrival_of[rows] == arrivals
+        if not alive.all():
+            rows, arrivals = rows[alive], arrivals[alive]
+        due = rows
         if self.new[r]:
             added = np.array(self.new[r], dtype=np.int64).reshape(-1, 2)
             rows = np.concatenate([rows, added[:, 0]])
             arrivals = np.concatenate([arrivals, added[:, 1]])
             self.new[r] = []
-        alive = arrival_of[rows] == arrivals
-        if not alive.all():
-            rows, arrivals = rows[alive], arrivals[alive]
         self.rows[r], self.arrivals[r] = rows, arrivals
-        return rows[version_of[rows] < label_number - 1]
+        return due
 
 
 class _Features:
@@ -278,7 +282,7 @@ class PendingRows:
     def due_at_label(self, label_number: int) -> np.ndarray:
         if self.buckets is None:
             return np.empty(0, dtype=np.int64)
-        return self.buckets.due(label_number, self.arrival, self.version_at)
+        return self.buckets.due(label_number, self.arrival)
 
     def due_until(self, t: float) -> list[np.ndarray]:
         """Rows with timed re-predictions due at or before t, in time order, as rounds in
