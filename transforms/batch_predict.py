@@ -171,7 +171,9 @@ def _argmax_with_margin(scores: np.ndarray, scale: np.ndarray) -> tuple[np.ndarr
         top2 = np.partition(scores, -2, axis=1)[:, -2:]
         gap = top2[:, 1] - top2[:, 0]
         top_scale = scale.max(axis=1)
-    return best, np.flatnonzero(~(gap > TIE_MARGIN * (1.0 + top_scale)))
+    top_scale += 1.0  # (a new array either way: safe to change in place)
+    top_scale *= TIE_MARGIN
+    return best, np.flatnonzero(~(gap > top_scale))
 
 
 # -- river.naive_bayes.GaussianNB ------------------------------------------------------------

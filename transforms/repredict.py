@@ -366,9 +366,13 @@ class PendingRows:
         n = int(self.n_scheduled[row])
         times = values = None
         if n:
-            js = [j for j, _ in self.changes[row]] + [n]
-            values = np.repeat(np.array([v for _, v in self.changes[row]], dtype=self.dtype),
-                               np.diff(js))
+            changes = self.changes[row]
+            if len(changes) == 1:  # the usual case: the answer never changed
+                values = np.full(n, changes[0][1], dtype=self.dtype)
+            else:
+                js = np.array([j for j, _ in changes] + [n])
+                values = np.repeat(np.array([v for _, v in changes], dtype=self.dtype),
+                                   js[1:] - js[:-1])
             if self.buckets is not None:
                 # Label numbers version_at + k, + 2k, ..., + nk: a strided view, no copy.
                 k, first = self.policy.k, int(self.version_at[row])
