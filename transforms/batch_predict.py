@@ -173,7 +173,7 @@ def _argmax_with_margin(scores: np.ndarray, scale: np.ndarray) -> tuple[np.ndarr
         top_scale = scale.max(axis=1)
     top_scale += 1.0  # (a new array either way: safe to change in place)
     top_scale *= TIE_MARGIN
-    return best, np.flatnonzero(~(gap > top_scale))
+    return best, (~(gap > top_scale)).nonzero()[0]
 
 
 # -- river.naive_bayes.GaussianNB ------------------------------------------------------------
@@ -392,17 +392,17 @@ class HoeffdingTreeBatch(_DenseBatch):
         serials = before >> self.SERIAL_SHIFT
         now = np.zeros(int(serials.max()) + 1, dtype=np.int64)
         in_tree = self._in_tree
-        for serial in np.flatnonzero(np.bincount(serials)).tolist():
+        for serial in np.bincount(serials).nonzero()[0].tolist():
             entry = in_tree.get(serial)
             if entry is not None:
                 now[serial] = self._entry(entry[0], model)[3]
         stamps = now[serials]
         unsure: list = []
-        lost = np.flatnonzero(stamps == 0)
+        lost = (stamps == 0).nonzero()[0]
         if len(lost):
             self._locate(model, rows, at, xs, lost, stamps)
         changed = stamps != before
-        todo = np.flatnonzero(changed)
+        todo = changed.nonzero()[0]
         codes, leader = self._score(rows, at, todo, stamps, unsure)
         if not unsure:
             return codes, self._classes, stamps, changed
@@ -465,12 +465,13 @@ class HoeffdingTreeBatch(_DenseBatch):
         slots = self._slot_of_serial[stamps[todo] >> self.SERIAL_SHIFT]
         modes = self._mode[slots]
         nb = modes == _NB
-        if nb.any():
-            idx, s = (todo, slots) if nb.all() else (todo[nb], slots[nb])
+        n_nb = np.count_nonzero(nb)  # (cheaper than nb.any() and nb.all(), every label)
+        if n_nb:
+            idx, s = (todo, slots) if n_nb == len(nb) else (todo[nb], slots[nb])
             # river's vote: log prior + Σ_f (x − μ)² / (−2σ²) − log √(2πσ²), the constants
             # summed ahead (base). The margin's scale bounds |log prior| + Σ_f |term_f|.
             x = rows[at[idx]]
-            if s[0] == s[-1] and (s == s[0]).all():  # one leaf (K=1: the one that learned)
+            if s[0] == s[-1] and np.count_nonzero(s != s[0]) == 0:  # K=1: the leaf that learned
                 s = s[0]
                 base = self._base[s]
                 votes = _leaf_votes(x, self._mu[s], self._inv[s], base)
@@ -481,7 +482,7 @@ class HoeffdingTreeBatch(_DenseBatch):
             best, near = _argmax_with_margin(votes, self._abs[s] + (base - votes))
             codes[idx] = best
             unsure.extend(idx[near].tolist())
-        if not nb.all():
+        if n_nb < len(nb):
             x_free = modes == _X_FREE
             if x_free.any():  # the leaf's first row answers for all of its rows
                 idx, s = todo[x_free], slots[x_free]

@@ -129,7 +129,7 @@ class _Buckets:
         r = (label_number - 1) % self.k
         rows, arrivals = self.rows[r], self.arrivals[r]
         alive = arrival_of[rows] == arrivals
-        if not alive.all():
+        if np.count_nonzero(alive) < len(alive):
             rows, arrivals = rows[alive], arrivals[alive]
         due = rows
         if self.new[r]:
@@ -315,7 +315,9 @@ class PendingRows:
         A row whose last prediction was made with this very model reuses it, and so does one
         whose answer the predictor stamps as unchanged (its tree leaf has not learned)."""
         fresh = self.predicted_at[rows] != version
-        if fresh.all():  # the usual case: the model learned since any of them was predicted
+        # The usual case: the model learned since any of them was predicted. (count_nonzero:
+        # cheaper than .all() and .any(), and this runs at every label.)
+        if np.count_nonzero(fresh) == len(fresh):
             values = self.last[rows] = self._predict(rows, model, to_values)
             self.predicted_at[rows] = version
         else:
@@ -325,7 +327,7 @@ class PendingRows:
                 values[fresh] = self.last[todo] = self._predict(todo, model, to_values)
                 self.predicted_at[todo] = version
         changed = values != self.last_scheduled[rows]
-        if changed.any():
+        if np.count_nonzero(changed):
             n_scheduled = self.n_scheduled
             changes = self.changes
             for row, value in zip(rows[changed].tolist(), values[changed].tolist()):
