@@ -40,7 +40,8 @@ def _bins_of(times: np.ndarray, t0, delta, bins: int) -> np.ndarray:
         scaled /= delta
         scaled *= bins
         np.floor(scaled, out=scaled)
-        np.clip(scaled, 0, bins - 1, out=scaled)  # NaN (Δ = 0) stays NaN: set below
+        np.nan_to_num(scaled, copy=False, nan=0.0)  # 0/0 (Δ = 0: set below)
+        np.clip(scaled, 0, bins - 1, out=scaled)
         b = scaled.astype(np.int64)
     b += 1
     empty = np.asarray(delta) <= 0  # a latency period of length 0: the last bin
