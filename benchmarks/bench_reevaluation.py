@@ -71,7 +71,7 @@ def pipeline(args, model: str, repredict: str) -> tuple[float, list[float]]:
     """Wall time of the whole run, and its binned accuracy Λ(T, 0..B+1)."""
     with tempfile.TemporaryDirectory() as out:
         start = time.perf_counter()
-        summary = run(RunConfig(streams=[args.source], models=[model],
+        summary = run(RunConfig(streams=[args.stream], models=[model],
                                 delay=str(args.delay), out=out, runner="direct",
                                 repredict=repredict, bins=args.bins,
                                 log_predictions=args.log, quiet=True))
@@ -86,7 +86,7 @@ def naive(args, model: str, k: int, n_instances: int | None = None):
     pipeline generates the stream."""
     spec = ModelSpec.parse(model)
     start = time.perf_counter()
-    events = args.events if args.ready else read_events(args.source, args.delay)
+    events = args.events if args.ready else read_events(args.stream, args.delay)
     if n_instances is not None:
         events = [e for e in events if e[0] < n_instances]
     results = naive_replay(events, spec.build(None), k)
@@ -114,8 +114,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tables:
         spec = generated(args.n, args.seed)
         args.ready = args.source == "synth"
-        args.source = spec if args.ready else write_table(spec, f"{tables}/agrawal.parquet")
-        args.events = read_events(args.source, args.delay)
+        args.stream = spec if args.ready else write_table(spec, f"{tables}/agrawal.parquet")
+        args.events = read_events(args.stream, args.delay)
         print(f"Agrawal {args.n} instances, delay {args.delay}, B={args.bins}, "
               f"--log-predictions {args.log}, stream from "
               f"{'the generator' if args.ready else 'a Parquet table'}, pipeline times: "
