@@ -25,9 +25,9 @@ from transforms.sources import StreamSpec
 STREAM = 'sea=synth:SEA{"n": 1500, "seed": 5, "noise": 0.1}'
 
 
-def _run(out, runner, replay, models, **options):
+def _run(out, runner, replay, models, repredict="every_k_labels:3", **options):
     run(RunConfig(streams=[STREAM], models=models, delay="100", bins=4, windows=[150],
-                  repredict="every_k_labels:3", out=str(out), runner=runner, replay=replay,
+                  repredict=repredict, out=str(out), runner=runner, replay=replay,
                   run_id="same", quiet=True, **options))
     manifest = json.loads((out / "manifest.json").read_text())
     return (out / "summary.csv").read_text(), manifest["counts"]
@@ -44,13 +44,15 @@ def _run(out, runner, replay, models, **options):
 def test_a_bundle_that_fails_once_is_retried_with_the_same_numbers(tmp_path, replay):
     # The model raises at its 300th label the first time (a worker lost mid-bundle); the
     # BundleBasedDirectRunner retries the bundle from its input. Reference: the same model
-    # never failing (its marker already there), on the in-memory runner.
+    # never failing (its marker already there), on the in-memory runner. (FailsOnce is not
+    # GaussianNB itself, so it re-predicts with river's predict_one: every 20 labels, not 3,
+    # keeps the four runs of each case at seconds.)
     marker = tmp_path / "failed-once"
     models = ["no-change", f'nb=tests.helpers.FailsOnce{{"marker": "{marker}", "at": 300}}']
     marker.touch()
-    expected = _run(tmp_path / "reference", "direct", replay, models)
+    expected = _run(tmp_path / "reference", "direct", replay, models, "every_k_labels:20")
     marker.unlink()
-    got = _run(tmp_path / "retried", "bundle", replay, models)
+    got = _run(tmp_path / "retried", "bundle", replay, models, "every_k_labels:20")
     assert marker.exists()  # it did fail once
     assert got == expected
 
