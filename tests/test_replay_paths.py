@@ -15,9 +15,14 @@ from pipelines.config import ConfigError
 from pipelines.job import plan, run
 from runners import make_runner, pipeline_options
 from tests.helpers import read
+from transforms import per_key
+from transforms.delays import DelaySpec
 from transforms.engine import ReplayEngine
 from transforms.models import ModelSpec
+from transforms.per_key import in_time_order
 from transforms.replay import KEYED_CHUNKS, EngineFactory, StatefulReplay
+from transforms.sources import StreamSpec
+from transforms.tables import rows_in_time_order
 
 STREAM = 'sea=synth:SEA{"n": 1500, "seed": 3, "noise": 0.1}'
 MODELS = ["no-change", "gaussian-nb", 'ht=river.tree.HoeffdingTreeClassifier{"grace_period": 50}']
@@ -104,6 +109,35 @@ def test_auto_reads_files_in_time_order_per_stream_and_sorts_the_others(tmp_path
     pd.testing.assert_frame_equal(*summaries)  # the same events, sorted by grouped
     with pytest.raises(ConfigError, match=r"shuffled.*passed t=.*use --replay grouped"):
         run(config(shuffled, "per-stream"))
+
+
+def test_tables_in_time_order_are_told_from_their_times_alone(tmp_path, monkeypatch):
+    """A Parquet time column, or row numbers, tell a table's order without building its events;
+    whatever they cannot tell (a CSV time column, an event log) the stream is read for."""
+    rng = random.Random(2)
+    times = sorted(rng.choice([0.0, 1.5, 3.0]) + 3 * i for i in range(200))
+    frame = pd.DataFrame({"time": times, "f": [rng.random() for _ in times],
+                          "label": [rng.choice("ab") for _ in times]})
+    tables = {"ordered.parquet": frame, "ties.parquet": frame.assign(time=frame["time"] // 30),
+              "shuffled.parquet": frame.sample(frac=1.0, random_state=1),
+              "numbered.parquet": frame.drop(columns="time").sample(frac=1.0, random_state=1)}
+    for name, table in tables.items():
+        table.to_parquet(tmp_path / name, index=False)
+    frame.to_csv(tmp_path / "ordered.csv", index=False)
+    frame.assign(kind="instance").to_csv(tmp_path / "log.csv", index=False)
+    delay = DelaySpec.parse("random:0:40:3")
+    told = {name: rows_in_time_order(StreamSpec.parse(str(tmp_path / name)))
+            for name in [*tables, "ordered.csv", "log.csv"]}
+    assert told == {"ordered.parquet": True, "ties.parquet": True, "shuffled.parquet": False,
+                    "numbered.parquet": True, "ordered.csv": False, "log.csv": False}
+    with monkeypatch.context() as m:  # the stream read whole, as for any other source
+        m.setattr(per_key, "rows_in_time_order", lambda spec: False)
+        read_whole = {name: in_time_order(StreamSpec.parse(str(tmp_path / name)), delay,
+                                          batch_size=5) for name in told}
+    assert read_whole == {**told, "ordered.csv": True, "log.csv": True}
+    # Told without reading the stream's events: the check is all there is.
+    monkeypatch.setattr(per_key, "stream_items", None)
+    assert in_time_order(StreamSpec.parse(str(tmp_path / "ordered.parquet")), delay)
 
 
 def test_streaming_watermark_drains_step_by_step():

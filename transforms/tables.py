@@ -188,6 +188,57 @@ def table_chunks(files: list[str], fmt: str | None,
                 from None
 
 
+def rows_in_time_order(spec) -> bool:
+    """Whether a table of labelled rows is in time order, told from its time column alone:
+    its row numbers (no time column), or a Parquet time column read by itself. Its labels
+    then come after their instances (a delay is never negative, and a label time before its
+    instance's is a dead letter), so no event is read after a later one was due, and the
+    per-stream replay can take it. False means "not told this cheaply" — an event log,
+    instance + label tables, a CSV or JSON Lines time column, times out of order, a file that
+    cannot be read — and the caller reads the whole stream to find out.
+
+    >>> import tempfile, os
+    >>> path = os.path.join(tempfile.mkdtemp(), "t.parquet")
+    >>> pd.DataFrame({"time": [1.0, 2.0, 2.0, 5.0], "a": [0.1] * 4}).to_parquet(path)
+    >>> from transforms.sources import StreamSpec
+    >>> rows_in_time_order(StreamSpec.parse(path))
+    True
+    >>> pd.DataFrame({"time": [2.0, 1.0], "a": [0.1] * 2}).to_parquet(path)
+    >>> rows_in_time_order(StreamSpec.parse(path))
+    False
+    """
+    o = spec.options
+    time_col, kind_col = o.get("time", "time"), o.get("kind", "kind")
+    try:
+        if spec.format == "arff" or "labels" in o:
+            return False
+        files = table_files(spec.source)
+        formats = [o.get("format") or fmt_of(path, "csv") for path in files]
+        columns = [columns_of(path, fmt) for path, fmt in zip(files, formats)]
+        if not files or any(kind_col in c for c in columns):
+            return False
+        timed = [time_col in c for c in columns]
+        if not any(timed):
+            return True  # row numbers
+        if not all(timed) or set(formats) != {"parquet"}:
+            return False
+        import pyarrow.parquet as pq
+
+        last = -math.inf
+        for path in files:
+            with opened(path) as source:
+                parquet = pq.ParquetFile(source, **PARQUET_STREAMING)
+                for batch in parquet.iter_batches(batch_size=CHUNK_ROWS, columns=[time_col]):
+                    t, bad = event_seconds(batch.to_pandas(), time_col)
+                    t = t[~bad]
+                    if len(t) and (t[0] < last or np.count_nonzero(t[1:] < t[:-1])):
+                        return False
+                    last = t[-1] if len(t) else last
+        return True
+    except (OSError, ValueError):  # (InputError too) the whole read reports it
+        return False
+
+
 def csv_dtypes(path: str) -> dict:
     """The columns of a CSV file whose type pandas would infer differently from chunk to chunk
     (it looks at one chunk at a time), with one type for the whole file: numbers if every chunk
