@@ -107,7 +107,8 @@ def _parser() -> argparse.ArgumentParser:
                           "models over workers; grouped sorts each stream after a GroupByKey "
                           "(any order; memory grows with the stream); stateful is "
                           "watermark-driven (streaming). auto: per-stream when every stream "
-                          "is generated or a file in time order (read once to check), else "
+                          "is generated or a file in time order (read once to check, unless its "
+                          "times alone tell: row numbers or a Parquet time column), else "
                           "grouped")
     run.add_argument("--repredict", default=None, metavar="POLICY",
                      help="re-prediction policy while labels are pending: every_k_labels:K "

@@ -86,7 +86,7 @@ class Plan:
         """`auto`: per-stream when every stream is in time order (memory bounded by what is
         pending, scores and comparisons made as it drains), else grouped, which sorts each
         stream and so takes files in any order. Generated streams are in time order; files
-        are read once here to find out (`in_time_order`)."""
+        are read once here to find out, unless their times alone tell (`in_time_order`)."""
         if self.config.replay != "auto":
             return self.config.replay
         ordered = all(s.kind in ("synth", "dataset") or in_time_order(
