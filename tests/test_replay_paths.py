@@ -112,8 +112,9 @@ def test_auto_reads_files_in_time_order_per_stream_and_sorts_the_others(tmp_path
 
 
 def test_tables_in_time_order_are_told_from_their_times_alone(tmp_path, monkeypatch):
-    """A Parquet time column, or row numbers, tell a table's order without building its events;
-    whatever they cannot tell (a CSV time column, an event log) the stream is read for."""
+    """A Parquet or CSV time column, or row numbers, tell a table's order without building its
+    events (numbers and datetimes in one CSV column are read as the whole read takes them);
+    whatever they cannot tell (an event log) the stream is read for."""
     rng = random.Random(2)
     times = sorted(rng.choice([0.0, 1.5, 3.0]) + 3 * i for i in range(200))
     frame = pd.DataFrame({"time": times, "f": [rng.random() for _ in times],
@@ -123,18 +124,23 @@ def test_tables_in_time_order_are_told_from_their_times_alone(tmp_path, monkeypa
               "numbered.parquet": frame.drop(columns="time").sample(frac=1.0, random_state=1)}
     for name, table in tables.items():
         table.to_parquet(tmp_path / name, index=False)
-    frame.to_csv(tmp_path / "ordered.csv", index=False)
-    frame.assign(kind="instance").to_csv(tmp_path / "log.csv", index=False)
+    dated = frame.assign(time=pd.Timestamp("2026-11-01") + pd.to_timedelta(frame["time"], "s"))
+    csvs = {"ordered.csv": frame, "shuffled.csv": tables["shuffled.parquet"], "dated.csv": dated,
+            "mixed.csv": frame.assign(time=frame["time"].where(frame.index < 150, dated["time"])),
+            "log.csv": frame.assign(kind="instance")}
+    for name, table in csvs.items():
+        table.to_csv(tmp_path / name, index=False)
     delay = DelaySpec.parse("random:0:40:3")
     told = {name: rows_in_time_order(StreamSpec.parse(str(tmp_path / name)))
-            for name in [*tables, "ordered.csv", "log.csv"]}
+            for name in [*tables, *csvs]}
     assert told == {"ordered.parquet": True, "ties.parquet": True, "shuffled.parquet": False,
-                    "numbered.parquet": True, "ordered.csv": False, "log.csv": False}
+                    "numbered.parquet": True, "ordered.csv": True, "shuffled.csv": False,
+                    "dated.csv": True, "mixed.csv": True, "log.csv": False}
     with monkeypatch.context() as m:  # the stream read whole, as for any other source
         m.setattr(per_key, "rows_in_time_order", lambda spec: False)
         read_whole = {name: in_time_order(StreamSpec.parse(str(tmp_path / name)), delay,
                                           batch_size=5) for name in told}
-    assert read_whole == {**told, "ordered.csv": True, "log.csv": True}
+    assert read_whole == {**told, "log.csv": True}
     # Told without reading the stream's events: the check is all there is.
     monkeypatch.setattr(per_key, "stream_items", None)
     assert in_time_order(StreamSpec.parse(str(tmp_path / "ordered.parquet")), delay)

@@ -190,12 +190,12 @@ def table_chunks(files: list[str], fmt: str | None,
 
 def rows_in_time_order(spec) -> bool:
     """Whether a table of labelled rows is in time order, told from its time column alone:
-    its row numbers (no time column), or a Parquet time column read by itself. Its labels
+    its row numbers (no time column), or a Parquet or CSV time column read by itself. Its labels
     then come after their instances (a delay is never negative, and a label time before its
     instance's is a dead letter), so no event is read after a later one was due, and the
     per-stream replay can take it. False means "not told this cheaply" — an event log,
-    instance + label tables, a CSV or JSON Lines time column, times out of order, a file that
-    cannot be read — and the caller reads the whole stream to find out.
+    instance + label tables, a JSON Lines time column, times out of order, a file that cannot
+    be read — and the caller reads the whole stream to find out.
 
     >>> import tempfile, os
     >>> path = os.path.join(tempfile.mkdtemp(), "t.parquet")
@@ -220,23 +220,44 @@ def rows_in_time_order(spec) -> bool:
         timed = [time_col in c for c in columns]
         if not any(timed):
             return True  # row numbers
-        if not all(timed) or set(formats) != {"parquet"}:
+        if not all(timed) or not set(formats) <= {"parquet", "csv"}:
             return False
-        import pyarrow.parquet as pq
-
         last = -math.inf
-        for path in files:
-            with opened(path) as source:
-                parquet = pq.ParquetFile(source, **PARQUET_STREAMING)
-                for batch in parquet.iter_batches(batch_size=CHUNK_ROWS, columns=[time_col]):
-                    t, bad = event_seconds(batch.to_pandas(), time_col)
-                    t = t[~bad]
-                    if len(t) and (t[0] < last or np.count_nonzero(t[1:] < t[:-1])):
-                        return False
-                    last = t[-1] if len(t) else last
+        for path, fmt in zip(files, formats):
+            for frame in _time_chunks(path, fmt, time_col):
+                if frame is None:
+                    return False
+                t, bad = event_seconds(frame, time_col)
+                t = t[~bad]
+                if len(t) and (t[0] < last or np.count_nonzero(t[1:] < t[:-1])):
+                    return False
+                last = t[-1] if len(t) else last
         return True
     except (OSError, ValueError):  # (InputError too) the whole read reports it
         return False
+
+
+def _time_chunks(path: str, fmt: str, time_col: str) -> Iterator[pd.DataFrame | None]:
+    """The time column of a Parquet or CSV file, chunk by chunk, with the values the whole
+    read gives it (`table_chunks`); None where that is not sure: a CSV column whose type
+    differs from chunk to chunk (the whole read gives it one type) or mixes numbers and text."""
+    with opened(path) as source:
+        if fmt == "parquet":
+            import pyarrow.parquet as pq
+
+            parquet = pq.ParquetFile(source, **PARQUET_STREAMING)
+            for batch in parquet.iter_batches(batch_size=CHUNK_ROWS, columns=[time_col]):
+                yield batch.to_pandas()
+            return
+        dtype = None
+        for chunk in pd.read_csv(source, chunksize=CHUNK_ROWS, usecols=[time_col]):
+            column = chunk[time_col]
+            if dtype is not None and column.dtype != dtype or column.dtype == object and not \
+                    all(isinstance(v, str) for v in column.dropna()):
+                yield None
+                return
+            dtype = column.dtype
+            yield chunk
 
 
 def csv_dtypes(path: str) -> dict:
