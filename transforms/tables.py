@@ -252,8 +252,9 @@ def _time_chunks(path: str, fmt: str, time_col: str) -> Iterator[pd.DataFrame | 
         dtype = None
         for chunk in pd.read_csv(source, chunksize=CHUNK_ROWS, usecols=[time_col]):
             column = chunk[time_col]
-            if dtype is not None and column.dtype != dtype or column.dtype == object and not \
-                    all(isinstance(v, str) for v in column.dropna()):
+            if (dtype is not None and column.dtype != dtype) or (
+                    column.dtype == object and not all(isinstance(v, str)
+                                                       for v in column.dropna())):
                 yield None
                 return
             dtype = column.dtype
@@ -309,8 +310,7 @@ def table_events(spec, delay, checks: Checks) -> Iterator:
         fx, bad_cells = _feature_frame(frame, feats, numeric)
         # Rows of finite numbers only (the usual case) are clean as pandas gives them.
         finite = np.zeros(len(frame), dtype=bool)
-        if feats and all(pd.api.types.is_numeric_dtype(d) and not pd.api.types.is_bool_dtype(d)
-                         for d in fx.dtypes):
+        if feats and all(d.kind in "iuf" for d in fx.dtypes):  # ints and floats
             finite = np.isfinite(fx.to_numpy(dtype=float, na_value=np.nan)).all(axis=1)
         for a in range(0, len(frame), CHUNK_ROWS):
             b = min(a + CHUNK_ROWS, len(frame))
