@@ -108,7 +108,7 @@ def _parser() -> argparse.ArgumentParser:
                           "(any order; memory grows with the stream); stateful is "
                           "watermark-driven (streaming). auto: per-stream when every stream "
                           "is generated or a file in time order (read once to check, unless its "
-                          "times alone tell: row numbers, a Parquet or CSV time column), else "
+                          "times alone tell: row numbers or a time column), else "
                           "grouped")
     run.add_argument("--repredict", default=None, metavar="POLICY",
                      help="re-prediction policy while labels are pending: every_k_labels:K "

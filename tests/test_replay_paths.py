@@ -112,9 +112,9 @@ def test_auto_reads_files_in_time_order_per_stream_and_sorts_the_others(tmp_path
 
 
 def test_tables_in_time_order_are_told_from_their_times_alone(tmp_path, monkeypatch):
-    """A Parquet or CSV time column, or row numbers, tell a table's order without building its
-    events (numbers and datetimes in one CSV column are read as the whole read takes them);
-    whatever they cannot tell (an event log) the stream is read for."""
+    """A time column (Parquet, CSV, JSON Lines), or row numbers, tell a table's order without
+    building its events (numbers and datetimes in one CSV column are read as the whole read
+    takes them); whatever they cannot tell (an event log) the stream is read for."""
     rng = random.Random(2)
     times = sorted(rng.choice([0.0, 1.5, 3.0]) + 3 * i for i in range(200))
     frame = pd.DataFrame({"time": times, "f": [rng.random() for _ in times],
@@ -130,12 +130,14 @@ def test_tables_in_time_order_are_told_from_their_times_alone(tmp_path, monkeypa
             "log.csv": frame.assign(kind="instance")}
     for name, table in csvs.items():
         table.to_csv(tmp_path / name, index=False)
+    tables["shuffled.parquet"].to_json(tmp_path / "shuffled.jsonl", orient="records", lines=True)
     delay = DelaySpec.parse("random:0:40:3")
     told = {name: rows_in_time_order(StreamSpec.parse(str(tmp_path / name)))
-            for name in [*tables, *csvs]}
+            for name in [*tables, *csvs, "shuffled.jsonl"]}
     assert told == {"ordered.parquet": True, "ties.parquet": True, "shuffled.parquet": False,
                     "numbered.parquet": True, "ordered.csv": True, "shuffled.csv": False,
-                    "dated.csv": True, "mixed.csv": True, "log.csv": False}
+                    "dated.csv": True, "mixed.csv": True, "log.csv": False,
+                    "shuffled.jsonl": False}
     with monkeypatch.context() as m:  # the stream read whole, as for any other source
         m.setattr(per_key, "rows_in_time_order", lambda spec: False)
         read_whole = {name: in_time_order(StreamSpec.parse(str(tmp_path / name)), delay,

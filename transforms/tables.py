@@ -153,13 +153,14 @@ CHUNK_ROWS = 65_536  # rows turned into Python objects at a time
 PARQUET_STREAMING = {"pre_buffer": False, "buffer_size": 1 << 20}
 
 
-def table_chunks(files: list[str], fmt: str | None,
-                 default: str = "csv") -> Iterator[tuple[str, int, pd.DataFrame]]:
+def table_chunks(files: list[str], fmt: str | None, default: str = "csv",
+                 columns: list[str] | None = None) -> Iterator[tuple[str, int, pd.DataFrame]]:
     """(file, rows before it in that file, chunk) for a table's files, in order, in chunks of
     `CHUNK_ROWS` rows, so memory does not grow with the table's length: Parquet batch by batch
     (its column types are the file's); CSV with one type per column for the whole file
     (`csv_dtypes`). A JSON Lines file is one chunk, read whole. `fmt`, if given, overrides the
-    files' extensions; `default` is the format of a file without a known one.
+    files' extensions; `default` is the format of a file without a known one; `columns`, if
+    given, are the only columns read (with the values the whole read gives them).
     """
     for path in files:
         file_fmt = fmt or fmt_of(path, default)
@@ -170,17 +171,19 @@ def table_chunks(files: list[str], fmt: str | None,
 
                 with opened(path) as source:
                     parquet = pq.ParquetFile(source, **PARQUET_STREAMING)
-                    for batch in parquet.iter_batches(batch_size=CHUNK_ROWS):
+                    for batch in parquet.iter_batches(batch_size=CHUNK_ROWS, columns=columns):
                         yield path, row0, batch.to_pandas()
                         row0 += batch.num_rows
             elif file_fmt == "csv":
-                dtypes = csv_dtypes(path)  # a first pass
+                dtypes = csv_dtypes(path, columns)  # a first pass
                 with opened(path) as source:
-                    for chunk in pd.read_csv(source, chunksize=CHUNK_ROWS, dtype=dtypes):
+                    for chunk in pd.read_csv(source, chunksize=CHUNK_ROWS, dtype=dtypes,
+                                             usecols=columns):
                         yield path, row0, chunk
                         row0 += len(chunk)
             else:
-                yield path, 0, read_table(path, file_fmt)
+                table = read_table(path, file_fmt)
+                yield path, 0, table if columns is None else table[columns]
         except pd.errors.EmptyDataError:
             continue
         except (OSError, ValueError) as e:
@@ -190,12 +193,12 @@ def table_chunks(files: list[str], fmt: str | None,
 
 def rows_in_time_order(spec) -> bool:
     """Whether a table of labelled rows is in time order, told from its time column alone:
-    its row numbers (no time column), or a Parquet or CSV time column read by itself. Its labels
+    its row numbers (no time column), or its time column read by itself. Its labels
     then come after their instances (a delay is never negative, and a label time before its
     instance's is a dead letter), so no event is read after a later one was due, and the
     per-stream replay can take it. False means "not told this cheaply" — an event log,
-    instance + label tables, a JSON Lines time column, times out of order, a file that cannot
-    be read — and the caller reads the whole stream to find out.
+    instance + label tables, times out of order, a file that cannot be read — and the caller
+    reads the whole stream to find out.
 
     >>> import tempfile, os
     >>> path = os.path.join(tempfile.mkdtemp(), "t.parquet")
@@ -220,48 +223,24 @@ def rows_in_time_order(spec) -> bool:
         timed = [time_col in c for c in columns]
         if not any(timed):
             return True  # row numbers
-        if not all(timed) or not set(formats) <= {"parquet", "csv"}:
+        if not all(timed):
             return False
         last = -math.inf
-        for path, fmt in zip(files, formats):
-            for frame in _time_chunks(path, fmt, time_col):
-                if frame is None:
-                    return False
-                t, bad = event_seconds(frame, time_col)
-                t = t[~bad]
-                if len(t) and (t[0] < last or np.count_nonzero(t[1:] < t[:-1])):
-                    return False
-                last = t[-1] if len(t) else last
+        for _, _, frame in table_chunks(files, o.get("format"), columns=[time_col]):
+            column = frame[time_col]
+            if column.dtype == object and not all(isinstance(v, str) for v in column.dropna()):
+                return False  # numbers and text in one column: left to the whole read
+            t, bad = event_seconds(frame, time_col)
+            t = t[~bad]
+            if len(t) and (t[0] < last or np.count_nonzero(t[1:] < t[:-1])):
+                return False
+            last = t[-1] if len(t) else last
         return True
     except (OSError, ValueError):  # (InputError too) the whole read reports it
         return False
 
 
-def _time_chunks(path: str, fmt: str, time_col: str) -> Iterator[pd.DataFrame | None]:
-    """The time column of a Parquet or CSV file, chunk by chunk, with the values the whole
-    read gives it (`table_chunks`); None where that is not sure: a CSV column whose type
-    differs from chunk to chunk (the whole read gives it one type) or mixes numbers and text."""
-    with opened(path) as source:
-        if fmt == "parquet":
-            import pyarrow.parquet as pq
-
-            parquet = pq.ParquetFile(source, **PARQUET_STREAMING)
-            for batch in parquet.iter_batches(batch_size=CHUNK_ROWS, columns=[time_col]):
-                yield batch.to_pandas()
-            return
-        dtype = None
-        for chunk in pd.read_csv(source, chunksize=CHUNK_ROWS, usecols=[time_col]):
-            column = chunk[time_col]
-            if (dtype is not None and column.dtype != dtype) or (
-                    column.dtype == object and not all(isinstance(v, str)
-                                                       for v in column.dropna())):
-                yield None
-                return
-            dtype = column.dtype
-            yield chunk
-
-
-def csv_dtypes(path: str) -> dict:
+def csv_dtypes(path: str, columns: list[str] | None = None) -> dict:
     """The columns of a CSV file whose type pandas would infer differently from chunk to chunk
     (it looks at one chunk at a time), with one type for the whole file: numbers if every chunk
     has numbers (ints and floats: float), else text.
@@ -275,7 +254,7 @@ def csv_dtypes(path: str) -> dict:
     """
     kinds: dict[str, set] = {}
     with opened(path) as source:
-        for chunk in pd.read_csv(source, chunksize=CHUNK_ROWS):
+        for chunk in pd.read_csv(source, chunksize=CHUNK_ROWS, usecols=columns):
             for column, dtype in chunk.dtypes.items():
                 kinds.setdefault(column, set()).add(dtype)
     return {column: "float64" if all(pd.api.types.is_numeric_dtype(d)
