@@ -2,12 +2,15 @@
 
 Classes are integers 0..k-1 in the stream's declared order; sums run in that order so results
 match MOA number for number. The order-dependent baselines (the previous true label for κ_per,
-the running majority class for κ_m) are supplied per label by the ordered replay, which keeps
-this accumulator order-free and mergeable.
+the majority class for κ_m, `metrics.baselines`) are supplied per label by the ordered replay,
+which keeps this accumulator order-free and mergeable. The Majority baseline differs per view
+(cumulative, a sliding window's, a fading factor's), so a label may carry one Majority
+prediction per view and the score one hit count per view; `for_view(j)` reads view j.
 """
 
 from __future__ import annotations
 
+import copy
 import math
 
 import numpy as np
@@ -26,12 +29,21 @@ def _grow(counts: list[int], index: int) -> None:
         counts.extend([0] * (index + 1 - len(counts)))
 
 
+def _add(mine: list, theirs, sign: int = 1) -> None:
+    """mine += sign · theirs, element by element (mine grows to fit)."""
+    if len(theirs):
+        _grow(mine, len(theirs) - 1)
+    for i, c in enumerate(theirs):
+        mine[i] += sign * c
+
+
 class ClassificationScore:
     """Counts behind accuracy, Cohen's κ, κ_m, κ_per (kappa-temporal) and κ+.
 
     Each update takes the true class, the predicted class, the Persistent baseline's prediction
     (the previous true label in label-arrival order) and the Majority baseline's prediction
-    (the majority class counted including the current label).
+    (the majority class counted including the current label): one class, or one per view
+    (cumulative first), whose hit counts are kept apart (`majority_correct[j]`).
 
     - accuracy p = correct / n
     - κ = (p − p_ran) / (1 − p_ran), p_ran = Σ_i P(true=i)·P(pred=i)
@@ -58,13 +70,14 @@ class ClassificationScore:
         self.true_counts: list[int] = []
         self.pred_counts: list[int] = []
         self.persistent_correct = 0
-        self.majority_correct = 0
+        self.majority_correct: list = []  # per view (one entry: every view alike)
 
-    def update(self, y_true: int, y_pred: int, y_prev: int, y_majority: int) -> None:
+    def update(self, y_true: int, y_pred: int, y_prev: int, y_majority) -> None:
         self.n += 1
         self.correct += y_true == y_pred
         self.persistent_correct += y_true == y_prev
-        self.majority_correct += y_true == y_majority
+        majority = y_majority if isinstance(y_majority, (tuple, list)) else (y_majority,)
+        _add(self.majority_correct, [int(y_true == m) for m in majority])
         if y_true >= len(self.true_counts):
             _grow(self.true_counts, y_true)
         self.true_counts[y_true] += 1
@@ -74,11 +87,16 @@ class ClassificationScore:
 
     def update_many(self, y_true, y_pred, y_prev, y_majority) -> None:
         """`update` for arrays of class indices: the same counts, without a Python loop.
+        `y_majority` is one column, or one column per view (labels × views).
 
         >>> s = ClassificationScore()
         >>> s.update_many([0, 1, 1, 0], [0, 0, 1, 0], [0, 0, 1, 1], [0, 0, 1, 0])
         >>> s.get()["accuracy"], s.true_counts, s.pred_counts
         (0.75, [2, 2], [3, 1])
+        >>> s = ClassificationScore()  # two views: cumulative and a window's
+        >>> s.update_many([1, 1], [1, 1], [1, 1], [[0, 1], [1, 1]])
+        >>> s.majority_correct
+        [1, 2]
         """
         y_true, y_pred = np.asarray(y_true, dtype=np.int64), np.asarray(y_pred, dtype=np.int64)
         if not len(y_true):
@@ -86,7 +104,9 @@ class ClassificationScore:
         self.n += len(y_true)
         self.correct += int(np.count_nonzero(y_true == y_pred))
         self.persistent_correct += int(np.count_nonzero(y_true == np.asarray(y_prev)))
-        self.majority_correct += int(np.count_nonzero(y_true == np.asarray(y_majority)))
+        majority = np.asarray(y_majority).reshape(len(y_true), -1)
+        _add(self.majority_correct,
+             np.count_nonzero(majority == y_true[:, None], axis=0).tolist())
         for counts, values in ((self.true_counts, y_true), (self.pred_counts, y_pred)):
             add = np.bincount(values)
             _grow(counts, len(add) - 1)
@@ -97,13 +117,10 @@ class ClassificationScore:
         self.n += other.n
         self.correct += other.correct
         self.persistent_correct += other.persistent_correct
-        self.majority_correct += other.majority_correct
-        for mine, theirs in ((self.true_counts, other.true_counts),
+        for mine, theirs in ((self.majority_correct, other.majority_correct),
+                             (self.true_counts, other.true_counts),
                              (self.pred_counts, other.pred_counts)):
-            if theirs:
-                _grow(mine, len(theirs) - 1)
-            for i, c in enumerate(theirs):
-                mine[i] += c
+            _add(mine, theirs)
         return self
 
     def subtract(self, other: ClassificationScore) -> ClassificationScore:
@@ -119,19 +136,33 @@ class ClassificationScore:
         self.n -= other.n
         self.correct -= other.correct
         self.persistent_correct -= other.persistent_correct
-        self.majority_correct -= other.majority_correct
-        for mine, theirs in ((self.true_counts, other.true_counts),
+        for mine, theirs in ((self.majority_correct, other.majority_correct),
+                             (self.true_counts, other.true_counts),
                              (self.pred_counts, other.pred_counts)):
-            for i, c in enumerate(theirs):
-                mine[i] -= c
+            _add(mine, theirs, -1)
         return self
+
+    def for_view(self, j: int) -> ClassificationScore:
+        """This score as view j reports it: the Majority hit count of view j (of the only one,
+        when every view shared one Majority column).
+
+        >>> s = ClassificationScore()
+        >>> s.update(1, 1, 0, (0, 1))
+        >>> s.kappa_m, s.for_view(1).kappa_m
+        (1.0, nan)
+        """
+        view = copy.copy(self)
+        counts = self.majority_correct
+        view.majority_correct = counts[j if len(counts) > 1 else 0:][:1]
+        return view
 
     # -- fading factors (metrics.windows.FadingScore) ---------------------------------------
     @staticmethod
     def faded_stats(columns: dict) -> np.ndarray:
         """Per label and prediction column, the increments of the counts: [n, correct,
         persistent_correct, majority_correct, true_counts[C], pred_counts[C]] (labels without
-        a prediction add nothing). Columns: y, preds (labels × columns), prev, majority."""
+        a prediction add nothing). Columns: y, preds (labels × columns), prev, majority (one
+        column: the view's)."""
         y = np.asarray(columns["y"], dtype=np.int64)
         preds = np.asarray(columns["preds"], dtype=np.int64)
         if not len(y):
@@ -156,7 +187,8 @@ class ClassificationScore:
     def from_faded(cls, row: list) -> ClassificationScore:
         s = cls()
         k = (len(row) - 4) // 2
-        s.n, s.correct, s.persistent_correct, s.majority_correct = row[:4]
+        s.n, s.correct, s.persistent_correct, majority_correct = row[:4]
+        s.majority_correct = [majority_correct]
         s.true_counts, s.pred_counts = row[4:4 + k], row[4 + k:]
         return s
 
@@ -185,7 +217,8 @@ class ClassificationScore:
 
     @property
     def kappa_m(self) -> float:
-        p, p_maj = self.accuracy, ratio(self.majority_correct, self.n)
+        hits = self.majority_correct[0] if self.majority_correct else 0
+        p, p_maj = self.accuracy, ratio(hits, self.n)
         return ratio(p - p_maj, 1 - p_maj)
 
     @property

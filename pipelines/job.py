@@ -230,12 +230,13 @@ def _outcomes(p: beam.Pipeline, pl: Plan) -> dict:
         label_engines = EngineFactory(
             {LABELS: ModelSpec(LABELS, (Step(f"{LabelsOnly.__module__}.LabelsOnly"),))},
             pl.classes, {LABELS: cfg.task}, final=False, log_predictions="none",
-            progress=progress)
+            progress=progress, baselines=pl.scoring.baseline_views)
         return p | "Backfill" >> BackfillOutcomes(
             reader, label_engines, pl.log, list(pl.models), cfg.task == "classification",
             pl.scoring.bins, cfg.final, cfg.buckets, cfg.chunk_size)
     engines = EngineFactory(pl.models, pl.classes, pl.tasks, cfg.final, pl.repredict,
-                            pl.scoring.bins, cfg.log_predictions, progress)
+                            pl.scoring.bins, cfg.log_predictions, progress,
+                            pl.scoring.baseline_views)
     if pl.replay in ("per-key", "per-stream"):
         scores = StreamScores(pl.tasks, pl.scoring) if pl.replay == "per-stream" else None
         replay = p | "Replay" >> PerKeyReplay(pl.streams, list(pl.models), engines, pl.delay,

@@ -96,7 +96,7 @@ def sequential_fading(chosen, category, b, alpha, regression=False):
             true[c] = (ok and o.y == c) + alpha * true[c]
             pred[c] = (ok and p == c) + alpha * pred[c]
     s = ClassificationScore()
-    s.n, s.correct, s.persistent_correct, s.majority_correct = n, correct, per, maj
+    s.n, s.correct, s.persistent_correct, s.majority_correct = n, correct, per, [maj]
     s.true_counts, s.pred_counts = true, pred
     return s.get()
 

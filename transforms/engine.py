@@ -15,12 +15,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from metrics.baselines import BaselineViews
 from metrics.binning import binned_many
 from transforms.models import ModelSpec
 from transforms.records import (FINAL, ID, INITIAL, INSTANCE, KIND, LABEL, REPREDICTION, SEQ,
                                 UPDATE, X, Y, Outcome, dead_letter)
 from transforms.records import T as TIME
 from transforms.repredict import PendingRows, RepredictPolicy
+from transforms.temporal_models import delay_aware
 
 # instances/updates/labels: events seen; labelled: labels that met their pending instance (one
 # Outcome each); orphan_labels: labels whose instance was never seen (learned_orphans of them
@@ -131,7 +133,7 @@ class ReplayEngine:
     def __init__(self, model: ModelSpec, stream: str, classes: list | None = None,
                  task: str | None = None, final: bool = True,
                  repredict: RepredictPolicy | None = None, bins: int = 0,
-                 log_predictions: str = "all"):
+                 log_predictions: str = "all", baselines: BaselineViews | None = None):
         self.stream = stream
         self.bins = bins  # > 0: outcomes carry their bin predictions, not the re-predictions
         self.log_predictions = log_predictions  # what DrainResult.predictions keeps
@@ -145,6 +147,9 @@ class ReplayEngine:
         self.classes: list = list(classes) if classes else []
         self._class_index = {c: i for i, c in enumerate(self.classes)}
         self.model = model.build(list(classes) if classes else None)
+        # A model that learns each label with what it knew at the instance's arrival (the
+        # temporal wrappers) is told of arrivals and of the labels it learns.
+        self.label_context = delay_aware(self.model)
         # id -> [t_arrival, x, initial prediction (class index / float / None), row]
         self.pending: dict = {}
         self.n_labels = 0
@@ -155,9 +160,9 @@ class ReplayEngine:
             self.repredict, self.classification, self.model)
         # Label times known ahead (bin_boundaries schedules from them): id -> t_label.
         self.expected_labels: dict = {}
-        self.prev_label = 0 if self.classification else math.nan
-        self._label_counts: list[int] = [0] * len(self.classes)
-        self._majority = 0
+        # Persistent and Majority baselines of each label (classification; class indices).
+        self.baselines = (baselines or BaselineViews()).start(range(len(self.classes)))
+        self.prev_label = math.nan  # the Persistent baseline of a regression stream
         self.last_key: tuple = (-math.inf, -1, -1)
         self._lut_labels, self._lut = None, np.empty(0, dtype=np.int64)  # see _values
 
@@ -167,7 +172,6 @@ class ReplayEngine:
         if i is None and extend:
             i = self._class_index[value] = len(self.classes)
             self.classes.append(value)
-            self._label_counts.append(0)
         return i
 
     def _value(self, prediction):
@@ -187,17 +191,6 @@ class ReplayEngine:
                 self._lut_labels = labels
             return self._lut[codes]
         return np.array([float(label) for label in labels] + [math.nan])[codes]
-
-    def _label_baselines(self, y_index: int) -> tuple[int, int]:
-        """Persistent (previous label) and Majority (counted including this label)."""
-        prev = self.prev_label
-        counts = self._label_counts
-        counts[y_index] += 1
-        best = self._majority
-        if counts[y_index] > counts[best] or (counts[y_index] == counts[best] and y_index < best):
-            self._majority = best = y_index
-        self.prev_label = y_index
-        return prev, best
 
     # -- the replay ----------------------------------------------------------------------------
     def expect_labels(self, events) -> None:
@@ -255,6 +248,8 @@ class ReplayEngine:
         if key in self.pending:
             self._reject(out, f"instance id {key!r} is already pending", "id", ev)
             return
+        if self.label_context is not None:
+            self.label_context.instance_arrived(key)
         initial = self._value(self.model.predict_one(x))
         row = None
         if self.rows is not None:
@@ -296,7 +291,7 @@ class ReplayEngine:
                 out.counts["learned_orphans"] += 1
                 self._learn(ev[X], y, t, out)
                 if classification:
-                    self._label_baselines(self._index(y, extend=True))
+                    self.baselines.update(self._index(y, extend=True), t)
             else:
                 self._reject(out, f"label for unknown instance id {key!r}", "id", ev)
             return
@@ -316,6 +311,8 @@ class ReplayEngine:
                 out.unbinned_size += len(rep_times)
         if self.final:
             out.predictions.one(key, FINAL, t, final)
+        if self.label_context is not None:
+            self.label_context.label_arrived(key)
         self._learn(x, y, t, out)
         self.n_labels += 1
         out.counts["labelled"] += 1
@@ -323,7 +320,7 @@ class ReplayEngine:
             out.counts["unscored_initial"] += 1
         if classification:
             y_index = self._index(y, extend=True)
-            prev, majority = self._label_baselines(y_index)
+            prev, majority = self.baselines.update(y_index, t)
             out.outcomes.append(Outcome(self.n_labels, key, t_arrival, t, y_index, prev,
                                         majority, initial, final, rep_times, rep_values))
         else:

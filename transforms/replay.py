@@ -28,6 +28,7 @@ from apache_beam.transforms.userstate import (BagStateSpec, ReadModifyWriteState
 from apache_beam.transforms.window import GlobalWindow
 from apache_beam.utils.timestamp import MAX_TIMESTAMP, Timestamp
 
+from metrics.baselines import BaselineViews
 from transforms.engine import ReplayEngine
 from transforms.models import ModelSpec
 from transforms.progress import ProgressLines, report_progress
@@ -56,12 +57,13 @@ class EngineFactory:
     bins: int = 0  # > 0: outcomes carry their bin predictions
     log_predictions: str = "all"
     progress: float | None = None  # seconds between progress lines on stderr; None: none
+    baselines: BaselineViews | None = None  # the views whose Majority baseline labels carry
 
     def new(self, key) -> ReplayEngine:
         stream, model = key
         return ReplayEngine(self.models[model], stream, self.classes.get(stream),
                             self.tasks[model], self.final, self.repredict, self.bins,
-                            self.log_predictions)
+                            self.log_predictions, self.baselines)
 
 
 def _emit(key, engine: ReplayEngine, result, pending_before: int,

@@ -36,6 +36,7 @@ import numpy as np
 import pyarrow as pa
 
 from metrics import NOT_PRIORITISED, ClassificationScore, RegressionScore
+from metrics.baselines import BaselineViews
 from metrics.comparison import PairScore
 from metrics.binning import NO_CLASS, binned_many, prioritised
 from metrics.windows import FadingScore, pane_ends
@@ -107,6 +108,13 @@ class ScoringPlan:
         return [CUMULATIVE, *(f"w={w}" for w in self.windows),
                 *(fading_label(a) for a in self.fadings), *(t[0] for t in self.time_windows)]
 
+    @property
+    def baseline_views(self) -> BaselineViews:
+        """The views besides the cumulative one, as the replay's Majority baselines need them
+        (one Majority prediction per view, in `views` order)."""
+        return BaselineViews(self.windows, self.fadings,
+                             tuple(size for _, size, _ in self.time_windows))
+
     def bins_of(self, category: str) -> list:
         return list(range(self.bins + 2)) if category == BINNED else [None]
 
@@ -168,12 +176,15 @@ class FadingCurve:
     so the numbers equal one pass over all labels bit for bit.
 
     Rows: label number n, then the columns of the task's `faded_stats`, as `rows` lays them
-    out (classes as float indices, exact)."""
+    out (classes as float indices, exact); a classifier's Majority baseline has a column per
+    view, and each α reads its own view's."""
 
     def __init__(self, task: str, plan: ScoringPlan):
         self.task = task
         self.alphas = plan.fadings
         self.every = plan.curve_every
+        self.views = len(plan.views)
+        self.majority_of = {a: plan.views.index(fading_label(a)) for a in plan.fadings}
 
     @staticmethod
     def rows(task: str, n: np.ndarray, columns: dict) -> np.ndarray:
@@ -188,8 +199,8 @@ class FadingCurve:
         if self.task == "comparison":
             return dict(zip(("a", "b", "a_only", "b_only"), rows[:, 1:5].T))
         if self.task == "classification":
-            return {"y": rows[:, 1], "prev": rows[:, 2], "majority": rows[:, 3],
-                    "preds": rows[:, 4:]}
+            return {"y": rows[:, 1], "prev": rows[:, 2], "majority": rows[:, 3:3 + self.views],
+                    "preds": rows[:, 3 + self.views:]}
         return {"y": rows[:, 1], "preds": rows[:, 2:]}
 
     def start(self):
@@ -200,7 +211,10 @@ class FadingCurve:
     def _update(self, state, rows: np.ndarray) -> None:
         if len(rows):
             columns = self.columns(rows)
-            for f in state["faded"].values():
+            majority = columns.get("majority")
+            for alpha, f in state["faded"].items():
+                if majority is not None:  # this α's own Majority baseline
+                    columns["majority"] = majority[:, self.majority_of[alpha]]
                 f.update(columns)
 
     def step(self, state, rows: np.ndarray):
@@ -329,8 +343,20 @@ def _columns(outcomes, task: str, plan: ScoringPlan) -> dict:
             "t": np.array([o.t_label for o in outcomes], dtype=np.float64),
             "y": column(o.y for o in outcomes),
             "baselines": (column(o.y_prev for o in outcomes),
-                          column(o.y_majority for o in outcomes)) if classification else (),
+                          _majority_matrix(outcomes, len(plan.views))) if classification else (),
             "predicted": predicted}
+
+
+def _majority_matrix(outcomes, views: int) -> np.ndarray:
+    """The Majority baseline of each outcome for each view (labels × views): an outcome carries
+    one class per view, or one class that every view shares."""
+    matrix = np.array([o.y_majority for o in outcomes], dtype=np.int64)
+    matrix = matrix.reshape(len(outcomes), -1) if len(outcomes) else np.empty((0, views), np.int64)
+    if matrix.shape[1] == views:
+        return matrix
+    if matrix.shape[1] == 1:
+        return np.repeat(matrix, views, axis=1)
+    raise ValueError(f"outcomes carry {matrix.shape[1]} Majority baselines for {views} views")
 
 
 def _bin_scores(cols: dict, rows: np.ndarray, category: str, task: str,
@@ -527,6 +553,9 @@ class CurvePoints:
 
     def _emit(self, view, scores, labels, t, last, counts=None) -> list:
         stream, model, category, _ = self.key
+        if self.task == "classification":  # each view reports its own Majority baseline
+            j = self.plan.views.index(view)
+            scores = {b: s.for_view(j) for b, s in scores.items()}
         return [(last, r) for r in _score_rows(stream, model, category, view, scores, labels, t,
                                                self.plan, counts)]
 

@@ -7,6 +7,14 @@ serialisable: `temporal-correction{"model": "gaussian-nb"}`,
 "Previous label" in the delayed setting: the latest label that has *arrived* (been learned), not
 the label of the previous instance, which may still be pending. That is the only label a deployed
 model can know when it predicts; with delay d it is y_{t−d} or older.
+
+Paper 003 assumes labels arrive at once, so the wrappers' training pairs and their prediction
+inputs agree: (y_{t−1}, y_t). Under a delay they must agree too, so a wrapper learns from what it
+saw when it predicted: the replay tells it when an instance arrives (`instance_arrived(id)`: it
+keeps the labels it knows then) and whose label it learns next (`label_arrived(id)`), and it
+learns (those labels, the new label). With delay 1 that is (y_{t−1}, y_t), as in the paper; with
+delay d, (y_{t−d} or older, y_t) — the relation it will use. A label without a kept context (an
+orphan, or a wrapper driven by a plain river loop) is learned with the labels known now.
 """
 
 from __future__ import annotations
@@ -24,17 +32,50 @@ def _build(model):
     return model.clone()
 
 
+def delay_aware(model):
+    """The part of `model` (itself, or a pipeline's last step) that wants to be told of
+    arrivals and labels (`instance_arrived`, `label_arrived`), or None.
+
+    >>> delay_aware(TemporalCorrection()) is not None, delay_aware(object())
+    (True, None)
+    """
+    from river import compose
+
+    if isinstance(model, compose.Pipeline):
+        model = list(model.steps.values())[-1]
+    return model if hasattr(model, "instance_arrived") else None
+
+
+_NOW = object()  # no kept context: learn with the labels known now
+
+
 def _best(proba: dict):
     """The most probable class; ties go to the first in the dict's order (river's max)."""
     return max(proba, key=proba.get) if proba else None
 
 
 class _LabelAware(base.Wrapper, base.Classifier):
-    """A classifier around another one, built from its spec."""
+    """A classifier around another one, built from its spec, that learns each label with the
+    label context it had when it predicted that instance at arrival (see the module doc)."""
 
     def __init__(self, model):
         self.model = model
         self._model = _build(model)
+        self._contexts: dict = {}  # pending instance id -> its context at arrival
+        self._learning = _NOW  # the context for the next learn_one
+
+    def _context(self):
+        raise NotImplementedError
+
+    def instance_arrived(self, key) -> None:
+        self._contexts[key] = self._context()
+
+    def label_arrived(self, key) -> None:
+        self._learning = self._contexts.pop(key, _NOW)
+
+    def _learning_context(self):
+        context, self._learning = self._learning, _NOW
+        return self._context() if context is _NOW else context
 
     @property
     def _wrapped_model(self):
@@ -55,6 +96,16 @@ class TemporalCorrection(_LabelAware):
     ...     m.learn_one(x, y)
     >>> m.transition("v", "v"), m.prior("v")  # P(v|v) = 2/2, P(v) = 3/5
     (1.0, 0.6)
+
+    Under a delay it learns the pair (latest label known at the instance's arrival, its label):
+
+    >>> m = TemporalCorrection("gaussian-nb")
+    >>> m.learn_one({"a": 0.0}, "u")
+    >>> m.instance_arrived(1); m.instance_arrived(2)  # both predicted knowing u
+    >>> m.label_arrived(1); m.learn_one({"a": 0.5}, "v")
+    >>> m.label_arrived(2); m.learn_one({"a": 0.9}, "v")
+    >>> m.transition("u", "v"), m.transition("v", "v")  # (u, v) twice, never (v, v)
+    (1.0, 0.0)
     """
 
     def __init__(self, model: str | base.Classifier = "gaussian-nb"):
@@ -72,10 +123,14 @@ class TemporalCorrection(_LabelAware):
         n = sum(row.values())
         return row[c] / n if n else 0.0
 
+    def _context(self):
+        return self._last
+
     def learn_one(self, x, y):
         self._model.learn_one(x, y)
-        if self._last is not None:
-            self._pairs.setdefault(self._last, Counter())[y] += 1
+        previous = self._learning_context()
+        if previous is not None:
+            self._pairs.setdefault(previous, Counter())[y] += 1
         self._counts[y] += 1
         self._last = y
 
@@ -102,6 +157,8 @@ class TemporallyAugmented(_LabelAware):
     >>> m.learn_one({"a": 1.0}, "u"); m.learn_one({"a": 2.0}, "v")
     >>> sorted(m.augment({"a": 3.0}).items())
     [('a', 3.0), ('y_lag1=u', 0.0), ('y_lag1=v', 1.0), ('y_lag2=u', 1.0), ('y_lag2=v', 0.0)]
+    >>> m.augment({"a": 3.0}, recent=("u",))["y_lag1=u"]  # the labels known at some arrival
+    1.0
     """
 
     def __init__(self, model: str | base.Classifier = "gaussian-nb", lags: int = 1):
@@ -112,16 +169,21 @@ class TemporallyAugmented(_LabelAware):
         self._recent: deque = deque(maxlen=lags)
         self._classes: list = []
 
-    def augment(self, x: dict) -> dict:
+    def _context(self):
+        return tuple(self._recent)
+
+    def augment(self, x: dict, recent: tuple | None = None) -> dict:
+        """x with the one-hot lagged labels: `recent` (oldest first), or the labels known now."""
+        recent = self._recent if recent is None else recent
         out = dict(x)
         for k in range(1, self.lags + 1):
-            label = self._recent[-k] if k <= len(self._recent) else None
+            label = recent[-k] if k <= len(recent) else None
             for c in self._classes:
                 out[f"y_lag{k}={c}"] = 1.0 if label == c else 0.0
         return out
 
     def learn_one(self, x, y):
-        self._model.learn_one(self.augment(x), y)
+        self._model.learn_one(self.augment(x, self._learning_context()), y)
         if y not in self._classes:
             self._classes.append(y)
         self._recent.append(y)
