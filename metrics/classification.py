@@ -228,10 +228,20 @@ class ClassificationScore:
 
     @property
     def kappa_plus(self) -> float:
+        """κ+ = sqrt(max(0, κ)·max(0, κ_per)): 0 as soon as either factor is ≤ 0, whatever the
+        other is; NaN only when a factor that could decide it is undefined.
+
+        >>> s = ClassificationScore()
+        >>> s.update_many([0, 1, 0, 1], [1, 0, 0, 1], [0, 1, 0, 1], [0, 0, 0, 0])
+        >>> s.kappa, s.kappa_t, s.kappa_plus  # Persistent is always right: κ_per = −0.5/0
+        (0.0, -inf, 0.0)
+        """
         k, k_per = self.kappa, self.kappa_t
+        if k <= 0 or k_per <= 0:
+            return 0.0
         if math.isnan(k) or math.isnan(k_per):
             return math.nan
-        return math.sqrt(max(0.0, k) * max(0.0, k_per))
+        return math.sqrt(k * k_per)
 
     # -- confidence (paper 004, section 2; paper 003, eqs. 11-12) ----------------------------
     @property

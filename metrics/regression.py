@@ -6,10 +6,12 @@ import math
 
 import numpy as np
 
-from metrics.classification import CONFIDENCE_DELTA
 from metrics.exact import ExactSum, ratio
 
-REGRESSION_CONFIDENCE_METRICS = ("mae_ci_chernoff",)
+# No confidence bound for regression: the Chernoff and Hoeffding bounds of paper 004 hold for
+# losses in [0, 1] (or a known range); on absolute errors in the target's units their width would
+# change with the unit of measurement.
+REGRESSION_CONFIDENCE_METRICS: tuple = ()
 REGRESSION_METRICS = ("mae", "rmse", *REGRESSION_CONFIDENCE_METRICS)
 
 
@@ -83,14 +85,6 @@ class RegressionScore:
     def rmse(self) -> float:
         mse = ratio(self.squared_error.value, self.n)
         return math.sqrt(mse) if not math.isnan(mse) else math.nan
-
-    @property
-    def mae_ci_chernoff(self) -> float:
-        """Chernoff half-width sqrt(3·MAE/n·ln(2/δ)) around the mean absolute loss, δ = 0.05
-        (paper 004: any loss; the Hoeffding bound would need the loss's range)."""
-        if not self.n:
-            return math.nan
-        return math.sqrt(3 * self.mae / self.n * math.log(2 / CONFIDENCE_DELTA))
 
     def get(self) -> dict[str, float]:
         return {name: getattr(self, name) for name in REGRESSION_METRICS}

@@ -1,5 +1,6 @@
 """Small helpers shared by tests."""
 
+import math
 import os
 
 from apache_beam.io.filesystem import FileMetadata
@@ -94,3 +95,20 @@ class RemoteFileSystem(LocalFileSystem):
     def open(self, path, *args, **kwargs):
         RemoteFileSystem.opened.append(path)
         return super().open(self._local(path), *args, **kwargs)
+
+
+class NonFiniteRegressor:
+    """A regressor (river's type) that predicts its feature `v`, or NaN, inf or −inf where
+    feature `broken` is 1, 2 or 3, as a broken model might."""
+
+    def __new__(cls):
+        from river import base
+
+        class Echo(base.Regressor):
+            def learn_one(self, x, y):
+                pass
+
+            def predict_one(self, x):
+                return {1: math.nan, 2: math.inf, 3: -math.inf}.get(x["broken"], x["v"])
+
+        return Echo()

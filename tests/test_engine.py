@@ -138,3 +138,34 @@ def test_engine_pickles_without_live_globals():
     e = engine("gaussian-nb")
     e.drain([inst(0, 0, "A")])
     assert pickle.loads(pickle.dumps(e)).pending.keys() == {"A"}
+
+
+def test_non_finite_regression_predictions_are_unscored_everywhere(tmp_path):
+    """A NaN or infinite prediction is no prediction: counted as unscored in the manifest, and
+    left out of the MAE and of every row's n, as a plain loop over the finite ones does."""
+    import json
+
+    import pandas as pd
+
+    from pipelines.config import RunConfig
+    from pipelines.job import run
+
+    v = [1.0, 9.0, 2.0, 9.0, 9.0, 4.0, 3.5, 9.0, 0.5, 1.5]
+    broken = [0, 1, 0, 2, 3, 0, 0, 1, 0, 0]  # NaN, inf, −inf predictions
+    y = [1.5, 2.0, 2.0, 0.0, 1.0, 3.0, 3.5, 1.0, 0.0, 2.0]
+    pd.DataFrame({"time": range(len(v)), "v": v, "broken": broken, "label": y}) \
+        .to_csv(tmp_path / "r.csv", index=False)
+    out = tmp_path / "out"
+    summary = run(RunConfig(streams=[f"r={tmp_path / 'r.csv'}"],
+                            models=["echo=tests.helpers.NonFiniteRegressor"], delay="1",
+                            out=str(out), runner="direct", repredict="none", drift_on="none",
+                            log_predictions="none", quiet=True))
+    finite = [(a, b) for a, b, bad in zip(v, y, broken) if not bad]
+    counts = json.loads((out / "manifest.json").read_text())["counts"][0]
+    assert counts["labelled"] == len(v)
+    assert counts["unscored_initial"] == counts["unscored_final"] == len(v) - len(finite)
+    assert counts["scored_initial"] == len(finite)
+    rows = summary[summary["window"] == "cumulative"]
+    assert set(rows["n"]) == {len(finite)}
+    mae = rows[(rows["category"] == "initial") & (rows["metric"] == "mae")]["value"].item()
+    assert mae == pytest.approx(sum(abs(a - b) for a, b in finite) / len(finite))

@@ -45,6 +45,20 @@ def test_kappa_plus_clips_negative_components_to_zero():
     assert s.kappa_plus == 0.0
 
 
+@pytest.mark.parametrize("kappa, kappa_t, expected", [
+    (-0.2, math.nan, 0.0), (math.nan, -0.1, 0.0), (0.0, math.nan, 0.0), (-math.inf, 0.3, 0.0),
+    (0.5, math.nan, math.nan), (math.nan, math.nan, math.nan), (0.25, 0.64, 0.4)])
+def test_kappa_plus_is_zero_whenever_a_factor_is_not_positive(kappa, kappa_t, expected):
+    """κ+ = sqrt(max(0, κ)·max(0, κ_per)): a factor ≤ 0 decides it, even if the other is NaN."""
+
+    class Given(ClassificationScore):
+        pass
+
+    Given.kappa, Given.kappa_t = property(lambda s: kappa), property(lambda s: kappa_t)
+    value = Given().kappa_plus
+    assert value == pytest.approx(expected) or (math.isnan(value) and math.isnan(expected))
+
+
 def test_baseline_classifiers_get_zero_kappa():
     # Žliobaitė et al. §4.3–4.4: the Majority classifier has κ = 0; Persistent has κ_per = 0.
     labels = [0, 0, 1, 0, 1, 1, 1, 0]
@@ -146,7 +160,9 @@ def test_confidence_statistics_by_hand():
     assert s.accuracy_ci_chernoff == math.sqrt(3 * (1 - 0.9) / 100 * math.log(40))
     assert s.kappa_se == math.sqrt(0.9 * (1 - 0.9) / (100 * 0.5 ** 2))  # eq. 11: 0.06
     assert round(s.kappa_z, 12) == 8.0  # eq. 12: κ / sqrt(p_ran / (N (1 - p_ran)))
+    # The bounds hold for losses in [0, 1]: none for absolute errors in the target's units,
+    # whose width would change with the unit (metres -> millimetres: 1000x the MAE).
     r = RegressionScore()
     r.update_many([1.0, 2.0], [0.0, 2.0])
-    assert r.mae_ci_chernoff == math.sqrt(3 * 0.5 / 2 * math.log(40))
+    assert set(r.get()) == {"mae", "rmse"}
     assert math.isnan(ClassificationScore().kappa_z)

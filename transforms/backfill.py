@@ -327,9 +327,11 @@ def join_predictions(labels: dict, preds: dict, classes: list | None, bins: int,
 def _prediction_column(batch: pa.RecordBatch, classification: bool):
     """Predictions: floats for regression; classes as an Arrow string array."""
     col = batch.column(batch.schema.get_field_index("prediction"))
-    if not classification:
-        return pd.to_numeric(pd.Series(col.to_pylist(), dtype=object), errors="coerce") \
+    if not classification:  # a value that is no finite number is no prediction (NaN)
+        values = pd.to_numeric(pd.Series(col.to_pylist(), dtype=object), errors="coerce") \
             .to_numpy(dtype=np.float64)
+        values[~np.isfinite(values)] = np.nan
+        return values
     if pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
         return col.cast(pa.string())
     # Not strings: the class as `run` logs it, str(value) (True, not Arrow's "true").

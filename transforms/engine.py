@@ -175,11 +175,14 @@ class ReplayEngine:
         return i
 
     def _value(self, prediction):
-        """A prediction as it is stored: class index or float (None: no prediction)."""
+        """A prediction as it is stored: class index or float (None: no prediction — also a
+        regressor's NaN or infinite value, which no error could score)."""
         if prediction is None:
             return None
-        return self._index(prediction, extend=True) if self.classification \
-            else float(prediction)
+        if self.classification:
+            return self._index(prediction, extend=True)
+        value = float(prediction)
+        return value if math.isfinite(value) else None
 
     def _values(self, codes: np.ndarray, labels: list) -> np.ndarray:
         """Batch predictions (codes into labels, −1 for none) as stored values."""
@@ -190,7 +193,9 @@ class ReplayEngine:
                                      + [-1], dtype=np.int64)
                 self._lut_labels = labels
             return self._lut[codes]
-        return np.array([float(label) for label in labels] + [math.nan])[codes]
+        values = np.array([float(label) for label in labels] + [math.nan])
+        values[~np.isfinite(values)] = math.nan  # no prediction, as in `_value`
+        return values[codes]
 
     # -- the replay ----------------------------------------------------------------------------
     def expect_labels(self, events) -> None:
