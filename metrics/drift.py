@@ -68,26 +68,31 @@ def match_drifts(alarm_positions, drift_positions) -> dict:
     after a drift and before the next one detects it, with delay = alarm − drift; a drift
     without one is missed; every other alarm is false — counted per drift period
     (`false_after`, the alarms in [drift k, drift k+1) besides its detection) and before the
-    first drift (`false_before`).
+    first drift (`false_before`). `detections` names, per drift, the detecting alarm (its
+    index in `alarm_positions`) or None.
 
     >>> m = match_drifts([120, 130, 450, 900], [100, 400, 800])
     >>> m["delays"], m["missed"], m["false_alarms"], m["false_before"], m["false_after"]
     ([20, 50, 100], 0, 1, 0, [1, 0, 0])
-    >>> match_drifts([50, 700], [100, 400])["delays"]
-    [None, 300]
+    >>> m = match_drifts([700, 50], [100, 400])
+    >>> m["delays"], m["detections"]
+    ([None, 300], [None, 0])
     """
     drifts = sorted(drift_positions)
     delays: list = [None] * len(drifts)
+    detections: list = [None] * len(drifts)
     false_after = [0] * len(drifts)
     false_before = 0
-    for a in sorted(alarm_positions):
-        k = max((i for i, d in enumerate(drifts) if d <= a), default=None)
+    for i in sorted(range(len(alarm_positions)), key=lambda i: alarm_positions[i]):
+        a = alarm_positions[i]
+        k = max((j for j, d in enumerate(drifts) if d <= a), default=None)
         if k is None:
             false_before += 1
         elif delays[k] is None:
-            delays[k] = a - drifts[k]
+            delays[k], detections[k] = a - drifts[k], i
         else:
             false_after[k] += 1
-    return {"delays": delays, "missed": sum(d is None for d in delays),
+    return {"delays": delays, "detections": detections,
+            "missed": sum(d is None for d in delays),
             "false_alarms": false_before + sum(false_after), "false_before": false_before,
             "false_after": false_after}

@@ -7,14 +7,12 @@ import numpy as np
 import pytest
 from river import drift
 
-from metrics.drift import PageHinkley, alarms, match_drifts
+from metrics.drift import PageHinkley, alarms
 from pipelines.config import RunConfig
 from pipelines.job import run
 from transforms.delays import DelaySpec
-from transforms.drift import DriftPlan, PageHinkleyFold, losses
-from transforms.engine import ReplayEngine
+from transforms.drift import DriftPlan, PageHinkleyFold
 from transforms.label_order import InLabelOrder
-from transforms.models import ModelSpec
 from transforms.sources import StreamSpec
 
 
@@ -60,33 +58,48 @@ def test_plain_page_hinkley_by_hand():
     assert ph.n == 1
 
 
-def test_drift_rows_of_a_run_match_the_detector_on_the_replayed_losses(tmp_path):
-    stream = 'sea=synth:SEA{"n": 6000, "seed": 1, "drift": [{"at": 3000, "variant": 3}]}'
+def test_drift_rows_of_a_run_match_a_plain_loop_and_rivers_detector(tmp_path):
+    """The oracle: GaussianNB replayed by a plain river loop (instance j is predicted once the
+    labels of instances 0..j−d have been learned), its 0-1 losses in label order through river's
+    PageHinkley, and the alarms matched to the drift by hand. An alarm is raised when the label
+    of the loss that triggers it arrives: d instances after that instance."""
+    from river import naive_bayes
+
+    n, d, drift_at = 6000, 100, 2999  # the drift's `at` is 1-based
+    stream = f'sea=synth:SEA{{"n": {n}, "seed": 1, "drift": [{{"at": 3000, "variant": 3}}]}}'
     params = dict(delta=0.001, threshold=10.0, min_instances=30)
-    summary = run(RunConfig(streams=[stream], models=["nb=gaussian-nb"], delay="100",
+    summary = run(RunConfig(streams=[stream], models=["nb=gaussian-nb"], delay=str(d),
                             out=str(tmp_path), runner="direct", repredict="none",
                             ph_delta=params["delta"], ph_threshold=params["threshold"],
                             ph_alphas=[1.0, 0.999], quiet=True))
-    spec = StreamSpec.parse(stream)
-    engine = ReplayEngine(ModelSpec.parse("gaussian-nb"), spec.name)
-    outcomes = engine.drain(list(spec.events(DelaySpec.parse("100")))).outcomes
-    table = losses(outcomes, "classification", "initial")
+    rows = [e for e in StreamSpec.parse(stream).events(DelaySpec.parse(str(d)))]
+    xs = [e[5] for e in rows if e[3] == "instance"]
+    ys = {e[4]: e[6] for e in rows if e[3] == "label"}
+    model, scored = naive_bayes.GaussianNB(), []  # (instance, loss) in label order
+    for j, x in enumerate(xs):
+        if j >= d:
+            model.learn_one(xs[j - d], ys[j - d])
+        p = model.predict_one(x)
+        if p is not None:
+            scored.append((j, float(p != ys[j])))
     drift_rows = summary[summary["category"] == "drift"]
     for alpha, view in [(1.0, "cumulative"), (0.999, "fading=0.999")]:
-        rows = drift_rows[drift_rows["window"] == view]
-        fired = alarms(table[:, 3].tolist(), alpha=alpha, **params)
-        got = rows[rows["metric"] == "alarm"]
-        assert got["value"].tolist() == [table[i, 0] for i in fired]
-        assert got["t"].tolist() == [table[i, 2] for i in fired]
-        by = dict(zip(rows["metric"], rows["value"]))
+        got = drift_rows[drift_rows["window"] == view]
+        fired = [scored[i][0] for i in river_alarms([loss for _, loss in scored],
+                                                   alpha=alpha, **params)]
+        assert fired and max(fired) + d < n  # no alarm among the labels after the stream's end
+        alarm_rows = got[got["metric"] == "alarm"]
+        assert alarm_rows["value"].tolist() == [j + 1 for j in fired]  # label number n
+        assert alarm_rows["t"].tolist() == [float(j + d) for j in fired]  # label time
+        by = dict(zip(got["metric"], got["value"]))
+        detecting = [j for j in fired if j >= drift_at][0]  # the first alarm after the drift
         assert by["alarms"] == len(fired)
-        matched = match_drifts([table[i, 1] for i in fired], [2999])
-        assert by["drift_1_delay"] == matched["delays"][0]
-        assert by["missed_drifts"] == matched["missed"]
-        assert by["false_alarms"] == matched["false_alarms"]
-    # The drift is found: some alarm within 1000 instances after it.
+        assert by["drift_1_arrival_delay"] == detecting - drift_at
+        assert by["drift_1_delay"] == detecting + d - drift_at
+        assert by["missed_drifts"] == 0
+        assert by["false_alarms"] == len(fired) - 1
     plain = drift_rows[(drift_rows["window"] == "cumulative")]
-    assert 0 <= plain.query("metric == 'drift_1_delay'")["value"].item() < 1000
+    assert d <= plain.query("metric == 'drift_1_delay'")["value"].item() < 1000 + d
 
 
 @pytest.mark.parametrize("seed", range(3))

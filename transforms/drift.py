@@ -6,9 +6,13 @@ kind are run through one detector per fading factor in label order, as the outco
 
 - `alarm`, one per alarm: value = the label number n at which it fired, t = that label's time;
 - `alarms`: how many, over n monitored losses;
-- for generated streams with known drift points (the `drift` option): `drift_K_delay` (instances
-  from drift K to its detection, NaN if missed), `drift_K_false_alarms` (the other alarms before
-  drift K+1), `missed_drifts`, `false_alarms` (all, including those before the first drift).
+- for generated streams with known drift points (the `drift` option), alarms matched to drifts by
+  the arrival of the instance whose loss raised them (the concept that loss came from):
+  `drift_K_delay` (instances from drift K to the alarm that detects it, counted to the moment the
+  alarm can be raised: the arrival of that loss's label; NaN if missed), `drift_K_arrival_delay`
+  (from drift K to the arrival of the instance whose loss raised the alarm: the delay without the
+  label's wait), `drift_K_false_alarms` (the other alarms before drift K+1), `missed_drifts`,
+  `false_alarms` (all, including those before the first drift).
 """
 
 from __future__ import annotations
@@ -90,10 +94,12 @@ def drift_rows(stream: str, model: str, alarms: dict, monitored: int,
             # Generated streams: time is the instance index (0-based), drift `at` is 1-based.
             known = [p - 1 for p in plan.drift_points[stream]]
             matched = match_drifts([arrival for _, _, arrival in fired], known)
-            for k, (delay, false) in enumerate(zip(matched["delays"], matched["false_after"]),
-                                               1):
-                rows.append(row(f"drift_{k}_delay", math.nan if delay is None else delay,
-                                monitored))
+            for k, (drift, alarm, false) in enumerate(zip(known, matched["detections"],
+                                                          matched["false_after"]), 1):
+                _, t_label, arrival = fired[alarm] if alarm is not None else (0, math.nan,
+                                                                              math.nan)
+                rows.append(row(f"drift_{k}_delay", t_label - drift, monitored))
+                rows.append(row(f"drift_{k}_arrival_delay", arrival - drift, monitored))
                 rows.append(row(f"drift_{k}_false_alarms", false, len(fired)))
             rows.append(row("missed_drifts", matched["missed"], len(known)))
             rows.append(row("false_alarms", matched["false_alarms"], len(fired)))
