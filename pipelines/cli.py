@@ -134,7 +134,8 @@ def _parser() -> argparse.ArgumentParser:
                                'run\'s predictions.parquet)')
     backfill.add_argument("--model", action="append", default=[], metavar="NAME",
                           help="a model name in the log, in report order (repeatable; default "
-                               "every model in the log, sorted)")
+                               "every model in the log, in the order its run recorded, then "
+                               "sorted)")
     backfill.add_argument("--task", choices=TASKS, default=None,
                           help="what the predictions are (default classification)")
     backfill.add_argument("--repredict", default=None, metavar="POLICY",

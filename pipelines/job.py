@@ -36,8 +36,8 @@ from metrics import CLASSIFICATION_METRICS, NOT_PRIORITISED, REGRESSION_METRICS
 from pipelines.config import LOGGED, ConfigError, RunConfig
 from pipelines.results import drift_delay_table, format_profiles, format_table
 from runners import runner_session
-from transforms.backfill import (LABELS, LOG_COUNTERS, BackfillOutcomes, LabelsOnly,
-                                 PredictionLogSpec)
+from transforms.backfill import (LABELS, LOG_COUNTERS, MODEL_ORDER_KEY, BackfillOutcomes,
+                                 LabelsOnly, PredictionLogSpec)
 from transforms.comparison import COMPARISON, CompareModels, pair_name
 from transforms.delays import DelaySpec
 from transforms.drift import DRIFT, DetectDrift, DriftPlan
@@ -294,9 +294,12 @@ def build(p: beam.Pipeline, pl: Plan, staging: str) -> None:
      | "WriteCurves" >> beam.Map(merge_curve_parts, parts,
                                  FileSystems.join(staging, "curves.parquet")))
     if PREDICTIONS in source:
+        # The models' order goes with the log, so a backfill of it names pairs as this run.
+        schema = PREDICTION_SCHEMA.with_metadata(
+            {MODEL_ORDER_KEY: json.dumps(list(pl.models)).encode()})
         (source[PREDICTIONS] | "PredictionTables" >> beam.Map(_prediction_table)
          | "WritePredictions" >> beam.io.WriteToParquetBatched(
-             FileSystems.join(staging, "predictions.parquet"), schema=PREDICTION_SCHEMA,
+             FileSystems.join(staging, "predictions.parquet"), schema=schema,
              num_shards=1, shard_name_template=""))
     (source[DEAD_LETTERS] | "DeadList" >> beam.combiners.ToList()
      | "WriteDead" >> beam.Map(lambda rows: _write_jsonl(FileSystems.join(staging,

@@ -17,17 +17,20 @@ from transforms.records import Outcome
 SEA = 'synth:SEA{"n": 1500, "seed": 3, "noise": 0.1}'
 
 
-def _run_then_backfill(tmp_path, stream, models, **kw):
+def _run_then_backfill(tmp_path, stream, models, name_models=False, **kw):
+    """Run, then backfill the run's own prediction log: with no --model (every model in the
+    log, in the run's order) unless `name_models`."""
     kw = dict(streams=[stream], quiet=True, run_id="same", runner="direct", **kw)
     replayed = run(RunConfig(models=models, out=str(tmp_path / "run"), **kw))
-    names = [m for m in replayed["model"].unique() if " vs " not in m]
+    names = [m for m in replayed["model"].unique() if " vs " not in m] if name_models else []
     run(RunConfig(models=names, out=str(tmp_path / "backfill"),
                   predictions=str(tmp_path / "run" / "predictions.parquet"), **kw))
     return [(tmp_path / d / "summary.csv").read_text() for d in ("run", "backfill")]
 
 
 def test_backfill_of_a_runs_predictions_gives_the_identical_summary(tmp_path):
-    # Re-evaluation (binned, Ψα), windows, fading, time windows, comparisons, drift.
+    # Re-evaluation (binned, Ψα), windows, fading, time windows, comparisons, drift; no
+    # --model: the log's models in the run's order (not sorted), so the pairs keep their sign.
     replayed, backfilled = _run_then_backfill(
         tmp_path, SEA, ["no-change", "gaussian-nb", "hoeffding-tree"], delay="150", bins=10,
         repredict="every_k_labels:3", windows=[300], fadings=[0.99], time_windows=["500"],
@@ -46,7 +49,7 @@ def test_backfill_of_a_runs_predictions_gives_the_identical_summary(tmp_path):
 def test_backfill_of_a_regression_run(tmp_path):
     replayed, backfilled = _run_then_backfill(
         tmp_path, 'synth:Friedman{"n": 800, "seed": 3}', ["linear-regression"], delay="50",
-        bins=4, repredict="every_k_labels:5", task="regression")
+        bins=4, repredict="every_k_labels:5", task="regression", name_models=True)
     assert "rmse" in replayed and backfilled == replayed
 
 

@@ -19,6 +19,7 @@ instance (still pending at the end, unknown id, outside the latency period) are 
 from __future__ import annotations
 
 import itertools
+import json
 import math
 import os
 
@@ -70,6 +71,11 @@ class LabelsOnly(base.Classifier):
         return None
 
 
+# A run's prediction log records its models' order here (Parquet metadata): a backfill of it
+# without --model orders models, and so names comparison pairs, as the run did.
+MODEL_ORDER_KEY = b"delayed-eval.models"
+
+
 class PredictionLogSpec:
     """Where logged predictions are and what their columns are called.
 
@@ -108,16 +114,34 @@ class PredictionLogSpec:
         return files
 
     def model_names(self) -> list[str]:
-        """The distinct model names in the log, sorted (reads only that column)."""
+        """The distinct model names in the log (reads only that column), in the order the run
+        that wrote it configured them (`MODEL_ORDER_KEY` in a Parquet file's metadata), then
+        any others sorted by name."""
         names: set = set()
+        recorded: list = []
         for path in self.files():
+            recorded = recorded or self._recorded_order(path)
             for batch in self.read(path, columns=["model"]):
                 if "model" not in batch.schema.names:
                     raise InputError(f"{path}: no model column {self.columns['model']!r}; "
                                      f"name the models with --model or the column with "
                                      f'{{"model": "..."}}')
                 names.update(batch.column(0).cast(pa.string()).to_pylist())
-        return sorted(n for n in names if n is not None)
+        names.discard(None)
+        return [n for n in recorded if n in names] + sorted(names - set(recorded))
+
+    @staticmethod
+    def _recorded_order(path: str) -> list:
+        if LOG_FORMATS[os.path.splitext(path)[1].lower()] != "parquet":
+            return []
+        import pyarrow.parquet as pq
+
+        with FileSystems.open(path) as f:
+            metadata = pq.ParquetFile(f).schema_arrow.metadata or {}
+        try:
+            return list(json.loads(metadata.get(MODEL_ORDER_KEY, b"[]")))
+        except ValueError:
+            return []
 
     def read(self, path: str, columns: list[str] | None = None):
         """The file's rows as Arrow record batches, columns renamed to the defaults."""
@@ -330,8 +354,7 @@ def _prediction_column(batch: pa.RecordBatch, classification: bool):
     if not classification:  # a value that is no finite number is no prediction (NaN)
         values = pd.to_numeric(pd.Series(col.to_pylist(), dtype=object), errors="coerce") \
             .to_numpy(dtype=np.float64)
-        values[~np.isfinite(values)] = np.nan
-        return values
+        return np.where(np.isfinite(values), values, np.nan)
     if pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
         return col.cast(pa.string())
     # Not strings: the class as `run` logs it, str(value) (True, not Arrow's "true").
