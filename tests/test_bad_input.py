@@ -2,6 +2,7 @@
 
 import json
 
+import pandas as pd
 import pytest
 
 from pipelines.cli import main
@@ -177,12 +178,40 @@ def test_unique_ids_pending_lets_an_id_come_back_after_its_label(tmp_path):
     pending = f'{path}{{"unique_ids": "pending"}}'
     dead, counts = _dead_and_counts(tmp_path / "pending", pending, "1")
     assert dead == [] and counts["instances"] == 4 and counts["labelled"] == 4
-    # With a delay of 3 events the first 'a' is still pending: the replay refuses the second
-    # (and its label, which comes after the first a's, finds no instance).
+    # With a delay of 3 events the first 'a' is still pending: the replay refuses the second,
+    # and its label leaves with it.
     dead, counts = _dead_and_counts(tmp_path / "still", pending, "3")
-    assert [r for _, _, r in dead] == ["instance id 'a' is already pending",
-                                       "label for unknown instance id 'a'"]
+    assert [r for _, _, r in dead] == [
+        "instance id 'a' is already pending",
+        "label of an instance refused because id 'a' was pending"]
     assert counts["instances"] == 4 and counts["labelled"] == 3 and counts["dead_letters"] == 2
+    assert counts["orphan_labels"] == 0
+
+
+def test_a_refused_rows_label_never_meets_the_pending_instance(tmp_path):
+    """unique_ids 'pending', delays from a column: the second 'a' (refused, 'a' is pending)
+    has a label due before the first a's. The first 'a' is scored against its own label, over
+    its own latency period [0, 10]; the refused row's label is a dead letter, not an orphan."""
+    path = tmp_path / "rows.csv"
+    path.write_text("id,time,f,label,wait\na,0,1.0,x,10\na,1,2.0,y,2\nb,2,3.0,y,1\n")
+    out = tmp_path / "out"
+    run(RunConfig(streams=[f's={path}{{"unique_ids": "pending"}}'], models=["majority"],
+                  delay="column:wait", out=str(out), runner="direct", quiet=True,
+                  repredict="none", log_predictions="initial-final"))
+    dead = [json.loads(line)["reason"] for line in open(out / "dead_letters.jsonl")]
+    assert dead == ["instance id 'a' is already pending",
+                    "label of an instance refused because id 'a' was pending"]
+    finals = pd.read_parquet(out / "predictions.parquet").query("kind == 'final'")
+    assert dict(zip(finals["id"], finals["t"])) == {"a": 10.0, "b": 3.0}
+    counts = json.load(open(out / "manifest.json"))["counts"][0]
+    assert (counts["instances"], counts["labelled"], counts["orphan_labels"],
+            counts["dead_letters"], counts["pending_at_end"]) == (3, 2, 0, 2, 0)
+    # Final predictions: b's comes before any label (none made); a's at t=10, after b's label
+    # y was learned: Majority says y, a's own label is x.
+    summary = pd.read_csv(out / "summary.csv")
+    final = summary.query("category == 'final' and metric == 'accuracy' and "
+                          "window == 'cumulative'")
+    assert (final["n"].item(), final["value"].item()) == (1, 0.0)
 
 
 def test_unique_ids_pending_is_only_for_labelled_rows(tmp_path):

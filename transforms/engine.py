@@ -160,6 +160,9 @@ class ReplayEngine:
             self.repredict, self.classification, self.model)
         # Label times known ahead (bin_boundaries schedules from them): id -> t_label.
         self.expected_labels: dict = {}
+        # (id, seq) of the labels of instances refused because their id was pending: they leave
+        # with their instance (a labelled row's label event has its instance's seq + 1).
+        self.refused_labels: set = set()
         # Persistent and Majority baselines of each label (classification; class indices).
         self.baselines = (baselines or BaselineViews()).start(range(len(self.classes)))
         self.prev_label = math.nan  # the Persistent baseline of a regression stream
@@ -252,6 +255,7 @@ class ReplayEngine:
         out.counts["instances"] += 1
         if key in self.pending:
             self._reject(out, f"instance id {key!r} is already pending", "id", ev)
+            self.refused_labels.add((key, ev[SEQ] + 1))
             return
         if self.label_context is not None:
             self.label_context.instance_arrived(key)
@@ -282,6 +286,11 @@ class ReplayEngine:
     def _on_label(self, ev, out: DrainResult) -> None:
         key, t, y = ev[ID], ev[TIME], ev[Y]
         out.counts["labels"] += 1
+        if (key, ev[SEQ]) in self.refused_labels:
+            self.refused_labels.discard((key, ev[SEQ]))
+            self._reject(out, f"label of an instance refused because id {key!r} was pending",
+                         "id", ev)
+            return
         classification = self.classification
         if classification and self.declared_classes and y not in self._class_index:
             self._reject(out, f"label {y!r} is not one of the declared classes {self.classes}",
