@@ -3,6 +3,7 @@
 import json
 
 import pandas as pd
+import pytest
 
 from pipelines.cli import main
 from pipelines.results import load_results
@@ -89,9 +90,14 @@ def test_no_final_scores_initial_only_with_the_same_values(tmp_path):
     assert set(load_results(str(tmp_path / "initial"), "predictions")["kind"]) == {"initial"}
 
 
-def test_reevaluation_outputs_binned_and_intermediate(tmp_path):
-    from metrics.binning import prioritised
+def psi(per_bin, alpha):
+    """Ψα = Σ_b Λ(T,b)·(1/α)^(b/B) / Σ_b (1/α)^(b/B) over b = 0..B (paper 000, eq. 4)."""
+    B = len(per_bin) - 1
+    weights = [(1 / alpha) ** (b / B) for b in range(B + 1)]
+    return sum(v * w for v, w in zip(per_bin, weights)) / sum(weights)
 
+
+def test_reevaluation_outputs_binned_and_intermediate(tmp_path):
     out = tmp_path / "re"
     assert main(["run", "--stream", 'synth:SEA{"n": 400, "seed": 6}', "--model", "gaussian-nb",
                  "--delay", "40", "--out", str(out), "--runner", "direct", "--quiet",
@@ -106,9 +112,9 @@ def test_reevaluation_outputs_binned_and_intermediate(tmp_path):
     final = s.query("category == 'final' and metric == 'accuracy'")["value"].item()
     assert binned[0] == initial and binned[5] == final  # Λ(T,0) and Λ(T,B+1)
     for alpha in (1.0, 4.0):
-        psi = s.query(f"category == 'intermediate' and alpha == {alpha} and "
-                      f"metric == 'accuracy'")["value"].item()
-        assert psi == prioritised(binned[:5], alpha)
+        psi_value = s.query(f"category == 'intermediate' and alpha == {alpha} and "
+                            f"metric == 'accuracy'")["value"].item()
+        assert psi_value == pytest.approx(psi(binned[:5], alpha), rel=1e-12)
     # Re-predictions while pending: with K=3 and delay 40, every instance but the last few is
     # re-predicted before its label arrives.
     preds = load_results(str(out), "predictions")
@@ -117,7 +123,8 @@ def test_reevaluation_outputs_binned_and_intermediate(tmp_path):
 
     table = summary_table(s)["gaussian-nb"]["sea"]
     assert table["bin 2 accuracy"] == binned[2]  # the middle bin, never an average of bins
-    assert table["Ψ4 accuracy"] == prioritised(binned[:5], 4.0)
+    assert table["Ψ4 accuracy"] == pytest.approx(psi(binned[:5], 4.0), rel=1e-12)
+    assert psi(binned[:5], 4.0) != pytest.approx(psi(binned[:5], 1.0), rel=1e-6)  # α matters
     curves = load_results(str(out), "curves")
     assert set(curves.query("category == 'binned'")["bin"]) == {0, 5}
     assert set(curves.query("category == 'intermediate'")["alpha"]) == {1.0, 4.0}

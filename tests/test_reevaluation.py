@@ -224,10 +224,18 @@ def test_timed_policies_equal_a_straightforward_schedule(policy):
     parsed = RepredictPolicy.parse(policy)
 
     def timed(t0, t_label, j):
+        """The j-th timed re-prediction: every D seconds, or at the start of bin j + 1 (the
+        first float t whose bin 1 + floor((t − t0)/Δ·B) is j + 1; bin 1 starts with the
+        initial prediction)."""
         if parsed.kind == "every":
             return t0 + j * parsed.every
-        b = j + 1  # the first timed re-prediction starts bin 2
-        return bin_start(t0, t_label, parsed.bins, b) if b <= parsed.bins else None
+        b, delta = j + 1, t_label - t0
+        if b > parsed.bins:
+            return None
+        t = t0 + delta * (b - 1) / parsed.bins
+        while 1 + math.floor((t - t0) / delta * parsed.bins) < b:
+            t = math.nextafter(t, math.inf)
+        return t
 
     spec = ModelSpec.parse("river.naive_bayes.GaussianNB")
     engine = ReplayEngine(spec, "s", [0, 1], repredict=parsed)

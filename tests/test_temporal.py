@@ -106,17 +106,19 @@ def test_temporal_correction_by_hand():
             return {"u": 0.6, "v": 0.4}
 
     m = TemporalCorrection(Fixed())
-    for y in ["u", "v", "v", "v", "u", "v"]:
+    for y in ["u", "u", "v", "v", "v", "u", "v", "v"]:
         m.learn_one({}, y)
-    # After v: P(v|v) = 2/3, P(u|v) = 1/3; priors P(u) = 2/6, P(v) = 4/6.
-    # u: 0.6·(1/3)/(2/6) = 0.6; v: 0.4·(2/3)/(4/6) = 0.4 -> normalised 0.6 / 0.4.
+    # After v: from v the labels went v, v, u, v: P(v|v) = 3/4, P(u|v) = 1/4; priors
+    # P(u) = 3/8, P(v) = 5/8. u: 0.6·(1/4)/(3/8) = 0.4; v: 0.4·(3/4)/(5/8) = 0.48: the
+    # correction turns the classifier's u into v.
     proba = m.predict_proba_one({})
-    u, v = 0.6 * (1 / 3) / (2 / 6), 0.4 * (2 / 3) / (4 / 6)
-    assert abs(proba["u"] - u / (u + v)) < 1e-12 and abs(proba["v"] - v / (u + v)) < 1e-12
-    m.learn_one({}, "v")  # now P(v|v) = 3/4, P(v) = 5/7, P(u|v) = 1/4, P(u) = 2/7
+    assert proba["u"] == pytest.approx(0.4 / 0.88, abs=1e-12)
+    assert proba["v"] == pytest.approx(0.48 / 0.88, abs=1e-12)
+    assert m.predict_one({}) == "v"
+    m.learn_one({}, "u")  # after u: from u the labels went u, v, v -> P(u|u) = 1/3, P(u) = 4/9
     proba = m.predict_proba_one({})
-    u, v = 0.6 * (1 / 4) / (2 / 7), 0.4 * (3 / 4) / (5 / 7)
-    assert abs(proba["u"] - u / (u + v)) < 1e-12 and m.predict_one({}) == "u"
+    u, v = 0.6 * (1 / 3) / (4 / 9), 0.4 * (2 / 3) / (5 / 9)
+    assert proba["u"] == pytest.approx(u / (u + v), abs=1e-12) and m.predict_one({}) == "v"
 
 
 # -- the wrappers under delay ------------------------------------------------------------------

@@ -363,7 +363,8 @@ class ReplayEngine:
 
     # -- state ---------------------------------------------------------------------------------
     def to_bytes(self) -> bytes:
-        """Deterministic serialisation of the whole engine (model, pending, counters)."""
+        """The whole engine (model, pending, counters) as bytes: an engine decoded from them
+        continues exactly as this one (the bytes themselves may differ between equal states)."""
         return pickle.dumps(self, protocol=5)
 
     @staticmethod
