@@ -1,13 +1,15 @@
 """Temporal dependence (Žliobaitė et al., paper 003) on a Markov-switching label stream.
 
-    python -m examples.temporal_dependence [--out out/temporal] [--n 20000]
+    python -m examples.temporal_dependence [--out out/temporal] [--n 20000] [--delay 1]
+        [--stay 0.9] [--category final]
 
 The labels follow a Markov chain over 3 classes that keeps its class with probability 0.9; the two
 features are weakly informative (class means 1 apart, unit noise). The same rows shuffled keep the
 class balance and the features but lose the temporal dependence. Models: No-Change (Persistent),
 Majority, GaussianNB, and GaussianNB wrapped by Temporal Correction and by Temporally Augmented
-(last 2 labels); label delay 1. Printed and written to `temporal.csv`: accuracy, κ, κ_per, κ+
-and the stream profile P(M), P(T).
+(last 2 labels); label delay 1 (`--delay`), test-then-train scores (`--category initial` for the
+predictions at arrival). Printed and written to `temporal.csv`: accuracy, κ, κ_per, κ+ and the
+stream profile P(M), P(T).
 """
 
 from __future__ import annotations
@@ -51,16 +53,18 @@ def make_streams(folder: str, n: int, stay: float = 0.9, seed: int = 7) -> dict[
     return paths
 
 
-def evaluate(paths: dict, out: str, runner: str = "direct") -> pd.DataFrame:
-    """Final (test-then-train) scores per stream and model, with the stream profiles."""
+def evaluate(paths: dict, out: str, runner: str = "direct", delay: int = 1,
+             category: str = "final") -> pd.DataFrame:
+    """Scores of one category (final: test-then-train) per stream and model, with the stream
+    profiles."""
     config = RunConfig(streams=[f"{name}={path}" for name, path in paths.items()],
-                       models=[f"{k}={v}" for k, v in MODELS.items()], delay="1", out=out,
+                       models=[f"{k}={v}" for k, v in MODELS.items()], delay=str(delay), out=out,
                        runner=runner, repredict="none", log_predictions="none",
                        drift_on="none", quiet=True)
     summary = run(config)
     with open(os.path.join(out, "profile.json"), encoding="utf-8") as f:
         profiles = json.load(f)
-    rows = summary[(summary["category"] == "final") & (summary["window"] == "cumulative")
+    rows = summary[(summary["category"] == category) & (summary["window"] == "cumulative")
                    & summary["metric"].isin(METRICS)]
     table = rows.pivot_table(index=["stream", "metric"], columns="model", values="value",
                              sort=False)[list(MODELS)].reset_index()
@@ -74,8 +78,13 @@ def main(argv=None) -> pd.DataFrame:
     parser.add_argument("--out", default="out/temporal")
     parser.add_argument("--n", type=int, default=20_000)
     parser.add_argument("--runner", default="direct")
+    parser.add_argument("--delay", type=int, default=1, help="label delay in events")
+    parser.add_argument("--stay", type=float, default=0.9,
+                        help="probability that the Markov chain keeps its class")
+    parser.add_argument("--category", choices=["initial", "final"], default="final")
     args = parser.parse_args(argv)
-    table = evaluate(make_streams(os.path.join(args.out, "data"), args.n), args.out, args.runner)
+    table = evaluate(make_streams(os.path.join(args.out, "data"), args.n, args.stay), args.out,
+                     args.runner, args.delay, args.category)
     table.to_csv(os.path.join(args.out, "temporal.csv"), index=False)
     print(table.to_string(index=False, float_format=lambda v: f"{v:.4f}"))
     return table
