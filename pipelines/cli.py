@@ -13,7 +13,9 @@ import argparse
 import logging
 import sys
 
-from pipelines.config import DRIFT_ON, LOG_LEVELS, LOGGED, REPLAYS, TASKS, ConfigError, RunConfig
+from pipelines.config import (DRIFT_ON, LOG_LEVELS, LOGGED, MODEL_ERRORS, REPLAYS, TASKS,
+                              ConfigError, RunConfig)
+from transforms.errors import DelayedEvalError
 
 QUICKSTART_STREAM = 'synth:Agrawal{"n": 20000, "seed": 42, "drift": [{"at": 10000, ' \
                     '"width": 1000, "classification_function": 2}]}'
@@ -116,6 +118,11 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--timer-bucket", type=float, default=None, metavar="SECONDS",
                      help="streaming (--replay stateful): seconds of event time per drain of "
                           "the looping timer (default: one drain at the end of bounded input)")
+    run.add_argument("--on-model-error", choices=MODEL_ERRORS, default=None,
+                     help="a model that raises in learn_one/predict_one, or returns no single "
+                          "value: fail stops the run with one line naming model, stream and "
+                          "instance (default); dead-letter sets that instance aside as a dead "
+                          "letter (its label too), counts it as model_errors and goes on")
     run.add_argument("--log-predictions", choices=LOG_LEVELS, default=None,
                      help="what predictions.parquet keeps: every prediction (all, the default), "
                           "initial and final only, or none; with K=1 re-evaluation 'all' is "
@@ -154,7 +161,20 @@ def _parser() -> argparse.ArgumentParser:
                             description="Write DIR/report.html (self-contained) and "
                                         "DIR/figures/*.png from a finished run's files.")
     report.add_argument("dir", metavar="DIR", help="the output directory of a finished run")
+    for command in (run, backfill, quick, report):
+        command.add_argument("--debug", action="store_true",
+                             help="show Beam's logs and the Python traceback of an error")
+    parser.add_argument("--version", action="version", version=f"delayed-eval {_version()}")
     return parser
+
+
+def _version() -> str:
+    from importlib import metadata
+
+    try:
+        return metadata.version("delayed-eval")
+    except metadata.PackageNotFoundError:
+        return "(not installed)"
 
 
 README_MARKERS = ("<!-- cli-reference:start -->", "<!-- cli-reference:end -->")
@@ -216,7 +236,7 @@ def _config(args, beam_args) -> RunConfig:
               "quiet": args.quiet or None, "report": args.report,
               "progress_every": args.progress_every, "start": args.start, "end": args.end,
               **{k: given.get(k) for k in ("replay", "log_predictions", "predictions", "task",
-                                           "buckets", "timer_bucket")}}
+                                           "buckets", "timer_bucket", "on_model_error")}}
     if args.command == "backfill":
         if not args.repredict:
             fields["repredict"] = LOGGED
@@ -232,11 +252,15 @@ def _config(args, beam_args) -> RunConfig:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the `delayed-eval` console script; returns the exit status."""
-    # Beam logs optional-dependency notices (GCP clients) on import; only errors matter here.
-    logging.basicConfig(level=logging.ERROR)
+    args, beam_args = _parser().parse_known_args(argv)
+    debug = getattr(args, "debug", False)
+    # Beam logs optional-dependency notices (GCP clients) on import, and its own view of any
+    # failure: the user gets one line instead, unless they ask for everything.
+    logging.basicConfig(level=logging.INFO if debug else logging.ERROR)
+    if not debug:
+        logging.getLogger("apache_beam").setLevel(logging.CRITICAL)
     from pipelines.job import run
 
-    args, beam_args = _parser().parse_known_args(argv)
     stray = [a for a in beam_args if not a.startswith("-")]
     if stray:
         print(f"delayed-eval: error: unexpected argument(s) {stray}", file=sys.stderr)
@@ -260,10 +284,40 @@ def main(argv: list[str] | None = None) -> int:
         else:
             config = _config(args, beam_args)
         run(config)
-    except ConfigError as e:
+    except DelayedEvalError as e:
+        if debug:
+            raise
         print(f"delayed-eval: error: {e}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        return _interrupted(args)
+    except Exception as e:  # a bug of ours: one line, the traceback with --debug
+        if _caused_by(e, KeyboardInterrupt):  # Ctrl-C inside a DoFn, re-raised by Beam
+            return _interrupted(args)
+        if debug:
+            raise
+        print(f"delayed-eval: error: internal error: {type(e).__name__}: {e}; rerun with "
+              f"--debug for the traceback, and please report it", file=sys.stderr)
+        return 1
     return 0
+
+
+def _caused_by(error: BaseException, kind: type) -> bool:
+    """Whether `error` or an exception it was raised from (or while handling) is a `kind`."""
+    seen = set()
+    while error is not None and id(error) not in seen:
+        if isinstance(error, kind):
+            return True
+        seen.add(id(error))
+        error = error.__cause__ or error.__context__
+    return False
+
+
+def _interrupted(args) -> int:
+    out = getattr(args, "out", None) or getattr(args, "dir", None)
+    print(f"delayed-eval: interrupted; the previous results in {out} are untouched" if out
+          else "delayed-eval: interrupted", file=sys.stderr)
+    return 130
 
 
 if __name__ == "__main__":

@@ -8,16 +8,17 @@ from dataclasses import dataclass, field
 
 import yaml
 
+from transforms.errors import ConfigError
+
 
 LOG_LEVELS = ("all", "initial-final", "none")
 DRIFT_ON = ("initial", "final", "none")
 REPLAYS = ("auto", "grouped", "stateful", "per-key", "per-stream")
 TASKS = ("classification", "regression")
+MODEL_ERRORS = ("fail", "dead-letter")  # what a model failing on an instance does
 LOGGED = "logged"  # backfill's default description of how its predictions were made
 
 
-class ConfigError(ValueError):
-    """A configuration that cannot run; the message says which field."""
 
 
 @dataclass
@@ -50,6 +51,7 @@ class RunConfig:
     ph_alphas: list[float] = field(default_factory=lambda: [1.0])  # 1: no fading
     # predictions.parquet: all (initial, every re-prediction, final) | initial-final | none
     log_predictions: str = "all"
+    on_model_error: str = "fail"  # fail | dead-letter (`transforms.engine.ReplayEngine`)
     chunk_size: int = 1000
     curve_every: int = 1000
     timer_bucket: float | None = None  # seconds of event time per streaming drain
@@ -84,6 +86,9 @@ class RunConfig:
         for name in ("chunk_size", "curve_every", "bins", "buckets"):
             if int(getattr(self, name)) < 1:
                 raise ConfigError(f"{name} must be at least 1")
+        if self.on_model_error not in MODEL_ERRORS:
+            raise ConfigError(f"on_model_error must be one of {', '.join(MODEL_ERRORS)}, not "
+                              f"{self.on_model_error!r}")
         if self.log_predictions not in LOG_LEVELS:
             raise ConfigError(f"log_predictions must be one of {', '.join(LOG_LEVELS)}, not "
                               f"{self.log_predictions!r}")

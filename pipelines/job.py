@@ -18,7 +18,6 @@ import json
 import math
 import os
 import platform
-import re
 import sys
 import tempfile
 import uuid
@@ -42,7 +41,7 @@ from transforms.comparison import COMPARISON, CompareModels, pair_name
 from transforms.delays import DelaySpec
 from transforms.drift import DRIFT, DetectDrift, DriftPlan
 from transforms.engine import COUNTERS, PREDICTION_KINDS
-from transforms.models import ModelSpec, ModelSpecError, Step
+from transforms.models import ModelSpec, Step
 from transforms.per_key import SUMMARY, PerKeyReplay, in_time_order
 from transforms.progress import job_counters
 from transforms.stream_profile import ProfileStreams
@@ -53,7 +52,8 @@ from transforms.replay import (CLASSES, COUNTS, DEAD_LETTERS, PREDICTIONS, Engin
                                GroupedReplay, StatefulReplay)
 from transforms.scoring import (BINNED, CATEGORIES, CURVE_SCHEMA, CURVES, INTERMEDIATE,
                                 ScoreOutcomes, ScoringPlan, time_window)
-from transforms.sources import InputError, StreamSpec
+from transforms.errors import ERRORS, DelayedEvalError
+from transforms.sources import StreamSpec
 from transforms.stream_scores import StreamScores
 
 PREDICTION_SCHEMA = pa.schema([("stream", pa.string()), ("model", pa.string()),
@@ -126,7 +126,9 @@ def plan(config: RunConfig) -> Plan:
             repredict = RepredictPolicy.parse(config.repredict).with_bins(config.bins)
         classes = {s.name: s.declared_classes() for s in streams}
         time_range = TimeRange.parse(config.start, config.end)
-    except (InputError, ModelSpecError, ValueError) as e:
+    except DelayedEvalError:
+        raise
+    except ValueError as e:
         raise ConfigError(str(e)) from None
     names = [s.name for s in streams]
     if len(set(names)) != len(names):
@@ -149,6 +151,7 @@ def plan(config: RunConfig) -> Plan:
 
 # -- files: through Beam's FileSystems, so OUT may be gs://, s3:// or a shared mount, and
 # what workers write on a cluster lands where the driver reads it ------------------------------
+ERRORS_FILE = "_errors.json"  # the workers' errors (`transforms.errors`), read after the run
 OUTPUT_NAMES = ("summary.csv", "summary.parquet", "curves.parquet", "predictions.parquet",
                 "profile.json", "manifest.json", "dead_letters.jsonl", "report.html", "figures")
 
@@ -236,13 +239,13 @@ def _outcomes(p: beam.Pipeline, pl: Plan) -> dict:
             pl.scoring.bins, cfg.final, cfg.buckets, cfg.chunk_size)
     engines = EngineFactory(pl.models, pl.classes, pl.tasks, cfg.final, pl.repredict,
                             pl.scoring.bins, cfg.log_predictions, progress,
-                            pl.scoring.baseline_views)
+                            pl.scoring.baseline_views, cfg.on_model_error)
     if pl.replay in ("per-key", "per-stream"):
         scores = StreamScores(pl.tasks, pl.scoring) if pl.replay == "per-stream" else None
         replay = p | "Replay" >> PerKeyReplay(pl.streams, list(pl.models), engines, pl.delay,
                                               cfg.chunk_size, pl.time_range, scores)
         return {"outcomes": replay.outcomes, **{tag: replay[tag] for tag in (
-            PREDICTIONS, DEAD_LETTERS, COUNTS, CLASSES, READ_COUNTS)},
+            PREDICTIONS, DEAD_LETTERS, COUNTS, CLASSES, READ_COUNTS, ERRORS)},
             **({SUMMARY: replay[SUMMARY], CURVES: replay[CURVES]} if scores else {})}
     read = p | "Read" >> reader
     if pl.replay == "grouped":
@@ -253,7 +256,8 @@ def _outcomes(p: beam.Pipeline, pl: Plan) -> dict:
     return {"outcomes": replay.outcomes, PREDICTIONS: replay[PREDICTIONS],
             DEAD_LETTERS: (read[DEAD_LETTERS], replay[DEAD_LETTERS])
             | "AllDeadLetters" >> beam.Flatten(),
-            COUNTS: replay[COUNTS], CLASSES: replay[CLASSES], READ_COUNTS: read[READ_COUNTS]}
+            COUNTS: replay[COUNTS], CLASSES: replay[CLASSES], READ_COUNTS: read[READ_COUNTS],
+            ERRORS: (read[ERRORS], replay[ERRORS]) | "AllErrors" >> beam.Flatten()}
 
 
 def build(p: beam.Pipeline, pl: Plan, staging: str) -> None:
@@ -301,6 +305,9 @@ def build(p: beam.Pipeline, pl: Plan, staging: str) -> None:
          | "WritePredictions" >> beam.io.WriteToParquetBatched(
              FileSystems.join(staging, "predictions.parquet"), schema=schema,
              num_shards=1, shard_name_template=""))
+    (source[ERRORS] | "ErrorList" >> beam.combiners.ToList()
+     | "WriteErrors" >> beam.Map(lambda rows: _write_json(FileSystems.join(staging, ERRORS_FILE),
+                                                          rows)))
     (source[DEAD_LETTERS] | "DeadList" >> beam.combiners.ToList()
      | "WriteDead" >> beam.Map(lambda rows: _write_jsonl(FileSystems.join(staging,
                                                                       "dead_letters.jsonl"), rows)))
@@ -552,21 +559,21 @@ def run(config: RunConfig) -> pd.DataFrame:
         FileSystems.delete([staging])
     FileSystems.mkdirs(staging)  # with parents; object stores have no folders to make
     try:
-        try:
-            with runner_session(config.runner, config.beam_args) as (runner, options):
-                p = beam.Pipeline(runner=runner, options=options)
-                build(p, pl, staging)
-                result = p.run()
-                result.wait_until_finish()
-        except InputError as e:  # raised by a reader on a worker; Beam appends the step name
-            raise ConfigError(str(e).split(" [while running")[0]) from None
-        except RuntimeError as e:  # a remote worker's InputError arrives as its traceback
-            found = re.findall(r"InputError: (.+?)(?: \[while running.*)?$", str(e), re.M)
-            if not found:
-                raise
-            raise ConfigError(found[-1]) from None
+        with runner_session(config.runner, config.beam_args) as (runner, options):
+            p = beam.Pipeline(runner=runner, options=options)
+            build(p, pl, staging)
+            result = p.run()
+            result.wait_until_finish()
+
         def staged(name):
             return FileSystems.join(staging, name)
+
+        # A worker's mistake in the input or a model arrives as data, on every runner alike:
+        # the run fails with the first (in a fixed order) and publishes nothing.
+        errors = json.loads(_read_bytes(staged(ERRORS_FILE)))
+        if errors:
+            raise DelayedEvalError.from_record(min(errors, key=lambda e: (e["type"],
+                                                                          e["message"])))
 
         summary = _complete_summary(pl, pd.read_parquet(io.BytesIO(
             _read_bytes(staged("_summary.parquet")))))
@@ -575,7 +582,8 @@ def run(config: RunConfig) -> pd.DataFrame:
         _write_bytes(staged("summary.csv"), summary.to_csv(index=False).encode())
         _write_parquet(staged("summary.parquet"), summary)
         _write_json(staged("manifest.json"), _manifest(pl, counts, n_dead, started))
-        FileSystems.delete([staged("_summary.parquet"), staged("_counts.json")])
+        FileSystems.delete([staged(name) for name in ("_summary.parquet", "_counts.json",
+                                                      ERRORS_FILE)])
         _publish(staging, config.out)
     finally:
         if FileSystems.exists(staging):

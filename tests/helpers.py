@@ -59,7 +59,8 @@ class FailsOnce(GaussianNB):
         self._learned += 1
         if self._learned == self.at and not os.path.exists(self.marker):
             open(self.marker, "w").close()
-            raise RuntimeError("worker lost (on purpose, once)")
+            # Out of memory: the worker's failure, not the model's, so the runner retries.
+            raise MemoryError("worker lost (on purpose, once)")
         super().learn_one(x, y)
 
 
@@ -112,3 +113,34 @@ class NonFiniteRegressor:
                 return {1: math.nan, 2: math.inf, 3: -math.inf}.get(x["broken"], x["v"])
 
         return Echo()
+
+
+class FailsOn(GaussianNB):
+    """GaussianNB that raises in predict_one on instances whose feature `bad` is 1, and in
+    learn_one where it is 2 (a model that cannot take some inputs); `interrupt` raises
+    KeyboardInterrupt instead, as Ctrl-C would."""
+
+    def __init__(self, interrupt: bool = False):
+        super().__init__()
+        self.interrupt = interrupt
+
+    def _check(self, x, code):
+        if x.get("bad") == code:
+            if self.interrupt:
+                raise KeyboardInterrupt
+            raise ValueError(f"cannot take bad={code}")
+
+    def predict_one(self, x):
+        self._check(x, 1)
+        return super().predict_one(x)
+
+    def learn_one(self, x, y):
+        self._check(x, 2)
+        super().learn_one(x, y)
+
+
+class PredictsADict(GaussianNB):
+    """GaussianNB whose predict_one returns its class probabilities (a common slip)."""
+
+    def predict_one(self, x):
+        return self.predict_proba_one(x) or None

@@ -9,7 +9,8 @@ from pipelines.cli import main
 from pipelines.config import ConfigError, RunConfig
 from pipelines.job import plan, run
 from tests.helpers import data, read
-from transforms.sources import InputError, StreamSpec
+from transforms.errors import DelayedEvalError, InputError
+from transforms.sources import StreamSpec
 
 BAD = data("bad.csv") + '{"classes": ["yes", "no"]}'
 
@@ -86,7 +87,7 @@ def test_unknown_model_and_generator_are_config_errors(tmp_path):
                        out=str(tmp_path)))
     with pytest.raises(ConfigError, match="unknown model 'nonsense'"):
         plan(RunConfig(streams=['synth:SEA{"n": 10}'], models=["nonsense"], out=str(tmp_path)))
-    with pytest.raises(ConfigError, match="river has no generator 'NoSuch'"):
+    with pytest.raises(DelayedEvalError, match="river has no generator 'NoSuch'"):
         plan(RunConfig(streams=["synth:NoSuch"], models=["majority"], out=str(tmp_path)))
     with pytest.raises(ConfigError, match="not valid JSON"):
         plan(RunConfig(streams=['synth:SEA{"n": 10}'], models=['gaussian-nb{"a": }'],
@@ -124,7 +125,7 @@ def test_pipeline_counts_every_dead_letter_and_orphan(tmp_path):
 def test_malformed_arff_is_an_error_with_file_and_line(tmp_path):
     bad = tmp_path / "bad.arff"
     bad.write_text("@relation r\n@attribute a numeric\n@attribute c blob\n@data\n1,2\n")
-    with pytest.raises(ConfigError, match=r"bad.arff, line 3: attribute 'c' has an "
+    with pytest.raises(InputError, match=r"bad.arff, line 3: attribute 'c' has an "
                                           r"unsupported type 'blob'"):
         plan(RunConfig(streams=[str(bad)], models=["majority"], out=str(tmp_path)))
     rows = tmp_path / "rows.arff"
@@ -221,3 +222,90 @@ def test_unique_ids_pending_is_only_for_labelled_rows(tmp_path):
         StreamSpec.parse(f'{log}{{"unique_ids": "pending"}}').check()
     with pytest.raises(InputError, match="unique_ids must be 'stream' or 'pending'"):
         StreamSpec.parse(f'{log}{{"unique_ids": "never"}}').check()
+
+
+# -- models that fail on the data --------------------------------------------------------------
+def _model_rows(tmp_path):
+    """30 rows; the model (tests.helpers.FailsOn) cannot predict row 7 and cannot learn row 12."""
+    path = tmp_path / "s.csv"
+    pd.DataFrame({"time": range(30), "f": [i % 5 for i in range(30)],
+                  "bad": [1 if i == 7 else 2 if i == 12 else 0 for i in range(30)],
+                  "label": ["ab"[i % 2] for i in range(30)]}).to_csv(path, index=False)
+    return str(path)
+
+
+@pytest.mark.parametrize("replay", ["per-stream", "grouped", "stateful"])
+def test_a_model_that_raises_is_one_line_naming_model_stream_and_instance(tmp_path, capsys,
+                                                                          replay):
+    out = tmp_path / "out"
+    code = main(["run", "--stream", "s=" + _model_rows(tmp_path), "--model",
+                 "m=tests.helpers.FailsOn", "--delay", "3", "--out", str(out), "--runner",
+                 "direct", "--replay", replay, "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2 and "Traceback" not in err and err.count("\n") == 1
+    assert err.startswith("delayed-eval: error: model m, stream s, instance 7: predict_one "
+                          "raised ValueError: cannot take bad=1; ")
+    assert "--on-model-error dead-letter" in err
+    assert not out.exists() or not any(out.iterdir())  # nothing published
+
+
+def test_model_errors_are_dead_letters_on_request_and_the_run_goes_on(tmp_path):
+    out = tmp_path / "out"
+    run(RunConfig(streams=["s=" + _model_rows(tmp_path)], models=["m=tests.helpers.FailsOn"],
+                  delay="3", out=str(out), runner="direct", quiet=True,
+                  on_model_error="dead-letter", repredict="none"))
+    dead = sorted(json.loads(line)["reason"] for line in open(out / "dead_letters.jsonl"))
+    assert dead == ["label of instance 7, dead-lettered because the model failed on it",
+                    "model m, stream s, instance 12: learn_one raised ValueError: cannot take "
+                    "bad=2",
+                    "model m, stream s, instance 7: predict_one raised ValueError: cannot take "
+                    "bad=1"]
+    c = json.load(open(out / "manifest.json"))["counts"][0]
+    assert (c["instances"], c["labels"], c["labelled"], c["model_errors"],
+            c["pending_at_end"], c["dead_letters"]) == (30, 30, 28, 2, 0, 3)
+    assert c["instances"] == c["labelled"] + c["pending_at_end"] + c["model_errors"]
+
+
+def test_a_prediction_that_is_not_one_value_is_one_line(tmp_path, capsys):
+    code = main(["run", "--stream", "s=" + _model_rows(tmp_path), "--model",
+                 "m=tests.helpers.PredictsADict", "--delay", "3", "--out",
+                 str(tmp_path / "out"), "--runner", "direct", "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1
+    assert "instance 3: predict_one returned {" in err and "not a single class" in err
+
+
+def test_ctrl_c_exits_130_and_leaves_the_previous_results(tmp_path, capsys):
+    rows, out = _model_rows(tmp_path), tmp_path / "out"
+    args = ["run", "--stream", "s=" + rows, "--delay", "3", "--out", str(out), "--runner",
+            "direct", "--quiet"]
+    assert main([*args, "--model", "m=gaussian-nb"]) == 0
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    code = main([*args, "--model", 'm=tests.helpers.FailsOn{"interrupt": true}'])
+    err = capsys.readouterr().err
+    assert code == 130
+    assert err == f"delayed-eval: interrupted; the previous results in {out} are untouched\n"
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+
+
+def test_an_internal_error_is_one_line_unless_debug(tmp_path, capsys, monkeypatch):
+    import pipelines.job
+
+    def broken(config):
+        raise ZeroDivisionError("a bug")
+
+    monkeypatch.setattr(pipelines.job, "run", broken)
+    args = ["run", "--stream", "s=" + _model_rows(tmp_path), "--model", "majority", "--out",
+            str(tmp_path / "out")]
+    assert main(args) == 1
+    err = capsys.readouterr().err
+    assert err == ("delayed-eval: error: internal error: ZeroDivisionError: a bug; rerun with "
+                   "--debug for the traceback, and please report it\n")
+    with pytest.raises(ZeroDivisionError):
+        main([*args, "--debug"])
+
+
+def test_version(capsys):
+    with pytest.raises(SystemExit) as e:
+        main(["--version"])
+    assert e.value.code == 0 and capsys.readouterr().out.startswith("delayed-eval ")

@@ -3,7 +3,8 @@
 import pandas as pd
 import pytest
 
-from pipelines.config import ConfigError, RunConfig
+from pipelines.config import RunConfig
+from transforms.errors import InputError
 from pipelines.job import run
 
 STREAMS = ['sea=synth:SEA{"n": 1200, "seed": 3, "noise": 0.1}',
@@ -35,10 +36,11 @@ def test_every_runner_gives_the_identical_summary(tmp_path, in_memory, runner, b
 
 
 def test_a_worker_side_error_is_one_line_on_a_portable_runner(tmp_path):
-    # The prediction log is read on a worker: its InputError crosses the Fn API as text.
+    # The prediction log is read on a worker: its InputError crosses the Fn API as data and is
+    # raised again, by type, on the driver.
     log = tmp_path / "p.parquet"
     pd.DataFrame({"id": ["1"], "when": [0.0], "y_pred": ["a"]}).to_parquet(log)
-    with pytest.raises(ConfigError) as e:
+    with pytest.raises(InputError) as e:
         run(RunConfig(streams=['synth:SEA{"n": 20}'], models=["m"], predictions=str(log),
                       out=str(tmp_path / "o"), runner="portable", quiet=True))
     assert str(log) in str(e.value) and "'t'" in str(e.value) and "\n" not in str(e.value)

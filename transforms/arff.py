@@ -9,10 +9,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from transforms.records import INSTANCE, LABEL, RANK_INSTANCE, RANK_LABEL, dead_letter
-from transforms.rows import InputError, labelled_rows, parse_time_value
+from transforms.errors import InputError
+from transforms.rows import labelled_rows, parse_time_value
 
 
-class ArffError(ValueError):
+class ArffError(InputError):
     """An ARFF file that cannot be read, with the file and line."""
 
 

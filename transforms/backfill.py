@@ -36,7 +36,7 @@ from transforms.engine import PREDICTION_KINDS
 from transforms.read import READ_COUNTS, ReadStreams
 from transforms.records import Outcome
 from transforms.replay import CLASSES, COUNTS, DEAD_LETTERS, GroupedReplay
-from transforms.rows import InputError
+from transforms.errors import ERRORS, InputError, reports_errors
 from transforms.scoring import concat_rows, group_rows, take_rows
 from transforms.sources import split_options
 from transforms.tables import event_seconds, table_files
@@ -382,6 +382,7 @@ class _KeyLogBatches(beam.DoFn):
                              f'{{"{column}": "..."}}')
         return np.full(batch.num_rows, configured[0], dtype=object)
 
+    @reports_errors
     def process(self, path: str):
         for batch in self.log.read(path):
             names = batch.schema.names
@@ -432,6 +433,7 @@ class _Join(beam.DoFn):
         self.models, self.classification = models, classification
         self.bins, self.final, self.batch_size = bins, final, batch_size
 
+    @reports_errors
     def process(self, element, label_classes, predicted):
         (stream, _), parts = element
         labels = concat_rows([p for tag, p in parts if tag == "labels"])
@@ -489,7 +491,7 @@ class BackfillOutcomes(beam.PTransform):
                   | "SpreadFiles" >> beam.Reshuffle()
                   | "ReadLog" >> beam.ParDo(_KeyLogBatches(
                       self.log, streams, self.models, self.classification, self.buckets))
-                  .with_outputs(_KeyLogBatches.VALUES, main="predictions"))
+                  .with_outputs(_KeyLogBatches.VALUES, ERRORS, main="predictions"))
         predicted = (logged[_KeyLogBatches.VALUES]
                      | "PredictedClasses" >> beam.CombinePerKey(
                          lambda sets: set().union(*sets)))
@@ -503,7 +505,7 @@ class BackfillOutcomes(beam.PTransform):
                       _Join(self.models, self.classification, self.bins, self.final,
                             self.batch_size),
                       beam.pvalue.AsDict(label_classes), beam.pvalue.AsDict(predicted))
-                  .with_outputs(_Join.COUNTS, main="outcomes"))
+                  .with_outputs(_Join.COUNTS, ERRORS, main="outcomes"))
         models = self.models
 
         def per_model(element):
@@ -526,4 +528,6 @@ class BackfillOutcomes(beam.PTransform):
                 COUNTS: counts,
                 CLASSES: label_classes | "ModelClasses" >> beam.FlatMap(
                     model_class_list, beam.pvalue.AsDict(predicted)),
-                READ_COUNTS: read[READ_COUNTS]}
+                READ_COUNTS: read[READ_COUNTS],
+                ERRORS: (read[ERRORS], replay[ERRORS], logged[ERRORS], joined[ERRORS])
+                | "AllErrors" >> beam.Flatten()}

@@ -21,16 +21,18 @@ from transforms.models import ModelSpec
 from transforms.records import (FINAL, ID, INITIAL, INSTANCE, KIND, LABEL, REPREDICTION, SEQ,
                                 UPDATE, X, Y, Outcome, dead_letter)
 from transforms.records import T as TIME
+from transforms.errors import ModelError
 from transforms.repredict import PendingRows, RepredictPolicy
 from transforms.temporal_models import delay_aware
 
 # instances/updates/labels: events seen; labelled: labels that met their pending instance (one
 # Outcome each); orphan_labels: labels whose instance was never seen (learned_orphans of them
 # carried features and were learned from); unscored_*: labelled instances whose model made no
-# prediction (an untrained river model), not scored, as river does; unscheduled: instances
-# the bin_boundaries policy could not schedule (their label time was not known on arrival).
+# prediction (an untrained river model), not scored, as river does; model_errors: instances
+# dead-lettered because the model failed on them (--on-model-error dead-letter); unscheduled:
+# instances the bin_boundaries policy could not schedule (label time unknown on arrival).
 COUNTERS = ("instances", "updates", "labels", "labelled", "orphan_labels", "learned_orphans",
-            "dead_letters", "unscored_initial", "unscored_final", "unscheduled")
+            "dead_letters", "model_errors", "unscored_initial", "unscored_final", "unscheduled")
 
 
 # Re-predictions mapped to bins in one go: large enough to amortise numpy's per-call cost,
@@ -133,8 +135,13 @@ class ReplayEngine:
     def __init__(self, model: ModelSpec, stream: str, classes: list | None = None,
                  task: str | None = None, final: bool = True,
                  repredict: RepredictPolicy | None = None, bins: int = 0,
-                 log_predictions: str = "all", baselines: BaselineViews | None = None):
+                 log_predictions: str = "all", baselines: BaselineViews | None = None,
+                 on_model_error: str = "fail"):
         self.stream = stream
+        self.model_name = model.name
+        # fail: a model that raises (or returns no single value) stops the run with a
+        # ModelError; dead-letter: that instance leaves as a dead letter and the run goes on.
+        self.on_model_error = on_model_error
         self.bins = bins  # > 0: outcomes carry their bin predictions, not the re-predictions
         self.log_predictions = log_predictions  # what DrainResult.predictions keeps
         self.repredict = repredict or RepredictPolicy()
@@ -163,6 +170,8 @@ class ReplayEngine:
         # (id, seq) of the labels of instances refused because their id was pending: they leave
         # with their instance (a labelled row's label event has its instance's seq + 1).
         self.refused_labels: set = set()
+        # Ids of instances dead-lettered because the model failed on them: their labels leave.
+        self.failed_ids: set = set()
         # Persistent and Majority baselines of each label (classification; class indices).
         self.baselines = (baselines or BaselineViews()).start(range(len(self.classes)))
         self.prev_label = math.nan  # the Persistent baseline of a regression stream
@@ -250,6 +259,51 @@ class ReplayEngine:
         out.counts["dead_letters"] += 1
         out.dead_letters.append(dead_letter(self.stream, reason, field=field, record=ev))
 
+    # -- the model's calls: a failure names model, stream and instance -------------------------
+    def _model_error(self, key, call: str, error: Exception, x) -> ModelError:
+        where = f"model {self.model_name}, stream {self.stream}, instance {key!r}"
+        text = sorted(k for k, v in (x or {}).items() if isinstance(v, str))
+        hint = ("features " + ", ".join(map(repr, text)) + " hold text, which this model "
+                "cannot take: leave them out with the stream option {\"features\": [...]}, or "
+                "encode them in the model, e.g. 'river.preprocessing.OneHotEncoder | MODEL' "
+                "(which encodes every feature)" if text and isinstance(error, (TypeError,
+                                                                              ValueError))
+                else "fix the model or its input")
+        return ModelError(f"{where}: {call} raised {type(error).__name__}: {error}; {hint}; "
+                          f"or skip such instances with --on-model-error dead-letter")
+
+    def _predict(self, key, x):
+        """The model's prediction for x as it is stored (`_value`)."""
+        try:
+            prediction = self.model.predict_one(x)
+        except MemoryError:  # the worker's trouble, not the model's: the runner may retry
+            raise
+        except Exception as e:
+            raise self._model_error(key, "predict_one", e, x) from e
+        try:
+            return self._value(prediction)
+        except (TypeError, ValueError):
+            raise ModelError(
+                f"model {self.model_name}, stream {self.stream}, instance {key!r}: predict_one "
+                f"returned {prediction!r}, not a single "
+                f"{'class' if self.classification else 'number'}; "
+                f"use a model whose predict_one returns one value") from None
+
+    def _learn_one(self, key, x, y) -> None:
+        try:
+            self.model.learn_one(x, y)
+        except MemoryError:
+            raise
+        except Exception as e:
+            raise self._model_error(key, "learn_one", e, x) from e
+
+    def _model_failed(self, error: ModelError, ev, out: DrainResult) -> None:
+        """--on-model-error dead-letter: the instance leaves as a dead letter (else: raise)."""
+        if self.on_model_error != "dead-letter":
+            raise error
+        out.counts["model_errors"] += 1
+        self._reject(out, str(error).split("; ")[0], "model", ev)
+
     def _on_instance(self, ev, out: DrainResult) -> None:
         key, t, x = ev[ID], ev[TIME], ev[X]
         out.counts["instances"] += 1
@@ -259,7 +313,12 @@ class ReplayEngine:
             return
         if self.label_context is not None:
             self.label_context.instance_arrived(key)
-        initial = self._value(self.model.predict_one(x))
+        try:
+            initial = self._predict(key, x)
+        except ModelError as e:
+            self._model_failed(e, ev, out)
+            self.failed_ids.add(key)
+            return
         row = None
         if self.rows is not None:
             t_label = self.expected_labels.pop(key, None)
@@ -280,7 +339,12 @@ class ReplayEngine:
         if self.rows is None:
             return
         # Algorithm 1: new features are predicted at once, and later re-predictions use them.
-        value = self._value(self.model.predict_one(ev[X]))
+        try:
+            value = self._predict(key, ev[X])
+        except ModelError as e:
+            self._model_failed(e, ev, out)
+            self._drop(key)
+            return
         self.rows.update(state[3], ev[X], t, value, self.version)
 
     def _on_label(self, ev, out: DrainResult) -> None:
@@ -290,6 +354,11 @@ class ReplayEngine:
             self.refused_labels.discard((key, ev[SEQ]))
             self._reject(out, f"label of an instance refused because id {key!r} was pending",
                          "id", ev)
+            return
+        if key in self.failed_ids and key not in self.pending:
+            self.failed_ids.discard(key)
+            self._reject(out, f"label of instance {key!r}, dead-lettered because the model "
+                         f"failed on it", "id", ev)
             return
         classification = self.classification
         if classification and self.declared_classes and y not in self._class_index:
@@ -302,8 +371,12 @@ class ReplayEngine:
             # as the reference implementation does; without, nothing can use it.
             out.counts["orphan_labels"] += 1
             if ev[X] is not None:
+                try:
+                    self._learn(key, ev[X], y, t)
+                except ModelError as e:
+                    self._model_failed(e, ev, out)
+                    return
                 out.counts["learned_orphans"] += 1
-                self._learn(ev[X], y, t, out)
                 if classification:
                     self.baselines.update(self._index(y, extend=True), t)
             else:
@@ -312,12 +385,17 @@ class ReplayEngine:
         t_arrival, x, initial, row = state
         if ev[X] is not None:
             x = ev[X]
-        final = None
-        if self.final:
-            final = self._value(self.model.predict_one(x))
-            if final is None:
-                out.counts["unscored_final"] += 1
         rep_times, rep_values = self.rows.take(row) if row is not None else (None, None)
+        try:
+            final = self._predict(key, x) if self.final else None
+            if self.label_context is not None:
+                self.label_context.label_arrived(key)
+            self._learn(key, x, y, t)
+        except ModelError as e:
+            self._model_failed(e, ev, out)
+            return
+        if self.final and final is None:
+            out.counts["unscored_final"] += 1
         if rep_times is not None:
             out.predictions.series(key, REPREDICTION, rep_times, rep_values)
             if self.bins:  # mapped to bins in batches (_map_bins)
@@ -325,9 +403,6 @@ class ReplayEngine:
                 out.unbinned_size += len(rep_times)
         if self.final:
             out.predictions.one(key, FINAL, t, final)
-        if self.label_context is not None:
-            self.label_context.label_arrived(key)
-        self._learn(x, y, t, out)
         self.n_labels += 1
         out.counts["labelled"] += 1
         if initial is None:
@@ -344,14 +419,21 @@ class ReplayEngine:
         if out.unbinned_size >= BIN_BATCH:
             self._map_bins(out)
 
-    def _learn(self, x, y, t: float, out: DrainResult) -> None:
+    def _drop(self, key) -> None:
+        """A pending instance leaves without an outcome (the model failed on it)."""
+        state = self.pending.pop(key)
+        if state[3] is not None:
+            self.rows.take(state[3])
+        self.failed_ids.add(key)
+
+    def _learn(self, key, x, y, t: float) -> None:
         """Re-predict what is due before this label (every_k_labels), then learn it."""
         rows = self.rows
         if rows is not None and rows.buckets is not None:
             due = rows.due_at_label(self.version + 1)
             if len(due):
-                rows.repredict(due, self.model, self.version, self._values)
-        self.model.learn_one(x, y)
+                self._repredict(due)
+        self._learn_one(key, x, y)
         self.version += 1
         if rows is not None:
             rows.label_learned(t)
@@ -359,7 +441,18 @@ class ReplayEngine:
     def _repredict_timed(self, t: float, out: DrainResult) -> None:
         """Re-predictions scheduled in event time at or before t (before t's events)."""
         for due in self.rows.due_until(t):
+            self._repredict(due)
+
+    def _repredict(self, due) -> None:
+        try:
             self.rows.repredict(due, self.model, self.version, self._values)
+        except MemoryError:
+            raise
+        except Exception as e:  # a batch: no single instance to name
+            raise ModelError(
+                f"model {self.model_name}, stream {self.stream}: re-predicting {len(due)} "
+                f"pending instances raised {type(e).__name__}: {e}; fix the model or its "
+                f"input") from e
 
     # -- state ---------------------------------------------------------------------------------
     def to_bytes(self) -> bytes:

@@ -20,8 +20,10 @@ from dataclasses import dataclass, field
 
 from river import base
 
+from transforms.errors import ConfigError
 
-class ModelSpecError(ValueError):
+
+class ModelSpecError(ConfigError):
     """A model spec that cannot be parsed, imported or built."""
 
 

@@ -32,7 +32,8 @@ from transforms.read import READ_COUNTS, TimeRange, new_read_counts, stream_item
 from transforms.records import INSTANCE, KIND, T
 from transforms.replay import DEAD_LETTERS, OUTPUT_TAGS, EngineFactory, _emit, _ReplayDoFn
 from transforms.scoring import CURVES, RowRouter
-from transforms.sources import InputError, StreamSpec
+from transforms.errors import InputError, reports_errors
+from transforms.sources import StreamSpec
 from transforms.stream_scores import StreamScores
 from transforms.tables import rows_in_time_order
 
@@ -68,7 +69,7 @@ def in_time_order(spec: StreamSpec, delay: DelaySpec, time_range: TimeRange = Ti
     rows whose times are in order is (`rows_in_time_order`, which reads only its times); any
     other stream is read once, stopping at the first such event.
 
-    >>> from transforms.sources import InputError, StreamSpec
+    >>> from transforms.sources import StreamSpec
     >>> in_time_order(StreamSpec.parse('synth:SEA{"n": 50}'), DelaySpec.parse("5"))
     True
     """
@@ -95,6 +96,7 @@ class _DrainPerKey(_ReplayDoFn):
         self.time_range = time_range
         self.scores = scores
 
+    @reports_errors
     def process(self, element):
         spec, models, reports_stream = element  # the stream's first element reports its reading
         engines = {model: self.factory.new((spec.name, model)) for model in models}

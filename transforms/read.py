@@ -14,7 +14,8 @@ from transforms.delays import DelaySpec
 from transforms.records import EVENT_KINDS, ID, INSTANCE, KIND, UPDATE, T
 from transforms.rows import parse_time_value
 from transforms.replay import DEAD_LETTERS, KEYED_CHUNKS
-from transforms.sources import InputError, StreamSpec
+from transforms.errors import ERRORS, InputError, reports_errors
+from transforms.sources import StreamSpec
 
 READ_COUNTS = "read_counts"
 
@@ -121,6 +122,7 @@ class _ReadChunks(beam.DoFn):
         self.chunk_size = chunk_size
         self.time_range = time_range
 
+    @reports_errors
     def process(self, spec: StreamSpec):
         counts = new_read_counts()
         chunk: list = []
@@ -143,7 +145,8 @@ class ReadStreams(beam.PTransform):
     Expects: checked `StreamSpec`s and the model names to fan out to. Guarantees: every event
     of every stream reaches every model's key exactly once, in chunks of at most `chunk_size`;
     every record that could not be used is in the `dead_letters` output with its reason.
-    Outputs a dict with `chunks`, `dead_letters` and `read_counts`.
+    Outputs a dict with `chunks`, `dead_letters`, `read_counts` and `errors` (a reader's
+    `DelayedEvalError` as a record).
     """
 
     def __init__(self, streams: list[StreamSpec], model_names: list[str], delay: DelaySpec,
@@ -162,9 +165,9 @@ class ReadStreams(beam.PTransform):
                 | "Reshuffle" >> beam.Reshuffle()
                 | "ReadChunks" >> beam.ParDo(_ReadChunks(self.delay, self.chunk_size,
                                                              self.time_range))
-                .with_outputs(DEAD_LETTERS, READ_COUNTS, main="chunks"))
+                .with_outputs(DEAD_LETTERS, READ_COUNTS, ERRORS, main="chunks"))
         models = self.model_names
         chunks = read.chunks | "FanOut" >> beam.FlatMap(
             lambda sc: [((sc[0], m), sc[1]) for m in models]).with_output_types(KEYED_CHUNKS)
         return {"chunks": chunks, DEAD_LETTERS: read[DEAD_LETTERS],
-                READ_COUNTS: read[READ_COUNTS]}
+                READ_COUNTS: read[READ_COUNTS], ERRORS: read[ERRORS]}

@@ -10,8 +10,8 @@
 Both emit the same tagged outputs: `outcomes` (main) as `((stream, model), [Outcome])` batches,
 `predictions` as `((stream, model), classes, columns)` (see `PredictionLog.columns`; `classes`
 maps class indices to labels; a drain's rows come in slices, each with the drain's ids),
-`dead_letters`, `counts` `((stream, model), dict)` and `classes` `((stream, model), [class
-values in index order])`.
+`dead_letters`, `counts` `((stream, model), dict)`, `classes` `((stream, model), [class
+values in index order])` and `errors` (a `DelayedEvalError` as a record, `transforms.errors`).
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from apache_beam.utils.timestamp import MAX_TIMESTAMP, Timestamp
 
 from metrics.baselines import BaselineViews
 from transforms.engine import ReplayEngine
+from transforms.errors import ERRORS, reports_errors
 from transforms.models import ModelSpec
 from transforms.progress import ProgressLines, report_progress
 from transforms.repredict import RepredictPolicy
@@ -42,7 +43,7 @@ PREDICTIONS = "predictions"
 DEAD_LETTERS = "dead_letters"
 COUNTS = "counts"
 CLASSES = "classes"
-OUTPUT_TAGS = (PREDICTIONS, DEAD_LETTERS, COUNTS, CLASSES)
+OUTPUT_TAGS = (PREDICTIONS, DEAD_LETTERS, COUNTS, CLASSES, ERRORS)
 
 
 @dataclass(frozen=True)
@@ -58,12 +59,13 @@ class EngineFactory:
     log_predictions: str = "all"
     progress: float | None = None  # seconds between progress lines on stderr; None: none
     baselines: BaselineViews | None = None  # the views whose Majority baseline labels carry
+    on_model_error: str = "fail"  # or dead-letter (`ReplayEngine`)
 
     def new(self, key) -> ReplayEngine:
         stream, model = key
         return ReplayEngine(self.models[model], stream, self.classes.get(stream),
                             self.tasks[model], self.final, self.repredict, self.bins,
-                            self.log_predictions, self.baselines)
+                            self.log_predictions, self.baselines, self.on_model_error)
 
 
 def _emit(key, engine: ReplayEngine, result, pending_before: int,
@@ -103,6 +105,7 @@ class _ReplayDoFn(beam.DoFn):
 
 class _DrainGrouped(_ReplayDoFn):
 
+    @reports_errors
     def process(self, element):
         key, chunks = element
         engine = self.factory.new(key)
@@ -161,6 +164,7 @@ class _StatefulDrain(_ReplayDoFn):
         self._arm(timer, armed_at, self._fire_time(min(e[0] for e in chunk)))
 
     @on_timer(FLUSH)
+    @reports_errors
     def flush(self, key=beam.DoFn.KeyParam, fire=beam.DoFn.TimestampParam,
               buffer=beam.DoFn.StateParam(BUFFER), engine_state=beam.DoFn.StateParam(ENGINE),
               armed_at=beam.DoFn.StateParam(ARMED_AT), timer=beam.DoFn.TimerParam(FLUSH)):

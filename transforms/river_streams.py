@@ -9,7 +9,7 @@ import random
 
 from river.datasets import synth
 
-from transforms.rows import InputError
+from transforms.errors import InputError
 
 _SYNTH_RESERVED = {"n", "seed", "drift", "delay", "classes", "order"}
 

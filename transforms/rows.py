@@ -12,8 +12,6 @@ from transforms.delays import DelaySpec, LabelTimeAssigner
 from transforms.records import dead_letter
 
 
-class InputError(ValueError):
-    """Input that cannot be read at all; the message names the file, row and field."""
 
 
 class Checks:

@@ -36,7 +36,8 @@ from dataclasses import dataclass, field
 from transforms import arff
 from transforms.delays import DelaySpec
 from transforms.river_streams import river_stream
-from transforms.rows import Checks, InputError, labelled_rows
+from transforms.errors import InputError
+from transforms.rows import Checks, labelled_rows
 from transforms.tables import FORMATS, columns_of, fmt_of, n_rows, table_events, table_files
 FILE_OPTIONS = {"format", "id", "time", "kind", "label", "label_time", "labels", "classes",
                 "features", "missing", "delay", "order", "delayed", "target", "unique_ids"}

@@ -17,7 +17,8 @@ from apache_beam.io.filesystems import FileSystems
 
 from transforms.records import (EVENT_KINDS, INSTANCE, LABEL, RANK_INSTANCE, RANK_LABEL,
                                 RANK_LABEL_AFTER_INSTANCE, dead_letter)
-from transforms.rows import Checks, InputError, labelled_rows
+from transforms.errors import InputError
+from transforms.rows import Checks, labelled_rows
 
 FORMATS = {".csv": "csv", ".jsonl": "jsonl", ".json": "jsonl", ".ndjson": "jsonl",
            ".parquet": "parquet", ".pq": "parquet", ".arff": "arff"}

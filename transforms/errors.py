@@ -1,0 +1,83 @@
+"""The user's mistakes, as one exception family (Beam-free).
+
+Every error a user can fix — a bad input file, configuration, model spec, a model that fails on
+the data, an output directory that cannot be written — is a `DelayedEvalError`; the command line
+prints it as one line, `delayed-eval: error: WHERE: WHAT; WHAT TO DO`, and exits with status 2.
+Anything else is a bug and keeps its traceback (`--debug` shows it).
+
+Raised on a Beam worker, such an error would reach the driver as a runner-specific traceback, so
+the DoFns that can raise one (readers, replays) catch it and emit it as data on the `errors`
+output (`reports_errors`); the job raises the first one after the pipeline ends, by type, on
+every runner alike.
+"""
+
+from __future__ import annotations
+
+import functools
+
+ERRORS = "errors"  # the tagged output that carries a worker's errors as records
+
+
+class DelayedEvalError(Exception):
+    """A mistake the user can fix; its message is the one line the command line prints.
+
+    >>> str(InputError("data.csv, row 3, field amount: 'abc' is not a number"))
+    "data.csv, row 3, field amount: 'abc' is not a number"
+    >>> isinstance(InputError("x"), DelayedEvalError)
+    True
+    """
+
+    def to_record(self) -> dict:
+        """The error as a plain record (what crosses from a worker to the driver)."""
+        return {"type": type(self).__name__, "message": str(self)}
+
+    @staticmethod
+    def from_record(record: dict) -> DelayedEvalError:
+        """The error a worker recorded.
+
+        >>> e = DelayedEvalError.from_record(ModelError("model m: boom").to_record())
+        >>> type(e).__name__, str(e)
+        ('ModelError', 'model m: boom')
+        """
+        kinds = {cls.__name__: cls for cls in _family(DelayedEvalError)}
+        return kinds.get(record["type"], DelayedEvalError)(record["message"])
+
+
+def _family(cls) -> list:
+    return [cls] + [c for sub in cls.__subclasses__() for c in _family(sub)]
+
+
+class ConfigError(DelayedEvalError, ValueError):
+    """A configuration that cannot run; the message says which field."""
+
+
+class InputError(DelayedEvalError, ValueError):
+    """Input that cannot be read at all; the message names the file, row and field."""
+
+
+class ModelError(DelayedEvalError):
+    """A model that failed on the data (raised in learn_one / predict_one, or returned a
+    prediction that is not a single value); the message names model, stream and instance."""
+
+
+class OutputError(DelayedEvalError):
+    """The output directory cannot be written."""
+
+
+def reports_errors(process):
+    """Decorate a DoFn's generator method (process or a timer callback): a `DelayedEvalError`
+    it raises is emitted on the `errors` output as a record instead of failing the bundle.
+
+    The element's remaining work is dropped: the job fails with that error once the pipeline
+    ends, and publishes nothing.
+    """
+    import apache_beam as beam
+
+    @functools.wraps(process)
+    def guarded(self, *args, **kwargs):
+        try:
+            yield from process(self, *args, **kwargs)
+        except DelayedEvalError as e:
+            yield beam.pvalue.TaggedOutput(ERRORS, e.to_record())
+
+    return guarded
