@@ -257,8 +257,17 @@ def main(argv: list[str] | None = None) -> int:
     # Beam logs optional-dependency notices (GCP clients) on import, and its own view of any
     # failure: the user gets one line instead, unless they ask for everything.
     logging.basicConfig(level=logging.INFO if debug else logging.ERROR)
+    beam_logger = logging.getLogger("apache_beam")
+    level = beam_logger.level
     if not debug:
-        logging.getLogger("apache_beam").setLevel(logging.CRITICAL)
+        beam_logger.setLevel(logging.CRITICAL)
+    try:
+        return _command(args, beam_args, debug)
+    finally:
+        beam_logger.setLevel(level)  # main() may be called again in one process (tests)
+
+
+def _command(args, beam_args: list, debug: bool) -> int:
     from pipelines.job import run
 
     stray = [a for a in beam_args if not a.startswith("-")]

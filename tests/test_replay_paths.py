@@ -11,7 +11,7 @@ from apache_beam.testing.util import assert_that, equal_to
 from apache_beam.transforms.window import TimestampedValue
 
 from pipelines.config import RunConfig
-from pipelines.config import ConfigError
+from transforms.errors import InputError
 from pipelines.job import plan, run
 from runners import make_runner, pipeline_options
 from tests.helpers import read
@@ -107,7 +107,7 @@ def test_auto_reads_files_in_time_order_per_stream_and_sorts_the_others(tmp_path
     summaries = [run(config(stream, "auto")).drop(columns=["run_id", "stream"])
                  for stream in (ordered, shuffled)]
     pd.testing.assert_frame_equal(*summaries)  # the same events, sorted by grouped
-    with pytest.raises(ConfigError, match=r"shuffled.*passed t=.*use --replay grouped"):
+    with pytest.raises(InputError, match=r"shuffled.*passed t=.*use --replay grouped"):
         run(config(shuffled, "per-stream"))
 
 

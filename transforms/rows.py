@@ -91,14 +91,37 @@ def labelled_rows(spec, rows, delay: DelaySpec, checks: Checks) -> Iterator:
                               f"time {t}", file=file, row=row, field=spec.options.get("label_time",
                                                                            "label_time"))
             label_t, y = None, None
-        if y is not None and delay.kind == "column" and label_t is None and not (
-                isinstance(own_delay, (int, float)) and math.isfinite(own_delay)
-                and own_delay >= 0):
-            yield dead_letter(spec.name, f"delay {own_delay!r} is not a non-negative number",
-                              file=file, row=row, field=delay.column)
-            y = None
+        if x is None:  # a row whose every feature is empty: nothing to predict from
+            yield dead_letter(spec.name, "every feature is empty", file=file, row=row)
+            continue
+        if y is not None and delay.kind == "column" and label_t is None:
+            own_delay, problem = _delay_value(own_delay)
+            if problem:
+                yield dead_letter(spec.name, problem, file=file, row=row, field=delay.column)
+                y = None
         yield from assigner.row(key, t, x, y, 2 * i, label_t, own_delay)
     yield from assigner.finish()
+
+
+def _delay_value(value) -> tuple:
+    """A row's own delay as a number, and the reason it cannot be one (else None); a column
+    with one text value is read as text, so its numbers come as strings.
+
+    >>> _delay_value("2.5"), _delay_value("x")[1], _delay_value(float("nan"))[1]
+    ((2.5, None), "delay 'x' is not a non-negative number", 'delay is empty')
+    """
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return value, "delay is empty"
+    number = value
+    if isinstance(value, str):
+        try:
+            number = float(value.strip())
+        except ValueError:
+            number = None
+    if isinstance(number, (int, float)) and not isinstance(number, bool) and \
+            math.isfinite(number) and number >= 0:
+        return number, None
+    return value, f"delay {value!r} is not a non-negative number"
 
 
 def parse_time_value(text) -> float:

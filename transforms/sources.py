@@ -38,9 +38,12 @@ from transforms.delays import DelaySpec
 from transforms.river_streams import river_stream
 from transforms.errors import InputError
 from transforms.rows import Checks, labelled_rows
-from transforms.tables import FORMATS, columns_of, fmt_of, n_rows, table_events, table_files
+from transforms.tables import (CSV_OPTIONS, FORMATS, columns_of, csv_options, fmt_of, n_rows,
+                               table_events, table_files)
+
 FILE_OPTIONS = {"format", "id", "time", "kind", "label", "label_time", "labels", "classes",
-                "features", "missing", "delay", "order", "delayed", "target", "unique_ids"}
+                "features", "missing", "delay", "order", "delayed", "target", "unique_ids",
+                *CSV_OPTIONS}
 
 
 def split_options(text: str, what: str = "stream") -> tuple[str, dict]:
@@ -177,7 +180,8 @@ class StreamSpec:
                 raise InputError(f"{pattern}: no such file (the {role} of stream {self.name})")
             for path in files:
                 self._check_columns(path, role)
-            if all(n_rows(path, fmt_of(path, self.format)) == 0 for path in files):
+            if all(n_rows(path, fmt_of(path, self.format), csv_options(self.options)) == 0
+                   for path in files):
                 raise InputError(f"{pattern}: the stream is empty (no rows)")
         if self.options.get("missing", "dead-letter") not in ("dead-letter", "drop"):
             raise InputError(f"stream {self.name}: missing must be 'dead-letter' or 'drop'")
@@ -195,13 +199,14 @@ class StreamSpec:
     def _columns(self) -> list[str]:
         """The columns of the stream's (first) file; an ARFF file's are attributes, not these."""
         files = [] if self.format == "arff" else table_files(self.source)
-        return columns_of(files[0], fmt_of(files[0], self.format)) if files else []
+        return columns_of(files[0], fmt_of(files[0], self.format),
+                          csv_options(self.options)) if files else []
 
     def _check_columns(self, path: str, role: str) -> None:
         """The columns the options name are in the file (every file of a partitioned table)."""
         o = self.options
         split = "labels" in o
-        columns = columns_of(path, fmt_of(path, self.format))
+        columns = columns_of(path, fmt_of(path, self.format), csv_options(self.options))
         if not columns:
             raise InputError(f"{path}: the stream is empty (no columns)")
         if role == "labels":  # joined by id, and a label without a time means nothing
@@ -210,11 +215,23 @@ class StreamSpec:
             required, optional = ("id",), ("time", "kind")
         else:
             required, optional = (), ("id", "time", "kind", "label", "label_time")
-        for opt in required + tuple(k for k in optional if k in o):
+        if len(columns) == 1 and self.format == "csv" and "sep" not in o:
+            sep = next((s for s in (";", "\t", "|") if s in columns[0]), None)
+            if sep is not None:
+                raise InputError(f"{path}: one column, {columns[0][:60]!r}: the file seems "
+                                 f"separated by {sep!r}; give the stream option "
+                                 f"{json.dumps({'sep': sep})}")
+        named = required + tuple(k for k in optional if k in o)
+        if role == "instances" and not split and o.get("kind", "kind") not in columns:
+            named += ("label",)  # a table of rows: without labels nothing could be evaluated
+        for opt in dict.fromkeys(named):
             col = o.get(opt, opt)
             if col not in columns:
-                raise InputError(f"{path}: column {col!r} (option {opt!r}) not found; "
-                                 f"columns are {columns}")
+                alike = [c for c in columns if c.lower() == col.lower()]
+                hint = (f"name it with the stream option {json.dumps({opt: alike[0]})}"
+                        if alike else f'name yours with the stream option {{"{opt}": "..."}}')
+                raise InputError(f"{path}: column {col!r} (option {opt!r}) not found; columns "
+                                 f"are {columns}; {hint}")
         if role == "instances":
             for col in o.get("features") or []:
                 if col not in columns:

@@ -8,6 +8,8 @@ import heapq
 import itertools
 import math
 import os
+import re
+import warnings
 from collections.abc import Iterator
 
 import numpy as np
@@ -59,35 +61,77 @@ def opened(path: str):
         yield f
 
 
-def read_table(path: str, fmt: str) -> pd.DataFrame:
+CSV_OPTIONS = ("sep", "encoding")  # stream options handed to pandas' CSV reader
+
+
+def csv_options(options: dict) -> dict:
+    """The stream options that say how to read its CSV files (`sep`, `encoding`).
+
+    >>> csv_options({"sep": ";", "time": "ts"})
+    {'sep': ';'}
+    """
+    return {k: options[k] for k in CSV_OPTIONS if k in options}
+
+
+def read_table(path: str, fmt: str, csv: dict | None = None) -> pd.DataFrame:
     try:
         with opened(path) as source:
             if fmt == "csv":
-                return pd.read_csv(source)
+                return pd.read_csv(source, **(csv or {}))
             if fmt == "jsonl":
-                return pd.read_json(source, lines=True)
+                return pd.read_json(source, lines=True,
+                                    encoding=(csv or {}).get("encoding", "utf-8"))
             return pd.read_parquet(source)
+    except UnicodeDecodeError as e:
+        raise _undecodable(path, e, csv) from None
     except (OSError, ValueError) as e:
         raise InputError(f"{path}: cannot read as {fmt}: {e}") from None
     except pd.errors.EmptyDataError:
         return pd.DataFrame()
 
 
-def columns_of(path: str, fmt: str) -> list[str]:
-    with opened(path) as source:
-        if fmt == "parquet":
-            import pyarrow.parquet as pq
+def _undecodable(path: str, error: UnicodeDecodeError, csv: dict | None) -> InputError:
+    """The error of a file that is not in its encoding, naming the first line that is not."""
+    encoding = (csv or {}).get("encoding", "utf-8")
+    where = path
+    if "://" not in path:
+        with open(path, "rb") as f:
+            for number, line in enumerate(f, 1):
+                try:
+                    line.decode(encoding)
+                except UnicodeDecodeError:
+                    where = f"{path}, line {number}"
+                    break
+    return InputError(f"{where}: not {encoding} text ({error.reason}); give the file's "
+                      f'encoding with the stream option {{"encoding": "latin-1"}} (or '
+                      f"cp1252, utf-16, ...)")
 
-            return list(pq.read_schema(source).names)
-        if fmt == "csv":
-            try:
-                return list(pd.read_csv(source, nrows=0).columns)
-            except pd.errors.EmptyDataError:
-                return []
-    return list(read_table(path, fmt).columns)
+
+def columns_of(path: str, fmt: str, csv: dict | None = None) -> list[str]:
+    try:
+        with opened(path) as source:
+            if fmt == "parquet":
+                import pyarrow.parquet as pq
+
+                return list(pq.read_schema(source).names)
+            if fmt == "csv":
+                try:
+                    return list(pd.read_csv(source, nrows=0, **(csv or {})).columns)
+                except pd.errors.EmptyDataError:
+                    return []
+    except UnicodeDecodeError as e:
+        raise _undecodable(path, e, csv) from None
+    except OSError as e:
+        raise InputError(f"{path}: cannot read as {fmt}: {e}") from None
+    except Exception as e:  # Arrow's own errors: a truncated or corrupt file
+        if type(e).__module__.startswith("pyarrow"):
+            raise InputError(f"{path}: not a readable {fmt} file ({e}); is it complete?") \
+                from None
+        raise
+    return list(read_table(path, fmt, csv).columns)
 
 
-def n_rows(path: str, fmt: str) -> int:
+def n_rows(path: str, fmt: str, csv: dict | None = None) -> int:
     with opened(path) as source:
         if fmt == "parquet":
             import pyarrow.parquet as pq
@@ -95,10 +139,10 @@ def n_rows(path: str, fmt: str) -> int:
             return pq.ParquetFile(source).metadata.num_rows
         if fmt == "csv":
             try:
-                return len(pd.read_csv(source, nrows=1))
+                return len(pd.read_csv(source, nrows=1, **(csv or {})))
             except pd.errors.EmptyDataError:
                 return 0
-    return len(read_table(path, fmt))
+    return len(read_table(path, fmt, csv))
 
 
 def event_seconds(df: pd.DataFrame, col: str | None, first: int = 0) -> tuple[np.ndarray,
@@ -155,13 +199,18 @@ PARQUET_STREAMING = {"pre_buffer": False, "buffer_size": 1 << 20}
 
 
 def table_chunks(files: list[str], fmt: str | None, default: str = "csv",
-                 columns: list[str] | None = None) -> Iterator[tuple[str, int, pd.DataFrame]]:
-    """(file, rows before it in that file, chunk) for a table's files, in order, in chunks of
-    `CHUNK_ROWS` rows, so memory does not grow with the table's length: Parquet batch by batch
-    (its column types are the file's); CSV with one type per column for the whole file
-    (`csv_dtypes`). A JSON Lines file is one chunk, read whole. `fmt`, if given, overrides the
-    files' extensions; `default` is the format of a file without a known one; `columns`, if
-    given, are the only columns read (with the values the whole read gives them).
+                 columns: list[str] | None = None, csv: dict | None = None,
+                 stream: str | None = None) -> Iterator:
+    """(file, row numbers, chunk) for a table's files, in order, in chunks of `CHUNK_ROWS`
+    rows, so memory does not grow with the table's length: Parquet batch by batch (its column
+    types are the file's); CSV with one type per column for the whole file (`csv_dtypes`). A
+    JSON Lines file is one chunk, read whole. `fmt`, if given, overrides the files' extensions;
+    `default` is the format of a file without a known one; `columns`, if given, are the only
+    columns read (with the values the whole read gives them); `csv`: `csv_options`.
+
+    The row numbers are each chunk row's 1-based data row in its file. A CSV line with more
+    fields than the header is a dead letter of `stream` (a dict, in its place), and the rest of
+    the file is read.
     """
     for path in files:
         file_fmt = fmt or fmt_of(path, default)
@@ -173,23 +222,57 @@ def table_chunks(files: list[str], fmt: str | None, default: str = "csv",
                 with opened(path) as source:
                     parquet = pq.ParquetFile(source, **PARQUET_STREAMING)
                     for batch in parquet.iter_batches(batch_size=CHUNK_ROWS, columns=columns):
-                        yield path, row0, batch.to_pandas()
+                        yield path, np.arange(row0 + 1, row0 + batch.num_rows + 1), \
+                            batch.to_pandas()
                         row0 += batch.num_rows
             elif file_fmt == "csv":
-                dtypes = csv_dtypes(path, columns)  # a first pass
+                dtypes = csv_dtypes(path, columns, csv)  # a first pass
                 with opened(path) as source:
-                    for chunk in pd.read_csv(source, chunksize=CHUNK_ROWS, dtype=dtypes,
-                                             usecols=columns):
-                        yield path, row0, chunk
-                        row0 += len(chunk)
+                    for item in _csv_chunks(source, path, dtypes, columns, csv, stream):
+                        if not isinstance(item, dict):
+                            row0 = item[1][-1] if len(item[1]) else row0
+                        yield item
             else:
-                table = read_table(path, file_fmt)
-                yield path, 0, table if columns is None else table[columns]
+                table = read_table(path, file_fmt, csv)
+                yield path, np.arange(1, len(table) + 1), \
+                    table if columns is None else table[columns]
         except pd.errors.EmptyDataError:
             continue
+        except UnicodeDecodeError as e:
+            raise _undecodable(path, e, csv) from None
         except (OSError, ValueError) as e:
             raise InputError(f"{path}: cannot read as {file_fmt} after {row0} rows: {e}") \
                 from None
+        except Exception as e:  # Arrow's own errors: a truncated or corrupt file
+            if type(e).__module__.startswith("pyarrow"):
+                raise InputError(f"{path}: not a readable {file_fmt} file after {row0} rows "
+                                 f"({e}); is it complete?") from None
+            raise
+
+
+def _csv_chunks(source, path: str, dtypes: dict, columns, csv: dict | None,
+                stream: str | None) -> Iterator:
+    """A CSV file's chunks with their data row numbers, and a dead letter for each line with
+    more fields than the header (pandas skips it with a warning, which names its line)."""
+    reader = pd.read_csv(source, chunksize=CHUNK_ROWS, dtype=dtypes, usecols=columns,
+                         on_bad_lines="warn", **(csv or {}))
+    row = 0  # data rows of the file so far, kept or skipped
+    while True:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", pd.errors.ParserWarning)
+            chunk = next(reader, None)
+        skipped = []
+        for w in caught:
+            for line, why in re.findall(r"Skipping line (\d+): (.+)", str(w.message)):
+                skipped.append(int(line) - 1)  # the header is line 1
+                yield dead_letter(stream, f"{why.strip()} (more fields than the header)",
+                                  file=path, row=int(line) - 1)
+        if chunk is None:
+            return
+        numbers = np.setdiff1d(np.arange(row + 1, row + len(chunk) + len(skipped) + 1),
+                               skipped)[:len(chunk)]
+        row += len(chunk) + len(skipped)
+        yield path, numbers, chunk
 
 
 def rows_in_time_order(spec) -> bool:
@@ -218,7 +301,7 @@ def rows_in_time_order(spec) -> bool:
             return False
         files = table_files(spec.source)
         formats = [o.get("format") or fmt_of(path, "csv") for path in files]
-        columns = [columns_of(path, fmt) for path, fmt in zip(files, formats)]
+        columns = [columns_of(path, fmt, csv_options(o)) for path, fmt in zip(files, formats)]
         if not files or any(kind_col in c for c in columns):
             return False
         timed = [time_col in c for c in columns]
@@ -227,7 +310,11 @@ def rows_in_time_order(spec) -> bool:
         if not all(timed):
             return False
         last = -math.inf
-        for _, _, frame in table_chunks(files, o.get("format"), columns=[time_col]):
+        for item in table_chunks(files, o.get("format"), columns=[time_col],
+                                 csv=csv_options(o)):
+            if isinstance(item, dict):
+                return False  # a line that is no row: left to the whole read
+            frame = item[2]
             column = frame[time_col]
             if column.dtype == object and not all(isinstance(v, str) for v in column.dropna()):
                 return False  # numbers and text in one column: left to the whole read
@@ -241,7 +328,7 @@ def rows_in_time_order(spec) -> bool:
         return False
 
 
-def csv_dtypes(path: str, columns: list[str] | None = None) -> dict:
+def csv_dtypes(path: str, columns: list[str] | None = None, csv: dict | None = None) -> dict:
     """The columns of a CSV file whose type pandas would infer differently from chunk to chunk
     (it looks at one chunk at a time), with one type for the whole file: numbers if every chunk
     has numbers (ints and floats: float), else text.
@@ -254,8 +341,10 @@ def csv_dtypes(path: str, columns: list[str] | None = None) -> dict:
     {'a': 'float64', 'c': <class 'object'>}
     """
     kinds: dict[str, set] = {}
-    with opened(path) as source:
-        for chunk in pd.read_csv(source, chunksize=CHUNK_ROWS, usecols=columns):
+    with opened(path) as source, warnings.catch_warnings():
+        warnings.simplefilter("ignore", pd.errors.ParserWarning)  # the second pass tells
+        for chunk in pd.read_csv(source, chunksize=CHUNK_ROWS, usecols=columns,
+                                 on_bad_lines="warn", **(csv or {})):
             for column, dtype in chunk.dtypes.items():
                 kinds.setdefault(column, set()).add(dtype)
     return {column: "float64" if all(pd.api.types.is_numeric_dtype(d)
@@ -269,8 +358,13 @@ def table_events(spec, delay, checks: Checks) -> Iterator:
     id_col, time_col, kind_col = o.get("id", "id"), o.get("time", "time"), o.get("kind", "kind")
     label_col, label_time_col = o.get("label", "label"), o.get("label_time", "label_time")
     missing = o.get("missing", "dead-letter")
-    chunks = table_chunks(table_files(spec.source), o.get("format"))
+    csv = csv_options(o)
+    chunks = table_chunks(table_files(spec.source), o.get("format"), csv=csv, stream=spec.name)
+    leading = []  # dead letters (bad lines) before the first chunk
     first = next(chunks, None)
+    while isinstance(first, dict):
+        leading.append(first)
+        first = next(chunks, None)
     if first is None:
         raise InputError(f"{spec.source}: the stream is empty (no rows)")
     columns = list(first[2].columns)
@@ -280,10 +374,10 @@ def table_events(spec, delay, checks: Checks) -> Iterator:
     features = o.get("features") or [c for c in columns if c not in reserved]
     numeric: dict = {}  # text feature columns read as numbers (decided on their first chunk)
 
-    def rows_of(frame: pd.DataFrame, path: str, seq0: int, row0: int):
+    def rows_of(frame: pd.DataFrame, path: str, seq0: int, row_numbers: np.ndarray):
         """Per row: (seq, row number, id, t, x or None, y, label_t, own_delay, kind) or a dead
-        letter; `seq0` is the frame's first row in the stream, `row0` the rows before it in
-        its file. Rows become Python objects `CHUNK_ROWS` at a time."""
+        letter; `seq0` is the frame's first row in the stream, `row_numbers` its rows' numbers
+        in their file. Rows become Python objects `CHUNK_ROWS` at a time."""
         t, bad_t = event_seconds(frame, time_col, seq0)
         lt = event_seconds(frame, label_time_col)[0] if label_time_col in frame.columns else None
         feats = [c for c in features if c in frame.columns]
@@ -306,7 +400,7 @@ def table_events(spec, delay, checks: Checks) -> Iterator:
                 [INSTANCE] * n
             for j in range(a, b):  # j: the row in `frame`, i: in this slice's lists
                 i = j - a
-                row = row0 + j + 1
+                row = int(row_numbers[j])
                 if bad_t[j]:
                     yield dead_letter(spec.name, f"time {frame[time_col].iloc[j]!r} is neither a "
                                       f"number nor an ISO datetime", file=path, row=row,
@@ -336,11 +430,15 @@ def table_events(spec, delay, checks: Checks) -> Iterator:
 
     def numbered(chunks, seq0: int = 0):
         """rows_of over chunks, with each chunk's first row in the stream (from `seq0`)."""
-        for path, row0, frame in chunks:
-            yield from ((path, item) for item in rows_of(frame, path, seq0, row0))
+        for chunk in chunks:
+            if isinstance(chunk, dict):  # a line that is no row
+                yield chunk["file"], chunk
+                continue
+            path, row_numbers, frame = chunk
+            yield from ((path, item) for item in rows_of(frame, path, seq0, row_numbers))
             seq0 += len(frame)
 
-    chunks = itertools.chain([first], chunks)
+    chunks = itertools.chain(leading, [first], chunks)
     if kind_col in columns or "labels" in o:
         # Two passes over the instance table: the first notes each instance's time (a label is
         # checked against its instance, wherever that is in the table), the second streams the
@@ -350,24 +448,32 @@ def table_events(spec, delay, checks: Checks) -> Iterator:
         instance_t: dict = {}
         repeated: set = set()  # the rows (seq) of instances whose id an earlier one had
         n_rows = 0  # the instance table's rows: the label table's are numbered after them
-        for path, row0, frame in chunks:
-            for item in rows_of(frame, path, n_rows, row0):
+        for chunk in chunks:
+            if isinstance(chunk, dict):
+                continue  # the second pass reports it
+            path, row_numbers, frame = chunk
+            for item in rows_of(frame, path, n_rows, row_numbers):
                 if not isinstance(item, dict) and item[8] == INSTANCE:
                     if item[2] in instance_t:
                         repeated.add(item[0])
                     else:
                         instance_t[item[2]] = item[3]
             n_rows += len(frame)
-        instances = numbered(table_chunks(table_files(spec.source), o.get("format")))
+        instances = numbered(table_chunks(table_files(spec.source), o.get("format"), csv=csv,
+                                          stream=spec.name))
         label_files = table_files(o["labels"]) if "labels" in o else []
-        labels = numbered(table_chunks(label_files, None, default=spec.format), n_rows)
+        labels = numbered(table_chunks(label_files, None, default=spec.format, csv=csv,
+                                       stream=spec.name), n_rows)
         yield from _event_log(spec, _merged_in_time(instances, labels), instance_t, repeated,
                               kind_col, checks)
         return
 
     if id_col not in columns:
         checks.numbered_ids()
-    labelled = (item if isinstance(item, dict) else (path, *item[1:8])
+    # A table without feature columns (for baselines) gives each row no features ({}), which
+    # is not a row whose every feature is empty (None: a dead letter in `labelled_rows`).
+    labelled = (item if isinstance(item, dict) else
+                (path, *item[1:4], item[4] if features else {}, *item[5:8])
                 for path, item in numbered(chunks))
     yield from labelled_rows(spec, labelled, delay, checks)
 
