@@ -309,3 +309,77 @@ def test_version(capsys):
     with pytest.raises(SystemExit) as e:
         main(["--version"])
     assert e.value.code == 0 and capsys.readouterr().out.startswith("delayed-eval ")
+
+
+# -- users' files --------------------------------------------------------------------------------
+def _write(tmp_path, name, text, mode="w"):
+    path = tmp_path / name
+    path.write_bytes(text) if mode == "wb" else path.write_text(text)
+    return str(path)
+
+
+def test_lines_with_extra_fields_and_empty_rows_are_dead_letters_the_rest_is_read(tmp_path):
+    path = _write(tmp_path, "rows.csv", "time,f,g,label\n0,1.0,2.0,a\n1,1.5,2.5,b,EXTRA\n"
+                                        "2,,,a\n3,2.0,1.0,b\n4,1.0,2.0,a,x,y\n5,3.0,0.5,b\n")
+    events, dead = read(path, delay="1")
+    assert sorted((d["row"], d["field"], d["reason"]) for d in dead) == [
+        (2, None, "expected 4 fields, saw 5 (more fields than the header)"),
+        (3, None, "every feature is empty"),
+        (5, None, "expected 4 fields, saw 6 (more fields than the header)")]
+    instances = [e for e in events if e[3] == "instance"]
+    assert [e[5] for e in instances] == [{"f": 1.0, "g": 2.0}, {"f": 2.0, "g": 1.0},
+                                         {"f": 3.0, "g": 0.5}]
+
+
+def test_a_delay_column_with_a_few_bad_values_dead_letters_only_those_rows(tmp_path):
+    path = _write(tmp_path, "d.csv", "time,f,label,wait\n0,1.0,a,2\n1,2.0,b,x\n2,3.0,a,3\n"
+                                     "3,1.0,b,-1\n4,2.0,a,\n5,3.0,b,1\n")
+    events, dead = read(path + '{"delay": "column:wait"}')
+    assert [(d["row"], d["field"], d["reason"]) for d in dead] == [
+        (2, "wait", "delay 'x' is not a non-negative number"),
+        (4, "wait", "delay '-1' is not a non-negative number"), (5, "wait", "delay is empty")]
+    # Rows 1, 3 and 6 keep their labels, at 0 + 2, 2 + 3 and 5 + 1.
+    assert sorted((e[4], e[0]) for e in events if e[3] == "label") == [(0, 2.0), (2, 5.0),
+                                                                       (5, 6.0)]
+
+
+def test_non_utf8_text_names_the_line_and_the_encoding_option_reads_it(tmp_path):
+    path = _write(tmp_path, "latin.csv", "time,city,f,label\n0,Paris,1.0,a\n1,Z\xfcrich,2.0,b\n"
+                                         .encode("latin-1"), mode="wb")
+    with pytest.raises(InputError, match=r"latin\.csv, line 3: not utf-8 text .*"
+                                         r'\{"encoding": "latin-1"\}'):
+        read(path, delay="1")
+    events, dead = read(path + '{"encoding": "latin-1"}', delay="1")
+    assert dead == [] and [e[5]["city"] for e in events if e[3] == "instance"] == \
+        ["Paris", "Z\xfcrich"]
+
+
+def test_another_delimiter_is_named_and_the_sep_option_reads_it(tmp_path):
+    path = _write(tmp_path, "semi.csv", "time;f;label\n0;1.0;a\n1;2.0;b\n")
+    with pytest.raises(InputError, match=r'seems separated by \';\'; give the stream option '
+                                         r'\{"sep": ";"\}'):
+        StreamSpec.parse(path).check()
+    spec = path + '{"sep": ";"}'
+    StreamSpec.parse(spec).check()
+    events, dead = read(spec, delay="1")
+    assert dead == [] and [e[6] for e in events if e[3] == "label"] == ["a", "b"]
+
+
+def test_a_table_without_its_label_column_is_refused_with_a_hint(tmp_path):
+    cased = _write(tmp_path, "cased.csv", "time,f,Label\n0,1.0,a\n")
+    with pytest.raises(InputError, match=r"column 'label' \(option 'label'\) not found; columns "
+                                         r"are \['time', 'f', 'Label'\]; name it with the "
+                                         r'stream option \{"label": "Label"\}'):
+        StreamSpec.parse(cased).check()
+    none = _write(tmp_path, "none.csv", "time,f,g\n0,1.0,2.0\n")
+    with pytest.raises(InputError, match=r'name yours with the stream option \{"label": '):
+        StreamSpec.parse(none).check()
+
+
+def test_a_corrupt_parquet_file_is_named(tmp_path):
+    good = tmp_path / "good.parquet"
+    pd.DataFrame({"time": range(100), "f": 1.0, "label": "a"}).to_parquet(good)
+    cut = _write(tmp_path, "cut.parquet", good.read_bytes()[:300], mode="wb")
+    with pytest.raises(InputError, match=r"cut\.parquet: not a readable parquet file .*is it "
+                                         r"complete\?"):
+        StreamSpec.parse(cut).check()
