@@ -52,7 +52,7 @@ from transforms.replay import (CLASSES, COUNTS, DEAD_LETTERS, PREDICTIONS, Engin
                                GroupedReplay, StatefulReplay)
 from transforms.scoring import (BINNED, CATEGORIES, CURVE_SCHEMA, CURVES, INTERMEDIATE,
                                 ScoreOutcomes, ScoringPlan, time_window)
-from transforms.errors import ERRORS, DelayedEvalError
+from transforms.errors import ERRORS, DelayedEvalError, InputError
 from transforms.sources import StreamSpec
 from transforms.stream_scores import StreamScores
 
@@ -490,6 +490,54 @@ def _complete_summary(pl: Plan, raw: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=RESULT_COLUMNS).astype({"bin": "Int64"})
 
 
+def _check_evaluated(pl: Plan, counts: dict, dead_letters: bytes) -> None:
+    """A run that evaluated nothing is a mistake, not a success: say which stream (or logged
+    model) and what would fix it."""
+    keys = {tuple(k): v for k, v in counts["keys"]}
+    dead = [json.loads(line) for line in dead_letters.splitlines()]
+    for s in pl.streams:
+        read = counts["streams"].get(s.name, {})
+        mine = [c for (stream, _), c in keys.items() if stream == s.name]
+        columns = f"; its columns are {s.columns()}" if s.kind == "file" and \
+            s.format != "arff" else ""
+        first = next((d for d in dead if d["stream"] == s.name), None)
+        example = "" if first is None else (
+            f"; the first: {first['file'] or s.name}, row {first['row']}, field "
+            f"{first['field']}: {first['reason']}")
+        instances, labels = read.get("instance_events", 0), read.get("label_events", 0)
+        if not instances:
+            outside = read.get("outside_range", 0)
+            raise InputError(
+                f"stream {s.name}: no instance to evaluate: " + (
+                    f"all {outside} fall outside --from/--to" if outside else
+                    f"{read.get('dead_letters', 0)} rows were dead letters{example}") + columns)
+        if not labels:
+            raise InputError(
+                f"stream {s.name}: no label among {instances} instances{columns}; name the "
+                f'label column ({{"label": ...}}), label times ({{"label_time": ...}}) or a '
+                f'label table ({{"labels": ...}}) in the stream options')
+        if mine and not any(c.get("labelled") for c in mine):
+            failed = sum(c.get("model_errors", 0) for c in mine)
+            raise InputError(
+                f"stream {s.name}: none of its {labels} labels met a pending instance "
+                f"({instances} instances" + (f", {failed} set aside by model errors"
+                                             if failed else "") +
+                f"); check that instances and labels share ids (option id){example}")
+    for (stream, model), c in keys.items():
+        logged = c.get("logged_predictions")
+        if logged is None:
+            continue
+        if not logged:
+            raise InputError(f"prediction log {pl.log.pattern}: no prediction of model "
+                             f"{model!r} for stream {stream!r}")
+        if c["unmatched_predictions"] == logged:
+            raise InputError(
+                f"prediction log {pl.log.pattern}: 0 of {logged} predictions of model "
+                f"{model!r} matched a labelled instance of stream {stream!r}: check that the "
+                f"log's ids and times are the stream's (ids as text alike, times in seconds "
+                f"or ISO datetimes, each within its instance's latency period)")
+
+
 def _opt(v):
     """A bin or alpha read back from parquet: NaN / None -> None. (A bin read as 2.0 still
     finds the key 2: equal numbers hash alike.)"""
@@ -578,7 +626,9 @@ def run(config: RunConfig) -> pd.DataFrame:
         summary = _complete_summary(pl, pd.read_parquet(io.BytesIO(
             _read_bytes(staged("_summary.parquet")))))
         counts = json.loads(_read_bytes(staged("_counts.json")))
-        n_dead = _read_bytes(staged("dead_letters.jsonl")).count(b"\n")
+        dead_letters = _read_bytes(staged("dead_letters.jsonl"))
+        _check_evaluated(pl, counts, dead_letters)
+        n_dead = dead_letters.count(b"\n")
         _write_bytes(staged("summary.csv"), summary.to_csv(index=False).encode())
         _write_parquet(staged("summary.parquet"), summary)
         _write_json(staged("manifest.json"), _manifest(pl, counts, n_dead, started))

@@ -104,20 +104,28 @@ def test_cli_reports_errors_without_a_traceback(tmp_path, capsys):
 
 
 def test_pipeline_counts_every_dead_letter_and_orphan(tmp_path):
-    run(RunConfig(streams=["bad=" + BAD], models=["majority", "no-change"], out=str(tmp_path),
-                  runner="direct", quiet=True))
-    dead = [json.loads(line) for line in open(tmp_path / "dead_letters.jsonl")]
-    manifest = json.load(open(tmp_path / "manifest.json"))
-    read_dead = manifest["streams"]["bad"]["read"]["dead_letters"]
-    assert read_dead == 8  # rows 2, 3, 4, 5, 7, 9, 10 and 12
+    # bad.csv, plus one good instance and its label (a run that labels nothing is an error).
+    path = tmp_path / "bad.csv"
+    path.write_text(open(data("bad.csv")).read() + "instance,h,10,1.0,0.5,\nlabel,h,11,,,yes\n")
+    out = tmp_path / "out"
+    run(RunConfig(streams=[f'bad={path}{{"classes": ["yes", "no"]}}'],
+                  models=["majority", "no-change"], out=str(out), runner="direct", quiet=True))
+    dead = [json.loads(line) for line in open(out / "dead_letters.jsonl")]
+    manifest = json.load(open(out / "manifest.json"))
+    read = manifest["streams"]["bad"]["read"]
+    assert read["dead_letters"] == 8  # rows 2, 3, 4, 5, 7, 9, 10 and 12
     per_key = {c["model"]: c for c in manifest["counts"]}
     for model in ("majority", "no-change"):
         c = per_key[model]
         # The label for 'zz' has no instance and no features: an orphan, dead-lettered per model.
         assert c["orphan_labels"] == 1 and c["dead_letters"] == 1
-        # a, e, g remain: e's label was dead-lettered (too early), so e and g stay pending.
-        assert c["instances"] == 3 and c["labelled"] == 0 and c["pending_at_end"] == 3
-    assert manifest["dead_letters"] == len(dead) == read_dead + 2
+        # a, e, g, h remain: e's label was dead-lettered (too early), so e and g stay pending.
+        assert c["instances"] == 4 and c["labelled"] == 1 and c["pending_at_end"] == 3
+        # The identities of the README's semantics: every row, instance and label counted.
+        assert read["instance_events"] + read["label_events"] + read["dead_letters"] == 14
+        assert c["instances"] == c["labelled"] + c["pending_at_end"] + c["model_errors"]
+        assert c["labels"] == c["labelled"] + c["orphan_labels"]
+    assert manifest["dead_letters"] == len(dead) == read["dead_letters"] + 2
     assert {d.get("model") for d in dead if "unknown instance" in d["reason"]} == \
         {"majority", "no-change"}
 
@@ -383,3 +391,43 @@ def test_a_corrupt_parquet_file_is_named(tmp_path):
     with pytest.raises(InputError, match=r"cut\.parquet: not a readable parquet file .*is it "
                                          r"complete\?"):
         StreamSpec.parse(cut).check()
+
+
+# -- a run that evaluates nothing is an error --------------------------------------------------
+def test_a_run_that_evaluates_nothing_is_an_error_and_publishes_nothing(tmp_path, capsys):
+    out = tmp_path / "out"
+    # Every label empty: instances, but no label.
+    unlabelled = _write(tmp_path, "unlabelled.csv", "time,f,label\n0,1.0,\n1,2.0,\n")
+    code = main(["run", "--stream", "u=" + unlabelled, "--model", "majority", "--out",
+                 str(out), "--runner", "direct", "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.startswith("delayed-eval: error: stream u: no label among 2 "
+                                        "instances; its columns are ['time', 'f', 'label']")
+    assert not out.exists() or not any(out.iterdir())
+    # Every row a dead letter: no instance, and the first dead letter says why.
+    dead = _write(tmp_path, "dead.csv", "time,f,label\nx,1.0,a\ny,2.0,b\n")
+    code = main(["run", "--stream", "d=" + dead, "--model", "majority", "--out", str(out),
+                 "--runner", "direct", "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2 and "stream d: no instance to evaluate: 2 rows were dead letters; the " \
+        "first: " in err and "row 1, field time: time 'x' is neither a number" in err
+    # Labels whose ids never meet an instance.
+    inst = _write(tmp_path, "inst.csv", "id,time,f\na,0,1.0\nb,1,2.0\n")
+    labels = _write(tmp_path, "labels.csv", "id,time,label\nA,5,x\nB,6,y\n")
+    code = main(["run", "--stream", f'l={inst}{{"labels": "{labels}"}}', "--model",
+                 "majority", "--out", str(out), "--runner", "direct", "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2 and "stream l: none of its 2 labels met a pending instance (2 " \
+        "instances); check that instances and labels share ids" in err
+
+
+def test_a_backfill_whose_predictions_match_nothing_is_an_error(tmp_path, capsys):
+    stream = 'synth:SEA{"n": 50, "seed": 1}'
+    log = tmp_path / "log.csv"
+    pd.DataFrame({"id": [f"x{i}" for i in range(50)], "t": range(50), "model": "m",
+                  "y_pred": True}).to_csv(log, index=False)
+    code = main(["backfill", "--stream", stream, "--predictions", str(log), "--delay", "5",
+                 "--out", str(tmp_path / "out"), "--runner", "direct", "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2 and f"prediction log {log}: 0 of 50 predictions of model 'm' matched a " \
+        "labelled instance of stream 'sea'" in err

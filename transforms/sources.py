@@ -191,12 +191,12 @@ class StreamSpec:
         if unique not in ("stream", "pending"):
             raise InputError(f"stream {self.name}: unique_ids must be 'stream' or 'pending'")
         if unique == "pending" and ("labels" in self.options or self.options.get("delayed")
-                                    or self.options.get("kind", "kind") in self._columns()):
+                                    or self.options.get("kind", "kind") in self.columns()):
             raise InputError(f"stream {self.name}: unique_ids 'pending' is for labelled rows; "
                              f"an event log or an instance + label table matches labels to "
                              f"instances by id over the whole table, so its ids must be unique")
 
-    def _columns(self) -> list[str]:
+    def columns(self) -> list[str]:
         """The columns of the stream's (first) file; an ARFF file's are attributes, not these."""
         files = [] if self.format == "arff" else table_files(self.source)
         return columns_of(files[0], fmt_of(files[0], self.format),
