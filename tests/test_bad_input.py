@@ -431,3 +431,27 @@ def test_a_backfill_whose_predictions_match_nothing_is_an_error(tmp_path, capsys
     err = capsys.readouterr().err
     assert code == 2 and f"prediction log {log}: 0 of 50 predictions of model 'm' matched a " \
         "labelled instance of stream 'sea'" in err
+
+
+def test_text_columns_that_look_like_ids_or_dates_are_refused_with_a_hint(tmp_path, capsys):
+    path = _write(tmp_path, "tx.csv", "tx_id,ts,amount,merchant,label\n"
+                  "t1,2026-01-01T00:00:00,10.5,shop,0\nt2,2026-01-01T00:01:00,99.0,bar,1\n"
+                  "t3,2026-01-01T00:02:00,5.0,shop,0\nt4,2026-01-01T00:03:00,12.0,cafe,0\n")
+    with pytest.raises(InputError, match=r"column 'tx_id' has a different text value in every "
+                                         r'row, like an id.*give \{"id": "tx_id"\}.*leave it '
+                                         r'out with \{"features": \["ts", "amount", '
+                                         r'"merchant"\]\}'):
+        StreamSpec.parse(path).check()
+    with pytest.raises(InputError, match=r"column 'ts' holds dates.*give \{\"time\": \"ts\"\}"):
+        StreamSpec.parse(path + '{"id": "tx_id"}').check()
+    # Named as id and time, the categorical text column is a feature as river takes it (text).
+    spec = path + '{"id": "tx_id", "time": "ts"}'
+    StreamSpec.parse(spec).check()
+    events, dead = read(spec, delay="1")
+    assert dead == [] and events[0][5] == {"amount": 10.5, "merchant": "shop"}
+    # A model that cannot take text says which column, in one line.
+    code = main(["run", "--stream", spec, "--model", "gaussian-nb", "--delay", "1", "--out",
+                 str(tmp_path / "out"), "--runner", "direct", "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "features 'merchant' hold text" in err
+    assert "'river.preprocessing.OneHotEncoder | MODEL'" in err

@@ -33,14 +33,18 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+import pandas as pd
+
 from transforms import arff
 from transforms.delays import DelaySpec
 from transforms.river_streams import river_stream
 from transforms.errors import InputError
 from transforms.rows import Checks, labelled_rows
-from transforms.tables import (CSV_OPTIONS, FORMATS, columns_of, csv_options, fmt_of, n_rows,
-                               table_events, table_files)
+from transforms.tables import (CSV_OPTIONS, FORMATS, columns_of, csv_options, fmt_of, head_of,
+                               n_rows, table_events, table_files)
 
+# Text that reads as a date: ISO 2026-11-01[T10:00[:00]], or 01/11/2026, 1.11.26.
+DATE_LIKE = r"\s*(\d{4}-\d{1,2}-\d{1,2}|\d{1,2}[/.]\d{1,2}[/.]\d{2,4})([ T]\d{1,2}:\d{2})?"
 FILE_OPTIONS = {"format", "id", "time", "kind", "label", "label_time", "labels", "classes",
                 "features", "missing", "delay", "order", "delayed", "target", "unique_ids",
                 *CSV_OPTIONS}
@@ -237,6 +241,37 @@ class StreamSpec:
                 if col not in columns:
                     raise InputError(f"{path}: feature column {col!r} not found; columns "
                                      f"are {columns}")
+            if "features" not in o:
+                self._check_text_features(path, columns)
+
+    def _check_text_features(self, path: str, columns: list[str]) -> None:
+        """Text columns that would become features but look like event times or ids (read
+        from the file's first rows): a model would learn from them, or fail on them."""
+        o = self.options
+        reserved = {o.get(k, k) for k in ("id", "time", "kind", "label", "label_time")}
+        head = head_of(path, fmt_of(path, self.format), csv_options(o))
+        others = [c for c in columns if c not in reserved]
+        for col in others:
+            values = head[col].dropna() if col in head.columns else pd.Series([], dtype=object)
+            if pd.api.types.is_numeric_dtype(values) or not len(values) or \
+                    not all(isinstance(v, str) for v in values) or \
+                    pd.to_numeric(values, errors="coerce").notna().mean() >= 0.9:
+                continue  # numbers (a few bad cells make them text: dead letters per row)
+            keep = [c for c in others if c != col]
+            leave_out = f'leave it out with {json.dumps({"features": keep})}'
+            if values.str.match(DATE_LIKE).mean() >= 0.9:
+                hint = f'give {json.dumps({"time": col})} if it is the event time, or ' \
+                    if "time" not in o else ""
+                raise InputError(f"{path}: column {col!r} holds dates, which a model cannot "
+                                 f"take as a feature; {hint}{leave_out}")
+            named_like_id = col.lower() in ("id", "key", "uuid") or \
+                col.lower().endswith(("_id", "id", "_key", "uuid"))
+            if values.is_unique and (named_like_id or len(values) >= 20):
+                hint = f'give {json.dumps({"id": col})} if it names the instance, or ' \
+                    if "id" not in o else ""
+                raise InputError(f"{path}: column {col!r} has a different text value in every "
+                                 f"row, like an id, which a model cannot learn from; {hint}"
+                                 f"{leave_out}")
 
     def _tables(self) -> list[tuple[str, str]]:
         tables = [(self.source, "instances")]

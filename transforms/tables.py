@@ -131,6 +131,25 @@ def columns_of(path: str, fmt: str, csv: dict | None = None) -> list[str]:
     return list(read_table(path, fmt, csv).columns)
 
 
+def head_of(path: str, fmt: str, csv: dict | None = None, rows: int = 1000) -> pd.DataFrame:
+    """The first `rows` rows of a table file (a JSON Lines file is read whole)."""
+    with opened(path) as source:
+        if fmt == "parquet":
+            import pyarrow.parquet as pq
+
+            batch = next(pq.ParquetFile(source).iter_batches(batch_size=rows), None)
+            return batch.to_pandas() if batch is not None else pd.DataFrame()
+        if fmt == "csv":
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", pd.errors.ParserWarning)
+                    return pd.read_csv(source, nrows=rows, on_bad_lines="warn",
+                                       **(csv or {}))
+            except pd.errors.EmptyDataError:
+                return pd.DataFrame()
+    return read_table(path, fmt, csv).head(rows)
+
+
 def n_rows(path: str, fmt: str, csv: dict | None = None) -> int:
     with opened(path) as source:
         if fmt == "parquet":
