@@ -269,12 +269,10 @@ def main(argv: list[str] | None = None) -> int:
 
 def _command(args, beam_args: list, debug: bool) -> int:
     from pipelines.job import run
+    from runners import check_beam_args
 
-    stray = [a for a in beam_args if not a.startswith("-")]
-    if stray:
-        print(f"delayed-eval: error: unexpected argument(s) {stray}", file=sys.stderr)
-        return 2
     try:
+        beam_args = check_beam_args(beam_args, _our_flags(args.command))
         if args.command == "report":
             from pipelines.report import write_report
 
@@ -309,6 +307,13 @@ def _command(args, beam_args: list, debug: bool) -> int:
               f"--debug for the traceback, and please report it", file=sys.stderr)
         return 1
     return 0
+
+
+def _our_flags(command: str) -> list[str]:
+    """The flags of a command (for suggestions when a flag is misspelled)."""
+    parser = _parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return [s for a in sub.choices[command]._actions for s in a.option_strings]
 
 
 def _caused_by(error: BaseException, kind: type) -> bool:

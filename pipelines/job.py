@@ -34,7 +34,7 @@ from apache_beam.io.filesystems import FileSystems
 from metrics import CLASSIFICATION_METRICS, NOT_PRIORITISED, REGRESSION_METRICS
 from pipelines.config import LOGGED, ConfigError, RunConfig
 from pipelines.results import drift_delay_table, format_profiles, format_table
-from runners import runner_session
+from runners import check_runner, runner_session
 from transforms.backfill import (LABELS, LOG_COUNTERS, MODEL_ORDER_KEY, BackfillOutcomes,
                                  LabelsOnly, PredictionLogSpec)
 from transforms.comparison import COMPARISON, CompareModels, pair_name
@@ -96,6 +96,7 @@ class Plan:
 
 def plan(config: RunConfig) -> Plan:
     """Parse and check everything that can be checked before a pipeline starts."""
+    check_runner(config.runner)
     try:
         delay = DelaySpec.parse(config.delay)
         streams = [StreamSpec.parse(s) for s in config.streams]
@@ -607,7 +608,7 @@ def run(config: RunConfig) -> pd.DataFrame:
         FileSystems.delete([staging])
     FileSystems.mkdirs(staging)  # with parents; object stores have no folders to make
     try:
-        with runner_session(config.runner, config.beam_args) as (runner, options):
+        with runner_session(config.runner, config.beam_args, config.quiet) as (runner, options):
             p = beam.Pipeline(runner=runner, options=options)
             build(p, pl, staging)
             result = p.run()

@@ -56,6 +56,60 @@ def make_runner(name: str):
     return None
 
 
+def beam_runner_names() -> list[str]:
+    """The runners Beam knows by name (besides an import path `package.module.Runner`)."""
+    from apache_beam.options.pipeline_options import StandardOptions
+
+    return [path.rsplit(".", 1)[1] for path in StandardOptions.ALL_KNOWN_RUNNERS]
+
+
+def check_runner(name: str) -> None:
+    """A preset, a runner Beam knows (`FlinkRunner`, `flink`) or an import path; else a
+    ConfigError listing them.
+
+    >>> check_runner("direct"), check_runner("flink")
+    (None, None)
+    """
+    from transforms.errors import ConfigError
+
+    known = {n.lower() for n in beam_runner_names()}
+    if name in PRESETS or "." in name or name.lower() in known or \
+            name.lower() + "runner" in known:
+        return
+    raise ConfigError(f"unknown runner {name!r}; the presets are {', '.join(PRESETS)}, and "
+                      f"Beam knows {', '.join(beam_runner_names())} (or give an import path)")
+
+
+def check_beam_args(args: list[str], ours: list[str]) -> list[str]:
+    """The arguments for Beam: every one a flag some Beam PipelineOptions defines (`--flag=v`
+    or `--flag v`), or anything after `--`, which goes to Beam unchecked. A flag neither we
+    (`ours`) nor Beam know is a ConfigError naming the closest one.
+
+    >>> check_beam_args(["--direct_num_workers", "2"], ["--bins"])
+    ['--direct_num_workers', '2']
+    """
+    import difflib
+
+    from apache_beam.options.pipeline_options import _BeamArgumentParser
+
+    from transforms.errors import ConfigError
+
+    checked, rest = (args[:args.index("--")], args[args.index("--") + 1:]) if "--" in args \
+        else (args, [])
+    parser = _BeamArgumentParser(allow_abbrev=False)
+    for cls in {str(c): c for c in PipelineOptions.__subclasses__()}.values():
+        cls._add_argparse_args(parser)  # every option Beam defines, as Beam parses them
+    _, unknown = parser.parse_known_args(checked)
+    if unknown:
+        flag = unknown[0].split("=", 1)[0]
+        known = ours + [s for a in parser._actions for s in a.option_strings]
+        close = difflib.get_close_matches(flag, known, n=1)
+        hint = f"did you mean {close[0]}? " if close else ""
+        what = "unknown option" if flag.startswith("-") else "unexpected argument"
+        raise ConfigError(f"{what} {flag}; {hint}(Beam's own options after -- pass unchecked)")
+    return checked + rest
+
+
 def _has(args: list[str], flag: str) -> bool:
     return any(a == flag or a.startswith(flag + "=") for a in args)
 
@@ -118,10 +172,25 @@ def worker_pool(parallelism: int = 1):
 
 
 @contextlib.contextmanager
-def runner_session(name: str, beam_args: list[str] | None = None):
+def _stderr_to_devnull():
+    """File descriptor 2 to /dev/null for the duration: what this process's children (Beam's
+    SDK workers) write there is dropped, and restored after."""
+    saved = os.dup(2)
+    try:
+        with open(os.devnull, "wb") as devnull:
+            os.dup2(devnull.fileno(), 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
+@contextlib.contextmanager
+def runner_session(name: str, beam_args: list[str] | None = None, quiet: bool = False):
     """(runner, options) for a preset, with whatever it needs running for the duration: for
     `portable` without `--job_endpoint`, a job service in this process; for `portable-pool`,
-    that and an SDK worker pool process (`--sdk_worker_parallelism` workers per job).
+    that and an SDK worker pool process (`--sdk_worker_parallelism` workers per job). `quiet`:
+    `direct-mp`'s worker processes log nothing (their stderr is /dev/null).
 
     >>> with runner_session("direct") as (runner, options):
     ...     type(runner).__name__
@@ -141,4 +210,6 @@ def runner_session(name: str, beam_args: list[str] | None = None):
             args += ["--environment_type=EXTERNAL", f"--environment_config={address}"]
         elif name == "portable" and not _has(args, "--environment_type"):
             args.append("--environment_type=LOOPBACK")
+        if quiet and name == "direct-mp":
+            stack.enter_context(_stderr_to_devnull())
         yield make_runner(name), pipeline_options(name, args)

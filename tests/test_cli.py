@@ -143,3 +143,29 @@ def test_readme_cli_reference_is_the_parsers():
     assert readme.split(start)[1].split(end)[0] == "\n" + cli_reference()
     for flag in ("--report", "--quiet", "--progress-every", "--window", "--repredict"):
         assert f"`{flag}" in cli_reference()
+
+
+def test_a_misspelled_flag_is_an_error_with_a_suggestion_not_a_beam_option(tmp_path, capsys):
+    args = ["run", "--stream", 'synth:SEA{"n": 60}', "--model", "majority", "--out",
+            str(tmp_path / "out"), "--quiet"]
+    assert main([*args, "--bisn=5"]) == 2
+    assert capsys.readouterr().err == ("delayed-eval: error: unknown option --bisn; did you "
+                                       "mean --bins? (Beam's own options after -- pass "
+                                       "unchecked)\n")
+    assert main([*args, "--runner", "nosuch"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("delayed-eval: error: unknown runner 'nosuch'; the presets are "
+                          "direct, direct-mp") and "FlinkRunner" in err
+    assert not (tmp_path / "out").exists()
+
+
+def test_beam_flags_in_either_form_and_quiet_workers(tmp_path, capfd):
+    """`--direct_num_workers 2` (space form) reaches Beam; with --quiet, direct-mp's worker
+    processes print nothing either (their stderr is the process's file descriptor 2)."""
+    code = main(["run", "--stream", 'synth:SEA{"n": 60}', "--model", "majority", "--out",
+                 str(tmp_path / "out"), "--runner", "direct-mp", "--direct_num_workers", "2",
+                 "--quiet"])
+    printed = capfd.readouterr()
+    assert code == 0 and printed.out == "" and printed.err == ""
+    manifest = json.load(open(tmp_path / "out" / "manifest.json"))
+    assert manifest["config"]["beam_args"] == ["--direct_num_workers", "2"]
