@@ -21,6 +21,56 @@ LOGGED = "logged"  # backfill's default description of how its predictions were 
 
 
 
+# The command line's long options whose field has another name (the rest: dashes as _).
+OPTION_FIELDS = {"stream": "streams", "model": "models", "alpha": "alphas", "window": "windows",
+                 "fading": "fadings", "time-window": "time_windows", "ph-alpha": "ph_alphas",
+                 "from": "start", "to": "end", "no-final": "final", "config": None}
+
+
+def field_of(key: str) -> str | None:
+    """The RunConfig field a YAML key (or long option) names.
+
+    >>> field_of("time-window"), field_of("chunk-size"), field_of("streams")
+    ('time_windows', 'chunk_size', 'streams')
+    """
+    key = key.lstrip("-")
+    return OPTION_FIELDS.get(key, key.replace("-", "_"))
+
+
+_KINDS = {"int": "a whole number", "float": "a number", "bool": "true or false",
+          "str": "a text"}
+
+
+def _typed(name: str, value, annotation: str):
+    """`value` as the field's type (`annotation`, e.g. 'list[float]', 'str | None'), or a
+    ConfigError naming the field: ints are numbers, numbers are text, one value is a list.
+
+    >>> _typed("bins", 10.0, "int"), _typed("windows", 500, "list[int]")
+    (10, [500])
+    >>> _typed("bins", "many", "int")
+    Traceback (most recent call last):
+    ...
+    transforms.errors.ConfigError: bins: 'many' is not a whole number
+    """
+    kind = annotation.replace(" | None", "")
+    if value is None and annotation.endswith("| None"):
+        return None
+    if kind.startswith("list["):
+        items = value if isinstance(value, (list, tuple)) else [value]
+        return [_typed(name, v, kind[5:-1]) for v in items]
+    number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if kind == "bool" and isinstance(value, bool) or kind == "str" and isinstance(value, str):
+        return value
+    if kind == "str" and number:
+        return str(value)
+    if kind == "float" and number:
+        return float(value)
+    if kind == "int" and number and float(value).is_integer():
+        return int(value)
+    quote = "; quote a value that holds ': '" if isinstance(value, dict) else ""
+    raise ConfigError(f"{name}: {value!r} is not {_KINDS.get(kind, kind)}{quote}")
+
+
 @dataclass
 class RunConfig:
     """What to evaluate and where to write it.
@@ -71,6 +121,8 @@ class RunConfig:
     end: str | None = None
 
     def __post_init__(self):
+        for f in dataclasses.fields(self):
+            setattr(self, f.name, _typed(f.name, getattr(self, f.name), f.type))
         self.delay = str(self.delay)
         if not self.streams:
             raise ConfigError("no stream given (--stream)")
@@ -119,26 +171,41 @@ class RunConfig:
     def from_yaml(cls, path: str, **overrides) -> RunConfig:
         """Read a YAML config; CLI values given in `overrides` win.
 
-        Keys are the field names: streams, models, delay, out, runner, replay, chunk_size,
-        curve_every, timer_bucket, run_id, beam_args.
+        Keys are the command line's long options (`stream`, `window`, `time-window`, `from`,
+        `no-final`, ...) or the field names (`streams`, `windows`, `time_windows`, `start`,
+        `final`, ...); a list option takes one value or a list.
         """
         try:
             with open(path, encoding="utf-8") as f:
                 data = yaml.safe_load(f) or {}
-        except (OSError, yaml.YAMLError) as e:
-            raise ConfigError(f"{path}: {e}") from None
+        except OSError as e:
+            raise ConfigError(f"{path}: {e.strerror or e}") from None
+        except yaml.YAMLError as e:
+            mark = getattr(e, "problem_mark", None)
+            where = f"{path}, line {mark.line + 1}" if mark is not None else path
+            problem = getattr(e, "problem", None) or str(e).splitlines()[0]
+            raise ConfigError(f"{where}: not valid YAML ({problem}); quote values that hold "
+                              f"': ' or braces, e.g. '{{\"n\": 100}}'") from None
         if not isinstance(data, dict):
             raise ConfigError(f"{path}: the config must be a mapping of field: value")
         known = {f.name for f in dataclasses.fields(cls)}
-        unknown = set(data) - known
-        if unknown:
-            raise ConfigError(f"{path}: unknown field(s) {sorted(unknown)}; known: {sorted(known)}")
-        for k in ("streams", "models"):
-            if isinstance(data.get(k), str):
-                data[k] = [data[k]]
-        data.update({k: v for k, v in overrides.items() if v not in (None, [], ())})
+        fields = {}
+        for key, value in data.items():
+            name = field_of(str(key))
+            if name not in known:
+                raise ConfigError(f"{path}: unknown field {key!r}; known: {sorted(known)} (or "
+                                  f"the command line's long options)")
+            if name in fields:
+                raise ConfigError(f"{path}: {name} is given twice")
+            fields[name] = (not value) if key == "no-final" else value
+        fields.update({k: v for k, v in overrides.items() if v not in (None, [], ())})
+        if "out" not in fields:
+            raise ConfigError(f"{path}: no out given (out: DIR in the file, or --out DIR)")
+        data = {"streams": [], "models": [], **fields}
         try:
             return cls(**data)
+        except ConfigError as e:
+            raise ConfigError(f"{path}: {e}") from None
         except TypeError as e:
             raise ConfigError(f"{path}: {e}") from None
 
