@@ -29,11 +29,13 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
+from apache_beam.io.filesystem import BeamIOError
 from apache_beam.io.filesystems import FileSystems
 
 from metrics import CLASSIFICATION_METRICS, NOT_PRIORITISED, REGRESSION_METRICS
 from pipelines.config import LOGGED, ConfigError, RunConfig
-from pipelines.results import drift_delay_table, format_profiles, format_table
+from pipelines.results import (drift_delay_table, format_profiles, format_table,
+                               previous_outputs)
 from runners import check_runner, runner_session
 from transforms.backfill import (LABELS, LOG_COUNTERS, MODEL_ORDER_KEY, BackfillOutcomes,
                                  LabelsOnly, PredictionLogSpec)
@@ -52,7 +54,7 @@ from transforms.replay import (CLASSES, COUNTS, DEAD_LETTERS, PREDICTIONS, Engin
                                GroupedReplay, StatefulReplay)
 from transforms.scoring import (BINNED, CATEGORIES, CURVE_SCHEMA, CURVES, INTERMEDIATE,
                                 ScoreOutcomes, ScoringPlan, time_window)
-from transforms.errors import ERRORS, DelayedEvalError, InputError
+from transforms.errors import ERRORS, DelayedEvalError, InputError, OutputError
 from transforms.sources import StreamSpec
 from transforms.stream_scores import StreamScores
 
@@ -153,8 +155,6 @@ def plan(config: RunConfig) -> Plan:
 # -- files: through Beam's FileSystems, so OUT may be gs://, s3:// or a shared mount, and
 # what workers write on a cluster lands where the driver reads it ------------------------------
 ERRORS_FILE = "_errors.json"  # the workers' errors (`transforms.errors`), read after the run
-OUTPUT_NAMES = ("summary.csv", "summary.parquet", "curves.parquet", "predictions.parquet",
-                "profile.json", "manifest.json", "dead_letters.jsonl", "report.html", "figures")
 
 
 def _write_bytes(path: str, data: bytes) -> None:
@@ -177,13 +177,19 @@ def _write_parquet(path: str, frame: pd.DataFrame) -> None:
     _write_bytes(path, buffer.getvalue())
 
 
+def _staged_names(staging: str) -> dict:
+    """{file name: path} of what a run has written into `staging`."""
+    return {FileSystems.split(m.path)[1]: m.path
+            for m in FileSystems.match([FileSystems.join(staging, "*")])[0].metadata_list}
+
+
 def _publish(staging: str, out: str) -> None:
     """Move a finished run's files from `staging` into `out`, each replacing its old self in
-    one rename; outputs of an earlier run there that this run did not make are removed, so
-    `out` never mixes two runs' files."""
-    made = {FileSystems.split(m.path)[1]: m.path
-            for m in FileSystems.match([FileSystems.join(staging, "*")])[0].metadata_list}
-    stale = [FileSystems.join(out, n) for n in OUTPUT_NAMES if n not in made]
+    one rename. The files an earlier run listed in its manifest (`outputs`) that this run did
+    not make are removed, so `out` never mixes two runs' results; anything else in `out` (a
+    user's own notes or figures) is left alone."""
+    made = _staged_names(staging)
+    stale = [FileSystems.join(out, n) for n in previous_outputs(out) if n not in made]
     FileSystems.delete([p for p in stale if FileSystems.exists(p)])
     names = sorted(made)
     FileSystems.rename([made[n] for n in names], [FileSystems.join(out, n) for n in names])
@@ -491,6 +497,41 @@ def _complete_summary(pl: Plan, raw: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=RESULT_COLUMNS).astype({"bin": "Int64"})
 
 
+def _reason(error: BaseException) -> str:
+    """An I/O error's cause in a few words: the first OSError with a reason among the error,
+    what it wraps (Beam wraps the OSError it met) and what it was raised from."""
+    todo, seen = [error], set()
+    while todo:
+        e = todo.pop(0)
+        if id(e) in seen:
+            continue
+        seen.add(id(e))
+        if isinstance(e, OSError) and e.strerror:
+            return e.strerror
+        details = getattr(e, "exception_details", None)
+        todo += [a for a in (*e.args, *(details.values() if isinstance(details, dict) else ()),
+                             e.__cause__, e.__context__) if isinstance(a, BaseException)]
+    return str(error).splitlines()[0]
+
+
+def _staging(out: str, run_id: str) -> str:
+    """A new, empty staging folder in `out` for this run (its parents made), or an OutputError
+    saying why `out` cannot take one."""
+    if "://" not in out and os.path.exists(out) and not os.path.isdir(out):
+        raise OutputError(f"--out {out}: is a file, not a directory; choose a directory")
+    staging = FileSystems.join(out, f".staging-{run_id}")
+    try:
+        if FileSystems.exists(staging):
+            FileSystems.delete([staging])
+        FileSystems.mkdirs(staging)  # with parents; object stores have no folders to make
+        _write_bytes(FileSystems.join(staging, ".probe"), b"")  # can files be written there?
+        FileSystems.delete([FileSystems.join(staging, ".probe")])
+    except (OSError, BeamIOError) as e:
+        raise OutputError(f"--out {out}: cannot write there ({_reason(e)}); choose a directory "
+                          f"you can write") from None
+    return staging
+
+
 def _check_evaluated(pl: Plan, counts: dict, dead_letters: bytes) -> None:
     """A run that evaluated nothing is a mistake, not a success: say which stream (or logged
     model) and what would fix it."""
@@ -603,10 +644,7 @@ def run(config: RunConfig) -> pd.DataFrame:
     """
     pl = plan(config)
     started = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
-    staging = FileSystems.join(config.out, f".staging-{config.run_id}")
-    if FileSystems.exists(staging):
-        FileSystems.delete([staging])
-    FileSystems.mkdirs(staging)  # with parents; object stores have no folders to make
+    staging = _staging(config.out, config.run_id)
     try:
         with runner_session(config.runner, config.beam_args, config.quiet) as (runner, options):
             p = beam.Pipeline(runner=runner, options=options)
@@ -630,12 +668,18 @@ def run(config: RunConfig) -> pd.DataFrame:
         dead_letters = _read_bytes(staged("dead_letters.jsonl"))
         _check_evaluated(pl, counts, dead_letters)
         n_dead = dead_letters.count(b"\n")
-        _write_bytes(staged("summary.csv"), summary.to_csv(index=False).encode())
-        _write_parquet(staged("summary.parquet"), summary)
-        _write_json(staged("manifest.json"), _manifest(pl, counts, n_dead, started))
-        FileSystems.delete([staged(name) for name in ("_summary.parquet", "_counts.json",
-                                                      ERRORS_FILE)])
-        _publish(staging, config.out)
+        try:
+            _write_bytes(staged("summary.csv"), summary.to_csv(index=False).encode())
+            _write_parquet(staged("summary.parquet"), summary)
+            FileSystems.delete([staged(name) for name in ("_summary.parquet", "_counts.json",
+                                                          ERRORS_FILE)])
+            outputs = sorted([*_staged_names(staging), "manifest.json"])
+            _write_json(staged("manifest.json"), {**_manifest(pl, counts, n_dead, started),
+                                                  "outputs": outputs})
+            _publish(staging, config.out)
+        except (OSError, BeamIOError) as e:
+            raise OutputError(f"--out {config.out}: writing the results failed ({_reason(e)}); "
+                              f"the previous results there are untouched") from None
     finally:
         if FileSystems.exists(staging):
             FileSystems.delete([staging])

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from pipelines.results import drift_delay_table, load_results, summary_table
+from pipelines.results import drift_delay_table, load_results, record_outputs, summary_table
 
 FIGURES = "figures"
 MCNEMAR_CRITICAL = 6.635  # χ²(1) at 0.99, as in metrics.comparison
@@ -522,4 +522,5 @@ def write_report(out: str) -> str:
     with open(tmp, "w", encoding="utf-8") as fh:
         fh.write(render_html(run, made, notes))
     os.replace(tmp, path)
+    record_outputs(out, ["report.html", *(f"{FIGURES}/{f.name}.png" for f in made)])
     return path

@@ -31,6 +31,35 @@ def load_results(path: str, kind: str = "summary") -> pd.DataFrame:
     raise ValueError(f"kind must be summary, curves, predictions or manifest, not {kind!r}")
 
 
+def previous_outputs(out: str) -> list[str]:
+    """The files (relative to `out`) that the run in `out` wrote, as its manifest lists them;
+    none if there is no such manifest (then nothing there is ours to replace).
+
+    >>> import tempfile
+    >>> previous_outputs(tempfile.mkdtemp())
+    []
+    """
+    from apache_beam.io.filesystems import FileSystems
+
+    path = FileSystems.join(out, "manifest.json")
+    try:
+        with FileSystems.open(path) as f:
+            outputs = json.loads(f.read()).get("outputs", [])
+    except Exception:  # no manifest, or not ours: nothing listed
+        return []
+    return [str(n) for n in outputs if isinstance(n, str) and ".." not in n.split("/")]
+
+
+def record_outputs(out: str, names: list[str]) -> None:
+    """Add files written into `out` after the run (the report) to its manifest's outputs."""
+    path = os.path.join(out, "manifest.json")
+    with open(path, encoding="utf-8") as f:
+        manifest = json.load(f)
+    manifest["outputs"] = sorted(set(manifest.get("outputs", [])) | set(names))
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(manifest, f, indent=1)
+
+
 def summary_table(summary: pd.DataFrame) -> pd.DataFrame:
     """Rows: stream × measure; columns: models, in run order (Table II of paper 000).
 

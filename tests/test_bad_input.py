@@ -9,7 +9,7 @@ from pipelines.cli import main
 from pipelines.config import ConfigError, RunConfig
 from pipelines.job import plan, run
 from tests.helpers import data, read
-from transforms.errors import DelayedEvalError, InputError
+from transforms.errors import DelayedEvalError, InputError, OutputError
 from transforms.sources import StreamSpec
 
 BAD = data("bad.csv") + '{"classes": ["yes", "no"]}'
@@ -455,3 +455,55 @@ def test_text_columns_that_look_like_ids_or_dates_are_refused_with_a_hint(tmp_pa
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1 and "features 'merchant' hold text" in err
     assert "'river.preprocessing.OneHotEncoder | MODEL'" in err
+
+
+# -- the output directory ------------------------------------------------------------------------
+def test_an_out_that_cannot_be_written_is_one_line(tmp_path, capsys):
+    a_file = tmp_path / "notes.txt"
+    a_file.write_text("mine")
+    args = ["run", "--stream", 'synth:SEA{"n": 60}', "--model", "majority", "--quiet",
+            "--runner", "direct"]
+    assert main([*args, "--out", str(a_file)]) == 2
+    assert capsys.readouterr().err == (f"delayed-eval: error: --out {a_file}: is a file, not a "
+                                       f"directory; choose a directory\n")
+    assert main([*args, "--out", str(a_file / "sub")]) == 2
+    assert capsys.readouterr().err == (f"delayed-eval: error: --out {a_file / 'sub'}: cannot "
+                                       f"write there (Not a directory); choose a directory you "
+                                       f"can write\n")
+    assert a_file.read_text() == "mine"
+
+
+def test_a_full_disk_leaves_the_previous_results(tmp_path, monkeypatch):
+    import pipelines.job
+
+    out = tmp_path / "out"
+    config = dict(streams=['synth:SEA{"n": 60}'], models=["majority"], out=str(out),
+                  runner="direct", quiet=True)
+    run(RunConfig(**config))
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+
+    def full(path, frame):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(pipelines.job, "_write_parquet", full)
+    with pytest.raises(OutputError, match=r"writing the results failed \(No space left on "
+                                          r"device\); the previous results there are "
+                                          r"untouched"):
+        run(RunConfig(**config))
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+
+
+def test_a_rerun_replaces_only_the_files_the_previous_run_wrote(tmp_path):
+    out = tmp_path / "out"
+    config = dict(streams=['synth:SEA{"n": 300, "seed": 2}'], models=["majority"], delay="10",
+                  out=str(out), runner="direct", quiet=True, curve_every=100)
+    (out / "figures").mkdir(parents=True)
+    (out / "figures" / "mine.png").write_bytes(b"my own figure")
+    (out / "notes.md").write_text("my notes")
+    run(RunConfig(**config, report=True))
+    ours = json.load(open(out / "manifest.json"))["outputs"]
+    assert "report.html" in ours and "figures/binned.png" in ours
+    run(RunConfig(**config))  # no report this time
+    assert not (out / "report.html").exists() and not (out / "figures" / "binned.png").exists()
+    assert (out / "figures" / "mine.png").read_bytes() == b"my own figure"
+    assert (out / "notes.md").read_text() == "my notes"
