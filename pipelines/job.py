@@ -128,6 +128,7 @@ def plan(config: RunConfig) -> Plan:
             tasks = {name: spec.task() for name, spec in models.items()}
             repredict = RepredictPolicy.parse(config.repredict).with_bins(config.bins)
         classes = {s.name: s.declared_classes() for s in streams}
+        _check_tasks(streams, tasks)
         time_range = TimeRange.parse(config.start, config.end)
     except DelayedEvalError:
         raise
@@ -495,6 +496,22 @@ def _complete_summary(pl: Plan, raw: pd.DataFrame) -> pd.DataFrame:
             rows += [{**r, "run_id": pl.config.run_id, "protocol": protocol, "alpha": None}
                      for r in pairs]
     return pd.DataFrame(rows, columns=RESULT_COLUMNS).astype({"bin": "Int64"})
+
+
+def _check_tasks(streams: list, tasks: dict) -> None:
+    """A regressor on class labels, or a classifier on numbers with fractions, is refused
+    before any pipeline runs (the stream's first labels tell)."""
+    for s in streams:
+        kind = s.label_kind()
+        for model, task in tasks.items():
+            if kind == "classes" and task == "regression":
+                raise ConfigError(f"model {model} is a regressor, but stream {s.name} has class "
+                                  f"labels; use a classifier (or --task classification to "
+                                  f"backfill class predictions)")
+            if kind == "numbers" and task == "classification":
+                raise ConfigError(f"model {model} is a classifier, but stream {s.name}'s labels "
+                                  f"are numbers with fractions; use a regressor (or --task "
+                                  f"regression to backfill numeric predictions)")
 
 
 def _reason(error: BaseException) -> str:

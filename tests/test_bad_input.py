@@ -507,3 +507,38 @@ def test_a_rerun_replaces_only_the_files_the_previous_run_wrote(tmp_path):
     assert not (out / "report.html").exists() and not (out / "figures" / "binned.png").exists()
     assert (out / "figures" / "mine.png").read_bytes() == b"my own figure"
     assert (out / "notes.md").read_text() == "my notes"
+
+
+# -- models and generators that cannot fit -----------------------------------------------------
+@pytest.mark.parametrize("stream, model, message", [
+    ('synth:SEA{"n": 0}', "majority",
+     "stream sea: n must be a whole number of instances, at least 1, not 0"),
+    ('synth:SEA{"n": 10, "variant": 9}', "majority",
+     "stream sea: SEA({'variant': 9, 'seed': 42}): ValueError: Unknown variant"),
+    ('synth:SEA{"n": 10}', "m=collections.OrderedDict",
+     "model m: collections.OrderedDict is not an online model (it has no learn_one and "
+     "predict_one)"),
+    ('synth:SEA{"n": 10}', "linear-regression",
+     "model linear-regression is a regressor, but stream sea has class labels"),
+    ('synth:Friedman{"n": 10}', "gaussian-nb",
+     "model gaussian-nb is a classifier, but stream friedman's labels are numbers with "
+     "fractions"),
+])
+def test_models_and_generators_that_cannot_fit_are_refused_before_the_run(
+        tmp_path, capsys, stream, model, message):
+    out = tmp_path / "out"
+    assert main(["run", "--stream", stream, "--model", model, "--out", str(out),
+                 "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"delayed-eval: error: {message}") and err.count("\n") == 1
+    assert not out.exists()  # refused before anything was made
+
+
+def test_backfill_of_class_predictions_as_regression_is_refused(tmp_path, capsys):
+    log = tmp_path / "log.csv"
+    pd.DataFrame({"id": range(10), "t": range(10), "model": "m", "y_pred": True}) \
+        .to_csv(log, index=False)
+    assert main(["backfill", "--stream", 'synth:SEA{"n": 10}', "--predictions", str(log),
+                 "--task", "regression", "--out", str(tmp_path / "out"), "--quiet"]) == 2
+    assert "model m is a regressor, but stream sea has class labels" in \
+        capsys.readouterr().err

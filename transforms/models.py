@@ -242,8 +242,24 @@ class ModelSpec:
         return model
 
     def task(self) -> str:
-        """'classification' or 'regression', from the model's river type."""
+        """'classification' or 'regression', from the model's river type; a ModelSpecError if
+        it is no online model at all (no learn_one and predict_one).
+
+        >>> ModelSpec.parse("river.linear_model.LinearRegression").task()
+        'regression'
+        >>> ModelSpec.parse("m=collections.OrderedDict").task()
+        Traceback (most recent call last):
+        ...
+        transforms.models.ModelSpecError: model m: collections.OrderedDict is not an online ...
+        """
         model = self.build()
+        missing = [m for m in ("learn_one", "predict_one")
+                   if not callable(getattr(model, m, None))]
+        if missing:
+            kind = f"{type(model).__module__}.{type(model).__qualname__}"
+            raise ModelSpecError(f"model {self.name}: {kind} is not an online model (it has no "
+                                 f"{' and '.join(missing)}); give a river estimator, e.g. "
+                                 f"river.naive_bayes.GaussianNB")
         if isinstance(model, base.Regressor) and not isinstance(model, base.Classifier):
             return "regression"
         return "classification"

@@ -71,6 +71,9 @@ def river_stream(spec):
     params = {k: v for k, v in opts.items() if k not in _SYNTH_RESERVED}
     seed = opts.get("seed", 42)
     n = opts.get("n", 10_000)
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise InputError(f"stream {spec.name}: n must be a whole number of instances, at "
+                         f"least 1, not {n!r}")
 
     def build(p, s):
         kw = dict(p)
@@ -83,8 +86,9 @@ def river_stream(spec):
                     kw.setdefault(k, s)
         try:
             return cls(**kw)
-        except TypeError as e:
-            raise InputError(f"stream {spec.name}: {name}({kw}): {e}") from None
+        except Exception as e:  # the user's parameters, reported with the stream
+            raise InputError(f"stream {spec.name}: {name}({kw}): {type(e).__name__}: {e}") \
+                from None
 
     stream = build(params, seed)
     drifts = sorted(opts.get("drift", []), key=lambda d: d["at"])

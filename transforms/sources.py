@@ -28,11 +28,13 @@ row index is the time in seconds; without an `id` column the row index is the id
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+import numpy as np
 import pandas as pd
 
 from transforms import arff
@@ -48,6 +50,24 @@ DATE_LIKE = r"\s*(\d{4}-\d{1,2}-\d{1,2}|\d{1,2}[/.]\d{1,2}[/.]\d{2,4})([ T]\d{1,
 FILE_OPTIONS = {"format", "id", "time", "kind", "label", "label_time", "labels", "classes",
                 "features", "missing", "delay", "order", "delayed", "target", "unique_ids",
                 *CSV_OPTIONS}
+
+
+def kind_of_labels(labels: list) -> str | None:
+    """'classes', 'numbers' or None (see `StreamSpec.label_kind`).
+
+    >>> kind_of_labels(["a", "b"]), kind_of_labels([1.5, 2.0]), kind_of_labels([0, 1])
+    ('classes', 'numbers', None)
+    """
+    if not labels:
+        return None
+    if all(isinstance(y, (str, bool, np.bool_)) for y in labels):
+        return "classes"
+    numbers = [float(y) for y in labels if isinstance(y, (int, float, np.number))
+               and not isinstance(y, (bool, np.bool_))]
+    if len(numbers) == len(labels) and any(not y.is_integer() for y in numbers if
+                                           np.isfinite(y)):
+        return "numbers"
+    return None
 
 
 def split_options(text: str, what: str = "stream") -> tuple[str, dict]:
@@ -157,6 +177,34 @@ class StreamSpec:
             return list(cls_attr.values) if cls_attr.type == "nominal" else None
         return None
 
+    def label_kind(self) -> str | None:
+        """What the stream's first labels are: 'classes' (text or true/false, or declared
+        classes), 'numbers' (numbers with a fraction), or None when they cannot tell (whole
+        numbers are class codes or counts alike; no label among the first rows).
+
+        >>> StreamSpec.parse('synth:Friedman{"n": 50}').label_kind()
+        'numbers'
+        >>> StreamSpec.parse('synth:SEA{"n": 50}').label_kind()
+        'classes'
+        """
+        if self.declared_classes() is not None:
+            return "classes"
+        return kind_of_labels(self._first_labels())
+
+    def _first_labels(self, rows: int = 1000) -> list:
+        if self.kind in ("synth", "dataset"):
+            return [y for _, y in itertools.islice(river_stream(self), rows)]
+        if self.format == "arff":
+            attrs, data = arff.load_arff(self.source)
+            ci = arff.arff_class_index(self, attrs)
+            return [v[ci].strip("'\"") for _, v in data[:rows] if len(v) > ci and v[ci] != "?"]
+        o = self.options
+        files = table_files(o["labels"] if "labels" in o else self.source)
+        column = o.get("label", "label")
+        head = head_of(files[0], fmt_of(files[0], self.format), csv_options(o), rows) \
+            if files else pd.DataFrame()
+        return head[column].dropna().tolist() if column in head.columns else []
+
     # -- driver-side checks ----------------------------------------------------------------------
     def check(self) -> None:
         """Fail fast, before any pipeline runs, on what can be seen without reading every row:
@@ -166,7 +214,13 @@ class StreamSpec:
             raise InputError(f"stream {self.name}: unknown option(s) {sorted(unknown)}; "
                              f"known: {sorted(FILE_OPTIONS)}")
         if self.kind in ("synth", "dataset"):
-            river_stream(self)
+            try:  # a generator may check its parameters only when it draws
+                next(iter(river_stream(self)), None)
+            except InputError:
+                raise
+            except Exception as e:
+                raise InputError(f"stream {self.name}: {self.source} cannot draw: "
+                                 f"{type(e).__name__}: {e}") from None
             return
         if not os.path.exists(self.source) and not table_files(self.source):
             raise InputError(f"{self.source}: no such file")
