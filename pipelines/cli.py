@@ -44,9 +44,6 @@ def _stream_args(parser: argparse.ArgumentParser) -> None:
 
 def _scoring_args(parser: argparse.ArgumentParser) -> None:
     """What run and backfill score and report."""
-    parser.add_argument("--no-final", dest="final", action="store_false", default=None,
-                        help="skip the final (test-then-train) prediction: initial scores only, "
-                             "half the predict calls")
     parser.add_argument("--bins", type=int, default=None,
                         help="B, bins of the latency period for binned measures (default 100)")
     parser.add_argument("--alpha", action="append", type=float, default=None,
@@ -118,6 +115,9 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--timer-bucket", type=float, default=None, metavar="SECONDS",
                      help="streaming (--replay stateful): seconds of event time per drain of "
                           "the looping timer (default: one drain at the end of bounded input)")
+    run.add_argument("--no-final", dest="final", action="store_false", default=None,
+                     help="skip the final (test-then-train) prediction: initial scores only, "
+                          "half the predict calls")
     run.add_argument("--on-model-error", choices=MODEL_ERRORS, default=None,
                      help="a model that raises in learn_one/predict_one, or returns no single "
                           "value: fail stops the run with one line naming model, stream and "
@@ -226,7 +226,8 @@ def write_reference(readme: str) -> None:
 def _config(args, beam_args) -> RunConfig:
     given = vars(args)
     fields = {"streams": args.stream, "models": args.model, "delay": args.delay,
-              "out": args.out, "runner": args.runner, "final": args.final, "bins": args.bins,
+              "out": args.out, "runner": args.runner, "final": given.get("final"),
+              "bins": args.bins,
               "repredict": args.repredict, "alphas": args.alpha, "windows": args.windows,
               "fadings": args.fadings, "time_windows": args.time_windows,
               "drift_on": args.drift_on, "ph_delta": args.ph_delta,

@@ -105,12 +105,17 @@ def plan(config: RunConfig) -> Plan:
         for s in streams:
             s.check()
             s.delay(delay)
+        if config.delay != "0" and streams and all(s.label_times_given() for s in streams):
+            raise ConfigError(f"--delay {config.delay} means nothing here: every stream's label "
+                              f"times come from its input (a label table, an event log or "
+                              f"delayed ARFF); leave it out")
         log, models = None, {}
         if config.predictions is not None:  # backfill: model names, no specs
             log = PredictionLogSpec.parse(config.predictions)
             names = list(config.models) or log.model_names()
             if not names:
                 raise ConfigError(f"prediction log {log.pattern}: no model names in it")
+            _check_logged(log, config.models)
             for name in names:
                 if name in models:
                     raise ConfigError(f"model {name!r} is given twice")
@@ -496,6 +501,18 @@ def _complete_summary(pl: Plan, raw: pd.DataFrame) -> pd.DataFrame:
             rows += [{**r, "run_id": pl.config.run_id, "protocol": protocol, "alpha": None}
                      for r in pairs]
     return pd.DataFrame(rows, columns=RESULT_COLUMNS).astype({"bin": "Int64"})
+
+
+def _check_logged(log: PredictionLogSpec, models: list) -> None:
+    """The models named for a backfill are in its log (when the log names models)."""
+    try:
+        logged = log.model_names()
+    except InputError:  # no model column: the log is the one model's
+        return
+    missing = [m for m in models if m not in logged]
+    if missing:
+        raise ConfigError(f"prediction log {log.pattern}: no predictions of model(s) "
+                          f"{missing}; the models in it are {logged}")
 
 
 def _check_tasks(streams: list, tasks: dict) -> None:

@@ -542,3 +542,43 @@ def test_backfill_of_class_predictions_as_regression_is_refused(tmp_path, capsys
                  "--task", "regression", "--out", str(tmp_path / "out"), "--quiet"]) == 2
     assert "model m is a regressor, but stream sea has class labels" in \
         capsys.readouterr().err
+
+
+def test_broken_json_lines_are_dead_letters_with_their_line(tmp_path):
+    path = _write(tmp_path, "j.jsonl", '{"time": 0, "f": 1.0, "label": "a"}\n'
+                                       '{"time": 1, "f": 2.0, "label": "b"\n\n[1, 2]\n'
+                                       '{"time": 3, "f": 3.0, "label": "a"}\n')
+    events, dead = read(path, delay="1")
+    assert [(d["row"], d["reason"].split(":")[0]) for d in dead] == [(2, "not JSON"),
+                                                                    (4, "not a JSON object")]
+    assert [e[5] for e in events if e[3] == "instance"] == [{"f": 1.0}, {"f": 3.0}]
+
+
+def test_a_directory_without_tables_says_what_it_holds(tmp_path):
+    (tmp_path / "logs" / "sub").mkdir(parents=True)
+    (tmp_path / "logs" / "a.txt").write_text("x")
+    (tmp_path / "logs" / "sub" / "b.xlsx").write_text("x")
+    with pytest.raises(InputError, match=r"logs: a directory with no table file \(\.csv, "
+                                         r"\.jsonl, \.parquet\) below it; it holds \['a\.txt', "
+                                         r"'sub/b\.xlsx'\]"):
+        StreamSpec.parse(str(tmp_path / "logs")).check()
+
+
+def test_backfill_options_that_mean_nothing_are_refused_or_absent(tmp_path, capsys):
+    log = tmp_path / "log.csv"
+    pd.DataFrame({"id": range(10), "t": range(10), "model": "m", "y_pred": True}) \
+        .to_csv(log, index=False)
+    args = ["backfill", "--stream", 'synth:SEA{"n": 10}', "--predictions", str(log), "--out",
+            str(tmp_path / "out"), "--quiet"]
+    assert main([*args, "--model", "nb"]) == 2
+    assert f"prediction log {log}: no predictions of model(s) ['nb']; the models in it are " \
+        "['m']" in capsys.readouterr().err
+    assert main([*args, "--no-final"]) == 2  # a run's option: no model, no final prediction
+    assert "unknown option --no-final" in capsys.readouterr().err
+    # Label times from an event log: a delay would be silently unused.
+    events = _write(tmp_path, "events.csv", "kind,id,time,f,label\ninstance,a,0,1.0,\n"
+                                            "label,a,5,,x\n")
+    assert main(["run", "--stream", events, "--model", "majority", "--delay", "100", "--out",
+                 str(tmp_path / "run"), "--quiet"]) == 2
+    assert "--delay 100 means nothing here: every stream's label times come from its input" \
+        in capsys.readouterr().err

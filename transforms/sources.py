@@ -52,6 +52,17 @@ FILE_OPTIONS = {"format", "id", "time", "kind", "label", "label_time", "labels",
                 *CSV_OPTIONS}
 
 
+def _check_not_an_empty_directory(pattern: str, files: list) -> None:
+    """A directory without one table file below it says what it holds instead."""
+    if files or not os.path.isdir(pattern):
+        return
+    held = sorted(os.path.relpath(os.path.join(d, f), pattern)
+                  for d, _, names in os.walk(pattern) for f in names)
+    more = f" and {len(held) - 10} more" if len(held) > 10 else ""
+    raise InputError(f"{pattern}: a directory with no table file (.csv, .jsonl, .parquet) "
+                     f"below it; it holds {held[:10] or 'nothing'}{more}")
+
+
 def kind_of_labels(labels: list) -> str | None:
     """'classes', 'numbers' or None (see `StreamSpec.label_kind`).
 
@@ -177,6 +188,15 @@ class StreamSpec:
             return list(cls_attr.values) if cls_attr.type == "nominal" else None
         return None
 
+    def label_times_given(self) -> bool:
+        """Whether every label time comes from the input itself (a label table, an event log,
+        MOA-style delayed ARFF), so no delay model is used."""
+        if self.kind != "file":
+            return False
+        if self.format == "arff":
+            return bool(self.options.get("delayed"))
+        return "labels" in self.options or self.options.get("kind", "kind") in self.columns()
+
     def label_kind(self) -> str | None:
         """What the stream's first labels are: 'classes' (text or true/false, or declared
         classes), 'numbers' (numbers with a fraction), or None when they cannot tell (whole
@@ -224,6 +244,8 @@ class StreamSpec:
             return
         if not os.path.exists(self.source) and not table_files(self.source):
             raise InputError(f"{self.source}: no such file")
+        if "format" not in self.options and not self.source.lower().endswith(".arff"):
+            _check_not_an_empty_directory(self.source, table_files(self.source))
         _ = self.ordering  # raises on an unknown order
         self._check_unique_ids()
         if self.format == "arff":
@@ -234,6 +256,7 @@ class StreamSpec:
             return
         for pattern, role in self._tables():
             files = table_files(pattern)
+            _check_not_an_empty_directory(pattern, files)
             if not files:
                 raise InputError(f"{pattern}: no such file (the {role} of stream {self.name})")
             for path in files:

@@ -78,9 +78,10 @@ def read_table(path: str, fmt: str, csv: dict | None = None) -> pd.DataFrame:
         with opened(path) as source:
             if fmt == "csv":
                 return pd.read_csv(source, **(csv or {}))
-            if fmt == "jsonl":
-                return pd.read_json(source, lines=True,
-                                    encoding=(csv or {}).get("encoding", "utf-8"))
+            if fmt == "jsonl":  # its broken lines are dead letters of the stream's read
+                frames = [c[2] for c in _jsonl_chunks(path, None, csv, None)
+                          if not isinstance(c, dict)]
+                return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
             return pd.read_parquet(source)
     except UnicodeDecodeError as e:
         raise _undecodable(path, e, csv) from None
@@ -251,6 +252,8 @@ def table_chunks(files: list[str], fmt: str | None, default: str = "csv",
                         if not isinstance(item, dict):
                             row0 = item[1][-1] if len(item[1]) else row0
                         yield item
+            elif file_fmt == "jsonl":
+                yield from _jsonl_chunks(path, columns, csv, stream)
             else:
                 table = read_table(path, file_fmt, csv)
                 yield path, np.arange(1, len(table) + 1), \
@@ -267,6 +270,45 @@ def table_chunks(files: list[str], fmt: str | None, default: str = "csv",
                 raise InputError(f"{path}: not a readable {file_fmt} file after {row0} rows "
                                  f"({e}); is it complete?") from None
             raise
+
+
+def _jsonl_chunks(path: str, columns, csv: dict | None, stream: str | None) -> Iterator:
+    """A JSON Lines file's chunks with their line numbers, and a dead letter for each line
+    that is not a JSON object (blank lines are skipped)."""
+    import json
+
+    encoding = (csv or {}).get("encoding", "utf-8")
+    records, numbers = [], []
+
+    def chunk():
+        frame = pd.DataFrame.from_records(records)
+        if columns is not None:
+            frame = frame.reindex(columns=columns)
+        return path, np.array(numbers), frame
+
+    with opened(path) as source:
+        lines = open(source, "rb") if isinstance(source, str) else source
+        with lines:
+            for number, raw in enumerate(lines, 1):
+                text = raw.decode(encoding).strip()
+                if not text:
+                    continue
+                try:
+                    record = json.loads(text)
+                except ValueError as e:
+                    record, reason = None, f"not JSON: {e}"
+                else:
+                    reason = "not a JSON object" if not isinstance(record, dict) else None
+                if reason:
+                    yield dead_letter(stream, reason, file=path, row=number)
+                    continue
+                records.append(record)
+                numbers.append(number)
+                if len(records) >= CHUNK_ROWS:
+                    yield chunk()
+                    records, numbers = [], []
+    if records:
+        yield chunk()
 
 
 def _csv_chunks(source, path: str, dtypes: dict, columns, csv: dict | None,
