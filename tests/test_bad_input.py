@@ -582,3 +582,11 @@ def test_backfill_options_that_mean_nothing_are_refused_or_absent(tmp_path, caps
                  str(tmp_path / "run"), "--quiet"]) == 2
     assert "--delay 100 means nothing here: every stream's label times come from its input" \
         in capsys.readouterr().err
+
+
+def test_a_file_cut_mid_line_dead_letters_its_last_row(tmp_path):
+    path = _write(tmp_path, "cut.csv", "time,f,g,label\n0,1.0,2.0,a\n1,1.5,2.5,b\n2,3.0")
+    events, dead = read(path, delay="1")
+    assert [(d["row"], d["reason"]) for d in dead] == [
+        (3, "the line is cut short: 2 of 4 fields (the file ends mid-line)")]
+    assert [e[4] for e in events if e[3] == "instance"] == [0, 1]

@@ -314,10 +314,13 @@ def _jsonl_chunks(path: str, columns, csv: dict | None, stream: str | None) -> I
 def _csv_chunks(source, path: str, dtypes: dict, columns, csv: dict | None,
                 stream: str | None) -> Iterator:
     """A CSV file's chunks with their data row numbers, and a dead letter for each line with
-    more fields than the header (pandas skips it with a warning, which names its line)."""
+    more fields than the header (pandas skips it with a warning, which names its line) and for
+    a last line cut short (the file ends mid-line: pandas would fill its missing fields)."""
+    cut = _cut_short(path, csv)
     reader = pd.read_csv(source, chunksize=CHUNK_ROWS, dtype=dtypes, usecols=columns,
                          on_bad_lines="warn", **(csv or {}))
     row = 0  # data rows of the file so far, kept or skipped
+    held = None  # the latest chunk: the last one loses a cut-short last row
     while True:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", pd.errors.ParserWarning)
@@ -329,11 +332,45 @@ def _csv_chunks(source, path: str, dtypes: dict, columns, csv: dict | None,
                 yield dead_letter(stream, f"{why.strip()} (more fields than the header)",
                                   file=path, row=int(line) - 1)
         if chunk is None:
-            return
+            break
+        if held is not None:
+            yield held
         numbers = np.setdiff1d(np.arange(row + 1, row + len(chunk) + len(skipped) + 1),
                                skipped)[:len(chunk)]
         row += len(chunk) + len(skipped)
-        yield path, numbers, chunk
+        held = path, numbers, chunk
+    if held is not None and cut and len(held[2]):
+        path, numbers, chunk = held
+        yield dead_letter(stream, f"the line is cut short: {cut[0]} of {cut[1]} fields (the "
+                          f"file ends mid-line)", file=path, row=int(numbers[-1]))
+        held = path, numbers[:-1], chunk.iloc[:-1]
+    if held is not None:
+        yield held
+
+
+def _cut_short(path: str, csv: dict | None) -> tuple | None:
+    """(fields, header fields) when a local CSV file's last line has no newline and fewer
+    fields than its header: a file cut mid-line."""
+    import csv as csvlib
+
+    if "://" in path:
+        return None
+    options = csv or {}
+    with open(path, "rb") as f:
+        header = f.readline()
+        f.seek(0, os.SEEK_END)
+        size = f.tell()
+        f.seek(max(0, size - (1 << 16)))
+        tail = f.read()
+    if not tail or tail.endswith(b"\n") or b"\n" not in tail:
+        return None
+    encoding, sep = options.get("encoding", "utf-8"), options.get("sep", ",")
+    try:
+        fields = [next(csvlib.reader([line.decode(encoding)], delimiter=sep), [])
+                  for line in (header, tail.rsplit(b"\n", 1)[1])]
+    except (UnicodeDecodeError, csvlib.Error, TypeError):
+        return None
+    return (len(fields[1]), len(fields[0])) if len(fields[1]) < len(fields[0]) else None
 
 
 def rows_in_time_order(spec) -> bool:
