@@ -213,7 +213,13 @@ class StreamSpec:
 
     def _first_labels(self, rows: int = 1000) -> list:
         if self.kind in ("synth", "dataset"):
-            return [y for _, y in itertools.islice(river_stream(self), rows)]
+            labels = []
+            try:
+                for _, y in itertools.islice(river_stream(self), rows):
+                    labels.append(y)
+            except Exception:  # a generator failing as it draws: the read says where
+                pass
+            return labels
         if self.format == "arff":
             attrs, data = arff.load_arff(self.source)
             ci = arff.arff_class_index(self, attrs)
