@@ -3,8 +3,10 @@
     delayed-eval run --stream SPEC [--stream SPEC] --model SPEC [--model SPEC] --delay D
                      --out DIR [--runner direct] [--config run.yaml] [Beam flags ...]
 
-Unknown `--flags` are passed to Beam unchanged (e.g. `--runner=PortableRunner
---job_endpoint=localhost:8099`), so every runner option works as documented by Beam.
+A flag that is none of ours goes to Beam when a Beam `PipelineOptions` defines it (e.g.
+`--runner=PortableRunner --job_endpoint=localhost:8099`), so every runner option works as
+documented by Beam; any other is an error naming the closest flag; after `--`, unchecked.
+Mistakes end in one line, `delayed-eval: error: WHERE: WHAT; WHAT TO DO`, with exit status 2.
 """
 
 from __future__ import annotations
@@ -207,8 +209,9 @@ def cli_reference() -> str:
                 text += f" (default: {action.default})"
             out.append(f"| `{flags}` | {text} |")
         out.append("")
-    out.append("Any other `--flag` of `run` is passed to Beam unchanged (e.g. "
-               "`--direct_num_workers 2`).")
+    out.append("Any other `--flag` goes to Beam if a Beam `PipelineOptions` defines it (e.g. "
+               "`--direct_num_workers 2`); a flag neither knows is an error naming the closest "
+               "one; anything after `--` goes to Beam unchecked.")
     return "\n".join(out) + "\n"
 
 

@@ -123,8 +123,9 @@ def test_pipeline_counts_every_dead_letter_and_orphan(tmp_path):
         assert c["instances"] == 4 and c["labelled"] == 1 and c["pending_at_end"] == 3
         # The identities of the README's semantics: every row, instance and label counted.
         assert read["instance_events"] + read["label_events"] + read["dead_letters"] == 14
-        assert c["instances"] == c["labelled"] + c["pending_at_end"] + c["model_errors"]
-        assert c["labels"] == c["labelled"] + c["orphan_labels"]
+        assert c["instances"] == c["labelled"] + c["pending_at_end"] + c["model_errors"] + \
+            c["refused_instances"]
+        assert c["labels"] == c["labelled"] + c["orphan_labels"] + c["refused_labels"]
     assert manifest["dead_letters"] == len(dead) == read["dead_letters"] + 2
     assert {d.get("model") for d in dead if "unknown instance" in d["reason"]} == \
         {"majority", "no-change"}
@@ -194,7 +195,8 @@ def test_unique_ids_pending_lets_an_id_come_back_after_its_label(tmp_path):
         "instance id 'a' is already pending",
         "label of an instance refused because id 'a' was pending"]
     assert counts["instances"] == 4 and counts["labelled"] == 3 and counts["dead_letters"] == 2
-    assert counts["orphan_labels"] == 0
+    assert counts["orphan_labels"] == 0 and counts["refused_instances"] == 1
+    assert counts["labels"] == counts["labelled"] + counts["refused_labels"]
 
 
 def test_a_refused_rows_label_never_meets_the_pending_instance(tmp_path):
@@ -270,8 +272,10 @@ def test_model_errors_are_dead_letters_on_request_and_the_run_goes_on(tmp_path):
                     "bad=1"]
     c = json.load(open(out / "manifest.json"))["counts"][0]
     assert (c["instances"], c["labels"], c["labelled"], c["model_errors"],
-            c["pending_at_end"], c["dead_letters"]) == (30, 30, 28, 2, 0, 3)
-    assert c["instances"] == c["labelled"] + c["pending_at_end"] + c["model_errors"]
+            c["pending_at_end"], c["dead_letters"], c["refused_labels"]) == (30, 30, 28, 2, 0, 3, 2)
+    assert c["instances"] == c["labelled"] + c["pending_at_end"] + c["model_errors"] + \
+        c["refused_instances"]
+    assert c["labels"] == c["labelled"] + c["orphan_labels"] + c["refused_labels"]
 
 
 def test_a_prediction_that_is_not_one_value_is_one_line(tmp_path, capsys):

@@ -29,10 +29,14 @@ from transforms.temporal_models import delay_aware
 # Outcome each); orphan_labels: labels whose instance was never seen (learned_orphans of them
 # carried features and were learned from); unscored_*: labelled instances whose model made no
 # prediction (an untrained river model), not scored, as river does; model_errors: instances
-# dead-lettered because the model failed on them (--on-model-error dead-letter); unscheduled:
-# instances the bin_boundaries policy could not schedule (label time unknown on arrival).
+# dead-lettered because the model failed on them (--on-model-error dead-letter); refused_*:
+# instances whose id was pending, and labels dead-lettered besides orphans (an undeclared class,
+# the label of a refused or failed instance); unscheduled: instances the bin_boundaries policy
+# could not schedule (label time unknown on arrival). So instances = labelled + pending +
+# model_errors + refused_instances, and labels = labelled + orphan_labels + refused_labels.
 COUNTERS = ("instances", "updates", "labels", "labelled", "orphan_labels", "learned_orphans",
-            "dead_letters", "model_errors", "unscored_initial", "unscored_final", "unscheduled")
+            "refused_instances", "refused_labels", "dead_letters", "model_errors",
+            "unscored_initial", "unscored_final", "unscheduled")
 
 
 # Re-predictions mapped to bins in one go: large enough to amortise numpy's per-call cost,
@@ -297,17 +301,20 @@ class ReplayEngine:
         except Exception as e:
             raise self._model_error(key, "learn_one", e, x) from e
 
-    def _model_failed(self, error: ModelError, ev, out: DrainResult) -> None:
-        """--on-model-error dead-letter: the instance leaves as a dead letter (else: raise)."""
+    def _model_failed(self, error: ModelError, ev, out: DrainResult,
+                      instance: bool = True) -> None:
+        """--on-model-error dead-letter: the instance (or an orphan label) leaves as a dead
+        letter (else: raise)."""
         if self.on_model_error != "dead-letter":
             raise error
-        out.counts["model_errors"] += 1
+        out.counts["model_errors"] += instance
         self._reject(out, str(error).split("; ")[0], "model", ev)
 
     def _on_instance(self, ev, out: DrainResult) -> None:
         key, t, x = ev[ID], ev[TIME], ev[X]
         out.counts["instances"] += 1
         if key in self.pending:
+            out.counts["refused_instances"] += 1
             self._reject(out, f"instance id {key!r} is already pending", "id", ev)
             self.refused_labels.add((key, ev[SEQ] + 1))
             return
@@ -352,16 +359,19 @@ class ReplayEngine:
         out.counts["labels"] += 1
         if (key, ev[SEQ]) in self.refused_labels:
             self.refused_labels.discard((key, ev[SEQ]))
+            out.counts["refused_labels"] += 1
             self._reject(out, f"label of an instance refused because id {key!r} was pending",
                          "id", ev)
             return
         if key in self.failed_ids and key not in self.pending:
             self.failed_ids.discard(key)
+            out.counts["refused_labels"] += 1
             self._reject(out, f"label of instance {key!r}, dead-lettered because the model "
                          f"failed on it", "id", ev)
             return
         classification = self.classification
         if classification and self.declared_classes and y not in self._class_index:
+            out.counts["refused_labels"] += 1
             self._reject(out, f"label {y!r} is not one of the declared classes {self.classes}",
                          "label", ev)
             return
@@ -374,7 +384,7 @@ class ReplayEngine:
                 try:
                     self._learn(key, ev[X], y, t)
                 except ModelError as e:
-                    self._model_failed(e, ev, out)
+                    self._model_failed(e, ev, out, instance=False)
                     return
                 out.counts["learned_orphans"] += 1
                 if classification:
@@ -392,6 +402,7 @@ class ReplayEngine:
                 self.label_context.label_arrived(key)
             self._learn(key, x, y, t)
         except ModelError as e:
+            out.counts["refused_labels"] += 1  # its instance leaves with it
             self._model_failed(e, ev, out)
             return
         if self.final and final is None:
