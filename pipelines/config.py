@@ -123,42 +123,28 @@ class RunConfig:
     def __post_init__(self):
         for f in dataclasses.fields(self):
             setattr(self, f.name, _typed(f.name, getattr(self, f.name), f.type))
-        self.delay = str(self.delay)
         if not self.streams:
             raise ConfigError("no stream given (--stream)")
         if not self.models and self.predictions is None:
             raise ConfigError("no model given (--model)")
-        if self.task not in TASKS:
-            raise ConfigError(f"task must be one of {', '.join(TASKS)}, not {self.task!r}")
-        if self.replay not in REPLAYS:
-            raise ConfigError(f"replay must be one of {', '.join(REPLAYS)}, not "
-                              f"{self.replay!r}")
+        for name, choices in (("task", TASKS), ("replay", REPLAYS), ("drift_on", DRIFT_ON),
+                              ("on_model_error", MODEL_ERRORS),
+                              ("log_predictions", LOG_LEVELS)):
+            if getattr(self, name) not in choices:
+                raise ConfigError(f"{name} must be one of {', '.join(choices)}, not "
+                                  f"{getattr(self, name)!r}")
         if self.progress_every < 0:
             raise ConfigError("progress_every must be 0 or more seconds")
         for name in ("chunk_size", "curve_every", "bins", "buckets"):
-            if int(getattr(self, name)) < 1:
+            if getattr(self, name) < 1:
                 raise ConfigError(f"{name} must be at least 1")
-        if self.on_model_error not in MODEL_ERRORS:
-            raise ConfigError(f"on_model_error must be one of {', '.join(MODEL_ERRORS)}, not "
-                              f"{self.on_model_error!r}")
-        if self.log_predictions not in LOG_LEVELS:
-            raise ConfigError(f"log_predictions must be one of {', '.join(LOG_LEVELS)}, not "
-                              f"{self.log_predictions!r}")
-        self.alphas = [float(a) for a in self.alphas]
         if any(a <= 0 for a in self.alphas):
             raise ConfigError(f"alpha must be positive, got {self.alphas}")
-
-        self.windows = [int(w) for w in self.windows]
         if any(w < 1 for w in self.windows):
             raise ConfigError(f"a window must be at least 1 label, got {self.windows}")
-        self.fadings = [float(a) for a in self.fadings]
         if any(not 0 < a < 1 for a in self.fadings):
             raise ConfigError(f"a fading factor must be between 0 and 1 (exclusive), got "
                               f"{self.fadings}")
-        if self.drift_on not in DRIFT_ON:
-            raise ConfigError(f"drift_on must be one of {', '.join(DRIFT_ON)}, not "
-                              f"{self.drift_on!r}")
-        self.ph_alphas = [float(a) for a in self.ph_alphas]
         if any(not 0 < a <= 1 for a in self.ph_alphas):
             raise ConfigError(f"a Page-Hinkley fading factor must be in (0, 1], got "
                               f"{self.ph_alphas}")
