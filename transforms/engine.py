@@ -264,8 +264,10 @@ class ReplayEngine:
         out.dead_letters.append(dead_letter(self.stream, reason, field=field, record=ev))
 
     # -- the model's calls: a failure names model, stream and instance -------------------------
+    def _where(self, key) -> str:
+        return f"model {self.model_name}, stream {self.stream}, instance {key!r}"
+
     def _model_error(self, key, call: str, error: Exception, x) -> ModelError:
-        where = f"model {self.model_name}, stream {self.stream}, instance {key!r}"
         text = sorted(k for k, v in (x or {}).items() if isinstance(v, str))
         hint = ("features " + ", ".join(map(repr, text)) + " hold text, which this model "
                 "cannot take: leave them out with the stream option {\"features\": [...]}, or "
@@ -273,8 +275,8 @@ class ReplayEngine:
                 "(which encodes every feature)" if text and isinstance(error, (TypeError,
                                                                               ValueError))
                 else "fix the model or its input")
-        return ModelError(f"{where}: {call} raised {type(error).__name__}: {error}; {hint}; "
-                          f"or skip such instances with --on-model-error dead-letter")
+        return ModelError(f"{self._where(key)}: {call} raised {type(error).__name__}: {error}; "
+                          f"{hint}; or skip such instances with --on-model-error dead-letter")
 
     def _predict(self, key, x):
         """The model's prediction for x as it is stored (`_value`)."""
@@ -287,11 +289,10 @@ class ReplayEngine:
         try:
             return self._value(prediction)
         except (TypeError, ValueError):
-            raise ModelError(
-                f"model {self.model_name}, stream {self.stream}, instance {key!r}: predict_one "
-                f"returned {prediction!r}, not a single "
-                f"{'class' if self.classification else 'number'}; "
-                f"use a model whose predict_one returns one value") from None
+            kind = "class" if self.classification else "number"
+            raise ModelError(f"{self._where(key)}: predict_one returned {prediction!r}, not a "
+                             f"single {kind}; use a model whose predict_one returns one value") \
+                from None
 
     def _learn_one(self, key, x, y) -> None:
         try:
