@@ -267,6 +267,8 @@ class StreamSpec:
                 raise InputError(f"{pattern}: no such file (the {role} of stream {self.name})")
             for path in files:
                 self._check_columns(path, role)
+            if role == "instances" and "features" not in self.options:
+                self._check_text_features(files[0])  # the first rows of the first file
             if all(n_rows(path, fmt_of(path, self.format), csv_options(self.options)) == 0
                    for path in files):
                 raise InputError(f"{pattern}: the stream is empty (no rows)")
@@ -324,18 +326,16 @@ class StreamSpec:
                 if col not in columns:
                     raise InputError(f"{path}: feature column {col!r} not found; columns "
                                      f"are {columns}")
-            if "features" not in o:
-                self._check_text_features(path, columns)
 
-    def _check_text_features(self, path: str, columns: list[str]) -> None:
+    def _check_text_features(self, path: str) -> None:
         """Text columns that would become features but look like event times or ids (read
         from the file's first rows): a model would learn from them, or fail on them."""
         o = self.options
         reserved = {o.get(k, k) for k in ("id", "time", "kind", "label", "label_time")}
         head = head_of(path, fmt_of(path, self.format), csv_options(o))
-        others = [c for c in columns if c not in reserved]
+        others = [c for c in head.columns if c not in reserved]
         for col in others:
-            values = head[col].dropna() if col in head.columns else pd.Series([], dtype=object)
+            values = head[col].dropna()
             if pd.api.types.is_numeric_dtype(values) or not len(values) or \
                     not all(isinstance(v, str) for v in values) or \
                     pd.to_numeric(values, errors="coerce").notna().mean() >= 0.9:
