@@ -588,9 +588,18 @@ def test_backfill_options_that_mean_nothing_are_refused_or_absent(tmp_path, caps
         in capsys.readouterr().err
 
 
-def test_a_file_cut_mid_line_dead_letters_its_last_row(tmp_path):
+def test_lines_with_too_few_fields_are_dead_letters(tmp_path):
+    # A file cut mid-line, and a short line inside one (pandas would fill both with NaN); an
+    # empty field in a whole line is a missing value, not a short line.
     path = _write(tmp_path, "cut.csv", "time,f,g,label\n0,1.0,2.0,a\n1,1.5,2.5,b\n2,3.0")
     events, dead = read(path, delay="1")
     assert [(d["row"], d["reason"]) for d in dead] == [
         (3, "the line is cut short: 2 of 4 fields (the file ends mid-line)")]
     assert [e[4] for e in events if e[3] == "instance"] == [0, 1]
+    path = _write(tmp_path, "short.csv", "time,f,g,label\n0,1.0,2.0,a\n1,1.5\n2,3.0,1.0,b\n"
+                                         "3,2.0,,a\n")
+    events, dead = read(path, delay="1")
+    assert [(d["row"], d["field"], d["reason"]) for d in dead] == [
+        (2, None, "the line is cut short: 2 of 4 fields"), (4, "g", "feature is nan")]
+    assert [e[5] for e in events if e[3] == "instance"] == [{"f": 1.0, "g": 2.0},
+                                                            {"f": 3.0, "g": 1.0}]

@@ -321,6 +321,7 @@ def _csv_chunks(source, path: str, dtypes: dict, columns, csv: dict | None,
                          on_bad_lines="warn", **(csv or {}))
     row = 0  # data rows of the file so far, kept or skipped
     held = None  # the latest chunk: the last one loses a cut-short last row
+    short_rows = None  # {data row: (fields, header fields)}, found once if needed
     while True:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", pd.errors.ParserWarning)
@@ -338,6 +339,16 @@ def _csv_chunks(source, path: str, dtypes: dict, columns, csv: dict | None,
         numbers = np.setdiff1d(np.arange(row + 1, row + len(chunk) + len(skipped) + 1),
                                skipped)[:len(chunk)]
         row += len(chunk) + len(skipped)
+        if columns is None and len(chunk.columns) and chunk.iloc[:, -1].isna().any():
+            # pandas fills a short line's missing fields: such rows are dead letters
+            short = short_rows if short_rows is not None else _short_rows(path, csv)
+            short_rows = short
+            bad = np.isin(numbers, list(short))
+            for number in numbers[bad].tolist():
+                found, expected = short[number]
+                yield dead_letter(stream, f"the line is cut short: {found} of {expected} "
+                                  f"fields", file=path, row=number)
+            numbers, chunk = numbers[~bad], chunk[~bad]
         held = path, numbers, chunk
     if held is not None and cut and len(held[2]):
         path, numbers, chunk = held
@@ -346,6 +357,28 @@ def _csv_chunks(source, path: str, dtypes: dict, columns, csv: dict | None,
         held = path, numbers[:-1], chunk.iloc[:-1]
     if held is not None:
         yield held
+
+
+def _short_rows(path: str, csv: dict | None) -> dict:
+    """{data row number: (fields, header fields)} of the lines of a local CSV file with fewer
+    fields than its header (one pass with Python's csv module; blank lines are skipped, as
+    pandas skips them)."""
+    import csv as csvlib
+
+    if "://" in path:
+        return {}
+    options = csv or {}
+    short, row = {}, 0
+    with open(path, encoding=options.get("encoding", "utf-8"), newline="") as f:
+        records = csvlib.reader(f, delimiter=options.get("sep", ","))
+        width = len(next(records, []))
+        for fields in records:
+            if not fields:
+                continue
+            row += 1
+            if len(fields) < width:
+                short[row] = (len(fields), width)
+    return short
 
 
 def _cut_short(path: str, csv: dict | None) -> tuple | None:
