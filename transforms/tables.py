@@ -314,14 +314,12 @@ def _jsonl_chunks(path: str, columns, csv: dict | None, stream: str | None) -> I
 def _csv_chunks(source, path: str, dtypes: dict, columns, csv: dict | None,
                 stream: str | None) -> Iterator:
     """A CSV file's chunks with their data row numbers, and a dead letter for each line with
-    more fields than the header (pandas skips it with a warning, which names its line) and for
-    a last line cut short (the file ends mid-line: pandas would fill its missing fields)."""
-    cut = _cut_short(path, csv)
+    more fields than the header (pandas skips it with a warning, which names its line) or
+    fewer (pandas would fill the missing fields: `_short_rows` finds them)."""
     reader = pd.read_csv(source, chunksize=CHUNK_ROWS, dtype=dtypes, usecols=columns,
                          on_bad_lines="warn", **(csv or {}))
     row = 0  # data rows of the file so far, kept or skipped
-    held = None  # the latest chunk: the last one loses a cut-short last row
-    short_rows = None  # {data row: (fields, header fields)}, found once if needed
+    short_rows = None  # {data row: reason}, found once if needed
     while True:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", pd.errors.ParserWarning)
@@ -333,36 +331,24 @@ def _csv_chunks(source, path: str, dtypes: dict, columns, csv: dict | None,
                 yield dead_letter(stream, f"{why.strip()} (more fields than the header)",
                                   file=path, row=int(line) - 1)
         if chunk is None:
-            break
-        if held is not None:
-            yield held
+            return
         numbers = np.setdiff1d(np.arange(row + 1, row + len(chunk) + len(skipped) + 1),
                                skipped)[:len(chunk)]
         row += len(chunk) + len(skipped)
         if columns is None and len(chunk.columns) and chunk.iloc[:, -1].isna().any():
-            # pandas fills a short line's missing fields: such rows are dead letters
-            short = short_rows if short_rows is not None else _short_rows(path, csv)
-            short_rows = short
-            bad = np.isin(numbers, list(short))
+            if short_rows is None:
+                short_rows = _short_rows(path, csv)
+            bad = np.isin(numbers, list(short_rows))
             for number in numbers[bad].tolist():
-                found, expected = short[number]
-                yield dead_letter(stream, f"the line is cut short: {found} of {expected} "
-                                  f"fields", file=path, row=number)
+                yield dead_letter(stream, short_rows[number], file=path, row=number)
             numbers, chunk = numbers[~bad], chunk[~bad]
-        held = path, numbers, chunk
-    if held is not None and cut and len(held[2]):
-        path, numbers, chunk = held
-        yield dead_letter(stream, f"the line is cut short: {cut[0]} of {cut[1]} fields (the "
-                          f"file ends mid-line)", file=path, row=int(numbers[-1]))
-        held = path, numbers[:-1], chunk.iloc[:-1]
-    if held is not None:
-        yield held
+        yield path, numbers, chunk
 
 
 def _short_rows(path: str, csv: dict | None) -> dict:
-    """{data row number: (fields, header fields)} of the lines of a local CSV file with fewer
-    fields than its header (one pass with Python's csv module; blank lines are skipped, as
-    pandas skips them)."""
+    """{data row number: reason} of the lines of a local CSV file with fewer fields than its
+    header (one pass with Python's csv module; blank lines are skipped, as pandas skips them).
+    The last line, without a newline, is a file cut mid-line."""
     import csv as csvlib
 
     if "://" in path:
@@ -377,33 +363,13 @@ def _short_rows(path: str, csv: dict | None) -> dict:
                 continue
             row += 1
             if len(fields) < width:
-                short[row] = (len(fields), width)
+                short[row] = f"the line is cut short: {len(fields)} of {width} fields"
+    if row in short:
+        with open(path, "rb") as f:
+            f.seek(-1, os.SEEK_END)
+            if f.read(1) not in (b"\n", b"\r"):
+                short[row] += " (the file ends mid-line)"
     return short
-
-
-def _cut_short(path: str, csv: dict | None) -> tuple | None:
-    """(fields, header fields) when a local CSV file's last line has no newline and fewer
-    fields than its header: a file cut mid-line."""
-    import csv as csvlib
-
-    if "://" in path:
-        return None
-    options = csv or {}
-    with open(path, "rb") as f:
-        header = f.readline()
-        f.seek(0, os.SEEK_END)
-        size = f.tell()
-        f.seek(max(0, size - (1 << 16)))
-        tail = f.read()
-    if not tail or tail.endswith(b"\n") or b"\n" not in tail:
-        return None
-    encoding, sep = options.get("encoding", "utf-8"), options.get("sep", ",")
-    try:
-        fields = [next(csvlib.reader([line.decode(encoding)], delimiter=sep), [])
-                  for line in (header, tail.rsplit(b"\n", 1)[1])]
-    except (UnicodeDecodeError, csvlib.Error, TypeError):
-        return None
-    return (len(fields[1]), len(fields[0])) if len(fields[1]) < len(fields[0]) else None
 
 
 def rows_in_time_order(spec) -> bool:
