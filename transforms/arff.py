@@ -43,18 +43,26 @@ def _parse_nominal(spec: str) -> tuple:
                                                                   skipinitialspace=True)))
 
 
-def read_arff(path: str) -> tuple[list[Attribute], list[tuple[int, list]]]:
+def read_arff(path: str, max_rows: int | None = None) -> tuple[list[Attribute],
+                                                             list[tuple[int, list]]]:
     """Header attributes and data rows `(line number, values)`; numbers parsed, `?` -> None.
+    With `max_rows`, only the header and that many data rows are read (the checks before a
+    run need no more, so the file is read whole once, by the replay).
 
     Values that do not parse are returned as `ArffValueError` markers so that the caller can
     dead-letter the row with its line and field instead of failing the whole file.
     """
+    with open(path, encoding="utf-8") as f:
+        return _parse_arff(path, f, max_rows)
+
+
+def _parse_arff(path: str, lines, max_rows: int | None):
     attributes: list[Attribute] = []
     rows: list[tuple[int, list]] = []
     in_data = False
-    with open(path, encoding="utf-8") as f:
-        lines = f.read().splitlines()
     for lineno, raw in enumerate(lines, start=1):
+        if in_data and max_rows is not None and len(rows) >= max_rows:
+            break
         line = raw.strip()
         if not line or line.startswith("%"):
             continue
@@ -116,10 +124,11 @@ def convert(attribute: Attribute, text: str):
 
 
 # -- ARFF files as streams ---------------------------------------------------------------------
-def load_arff(path: str):
-    """Attributes and rows of an ARFF file; an unreadable file is an InputError."""
+def load_arff(path: str, max_rows: int | None = None):
+    """Attributes and rows of an ARFF file (the first `max_rows` rows); an unreadable file is
+    an InputError."""
     try:
-        return read_arff(path)
+        return read_arff(path, max_rows)
     except ArffError as e:
         raise InputError(str(e)) from None
     except OSError as e:

@@ -183,7 +183,7 @@ class StreamSpec:
         if "classes" in self.options:
             return list(self.options["classes"])
         if self.format == "arff":
-            attrs, _ = arff.load_arff(self.source)
+            attrs, _ = arff.load_arff(self.source, max_rows=0)
             cls_attr = attrs[arff.arff_class_index(self, attrs)]
             return list(cls_attr.values) if cls_attr.type == "nominal" else None
         return None
@@ -221,7 +221,7 @@ class StreamSpec:
                 pass
             return labels
         if self.format == "arff":
-            attrs, data = arff.load_arff(self.source)
+            attrs, data = arff.load_arff(self.source, max_rows=rows)
             ci = arff.arff_class_index(self, attrs)
             return [v[ci].strip("'\"") for _, v in data[:rows] if len(v) > ci and v[ci] != "?"]
         o = self.options
@@ -255,7 +255,7 @@ class StreamSpec:
         _ = self.ordering  # raises on an unknown order
         self._check_unique_ids()
         if self.format == "arff":
-            attrs, rows = arff.load_arff(self.source)
+            attrs, rows = arff.load_arff(self.source, max_rows=1)
             arff.arff_class_index(self, attrs)
             if not rows:
                 raise InputError(f"{self.source}: the stream is empty (no @data rows)")
