@@ -14,6 +14,7 @@ from collections.abc import Iterator
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 
@@ -122,13 +123,8 @@ def columns_of(path: str, fmt: str, csv: dict | None = None) -> list[str]:
                     return []
     except UnicodeDecodeError as e:
         raise _undecodable(path, e, csv) from None
-    except OSError as e:
-        raise InputError(f"{path}: cannot read as {fmt}: {e}") from None
-    except Exception as e:  # Arrow's own errors: a truncated or corrupt file
-        if type(e).__module__.startswith("pyarrow"):
-            raise InputError(f"{path}: not a readable {fmt} file ({e}); is it complete?") \
-                from None
-        raise
+    except (OSError, ValueError, pa.ArrowException) as e:  # a truncated or corrupt file
+        raise InputError(f"{path}: not a readable {fmt} file ({e}); is it complete?") from None
     return list(read_table(path, fmt, csv).columns)
 
 
@@ -262,14 +258,9 @@ def table_chunks(files: list[str], fmt: str | None, default: str = "csv",
             continue
         except UnicodeDecodeError as e:
             raise _undecodable(path, e, csv) from None
-        except (OSError, ValueError) as e:
+        except (OSError, ValueError, pa.ArrowException) as e:  # truncated, corrupt, unreadable
             raise InputError(f"{path}: cannot read as {file_fmt} after {row0} rows: {e}") \
                 from None
-        except Exception as e:  # Arrow's own errors: a truncated or corrupt file
-            if type(e).__module__.startswith("pyarrow"):
-                raise InputError(f"{path}: not a readable {file_fmt} file after {row0} rows "
-                                 f"({e}); is it complete?") from None
-            raise
 
 
 def _jsonl_chunks(path: str, columns, csv: dict | None, stream: str | None) -> Iterator:
