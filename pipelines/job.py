@@ -112,10 +112,9 @@ def plan(config: RunConfig) -> Plan:
         log, models = None, {}
         if config.predictions is not None:  # backfill: model names, no specs
             log = PredictionLogSpec.parse(config.predictions)
-            names = list(config.models) or log.model_names()
+            names = _logged_models(log, config.models)
             if not names:
                 raise ConfigError(f"prediction log {log.pattern}: no model names in it")
-            _check_logged(log, config.models)
             for name in names:
                 if name in models:
                     raise ConfigError(f"model {name!r} is given twice")
@@ -503,16 +502,20 @@ def _complete_summary(pl: Plan, raw: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=RESULT_COLUMNS).astype({"bin": "Int64"})
 
 
-def _check_logged(log: PredictionLogSpec, models: list) -> None:
-    """The models named for a backfill are in its log (when the log names models)."""
+def _logged_models(log: PredictionLogSpec, models: list) -> list:
+    """The models a backfill scores: those named (each must be in the log, when the log names
+    models), else every model in the log."""
     try:
         logged = log.model_names()
-    except InputError:  # no model column: the log is the one model's
-        return
+    except InputError:  # no model column: the log is the one named model's
+        if not models:
+            raise
+        return list(models)
     missing = [m for m in models if m not in logged]
     if missing:
         raise ConfigError(f"prediction log {log.pattern}: no predictions of model(s) "
                           f"{missing}; the models in it are {logged}")
+    return list(models) or logged
 
 
 def _check_tasks(streams: list, tasks: dict) -> None:
