@@ -38,7 +38,7 @@ from transforms.records import Outcome
 from transforms.replay import CLASSES, COUNTS, DEAD_LETTERS, GroupedReplay
 from transforms.errors import ERRORS, InputError, reports_errors
 from transforms.scoring import concat_rows, group_rows, take_rows
-from transforms.sources import split_options
+from transforms.specs import split_options
 from transforms.tables import event_seconds, table_files
 
 # The label pass's model key: one engine per stream, whatever the models.

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from river import base
 
 from transforms.errors import ConfigError
+from transforms.specs import split_options
 
 
 class ModelSpecError(ConfigError):
@@ -185,16 +186,7 @@ def _split_pipeline(text: str) -> list[str]:
 
 
 def _parse_step(text: str) -> Step:
-    brace = text.find("{")
-    if brace < 0:
-        return Step(text.strip())
-    try:
-        params = json.loads(text[brace:])
-    except json.JSONDecodeError as e:
-        raise ModelSpecError(f"parameters of {text!r} are not valid JSON: {e}") from None
-    if not isinstance(params, dict):
-        raise ModelSpecError(f"parameters of {text!r} must be a JSON object")
-    return Step(text[:brace].strip(), params)
+    return Step(*split_options(text, "model", ModelSpecError, "parameters"))
 
 
 @dataclass(frozen=True)

@@ -42,6 +42,7 @@ from transforms.delays import DelaySpec
 from transforms.river_streams import river_stream
 from transforms.errors import InputError
 from transforms.rows import Checks, labelled_rows
+from transforms.specs import split_options
 from transforms.tables import (CSV_OPTIONS, FORMATS, columns_of, csv_options, fmt_of, head_of,
                                n_rows, table_events, table_files)
 
@@ -79,24 +80,6 @@ def kind_of_labels(labels: list) -> str | None:
                                            np.isfinite(y)):
         return "numbers"
     return None
-
-
-def split_options(text: str, what: str = "stream") -> tuple[str, dict]:
-    """`HEAD{json}` -> (HEAD, options); `what` names the spec in errors.
-
-    >>> split_options('logs/p{"time": "ts"}')
-    ('logs/p', {'time': 'ts'})
-    """
-    brace = text.find("{")
-    if brace < 0:
-        return text.strip(), {}
-    try:
-        options = json.loads(text[brace:])
-    except json.JSONDecodeError as e:
-        raise InputError(f"options of {what} {text!r} are not valid JSON: {e}") from None
-    if not isinstance(options, dict):
-        raise InputError(f"options of {what} {text!r} must be a JSON object")
-    return text[:brace].strip(), options
 
 
 def _split_spec(text: str) -> tuple[str | None, str, dict]:

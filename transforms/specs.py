@@ -1,0 +1,31 @@
+"""`HEAD{json}` specs — streams, models, prediction logs — split in one place (Beam-free)."""
+
+from __future__ import annotations
+
+import json
+
+from transforms.errors import InputError
+
+
+def split_options(text: str, what: str = "stream", error: type = InputError,
+                  noun: str = "options") -> tuple[str, dict]:
+    """`HEAD{json}` -> (HEAD, the JSON object); `what` and `noun` name the spec's parts in the
+    `error` raised when the JSON is invalid or not an object.
+
+    >>> split_options('logs/p{"time": "ts"}')
+    ('logs/p', {'time': 'ts'})
+    >>> split_options("gaussian-nb")
+    ('gaussian-nb', {})
+    """
+    brace = text.find("{")
+    if brace < 0:
+        return text.strip(), {}
+    try:
+        options = json.loads(text[brace:])
+    except json.JSONDecodeError as e:
+        raise error(f"{noun} of {what} {text!r} are not valid JSON: {e}") from None
+    if not isinstance(options, dict):
+        raise error(f"{noun} of {what} {text!r} must be a JSON object")
+    return text[:brace].strip(), options
+
+
