@@ -11,6 +11,7 @@ all labels first.
 
 from __future__ import annotations
 
+import heapq
 from typing import Protocol
 
 import apache_beam as beam
@@ -49,12 +50,20 @@ def label_runs(labels, rows: np.ndarray) -> list[tuple[int, int, np.ndarray]]:
 
 
 class _Folding:
-    __slots__ = ("state", "next", "held")
+    __slots__ = ("state", "next", "held", "arrived")
 
     def __init__(self, state):
         self.state = state
         self.next = 1  # the next label number the fold takes
-        self.held: list = []  # (first n, last n, rows) runs that came early
+        # Runs that came early, as a heap of (first n, arrival, last n, rows): the next run to
+        # fold is taken in O(log runs), so a key fed in any order folds in O(runs · log runs).
+        self.held: list = []
+        self.arrived = 0  # runs held so far: ties on first n keep their arrival order
+
+    def hold(self, runs) -> None:
+        for first, last, rows in runs:
+            heapq.heappush(self.held, (first, self.arrived, last, rows))
+            self.arrived += 1
 
 
 class InLabelOrder(beam.CombineFn):
@@ -79,25 +88,25 @@ class InLabelOrder(beam.CombineFn):
         return _Folding(self.fold.start())
 
     def _advance(self, acc: _Folding, drain: bool = False) -> _Folding:
-        acc.held.sort(key=lambda run: run[0])
         while acc.held and (drain or acc.held[0][0] <= acc.next):
-            first, last, rows = acc.held.pop(0)
+            _, _, last, rows = heapq.heappop(acc.held)
             acc.state = self.fold.step(acc.state, rows)
             acc.next = max(acc.next, last + 1)
         return acc
 
     def add_input(self, acc, batch):
         labels, rows = batch
-        acc.held.extend(label_runs(labels, rows))
+        acc.hold(label_runs(labels, rows))
         return self._advance(acc)
 
     def merge_accumulators(self, accs):
         accs = list(accs)
         # Only the accumulator holding label 1 has folded anything; the others only hold runs.
         folded = max(accs, key=lambda a: a.next)
-        merged = accs[0]
-        held = [run for a in accs for run in a.held]
-        merged.state, merged.next, merged.held = folded.state, folded.next, held
+        merged = _Folding(folded.state)
+        merged.next = folded.next
+        merged.hold((first, last, rows) for a in accs
+                    for first, _, last, rows in sorted(a.held, key=lambda run: run[:2]))
         return self._advance(merged)
 
     def extract_output(self, acc):
