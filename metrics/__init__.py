@@ -1,5 +1,6 @@
 """Pure-Python accumulators and statistics (no Beam import). The math lives here, once."""
 
+from metrics.baselines import BaselineViews, LabelBaselines
 from metrics.classification import CLASSIFICATION_METRICS, CONFIDENCE_METRICS, ClassificationScore
 from metrics.exact import ExactSum, ratio
 from metrics.regression import REGRESSION_CONFIDENCE_METRICS, REGRESSION_METRICS, RegressionScore
@@ -7,5 +8,5 @@ from metrics.regression import REGRESSION_CONFIDENCE_METRICS, REGRESSION_METRICS
 # Reported next to each measure, never aggregated over bins into Ψα.
 NOT_PRIORITISED = frozenset(CONFIDENCE_METRICS + REGRESSION_CONFIDENCE_METRICS)
 
-__all__ = ["CLASSIFICATION_METRICS", "NOT_PRIORITISED", "REGRESSION_METRICS",
-           "ClassificationScore", "ExactSum", "RegressionScore", "ratio"]
+__all__ = ["CLASSIFICATION_METRICS", "NOT_PRIORITISED", "REGRESSION_METRICS", "BaselineViews",
+           "ClassificationScore", "ExactSum", "LabelBaselines", "RegressionScore", "ratio"]
