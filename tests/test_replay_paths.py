@@ -14,7 +14,7 @@ from pipelines.config import RunConfig
 from transforms.errors import InputError
 from pipelines.job import plan, run
 from runners import make_runner, pipeline_options
-from tests.helpers import read
+from tests.helpers import data, read
 from transforms import per_key
 from transforms.delays import DelaySpec
 from transforms.engine import ReplayEngine
@@ -143,9 +143,12 @@ def test_tables_in_time_order_are_told_from_their_times_alone(tmp_path, monkeypa
         read_whole = {name: in_time_order(StreamSpec.parse(str(tmp_path / name)), delay,
                                           batch_size=5) for name in told}
     assert read_whole == {**told, "log.csv": True}
-    # Told without reading the stream's events: the check is all there is.
+    # Told without reading the stream's events: the check is all there is. An ARFF file's
+    # rows are numbered (read whole only by the replay), a delayed ARFF file is read.
     monkeypatch.setattr(per_key, "stream_items", None)
     assert in_time_order(StreamSpec.parse(str(tmp_path / "ordered.parquet")), delay)
+    assert in_time_order(StreamSpec.parse(data("small.arff")), delay)
+    assert not rows_in_time_order(StreamSpec.parse(data("delayed.arff") + '{"delayed": true}'))
 
 
 def test_streaming_watermark_drains_step_by_step():

@@ -365,7 +365,8 @@ def _short_rows(path: str, csv: dict | None) -> dict:
 
 def rows_in_time_order(spec) -> bool:
     """Whether a table of labelled rows is in time order, told from its time column alone:
-    its row numbers (no time column), or its time column read by itself. Its labels
+    its row numbers (no time column; an ARFF file's rows but MOA-style delayed ones), or its
+    time column read by itself. Its labels
     then come after their instances (a delay is never negative, and a label time before its
     instance's is a dead letter), so no event is read after a later one was due, and the
     per-stream replay can take it. False means "not told this cheaply" — an event log,
@@ -385,7 +386,9 @@ def rows_in_time_order(spec) -> bool:
     o = spec.options
     time_col, kind_col = o.get("time", "time"), o.get("kind", "kind")
     try:
-        if spec.format == "arff" or "labels" in o:
+        if spec.format == "arff":  # its rows' times are their numbers, unless MOA-style delayed
+            return not o.get("delayed")
+        if "labels" in o:
             return False
         files = table_files(spec.source)
         formats = [o.get("format") or fmt_of(path, "csv") for path in files]
