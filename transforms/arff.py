@@ -47,7 +47,7 @@ def read_arff(path: str, max_rows: int | None = None) -> tuple[list[Attribute],
                                                              list[tuple[int, list]]]:
     """Header attributes and data rows `(line number, values)`; numbers parsed, `?` -> None.
     With `max_rows`, only the header and that many data rows are read (the checks before a
-    run need no more, so the file is read whole once, by the replay).
+    run need no more).
 
     Values that do not parse are returned as `ArffValueError` markers so that the caller can
     dead-letter the row with its line and field instead of failing the whole file.

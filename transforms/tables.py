@@ -4,6 +4,7 @@ and labelled rows."""
 from __future__ import annotations
 
 import contextlib
+import functools
 import heapq
 import itertools
 import math
@@ -219,14 +220,14 @@ def table_chunks(files: list[str], fmt: str | None, default: str = "csv",
                  stream: str | None = None) -> Iterator:
     """(file, row numbers, chunk) for a table's files, in order, in chunks of `CHUNK_ROWS`
     rows, so memory does not grow with the table's length: Parquet batch by batch (its column
-    types are the file's); CSV with one type per column for the whole file (`csv_dtypes`). A
-    JSON Lines file is one chunk, read whole. `fmt`, if given, overrides the files' extensions;
+    types are the file's); CSV with one type per column for the whole file (`csv_dtypes`); JSON
+    Lines line by line. `fmt`, if given, overrides the files' extensions;
     `default` is the format of a file without a known one; `columns`, if given, are the only
     columns read (with the values the whole read gives them); `csv`: `csv_options`.
 
-    The row numbers are each chunk row's 1-based data row in its file. A CSV line with more
-    fields than the header is a dead letter of `stream` (a dict, in its place), and the rest of
-    the file is read.
+    The row numbers are each chunk row's 1-based data row in its file. A CSV line with more or
+    fewer fields than the header, or a JSON Lines line that is no JSON object, is a dead letter
+    of `stream` (a dict, in its place), and the rest of the file is read.
     """
     for path in files:
         file_fmt = fmt or fmt_of(path, default)
@@ -339,15 +340,23 @@ def _csv_chunks(source, path: str, dtypes: dict, columns, csv: dict | None,
 def _short_rows(path: str, csv: dict | None) -> dict:
     """{data row number: reason} of the lines of a local CSV file with fewer fields than its
     header (one pass with Python's csv module; blank lines are skipped, as pandas skips them).
-    The last line, without a newline, is a file cut mid-line."""
-    import csv as csvlib
-
+    The last line, without a newline, is a file cut mid-line. Found once per file version:
+    an event log (whose label column is empty on instance rows) is read twice."""
     if "://" in path:
         return {}
     options = csv or {}
+    stat = os.stat(path)
+    return _short_rows_of(path, stat.st_size, stat.st_mtime_ns, options.get("sep", ","),
+                          options.get("encoding", "utf-8"))
+
+
+@functools.lru_cache(maxsize=8)
+def _short_rows_of(path: str, size: int, mtime_ns: int, sep: str, encoding: str) -> dict:
+    import csv as csvlib
+
     short, row = {}, 0
-    with open(path, encoding=options.get("encoding", "utf-8"), newline="") as f:
-        records = csvlib.reader(f, delimiter=options.get("sep", ","))
+    with open(path, encoding=encoding, newline="") as f:
+        records = csvlib.reader(f, delimiter=sep)
         width = len(next(records, []))
         for fields in records:
             if not fields:
