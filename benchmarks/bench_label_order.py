@@ -17,8 +17,8 @@ import time
 
 import numpy as np
 
-from transforms.drift import DriftPlan, PageHinkleyFold
-from transforms.label_order import InLabelOrder
+from transforms.scoring.drift import DriftPlan, PageHinkleyFold
+from transforms.scoring.label_order import InLabelOrder
 
 
 def fold_in_buckets(n: int, buckets: int, seed: int = 0) -> tuple[float, int]:

@@ -45,10 +45,10 @@ import pandas as pd
 from benchmarks.naive_reevaluation import model_work, naive_bin_accuracy, naive_replay
 from pipelines.config import RunConfig
 from pipelines.job import run
-from transforms.delays import DelaySpec
-from transforms.models import ModelSpec
-from transforms.river_streams import river_stream
-from transforms.sources import StreamSpec
+from transforms.models.specs import ModelSpec
+from transforms.streams.delays import DelaySpec
+from transforms.streams.generators import river_stream
+from transforms.streams.sources import StreamSpec
 
 
 def generated(n: int, seed: int) -> str:

@@ -11,8 +11,8 @@ log reader hands to the join (ids and predictions as Arrow strings, kinds as cod
 turns them into Python lists first, inside its timing). Both sides turn
 it into the scores of bins 0..B+1 (accuracy, κ, κ_m, κ_per, κ+ accumulators):
 
-- vectorised: `transforms.backfill.join_predictions` (pandas/numpy join, `binned_flat`) and
-  `transforms.scoring.pane_scores` (one `update_many` per bin) — one core, no Beam;
+- vectorised: `transforms.backfill.join.join_predictions` (pandas/numpy join, `binned_flat`) and
+  `transforms.scoring.outcomes.pane_scores` (one `update_many` per bin) — one core, no Beam;
 - loop: predictions grouped by instance in a dict one row at a time, each instance's bins by
   the item-by-item rule (`benchmarks.naive_reevaluation.reference_bins`), then
   `ClassificationScore.update` per bin.
@@ -34,10 +34,10 @@ import pyarrow as pa
 
 from benchmarks.naive_reevaluation import reference_bins
 from metrics import ClassificationScore
-from transforms.backfill import join_predictions, kind_codes, label_columns
-from transforms.engine import PREDICTION_KINDS
+from transforms.backfill.join import join_predictions, kind_codes, label_columns
 from transforms.records import FINAL, INITIAL, REPREDICTION, Outcome
-from transforms.scoring import BINNED, ScoringPlan, pane_scores
+from transforms.replay.engine import PREDICTION_KINDS
+from transforms.scoring.outcomes import BINNED, ScoringPlan, pane_scores
 
 
 def make_log(n: int, delay: float, every: float, classes: int, seed: int = 7):

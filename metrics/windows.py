@@ -21,14 +21,13 @@ import numpy as np
 from scipy.signal import lfilter
 
 
-
 def pane_ends(n, every: int, windows=()) -> np.ndarray:
     """The pane each label number falls in, named by the first boundary at or after it.
 
     Pane boundaries: every curve point k·every and, for each window size w, the points
     k·every − w where a window's difference starts. They depend on nothing but the label
     number, so a label's pane is known when the label arrives (the windows at the stream's
-    last label are taken from its last labels instead: `transforms.scoring.tail_scores`).
+    last label are taken from its last labels instead: `transforms.scoring.outcomes.tail_scores`).
 
     >>> pane_ends([1, 3, 4, 5, 7], every=4).tolist()
     [4, 4, 4, 8, 8]

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import tempfile
 
-from pipelines.results import load_results, summary_table
 from pipelines.report import write_report
+from pipelines.results import load_results, summary_table
 
 __all__ = ["evaluate", "load_results", "summary_table", "write_report"]
 

@@ -10,7 +10,6 @@ import yaml
 
 from transforms.errors import ConfigError
 
-
 LOG_LEVELS = ("all", "initial-final", "none")
 DRIFT_ON = ("initial", "final", "none")
 REPLAYS = ("auto", "grouped", "stateful", "per-key", "per-stream")
@@ -101,7 +100,7 @@ class RunConfig:
     ph_alphas: list[float] = field(default_factory=lambda: [1.0])  # 1: no fading
     # predictions.parquet: all (initial, every re-prediction, final) | initial-final | none
     log_predictions: str = "all"
-    on_model_error: str = "fail"  # fail | dead-letter (`transforms.engine.ReplayEngine`)
+    on_model_error: str = "fail"  # fail | dead-letter (`transforms.replay.engine.ReplayEngine`)
     chunk_size: int = 1000
     curve_every: int = 1000
     timer_bucket: float | None = None  # seconds of event time per streaming drain

@@ -34,29 +34,28 @@ from apache_beam.io.filesystems import FileSystems
 
 from metrics import CLASSIFICATION_METRICS, NOT_PRIORITISED, REGRESSION_METRICS
 from pipelines.config import LOGGED, ConfigError, RunConfig
-from pipelines.results import (drift_delay_table, format_profiles, format_table,
-                               previous_outputs)
+from pipelines.results import drift_delay_table, format_profiles, format_table, previous_outputs
 from runners import check_runner, runner_session
-from transforms.backfill import (LABELS, LOG_COUNTERS, MODEL_ORDER_KEY, BackfillOutcomes,
-                                 LabelsOnly, PredictionLogSpec)
-from transforms.comparison import COMPARISON, CompareModels, pair_name
-from transforms.delays import DelaySpec
-from transforms.drift import DRIFT, DetectDrift, DriftPlan
-from transforms.engine import COUNTERS, PREDICTION_KINDS
-from transforms.models import ModelSpec, Step
-from transforms.per_key import SUMMARY, PerKeyReplay, in_time_order
-from transforms.progress import job_counters
-from transforms.stream_profile import ProfileStreams
-from transforms.read import READ_COUNTS, ReadStreams, TimeRange
-from transforms.records import RESULT_COLUMNS
-from transforms.repredict import RepredictPolicy
-from transforms.replay import (CLASSES, COUNTS, DEAD_LETTERS, PREDICTIONS, EngineFactory,
-                               GroupedReplay, StatefulReplay)
-from transforms.scoring import (BINNED, CATEGORIES, CURVE_SCHEMA, CURVES, INTERMEDIATE,
-                                ScoreOutcomes, ScoringPlan, time_window)
+from transforms.backfill.join import (LABELS, LOG_COUNTERS, MODEL_ORDER_KEY, BackfillOutcomes,
+                                      LabelsOnly, PredictionLogSpec)
 from transforms.errors import ERRORS, DelayedEvalError, InputError, OutputError
-from transforms.sources import StreamSpec
-from transforms.stream_scores import StreamScores
+from transforms.models.specs import ModelSpec, Step
+from transforms.records import RESULT_COLUMNS
+from transforms.replay.engine import COUNTERS, PREDICTION_KINDS
+from transforms.replay.keyed import (CLASSES, COUNTS, DEAD_LETTERS, PREDICTIONS, EngineFactory,
+                                     GroupedReplay, StatefulReplay)
+from transforms.replay.per_key import SUMMARY, PerKeyReplay, in_time_order
+from transforms.replay.progress import job_counters
+from transforms.replay.repredict import RepredictPolicy
+from transforms.scoring.comparison import COMPARISON, CompareModels, pair_name
+from transforms.scoring.drift import DRIFT, DetectDrift, DriftPlan
+from transforms.scoring.in_stream import StreamScores
+from transforms.scoring.outcomes import (BINNED, CATEGORIES, CURVE_SCHEMA, CURVES, INTERMEDIATE,
+                                         ScoreOutcomes, ScoringPlan, time_window)
+from transforms.scoring.profile import ProfileStreams
+from transforms.streams.delays import DelaySpec
+from transforms.streams.read import READ_COUNTS, ReadStreams, TimeRange
+from transforms.streams.sources import StreamSpec
 
 PREDICTION_SCHEMA = pa.schema([("stream", pa.string()), ("model", pa.string()),
                                ("id", pa.string()), ("kind", pa.string()),

@@ -7,7 +7,6 @@ import os
 
 import pandas as pd
 
-
 TABLE_METRICS = ("accuracy", "kappa", "kappa_t", "kappa_plus", "mae", "rmse")
 
 

@@ -7,8 +7,8 @@ from apache_beam.io.filesystem import FileMetadata
 from apache_beam.io.localfilesystem import LocalFileSystem
 from river.naive_bayes import GaussianNB
 
-from transforms.delays import DelaySpec
-from transforms.sources import StreamSpec
+from transforms.streams.delays import DelaySpec
+from transforms.streams.sources import StreamSpec
 
 DATA = os.path.join(os.path.dirname(__file__), "data")
 

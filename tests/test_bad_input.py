@@ -10,7 +10,7 @@ from pipelines.config import ConfigError, RunConfig
 from pipelines.job import plan, run
 from tests.helpers import data, read
 from transforms.errors import DelayedEvalError, InputError, OutputError
-from transforms.sources import StreamSpec
+from transforms.streams.sources import StreamSpec
 
 BAD = data("bad.csv") + '{"classes": ["yes", "no"]}'
 

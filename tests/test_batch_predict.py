@@ -7,8 +7,8 @@ import pytest
 from river import naive_bayes, tree
 from river.datasets import synth
 
-from transforms.batch_predict import NONE, batch_predictor
-from transforms.models import ModelSpec
+from transforms.models.batch import NONE, batch_predictor
+from transforms.models.specs import ModelSpec
 
 STREAMS = {
     "agrawal": lambda: synth.Agrawal(classification_function=2, seed=3),

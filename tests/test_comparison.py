@@ -9,10 +9,10 @@ from scipy.stats import chi2
 from metrics.comparison import PairScore
 from pipelines.config import RunConfig
 from pipelines.job import run
-from transforms.delays import DelaySpec
-from transforms.engine import ReplayEngine
-from transforms.models import ModelSpec
-from transforms.sources import StreamSpec
+from transforms.models.specs import ModelSpec
+from transforms.replay.engine import ReplayEngine
+from transforms.streams.delays import DelaySpec
+from transforms.streams.sources import StreamSpec
 
 STREAM = 'sea=synth:SEA{"n": 3000, "seed": 8, "drift": [{"at": 1500, "variant": 2}]}'
 

@@ -16,11 +16,11 @@ from pipelines.config import RunConfig
 from pipelines.job import run
 from runners import make_runner, pipeline_options
 from tests.helpers import outcome_rows
-from transforms.delays import DelaySpec
-from transforms.engine import ReplayEngine
-from transforms.models import ModelSpec
-from transforms.repredict import RepredictPolicy
-from transforms.sources import StreamSpec
+from transforms.models.specs import ModelSpec
+from transforms.replay.engine import ReplayEngine
+from transforms.replay.repredict import RepredictPolicy
+from transforms.streams.delays import DelaySpec
+from transforms.streams.sources import StreamSpec
 
 STREAM = 'sea=synth:SEA{"n": 1500, "seed": 5, "noise": 0.1}'
 

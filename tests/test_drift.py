@@ -10,10 +10,10 @@ from river import drift
 from metrics.drift import PageHinkley, alarms
 from pipelines.config import RunConfig
 from pipelines.job import run
-from transforms.delays import DelaySpec
-from transforms.drift import DriftPlan, PageHinkleyFold
-from transforms.label_order import InLabelOrder
-from transforms.sources import StreamSpec
+from transforms.scoring.drift import DriftPlan, PageHinkleyFold
+from transforms.scoring.label_order import InLabelOrder
+from transforms.streams.delays import DelaySpec
+from transforms.streams.sources import StreamSpec
 
 
 def river_alarms(values, **params):

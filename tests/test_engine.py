@@ -6,11 +6,11 @@ import pickle
 import pytest
 
 from tests.helpers import outcome_rows, repredictions
-from transforms.engine import LateEventError, ReplayEngine
-from transforms.models import Majority, ModelSpec, NoChange
+from transforms.models.specs import Majority, ModelSpec, NoChange
 from transforms.records import (INSTANCE, LABEL, RANK_INSTANCE, RANK_LABEL,
                                 RANK_LABEL_AFTER_INSTANCE, UPDATE, event)
-from transforms.repredict import RepredictPolicy
+from transforms.replay.engine import LateEventError, ReplayEngine
+from transforms.replay.repredict import RepredictPolicy
 
 
 def inst(t, seq, key, x=None):

@@ -10,10 +10,10 @@ from benchmarks.naive_reevaluation import naive_replay, reference_bins
 from metrics import binning
 from metrics.binning import bin_of, prioritised
 from tests.helpers import repredictions
-from transforms.engine import ReplayEngine
-from transforms.models import ModelSpec
-from transforms.repredict import RepredictPolicy, bin_start
+from transforms.models.specs import ModelSpec
 from transforms.records import INSTANCE, LABEL, RANK_INSTANCE, RANK_LABEL, event
+from transforms.replay.engine import ReplayEngine
+from transforms.replay.repredict import RepredictPolicy, bin_start
 
 
 def worked_example(k=1, policy=None):
@@ -286,8 +286,8 @@ def test_pipeline_bins_equal_the_straightforward_replay_classes_in_order_of_appe
     from benchmarks.naive_reevaluation import naive_bin_accuracy
     from pipelines.config import RunConfig
     from pipelines.job import run
-    from transforms.delays import DelaySpec
-    from transforms.sources import StreamSpec
+    from transforms.streams.delays import DelaySpec
+    from transforms.streams.sources import StreamSpec
 
     stream = 'synth:Agrawal{"n": 600, "seed": 1}'
     summary = run(RunConfig(streams=[stream], models=["no-change"], delay="40", bins=8,

@@ -11,18 +11,17 @@ from apache_beam.testing.util import assert_that, equal_to
 from apache_beam.transforms.window import TimestampedValue
 
 from pipelines.config import RunConfig
-from transforms.errors import InputError
 from pipelines.job import plan, run
 from runners import make_runner, pipeline_options
 from tests.helpers import data, read
-from transforms import per_key
-from transforms.delays import DelaySpec
-from transforms.engine import ReplayEngine
-from transforms.models import ModelSpec
-from transforms.per_key import in_time_order
-from transforms.replay import KEYED_CHUNKS, EngineFactory, StatefulReplay
-from transforms.sources import StreamSpec
-from transforms.tables import rows_in_time_order
+from transforms.errors import InputError
+from transforms.models.specs import ModelSpec
+from transforms.replay.engine import ReplayEngine
+from transforms.replay.keyed import KEYED_CHUNKS, EngineFactory, StatefulReplay, per_key
+from transforms.replay.per_key import in_time_order
+from transforms.streams.delays import DelaySpec
+from transforms.streams.sources import StreamSpec
+from transforms.streams.tables import rows_in_time_order
 
 STREAM = 'sea=synth:SEA{"n": 1500, "seed": 3, "noise": 0.1}'
 MODELS = ["no-change", "gaussian-nb", 'ht=river.tree.HoeffdingTreeClassifier{"grace_period": 50}']

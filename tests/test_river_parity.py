@@ -7,11 +7,11 @@ from river import datasets, evaluate, linear_model, metrics, naive_bayes, prepro
 
 from pipelines.config import RunConfig
 from pipelines.job import run
-from transforms.delays import DelaySpec
-from transforms.engine import ReplayEngine
-from transforms.models import ModelSpec
-from transforms.scoring import ScoringPlan, pane_scores
-from transforms.sources import StreamSpec
+from transforms.models.specs import ModelSpec
+from transforms.replay.engine import ReplayEngine
+from transforms.scoring.outcomes import ScoringPlan, pane_scores
+from transforms.streams.delays import DelaySpec
+from transforms.streams.sources import StreamSpec
 
 N = 3000
 DELAYS = (0, 1, 100, 1000)

@@ -4,8 +4,8 @@ import pandas as pd
 import pytest
 
 from pipelines.config import RunConfig
-from transforms.errors import InputError
 from pipelines.job import run
+from transforms.errors import InputError
 
 STREAMS = ['sea=synth:SEA{"n": 1200, "seed": 3, "noise": 0.1}',
            'agrawal=synth:Agrawal{"n": 1200, "seed": 4}']

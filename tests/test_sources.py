@@ -94,7 +94,7 @@ def test_random_delay_is_seeded_and_bounded():
 
 
 def test_arff_declares_classes_in_header_order():
-    from transforms.sources import StreamSpec
+    from transforms.streams.sources import StreamSpec
 
     spec = StreamSpec.parse(data("small.arff"))
     assert spec.declared_classes() == ["yes", "no"]
@@ -151,7 +151,7 @@ def test_tables_read_in_chunks_give_the_events_of_one_read(tmp_path, monkeypatch
     of one read — also where a column's type differs between chunks (CSV)."""
     import numpy as np
 
-    from transforms import tables
+    from transforms.streams import tables
 
     n = 50
     df = pd.DataFrame({"time": np.arange(n, dtype=float), "f1": np.linspace(0, 1, n),
@@ -178,7 +178,7 @@ def test_tables_read_in_chunks_give_the_events_of_one_read(tmp_path, monkeypatch
 def test_csv_read_in_chunks_keeps_one_type_per_column(tmp_path, monkeypatch):
     """A column that is text in one chunk only (an id "x9") is text in every chunk, as in one
     read: ids stay "3", not 3, and label numbers stay floats where a label is missing."""
-    from transforms import tables
+    from transforms.streams import tables
 
     rows = [f"{i},{i},{'' if i == 4 else i % 2}" for i in range(12)]
     rows[9] = "x9,9,1"

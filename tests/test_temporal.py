@@ -93,7 +93,7 @@ def test_wrappers_use_the_dependence_and_lose_nothing_without_it(tmp_path):
 
 
 def test_temporal_correction_by_hand():
-    from transforms.temporal_models import TemporalCorrection
+    from transforms.models.temporal import TemporalCorrection
 
     class Fixed:  # a classifier that always says P(u) = 0.6, P(v) = 0.4
         def clone(self):
@@ -124,9 +124,9 @@ def test_temporal_correction_by_hand():
 # -- the wrappers under delay ------------------------------------------------------------------
 def markov_rows(n=3000, stay=0.9, seed=7):
     """The example's Markov-switching stream (3 classes, two weak features) as rows."""
-    from examples.temporal_dependence import make_streams
-
     import tempfile
+
+    from examples.temporal_dependence import make_streams
 
     with tempfile.TemporaryDirectory() as folder:
         frame = pd.read_csv(make_streams(folder, n, stay=stay, seed=seed)["markov"])
@@ -136,9 +136,9 @@ def markov_rows(n=3000, stay=0.9, seed=7):
 def replay_initial(model, xs, ys, delay):
     """The engine's initial predictions with a constant delay in events: instance t arrives
     at t and its label at t + delay (a label due at t comes before the instance at t)."""
-    from transforms.engine import ReplayEngine
-    from transforms.models import ModelSpec
+    from transforms.models.specs import ModelSpec
     from transforms.records import INSTANCE, LABEL, RANK_INSTANCE, RANK_LABEL, event
+    from transforms.replay.engine import ReplayEngine
 
     events = [event(t, RANK_INSTANCE, 2 * t, INSTANCE, t, x) for t, x in enumerate(xs)]
     events += [event(t + delay, RANK_LABEL, 2 * t + 1, LABEL, t, None, y)
@@ -211,7 +211,7 @@ def test_wrappers_learn_the_relation_they_use_under_delay(wrapper, delay):
 
 def test_wrappers_at_delay_one_behave_as_in_a_plain_river_loop():
     """Delay 1: the engine's wrappers predict what a plain predict-then-learn loop predicts."""
-    from transforms.temporal_models import TemporalCorrection, TemporallyAugmented
+    from transforms.models.temporal import TemporalCorrection, TemporallyAugmented
 
     xs, ys = markov_rows(800)
     for model, spec in ((TemporalCorrection("gaussian-nb"),

@@ -14,10 +14,10 @@ from metrics import ClassificationScore, RegressionScore
 from pipelines.config import ConfigError, RunConfig
 from pipelines.job import run
 from transforms.records import Outcome
-from transforms.label_order import InLabelOrder
-from transforms.scoring import (LABEL_AXIS, FadingCurve, InOrderScores, LastOutcomes,
-                                ScoringPlan, curve_rows, fading_label, pane_scores, score_locally,
-                                tail_scores, time_window)
+from transforms.scoring.label_order import InLabelOrder
+from transforms.scoring.outcomes import (LABEL_AXIS, FadingCurve, InOrderScores, LastOutcomes,
+                                         ScoringPlan, curve_rows, fading_label, pane_scores,
+                                         score_locally, tail_scores, time_window)
 
 B = 2  # bins 0..3 for the binned category
 

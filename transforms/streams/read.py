@@ -10,12 +10,12 @@ from dataclasses import dataclass
 import apache_beam as beam
 from apache_beam.transforms.window import TimestampedValue
 
-from transforms.delays import DelaySpec
-from transforms.records import EVENT_KINDS, ID, INSTANCE, KIND, UPDATE, T
-from transforms.rows import parse_time_value
-from transforms.replay import DEAD_LETTERS, KEYED_CHUNKS
 from transforms.errors import ERRORS, InputError, reports_errors
-from transforms.sources import StreamSpec
+from transforms.records import EVENT_KINDS, ID, INSTANCE, KIND, UPDATE, T
+from transforms.replay.keyed import DEAD_LETTERS, KEYED_CHUNKS
+from transforms.streams.delays import DelaySpec
+from transforms.streams.rows import parse_time_value
+from transforms.streams.sources import StreamSpec
 
 READ_COUNTS = "read_counts"
 

@@ -128,12 +128,12 @@ REGISTRY = {
     "hoeffding-tree": "river.tree.HoeffdingTreeClassifier",
     "hoeffding-adaptive-tree": "river.tree.HoeffdingAdaptiveTreeClassifier",
     "adaptive-random-forest": "river.forest.ARFClassifier",
-    "knn": "transforms.models.exact_knn",
+    "knn": "transforms.models.specs.exact_knn",
     "logistic-regression": "river.linear_model.LogisticRegression",
     "linear-regression": "river.linear_model.LinearRegression",
     "hoeffding-tree-regressor": "river.tree.HoeffdingTreeRegressor",
-    "temporal-correction": "transforms.temporal_models.TemporalCorrection",
-    "temporally-augmented": "transforms.temporal_models.TemporallyAugmented",
+    "temporal-correction": "transforms.models.temporal.TemporalCorrection",
+    "temporally-augmented": "transforms.models.temporal.TemporallyAugmented",
 }
 
 
@@ -242,7 +242,7 @@ class ModelSpec:
         >>> ModelSpec.parse("m=collections.OrderedDict").task()
         Traceback (most recent call last):
         ...
-        transforms.models.ModelSpecError: model m: collections.OrderedDict is not an online ...
+        transforms.models.specs.ModelSpecError: model m: collections.OrderedDict is not ...
         """
         model = self.build()
         missing = [m for m in ("learn_one", "predict_one")

@@ -2,7 +2,8 @@
 
 Per (stream, model) the losses (0-1 loss, or absolute error for regressors) of one prediction
 kind are run through one detector per fading factor in label order, as the outcomes come
-(`transforms.label_order`). Rows (category `drift`, window `cumulative` for α = 1, else `fading=α`):
+(`transforms.scoring.label_order`). Rows (category `drift`, window `cumulative` for α = 1, else
+`fading=α`):
 
 - `alarm`, one per alarm: value = the label number n at which it fired, t = that label's time;
 - `alarms`: how many, over n monitored losses;
@@ -24,9 +25,9 @@ import apache_beam as beam
 import numpy as np
 
 from metrics.drift import PageHinkley, match_drifts
-from transforms.label_order import InLabelOrder
 from transforms.records import INITIAL, MeasureKey
-from transforms.scoring import OutcomeTransform, fading_label, prediction_losses
+from transforms.scoring.label_order import InLabelOrder
+from transforms.scoring.outcomes import OutcomeTransform, fading_label, prediction_losses
 
 DRIFT = "drift"
 
@@ -54,7 +55,8 @@ def losses(outcomes, task: str, on: str) -> np.ndarray:
 
 
 class PageHinkleyFold:
-    """Page-Hinkley for each α over one key's losses in label order (`transforms.label_order`):
+    """Page-Hinkley for each α over one key's losses in label order
+    (`transforms.scoring.label_order`):
     the state is the detectors, the alarms (n, label time, arrival time) and the count."""
 
     def __init__(self, plan: DriftPlan):

@@ -9,7 +9,7 @@ order.
 
 The per-stream replay has every model's outcomes for the same labels at each drain, so it
 joins them right there and scores the pairs' panes in label order (`PairPanes`,
-`transforms.stream_scores`): no GroupByKey.
+`transforms.scoring.in_stream`): no GroupByKey.
 
 Rows: category `comparison`, model `A vs B`, bin 0 for the initial predictions and B+1 for the
 final ones (the binned measures' convention), metrics q_statistic, mcnemar, mcnemar_p,
@@ -28,10 +28,10 @@ import numpy as np
 
 from metrics.windows import pane_ends
 from transforms.records import FINAL, INITIAL
-from transforms.scoring import (CURVES, LABEL_AXIS, BlockScore, FadingCurve, LastOutcomes,
-                                OutcomeTransform, Pane, PanesByCurve, ScoringPlan, concat_rows,
-                                curve_rows, first_of, group_rows, new_score, prediction_losses,
-                                route_rows, take_rows)
+from transforms.scoring.outcomes import (CURVES, LABEL_AXIS, BlockScore, FadingCurve, LastOutcomes,
+                                         OutcomeTransform, Pane, PanesByCurve, ScoringPlan,
+                                         concat_rows, curve_rows, first_of, group_rows, new_score,
+                                         prediction_losses, route_rows, take_rows)
 
 COMPARISON = "comparison"
 
@@ -145,7 +145,7 @@ class CompareModels(OutcomeTransform):
     (`curves`) for every pair of models of the same task, in configuration order: each model's
     losses joined by id per pane after a GroupByKey, which holds every label's losses until the
     slowest model's have come (the per-stream replay compares as it drains instead:
-    `transforms.stream_scores`)."""
+    `transforms.scoring.in_stream`)."""
 
     def expand(self, outcome_batches):
         tasks, plan = self.tasks, self.plan

@@ -536,8 +536,7 @@ def _slots_of(slots: int, classes: int, features: int) -> dict:
 
 @functools.cache
 def _leaf_classes() -> tuple:
-    from river.tree.nodes.htc_nodes import (LeafMajorityClass, LeafNaiveBayes,
-                                            LeafNaiveBayesAdaptive)
+    from river.tree.nodes.htc_nodes import LeafMajorityClass, LeafNaiveBayes, LeafNaiveBayesAdaptive
 
     return LeafMajorityClass, LeafNaiveBayes, LeafNaiveBayesAdaptive
 
@@ -578,7 +577,7 @@ def batch_predictor(model) -> BatchPredictor:
     from river.naive_bayes import GaussianNB
     from river.tree import HoeffdingTreeClassifier
 
-    from transforms.models import Majority, NoChange
+    from transforms.models.specs import Majority, NoChange
 
     kind = type(model)
     if kind is GaussianNB:

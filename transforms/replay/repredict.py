@@ -4,7 +4,7 @@ what is kept of those predictions (Grzenda, Gomes, Bifet 2019).
 With K=1 every label re-predicts every pending instance, so a straightforward replay does
 O(pending) Python work per label. Here the pending instances are rows of numpy columns
 (`PendingRows`): the instances due at a label are found by their arrival residue modulo K
-(O(due), not a scan of the buffer), predicted in one batch (`transforms.batch_predict`), not
+(O(due), not a scan of the buffer), predicted in one batch (`transforms.models.batch`), not
 predicted at all when the model has not changed since their last prediction (the last one is
 reused), and stored run-length encoded: only the re-predictions that change the answer cost a
 Python operation. The times of the scheduled re-predictions are not stored: they are the times
@@ -20,8 +20,9 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from metrics.binning import NO_CLASS, bin_of
-from transforms.batch_predict import batch_predictor
-from transforms.delays import duration
+from transforms.models.batch import batch_predictor
+from transforms.streams.delays import duration
+
 
 @dataclass(frozen=True)
 class RepredictPolicy:

@@ -17,13 +17,13 @@ import numpy as np
 
 from metrics.baselines import BaselineViews
 from metrics.binning import binned_many
-from transforms.models import ModelSpec
-from transforms.records import (FINAL, ID, INITIAL, INSTANCE, KIND, LABEL, REPREDICTION, SEQ,
-                                UPDATE, X, Y, Outcome, dead_letter)
-from transforms.records import T as TIME
 from transforms.errors import ModelError
-from transforms.repredict import PendingRows, RepredictPolicy
-from transforms.temporal_models import delay_aware
+from transforms.models.specs import ModelSpec
+from transforms.models.temporal import delay_aware
+from transforms.records import (FINAL, ID, INITIAL, INSTANCE, KIND, LABEL, REPREDICTION, SEQ,
+                                UPDATE, Outcome, X, Y, dead_letter)
+from transforms.records import T as TIME
+from transforms.replay.repredict import PendingRows, RepredictPolicy
 
 # instances/updates/labels: events seen; labelled: labels that met their pending instance (one
 # Outcome each); orphan_labels: labels whose instance was never seen (learned_orphans of them

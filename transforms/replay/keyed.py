@@ -23,17 +23,17 @@ import apache_beam as beam
 from apache_beam import typehints
 from apache_beam.coders import PickleCoder, VarIntCoder
 from apache_beam.transforms.timeutil import TimeDomain
-from apache_beam.transforms.userstate import (BagStateSpec, ReadModifyWriteStateSpec,
-                                              TimerSpec, on_timer)
+from apache_beam.transforms.userstate import (BagStateSpec, ReadModifyWriteStateSpec, TimerSpec,
+                                              on_timer)
 from apache_beam.transforms.window import GlobalWindow
 from apache_beam.utils.timestamp import MAX_TIMESTAMP, Timestamp
 
 from metrics.baselines import BaselineViews
-from transforms.engine import ReplayEngine
 from transforms.errors import ERRORS, reports_errors
-from transforms.models import ModelSpec
-from transforms.progress import ProgressLines, report_progress
-from transforms.repredict import RepredictPolicy
+from transforms.models.specs import ModelSpec
+from transforms.replay.engine import ReplayEngine
+from transforms.replay.progress import ProgressLines, report_progress
+from transforms.replay.repredict import RepredictPolicy
 
 # Keys are (stream, model) strings: a deterministic key coder, as stateful DoFns and
 # GroupByKey on distributed runners require.

@@ -32,14 +32,14 @@ from apache_beam.io.filesystems import FileSystems
 from river import base
 
 from metrics.binning import NO_CLASS, binned_flat
-from transforms.engine import PREDICTION_KINDS
-from transforms.read import READ_COUNTS, ReadStreams
-from transforms.records import Outcome
-from transforms.replay import CLASSES, COUNTS, DEAD_LETTERS, GroupedReplay
 from transforms.errors import ERRORS, InputError, reports_errors
-from transforms.scoring import concat_rows, group_rows, take_rows
+from transforms.records import Outcome
+from transforms.replay.engine import PREDICTION_KINDS
+from transforms.replay.keyed import CLASSES, COUNTS, DEAD_LETTERS, GroupedReplay
+from transforms.scoring.outcomes import concat_rows, group_rows, take_rows
 from transforms.specs import split_options
-from transforms.tables import event_seconds, table_files
+from transforms.streams.read import READ_COUNTS, ReadStreams
+from transforms.streams.tables import event_seconds, table_files
 
 # The label pass's model key: one engine per stream, whatever the models.
 LABELS = "<labels>"

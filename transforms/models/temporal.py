@@ -26,7 +26,7 @@ from river import base
 
 def _build(model):
     if isinstance(model, str):
-        from transforms.models import ModelSpec
+        from transforms.models.specs import ModelSpec
 
         return ModelSpec.parse(model).build()
     return model.clone()

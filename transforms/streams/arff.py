@@ -8,9 +8,9 @@ import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from transforms.records import INSTANCE, LABEL, RANK_INSTANCE, RANK_LABEL, dead_letter
 from transforms.errors import InputError
-from transforms.rows import labelled_rows, parse_time_value
+from transforms.records import INSTANCE, LABEL, RANK_INSTANCE, RANK_LABEL, dead_letter
+from transforms.streams.rows import labelled_rows, parse_time_value
 
 
 class ArffError(InputError):

@@ -8,10 +8,8 @@ from collections.abc import Iterator
 
 import pandas as pd
 
-from transforms.delays import DelaySpec, LabelTimeAssigner
 from transforms.records import dead_letter
-
-
+from transforms.streams.delays import DelaySpec, LabelTimeAssigner
 
 
 class Checks:
@@ -23,7 +21,7 @@ class Checks:
     unique while pending (option `unique_ids: pending`: the replay refuses an instance whose id
     is pending, and an id may come back once its label has).
 
-    >>> from transforms.sources import StreamSpec
+    >>> from transforms.streams.sources import StreamSpec
     >>> checks = Checks(StreamSpec.parse("logs.csv"))
     >>> checks.instance("tx-1", "logs.csv", 2), checks.instance("tx-1", "logs.csv", 3)["reason"]
     (None, "duplicate instance id 'tx-1'")

@@ -16,13 +16,11 @@ from collections.abc import Iterator
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-from apache_beam.io.filesystem import CompressionTypes
-from apache_beam.io.filesystems import FileSystems
 
+from transforms.errors import InputError
 from transforms.records import (EVENT_KINDS, INSTANCE, LABEL, RANK_INSTANCE, RANK_LABEL,
                                 RANK_LABEL_AFTER_INSTANCE, dead_letter)
-from transforms.errors import InputError
-from transforms.rows import Checks, labelled_rows
+from transforms.streams.rows import Checks, labelled_rows
 
 FORMATS = {".csv": "csv", ".jsonl": "jsonl", ".json": "jsonl", ".ndjson": "jsonl",
            ".parquet": "parquet", ".pq": "parquet", ".arff": "arff"}
@@ -46,6 +44,8 @@ def table_files(pattern: str, extensions: tuple = TABLE_FORMATS) -> list[str]:
     """
     if os.path.isfile(pattern):
         return [pattern]
+    from apache_beam.io.filesystems import FileSystems  # here: reading a local file needs no Beam
+
     if FileSystems.exists(pattern) and not pattern.lower().endswith(extensions):
         pattern = FileSystems.join(pattern, "**")
     found = [m.path for m in FileSystems.match([pattern])[0].metadata_list]
@@ -59,6 +59,9 @@ def opened(path: str):
     if "://" not in path:
         yield path
         return
+    from apache_beam.io.filesystem import CompressionTypes
+    from apache_beam.io.filesystems import FileSystems
+
     with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as f:
         yield f
 
@@ -385,7 +388,7 @@ def rows_in_time_order(spec) -> bool:
     >>> import tempfile, os
     >>> path = os.path.join(tempfile.mkdtemp(), "t.parquet")
     >>> pd.DataFrame({"time": [1.0, 2.0, 2.0, 5.0], "a": [0.1] * 4}).to_parquet(path)
-    >>> from transforms.sources import StreamSpec
+    >>> from transforms.streams.sources import StreamSpec
     >>> rows_in_time_order(StreamSpec.parse(path))
     True
     >>> pd.DataFrame({"time": [2.0, 1.0], "a": [0.1] * 2}).to_parquet(path)
@@ -453,7 +456,7 @@ def csv_dtypes(path: str, columns: list[str] | None = None, csv: dict | None = N
 
 
 def table_events(spec, delay, checks: Checks) -> Iterator:
-    """Events of a logged table stream (see `transforms.sources` for the shapes)."""
+    """Events of a logged table stream (see `transforms.streams.sources` for the shapes)."""
     o = spec.options
     id_col, time_col, kind_col = o.get("id", "id"), o.get("time", "time"), o.get("kind", "kind")
     label_col, label_time_col = o.get("label", "label"), o.get("label_time", "label_time")

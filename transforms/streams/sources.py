@@ -1,6 +1,7 @@
 """Streams by spec: river datasets and generators, logged tables (CSV, JSON Lines, Parquet) and
 ARFF / MOA-style delayed ARFF. Plain Python: `StreamSpec.events()` yields event tuples (see
-`transforms.records`) and dead-letter dicts; the Beam transforms in `transforms.read` chunk them.
+`transforms.records`) and dead-letter dicts; the Beam transforms in `transforms.streams.read` chunk
+them.
 
 A stream spec is `[NAME=]SOURCE[{JSON options}]`:
 
@@ -37,14 +38,14 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from transforms import arff
-from transforms.delays import DelaySpec
-from transforms.river_streams import river_stream
 from transforms.errors import InputError
-from transforms.rows import Checks, labelled_rows
 from transforms.specs import split_options
-from transforms.tables import (CSV_OPTIONS, FORMATS, columns_of, csv_options, fmt_of, head_of,
-                               n_rows, table_events, table_files)
+from transforms.streams import arff
+from transforms.streams.delays import DelaySpec
+from transforms.streams.generators import river_stream
+from transforms.streams.rows import Checks, labelled_rows
+from transforms.streams.tables import (CSV_OPTIONS, FORMATS, columns_of, csv_options, fmt_of,
+                                       head_of, n_rows, table_events, table_files)
 
 # Text that reads as a date: ISO 2026-11-01[T10:00[:00]], or 01/11/2026, 1.11.26.
 DATE_LIKE = r"\s*(\d{4}-\d{1,2}-\d{1,2}|\d{1,2}[/.]\d{1,2}[/.]\d{2,4})([ T]\d{1,2}:\d{2})?"

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from transforms.comparison import COMPARISON, PairPanes, as_comparison, pair_name
-from transforms.scoring import InOrderCurves, InOrderScores, ScoringPlan
+from transforms.scoring.comparison import COMPARISON, PairPanes, as_comparison, pair_name
+from transforms.scoring.outcomes import InOrderCurves, InOrderScores, ScoringPlan
 
 
 @dataclass(frozen=True)

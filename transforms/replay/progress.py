@@ -14,7 +14,7 @@ from apache_beam.metrics import Metrics
 from apache_beam.metrics.metric import MetricsFilter
 
 NAMESPACE = "delayed-eval"
-# What a drain reports (transforms.engine.COUNTERS plus the change in pending instances).
+# What a drain reports (transforms.replay.engine.COUNTERS plus the change in pending instances).
 PROGRESS_COUNTERS = ("instances", "updates", "labels", "dead_letters", "pending")
 
 

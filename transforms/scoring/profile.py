@@ -6,11 +6,11 @@ import apache_beam as beam
 import numpy as np
 
 from metrics.temporal import TemporalProfile
-from transforms.label_order import InLabelOrder
+from transforms.scoring.label_order import InLabelOrder
 
 
 class ProfileFold:
-    """`metrics.temporal.TemporalProfile` fed in label order (`transforms.label_order`)."""
+    """`metrics.temporal.TemporalProfile` fed in label order (`transforms.scoring.label_order`)."""
 
     def __init__(self, max_lag: int):
         self.max_lag = max_lag

@@ -22,8 +22,7 @@ import random
 from dataclasses import dataclass
 
 from transforms.errors import ConfigError
-from transforms.records import (INSTANCE, LABEL, RANK_INSTANCE, RANK_LABEL,
-                                RANK_LABEL_AFTER_INSTANCE)
+from transforms.records import INSTANCE, LABEL, RANK_INSTANCE, RANK_LABEL, RANK_LABEL_AFTER_INSTANCE
 
 _UNITS = {"s": 1.0, "min": 60.0, "h": 3600.0, "d": 86400.0}
 

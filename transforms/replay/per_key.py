@@ -10,7 +10,7 @@ order as it reads (a heap holds only the events not yet due), so
 
 `per-stream` drains all models of a stream over the same events, one after another: the stream
 is read (or generated) once, and each drain's outcomes of every model cover the same labels in
-label order, so they are scored and compared right there (`transforms.stream_scores`): the
+label order, so they are scored and compared right there (`transforms.scoring.in_stream`): the
 summary and curve rows are outputs of the replay, and nothing waits for the end of the stream.
 `per-key` spreads a stream's models over workers.
 
@@ -26,16 +26,16 @@ import heapq
 
 import apache_beam as beam
 
-from transforms.delays import DelaySpec
-from transforms.engine import LateEventError
-from transforms.read import READ_COUNTS, TimeRange, new_read_counts, stream_items
-from transforms.records import INSTANCE, KIND, T
-from transforms.replay import DEAD_LETTERS, OUTPUT_TAGS, EngineFactory, _emit, _ReplayDoFn
-from transforms.scoring import CURVES, RowRouter
 from transforms.errors import InputError, reports_errors
-from transforms.sources import StreamSpec
-from transforms.stream_scores import StreamScores
-from transforms.tables import rows_in_time_order
+from transforms.records import INSTANCE, KIND, T
+from transforms.replay.engine import LateEventError
+from transforms.replay.keyed import DEAD_LETTERS, OUTPUT_TAGS, EngineFactory, _emit, _ReplayDoFn
+from transforms.scoring.in_stream import StreamScores
+from transforms.scoring.outcomes import CURVES, RowRouter
+from transforms.streams.delays import DelaySpec
+from transforms.streams.read import READ_COUNTS, TimeRange, new_read_counts, stream_items
+from transforms.streams.sources import StreamSpec
+from transforms.streams.tables import rows_in_time_order
 
 SUMMARY = "summary"
 
@@ -69,7 +69,7 @@ def in_time_order(spec: StreamSpec, delay: DelaySpec, time_range: TimeRange = Ti
     rows whose times are in order is (`rows_in_time_order`, which reads only its times); any
     other stream is read once, stopping at the first such event.
 
-    >>> from transforms.sources import StreamSpec
+    >>> from transforms.streams.sources import StreamSpec
     >>> in_time_order(StreamSpec.parse('synth:SEA{"n": 50}'), DelaySpec.parse("5"))
     True
     """

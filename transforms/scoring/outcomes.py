@@ -37,12 +37,12 @@ import pyarrow as pa
 
 from metrics import NOT_PRIORITISED, ClassificationScore, RegressionScore
 from metrics.baselines import BaselineViews
-from metrics.comparison import PairScore
 from metrics.binning import NO_CLASS, binned_many, prioritised
+from metrics.comparison import PairScore
 from metrics.windows import FadingScore, pane_ends
-from transforms.delays import duration
-from transforms.label_order import InLabelOrder
 from transforms.records import FINAL, INITIAL, MeasureKey
+from transforms.scoring.label_order import InLabelOrder
+from transforms.streams.delays import duration
 
 CATEGORIES = (INITIAL, FINAL)
 BINNED = "binned"
@@ -170,7 +170,7 @@ class Pane:
 
 class FadingCurve:
     """The fading factors of one curve, folded over its labels in label order (a
-    `transforms.label_order.Fold`): a `FadingScore` per α, and their states at every curve
+    `transforms.scoring.label_order.Fold`): a `FadingScore` per α, and their states at every curve
     point, taken when the fold passes it (a point it never passed is at the end: the final
     state). Feeding labels one run at a time performs the sequential loop's own operations,
     so the numbers equal one pass over all labels bit for bit.
