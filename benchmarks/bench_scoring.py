@@ -35,9 +35,9 @@ import pyarrow as pa
 from benchmarks.naive_reevaluation import reference_bins
 from metrics import ClassificationScore
 from transforms.backfill.join import join_predictions, kind_codes, label_columns
-from transforms.records import FINAL, INITIAL, REPREDICTION, Outcome
-from transforms.replay.engine import PREDICTION_KINDS
-from transforms.scoring.outcomes import BINNED, ScoringPlan, pane_scores
+from transforms.records import Outcome
+from transforms.scoring.outcomes import ScoringPlan, pane_scores
+from transforms.vocabulary import BINNED, FINAL, INITIAL, PREDICTION_KINDS, REPREDICTION
 
 
 def make_log(n: int, delay: float, every: float, classes: int, seed: int = 7):

@@ -38,28 +38,25 @@ from pipelines.results import drift_delay_table, format_profiles, format_table, 
 from runners import check_runner, runner_session
 from transforms.backfill.join import (LABELS, LOG_COUNTERS, MODEL_ORDER_KEY, BackfillOutcomes,
                                       LabelsOnly, PredictionLogSpec)
-from transforms.errors import ERRORS, DelayedEvalError, InputError, OutputError
+from transforms.errors import DelayedEvalError, InputError, OutputError
 from transforms.models.specs import ModelSpec, Step
-from transforms.records import RESULT_COLUMNS
-from transforms.replay.engine import COUNTERS, PREDICTION_KINDS
-from transforms.replay.keyed import (CLASSES, COUNTS, DEAD_LETTERS, PREDICTIONS, EngineFactory,
-                                     GroupedReplay, StatefulReplay)
-from transforms.replay.per_key import SUMMARY, PerKeyReplay, in_time_order
+from transforms.replay.engine import COUNTERS
+from transforms.replay.keyed import EngineFactory, GroupedReplay, StatefulReplay
+from transforms.replay.per_key import PerKeyReplay, in_time_order
 from transforms.replay.progress import job_counters
 from transforms.replay.repredict import RepredictPolicy
-from transforms.scoring.comparison import COMPARISON, CompareModels, pair_name
-from transforms.scoring.drift import DRIFT, DetectDrift, DriftPlan
+from transforms.scoring.comparison import CompareModels, pair_name
+from transforms.scoring.drift import DetectDrift, DriftPlan
 from transforms.scoring.in_stream import StreamScores
-from transforms.scoring.outcomes import (BINNED, CATEGORIES, CURVE_SCHEMA, CURVES, INTERMEDIATE,
-                                         ScoreOutcomes, ScoringPlan, time_window)
+from transforms.scoring.outcomes import ScoreOutcomes, ScoringPlan, time_window
 from transforms.scoring.profile import ProfileStreams
 from transforms.streams.delays import DelaySpec
-from transforms.streams.read import READ_COUNTS, ReadStreams, TimeRange
+from transforms.streams.read import ReadStreams, TimeRange
 from transforms.streams.sources import StreamSpec
-
-PREDICTION_SCHEMA = pa.schema([("stream", pa.string()), ("model", pa.string()),
-                               ("id", pa.string()), ("kind", pa.string()),
-                               ("t", pa.float64()), ("y_pred", pa.string())])
+from transforms.vocabulary import (BINNED, CLASSES, COMPARISON, COUNTS, CURVE_SCHEMA, CURVES,
+                                   DEAD_LETTERS, DRIFT, ERRORS, FINAL, INITIAL, INTERMEDIATE,
+                                   PREDICTION_KINDS, PREDICTION_SCHEMA, PREDICTIONS, READ_COUNTS,
+                                   SUMMARY, SUMMARY_COLUMNS)
 
 
 @dataclass
@@ -462,7 +459,7 @@ def _complete_summary(pl: Plan, raw: pd.DataFrame) -> pd.DataFrame:
         (r.stream, r.model, r.category, _opt(r.bin), _opt(r.alpha), r.window, r.metric): r
         for r in raw.itertuples()}
     sc = pl.scoring
-    slots = [(c, None, None) for c in CATEGORIES[:1 + sc.final]]
+    slots = [(c, None, None) for c in (INITIAL, FINAL)[:1 + sc.final]]
     if sc.bins:
         slots += [(BINNED, b, None) for b in range(sc.bins + 2)]
         slots += [(INTERMEDIATE, None, a) for a in sc.alphas]
@@ -498,7 +495,7 @@ def _complete_summary(pl: Plan, raw: pd.DataFrame) -> pd.DataFrame:
             pairs = sorted(pairs.to_dict("records"), key=lambda r: order[r["model"]])
             rows += [{**r, "run_id": pl.config.run_id, "protocol": protocol, "alpha": None}
                      for r in pairs]
-    return pd.DataFrame(rows, columns=RESULT_COLUMNS).astype({"bin": "Int64"})
+    return pd.DataFrame(rows, columns=SUMMARY_COLUMNS).astype({"bin": "Int64"})
 
 
 def _logged_models(log: PredictionLogSpec, models: list) -> list:

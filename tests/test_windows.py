@@ -16,8 +16,9 @@ from pipelines.job import run
 from transforms.records import Outcome
 from transforms.scoring.label_order import InLabelOrder
 from transforms.scoring.outcomes import (LABEL_AXIS, FadingCurve, InOrderScores, LastOutcomes,
-                                         ScoringPlan, curve_rows, fading_label, pane_scores,
-                                         score_locally, tail_scores, time_window)
+                                         ScoringPlan, curve_rows, pane_scores, score_locally,
+                                         tail_scores, time_window)
+from transforms.vocabulary import window_of_fading
 
 B = 2  # bins 0..3 for the binned category
 
@@ -130,7 +131,8 @@ def check_against_sequential(outs, plan, regression=False):
                 for w in plan.windows:
                     views[f"w={w}"] = sequential(upto[-w:], category, bb, regression)
                 for a in plan.fadings:
-                    views[fading_label(a)] = sequential_fading(upto, category, bb, a, regression)
+                    views[window_of_fading(a)] = sequential_fading(upto, category, bb, a,
+                                                                   regression)
                 for view, expected in views.items():
                     for metric, value in expected.items():
                         have = got[(category, b, view, metric, p, t)]

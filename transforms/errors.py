@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import functools
 
-ERRORS = "errors"  # the tagged output that carries a worker's errors as records
+from transforms.vocabulary import ERRORS  # the output that carries a worker's errors as records
 
 
 class DelayedEvalError(Exception):

@@ -40,12 +40,6 @@ def event(t: float, rank: int, seq: int, kind: str, id: Any, x: dict | None = No
     return (float(t), rank, seq, kind, id, x, y)
 
 
-# Prediction kinds.
-INITIAL = "initial"
-REPREDICTION = "re-prediction"
-FINAL = "final"
-
-
 class Outcome(NamedTuple):
     """What the replay knows about one labelled instance once its label has arrived.
 
@@ -94,10 +88,6 @@ class MeasureKey:
         return {"stream": self.stream, "model": self.model, "category": self.category,
                 "bin": self.bin, "alpha": self.alpha, "window": self.window,
                 "metric": self.metric, "value": value, "n": n, "t": t}
-
-
-RESULT_COLUMNS = ["run_id", "stream", "model", "protocol", "category", "bin", "alpha", "window",
-                  "metric", "value", "n", "t"]
 
 
 def dead_letter(stream: str, reason: str, *, file: str | None = None, row: int | None = None,

@@ -32,14 +32,15 @@ from apache_beam.io.filesystems import FileSystems
 from river import base
 
 from metrics.binning import NO_CLASS, binned_flat
-from transforms.errors import ERRORS, InputError, reports_errors
+from transforms.errors import InputError, reports_errors
 from transforms.records import Outcome
-from transforms.replay.engine import PREDICTION_KINDS
-from transforms.replay.keyed import CLASSES, COUNTS, DEAD_LETTERS, GroupedReplay
+from transforms.replay.keyed import GroupedReplay
 from transforms.scoring.outcomes import concat_rows, group_rows, take_rows
 from transforms.specs import split_options
-from transforms.streams.read import READ_COUNTS, ReadStreams
+from transforms.streams.read import ReadStreams
 from transforms.streams.tables import event_seconds, table_files
+from transforms.vocabulary import (CLASSES, COUNTS, DEAD_LETTERS, ERRORS, PREDICTION_KINDS,
+                                   READ_COUNTS)
 
 # The label pass's model key: one engine per stream, whatever the models.
 LABELS = "<labels>"

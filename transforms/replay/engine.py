@@ -20,10 +20,10 @@ from metrics.binning import binned_many
 from transforms.errors import ModelError
 from transforms.models.specs import ModelSpec
 from transforms.models.temporal import delay_aware
-from transforms.records import (FINAL, ID, INITIAL, INSTANCE, KIND, LABEL, REPREDICTION, SEQ,
-                                UPDATE, Outcome, X, Y, dead_letter)
+from transforms.records import ID, INSTANCE, KIND, LABEL, SEQ, UPDATE, Outcome, X, Y, dead_letter
 from transforms.records import T as TIME
 from transforms.replay.repredict import PendingRows, RepredictPolicy
+from transforms.vocabulary import FINAL, INITIAL, PREDICTION_KINDS, REPREDICTION
 
 # instances/updates/labels: events seen; labelled: labels that met their pending instance (one
 # Outcome each); orphan_labels: labels whose instance was never seen (learned_orphans of them
@@ -43,7 +43,6 @@ COUNTERS = ("instances", "updates", "labels", "labelled", "orphan_labels", "lear
 # small enough to keep the temporary arrays of a K=1 run at a few tens of MB.
 BIN_BATCH = 1 << 18
 
-PREDICTION_KINDS = (INITIAL, REPREDICTION, FINAL)  # the log's kind codes 0, 1, 2
 _KIND_CODE = {kind: code for code, kind in enumerate(PREDICTION_KINDS)}
 
 

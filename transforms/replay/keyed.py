@@ -29,21 +29,17 @@ from apache_beam.transforms.window import GlobalWindow
 from apache_beam.utils.timestamp import MAX_TIMESTAMP, Timestamp
 
 from metrics.baselines import BaselineViews
-from transforms.errors import ERRORS, reports_errors
+from transforms.errors import reports_errors
 from transforms.models.specs import ModelSpec
 from transforms.replay.engine import ReplayEngine
 from transforms.replay.progress import ProgressLines, report_progress
 from transforms.replay.repredict import RepredictPolicy
+from transforms.vocabulary import CLASSES, COUNTS, DEAD_LETTERS, PREDICTIONS, REPLAY_OUTPUTS
 
 # Keys are (stream, model) strings: a deterministic key coder, as stateful DoFns and
 # GroupByKey on distributed runners require.
 KEYED_CHUNKS = typehints.KV[typehints.Tuple[str, str], typehints.List[typehints.Any]]
 
-PREDICTIONS = "predictions"
-DEAD_LETTERS = "dead_letters"
-COUNTS = "counts"
-CLASSES = "classes"
-OUTPUT_TAGS = (PREDICTIONS, DEAD_LETTERS, COUNTS, CLASSES, ERRORS)
 
 
 @dataclass(frozen=True)
@@ -132,7 +128,7 @@ class GroupedReplay(beam.PTransform):
         return (chunks
                 | "GroupByKey" >> beam.GroupByKey().with_input_types(KEYED_CHUNKS)
                 | "Drain" >> beam.ParDo(_DrainGrouped(self.factory, self.batch_size))
-                .with_outputs(*OUTPUT_TAGS, main="outcomes"))
+                .with_outputs(*REPLAY_OUTPUTS, main="outcomes"))
 
 
 class _StatefulDrain(_ReplayDoFn):
@@ -204,4 +200,4 @@ class StatefulReplay(beam.PTransform):
     def expand(self, chunks):
         return chunks | "StatefulDrain" >> beam.ParDo(
             _StatefulDrain(self.factory, self.batch_size, self.bucket)).with_input_types(
-            KEYED_CHUNKS).with_outputs(*OUTPUT_TAGS, main="outcomes")
+            KEYED_CHUNKS).with_outputs(*REPLAY_OUTPUTS, main="outcomes")

@@ -29,15 +29,14 @@ import apache_beam as beam
 from transforms.errors import InputError, reports_errors
 from transforms.records import INSTANCE, KIND, T
 from transforms.replay.engine import LateEventError
-from transforms.replay.keyed import DEAD_LETTERS, OUTPUT_TAGS, EngineFactory, _emit, _ReplayDoFn
+from transforms.replay.keyed import EngineFactory, _emit, _ReplayDoFn
 from transforms.scoring.in_stream import StreamScores
-from transforms.scoring.outcomes import CURVES, RowRouter
+from transforms.scoring.outcomes import RowRouter
 from transforms.streams.delays import DelaySpec
-from transforms.streams.read import READ_COUNTS, TimeRange, new_read_counts, stream_items
+from transforms.streams.read import TimeRange, new_read_counts, stream_items
 from transforms.streams.sources import StreamSpec
 from transforms.streams.tables import rows_in_time_order
-
-SUMMARY = "summary"
+from transforms.vocabulary import CURVES, DEAD_LETTERS, READ_COUNTS, REPLAY_OUTPUTS, SUMMARY
 
 
 def due_batches(items, step: int):
@@ -161,4 +160,4 @@ class PerKeyReplay(beam.PTransform):
                 | "ReadAndDrain" >> beam.ParDo(
                     _DrainPerKey(self.factory, self.batch_size, self.delay, self.time_range,
                                  self.scores))
-                .with_outputs(*OUTPUT_TAGS, READ_COUNTS, SUMMARY, CURVES, main="outcomes"))
+                .with_outputs(*REPLAY_OUTPUTS, READ_COUNTS, SUMMARY, CURVES, main="outcomes"))

@@ -27,13 +27,11 @@ import apache_beam as beam
 import numpy as np
 
 from metrics.windows import pane_ends
-from transforms.records import FINAL, INITIAL
-from transforms.scoring.outcomes import (CURVES, LABEL_AXIS, BlockScore, FadingCurve, LastOutcomes,
+from transforms.scoring.outcomes import (LABEL_AXIS, BlockScore, FadingCurve, LastOutcomes,
                                          OutcomeTransform, Pane, PanesByCurve, ScoringPlan,
                                          concat_rows, curve_rows, first_of, group_rows, new_score,
                                          prediction_losses, route_rows, take_rows)
-
-COMPARISON = "comparison"
+from transforms.vocabulary import COMPARISON, CURVES, FINAL, INITIAL
 
 
 def pair_name(a: str, b: str) -> str:

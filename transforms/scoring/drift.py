@@ -25,11 +25,10 @@ import apache_beam as beam
 import numpy as np
 
 from metrics.drift import PageHinkley, match_drifts
-from transforms.records import INITIAL, MeasureKey
+from transforms.records import MeasureKey
 from transforms.scoring.label_order import InLabelOrder
-from transforms.scoring.outcomes import OutcomeTransform, fading_label, prediction_losses
-
-DRIFT = "drift"
+from transforms.scoring.outcomes import OutcomeTransform, prediction_losses
+from transforms.vocabulary import DRIFT, INITIAL, window_of_fading
 
 
 @dataclass(frozen=True)
@@ -84,7 +83,7 @@ def drift_rows(stream: str, model: str, alarms: dict, monitored: int,
     losses."""
     rows = []
     for alpha in plan.alphas:
-        view = "cumulative" if alpha == 1 else fading_label(alpha)
+        view = "cumulative" if alpha == 1 else window_of_fading(alpha)
 
         def row(metric, value, count, when=None, view=view):
             return MeasureKey(stream, model, DRIFT, metric, window=view).row(value, count, when)

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from transforms.scoring.comparison import COMPARISON, PairPanes, as_comparison, pair_name
+from transforms.scoring.comparison import PairPanes, as_comparison, pair_name
 from transforms.scoring.outcomes import InOrderCurves, InOrderScores, ScoringPlan
+from transforms.vocabulary import COMPARISON
 
 
 @dataclass(frozen=True)

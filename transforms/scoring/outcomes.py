@@ -40,26 +40,15 @@ from metrics.baselines import BaselineViews
 from metrics.binning import NO_CLASS, binned_many, prioritised
 from metrics.comparison import PairScore
 from metrics.windows import FadingScore, pane_ends
-from transforms.records import FINAL, INITIAL, MeasureKey
+from transforms.records import MeasureKey
 from transforms.scoring.label_order import InLabelOrder
 from transforms.streams.delays import duration
+from transforms.vocabulary import (BINNED, CUMULATIVE, CURVE_SCHEMA, CURVES, FINAL, INITIAL,
+                                   INTERMEDIATE, window_of_fading)
 
-CATEGORIES = (INITIAL, FINAL)
-BINNED = "binned"
-INTERMEDIATE = "intermediate"
-CURVES = "curves"
 FADING = "fading"
-CUMULATIVE = "cumulative"
 LABEL_AXIS = "n"
 
-
-def fading_label(alpha: float) -> str:
-    """The window column of a fading factor: every digit kept, so 1 − 1e-7 and 1 − 1e-8 differ.
-
-    >>> fading_label(0.999), fading_label(1 - 1e-8)
-    ('fading=0.999', 'fading=0.99999999')
-    """
-    return f"fading={float(alpha)!r}"
 
 
 def time_window(text: str) -> tuple[str, float, float]:
@@ -100,13 +89,13 @@ class ScoringPlan:
 
     @property
     def categories(self) -> tuple:
-        return (*CATEGORIES[:1 + self.final], *((BINNED,) if self.bins else ()))
+        return (*(INITIAL, FINAL)[:1 + self.final], *((BINNED,) if self.bins else ()))
 
     @property
     def views(self) -> list[str]:
         """The window column's values, in report order."""
         return [CUMULATIVE, *(f"w={w}" for w in self.windows),
-                *(fading_label(a) for a in self.fadings), *(t[0] for t in self.time_windows)]
+                *(window_of_fading(a) for a in self.fadings), *(t[0] for t in self.time_windows)]
 
     @property
     def baseline_views(self) -> BaselineViews:
@@ -184,7 +173,7 @@ class FadingCurve:
         self.alphas = plan.fadings
         self.every = plan.curve_every
         self.views = len(plan.views)
-        self.majority_of = {a: plan.views.index(fading_label(a)) for a in plan.fadings}
+        self.majority_of = {a: plan.views.index(window_of_fading(a)) for a in plan.fadings}
 
     @staticmethod
     def rows(task: str, n: np.ndarray, columns: dict) -> np.ndarray:
@@ -573,7 +562,7 @@ class CurvePoints:
                                _difference(running, _at(self.history, end - w)),
                                labels, t, last)
         for alpha, f in (FadingCurve.at(fading, end).items() if plan.fadings else ()):
-            rows += self._emit(fading_label(alpha),
+            rows += self._emit(window_of_fading(alpha),
                                dict(zip(plan.bins_of(self.key[2]), f.scores())), labels, t,
                                last, {b: s.n for b, s in cumulative.items()})
         return rows
@@ -719,14 +708,6 @@ class MergePanes(beam.CombineFn):
 def in_curves(row: dict, plan: ScoringPlan) -> bool:
     """Curves keep Λ(T,0) and Λ(T,B+1) of the binned measures (with Ψα), not every bin."""
     return row["category"] != BINNED or row["bin"] in (0, plan.bins + 1)
-
-
-# curves.parquet's columns: what `MeasureKey.row` gives, and the curve point's label count.
-CURVE_SCHEMA = pa.schema([(name, pa.large_string()) for name in ("stream", "model", "category")]
-                         + [("bin", pa.float64()), ("alpha", pa.float64()),
-                            ("window", pa.large_string()), ("metric", pa.large_string()),
-                            ("value", pa.float64()), ("n", pa.int64()), ("t", pa.float64()),
-                            ("labels", pa.int64())])
 
 
 class RowRouter:

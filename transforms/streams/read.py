@@ -10,14 +10,13 @@ from dataclasses import dataclass
 import apache_beam as beam
 from apache_beam.transforms.window import TimestampedValue
 
-from transforms.errors import ERRORS, InputError, reports_errors
+from transforms.errors import InputError, reports_errors
 from transforms.records import EVENT_KINDS, ID, INSTANCE, KIND, UPDATE, T
-from transforms.replay.keyed import DEAD_LETTERS, KEYED_CHUNKS
+from transforms.replay.keyed import KEYED_CHUNKS
 from transforms.streams.delays import DelaySpec
 from transforms.streams.rows import parse_time_value
 from transforms.streams.sources import StreamSpec
-
-READ_COUNTS = "read_counts"
+from transforms.vocabulary import DEAD_LETTERS, ERRORS, READ_COUNTS
 
 
 @dataclass(frozen=True)
