@@ -12,7 +12,7 @@ turns them into Python lists first, inside its timing). Both sides turn
 it into the scores of bins 0..B+1 (accuracy, κ, κ_m, κ_per, κ+ accumulators):
 
 - vectorised: `transforms.backfill.join.join_predictions` (pandas/numpy join, `binned_flat`) and
-  `transforms.scoring.outcomes.pane_scores` (one `update_many` per bin) — one core, no Beam;
+  `transforms.scoring.outcomes.block_scores` (one `update_many` per bin) — one core, no Beam;
 - loop: predictions grouped by instance in a dict one row at a time, each instance's bins by
   the item-by-item rule (`benchmarks.naive_reevaluation.reference_bins`), then
   `ClassificationScore.update` per bin.
@@ -36,7 +36,8 @@ from benchmarks.naive_reevaluation import reference_bins
 from metrics import ClassificationScore
 from transforms.backfill.join import join_predictions, kind_codes, label_columns
 from transforms.records import Outcome
-from transforms.scoring.outcomes import ScoringPlan, pane_scores
+from transforms.scoring.columns import block_scores
+from transforms.scoring.plan import ScoringPlan
 from transforms.vocabulary import BINNED, FINAL, INITIAL, PREDICTION_KINDS, REPREDICTION
 
 
@@ -66,9 +67,9 @@ def make_log(n: int, delay: float, every: float, classes: int, seed: int = 7):
 def vectorised(outcomes, log, names, bins: int) -> list:
     joined, _ = join_predictions(label_columns(outcomes), log, names, bins)
     plan = ScoringPlan(bins=bins, curve_every=len(outcomes))
-    panes = pane_scores(joined, "classification", plan)
-    (pane,) = [p for (category, _, _), p in panes.items() if category == BINNED]
-    return [pane.scores[b].score for b in range(bins + 2)]
+    blocks = block_scores(joined, "classification", plan)
+    (block,) = [p for (category, _, _), p in blocks.items() if category == BINNED]
+    return [block.scores[b].score for b in range(bins + 2)]
 
 
 def loop(outcomes, log, names, bins: int) -> list:

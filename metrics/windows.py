@@ -1,15 +1,15 @@
 """Forgetting (Gama et al.): sliding windows over the last w labels, and fading factors.
 
-Scoring stays order-free by cutting the label sequence into panes at fixed label numbers: every
-label knows its number n, so each pane's counts can be assembled from any bundles in any order,
+Scoring stays order-free by cutting the label sequence into blocks at fixed label numbers: every
+label knows its number n, so each block's counts can be assembled from any bundles in any order,
 and a window over the last w labels ending at a curve point P is `cumulative(P) −
 cumulative(P − w)` — exact, because the counts are integers (and the regression sums exact).
-`pane_ends` puts a pane boundary wherever such a difference needs one.
+`block_ends` puts a block boundary wherever such a difference needs one.
 
 A fading factor weighs the label k steps back by α^k: E = S/B with S = L + α·S and B = 1 + α·B
 (Gama's corrected estimator; paper 004, eq. for the fading prequential error). `FadingScore`
 applies that recurrence to every statistic behind a score (the counts of accuracy and the κ
-family, the error sums of MAE and RMSE), so every measure has its faded version. Fed pane by pane
+family, the error sums of MAE and RMSE), so every measure has its faded version. Fed block by block
 in label order, it performs exactly the floating-point operations of the plain sequential loop,
 so its numbers equal it bit for bit whatever the bundle split; `merge` combines accumulators of
 consecutive label ranges (rescaling by α to the later reference), equal up to rounding.
@@ -21,17 +21,17 @@ import numpy as np
 from scipy.signal import lfilter
 
 
-def pane_ends(n, every: int, windows=()) -> np.ndarray:
-    """The pane each label number falls in, named by the first boundary at or after it.
+def block_ends(n, every: int, windows=()) -> np.ndarray:
+    """The block each label number falls in, named by the first boundary at or after it.
 
-    Pane boundaries: every curve point k·every and, for each window size w, the points
+    LabelBlock boundaries: every curve point k·every and, for each window size w, the points
     k·every − w where a window's difference starts. They depend on nothing but the label
-    number, so a label's pane is known when the label arrives (the windows at the stream's
+    number, so a label's block is known when the label arrives (the windows at the stream's
     last label are taken from its last labels instead: `transforms.scoring.outcomes.tail_scores`).
 
-    >>> pane_ends([1, 3, 4, 5, 7], every=4).tolist()
+    >>> block_ends([1, 3, 4, 5, 7], every=4).tolist()
     [4, 4, 4, 8, 8]
-    >>> pane_ends([1, 2, 3, 4, 5, 6, 7], every=4, windows=[3]).tolist()
+    >>> block_ends([1, 2, 3, 4, 5, 6, 7], every=4, windows=[3]).tolist()
     [1, 4, 4, 4, 5, 8, 8]
     """
     n = np.asarray(n, dtype=np.int64)
@@ -64,7 +64,7 @@ class FadingScore:
         self.labels = 0  # labels folded in: the state's reference point
 
     def update(self, columns: dict) -> None:
-        """One pane's labels in label order, as the score class's `faded_stats` reads them."""
+        """One block's labels in label order, as the score class's `faded_stats` reads them."""
         stats = self.score_class.faded_stats(columns)
         if not len(stats):
             return
@@ -75,7 +75,7 @@ class FadingScore:
         elif stats.shape[-1] < self.state.shape[-1]:
             stats = self.score_class.pad_faded(stats, self.state.shape[-1])
         # lfilter([1], [1, -α]) runs y[i] = x[i] + α·y[i-1] in C: the sequential loop's own
-        # operations, started from the state carried over from the previous pane.
+        # operations, started from the state carried over from the previous block.
         out, _ = lfilter([1.0, 0.0], [1.0, -self.alpha], stats, axis=0,
                          zi=(self.alpha * self.state)[None])
         self.state = out[-1]
@@ -84,8 +84,8 @@ class FadingScore:
     def merge(self, later: FadingScore) -> FadingScore:
         """Fold in the accumulator of the labels that directly follow these: rescale this
         state to the later one's reference, S = α^m·S + S_later (m = its label count). The
-        same estimate as one pass, up to rounding; the pipeline continues one accumulator pane
-        by pane instead, which is the one pass exactly.
+        same estimate as one pass, up to rounding; the pipeline continues one accumulator block
+        by block instead, which is the one pass exactly.
 
         >>> from metrics import RegressionScore
         >>> one, a, b = (FadingScore(0.5, RegressionScore) for _ in range(3))

@@ -48,7 +48,8 @@ from transforms.replay.repredict import RepredictPolicy
 from transforms.scoring.comparison import CompareModels, pair_name
 from transforms.scoring.drift import DetectDrift, DriftPlan
 from transforms.scoring.in_stream import StreamScores
-from transforms.scoring.outcomes import ScoreOutcomes, ScoringPlan, time_window
+from transforms.scoring.outcomes import ScoreOutcomes
+from transforms.scoring.plan import ScoringPlan, time_window
 from transforms.scoring.profile import ProfileStreams
 from transforms.streams.delays import DelaySpec
 from transforms.streams.read import ReadStreams, TimeRange

@@ -64,7 +64,7 @@ def test_grouped_and_stateful_paths_give_identical_records(tmp_path):
 
 @pytest.mark.parametrize("task", ["classification", "regression"])
 def test_per_stream_scores_as_it_drains_what_the_pane_pipeline_scores(tmp_path, task):
-    """per-stream scores and compares in the replay, in label order; grouped shuffles panes:
+    """per-stream scores and compares in the replay, in label order; grouped shuffles blocks:
     the same summary and curves with windows, fading factors, event-time windows and bins."""
     if task == "classification":
         stream, models = STREAM, MODELS

@@ -9,7 +9,8 @@ from pipelines.config import RunConfig
 from pipelines.job import run
 from transforms.models.specs import ModelSpec
 from transforms.replay.engine import ReplayEngine
-from transforms.scoring.outcomes import ScoringPlan, pane_scores
+from transforms.scoring.columns import block_scores
+from transforms.scoring.plan import ScoringPlan
 from transforms.streams.delays import DelaySpec
 from transforms.streams.sources import StreamSpec
 
@@ -26,9 +27,9 @@ def replay_score(stream: str, model: str, delay, category="initial"):
     spec = StreamSpec.parse(stream)
     engine = ReplayEngine(ModelSpec.parse(model), spec.name)
     result = engine.drain(list(spec.events(DelaySpec.parse(delay))))
-    panes = pane_scores(result.outcomes, engine.task, ScoringPlan(curve_every=10**9))
-    (pane,) = [p for (c, _, _), p in panes.items() if c == category]
-    return pane.scores[None].score
+    blocks = block_scores(result.outcomes, engine.task, ScoringPlan(curve_every=10**9))
+    (block,) = [p for (c, _, _), p in blocks.items() if c == category]
+    return block.scores[None].score
 
 
 @pytest.mark.parametrize("delay", DELAYS)

@@ -11,13 +11,15 @@ import pandas as pd
 import pytest
 
 from metrics import ClassificationScore, RegressionScore
+from metrics.blocks import FadingCurve
 from pipelines.config import ConfigError, RunConfig
 from pipelines.job import run
 from transforms.records import Outcome
+from transforms.scoring.columns import block_scores, tail_scores
+from transforms.scoring.curves import InOrderScores, curve_rows, score_locally
 from transforms.scoring.label_order import InLabelOrder
-from transforms.scoring.outcomes import (LABEL_AXIS, FadingCurve, InOrderScores, LastOutcomes,
-                                         ScoringPlan, curve_rows, pane_scores, score_locally,
-                                         tail_scores, time_window)
+from transforms.scoring.outcomes import LastOutcomes
+from transforms.scoring.plan import LABEL_AXIS, ScoringPlan, time_window
 from transforms.vocabulary import window_of_fading
 
 B = 2  # bins 0..3 for the binned category
@@ -140,8 +142,8 @@ def check_against_sequential(outs, plan, regression=False):
                             (category, b, view, metric, p, have, value)
                         checked += 1
             for label, size, period in plan.time_windows:
-                last_pane = math.floor(outs[-1].t_label / period)
-                for j in range(last_pane + 1):
+                last_block = math.floor(outs[-1].t_label / period)
+                for j in range(last_block + 1):
                     start, end = (j + 1) * period - size, (j + 1) * period
                     inside = [o for o in outs if start <= o.t_label < end]
                     if not inside:
@@ -185,18 +187,18 @@ def test_any_bundle_split_and_merge_order_gives_the_same_rows(seed):
     rng.shuffle(shuffled)  # bundles arrive in any order, holding any labels
     parts = [shuffled[a:b] for a, b in zip([0, *cuts], [*cuts, total])]
     merged: dict = {}
-    partials = [pane_scores(part, "classification", PLAN) for part in parts]
+    partials = [block_scores(part, "classification", PLAN) for part in parts]
     rng.shuffle(partials)
     # The fading factors: each curve's batches folded in label order as they come, from
     # accumulators of shuffled bundles merged in any order.
     fold = InLabelOrder(FadingCurve("classification", PLAN))
     faded: dict = {}
     for partial in partials:
-        for key, pane in partial.items():
-            if pane.fading is not None:
-                acc = fold.add_input(fold.create_accumulator(), pane.fading)
+        for key, block in partial.items():
+            if block.fading is not None:
+                acc = fold.add_input(fold.create_accumulator(), block.fading)
                 faded.setdefault(("s", "m", *key[:2]), []).append(acc)
-            merged[key] = copy.deepcopy(pane) if key not in merged else merged[key].merge(pane)
+            merged[key] = copy.deepcopy(block) if key not in merged else merged[key].merge(block)
     for accs in faded.values():
         rng.shuffle(accs)
     # The end-of-stream windows: each bundle keeps its last outcomes, merged in any order.
@@ -205,10 +207,10 @@ def test_any_bundle_split_and_merge_order_gives_the_same_rows(seed):
     rng.shuffle(kept)
     tails = tail_scores(last.merge_accumulators(kept), "classification", PLAN)
     by_curve: dict = {}
-    for (category, axis, pane), partial in merged.items():
-        by_curve.setdefault(("s", "m", category, axis), []).append((pane, partial))
-    got = [r for key, panes in by_curve.items()
-           for _, r in curve_rows(key, panes, "classification", PLAN, tails[key[2]],
+    for (category, axis, block), partial in merged.items():
+        by_curve.setdefault(("s", "m", category, axis), []).append((block, partial))
+    got = [r for key, blocks in by_curve.items()
+           for _, r in curve_rows(key, blocks, "classification", PLAN, tails[key[2]],
                                   fold.extract_output(fold.merge_accumulators(faded[key]))
                                   if key in faded else None)
            if r["category"] != "binned" or r["bin"] in (0, B + 1)]
@@ -218,7 +220,7 @@ def test_any_bundle_split_and_merge_order_gives_the_same_rows(seed):
 @pytest.mark.parametrize("seed", range(3))
 def test_in_order_scores_fed_batch_by_batch_give_the_same_rows_in_constant_state(seed):
     """The per-stream replay scores as it drains: batches cut anywhere, fed in label order,
-    give the rows of one pass over all labels, while the scorer holds a few panes only."""
+    give the rows of one pass over all labels, while the scorer holds a few blocks only."""
     outs = outcomes(300, seed=seed)
     rng = random.Random(seed)
     expected = score_locally(("s", "m"), outs, "classification", PLAN)
@@ -234,7 +236,7 @@ def test_in_order_scores_fed_batch_by_batch_give_the_same_rows_in_constant_state
     curves = [r for _, r in rows if r["category"] != "binned" or r["bin"] in (0, B + 1)]
     assert sorted(map(repr, summary)) == sorted(map(repr, expected[0]))
     assert sorted(map(repr, curves)) == sorted(map(repr, expected[1]))
-    # Open: each (category, axis)'s newest pane; fading: at most the one point not emitted.
+    # Open: each (category, axis)'s newest block; fading: at most the one point not emitted.
     assert max(o for o, _ in held) == 3 * 2 and max(p for _, p in held) == 1
 
 

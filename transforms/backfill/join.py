@@ -35,7 +35,7 @@ from metrics.binning import NO_CLASS, binned_flat
 from transforms.errors import InputError, reports_errors
 from transforms.records import Outcome
 from transforms.replay.keyed import GroupedReplay
-from transforms.scoring.outcomes import concat_rows, group_rows, take_rows
+from transforms.scoring.columns import concat_rows, group_rows, take_rows
 from transforms.specs import split_options
 from transforms.streams.read import ReadStreams
 from transforms.streams.tables import event_seconds, table_files

@@ -12,7 +12,7 @@ compares every pair of models, `DetectDrift` runs Page-Hinkley over the losses a
 
 from transforms import lazy_exports
 
-_WHERE = {"ScoringPlan": "outcomes", "ScoreOutcomes": "outcomes", "CompareModels": "comparison",
+_WHERE = {"ScoringPlan": "plan", "ScoreOutcomes": "outcomes", "CompareModels": "comparison",
           "DetectDrift": "drift", "ProfileStreams": "profile"}
 __all__ = sorted(_WHERE)
 __getattr__ = lazy_exports(__name__, _WHERE)

@@ -1,14 +1,14 @@
 """Model comparisons: every pair of models on a stream, on the labels both predicted, in label
 order.
 
-    outcomes -> per (stream, prediction kind, pane) each model's losses
-             -> GroupByKey -> per pair, joined by id: panes
-    panes -> merged per pane, fading rows folded in label order (`PanesByCurve`)
+    outcomes -> per (stream, prediction kind, block) each model's losses
+             -> GroupByKey -> per pair, joined by id: blocks
+    blocks -> merged per block, fading rows folded in label order (`BlocksByCurve`)
           -> the scoring pass (cumulative, windows, fading) -> rows
     outcomes -> each model's last max(w) outcomes -> per pair the windows at the last label ⤴
 
 The per-stream replay has every model's outcomes for the same labels at each drain, so it
-joins them right there and scores the pairs' panes in label order (`PairPanes`,
+joins them right there and scores the pairs' blocks in label order (`PairBlocks`,
 `transforms.scoring.in_stream`): no GroupByKey.
 
 Rows: category `comparison`, model `A vs B`, bin 0 for the initial predictions and B+1 for the
@@ -26,11 +26,13 @@ from dataclasses import dataclass
 import apache_beam as beam
 import numpy as np
 
-from metrics.windows import pane_ends
-from transforms.scoring.outcomes import (LABEL_AXIS, BlockScore, FadingCurve, LastOutcomes,
-                                         OutcomeTransform, Pane, PanesByCurve, ScoringPlan,
-                                         concat_rows, curve_rows, first_of, group_rows, new_score,
-                                         prediction_losses, route_rows, take_rows)
+from metrics.blocks import BlockScore, FadingCurve, LabelBlock, new_score
+from metrics.windows import block_ends
+from transforms.scoring.columns import concat_rows, group_rows, prediction_losses, take_rows
+from transforms.scoring.curves import curve_rows
+from transforms.scoring.outcomes import (BlocksByCurve, LastOutcomes, OutcomeTransform, first_of,
+                                         route_rows)
+from transforms.scoring.plan import LABEL_AXIS, ScoringPlan
 from transforms.vocabulary import COMPARISON, CURVES, FINAL, INITIAL
 
 
@@ -57,26 +59,26 @@ def joined_losses(a: dict, b: dict) -> dict:
             "b_only": (b["wrong"][ib] > 0) & (a["wrong"][ia] == 0)}
 
 
-def pair_pane(joined: dict, labels: np.ndarray | None = None) -> Pane | None:
-    """One pane's `PairScore` of joined losses (None for no labels); with `labels` (the label
-    numbers the pane covers, joined or not) its rows for the fading fold."""
+def pair_block(joined: dict, labels: np.ndarray | None = None) -> LabelBlock | None:
+    """One block's `PairScore` of joined losses (None for no labels); with `labels` (the label
+    numbers the block covers, joined or not) its rows for the fading fold."""
     fading = None if labels is None else \
         (labels, FadingCurve.rows(COMPARISON, joined["n"], joined))
     if not len(joined["n"]):
         # No label both predicted: only what the fold must see to keep label order.
-        return None if fading is None else Pane({}, fading)
+        return None if fading is None else LabelBlock({}, fading)
     score = new_score(COMPARISON)
     score.update_many(joined["a"], joined["b"], joined["a_only"], joined["b_only"])
     acc = BlockScore(score, int(joined["n"].max()), float(joined["t_label"].max()))
-    return Pane({None: acc}, fading)
+    return LabelBlock({None: acc}, fading)
 
 
 @dataclass(frozen=True)
-class PairPanes:
-    """The comparison panes of labels that every model of a stream has seen: given each model's
+class PairBlocks:
+    """The comparison blocks of labels that every model of a stream has seen: given each model's
     outcomes for the same labels (a replay that drains all models of a stream together), every
-    pair's joined losses cut into panes -> `((stream, pair, kind, axis, pane end), Pane)`. No
-    label's losses wait for another model's: comparisons in constant memory."""
+    pair's joined losses cut into blocks -> `((stream, pair, kind, axis, block end), LabelBlock)`.
+    No label's losses wait for another model's: comparisons in constant memory."""
 
     tasks: dict
     plan: ScoringPlan
@@ -97,7 +99,7 @@ class PairPanes:
         for kind in self.kinds:
             cols = {m: loss_columns(o, self.tasks[m], kind) for m, o in outcomes.items()}
             for a, b in self.pairs(cols):
-                yield from self.panes(stream, a, b, kind, joined_losses(cols[a], cols[b]),
+                yield from self.blocks(stream, a, b, kind, joined_losses(cols[a], cols[b]),
                                       labels)
 
     def tails(self, stream: str, lasts):
@@ -112,21 +114,21 @@ class PairPanes:
                 joined = joined_losses(cols[a], cols[b])
                 tail = {}
                 for w in self.plan.windows:
-                    pane = pair_pane(take_rows(joined, np.flatnonzero(joined["n"] > total - w)))
-                    tail[w] = {None: new_score(COMPARISON) if pane is None
-                               else pane.scores[None].score}
+                    block = pair_block(take_rows(joined, np.flatnonzero(joined["n"] > total - w)))
+                    tail[w] = {None: new_score(COMPARISON) if block is None
+                               else block.scores[None].score}
                 yield (stream, pair_name(a, b), kind, LABEL_AXIS), tail
 
-    def panes(self, stream: str, a: str, b: str, kind: str, joined: dict, labels: np.ndarray):
-        """The panes of joined losses; `labels`: every label number they cover (for the
+    def blocks(self, stream: str, a: str, b: str, kind: str, joined: dict, labels: np.ndarray):
+        """The blocks of joined losses; `labels`: every label number they cover (for the
         fading fold, which must see each label's place even where not both predicted)."""
         plan = self.plan
-        joined_ends = pane_ends(joined["n"], plan.curve_every, plan.windows)
-        for end, rows in group_rows(pane_ends(labels, plan.curve_every, plan.windows)):
-            pane = pair_pane(take_rows(joined, np.flatnonzero(joined_ends == end)),
+        joined_ends = block_ends(joined["n"], plan.curve_every, plan.windows)
+        for end, rows in group_rows(block_ends(labels, plan.curve_every, plan.windows)):
+            block = pair_block(take_rows(joined, np.flatnonzero(joined_ends == end)),
                              labels[rows] if plan.fadings else None)
-            if pane is not None:
-                yield (stream, pair_name(a, b), kind, LABEL_AXIS, int(end)), pane
+            if block is not None:
+                yield (stream, pair_name(a, b), kind, LABEL_AXIS, int(end)), block
 
 
 def as_comparison(rows, plan: ScoringPlan):
@@ -141,21 +143,21 @@ def as_comparison(rows, plan: ScoringPlan):
 class CompareModels(OutcomeTransform):
     """`((stream, model), [Outcome])` batches -> comparison summary rows (main) and curve rows
     (`curves`) for every pair of models of the same task, in configuration order: each model's
-    losses joined by id per pane after a GroupByKey, which holds every label's losses until the
+    losses joined by id per block after a GroupByKey, which holds every label's losses until the
     slowest model's have come (the per-stream replay compares as it drains instead:
     `transforms.scoring.in_stream`)."""
 
     def expand(self, outcome_batches):
         tasks, plan = self.tasks, self.plan
-        panes_of = PairPanes(tasks, plan)
+        panes_of = PairBlocks(tasks, plan)
 
-        def model_panes(element):
+        def model_blocks(element):
             (stream, model), outcomes = element
             labels = np.array([o.n for o in outcomes], dtype=np.int64)
-            label_ends = pane_ends(labels, plan.curve_every, plan.windows)
+            label_ends = block_ends(labels, plan.curve_every, plan.windows)
             for kind in panes_of.kinds:
                 cols = loss_columns(outcomes, tasks[model], kind)
-                loss_ends = pane_ends(cols["n"], plan.curve_every, plan.windows)
+                loss_ends = block_ends(cols["n"], plan.curve_every, plan.windows)
                 for end, rows in group_rows(label_ends):
                     yield (stream, kind, int(end)), (
                         model, take_rows(cols, np.flatnonzero(loss_ends == end)), labels[rows])
@@ -167,24 +169,24 @@ class CompareModels(OutcomeTransform):
                 by_model.setdefault(model, []).append((part, labels))
             for a, b in panes_of.pairs(by_model):
                 labels = np.unique(np.concatenate([n for m in (a, b) for _, n in by_model[m]]))
-                yield from panes_of.panes(stream, a, b, kind, joined_losses(
+                yield from panes_of.blocks(stream, a, b, kind, joined_losses(
                     *(concat_rows([part for part, _ in by_model[m]]) for m in (a, b))), labels)
 
         def summarise(element):
             key, grouped = element
             yield from route_rows(as_comparison(curve_rows(
-                key, grouped["panes"], COMPARISON, plan, *first_of(grouped)), plan), plan)
+                key, grouped["blocks"], COMPARISON, plan, *first_of(grouped)), plan), plan)
 
-        pair_panes = (outcome_batches
-                      | "ModelPanes" >> beam.FlatMap(model_panes)
-                      | "ByPane" >> beam.GroupByKey()
+        pair_blocks = (outcome_batches
+                      | "ModelBlocks" >> beam.FlatMap(model_blocks)
+                      | "ByBlock" >> beam.GroupByKey()
                       | "Pairs" >> beam.FlatMap(pairs))
         last = (outcome_batches
                 | "LastOutcomes" >> beam.CombinePerKey(LastOutcomes(max(plan.windows, default=0)))
                 | "ByStream" >> beam.Map(lambda e: (e[0][0], (e[0][1], e[1])))
                 | "LastPerStream" >> beam.GroupByKey()
                 | "TailScores" >> beam.FlatMap(lambda e: panes_of.tails(*e)))
-        curves = pair_panes | "ByCurve" >> PanesByCurve(lambda key: COMPARISON, [COMPARISON],
+        curves = pair_blocks | "ByCurve" >> BlocksByCurve(lambda key: COMPARISON, [COMPARISON],
                                                         plan)
         return ({**curves, "tails": last}
                 | "ByPair" >> beam.CoGroupByKey()

@@ -26,8 +26,9 @@ import numpy as np
 
 from metrics.drift import PageHinkley, match_drifts
 from transforms.records import MeasureKey
+from transforms.scoring.columns import prediction_losses
 from transforms.scoring.label_order import InLabelOrder
-from transforms.scoring.outcomes import OutcomeTransform, prediction_losses
+from transforms.scoring.outcomes import OutcomeTransform
 from transforms.vocabulary import DRIFT, INITIAL, window_of_fading
 
 

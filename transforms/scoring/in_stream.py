@@ -2,10 +2,10 @@
 
 The per-stream replay drains every model of a stream over the same events in one place, in
 label order. So the scores need no shuffle: each drain's outcomes go straight into each model's
-`InOrderScores`, and every pair's joined losses (`PairPanes`) into the pair's `InOrderCurves`;
-each curve point's rows leave as soon as later labels pass it. Memory holds the open panes and
-each model's last max(w) outcomes — not the stream's panes, not its curve rows — so a long
-stream runs in constant memory. The rows are the pane pipeline's (`ScoreOutcomes`,
+`InOrderScores`, and every pair's joined losses (`PairBlocks`) into the pair's `InOrderCurves`;
+each curve point's rows leave as soon as later labels pass it. Memory holds the open blocks and
+each model's last max(w) outcomes — not the stream's blocks, not its curve rows — so a long
+stream runs in constant memory. The rows are the block pipeline's (`ScoreOutcomes`,
 `CompareModels`): the same functions, fed in order.
 """
 
@@ -13,8 +13,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from transforms.scoring.comparison import PairPanes, as_comparison, pair_name
-from transforms.scoring.outcomes import InOrderCurves, InOrderScores, ScoringPlan
+from transforms.scoring.comparison import PairBlocks, as_comparison, pair_name
+from transforms.scoring.curves import InOrderCurves, InOrderScores
+from transforms.scoring.plan import ScoringPlan
 from transforms.vocabulary import COMPARISON
 
 
@@ -46,17 +47,17 @@ class StreamScoring:
     def __init__(self, stream: str, models: list, tasks: dict, plan: ScoringPlan):
         self.stream, self.plan = stream, plan
         self.models = {m: InOrderScores((stream, m), tasks[m], plan) for m in models}
-        self.pair_panes = PairPanes(tasks, plan)
+        self.pair_blocks = PairBlocks(tasks, plan)
         self.pairs = {pair_name(a, b): InOrderCurves((stream, pair_name(a, b)), COMPARISON,
                                                      plan)
-                      for a, b in self.pair_panes.pairs(models)}
+                      for a, b in self.pair_blocks.pairs(models)}
 
     def add(self, outcomes: dict) -> list:
         rows = [r for m, scores in self.models.items() for r in scores.add(outcomes[m])]
         if self.pairs:
             partials: dict = {pair: {} for pair in self.pairs}
-            for (_, pair, kind, axis, end), pane in self.pair_panes(self.stream, outcomes):
-                partials[pair][(kind, axis, end)] = pane
+            for (_, pair, kind, axis, end), block in self.pair_blocks(self.stream, outcomes):
+                partials[pair][(kind, axis, end)] = block
             for pair, curves in self.pairs.items():
                 rows += as_comparison(curves.add(partials[pair]), self.plan)
         return rows
@@ -66,7 +67,7 @@ class StreamScoring:
         if self.pairs:
             lasts = [(m, scores.last) for m, scores in self.models.items()]
             tails: dict = {pair: {} for pair in self.pairs}
-            for (_, pair, kind, _), tail in self.pair_panes.tails(self.stream, lasts):
+            for (_, pair, kind, _), tail in self.pair_blocks.tails(self.stream, lasts):
                 tails[pair][kind] = tail
             for pair, curves in self.pairs.items():
                 rows += as_comparison(curves.finish(tails[pair]), self.plan)

@@ -1,0 +1,157 @@
+"""Partial scores over blocks of labels, and what is made of them: merged blocks, windows as
+exact differences of cumulative scores, fading factors folded in label order.
+
+A block is a run of consecutive labels of one key (cut at the curve points and where a sliding
+window starts, or a period of label time); its `BlockScore`s merge in any order with the same
+bits, so blocks can be scored wherever the labels are and merged later."""
+
+from __future__ import annotations
+
+import bisect
+import copy
+
+import numpy as np
+
+from metrics.classification import ClassificationScore
+from metrics.comparison import PairScore
+from metrics.regression import RegressionScore
+from metrics.windows import FadingScore
+
+
+def new_score(task: str):
+    """An empty score for a model's task, or for a comparison of two models."""
+    return {"classification": ClassificationScore, "regression": RegressionScore,
+            "comparison": PairScore}[task]()
+
+
+class BlockScore:
+    """A score over some labels, with the last label number and time it covers."""
+
+    __slots__ = ("score", "last_n", "last_t")
+
+    def __init__(self, score, last_n: int = 0, last_t: float = float("-inf")):
+        self.score = score
+        self.last_n = last_n
+        self.last_t = last_t
+
+    def merge(self, other: BlockScore) -> BlockScore:
+        self.score.merge(other.score)
+        self.last_n = max(self.last_n, other.last_n)
+        self.last_t = max(self.last_t, other.last_t)
+        return self
+
+
+def merge_bins(mine: dict, other: dict) -> dict:
+    """Merge {bin: BlockScore} maps (bin None for initial / final)."""
+    for b, acc in other.items():
+        if b in mine:
+            mine[b].merge(acc)
+        else:
+            mine[b] = copy.deepcopy(acc)
+    return mine
+
+
+class LabelBlock:
+    """One block's partial: {bin: BlockScore}, and for fading factors its labels' rows
+    (`fading`: (label numbers, rows), see `FadingCurve`), which `BlocksByCurve` sends to the
+    label-order fold before the blocks merge."""
+
+    __slots__ = ("scores", "fading")
+
+    def __init__(self, scores: dict, fading: tuple | None = None):
+        self.scores = scores
+        self.fading = fading
+
+    def merge(self, other: LabelBlock) -> LabelBlock:
+        merge_bins(self.scores, other.scores)
+        return self
+
+
+class FadingCurve:
+    """The fading factors of one curve, folded over its labels in label order (a
+    `transforms.scoring.label_order.Fold`): a `FadingScore` per α, and their states at every curve
+    point, taken when the fold passes it (a point it never passed is at the end: the final
+    state). Feeding labels one run at a time performs the sequential loop's own operations,
+    so the numbers equal one pass over all labels bit for bit.
+
+    Rows: label number n, then the columns of the task's `faded_stats`, as `rows` lays them
+    out (classes as float indices, exact); a classifier's Majority baseline has a column per
+    view, and each α reads its own view's."""
+
+    def __init__(self, task: str, plan):  # plan: a `transforms.scoring.ScoringPlan`
+        self.task = task
+        self.alphas = plan.fadings
+        self.every = plan.curve_every
+        self.views = len(plan.views)
+        self.majority_of = plan.fading_views
+
+    @staticmethod
+    def rows(task: str, n: np.ndarray, columns: dict) -> np.ndarray:
+        """One row per label: n and the columns the score's `faded_stats` reads."""
+        if task == "comparison":
+            parts = [columns[k] for k in ("a", "b", "a_only", "b_only")]
+        else:
+            parts = [columns["y"], *columns.get("baselines", ()), columns["preds"]]
+        return np.column_stack([n, *parts]).astype(np.float64)
+
+    def columns(self, rows: np.ndarray) -> dict:
+        if self.task == "comparison":
+            return dict(zip(("a", "b", "a_only", "b_only"), rows[:, 1:5].T))
+        if self.task == "classification":
+            return {"y": rows[:, 1], "prev": rows[:, 2], "majority": rows[:, 3:3 + self.views],
+                    "preds": rows[:, 3 + self.views:]}
+        return {"y": rows[:, 1], "preds": rows[:, 2:]}
+
+    def start(self):
+        score_class = type(new_score(self.task))
+        return {"faded": {a: FadingScore(a, score_class) for a in self.alphas},
+                "points": {}, "folded": 0}
+
+    def _update(self, state, rows: np.ndarray) -> None:
+        if len(rows):
+            columns = self.columns(rows)
+            majority = columns.get("majority")
+            for alpha, f in state["faded"].items():
+                if majority is not None:  # this α's own Majority baseline
+                    columns["majority"] = majority[:, self.majority_of[alpha]]
+                f.update(columns)
+
+    def step(self, state, rows: np.ndarray):
+        if not len(rows):
+            return state
+        n, start = rows[:, 0], 0
+        # Curve points b the fold now passes (labels after b follow): their state first.
+        first = max(self.every, -(-state["folded"] // self.every) * self.every)
+        for b in range(first, int(n[-1]), self.every):
+            cut = int(np.searchsorted(n, b, side="right"))
+            self._update(state, rows[start:cut])
+            start = cut
+            state["points"][b] = copy.deepcopy(state["faded"])
+        self._update(state, rows[start:])
+        state["folded"] = int(n[-1])
+        return state
+
+    def result(self, state):
+        return state
+
+    @staticmethod
+    def at(folded: dict, point: int) -> dict:
+        """{α: FadingScore} at curve point `point`."""
+        return folded["points"].get(point, folded["faded"])
+
+
+def difference(later: dict, earlier: dict | None) -> dict:
+    """{bin: score} of the labels in `later` but not in `earlier` (cumulative snapshots)."""
+    out = {}
+    for b, acc in later.items():
+        score = copy.deepcopy(acc.score)
+        if earlier is not None and b in earlier:
+            score.subtract(earlier[b].score)
+        out[b] = score
+    return out
+
+
+def snapshot_at(history: list, bound) -> dict | None:
+    """The last cumulative snapshot at or before `bound` (history sorted by block key)."""
+    i = bisect.bisect_right(history, bound, key=lambda h: h[0])
+    return history[i - 1][1] if i else None

@@ -1,0 +1,205 @@
+"""A batch of outcomes as arrays, and its partial scores per label block (`block_scores`) and
+over the last labels (`tail_scores`). Plain Python: numpy, no Beam."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pyarrow as pa
+
+from metrics.binning import NO_CLASS, binned_many
+from metrics.blocks import BlockScore, FadingCurve, LabelBlock, new_score
+from metrics.windows import block_ends
+from transforms.scoring.plan import LABEL_AXIS, ScoringPlan
+from transforms.vocabulary import BINNED, FINAL, INITIAL
+
+
+def prediction_losses(outcomes, task: str, kind: str, squared: bool = False) -> dict:
+    """Per outcome whose `kind` (initial or final) prediction was made: id, n, arrival and label
+    time, and its loss — 0-1 for classifiers; absolute, or with `squared` squared, error for
+    regressors — as arrays (ids as objects).
+
+    >>> from transforms.records import Outcome
+    >>> out = [Outcome(1, "a", 0.0, 5.0, 2.0, None, None, 1.5, None)]
+    >>> prediction_losses(out, "regression", INITIAL, squared=True)["loss"].tolist()
+    [0.25]
+    """
+    rows = []
+    for o in outcomes:
+        p = o.initial if kind == INITIAL else o.final
+        if p is None:
+            continue
+        if task == "classification":
+            loss = float(p != o.y)
+        else:
+            loss = float((o.y - p) ** 2) if squared else abs(o.y - p)
+        rows.append((o.id, o.n, o.t_arrival, o.t_label, loss))
+    ids, n, t_arrival, t_label, loss = zip(*rows) if rows else ((),) * 5
+    id_column = np.empty(len(ids), dtype=object)
+    id_column[:] = ids
+    return {"ids": id_column, "n": np.array(n, dtype=np.int64),
+            "t_arrival": np.array(t_arrival, dtype=np.float64),
+            "t_label": np.array(t_label, dtype=np.float64),
+            "loss": np.array(loss, dtype=np.float64)}
+
+
+def bin_matrix(outcomes, bins: int, classification: bool) -> np.ndarray:
+    """Each outcome's prediction for bins 0..B+1, one row per outcome (−1 / NaN: none)."""
+    dtype = np.int64 if classification else np.float64
+    unmapped = [i for i, o in enumerate(outcomes) if o.bins is None]
+    if not unmapped and outcomes:  # all mapped by the replay
+        return np.stack([o.bins for o in outcomes]).astype(dtype, copy=False)
+    out = np.empty((len(outcomes), bins + 2), dtype=dtype)
+    for i, o in enumerate(outcomes):
+        if o.bins is not None:
+            out[i] = o.bins
+    if unmapped:  # labelled before any re-prediction (rep_times None): all carry the initial
+        todo = [outcomes[i] for i in unmapped]
+        out[unmapped] = binned_many(
+            [o.t_arrival for o in todo], [o.t_label for o in todo], [o.initial for o in todo],
+            [o.rep_times for o in todo], [o.rep_values for o in todo],
+            [o.final for o in todo], bins, classification)
+    return out
+
+
+def take_rows(columns: dict, rows: np.ndarray) -> dict:
+    """The rows at `rows` of every column: numpy arrays, or Arrow arrays (a log's strings stay
+    in Arrow, no Python object per value).
+
+    >>> rows = take_rows({"n": np.array([5, 6, 7]), "id": pa.array(["a", "b", "c"])},
+    ...                  np.array([2, 0]))
+    >>> rows["n"].tolist(), rows["id"].to_pylist()
+    ([7, 5], ['c', 'a'])
+    """
+    return {k: v.take(pa.array(rows, pa.int64())) if isinstance(v, pa.Array) else v[rows]
+            for k, v in columns.items()}
+
+
+def concat_rows(parts: list[dict]) -> dict:
+    """The columns of several parts, one part after another ({} for none)."""
+    if not parts:
+        return {}
+    return {k: pa.concat_arrays([p[k] for p in parts]) if isinstance(parts[0][k], pa.Array)
+            else np.concatenate([p[k] for p in parts]) for k in parts[0]}
+
+
+def group_rows(keys: np.ndarray):
+    """(key, row indices) for each distinct key, keys ascending, rows in input order.
+
+    >>> [(int(k), r.tolist()) for k, r in group_rows(np.array([3, 1, 3]))]
+    [(1, [1]), (3, [0, 2])]
+    """
+    order = np.argsort(keys, kind="stable")
+    sorted_keys = keys[order]
+    starts = np.flatnonzero(np.r_[True, sorted_keys[1:] != sorted_keys[:-1]]) \
+        if len(keys) else np.empty(0, dtype=np.int64)
+    for start, rows in zip(starts, np.split(order, starts[1:])):
+        yield sorted_keys[start], rows
+
+
+def _columns(outcomes, task: str, plan: ScoringPlan) -> dict:
+    """A batch of outcomes as arrays: label number n, label time t, y, the baselines (Persistent,
+    Majority; classification) and each category's predictions (one column per bin)."""
+    classification = task == "classification"
+    missing = NO_CLASS if classification else math.nan
+    dtype = np.int64 if classification else np.float64
+
+    def column(values):
+        return np.array([missing if v is None else v for v in values], dtype=dtype)
+
+    predicted = {INITIAL: column(o.initial for o in outcomes)[:, None]}
+    if plan.final:
+        predicted[FINAL] = column(o.final for o in outcomes)[:, None]
+    if plan.bins:
+        predicted[BINNED] = bin_matrix(outcomes, plan.bins, classification)
+    return {"n": np.array([o.n for o in outcomes], dtype=np.int64),
+            "t": np.array([o.t_label for o in outcomes], dtype=np.float64),
+            "y": column(o.y for o in outcomes),
+            "baselines": (column(o.y_prev for o in outcomes),
+                          _majority_matrix(outcomes, len(plan.views))) if classification else (),
+            "predicted": predicted}
+
+
+def _majority_matrix(outcomes, views: int) -> np.ndarray:
+    """The Majority baseline of each outcome for each view (labels × views): an outcome carries
+    one class per view, or one class that every view shares."""
+    matrix = np.array([o.y_majority for o in outcomes], dtype=np.int64)
+    matrix = matrix.reshape(len(outcomes), -1) if len(outcomes) else np.empty((0, views), np.int64)
+    if matrix.shape[1] == views:
+        return matrix
+    if matrix.shape[1] == 1:
+        return np.repeat(matrix, views, axis=1)
+    raise ValueError(f"outcomes carry {matrix.shape[1]} Majority baselines for {views} views")
+
+
+def _bin_scores(cols: dict, rows: np.ndarray, category: str, task: str,
+                plan: ScoringPlan) -> dict:
+    """{bin: BlockScore} of the labels at `rows` for one category."""
+    matrix, y, baselines = cols["predicted"][category], cols["y"], cols["baselines"]
+    last_n = int(cols["n"][rows].max()) if len(rows) else 0
+    last_t = float(cols["t"][rows].max()) if len(rows) else -math.inf
+    matrix, y, baselines = matrix[rows], y[rows], [base[rows] for base in baselines]
+    # An untrained model made no prediction: not scored, as in river.
+    made = matrix != NO_CLASS if task == "classification" else ~np.isnan(matrix)
+    scores = {}
+    for j, b in enumerate(plan.bins_of(category)):
+        acc = BlockScore(new_score(task), last_n, last_t)
+        if made[:, j].all():
+            acc.score.update_many(y, matrix[:, j], *baselines)
+        else:
+            ok = made[:, j]
+            acc.score.update_many(y[ok], matrix[ok, j], *(base[ok] for base in baselines))
+        scores[b] = acc
+    return scores
+
+
+def block_scores(outcomes, task: str, plan: ScoringPlan) -> dict:
+    """Partial scores of a batch of outcomes: {(category, axis, block): LabelBlock}. The blocks
+    depend on the label numbers and times alone, not on how long the stream is, so scoring needs
+    nothing from the end of the stream and runs as the outcomes come.
+
+    >>> from transforms.records import Outcome
+    >>> out = [Outcome(1, "a", 0.0, 1.0, 1, 0, 1, 1, 1),
+    ...        Outcome(2, "b", 1.0, 2.0, 0, 1, 0, None, 1)]
+    >>> s = block_scores(out, "classification", ScoringPlan(curve_every=10))
+    >>> initial, final = s[("initial", "n", 10)], s[("final", "n", 10)]
+    >>> initial.scores[None].score.n, final.scores[None].score.accuracy
+    (1, 0.5)
+    """
+    cols = _columns(outcomes, task, plan)
+    n, t = cols["n"], cols["t"]
+    axes = [(LABEL_AXIS, block_ends(n, plan.curve_every, plan.windows))]
+    axes += [(label, np.floor(t / period).astype(np.int64))
+             for label, _, period in plan.time_windows]
+    blocks: dict = {}
+    for axis, keys in axes:
+        for block_key, rows in group_rows(keys):
+            for category, matrix in cols["predicted"].items():
+                fading = None
+                if axis == LABEL_AXIS and plan.fadings:
+                    fading = (n[rows], FadingCurve.rows(task, n[rows], {
+                        "y": cols["y"][rows], "preds": matrix[rows],
+                        "baselines": [base[rows] for base in cols["baselines"]]}))
+                blocks[(category, axis, int(block_key))] = LabelBlock(
+                    _bin_scores(cols, rows, category, task, plan), fading)
+    return blocks
+
+
+def tail_scores(outcomes, task: str, plan: ScoringPlan) -> dict:
+    """{category: {w: {bin: score}}}: for each window size w the score of the key's last w labels,
+    from (at least) its last max(w) outcomes — the windows at the end of the stream, whose
+    start no block boundary can know in advance.
+
+    >>> from transforms.records import Outcome
+    >>> out = [Outcome(n, n, 0.0, n, 1, 1, 1, p, p) for n, p in [(7, 0), (8, 1), (9, 1)]]
+    >>> tail = tail_scores(out, "classification", ScoringPlan(windows=(2, 3)))
+    >>> tail["initial"][2][None].accuracy, tail["initial"][3][None].accuracy
+    (1.0, 0.6666666666666666)
+    """
+    cols = _columns(outcomes, task, plan)
+    total = int(cols["n"].max(initial=0))
+    return {category: {w: {b: acc.score for b, acc in _bin_scores(
+                cols, np.flatnonzero(cols["n"] > total - w), category, task, plan).items()}
+                       for w in plan.windows}
+            for category in cols["predicted"]}

@@ -1,0 +1,257 @@
+"""Summary and curve rows from merged label blocks: each curve point of every view
+(`CurvePoints`), a key's curves fed in label order (`InOrderCurves`, `InOrderScores`), and
+`score_locally` for one key without Beam. Plain Python."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterator
+
+from metrics import NOT_PRIORITISED
+from metrics.binning import prioritised
+from metrics.blocks import FadingCurve, LabelBlock, difference, merge_bins, snapshot_at
+from transforms.records import MeasureKey
+from transforms.scoring.columns import block_scores, tail_scores
+from transforms.scoring.plan import LABEL_AXIS, ScoringPlan
+from transforms.vocabulary import BINNED, CUMULATIVE, INTERMEDIATE, window_of_fading
+
+
+def keep_last(outcomes: list, size: int) -> list:
+    """The `size` outcomes with the highest label numbers, in label order (`outcomes` is
+    reordered and cut in place).
+
+    >>> from transforms.records import Outcome
+    >>> [o.n for o in keep_last([Outcome(n, n, 0.0, n, 1, 1, 1, 1, 1) for n in (3, 1, 2)], 2)]
+    [2, 3]
+    """
+    if len(outcomes) > size:
+        outcomes.sort(key=lambda o: o.n)  # nearly sorted: linear
+        del outcomes[:len(outcomes) - size]
+    return outcomes
+
+
+def _score_rows(stream, model, category, view, scores: dict, labels: int, t, plan,
+                counts: dict | None = None) -> list[dict]:
+    """Rows for one view at one curve point: each bin's metrics and, for the binned category,
+    Ψα for each α over bins 0..B (Ψ rows carry the final bin's n). `counts` overrides each
+    bin's n (a faded score's own n is a weight, not a count)."""
+    counts = counts or {b: s.n for b, s in scores.items()}
+    rows = []
+    for b in plan.bins_of(category):
+        if b not in scores:
+            continue
+        for metric, value in scores[b].get().items():
+            row = MeasureKey(stream, model, category, metric, bin=b, window=view).row(
+                value, counts[b], t)
+            row["labels"] = labels
+            rows.append(row)
+    if category == BINNED and all(b in scores for b in plan.bins_of(category)):
+        values = [scores[b].get() for b in range(plan.bins + 1)]
+        for metric in values[0]:
+            if metric in NOT_PRIORITISED:
+                continue
+            per_bin = [v[metric] for v in values]
+            for alpha in plan.alphas:
+                row = MeasureKey(stream, model, INTERMEDIATE, metric, alpha=alpha,
+                                 window=view).row(prioritised(per_bin, alpha),
+                                                  counts[plan.bins + 1], t)
+                row["labels"] = labels
+                rows.append(row)
+    return rows
+
+
+class CurvePoints:
+    """One (stream, model, category, axis)'s curve, fed its merged blocks in block order: `add`
+    returns the rows of the curve points that the block shows are not the stream's last,
+    `finish` the rest — (is_last, row) pairs; is_last marks the end-of-stream summary rows, the
+    last label's. Holds the running cumulative score, the snapshots the windows' differences
+    still need and one block's point (it is the last one until a later block comes), so a curve
+    can be made as its labels come, in constant memory.
+
+    On the label axis the windows at the last label come from `finish`'s `tail` ({w: {bin:
+    score}}, `tail_scores`), and the fading factors from `fading` (`FadingCurve`'s state; at a
+    point the fold has passed, or at the end)."""
+
+    def __init__(self, key, task: str, plan: ScoringPlan):
+        self.key, self.task, self.plan = key, task, plan
+        self.running: dict = {}
+        self.history: list = []  # (block key, cumulative snapshot) for the windows' differences
+        self.held = None  # the latest block key: its point is emitted once it is known not last
+        if key[3] != LABEL_AXIS:
+            _, size, period = next(tw for tw in plan.time_windows if tw[0] == key[3])
+            self.span, self.period = round(size / period), period
+            self.ends: set = set()  # window ends j not yet emitted
+
+    def add(self, block_key: int, block: LabelBlock, fading: dict | None = None) -> list:
+        if self.key[3] == LABEL_AXIS:
+            rows = [] if self.held is None else self._label_point(self.held, False, None, fading)
+            merge_bins(self.running, block.scores)
+            if self.plan.windows:
+                keep = max(self.plan.windows)
+                self.history.append((block_key, copy.deepcopy(self.running)))
+                while len(self.history) > 1 and self.history[1][0] <= block_key - keep:
+                    self.history.pop(0)
+        else:  # windows [(j − span + 1)·P, (j + 1)·P) ending before this block: complete
+            rows = [r for j in sorted(j for j in self.ends if j < block_key)
+                    for r in self._time_window(j, False)]
+            merge_bins(self.running, block.scores)
+            self.history.append((block_key, copy.deepcopy(self.running)))
+            self.ends.update(range(block_key, block_key + self.span))
+        self.held = block_key
+        return rows
+
+    def finish(self, tail: dict | None = None, fading: dict | None = None) -> list:
+        if self.held is None:
+            return []
+        if self.key[3] == LABEL_AXIS:
+            return self._label_point(self.held, True, tail, fading)
+        return [r for j in sorted(j for j in self.ends if j <= self.held)
+                for r in self._time_window(j, j == self.held)]
+
+    def _emit(self, view, scores, labels, t, last, counts=None) -> list:
+        stream, model, category, _ = self.key
+        if self.task == "classification":  # each view reports its own Majority baseline
+            j = self.plan.views.index(view)
+            scores = {b: s.for_view(j) for b, s in scores.items()}
+        return [(last, r) for r in _score_rows(stream, model, category, view, scores, labels, t,
+                                               self.plan, counts)]
+
+    def _label_point(self, end: int, last: bool, tail, fading) -> list:
+        plan, running = self.plan, self.running
+        if end % plan.curve_every and not last or not running:
+            return []  # a window's start, not a curve point; or nothing scored yet
+        # The last block ends at the next boundary; its labels end at the last label.
+        labels = max(acc.last_n for acc in running.values()) if last else end
+        t = max(acc.last_t for acc in running.values())
+        cumulative = {b: acc.score for b, acc in running.items()}
+        rows = self._emit(CUMULATIVE, cumulative, labels, t, last)
+        for w in plan.windows:
+            rows += self._emit(f"w={w}", tail[w] if last else
+                               difference(running, snapshot_at(self.history, end - w)),
+                               labels, t, last)
+        for alpha, f in (FadingCurve.at(fading, end).items() if plan.fadings else ()):
+            rows += self._emit(window_of_fading(alpha),
+                               dict(zip(plan.bins_of(self.key[2]), f.scores())), labels, t,
+                               last, {b: s.n for b, s in cumulative.items()})
+        return rows
+
+    def _time_window(self, j: int, last: bool) -> list:
+        self.ends.discard(j)
+        history = self.history
+        while len(history) > 1 and history[1][0] <= j - self.span:
+            history.pop(0)
+        window = difference(snapshot_at(history, j), snapshot_at(history, j - self.span))
+        labels = max(acc.last_n for acc in self.running.values())
+        return self._emit(self.key[3], window, labels, (j + 1) * self.period, last)
+
+
+def curve_rows(key, blocks, task: str, plan: ScoringPlan, tail: dict | None = None,
+               fading: dict | None = None) -> Iterator[tuple[bool, dict]]:
+    """A (stream, model, category, axis)'s blocks, in any order -> (is_last, row) for every
+    curve point of every view on that axis (`CurvePoints`)."""
+    curve = CurvePoints(key, task, plan)
+    for block_key, block in sorted(blocks, key=lambda p: p[0]):
+        yield from curve.add(block_key, block, fading)
+    yield from curve.finish(tail, fading)
+
+
+class InOrderCurves:
+    """The curves of one key (a (stream, model), or a pair of models) from its partial blocks
+    fed in label order ({(category, axis, block): LabelBlock}, as `block_scores` makes them): each
+    curve point's rows as soon as later labels pass it (`CurvePoints`), the fading factors
+    folded as the rows come (`FadingCurve`). Memory: the blocks not yet complete, one block per
+    curve and the fading state — not the stream's blocks.
+
+    A block is complete when a later block of its curve has begun (labels come in label order,
+    and so in label-time order)."""
+
+    def __init__(self, key: tuple, task: str, plan: ScoringPlan):
+        self.key, self.task, self.plan = key, task, plan
+        self.open: dict = {}  # (category, axis, block) -> LabelBlock
+        self.curves: dict = {}  # (category, axis) -> CurvePoints
+        self.newest: dict = {}  # (category, axis) -> the latest block key begun
+        self.fold = FadingCurve(task, plan)
+        self.faded: dict = {}  # category -> FadingCurve state
+
+    def add(self, partials: dict) -> list:
+        for key, partial in sorted(partials.items()):
+            if partial.fading is not None:
+                state = self.faded.get(key[0]) or self.fold.start()
+                self.faded[key[0]] = self.fold.step(state, partial.fading[1])
+                partial = LabelBlock(partial.scores)
+            self.open[key] = self.open[key].merge(partial) if key in self.open else partial
+            self.newest[key[:2]] = max(self.newest.get(key[:2], key[2]), key[2])
+        return self._complete(lambda key: key[2] < self.newest[key[:2]])
+
+    def finish(self, tails: dict) -> list:
+        """The remaining rows; `tails`: {category: {w: {bin: score}}} (`tail_scores`)."""
+        rows = self._complete(lambda key: True)
+        for (category, axis), curve in self.curves.items():
+            rows += curve.finish(tails.get(category) if axis == LABEL_AXIS else None,
+                                 self.faded.get(category))
+        return rows
+
+    def _complete(self, done) -> list:
+        rows = []
+        for key in sorted(k for k in self.open if done(k)):
+            category, axis, block_key = key
+            curve = self.curves.get((category, axis))
+            if curve is None:
+                curve = self.curves[(category, axis)] = CurvePoints(
+                    (*self.key, category, axis), self.task, self.plan)
+            rows += curve.add(block_key, self.open.pop(key), self.faded.get(category))
+            if axis == LABEL_AXIS and category in self.faded:  # points emitted: not needed
+                points = self.faded[category]["points"]
+                for b in [b for b in points if b < block_key]:
+                    del points[b]
+        return rows
+
+
+class InOrderScores:
+    """One (stream, model)'s summary and curve rows from its outcome batches fed in label order
+    (a replay that drains the stream in one place): `add(outcomes)` and `finish()` return
+    (is_last, row) pairs, the same rows as the block pipeline (`ScoreOutcomes`), in constant
+    memory (`InOrderCurves`, and the last max(w) outcomes for the windows at the end).
+
+    >>> from transforms.records import Outcome
+    >>> scores = InOrderScores(("s", "m"), "classification", ScoringPlan(curve_every=2))
+    >>> rows = scores.add([Outcome(n, n, 0.0, n, 1, 1, 1, 1, 1) for n in (1, 2, 3)])
+    >>> rows += scores.add([Outcome(4, 4, 0.0, 4, 1, 1, 1, 0, 0)])
+    >>> [(r["labels"], r["value"]) for _, r in rows + scores.finish()
+    ...  if r["metric"] == "accuracy" and r["category"] == "initial"]
+    [(2, 1.0), (4, 0.75)]
+    """
+
+    def __init__(self, key: tuple, task: str, plan: ScoringPlan):
+        self.task, self.plan = task, plan
+        self.curves = InOrderCurves(key, task, plan)
+        self.keep = max(plan.windows, default=0)
+        self.last: list = []
+
+    def add(self, outcomes) -> list:
+        if not outcomes:
+            return []
+        outcomes = sorted(outcomes, key=lambda o: o.n)  # as a replay makes them: linear
+        self.last = keep_last(self.last + outcomes, self.keep)
+        return self.curves.add(block_scores(outcomes, self.task, self.plan))
+
+    def finish(self) -> list:
+        return self.curves.finish(tail_scores(self.last, self.task, self.plan))
+
+
+def score_locally(key, outcomes, task: str, plan: ScoringPlan) -> tuple[list, list]:
+    """Summary and curve rows of one (stream, model)'s outcomes without Beam (tests, small
+    jobs), scored in label order (`InOrderScores`)."""
+    scores = InOrderScores(key, task, plan)
+    summary, curves = [], []
+    for last, row in scores.add(outcomes) + scores.finish():
+        if in_curves(row, plan):
+            curves.append(row)
+        if last:
+            summary.append({k: v for k, v in row.items() if k != "labels"})
+    return summary, curves
+
+
+def in_curves(row: dict, plan: ScoringPlan) -> bool:
+    """Curves keep Λ(T,0) and Λ(T,B+1) of the binned measures (with Ψα), not every bin."""
+    return row["category"] != BINNED or row["bin"] in (0, plan.bins + 1)

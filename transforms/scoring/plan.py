@@ -1,0 +1,74 @@
+"""What to score (`ScoringPlan`): categories, bins, Ψα, curve points and the views that
+forget (sliding windows, fading factors, event-time windows). Plain Python."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from metrics.baselines import BaselineViews
+from transforms.streams.delays import duration
+from transforms.vocabulary import BINNED, CUMULATIVE, FINAL, INITIAL, window_of_fading
+
+LABEL_AXIS = "n"
+
+
+def time_window(text: str) -> tuple[str, float, float]:
+    """Parse an event-time window `SIZE[/PERIOD]` -> (label, size s, period s); the period
+    defaults to the size (tumbling windows) and must divide it.
+
+    >>> time_window("1h/15min")
+    ('time=1h/15min', 3600.0, 900.0)
+    >>> time_window("600")
+    ('time=600', 600.0, 600.0)
+    """
+    size_text, _, period_text = str(text).partition("/")
+    size = duration(size_text)
+    period = duration(period_text) if period_text else size
+    if size is None or period is None:
+        raise ValueError(f"time window {text!r}: give SIZE or SIZE/PERIOD as durations, e.g. "
+                         f"1h, 1h/15min or 3600/900 (seconds)")
+    ratio = size / period
+    if abs(ratio - round(ratio)) > 1e-9 or round(ratio) < 1:
+        raise ValueError(f"time window {text!r}: the period must divide the size")
+    return f"time={text}", size, period
+
+
+@dataclass(frozen=True)
+class ScoringPlan:
+    """What to score: the final category or not, B bins (0: no binned measures), the α list
+    for Ψα, curve points every `curve_every` labels, and the views besides the cumulative one:
+    sliding windows of the last w labels, fading factors, event-time windows (label, size,
+    period)."""
+
+    final: bool = True
+    bins: int = 0
+    alphas: tuple = (1.0, 2.0, 10.0)
+    curve_every: int = 1000
+    windows: tuple = ()
+    fadings: tuple = ()
+    time_windows: tuple = ()
+
+    @property
+    def categories(self) -> tuple:
+        return (*(INITIAL, FINAL)[:1 + self.final], *((BINNED,) if self.bins else ()))
+
+    @property
+    def views(self) -> list[str]:
+        """The window column's values, in report order."""
+        return [CUMULATIVE, *(f"w={w}" for w in self.windows),
+                *(window_of_fading(a) for a in self.fadings), *(t[0] for t in self.time_windows)]
+
+    @property
+    def baseline_views(self) -> BaselineViews:
+        """The views besides the cumulative one, as the replay's Majority baselines need them
+        (one Majority prediction per view, in `views` order)."""
+        return BaselineViews(self.windows, self.fadings,
+                             tuple(size for _, size, _ in self.time_windows))
+
+    @property
+    def fading_views(self) -> dict:
+        """{α: the index of its view in `views`}."""
+        return {a: self.views.index(window_of_fading(a)) for a in self.fadings}
+
+    def bins_of(self, category: str) -> list:
+        return list(range(self.bins + 2)) if category == BINNED else [None]
