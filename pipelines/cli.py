@@ -41,7 +41,7 @@ def _stream_args(parser: argparse.ArgumentParser) -> None:
                              "instances still waiting for a label are reported as pending")
     parser.add_argument("--runner", default=None,
                         help="direct (default), direct-mp, bundle, portable, portable-pool, or a "
-                             "Beam runner name (runners/README.md)")
+                             "Beam runner name (docs/runners.md)")
 
 
 def _scoring_args(parser: argparse.ArgumentParser) -> None:
@@ -179,12 +179,12 @@ def _version() -> str:
         return "(not installed)"
 
 
-README_MARKERS = ("<!-- cli-reference:start -->", "<!-- cli-reference:end -->")
+REFERENCE_MARKERS = ("<!-- cli-reference:start -->", "<!-- cli-reference:end -->")
 
 
 def cli_reference() -> str:
-    """The CLI reference in Markdown, generated from the parser (the README carries it, and a
-    test keeps the two equal; refresh with `python -m pipelines.cli --write-reference README.md`).
+    """The CLI reference in Markdown, generated from the parser (`docs/cli.md` carries it, and a
+    test keeps the two equal; refresh with `python -m pipelines.cli --write-reference docs/cli.md`).
 
     >>> print(cli_reference().splitlines()[0])
     ### `delayed-eval run`
@@ -215,14 +215,15 @@ def cli_reference() -> str:
     return "\n".join(out) + "\n"
 
 
-def write_reference(readme: str) -> None:
-    """Replace the README's CLI reference (between its markers) with `cli_reference()`."""
-    with open(readme, encoding="utf-8") as f:
+def write_reference(path: str) -> None:
+    """Replace the CLI reference in the Markdown file `path` (between its markers) with
+    `cli_reference()`."""
+    with open(path, encoding="utf-8") as f:
         text = f.read()
-    start, end = README_MARKERS
+    start, end = REFERENCE_MARKERS
     head, rest = text.split(start)
     _, tail = rest.split(end)
-    with open(readme, "w", encoding="utf-8") as f:
+    with open(path, "w", encoding="utf-8") as f:
         f.write(f"{head}{start}\n{cli_reference()}{end}{tail}")
 
 

@@ -16,7 +16,7 @@ Beam's FnApiRunner itself (what the DirectRunner falls back to for batch pipelin
 | any other     | passed through as `--runner=NAME` (FlinkRunner, DataflowRunner, ...)       |
 
 `runner_session(name, beam_args)` gives the runner and options, and stops what it started.
-See runners/README.md for Flink and Dataflow.
+See docs/runners.md for Flink and Dataflow.
 """
 
 from __future__ import annotations

@@ -121,7 +121,7 @@ def test_pipeline_counts_every_dead_letter_and_orphan(tmp_path):
         assert c["orphan_labels"] == 1 and c["dead_letters"] == 1
         # a, e, g, h remain: e's label was dead-lettered (too early), so e and g stay pending.
         assert c["instances"] == 4 and c["labelled"] == 1 and c["pending_at_end"] == 3
-        # The identities of the README's semantics: every row, instance and label counted.
+        # The identities of docs/semantics.md: every row, instance and label counted.
         assert read["instance_events"] + read["label_events"] + read["dead_letters"] == 14
         assert c["instances"] == c["labelled"] + c["pending_at_end"] + c["model_errors"] + \
             c["refused_instances"]

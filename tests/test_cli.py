@@ -159,16 +159,16 @@ def test_reevaluation_outputs_binned_and_intermediate(tmp_path):
     assert set(curves.query("category == 'intermediate'")["alpha"]) == {1.0, 4.0}
 
 
-def test_readme_cli_reference_is_the_parsers():
-    """The README's CLI reference is generated from the parser; regenerate it when this fails:
-    python -m pipelines.cli --write-reference README.md"""
+def test_docs_cli_reference_is_the_parsers():
+    """docs/cli.md is generated from the parser; regenerate it when this fails:
+    python -m pipelines.cli --write-reference docs/cli.md"""
     import os
 
-    from pipelines.cli import README_MARKERS, cli_reference
+    from pipelines.cli import REFERENCE_MARKERS, cli_reference
 
-    readme = open(os.path.join(os.path.dirname(__file__), "..", "README.md"),
+    readme = open(os.path.join(os.path.dirname(__file__), "..", "docs", "cli.md"),
                   encoding="utf-8").read()
-    start, end = README_MARKERS
+    start, end = REFERENCE_MARKERS
     assert readme.split(start)[1].split(end)[0] == "\n" + cli_reference()
     for flag in ("--report", "--quiet", "--progress-every", "--window", "--repredict"):
         assert f"`{flag}" in cli_reference()

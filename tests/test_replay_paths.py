@@ -17,7 +17,8 @@ from tests.helpers import data, read
 from transforms.errors import InputError
 from transforms.models.specs import ModelSpec
 from transforms.replay.engine import ReplayEngine
-from transforms.replay.keyed import KEYED_CHUNKS, EngineFactory, StatefulReplay, per_key
+from transforms.replay import per_key
+from transforms.replay.keyed import KEYED_CHUNKS, EngineFactory, StatefulReplay
 from transforms.replay.per_key import in_time_order
 from transforms.streams.delays import DelaySpec
 from transforms.streams.sources import StreamSpec
