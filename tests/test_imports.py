@@ -27,3 +27,31 @@ def test_no_module_of_ours_shares_a_name_with_an_installed_top_level_module():
         ours |= {m.name for m in pkgutil.iter_modules([os.path.join(ROOT, package)])}
     clash = ours & installed - {"tests"}
     assert not clash, f"modules of ours shadow installed ones: {sorted(clash)}"
+
+
+BEAM_FREE = ["metrics", "metrics.blocks", "transforms", "transforms.vocabulary",
+             "transforms.streams", "transforms.streams.sources", "transforms.streams.tables",
+             "transforms.streams.arff", "transforms.streams.generators", "transforms.models",
+             "transforms.models.specs", "transforms.models.temporal", "transforms.models.batch",
+             "transforms.replay", "transforms.replay.engine", "transforms.scoring.plan",
+             "transforms.scoring.columns", "transforms.scoring.curves"]
+
+
+def test_the_math_the_readers_the_models_and_the_engine_import_without_beam():
+    import subprocess
+    import sys
+
+    code = (f"import importlib, sys\nfor m in {BEAM_FREE!r}:\n    importlib.import_module(m)\n"
+            "print(sorted(k for k in sys.modules if k.split('.')[0] == 'apache_beam'))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
+                         check=True).stdout
+    assert out.strip() == "[]"
+
+
+def test_each_package_lists_its_public_names_and_they_resolve():
+    for package in ("metrics", "transforms.streams", "transforms.models", "transforms.replay",
+                    "transforms.scoring", "transforms.backfill"):
+        module = importlib.import_module(package)
+        assert module.__doc__ and module.__all__, package
+        for name in module.__all__:
+            assert getattr(module, name) is not None, (package, name)
