@@ -1,6 +1,9 @@
 """Whole pipelines composed from transforms/ (`job`: the run), the CLI, reports, and the
 Python API for notebooks and scripts:
 
+- `EvaluateDelayed(config)` and `WriteResults(plan, folder)`: the evaluation and its writers as
+  Beam composites, to put inside a pipeline of your own;
+- `evaluate_locally(stream, model, delay)`: one stream and one model in plain Python, no Beam;
 - `evaluate(streams, models, delay, runner=..., **options)`: run an evaluation and get its
   summary as a pandas DataFrame (the output directory is in `.attrs["out"]`);
 - `load_results(dir, kind)`: read a finished run (summary, curves, predictions, manifest);
@@ -11,10 +14,13 @@ from __future__ import annotations
 
 import tempfile
 
-from pipelines.report import write_report
-from pipelines.results import load_results, summary_table
+from transforms import lazy_exports
 
-__all__ = ["evaluate", "load_results", "summary_table", "write_report"]
+_WHERE = {"EvaluateDelayed": "evaluation", "RunConfig": "config", "WriteResults": "write",
+          "evaluate_locally": "local", "load_results": "results", "summary_table": "results",
+          "write_report": "report"}
+__all__ = sorted([*_WHERE, "evaluate"])
+__getattr__ = lazy_exports(__name__, _WHERE)
 
 
 def evaluate(streams, models, delay="0", out: str | None = None, runner: str = "direct",
@@ -29,6 +35,7 @@ def evaluate(streams, models, delay="0", out: str | None = None, runner: str = "
     >>> table = summary.query("category == 'initial' and metric == 'accuracy'")
     >>> table[["model", "n"]].to_dict("records")
     [{'model': 'no-change', 'n': 450}, {'model': 'gaussian-nb', 'n': 450}]
+    >>> from pipelines import load_results
     >>> curves = load_results(summary.attrs["out"], "curves")
     >>> sorted(set(curves["category"]))
     ['comparison', 'final', 'initial']

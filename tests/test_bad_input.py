@@ -7,7 +7,8 @@ import pytest
 
 from pipelines.cli import main
 from pipelines.config import ConfigError, RunConfig
-from pipelines.job import plan, run
+from pipelines.job import (run)
+from pipelines.plan import (plan)
 from tests.helpers import data, read
 from transforms.errors import DelayedEvalError, InputError, OutputError
 from transforms.streams.sources import StreamSpec

@@ -11,13 +11,14 @@ from apache_beam.testing.util import assert_that, equal_to
 from apache_beam.transforms.window import TimestampedValue
 
 from pipelines.config import RunConfig
-from pipelines.job import plan, run
+from pipelines.job import (run)
+from pipelines.plan import (plan)
 from runners import make_runner, pipeline_options
 from tests.helpers import data, read
 from transforms.errors import InputError
 from transforms.models.specs import ModelSpec
-from transforms.replay.engine import ReplayEngine
 from transforms.replay import per_key
+from transforms.replay.engine import ReplayEngine
 from transforms.replay.keyed import KEYED_CHUNKS, EngineFactory, StatefulReplay
 from transforms.replay.per_key import in_time_order
 from transforms.streams.delays import DelaySpec

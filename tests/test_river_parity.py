@@ -1,18 +1,14 @@
 """Initial (delayed-prequential) scores equal river's progressive_val_score on the same input."""
 
 import itertools
+from types import SimpleNamespace
 
 import pytest
 from river import datasets, evaluate, linear_model, metrics, naive_bayes, preprocessing
 
 from pipelines.config import RunConfig
 from pipelines.job import run
-from transforms.models.specs import ModelSpec
-from transforms.replay.engine import ReplayEngine
-from transforms.scoring.columns import block_scores
-from transforms.scoring.plan import ScoringPlan
-from transforms.streams.delays import DelaySpec
-from transforms.streams.sources import StreamSpec
+from pipelines.local import evaluate_locally
 
 N = 3000
 DELAYS = (0, 1, 100, 1000)
@@ -23,13 +19,11 @@ def river_score(dataset, model, metric, delay):
     return metric.get()
 
 
-def replay_score(stream: str, model: str, delay, category="initial"):
-    spec = StreamSpec.parse(stream)
-    engine = ReplayEngine(ModelSpec.parse(model), spec.name)
-    result = engine.drain(list(spec.events(DelaySpec.parse(delay))))
-    blocks = block_scores(result.outcomes, engine.task, ScoringPlan(curve_every=10**9))
-    (block,) = [p for (c, _, _), p in blocks.items() if c == category]
-    return block.scores[None].score
+def replay_score(stream: str, model: str, delay) -> SimpleNamespace:
+    """Our initial (delayed-prequential) scores, cumulative: n and each metric by name."""
+    summary = evaluate_locally(stream, model, str(delay), final=False).summary
+    rows = summary[(summary["category"] == "initial") & (summary["window"] == "cumulative")]
+    return SimpleNamespace(n=int(rows["n"].iloc[0]), **dict(zip(rows["metric"], rows["value"])))
 
 
 @pytest.mark.parametrize("delay", DELAYS)

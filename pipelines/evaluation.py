@@ -1,0 +1,150 @@
+"""`EvaluateDelayed`: the whole evaluation as one composite transform, for a pipeline of your own.
+
+    streams -> events -> ordered replay per (stream, model) -> outcomes
+            -> scores (initial, bins, Ψα, final; windows, fading factors), comparisons,
+               Page-Hinkley, stream profiles
+
+A backfill replaces the replay by a join of a prediction log with the labelled instances.
+"""
+
+from __future__ import annotations
+
+import apache_beam as beam
+
+from pipelines.config import RunConfig
+from pipelines.plan import Plan, plan
+from transforms.backfill.join import LABELS, BackfillOutcomes, LabelsOnly
+from transforms.models.specs import ModelSpec, Step
+from transforms.replay.keyed import EngineFactory, GroupedReplay, StatefulReplay
+from transforms.replay.per_key import PerKeyReplay
+from transforms.scoring.comparison import CompareModels
+from transforms.scoring.drift import DetectDrift
+from transforms.scoring.in_stream import StreamScores
+from transforms.scoring.outcomes import ScoreOutcomes
+from transforms.scoring.profile import ProfileStreams
+from transforms.streams.read import ReadStreams
+from transforms.vocabulary import (
+    CLASSES,
+    COUNTS,
+    CURVES,
+    DEAD_LETTERS,
+    ERRORS,
+    PREDICTIONS,
+    READ_COUNTS,
+    SUMMARY,
+)
+
+PROFILES = "profiles"
+
+
+class EvaluateDelayed(beam.PTransform):
+    """Evaluate models on streams with delayed labels: a composite to apply to a pipeline.
+
+    Parameters
+    ----------
+    config
+        A `RunConfig` (or its `Plan`), as the command line builds it: `streams` and `models`
+        as for `--stream` and `--model`, the `delay`, and every other option. It is checked
+        when the transform is made, so a mistake is an error before the pipeline runs.
+
+    Applied to a pipeline, it returns a dict of PCollections:
+
+    - `summary`: end-of-stream rows (dicts with the columns of `summary.csv` but `run_id` and
+      `protocol`);
+    - `curves`: Arrow tables of curve rows (`transforms.vocabulary.CURVE_SCHEMA`);
+    - `predictions`: per (stream, model), its prediction columns (a backfill has none);
+    - `dead_letters`, `counts`, `classes`, `read_counts`, `errors`: the bookkeeping that the
+      manifest adds up;
+    - `profiles`: `(stream, profile)` — each stream's temporal dependence.
+
+    `WriteResults` writes them as a run does; or take the PCollections to a sink of your own.
+
+    Example
+    -------
+
+    >>> import apache_beam as beam
+    >>> from pipelines import EvaluateDelayed, RunConfig
+    >>> from runners import make_runner
+    >>> config = RunConfig(streams=['synth:SEA{"n": 300, "seed": 1}'],
+    ...                    models=["no-change", "gaussian-nb"], delay="10", out="unused",
+    ...                    repredict="none", drift_on="none", quiet=True)
+    >>> with beam.Pipeline(runner=make_runner("direct")) as p:
+    ...     results = p | EvaluateDelayed(config)
+    ...     _ = (results["summary"]
+    ...          | beam.Filter(lambda r: r["category"] == "initial" and r["metric"] == "accuracy"
+    ...                        and r["window"] == "cumulative")
+    ...          | beam.Map(lambda r: print(r["model"], r["n"], round(r["value"], 3))))
+    no-change 290 0.638
+    gaussian-nb 290 0.928
+
+    References
+    ----------
+    M. Grzenda, H. M. Gomes and A. Bifet. Performance measures for evolving predictions under
+    delayed labelling classification. IJCNN 2020.
+
+    """
+
+    def __init__(self, config: RunConfig | Plan):
+        super().__init__()
+        self.plan = config if isinstance(config, Plan) else plan(config)
+
+    def expand(self, pbegin):
+        pl = self.plan
+        source = self._outcomes(pbegin)
+        outcomes = source.pop("outcomes")
+        if SUMMARY in source:  # scored (and compared) by the replay as it drained
+            summaries, curves = [source.pop(SUMMARY)], [source.pop(CURVES)]
+        else:
+            scored = outcomes | "Score" >> ScoreOutcomes(pl.tasks, pl.scoring)
+            summaries, curves = [scored.summary], [scored[CURVES]]
+            if len(pl.models) > 1:
+                compared = outcomes | "Compare" >> CompareModels(pl.tasks, pl.scoring)
+                summaries.append(compared.summary)
+                curves.append(compared[CURVES])
+        if pl.drift is not None:
+            summaries.append(outcomes | "Drift" >> DetectDrift(pl.tasks, pl.drift))
+        classifiers = [m for m in pl.models if pl.tasks[m] == "classification"]
+        first_classifier = {s.name: classifiers[0] for s in pl.streams} if classifiers else {}
+        return {**source,
+                "summary": summaries | "AllSummaries" >> beam.Flatten(),
+                CURVES: curves | "AllCurves" >> beam.Flatten(),
+                PROFILES: outcomes | "StreamProfiles" >> ProfileStreams(first_classifier)}
+
+    def _outcomes(self, pbegin) -> dict:
+        """The label outcomes and their bookkeeping (dead letters, counts, classes, read
+        counts; and the replay's predictions): from replaying models, or from a prediction
+        log."""
+        pl, cfg = self.plan, self.plan.config
+        reader = ReadStreams(pl.streams, [LABELS] if pl.backfill else list(pl.models), pl.delay,
+                             cfg.chunk_size, pl.time_range)
+        progress = None if cfg.quiet else cfg.progress_every
+        if pl.backfill:
+            label_engines = EngineFactory(
+                {LABELS: ModelSpec(LABELS, (Step(f"{LabelsOnly.__module__}.LabelsOnly"),))},
+                pl.classes, {LABELS: cfg.task}, final=False, log_predictions="none",
+                progress=progress, baselines=pl.scoring.baseline_views)
+            return dict(pbegin | "Backfill" >> BackfillOutcomes(
+                reader, label_engines, pl.log, list(pl.models), cfg.task == "classification",
+                pl.scoring.bins, cfg.final, cfg.buckets, cfg.chunk_size))
+        engines = EngineFactory(pl.models, pl.classes, pl.tasks, cfg.final, pl.repredict,
+                                pl.scoring.bins, cfg.log_predictions, progress,
+                                pl.scoring.baseline_views, cfg.on_model_error)
+        if pl.replay in ("per-key", "per-stream"):
+            scores = StreamScores(pl.tasks, pl.scoring) if pl.replay == "per-stream" else None
+            replay = pbegin | "Replay" >> PerKeyReplay(
+                pl.streams, list(pl.models), engines, pl.delay, cfg.chunk_size, pl.time_range,
+                scores)
+            return {"outcomes": replay.outcomes, **{tag: replay[tag] for tag in (
+                PREDICTIONS, DEAD_LETTERS, COUNTS, CLASSES, READ_COUNTS, ERRORS)},
+                **({SUMMARY: replay[SUMMARY], CURVES: replay[CURVES]} if scores else {})}
+        read = pbegin | "Read" >> reader
+        if pl.replay == "grouped":
+            replay = read["chunks"] | "Replay" >> GroupedReplay(engines, cfg.chunk_size)
+        else:
+            replay = read["chunks"] | "Replay" >> StatefulReplay(engines, cfg.chunk_size,
+                                                                 cfg.timer_bucket)
+        return {"outcomes": replay.outcomes, PREDICTIONS: replay[PREDICTIONS],
+                DEAD_LETTERS: (read[DEAD_LETTERS], replay[DEAD_LETTERS])
+                | "AllDeadLetters" >> beam.Flatten(),
+                COUNTS: replay[COUNTS], CLASSES: replay[CLASSES], READ_COUNTS: read[READ_COUNTS],
+                ERRORS: (read[ERRORS], replay[ERRORS]) | "AllErrors" >> beam.Flatten()}

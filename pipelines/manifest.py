@@ -1,0 +1,178 @@
+"""After the pipeline: the summary completed (a row for every expected measure, in a fixed
+order), the check that something was evaluated, and the manifest."""
+
+from __future__ import annotations
+
+import datetime as dt
+import itertools
+import json
+import math
+import platform
+import sys
+from importlib import metadata
+
+import pandas as pd
+
+from metrics import NOT_PRIORITISED
+from metrics.classification import CLASSIFICATION_METRICS
+from metrics.regression import REGRESSION_METRICS
+from pipelines.plan import Plan
+from transforms.backfill.join import LOG_COUNTERS
+from transforms.errors import InputError
+from transforms.replay.engine import COUNTERS
+from transforms.scoring.comparison import pair_name
+from transforms.vocabulary import (
+    BINNED,
+    COMPARISON,
+    DRIFT,
+    FINAL,
+    INITIAL,
+    INTERMEDIATE,
+    SUMMARY_COLUMNS,
+)
+
+
+def complete_summary(pl: Plan, raw: pd.DataFrame) -> pd.DataFrame:
+    """Every expected (stream, model, category, bin, alpha, window, metric) gets a row, NaN with
+    n=0 if nothing was scored, in a fixed order: streams and models as configured; then each
+    key's drift rows (as many as there were alarms) and each stream's comparisons."""
+    have = {} if raw.empty else {
+        (r.stream, r.model, r.category, _opt(r.bin), _opt(r.alpha), r.window, r.metric): r
+        for r in raw.itertuples()}
+    sc = pl.scoring
+    slots = [(c, None, None) for c in (INITIAL, FINAL)[:1 + sc.final]]
+    if sc.bins:
+        slots += [(BINNED, b, None) for b in range(sc.bins + 2)]
+        slots += [(INTERMEDIATE, None, a) for a in sc.alphas]
+    rows = []
+    for s in pl.streams:
+        protocol = f"delayed-prequential delay={s.delay(pl.delay)} repredict={pl.repredict}"
+        for m in pl.models:
+            metrics = CLASSIFICATION_METRICS if pl.tasks[m] == "classification" \
+                else REGRESSION_METRICS
+            for window, (category, b, alpha), metric in itertools.product(
+                    sc.views, slots, metrics):
+                if category == INTERMEDIATE and metric in NOT_PRIORITISED:
+                    continue
+                r = have.get((s.name, m, category, b, alpha, window, metric))
+                rows.append({
+                    "run_id": pl.config.run_id, "stream": s.name, "model": m,
+                    "protocol": protocol, "category": category, "bin": b, "alpha": alpha,
+                    "window": window, "metric": metric,
+                    "value": math.nan if r is None else r.value,
+                    "n": 0 if r is None else int(r.n), "t": None if r is None else r.t})
+            if pl.drift is not None and not raw.empty:
+                d = pl.drift
+                drift_protocol = (f"{protocol} page-hinkley on={d.on} delta={d.delta:g} "
+                                  f"threshold={d.threshold:g} min_instances={d.min_instances}")
+                extra = raw[(raw["stream"] == s.name) & (raw["model"] == m)
+                            & (raw["category"] == DRIFT)]
+                rows += [{**r, "run_id": pl.config.run_id, "protocol": drift_protocol,
+                          "bin": None, "alpha": None} for r in extra.to_dict("records")]
+        if not raw.empty:  # comparisons, pairs in configuration order
+            order = {pair_name(a, b): i for i, (a, b) in
+                     enumerate(itertools.combinations(pl.models, 2))}
+            pairs = raw[(raw["stream"] == s.name) & (raw["category"] == COMPARISON)]
+            pairs = sorted(pairs.to_dict("records"), key=lambda r: order[r["model"]])
+            rows += [{**r, "run_id": pl.config.run_id, "protocol": protocol, "alpha": None}
+                     for r in pairs]
+    return pd.DataFrame(rows, columns=SUMMARY_COLUMNS).astype({"bin": "Int64"})
+
+
+def check_evaluated(pl: Plan, counts: dict, dead_letters: bytes) -> None:
+    """A run that evaluated nothing is a mistake, not a success: say which stream (or logged
+    model) and what would fix it."""
+    keys = {tuple(k): v for k, v in counts["keys"]}
+    dead = [json.loads(line) for line in dead_letters.splitlines()]
+    for s in pl.streams:
+        read = counts["streams"].get(s.name, {})
+        mine = [c for (stream, _), c in keys.items() if stream == s.name]
+        columns = f"; its columns are {s.columns()}" if s.kind == "file" and \
+            s.format != "arff" else ""
+        first = next((d for d in dead if d["stream"] == s.name), None)
+        example = "" if first is None else (
+            f"; the first: {first['file'] or s.name}, row {first['row']}, field "
+            f"{first['field']}: {first['reason']}")
+        instances, labels = read.get("instance_events", 0), read.get("label_events", 0)
+        if not instances:
+            outside = read.get("outside_range", 0)
+            raise InputError(
+                f"stream {s.name}: no instance to evaluate: " + (
+                    f"all {outside} fall outside --from/--to" if outside else
+                    f"{read.get('dead_letters', 0)} rows were dead letters{example}") + columns)
+        if not labels:
+            raise InputError(
+                f"stream {s.name}: no label among {instances} instances{columns}; name the "
+                f'label column ({{"label": ...}}), label times ({{"label_time": ...}}) or a '
+                f'label table ({{"labels": ...}}) in the stream options')
+        if mine and not any(c.get("labelled") for c in mine):
+            failed = sum(c.get("model_errors", 0) for c in mine)
+            raise InputError(
+                f"stream {s.name}: none of its {labels} labels met a pending instance "
+                f"({instances} instances" + (f", {failed} set aside by model errors"
+                                             if failed else "") +
+                f"); check that instances and labels share ids (option id){example}")
+    for (stream, model), c in keys.items():
+        logged = c.get("logged_predictions")
+        if logged is None:
+            continue
+        if not logged:
+            raise InputError(f"prediction log {pl.log.pattern}: no prediction of model "
+                             f"{model!r} for stream {stream!r}")
+        if c["unmatched_predictions"] == logged:
+            raise InputError(
+                f"prediction log {pl.log.pattern}: 0 of {logged} predictions of model "
+                f"{model!r} matched a labelled instance of stream {stream!r}: check that the "
+                f"log's ids and times are the stream's (ids as text alike, times in seconds "
+                f"or ISO datetimes, each within its instance's latency period)")
+
+
+def _opt(v):
+    """A bin or alpha read back from parquet: NaN / None -> None. (A bin read as 2.0 still
+    finds the key 2: equal numbers hash alike.)"""
+    return None if v is None or (isinstance(v, float) and math.isnan(v)) else v
+
+
+def versions() -> dict:
+    out = {"python": platform.python_version()}
+    for pkg in ("delayed-eval", "apache-beam", "river", "numpy", "pandas", "pyarrow"):
+        try:
+            out[pkg] = metadata.version(pkg)
+        except metadata.PackageNotFoundError:
+            out[pkg] = None
+    return out
+
+
+def manifest(pl: Plan, counts: dict, n_dead: int, started: str) -> dict:
+    keys = []
+    for (stream, model), raw in counts["keys"]:
+        c = {k: int(raw.get(k, 0)) for k in (*COUNTERS, "pending")}
+        logged = {k: int(raw[k]) for k in LOG_COUNTERS if k in raw}
+        keys.append({"stream": stream, "model": model, **{k: c[k] for k in COUNTERS},
+                     "scored_initial": c["labelled"] - c["unscored_initial"],
+                     "scored_final": c["labelled"] - c["unscored_final"],
+                     "pending_at_end": c["pending"], **logged})
+    order = {(s.name, m): i for i, (s, m) in enumerate(
+        (s, m) for s in pl.streams for m in pl.models)}
+    keys.sort(key=lambda k: order.get((k["stream"], k["model"]), 1 << 30))
+    return {
+        "run_id": pl.config.run_id, "started": started,
+        "finished": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "command": " ".join(sys.argv), "config": pl.config.to_dict(),
+        "replay": "backfill" if pl.backfill else pl.replay, "repredict": str(pl.repredict),
+        "bins": pl.scoring.bins,
+        "versions": versions(),
+        "streams": {s.name: {"spec": {"source": s.source, "options": s.options},
+                             "delay": str(s.delay(pl.delay)), "ordering": s.ordering,
+                             "seed": s.options.get("seed", 42) if s.kind == "synth" else None,
+                             "declared_classes": pl.classes[s.name],
+                             "read": counts["streams"].get(s.name, {})}
+                    for s in pl.streams},
+        "models": {name: {**(spec.to_dict() if spec else {"name": name,
+                                                           "predictions": pl.log.pattern}),
+                          "task": pl.tasks[name]}
+                   for name, spec in pl.models.items()},
+        "classes": {f"{k[0]} / {k[1]}": v for k, v in counts["classes"]},
+        "counts": keys,
+        "dead_letters": n_dead,
+    }

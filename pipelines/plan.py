@@ -1,0 +1,146 @@
+"""A run's plan: its configuration parsed and checked before any pipeline starts (`plan`), and
+what follows from it (each model's task, each stream's classes, the replay arrangement)."""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+from pipelines.config import LOGGED, RunConfig
+from runners import check_runner
+from transforms.backfill.join import PredictionLogSpec
+from transforms.errors import ConfigError, DelayedEvalError, InputError
+from transforms.models.specs import ModelSpec
+from transforms.replay.per_key import in_time_order
+from transforms.replay.repredict import RepredictPolicy
+from transforms.scoring.drift import DriftPlan
+from transforms.scoring.plan import ScoringPlan, time_window
+from transforms.streams.delays import DelaySpec
+from transforms.streams.read import TimeRange
+from transforms.streams.sources import StreamSpec
+
+
+@dataclass
+class Plan:
+    """A checked configuration: parsed specs, each model's task, each stream's classes."""
+
+    config: RunConfig
+    streams: list[StreamSpec]
+    models: dict[str, ModelSpec]
+    tasks: dict[str, str]
+    classes: dict[str, list | None]
+    delay: DelaySpec
+    repredict: RepredictPolicy | str  # backfill: how the logged predictions were made
+    scoring: ScoringPlan
+    drift: DriftPlan | None
+    log: PredictionLogSpec | None = None  # backfill: the prediction log scored
+    time_range: TimeRange = TimeRange()
+
+    @property
+    def backfill(self) -> bool:
+        return self.log is not None
+
+    @functools.cached_property
+    def replay(self) -> str:
+        """`auto`: per-stream when every stream is in time order (memory bounded by what is
+        pending, scores and comparisons made as it drains), else grouped, which sorts each
+        stream and so takes files in any order. Generated streams are in time order; files
+        are read once here to find out, unless their times alone tell (`in_time_order`)."""
+        if self.config.replay != "auto":
+            return self.config.replay
+        ordered = all(s.kind in ("synth", "dataset") or in_time_order(
+            s, self.delay, self.time_range, self.config.chunk_size) for s in self.streams)
+        return "per-stream" if ordered else "grouped"
+
+
+def plan(config: RunConfig) -> Plan:
+    """Parse and check everything that can be checked before a pipeline starts."""
+    check_runner(config.runner)
+    try:
+        delay = DelaySpec.parse(config.delay)
+        streams = [StreamSpec.parse(s) for s in config.streams]
+        for s in streams:
+            s.check()
+            s.delay(delay)
+        if config.delay != "0" and streams and all(s.label_times_given() for s in streams):
+            raise ConfigError(f"--delay {config.delay} means nothing here: every stream's label "
+                              f"times come from its input (a label table, an event log or "
+                              f"delayed ARFF); leave it out")
+        log, models = None, {}
+        if config.predictions is not None:  # backfill: model names, no specs
+            log = PredictionLogSpec.parse(config.predictions)
+            names = logged_models(log, config.models)
+            if not names:
+                raise ConfigError(f"prediction log {log.pattern}: no model names in it")
+            for name in names:
+                if name in models:
+                    raise ConfigError(f"model {name!r} is given twice")
+                models[name] = None
+            tasks = dict.fromkeys(models, config.task)
+            repredict = config.repredict if config.repredict == LOGGED else \
+                RepredictPolicy.parse(config.repredict).with_bins(config.bins)
+        else:
+            for text in config.models:
+                spec = ModelSpec.parse(text)
+                if spec.name in models:
+                    raise ConfigError(f"two models are named {spec.name!r}; name them with "
+                                      f"NAME=SPEC")
+                models[spec.name] = spec
+            tasks = {name: spec.task() for name, spec in models.items()}
+            repredict = RepredictPolicy.parse(config.repredict).with_bins(config.bins)
+        classes = {s.name: s.declared_classes() for s in streams}
+        check_tasks(streams, tasks)
+        time_range = TimeRange.parse(config.start, config.end)
+    except DelayedEvalError:
+        raise
+    except ValueError as e:
+        raise ConfigError(str(e)) from None
+    names = [s.name for s in streams]
+    if len(set(names)) != len(names):
+        raise ConfigError(f"stream names must be unique, got {names}; name them with NAME=SOURCE")
+    try:
+        time_windows = tuple(time_window(t) for t in config.time_windows)
+    except ValueError as e:
+        raise ConfigError(str(e)) from None
+    scoring = ScoringPlan(final=config.final,
+                          bins=0 if str(repredict) == "none" else config.bins,
+                          alphas=tuple(config.alphas), curve_every=config.curve_every,
+                          windows=tuple(config.windows), fadings=tuple(config.fadings),
+                          time_windows=time_windows)
+    drift = None if config.drift_on == "none" else DriftPlan(
+        config.drift_on, config.ph_delta, config.ph_threshold, config.ph_min_instances,
+        tuple(config.ph_alphas), {s.name: s.drift_points() for s in streams if s.drift_points()})
+    return Plan(config, streams, models, tasks, classes, delay, repredict, scoring, drift, log,
+                time_range)
+
+
+def logged_models(log: PredictionLogSpec, models: list) -> list:
+    """The models a backfill scores: those named (each must be in the log, when the log names
+    models), else every model in the log."""
+    try:
+        logged = log.model_names()
+    except InputError:  # no model column: the log is the one named model's
+        if not models:
+            raise
+        return list(models)
+    missing = [m for m in models if m not in logged]
+    if missing:
+        raise ConfigError(f"prediction log {log.pattern}: no predictions of model(s) "
+                          f"{missing}; the models in it are {logged}")
+    return list(models) or logged
+
+
+def check_tasks(streams: list, tasks: dict) -> None:
+    """A regressor on class labels, or a classifier on numbers with fractions, is refused
+    before any pipeline runs (the stream's first labels tell)."""
+    for s in streams:
+        kind = s.label_kind()
+        for model, task in tasks.items():
+            if kind == "classes" and task == "regression":
+                raise ConfigError(f"model {model} is a regressor, but stream {s.name} has class "
+                                  f"labels; use a classifier (or --task classification to "
+                                  f"backfill class predictions)")
+            if kind == "numbers" and task == "classification":
+                raise ConfigError(f"model {model} is a classifier, but stream {s.name}'s labels "
+                                  f"are numbers with fractions; use a regressor (or --task "
+                                  f"regression to backfill numeric predictions)")

@@ -1,0 +1,273 @@
+"""`WriteResults`: the evaluation's outputs into a run's staging folder — the raw summary,
+`curves.parquet` (merged from parts written where the rows were made), `predictions.parquet`,
+`profile.json`, `dead_letters.jsonl`, the counts and the workers' errors."""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+import os
+import tempfile
+import uuid
+
+import apache_beam as beam
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+from apache_beam.io.filesystems import FileSystems
+
+from pipelines.evaluation import PROFILES
+from pipelines.files import ERRORS_FILE, read_arrow, write_json, write_jsonl
+from transforms.backfill.join import MODEL_ORDER_KEY
+from transforms.vocabulary import (
+    CLASSES,
+    COUNTS,
+    CURVE_SCHEMA,
+    CURVES,
+    DEAD_LETTERS,
+    ERRORS,
+    PREDICTION_KINDS,
+    PREDICTION_SCHEMA,
+    PREDICTIONS,
+    READ_COUNTS,
+)
+
+
+def prediction_table(element) -> pa.Table:
+    """A replay's prediction columns as an Arrow table (class indices become their labels)."""
+    (stream, model), classes, cols = element
+    n = len(cols["row_id"])
+    try:
+        ids = pa.array(cols["ids"])
+    except (pa.ArrowInvalid, pa.ArrowTypeError):  # mixed id types
+        ids = pa.array([str(i) for i in cols["ids"]])
+    ids = ids.cast(pa.string()).take(pa.array(cols["row_id"]))
+    values = cols["value"]
+    if classes is not None:
+        labels = pa.DictionaryArray.from_arrays(
+            pa.array(values, mask=values < 0), pa.array([str(c) for c in classes]))
+        y_pred = labels.cast(pa.string())
+    else:
+        y_pred = pa.array([None if math.isnan(v) else repr(v) for v in values.tolist()],
+                          pa.string())
+    return pa.table({
+        "stream": pa.repeat(stream, n).cast(pa.string()),
+        "model": pa.repeat(model, n).cast(pa.string()),
+        "id": ids,
+        "kind": pa.DictionaryArray.from_arrays(pa.array(cols["kind"], pa.int8()),
+                                               pa.array(PREDICTION_KINDS)).cast(pa.string()),
+        "t": pa.array(cols["t"], pa.float64()), "y_pred": y_pred}, schema=PREDICTION_SCHEMA)
+
+
+def sum_counts(dicts) -> dict:
+    total: dict = {}
+    for d in dicts:
+        for k, v in d.items():
+            total[k] = total.get(k, 0) + v
+    return total
+
+
+class WriteResults(beam.PTransform):
+    """`EvaluateDelayed`'s outputs -> a run's files in `folder`: `_summary.parquet` (the rows as
+    they came, in a fixed order; the job completes it into `summary.csv`), `curves.parquet`,
+    `predictions.parquet`, `profile.json`, `dead_letters.jsonl`, `_counts.json` and the
+    workers' errors (`ERRORS_FILE`).
+
+    Parameters
+    ----------
+    plan
+        The run's `Plan` (its models' order goes into `predictions.parquet`'s metadata).
+    folder
+        Where to write: a run's staging folder (`pipelines.files.new_staging`), local or on
+        an object store.
+
+    Example
+    -------
+
+    >>> import os, tempfile
+    >>> import apache_beam as beam
+    >>> from pipelines import EvaluateDelayed, RunConfig
+    >>> from pipelines.plan import plan
+    >>> from runners import make_runner
+    >>> pl = plan(RunConfig(streams=['synth:SEA{"n": 200, "seed": 1}'], models=["majority"],
+    ...                     delay="10", out="unused", repredict="none"))
+    >>> folder = tempfile.mkdtemp()
+    >>> with beam.Pipeline(runner=make_runner("direct")) as p:
+    ...     _ = p | EvaluateDelayed(pl) | WriteResults(pl, folder)
+    >>> sorted(os.listdir(folder))  # doctest: +NORMALIZE_WHITESPACE
+    ['_counts.json', '_errors.json', '_summary.parquet', 'curves.parquet', 'dead_letters.jsonl',
+     'predictions.parquet', 'profile.json']
+    """
+
+    def __init__(self, plan, folder: str):
+        super().__init__()
+        self.plan, self.folder = plan, folder
+
+    def _path(self, name: str) -> str:
+        return FileSystems.join(self.folder, name)
+
+    def expand(self, results: dict):
+        self._write_summary(results["summary"])
+        self._write_curves(results[CURVES])
+        (results[PROFILES] | "ProfileList" >> beam.combiners.ToList()
+         | "WriteProfiles" >> beam.Map(lambda items, path: write_json(path, dict(sorted(items))),
+                                       self._path("profile.json")))
+        if PREDICTIONS in results:
+            # The models' order goes with the log, so a backfill of it names pairs as this run.
+            schema = PREDICTION_SCHEMA.with_metadata(
+                {MODEL_ORDER_KEY: json.dumps(list(self.plan.models)).encode()})
+            (results[PREDICTIONS] | "PredictionTables" >> beam.Map(prediction_table)
+             | "WritePredictions" >> beam.io.WriteToParquetBatched(
+                 self._path("predictions.parquet"), schema=schema, num_shards=1,
+                 shard_name_template=""))
+        (results[ERRORS] | "ErrorList" >> beam.combiners.ToList()
+         | "WriteErrors" >> beam.Map(write_json_to, self._path(ERRORS_FILE)))
+        (results[DEAD_LETTERS] | "DeadList" >> beam.combiners.ToList()
+         | "WriteDead" >> beam.Map(write_jsonl_to, self._path("dead_letters.jsonl")))
+        self._write_counts(results)
+
+    def _write_summary(self, summary) -> None:
+        def write(rows, path):
+            table = pa.Table.from_pandas(pd.DataFrame(rows).infer_objects(),
+                                         preserve_index=False)
+            with FileSystems.create(path) as f:
+                pq.write_table(in_row_order(table), f)
+
+        (summary | "SummaryList" >> beam.combiners.ToList()
+         | "WriteSummary" >> beam.Map(write, self._path("_summary.parquet")))
+
+    def _write_curves(self, curves) -> None:
+        parts = self._path(CURVE_PARTS)
+        (curves | "WriteCurveParts" >> beam.Map(write_curve_part, parts)
+         | "CurvePartList" >> beam.combiners.ToList()
+         | "WriteCurves" >> beam.Map(merge_curve_parts, parts, self._path("curves.parquet")))
+
+    def _write_counts(self, results: dict) -> None:
+        key_counts = results[COUNTS] | "SumCounts" >> beam.CombinePerKey(sum_counts)
+        classes = (results[CLASSES] | "Classes" >> beam.CombinePerKey(
+            lambda lists: max(lists, key=len, default=[])))
+        read_counts = results[READ_COUNTS] | "SumReadCounts" >> beam.CombinePerKey(sum_counts)
+
+        def write(_, per_key, per_key_classes, per_stream, path):
+            write_json(path, {"keys": [[list(k), v] for k, v in per_key],
+                              "classes": [[list(k), v] for k, v in per_key_classes],
+                              "streams": dict(per_stream)})
+
+        (results[COUNTS].pipeline | "CountsTrigger" >> beam.Create([None])
+         | "WriteCounts" >> beam.Map(write, beam.pvalue.AsList(key_counts),
+                                     beam.pvalue.AsList(classes),
+                                     beam.pvalue.AsList(read_counts), self._path("_counts.json")))
+
+
+def write_json_to(value, path: str) -> None:
+    """`write_json` with the value first, as `beam.Map` passes it."""
+    write_json(path, value)
+
+
+def write_jsonl_to(rows, path: str) -> None:
+    """`write_jsonl` with the rows first, as `beam.Map` passes them."""
+    write_jsonl(path, rows)
+
+
+def in_row_order(table: pa.Table) -> pa.Table:
+    """Result rows in a fixed order, whatever order the runner delivered them in: stream,
+    model, category, window, metric, bin, α, labels, t (a missing bin, α or label count sorts
+    as 0, a missing t first).
+
+    >>> t = pa.table({"stream": ["s", "s"], "model": ["m", "m"], "category": ["c", "c"],
+    ...               "window": ["w", "w"], "metric": ["x", "x"], "bin": [None, 2],
+    ...               "labels": [3, 1]})
+    >>> in_row_order(t)["labels"].to_pylist()
+    [3, 1]
+    """
+    return table.take(row_order(table)) if table.num_rows else table
+
+
+def row_order(table: pa.Table) -> pa.Array:
+    """The indices that put `table`'s rows `in_row_order`."""
+    keys = {c: table[c] for c in ("stream", "model", "category", "window", "metric")}
+    for c, missing in (("bin", 0.0), ("alpha", 0.0), ("labels", 0.0), ("t", -math.inf)):
+        if c not in table.column_names:
+            continue
+        values = pc.cast(table[c], pa.float64())
+        keys[c] = pc.fill_null(pc.if_else(pc.is_nan(values), missing, values), missing)
+    return pc.sort_indices(pa.table(keys), sort_keys=[(c, "ascending") for c in keys])
+
+
+CURVE_PARTS = "_curve_parts"
+
+
+def write_curve_part(table: pa.Table, folder: str) -> tuple[list, str]:
+    """Write a table of curve rows where it was made (curves of a long stream are many rows;
+    shuffled to one worker they would be held several times over) -> (its (stream, model)
+    pairs, its path). A retried bundle writes a new part; only the parts listed by the
+    committed outputs are read, and the folder goes when the file is made."""
+    path = FileSystems.join(folder, f"{uuid.uuid4().hex}.arrow")
+    with FileSystems.create(path) as f, pa.ipc.new_file(f, table.schema) as writer:
+        writer.write_table(table)
+    keys = pa.table({"stream": table["stream"], "model": table["model"]})
+    return sorted(set(zip(*keys.group_by(["stream", "model"]).aggregate([]).to_pydict()
+                          .values()))), path
+
+
+def merge_curve_parts(parts: list, folder: str, path: str, row_group: int = 16_384) -> None:
+    """curves.parquet from the parts, in `in_row_order`, one (stream, model) `SERIES_GROUP` at
+    a time: each key's parts are read once and spilled by group to local files, then each
+    group is sorted and written in row groups of `row_group` rows. Memory holds one part and
+    one group's rows, not a key's whole curves (the parts come in curve-point order, the file
+    wants each series together)."""
+    by_key: dict = {}
+    for keys, part in parts:
+        for key in keys:
+            by_key.setdefault(key, []).append((part, len(keys) > 1))
+    with FileSystems.create(path) as f, pq.ParquetWriter(f, CURVE_SCHEMA) as writer, \
+            tempfile.TemporaryDirectory(prefix="curves-") as spill:
+        for (stream, model), paths in sorted(by_key.items()):
+            groups = _spill_by_group(paths, stream, model, spill)
+            for group in sorted(groups):
+                with pa.OSFile(groups[group]) as source:
+                    table = pa.ipc.open_stream(source).read_all()
+                order = row_order(table)
+                for start in range(0, len(order), row_group):
+                    writer.write_table(table.take(order[start:start + row_group]))
+                    pa.default_memory_pool().release_unused()  # mimalloc would keep the pages
+    # Every part, also those of a failed attempt (object stores have no folder to delete).
+    FileSystems.delete([m.path for m in FileSystems.match(
+        [FileSystems.join(folder, "*")])[0].metadata_list])
+    if FileSystems.exists(folder):
+        FileSystems.delete([folder])
+
+
+# A key's curve rows are merged a group at a time: the columns after (stream, model) that
+# `in_row_order` sorts by first.
+SERIES_GROUP = ("category", "window", "metric")
+
+
+def _spill_by_group(paths: list, stream: str, model: str, spill: str) -> dict:
+    """A key's rows from its parts, one part at a time, appended to one local Arrow stream file
+    per `SERIES_GROUP` -> {group: file}."""
+    writers: dict = {}
+    files: dict = {}
+    sinks: list = []
+    try:
+        for part, mixed in paths:
+            table = read_arrow(part)
+            if mixed:
+                table = table.filter(pc.and_(pc.equal(table["stream"], stream),
+                                             pc.equal(table["model"], model)))
+            for group in table.group_by(SERIES_GROUP).aggregate([]).to_pylist():
+                group = tuple(group[c] for c in SERIES_GROUP)
+                if group not in writers:
+                    files[group] = os.path.join(spill, f"{len(files)}.arrows")
+                    sinks.append(pa.OSFile(files[group], "wb"))
+                    writers[group] = pa.ipc.new_stream(sinks[-1], CURVE_SCHEMA)
+                writers[group].write_table(table.filter(functools.reduce(pc.and_, (
+                    pc.equal(table[c], v) for c, v in zip(SERIES_GROUP, group)))))
+    finally:
+        for w in writers.values():
+            w.close()
+        for sink in sinks:
+            sink.close()
+    return files

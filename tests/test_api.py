@@ -1,0 +1,68 @@
+"""The public entries: `EvaluateDelayed` inside a pipeline of one's own and `evaluate_locally`
+(no Beam) give the numbers `run` writes."""
+
+import math
+
+import apache_beam as beam
+import pandas as pd
+from apache_beam.testing.util import assert_that, equal_to
+
+from pipelines import EvaluateDelayed, RunConfig, evaluate_locally
+from pipelines.job import run
+from runners import make_runner
+
+STREAM = 'sea=synth:SEA{"n": 1200, "seed": 4, "noise": 0.1}'
+OPTIONS = dict(delay="50", repredict="every_k_labels:5", bins=10, windows=[200],
+               fadings=[0.99], time_windows=["300/100"], curve_every=250)
+KEY = ["category", "bin", "alpha", "window", "metric"]
+
+
+def _rows(frame: pd.DataFrame) -> dict:
+    """{measure: (value, n)}, NaN as None so that equal NaNs compare equal."""
+    out = {}
+    for r in frame.to_dict("records"):
+        key = tuple(None if v is None or isinstance(v, float) and math.isnan(v) else v
+                    for v in (r[k] for k in KEY))
+        value = None if isinstance(r["value"], float) and math.isnan(r["value"]) else r["value"]
+        out[key] = (value, int(r["n"]))
+    return out
+
+
+def test_evaluate_locally_gives_the_numbers_of_run(tmp_path):
+    summary = run(RunConfig(streams=[STREAM], models=["gaussian-nb"], out=str(tmp_path),
+                            runner="direct", drift_on="none", quiet=True,
+                            log_predictions="none", **OPTIONS))
+    local = evaluate_locally(STREAM, "gaussian-nb", OPTIONS["delay"],
+                             repredict=OPTIONS["repredict"], bins=OPTIONS["bins"],
+                             windows=OPTIONS["windows"], fadings=OPTIONS["fadings"],
+                             time_windows=OPTIONS["time_windows"],
+                             curve_every=OPTIONS["curve_every"])
+    ours, theirs = _rows(local.summary), _rows(summary)
+    assert len(theirs) > 300 and ours == theirs  # every measure, bit for bit
+    curves = pd.read_parquet(tmp_path / "curves.parquet")
+    assert len(local.curves) == len(curves)
+    assert sorted(local.curves["value"].fillna(-1).tolist()) == \
+        sorted(curves["value"].fillna(-1).tolist())
+    assert local.counts["labelled"] == 1200 and not local.dead_letters
+
+
+def test_evaluate_delayed_composes_with_a_sink_of_ones_own(tmp_path):
+    config = RunConfig(streams=[STREAM], models=["no-change", "gaussian-nb"],
+                       out=str(tmp_path), runner="direct", quiet=True, **OPTIONS)
+    expected = run(config)
+    expected = expected[expected["category"].isin(["initial", "final"])
+                        & (expected["window"] == "cumulative")]
+    want = sorted((r["model"], r["category"], r["metric"], r["value"], r["n"])
+                  for r in expected.to_dict("records") if not math.isnan(r["value"]))
+
+    def check(rows):
+        got = sorted((r["model"], r["category"], r["metric"], r["value"], r["n"]) for r in rows
+                     if r["category"] in ("initial", "final") and r["window"] == "cumulative"
+                     and not math.isnan(r["value"]))
+        assert got == want
+
+    with beam.Pipeline(runner=make_runner("direct")) as p:
+        results = p | EvaluateDelayed(config)
+        assert_that(results["summary"], check)
+        assert_that(results["counts"] | beam.Map(lambda kv: kv[1]["labelled"])
+                    | beam.CombineGlobally(sum), equal_to([2400]), label="AllLabelled")
