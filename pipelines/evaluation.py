@@ -13,7 +13,7 @@ import apache_beam as beam
 
 from pipelines.config import RunConfig
 from pipelines.plan import Plan, plan
-from transforms.backfill.join import LABELS, BackfillOutcomes, LabelsOnly
+from transforms.backfill.outcomes import LABELS, BackfillOutcomes, LabelsOnly
 from transforms.models.specs import ModelSpec, Step
 from transforms.replay.keyed import EngineFactory, GroupedReplay, StatefulReplay
 from transforms.replay.per_key import PerKeyReplay
@@ -23,16 +23,8 @@ from transforms.scoring.in_stream import StreamScores
 from transforms.scoring.outcomes import ScoreOutcomes
 from transforms.scoring.profile import ProfileStreams
 from transforms.streams.read import ReadStreams
-from transforms.vocabulary import (
-    CLASSES,
-    COUNTS,
-    CURVES,
-    DEAD_LETTERS,
-    ERRORS,
-    PREDICTIONS,
-    READ_COUNTS,
-    SUMMARY,
-)
+from transforms.vocabulary import (CLASSES, COUNTS, CURVES, DEAD_LETTERS, ERRORS, PREDICTIONS,
+                                   READ_COUNTS, SUMMARY)
 
 PROFILES = "profiles"
 

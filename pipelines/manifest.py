@@ -17,19 +17,12 @@ from metrics import NOT_PRIORITISED
 from metrics.classification import CLASSIFICATION_METRICS
 from metrics.regression import REGRESSION_METRICS
 from pipelines.plan import Plan
-from transforms.backfill.join import LOG_COUNTERS
+from transforms.backfill.logs import LOG_COUNTERS
 from transforms.errors import InputError
 from transforms.replay.engine import COUNTERS
 from transforms.scoring.comparison import pair_name
-from transforms.vocabulary import (
-    BINNED,
-    COMPARISON,
-    DRIFT,
-    FINAL,
-    INITIAL,
-    INTERMEDIATE,
-    SUMMARY_COLUMNS,
-)
+from transforms.vocabulary import (BINNED, COMPARISON, DRIFT, FINAL, INITIAL, INTERMEDIATE,
+                                   SUMMARY_COLUMNS)
 
 
 def complete_summary(pl: Plan, raw: pd.DataFrame) -> pd.DataFrame:

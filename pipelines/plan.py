@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from pipelines.config import LOGGED, RunConfig
 from runners import check_runner
-from transforms.backfill.join import PredictionLogSpec
+from transforms.backfill.logs import PredictionLogSpec
 from transforms.errors import ConfigError, DelayedEvalError, InputError
 from transforms.models.specs import ModelSpec
 from transforms.replay.per_key import in_time_order

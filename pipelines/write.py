@@ -20,19 +20,9 @@ from apache_beam.io.filesystems import FileSystems
 
 from pipelines.evaluation import PROFILES
 from pipelines.files import ERRORS_FILE, read_arrow, write_json, write_jsonl
-from transforms.backfill.join import MODEL_ORDER_KEY
-from transforms.vocabulary import (
-    CLASSES,
-    COUNTS,
-    CURVE_SCHEMA,
-    CURVES,
-    DEAD_LETTERS,
-    ERRORS,
-    PREDICTION_KINDS,
-    PREDICTION_SCHEMA,
-    PREDICTIONS,
-    READ_COUNTS,
-)
+from transforms.backfill.logs import MODEL_ORDER_KEY
+from transforms.vocabulary import (CLASSES, COUNTS, CURVE_SCHEMA, CURVES, DEAD_LETTERS, ERRORS,
+                                   PREDICTION_KINDS, PREDICTION_SCHEMA, PREDICTIONS, READ_COUNTS)
 
 
 def prediction_table(element) -> pa.Table:

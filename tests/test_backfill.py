@@ -11,7 +11,8 @@ from pipelines.cli import main
 from pipelines.config import RunConfig
 from pipelines.job import run
 from tests.helpers import RemoteFileSystem
-from transforms.backfill.join import PredictionLogSpec, join_predictions, label_columns
+from transforms.backfill.join import join_predictions, label_columns
+from transforms.backfill.logs import PredictionLogSpec
 from transforms.records import Outcome
 
 SEA = 'synth:SEA{"n": 1500, "seed": 3, "noise": 0.1}'

@@ -7,8 +7,8 @@ import pytest
 
 from pipelines.cli import main
 from pipelines.config import ConfigError, RunConfig
-from pipelines.job import (run)
-from pipelines.plan import (plan)
+from pipelines.job import run
+from pipelines.plan import plan
 from tests.helpers import data, read
 from transforms.errors import DelayedEvalError, InputError, OutputError
 from transforms.streams.sources import StreamSpec

@@ -11,8 +11,8 @@ from apache_beam.testing.util import assert_that, equal_to
 from apache_beam.transforms.window import TimestampedValue
 
 from pipelines.config import RunConfig
-from pipelines.job import (run)
-from pipelines.plan import (plan)
+from pipelines.job import run
+from pipelines.plan import plan
 from runners import make_runner, pipeline_options
 from tests.helpers import data, read
 from transforms.errors import InputError

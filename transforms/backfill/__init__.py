@@ -12,6 +12,6 @@ the same outcomes as a replay to the scoring.
 
 from transforms import lazy_exports
 
-_WHERE = {"PredictionLogSpec": "join", "join_predictions": "join", "BackfillOutcomes": "join"}
+_WHERE = {"PredictionLogSpec": "logs", "join_predictions": "join", "BackfillOutcomes": "outcomes"}
 __all__ = sorted(_WHERE)
 __getattr__ = lazy_exports(__name__, _WHERE)

@@ -22,6 +22,7 @@ on label time.
 Categories: `initial` and `final` (one score each), `binned` (one per bin b = 0..B+1, Λ(T,b)) and,
 derived from the binned scores of every view, `intermediate` (Ψα for each α).
 """
+
 from __future__ import annotations
 
 import copy

@@ -1,0 +1,231 @@
+"""Backfill: score a deployed model's logged predictions, no model replayed.
+
+    stream (instances + labels) -> label pass: the replay engine with a model that predicts
+        nothing, so label numbers n, baselines, orphans, dead letters and pending instances are
+        exactly the replay's
+    prediction log (Arrow record batches)
+    both keyed by (stream, id bucket) -> CoGroupByKey -> per bucket and model one vectorised
+        join (pandas/numpy) -> Outcomes with their bins -> the same scoring as `run`
+
+A logged prediction belongs to the labelled instance with its id whose latency period
+[t_arrival, t_label] holds its time (ids may be reused once labelled). Kinds come from the
+log's `kind` column (initial | re-prediction | final); without one they are inferred from
+times: an instance's earliest prediction is its initial one, one at or after its label time
+is its final one, the rest are re-predictions. Predictions that belong to no labelled
+instance (still pending at the end, unknown id, outside the latency period) are counted as
+`unmatched_predictions` per (stream, model).
+"""
+
+from __future__ import annotations
+
+import apache_beam as beam
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+from river import base
+
+from transforms.backfill.join import (id_bucket, join_predictions, kind_codes, label_columns,
+                                      lookup, model_classes, split_by)
+from transforms.backfill.logs import PredictionLogSpec
+from transforms.errors import InputError, reports_errors
+from transforms.replay.keyed import GroupedReplay
+from transforms.scoring.columns import concat_rows, take_rows
+from transforms.streams.read import ReadStreams
+from transforms.streams.tables import event_seconds
+from transforms.vocabulary import CLASSES, COUNTS, DEAD_LETTERS, ERRORS, READ_COUNTS
+
+# The label pass's model key: one engine per stream, whatever the models.
+LABELS = "<labels>"
+
+
+class LabelsOnly(base.Classifier):
+    """A model that predicts nothing and learns nothing: the label pass's engine keeps only
+    the bookkeeping of labels (numbers, baselines, orphans, pending).
+
+    >>> LabelsOnly().predict_one({"x": 1}) is None
+    True
+    """
+
+    def learn_one(self, x, y):
+        pass
+
+    def predict_proba_one(self, x):
+        return {}
+
+    def predict_one(self, x):
+        return None
+
+
+# -- Beam ----------------------------------------------------------------------------------------
+def _prediction_column(batch: pa.RecordBatch, classification: bool):
+    """Predictions: floats for regression; classes as an Arrow string array."""
+    col = batch.column(batch.schema.get_field_index("prediction"))
+    if not classification:  # a value that is no finite number is no prediction (NaN)
+        values = pd.to_numeric(pd.Series(col.to_pylist(), dtype=object), errors="coerce") \
+            .to_numpy(dtype=np.float64)
+        return np.where(np.isfinite(values), values, np.nan)
+    if pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
+        return col.cast(pa.string())
+    # Not strings: the class as `run` logs it, str(value) (True, not Arrow's "true").
+    return pa.array([None if v is None else str(v) for v in col.to_pylist()], pa.string())
+
+
+class _KeyLogBatches(beam.DoFn):
+    """A prediction log file -> ((stream, bucket), ("predictions", columns)) and each
+    (stream, model)'s predicted values (for classes never seen in a label)."""
+
+    VALUES = "values"
+
+    def __init__(self, log: PredictionLogSpec, streams: list[str], models: list[str],
+                 classification: bool, buckets: int):
+        self.log, self.streams, self.models = log, streams, models
+        self.classification, self.buckets = classification, buckets
+
+    def _names(self, batch, column: str, configured: list[str], path: str) -> np.ndarray:
+        if column in batch.schema.names:
+            return batch.column(batch.schema.get_field_index(column)).cast(pa.string()) \
+                .to_numpy(zero_copy_only=False)
+        if len(configured) != 1:
+            raise InputError(f"{path}: no {column!r} column, and more than one {column} is "
+                             f"configured ({configured}); name the column with "
+                             f'{{"{column}": "..."}}')
+        return np.full(batch.num_rows, configured[0], dtype=object)
+
+    @reports_errors
+    def process(self, path: str):
+        for batch in self.log.read(path):
+            names = batch.schema.names
+            stream = self._names(batch, "stream", self.streams, path)
+            model = self._names(batch, "model", self.models, path)
+            keep = np.isin(stream, self.streams) & np.isin(model, self.models)
+            cols = {"stream": stream, "model": model,
+                    "id": batch.column(names.index("id")).cast(pa.string()),
+                    # Seconds, or ISO datetimes / timestamps (unreadable: NaN, unmatched).
+                    "t": event_seconds(pd.DataFrame(
+                        {"t": batch.column(names.index("time")).to_pandas()}), "t")[0],
+                    "y_pred": _prediction_column(batch, self.classification)}
+            if "kind" in names:
+                try:
+                    cols["kind"] = kind_codes(batch.column(names.index("kind"))
+                                              .cast(pa.string()).to_numpy(zero_copy_only=False))
+                except InputError as e:
+                    raise InputError(f"{path}: {e}") from None
+            cols = take_rows(cols, np.flatnonzero(keep))
+            if self.classification:
+                encoded = pc.dictionary_encode(cols["y_pred"])
+                pairs = pd.DataFrame({"s": cols["stream"], "m": cols["model"],
+                                      "v": encoded.indices.fill_null(-1).to_numpy(
+                                          zero_copy_only=False)}).drop_duplicates()
+                values = encoded.dictionary.to_pylist()
+                for (s, m), part in pairs[pairs["v"] >= 0].groupby(["s", "m"], sort=True):
+                    yield beam.pvalue.TaggedOutput(self.VALUES, ((s, m),
+                                                                 {values[v] for v in part["v"]}))
+            keys = lookup(cols["stream"], self.streams) * self.buckets + \
+                id_bucket(cols["id"], self.buckets)
+            for key, part in split_by(cols, keys):
+                yield (self.streams[key // self.buckets], int(key % self.buckets)), \
+                    ("predictions", part)
+
+
+def _key_labels(element, buckets: int):
+    (stream, _), outcomes = element
+    cols = label_columns(outcomes)
+    for b, part in split_by(cols, id_bucket(cols["key"], buckets)):
+        yield (stream, int(b)), ("labels", part)
+
+
+class _Join(beam.DoFn):
+    COUNTS = "counts"
+
+    def __init__(self, models: list[str], classification: bool, bins: int, final: bool,
+                 batch_size: int):
+        self.models, self.classification = models, classification
+        self.bins, self.final, self.batch_size = bins, final, batch_size
+
+    @reports_errors
+    def process(self, element, label_classes, predicted):
+        (stream, _), parts = element
+        labels = concat_rows([p for tag, p in parts if tag == "labels"])
+        preds = concat_rows([p for tag, p in parts if tag == "predictions"])
+        if not labels:
+            labels = label_columns([])
+        for model in self.models:
+            rows = np.flatnonzero(preds["model"] == model) if preds else None
+            mine = take_rows(preds, rows) if preds else \
+                {"id": np.empty(0, object), "t": np.empty(0), "y_pred": np.empty(0, object)}
+            classes = None
+            if self.classification:
+                classes = model_classes(label_classes.get((stream, LABELS), []),
+                                        predicted.get((stream, model), set()))
+            outcomes, counts = join_predictions(labels, mine, classes, self.bins, self.final)
+            for i in range(0, len(outcomes), self.batch_size):
+                yield (stream, model), outcomes[i:i + self.batch_size]
+            yield beam.pvalue.TaggedOutput(self.COUNTS, ((stream, model), counts))
+
+
+class BackfillOutcomes(beam.PTransform):
+    """Streams + a prediction log -> the outputs a replay gives (outcomes, dead letters,
+    counts, classes, read counts), with the log's predictions in place of a model's.
+
+    `label_engines` is the `EngineFactory` of the label pass (model `LABELS`).
+    """
+
+    def __init__(self, read: ReadStreams, label_engines, log: PredictionLogSpec,
+                 models: list[str],
+                 classification: bool, bins: int, final: bool, buckets: int = 16,
+                 batch_size: int = 1000):
+        super().__init__()
+        self.read, self.label_engines, self.log = read, label_engines, log
+        self.models, self.classification = models, classification
+        self.bins, self.final, self.buckets, self.batch_size = bins, final, buckets, batch_size
+
+    def expand(self, pbegin):
+        read = pbegin | "ReadStreams" >> self.read
+        replay = read["chunks"] | "LabelPass" >> GroupedReplay(self.label_engines,
+                                                               self.batch_size)
+        streams = [s.name for s in self.read.streams]
+        logged = (pbegin | "LogFiles" >> beam.Create(self.log.files(self.read.time_range))
+                  | "SpreadFiles" >> beam.Reshuffle()
+                  | "ReadLog" >> beam.ParDo(_KeyLogBatches(
+                      self.log, streams, self.models, self.classification, self.buckets))
+                  .with_outputs(_KeyLogBatches.VALUES, ERRORS, main="predictions"))
+        predicted = (logged[_KeyLogBatches.VALUES]
+                     | "PredictedClasses" >> beam.CombinePerKey(
+                         lambda sets: set().union(*sets)))
+        label_classes = (replay[CLASSES] | "LabelClasses" >> beam.CombinePerKey(
+            lambda lists: max(lists, key=len, default=[])))
+        buckets = self.buckets
+        labels = replay.outcomes | "KeyLabels" >> beam.FlatMap(_key_labels, buckets)
+        joined = ((labels, logged.predictions) | "Both" >> beam.Flatten()
+                  | "ByBucket" >> beam.GroupByKey()
+                  | "Join" >> beam.ParDo(
+                      _Join(self.models, self.classification, self.bins, self.final,
+                            self.batch_size),
+                      beam.pvalue.AsDict(label_classes), beam.pvalue.AsDict(predicted))
+                  .with_outputs(_Join.COUNTS, ERRORS, main="outcomes"))
+        models = self.models
+
+        def per_model(element):
+            (stream, _), counts = element
+            counts = {k: v for k, v in counts.items() if not k.startswith("unscored")}
+            for m in models:
+                yield (stream, m), counts
+
+        def model_class_list(element, predicted):
+            (stream, _), classes = element
+            for m in models:
+                names = model_classes(classes, predicted.get((stream, m), set()))
+                yield (stream, m), list(classes) + names[len(classes):]
+
+        counts = ((replay[COUNTS] | "LabelCounts" >> beam.FlatMap(per_model),
+                   joined[_Join.COUNTS]) | "AllCounts" >> beam.Flatten())
+        dead = replay[DEAD_LETTERS] | "Unmodelled" >> beam.Map(lambda d: {**d, "model": None})
+        return {"outcomes": joined.outcomes,
+                DEAD_LETTERS: (read[DEAD_LETTERS], dead) | "AllDead" >> beam.Flatten(),
+                COUNTS: counts,
+                CLASSES: label_classes | "ModelClasses" >> beam.FlatMap(
+                    model_class_list, beam.pvalue.AsDict(predicted)),
+                READ_COUNTS: read[READ_COUNTS],
+                ERRORS: (read[ERRORS], replay[ERRORS], logged[ERRORS], joined[ERRORS])
+                | "AllErrors" >> beam.Flatten()}

@@ -1,0 +1,55 @@
+"""river's `naive_bayes.GaussianNB`, many rows at once: the joint log-likelihoods of every class
+for a matrix of feature rows, with the decisions `predict_one` makes (`GaussianNBBatch`)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from transforms.models.batch import NONE, argmax_with_margin, DenseBatch
+
+_PDF_EPS = 10e-10  # river.naive_bayes.gaussian._PDF_EPS
+
+
+_SQRT_TAU = math.sqrt(2.0 * math.pi)
+
+
+def gaussian_parameters(gaussian):
+    """(mu, variance) of a river `proba.Gaussian`, or None where river's pdf is 0."""
+    if gaussian is None:
+        return None
+    var = gaussian._var
+    n = var.mean.n
+    if n > var.ddof:
+        variance = var._S / (n - var.ddof)
+        if variance > 0.0:
+            return var.mean._mean, variance
+    return None
+
+
+class GaussianNBBatch(DenseBatch):
+    """river `GaussianNB`: log P(c) + Σ_f log(ε + pdf_cf(x_f)), the best class wins."""
+
+    def decide(self, model, rows):
+        classes = list(model.class_counts)
+        if not classes:
+            return np.full(len(rows), NONE), [], np.empty(0, dtype=np.int64), None
+        total = sum(model.class_counts.values())
+        shape = (len(classes), len(self.names))
+        mu, sigma, known = np.zeros(shape), np.ones(shape), np.zeros(shape, dtype=bool)
+        for j, c in enumerate(classes):
+            gaussians = model.gaussians.get(c, {})
+            for f, name in enumerate(self.names):
+                params = gaussian_parameters(gaussians.get(name))
+                if params is not None:
+                    mu[j, f], sigma[j, f], known[j, f] = params[0], math.sqrt(params[1]), True
+        z = (rows[:, None, :] - mu) / sigma  # rows x classes x features
+        with np.errstate(over="ignore", under="ignore"):
+            terms = np.log(_PDF_EPS + np.exp(-0.5 * z * z) / _SQRT_TAU / sigma)
+        terms[:, ~known] = math.log(_PDF_EPS)  # river's pdf is 0 there
+        prior = np.array([math.log(model.class_counts[c] / total) for c in classes])
+        jll = prior + terms.sum(axis=2)
+        scale = np.abs(prior) + np.abs(terms).sum(axis=2)
+        best, unsure = argmax_with_margin(jll, scale)
+        return best, classes, unsure, None
