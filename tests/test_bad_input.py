@@ -490,7 +490,7 @@ def test_a_full_disk_leaves_the_previous_results(tmp_path, monkeypatch):
     def full(path, frame):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(pipelines.job, "_write_parquet", full)
+    monkeypatch.setattr(pipelines.job, "write_parquet", full)
     with pytest.raises(OutputError, match=r"writing the results failed \(No space left on "
                                           r"device\); the previous results there are "
                                           r"untouched"):

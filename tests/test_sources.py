@@ -151,7 +151,7 @@ def test_tables_read_in_chunks_give_the_events_of_one_read(tmp_path, monkeypatch
     of one read — also where a column's type differs between chunks (CSV)."""
     import numpy as np
 
-    from transforms.streams import tables
+    from transforms.streams import table_files
 
     n = 50
     df = pd.DataFrame({"time": np.arange(n, dtype=float), "f1": np.linspace(0, 1, n),
@@ -164,8 +164,8 @@ def test_tables_read_in_chunks_give_the_events_of_one_read(tmp_path, monkeypatch
     path = tmp_path / f"rows.{fmt}"
     df.to_csv(path, index=False) if fmt == "csv" else df.to_parquet(path)
     whole = read(str(path), delay="3")
-    monkeypatch.setattr(tables, "CHUNK_ROWS", 7)
-    assert len(list(tables.table_chunks([str(path)], None))) == 8
+    monkeypatch.setattr(table_files, "CHUNK_ROWS", 7)
+    assert len(list(table_files.table_chunks([str(path)], None))) == 8
     chunked = read(str(path), delay="3")
     assert chunked == whole
     events, dead = chunked
@@ -178,14 +178,14 @@ def test_tables_read_in_chunks_give_the_events_of_one_read(tmp_path, monkeypatch
 def test_csv_read_in_chunks_keeps_one_type_per_column(tmp_path, monkeypatch):
     """A column that is text in one chunk only (an id "x9") is text in every chunk, as in one
     read: ids stay "3", not 3, and label numbers stay floats where a label is missing."""
-    from transforms.streams import tables
+    from transforms.streams import table_files
 
     rows = [f"{i},{i},{'' if i == 4 else i % 2}" for i in range(12)]
     rows[9] = "x9,9,1"
     path = tmp_path / "ids.csv"
     path.write_text("id,time,label\n" + "\n".join(rows) + "\n")
     whole = read(str(path), delay="1")
-    monkeypatch.setattr(tables, "CHUNK_ROWS", 5)
+    monkeypatch.setattr(table_files, "CHUNK_ROWS", 5)
     chunked = read(str(path), delay="1")
     assert chunked == whole
     labels = [(e[4], e[6]) for e in chunked[0] if e[3] == "label"]

@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from transforms.models.batch import NONE, argmax_with_margin, DenseBatch
+from transforms.models.batch import NONE, DenseBatch, argmax_with_margin
 
 _PDF_EPS = 10e-10  # river.naive_bayes.gaussian._PDF_EPS
 

@@ -13,7 +13,7 @@ Everything but `ReadStreams` is plain Python.
 from transforms import lazy_exports
 
 _WHERE = {"StreamSpec": "sources", "DelaySpec": "delays", "LabelTimeAssigner": "delays",
-          "river_stream": "generators", "load_arff": "arff", "table_files": "tables",
+          "river_stream": "generators", "load_arff": "arff", "table_files": "table_files",
           "ReadStreams": "read", "TimeRange": "read"}
 __all__ = sorted(_WHERE)
 __getattr__ = lazy_exports(__name__, _WHERE)

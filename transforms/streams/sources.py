@@ -44,8 +44,9 @@ from transforms.streams import arff
 from transforms.streams.delays import DelaySpec
 from transforms.streams.generators import river_stream
 from transforms.streams.rows import Checks, labelled_rows
-from transforms.streams.tables import (CSV_OPTIONS, FORMATS, columns_of, csv_options, fmt_of,
-                                       head_of, n_rows, table_events, table_files)
+from transforms.streams.table_files import (CSV_OPTIONS, FORMATS, columns_of, csv_options, fmt_of,
+                                            head_of, n_rows, table_files)
+from transforms.streams.tables import table_events
 
 # Text that reads as a date: ISO 2026-11-01[T10:00[:00]], or 01/11/2026, 1.11.26.
 DATE_LIKE = r"\s*(\d{4}-\d{1,2}-\d{1,2}|\d{1,2}[/.]\d{1,2}[/.]\d{2,4})([ T]\d{1,2}:\d{2})?"
