@@ -1,4 +1,4 @@
-"""Page-Hinkley with fading factors (Gama et al., paper 004, Table 2) on SEA with three drifts.
+"""Page-Hinkley with fading factors (Gama et al. 2009, Table 2) on SEA with three drifts.
 
     python -m examples.drift_detection [--out out/drift] [--n 60000]
 

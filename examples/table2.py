@@ -1,4 +1,4 @@
-"""Table II of Grzenda, Gomes, Bifet & Read (paper 000), on river's synthetic streams with drift.
+"""Table II of Grzenda, Gomes & Bifet 2020, on river's synthetic streams with drift.
 
     python -m examples.table2 [--out out/table2] [--runner direct]
 

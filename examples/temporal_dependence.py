@@ -1,4 +1,4 @@
-"""Temporal dependence (Žliobaitė et al., paper 003) on a Markov-switching label stream.
+"""Temporal dependence (Žliobaitė et al. 2015) on a Markov-switching label stream.
 
     python -m examples.temporal_dependence [--out out/temporal] [--n 20000] [--delay 1]
         [--stay 0.9] [--category final]

@@ -243,7 +243,7 @@ class ClassificationScore:
             return math.nan
         return math.sqrt(k * k_per)
 
-    # -- confidence (paper 004, section 2; paper 003, eqs. 11-12) ----------------------------
+    # -- confidence (Gama et al. 2009, section 2; Žliobaitė et al. 2015, eqs. 11-12) ----------
     @property
     def accuracy_ci_hoeffding(self) -> float:
         """Half-width ε_h = sqrt(R/(2n)·ln(2/δ)) of the interval around the error rate (and so

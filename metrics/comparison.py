@@ -1,4 +1,4 @@
-"""Comparing two models on the same labels (Gama et al., paper 004, section 3.3): the Q statistic
+"""Comparing two models on the same labels (Gama et al. 2009, section 3.3): the Q statistic
 and the signed McNemar test, mergeable so that windows and fading factors apply as to any score.
 """
 

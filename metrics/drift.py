@@ -1,4 +1,4 @@
-"""Page-Hinkley drift detection over an error sequence (Gama et al., paper 004, section 3.4.1),
+"""Page-Hinkley drift detection over an error sequence (Gama et al. 2009, section 3.4.1),
 and how its alarms match known drift points (detection delay, misses, false alarms)."""
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ import numpy as np
 
 from metrics.exact import ExactSum, ratio
 
-# No confidence bound for regression: the Chernoff and Hoeffding bounds of paper 004 hold for
+# No confidence bound for regression: the Chernoff and Hoeffding bounds of Gama et al. 2009 hold for
 # losses in [0, 1] (or a known range); on absolute errors in the target's units their width would
 # change with the unit of measurement.
 REGRESSION_CONFIDENCE_METRICS: tuple = ()

@@ -1,4 +1,4 @@
-"""Temporal dependence of a label sequence (Žliobaitė, Bifet, Read, Pfahringer, Holmes; paper 003).
+"""Temporal dependence of a label sequence (Žliobaitė, Bifet, Read, Pfahringer & Holmes 2015).
 
 With strong temporal dependence the Persistent classifier (predict the previous label) beats the
 Majority class, κ looks good while κ_per is negative, and a learner that ignores the past labels

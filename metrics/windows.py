@@ -7,7 +7,7 @@ cumulative(P − w)` — exact, because the counts are integers (and the regress
 `block_ends` puts a block boundary wherever such a difference needs one.
 
 A fading factor weighs the label k steps back by α^k: E = S/B with S = L + α·S and B = 1 + α·B
-(Gama's corrected estimator; paper 004, eq. for the fading prequential error). `FadingScore`
+(Gama's corrected estimator; Gama et al. 2009, eq. for the fading prequential error). `FadingScore`
 applies that recurrence to every statistic behind a score (the counts of accuracy and the κ
 family, the error sums of MAE and RMSE), so every measure has its faded version. Fed block by block
 in label order, it performs exactly the floating-point operations of the plain sequential loop,

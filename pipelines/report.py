@@ -182,7 +182,7 @@ def _label_axis(ax, title: str, ylabel: str) -> None:
 
 
 def fig_initial_final(plt, run: RunFiles):
-    """Fig. 1 of paper 000: initial (at arrival) vs final (test-then-train) over T."""
+    """Fig. 1 of Grzenda et al. 2020: initial (at arrival) vs final (test-then-train) over T."""
     fig, axes = _grid(plt, len(run.streams), "Initial vs final performance over T")
     for ax, stream in zip(axes, run.streams):
         for i, model in enumerate(run.models):
@@ -198,7 +198,7 @@ def fig_initial_final(plt, run: RunFiles):
 
 
 def fig_binned(plt, run: RunFiles):
-    """Fig. 2 of paper 000: Λ(T, b) against b at the end of the stream."""
+    """Fig. 2 of Grzenda et al. 2020: Λ(T, b) against b at the end of the stream."""
     s = run.summary
     fig, axes = _grid(plt, len(run.streams), f"Binned performance Λ(T, b) at the end of the "
                                              f"stream, B = {run.bins}")
@@ -220,7 +220,7 @@ def fig_binned(plt, run: RunFiles):
 
 
 def fig_weights(plt, run: RunFiles):
-    """Fig. 3 of paper 000: the weights (1/α)^(b/B) of Ψα against b."""
+    """Fig. 3 of Grzenda et al. 2020: the weights (1/α)^(b/B) of Ψα against b."""
     fig, axes = _grid(plt, 1, "Weights of the prioritised measure Ψα", width=6.5)
     b = np.arange(run.bins + 1)
     for i, alpha in enumerate(run.alphas):
@@ -232,7 +232,8 @@ def fig_weights(plt, run: RunFiles):
 
 
 def fig_intermediate(plt, run: RunFiles):
-    """Figs. 4-6 of paper 000: initial, Ψα and final over T, one panel per (stream, model)."""
+    """Figs. 4-6 of Grzenda et al. 2020: initial, Ψα and final over T, one panel per
+    (stream, model)."""
     keys = [(s, m) for s in run.streams for m in run.models]
     fig, axes = _grid(plt, len(keys), "Initial, intermediate Ψα and final performance over T")
     for ax, (stream, model) in zip(axes, keys):
@@ -250,7 +251,7 @@ def fig_intermediate(plt, run: RunFiles):
 
 
 def fig_forgetting(plt, run: RunFiles):
-    """Fig. 3 of paper 004: the prequential error, cumulative vs sliding windows vs fading
+    """Fig. 3 of Gama et al. 2009: the prequential error, cumulative vs sliding windows vs fading
     factors (and the error within each curve period, which forgets everything before it)."""
     keys = [(s, m) for s in run.streams for m in run.models]
     views = sorted(set(run.curves["window"]) - {"cumulative"})
@@ -279,7 +280,7 @@ def fig_forgetting(plt, run: RunFiles):
 
 
 def fig_comparison(plt, run: RunFiles):
-    """Figs. 5-7 of paper 004: Q statistic and signed McNemar over T, with the threshold."""
+    """Figs. 5-7 of Gama et al. 2009: Q statistic and signed McNemar over T, with the threshold."""
     pairs = [m for m in dict.fromkeys(run.curves.loc[run.curves["category"] == "comparison",
                                                      "model"])]
     fig, axes = _grid(plt, 2 * len(run.streams), "Comparing models over T "
@@ -305,7 +306,7 @@ def fig_comparison(plt, run: RunFiles):
 
 
 def fig_drift(plt, run: RunFiles):
-    """Figs. 8-9 of paper 004: the error rate with Page-Hinkley alarms and known drifts."""
+    """Figs. 8-9 of Gama et al. 2009: the error rate with Page-Hinkley alarms and known drifts."""
     s = run.summary
     fig, axes = _grid(plt, len(run.streams), "Error rate, Page-Hinkley alarms (▼) and "
                                              "known drifts (dashed)")

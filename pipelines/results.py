@@ -1,4 +1,4 @@
-"""Reading results back, and the terminal table in the layout of Table II (paper 000)."""
+"""Reading results back, and the terminal table in the layout of Table II (Grzenda et al. 2020)."""
 
 from __future__ import annotations
 
@@ -60,7 +60,7 @@ def record_outputs(out: str, names: list[str]) -> None:
 
 
 def summary_table(summary: pd.DataFrame) -> pd.DataFrame:
-    """Rows: stream × measure; columns: models, in run order (Table II of paper 000).
+    """Rows: stream × measure; columns: models, in run order (Table II of Grzenda et al. 2020).
 
     Measures per metric: initial, the middle bin Λ(T, B/2), final and Ψα for each α.
     """
@@ -98,7 +98,8 @@ def format_table(summary: pd.DataFrame) -> str:
 
 
 def format_profiles(profiles: dict) -> str:
-    """One line per classification stream: the temporal-dependence profile (paper 003)."""
+    """One line per classification stream: its temporal-dependence profile (Žliobaitė et al.
+    2015)."""
     lines = []
     for stream, p in profiles.items():
         if not p.get("labels"):
@@ -113,7 +114,7 @@ def format_profiles(profiles: dict) -> str:
 def drift_delay_table(summary: pd.DataFrame) -> pd.DataFrame:
     """Detection delays of known drifts, rows per (stream, model, drift), one column per
     Page-Hinkley fading factor (1 − α; 0 = no fading): "delay (false alarms)", as Table 2 of
-    paper 004. Empty when no stream has known drift points.
+    Gama et al. 2009. Empty when no stream has known drift points.
 
     >>> rows = pd.DataFrame({"stream": "s", "model": "nb", "category": "drift",
     ...     "window": ["cumulative"] * 2 + ["fading=0.999"] * 2,

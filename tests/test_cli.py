@@ -120,7 +120,7 @@ def test_no_final_scores_initial_only_with_the_same_values(tmp_path):
 
 
 def psi(per_bin, alpha):
-    """Ψα = Σ_b Λ(T,b)·(1/α)^(b/B) / Σ_b (1/α)^(b/B) over b = 0..B (paper 000, eq. 4)."""
+    """Ψα = Σ_b Λ(T,b)·(1/α)^(b/B) / Σ_b (1/α)^(b/B) over b = 0..B (Grzenda et al. 2020, eq. 4)."""
     B = len(per_bin) - 1
     weights = [(1 / alpha) ** (b / B) for b in range(B + 1)]
     return sum(v * w for v, w in zip(per_bin, weights)) / sum(weights)

@@ -1,5 +1,6 @@
-"""Comparing models (paper 004, section 3.3): Q statistic and signed McNemar, cumulative, over a
-sliding window and with a fading factor, equal a straightforward loop over the joined losses."""
+"""Comparing models (Gama et al. 2009, section 3.3): Q statistic and signed McNemar,
+cumulative, over a sliding window and with a fading factor, equal a straightforward loop over
+the joined losses."""
 
 import math
 

@@ -1,4 +1,4 @@
-"""Page-Hinkley (paper 004, section 3.4.1): the same alarms as river's detector, and drift
+"""Page-Hinkley (Gama et al. 2009, section 3.4.1): the same alarms as river's detector, and drift
 rows from a run on a stream with known drift points."""
 
 import random

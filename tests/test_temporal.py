@@ -1,4 +1,5 @@
-"""Temporal dependence (paper 003): the stream profile, and the baselines it predicts."""
+"""Temporal dependence (Žliobaitė et al. 2015): the stream profile, and the baselines it
+predicts."""
 
 import json
 import random
@@ -152,7 +153,7 @@ def replay_initial(model, xs, ys, delay):
 def straightforward_initial(xs, ys, delay, wrapper, lags=2):
     """A plain loop of what a wrapper must do under delay: at instance t it knows the labels of
     instances 0..t−delay; it learns each label with the labels it knew at that instance's
-    arrival (paper 003's relations, with the lag the delay imposes)."""
+    arrival (Žliobaitė et al. 2015's relations, with the lag the delay imposes)."""
     from river import naive_bayes
 
     nb, classes = naive_bayes.GaussianNB(), []
@@ -200,7 +201,7 @@ def straightforward_initial(xs, ys, delay, wrapper, lags=2):
 @pytest.mark.parametrize("wrapper", ["TA", "TC"])
 @pytest.mark.parametrize("delay", [1, 20])
 def test_wrappers_learn_the_relation_they_use_under_delay(wrapper, delay):
-    """At delay 1 the pairs are paper 003's (y_{t−1}, y_t); at delay 20 the wrapper learns
+    """At delay 1 the pairs are the paper's (y_{t−1}, y_t); at delay 20 the wrapper learns
     (labels known at arrival, label), the relation it predicts with — equal to a plain loop."""
     xs, ys = markov_rows(1500)
     model = ('temporally-augmented{"model": "gaussian-nb", "lags": 2}' if wrapper == "TA"

@@ -1,5 +1,5 @@
 """Forgetting: sliding windows, fading factors and event-time windows equal a straightforward
-sequential computation exactly, whatever the bundle split (paper 004, section 3)."""
+sequential computation exactly, whatever the bundle split (Gama et al. 2009, section 3)."""
 
 import copy
 import itertools

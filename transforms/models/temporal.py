@@ -1,4 +1,4 @@
-"""Classifiers that use the temporal dependence of the labels (Žliobaitė et al., paper 003, §3).
+"""Classifiers that use the temporal dependence of the labels (Žliobaitė et al. 2015, §3).
 
 Both wrap any river classifier, named by a model spec string so that a run's configuration stays
 serialisable: `temporal-correction{"model": "gaussian-nb"}`,
@@ -88,7 +88,7 @@ class _LabelAware(base.Wrapper, base.Classifier):
 
 class TemporalCorrection(_LabelAware):
     """P(y_t=i | x_t, y_{t−1}) ∝ P(y_t=i | x_t) · P(y_t=i | y_{t−1}) / P(y_t=i), the last two
-    estimated from the labels learned so far (paper 003, §3.1).
+    estimated from the labels learned so far (Žliobaitė et al. 2015, §3.1).
 
     >>> m = TemporalCorrection("gaussian-nb")
     >>> for x, y in [({"a": 0.0}, "u"), ({"a": 0.1}, "u"), ({"a": 0.2}, "v"), ({"a": 0.3}, "v"),
@@ -151,7 +151,7 @@ class TemporalCorrection(_LabelAware):
 
 class TemporallyAugmented(_LabelAware):
     """The classifier sees the last `lags` arrived labels as extra one-hot features
-    `y_lag{k}={class}` (paper 003, §3.2).
+    `y_lag{k}={class}` (Žliobaitė et al. 2015, §3.2).
 
     >>> m = TemporallyAugmented("gaussian-nb", lags=2)
     >>> m.learn_one({"a": 1.0}, "u"); m.learn_one({"a": 2.0}, "v")

@@ -1,4 +1,5 @@
-"""The stream profile (temporal dependence, paper 003) from the replay's label sequence."""
+"""The stream profile (temporal dependence, Žliobaitė et al. 2015) from the replay's label
+sequence."""
 
 from __future__ import annotations
 
