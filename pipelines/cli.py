@@ -79,7 +79,8 @@ def _scoring_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", default=None, help="a YAML file with the same fields")
     parser.add_argument("--run-id", default=None, help="an id for this run (default: random)")
     parser.add_argument("--report", action="store_true", default=None,
-                        help="also write DIR/report.html and DIR/figures/*.png")
+                        help="also write DIR/report.html and DIR/figures/ (PNG at 200 dpi, SVG, "
+                             "PDF)")
     parser.add_argument("--progress-every", type=float, default=None, metavar="SECONDS",
                         help="seconds between progress lines on stderr (default 5)")
     parser.add_argument("--quiet", action="store_true",
@@ -161,7 +162,8 @@ def _parser() -> argparse.ArgumentParser:
     quick.add_argument("--runner", default="direct", help="a runner name, as for run")
     report = sub.add_parser("report", help="write report.html and figures for a finished run",
                             description="Write DIR/report.html (self-contained) and "
-                                        "DIR/figures/*.png from a finished run's files.")
+                                        "DIR/figures/ (PNG at 200 dpi, SVG, PDF) from a "
+                                        "finished run's files.")
     report.add_argument("dir", metavar="DIR", help="the output directory of a finished run")
     for command in (run, backfill, quick, report):
         command.add_argument("--debug", action="store_true",

@@ -99,7 +99,8 @@ def run(config: RunConfig) -> pd.DataFrame:
                                                                       "profile.json")))))
         delays = drift_delay_table(summary)
         if not delays.empty:
-            print("\nPage-Hinkley: detection delay (false alarms) per known drift, by 1 − α")
+            print("\nPage-Hinkley: each known drift's detection delay and the false alarms "
+                  "before the next, per fading factor (1 − α; 0: no fading)")
             print(delays.to_string(index=False))
         if config.report:
             print(f"\nreport: {report}")

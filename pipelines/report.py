@@ -1,4 +1,4 @@
-"""`delayed-eval report DIR`: the figures of the papers, as PNG files and one self-contained
+"""`delayed-eval report DIR`: the figures of the papers (PNG, SVG, PDF) and one self-contained
 HTML page (figures embedded as data URIs, no external assets), from a finished run's files.
 
 Each figure is drawn from `summary.csv`, `curves.parquet`, `profile.json` and `manifest.json`
@@ -11,431 +11,22 @@ from __future__ import annotations
 
 import base64
 import html
-import io
-import json
-import math
 import os
-from dataclasses import dataclass, field
 
-import numpy as np
 import pandas as pd
 
-from pipelines.results import drift_delay_table, load_results, record_outputs, summary_table
+from pipelines.figures import Figure, figures
+from pipelines.results import drift_delay_table, record_outputs, summary_table
+from pipelines.run_files import RunFiles
 
 FIGURES = "figures"
-MCNEMAR_CRITICAL = 6.635  # χ²(1) at 0.99, as in metrics.comparison
-# The measure each figure shows: accuracy for classifiers, MAE for regressors.
-PRIMARY = {"classification": "accuracy", "regression": "mae"}
-LOSS_NAME = {"classification": "error rate (1 − accuracy)", "regression": "MAE"}
 
 
-@dataclass
-class Figure:
-    """One figure of the report: its file name, heading and how to read it."""
-
-    name: str
-    title: str
-    reading: str
-    png: bytes = field(repr=False, default=b"")
-
-
-@dataclass
-class RunFiles:
-    """What a finished run left in its output directory."""
-
-    out: str
-    summary: pd.DataFrame
-    curves: pd.DataFrame
-    profiles: dict
-    manifest: dict
-
-    @classmethod
-    def read(cls, out: str) -> RunFiles:
-        missing = [f for f in ("summary.csv", "curves.parquet", "manifest.json")
-                   if not os.path.exists(os.path.join(out, f))]
-        if missing:
-            raise FileNotFoundError(f"{out}: not a finished run (missing {', '.join(missing)})")
-        profiles = {}
-        if os.path.exists(os.path.join(out, "profile.json")):
-            with open(os.path.join(out, "profile.json"), encoding="utf-8") as f:
-                profiles = json.load(f)
-        with open(os.path.join(out, "manifest.json"), encoding="utf-8") as f:
-            manifest = json.load(f)
-        return cls(out, load_results(out), load_results(out, "curves"), profiles, manifest)
-
-    @property
-    def streams(self) -> list[str]:
-        return list(self.manifest["streams"])
-
-    @property
-    def models(self) -> list[str]:
-        return list(self.manifest["models"])
-
-    def task(self, model: str) -> str:
-        return self.manifest["models"][model]["task"]
-
-    @property
-    def bins(self) -> int:
-        return int(self.manifest.get("bins") or 0)
-
-    @property
-    def alphas(self) -> list[float]:
-        return [float(a) for a in self.manifest["config"].get("alphas", [])]
-
-    def class_names(self, stream: str) -> list:
-        """The stream's class values in index order (as the replay numbered them)."""
-        for key, values in self.manifest.get("classes", {}).items():
-            if key.split(" / ")[0] == stream and values:
-                return values
-        return []
-
-    def drift_points(self, stream: str) -> list[int]:
-        options = self.manifest["streams"][stream]["spec"].get("options") or {}
-        return sorted(int(d["at"]) for d in options.get("drift", []))
-
-    @staticmethod
-    def rows(frame: pd.DataFrame, stream, model, category, metric, window="cumulative",
-             alpha=None, bin=None) -> pd.DataFrame:
-        """The rows of `frame` (summary or curves) for one measure of one key."""
-        rows = frame[(frame["stream"] == stream) & (frame["model"] == model)
-                     & (frame["category"] == category) & (frame["metric"] == metric)
-                     & (frame["window"] == window)]
-        if alpha is not None:
-            rows = rows[rows["alpha"] == alpha]
-        if bin is not None:
-            rows = rows[rows["bin"] == bin]
-        return rows
-
-    def curve(self, stream, model, category, metric, window="cumulative", alpha=None,
-              bin=None):
-        """(labels, values) of one curve, in label order."""
-        rows = self.rows(self.curves, stream, model, category, metric, window, alpha,
-                         bin).sort_values("labels")
-        return rows["labels"].to_numpy(float), rows["value"].to_numpy(float)
-
-    def period_losses(self, stream, model):
-        """(labels, loss within each curve period) of a classifier's initial predictions."""
-        rows = self.rows(self.curves, stream, model, "initial", "accuracy").sort_values("labels")
-        return period_loss(rows["labels"].to_numpy(float), rows["value"].to_numpy(float),
-                           rows["n"].to_numpy(float))
-
-
-def period_loss(labels: np.ndarray, values: np.ndarray, n: np.ndarray | None = None):
-    """The loss within each curve period, from cumulative accuracy at the curve points: the
-    accuracy of the labels between two points is (a_k·n_k − a_{k−1}·n_{k−1}) / (n_k − n_{k−1}).
-
-    >>> period_loss(np.array([10, 20]), np.array([0.9, 0.8]))[1].round(6).tolist()
-    [0.1, 0.3]
-    """
-    n = labels if n is None else n
-    correct = np.nan_to_num(values) * n
-    gained = np.diff(np.r_[0.0, correct])
-    seen = np.diff(np.r_[0.0, n])
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return labels, 1.0 - gained / seen
-
-
-# -- figures -----------------------------------------------------------------------------------
-def _pyplot():
-    import matplotlib
-
-    matplotlib.use("Agg")  # files only: no display on servers and CI
-    import matplotlib.pyplot as plt
-
-    plt.rcParams.update({"figure.dpi": 100, "font.size": 10, "axes.grid": True,
-                         "grid.alpha": 0.3})
-    return plt
-
-
-def _grid(plt, n_panels: int, title: str, width: float = 6.0, height: float = 3.6):
-    if n_panels == 1:
-        width *= 1.5  # room for the title and a legend beside the plot
-    cols = min(n_panels, 2)
-    rows = math.ceil(n_panels / cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(width * cols, height * rows), squeeze=False)
-    for ax in axes.flat[n_panels:]:
-        ax.set_visible(False)
-    fig.suptitle(title, fontsize=12)
-    return fig, list(axes.flat[:n_panels])
-
-
-def _png(plt, fig) -> bytes:
-    fig.tight_layout()
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png")
-    plt.close(fig)
-    return buf.getvalue()
-
-
-def _legend(ax) -> None:
-    """Inside the plot when short; beside it when it would hide the lines."""
-    if len(ax.get_legend_handles_labels()[1]) > 4:
-        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    else:
-        ax.legend(fontsize=8)
-
-
-def _label_axis(ax, title: str, ylabel: str) -> None:
-    ax.set_xlabel("T, labels received")
-    ax.set_ylabel(ylabel)
-    ax.set_title(title)
-
-
-def fig_initial_final(plt, run: RunFiles):
-    """Fig. 1 of Grzenda et al. 2020: initial (at arrival) vs final (test-then-train) over T."""
-    fig, axes = _grid(plt, len(run.streams), "Initial vs final performance over T")
-    for ax, stream in zip(axes, run.streams):
-        for i, model in enumerate(run.models):
-            metric = PRIMARY[run.task(model)]
-            color = f"C{i}"
-            for category, style in (("initial", "-"), ("final", "--")):
-                x, y = run.curve(stream, model, category, metric)
-                if len(x):
-                    ax.plot(x, y, style, color=color, label=f"{model} {category} {metric}")
-        _label_axis(ax, stream, "accuracy / MAE (cumulative)")
-        _legend(ax)
-    return _png(plt, fig)
-
-
-def fig_binned(plt, run: RunFiles):
-    """Fig. 2 of Grzenda et al. 2020: Λ(T, b) against b at the end of the stream."""
-    s = run.summary
-    fig, axes = _grid(plt, len(run.streams), f"Binned performance Λ(T, b) at the end of the "
-                                             f"stream, B = {run.bins}")
-    b_all = np.arange(run.bins + 2)
-    for ax, stream in zip(axes, run.streams):
-        for i, model in enumerate(run.models):
-            metric = PRIMARY[run.task(model)]
-            rows = run.rows(s, stream, model, "binned", metric).sort_values("bin")
-            ax.plot(rows["bin"].to_numpy(float), rows["value"].to_numpy(float), "-o",
-                    markersize=2, color=f"C{i}", label=f"{model} ({metric})")
-        ticks = [0, run.bins // 2, run.bins + 1] if run.bins > 2 else list(b_all)
-        names = {0: "initial", run.bins + 1: "final"}
-        ax.set_xticks(ticks, [f"{t}\n{names.get(t, '')}" for t in ticks])
-        ax.set_xlabel("bin b of the latency period (0: initial, B+1: final)")
-        ax.set_ylabel("Λ(T, b)")
-        ax.set_title(stream)
-        _legend(ax)
-    return _png(plt, fig)
-
-
-def fig_weights(plt, run: RunFiles):
-    """Fig. 3 of Grzenda et al. 2020: the weights (1/α)^(b/B) of Ψα against b."""
-    fig, axes = _grid(plt, 1, "Weights of the prioritised measure Ψα", width=6.5)
-    b = np.arange(run.bins + 1)
-    for i, alpha in enumerate(run.alphas):
-        axes[0].plot(b, (1 / alpha) ** (b / run.bins), color=f"C{i}", label=f"α = {alpha:g}")
-    axes[0].set_xlabel("bin b (the final bin B+1 is not weighted)")
-    axes[0].set_ylabel("weight (1/α)^(b/B)")
-    axes[0].legend()
-    return _png(plt, fig)
-
-
-def fig_intermediate(plt, run: RunFiles):
-    """Figs. 4-6 of Grzenda et al. 2020: initial, Ψα and final over T, one panel per
-    (stream, model)."""
-    keys = [(s, m) for s in run.streams for m in run.models]
-    fig, axes = _grid(plt, len(keys), "Initial, intermediate Ψα and final performance over T")
-    for ax, (stream, model) in zip(axes, keys):
-        metric = PRIMARY[run.task(model)]
-        x, y = run.curve(stream, model, "initial", metric)
-        ax.plot(x, y, color="C0", label="initial")
-        for i, alpha in enumerate(run.alphas):
-            x, y = run.curve(stream, model, "intermediate", metric, alpha=alpha)
-            ax.plot(x, y, color=f"C{i + 2}", label=f"Ψ{alpha:g}")
-        x, y = run.curve(stream, model, "final", metric)
-        ax.plot(x, y, color="C1", linestyle="--", label="final")
-        _label_axis(ax, f"{stream} / {model}", f"{metric} (cumulative)")
-        _legend(ax)
-    return _png(plt, fig)
-
-
-def fig_forgetting(plt, run: RunFiles):
-    """Fig. 3 of Gama et al. 2009: the prequential error, cumulative vs sliding windows vs fading
-    factors (and the error within each curve period, which forgets everything before it)."""
-    keys = [(s, m) for s in run.streams for m in run.models]
-    views = sorted(set(run.curves["window"]) - {"cumulative"})
-    fig, axes = _grid(plt, len(keys), "Prequential error of the initial predictions: "
-                                      "cumulative vs windows vs fading factors")
-    for ax, (stream, model) in zip(axes, keys):
-        task = run.task(model)
-        metric = PRIMARY[task]
-
-        def loss(y, task=task):
-            return 1.0 - y if task == "classification" else y
-
-        x, y = run.curve(stream, model, "initial", metric)
-        ax.plot(x, loss(y), color="black", label="cumulative")
-        if task == "classification" and len(x):
-            px, py = run.period_losses(stream, model)
-            ax.step(px, py, where="pre", color="grey", alpha=0.6,
-                    label="within each curve period")
-        for i, view in enumerate(views):
-            x, y = run.curve(stream, model, "initial", metric, window=view)
-            if len(x):
-                ax.plot(x, loss(y), color=f"C{i}", label=view)
-        _label_axis(ax, f"{stream} / {model}", LOSS_NAME[task])
-        _legend(ax)
-    return _png(plt, fig)
-
-
-def fig_comparison(plt, run: RunFiles):
-    """Figs. 5-7 of Gama et al. 2009: Q statistic and signed McNemar over T, with the threshold."""
-    pairs = [m for m in dict.fromkeys(run.curves.loc[run.curves["category"] == "comparison",
-                                                     "model"])]
-    fig, axes = _grid(plt, 2 * len(run.streams), "Comparing models over T "
-                                                 "(initial predictions, cumulative)")
-    for k, stream in enumerate(run.streams):
-        q_ax, m_ax = axes[2 * k], axes[2 * k + 1]
-        for i, pair in enumerate(pairs):
-            # bin 0: the initial predictions (B+1 would be the final ones)
-            x, y = run.curve(stream, pair, "comparison", "q_statistic", bin=0)
-            q_ax.plot(x, y, color=f"C{i}", label=pair)
-            x, y = run.curve(stream, pair, "comparison", "mcnemar", bin=0)
-            m_ax.plot(x, y, color=f"C{i}", label=pair)
-        m_ax.set_yscale("symlog", linthresh=10)  # keeps ±6.635 visible next to large values
-        q_ax.axhline(0, color="black", linewidth=0.8)
-        for sign in (1, -1):
-            m_ax.axhline(sign * MCNEMAR_CRITICAL, color="red", linestyle=":",
-                         label="significance 0.99 (±6.635)" if sign == 1 else None)
-        _label_axis(q_ax, f"{stream}: Q = log(S_A / S_B)", "Q statistic (> 0: B better)")
-        _label_axis(m_ax, f"{stream}: signed McNemar", "signed McNemar statistic")
-        _legend(q_ax)
-        _legend(m_ax)
-    return _png(plt, fig)
-
-
-def fig_drift(plt, run: RunFiles):
-    """Figs. 8-9 of Gama et al. 2009: the error rate with Page-Hinkley alarms and known drifts."""
-    s = run.summary
-    fig, axes = _grid(plt, len(run.streams), "Error rate, Page-Hinkley alarms (▼) and "
-                                             "known drifts (dashed)")
-    for ax, stream in zip(axes, run.streams):
-        for i, model in enumerate(run.models):
-            task = run.task(model)
-            metric = PRIMARY[task]
-            x, y = run.period_losses(stream, model) if task == "classification" \
-                else run.curve(stream, model, "initial", metric)
-            if not len(x):
-                continue
-            ax.step(x, y, where="pre", color=f"C{i}", label=f"{model} {LOSS_NAME[task]}")
-            alarms = run.rows(s, stream, model, "drift", "alarm")
-            if len(alarms):
-                at = alarms["value"].to_numpy(float)
-                level = np.interp(at, x, np.nan_to_num(y))
-                ax.plot(at, level, "v", color=f"C{i}", markersize=9,
-                        label=f"{model}: {len(at)} alarm(s)")
-        for k, point in enumerate(run.drift_points(stream)):
-            ax.axvline(point, color="black", linestyle="--",
-                       label="known drift" if k == 0 else None)
-        _label_axis(ax, stream, "loss within each curve period")
-        _legend(ax)
-    return _png(plt, fig)
-
-
-def fig_profile(plt, run: RunFiles):
-    """Paper 003: the temporal-dependence profile Δ(ℓ) per class, and the Majority and
-    Persistent baselines next to the models' initial accuracy."""
-    streams = [s for s in run.streams if run.profiles.get(s, {}).get("labels")]
-    fig, axes = _grid(plt, 2 * len(streams), "Temporal dependence")
-    s = run.summary
-    for k, stream in enumerate(streams):
-        p = run.profiles[stream]
-        d_ax, b_ax = axes[2 * k], axes[2 * k + 1]
-        lags = sorted(p["delta"], key=int)
-        indices = sorted({c for lag in lags for c in p["delta"][lag]}, key=int)
-        names = run.class_names(stream)
-        for i, c in enumerate(indices):
-            name = names[int(c)] if int(c) < len(names) else c
-            d_ax.plot([int(lag) for lag in lags],
-                      [_num(p["delta"][lag].get(c)) for lag in lags], "-o", color=f"C{i}",
-                      label=f"class {name}")
-        d_ax.axhline(0, color="black", linewidth=0.8)
-        d_ax.set_xticks([int(lag) for lag in lags])
-        d_ax.set_xlabel("ℓ, labels of class i in a row")
-        d_ax.set_ylabel("Δ(ℓ) = P(i | ℓ × i) − P(i | (ℓ+1) × i)")
-        d_ax.set_title(f"{stream}: Δ(ℓ) per class")
-        _legend(d_ax)
-        names = ["Majority", "Persistent"]
-        values = [p["majority_accuracy"], p["persistent_accuracy"]]
-        for model in run.models:
-            if run.task(model) != "classification":
-                continue
-            row = run.rows(s, stream, model, "initial", "accuracy")
-            names.append(model)
-            values.append(float(row["value"].iloc[0]) if len(row) else math.nan)
-        b_ax.bar(range(len(names)), values, color=["grey", "grey"]
-                 + [f"C{i}" for i in range(len(names) - 2)])
-        b_ax.set_xticks(range(len(names)), names, rotation=20, ha="right")
-        b_ax.set_ylabel("accuracy of the initial predictions")
-        b_ax.set_title(f"{stream}: baselines vs models")
-    return _png(plt, fig)
-
-
-def _num(v) -> float:
-    return math.nan if v is None else float(v)
-
-
-def figures(run: RunFiles) -> tuple[list[Figure], list[str]]:
-    """Draw every figure the run's files allow; returns (figures, notes on the missing)."""
-    plt = _pyplot()
-    made, notes = [], []
-    classifiers = [m for m in run.models if run.task(m) == "classification"]
-    has = set(run.curves["category"]) | set(run.summary["category"])
-
-    def add(name, title, reading, draw, needs=True, why=""):
-        if needs:
-            made.append(Figure(name, title, reading, draw(plt, run)))
-        else:
-            notes.append(f"{title}: {why}")
-
-    add("initial_final", "Initial vs final over T",
-        "Each model's cumulative accuracy (MAE for regressors) of its initial predictions, "
-        "made when an instance arrived (solid), and of its final ones, made just before the "
-        "label arrived (dashed). The gap is what the delay costs: a test-then-train score "
-        "(final) overstates what the model delivered when the prediction was needed.",
-        fig_initial_final)
-    add("binned", "Binned performance Λ(T, b)",
-        "For every bin of the latency period (0: at arrival, B+1: just before the label), the "
-        "accuracy of the predictions standing in that bin, over all labels of the stream. A "
-        "rising line means re-predicting pending instances pays off while they wait.",
-        fig_binned, run.bins > 0, "needs re-evaluation (--repredict, not none)")
-    add("weights", "Weights of Ψα",
-        "How Ψα weighs the bins: α = 1 weighs them all alike; a larger α favours the "
-        "predictions available early in the latency period.",
-        fig_weights, run.bins > 0 and bool(run.alphas), "needs re-evaluation and --alpha")
-    add("intermediate", "Initial, Ψα and final over T",
-        "Ψα summarises the whole latency period in one number; it lies between the initial "
-        "and the final curve when re-predictions improve on the initial ones.",
-        fig_intermediate, "intermediate" in has, "needs re-evaluation (--repredict)")
-    add("forgetting", "Prequential error: cumulative vs windows vs fading",
-        "The cumulative error remembers the whole stream; sliding windows (w=W) and fading "
-        "factors (fading=A) forget the past and follow the current error, as a holdout "
-        "estimate would; the grey steps are the error within each curve period alone. Add "
-        "views with --window and --fading.",
-        fig_forgetting)
-    add("comparison", "Q statistic and McNemar over T",
-        "For each pair A vs B: Q > 0 when B has made fewer errors (log ratio of cumulative "
-        "losses); the signed McNemar statistic is significant at 0.99 outside the dotted "
-        "lines.",
-        fig_comparison, "comparison" in has, "needs two or more models")
-    add("drift", "Error rate, Page-Hinkley alarms and known drifts",
-        "The error within each curve period, the Page-Hinkley alarms (▼, at the label that "
-        "raised them) and, for generated streams with a drift chain, the true drift points. "
-        "An alarm soon after a dashed line is a detection; others are false alarms.",
-        fig_drift, "drift" in has, "needs drift detection (--drift-on initial or final)")
-    add("profile", "Temporal dependence",
-        "Δ(ℓ) > 0 means a class is more likely to repeat after a run of length ℓ than its "
-        "prior says; when Persistent (predict the previous label) beats Majority, the stream "
-        "has temporal dependence and κ_per is the fairer yardstick.",
-        fig_profile, bool(classifiers and run.profiles), "needs a classification model")
-    return made, notes
-
-
-# -- the page ----------------------------------------------------------------------------------
 def _table_html(df: pd.DataFrame, float_format="{:.4f}") -> str:
+    """A table for the page; a plain row count is no column of it."""
+    plain = isinstance(df.index, pd.RangeIndex)
     return df.to_html(float_format=float_format.format, na_rep="–", border=0,
-                      classes="results")
+                      classes="results", index=not plain)
 
 
 def _counts_table(manifest: dict) -> pd.DataFrame:
@@ -478,8 +69,10 @@ def render_html(run: RunFiles, made: list[Figure], notes: list[str]) -> str:
     ]
     delays = drift_delay_table(run.summary)
     if not delays.empty:
-        parts += ["<h2>Page-Hinkley: detection delay (false alarms) per known drift</h2>",
-                  "<p>Columns: 1 − α of the detector's fading factor (0: no fading).</p>",
+        parts += ["<h2>Page-Hinkley: detection of the known drifts</h2>",
+                  "<p>Per drift and fading factor of the detector (1 − α; 0: no fading): "
+                  "instances from the drift to the alarm that detects it, and the false "
+                  "alarms before the next drift.</p>",
                   _table_html(delays)]
     profile = _profile_table(run.profiles)
     if not profile.empty:
@@ -488,7 +81,7 @@ def render_html(run: RunFiles, made: list[Figure], notes: list[str]) -> str:
               "counted, scored, pending at the end or dead-lettered.</p>",
               _table_html(_counts_table(m), "{:g}"), "<h2>Figures</h2>"]
     for f in made:
-        data = base64.b64encode(f.png).decode("ascii")
+        data = base64.b64encode(f.files["png"]).decode("ascii")
         parts += [f"<figure id='{f.name}'><h3>{esc(f.title)}</h3>",
                   f"<img alt='{esc(f.title)}' src='data:image/png;base64,{data}'>",
                   f"<figcaption>{esc(f.reading)}</figcaption></figure>"]
@@ -499,8 +92,8 @@ def render_html(run: RunFiles, made: list[Figure], notes: list[str]) -> str:
 
 
 def write_report(out: str) -> str:
-    """Write `out/report.html` and `out/figures/*.png` for the finished run in `out`; returns
-    the HTML file's path.
+    """Write `out/report.html` and the figures (`out/figures/NAME.png`, `.svg`, `.pdf`) for
+    the finished run in `out`; returns the HTML file's path.
 
     >>> import tempfile
     >>> from pipelines.config import RunConfig
@@ -509,19 +102,21 @@ def write_report(out: str) -> str:
     >>> _ = run(RunConfig(streams=['synth:SEA{"n": 400, "seed": 1}'], models=["no-change"],
     ...                   delay="20", out=out, curve_every=100, quiet=True))
     >>> os.path.basename(write_report(out)), sorted(os.listdir(os.path.join(out, "figures")))[:2]
-    ('report.html', ['binned.png', 'drift.png'])
+    ('report.html', ['binned.pdf', 'binned.png'])
     """
     run = RunFiles.read(out)
     made, notes = figures(run)
     folder = os.path.join(out, FIGURES)
     os.makedirs(folder, exist_ok=True)
     for f in made:
-        with open(os.path.join(folder, f"{f.name}.png"), "wb") as fh:
-            fh.write(f.png)
+        for fmt, data in f.files.items():
+            with open(os.path.join(folder, f"{f.name}.{fmt}"), "wb") as fh:
+                fh.write(data)
     path = os.path.join(out, "report.html")
     tmp = path + ".tmp"
     with open(tmp, "w", encoding="utf-8") as fh:
         fh.write(render_html(run, made, notes))
     os.replace(tmp, path)
-    record_outputs(out, ["report.html", *(f"{FIGURES}/{f.name}.png" for f in made)])
+    record_outputs(out, ["report.html", *(f"{FIGURES}/{f.name}.{fmt}" for f in made
+                                          for fmt in f.files)])
     return path

@@ -7,7 +7,7 @@ import os
 
 import pandas as pd
 
-TABLE_METRICS = ("accuracy", "kappa", "kappa_t", "kappa_plus", "mae", "rmse")
+TABLE_METRICS = ("accuracy", "kappa", "kappa_m", "kappa_t", "kappa_plus", "mae", "rmse")
 
 
 def load_results(path: str, kind: str = "summary") -> pd.DataFrame:
@@ -111,16 +111,24 @@ def format_profiles(profiles: dict) -> str:
     return "\n".join(lines)
 
 
+DELAY = "detection delay (instances)"
+FALSE_ALARMS = "false alarms"
+FADING_COLUMN = "fading 1 − α"
+
+
 def drift_delay_table(summary: pd.DataFrame) -> pd.DataFrame:
-    """Detection delays of known drifts, rows per (stream, model, drift), one column per
-    Page-Hinkley fading factor (1 − α; 0 = no fading): "delay (false alarms)", as Table 2 of
-    Gama et al. 2009. Empty when no stream has known drift points.
+    """Detection delays of known drifts (Table 2 of Gama et al. 2009): a row per (stream,
+    model, drift, Page-Hinkley fading factor, as 1 − α; 0 = no fading) with the detection
+    delay in instances ("missed" when no alarm detected it) and the false alarms before the
+    next drift. Empty when no stream has known drift points.
 
     >>> rows = pd.DataFrame({"stream": "s", "model": "nb", "category": "drift",
     ...     "window": ["cumulative"] * 2 + ["fading=0.999"] * 2,
     ...     "metric": ["drift_1_delay", "drift_1_false_alarms"] * 2, "value": [120.0, 0, 80.0, 2]})
-    >>> drift_delay_table(rows).to_dict("records")
-    [{'stream': 's', 'model': 'nb', 'drift': 1, '0.001': '80 (2)', '0': '120 (0)'}]
+    >>> print(drift_delay_table(rows).to_string(index=False))
+    stream model  drift fading 1 − α  detection delay (instances)  false alarms
+         s    nb      1        0.001                           80             2
+         s    nb      1            0                          120             0
     """
     rows = summary[summary["category"] == "drift"]
     delays = rows[rows["metric"].str.match(r"drift_\d+_delay")]
@@ -132,13 +140,16 @@ def drift_delay_table(summary: pd.DataFrame) -> pd.DataFrame:
 
     false = {(r.stream, r.model, r.window, r.metric): int(r.value) for r in rows.itertuples()
              if r.metric.endswith("_false_alarms")}
-    cells: dict = {}
+    table = []
     for r in delays.itertuples():
         k = int(r.metric.split("_")[1])
-        delay = "missed" if r.value != r.value else f"{int(r.value)}"
-        column = one_minus_alpha(r.window)
-        cells.setdefault((r.stream, r.model, k), {})[column] = \
-            f"{delay} ({false[(r.stream, r.model, r.window, f'drift_{k}_false_alarms')]})"
-    columns = sorted({c for v in cells.values() for c in v}, key=lambda c: -float(c))
-    return pd.DataFrame([{"stream": s, "model": m, "drift": k, **{c: v.get(c) for c in columns}}
-                         for (s, m, k), v in cells.items()])
+        table.append({"stream": r.stream, "model": r.model, "drift": k,
+                      FADING_COLUMN: one_minus_alpha(r.window),
+                      DELAY: "missed" if r.value != r.value else int(r.value),
+                      FALSE_ALARMS: false[(r.stream, r.model, r.window,
+                                           f"drift_{k}_false_alarms")]})
+    order = {(s, m): i for i, (s, m) in enumerate(dict.fromkeys(
+        (t["stream"], t["model"]) for t in table))}
+    table.sort(key=lambda t: (order[t["stream"], t["model"]], t["drift"],
+                              -float(t[FADING_COLUMN])))
+    return pd.DataFrame(table)

@@ -10,7 +10,7 @@ import pytest
 
 from pipelines import evaluate, load_results, write_report
 from pipelines.cli import main
-from pipelines.report import period_loss
+from pipelines.run_files import period_loss
 
 FIGURES = {"initial_final", "binned", "weights", "intermediate", "forgetting", "comparison",
            "drift", "profile"}
@@ -32,6 +32,7 @@ def test_report_has_every_figure_as_a_real_png_embedded_in_the_html(finished_run
 
     figures = out / "figures"
     assert {p.stem for p in figures.iterdir()} == FIGURES
+    assert {p.suffix for p in figures.iterdir()} == {".png", ".svg", ".pdf"}
     page = (out / "report.html").read_text(encoding="utf-8")
     embedded = re.findall(r"data:image/png;base64,([A-Za-z0-9+/=]+)", page)
     assert len(embedded) == len(FIGURES)
@@ -44,6 +45,9 @@ def test_report_has_every_figure_as_a_real_png_embedded_in_the_html(finished_run
         assert len(colours) > 20  # lines, text and fills, not a blank canvas
         assert base64.b64encode(png).decode("ascii") in embedded
         assert f"id='{name}'" in page
+        assert (figures / f"{name}.pdf").read_bytes().startswith(b"%PDF")
+        svg = (figures / f"{name}.svg").read_text(encoding="utf-8")
+        assert "<svg" in svg and "MAE" not in svg  # a classification run: no MAE labels
     # No external assets: nothing is fetched when the page opens offline.
     assert not re.search(r"(src|href)=['\"](https?:|//|[^d'\"#])", page)
     for heading in ("Summary (layout of Table II)", "Stream profile", "Counts"):

@@ -1,0 +1,112 @@
+"""What a finished run left in its output directory (`RunFiles`), read back for the report and
+its figures: the summary, the curves, the stream profiles and the manifest."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from pipelines.results import load_results
+
+# The measure each figure shows: accuracy for classifiers, MAE for regressors.
+PRIMARY = {"classification": "accuracy", "regression": "mae"}
+
+
+@dataclass
+class RunFiles:
+    """What a finished run left in its output directory."""
+
+    out: str
+    summary: pd.DataFrame
+    curves: pd.DataFrame
+    profiles: dict
+    manifest: dict
+
+    @classmethod
+    def read(cls, out: str) -> RunFiles:
+        missing = [f for f in ("summary.csv", "curves.parquet", "manifest.json")
+                   if not os.path.exists(os.path.join(out, f))]
+        if missing:
+            raise FileNotFoundError(f"{out}: not a finished run (missing {', '.join(missing)})")
+        profiles = {}
+        if os.path.exists(os.path.join(out, "profile.json")):
+            with open(os.path.join(out, "profile.json"), encoding="utf-8") as f:
+                profiles = json.load(f)
+        with open(os.path.join(out, "manifest.json"), encoding="utf-8") as f:
+            manifest = json.load(f)
+        return cls(out, load_results(out), load_results(out, "curves"), profiles, manifest)
+
+    @property
+    def streams(self) -> list[str]:
+        return list(self.manifest["streams"])
+
+    @property
+    def models(self) -> list[str]:
+        return list(self.manifest["models"])
+
+    def task(self, model: str) -> str:
+        return self.manifest["models"][model]["task"]
+
+    @property
+    def bins(self) -> int:
+        return int(self.manifest.get("bins") or 0)
+
+    @property
+    def alphas(self) -> list[float]:
+        return [float(a) for a in self.manifest["config"].get("alphas", [])]
+
+    def class_names(self, stream: str) -> list:
+        """The stream's class values in index order (as the replay numbered them)."""
+        for key, values in self.manifest.get("classes", {}).items():
+            if key.split(" / ")[0] == stream and values:
+                return values
+        return []
+
+    def drift_points(self, stream: str) -> list[int]:
+        options = self.manifest["streams"][stream]["spec"].get("options") or {}
+        return sorted(int(d["at"]) for d in options.get("drift", []))
+
+    @staticmethod
+    def rows(frame: pd.DataFrame, stream, model, category, metric, window="cumulative",
+             alpha=None, bin=None) -> pd.DataFrame:
+        """The rows of `frame` (summary or curves) for one measure of one key."""
+        rows = frame[(frame["stream"] == stream) & (frame["model"] == model)
+                     & (frame["category"] == category) & (frame["metric"] == metric)
+                     & (frame["window"] == window)]
+        if alpha is not None:
+            rows = rows[rows["alpha"] == alpha]
+        if bin is not None:
+            rows = rows[rows["bin"] == bin]
+        return rows
+
+    def curve(self, stream, model, category, metric, window="cumulative", alpha=None,
+              bin=None):
+        """(labels, values) of one curve, in label order."""
+        rows = self.rows(self.curves, stream, model, category, metric, window, alpha,
+                         bin).sort_values("labels")
+        return rows["labels"].to_numpy(float), rows["value"].to_numpy(float)
+
+    def period_losses(self, stream, model):
+        """(labels, loss within each curve period) of a classifier's initial predictions."""
+        rows = self.rows(self.curves, stream, model, "initial", "accuracy").sort_values("labels")
+        return period_loss(rows["labels"].to_numpy(float), rows["value"].to_numpy(float),
+                           rows["n"].to_numpy(float))
+
+
+def period_loss(labels: np.ndarray, values: np.ndarray, n: np.ndarray | None = None):
+    """The loss within each curve period, from cumulative accuracy at the curve points: the
+    accuracy of the labels between two points is (a_k·n_k − a_{k−1}·n_{k−1}) / (n_k − n_{k−1}).
+
+    >>> period_loss(np.array([10, 20]), np.array([0.9, 0.8]))[1].round(6).tolist()
+    [0.1, 0.3]
+    """
+    n = labels if n is None else n
+    correct = np.nan_to_num(values) * n
+    gained = np.diff(np.r_[0.0, correct])
+    seen = np.diff(np.r_[0.0, n])
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return labels, 1.0 - gained / seen
