@@ -13,7 +13,7 @@ sort) and `StatefulReplay` (state and event-time timers, bounded or unbounded).
 
 from transforms import lazy_exports
 
-_WHERE = {"ReplayEngine": "engine", "PredictionLog": "engine", "RepredictPolicy": "repredict",
+_WHERE = {"ReplayEngine": "engine", "PredictionLog": "predictions", "RepredictPolicy": "repredict",
           "PendingRows": "repredict", "GroupedReplay": "keyed", "StatefulReplay": "keyed",
           "PerKeyReplay": "per_key"}
 __all__ = sorted(_WHERE)

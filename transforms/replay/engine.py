@@ -6,7 +6,6 @@ arrival (initial), a prediction just before the model learns each label (final, 
 and an `Outcome` per label. Both Beam replay paths (stateful DoFn, and GroupByKey → sort) call
 this same engine, so they cannot disagree.
 """
-
 from __future__ import annotations
 
 import math
@@ -22,8 +21,9 @@ from transforms.models.specs import ModelSpec
 from transforms.models.temporal import delay_aware
 from transforms.records import ID, INSTANCE, KIND, LABEL, SEQ, UPDATE, Outcome, X, Y, dead_letter
 from transforms.records import T as TIME
+from transforms.replay.predictions import PredictionLog
 from transforms.replay.repredict import PendingRows, RepredictPolicy
-from transforms.vocabulary import FINAL, INITIAL, PREDICTION_KINDS, REPREDICTION
+from transforms.vocabulary import FINAL, INITIAL, REPREDICTION
 
 # instances/updates/labels: events seen; labelled: labels that met their pending instance (one
 # Outcome each); orphan_labels: labels whose instance was never seen (learned_orphans of them
@@ -37,70 +37,9 @@ from transforms.vocabulary import FINAL, INITIAL, PREDICTION_KINDS, REPREDICTION
 COUNTERS = ("instances", "updates", "labels", "labelled", "orphan_labels", "learned_orphans",
             "refused_instances", "refused_labels", "dead_letters", "model_errors",
             "unscored_initial", "unscored_final", "unscheduled")
-
-
 # Re-predictions mapped to bins in one go: large enough to amortise numpy's per-call cost,
 # small enough to keep the temporary arrays of a K=1 run at a few tens of MB.
 BIN_BATCH = 1 << 18
-
-_KIND_CODE = {kind: code for code, kind in enumerate(PREDICTION_KINDS)}
-
-
-class PredictionLog:
-    """The predictions a drain made, as columns. An instance's re-predictions are logged with
-    its label (with K=1 re-evaluation they are ~delay per instance, so they stay arrays).
-
-    `columns()` gives `ids` (one entry per logged instance or prediction) and per prediction
-    `row_id` (index into ids), `kind` (code into `PREDICTION_KINDS`), `t` and `value` (class
-    index with −1 for none, or float with NaN for none).
-
-    >>> log = PredictionLog(classification=True)
-    >>> log.one("a", "initial", 0.0, 1)
-    >>> log.series("a", "re-prediction", np.array([2.0, 3.0]), np.array([0, -1]))
-    >>> [(p[0], p[1], p[3]) for p in log.tuples(["x", "y"])]
-    [('a', 'initial', 'y'), ('a', 're-prediction', 'x'), ('a', 're-prediction', None)]
-    """
-
-    def __init__(self, classification: bool = True, level: str = "all"):
-        self.dtype = np.int64 if classification else np.float64
-        self.missing = -1 if classification else math.nan
-        self.level = level  # all | initial-final | none
-        self._entries: list = []  # (id, kind code, times, values): scalars or arrays
-
-    def one(self, id, kind: str, t: float, value) -> None:
-        if self.level != "none":
-            self._entries.append((id, _KIND_CODE[kind], t,
-                                  self.missing if value is None else value))
-
-    def series(self, id, kind: str, times: np.ndarray, values: np.ndarray) -> None:
-        if self.level == "all":
-            self._entries.append((id, _KIND_CODE[kind], times, values))
-
-    def columns(self) -> dict:
-        """{"ids", "row_id", "kind", "t", "value"} arrays (see the class docstring)."""
-        entries = self._entries
-        ids = np.empty(len(entries), dtype=object)
-        ids[:] = [e[0] for e in entries]
-        counts = np.array([np.size(e[2]) for e in entries], dtype=np.int64)
-        return {"ids": ids, "row_id": np.repeat(np.arange(len(entries)), counts),
-                "kind": np.repeat(np.array([e[1] for e in entries], dtype=np.uint8), counts),
-                "t": np.concatenate([np.atleast_1d(e[2]).astype(np.float64) for e in entries]
-                                    or [np.empty(0)]),
-                "value": np.concatenate([np.atleast_1d(e[3]).astype(self.dtype)
-                                         for e in entries] or [np.empty(0, self.dtype)])}
-
-    def tuples(self, classes: list | None = None) -> list:
-        """(id, kind, t, prediction) rows; `classes` maps class indices back to labels."""
-        cols = self.columns()
-        out = []
-        for row_id, kind, t, v in zip(cols["row_id"].tolist(), cols["kind"].tolist(),
-                                      cols["t"].tolist(), cols["value"].tolist()):
-            if classes is not None:
-                v = None if v == -1 else classes[v]
-            elif math.isnan(v):
-                v = None
-            out.append((cols["ids"][row_id], PREDICTION_KINDS[kind], t, v))
-        return out
 
 
 @dataclass
@@ -355,43 +294,59 @@ class ReplayEngine:
         self.rows.update(state[3], ev[X], t, value, self.version)
 
     def _on_label(self, ev, out: DrainResult) -> None:
-        key, t, y = ev[ID], ev[TIME], ev[Y]
         out.counts["labels"] += 1
+        if self._label_refused(ev, out):
+            return
+        state = self.pending.pop(ev[ID], None)
+        if state is None:
+            self._on_orphan(ev, out)
+        else:
+            self._on_labelled(ev, state, out)
+
+    def _label_refused(self, ev, out: DrainResult) -> bool:
+        """Whether the label leaves as a dead letter: its instance was refused or set aside,
+        or its class is not a declared one."""
+        key, y = ev[ID], ev[Y]
         if (key, ev[SEQ]) in self.refused_labels:
             self.refused_labels.discard((key, ev[SEQ]))
             out.counts["refused_labels"] += 1
             self._reject(out, f"label of an instance refused because id {key!r} was pending",
                          "id", ev)
-            return
+            return True
         if key in self.failed_ids and key not in self.pending:
             self.failed_ids.discard(key)
             out.counts["refused_labels"] += 1
             self._reject(out, f"label of instance {key!r}, dead-lettered because the model "
                          f"failed on it", "id", ev)
-            return
-        classification = self.classification
-        if classification and self.declared_classes and y not in self._class_index:
+            return True
+        if self.classification and self.declared_classes and y not in self._class_index:
             out.counts["refused_labels"] += 1
             self._reject(out, f"label {y!r} is not one of the declared classes {self.classes}",
                          "label", ev)
+            return True
+        return False
+
+    def _on_orphan(self, ev, out: DrainResult) -> None:
+        """A label whose instance was never seen. With features it is still learned from, as
+        the reference implementation does; without, nothing can use it."""
+        key, t, y = ev[ID], ev[TIME], ev[Y]
+        out.counts["orphan_labels"] += 1
+        if ev[X] is None:
+            self._reject(out, f"label for unknown instance id {key!r}", "id", ev)
             return
-        state = self.pending.pop(key, None)
-        if state is None:
-            # An orphan: its instance was never seen. With features it is still learned from,
-            # as the reference implementation does; without, nothing can use it.
-            out.counts["orphan_labels"] += 1
-            if ev[X] is not None:
-                try:
-                    self._learn(key, ev[X], y, t)
-                except ModelError as e:
-                    self._model_failed(e, ev, out, instance=False)
-                    return
-                out.counts["learned_orphans"] += 1
-                if classification:
-                    self.baselines.update(self._index(y, extend=True), t)
-            else:
-                self._reject(out, f"label for unknown instance id {key!r}", "id", ev)
+        try:
+            self._learn(key, ev[X], y, t)
+        except ModelError as e:
+            self._model_failed(e, ev, out, instance=False)
             return
+        out.counts["learned_orphans"] += 1
+        if self.classification:
+            self.baselines.update(self._index(y, extend=True), t)
+
+    def _on_labelled(self, ev, state: list, out: DrainResult) -> None:
+        """A label that met its pending instance: the final prediction, learning, and the
+        instance's outcome."""
+        key, t, y = ev[ID], ev[TIME], ev[Y]
         t_arrival, x, initial, row = state
         if ev[X] is not None:
             x = ev[X]
@@ -418,7 +373,7 @@ class ReplayEngine:
         out.counts["labelled"] += 1
         if initial is None:
             out.counts["unscored_initial"] += 1
-        if classification:
+        if self.classification:
             y_index = self._index(y, extend=True)
             prev, majority = self.baselines.update(y_index, t)
             out.outcomes.append(Outcome(self.n_labels, key, t_arrival, t, y_index, prev,

@@ -1,0 +1,69 @@
+"""The replay's prediction log: every initial, re-evaluated and final prediction of one drain,
+as compact columns (class indices, kind codes) until they are written."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from transforms.vocabulary import PREDICTION_KINDS
+
+_KIND_CODE = {kind: code for code, kind in enumerate(PREDICTION_KINDS)}
+
+
+class PredictionLog:
+    """The predictions a drain made, as columns. An instance's re-predictions are logged with
+    its label (with K=1 re-evaluation they are ~delay per instance, so they stay arrays).
+
+    `columns()` gives `ids` (one entry per logged instance or prediction) and per prediction
+    `row_id` (index into ids), `kind` (code into `PREDICTION_KINDS`), `t` and `value` (class
+    index with −1 for none, or float with NaN for none).
+
+    >>> log = PredictionLog(classification=True)
+    >>> log.one("a", "initial", 0.0, 1)
+    >>> log.series("a", "re-prediction", np.array([2.0, 3.0]), np.array([0, -1]))
+    >>> [(p[0], p[1], p[3]) for p in log.tuples(["x", "y"])]
+    [('a', 'initial', 'y'), ('a', 're-prediction', 'x'), ('a', 're-prediction', None)]
+    """
+
+    def __init__(self, classification: bool = True, level: str = "all"):
+        self.dtype = np.int64 if classification else np.float64
+        self.missing = -1 if classification else math.nan
+        self.level = level  # all | initial-final | none
+        self._entries: list = []  # (id, kind code, times, values): scalars or arrays
+
+    def one(self, id, kind: str, t: float, value) -> None:
+        if self.level != "none":
+            self._entries.append((id, _KIND_CODE[kind], t,
+                                  self.missing if value is None else value))
+
+    def series(self, id, kind: str, times: np.ndarray, values: np.ndarray) -> None:
+        if self.level == "all":
+            self._entries.append((id, _KIND_CODE[kind], times, values))
+
+    def columns(self) -> dict:
+        """{"ids", "row_id", "kind", "t", "value"} arrays (see the class docstring)."""
+        entries = self._entries
+        ids = np.empty(len(entries), dtype=object)
+        ids[:] = [e[0] for e in entries]
+        counts = np.array([np.size(e[2]) for e in entries], dtype=np.int64)
+        return {"ids": ids, "row_id": np.repeat(np.arange(len(entries)), counts),
+                "kind": np.repeat(np.array([e[1] for e in entries], dtype=np.uint8), counts),
+                "t": np.concatenate([np.atleast_1d(e[2]).astype(np.float64) for e in entries]
+                                    or [np.empty(0)]),
+                "value": np.concatenate([np.atleast_1d(e[3]).astype(self.dtype)
+                                         for e in entries] or [np.empty(0, self.dtype)])}
+
+    def tuples(self, classes: list | None = None) -> list:
+        """(id, kind, t, prediction) rows; `classes` maps class indices back to labels."""
+        cols = self.columns()
+        out = []
+        for row_id, kind, t, v in zip(cols["row_id"].tolist(), cols["kind"].tolist(),
+                                      cols["t"].tolist(), cols["value"].tolist()):
+            if classes is not None:
+                v = None if v == -1 else classes[v]
+            elif math.isnan(v):
+                v = None
+            out.append((cols["ids"][row_id], PREDICTION_KINDS[kind], t, v))
+        return out
