@@ -92,6 +92,29 @@ def _parser() -> argparse.ArgumentParser:
         prog="delayed-eval",
         description="Evaluate online learners when true labels arrive late (Apache Beam).")
     sub = parser.add_subparsers(dest="command", required=True)
+    run = _run_parser(sub)
+    backfill = _backfill_parser(sub)
+    quick = sub.add_parser("quickstart", help="the quickstart: Agrawal with a drift, 4 models",
+                           description="Run the quickstart: Agrawal with a concept drift, "
+                                       "4 models, delay 1000, report included.")
+    quick.add_argument("--out", default="out/quickstart", help="output directory")
+    quick.add_argument("--runner", default="direct", help="a runner name, as for run")
+    report = sub.add_parser("report", help="write report.html and figures for a finished run",
+                            description="Write DIR/report.html (self-contained) and "
+                                        "DIR/figures/ (PNG at 200 dpi, SVG, PDF) from a "
+                                        "finished run's files.")
+    report.add_argument("dir", metavar="DIR", help="the output directory of a finished run")
+    for command in (run, backfill, quick, report):
+        command.add_argument("--debug", action="store_true",
+                             help="show Beam's logs and the Python traceback of an error")
+    parser.add_argument("--version", action="version", version=f"delayed-eval {_version()}")
+    return parser
+
+
+
+
+def _run_parser(sub) -> argparse.ArgumentParser:
+    """`delayed-eval run`'s options."""
     run = sub.add_parser(
         "run", help="replay streams through models and score their predictions",
         description="Replay streams through online models with delayed labels and report "
@@ -131,6 +154,11 @@ def _parser() -> argparse.ArgumentParser:
                           "initial and final only, or none; with K=1 re-evaluation 'all' is "
                           "~delay rows per instance")
     _scoring_args(run)
+    return run
+
+
+def _backfill_parser(sub) -> argparse.ArgumentParser:
+    """`delayed-eval backfill`'s options."""
     backfill = sub.add_parser(
         "backfill", help="score logged predictions (no model replayed)",
         description="Score a deployed model's logged predictions against the instance and "
@@ -155,21 +183,7 @@ def _parser() -> argparse.ArgumentParser:
                           help="id buckets the join of instances and predictions is split "
                                "into (default 16): the backfill's parallelism")
     _scoring_args(backfill)
-    quick = sub.add_parser("quickstart", help="the quickstart: Agrawal with a drift, 4 models",
-                           description="Run the quickstart: Agrawal with a concept drift, "
-                                       "4 models, delay 1000, report included.")
-    quick.add_argument("--out", default="out/quickstart", help="output directory")
-    quick.add_argument("--runner", default="direct", help="a runner name, as for run")
-    report = sub.add_parser("report", help="write report.html and figures for a finished run",
-                            description="Write DIR/report.html (self-contained) and "
-                                        "DIR/figures/ (PNG at 200 dpi, SVG, PDF) from a "
-                                        "finished run's files.")
-    report.add_argument("dir", metavar="DIR", help="the output directory of a finished run")
-    for command in (run, backfill, quick, report):
-        command.add_argument("--debug", action="store_true",
-                             help="show Beam's logs and the Python traceback of an error")
-    parser.add_argument("--version", action="version", version=f"delayed-eval {_version()}")
-    return parser
+    return backfill
 
 
 def _version() -> str:

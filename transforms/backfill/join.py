@@ -167,35 +167,50 @@ def join_predictions(labels: dict, preds: dict, classes: list | None, bins: int,
         final_values[row[is_final]] = values[is_final]
     binned = None
     if bins:
-        sizes = np.bincount(row[rep], minlength=n)
-        ends = np.cumsum(sizes)
-        t_rep, v_rep = t[rep], values[rep]
-        binned = np.empty((n, bins + 2), dtype=dtype)
-        # In slices of instances: the (instance, bin) temporaries stay a few MB, not
-        # n·B·8 bytes each (bench_scoring's vectorised side: median 0.23 s -> 0.19 s).
-        step = max(1, BIN_CELLS // (bins + 2))
-        for a in range(0, n, step):
-            b = min(a + step, n)
-            lo, hi = (ends[a - 1] if a else 0), ends[b - 1]
-            binned[a:b] = binned_flat(t0[a:b], t_label[a:b], initial[a:b], final_values[a:b],
-                                      sizes[a:b], t_rep[lo:hi], v_rep[lo:hi], bins,
-                                      classification)
+        binned = _binned(t0, t_label, initial, final_values, row[rep], t[rep], values[rep],
+                         bins, classification)
+    outcomes = _outcomes(labels, t0, t_label, initial, final_values if final else None,
+                         binned, classification)
+    unscored = (lambda a: a == NO_CLASS) if classification else np.isnan
+    counts["unscored_initial"] = int(unscored(initial).sum())
+    counts["unscored_final"] = int(unscored(final_values).sum()) if final else 0
+    return outcomes, counts
+
+
+def _binned(t0, t_label, initial, final, rep_row, t_rep, v_rep, bins: int,
+            classification: bool) -> np.ndarray:
+    """Each instance's prediction for bins 0..B+1, from its re-predictions (`rep_row`: their
+    instance, in instance then time order)."""
+    n = len(t0)
+    sizes = np.bincount(rep_row, minlength=n)
+    ends = np.cumsum(sizes)
+    binned = np.empty((n, bins + 2), dtype=initial.dtype)
+    # In slices of instances: the (instance, bin) temporaries stay a few MB, not n·B·8 bytes
+    # each (bench_scoring's vectorised side: median 0.23 s -> 0.19 s).
+    step = max(1, BIN_CELLS // (bins + 2))
+    for a in range(0, n, step):
+        b = min(a + step, n)
+        lo, hi = (ends[a - 1] if a else 0), ends[b - 1]
+        binned[a:b] = binned_flat(t0[a:b], t_label[a:b], initial[a:b], final[a:b], sizes[a:b],
+                                  t_rep[lo:hi], v_rep[lo:hi], bins, classification)
+    return binned
+
+
+def _outcomes(labels: dict, t0, t_label, initial, final, binned, classification: bool) -> list:
+    """One `Outcome` per labelled instance (final None: not logged; binned None: no bins)."""
+    n = len(t0)
 
     def python(values):  # None for no prediction
         if classification:
             return [None if v == NO_CLASS else v for v in values.tolist()]
         return [None if math.isnan(v) else v for v in values.tolist()]
 
-    outcomes = list(map(Outcome._make, zip(
+    none = itertools.repeat(None, n)
+    return list(map(Outcome._make, zip(
         labels["n"].astype(np.int64).tolist(), labels["id"], t0.tolist(), t_label.tolist(),
         labels["y"], labels["y_prev"], labels["y_majority"], python(initial),
-        python(final_values) if final else itertools.repeat(None, n),
-        itertools.repeat(None, n), itertools.repeat(None, n),
-        itertools.repeat(None, n) if binned is None else binned)))
-    unscored = (lambda a: a == NO_CLASS) if classification else np.isnan
-    counts["unscored_initial"] = int(unscored(initial).sum())
-    counts["unscored_final"] = int(unscored(final_values).sum()) if final else 0
-    return outcomes, counts
+        none if final is None else python(final), itertools.repeat(None, n),
+        itertools.repeat(None, n), itertools.repeat(None, n) if binned is None else binned)))
 
 
 def model_classes(label_classes: list, predicted: set) -> list[str]:
