@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -17,6 +18,22 @@ from transforms.models.naive_bayes_batch import gaussian_parameters
 # with numpy), x-free (majority class: one row's predict_one answers for the leaf), or
 # anything else (predict_one per row).
 _NB, _X_FREE, _OTHER = 0, 1, 2
+
+
+@dataclass(slots=True)
+class LeafEntry:
+    """What the batch predictor keeps of a leaf in the tree: the leaf, the splitters and total
+    weight it had when last read, its token (serial << SERIAL_SHIFT | state number), its slot
+    in the stacked arrays, the per-class (weight, Σ const, Σ |const|) as last read (None: not
+    a naive Bayes leaf), and (number of splitters, whether all are Gaussian on our columns)."""
+
+    leaf: object
+    splitters: object
+    weight: float | None
+    token: int
+    slot: int
+    known: dict | None = None
+    gaussian: tuple | None = None
 
 
 class HoeffdingTreeBatch(DenseBatch):
@@ -36,10 +53,7 @@ class HoeffdingTreeBatch(DenseBatch):
 
     def __init__(self):
         super().__init__()
-        # id(leaf) -> [leaf, splitters, total weight, token, slot, per-class sums as last read
-        # (None: not a naive Bayes leaf), (number of splitters, all Gaussian on our columns)]
-        # for the leaves in the tree
-        self._entries: dict = {}
+        self._entries: dict = {}  # id(leaf) -> its LeafEntry, for the leaves in the tree
         self._in_tree: dict = {}  # leaf serial -> its entry
         self._next_token = 1
         self._next_serial = 1
@@ -75,16 +89,16 @@ class HoeffdingTreeBatch(DenseBatch):
             self._classes.append(c)
         return j
 
-    def _entry(self, leaf, model) -> list:
+    def _entry(self, leaf, model) -> LeafEntry:
         """The leaf's entry with its current token: a number for the leaf's state. A leaf's
         answer depends only on its own statistics (they grow with every label it learns, so its
         weight changes) and on its splitters (replaced when it is deactivated or activated);
         the entry holds both objects, so their ids cannot be reused while it stands."""
         entry = self._entries.get(id(leaf))
-        if entry is None or entry[0] is not leaf:
+        if entry is None or entry.leaf is not leaf:
             if entry is not None:  # another leaf had this id: its slot is free
-                self._free.append(entry[4])
-                self._in_tree.pop(entry[3] >> self.SERIAL_SHIFT, None)
+                self._free.append(entry.slot)
+                self._in_tree.pop(entry.token >> self.SERIAL_SHIFT, None)
             serial = self._next_serial
             self._next_serial += 1
             if not self._free:
@@ -94,35 +108,36 @@ class HoeffdingTreeBatch(DenseBatch):
                 self._slot_of_serial = np.concatenate(
                     [self._slot_of_serial, np.zeros(len(self._slot_of_serial), np.int64)])
             slot = self._slot_of_serial[serial] = self._free.pop()
-            entry = self._entries[id(leaf)] = [leaf, None, None, serial << self.SERIAL_SHIFT,
-                                               slot, None, None]
+            entry = self._entries[id(leaf)] = LeafEntry(leaf, None, None,
+                                                        serial << self.SERIAL_SHIFT, slot)
             self._in_tree[serial] = entry
             return self._refresh(entry, model)
-        if entry[1] is leaf.splitters and entry[2] == leaf.total_weight:
+        if entry.splitters is leaf.splitters and entry.weight == leaf.total_weight:
             return entry
         return self._refresh(entry, model)
 
-    def _refresh(self, entry, model) -> list:
+    def _refresh(self, entry: LeafEntry, model) -> LeafEntry:
         """A new token for the leaf's state, and its slot's arrays as river reads them: only
         the classes whose weight changed (a leaf learns one class per label, and river updates
         only that class's Gaussians), unless the leaf is new or its splitters were replaced."""
-        leaf, slot = entry[0], entry[4]
-        whole = entry[1] is not leaf.splitters
-        entry[1], entry[2] = leaf.splitters, leaf.total_weight
-        entry[3] = entry[3] >> self.SERIAL_SHIFT << self.SERIAL_SHIFT | self._next_token
+        leaf, slot = entry.leaf, entry.slot
+        whole = entry.splitters is not leaf.splitters
+        entry.splitters, entry.weight = leaf.splitters, leaf.total_weight
+        entry.token = entry.token >> self.SERIAL_SHIFT << self.SERIAL_SHIFT | self._next_token
         self._next_token += 1
         mode = _leaf_mode(leaf, model)
         splitters = leaf.splitters or {}
-        if whole or entry[6] is None or entry[6][0] != len(splitters):  # a feature seen anew
-            entry[6] = (len(splitters), _gaussian_leaf(splitters, self._columns))
-        if mode != "nb" or not entry[6][1]:
+        # A feature seen anew:
+        if whole or entry.gaussian is None or entry.gaussian[0] != len(splitters):
+            entry.gaussian = (len(splitters), _gaussian_leaf(splitters, self._columns))
+        if mode != "nb" or not entry.gaussian[1]:
             self._mode[slot] = _X_FREE if mode == "mc" else _OTHER
-            entry[5] = None
+            entry.known = None
             return entry
         stats = leaf.stats
-        rebuild = whole or entry[5] is None
+        rebuild = whole or entry.known is None
         # (weight, Σ const, Σ |const|) per class, as last read
-        known = {} if rebuild else entry[5]
+        known = {} if rebuild else entry.known
         columns = self._columns
         total = sum(stats.values())
         if rebuild:
@@ -151,7 +166,7 @@ class HoeffdingTreeBatch(DenseBatch):
             j = self._class_index[c]
             self._base[slot, j] = prior + const_sum
             self._abs[slot, j] = abs(prior) + const_abs
-        entry[5] = known
+        entry.known = known
         self._mode[slot] = _NB if total > 0 else _OTHER
         return entry
 
@@ -163,10 +178,10 @@ class HoeffdingTreeBatch(DenseBatch):
         self._shape = shape
         leaves = {id(leaf): leaf for leaf in model._root.iter_leaves()}
         for key, entry in list(self._entries.items()):
-            if leaves.get(key) is not entry[0]:
+            if leaves.get(key) is not entry.leaf:
                 del self._entries[key]
-                self._free.append(entry[4])
-        self._in_tree = {entry[3] >> self.SERIAL_SHIFT: entry
+                self._free.append(entry.slot)
+        self._in_tree = {entry.token >> self.SERIAL_SHIFT: entry
                          for entry in self._entries.values()}
 
     stamps_rows = True
@@ -186,7 +201,7 @@ class HoeffdingTreeBatch(DenseBatch):
         for serial in np.bincount(serials).nonzero()[0].tolist():
             entry = in_tree.get(serial)
             if entry is not None:
-                now[serial] = self._entry(entry[0], model)[3]
+                now[serial] = self._entry(entry.leaf, model).token
         stamps = now[serials]
         unsure: list = []
         lost = (stamps == 0).nonzero()[0]
@@ -205,13 +220,13 @@ class HoeffdingTreeBatch(DenseBatch):
         """Stamp rows `idx` (of `rows[at]`) with the tokens of the leaves they reach now."""
         root = model._root
         if not isinstance(root, _branch_class()):
-            stamps[idx] = self._entry(root, model)[3]
+            stamps[idx] = self._entry(root, model).token
         elif len(idx) <= self.ROUTE_ONE_BY_ONE:
             for i in idx.tolist():
-                stamps[i] = self._entry(root.traverse(xs[i], until_leaf=True), model)[3]
+                stamps[i] = self._entry(root.traverse(xs[i], until_leaf=True), model).token
         else:
             for leaf, reached in self._route(root, rows, xs, idx, at):
-                stamps[reached] = self._entry(leaf, model)[3]
+                stamps[reached] = self._entry(leaf, model).token
 
     def _route(self, node, rows, xs, idx, at=None):
         """(leaf, row indices) for the rows `idx` (of `rows[at]`, or of `rows`) reaching each
