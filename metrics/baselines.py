@@ -147,8 +147,23 @@ class BaselineViews:
     """The views whose Majority baseline each label carries (see `LabelBaselines`): what a
     replay needs to know of the scoring plan.
 
+    Parameters
+    ----------
+    windows
+        Sizes w of sliding windows, in labels.
+    fadings
+        Fading factors α.
+    time_windows
+        Sizes D of event-time windows, in seconds of label time.
+
     >>> BaselineViews(windows=(100,)).start(declared=[0, 1]).update(1)
     (0, (1, 1))
+
+    References
+    ----------
+    Žliobaitė, I., Bifet, A., Read, J., Pfahringer, B., Holmes, G. (2015). Evaluation
+    methods and decision theory for classification of streaming data with temporal dependence.
+    Machine Learning 98(3), 455–482.
     """
 
     windows: tuple = ()

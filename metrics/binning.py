@@ -26,6 +26,12 @@ def bin_of(t: float, t0: float, delta: float, bins: int) -> int:
 
     >>> [bin_of(t, 0, 100, 4) for t in (20, 25, 30, 80, 100)]
     [1, 2, 2, 4, 4]
+
+    References
+    ----------
+    Grzenda, M., Gomes, H. M., Bifet, A. (2020). Performance measures for evolving
+    predictions under delayed labelling classification. International Joint Conference on
+    Neural Networks (IJCNN).
     """
     if delta <= 0:
         return bins
@@ -207,10 +213,23 @@ def prioritised(values: Sequence[float], alpha: float) -> float:
 
     `values` are Λ(T, 0..B). α = 1 weighs all bins equally; α > 1 favours early bins.
 
+    Parameters
+    ----------
+    values
+        Λ(T, b) for b = 0..B.
+    alpha
+        α ≥ 1: how much early bins count more.
+
     >>> prioritised([1.0, 0.0, 0.0], alpha=1)
     0.333...
     >>> round(prioritised([1.0, 0.0, 0.0], alpha=4), 4)  # weights 1, 1/2, 1/4
     0.5714
+
+    References
+    ----------
+    Grzenda, M., Gomes, H. M., Bifet, A. (2020). Performance measures for evolving
+    predictions under delayed labelling classification. International Joint Conference on
+    Neural Networks (IJCNN).
     """
     bins = len(values) - 1
     if bins <= 0:

@@ -59,6 +59,12 @@ class ClassificationScore:
     0.5
     >>> s.get()["kappa_t"]  # p_per = 2/4
     0.5
+
+    References
+    ----------
+    Žliobaitė, I., Bifet, A., Read, J., Pfahringer, B., Holmes, G. (2015). Evaluation
+    methods and decision theory for classification of streaming data with temporal dependence.
+    Machine Learning 98(3), 455–482.
     """
 
     __slots__ = ("n", "correct", "true_counts", "pred_counts", "persistent_correct",

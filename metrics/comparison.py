@@ -29,6 +29,12 @@ class PairScore:
     >>> g = s.get()
     >>> round(g["q_statistic"], 4), g["mcnemar"], round(g["mcnemar_p"], 4)  # log(4/1), 9/3
     (1.3863, 3.0, 0.0833)
+
+    References
+    ----------
+    Gama, J., Sebastião, R., Rodrigues, P. P. (2009). Issues in evaluation of stream
+    learning algorithms. Proceedings of the 15th ACM SIGKDD International Conference on
+    Knowledge Discovery and Data Mining, 329–338.
     """
 
     __slots__ = ("n", "loss_a", "loss_b", "n01", "n10")

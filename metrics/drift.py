@@ -16,9 +16,26 @@ class PageHinkley:
     is the plain test m_T = Σ_t (x_t − x̄_t − δ). The same floating-point operations as river's
     `drift.PageHinkley(mode="up")`, so both alarm on the same values.
 
+    Parameters
+    ----------
+    delta
+        δ, the magnitude of change tolerated.
+    threshold
+        λ, the alarm threshold.
+    alpha
+        α, the fading factor of m_T (1: none).
+    min_instances
+        Values seen since the last reset before an alarm may be raised.
+
     >>> ph = PageHinkley(delta=0.005, threshold=5.0, min_instances=10)
     >>> [i for i, x in enumerate([0.0] * 50 + [1.0] * 50) if ph.update(x)]
     [55]
+
+    References
+    ----------
+    Gama, J., Sebastião, R., Rodrigues, P. P. (2009). Issues in evaluation of stream
+    learning algorithms. Proceedings of the 15th ACM SIGKDD International Conference on
+    Knowledge Discovery and Data Mining, 329–338.
     """
 
     delta: float = 0.005

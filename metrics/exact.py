@@ -21,6 +21,11 @@ class ExactSum:
     1.1
     >>> sum([1e16, 1.0, -1e16, 0.1])  # what a plain sum gives
     0.1
+
+    References
+    ----------
+    Shewchuk, J. R. (1997). Adaptive precision floating-point arithmetic and fast
+    robust geometric predicates. Discrete & Computational Geometry 18(3), 305–363.
     """
 
     __slots__ = ("partials",)

@@ -37,11 +37,22 @@ class TemporalProfile:
     grow with the stream: class counts, repeats, and per (lag, class) how often the previous
     `lag` labels were all that class and how often the next label stayed in it.
 
+    Parameters
+    ----------
+    max_lag
+        The longest run length ℓ for which Δ(ℓ) is reported.
+
     >>> p = TemporalProfile(max_lag=1)
     >>> for batch in ([0, 0, 0, 1], [1, 0], [0, 0, 1, 1]):
     ...     p = p.update(batch)
     >>> p.result() == stream_profile([0, 0, 0, 1, 1, 0, 0, 0, 1, 1], max_lag=1)
     True
+
+    References
+    ----------
+    Žliobaitė, I., Bifet, A., Read, J., Pfahringer, B., Holmes, G. (2015). Evaluation
+    methods and decision theory for classification of streaming data with temporal dependence.
+    Machine Learning 98(3), 455–482.
     """
 
     def __init__(self, max_lag: int = 5):

@@ -49,12 +49,25 @@ class FadingScore:
     prediction is missing in a column contributes 0 there (it still ages the others). The
     score class says which statistics (`faded_stats`) and how to read them back (`from_faded`).
 
+    Parameters
+    ----------
+    alpha
+        The fading factor α, 0 < α < 1.
+    score_class
+        The score faded (`ClassificationScore`, `RegressionScore` or `PairScore`).
+
     >>> from metrics import ClassificationScore
     >>> f = FadingScore(0.5, ClassificationScore)
     >>> f.update({"y": [0, 1, 1], "preds": [[0], [0], [1]], "prev": [0, 0, 1],
     ...           "majority": [0, 0, 1]})
     >>> f.scores()[0].accuracy  # S = 1 + .5(0 + .5·1) = 1.25; B = 1 + .5(1 + .5) = 1.75
     0.7142857142857143
+
+    References
+    ----------
+    Gama, J., Sebastião, R., Rodrigues, P. P. (2009). Issues in evaluation of stream
+    learning algorithms. Proceedings of the 15th ACM SIGKDD International Conference on
+    Knowledge Discovery and Data Mining, 329–338.
     """
 
     def __init__(self, alpha: float, score_class):

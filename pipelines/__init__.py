@@ -30,6 +30,23 @@ def evaluate(streams, models, delay="0", out: str | None = None, runner: str = "
     given as a keyword (`bins`, `repredict`, `windows`, `fadings`, `alphas`, ...); `out`
     defaults to a fresh temporary directory.
 
+    Parameters
+    ----------
+    streams, models
+        Stream and model specs, as for `--stream` and `--model` (one or a list).
+    delay
+        As for `--delay`.
+    out
+        The output directory (default: a fresh temporary one).
+    runner
+        A runner preset or Beam runner name.
+    report
+        Also write `report.html` and the figures.
+    quiet
+        No progress lines and no table on the terminal.
+    options
+        Any other `RunConfig` field.
+
     >>> summary = evaluate(['synth:SEA{"n": 500, "seed": 1}'], ["no-change", "gaussian-nb"],
     ...                    delay="50", repredict="none", runner="direct")
     >>> table = summary.query("category == 'initial' and metric == 'accuracy'")

@@ -95,6 +95,11 @@ def write_report(out: str) -> str:
     """Write `out/report.html` and the figures (`out/figures/NAME.png`, `.svg`, `.pdf`) for
     the finished run in `out`; returns the HTML file's path.
 
+    Parameters
+    ----------
+    out
+        A finished run's output directory (local).
+
     >>> import tempfile
     >>> from pipelines.config import RunConfig
     >>> from pipelines.job import run
@@ -103,6 +108,16 @@ def write_report(out: str) -> str:
     ...                   delay="20", out=out, curve_every=100, quiet=True))
     >>> os.path.basename(write_report(out)), sorted(os.listdir(os.path.join(out, "figures")))[:2]
     ('report.html', ['binned.pdf', 'binned.png'])
+
+    References
+    ----------
+    Grzenda, M., Gomes, H. M., Bifet, A. (2020). Performance measures for evolving
+    predictions under delayed labelling classification. International Joint Conference on
+    Neural Networks (IJCNN).
+
+    Gama, J., Sebastião, R., Rodrigues, P. P. (2009). Issues in evaluation of stream
+    learning algorithms. Proceedings of the 15th ACM SIGKDD International Conference on
+    Knowledge Discovery and Data Mining, 329–338.
     """
     run = RunFiles.read(out)
     made, notes = figures(run)

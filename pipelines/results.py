@@ -13,6 +13,13 @@ TABLE_METRICS = ("accuracy", "kappa", "kappa_m", "kappa_t", "kappa_plus", "mae",
 def load_results(path: str, kind: str = "summary") -> pd.DataFrame:
     """Read a finished run: `summary` (default), `curves` or `predictions` as a DataFrame.
 
+    Parameters
+    ----------
+    path
+        A finished run's output directory.
+    kind
+        `summary`, `curves`, `predictions` or `manifest`.
+
     >>> import tempfile
     >>> d = tempfile.mkdtemp()
     >>> with open(os.path.join(d, "summary.csv"), "w") as f:

@@ -169,6 +169,33 @@ class BackfillOutcomes(beam.PTransform):
     counts, classes, read counts), with the log's predictions in place of a model's.
 
     `label_engines` is the `EngineFactory` of the label pass (model `LABELS`).
+
+    Parameters
+    ----------
+    read
+        Reads the streams' instances and labels (`ReadStreams`).
+    label_engines
+        Builds the label pass's engine (a model that predicts nothing).
+    log
+        The prediction log (`PredictionLogSpec`).
+    models
+        The logged models to score.
+    classification
+        Whether the predictions are classes.
+    bins
+        B: the bins the re-predictions are mapped to (0: none).
+    final
+        Whether final predictions are scored.
+    buckets
+        Id buckets the join is split into: the backfill's parallelism.
+    batch_size
+        Events per element of the label pass.
+
+    References
+    ----------
+    Grzenda, M., Gomes, H. M., Bifet, A. (2020). Performance measures for evolving
+    predictions under delayed labelling classification. International Joint Conference on
+    Neural Networks (IJCNN).
     """
 
     def __init__(self, read: ReadStreams, label_engines, log: PredictionLogSpec,

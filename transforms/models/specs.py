@@ -53,6 +53,11 @@ class _Baseline(base.Classifier):
 class Majority(_Baseline):
     """Majority Class: the class seen most often so far.
 
+    Parameters
+    ----------
+    classes
+        The declared classes in index order (ties go to the first), or None.
+
     >>> m = Majority(classes=["a", "b"])
     >>> m.predict_one({})
     'a'
@@ -60,6 +65,12 @@ class Majority(_Baseline):
     ...     m.learn_one({}, y)
     >>> m.predict_one({})
     'b'
+
+    References
+    ----------
+    Žliobaitė, I., Bifet, A., Read, J., Pfahringer, B., Holmes, G. (2015). Evaluation
+    methods and decision theory for classification of streaming data with temporal dependence.
+    Machine Learning 98(3), 455–482.
     """
 
     def __init__(self, classes: list | None = None):
@@ -84,9 +95,20 @@ class Majority(_Baseline):
 class NoChange(_Baseline):
     """No-Change (Persistent): the last true label seen.
 
+    Parameters
+    ----------
+    classes
+        The declared classes in index order (before any label it predicts the first), or None.
+
     >>> m = NoChange(classes=[0, 1])
     >>> m.predict_one({}), m.learn_one({}, 1), m.predict_one({})
     (0, None, 1)
+
+    References
+    ----------
+    Žliobaitė, I., Bifet, A., Read, J., Pfahringer, B., Holmes, G. (2015). Evaluation
+    methods and decision theory for classification of streaming data with temporal dependence.
+    Machine Learning 98(3), 455–482.
     """
 
     def __init__(self, classes: list | None = None):
@@ -192,6 +214,13 @@ def _parse_step(text: str) -> Step:
 @dataclass(frozen=True)
 class ModelSpec:
     """A model named by import path(s) and JSON parameters.
+
+    Parameters
+    ----------
+    name
+        The model's name in the results.
+    steps
+        The pipeline's steps, each an import path (or short name) with its JSON parameters.
 
     >>> spec = ModelSpec.parse('river.tree.HoeffdingTreeClassifier{"grace_period": 50}')
     >>> spec.name

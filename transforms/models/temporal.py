@@ -90,6 +90,12 @@ class TemporalCorrection(_LabelAware):
     """P(y_t=i | x_t, y_{t−1}) ∝ P(y_t=i | x_t) · P(y_t=i | y_{t−1}) / P(y_t=i), the last two
     estimated from the labels learned so far (Žliobaitė et al. 2015, §3.1).
 
+    Parameters
+    ----------
+    model
+        The classifier wrapped: a model spec (`gaussian-nb`, an import path, ...) or a river
+        classifier, cloned.
+
     >>> m = TemporalCorrection("gaussian-nb")
     >>> for x, y in [({"a": 0.0}, "u"), ({"a": 0.1}, "u"), ({"a": 0.2}, "v"), ({"a": 0.3}, "v"),
     ...              ({"a": 0.2}, "v")]:
@@ -106,6 +112,12 @@ class TemporalCorrection(_LabelAware):
     >>> m.label_arrived(2); m.learn_one({"a": 0.9}, "v")
     >>> m.transition("u", "v"), m.transition("v", "v")  # (u, v) twice, never (v, v)
     (1.0, 0.0)
+
+    References
+    ----------
+    Žliobaitė, I., Bifet, A., Read, J., Pfahringer, B., Holmes, G. (2015). Evaluation
+    methods and decision theory for classification of streaming data with temporal dependence.
+    Machine Learning 98(3), 455–482.
     """
 
     def __init__(self, model: str | base.Classifier = "gaussian-nb"):
@@ -153,12 +165,25 @@ class TemporallyAugmented(_LabelAware):
     """The classifier sees the last `lags` arrived labels as extra one-hot features
     `y_lag{k}={class}` (Žliobaitė et al. 2015, §3.2).
 
+    Parameters
+    ----------
+    model
+        The classifier wrapped: a model spec or a river classifier, cloned.
+    lags
+        How many of the latest arrived labels are added as features.
+
     >>> m = TemporallyAugmented("gaussian-nb", lags=2)
     >>> m.learn_one({"a": 1.0}, "u"); m.learn_one({"a": 2.0}, "v")
     >>> sorted(m.augment({"a": 3.0}).items())
     [('a', 3.0), ('y_lag1=u', 0.0), ('y_lag1=v', 1.0), ('y_lag2=u', 1.0), ('y_lag2=v', 0.0)]
     >>> m.augment({"a": 3.0}, recent=("u",))["y_lag1=u"]  # the labels known at some arrival
     1.0
+
+    References
+    ----------
+    Žliobaitė, I., Bifet, A., Read, J., Pfahringer, B., Holmes, G. (2015). Evaluation
+    methods and decision theory for classification of streaming data with temporal dependence.
+    Machine Learning 98(3), 455–482.
     """
 
     def __init__(self, model: str | base.Classifier = "gaussian-nb", lags: int = 1):

@@ -63,6 +63,29 @@ class LateEventError(RuntimeError):
 class ReplayEngine:
     """Delayed prequential replay of one model over one stream.
 
+    Parameters
+    ----------
+    model
+        The model's spec; the engine builds its own instance.
+    stream
+        The stream's name (in dead letters and errors).
+    classes
+        The declared classes in index order, or None (indices by first appearance).
+    task
+        `classification` or `regression` (default: the model's).
+    final
+        Whether to make the final (test-then-train) prediction.
+    repredict
+        When to re-predict pending instances (`RepredictPolicy`; default none).
+    bins
+        B > 0: outcomes carry their predictions for bins 0..B+1.
+    log_predictions
+        What the prediction log keeps: `all`, `initial-final` or `none`.
+    baselines
+        The views whose Majority baseline each outcome carries.
+    on_model_error
+        `fail` (raise `ModelError`) or `dead-letter` (set the instance aside).
+
     >>> from transforms.records import event, RANK_INSTANCE, RANK_LABEL
     >>> engine = ReplayEngine(ModelSpec.parse("no-change"), stream="s", classes=["a", "b"])
     >>> out = engine.drain([event(0, RANK_INSTANCE, 0, "instance", 1, {}),
@@ -72,6 +95,15 @@ class ReplayEngine:
     [(1, 'initial', 'a'), (1, 'final', 'a'), (2, 'initial', 'b')]
     >>> out.outcomes[0].initial, out.outcomes[0].y
     (0, 1)
+
+    References
+    ----------
+    Grzenda, M., Gomes, H. M., Bifet, A. (2020). Performance measures for evolving
+    predictions under delayed labelling classification. International Joint Conference on
+    Neural Networks (IJCNN).
+
+    Halford, M. (2020). The correct way to evaluate online machine learning models.
+    (Delayed progressive validation; river's `evaluate.progressive_val_score`.)
     """
 
     def __init__(self, model: ModelSpec, stream: str, classes: list | None = None,

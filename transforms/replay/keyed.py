@@ -117,7 +117,21 @@ class _DrainGrouped(_ReplayDoFn):
 
 
 class GroupedReplay(beam.PTransform):
-    """Bounded input: `((stream, model), chunk)` -> GroupByKey -> sorted drain per key."""
+    """Bounded input: `((stream, model), chunk)` -> GroupByKey -> sorted drain per key.
+
+    Parameters
+    ----------
+    factory
+        Builds each key's `ReplayEngine` on the worker (`EngineFactory`).
+    batch_size
+        Outcomes per output element.
+
+    References
+    ----------
+    Grzenda, M., Gomes, H. M., Bifet, A. (2020). Performance measures for evolving
+    predictions under delayed labelling classification. International Joint Conference on
+    Neural Networks (IJCNN).
+    """
 
     def __init__(self, factory: EngineFactory, batch_size: int = 1000):
         super().__init__()
@@ -188,6 +202,22 @@ class StatefulReplay(beam.PTransform):
 
     `bucket` (seconds of event time) sets how coarsely the looping timer drains in streaming;
     None drains once at the end of the global window (bounded input).
+
+    Parameters
+    ----------
+    factory
+        Builds each key's `ReplayEngine` on the worker (`EngineFactory`).
+    batch_size
+        Outcomes per output element.
+    bucket
+        Seconds of event time per drain of the looping timer (None: one drain at the end of
+        bounded input).
+
+    References
+    ----------
+    Grzenda, M., Gomes, H. M., Bifet, A. (2020). Performance measures for evolving
+    predictions under delayed labelling classification. International Joint Conference on
+    Neural Networks (IJCNN).
     """
 
     def __init__(self, factory: EngineFactory, batch_size: int = 1000,

@@ -137,7 +137,32 @@ class PerKeyReplay(beam.PTransform):
     """Streams × models -> the replay's outputs (as `GroupedReplay`'s, plus `dead_letters` and
     `read_counts` of the reading), one element per (stream, model); with `scores`
     (`StreamScores`) one element per stream, which also outputs the summary rows (`summary`)
-    and curve tables (`curves`) of its models and their comparisons."""
+    and curve tables (`curves`) of its models and their comparisons.
+
+    Parameters
+    ----------
+    streams
+        The streams, each read where its element is processed.
+    models
+        The models replayed on each stream.
+    factory
+        Builds each key's `ReplayEngine` (`EngineFactory`).
+    delay
+        The label delay of streams whose input has no label times.
+    batch_size
+        Events drained at a time, and outcomes per output element.
+    time_range
+        Only instances arriving in it are evaluated.
+    scores
+        Score and compare all models of a stream where they drain (`StreamScores`; per-stream),
+        or None (per-key: the outcomes are scored downstream).
+
+    References
+    ----------
+    Grzenda, M., Gomes, H. M., Bifet, A. (2020). Performance measures for evolving
+    predictions under delayed labelling classification. International Joint Conference on
+    Neural Networks (IJCNN).
+    """
 
     def __init__(self, streams: list[StreamSpec], models: list[str], factory: EngineFactory,
                  delay: DelaySpec, batch_size: int = 1000, time_range: TimeRange = TimeRange(),

@@ -42,6 +42,12 @@ class RepredictPolicy:
     RepredictPolicy(kind='every_k_labels', k=5, bins=None, every=None)
     >>> str(RepredictPolicy.parse("every:5min")), str(RepredictPolicy.parse("bin_boundaries"))
     ('every:300s', 'bin_boundaries')
+
+    References
+    ----------
+    Grzenda, M., Gomes, H. M., Bifet, A. (2020). Performance measures for evolving
+    predictions under delayed labelling classification. International Joint Conference on
+    Neural Networks (IJCNN).
     """
 
     kind: str = "none"

@@ -145,7 +145,21 @@ class CompareModels(OutcomeTransform):
     (`curves`) for every pair of models of the same task, in configuration order: each model's
     losses joined by id per block after a GroupByKey, which holds every label's losses until the
     slowest model's have come (the per-stream replay compares as it drains instead:
-    `transforms.scoring.in_stream`)."""
+    `transforms.scoring.in_stream`).
+
+    Parameters
+    ----------
+    tasks
+        Each model's task (`classification` or `regression`), by model name.
+    plan
+        What to score (`ScoringPlan`).
+
+    References
+    ----------
+    Gama, J., Sebastião, R., Rodrigues, P. P. (2009). Issues in evaluation of stream
+    learning algorithms. Proceedings of the 15th ACM SIGKDD International Conference on
+    Knowledge Discovery and Data Mining, 329–338.
+    """
 
     def expand(self, outcome_batches):
         tasks, plan = self.tasks, self.plan

@@ -109,7 +109,21 @@ def drift_rows(stream: str, model: str, alarms: dict, monitored: int,
 
 
 class DetectDrift(OutcomeTransform):
-    """`((stream, model), [Outcome])` batches -> drift rows per (stream, model)."""
+    """`((stream, model), [Outcome])` batches -> drift rows per (stream, model).
+
+    Parameters
+    ----------
+    tasks
+        Each model's task, by model name.
+    plan
+        The detectors' parameters and the streams' known drift points (`DriftPlan`).
+
+    References
+    ----------
+    Gama, J., Sebastião, R., Rodrigues, P. P. (2009). Issues in evaluation of stream
+    learning algorithms. Proceedings of the 15th ACM SIGKDD International Conference on
+    Knowledge Discovery and Data Mining, 329–338.
+    """
 
     def expand(self, outcome_batches):
         tasks, plan = self.tasks, self.plan

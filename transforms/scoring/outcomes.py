@@ -191,6 +191,23 @@ class ScoreOutcomes(OutcomeTransform):
     Guarantees: the same rows whatever the bundling or merge order (integer counts, exactly
     rounded sums, fading run in label order); an outcome whose prediction is None counts toward
     no score.
+
+    Parameters
+    ----------
+    tasks
+        Each model's task (`classification` or `regression`), by model name.
+    plan
+        What to score (`ScoringPlan`).
+
+    References
+    ----------
+    Grzenda, M., Gomes, H. M., Bifet, A. (2020). Performance measures for evolving
+    predictions under delayed labelling classification. International Joint Conference on
+    Neural Networks (IJCNN).
+
+    Gama, J., Sebastião, R., Rodrigues, P. P. (2009). Issues in evaluation of stream
+    learning algorithms. Proceedings of the 15th ACM SIGKDD International Conference on
+    Knowledge Discovery and Data Mining, 329–338.
     """
 
     def expand(self, outcome_batches):

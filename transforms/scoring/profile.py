@@ -29,7 +29,21 @@ class ProfileFold:
 class ProfileStreams(beam.PTransform):
     """`((stream, model), [Outcome])` batches -> (stream, profile) for each classification
     stream, from its first model's outcomes (every model sees the same labels in the same
-    order)."""
+    order).
+
+    Parameters
+    ----------
+    first_model
+        For each stream, the model whose outcomes carry its labels.
+    max_lag
+        The longest run length ℓ for which Δ(ℓ) is reported.
+
+    References
+    ----------
+    Žliobaitė, I., Bifet, A., Read, J., Pfahringer, B., Holmes, G. (2015). Evaluation
+    methods and decision theory for classification of streaming data with temporal dependence.
+    Machine Learning 98(3), 455–482.
+    """
 
     def __init__(self, first_model: dict[str, str], max_lag: int = 5):
         super().__init__()

@@ -67,6 +67,11 @@ class DelaySpec:
     300.0
     >>> DelaySpec.parse("random:10:20:3").unit
     'events'
+
+    References
+    ----------
+    Halford, M. (2020). The correct way to evaluate online machine learning models.
+    (Delayed progressive validation; river's `evaluate.progressive_val_score`.)
     """
 
     kind: str  # constant | random | column

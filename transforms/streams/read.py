@@ -146,6 +146,19 @@ class ReadStreams(beam.PTransform):
     every record that could not be used is in the `dead_letters` output with its reason.
     Outputs a dict with `chunks`, `dead_letters`, `read_counts` and `errors` (a reader's
     `DelayedEvalError` as a record).
+
+    Parameters
+    ----------
+    streams
+        The streams to read (`StreamSpec`).
+    model_names
+        The models each stream's events are keyed for.
+    delay
+        The label delay of streams whose input has no label times (`DelaySpec`).
+    chunk_size
+        Events per element: Beam's per-element cost is paid once per chunk.
+    time_range
+        Only instances arriving in it are evaluated (`TimeRange`).
     """
 
     def __init__(self, streams: list[StreamSpec], model_names: list[str], delay: DelaySpec,

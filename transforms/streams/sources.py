@@ -97,6 +97,16 @@ def _split_spec(text: str) -> tuple[str | None, str, dict]:
 class StreamSpec:
     """One input stream.
 
+    Parameters
+    ----------
+    name
+        The stream's name in the results.
+    source
+        `synth:NAME`, `dataset:NAME`, or a table's or ARFF file's path, glob or folder.
+    options
+        The `{json}` options: the generator's parameters, or a table's columns and checks (see
+        docs/inputs.md).
+
     >>> s = StreamSpec.parse('synth:SEA{"n": 5, "seed": 1}')
     >>> s.name, s.kind
     ('sea', 'synth')
