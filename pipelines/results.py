@@ -70,6 +70,19 @@ def summary_table(summary: pd.DataFrame) -> pd.DataFrame:
     """Rows: stream × measure; columns: models, in run order (Table II of Grzenda et al. 2020).
 
     Measures per metric: initial, the middle bin Λ(T, B/2), final and Ψα for each α.
+
+    Example
+    -------
+
+    >>> summary = pd.DataFrame({"stream": "s", "model": ["nb", "nb", "ht", "ht"],
+    ...                         "category": ["initial", "final"] * 2, "bin": None, "alpha": None,
+    ...                         "metric": "accuracy", "value": [0.7, 0.8, 0.75, 0.9]})
+    >>> summary_table(summary)  # doctest: +NORMALIZE_WHITESPACE
+    model                      nb    ht
+    stream measure
+    s      initial accuracy   0.7  0.75
+           final accuracy     0.8  0.90
+
     """
     df = summary[summary["metric"].isin(TABLE_METRICS)].copy()
     if df.empty:

@@ -154,6 +154,26 @@ class CompareModels(OutcomeTransform):
     plan
         What to score (`ScoringPlan`).
 
+    Example
+    -------
+
+    >>> import apache_beam as beam
+    >>> from runners import make_runner
+    >>> from transforms.records import Outcome
+    >>> from transforms.scoring.plan import ScoringPlan
+    >>> def outcomes(predictions):  # true class 1 throughout
+    ...     return [Outcome(n, n, 0.0, n, 1, 1, 1, p, p) for n, p in enumerate(predictions, 1)]
+    >>> batches = [(("s", "a"), outcomes([1, 1, 0, 1])), (("s", "b"), outcomes([0, 1, 0, 0]))]
+    >>> with beam.Pipeline(runner=make_runner("direct")) as p:
+    ...     compared = (p | beam.Create(batches)
+    ...                 | CompareModels({"a": "classification", "b": "classification"},
+    ...                                 ScoringPlan(final=False)))
+    ...     _ = (compared.summary | beam.Filter(lambda r: r["metric"] == "mcnemar")
+    ...          | beam.Map(lambda r: print(r["model"], r["value"])))
+    a vs b -2.0
+
+    A is right where B is wrong twice (n10 = 2, n01 = 0): M = −(0 − 2)²/2 = −2, A is better.
+
     References
     ----------
     Gama, J., Sebastião, R., Rodrigues, P. P. (2009). Issues in evaluation of stream

@@ -199,6 +199,21 @@ class ScoreOutcomes(OutcomeTransform):
     plan
         What to score (`ScoringPlan`).
 
+    Example
+    -------
+
+    >>> import apache_beam as beam
+    >>> from runners import make_runner
+    >>> from transforms.records import Outcome
+    >>> from transforms.scoring.plan import ScoringPlan
+    >>> outcomes = [Outcome(n, n, 0.0, n, 1, 1, 1, p, p) for n, p in [(1, 1), (2, 0), (3, 1)]]
+    >>> with beam.Pipeline(runner=make_runner("direct")) as p:
+    ...     scored = (p | beam.Create([(("s", "m"), outcomes)])
+    ...               | ScoreOutcomes({"m": "classification"}, ScoringPlan(final=False)))
+    ...     _ = (scored.summary | beam.Filter(lambda r: r["metric"] == "accuracy")
+    ...          | beam.Map(lambda r: print(r["category"], r["window"], round(r["value"], 4))))
+    initial cumulative 0.6667
+
     References
     ----------
     Grzenda, M., Gomes, H. M., Bifet, A. (2020). Performance measures for evolving

@@ -38,7 +38,16 @@ class ScoringPlan:
     """What to score: the final category or not, B bins (0: no binned measures), the α list
     for Ψα, curve points every `curve_every` labels, and the views besides the cumulative one:
     sliding windows of the last w labels, fading factors, event-time windows (label, size,
-    period)."""
+    period).
+
+    Example
+    -------
+
+    >>> plan = ScoringPlan(bins=10, windows=(500,), fadings=(0.999,))
+    >>> plan.categories, plan.views
+    (('initial', 'final', 'binned'), ['cumulative', 'w=500', 'fading=0.999'])
+
+    """
 
     final: bool = True
     bins: int = 0

@@ -159,6 +159,21 @@ class ReadStreams(beam.PTransform):
         Events per element: Beam's per-element cost is paid once per chunk.
     time_range
         Only instances arriving in it are evaluated (`TimeRange`).
+
+    Example
+    -------
+
+    >>> import apache_beam as beam
+    >>> from runners import make_runner
+    >>> from transforms.streams.delays import DelaySpec
+    >>> from transforms.streams.sources import StreamSpec
+    >>> read = ReadStreams([StreamSpec.parse('sea=synth:SEA{"n": 5}')], ["m"],
+    ...                    DelaySpec.parse("2"))
+    >>> with beam.Pipeline(runner=make_runner("direct")) as p:
+    ...     chunks = (p | read)["chunks"]
+    ...     _ = chunks | beam.Map(lambda kv: print(kv[0], [e[3] for e in kv[1]][:4]))
+    ('sea', 'm') ['instance', 'instance', 'label', 'instance']
+
     """
 
     def __init__(self, streams: list[StreamSpec], model_names: list[str], delay: DelaySpec,
