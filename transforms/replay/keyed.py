@@ -231,6 +231,24 @@ class StatefulReplay(beam.PTransform):
         Seconds of event time per drain of the looping timer (None: one drain at the end of
         bounded input).
 
+    Example
+    -------
+
+    >>> import apache_beam as beam
+    >>> from runners import make_runner
+    >>> from transforms.models.specs import ModelSpec
+    >>> from transforms.records import RANK_INSTANCE, RANK_LABEL, event
+    >>> events = [event(0, RANK_INSTANCE, 0, "instance", 1, {}),
+    ...           event(1, RANK_LABEL, 1, "label", 1, None, "b"),
+    ...           event(1, RANK_INSTANCE, 2, "instance", 2, {})]
+    >>> factory = EngineFactory({"nc": ModelSpec.parse("nc=no-change")}, {"s": ["a", "b"]},
+    ...                         {"nc": "classification"})
+    >>> with beam.Pipeline(runner=make_runner("direct")) as p:
+    ...     replay = p | beam.Create([(("s", "nc"), events)]) | StatefulReplay(factory)
+    ...     _ = replay.outcomes | beam.Map(lambda kv: print(kv[0], [(o.id, o.initial, o.y)
+    ...                                                            for o in kv[1]]))
+    ('s', 'nc') [(1, 0, 1)]
+
     References
     ----------
     Grzenda, M., Gomes, H. M., Bifet, A. (2020). Performance measures for evolving

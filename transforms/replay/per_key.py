@@ -157,6 +157,24 @@ class PerKeyReplay(beam.PTransform):
         Score and compare all models of a stream where they drain (`StreamScores`; per-stream),
         or None (per-key: the outcomes are scored downstream).
 
+    Example
+    -------
+
+    >>> import apache_beam as beam
+    >>> from runners import make_runner
+    >>> from transforms.models.specs import ModelSpec
+    >>> from transforms.replay.keyed import EngineFactory
+    >>> from transforms.streams.delays import DelaySpec
+    >>> from transforms.streams.sources import StreamSpec
+    >>> factory = EngineFactory({"nb": ModelSpec.parse("nb=gaussian-nb")}, {"sea": None},
+    ...                         {"nb": "classification"})
+    >>> replay = PerKeyReplay([StreamSpec.parse('sea=synth:SEA{"n": 100, "seed": 1}')], ["nb"],
+    ...                       factory, DelaySpec.parse("10"))
+    >>> with beam.Pipeline(runner=make_runner("direct")) as p:
+    ...     counts = (p | replay)["counts"]
+    ...     _ = counts | beam.Map(lambda kv: print(kv[0], kv[1]["labelled"]))
+    ('sea', 'nb') 100
+
     References
     ----------
     Grzenda, M., Gomes, H. M., Bifet, A. (2020). Performance measures for evolving

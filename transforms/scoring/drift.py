@@ -118,6 +118,25 @@ class DetectDrift(OutcomeTransform):
     plan
         The detectors' parameters and the streams' known drift points (`DriftPlan`).
 
+    Example
+    -------
+
+    >>> import apache_beam as beam
+    >>> from runners import make_runner
+    >>> from transforms.records import Outcome
+    >>> outcomes = [Outcome(n, n, 0.0, n, 1, 1, 1, 1 if n <= 100 else 0, None)
+    ...             for n in range(1, 201)]  # right 100 times, then always wrong
+    >>> plan = DriftPlan(threshold=5.0, min_instances=10)
+    >>> with beam.Pipeline(runner=make_runner("direct")) as p:
+    ...     rows = p | beam.Create([(("s", "m"), outcomes)]) | DetectDrift({"m": "classification"},
+    ...                                                                    plan)
+    ...     _ = (rows | beam.Filter(lambda r: r["metric"] == "alarm")
+    ...          | beam.Map(lambda r: print("alarm at label", int(r["value"]))))
+    alarm at label 106
+
+    (river's `drift.PageHinkley(min_instances=10, threshold=5.0, mode="up")` on the same
+    losses alarms at the same label.)
+
     References
     ----------
     Gama, J., Sebastião, R., Rodrigues, P. P. (2009). Issues in evaluation of stream

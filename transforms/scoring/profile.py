@@ -38,6 +38,21 @@ class ProfileStreams(beam.PTransform):
     max_lag
         The longest run length ℓ for which Δ(ℓ) is reported.
 
+    Example
+    -------
+
+    >>> import apache_beam as beam
+    >>> from runners import make_runner
+    >>> from transforms.records import Outcome
+    >>> labels = [0, 0, 0, 1, 1, 1, 0, 0]
+    >>> outcomes = [Outcome(n, n, 0.0, n, y, 0, 0, None, None) for n, y in enumerate(labels, 1)]
+    >>> with beam.Pipeline(runner=make_runner("direct")) as p:
+    ...     profiles = p | beam.Create([(("s", "m"), outcomes)]) | ProfileStreams({"s": "m"})
+    ...     _ = profiles | beam.Map(lambda kv: print(kv[0], kv[1]["p_same"]))
+    s 0.7142857142857143
+
+    P(T): 5 of the 7 labels after the first repeat the previous one.
+
     References
     ----------
     Žliobaitė, I., Bifet, A., Read, J., Pfahringer, B., Holmes, G. (2015). Evaluation

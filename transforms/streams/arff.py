@@ -126,7 +126,21 @@ def convert(attribute: Attribute, text: str):
 # -- ARFF files as streams ---------------------------------------------------------------------
 def load_arff(path: str, max_rows: int | None = None):
     """Attributes and rows of an ARFF file (the first `max_rows` rows); an unreadable file is
-    an InputError."""
+    an InputError.
+
+    Example
+    -------
+
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "s.arff")
+    >>> with open(path, "w") as f:
+    ...     _ = f.write("@relation s\\n@attribute a numeric\\n@attribute class {no,yes}\\n"
+    ...                 "@data\\n0.5,yes\\n1.5,no\\n")
+    >>> attributes, rows = load_arff(path)
+    >>> [a.name for a in attributes], rows  # rows: (line number, values as text)
+    (['a', 'class'], [(5, ['0.5', 'yes']), (6, ['1.5', 'no'])])
+
+    """
     try:
         return read_arff(path, max_rows)
     except ArffError as e:

@@ -44,7 +44,17 @@ class ConceptDriftStream(synth.ConceptDriftStream):
 
 
 def river_stream(spec):
-    """The (x, y) iterator of a `synth:` or `dataset:` stream spec."""
+    """The (x, y) iterator of a `synth:` or `dataset:` stream spec.
+
+    Example
+    -------
+
+    >>> from transforms.streams.sources import StreamSpec
+    >>> stream = river_stream(StreamSpec.parse('synth:SEA{"n": 3, "seed": 1}'))
+    >>> [y for _, y in stream]  # river's SEA(seed=1), as it gives them
+    [True, False, True]
+
+    """
     from river import datasets
 
     name = spec.source.split(":", 1)[1]
