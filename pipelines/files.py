@@ -20,20 +20,24 @@ ERRORS_FILE = "_errors.json"  # the workers' errors (`transforms.errors`), read 
 
 
 def write_bytes(path: str, data: bytes) -> None:
+    """Write `data` to `path` (any Beam filesystem)."""
     with FileSystems.create(path) as f:
         f.write(data)
 
 
 def read_bytes(path: str) -> bytes:
+    """The bytes of `path` (any Beam filesystem)."""
     with FileSystems.open(path) as f:
         return f.read()
 
 
 def write_json(path: str, value) -> None:
+    """`value` as indented JSON at `path` (NaN kept as NaN; other objects as text)."""
     write_bytes(path, json.dumps(value, indent=1, default=str, allow_nan=True).encode())
 
 
 def write_parquet(path: str, frame: pd.DataFrame) -> None:
+    """`frame` as a Parquet file at `path`, without its index."""
     buffer = io.BytesIO()
     frame.to_parquet(buffer, index=False)
     write_bytes(path, buffer.getvalue())
@@ -58,11 +62,15 @@ def publish(staging: str, out: str) -> None:
 
 
 def read_arrow(path: str) -> pa.Table:
+    """An Arrow IPC file at `path`, read whole."""
     with FileSystems.open(path) as f:
         return pa.ipc.open_file(pa.BufferReader(f.read())).read_all()
 
 
 def write_jsonl(path: str, rows) -> None:
+    """Dead-letter `rows` as JSON Lines at `path`, in a fixed order (stream, model, file, row,
+    reason).
+    """
     rows = sorted(rows, key=lambda r: (str(r.get("stream")), str(r.get("model")),
                                        str(r.get("file")), r.get("row") or 0, r["reason"]))
     write_bytes(path, "".join(json.dumps(r, default=str) + "\n" for r in rows).encode())

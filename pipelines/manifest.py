@@ -127,6 +127,7 @@ def _opt(v):
 
 
 def versions() -> dict:
+    """The Python version and those of delayed-eval and the packages whose numbers it depends on."""
     out = {"python": platform.python_version()}
     for pkg in ("delayed-eval", "apache-beam", "river", "numpy", "pandas", "pyarrow"):
         try:
@@ -137,6 +138,9 @@ def versions() -> dict:
 
 
 def manifest(pl: Plan, counts: dict, n_dead: int, started: str) -> dict:
+    """`manifest.json`'s content: the configuration, versions, per-stream read counts and, per
+    (stream, model), the counts that add up (see docs/semantics.md).
+    """
     keys = []
     for (stream, model), raw in counts["keys"]:
         c = {k: int(raw.get(k, 0)) for k in (*COUNTERS, "pending")}

@@ -43,6 +43,9 @@ def _profile_table(profiles: dict) -> pd.DataFrame:
 
 
 def render_html(run: RunFiles, made: list[Figure], notes: list[str]) -> str:
+    """The report page: the run's facts, the summary, the Page-Hinkley and profile tables, the
+    counts, and the figures embedded as PNG data, with the figures not drawn and why.
+    """
     m = run.manifest
     esc = html.escape
     cfg = m.get("config", {})

@@ -111,6 +111,7 @@ def summary_table(summary: pd.DataFrame) -> pd.DataFrame:
 
 
 def format_table(summary: pd.DataFrame) -> str:
+    """The summary as the terminal prints it: `summary_table` with four decimals."""
     table = summary_table(summary)
     if table.empty:
         return "(no results)"

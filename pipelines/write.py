@@ -52,6 +52,11 @@ def prediction_table(element) -> pa.Table:
 
 
 def sum_counts(dicts) -> dict:
+    """The sum of count dicts, key by key.
+
+    >>> sum_counts([{"a": 1}, {"a": 2, "b": 1}])
+    {'a': 3, 'b': 1}
+    """
     total: dict = {}
     for d in dicts:
         for k, v in d.items():

@@ -161,6 +161,8 @@ REGISTRY = {
 
 @dataclass(frozen=True)
 class Step:
+    """One step of a model pipeline: an import path (or short name) and its JSON parameters."""
+
     path: str
     params: dict = field(default_factory=dict)
 

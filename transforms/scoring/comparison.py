@@ -37,6 +37,11 @@ from transforms.vocabulary import COMPARISON, CURVES, FINAL, INITIAL
 
 
 def pair_name(a: str, b: str) -> str:
+    """The model column of a comparison row: A first, as configured.
+
+    >>> pair_name("nb", "ht")
+    'nb vs ht'
+    """
     return f"{a} vs {b}"
 
 

@@ -19,6 +19,8 @@ class ArffError(InputError):
 
 @dataclass(frozen=True)
 class Attribute:
+    """An ARFF attribute: its name, type and, for a nominal one, its values in header order."""
+
     name: str
     type: str  # numeric | nominal | string | date
     values: tuple = ()  # nominal values, in header order
@@ -99,6 +101,8 @@ def _parse_arff(path: str, lines, max_rows: int | None):
 
 
 class ArffValueError(ValueError):
+    """A value that its attribute's type cannot hold."""
+
     pass
 
 
@@ -150,6 +154,7 @@ def load_arff(path: str, max_rows: int | None = None):
 
 
 def arff_class_index(spec, attrs) -> int:
+    """The class attribute's position: the `target` option's, else the last attribute."""
     target = spec.options.get("target")
     if target is not None:
         names = [a.name for a in attrs]

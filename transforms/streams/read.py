@@ -108,6 +108,7 @@ def _read(spec: StreamSpec, delay: DelaySpec, counts: dict):
 
 
 def new_read_counts() -> dict:
+    """A stream's read counts, all zero: events of each kind, dead letters, outside the range."""
     return {f"{k}_events": 0 for k in EVENT_KINDS} | {"dead_letters": 0, "outside_range": 0}
 
 

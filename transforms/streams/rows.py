@@ -123,6 +123,7 @@ def _delay_value(value) -> tuple:
 
 
 def parse_time_value(text) -> float:
+    """A time as seconds: a number, or an ISO datetime (UTC unless it says otherwise)."""
     try:
         return float(text)
     except (TypeError, ValueError):

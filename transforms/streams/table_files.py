@@ -75,6 +75,7 @@ def csv_options(options: dict) -> dict:
 
 
 def read_table(path: str, fmt: str, csv: dict | None = None) -> pd.DataFrame:
+    """A table file read whole as a DataFrame (for small tables: headers, checks)."""
     try:
         with opened(path) as source:
             if fmt == "csv":
@@ -110,6 +111,7 @@ def _undecodable(path: str, error: UnicodeDecodeError, csv: dict | None) -> Inpu
 
 
 def columns_of(path: str, fmt: str, csv: dict | None = None) -> list[str]:
+    """A table file's column names, read from its header or schema alone."""
     try:
         with opened(path) as source:
             if fmt == "parquet":
@@ -148,6 +150,7 @@ def head_of(path: str, fmt: str, csv: dict | None = None, rows: int = 1000) -> p
 
 
 def n_rows(path: str, fmt: str, csv: dict | None = None) -> int:
+    """A table file's number of rows."""
     with opened(path) as source:
         if fmt == "parquet":
             import pyarrow.parquet as pq
@@ -352,4 +355,9 @@ def csv_dtypes(path: str, columns: list[str] | None = None, csv: dict | None = N
 
 
 def fmt_of(path: str, default: str) -> str:
+    """A file's format by its extension, or `default`.
+
+    >>> fmt_of("logs/day.parquet", "csv"), fmt_of("logs/day.txt", "csv")
+    ('parquet', 'csv')
+    """
     return FORMATS.get(os.path.splitext(path)[1].lower(), default)
