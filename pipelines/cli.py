@@ -231,7 +231,7 @@ def cli_reference() -> str:
     return "\n".join(out) + "\n"
 
 
-def write_reference(path: str) -> None:
+def _write_reference(path: str) -> None:
     """Replace the CLI reference in the Markdown file `path` (between its markers) with
     `cli_reference()`."""
     with open(path, encoding="utf-8") as f:
@@ -357,6 +357,6 @@ def _interrupted(args) -> int:
 
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--write-reference"]:
-        write_reference(sys.argv[2])
+        _write_reference(sys.argv[2])
         sys.exit(0)
     sys.exit(main())

@@ -95,7 +95,7 @@ def _label_axis(ax, title: str, ylabel: str) -> None:
     ax.set_title(title)
 
 
-def fig_initial_final(plt, run: RunFiles):
+def _fig_initial_final(plt, run: RunFiles):
     """Fig. 1 of Grzenda et al. 2020: initial (at arrival) vs final (test-then-train) over T."""
     fig, axes = _grid(plt, len(run.streams), "Initial vs final performance over T")
     for ax, stream in zip(axes, run.streams):
@@ -111,7 +111,7 @@ def fig_initial_final(plt, run: RunFiles):
     return _png(plt, fig)
 
 
-def fig_binned(plt, run: RunFiles):
+def _fig_binned(plt, run: RunFiles):
     """Fig. 2 of Grzenda et al. 2020: Λ(T, b) against b at the end of the stream."""
     s = run.summary
     keys = [(stream, model) for stream in run.streams for model in run.models]
@@ -132,7 +132,7 @@ def fig_binned(plt, run: RunFiles):
     return _png(plt, fig)
 
 
-def fig_weights(plt, run: RunFiles):
+def _fig_weights(plt, run: RunFiles):
     """Fig. 3 of Grzenda et al. 2020: the weights (1/α)^(b/B) of Ψα against b."""
     fig, axes = _grid(plt, 1, "Weights of the prioritised measure Ψα", width=6.5)
     b = np.arange(run.bins + 1)
@@ -144,7 +144,7 @@ def fig_weights(plt, run: RunFiles):
     return _png(plt, fig)
 
 
-def fig_intermediate(plt, run: RunFiles):
+def _fig_intermediate(plt, run: RunFiles):
     """Figs. 4-6 of Grzenda et al. 2020: initial, Ψα and final over T, one panel per
     (stream, model)."""
     keys = [(s, m) for s in run.streams for m in run.models]
@@ -163,7 +163,7 @@ def fig_intermediate(plt, run: RunFiles):
     return _png(plt, fig)
 
 
-def fig_forgetting(plt, run: RunFiles):
+def _fig_forgetting(plt, run: RunFiles):
     """Fig. 3 of Gama et al. 2009: the prequential error, cumulative vs sliding windows vs fading
     factors (and the error within each curve period, which forgets everything before it)."""
     keys = [(s, m) for s in run.streams for m in run.models]
@@ -192,7 +192,7 @@ def fig_forgetting(plt, run: RunFiles):
     return _png(plt, fig)
 
 
-def fig_comparison(plt, run: RunFiles):
+def _fig_comparison(plt, run: RunFiles):
     """Figs. 5-7 of Gama et al. 2009: Q statistic and signed McNemar over T, with the threshold."""
     pairs = [m for m in dict.fromkeys(run.curves.loc[run.curves["category"] == "comparison",
                                                      "model"])]
@@ -226,7 +226,7 @@ def _plain_ticks():
     return FuncFormatter(lambda v, _: f"{v:,.0f}" if abs(v) >= 1 else f"{v:g}")
 
 
-def fig_drift(plt, run: RunFiles):
+def _fig_drift(plt, run: RunFiles):
     """Figs. 8-9 of Gama et al. 2009: the error rate with Page-Hinkley alarms and known drifts."""
     s = run.summary
     fig, axes = _grid(plt, len(run.streams), "Error rate, Page-Hinkley alarms (▼) and "
@@ -254,7 +254,7 @@ def fig_drift(plt, run: RunFiles):
     return _png(plt, fig)
 
 
-def fig_profile(plt, run: RunFiles):
+def _fig_profile(plt, run: RunFiles):
     """Paper 003: the temporal-dependence profile Δ(ℓ) per class, and the Majority and
     Persistent baselines next to the models' initial accuracy."""
     streams = [s for s in run.streams if run.profiles.get(s, {}).get("labels")]
@@ -315,39 +315,39 @@ def figures(run: RunFiles) -> tuple[list[Figure], list[str]]:
         "made when an instance arrived (solid), and of its final ones, made just before the "
         "label arrived (dashed). The gap is what the delay costs: a test-then-train score "
         "(final) overstates what the model delivered when the prediction was needed.",
-        fig_initial_final)
+        _fig_initial_final)
     add("binned", "Binned performance Λ(T, b)",
         "For every bin of the latency period (0: at arrival, B+1: just before the label), the "
         "accuracy of the predictions standing in that bin, over all labels of the stream. A "
         "rising line means re-predicting pending instances pays off while they wait.",
-        fig_binned, run.bins > 0, "needs re-evaluation (--repredict, not none)")
+        _fig_binned, run.bins > 0, "needs re-evaluation (--repredict, not none)")
     add("weights", "Weights of Ψα",
         "How Ψα weighs the bins: α = 1 weighs them all alike; a larger α favours the "
         "predictions available early in the latency period.",
-        fig_weights, run.bins > 0 and bool(run.alphas), "needs re-evaluation and --alpha")
+        _fig_weights, run.bins > 0 and bool(run.alphas), "needs re-evaluation and --alpha")
     add("intermediate", "Initial, Ψα and final over T",
         "Ψα summarises the whole latency period in one number; it lies between the initial "
         "and the final curve when re-predictions improve on the initial ones.",
-        fig_intermediate, "intermediate" in has, "needs re-evaluation (--repredict)")
+        _fig_intermediate, "intermediate" in has, "needs re-evaluation (--repredict)")
     add("forgetting", "Prequential error: cumulative vs windows vs fading",
         "The cumulative error remembers the whole stream; sliding windows (w=W) and fading "
         "factors (fading=A) forget the past and follow the current error, as a holdout "
         "estimate would; the grey steps are the error within each curve period alone. Add "
         "views with --window and --fading.",
-        fig_forgetting)
+        _fig_forgetting)
     add("comparison", "Q statistic and McNemar over T",
         "For each pair A vs B: Q > 0 when B has made fewer errors (log ratio of cumulative "
         "losses); the signed McNemar statistic is significant at 0.99 outside the dotted "
         "lines.",
-        fig_comparison, "comparison" in has, "needs two or more models")
+        _fig_comparison, "comparison" in has, "needs two or more models")
     add("drift", "Error rate, Page-Hinkley alarms and known drifts",
         "The error within each curve period, the Page-Hinkley alarms (▼, at the label that "
         "raised them) and, for generated streams with a drift chain, the true drift points. "
         "An alarm soon after a dashed line is a detection; others are false alarms.",
-        fig_drift, "drift" in has, "needs drift detection (--drift-on initial or final)")
+        _fig_drift, "drift" in has, "needs drift detection (--drift-on initial or final)")
     add("profile", "Temporal dependence",
         "Δ(ℓ) > 0 means a class is more likely to repeat after a run of length ℓ than its "
         "prior says; when Persistent (predict the previous label) beats Majority, the stream "
         "has temporal dependence and κ_per is the fairer yardstick.",
-        fig_profile, bool(classifiers and run.profiles), "needs a classification model")
+        _fig_profile, bool(classifiers and run.profiles), "needs a classification model")
     return made, notes

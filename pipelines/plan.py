@@ -69,7 +69,7 @@ def plan(config: RunConfig) -> Plan:
         log, models = None, {}
         if config.predictions is not None:  # backfill: model names, no specs
             log = PredictionLogSpec.parse(config.predictions)
-            names = logged_models(log, config.models)
+            names = _logged_models(log, config.models)
             if not names:
                 raise ConfigError(f"prediction log {log.pattern}: no model names in it")
             for name in names:
@@ -89,7 +89,7 @@ def plan(config: RunConfig) -> Plan:
             tasks = {name: spec.task() for name, spec in models.items()}
             repredict = RepredictPolicy.parse(config.repredict).with_bins(config.bins)
         classes = {s.name: s.declared_classes() for s in streams}
-        check_tasks(streams, tasks)
+        _check_tasks(streams, tasks)
         time_range = TimeRange.parse(config.start, config.end)
     except DelayedEvalError:
         raise
@@ -114,7 +114,7 @@ def plan(config: RunConfig) -> Plan:
                 time_range)
 
 
-def logged_models(log: PredictionLogSpec, models: list) -> list:
+def _logged_models(log: PredictionLogSpec, models: list) -> list:
     """The models a backfill scores: those named (each must be in the log, when the log names
     models), else every model in the log."""
     try:
@@ -130,7 +130,7 @@ def logged_models(log: PredictionLogSpec, models: list) -> list:
     return list(models) or logged
 
 
-def check_tasks(streams: list, tasks: dict) -> None:
+def _check_tasks(streams: list, tasks: dict) -> None:
     """A regressor on class labels, or a classifier on numbers with fractions, is refused
     before any pipeline runs (the stream's first labels tell)."""
     for s in streams:

@@ -42,7 +42,7 @@ def _profile_table(profiles: dict) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def render_html(run: RunFiles, made: list[Figure], notes: list[str]) -> str:
+def _render_html(run: RunFiles, made: list[Figure], notes: list[str]) -> str:
     """The report page: the run's facts, the summary, the Page-Hinkley and profile tables, the
     counts, and the figures embedded as PNG data, with the figures not drawn and why.
     """
@@ -133,7 +133,7 @@ def write_report(out: str) -> str:
     path = os.path.join(out, "report.html")
     tmp = path + ".tmp"
     with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(render_html(run, made, notes))
+        fh.write(_render_html(run, made, notes))
     os.replace(tmp, path)
     record_outputs(out, ["report.html", *(f"{FIGURES}/{f.name}.{fmt}" for f in made
                                           for fmt in f.files)])

@@ -25,7 +25,7 @@ from transforms.vocabulary import (CLASSES, COUNTS, CURVE_SCHEMA, CURVES, DEAD_L
                                    PREDICTION_KINDS, PREDICTION_SCHEMA, PREDICTIONS, READ_COUNTS)
 
 
-def prediction_table(element) -> pa.Table:
+def _prediction_table(element) -> pa.Table:
     """A replay's prediction columns as an Arrow table (class indices become their labels)."""
     (stream, model), classes, cols = element
     n = len(cols["row_id"])
@@ -113,14 +113,14 @@ class WriteResults(beam.PTransform):
             # The models' order goes with the log, so a backfill of it names pairs as this run.
             schema = PREDICTION_SCHEMA.with_metadata(
                 {MODEL_ORDER_KEY: json.dumps(list(self.plan.models)).encode()})
-            (results[PREDICTIONS] | "PredictionTables" >> beam.Map(prediction_table)
+            (results[PREDICTIONS] | "PredictionTables" >> beam.Map(_prediction_table)
              | "WritePredictions" >> beam.io.WriteToParquetBatched(
                  self._path("predictions.parquet"), schema=schema, num_shards=1,
                  shard_name_template=""))
         (results[ERRORS] | "ErrorList" >> beam.combiners.ToList()
-         | "WriteErrors" >> beam.Map(write_json_to, self._path(ERRORS_FILE)))
+         | "WriteErrors" >> beam.Map(_write_json_to, self._path(ERRORS_FILE)))
         (results[DEAD_LETTERS] | "DeadList" >> beam.combiners.ToList()
-         | "WriteDead" >> beam.Map(write_jsonl_to, self._path("dead_letters.jsonl")))
+         | "WriteDead" >> beam.Map(_write_jsonl_to, self._path("dead_letters.jsonl")))
         self._write_counts(results)
 
     def _write_summary(self, summary) -> None:
@@ -135,9 +135,9 @@ class WriteResults(beam.PTransform):
 
     def _write_curves(self, curves) -> None:
         parts = self._path(CURVE_PARTS)
-        (curves | "WriteCurveParts" >> beam.Map(write_curve_part, parts)
+        (curves | "WriteCurveParts" >> beam.Map(_write_curve_part, parts)
          | "CurvePartList" >> beam.combiners.ToList()
-         | "WriteCurves" >> beam.Map(merge_curve_parts, parts, self._path("curves.parquet")))
+         | "WriteCurves" >> beam.Map(_merge_curve_parts, parts, self._path("curves.parquet")))
 
     def _write_counts(self, results: dict) -> None:
         key_counts = results[COUNTS] | "SumCounts" >> beam.CombinePerKey(sum_counts)
@@ -156,12 +156,12 @@ class WriteResults(beam.PTransform):
                                      beam.pvalue.AsList(read_counts), self._path("_counts.json")))
 
 
-def write_json_to(value, path: str) -> None:
+def _write_json_to(value, path: str) -> None:
     """`write_json` with the value first, as `beam.Map` passes it."""
     write_json(path, value)
 
 
-def write_jsonl_to(rows, path: str) -> None:
+def _write_jsonl_to(rows, path: str) -> None:
     """`write_jsonl` with the rows first, as `beam.Map` passes them."""
     write_jsonl(path, rows)
 
@@ -177,10 +177,10 @@ def in_row_order(table: pa.Table) -> pa.Table:
     >>> in_row_order(t)["labels"].to_pylist()
     [3, 1]
     """
-    return table.take(row_order(table)) if table.num_rows else table
+    return table.take(_row_order(table)) if table.num_rows else table
 
 
-def row_order(table: pa.Table) -> pa.Array:
+def _row_order(table: pa.Table) -> pa.Array:
     """The indices that put `table`'s rows `in_row_order`."""
     keys = {c: table[c] for c in ("stream", "model", "category", "window", "metric")}
     for c, missing in (("bin", 0.0), ("alpha", 0.0), ("labels", 0.0), ("t", -math.inf)):
@@ -194,7 +194,7 @@ def row_order(table: pa.Table) -> pa.Array:
 CURVE_PARTS = "_curve_parts"
 
 
-def write_curve_part(table: pa.Table, folder: str) -> tuple[list, str]:
+def _write_curve_part(table: pa.Table, folder: str) -> tuple[list, str]:
     """Write a table of curve rows where it was made (curves of a long stream are many rows;
     shuffled to one worker they would be held several times over) -> (its (stream, model)
     pairs, its path). A retried bundle writes a new part; only the parts listed by the
@@ -207,7 +207,7 @@ def write_curve_part(table: pa.Table, folder: str) -> tuple[list, str]:
                           .values()))), path
 
 
-def merge_curve_parts(parts: list, folder: str, path: str, row_group: int = 16_384) -> None:
+def _merge_curve_parts(parts: list, folder: str, path: str, row_group: int = 16_384) -> None:
     """curves.parquet from the parts, in `in_row_order`, one (stream, model) `SERIES_GROUP` at
     a time: each key's parts are read once and spilled by group to local files, then each
     group is sorted and written in row groups of `row_group` rows. Memory holds one part and
@@ -224,7 +224,7 @@ def merge_curve_parts(parts: list, folder: str, path: str, row_group: int = 16_3
             for group in sorted(groups):
                 with pa.OSFile(groups[group]) as source:
                     table = pa.ipc.open_stream(source).read_all()
-                order = row_order(table)
+                order = _row_order(table)
                 for start in range(0, len(order), row_group):
                     writer.write_table(table.take(order[start:start + row_group]))
                     pa.default_memory_pool().release_unused()  # mimalloc would keep the pages

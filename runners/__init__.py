@@ -56,7 +56,7 @@ def make_runner(name: str):
     return None
 
 
-def beam_runner_names() -> list[str]:
+def _beam_runner_names() -> list[str]:
     """The runners Beam knows by name (besides an import path `package.module.Runner`)."""
     from apache_beam.options.pipeline_options import StandardOptions
 
@@ -72,12 +72,12 @@ def check_runner(name: str) -> None:
     """
     from transforms.errors import ConfigError
 
-    known = {n.lower() for n in beam_runner_names()}
+    known = {n.lower() for n in _beam_runner_names()}
     if name in PRESETS or "." in name or name.lower() in known or \
             name.lower() + "runner" in known:
         return
     raise ConfigError(f"unknown runner {name!r}; the presets are {', '.join(PRESETS)}, and "
-                      f"Beam knows {', '.join(beam_runner_names())} (or give an import path)")
+                      f"Beam knows {', '.join(_beam_runner_names())} (or give an import path)")
 
 
 def check_beam_args(args: list[str], ours: list[str]) -> list[str]:
@@ -152,7 +152,7 @@ def _wait_for_port(port: int, process: subprocess.Popen, timeout: float = 60.0) 
 
 
 @contextlib.contextmanager
-def worker_pool(parallelism: int = 1):
+def _worker_pool(parallelism: int = 1):
     """An EXTERNAL SDK worker pool (`worker_pool_main`) in a child process; yields its
     address. Workers it starts run this interpreter's `python` (its bin first on PATH) and so
     import this package, as Flink's task managers would with the package installed."""
@@ -206,7 +206,7 @@ def runner_session(name: str, beam_args: list[str] | None = None, quiet: bool = 
             stack.callback(service.stop)
             args.append(f"--job_endpoint=localhost:{port}")
         if name == "portable-pool" and not _has(args, "--environment_type"):
-            address = stack.enter_context(worker_pool())
+            address = stack.enter_context(_worker_pool())
             args += ["--environment_type=EXTERNAL", f"--environment_config={address}"]
         elif name == "portable" and not _has(args, "--environment_type"):
             args.append("--environment_type=LOOPBACK")

@@ -39,7 +39,7 @@ from transforms.streams.tables import rows_in_time_order
 from transforms.vocabulary import CURVES, DEAD_LETTERS, READ_COUNTS, REPLAY_OUTPUTS, SUMMARY
 
 
-def due_batches(items, step: int):
+def _due_batches(items, step: int):
     """A stream's events (and dead-letter dicts, passed on) -> (due, waiting): batches of the
     events due, in time order, each with the events read but not yet due. Events wait in a
     heap; when `step` of them wait, those earlier than the latest instance read are due (no
@@ -75,7 +75,7 @@ def in_time_order(spec: StreamSpec, delay: DelaySpec, time_range: TimeRange = Ti
     if spec.kind == "file" and rows_in_time_order(spec):
         return True  # told from the time column alone
     last = None
-    for item in due_batches(stream_items(spec, delay, new_read_counts(), time_range),
+    for item in _due_batches(stream_items(spec, delay, new_read_counts(), time_range),
                             20 * batch_size):
         if isinstance(item, dict) or not item[0]:
             continue
@@ -102,7 +102,7 @@ class _DrainPerKey(_ReplayDoFn):
         scoring = None if self.scores is None else self.scores.start(spec.name, models)
         router = None if self.scores is None else RowRouter(self.scores.plan, SUMMARY)
         counts = new_read_counts()
-        for item in due_batches(stream_items(spec, self.delay, counts, self.time_range),
+        for item in _due_batches(stream_items(spec, self.delay, counts, self.time_range),
                                 20 * self.batch_size):
             if isinstance(item, dict):
                 if reports_stream:

@@ -44,7 +44,7 @@ def prediction_losses(outcomes, task: str, kind: str, squared: bool = False) -> 
             "loss": np.array(loss, dtype=np.float64)}
 
 
-def bin_matrix(outcomes, bins: int, classification: bool) -> np.ndarray:
+def _bin_matrix(outcomes, bins: int, classification: bool) -> np.ndarray:
     """Each outcome's prediction for bins 0..B+1, one row per outcome (−1 / NaN: none)."""
     dtype = np.int64 if classification else np.float64
     unmapped = [i for i, o in enumerate(outcomes) if o.bins is None]
@@ -112,7 +112,7 @@ def _columns(outcomes, task: str, plan: ScoringPlan) -> dict:
     if plan.final:
         predicted[FINAL] = column(o.final for o in outcomes)[:, None]
     if plan.bins:
-        predicted[BINNED] = bin_matrix(outcomes, plan.bins, classification)
+        predicted[BINNED] = _bin_matrix(outcomes, plan.bins, classification)
     return {"n": np.array([o.n for o in outcomes], dtype=np.int64),
             "t": np.array([o.t_label for o in outcomes], dtype=np.float64),
             "y": column(o.y for o in outcomes),

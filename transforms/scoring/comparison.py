@@ -45,7 +45,7 @@ def pair_name(a: str, b: str) -> str:
     return f"{a} vs {b}"
 
 
-def loss_columns(outcomes, task: str, kind: str) -> dict:
+def _loss_columns(outcomes, task: str, kind: str) -> dict:
     """`prediction_losses` (squared error for regressors), and `wrong`: the 0-1 loss of
     classifiers, zeros for regressors (no McNemar counts)."""
     cols = prediction_losses(outcomes, task, kind, squared=True)
@@ -53,7 +53,7 @@ def loss_columns(outcomes, task: str, kind: str) -> dict:
     return cols
 
 
-def joined_losses(a: dict, b: dict) -> dict:
+def _joined_losses(a: dict, b: dict) -> dict:
     """A's and B's loss columns joined by id (the labels both predicted), in A's row order:
     n, label time, each loss and whether only A (only B) was wrong."""
     where = {i: k for k, i in enumerate(b["ids"])}
@@ -64,7 +64,7 @@ def joined_losses(a: dict, b: dict) -> dict:
             "b_only": (b["wrong"][ib] > 0) & (a["wrong"][ia] == 0)}
 
 
-def pair_block(joined: dict, labels: np.ndarray | None = None) -> LabelBlock | None:
+def _pair_block(joined: dict, labels: np.ndarray | None = None) -> LabelBlock | None:
     """One block's `PairScore` of joined losses (None for no labels); with `labels` (the label
     numbers the block covers, joined or not) its rows for the fading fold."""
     fading = None if labels is None else \
@@ -102,9 +102,9 @@ class PairBlocks:
     def __call__(self, stream: str, outcomes: dict):
         labels = np.array([o.n for o in next(iter(outcomes.values()), [])], dtype=np.int64)
         for kind in self.kinds:
-            cols = {m: loss_columns(o, self.tasks[m], kind) for m, o in outcomes.items()}
+            cols = {m: _loss_columns(o, self.tasks[m], kind) for m, o in outcomes.items()}
             for a, b in self.pairs(cols):
-                yield from self.blocks(stream, a, b, kind, joined_losses(cols[a], cols[b]),
+                yield from self.blocks(stream, a, b, kind, _joined_losses(cols[a], cols[b]),
                                       labels)
 
     def tails(self, stream: str, lasts):
@@ -113,13 +113,13 @@ class PairBlocks:
         axis), {w: {None: PairScore}})`."""
         total = max((o.n for _, outcomes in lasts for o in outcomes), default=0)
         for kind in self.kinds:
-            cols = {model: loss_columns(outcomes, self.tasks[model], kind)
+            cols = {model: _loss_columns(outcomes, self.tasks[model], kind)
                     for model, outcomes in lasts}
             for a, b in self.pairs(cols):
-                joined = joined_losses(cols[a], cols[b])
+                joined = _joined_losses(cols[a], cols[b])
                 tail = {}
                 for w in self.plan.windows:
-                    block = pair_block(take_rows(joined, np.flatnonzero(joined["n"] > total - w)))
+                    block = _pair_block(take_rows(joined, np.flatnonzero(joined["n"] > total - w)))
                     tail[w] = {None: new_score(COMPARISON) if block is None
                                else block.scores[None].score}
                 yield (stream, pair_name(a, b), kind, LABEL_AXIS), tail
@@ -130,7 +130,7 @@ class PairBlocks:
         plan = self.plan
         joined_ends = block_ends(joined["n"], plan.curve_every, plan.windows)
         for end, rows in group_rows(block_ends(labels, plan.curve_every, plan.windows)):
-            block = pair_block(take_rows(joined, np.flatnonzero(joined_ends == end)),
+            block = _pair_block(take_rows(joined, np.flatnonzero(joined_ends == end)),
                              labels[rows] if plan.fadings else None)
             if block is not None:
                 yield (stream, pair_name(a, b), kind, LABEL_AXIS, int(end)), block
@@ -195,7 +195,7 @@ class CompareModels(OutcomeTransform):
             labels = np.array([o.n for o in outcomes], dtype=np.int64)
             label_ends = block_ends(labels, plan.curve_every, plan.windows)
             for kind in panes_of.kinds:
-                cols = loss_columns(outcomes, tasks[model], kind)
+                cols = _loss_columns(outcomes, tasks[model], kind)
                 loss_ends = block_ends(cols["n"], plan.curve_every, plan.windows)
                 for end, rows in group_rows(label_ends):
                     yield (stream, kind, int(end)), (
@@ -208,7 +208,7 @@ class CompareModels(OutcomeTransform):
                 by_model.setdefault(model, []).append((part, labels))
             for a, b in panes_of.pairs(by_model):
                 labels = np.unique(np.concatenate([n for m in (a, b) for _, n in by_model[m]]))
-                yield from panes_of.blocks(stream, a, b, kind, joined_losses(
+                yield from panes_of.blocks(stream, a, b, kind, _joined_losses(
                     *(concat_rows([part for part, _ in by_model[m]]) for m in (a, b))), labels)
 
         def summarise(element):

@@ -13,7 +13,8 @@ from metrics.blocks import FadingCurve, LabelBlock, difference, merge_bins, snap
 from transforms.records import MeasureKey
 from transforms.scoring.columns import block_scores, tail_scores
 from transforms.scoring.plan import LABEL_AXIS, ScoringPlan
-from transforms.vocabulary import BINNED, CUMULATIVE, INTERMEDIATE, window_of_fading
+from transforms.vocabulary import (BINNED, CUMULATIVE, INTERMEDIATE, window_of_fading,
+                                   window_of_sliding)
 
 
 def keep_last(outcomes: list, size: int) -> list:
@@ -126,7 +127,7 @@ class CurvePoints:
         cumulative = {b: acc.score for b, acc in running.items()}
         rows = self._emit(CUMULATIVE, cumulative, labels, t, last)
         for w in plan.windows:
-            rows += self._emit(f"w={w}", tail[w] if last else
+            rows += self._emit(window_of_sliding(w), tail[w] if last else
                                difference(running, snapshot_at(self.history, end - w)),
                                labels, t, last)
         for alpha, f in (FadingCurve.at(fading, end).items() if plan.fadings else ()):

@@ -59,7 +59,7 @@ class LastOutcomes(beam.CombineFn):
         return acc
 
 
-class MergeBlocks(beam.CombineFn):
+class _MergeBlocks(beam.CombineFn):
     """Merge the partial `LabelBlock`s of one block key."""
 
     def create_accumulator(self):
@@ -128,7 +128,7 @@ def first_of(grouped: dict) -> tuple:
     return tuple(grouped[tag][0] if grouped.get(tag) else None for tag in ("tails", FADING))
 
 
-class FadeInLabelOrder(beam.PTransform):
+class _FadeInLabelOrder(beam.PTransform):
     """`(curve key, (label numbers, rows))` batches -> `(curve key, FadingCurve's result)`,
     each curve folded in label order as its batches come (`InLabelOrder`; one combine per task,
     `task_of(curve key)` says which)."""
@@ -150,7 +150,7 @@ class FadeInLabelOrder(beam.PTransform):
 class BlocksByCurve(beam.PTransform):
     """`((stream, model, category, axis, block), LabelBlock)` partials -> per curve key
     `(stream, model, category, axis)`: `blocks` `(block, merged LabelBlock)` and `fading` (the
-    blocks' rows folded in label order, `FadeInLabelOrder`). The rows are split off before the
+    blocks' rows folded in label order, `_FadeInLabelOrder`). The rows are split off before the
     blocks merge, so what is shuffled per block is its scores."""
 
     def __init__(self, task_of, tasks, plan: ScoringPlan):
@@ -169,10 +169,10 @@ class BlocksByCurve(beam.PTransform):
         split = partials | "SplitFading" >> beam.FlatMap(self._split).with_output_types(
             beam.typehints.KV[beam.typehints.Any, LabelBlock]).with_outputs(FADING, main="blocks")
         return {"blocks": split.blocks
-                | "MergeBlocks" >> beam.CombinePerKey(MergeBlocks())
+                | "_MergeBlocks" >> beam.CombinePerKey(_MergeBlocks())
                 | "ByCurve" >> beam.Map(lambda e: (e[0][:-1], (e[0][-1], e[1]))),
                 FADING: split[FADING]
-                | "Fading" >> FadeInLabelOrder(self.task_of, self.tasks, self.plan)}
+                | "Fading" >> _FadeInLabelOrder(self.task_of, self.tasks, self.plan)}
 
 
 class OutcomeTransform(beam.PTransform):

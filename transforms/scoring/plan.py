@@ -7,7 +7,8 @@ from dataclasses import dataclass
 
 from metrics.baselines import BaselineViews
 from transforms.streams.delays import duration
-from transforms.vocabulary import BINNED, CUMULATIVE, FINAL, INITIAL, window_of_fading
+from transforms.vocabulary import (BINNED, CUMULATIVE, FINAL, INITIAL, window_of_fading,
+                                   window_of_sliding)
 
 LABEL_AXIS = "n"
 
@@ -64,7 +65,7 @@ class ScoringPlan:
     @property
     def views(self) -> list[str]:
         """The window column's values, in report order."""
-        return [CUMULATIVE, *(f"w={w}" for w in self.windows),
+        return [CUMULATIVE, *(window_of_sliding(w) for w in self.windows),
                 *(window_of_fading(a) for a in self.fadings), *(t[0] for t in self.time_windows)]
 
     @property

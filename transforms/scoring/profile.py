@@ -10,7 +10,7 @@ from metrics.temporal import TemporalProfile
 from transforms.scoring.label_order import InLabelOrder
 
 
-class ProfileFold:
+class _ProfileFold:
     """`metrics.temporal.TemporalProfile` fed in label order (`transforms.scoring.label_order`)."""
 
     def __init__(self, max_lag: int):
@@ -76,4 +76,4 @@ class ProfileStreams(beam.PTransform):
 
         return (outcome_batches
                 | "Labels" >> beam.FlatMap(labels)
-                | "Profile" >> beam.CombinePerKey(InLabelOrder(ProfileFold(self.max_lag))))
+                | "Profile" >> beam.CombinePerKey(InLabelOrder(_ProfileFold(self.max_lag))))

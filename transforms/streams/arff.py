@@ -45,7 +45,7 @@ def _parse_nominal(spec: str) -> tuple:
                                                                   skipinitialspace=True)))
 
 
-def read_arff(path: str, max_rows: int | None = None) -> tuple[list[Attribute],
+def _read_arff(path: str, max_rows: int | None = None) -> tuple[list[Attribute],
                                                              list[tuple[int, list]]]:
     """Header attributes and data rows `(line number, values)`; numbers parsed, `?` -> None.
     With `max_rows`, only the header and that many data rows are read (the checks before a
@@ -146,7 +146,7 @@ def load_arff(path: str, max_rows: int | None = None):
 
     """
     try:
-        return read_arff(path, max_rows)
+        return _read_arff(path, max_rows)
     except ArffError as e:
         raise InputError(str(e)) from None
     except OSError as e:

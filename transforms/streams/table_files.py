@@ -74,7 +74,7 @@ def csv_options(options: dict) -> dict:
     return {k: options[k] for k in CSV_OPTIONS if k in options}
 
 
-def read_table(path: str, fmt: str, csv: dict | None = None) -> pd.DataFrame:
+def _read_table(path: str, fmt: str, csv: dict | None = None) -> pd.DataFrame:
     """A table file read whole as a DataFrame (for small tables: headers, checks)."""
     try:
         with opened(path) as source:
@@ -127,7 +127,7 @@ def columns_of(path: str, fmt: str, csv: dict | None = None) -> list[str]:
         raise _undecodable(path, e, csv) from None
     except (OSError, ValueError, pa.ArrowException) as e:  # a truncated or corrupt file
         raise InputError(f"{path}: not a readable {fmt} file ({e}); is it complete?") from None
-    return list(read_table(path, fmt, csv).columns)
+    return list(_read_table(path, fmt, csv).columns)
 
 
 def head_of(path: str, fmt: str, csv: dict | None = None, rows: int = 1000) -> pd.DataFrame:
@@ -146,7 +146,7 @@ def head_of(path: str, fmt: str, csv: dict | None = None, rows: int = 1000) -> p
                                        **(csv or {}))
             except pd.errors.EmptyDataError:
                 return pd.DataFrame()
-    return read_table(path, fmt, csv).head(rows)
+    return _read_table(path, fmt, csv).head(rows)
 
 
 def n_rows(path: str, fmt: str, csv: dict | None = None) -> int:
@@ -161,7 +161,7 @@ def n_rows(path: str, fmt: str, csv: dict | None = None) -> int:
                 return len(pd.read_csv(source, nrows=1, **(csv or {})))
             except pd.errors.EmptyDataError:
                 return 0
-    return len(read_table(path, fmt, csv))
+    return len(_read_table(path, fmt, csv))
 
 
 CHUNK_ROWS = 65_536  # rows turned into Python objects at a time
@@ -210,7 +210,7 @@ def table_chunks(files: list[str], fmt: str | None, default: str = "csv",
             elif file_fmt == "jsonl":
                 yield from _jsonl_chunks(path, columns, csv, stream)
             else:
-                table = read_table(path, file_fmt, csv)
+                table = _read_table(path, file_fmt, csv)
                 yield path, np.arange(1, len(table) + 1), \
                     table if columns is None else table[columns]
         except pd.errors.EmptyDataError:
