@@ -19,13 +19,33 @@ from metrics.windows import FadingScore
 
 
 def new_score(task: str):
-    """An empty score for a model's task, or for a comparison of two models."""
+    """An empty score for a model's task, or for a comparison of two models.
+
+    Example
+    -------
+
+    >>> type(new_score("classification")).__name__, type(new_score("comparison")).__name__
+    ('ClassificationScore', 'PairScore')
+
+    """
     return {"classification": ClassificationScore, "regression": RegressionScore,
             "comparison": PairScore}[task]()
 
 
 class BlockScore:
-    """A score over some labels, with the last label number and time it covers."""
+    """A score over some labels, with the last label number and time it covers.
+
+    Example
+    -------
+
+    >>> from metrics import ClassificationScore
+    >>> a, b = ClassificationScore(), ClassificationScore()
+    >>> a.update(1, 1, 1, 1); b.update(0, 1, 0, 0)
+    >>> merged = BlockScore(a, last_n=1, last_t=5.0).merge(BlockScore(b, last_n=2, last_t=7.0))
+    >>> merged.score.n, merged.score.accuracy, merged.last_n, merged.last_t
+    (2, 0.5, 2, 7.0)
+
+    """
 
     __slots__ = ("score", "last_n", "last_t")
 
@@ -42,7 +62,20 @@ class BlockScore:
 
 
 def merge_bins(mine: dict, other: dict) -> dict:
-    """Merge {bin: BlockScore} maps (bin None for initial / final)."""
+    """Merge {bin: BlockScore} maps (bin None for initial / final).
+
+    Example
+    -------
+
+    >>> from metrics import ClassificationScore
+    >>> def block(y, p):
+    ...     s = ClassificationScore(); s.update(y, p, y, y)
+    ...     return BlockScore(s)
+    >>> merged = merge_bins({0: block(1, 1)}, {0: block(1, 0), 1: block(0, 0)})
+    >>> {b: s.score.accuracy for b, s in merged.items()}
+    {0: 0.5, 1: 1.0}
+
+    """
     for b, acc in other.items():
         if b in mine:
             mine[b].merge(acc)
@@ -54,7 +87,18 @@ def merge_bins(mine: dict, other: dict) -> dict:
 class LabelBlock:
     """One block's partial: {bin: BlockScore}, and for fading factors its labels' rows
     (`fading`: (label numbers, rows), see `FadingCurve`), which `BlocksByCurve` sends to the
-    label-order fold before the blocks merge."""
+    label-order fold before the blocks merge.
+
+    Example
+    -------
+
+    >>> from metrics import ClassificationScore
+    >>> s = ClassificationScore(); s.update(1, 1, 1, 1)
+    >>> block = LabelBlock({None: BlockScore(s, 1)}).merge(LabelBlock({None: BlockScore(s, 2)}))
+    >>> block.scores[None].score.n
+    2
+
+    """
 
     __slots__ = ("scores", "fading")
 
@@ -141,7 +185,23 @@ class FadingCurve:
 
 
 def difference(later: dict, earlier: dict | None) -> dict:
-    """{bin: score} of the labels in `later` but not in `earlier` (cumulative snapshots)."""
+    """{bin: score} of the labels in `later` but not in `earlier` (cumulative snapshots).
+
+    Example
+    -------
+
+    >>> from metrics import ClassificationScore
+    >>> def cumulative(pairs):
+    ...     s = ClassificationScore()
+    ...     for y, p in pairs:
+    ...         s.update(y, p, y, y)
+    ...     return {None: BlockScore(s)}
+    >>> labels = [(1, 1), (1, 0), (0, 0), (0, 0)]
+    >>> window = difference(cumulative(labels), cumulative(labels[:2]))  # the last two labels
+    >>> window[None].n, window[None].accuracy
+    (2, 1.0)
+
+    """
     out = {}
     for b, acc in later.items():
         score = copy.deepcopy(acc.score)
@@ -152,6 +212,15 @@ def difference(later: dict, earlier: dict | None) -> dict:
 
 
 def snapshot_at(history: list, bound) -> dict | None:
-    """The last cumulative snapshot at or before `bound` (history sorted by block key)."""
+    """The last cumulative snapshot at or before `bound` (history sorted by block key).
+
+    Example
+    -------
+
+    >>> history = [(10, "after 10 labels"), (20, "after 20"), (30, "after 30")]
+    >>> snapshot_at(history, 25), snapshot_at(history, 5)
+    ('after 20', None)
+
+    """
     i = bisect.bisect_right(history, bound, key=lambda h: h[0])
     return history[i - 1][1] if i else None

@@ -48,11 +48,27 @@ def _family(cls) -> list:
 
 
 class ConfigError(DelayedEvalError, ValueError):
-    """A configuration that cannot run; the message says which field."""
+    """A configuration that cannot run; the message says which field.
+
+    Example
+    -------
+
+    >>> isinstance(ConfigError("--bins: 'many' is not a whole number"), DelayedEvalError)
+    True
+
+    """
 
 
 class InputError(DelayedEvalError, ValueError):
-    """Input that cannot be read at all; the message names the file, row and field."""
+    """Input that cannot be read at all; the message names the file, row and field.
+
+    Example
+    -------
+
+    >>> str(InputError("trips.csv, row 3, field time: 'x' is not a time"))
+    "trips.csv, row 3, field time: 'x' is not a time"
+
+    """
 
 
 class ModelError(DelayedEvalError):
@@ -61,7 +77,15 @@ class ModelError(DelayedEvalError):
 
 
 class OutputError(DelayedEvalError):
-    """The output directory cannot be written."""
+    """The output directory cannot be written.
+
+    Example
+    -------
+
+    >>> issubclass(OutputError, DelayedEvalError)
+    True
+
+    """
 
 
 def reports_errors(process):

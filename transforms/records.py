@@ -52,6 +52,15 @@ class Outcome(NamedTuple):
     arrays of times and of class indices with −1 for none / floats with NaN for none), or None.
     A replay that knows the number of bins B maps them at once and keeps only `bins`, the
     predictions for bins 0..B+1 (`metrics.binning.binned_predictions`): far smaller to ship.
+
+    Example
+    -------
+
+    >>> o = Outcome(n=1, id="a", t_arrival=0.0, t_label=5.0, y=1, y_prev=0, y_majority=1,
+    ...             initial=0, final=1)
+    >>> o.initial == o.y, o.final == o.y, o.rep_times is None
+    (False, True, True)
+
     """
 
     n: int

@@ -36,7 +36,15 @@ CUMULATIVE = "cumulative"
 
 
 def window_of_sliding(size: int) -> str:
-    """The window column of a sliding window over the last `size` labels."""
+    """The window column of a sliding window over the last `size` labels.
+
+    Example
+    -------
+
+    >>> window_of_sliding(1000)
+    'w=1000'
+
+    """
     return f"w={size}"
 
 

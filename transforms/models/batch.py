@@ -85,7 +85,18 @@ def _codes(predictions) -> tuple[np.ndarray, list]:
 
 
 class ConstantBatch(BatchPredictor):
-    """Models whose prediction ignores x: one call answers for every row."""
+    """Models whose prediction ignores x: one call answers for every row.
+
+    Example
+    -------
+
+    >>> from transforms.models.specs import Majority
+    >>> model = Majority(classes=["a", "b"]); model.learn_one({}, "b")
+    >>> codes, labels = ConstantBatch().predict(model, None, [{}, {}])
+    >>> [labels[c] for c in codes]
+    ['b', 'b']
+
+    """
 
     def predict(self, model, rows, xs):
         if not len(xs):

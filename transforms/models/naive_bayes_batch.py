@@ -16,7 +16,19 @@ _SQRT_TAU = math.sqrt(2.0 * math.pi)
 
 
 def gaussian_parameters(gaussian):
-    """(mu, variance) of a river `proba.Gaussian`, or None where river's pdf is 0."""
+    """(mu, variance) of a river `proba.Gaussian`, or None where river's pdf is 0.
+
+    Example
+    -------
+
+    >>> from river import proba
+    >>> g = proba.Gaussian()
+    >>> for x in (1.0, 2.0, 3.0):
+    ...     g.update(x)
+    >>> gaussian_parameters(g), gaussian_parameters(proba.Gaussian())
+    ((2.0, 1.0), None)
+
+    """
     if gaussian is None:
         return None
     var = gaussian._var
@@ -29,7 +41,23 @@ def gaussian_parameters(gaussian):
 
 
 class GaussianNBBatch(DenseBatch):
-    """river `GaussianNB`: log P(c) + Σ_f log(ε + pdf_cf(x_f)), the best class wins."""
+    """river `GaussianNB`: log P(c) + Σ_f log(ε + pdf_cf(x_f)), the best class wins.
+
+    Example
+    -------
+
+    >>> from river import naive_bayes
+    >>> model = naive_bayes.GaussianNB()
+    >>> for x, y in [({"a": 0.0}, "u"), ({"a": 0.2}, "u"), ({"a": 5.0}, "v"), ({"a": 5.3}, "v")]:
+    ...     model.learn_one(x, y)
+    >>> batch = GaussianNBBatch()
+    >>> xs = [{"a": 0.1}, {"a": 4.9}]
+    >>> rows = np.array([batch.encode(x) for x in xs])
+    >>> codes, labels = batch.predict(model, rows, xs)
+    >>> [labels[c] for c in codes] == [model.predict_one(x) for x in xs]
+    True
+
+    """
 
     def decide(self, model, rows):
         classes = list(model.class_counts)

@@ -44,7 +44,19 @@ KEYED_CHUNKS = typehints.KV[typehints.Tuple[str, str], typehints.List[typehints.
 
 @dataclass(frozen=True)
 class EngineFactory:
-    """Builds a key's engine on the worker from serialisable specs (never a live model)."""
+    """Builds a key's engine on the worker from serialisable specs (never a live model).
+
+    Example
+    -------
+
+    >>> from transforms.models.specs import ModelSpec
+    >>> factory = EngineFactory({"nb": ModelSpec.parse("nb=gaussian-nb")}, {"s": None},
+    ...                         {"nb": "classification"}, final=False)
+    >>> engine = factory.new(("s", "nb"))
+    >>> engine.stream, engine.model_name, engine.final
+    ('s', 'nb', False)
+
+    """
 
     models: dict[str, ModelSpec]
     classes: dict[str, list | None]

@@ -77,7 +77,16 @@ def take_rows(columns: dict, rows: np.ndarray) -> dict:
 
 
 def concat_rows(parts: list[dict]) -> dict:
-    """The columns of several parts, one part after another ({} for none)."""
+    """The columns of several parts, one part after another ({} for none).
+
+    Example
+    -------
+
+    >>> rows = concat_rows([{"n": np.array([1, 2])}, {"n": np.array([3])}])
+    >>> rows["n"].tolist()
+    [1, 2, 3]
+
+    """
     if not parts:
         return {}
     return {k: pa.concat_arrays([p[k] for p in parts]) if isinstance(parts[0][k], pa.Array)

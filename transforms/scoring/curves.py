@@ -242,7 +242,19 @@ class InOrderScores:
 
 def score_locally(key, outcomes, task: str, plan: ScoringPlan) -> tuple[list, list]:
     """Summary and curve rows of one (stream, model)'s outcomes without Beam (tests, small
-    jobs), scored in label order (`InOrderScores`)."""
+    jobs), scored in label order (`InOrderScores`).
+
+    Example
+    -------
+
+    >>> from transforms.records import Outcome
+    >>> from transforms.scoring.plan import ScoringPlan
+    >>> out = [Outcome(n, n, 0.0, n, 1, 1, 1, p, 1) for n, p in [(1, 1), (2, 0)]]
+    >>> summary, curves = score_locally(("s", "m"), out, "classification", ScoringPlan())
+    >>> sorted((r["category"], r["value"]) for r in summary if r["metric"] == "accuracy")
+    [('final', 1.0), ('initial', 0.5)]
+
+    """
     scores = InOrderScores(key, task, plan)
     summary, curves = [], []
     for last, row in scores.add(outcomes) + scores.finish():
@@ -254,5 +266,15 @@ def score_locally(key, outcomes, task: str, plan: ScoringPlan) -> tuple[list, li
 
 
 def in_curves(row: dict, plan: ScoringPlan) -> bool:
-    """Curves keep Λ(T,0) and Λ(T,B+1) of the binned measures (with Ψα), not every bin."""
+    """Curves keep Λ(T,0) and Λ(T,B+1) of the binned measures (with Ψα), not every bin.
+
+    Example
+    -------
+
+    >>> from transforms.scoring.plan import ScoringPlan
+    >>> plan = ScoringPlan(bins=10)
+    >>> [in_curves({"category": "binned", "bin": b}, plan) for b in (0, 5, 11)]
+    [True, False, True]
+
+    """
     return row["category"] != BINNED or row["bin"] in (0, plan.bins + 1)

@@ -34,7 +34,16 @@ from transforms.vocabulary import DRIFT, INITIAL, window_of_fading
 
 @dataclass(frozen=True)
 class DriftPlan:
-    """Page-Hinkley settings: which prediction's losses, δ, λ, min instances, the α list."""
+    """Page-Hinkley settings: which prediction's losses, δ, λ, min instances, the α list.
+
+    Example
+    -------
+
+    >>> plan = DriftPlan(threshold=20.0, alphas=(1.0, 0.999))
+    >>> [d.alpha for d in map(plan.detector, plan.alphas)]
+    [1.0, 0.999]
+
+    """
 
     on: str = INITIAL  # initial | final
     delta: float = 0.005
@@ -48,7 +57,19 @@ class DriftPlan:
 
 
 def losses(outcomes, task: str, on: str) -> np.ndarray:
-    """Rows (n, arrival time, label time, loss) of the outcomes whose prediction was made."""
+    """Rows (n, arrival time, label time, loss) of the outcomes whose prediction was made.
+
+    Example
+    -------
+
+    >>> from transforms.records import Outcome
+    >>> out = [Outcome(1, "a", 0.0, 1.0, 1, 1, 1, 1, 0), Outcome(2, "b", 0.0, 2.0, 0, 1, 1, 1, 0)]
+    >>> losses(out, "classification", "initial")[:, 3].tolist()  # the loss column
+    [0.0, 1.0]
+    >>> losses(out, "classification", "final")[:, 3].tolist()
+    [1.0, 0.0]
+
+    """
     cols = prediction_losses(outcomes, task, on)
     return np.column_stack([cols["n"], cols["t_arrival"], cols["t_label"], cols["loss"]]) \
         .astype(np.float64).reshape(-1, 4)

@@ -32,7 +32,15 @@ class DelaySpecError(ConfigError):
 
 
 def seconds(text: str) -> float | None:
-    """Seconds in a duration with a unit (`30s`, `5min`, `2h`, `1d`); None without one."""
+    """Seconds in a duration with a unit (`30s`, `5min`, `2h`, `1d`); None without one.
+
+    Example
+    -------
+
+    >>> seconds("90s"), seconds("5min"), seconds("2h"), seconds("1000")
+    (90.0, 300.0, 7200.0, None)
+
+    """
     for unit in sorted(_UNITS, key=len, reverse=True):
         if text.endswith(unit):
             try:

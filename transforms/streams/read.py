@@ -108,7 +108,15 @@ def _read(spec: StreamSpec, delay: DelaySpec, counts: dict):
 
 
 def new_read_counts() -> dict:
-    """A stream's read counts, all zero: events of each kind, dead letters, outside the range."""
+    """A stream's read counts, all zero: events of each kind, dead letters, outside the range.
+
+    Example
+    -------
+
+    >>> sorted(new_read_counts())
+    ['dead_letters', 'instance_events', 'label_events', 'outside_range', 'update_events']
+
+    """
     return {f"{k}_events": 0 for k in EVENT_KINDS} | {"dead_letters": 0, "outside_range": 0}
 
 

@@ -123,7 +123,15 @@ def _delay_value(value) -> tuple:
 
 
 def parse_time_value(text) -> float:
-    """A time as seconds: a number, or an ISO datetime (UTC unless it says otherwise)."""
+    """A time as seconds: a number, or an ISO datetime (UTC unless it says otherwise).
+
+    Example
+    -------
+
+    >>> parse_time_value("12.5"), parse_time_value("1970-01-01T00:01:00Z")
+    (12.5, 60.0)
+
+    """
     try:
         return float(text)
     except (TypeError, ValueError):

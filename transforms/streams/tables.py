@@ -23,7 +23,17 @@ from transforms.streams.table_files import (CHUNK_ROWS, columns_of, csv_options,
 def event_seconds(df: pd.DataFrame, col: str | None, first: int = 0) -> tuple[np.ndarray,
                                                                                np.ndarray]:
     """Seconds as floats and a mask of rows whose time did not parse; without the column, the
-    row's index in the stream (`first` for the frame's first row)."""
+    row's index in the stream (`first` for the frame's first row).
+
+    Example
+    -------
+
+    >>> t, bad = event_seconds(pd.DataFrame({"time": ["10", "1970-01-01T00:00:20Z", "?"]}),
+    ...                        "time")
+    >>> t.tolist()[:2], bad.tolist()
+    ([10.0, 20.0], [False, False, True])
+
+    """
     if col is None or col not in df.columns:
         t = np.arange(first, first + len(df), dtype=float)
         return t, np.zeros(len(df), dtype=bool)
@@ -125,7 +135,16 @@ def rows_in_time_order(spec) -> bool:
 class TableRow(NamedTuple):
     """One row of a logged table as the readers hand it on: its place in the stream (`seq`)
     and in its file (`row`), id, time, features (None: none), label, label time, own delay
-    (a delay column's value) and event kind."""
+    (a delay column's value) and event kind.
+
+    Example
+    -------
+
+    >>> row = TableRow(0, 2, "a", 1.5, {"x": 1.0}, "yes", None, None, "instance")
+    >>> row.id, row.t, row.kind
+    ('a', 1.5, 'instance')
+
+    """
 
     seq: int
     row: int
