@@ -20,31 +20,83 @@ ERRORS_FILE = "_errors.json"  # the workers' errors (`transforms.errors`), read 
 
 
 def write_bytes(path: str, data: bytes) -> None:
-    """Write `data` to `path` (any Beam filesystem)."""
+    """Write `data` to `path` (any Beam filesystem).
+
+    Example
+    -------
+
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "a.bin")
+    >>> write_bytes(path, b"abc"); read_bytes(path)
+    b'abc'
+
+    """
     with FileSystems.create(path) as f:
         f.write(data)
 
 
 def read_bytes(path: str) -> bytes:
-    """The bytes of `path` (any Beam filesystem)."""
+    """The bytes of `path` (any Beam filesystem).
+
+    Example
+    -------
+
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "a.json")
+    >>> write_json(path, {"n": 1}); read_bytes(path)
+    b'{\\n "n": 1\\n}'
+
+    """
     with FileSystems.open(path) as f:
         return f.read()
 
 
 def write_json(path: str, value) -> None:
-    """`value` as indented JSON at `path` (NaN kept as NaN; other objects as text)."""
+    """`value` as indented JSON at `path` (NaN kept as NaN; other objects as text).
+
+    Example
+    -------
+
+    >>> import json, os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "a.json")
+    >>> write_json(path, {"value": float("nan")}); json.loads(read_bytes(path))
+    {'value': nan}
+
+    """
     write_bytes(path, json.dumps(value, indent=1, default=str, allow_nan=True).encode())
 
 
 def write_parquet(path: str, frame: pd.DataFrame) -> None:
-    """`frame` as a Parquet file at `path`, without its index."""
+    """`frame` as a Parquet file at `path`, without its index.
+
+    Example
+    -------
+
+    >>> import os, tempfile
+    >>> import pandas as pd
+    >>> path = os.path.join(tempfile.mkdtemp(), "a.parquet")
+    >>> write_parquet(path, pd.DataFrame({"x": [1, 2]})); pd.read_parquet(path)["x"].tolist()
+    [1, 2]
+
+    """
     buffer = io.BytesIO()
     frame.to_parquet(buffer, index=False)
     write_bytes(path, buffer.getvalue())
 
 
 def staged_names(staging: str) -> dict:
-    """{file name: path} of what a run has written into `staging`."""
+    """{file name: path} of what a run has written into `staging`.
+
+    Example
+    -------
+
+    >>> import os, tempfile
+    >>> staging = new_staging(tempfile.mkdtemp(), "r2")
+    >>> write_bytes(os.path.join(staging, "summary.csv"), b"")
+    >>> list(staged_names(staging))
+    ['summary.csv']
+
+    """
     return {FileSystems.split(m.path)[1]: m.path
             for m in FileSystems.match([FileSystems.join(staging, "*")])[0].metadata_list}
 
@@ -53,7 +105,19 @@ def publish(staging: str, out: str) -> None:
     """Move a finished run's files from `staging` into `out`, each replacing its old self in
     one rename. The files an earlier run listed in its manifest (`outputs`) that this run did
     not make are removed, so `out` never mixes two runs' results; anything else in `out` (a
-    user's own notes or figures) is left alone."""
+    user's own notes or figures) is left alone.
+
+    Example
+    -------
+
+    >>> import os, tempfile
+    >>> out = tempfile.mkdtemp()
+    >>> staging = new_staging(out, "r3")
+    >>> write_bytes(os.path.join(staging, "summary.csv"), b"x")
+    >>> publish(staging, out); sorted(os.listdir(out))
+    ['.staging-r3', 'summary.csv']
+
+    """
     made = staged_names(staging)
     stale = [FileSystems.join(out, n) for n in previous_outputs(out) if n not in made]
     FileSystems.delete([p for p in stale if FileSystems.exists(p)])
@@ -62,7 +126,21 @@ def publish(staging: str, out: str) -> None:
 
 
 def read_arrow(path: str) -> pa.Table:
-    """An Arrow IPC file at `path`, read whole."""
+    """An Arrow IPC file at `path`, read whole.
+
+    Example
+    -------
+
+    >>> import os, tempfile
+    >>> import pyarrow as pa
+    >>> path = os.path.join(tempfile.mkdtemp(), "t.arrow")
+    >>> table = pa.table({"x": [1, 2]})
+    >>> with pa.OSFile(path, "wb") as f, pa.ipc.new_file(f, table.schema) as w:
+    ...     w.write_table(table)
+    >>> read_arrow(path).equals(table)
+    True
+
+    """
     with FileSystems.open(path) as f:
         return pa.ipc.open_file(pa.BufferReader(f.read())).read_all()
 
@@ -70,6 +148,17 @@ def read_arrow(path: str) -> pa.Table:
 def write_jsonl(path: str, rows) -> None:
     """Dead-letter `rows` as JSON Lines at `path`, in a fixed order (stream, model, file, row,
     reason).
+
+    Example
+    -------
+
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "dead.jsonl")
+    >>> write_jsonl(path, [{"stream": "s", "row": 9, "reason": "b"},
+    ...                    {"stream": "s", "row": 2, "reason": "a"}])
+    >>> [line[:30] for line in read_bytes(path).decode().splitlines()]
+    ['{"stream": "s", "row": 2, "rea', '{"stream": "s", "row": 9, "rea']
+
     """
     rows = sorted(rows, key=lambda r: (str(r.get("stream")), str(r.get("model")),
                                        str(r.get("file")), r.get("row") or 0, r["reason"]))
@@ -78,7 +167,20 @@ def write_jsonl(path: str, rows) -> None:
 
 def io_reason(error: BaseException) -> str:
     """An I/O error's cause in a few words: the first OSError with a reason among the error,
-    what it wraps (Beam wraps the OSError it met) and what it was raised from."""
+    what it wraps (Beam wraps the OSError it met) and what it was raised from.
+
+    Example
+    -------
+
+    >>> try:
+    ...     open("/nonexistent/dir/file")
+    ... except OSError as e:
+    ...     error = RuntimeError("writing failed")
+    ...     error.__cause__ = e
+    >>> io_reason(error)
+    'No such file or directory'
+
+    """
     todo, seen = [error], set()
     while todo:
         e = todo.pop(0)
@@ -95,7 +197,17 @@ def io_reason(error: BaseException) -> str:
 
 def new_staging(out: str, run_id: str) -> str:
     """A new, empty staging folder in `out` for this run (its parents made), or an OutputError
-    saying why `out` cannot take one."""
+    saying why `out` cannot take one.
+
+    Example
+    -------
+
+    >>> import os, tempfile
+    >>> out = tempfile.mkdtemp()
+    >>> os.path.basename(new_staging(out, "r1")), os.listdir(out)
+    ('.staging-r1', ['.staging-r1'])
+
+    """
     if "://" not in out and os.path.exists(out) and not os.path.isdir(out):
         raise OutputError(f"--out {out}: is a file, not a directory; choose a directory")
     staging = FileSystems.join(out, f".staging-{run_id}")

@@ -127,7 +127,15 @@ def _opt(v):
 
 
 def versions() -> dict:
-    """The Python version and those of delayed-eval and the packages whose numbers it depends on."""
+    """The Python version and those of delayed-eval and the packages whose numbers it depends on.
+
+    Example
+    -------
+
+    >>> sorted(versions())[:3]
+    ['apache-beam', 'delayed-eval', 'numpy']
+
+    """
     out = {"python": platform.python_version()}
     for pkg in ("delayed-eval", "apache-beam", "river", "numpy", "pandas", "pyarrow"):
         try:

@@ -54,7 +54,18 @@ class Plan:
 
 
 def plan(config: RunConfig) -> Plan:
-    """Parse and check everything that can be checked before a pipeline starts."""
+    """Parse and check everything that can be checked before a pipeline starts.
+
+    Example
+    -------
+
+    >>> from pipelines.config import RunConfig
+    >>> pl = plan(RunConfig(streams=['synth:SEA{"n": 100}'], models=["no-change", "gaussian-nb"],
+    ...                     delay="10", out="unused"))
+    >>> pl.tasks, pl.replay, pl.scoring.bins
+    ({'no-change': 'classification', 'gaussian-nb': 'classification'}, 'per-stream', 100)
+
+    """
     check_runner(config.runner)
     try:
         delay = DelaySpec.parse(config.delay)

@@ -120,7 +120,15 @@ def format_table(summary: pd.DataFrame) -> str:
 
 def format_profiles(profiles: dict) -> str:
     """One line per classification stream: its temporal-dependence profile (Žliobaitė et al.
-    2015)."""
+    2015).
+
+    Example
+    -------
+
+    >>> print(format_profiles({"s": {"labels": 100, "p_majority": 0.5, "p_same": 0.9}}))
+    s: P(M) = 0.5000, P(T) = 0.9000 over 100 labels; temporal dependence: Persistent beats Majority, read κ_per next to κ
+
+    """
     lines = []
     for stream, p in profiles.items():
         if not p.get("labels"):

@@ -73,7 +73,15 @@ class InputError(DelayedEvalError, ValueError):
 
 class ModelError(DelayedEvalError):
     """A model that failed on the data (raised in learn_one / predict_one, or returned a
-    prediction that is not a single value); the message names model, stream and instance."""
+    prediction that is not a single value); the message names model, stream and instance.
+
+    Example
+    -------
+
+    >>> str(ModelError("model nb, stream s, instance 7: predict_one raised ValueError"))
+    'model nb, stream s, instance 7: predict_one raised ValueError'
+
+    """
 
 
 class OutputError(DelayedEvalError):

@@ -67,7 +67,15 @@ def report_progress(key, counts: dict, lines: ProgressLines | None) -> None:
 
 def job_counters(result) -> dict:
     """The `delayed-eval` counters of a finished job (committed values; attempted where the
-    runner reports no committed ones)."""
+    runner reports no committed ones).
+
+    Example
+    -------
+
+    >>> job_counters(object())  # a result without metrics: nothing to report
+    {}
+
+    """
     out = dict.fromkeys(PROGRESS_COUNTERS, 0)
     try:
         counters = result.metrics().query(MetricsFilter().with_namespace(NAMESPACE))["counters"]

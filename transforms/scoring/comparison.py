@@ -138,7 +138,17 @@ class PairBlocks:
 
 def as_comparison(rows, plan: ScoringPlan):
     """A pair's (is_last, row) pairs as comparison rows: category `comparison`, bin 0 for the
-    initial predictions and B+1 for the final ones."""
+    initial predictions and B+1 for the final ones.
+
+    Example
+    -------
+
+    >>> from transforms.scoring.plan import ScoringPlan
+    >>> rows = [(True, {"category": "initial"}), (True, {"category": "final"})]
+    >>> [(r["category"], r["bin"]) for _, r in as_comparison(rows, ScoringPlan(bins=10))]
+    [('comparison', 0), ('comparison', 11)]
+
+    """
     for last, row in rows:
         row["bin"] = 0 if row["category"] == INITIAL else plan.bins + 1
         row["category"] = COMPARISON

@@ -124,7 +124,15 @@ def route_rows(rows, plan: ScoringPlan):
 
 
 def first_of(grouped: dict) -> tuple:
-    """A curve's `tail` and `fading` from its CoGroupByKey result (None where absent)."""
+    """A curve's `tail` and `fading` from its CoGroupByKey result (None where absent).
+
+    Example
+    -------
+
+    >>> first_of({"blocks": [], "tails": ["tail"]})
+    ('tail', None)
+
+    """
     return tuple(grouped[tag][0] if grouped.get(tag) else None for tag in ("tails", FADING))
 
 

@@ -27,7 +27,18 @@ def drift_probability(position: int, centre: float, width: float) -> float:
 
 
 class ConceptDriftStream(synth.ConceptDriftStream):
-    """river's ConceptDriftStream: the same draws, without the overflow."""
+    """river's ConceptDriftStream: the same draws, without the overflow.
+
+    Example
+    -------
+
+    >>> from river.datasets import synth
+    >>> stream = ConceptDriftStream(synth.SEA(variant=0, seed=1), synth.SEA(variant=3, seed=1),
+    ...                             seed=1, position=5, width=1)
+    >>> len(list(stream.take(10)))
+    10
+
+    """
 
     def __iter__(self):
         rng = random.Random(self.seed)

@@ -111,7 +111,19 @@ def _undecodable(path: str, error: UnicodeDecodeError, csv: dict | None) -> Inpu
 
 
 def columns_of(path: str, fmt: str, csv: dict | None = None) -> list[str]:
-    """A table file's column names, read from its header or schema alone."""
+    """A table file's column names, read from its header or schema alone.
+
+    Example
+    -------
+
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "t.csv")
+    >>> with open(path, "w") as f:
+    ...     _ = f.write("id,time,label\\n1,0,a\\n")
+    >>> columns_of(path, "csv"), n_rows(path, "csv")
+    (['id', 'time', 'label'], 1)
+
+    """
     try:
         with opened(path) as source:
             if fmt == "parquet":
@@ -186,6 +198,20 @@ def table_chunks(files: list[str], fmt: str | None, default: str = "csv",
     The row numbers are each chunk row's 1-based data row in its file. A CSV line with more or
     fewer fields than the header, or a JSON Lines line that is no JSON object, is a dead letter
     of `stream` (a dict, in its place), and the rest of the file is read.
+
+    Example
+    -------
+
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "t.csv")
+    >>> with open(path, "w") as f:
+    ...     _ = f.write("time,x\\n0,1.5\\n1,2.5\\n")
+    >>> [(os.path.basename(p), rows.tolist(), frame["x"].tolist())
+    ...  for p, rows, frame in table_chunks([path], None)]
+    [('t.csv', [1, 2], [1.5, 2.5])]
+
+    (Row numbers count the file's data rows from 1, as dead letters name them.)
+
     """
     for path in files:
         file_fmt = fmt or fmt_of(path, default)
