@@ -23,7 +23,16 @@ ROW_COLUMNS = ["stream", "model", "category", "bin", "alpha", "window", "metric"
 class LocalResult(NamedTuple):
     """What `evaluate_locally` returns: the end-of-stream `summary` rows and the `curves`
     (the columns of `summary.csv` and `curves.parquet` but `run_id` and `protocol`), the
-    replay's `counts` and the `dead_letters`."""
+    replay's `counts` and the `dead_letters`.
+
+    Example
+    -------
+
+    >>> result = evaluate_locally('synth:SEA{"n": 50, "seed": 1}', "majority", "5")
+    >>> sorted(result.summary["category"].unique()), result.counts["labelled"]
+    (['final', 'initial'], 50)
+
+    """
 
     summary: pd.DataFrame
     curves: pd.DataFrame

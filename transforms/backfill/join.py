@@ -43,7 +43,17 @@ def id_bucket(ids: np.ndarray, buckets: int) -> np.ndarray:
 
 def label_columns(outcomes) -> dict:
     """The label pass's outcomes as columns: ids kept as objects, and as strings in `key` (how
-    the log names them)."""
+    the log names them).
+
+    Example
+    -------
+
+    >>> from transforms.records import Outcome
+    >>> cols = label_columns([Outcome(1, 7, 0.0, 5.0, 1, 0, 1, None, None)])
+    >>> cols["id"].tolist(), cols["key"].tolist(), cols["t_label"].tolist()
+    ([7], ['7'], [5.0])
+
+    """
     ids = np.empty(len(outcomes), dtype=object)
     ids[:] = [o.id for o in outcomes]
     cols = {"id": ids, "key": np.array([str(i) for i in ids], dtype=object)}
@@ -53,7 +63,16 @@ def label_columns(outcomes) -> dict:
 
 
 def split_by(columns: dict, keys: np.ndarray):
-    """(key, columns of its rows) for each distinct key, in key order."""
+    """(key, columns of its rows) for each distinct key, in key order.
+
+    Example
+    -------
+
+    >>> cols = {"x": np.array([10, 20, 30])}
+    >>> [(int(k), part["x"].tolist()) for k, part in split_by(cols, np.array([1, 0, 1]))]
+    [(0, [20]), (1, [10, 30])]
+
+    """
     for key, rows in group_rows(keys):
         yield key, take_rows(columns, rows)
 

@@ -25,7 +25,18 @@ from transforms.specs import split_options
 
 
 class ModelSpecError(ConfigError):
-    """A model spec that cannot be parsed, imported or built."""
+    """A model spec that cannot be parsed, imported or built.
+
+    Example
+    -------
+
+    >>> try:
+    ...     ModelSpec.parse("river.nothing.Here").build()
+    ... except ModelSpecError as e:
+    ...     print(type(e).__name__, isinstance(e, ConfigError))
+    ModelSpecError True
+
+    """
 
 
 class _Baseline(base.Classifier):
@@ -161,7 +172,15 @@ REGISTRY = {
 
 @dataclass(frozen=True)
 class Step:
-    """One step of a model pipeline: an import path (or short name) and its JSON parameters."""
+    """One step of a model pipeline: an import path (or short name) and its JSON parameters.
+
+    Example
+    -------
+
+    >>> Step("river.tree.HoeffdingTreeClassifier", {"grace_period": 50}).path
+    'river.tree.HoeffdingTreeClassifier'
+
+    """
 
     path: str
     params: dict = field(default_factory=dict)

@@ -44,7 +44,19 @@ BIN_BATCH = 1 << 18
 
 @dataclass
 class DrainResult:
-    """Everything one drain produced. `counts` are deltas, summed across drains."""
+    """Everything one drain produced. `counts` are deltas, summed across drains.
+
+    Example
+    -------
+
+    >>> from transforms.records import RANK_INSTANCE, RANK_LABEL, event
+    >>> engine = ReplayEngine(ModelSpec.parse("no-change"), "s", classes=["a", "b"])
+    >>> out = engine.drain([event(0, RANK_INSTANCE, 0, "instance", 1, {}),
+    ...                     event(1, RANK_LABEL, 1, "label", 1, None, "b")])
+    >>> len(out.outcomes), out.counts["instances"], out.counts["labelled"], out.dead_letters
+    (1, 1, 1, [])
+
+    """
 
     predictions: PredictionLog = field(default_factory=PredictionLog)
     outcomes: list = field(default_factory=list)  # Outcome
@@ -57,7 +69,21 @@ class DrainResult:
 
 class LateEventError(RuntimeError):
     """An event older than what the engine has already processed: the caller broke the
-    watermark contract (drain only what the watermark has passed)."""
+    watermark contract (drain only what the watermark has passed).
+
+    Example
+    -------
+
+    >>> from transforms.records import RANK_INSTANCE, event
+    >>> engine = ReplayEngine(ModelSpec.parse("no-change"), "s", classes=["a"])
+    >>> _ = engine.drain([event(5, RANK_INSTANCE, 0, "instance", 1, {})])
+    >>> try:
+    ...     engine.drain([event(2, RANK_INSTANCE, 1, "instance", 2, {})])
+    ... except LateEventError as e:
+    ...     print(e)
+    stream 's': event at t=2.0 (seq 1) arrived after the replay had passed t=5.0
+
+    """
 
 
 class ReplayEngine:

@@ -78,7 +78,18 @@ def losses(outcomes, task: str, on: str) -> np.ndarray:
 class PageHinkleyFold:
     """Page-Hinkley for each α over one key's losses in label order
     (`transforms.scoring.label_order`):
-    the state is the detectors, the alarms (n, label time, arrival time) and the count."""
+    the state is the detectors, the alarms (n, label time, arrival time) and the count.
+
+    Example
+    -------
+
+    >>> fold = PageHinkleyFold(DriftPlan(threshold=5.0, min_instances=10))
+    >>> rows = np.array([[n, n, n, float(n > 50)] for n in range(1, 101)])  # n, times, loss
+    >>> state = fold.step(fold.start(), rows)
+    >>> [n for n, _, _ in state["alarms"][1.0]], state["losses"]
+    ([56], 100)
+
+    """
 
     def __init__(self, plan: DriftPlan):
         self.plan = plan
@@ -102,7 +113,16 @@ class PageHinkleyFold:
 def drift_rows(stream: str, model: str, alarms: dict, monitored: int,
                plan: DriftPlan) -> list[dict]:
     """Result rows of one key: `alarms` {α: [(n, label time, arrival time)]} over `monitored`
-    losses."""
+    losses.
+
+    Example
+    -------
+
+    >>> rows = drift_rows("s", "m", {1.0: [(56, 56.0, 56.0)]}, 100, DriftPlan())
+    >>> [(r["metric"], r["value"]) for r in rows]
+    [('alarm', 56), ('alarms', 1)]
+
+    """
     rows = []
     for alpha in plan.alphas:
         view = "cumulative" if alpha == 1 else window_of_fading(alpha)

@@ -28,7 +28,18 @@ _UNITS = {"s": 1.0, "min": 60.0, "h": 3600.0, "d": 86400.0}
 
 
 class DelaySpecError(ConfigError):
-    """A delay spec that cannot be parsed."""
+    """A delay spec that cannot be parsed.
+
+    Example
+    -------
+
+    >>> try:
+    ...     DelaySpec.parse("soon")
+    ... except DelaySpecError as e:
+    ...     print(isinstance(e, ConfigError))
+    True
+
+    """
 
 
 def seconds(text: str) -> float | None:

@@ -85,7 +85,20 @@ def _in_range(items, time_range: TimeRange, counts: dict):
 def stream_items(spec: StreamSpec, delay: DelaySpec, counts: dict,
                  time_range: TimeRange = TimeRange()):
     """The stream's events (of instances in `time_range`) and dead-letter dicts, counting
-    each kind in `counts`; a reader failing deep inside says where, in one line."""
+    each kind in `counts`; a reader failing deep inside says where, in one line.
+
+    Example
+    -------
+
+    >>> from transforms.streams.delays import DelaySpec
+    >>> from transforms.streams.sources import StreamSpec
+    >>> counts = new_read_counts()
+    >>> items = list(stream_items(StreamSpec.parse('synth:SEA{"n": 4}'), DelaySpec.parse("1"),
+    ...                           counts))
+    >>> len(items), counts["instance_events"], counts["label_events"]
+    (8, 4, 4)
+
+    """
     items = _in_range(_read(spec, delay, counts), time_range, counts)
     yield from items
 

@@ -67,7 +67,20 @@ class Checks:
 def labelled_rows(spec, rows, delay: DelaySpec, checks: Checks) -> Iterator:
     """(file, row, id, t, x, y, label_t, own_delay) rows -> events, label times by the delay
     model (`file` names the row's file in dead letters; None for generated rows). Dead letters
-    found while parsing rows (dicts) flow through in place."""
+    found while parsing rows (dicts) flow through in place.
+
+    Example
+    -------
+
+    >>> from transforms.streams.sources import StreamSpec
+    >>> spec = StreamSpec.parse("rows.csv")
+    >>> rows = [(None, 1, "a", 0.0, {"x": 1.0}, "yes", None, None),
+    ...         (None, 2, "b", 1.0, {"x": 2.0}, "no", None, None)]
+    >>> [(e[0], e[3], e[4]) for e in labelled_rows(spec, rows, DelaySpec.parse("1"),
+    ...                                            Checks(spec))]
+    [(0.0, 'instance', 'a'), (1.0, 'label', 'a'), (1.0, 'instance', 'b'), (1.0, 'label', 'b')]
+
+    """
     assigner = LabelTimeAssigner(delay)
     i = -1
     for item in rows:

@@ -143,7 +143,19 @@ def columns_of(path: str, fmt: str, csv: dict | None = None) -> list[str]:
 
 
 def head_of(path: str, fmt: str, csv: dict | None = None, rows: int = 1000) -> pd.DataFrame:
-    """The first `rows` rows of a table file (a JSON Lines file is read whole)."""
+    """The first `rows` rows of a table file (a JSON Lines file is read whole).
+
+    Example
+    -------
+
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "t.csv")
+    >>> with open(path, "w") as f:
+    ...     _ = f.write("x\\n" + "\\n".join(map(str, range(10))) + "\\n")
+    >>> head_of(path, "csv", rows=3)["x"].tolist()
+    [0, 1, 2]
+
+    """
     with opened(path) as source:
         if fmt == "parquet":
             import pyarrow.parquet as pq
