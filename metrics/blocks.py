@@ -120,7 +120,22 @@ class FadingCurve:
 
     Rows: label number n, then the columns of the task's `faded_stats`, as `rows` lays them
     out (classes as float indices, exact); a classifier's Majority baseline has a column per
-    view, and each α reads its own view's."""
+    view, and each α reads its own view's.
+
+    Example
+    -------
+
+    >>> from transforms.scoring.plan import ScoringPlan
+    >>> fold = FadingCurve("regression", ScoringPlan(fadings=(0.5,), curve_every=10))
+    >>> rows = FadingCurve.rows("regression", np.array([1, 2]),
+    ...                         {"y": np.array([1.0, 3.0]), "preds": np.array([[0.0], [3.0]])})
+    >>> state = fold.step(fold.start(), rows)
+    >>> [s.get()["mae"] for s in FadingCurve.at(state, 10)[0.5].scores()]
+    [0.3333333333333333]
+
+    Faded losses 1 then 0 with α = 0.5: S = 0 + 0.5·1, B = 1 + 0.5, MAE = S/B = 1/3.
+
+    """
 
     def __init__(self, task: str, plan):  # plan: a `transforms.scoring.ScoringPlan`
         self.task = task

@@ -111,7 +111,21 @@ def summary_table(summary: pd.DataFrame) -> pd.DataFrame:
 
 
 def format_table(summary: pd.DataFrame) -> str:
-    """The summary as the terminal prints it: `summary_table` with four decimals."""
+    """The summary as the terminal prints it: `summary_table` with four decimals.
+
+    Example
+    -------
+
+    >>> summary = pd.DataFrame({"stream": "s", "model": "nb", "category": ["initial", "final"],
+    ...                         "bin": None, "alpha": None, "metric": "accuracy",
+    ...                         "value": [0.7, 0.8]})
+    >>> print(format_table(summary))  # doctest: +NORMALIZE_WHITESPACE
+    model                         nb
+    stream measure
+    s      initial accuracy   0.7000
+           final accuracy     0.8000
+
+    """
     table = summary_table(summary)
     if table.empty:
         return "(no results)"

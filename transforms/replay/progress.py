@@ -57,7 +57,14 @@ class ProgressLines:
 
 
 def report_progress(key, counts: dict, lines: ProgressLines | None) -> None:
-    """Count a drain's events in the Beam counters and, if there are `lines`, in them."""
+    """Count a drain's events in the Beam counters and, if there are `lines`, in them.
+
+    Example
+    -------
+
+    >>> report_progress(("s", "m"), {"events": 10, "labels": 4}, None)  # counters only
+
+    """
     for name in PROGRESS_COUNTERS:
         if counts.get(name):
             Metrics.counter(NAMESPACE, name).inc(counts[name])

@@ -149,7 +149,23 @@ class CurvePoints:
 def curve_rows(key, blocks, task: str, plan: ScoringPlan, tail: dict | None = None,
                fading: dict | None = None) -> Iterator[tuple[bool, dict]]:
     """A (stream, model, category, axis)'s blocks, in any order -> (is_last, row) for every
-    curve point of every view on that axis (`CurvePoints`)."""
+    curve point of every view on that axis (`CurvePoints`).
+
+    Example
+    -------
+
+    >>> from transforms.records import Outcome
+    >>> from transforms.scoring.columns import block_scores
+    >>> from transforms.scoring.plan import ScoringPlan
+    >>> plan = ScoringPlan(final=False, curve_every=2)
+    >>> blocks = block_scores([Outcome(n, n, 0.0, n, 1, 1, 1, p, None)
+    ...                        for n, p in [(1, 1), (2, 0), (3, 1)]], "classification", plan)
+    >>> curve = [(b, block) for (c, axis, b), block in blocks.items()]
+    >>> [(last, r["labels"], r["value"]) for last, r in curve_rows(
+    ...     ("s", "m", "initial", "n"), curve, "classification", plan) if r["metric"] == "accuracy"]
+    [(False, 2, 0.5), (True, 3, 0.6666666666666666)]
+
+    """
     curve = CurvePoints(key, task, plan)
     for block_key, block in sorted(blocks, key=lambda p: p[0]):
         yield from curve.add(block_key, block, fading)
@@ -164,7 +180,25 @@ class InOrderCurves:
     curve and the fading state — not the stream's blocks.
 
     A block is complete when a later block of its curve has begun (labels come in label order,
-    and so in label-time order)."""
+    and so in label-time order).
+
+    Example
+    -------
+
+    >>> from transforms.records import Outcome
+    >>> from transforms.scoring.columns import block_scores
+    >>> from transforms.scoring.plan import ScoringPlan
+    >>> plan = ScoringPlan(final=False, curve_every=2)
+    >>> curves = InOrderCurves(("s", "m"), "classification", plan)
+    >>> def batch(pairs):
+    ...     return block_scores([Outcome(n, n, 0.0, n, 1, 1, 1, p, None) for n, p in pairs],
+    ...                         "classification", plan)
+    >>> rows = curves.add(batch([(1, 1), (2, 0)])) + curves.add(batch([(3, 1)]))
+    >>> [(r["labels"], r["value"]) for _, r in rows + curves.finish({})
+    ...  if r["metric"] == "accuracy"]
+    [(2, 0.5), (3, 0.6666666666666666)]
+
+    """
 
     def __init__(self, key: tuple, task: str, plan: ScoringPlan):
         self.key, self.task, self.plan = key, task, plan

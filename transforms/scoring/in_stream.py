@@ -21,7 +21,22 @@ from transforms.vocabulary import COMPARISON
 
 @dataclass(frozen=True)
 class StreamScores:
-    """What to score for each stream: the models' tasks and the plan. `start` one per stream."""
+    """What to score for each stream: the models' tasks and the plan. `start` one per stream.
+
+    Example
+    -------
+
+    >>> from transforms.records import Outcome
+    >>> from transforms.scoring.plan import ScoringPlan
+    >>> scoring = StreamScores({"a": "classification", "b": "classification"},
+    ...                        ScoringPlan(final=False)).start("s", ["a", "b"])
+    >>> def outcomes(predictions):
+    ...     return [Outcome(n, n, 0.0, n, 1, 1, 1, p, None) for n, p in enumerate(predictions, 1)]
+    >>> rows = scoring.add({"a": outcomes([1, 1, 0]), "b": outcomes([0, 0, 0])}) + scoring.finish()
+    >>> sorted({r["model"] for _, r in rows})
+    ['a', 'a vs b', 'b']
+
+    """
 
     tasks: dict
     plan: ScoringPlan

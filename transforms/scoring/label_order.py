@@ -20,7 +20,21 @@ import numpy as np
 
 class Fold(Protocol):
     """A sequential statistic: `start()` -> state; `step(state, rows)` -> state, for the rows of
-    consecutive labels (first column: the label number n); `result(state)`."""
+    consecutive labels (first column: the label number n); `result(state)`.
+
+    Example
+    -------
+
+    >>> class Total:
+    ...     def start(self): return 0.0
+    ...     def step(self, total, rows): return total + float(rows[:, 1].sum())
+    ...     def result(self, total): return total
+    >>> fold = InLabelOrder(Total())
+    >>> acc = fold.add_input(fold.create_accumulator(), ([2], np.array([[2, 5.0]])))
+    >>> fold.extract_output(fold.add_input(acc, ([1], np.array([[1, 1.0]]))))
+    6.0
+
+    """
 
     def start(self): ...
 

@@ -41,7 +41,19 @@ FADING = "fading"
 
 
 class LastOutcomes(beam.CombineFn):
-    """A key's `size` outcomes with the highest label numbers (memory: `size` outcomes)."""
+    """A key's `size` outcomes with the highest label numbers (memory: `size` outcomes).
+
+    Example
+    -------
+
+    >>> from transforms.records import Outcome
+    >>> last = LastOutcomes(2)
+    >>> acc = last.add_input(last.create_accumulator(),
+    ...                      [Outcome(n, n, 0.0, n, 1, 1, 1, 1, 1) for n in (3, 1, 2)])
+    >>> [o.n for o in last.extract_output(acc)]
+    [2, 3]
+
+    """
 
     def __init__(self, size: int):
         self.size = size
@@ -117,7 +129,20 @@ class RowRouter:
 
 
 def route_rows(rows, plan: ScoringPlan):
-    """All of `rows` through a `RowRouter`."""
+    """All of `rows` through a `RowRouter`.
+
+    Example
+    -------
+
+    >>> from transforms.scoring.plan import ScoringPlan
+    >>> row = {"stream": "s", "model": "m", "category": "initial", "bin": None, "alpha": None,
+    ...        "window": "cumulative", "metric": "accuracy", "value": 1.0, "n": 3, "t": 3.0,
+    ...        "labels": 3}
+    >>> out = list(route_rows([(True, row)], ScoringPlan()))
+    >>> [type(o).__name__ for o in out], out[1].tag, out[1].value.num_rows
+    (['dict', 'TaggedOutput'], 'curves', 1)
+
+    """
     router = RowRouter(plan)
     yield from router.route(rows)
     yield from router.flush()

@@ -14,12 +14,39 @@ from transforms.streams.rows import labelled_rows, parse_time_value
 
 
 class ArffError(InputError):
-    """An ARFF file that cannot be read, with the file and line."""
+    """An ARFF file that cannot be read, with the file and line.
+
+    Example
+    -------
+
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "s.arff")
+    >>> with open(path, "w") as f:
+    ...     _ = f.write("@relation s\\n@data\\n1,2\\n")
+    >>> try:
+    ...     load_arff(path)
+    ... except InputError as e:
+    ...     print(str(e).split(": ", 1)[1])
+    no @attribute lines
+    """
 
 
 @dataclass(frozen=True)
 class Attribute:
-    """An ARFF attribute: its name, type and, for a nominal one, its values in header order."""
+    """An ARFF attribute: its name, type and, for a nominal one, its values in header order.
+
+    Example
+    -------
+
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "s.arff")
+    >>> with open(path, "w") as f:
+    ...     _ = f.write("@relation s\\n@attribute a numeric\\n@attribute class {no,yes}\\n"
+    ...                 "@data\\n0.5,yes\\n1.5,no\\n")
+    >>> [(a.name, a.type, a.values) for a in load_arff(path)[0]]
+    [('a', 'numeric', ()), ('class', 'nominal', ('no', 'yes'))]
+
+    """
 
     name: str
     type: str  # numeric | nominal | string | date
@@ -154,7 +181,23 @@ def load_arff(path: str, max_rows: int | None = None):
 
 
 def arff_class_index(spec, attrs) -> int:
-    """The class attribute's position: the `target` option's, else the last attribute."""
+    """The class attribute's position: the `target` option's, else the last attribute.
+
+    Example
+    -------
+
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "s.arff")
+    >>> with open(path, "w") as f:
+    ...     _ = f.write("@relation s\\n@attribute a numeric\\n@attribute class {no,yes}\\n"
+    ...                 "@data\\n0.5,yes\\n1.5,no\\n")
+    >>> from transforms.streams.sources import StreamSpec
+    >>> attributes = load_arff(path)[0]
+    >>> arff_class_index(StreamSpec.parse(path), attributes), arff_class_index(
+    ...     StreamSpec.parse(path + '{"target": "a"}'), attributes)
+    (1, 0)
+
+    """
     target = spec.options.get("target")
     if target is not None:
         names = [a.name for a in attrs]
@@ -167,7 +210,24 @@ def arff_class_index(spec, attrs) -> int:
 
 
 def arff_events(spec, delay, checks) -> Iterator:
-    """Events of an ARFF stream: labelled rows (delay model) or MOA-style delayed ARFF."""
+    """Events of an ARFF stream: labelled rows (delay model) or MOA-style delayed ARFF.
+
+    Example
+    -------
+
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "s.arff")
+    >>> with open(path, "w") as f:
+    ...     _ = f.write("@relation s\\n@attribute a numeric\\n@attribute class {no,yes}\\n"
+    ...                 "@data\\n0.5,yes\\n1.5,no\\n")
+    >>> from transforms.streams.delays import DelaySpec
+    >>> from transforms.streams.rows import Checks
+    >>> from transforms.streams.sources import StreamSpec
+    >>> spec = StreamSpec.parse(path)
+    >>> [(e[3], e[6]) for e in arff_events(spec, DelaySpec.parse("1"), Checks(spec))]
+    [('instance', None), ('label', 'yes'), ('instance', None), ('label', 'no')]
+
+    """
     attrs, rows = load_arff(spec.source)
     ci = arff_class_index(spec, attrs)
     delayed = bool(spec.options.get("delayed"))

@@ -45,7 +45,7 @@ from transforms.streams.delays import DelaySpec
 from transforms.streams.generators import river_stream
 from transforms.streams.rows import Checks, labelled_rows
 from transforms.streams.table_files import (CSV_OPTIONS, FORMATS, columns_of, csv_options, fmt_of,
-                                            head_of, n_rows, table_files)
+                                            has_rows, head_of, table_files)
 from transforms.streams.tables import table_events
 
 # Text that reads as a date: ISO 2026-11-01[T10:00[:00]], or 01/11/2026, 1.11.26.
@@ -264,7 +264,7 @@ class StreamSpec:
                 self._check_columns(path, role)
             if role == "instances" and "features" not in self.options:
                 self._check_text_features(files[0])  # the first rows of the first file
-            if all(n_rows(path, fmt_of(path, self.format), csv_options(self.options)) == 0
+            if not any(has_rows(path, fmt_of(path, self.format), csv_options(self.options))
                    for path in files):
                 raise InputError(f"{pattern}: the stream is empty (no rows)")
         if self.options.get("missing", "dead-letter") not in ("dead-letter", "drop"):

@@ -51,7 +51,16 @@ def table_files(pattern: str, extensions: tuple = TABLE_FORMATS) -> list[str]:
 @contextlib.contextmanager
 def opened(path: str):
     """A local path as it is (pandas and Arrow read it themselves), else the file opened with
-    Beam's FileSystems."""
+    Beam's FileSystems.
+
+    Example
+    -------
+
+    >>> with opened("local/file.csv") as source:  # a local path is handed on as it is
+    ...     source
+    'local/file.csv'
+
+    """
     if "://" not in path:
         yield path
         return
@@ -120,8 +129,8 @@ def columns_of(path: str, fmt: str, csv: dict | None = None) -> list[str]:
     >>> path = os.path.join(tempfile.mkdtemp(), "t.csv")
     >>> with open(path, "w") as f:
     ...     _ = f.write("id,time,label\\n1,0,a\\n")
-    >>> columns_of(path, "csv"), n_rows(path, "csv")
-    (['id', 'time', 'label'], 1)
+    >>> columns_of(path, "csv")
+    ['id', 'time', 'label']
 
     """
     try:
@@ -173,19 +182,35 @@ def head_of(path: str, fmt: str, csv: dict | None = None, rows: int = 1000) -> p
     return _read_table(path, fmt, csv).head(rows)
 
 
-def n_rows(path: str, fmt: str, csv: dict | None = None) -> int:
-    """A table file's number of rows."""
+def has_rows(path: str, fmt: str, csv: dict | None = None) -> bool:
+    """Whether a table file has a row: its metadata for Parquet, its first row for CSV.
+
+    Example
+    -------
+
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "t.csv")
+    >>> with open(path, "w") as f:
+    ...     _ = f.write("x\\n1\\n")
+    >>> has_rows(path, "csv")
+    True
+    >>> with open(path, "w") as f:
+    ...     _ = f.write("x\\n")
+    >>> has_rows(path, "csv")
+    False
+
+    """
     with opened(path) as source:
         if fmt == "parquet":
             import pyarrow.parquet as pq
 
-            return pq.ParquetFile(source).metadata.num_rows
+            return pq.ParquetFile(source).metadata.num_rows > 0
         if fmt == "csv":
             try:
-                return len(pd.read_csv(source, nrows=1, **(csv or {})))
+                return len(pd.read_csv(source, nrows=1, **(csv or {}))) > 0
             except pd.errors.EmptyDataError:
-                return 0
-    return len(_read_table(path, fmt, csv))
+                return False
+    return len(_read_table(path, fmt, csv)) > 0
 
 
 CHUNK_ROWS = 65_536  # rows turned into Python objects at a time

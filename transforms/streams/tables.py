@@ -244,7 +244,22 @@ class _TableColumns:
 
 
 def table_events(spec, delay, checks: Checks) -> Iterator:
-    """Events of a logged table stream (see `transforms.streams.sources` for the shapes)."""
+    """Events of a logged table stream (see `transforms.streams.sources` for the shapes).
+
+    Example
+    -------
+
+    >>> import os, tempfile
+    >>> from transforms.streams.delays import DelaySpec
+    >>> from transforms.streams.sources import StreamSpec
+    >>> path = os.path.join(tempfile.mkdtemp(), "log.csv")
+    >>> with open(path, "w") as f:
+    ...     _ = f.write("id,time,kind,x,label\\n7,0,instance,1.5,\\n7,4,label,,yes\\n")
+    >>> spec = StreamSpec.parse(path)
+    >>> [(e[0], e[3], e[4], e[6]) for e in table_events(spec, DelaySpec.parse("0"), Checks(spec))]
+    [(0.0, 'instance', 7, None), (4.0, 'label', 7, 'yes')]
+
+    """
     o = spec.options
     csv = csv_options(o)
     chunks = table_chunks(table_files(spec.source), o.get("format"), csv=csv, stream=spec.name)
