@@ -28,7 +28,20 @@ from transforms.vocabulary import (BINNED, COMPARISON, DRIFT, FINAL, INITIAL, IN
 def complete_summary(pl: Plan, raw: pd.DataFrame) -> pd.DataFrame:
     """Every expected (stream, model, category, bin, alpha, window, metric) gets a row, NaN with
     n=0 if nothing was scored, in a fixed order: streams and models as configured; then each
-    key's drift rows (as many as there were alarms) and each stream's comparisons."""
+    key's drift rows (as many as there were alarms) and each stream's comparisons.
+
+    Example
+    -------
+
+    >>> from pipelines.config import RunConfig
+    >>> from pipelines.plan import plan
+    >>> pl = plan(RunConfig(streams=['s=synth:SEA{"n": 100}'], models=["nb=gaussian-nb"],
+    ...                     delay="10", out="unused", repredict="none", drift_on="none"))
+    >>> summary = complete_summary(pl, pd.DataFrame())  # nothing scored: every row NaN, n 0
+    >>> len(summary) == 2 * len(CLASSIFICATION_METRICS), int(summary["n"].sum())  # 2 categories
+    (True, 0)
+
+    """
     have = {} if raw.empty else {
         (r.stream, r.model, r.category, _opt(r.bin), _opt(r.alpha), r.window, r.metric): r
         for r in raw.itertuples()}
@@ -74,7 +87,23 @@ def complete_summary(pl: Plan, raw: pd.DataFrame) -> pd.DataFrame:
 
 def check_evaluated(pl: Plan, counts: dict, dead_letters: bytes) -> None:
     """A run that evaluated nothing is a mistake, not a success: say which stream (or logged
-    model) and what would fix it."""
+    model) and what would fix it.
+
+    Example
+    -------
+
+    >>> from pipelines.config import RunConfig
+    >>> from pipelines.plan import plan
+    >>> pl = plan(RunConfig(streams=['s=synth:SEA{"n": 100}'], models=["nb=gaussian-nb"],
+    ...                     delay="10", out="unused", repredict="none", drift_on="none"))
+    >>> counts = {"keys": [[["s", "nb"], {"labelled": 0}]],
+    ...           "streams": {"s": {"instance_events": 100, "label_events": 0}}}
+    >>> check_evaluated(pl, counts, b"")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    transforms.errors.InputError: stream s: no label among 100 instances...
+
+    """
     keys = {tuple(k): v for k, v in counts["keys"]}
     dead = [json.loads(line) for line in dead_letters.splitlines()]
     for s in pl.streams:
@@ -148,6 +177,20 @@ def versions() -> dict:
 def manifest(pl: Plan, counts: dict, n_dead: int, started: str) -> dict:
     """`manifest.json`'s content: the configuration, versions, per-stream read counts and, per
     (stream, model), the counts that add up (see docs/semantics.md).
+
+    Example
+    -------
+
+    >>> from pipelines.config import RunConfig
+    >>> from pipelines.plan import plan
+    >>> pl = plan(RunConfig(streams=['s=synth:SEA{"n": 100}'], models=["nb=gaussian-nb"],
+    ...                     delay="10", out="unused", repredict="none", drift_on="none"))
+    >>> counts = {"keys": [[["s", "nb"], {"instances": 100, "labels": 100, "labelled": 100}]],
+    ...           "classes": [], "streams": {"s": {"instance_events": 100, "label_events": 100}}}
+    >>> m = manifest(pl, counts, 0, "2026-11-23T00:00:00+00:00")
+    >>> m["counts"][0]["labelled"], m["counts"][0]["scored_initial"], m["dead_letters"]
+    (100, 100, 0)
+
     """
     keys = []
     for (stream, model), raw in counts["keys"]:

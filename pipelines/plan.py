@@ -22,7 +22,18 @@ from transforms.streams.sources import StreamSpec
 
 @dataclass
 class Plan:
-    """A checked configuration: parsed specs, each model's task, each stream's classes."""
+    """A checked configuration: parsed specs, each model's task, each stream's classes.
+
+    Example
+    -------
+
+    >>> from pipelines.config import RunConfig
+    >>> pl = plan(RunConfig(streams=['s=synth:SEA{"n": 100}'], models=["nb=gaussian-nb"],
+    ...                     delay="10", out="unused", repredict="none"))
+    >>> [s.name for s in pl.streams], list(pl.models), pl.backfill, pl.scoring.bins
+    (['s'], ['nb'], False, 0)
+
+    """
 
     config: RunConfig
     streams: list[StreamSpec]

@@ -57,7 +57,20 @@ def previous_outputs(out: str) -> list[str]:
 
 
 def record_outputs(out: str, names: list[str]) -> None:
-    """Add files written into `out` after the run (the report) to its manifest's outputs."""
+    """Add files written into `out` after the run (the report) to its manifest's outputs.
+
+    Example
+    -------
+
+    >>> import json, os, tempfile
+    >>> out = tempfile.mkdtemp()
+    >>> with open(os.path.join(out, "manifest.json"), "w") as f:
+    ...     json.dump({"outputs": ["summary.csv"]}, f)
+    >>> record_outputs(out, ["report.html"])
+    >>> json.load(open(os.path.join(out, "manifest.json")))["outputs"]
+    ['report.html', 'summary.csv']
+
+    """
     path = os.path.join(out, "manifest.json")
     with open(path, encoding="utf-8") as f:
         manifest = json.load(f)

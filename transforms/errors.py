@@ -102,6 +102,20 @@ def reports_errors(process):
 
     The element's remaining work is dropped: the job fails with that error once the pipeline
     ends, and publishes nothing.
+
+    Example
+    -------
+
+    >>> class Parse:
+    ...     @reports_errors
+    ...     def process(self, text):
+    ...         if not text.isdigit():
+    ...             raise InputError(f"{text!r} is not a number")
+    ...         yield int(text)
+    >>> [getattr(o, "tag", o) for o in Parse().process("12")], [
+    ...     (o.tag, o.value["message"]) for o in Parse().process("x")]
+    ([12], [('errors', "'x' is not a number")])
+
     """
     import apache_beam as beam
 

@@ -138,7 +138,18 @@ class DenseBatch(BatchPredictor):
 
 def finish_unsure(model, xs, codes, labels, unsure, leader):
     """Rows left unsure (near ties, unmodelled cases) get the model's own answer, exactly;
-    rows with a leader take its answer."""
+    rows with a leader take its answer.
+
+    Example
+    -------
+
+    >>> from transforms.models.specs import Majority
+    >>> model = Majority(classes=["a", "b"]); model.learn_one({}, "b")
+    >>> codes, labels = finish_unsure(model, [{}, {}], np.array([0, 0]), ["a"], [1], None)
+    >>> [labels[c] for c in codes]  # row 1 was unsure: the model's own answer
+    ['a', 'b']
+
+    """
     if len(unsure):
         exact, exact_labels = _codes([model.predict_one(xs[i]) for i in unsure])
         codes, labels = _merge_codes(codes, labels, unsure, exact, exact_labels)

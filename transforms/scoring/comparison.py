@@ -83,7 +83,21 @@ class PairBlocks:
     """The comparison blocks of labels that every model of a stream has seen: given each model's
     outcomes for the same labels (a replay that drains all models of a stream together), every
     pair's joined losses cut into blocks -> `((stream, pair, kind, axis, block end), LabelBlock)`.
-    No label's losses wait for another model's: comparisons in constant memory."""
+    No label's losses wait for another model's: comparisons in constant memory.
+
+    Example
+    -------
+
+    >>> from transforms.records import Outcome
+    >>> def outcomes(predictions):  # true class 1 throughout
+    ...     return [Outcome(n, n, 0.0, n, 1, 1, 1, p, None) for n, p in enumerate(predictions, 1)]
+    >>> pairs = PairBlocks({"a": "classification", "b": "classification"},
+    ...                    ScoringPlan(final=False))
+    >>> blocks = dict(pairs("s", {"a": outcomes([1, 1, 0]), "b": outcomes([0, 1, 0])}))
+    >>> [(key[1], block.scores[None].score.get()["mcnemar"]) for key, block in blocks.items()]
+    [('a vs b', -1.0)]
+
+    """
 
     tasks: dict
     plan: ScoringPlan

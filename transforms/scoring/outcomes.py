@@ -97,7 +97,22 @@ class RowRouter:
     the main output (or to `summary_tag`), and curve rows to `curves` as Arrow tables of at
     least `chunk` rows of one (stream, model). Each `route` call's rows turn into Arrow at once
     (a curve point every 1000 labels of a long stream is many rows: as dicts they weigh ~1 KB a
-    row). `flush` emits the tables still filling."""
+    row). `flush` emits the tables still filling.
+
+    Example
+    -------
+
+    >>> from transforms.scoring.plan import ScoringPlan
+    >>> row = {"stream": "s", "model": "m", "category": "initial", "bin": None, "alpha": None,
+    ...        "window": "cumulative", "metric": "accuracy", "value": 1.0, "n": 3, "t": 3.0,
+    ...        "labels": 3}
+    >>> router = RowRouter(ScoringPlan(), chunk=2)
+    >>> [type(o).__name__ for o in router.route([(False, row)])]  # one curve row: held
+    []
+    >>> [o.value.num_rows for o in router.flush()]
+    [1]
+
+    """
 
     def __init__(self, plan: ScoringPlan, summary_tag: str | None = None, chunk: int = 10_000):
         self.plan, self.summary_tag, self.chunk = plan, summary_tag, chunk

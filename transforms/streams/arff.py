@@ -128,7 +128,17 @@ def _parse_arff(path: str, lines, max_rows: int | None):
 
 
 class ArffValueError(ValueError):
-    """A value that its attribute's type cannot hold."""
+    """A value that its attribute's type cannot hold.
+
+    Example
+    -------
+
+    >>> convert(Attribute("c", "nominal", ("no", "yes")), "maybe")
+    Traceback (most recent call last):
+    ...
+    transforms.streams.arff.ArffValueError: 'maybe' is not one of ['no', 'yes']
+
+    """
 
     pass
 
