@@ -272,7 +272,15 @@ def _config(args, beam_args) -> RunConfig:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the `delayed-eval` console script; returns the exit status."""
+    """Entry point of the `delayed-eval` console script; returns the exit status.
+
+    Example
+    -------
+
+    >>> main(["report", "/nonexistent/run"])  # one line on stderr, exit status 2
+    2
+
+    """
     args, beam_args = _parser().parse_known_args(argv)
     debug = getattr(args, "debug", False)
     # Beam logs optional-dependency notices (GCP clients) on import, and its own view of any

@@ -27,7 +27,15 @@ PNG_DPI = 200
 @dataclass
 class Figure:
     """One figure of the report: its file name, heading, how to read it, and its files' bytes
-    by format (`FORMATS`)."""
+    by format (`FORMATS`).
+
+    Example
+    -------
+
+    >>> Figure("binned", "Binned performance", "How to read it.").files
+    {}
+
+    """
 
     name: str
     title: str
@@ -298,7 +306,23 @@ def _num(v) -> float:
 
 
 def figures(run: RunFiles) -> tuple[list[Figure], list[str]]:
-    """Draw every figure the run's files allow; returns (figures, notes on the missing)."""
+    """Draw every figure the run's files allow; returns (figures, notes on the missing).
+
+    Example
+    -------
+
+    >>> import tempfile
+    >>> from pipelines.config import RunConfig
+    >>> from pipelines.job import run
+    >>> out = tempfile.mkdtemp()
+    >>> _ = run(RunConfig(streams=['s=synth:SEA{"n": 300, "seed": 1}'], models=["no-change"],
+    ...                   delay="20", out=out, curve_every=100, quiet=True))
+    >>> from pipelines.run_files import RunFiles
+    >>> made, notes = figures(RunFiles.read(out))
+    >>> [f.name for f in made][:3], sorted(made[0].files)
+    (['initial_final', 'binned', 'weights'], ['pdf', 'png', 'svg'])
+
+    """
     plt = _pyplot()
     made, notes = [], []
     classifiers = [m for m in run.models if run.task(m) == "classification"]

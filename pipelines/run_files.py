@@ -18,7 +18,22 @@ PRIMARY = {"classification": "accuracy", "regression": "mae"}
 
 @dataclass
 class RunFiles:
-    """What a finished run left in its output directory."""
+    """What a finished run left in its output directory.
+
+    Example
+    -------
+
+    >>> import tempfile
+    >>> from pipelines.config import RunConfig
+    >>> from pipelines.job import run
+    >>> out = tempfile.mkdtemp()
+    >>> _ = run(RunConfig(streams=['s=synth:SEA{"n": 300, "seed": 1}'], models=["no-change"],
+    ...                   delay="20", out=out, curve_every=100, quiet=True))
+    >>> files = RunFiles.read(out)
+    >>> files.streams, files.models, files.task("no-change"), files.bins
+    (['s'], ['no-change'], 'classification', 100)
+
+    """
 
     out: str
     summary: pd.DataFrame

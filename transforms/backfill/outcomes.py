@@ -191,6 +191,22 @@ class BackfillOutcomes(beam.PTransform):
     batch_size
         Events per element of the label pass.
 
+    Example
+    -------
+
+    >>> import os, tempfile
+    >>> from pipelines.config import RunConfig
+    >>> from pipelines.job import run
+    >>> stream = 's=synth:SEA{"n": 300, "seed": 1}'
+    >>> out = tempfile.mkdtemp()
+    >>> replayed = run(RunConfig(streams=[stream], models=["nb=gaussian-nb"], delay="20",
+    ...                          out=out, repredict="none", quiet=True))
+    >>> backfilled = run(RunConfig(streams=[stream], models=[], delay="20", repredict="none",
+    ...                            quiet=True, predictions=os.path.join(out, "predictions.parquet"),
+    ...                            out=tempfile.mkdtemp()))  # run's own log, scored again
+    >>> replayed["value"].equals(backfilled["value"])
+    True
+
     References
     ----------
     Grzenda, M., Gomes, H. M., Bifet, A. (2020). Performance measures for evolving

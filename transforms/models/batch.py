@@ -106,7 +106,19 @@ class ConstantBatch(BatchPredictor):
 
 
 class DenseBatch(BatchPredictor):
-    """Rows of plain numbers, in the key order of the first instance encoded."""
+    """Rows of plain numbers, in the key order of the first instance encoded.
+
+    Example
+    -------
+
+    >>> batch = DenseBatch()
+    >>> batch.encode({"a": 1.0, "b": 2}).tolist(), batch.encode({"b": 2.0, "a": 1.0})
+    ([1.0, 2.0], None)
+
+    A row with other keys (or in another order), or a value that is no finite number, is left to
+    `predict_one`.
+
+    """
 
     dense = True
 

@@ -25,7 +25,16 @@ class LeafEntry:
     """What the batch predictor keeps of a leaf in the tree: the leaf, the splitters and total
     weight it had when last read, its token (serial << SERIAL_SHIFT | state number), its slot
     in the stacked arrays, the per-class (weight, Σ const, Σ |const|) as last read (None: not
-    a naive Bayes leaf), and (number of splitters, whether all are Gaussian on our columns)."""
+    a naive Bayes leaf), and (number of splitters, whether all are Gaussian on our columns).
+
+    Example
+    -------
+
+    >>> entry = LeafEntry(leaf=None, splitters=None, weight=None, token=3 << 40, slot=0)
+    >>> entry.token >> HoeffdingTreeBatch.SERIAL_SHIFT, entry.known is None
+    (3, True)
+
+    """
 
     leaf: object
     splitters: object
@@ -46,6 +55,23 @@ class HoeffdingTreeBatch(DenseBatch):
     numpy pass. A row's stamp is its leaf's token, which also names the leaf: while that leaf
     is in the tree the row still reaches it (this tree only ever grows, by replacing a leaf
     with a branch), so rows are routed again only after their leaf was split.
+
+    Example
+    -------
+
+    >>> import itertools
+    >>> from river import datasets, tree
+    >>> model = tree.HoeffdingTreeClassifier(grace_period=50, leaf_prediction="nb")
+    >>> data = list(itertools.islice(datasets.synth.Agrawal(seed=1), 600))
+    >>> for x, y in data[:500]:
+    ...     model.learn_one(x, y)
+    >>> xs = [x for x, _ in data[500:]]
+    >>> batch = HoeffdingTreeBatch()
+    >>> rows = np.array([batch.encode(x) for x in xs])
+    >>> codes, labels = batch.predict(model, rows, xs)
+    >>> [labels[c] for c in codes] == [model.predict_one(x) for x in xs]
+    True
+
     """
 
     SERIAL_SHIFT = 40  # token = leaf serial << 40 | state number

@@ -171,6 +171,18 @@ class PendingRows:
     prediction (class index or float), the dense feature row for batch prediction; per row in
     Python lists: the features, and the run-length encoded scheduled re-predictions
     [(j, value), ...] plus any update-triggered ones [(t, value), ...].
+
+    Example
+    -------
+
+    >>> from transforms.models.specs import ModelSpec
+    >>> model = ModelSpec.parse("majority").build(["a", "b"])
+    >>> rows = PendingRows(RepredictPolicy.parse("every_k_labels:1"), True, model)
+    >>> row = rows.add({"x": 1.0}, t0=0.0, version=0, value=0, t_label=None)
+    >>> times, values = rows.take(row)  # no re-prediction yet
+    >>> times is None or len(times) == 0
+    True
+
     """
 
     def __init__(self, policy: RepredictPolicy, classification: bool, model):

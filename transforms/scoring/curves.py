@@ -71,7 +71,24 @@ class CurvePoints:
 
     On the label axis the windows at the last label come from `finish`'s `tail` ({w: {bin:
     score}}, `tail_scores`), and the fading factors from `fading` (`FadingCurve`'s state; at a
-    point the fold has passed, or at the end)."""
+    point the fold has passed, or at the end).
+
+    Example
+    -------
+
+    >>> from transforms.records import Outcome
+    >>> from transforms.scoring.columns import block_scores
+    >>> from transforms.scoring.plan import ScoringPlan
+    >>> plan = ScoringPlan(final=False, curve_every=2)
+    >>> blocks = block_scores([Outcome(n, n, 0.0, n, 1, 1, 1, 1, None) for n in (1, 2, 3)],
+    ...                       "classification", plan)
+    >>> curve = CurvePoints(("s", "m", "initial", "n"), "classification", plan)
+    >>> rows = [r for (c, axis, b), block in sorted(blocks.items())
+    ...         for r in curve.add(b, block)] + curve.finish({})
+    >>> sorted({(last, r["labels"]) for last, r in rows})
+    [(False, 2), (True, 3)]
+
+    """
 
     def __init__(self, key, task: str, plan: ScoringPlan):
         self.key, self.task, self.plan = key, task, plan

@@ -199,7 +199,27 @@ class BlocksByCurve(beam.PTransform):
     """`((stream, model, category, axis, block), LabelBlock)` partials -> per curve key
     `(stream, model, category, axis)`: `blocks` `(block, merged LabelBlock)` and `fading` (the
     blocks' rows folded in label order, `_FadeInLabelOrder`). The rows are split off before the
-    blocks merge, so what is shuffled per block is its scores."""
+    blocks merge, so what is shuffled per block is its scores.
+
+    Example
+    -------
+
+    >>> from transforms.records import Outcome
+    >>> from runners import make_runner
+    >>> from transforms.scoring.columns import block_scores
+    >>> from transforms.scoring.plan import ScoringPlan
+    >>> plan = ScoringPlan(final=False, curve_every=2)
+    >>> partials = [(("s", "m", *key), block) for key, block in block_scores(
+    ...     [Outcome(n, n, 0.0, n, 1, 1, 1, 1, None) for n in (1, 2, 3)], "classification",
+    ...     plan).items()]
+    >>> with beam.Pipeline(runner=make_runner("direct")) as p:
+    ...     by_curve = p | beam.Create(partials) | BlocksByCurve(lambda key: "classification",
+    ...                                                          {"classification"}, plan)
+    ...     _ = (by_curve["blocks"] | beam.GroupByKey()
+    ...          | beam.Map(lambda kv: print(kv[0], sorted(b for b, _ in kv[1]))))
+    ('s', 'm', 'initial', 'n') [2, 4]
+
+    """
 
     def __init__(self, task_of, tasks, plan: ScoringPlan):
         super().__init__()
@@ -225,7 +245,15 @@ class BlocksByCurve(beam.PTransform):
 
 class OutcomeTransform(beam.PTransform):
     """A transform of the replay's `((stream, model), [Outcome])` batches, given each model's
-    task and a plan."""
+    task and a plan.
+
+    Example
+    -------
+
+    >>> [cls.__name__ for cls in OutcomeTransform.__subclasses__()]
+    ['ScoreOutcomes', 'CompareModels', 'DetectDrift']
+
+    """
 
     def __init__(self, tasks: dict[str, str], plan):
         super().__init__()
