@@ -1,0 +1,118 @@
+"""The same stream from each file format, and river on the same file: whole processes, as a user
+runs them.
+
+    python -m benchmarks.bench_files [--n 100000] [--delay 1000] [--repeats 3]
+        [--model gaussian-nb] [--formats csv parquet jsonl arff]
+
+SEA (river's generator, seed 7, 10 % noise) is written once, in a separate step, as CSV,
+Parquet, JSON Lines and ARFF (`time`, three features, `label`). Then each run is its own
+process:
+
+- `delayed-eval run` on each file, re-evaluation off (`--repredict none`: river has none), label
+  delay in events, every default output (summary, curves, prediction log, drift, profile,
+  manifest): initial and final predictions (the default) and, for CSV, initial only
+  (`--no-final`, river's work);
+- river's `evaluate.progressive_val_score` (initial predictions only) on the CSV file, read
+  with `river.stream.iter_csv`.
+
+Prints the median wall time of each, the ratio of each format to CSV (target 1 of the
+performance issue: ≤ 1.05) and of delayed-eval to river (target 2: ≤ 1.0 for GaussianNB with
+initial and final). Runs are interleaved so that load drift hits all sides alike.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+import pandas as pd
+
+RIVER = """
+import sys
+from river import evaluate, metrics, stream
+from transforms.models.specs import ModelSpec
+path, delay, model = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+data = stream.iter_csv(path, target="label", drop=["time"],
+                       converters={"x1": float, "x2": float, "x3": float, "label": int})
+accuracy = metrics.Accuracy()
+evaluate.progressive_val_score(data, ModelSpec.parse(model).build(), accuracy, delay=delay)
+print(accuracy.get())
+"""
+
+
+def write_files(folder: str, n: int) -> dict[str, str]:
+    """SEA as CSV, Parquet, JSON Lines and ARFF in `folder`; returns {format: path}."""
+    from river.datasets import synth
+
+    rows = list(itertools.islice(synth.SEA(seed=7, noise=0.1), n))
+    frame = pd.DataFrame([x for x, _ in rows]).rename(columns={0: "x1", 1: "x2", 2: "x3"})
+    frame.insert(0, "time", np.arange(n))
+    frame["label"] = [int(y) for _, y in rows]
+    paths = {fmt: os.path.join(folder, f"sea.{ext}") for fmt, ext in
+             (("csv", "csv"), ("parquet", "parquet"), ("jsonl", "jsonl"), ("arff", "arff"))}
+    frame.to_csv(paths["csv"], index=False)
+    frame.to_parquet(paths["parquet"], index=False)
+    frame.to_json(paths["jsonl"], orient="records", lines=True)
+    with open(paths["arff"], "w", encoding="utf-8") as f:
+        f.write("@relation sea\n@attribute x1 numeric\n@attribute x2 numeric\n"
+                "@attribute x3 numeric\n@attribute label {0,1}\n@data\n")
+        frame[["x1", "x2", "x3", "label"]].to_csv(f, index=False, header=False)
+    return paths
+
+
+def timed(command: list[str], cwd: str) -> tuple[float, str]:
+    start = time.perf_counter()
+    done = subprocess.run(command, cwd=cwd, capture_output=True, text=True)
+    elapsed = time.perf_counter() - start
+    if done.returncode:
+        raise SystemExit(f"{' '.join(command)} failed:\n{done.stderr[-2000:]}")
+    return elapsed, done.stdout
+
+
+def ours(path: str, args, out: str, final: bool = True) -> list[str]:
+    command = [sys.executable, "-m", "pipelines.cli", "run", "--stream", f"sea={path}",
+               "--model", args.model, "--delay", str(args.delay), "--repredict", "none",
+               "--runner", "direct", "--quiet", "--out", out]
+    return command + ([] if final else ["--no-final"])
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, default=100_000)
+    parser.add_argument("--delay", type=int, default=1000)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--model", default="gaussian-nb")
+    parser.add_argument("--formats", nargs="+", default=["csv", "parquet", "jsonl", "arff"])
+    args = parser.parse_args(argv)
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    with tempfile.TemporaryDirectory() as folder:
+        paths = write_files(folder, args.n)
+        runs = {"river (initial only, CSV)": [sys.executable, "-c", RIVER, paths["csv"],
+                                              str(args.delay), args.model],
+                "csv, initial only": ours(paths["csv"], args, os.path.join(folder, "o0"),
+                                          final=False)}
+        for fmt in args.formats:
+            runs[fmt] = ours(paths[fmt], args, os.path.join(folder, f"o-{fmt}"))
+        times: dict[str, list[float]] = {name: [] for name in runs}
+        for _ in range(args.repeats):
+            for name, command in runs.items():
+                times[name].append(timed(command, root)[0])
+    median = {name: statistics.median(t) for name, t in times.items()}
+    river = median["river (initial only, CSV)"]
+    print(f"{args.model}, SEA {args.n} events, delay {args.delay}, re-evaluation off, "
+          f"median of {args.repeats} (whole processes)")
+    print(f"{'run':32} {'time':>8} {'/ csv':>7} {'/ river':>8}")
+    for name, t in median.items():
+        to_csv = f"{t / median['csv']:7.3f}" if name in args.formats else " " * 7
+        print(f"{name:32} {t:7.2f}s {to_csv} {t / river:8.3f}")
+
+
+if __name__ == "__main__":
+    main()
