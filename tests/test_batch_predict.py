@@ -146,3 +146,51 @@ def test_tree_rows_are_routed_again_exactly_when_their_leaf_splits():
             [model.predict_one(xs[i]) for i in np.flatnonzero(changed)]
         stamps = after
     assert splits >= 2
+
+
+@pytest.mark.parametrize("model", [naive_bayes.GaussianNB, naive_bayes.BernoulliNB,
+                                   naive_bayes.MultinomialNB])
+def test_naive_bayes_single_predictions_equal_predict_one_while_learning(model):
+    """The engine's single-row fast path (no normalisation) answers as predict_one does, at
+    every stage of learning, near ties included."""
+    from transforms.models.naive_bayes_batch import fast_predict_one
+
+    rng = np.random.default_rng(3)
+    model = model()
+    predict = fast_predict_one(model)
+    assert predict.func.__name__ == "naive_bayes_predict_one"
+    expected, got = [], []
+    for _ in range(400):
+        y = int(rng.integers(3))
+        x = {f"f{i}": float(rng.poisson(1 + y) if i < 2 else rng.normal(y)) for i in range(3)}
+        for probe in (x, {k: 0.0 for k in x}, {k: v + 1e-12 for k, v in x.items()}):
+            expected.append(model.predict_one(probe))
+            got.append(predict(probe))
+        model.learn_one(x, y)
+    assert got == expected
+    # The fast path answers itself, but for near ties: predict_one is not asked for most rows.
+    asked = []
+    original = type(model).predict_one
+    type(model).predict_one = lambda self, x: asked.append(x) or original(self, x)
+    try:
+        for x in ({"f0": float(v), "f1": 1.0, "f2": 0.5} for v in range(50)):
+            predict(x)
+    finally:
+        del type(model).predict_one
+    assert len(asked) < 5
+
+
+def test_naive_bayes_single_prediction_ties_are_left_to_predict_one(monkeypatch):
+    """Two classes with the same statistics tie exactly: river keeps the first in dict order,
+    and so does the fast path, by asking predict_one."""
+    from transforms.models import naive_bayes_batch
+
+    model = naive_bayes.GaussianNB()
+    for x, y in [({"a": 0.0}, "u"), ({"a": 0.0}, "v"), ({"a": 1.0}, "u"), ({"a": 1.0}, "v")]:
+        model.learn_one(x, y)
+    asked = []
+    original = type(model).predict_one
+    monkeypatch.setattr(type(model), "predict_one",
+                        lambda self, x: asked.append(x) or original(self, x))
+    assert naive_bayes_batch.naive_bayes_predict_one(model, {"a": 0.5}) == "u"
+    assert asked == [{"a": 0.5}]
