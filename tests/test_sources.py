@@ -191,3 +191,40 @@ def test_csv_read_in_chunks_keeps_one_type_per_column(tmp_path, monkeypatch):
     labels = [(e[4], e[6]) for e in chunked[0] if e[3] == "label"]
     assert labels[:2] == [("0", 0.0), ("1", 1.0)] and ("x9", 1.0) in labels
     assert all(type(y) is float for _, y in labels)
+
+
+def test_json_lines_are_parsed_once_before_the_run_and_their_time_order_told(tmp_path,
+                                                                              monkeypatch):
+    """The checks before a run parse a JSON Lines file once (columns, head, times' order):
+    `rows_in_time_order` agrees with a plain loop over the files' times in path order."""
+    from pipelines.config import RunConfig
+    from pipelines.plan import plan
+    from transforms.streams import table_files
+    from transforms.streams.sources import StreamSpec
+    from transforms.streams.tables import rows_in_time_order
+
+    def write(name, times):
+        (tmp_path / name).write_text("".join(f'{{"time": {t}, "x": {t / 10}, "label": {t % 2}}}\n'
+                                             for t in times))
+
+    def in_order_by_loop():
+        times = [json.loads(line)["time"] for path in sorted(tmp_path.glob("*.jsonl"))
+                 for line in path.read_text().splitlines()]
+        return all(a <= b for a, b in zip(times, times[1:]))
+
+    parsed = []
+    read_table = table_files._read_table
+    monkeypatch.setattr(table_files, "_read_table",
+                        lambda path, fmt, csv=None: parsed.append(path) or read_table(path, fmt,
+                                                                                       csv))
+    stream = f"{tmp_path}/*.jsonl"
+    write("a.jsonl", range(0, 50))
+    write("b.jsonl", range(50, 100))
+    assert plan(RunConfig(streams=[stream], models=["majority"], out=str(tmp_path / "o"),
+                          delay="5")).replay == "per-stream"
+    assert sorted(parsed) == sorted(str(p) for p in tmp_path.glob("*.jsonl"))  # once each
+    cases = [("b.jsonl", [*range(50, 60), 55, *range(61, 100)]),  # one time back
+             ("b.jsonl", range(50, 100)), ("c.jsonl", range(10, 20))]  # a file starting early
+    for name, times in cases:
+        write(name, times)
+        assert rows_in_time_order(StreamSpec.parse(stream)) == in_order_by_loop(), name

@@ -32,7 +32,7 @@ from transforms.errors import InputError, reports_errors
 from transforms.replay.keyed import GroupedReplay
 from transforms.scoring.columns import concat_rows, take_rows
 from transforms.streams.read import ReadStreams
-from transforms.streams.tables import event_seconds
+from transforms.streams.table_files import event_seconds
 from transforms.vocabulary import CLASSES, COUNTS, DEAD_LETTERS, ERRORS, READ_COUNTS
 
 # The label pass's model key: one engine per stream, whatever the models.

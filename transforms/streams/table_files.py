@@ -6,10 +6,13 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import json
 import os
 import re
 import warnings
+import zlib
 from collections.abc import Iterator
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -102,6 +105,115 @@ def _read_table(path: str, fmt: str, csv: dict | None = None) -> pd.DataFrame:
         return pd.DataFrame()
 
 
+def event_seconds(df: pd.DataFrame, col: str | None, first: int = 0) -> tuple[np.ndarray,
+                                                                               np.ndarray]:
+    """Seconds as floats and a mask of rows whose time did not parse; without the column, the
+    row's index in the stream (`first` for the frame's first row).
+
+    Example
+    -------
+
+    >>> t, bad = event_seconds(pd.DataFrame({"time": ["10", "1970-01-01T00:00:20Z", "?"]}),
+    ...                        "time")
+    >>> t.tolist()[:2], bad.tolist()
+    ([10.0, 20.0], [False, False, True])
+
+    """
+    if col is None or col not in df.columns:
+        t = np.arange(first, first + len(df), dtype=float)
+        return t, np.zeros(len(df), dtype=bool)
+    s = df[col]
+    if pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s):
+        t = s.to_numpy(dtype=float)
+    elif pd.api.types.is_datetime64_any_dtype(s):
+        dt = pd.to_datetime(s, utc=True)
+        t = (dt - pd.Timestamp(0, tz="UTC")).dt.total_seconds().to_numpy(dtype=float, copy=True)
+        t[dt.isna().to_numpy()] = np.nan
+    else:
+        num = pd.to_numeric(s, errors="coerce")
+        dt = pd.to_datetime(s.where(num.isna()), utc=True, errors="coerce", format="ISO8601")
+        secs = (dt - pd.Timestamp(0, tz="UTC")).dt.total_seconds()
+        t = num.fillna(secs).to_numpy(dtype=float)
+    return t, ~np.isfinite(t)
+
+
+JSONL_HEAD = 1000  # rows of a JSON Lines file that the checks before a run look at
+
+
+class JsonlFacts(NamedTuple):
+    """What the checks before a run read of a JSON Lines file: its first `JSONL_HEAD` rows with
+    every column of the file (the union of its records' keys), and for each column of times,
+    (whether they are in order, the first, the last) of the times that parse."""
+
+    head: pd.DataFrame
+    times: dict
+
+
+def jsonl_facts(path: str, csv: dict | None) -> JsonlFacts:
+    """A JSON Lines file's `JsonlFacts`, from one pass per file version (a JSON Lines file has
+    no header: its columns, like its times' order, take a whole pass).
+
+    Example
+    -------
+
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "log.jsonl")
+    >>> with open(path, "w") as f:
+    ...     _ = f.write('{"id": "a", "time": 1}\\n{"id": "b", "time": 3, "label": 0}\\n')
+    >>> facts = jsonl_facts(path, None)
+    >>> list(facts.head.columns), facts.times["time"]
+    (['id', 'time', 'label'], (True, 1.0, 3.0))
+    """
+    key = json.dumps(csv or {}, sort_keys=True)
+    return _jsonl_facts_of(path, file_version(path), key)
+
+
+def file_version(path: str) -> tuple:
+    """What tells one version of a file from another, for what is found once per version:
+    size, modification time, inode and a checksum of its first and last 4 KiB (a file
+    rewritten within the clock's granularity keeps its size and time). A non-local path:
+    `()`, one version per process.
+
+    Example
+    -------
+
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "a.csv")
+    >>> for text in ("x\\n1\\n", "x\\n2\\n"):
+    ...     with open(path, "w") as f:
+    ...         _ = f.write(text)
+    ...     versions = [*locals().get("versions", []), file_version(path)]
+    >>> versions[0] != versions[1]
+    True
+    """
+    if "://" in path:
+        return ()
+    stat = os.stat(path)
+    with open(path, "rb") as f:
+        head = f.read(4096)
+        f.seek(max(0, stat.st_size - 4096))
+        tail = f.read(4096)
+    return stat.st_size, stat.st_mtime_ns, stat.st_ino, zlib.crc32(head + tail)
+
+
+@functools.lru_cache(maxsize=8)
+def _jsonl_facts_of(path: str, version: tuple, csv: str) -> JsonlFacts:
+    frame = _read_table(path, "jsonl", json.loads(csv))
+    head = frame.head(JSONL_HEAD).copy()
+    times = {}
+    for column in frame.columns:
+        values = frame[column]
+        if values.dtype == object and not all(isinstance(v, str) for v in values.dropna()):
+            continue  # numbers and text in one column: left to the whole read
+        if event_seconds(head, column)[1].all():
+            continue  # not times
+        t, bad = event_seconds(frame, column)
+        t = t[~bad]
+        if len(t):
+            times[column] = (not np.count_nonzero(t[1:] < t[:-1]), float(t[0]), float(t[-1]))
+    return JsonlFacts(head, times)
+
+
 def _undecodable(path: str, error: UnicodeDecodeError, csv: dict | None) -> InputError:
     """The error of a file that is not in its encoding, naming the first line that is not."""
     encoding = (csv or {}).get("encoding", "utf-8")
@@ -148,11 +260,13 @@ def columns_of(path: str, fmt: str, csv: dict | None = None) -> list[str]:
         raise _undecodable(path, e, csv) from None
     except (OSError, ValueError, pa.ArrowException) as e:  # a truncated or corrupt file
         raise InputError(f"{path}: not a readable {fmt} file ({e}); is it complete?") from None
+    if fmt == "jsonl":
+        return list(jsonl_facts(path, csv).head.columns)
     return list(_read_table(path, fmt, csv).columns)
 
 
 def head_of(path: str, fmt: str, csv: dict | None = None, rows: int = 1000) -> pd.DataFrame:
-    """The first `rows` rows of a table file (a JSON Lines file is read whole).
+    """The first `rows` rows of a table file.
 
     Example
     -------
@@ -179,6 +293,8 @@ def head_of(path: str, fmt: str, csv: dict | None = None, rows: int = 1000) -> p
                                        **(csv or {}))
             except pd.errors.EmptyDataError:
                 return pd.DataFrame()
+    if fmt == "jsonl" and rows <= JSONL_HEAD:
+        return jsonl_facts(path, csv).head.head(rows)
     return _read_table(path, fmt, csv).head(rows)
 
 
@@ -210,6 +326,8 @@ def has_rows(path: str, fmt: str, csv: dict | None = None) -> bool:
                 return len(pd.read_csv(source, nrows=1, **(csv or {}))) > 0
             except pd.errors.EmptyDataError:
                 return False
+    if fmt == "jsonl":
+        return not jsonl_facts(path, csv).head.empty
     return len(_read_table(path, fmt, csv)) > 0
 
 
@@ -366,13 +484,12 @@ def _short_rows(path: str, csv: dict | None) -> dict:
     if "://" in path:
         return {}
     options = csv or {}
-    stat = os.stat(path)
-    return _short_rows_of(path, stat.st_size, stat.st_mtime_ns, options.get("sep", ","),
+    return _short_rows_of(path, file_version(path), options.get("sep", ","),
                           options.get("encoding", "utf-8"))
 
 
 @functools.lru_cache(maxsize=8)
-def _short_rows_of(path: str, size: int, mtime_ns: int, sep: str, encoding: str) -> dict:
+def _short_rows_of(path: str, version: tuple, sep: str, encoding: str) -> dict:
     import csv as csvlib
 
     short, row = {}, 0

@@ -16,40 +16,8 @@ from transforms.errors import InputError
 from transforms.records import (EVENT_KINDS, INSTANCE, LABEL, RANK_INSTANCE, RANK_LABEL,
                                 RANK_LABEL_AFTER_INSTANCE, dead_letter)
 from transforms.streams.rows import Checks, labelled_rows
-from transforms.streams.table_files import (CHUNK_ROWS, columns_of, csv_options, fmt_of,
-                                            table_chunks, table_files)
-
-
-def event_seconds(df: pd.DataFrame, col: str | None, first: int = 0) -> tuple[np.ndarray,
-                                                                               np.ndarray]:
-    """Seconds as floats and a mask of rows whose time did not parse; without the column, the
-    row's index in the stream (`first` for the frame's first row).
-
-    Example
-    -------
-
-    >>> t, bad = event_seconds(pd.DataFrame({"time": ["10", "1970-01-01T00:00:20Z", "?"]}),
-    ...                        "time")
-    >>> t.tolist()[:2], bad.tolist()
-    ([10.0, 20.0], [False, False, True])
-
-    """
-    if col is None or col not in df.columns:
-        t = np.arange(first, first + len(df), dtype=float)
-        return t, np.zeros(len(df), dtype=bool)
-    s = df[col]
-    if pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s):
-        t = s.to_numpy(dtype=float)
-    elif pd.api.types.is_datetime64_any_dtype(s):
-        dt = pd.to_datetime(s, utc=True)
-        t = (dt - pd.Timestamp(0, tz="UTC")).dt.total_seconds().to_numpy(dtype=float, copy=True)
-        t[dt.isna().to_numpy()] = np.nan
-    else:
-        num = pd.to_numeric(s, errors="coerce")
-        dt = pd.to_datetime(s.where(num.isna()), utc=True, errors="coerce", format="ISO8601")
-        secs = (dt - pd.Timestamp(0, tz="UTC")).dt.total_seconds()
-        t = num.fillna(secs).to_numpy(dtype=float)
-    return t, ~np.isfinite(t)
+from transforms.streams.table_files import (CHUNK_ROWS, jsonl_facts, columns_of, csv_options,
+                                            event_seconds, fmt_of, table_chunks, table_files)
 
 
 def _feature_frame(df: pd.DataFrame, columns: list[str], numeric: dict) -> tuple[pd.DataFrame,
@@ -113,6 +81,10 @@ def rows_in_time_order(spec) -> bool:
             return True  # row numbers
         if not all(timed):
             return False
+        if all(fmt == "jsonl" for fmt in formats):  # told by the checks' pass over each file
+            told = _jsonl_times_in_order(files, time_col, csv_options(o))
+            if told is not None:
+                return told
         last = -math.inf
         for item in table_chunks(files, o.get("format"), columns=[time_col],
                                  csv=csv_options(o)):
@@ -241,6 +213,21 @@ class _TableColumns:
             path, row_numbers, frame = chunk
             yield from ((path, item) for item in self.rows(frame, path, seq0, row_numbers))
             seq0 += len(frame)
+
+
+def _jsonl_times_in_order(files: list[str], time_col: str, csv: dict) -> bool | None:
+    """Whether JSON Lines files' times are in order, file after file, from the pass the checks
+    before a run made over each (`JsonlFacts`); None when a file's time column was not told."""
+    last = -math.inf
+    for path in files:
+        told = jsonl_facts(path, csv).times.get(time_col)
+        if told is None:
+            return None
+        in_order, first, final = told
+        if not in_order or first < last:
+            return False
+        last = final
+    return True
 
 
 def table_events(spec, delay, checks: Checks) -> Iterator:
