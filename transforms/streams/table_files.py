@@ -406,8 +406,6 @@ def table_chunks(files: list[str], fmt: str | None, default: str = "csv",
 def _jsonl_chunks(path: str, columns, csv: dict | None, stream: str | None) -> Iterator:
     """A JSON Lines file's chunks with their line numbers, and a dead letter for each line
     that is not a JSON object (blank lines are skipped)."""
-    import json
-
     encoding = (csv or {}).get("encoding", "utf-8")
     records, numbers = [], []
 
@@ -424,12 +422,7 @@ def _jsonl_chunks(path: str, columns, csv: dict | None, stream: str | None) -> I
                 text = raw.decode(encoding).strip()
                 if not text:
                     continue
-                try:
-                    record = json.loads(text)
-                except ValueError as e:
-                    record, reason = None, f"not JSON: {e}"
-                else:
-                    reason = "not a JSON object" if not isinstance(record, dict) else None
+                record, reason = _json_object(text)
                 if reason:
                     yield dead_letter(stream, reason, file=path, row=number)
                     continue
@@ -440,6 +433,26 @@ def _jsonl_chunks(path: str, columns, csv: dict | None, stream: str | None) -> I
                     records, numbers = [], []
     if records:
         yield chunk()
+
+
+def _json_object(text: str) -> tuple[dict | None, str | None]:
+    """A JSON Lines line's object, or why it is none. orjson reads a line 5 times as fast as
+    Python's json, and is stricter: what it refuses, json reads as it always did (NaN,
+    integers beyond 64 bits).
+
+    >>> _json_object('{"a": 1}'), _json_object('{"a": NaN}')[0], _json_object("[1]")[1]
+    (({'a': 1}, None), {'a': nan}, 'not a JSON object')
+    """
+    import orjson
+
+    try:
+        record = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        try:
+            record = json.loads(text)
+        except ValueError as e:
+            return None, f"not JSON: {e}"
+    return (record, None) if isinstance(record, dict) else (None, "not a JSON object")
 
 
 def _csv_chunks(source, path: str, dtypes: dict, columns, csv: dict | None,
