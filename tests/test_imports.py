@@ -34,7 +34,7 @@ BEAM_FREE = ["metrics", "metrics.blocks", "transforms", "transforms.vocabulary",
              "transforms.streams.arff", "transforms.streams.generators", "transforms.models",
              "transforms.models.specs", "transforms.models.temporal", "transforms.models.batch",
              "transforms.replay", "transforms.replay.engine", "transforms.scoring.plan",
-             "transforms.scoring.columns", "transforms.scoring.curves"]
+             "transforms.scoring.columns", "transforms.scoring.curves", "pipelines.local"]
 
 
 def test_the_math_the_readers_the_models_and_the_engine_import_without_beam():
