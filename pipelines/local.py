@@ -12,7 +12,7 @@ from transforms.models.specs import ModelSpec
 from transforms.replay.engine import ReplayEngine
 from transforms.replay.repredict import RepredictPolicy
 from transforms.scoring.curves import score_locally
-from transforms.scoring.plan import ScoringPlan, time_window
+from transforms.scoring.plan import ScoringPlan
 from transforms.streams.delays import DelaySpec
 from transforms.streams.sources import StreamSpec
 
@@ -74,10 +74,9 @@ def evaluate_locally(stream: str, model: str, delay: str = "0", *, final: bool =
     spec.check()
     model_spec = ModelSpec.parse(model)
     policy = RepredictPolicy.parse(repredict).with_bins(bins)
-    plan = ScoringPlan(final=final, bins=0 if policy.kind == "none" else bins,
-                       alphas=tuple(alphas), curve_every=curve_every, windows=tuple(windows),
-                       fadings=tuple(fadings),
-                       time_windows=tuple(time_window(t) for t in time_windows))
+    plan = ScoringPlan.of(policy, final=final, bins=bins, alphas=alphas,
+                          curve_every=curve_every, windows=windows, fadings=fadings,
+                          time_windows=time_windows)
     engine = ReplayEngine(model_spec, spec.name, spec.declared_classes(), final=final,
                           repredict=policy, bins=plan.bins, log_predictions="none",
                           baselines=plan.baseline_views)

@@ -14,7 +14,7 @@ from transforms.models.specs import ModelSpec
 from transforms.replay.per_key import in_time_order
 from transforms.replay.repredict import RepredictPolicy
 from transforms.scoring.drift import DriftPlan
-from transforms.scoring.plan import ScoringPlan, time_window
+from transforms.scoring.plan import ScoringPlan
 from transforms.streams.delays import DelaySpec
 from transforms.streams.read import TimeRange
 from transforms.streams.sources import StreamSpec
@@ -121,14 +121,12 @@ def plan(config: RunConfig) -> Plan:
     if len(set(names)) != len(names):
         raise ConfigError(f"stream names must be unique, got {names}; name them with NAME=SOURCE")
     try:
-        time_windows = tuple(time_window(t) for t in config.time_windows)
+        scoring = ScoringPlan.of(repredict, final=config.final, bins=config.bins,
+                                 alphas=config.alphas, curve_every=config.curve_every,
+                                 windows=config.windows, fadings=config.fadings,
+                                 time_windows=config.time_windows)
     except ValueError as e:
         raise ConfigError(str(e)) from None
-    scoring = ScoringPlan(final=config.final,
-                          bins=0 if str(repredict) == "none" else config.bins,
-                          alphas=tuple(config.alphas), curve_every=config.curve_every,
-                          windows=tuple(config.windows), fadings=tuple(config.fadings),
-                          time_windows=time_windows)
     drift = None if config.drift_on == "none" else DriftPlan(
         config.drift_on, config.ph_delta, config.ph_threshold, config.ph_min_instances,
         tuple(config.ph_alphas), {s.name: s.drift_points() for s in streams if s.drift_points()})

@@ -75,6 +75,20 @@ class ScoringPlan:
         return BaselineViews(self.windows, self.fadings,
                              tuple(size for _, size, _ in self.time_windows))
 
+    @classmethod
+    def of(cls, repredict, *, final: bool = True, bins: int = 100, alphas=(1.0, 2.0, 10.0),
+           curve_every: int = 1000, windows=(), fadings=(), time_windows=()) -> ScoringPlan:
+        """The plan of a run's options: `time_windows` as texts (`time_window`), and no bins
+        when the re-prediction policy `repredict` is `none` (a ValueError names a bad window).
+
+        >>> ScoringPlan.of("none", bins=10).bins, ScoringPlan.of("every_k_labels:5", bins=10).bins
+        (0, 10)
+        """
+        return cls(final=final, bins=0 if str(repredict) == "none" else bins,
+                   alphas=tuple(alphas), curve_every=curve_every, windows=tuple(windows),
+                   fadings=tuple(fadings),
+                   time_windows=tuple(time_window(t) for t in time_windows))
+
     @property
     def fading_views(self) -> dict:
         """{α: the index of its view in `views`}."""

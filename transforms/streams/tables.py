@@ -16,8 +16,8 @@ from transforms.errors import InputError
 from transforms.records import (EVENT_KINDS, INSTANCE, LABEL, RANK_INSTANCE, RANK_LABEL,
                                 RANK_LABEL_AFTER_INSTANCE, dead_letter)
 from transforms.streams.rows import Checks, labelled_rows
-from transforms.streams.table_files import (CHUNK_ROWS, jsonl_facts, columns_of, csv_options,
-                                            event_seconds, fmt_of, table_chunks, table_files)
+from transforms.streams.table_files import (CHUNK_ROWS, columns_of, csv_options, event_seconds,
+                                            fmt_of, jsonl_facts, table_chunks, table_files)
 
 
 def _feature_frame(df: pd.DataFrame, columns: list[str], numeric: dict) -> tuple[pd.DataFrame,
