@@ -2,10 +2,13 @@
 
     stream (instances + labels) -> label pass: the replay engine with a model that predicts
         nothing, so label numbers n, baselines, orphans, dead letters and pending instances are
-        exactly the replay's
+        exactly the replay's; a stream in time order is read and drained as it is read
+        (`PerKeyReplay`: memory bounded by what is pending), any other is grouped and sorted
     prediction log (Arrow record batches)
     both keyed by (stream, id bucket) -> CoGroupByKey -> per bucket and model one vectorised
-        join (pandas/numpy) -> Outcomes with their bins -> the same scoring as `run`
+        join (pandas/numpy) -> Outcomes with their bins -> regrouped by ranges of label numbers,
+        so the scoring gets them in label order as a replay gives them -> the same scoring as
+        `run`
 
 A logged prediction belongs to the labelled instance with its id whose latency period
 [t_arrival, t_label] holds its time (ids may be reused once labelled). Kinds come from the
@@ -30,6 +33,7 @@ from transforms.backfill.join import (id_bucket, join_predictions, kind_codes, l
 from transforms.backfill.logs import PredictionLogSpec
 from transforms.errors import InputError, reports_errors
 from transforms.replay.keyed import GroupedReplay
+from transforms.replay.per_key import PerKeyReplay
 from transforms.scoring.columns import concat_rows, take_rows
 from transforms.streams.read import ReadStreams
 from transforms.streams.table_files import event_seconds
@@ -55,6 +59,11 @@ class LabelsOnly(base.Classifier):
 
     def predict_one(self, x):
         return None
+
+
+def _no_model(dead_letter: dict) -> dict:
+    """A label pass's dead letter belongs to no model (the reading's have no model field)."""
+    return {**dead_letter, "model": None} if dead_letter.get("model") == LABELS else dead_letter
 
 
 # -- Beam ----------------------------------------------------------------------------------------
@@ -123,9 +132,32 @@ class _KeyLogBatches(beam.DoFn):
                                                                  {values[v] for v in part["v"]}))
             keys = lookup(cols["stream"], self.streams) * self.buckets + \
                 id_bucket(cols["id"], self.buckets)
+            # The key names the stream; the model travels as its position in `models`.
+            cols["model"] = lookup(cols.pop("model"), self.models).astype(np.int16)
+            del cols["stream"]
             for key, part in split_by(cols, keys):
                 yield (self.streams[key // self.buckets], int(key % self.buckets)), \
                     ("predictions", part)
+
+
+def _by_label_range(element, span: int):
+    """An id bucket's outcome batch -> its outcomes keyed by (stream, model, range of `span`
+    label numbers): a bucket holds labels from all over the stream."""
+    (stream, model), outcomes = element
+    ranges: dict = {}
+    for o in outcomes:
+        ranges.setdefault(o.n // span, []).append(o)
+    for r, part in ranges.items():
+        yield (stream, model, r), part
+
+
+def _in_label_order(element, batch_size: int):
+    """A range of label numbers' outcomes -> batches of consecutive labels, in label order: the
+    scoring's label blocks and in-label-order folds then take each batch whole."""
+    (stream, model, _), parts = element
+    outcomes = sorted((o for part in parts for o in part), key=lambda o: o.n)
+    for i in range(0, len(outcomes), batch_size):
+        yield (stream, model), outcomes[i:i + batch_size]
 
 
 def _key_labels(element, buckets: int):
@@ -150,8 +182,8 @@ class _Join(beam.DoFn):
         preds = concat_rows([p for tag, p in parts if tag == "predictions"])
         if not labels:
             labels = label_columns([])
-        for model in self.models:
-            rows = np.flatnonzero(preds["model"] == model) if preds else None
+        for code, model in enumerate(self.models):
+            rows = np.flatnonzero(preds["model"] == code) if preds else None
             mine = take_rows(preds, rows) if preds else \
                 {"id": np.empty(0, object), "t": np.empty(0), "y_pred": np.empty(0, object)}
             classes = None
@@ -190,6 +222,9 @@ class BackfillOutcomes(beam.PTransform):
         Id buckets the join is split into: the backfill's parallelism.
     batch_size
         Events per element of the label pass.
+    label_pass
+        How the label pass replays a stream: `per-key` reads and drains it in time order (memory
+        bounded by the instances pending), `grouped` sorts the whole stream first (any order).
 
     Example
     -------
@@ -217,16 +252,31 @@ class BackfillOutcomes(beam.PTransform):
     def __init__(self, read: ReadStreams, label_engines, log: PredictionLogSpec,
                  models: list[str],
                  classification: bool, bins: int, final: bool, buckets: int = 16,
-                 batch_size: int = 1000):
+                 batch_size: int = 1000, label_pass: str = "grouped"):
         super().__init__()
         self.read, self.label_engines, self.log = read, label_engines, log
         self.models, self.classification = models, classification
         self.bins, self.final, self.buckets, self.batch_size = bins, final, buckets, batch_size
+        self.label_pass = label_pass
 
-    def expand(self, pbegin):
+    def _label_pass(self, pbegin):
+        """The replay of the labels, and the reading's dead letters, read counts and errors."""
+        if self.label_pass == "per-key":
+            replay = pbegin | "LabelPass" >> PerKeyReplay(
+                self.read.streams, [LABELS], self.label_engines, self.read.delay,
+                self.batch_size, self.read.time_range)
+            dead = replay[DEAD_LETTERS] | "Unmodelled" >> beam.Map(_no_model)
+            return replay, dead, replay[READ_COUNTS], replay[ERRORS]
         read = pbegin | "ReadStreams" >> self.read
         replay = read["chunks"] | "LabelPass" >> GroupedReplay(self.label_engines,
                                                                self.batch_size)
+        dead = replay[DEAD_LETTERS] | "Unmodelled" >> beam.Map(_no_model)
+        dead = (read[DEAD_LETTERS], dead) | "AllDead" >> beam.Flatten()
+        errors = (read[ERRORS], replay[ERRORS]) | "ReplayErrors" >> beam.Flatten()
+        return replay, dead, read[READ_COUNTS], errors
+
+    def expand(self, pbegin):
+        replay, dead, read_counts, errors = self._label_pass(pbegin)
         streams = [s.name for s in self.read.streams]
         logged = (pbegin | "LogFiles" >> beam.Create(self.log.files(self.read.time_range))
                   | "SpreadFiles" >> beam.Reshuffle()
@@ -263,12 +313,14 @@ class BackfillOutcomes(beam.PTransform):
 
         counts = ((replay[COUNTS] | "LabelCounts" >> beam.FlatMap(per_model),
                    joined[_Join.COUNTS]) | "AllCounts" >> beam.Flatten())
-        dead = replay[DEAD_LETTERS] | "Unmodelled" >> beam.Map(lambda d: {**d, "model": None})
-        return {"outcomes": joined.outcomes,
-                DEAD_LETTERS: (read[DEAD_LETTERS], dead) | "AllDead" >> beam.Flatten(),
+        span = 20 * self.batch_size
+        in_order = (joined.outcomes | "ByLabelRange" >> beam.FlatMap(_by_label_range, span)
+                    | "GatherRange" >> beam.GroupByKey()
+                    | "InLabelOrder" >> beam.FlatMap(_in_label_order, self.batch_size))
+        return {"outcomes": in_order,
+                DEAD_LETTERS: dead,
                 COUNTS: counts,
                 CLASSES: label_classes | "ModelClasses" >> beam.FlatMap(
                     model_class_list, beam.pvalue.AsDict(predicted)),
-                READ_COUNTS: read[READ_COUNTS],
-                ERRORS: (read[ERRORS], replay[ERRORS], logged[ERRORS], joined[ERRORS])
-                | "AllErrors" >> beam.Flatten()}
+                READ_COUNTS: read_counts,
+                ERRORS: (errors, logged[ERRORS], joined[ERRORS]) | "AllErrors" >> beam.Flatten()}

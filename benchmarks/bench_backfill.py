@@ -1,0 +1,116 @@
+"""A nightly backfill at scale: `delayed-eval backfill` over a generated production log, time and
+peak memory at several sizes, each run its own process as a scheduler runs it.
+
+    python -m benchmarks.bench_backfill [--instances 100000 1000000] [--per-instance 10]
+        [--bins 100] [--runner direct] [--keep DIR]
+
+The log of N instances, one arriving per second with a text id, each labelled 600–3 600 s
+later (seeded): an instance table (id, time, one feature), a label table (id, time, label;
+rows in label-time order) and a prediction log of `--per-instance` predictions per instance
+(initial at arrival, re-predictions evenly spread while pending, final at the label time),
+each table a Parquet file per day (`date=YYYY-MM-DD/part-0.parquet`, hive style), as a
+deployed service writes them. The backfill scores every logged prediction with every default
+measure (B bins, curves, windows, fading, drift). Printed: wall time, the time per million
+predictions, and the process's peak resident memory (the child's `ru_maxrss`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+import pandas as pd
+
+DAY = 86_400
+
+
+def write_log(folder: str, n: int, per_instance: int, classes: int = 2, seed: int = 7) -> dict:
+    """Instance, label and prediction tables of n instances, partitioned by day; their paths."""
+    rng = np.random.default_rng(seed)
+    t0 = np.arange(n, dtype=np.float64)
+    t_label = t0 + rng.integers(600, 3600, n)
+    ids = np.char.add("tx-", np.arange(n).astype(str)).astype(object)
+    y = rng.integers(0, classes, n)
+    names = np.array([f"c{k}" for k in range(classes)], dtype=object)
+    instances = pd.DataFrame({"id": ids, "time": t0, "amount": rng.random(n)})
+    order = np.argsort(t_label, kind="stable")
+    labels = pd.DataFrame({"id": ids[order], "time": t_label[order], "label": names[y[order]]})
+    # Initial at arrival, re-predictions spread over the latency period, final at the label.
+    steps = np.linspace(0.0, 1.0, per_instance)
+    t = (t0[:, None] + (t_label - t0)[:, None] * steps[None, :]).ravel()
+    kind = np.array(["initial"] + ["re-prediction"] * (per_instance - 2) + ["final"],
+                    dtype=object)
+    right = rng.random(n * per_instance) < 0.8
+    pred = np.where(right, np.repeat(y, per_instance),
+                    rng.integers(0, classes, n * per_instance))
+    preds = pd.DataFrame({"id": np.repeat(ids, per_instance), "t": t,
+                          "kind": np.tile(kind, n), "y_pred": names[pred],
+                          "model": "prod"})
+    preds = preds.iloc[np.argsort(t, kind="stable")]
+    paths = {}
+    for name, table, column in (("instances", instances, "time"), ("labels", labels, "time"),
+                                ("predictions", preds, "t")):
+        paths[name] = os.path.join(folder, name)
+        day = (table[column].to_numpy() // DAY).astype(np.int64)
+        for d in np.unique(day):
+            part = os.path.join(paths[name], f"date=2026-11-{d + 1:02d}")
+            os.makedirs(part)
+            table[day == d].to_parquet(os.path.join(part, "part-0.parquet"), index=False)
+    return paths
+
+
+def backfill(paths: dict, bins: int, runner: str, out: str) -> dict:
+    """One backfill process: wall time and the peak resident memory of the child, in MiB."""
+    stream = f'prod={paths["instances"]}{json.dumps({"labels": paths["labels"]})}'
+    command = [sys.executable, "-m", "pipelines.cli", "backfill", "--quiet", "--stream", stream,
+               "--predictions", paths["predictions"], "--bins", str(bins),
+               "--runner", runner, "--out", out]
+    start = time.perf_counter()
+    done = subprocess.run(command, capture_output=True, text=True)
+    seconds = time.perf_counter() - start
+    if done.returncode:
+        raise SystemExit(f"backfill failed ({done.returncode}): {done.stderr.strip()}")
+    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    return {"seconds": seconds, "peak_mib": peak}
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--instances", type=int, nargs="+", default=[100_000, 1_000_000])
+    parser.add_argument("--per-instance", type=int, default=10,
+                        help="logged predictions per instance: initial, re-predictions, final")
+    parser.add_argument("--bins", type=int, default=100)
+    parser.add_argument("--runner", default="direct")
+    parser.add_argument("--keep", help="write the logs and results here, or use the logs "
+                                       "already there (default: a temporary folder, removed)")
+    args = parser.parse_args(argv)
+    print(f"backfill, {args.per_instance} logged predictions per instance, B = {args.bins}, "
+          f"every default measure, --runner {args.runner}, Parquet partitioned by day")
+    print("| instances | predictions | wall time | per million predictions | peak memory |")
+    print("|---|---|---|---|---|")
+    # ru_maxrss of children is the largest child so far: sizes run smallest first.
+    for n in sorted(args.instances):
+        folder = args.keep or tempfile.mkdtemp()
+        root = os.path.join(folder, f"n{n}")
+        paths = {name: os.path.join(root, name) for name in ("instances", "labels",
+                                                              "predictions")}
+        if not os.path.isdir(paths["predictions"]):  # a kept log is used again
+            paths = write_log(root, n, args.per_instance)
+        result = backfill(paths, args.bins, args.runner, os.path.join(root, "results"))
+        predictions = n * args.per_instance
+        print(f"| {n:,} | {predictions:,} | {result['seconds']:.1f} s | "
+              f"{result['seconds'] / predictions * 1e6:.1f} s | {result['peak_mib']:,.0f} MiB |",
+              flush=True)
+        if not args.keep:
+            subprocess.run(["rm", "-rf", folder], check=True)
+
+
+if __name__ == "__main__":
+    main()
