@@ -20,13 +20,26 @@ from metrics.exact import ratio
 CONFIDENCE_DELTA = 0.05  # the bounds hold with probability 1 − δ
 # Confidence statistics: reported next to the measures, never aggregated into Ψα.
 CONFIDENCE_METRICS = ("accuracy_ci_hoeffding", "accuracy_ci_chernoff", "kappa_se", "kappa_z")
+# From the confusion counts, whatever the class order (scikit-learn's definitions, a class
+# counted when it occurs as a label or as a prediction; a ratio with a zero denominator is 0).
+PER_CLASS_AVERAGES = ("balanced_accuracy", "mcc", "macro_precision", "macro_recall", "macro_f1",
+                      "weighted_precision", "weighted_recall", "weighted_f1", "micro_f1")
 CLASSIFICATION_METRICS = ("accuracy", "kappa", "kappa_m", "kappa_t", "kappa_plus",
-                          *CONFIDENCE_METRICS)
+                          *PER_CLASS_AVERAGES, *CONFIDENCE_METRICS)
+# Reported once per class (`ClassificationScore.per_class`), and the confusion matrix's cells.
+PER_CLASS_METRICS = ("precision", "recall", "f1")
+CONFUSION = "confusion"
 
 
 def _grow(counts: list[int], index: int) -> None:
     if index >= len(counts):
         counts.extend([0] * (index + 1 - len(counts)))
+
+
+def _add_cells(mine: dict, theirs: dict, sign: int = 1) -> None:
+    """mine += sign · theirs, cell by cell (a cell left at 0 stays, as a count of 0)."""
+    for cell, count in theirs.items():
+        mine[cell] = mine.get(cell, 0) + sign * count
 
 
 def _add(mine: list, theirs, sign: int = 1) -> None:
@@ -38,7 +51,8 @@ def _add(mine: list, theirs, sign: int = 1) -> None:
 
 
 class ClassificationScore:
-    """Counts behind accuracy, Cohen's κ, κ_m, κ_per (kappa-temporal) and κ+.
+    """Counts behind accuracy, Cohen's κ, κ_m, κ_per (kappa-temporal), κ+ and the measures of
+    the per-class confusion counts (precision, recall, F1 averages, balanced accuracy, MCC).
 
     Each update takes the true class, the predicted class, the Persistent baseline's prediction
     (the previous true label in label-arrival order) and the Majority baseline's prediction
@@ -49,6 +63,10 @@ class ClassificationScore:
     - κ = (p − p_ran) / (1 − p_ran), p_ran = Σ_i P(true=i)·P(pred=i)
     - κ_m = (p − p_maj) / (1 − p_maj); κ_per = (p − p_per) / (1 − p_per)
     - κ+ = sqrt(max(0, κ)·max(0, κ_per))
+    - per class c (hits h_c, labels t_c, predictions p_c): precision h_c/p_c, recall h_c/t_c,
+      F1 2h_c/(t_c + p_c); macro = their mean over the classes that occur, weighted = their
+      mean weighted by t_c, micro F1 = accuracy; balanced accuracy = mean recall over the
+      classes that occur as labels; MCC = (hits·n − Σ t_c p_c) / sqrt((n² − Σ p_c²)(n² − Σ t_c²))
 
     >>> s = ClassificationScore()
     >>> for y, p, prev, maj in [(0, 0, 0, 0), (1, 0, 0, 0), (1, 1, 1, 1), (0, 0, 1, 0)]:
@@ -65,10 +83,13 @@ class ClassificationScore:
     Žliobaitė, I., Bifet, A., Read, J., Pfahringer, B., Holmes, G. (2015). Evaluation
     methods and decision theory for classification of streaming data with temporal dependence.
     Machine Learning 98(3), 455–482.
+
+    Gorodkin, J. (2004). Comparing two K-category assignments by a K-category correlation
+    coefficient. Computational Biology and Chemistry 28(5–6), 367–374 (MCC for K classes).
     """
 
     __slots__ = ("n", "correct", "true_counts", "pred_counts", "persistent_correct",
-                 "majority_correct")
+                 "majority_correct", "confusion")
 
     def __init__(self):
         self.n = 0
@@ -77,6 +98,7 @@ class ClassificationScore:
         self.pred_counts: list[int] = []
         self.persistent_correct = 0
         self.majority_correct: list = []  # per view (one entry: every view alike)
+        self.confusion: dict = {}  # (true class, predicted class) -> labels
 
     def update(self, y_true: int, y_pred: int, y_prev: int, y_majority) -> None:
         self.n += 1
@@ -87,6 +109,8 @@ class ClassificationScore:
         if y_true >= len(self.true_counts):
             _grow(self.true_counts, y_true)
         self.true_counts[y_true] += 1
+        cell = (y_true, y_pred)
+        self.confusion[cell] = self.confusion.get(cell, 0) + 1
         if y_pred >= len(self.pred_counts):
             _grow(self.pred_counts, y_pred)
         self.pred_counts[y_pred] += 1
@@ -118,6 +142,11 @@ class ClassificationScore:
             _grow(counts, len(add) - 1)
             for i in np.flatnonzero(add):
                 counts[i] += int(add[i])
+        k = max(len(self.true_counts), len(self.pred_counts))
+        cells = np.bincount(y_true * k + y_pred)
+        for cell in np.flatnonzero(cells).tolist():
+            key = divmod(cell, k)
+            self.confusion[key] = self.confusion.get(key, 0) + int(cells[cell])
 
     def merge(self, other: ClassificationScore) -> ClassificationScore:
         self.n += other.n
@@ -127,6 +156,7 @@ class ClassificationScore:
                              (self.true_counts, other.true_counts),
                              (self.pred_counts, other.pred_counts)):
             _add(mine, theirs)
+        _add_cells(self.confusion, other.confusion)
         return self
 
     def subtract(self, other: ClassificationScore) -> ClassificationScore:
@@ -146,6 +176,7 @@ class ClassificationScore:
                              (self.true_counts, other.true_counts),
                              (self.pred_counts, other.pred_counts)):
             _add(mine, theirs, -1)
+        _add_cells(self.confusion, other.confusion, -1)
         return self
 
     def for_view(self, j: int) -> ClassificationScore:
@@ -166,9 +197,9 @@ class ClassificationScore:
     @staticmethod
     def faded_stats(columns: dict) -> np.ndarray:
         """Per label and prediction column, the increments of the counts: [n, correct,
-        persistent_correct, majority_correct, true_counts[C], pred_counts[C]] (labels without
-        a prediction add nothing). Columns: y, preds (labels × columns), prev, majority (one
-        column: the view's)."""
+        persistent_correct, majority_correct, true_counts[C], pred_counts[C], confusion[C·C]
+        (true class-major)] (labels without a prediction add nothing). Columns: y, preds
+        (labels × columns), prev, majority (one column: the view's)."""
         y = np.asarray(columns["y"], dtype=np.int64)
         preds = np.asarray(columns["preds"], dtype=np.int64)
         if not len(y):
@@ -178,24 +209,31 @@ class ClassificationScore:
         parts = [scored, scored & (preds == y[:, None]),
                  scored & (np.asarray(columns["prev"]) == y)[:, None],
                  scored & (np.asarray(columns["majority"]) == y)[:, None]]
-        return np.concatenate([np.stack(parts, axis=-1),
-                               scored[..., None] & (y[:, None, None] == classes),
-                               preds[..., None] == classes], axis=-1).astype(np.float64)
+        true = scored[..., None] & (y[:, None, None] == classes)
+        predicted = preds[..., None] == classes
+        cells = (true[..., :, None] & predicted[..., None, :]).reshape(*true.shape[:-1], -1)
+        return np.concatenate([np.stack(parts, axis=-1), true, predicted, cells], axis=-1) \
+            .astype(np.float64)
 
     @staticmethod
     def pad_faded(stats: np.ndarray, width: int) -> np.ndarray:
         """Widen faded statistics to `width` (more classes), zeros for the new classes."""
-        k, extra = (stats.shape[-1] - 4) // 2, (width - stats.shape[-1]) // 2
-        pad = np.zeros((*stats.shape[:-1], extra))
-        return np.concatenate([stats[..., :4 + k], pad, stats[..., 4 + k:], pad], axis=-1)
+        k, wide = _faded_classes(stats.shape[-1]), _faded_classes(width)
+        lead = stats.shape[:-1]
+        pad = np.zeros((*lead, wide - k))
+        cells = stats[..., 4 + 2 * k:].reshape(*lead, k, k)
+        cells = np.pad(cells, [(0, 0)] * len(lead) + [(0, wide - k), (0, wide - k)])
+        return np.concatenate([stats[..., :4 + k], pad, stats[..., 4 + k:4 + 2 * k], pad,
+                               cells.reshape(*lead, wide * wide)], axis=-1)
 
     @classmethod
     def from_faded(cls, row: list) -> ClassificationScore:
         s = cls()
-        k = (len(row) - 4) // 2
+        k = _faded_classes(len(row))
         s.n, s.correct, s.persistent_correct, majority_correct = row[:4]
         s.majority_correct = [majority_correct]
-        s.true_counts, s.pred_counts = row[4:4 + k], row[4 + k:]
+        s.true_counts, s.pred_counts = row[4:4 + k], row[4 + k:4 + 2 * k]
+        s.confusion = {divmod(i, k): c for i, c in enumerate(row[4 + 2 * k:]) if c}
         return s
 
     # -- statistics -------------------------------------------------------------------------
@@ -249,6 +287,139 @@ class ClassificationScore:
             return math.nan
         return math.sqrt(k * k_per)
 
+    # -- from the per-class confusion counts (scikit-learn's definitions) ---------------------
+    def _class_counts(self) -> dict:
+        """{class: (hits, labels, predictions)} of each class that occurs as a label or a
+        prediction, in class-index order."""
+        k = max(len(self.true_counts), len(self.pred_counts))
+
+        def padded(counts):
+            return list(counts) + [0] * (k - len(counts))
+
+        hits = [self.confusion.get((c, c), 0) for c in range(k)]
+        return {c: counts for c, counts in enumerate(zip(hits, padded(self.true_counts),
+                                                         padded(self.pred_counts)))
+                if counts[1] or counts[2]}
+
+    def _averaged(self, measure, weighted: bool) -> float:
+        classes = list(self._class_counts().values())
+        if not classes:
+            return math.nan
+        values = [measure(h, t, p) for h, t, p in classes]
+        if not weighted:
+            return sum(values) / len(values)
+        support = sum(t for _, t, _ in classes)
+        return sum(v * t for v, (_, t, _) in zip(values, classes)) / support if support else 0.0
+
+    def per_class(self) -> dict:
+        """{(metric, class): value}: each class's precision, recall and F1, for the classes
+        that occur as a label or a prediction.
+
+        >>> s = ClassificationScore()
+        >>> s.update_many([0, 0, 1, 2], [0, 1, 1, 1], [0] * 4, [0] * 4)
+        >>> s.per_class()[("precision", 1)], s.per_class()[("recall", 0)]
+        (0.3333333333333333, 0.5)
+        """
+        measures = dict(zip(PER_CLASS_METRICS, (self._precision, self._recall, self._f1)))
+        return {(metric, c): measure(*counts) for c, counts in self._class_counts().items()
+                for metric, measure in measures.items()}
+
+    def confusion_matrix(self) -> dict:
+        """{(true class, predicted class): labels} over the classes that occur, zeros included.
+
+        >>> s = ClassificationScore()
+        >>> s.update_many([0, 0, 1], [0, 1, 1], [0] * 3, [0] * 3)
+        >>> s.confusion_matrix()
+        {(0, 0): 1, (0, 1): 1, (1, 0): 0, (1, 1): 1}
+        """
+        classes = list(self._class_counts())
+        return {(i, j): self.confusion.get((i, j), 0) for i in classes for j in classes}
+
+    @staticmethod
+    def _precision(h, t, p):
+        return h / p if p else 0.0
+
+    @staticmethod
+    def _recall(h, t, p):
+        return h / t if t else 0.0
+
+    @staticmethod
+    def _f1(h, t, p):
+        return 2 * h / (t + p) if t + p else 0.0
+
+    @property
+    def macro_precision(self) -> float:
+        """The mean of the classes' precisions h_c/p_c (0 for a class never predicted).
+
+        >>> s = ClassificationScore()
+        >>> s.update_many([0, 0, 1, 2], [0, 1, 1, 1], [0] * 4, [0] * 4)
+        >>> s.macro_precision  # (1/1 + 1/3 + 0) / 3
+        0.4444444444444444
+        """
+        return self._averaged(self._precision, False)
+
+    @property
+    def macro_recall(self) -> float:
+        return self._averaged(self._recall, False)
+
+    @property
+    def macro_f1(self) -> float:
+        """The mean of the classes' F1 = 2h_c / (t_c + p_c).
+
+        >>> s = ClassificationScore()
+        >>> s.update_many([0, 0, 1, 2], [0, 1, 1, 1], [0] * 4, [0] * 4)
+        >>> round(s.macro_f1, 4)  # (2/3 + 2/4 + 0) / 3
+        0.3889
+        """
+        return self._averaged(self._f1, False)
+
+    @property
+    def weighted_precision(self) -> float:
+        return self._averaged(self._precision, True)
+
+    @property
+    def weighted_recall(self) -> float:
+        return self._averaged(self._recall, True)
+
+    @property
+    def weighted_f1(self) -> float:
+        return self._averaged(self._f1, True)
+
+    @property
+    def micro_f1(self) -> float:
+        """F1 over all classes' counts pooled: the accuracy, when every label gets one class."""
+        return self.accuracy
+
+    @property
+    def balanced_accuracy(self) -> float:
+        """The mean recall over the classes that occur as labels.
+
+        >>> s = ClassificationScore()
+        >>> s.update_many([0, 0, 0, 1], [0, 0, 0, 0], [0] * 4, [0] * 4)
+        >>> s.accuracy, s.balanced_accuracy
+        (0.75, 0.5)
+        """
+        recalls = [h / t for h, t, _ in self._class_counts().values() if t]
+        return sum(recalls) / len(recalls) if recalls else math.nan
+
+    @property
+    def mcc(self) -> float:
+        """Matthews correlation for K classes (Gorodkin 2004), 0 when a side has one class.
+
+        >>> s = ClassificationScore()
+        >>> s.update_many([0, 0, 1, 1], [0, 1, 1, 1], [0] * 4, [0] * 4)
+        >>> round(s.mcc, 4)  # (3·4 − (2·1 + 2·3)) / sqrt((16 − 10)(16 − 8))
+        0.5774
+        """
+        if not self.n:
+            return math.nan
+        classes = self._class_counts().values()
+        n, hits = self.n, sum(h for h, _, _ in classes)
+        cov_tp = hits * n - sum(t * p for _, t, p in classes)
+        cov_pp = n * n - sum(p * p for _, _, p in classes)
+        cov_tt = n * n - sum(t * t for _, t, _ in classes)
+        return cov_tp / math.sqrt(cov_tt * cov_pp) if cov_tt * cov_pp else 0.0
+
     # -- confidence (Gama et al. 2009, section 2; Žliobaitė et al. 2015, eqs. 11-12) ----------
     @property
     def accuracy_ci_hoeffding(self) -> float:
@@ -297,7 +468,7 @@ class ClassificationScore:
 
     # -- state ------------------------------------------------------------------------------
     def to_dict(self) -> dict:
-        return {name: (list(v) if isinstance(v, list) else v)
+        return {name: (type(v)(v) if isinstance(v, (list, dict)) else v)
                 for name in self.__slots__ for v in [getattr(self, name)]}
 
     @classmethod
@@ -305,7 +476,7 @@ class ClassificationScore:
         s = cls()
         for name in cls.__slots__:
             v = d[name]
-            setattr(s, name, list(v) if isinstance(v, list) else v)
+            setattr(s, name, type(v)(v) if isinstance(v, (list, dict)) else v)
         return s
 
     def __eq__(self, other) -> bool:
@@ -313,3 +484,8 @@ class ClassificationScore:
 
     def __repr__(self) -> str:
         return f"ClassificationScore(n={self.n}, accuracy={self.accuracy:.4f})"
+
+
+def _faded_classes(width: int) -> int:
+    """The classes k of a faded statistics row of `width` = 4 + 2k + k² columns."""
+    return math.isqrt(width - 3) - 1

@@ -18,6 +18,7 @@ from transforms.models.specs import ModelSpec, Step
 from transforms.replay.keyed import EngineFactory, GroupedReplay, StatefulReplay
 from transforms.replay.per_key import PerKeyReplay
 from transforms.scoring.comparison import CompareModels
+from transforms.scoring.curves import table_with_class_names, with_class_names
 from transforms.scoring.drift import DetectDrift
 from transforms.scoring.in_stream import StreamScores
 from transforms.scoring.outcomes import ScoreOutcomes
@@ -97,9 +98,17 @@ class EvaluateDelayed(beam.PTransform):
             summaries.append(outcomes | "Drift" >> DetectDrift(pl.tasks, pl.drift))
         classifiers = [m for m in pl.models if pl.tasks[m] == "classification"]
         first_classifier = {s.name: classifiers[0] for s in pl.streams} if classifiers else {}
+        # Per-class rows name their classes by index until here, where each key's classes are
+        # known.
+        classes = beam.pvalue.AsDict(source[CLASSES] | "ClassLists" >> beam.CombinePerKey(
+            lambda lists: max(lists, key=len, default=[])))
         return {**source,
-                "summary": summaries | "AllSummaries" >> beam.Flatten(),
-                CURVES: curves | "AllCurves" >> beam.Flatten(),
+                "summary": summaries | "AllSummaries" >> beam.Flatten()
+                | "ClassNames" >> beam.Map(
+                    lambda row, of: with_class_names(row, of.get((row["stream"], row["model"]))),
+                    classes),
+                CURVES: curves | "AllCurves" >> beam.Flatten()
+                | "CurveClassNames" >> beam.Map(table_with_class_names, classes),
                 PROFILES: outcomes | "StreamProfiles" >> ProfileStreams(first_classifier)}
 
     def _outcomes(self, pbegin) -> dict:
@@ -117,7 +126,8 @@ class EvaluateDelayed(beam.PTransform):
                 progress=progress, baselines=pl.scoring.baseline_views)
             return dict(pbegin | "Backfill" >> BackfillOutcomes(
                 reader, label_engines, pl.log, list(pl.models), cfg.task == "classification",
-                pl.scoring.bins, cfg.final, cfg.buckets, cfg.chunk_size))
+                pl.scoring.bins, cfg.final, cfg.buckets, cfg.chunk_size,
+                "per-key" if pl.replay in ("per-key", "per-stream") else "grouped"))
         engines = EngineFactory(pl.models, pl.classes, pl.tasks, cfg.final, pl.repredict,
                                 pl.scoring.bins, cfg.log_predictions, progress,
                                 pl.scoring.baseline_views, cfg.on_model_error)

@@ -64,9 +64,10 @@ def run(config: RunConfig) -> pd.DataFrame:
             raise DelayedEvalError.from_record(min(errors, key=lambda e: (e["type"],
                                                                           e["message"])))
 
-        summary = complete_summary(pl, pd.read_parquet(io.BytesIO(
-            read_bytes(staged("_summary.parquet")))))
         counts = json.loads(read_bytes(staged("_counts.json")))
+        summary = complete_summary(pl, pd.read_parquet(io.BytesIO(
+            read_bytes(staged("_summary.parquet")))), {
+                tuple(key): [str(c) for c in values] for key, values in counts["classes"]})
         dead_letters = read_bytes(staged("dead_letters.jsonl"))
         check_evaluated(pl, counts, dead_letters)
         n_dead = dead_letters.count(b"\n")

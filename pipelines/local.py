@@ -11,13 +11,13 @@ import pandas as pd
 from transforms.models.specs import ModelSpec
 from transforms.replay.engine import ReplayEngine
 from transforms.replay.repredict import RepredictPolicy
-from transforms.scoring.curves import score_locally
+from transforms.scoring.curves import score_locally, with_class_names
 from transforms.scoring.plan import ScoringPlan
 from transforms.streams.delays import DelaySpec
 from transforms.streams.sources import StreamSpec
 
-ROW_COLUMNS = ["stream", "model", "category", "bin", "alpha", "window", "metric", "value", "n",
-               "t"]
+ROW_COLUMNS = ["stream", "model", "category", "bin", "alpha", "window", "metric", "class",
+               "predicted", "value", "n", "t"]
 
 
 class LocalResult(NamedTuple):
@@ -85,7 +85,10 @@ def evaluate_locally(stream: str, model: str, delay: str = "0", *, final: bool =
     result = engine.drain([i for i in items if not isinstance(i, dict)])
     summary, curves = score_locally((spec.name, model_spec.name), result.outcomes,
                                     engine.task, plan)
-    return LocalResult(pd.DataFrame(summary, columns=ROW_COLUMNS),
-                       pd.DataFrame(curves, columns=[*ROW_COLUMNS, "labels"]),
+    classes = list(engine.classes)
+    return LocalResult(pd.DataFrame([with_class_names(r, classes) for r in summary],
+                                    columns=ROW_COLUMNS),
+                       pd.DataFrame([with_class_names(r, classes) for r in curves],
+                                    columns=[*ROW_COLUMNS, "labels"]),
                        {**result.counts, "pending": len(engine.pending)},
                        dead_letters + result.dead_letters)

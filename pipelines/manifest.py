@@ -13,7 +13,7 @@ from importlib import metadata
 
 import pandas as pd
 
-from metrics import NOT_PRIORITISED
+from metrics import CONFUSION, NOT_PRIORITISED, PER_CLASS_METRICS
 from metrics.classification import CLASSIFICATION_METRICS
 from metrics.regression import REGRESSION_METRICS
 from pipelines.plan import Plan
@@ -21,14 +21,17 @@ from transforms.backfill.logs import LOG_COUNTERS
 from transforms.errors import InputError
 from transforms.replay.engine import COUNTERS
 from transforms.scoring.comparison import pair_name
-from transforms.vocabulary import (BINNED, COMPARISON, DRIFT, FINAL, INITIAL, INTERMEDIATE,
-                                   SUMMARY_COLUMNS)
+from transforms.vocabulary import (BINNED, CATEGORIES, COMPARISON, DRIFT, FINAL, INITIAL,
+                                   INTERMEDIATE, SUMMARY_COLUMNS)
 
 
-def complete_summary(pl: Plan, raw: pd.DataFrame) -> pd.DataFrame:
+def complete_summary(pl: Plan, raw: pd.DataFrame,
+                     classes: dict | None = None) -> pd.DataFrame:
     """Every expected (stream, model, category, bin, alpha, window, metric) gets a row, NaN with
     n=0 if nothing was scored, in a fixed order: streams and models as configured; then each
-    key's drift rows (as many as there were alarms) and each stream's comparisons.
+    key's per-class and confusion rows (category, window, bin, metric, then the classes in
+    index order: `classes`, (stream, model) -> class names), its drift rows (as many as there
+    were alarms) and each stream's comparisons.
 
     Example
     -------
@@ -42,9 +45,10 @@ def complete_summary(pl: Plan, raw: pd.DataFrame) -> pd.DataFrame:
     (True, 0)
 
     """
+    per_class = raw["class"].notna() if "class" in raw else pd.Series(False, index=raw.index)
     have = {} if raw.empty else {
         (r.stream, r.model, r.category, _opt(r.bin), _opt(r.alpha), r.window, r.metric): r
-        for r in raw.itertuples()}
+        for r in raw[~per_class].itertuples()}
     sc = pl.scoring
     slots = [(c, None, None) for c in (INITIAL, FINAL)[:1 + sc.final]]
     if sc.bins:
@@ -67,6 +71,10 @@ def complete_summary(pl: Plan, raw: pd.DataFrame) -> pd.DataFrame:
                     "window": window, "metric": metric,
                     "value": math.nan if r is None else r.value,
                     "n": 0 if r is None else int(r.n), "t": None if r is None else r.t})
+            if per_class.any():
+                rows += _class_rows(raw[per_class & (raw["stream"] == s.name)
+                                        & (raw["model"] == m)], pl, protocol,
+                                    (classes or {}).get((s.name, m), []))
             if pl.drift is not None and not raw.empty:
                 d = pl.drift
                 drift_protocol = (f"{protocol} page-hinkley on={d.on} delta={d.delta:g} "
@@ -83,6 +91,23 @@ def complete_summary(pl: Plan, raw: pd.DataFrame) -> pd.DataFrame:
             rows += [{**r, "run_id": pl.config.run_id, "protocol": protocol, "alpha": None}
                      for r in pairs]
     return pd.DataFrame(rows, columns=SUMMARY_COLUMNS).astype({"bin": "Int64"})
+
+
+def _class_rows(raw: pd.DataFrame, pl: Plan, protocol: str, classes: list) -> list[dict]:
+    """One key's per-class and confusion rows in a fixed order: category, window, bin, metric,
+    class and predicted class (in class-index order)."""
+    views = {w: i for i, w in enumerate(pl.scoring.views)}
+    metrics = {m: i for i, m in enumerate((*PER_CLASS_METRICS, CONFUSION))}
+    position = {c: i for i, c in enumerate(classes)}
+    categories = {c: i for i, c in enumerate(CATEGORIES)}
+
+    def order(r):
+        return (categories[r["category"]], views.get(r["window"], len(views)),
+                _opt(r["bin"]) or 0, metrics[r["metric"]], position.get(r["class"], -1),
+                position.get(r["predicted"], -1))
+
+    return [{**r, "run_id": pl.config.run_id, "protocol": protocol, "alpha": None}
+            for r in sorted(raw.to_dict("records"), key=order)]
 
 
 def check_evaluated(pl: Plan, counts: dict, dead_letters: bytes) -> None:

@@ -27,8 +27,9 @@ def load_results(path: str, kind: str = "summary") -> pd.DataFrame:
     >>> load_results(d)["value"].tolist()
     [0.5]
     """
-    if kind == "summary":
-        return pd.read_csv(os.path.join(path, "summary.csv"))
+    if kind == "summary":  # class names stay text ("True", "1"), as in summary.parquet
+        return pd.read_csv(os.path.join(path, "summary.csv"),
+                           dtype={"class": str, "predicted": str})
     if kind in ("curves", "predictions"):
         return pd.read_parquet(os.path.join(path, f"{kind}.parquet"))
     if kind == "manifest":

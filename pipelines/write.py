@@ -168,8 +168,8 @@ def _write_jsonl_to(rows, path: str) -> None:
 
 def in_row_order(table: pa.Table) -> pa.Table:
     """Result rows in a fixed order, whatever order the runner delivered them in: stream,
-    model, category, window, metric, bin, α, labels, t (a missing bin, α or label count sorts
-    as 0, a missing t first).
+    model, category, window, metric, class, predicted class, bin, α, labels, t (a missing
+    class first; a missing bin, α or label count sorts as 0, a missing t first).
 
     >>> t = pa.table({"stream": ["s", "s"], "model": ["m", "m"], "category": ["c", "c"],
     ...               "window": ["w", "w"], "metric": ["x", "x"], "bin": [None, 2],
@@ -183,6 +183,9 @@ def in_row_order(table: pa.Table) -> pa.Table:
 def _row_order(table: pa.Table) -> pa.Array:
     """The indices that put `table`'s rows `in_row_order`."""
     keys = {c: table[c] for c in ("stream", "model", "category", "window", "metric")}
+    for c in ("class", "predicted"):
+        if c in table.column_names:
+            keys[c] = pc.fill_null(pc.cast(table[c], pa.large_string()), "")
     for c, missing in (("bin", 0.0), ("alpha", 0.0), ("labels", 0.0), ("t", -math.inf)):
         if c not in table.column_names:
             continue

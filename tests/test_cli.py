@@ -25,11 +25,17 @@ def test_run_writes_every_output(tmp_path, capsys):
     assert not [p for p in out.iterdir() if p.name.startswith(".staging")]
     summary = load_results(str(out))
     assert list(summary.columns) == ["run_id", "stream", "model", "protocol", "category", "bin",
-                                     "alpha", "window", "metric", "value", "n", "t"]
+                                     "alpha", "window", "metric", "class", "predicted", "value",
+                                     "n", "t"]
     scores = summary[~summary["category"].isin(["drift", "comparison"])]
-    assert set(scores["metric"]) == {"accuracy", "kappa", "kappa_m", "kappa_t", "kappa_plus",
-                                     "accuracy_ci_hoeffding", "accuracy_ci_chernoff",
-                                     "kappa_se", "kappa_z"}
+    assert set(scores["metric"]) == {
+        "accuracy", "kappa", "kappa_m", "kappa_t", "kappa_plus", "balanced_accuracy", "mcc",
+        "macro_precision", "macro_recall", "macro_f1", "weighted_precision", "weighted_recall",
+        "weighted_f1", "micro_f1", "accuracy_ci_hoeffding", "accuracy_ci_chernoff", "kappa_se",
+        "kappa_z", "precision", "recall", "f1", "confusion"}
+    # Per-class rows name SEA's classes as the prediction log does; the others have no class.
+    assert set(scores["class"].dropna()) == {"True", "False"}
+    assert scores[scores["metric"] == "accuracy"]["class"].isna().all()
     assert set(summary["window"]) == {"cumulative"}
     # Page-Hinkley runs by default over the initial predictions' losses.
     assert summary.query("category == 'drift' and metric == 'alarms'")["n"].tolist() \

@@ -88,6 +88,7 @@ def sequential_fading(chosen, category, b, alpha, regression=False):
         prediction(o, c, j) or 0 for o in chosen for c, j in [(category, b)]))
     n = correct = per = maj = 0.0
     true, pred = [0.0] * k, [0.0] * k
+    cells = {(i, j): 0.0 for i in range(k) for j in range(k)}
     for o in chosen:
         p = prediction(o, category, b)
         ok = p is not None
@@ -98,9 +99,12 @@ def sequential_fading(chosen, category, b, alpha, regression=False):
         for c in range(k):
             true[c] = (ok and o.y == c) + alpha * true[c]
             pred[c] = (ok and p == c) + alpha * pred[c]
+        for i, j in cells:
+            cells[i, j] = (ok and (o.y, p) == (i, j)) + alpha * cells[i, j]
     s = ClassificationScore()
     s.n, s.correct, s.persistent_correct, s.majority_correct = n, correct, per, [maj]
     s.true_counts, s.pred_counts = true, pred
+    s.confusion = {cell: c for cell, c in cells.items() if c}
     return s.get()
 
 

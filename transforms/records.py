@@ -92,11 +92,14 @@ class MeasureKey:
     bin: int | None = None
     alpha: float | None = None
     window: str = "cumulative"
+    label_class: str | None = None  # a per-class measure's class; a confusion cell's true class
+    predicted: str | None = None  # a confusion cell's predicted class
 
     def row(self, value: float, n: int, t: float | None = None) -> dict:
         return {"stream": self.stream, "model": self.model, "category": self.category,
                 "bin": self.bin, "alpha": self.alpha, "window": self.window,
-                "metric": self.metric, "value": value, "n": n, "t": t}
+                "metric": self.metric, "class": self.label_class, "predicted": self.predicted,
+                "value": value, "n": n, "t": t}
 
 
 def dead_letter(stream: str, reason: str, *, file: str | None = None, row: int | None = None,

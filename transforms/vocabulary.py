@@ -60,11 +60,14 @@ def window_of_fading(alpha: float) -> str:
 METRICS = {"classification": CLASSIFICATION_METRICS, "regression": REGRESSION_METRICS}
 
 # The files' columns.
+# `class`: a per-class measure's class, a confusion cell's true class (`predicted`: its
+# predicted class); empty for the other rows.
 SUMMARY_COLUMNS = ["run_id", "stream", "model", "protocol", "category", "bin", "alpha", "window",
-                   "metric", "value", "n", "t"]
+                   "metric", "class", "predicted", "value", "n", "t"]
 CURVE_SCHEMA = pa.schema([(name, pa.large_string()) for name in ("stream", "model", "category")]
                          + [("bin", pa.float64()), ("alpha", pa.float64()),
                             ("window", pa.large_string()), ("metric", pa.large_string()),
+                            ("class", pa.large_string()), ("predicted", pa.large_string()),
                             ("value", pa.float64()), ("n", pa.int64()), ("t", pa.float64()),
                             ("labels", pa.int64())])  # curves: the row's label count `labels`
 PREDICTION_SCHEMA = pa.schema([("stream", pa.string()), ("model", pa.string()),

@@ -7,14 +7,17 @@ from __future__ import annotations
 import copy
 from collections.abc import Iterator
 
-from metrics import NOT_PRIORITISED
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from metrics import CONFUSION, NOT_PRIORITISED
 from metrics.binning import prioritised
 from metrics.blocks import FadingCurve, LabelBlock, difference, merge_bins, snapshot_at
 from transforms.records import MeasureKey
 from transforms.scoring.columns import block_scores, tail_scores
 from transforms.scoring.plan import LABEL_AXIS, ScoringPlan
-from transforms.vocabulary import (BINNED, CUMULATIVE, INTERMEDIATE, window_of_fading,
-                                   window_of_sliding)
+from transforms.vocabulary import (BINNED, CUMULATIVE, FINAL, INITIAL, INTERMEDIATE,
+                                   window_of_fading, window_of_sliding)
 
 
 def keep_last(outcomes: list, size: int) -> list:
@@ -33,19 +36,33 @@ def keep_last(outcomes: list, size: int) -> list:
 
 def _score_rows(stream, model, category, view, scores: dict, labels: int, t, plan,
                 counts: dict | None = None) -> list[dict]:
-    """Rows for one view at one curve point: each bin's metrics and, for the binned category,
-    Ψα for each α over bins 0..B (Ψ rows carry the final bin's n). `counts` overrides each
-    bin's n (a faded score's own n is a weight, not a count)."""
+    """Rows for one view at one curve point: each bin's metrics (a classifier's per-class
+    measures too, and for initial and final predictions, cumulative, the confusion matrix's
+    cells; classes as indices, `with_class_names` names them) and, for the binned category, Ψα
+    for each α over bins 0..B (Ψ rows carry the final bin's n). `counts` overrides each bin's n
+    (a faded score's own n is a weight, not a count)."""
     counts = counts or {b: s.n for b, s in scores.items()}
     rows = []
+
+    def add(metric, value, b, label_class=None, predicted=None):
+        row = MeasureKey(stream, model, category, metric, bin=b, window=view,
+                         label_class=label_class, predicted=predicted).row(value, counts[b], t)
+        row["labels"] = labels
+        rows.append(row)
+
     for b in plan.bins_of(category):
         if b not in scores:
             continue
-        for metric, value in scores[b].get().items():
-            row = MeasureKey(stream, model, category, metric, bin=b, window=view).row(
-                value, counts[b], t)
-            row["labels"] = labels
-            rows.append(row)
+        score = scores[b]
+        for metric, value in score.get().items():
+            add(metric, value, b)
+        if not hasattr(score, "per_class"):  # a regression score
+            continue
+        for (metric, c), value in score.per_class().items():
+            add(metric, value, b, str(c))
+        if category in (INITIAL, FINAL) and view == CUMULATIVE:
+            for (i, j), cell in score.confusion_matrix().items():
+                add(CONFUSION, cell, b, str(i), str(j))
     if category == BINNED and all(b in scores for b in plan.bins_of(category)):
         values = [scores[b].get() for b in range(plan.bins + 1)]
         for metric in values[0]:
@@ -314,6 +331,41 @@ def score_locally(key, outcomes, task: str, plan: ScoringPlan) -> tuple[list, li
         if last:
             summary.append({k: v for k, v in row.items() if k != "labels"})
     return summary, curves
+
+
+def with_class_names(row: dict, classes: list) -> dict:
+    """A row whose `class` and `predicted` hold class indices, with the classes as the
+    prediction log writes them (`str` of the class values); other rows as they are.
+
+    >>> row = {"metric": "confusion", "class": "1", "predicted": "0"}
+    >>> with_class_names(row, ["ok", "fraud"])
+    {'metric': 'confusion', 'class': 'fraud', 'predicted': 'ok'}
+    """
+    if row.get("class") is None:
+        return row
+    return {**row, "class": str(classes[int(row["class"])]),
+            "predicted": None if row["predicted"] is None else
+            str(classes[int(row["predicted"])])}
+
+
+def table_with_class_names(table: pa.Table, classes_of: dict) -> pa.Table:
+    """`with_class_names` for a table of one (stream, model)'s curve rows; `classes_of`:
+    (stream, model) -> its classes in index order.
+
+    >>> text = pa.large_string()
+    >>> table = pa.table({"stream": ["s"], "model": ["m"], "class": pa.array(["1"], text),
+    ...                   "predicted": pa.array([None], text)})
+    >>> table_with_class_names(table, {("s", "m"): [False, True]})["class"].to_pylist()
+    ['True']
+    """
+    if not table.num_rows or table["class"].null_count == table.num_rows:
+        return table
+    classes = classes_of[(table["stream"][0].as_py(), table["model"][0].as_py())]
+    names = pa.array([str(c) for c in classes], pa.large_string())
+    for column in ("class", "predicted"):
+        named = pc.take(names, pc.cast(table[column], pa.int64()))
+        table = table.set_column(table.schema.get_field_index(column), column, named)
+    return table
 
 
 def in_curves(row: dict, plan: ScoringPlan) -> bool:

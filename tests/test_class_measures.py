@@ -1,0 +1,181 @@
+"""The measures of the per-class confusion counts (precision, recall and F1 averages, balanced
+accuracy, MCC) equal scikit-learn's on the stored predictions, at the end and at curve points,
+cumulative and over a sliding window, and river's progressive_val_score on the same stream."""
+
+import itertools
+import os
+
+import numpy as np
+import pandas as pd
+import pytest
+from river import datasets, evaluate, metrics, naive_bayes
+from sklearn import metrics as sk
+
+from pipelines.config import RunConfig
+from pipelines.job import run
+from pipelines.local import evaluate_locally
+
+N, DELAY, EVERY, WINDOW = 1200, 50, 200, 300
+
+def _averaged(function, average):
+    return lambda y, p: function(y, p, average=average, zero_division=0)
+
+
+SKLEARN = {
+    "balanced_accuracy": sk.balanced_accuracy_score,
+    "mcc": sk.matthews_corrcoef,
+    "micro_f1": lambda y, p: sk.f1_score(y, p, average="micro"),
+    **{f"{average}_{name}": _averaged(function, average) for average in ("macro", "weighted")
+       for name, function in (("precision", sk.precision_score), ("recall", sk.recall_score),
+                              ("f1", sk.f1_score))},
+}
+
+
+@pytest.fixture(scope="module")
+def waveform_run(tmp_path_factory):
+    """A 3-class stream written to CSV, run with a fixed label delay, its results read back."""
+    folder = tmp_path_factory.mktemp("waveform")
+    rows = [{**x, "label": f"c{y}"}
+            for x, y in itertools.islice(datasets.synth.Waveform(seed=3), N)]
+    path = os.path.join(folder, "waveform.csv")
+    pd.DataFrame(rows).to_csv(path, index=False)
+    out = os.path.join(folder, "out")
+    run(RunConfig(streams=[f"w={path}"], models=["nb=gaussian-nb"], delay=str(DELAY),
+                  repredict="none", windows=[WINDOW], curve_every=EVERY, out=out, quiet=True,
+                  runner="direct"))
+    labels = pd.read_csv(path)["label"].tolist()
+    return labels, pd.read_parquet(os.path.join(out, "predictions.parquet")), \
+        pd.read_csv(os.path.join(out, "summary.csv")), \
+        pd.read_parquet(os.path.join(out, "curves.parquet"))
+
+
+def _stored(predictions: pd.DataFrame, kind: str, labels: list, first: int, last: int):
+    """(labels, predictions) of instances first..last−1 (labelled in that order: a fixed delay)
+    that got a `kind` prediction, from the stored log."""
+    logged = predictions[predictions["kind"] == kind].set_index("id")["y_pred"]
+    pairs = [(labels[i], logged[str(i)]) for i in range(first, last)
+             if str(i) in logged.index and pd.notna(logged[str(i)])]
+    return [y for y, _ in pairs], [p for _, p in pairs]
+
+
+@pytest.mark.parametrize("kind", ["initial", "final"])
+def test_class_measures_equal_sklearn_on_stored_predictions(waveform_run, kind):
+    labels, predictions, summary, curves = waveform_run
+    rows = curves[(curves["category"] == kind) & curves["metric"].isin(list(SKLEARN))]
+    points = sorted(set(rows["labels"]))
+    assert points[-1] == N and len(points) >= N // EVERY
+    checked = 0
+    for window, first_of in (("cumulative", lambda end: 0),
+                             (f"w={WINDOW}", lambda end: max(0, end - WINDOW))):
+        for end in points:
+            y, p = _stored(predictions, kind, labels, first_of(end), end)
+            at = rows[(rows["window"] == window) & (rows["labels"] == end)]
+            assert len(at) == len(SKLEARN), (window, end)
+            for metric, value, n in zip(at["metric"], at["value"], at["n"]):
+                assert n == len(y)
+                assert value == pytest.approx(SKLEARN[metric](y, p), rel=1e-12, abs=1e-15), \
+                    (window, end, metric)
+                checked += 1
+    assert checked == 2 * len(points) * len(SKLEARN)
+    # The summary's end-of-stream rows are the last curve point's.
+    y, p = _stored(predictions, kind, labels, 0, N)
+    end = summary[(summary["category"] == kind) & (summary["window"] == "cumulative")]
+    for metric, value in zip(end["metric"], end["value"]):
+        if metric in SKLEARN:
+            assert value == pytest.approx(SKLEARN[metric](y, p), rel=1e-12, abs=1e-15)
+
+
+def test_class_measures_equal_river_progressive_val_score():
+    """river's delayed progressive validation with its multiclass metrics, on the same stream."""
+    n, delay = 2000, 30
+    river_metrics = {"macro_f1": metrics.MacroF1(), "macro_precision": metrics.MacroPrecision(),
+                     "macro_recall": metrics.MacroRecall(), "weighted_f1": metrics.WeightedF1(),
+                     "weighted_precision": metrics.WeightedPrecision(),
+                     "weighted_recall": metrics.WeightedRecall(), "micro_f1": metrics.MicroF1(),
+                     "balanced_accuracy": metrics.BalancedAccuracy()}
+    evaluate.progressive_val_score(itertools.islice(datasets.synth.Waveform(seed=5), n),
+                                   naive_bayes.GaussianNB(),
+                                   metrics.base.Metrics(list(river_metrics.values())), delay=delay)
+    summary = evaluate_locally(f'synth:Waveform{{"n": {n}, "seed": 5}}', "gaussian-nb",
+                               str(delay), final=False).summary
+    ours = summary[(summary["category"] == "initial") & (summary["window"] == "cumulative")]
+    ours = dict(zip(ours["metric"], ours["value"]))
+    for name, metric in river_metrics.items():
+        assert ours[name] == pytest.approx(metric.get(), rel=1e-12), name
+
+
+def test_mcc_equals_river_on_a_binary_stream():
+    """river's MCC is the binary one (of its positive class); for two classes it is the
+    K-class MCC, whichever class is positive."""
+    n, delay = 2000, 30
+    mcc = metrics.MCC()
+    stream = itertools.islice(datasets.synth.Agrawal(classification_function=4, seed=3), n)
+    evaluate.progressive_val_score(stream, naive_bayes.GaussianNB(), mcc, delay=delay)
+    summary = evaluate_locally(
+        f'synth:Agrawal{{"n": {n}, "seed": 3, "classification_function": 4}}', "gaussian-nb",
+        str(delay), final=False).summary
+    ours = summary[(summary["category"] == "initial") & (summary["window"] == "cumulative")
+                   & (summary["metric"] == "mcc")]
+    assert float(ours["value"].iloc[0]) == pytest.approx(mcc.get(), rel=1e-12)
+
+
+def test_faded_class_measures_weigh_each_label_by_its_age():
+    """With a fading factor α, every count is Σ α^(age) over its labels: the measures of those
+    weighted counts, by a plain loop here (sklearn with sample weights α^age)."""
+    n, delay, alpha = 600, 20, 0.99
+    result = evaluate_locally(f'synth:Waveform{{"n": {n}, "seed": 2}}', "gaussian-nb",
+                              str(delay), final=False, fadings=(alpha,))
+    rows = result.summary[(result.summary["category"] == "initial")
+                          & (result.summary["window"] == f"fading={alpha!r}")]
+    ours = dict(zip(rows["metric"], rows["value"]))
+    data = list(itertools.islice(datasets.synth.Waveform(seed=2), n))
+    model, pairs = naive_bayes.GaussianNB(), []
+    for j, (x, y) in enumerate(data):
+        if j >= delay:
+            model.learn_one(*data[j - delay])
+        pairs.append((y, model.predict_one(x)))
+    # Label order: instance order (a fixed delay; the last labels come after the stream ends).
+    labelled = pairs
+    weights = np.array([alpha ** (len(labelled) - 1 - i) for i in range(len(labelled))])
+    scored = [i for i, (_, p) in enumerate(labelled) if p is not None]
+    y = [labelled[i][0] for i in scored]
+    p = [labelled[i][1] for i in scored]
+    w = weights[scored]
+    assert ours["macro_f1"] == pytest.approx(
+        sk.f1_score(y, p, average="macro", sample_weight=w, zero_division=0), rel=1e-9)
+    assert ours["weighted_recall"] == pytest.approx(
+        sk.recall_score(y, p, average="weighted", sample_weight=w, zero_division=0), rel=1e-9)
+    assert ours["balanced_accuracy"] == pytest.approx(
+        sk.balanced_accuracy_score(y, p, sample_weight=w), rel=1e-9)
+    assert ours["mcc"] == pytest.approx(sk.matthews_corrcoef(y, p, sample_weight=w), rel=1e-9)
+
+
+@pytest.mark.parametrize("kind", ["initial", "final"])
+def test_per_class_measures_and_confusion_matrix_equal_sklearn(waveform_run, kind):
+    """Each class's precision, recall and F1 (named as the log names classes), at every curve
+    point of the cumulative and windowed views, and the confusion matrix at the end."""
+    labels, predictions, summary, curves = waveform_run
+    rows = curves[(curves["category"] == kind) & curves["metric"].isin(["precision", "recall",
+                                                                          "f1"])]
+    functions = {"precision": sk.precision_score, "recall": sk.recall_score, "f1": sk.f1_score}
+    checked = 0
+    for window, first_of in (("cumulative", lambda end: 0),
+                             (f"w={WINDOW}", lambda end: max(0, end - WINDOW))):
+        for end in sorted(set(rows["labels"])):
+            y, p = _stored(predictions, kind, labels, first_of(end), end)
+            classes = sorted(set(y) | set(p))
+            at = rows[(rows["window"] == window) & (rows["labels"] == end)]
+            assert sorted(set(at["class"])) == classes
+            for metric, function in functions.items():
+                expected = function(y, p, labels=classes, average=None, zero_division=0)
+                got = at[at["metric"] == metric].set_index("class")["value"]
+                assert got[classes].tolist() == pytest.approx(expected.tolist(), rel=1e-12)
+                checked += 1
+    assert checked >= 2 * 3 * (N // EVERY)
+    y, p = _stored(predictions, kind, labels, 0, N)
+    classes = sorted(set(y) | set(p))
+    cells = summary[(summary["category"] == kind) & (summary["metric"] == "confusion")]
+    matrix = cells.pivot(index="class", columns="predicted", values="value")
+    assert matrix.loc[classes, classes].to_numpy().tolist() == \
+        sk.confusion_matrix(y, p, labels=classes).tolist()
+    assert set(cells["n"]) == {len(y)}
