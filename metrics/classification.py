@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import math
+import statistics
 
 import numpy as np
 
@@ -19,7 +20,10 @@ from metrics.exact import ratio
 
 CONFIDENCE_DELTA = 0.05  # the bounds hold with probability 1 − δ
 # Confidence statistics: reported next to the measures, never aggregated into Ψα.
-CONFIDENCE_METRICS = ("accuracy_ci_hoeffding", "accuracy_ci_chernoff", "kappa_se", "kappa_z")
+CONFIDENCE_METRICS = ("accuracy_ci_hoeffding", "accuracy_ci_chernoff", "accuracy_wilson_low",
+                      "accuracy_wilson_high", "kappa_se", "kappa_z")
+# The normal quantile of the two-sided 1 − δ intervals.
+Z = statistics.NormalDist().inv_cdf(1 - CONFIDENCE_DELTA / 2)
 # From the confusion counts, whatever the class order (scikit-learn's definitions, a class
 # counted when it occurs as a label or as a prediction; a ratio with a zero denominator is 0).
 PER_CLASS_AVERAGES = ("balanced_accuracy", "mcc", "macro_precision", "macro_recall", "macro_f1",
@@ -441,6 +445,24 @@ class ClassificationScore:
         return math.sqrt(3 * (1 - self.accuracy) / self.n * math.log(2 / CONFIDENCE_DELTA))
 
     @property
+    def accuracy_wilson_low(self) -> float:
+        """The lower end of the Wilson score interval of the accuracy (1 − δ = 95 %):
+        (p + z²/2n − z·sqrt(p(1−p)/n + z²/4n²)) / (1 + z²/n). Unlike p ± a half-width it stays
+        in [0, 1] and keeps its coverage for a few labels or p near 0 or 1 (a faded view's n is
+        its faded weight).
+
+        >>> s = ClassificationScore()
+        >>> s.update_many([0] * 10, [0] * 10, [0] * 10, [0] * 10)  # 10 of 10 right
+        >>> round(s.accuracy_wilson_low, 4), s.accuracy_wilson_high
+        (0.7225, 1.0)
+        """
+        return wilson_interval(self.correct, self.n)[0]
+
+    @property
+    def accuracy_wilson_high(self) -> float:
+        return wilson_interval(self.correct, self.n)[1]
+
+    @property
     def kappa_se(self) -> float:
         """Cohen's approximate standard error of κ: sqrt(p(1−p) / (N(1−p_ran)²)) (eq. 11)."""
         p, p_ran = self.accuracy, self.p_random
@@ -489,3 +511,22 @@ class ClassificationScore:
 def _faded_classes(width: int) -> int:
     """The classes k of a faded statistics row of `width` = 4 + 2k + k² columns."""
     return math.isqrt(width - 3) - 1
+
+
+def wilson_interval(successes: float, n: float, z: float = Z) -> tuple[float, float]:
+    """The Wilson score interval of a proportion successes / n ((NaN, NaN) for n = 0).
+
+    >>> [round(v, 4) for v in wilson_interval(8, 10)]
+    [0.4902, 0.9433]
+
+    References
+    ----------
+    Wilson, E. B. (1927). Probable inference, the law of succession, and statistical
+    inference. Journal of the American Statistical Association 22(158), 209–212.
+    """
+    if not n:
+        return math.nan, math.nan
+    p, z2 = successes / n, z * z
+    center = (p + z2 / (2 * n)) / (1 + z2 / n)
+    half = z * math.sqrt(max(p * (1 - p), 0.0) / n + z2 / (4 * n * n)) / (1 + z2 / n)
+    return max(0.0, center - half), min(1.0, center + half)

@@ -10,7 +10,8 @@ import numpy as np
 
 from metrics.exact import ExactSum, ratio
 
-COMPARISON_METRICS = ("q_statistic", "mcnemar", "mcnemar_p", "mcnemar_significant")
+COMPARISON_METRICS = ("q_statistic", "mcnemar", "mcnemar_p", "mcnemar_exact_p",
+                      "mcnemar_significant")
 CHI2_1_99 = 6.635  # χ²(1) at 0.99
 
 
@@ -21,7 +22,9 @@ class PairScore:
       negative when A is better;
     - n01: labels A got wrong and B right, n10: the reverse (0-1 losses only);
       M = sign(n01 − n10)·(n01 − n10)² / (n01 + n10) — positive when A is worse;
-      p-value of |M| under χ²(1); significant at 0.99 when |M| > 6.635.
+      p-value of |M| under χ²(1); significant at 0.99 when |M| > 6.635;
+    - the exact (binomial) McNemar p-value, n01 of n01 + n10 under Bin(n01 + n10, 1/2), two-sided:
+      the one to read when n01 + n10 is small (< 25), where χ²(1) is a poor approximation.
 
     >>> s = PairScore()
     >>> s.update_many(a=[1, 1, 1, 0, 1], b=[0, 0, 1, 0, 0], a_only=[1, 1, 0, 0, 1],
@@ -89,6 +92,25 @@ class PairScore:
     def mcnemar_p(self) -> float:
         m = self.mcnemar
         return math.nan if math.isnan(m) else math.erfc(math.sqrt(abs(m) / 2))
+
+    @property
+    def mcnemar_exact_p(self) -> float:
+        """min(1, 2·P(X ≤ min(n01, n10))), X ~ Bin(n01 + n10, 1/2); NaN when the counts are
+        not whole numbers (a fading factor's weights) or there is no disagreement.
+
+        >>> s = PairScore()
+        >>> s.n01, s.n10 = 1, 6
+        >>> round(s.mcnemar_exact_p, 4)  # 2·(1 + 7) / 2⁷
+        0.125
+        """
+        n01, n10 = self.n01, self.n10
+        if not (float(n01).is_integer() and float(n10).is_integer()) or not n01 + n10:
+            return math.nan
+        n, k = int(n01 + n10), int(min(n01, n10))
+        # Bin(n, 1/2) is symmetric: the two-sided p is twice the smaller tail.
+        from scipy.stats import binom
+
+        return min(1.0, 2 * float(binom.cdf(k, n, 0.5)))
 
     @property
     def mcnemar_significant(self) -> float:

@@ -301,6 +301,42 @@ def _fig_profile(plt, run: RunFiles):
     return _png(plt, fig)
 
 
+def _fig_confusion(plt, run: RunFiles):
+    """The confusion matrix of each (stream, classifier), initial beside final; cells shaded
+    by their share of the true class's labels (the class's recall on the diagonal)."""
+    cells = run.summary[run.summary["metric"] == "confusion"]
+    keys = list(dict.fromkeys(zip(cells["stream"], cells["model"])))
+    fig, axes = plt.subplots(len(keys), 2, figsize=(9.0, 3.8 * len(keys)), squeeze=False)
+    fig.suptitle("Confusion matrices: initial vs final (share of each true class)", fontsize=12)
+    for (stream, model), pair in zip(keys, axes):
+        for ax, category in zip(pair, ("initial", "final")):
+            part = cells[(cells["stream"] == stream) & (cells["model"] == model)
+                         & (cells["category"] == category)]
+            if part.empty:
+                ax.set_visible(False)
+                continue
+            classes = list(dict.fromkeys(part["class"]))  # the summary's class order
+            counts = part.pivot(index="class", columns="predicted", values="value") \
+                .loc[classes, classes].to_numpy()
+            totals = counts.sum(axis=1, keepdims=True)
+            share = np.divide(counts, totals, out=np.zeros_like(counts), where=totals > 0)
+            # Vector cells (not an embedded raster): sharp in the SVG and PDF of a paper.
+            edges = np.arange(len(classes) + 1) - 0.5
+            ax.pcolormesh(edges, edges, share, cmap="Blues", vmin=0, vmax=1)
+            ax.invert_yaxis()
+            ax.set_aspect("equal")
+            ax.grid(False)
+            for (i, j), count in np.ndenumerate(counts):
+                ax.text(j, i, f"{int(count):,}", ha="center", va="center", fontsize=8,
+                        color="white" if share[i, j] > 0.6 else "black")
+            ax.set_xticks(range(len(classes)), classes, rotation=45, ha="right")
+            ax.set_yticks(range(len(classes)), classes)
+            ax.set_xlabel("predicted class")
+            ax.set_ylabel("true class")
+            ax.set_title(f"{stream} / {model}: {category}")
+    return _png(plt, fig)
+
+
 def _num(v) -> float:
     return math.nan if v is None else float(v)
 
@@ -369,6 +405,13 @@ def figures(run: RunFiles) -> tuple[list[Figure], list[str]]:
         "raised them) and, for generated streams with a drift chain, the true drift points. "
         "An alarm soon after a dashed line is a detection; others are false alarms.",
         _fig_drift, "drift" in has, "needs drift detection (--drift-on initial or final)")
+    add("confusion", "Confusion matrices, initial vs final",
+        "Rows are true classes, columns predicted ones; each cell counts the labels, shaded by "
+        "its share of the row. The diagonal's shade is each class's recall: a rare class "
+        "whose row sits in another column is one the model does not find, whatever the "
+        "accuracy.",
+        _fig_confusion, bool(classifiers) and "confusion" in set(run.summary["metric"]),
+        "needs a classification model")
     add("profile", "Temporal dependence",
         "Δ(ℓ) > 0 means a class is more likely to repeat after a run of length ℓ than its "
         "prior says; when Persistent (predict the previous label) beats Majority, the stream "

@@ -179,3 +179,25 @@ def test_per_class_measures_and_confusion_matrix_equal_sklearn(waveform_run, kin
     assert matrix.loc[classes, classes].to_numpy().tolist() == \
         sk.confusion_matrix(y, p, labels=classes).tolist()
     assert set(cells["n"]) == {len(y)}
+
+
+def test_wilson_interval_of_the_accuracy_equals_scipys(waveform_run):
+    """At every curve point, cumulative and windowed: scipy's Wilson interval of the correct
+    predictions among the stored ones."""
+    from scipy.stats import binomtest
+
+    labels, predictions, _, curves = waveform_run
+    rows = curves[(curves["category"] == "initial")]
+    checked = 0
+    for window, first_of in (("cumulative", lambda end: 0),
+                             (f"w={WINDOW}", lambda end: max(0, end - WINDOW))):
+        for end in sorted(set(rows["labels"])):
+            y, p = _stored(predictions, "initial", labels, first_of(end), end)
+            want = binomtest(sum(a == b for a, b in zip(y, p)), len(y)).proportion_ci(
+                method="wilson")
+            at = rows[(rows["window"] == window) & (rows["labels"] == end)]
+            got = dict(zip(at["metric"], at["value"]))
+            assert got["accuracy_wilson_low"] == pytest.approx(want.low, rel=1e-9)
+            assert got["accuracy_wilson_high"] == pytest.approx(want.high, rel=1e-9)
+            checked += 1
+    assert checked == 2 * len(set(rows["labels"]))

@@ -49,7 +49,11 @@ def expected(a, b, kind, window=None, alpha=None):
         n10 += lb == 1 and la == 0
     d = n01 - n10
     m = math.copysign(1.0, d) * d * d / (n01 + n10)
-    return {"q_statistic": math.log(sa / sb), "mcnemar": m}
+    exact = math.nan
+    if alpha is None:  # twice the smaller tail of Bin(n01 + n10, 1/2), summed term by term
+        n, k = int(n01 + n10), int(min(n01, n10))
+        exact = min(1.0, 2 * sum(math.comb(n, i) for i in range(k + 1)) / 2 ** n)
+    return {"q_statistic": math.log(sa / sb), "mcnemar": m, "mcnemar_exact_p": exact}
 
 
 # per-stream compares the models as it drains them; grouped joins their losses by id.
@@ -74,12 +78,28 @@ def test_q_and_mcnemar_equal_the_plain_loop(tmp_path, replay):
                 got["mcnemar"] == pytest.approx(want["mcnemar"], rel=1e-12)
             assert got["mcnemar_p"] == pytest.approx(chi2.sf(abs(got["mcnemar"]), 1), rel=1e-9)
             assert got["mcnemar_significant"] == float(abs(got["mcnemar"]) > 6.635)
+            assert got["mcnemar_exact_p"] == pytest.approx(want["mcnemar_exact_p"], rel=1e-9,
+                                                           abs=1e-300, nan_ok=True)
             checked += 1
     assert checked == 6
     # GaussianNB beats the majority class on SEA: Q < 0 and M < 0, significantly.
     cum = rows[(rows["bin"] == 0) & (rows["window"] == "cumulative")]
     cum = dict(zip(cum["metric"], cum["value"]))
     assert cum["q_statistic"] < 0 and cum["mcnemar"] < -6.635 and cum["mcnemar_significant"]
+
+
+def test_exact_mcnemar_equals_scipys_binomial_test_for_few_disagreements():
+    """With n01 + n10 < 25 the exact p-value is the one to read; scipy's binomial test (a
+    different algorithm: the outcomes no likelier than the observed one) agrees."""
+    from scipy.stats import binomtest
+
+    for n01, n10 in [(1, 6), (0, 3), (5, 5), (2, 9), (12, 3), (0, 24)]:
+        s = PairScore()
+        s.n01, s.n10 = n01, n10
+        assert s.mcnemar_exact_p == pytest.approx(binomtest(n01, n01 + n10).pvalue, rel=1e-12)
+    faded = PairScore()
+    faded.n01, faded.n10 = 1.5, 2.25  # a fading factor's weights: no binomial count
+    assert math.isnan(faded.mcnemar_exact_p)
 
 
 def test_undefined_statistics_are_nan():
