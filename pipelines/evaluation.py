@@ -39,6 +39,10 @@ class EvaluateDelayed(beam.PTransform):
         A `RunConfig` (or its `Plan`), as the command line builds it: `streams` and `models`
         as for `--stream` and `--model`, the `delay`, and every other option. It is checked
         when the transform is made, so a mistake is an error before the pipeline runs.
+    spill
+        A backfill's folder for its prediction log's rows, spilled by id bucket so that only
+        file paths are shuffled (`run` gives a folder in its staging folder and deletes it);
+        None: the rows are shuffled as data.
 
     Applied to a pipeline, it returns a dict of PCollections:
 
@@ -77,9 +81,10 @@ class EvaluateDelayed(beam.PTransform):
 
     """
 
-    def __init__(self, config: RunConfig | Plan):
+    def __init__(self, config: RunConfig | Plan, spill: str | None = None):
         super().__init__()
         self.plan = config if isinstance(config, Plan) else plan(config)
+        self.spill = spill
 
     def expand(self, pbegin):
         pl = self.plan
@@ -127,7 +132,8 @@ class EvaluateDelayed(beam.PTransform):
             return dict(pbegin | "Backfill" >> BackfillOutcomes(
                 reader, label_engines, pl.log, list(pl.models), cfg.task == "classification",
                 pl.scoring.bins, cfg.final, cfg.buckets, cfg.chunk_size,
-                "per-key" if pl.replay in ("per-key", "per-stream") else "grouped"))
+                "per-key" if pl.replay in ("per-key", "per-stream") else "grouped",
+                self.spill))
         engines = EngineFactory(pl.models, pl.classes, pl.tasks, cfg.final, pl.repredict,
                                 pl.scoring.bins, cfg.log_predictions, progress,
                                 pl.scoring.baseline_views, cfg.on_model_error)

@@ -84,6 +84,23 @@ def write_parquet(path: str, frame: pd.DataFrame) -> None:
     write_bytes(path, buffer.getvalue())
 
 
+def delete_folder(folder: str) -> None:
+    """Delete a folder's files, then the folder if there is one (an object store has none),
+    wherever it is (Beam's FileSystems).
+
+    >>> import os, tempfile
+    >>> folder = os.path.join(tempfile.mkdtemp(), "parts")
+    >>> write_bytes(os.path.join(folder, "a.arrow"), b"")
+    >>> delete_folder(folder); os.path.exists(folder)
+    False
+    """
+    files = FileSystems.match([FileSystems.join(folder, "*")])[0].metadata_list
+    if files:
+        FileSystems.delete([m.path for m in files])
+    if FileSystems.exists(folder):
+        FileSystems.delete([folder])
+
+
 def staged_names(staging: str) -> dict:
     """{file name: path} of what a run has written into `staging`.
 

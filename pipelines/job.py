@@ -22,13 +22,14 @@ from apache_beam.io.filesystems import FileSystems
 
 from pipelines.config import RunConfig
 from pipelines.evaluation import EvaluateDelayed
-from pipelines.files import (ERRORS_FILE, io_reason, new_staging, publish, read_bytes, staged_names,
-                             write_bytes, write_json, write_parquet)
+from pipelines.files import (ERRORS_FILE, delete_folder, io_reason, new_staging, publish,
+                             read_bytes, staged_names, write_bytes, write_json, write_parquet)
 from pipelines.manifest import check_evaluated, complete_summary, manifest
 from pipelines.plan import plan
 from pipelines.results import drift_delay_table, format_profiles, format_table
 from pipelines.write import WriteResults
 from runners import runner_session
+from transforms.backfill.outcomes import LOG_PARTS
 from transforms.errors import DelayedEvalError, OutputError
 from transforms.replay.progress import job_counters
 
@@ -50,7 +51,9 @@ def run(config: RunConfig) -> pd.DataFrame:
     try:
         with runner_session(config.runner, config.beam_args, config.quiet) as (runner, options):
             p = beam.Pipeline(runner=runner, options=options)
-            _ = p | "Evaluate" >> EvaluateDelayed(pl) | "Write" >> WriteResults(pl, staging)
+            spill = FileSystems.join(staging, LOG_PARTS)
+            _ = (p | "Evaluate" >> EvaluateDelayed(pl, spill)
+                 | "Write" >> WriteResults(pl, staging))
             result = p.run()
             result.wait_until_finish()
 
@@ -76,6 +79,7 @@ def run(config: RunConfig) -> pd.DataFrame:
             write_parquet(staged("summary.parquet"), summary)
             FileSystems.delete([staged(name) for name in ("_summary.parquet", "_counts.json",
                                                           ERRORS_FILE)])
+            delete_folder(spill)
             outputs = sorted([*staged_names(staging), "manifest.json"])
             write_json(staged("manifest.json"), {**manifest(pl, counts, n_dead, started),
                                                   "outputs": outputs})

@@ -19,7 +19,7 @@ import pyarrow.parquet as pq
 from apache_beam.io.filesystems import FileSystems
 
 from pipelines.evaluation import PROFILES
-from pipelines.files import ERRORS_FILE, read_arrow, write_json, write_jsonl
+from pipelines.files import ERRORS_FILE, delete_folder, read_arrow, write_json, write_jsonl
 from transforms.backfill.logs import MODEL_ORDER_KEY
 from transforms.vocabulary import (CLASSES, COUNTS, CURVE_SCHEMA, CURVES, DEAD_LETTERS, ERRORS,
                                    PREDICTION_KINDS, PREDICTION_SCHEMA, PREDICTIONS, READ_COUNTS)
@@ -231,11 +231,7 @@ def _merge_curve_parts(parts: list, folder: str, path: str, row_group: int = 16_
                 for start in range(0, len(order), row_group):
                     writer.write_table(table.take(order[start:start + row_group]))
                     pa.default_memory_pool().release_unused()  # mimalloc would keep the pages
-    # Every part, also those of a failed attempt (object stores have no folder to delete).
-    FileSystems.delete([m.path for m in FileSystems.match(
-        [FileSystems.join(folder, "*")])[0].metadata_list])
-    if FileSystems.exists(folder):
-        FileSystems.delete([folder])
+    delete_folder(folder)  # every part, also those of a failed attempt
 
 
 # A key's curve rows are merged a group at a time: the columns after (stream, model) that

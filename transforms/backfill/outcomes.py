@@ -21,11 +21,14 @@ instance (still pending at the end, unknown id, outside the latency period) are 
 
 from __future__ import annotations
 
+import uuid
+
 import apache_beam as beam
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
+from apache_beam.io.filesystems import FileSystems
 from river import base
 
 from transforms.backfill.join import (id_bucket, join_predictions, kind_codes, label_columns,
@@ -41,6 +44,9 @@ from transforms.vocabulary import CLASSES, COUNTS, DEAD_LETTERS, ERRORS, READ_CO
 
 # The label pass's model key: one engine per stream, whatever the models.
 LABELS = "<labels>"
+
+# The folder (in the run's staging folder) of the log's rows spilled by id bucket.
+LOG_PARTS = "_log_parts"
 
 
 class LabelsOnly(base.Classifier):
@@ -80,16 +86,44 @@ def _prediction_column(batch: pa.RecordBatch, classification: bool):
     return pa.array([None if v is None else str(v) for v in col.to_pylist()], pa.string())
 
 
+def spill_part(columns: dict, folder: str) -> str:
+    """Write a bucket's part of the log (numpy and Arrow columns) as an Arrow file in `folder`
+    -> its path. A retried bundle writes a new file; only the paths the committed outputs carry
+    are read.
+
+    >>> import tempfile
+    >>> path = spill_part({"id": pa.array(["a"]), "t": np.array([1.5])}, tempfile.mkdtemp())
+    >>> part = read_part(path)
+    >>> part["id"].to_pylist(), part["t"].tolist()
+    (['a'], [1.5])
+    """
+    path = FileSystems.join(folder, f"{uuid.uuid4().hex}.arrow")
+    table = pa.table(columns)
+    with FileSystems.create(path) as f, pa.ipc.new_file(f, table.schema) as writer:
+        writer.write_table(table)
+    return path
+
+
+def read_part(path: str) -> dict:
+    """A part written by `spill_part`: text columns as Arrow arrays, the others as numpy."""
+    with FileSystems.open(path) as f:
+        table = pa.ipc.open_file(pa.BufferReader(f.read())).read_all()
+    return {name: column.combine_chunks() if pa.types.is_string(column.type)
+            else column.to_numpy() for name, column in zip(table.column_names, table.columns)}
+
+
 class _KeyLogBatches(beam.DoFn):
-    """A prediction log file -> ((stream, bucket), ("predictions", columns)) and each
-    (stream, model)'s predicted values (for classes never seen in a label)."""
+    """A prediction log file -> ((stream, bucket), ("predictions", columns, or the path of a
+    file holding them)) and each (stream, model)'s predicted values (for classes never seen in
+    a label). With a `spill` folder, a bucket's rows go to files there and only their paths
+    are shuffled: a night's log is not held in the runner's memory."""
 
     VALUES = "values"
 
     def __init__(self, log: PredictionLogSpec, streams: list[str], models: list[str],
-                 classification: bool, buckets: int):
+                 classification: bool, buckets: int, spill: str | None = None):
         self.log, self.streams, self.models = log, streams, models
-        self.classification, self.buckets = classification, buckets
+        self.classification, self.buckets, self.spill = classification, buckets, spill
 
     def _names(self, batch, column: str, configured: list[str], path: str) -> np.ndarray:
         if column in batch.schema.names:
@@ -137,7 +171,7 @@ class _KeyLogBatches(beam.DoFn):
             del cols["stream"]
             for key, part in split_by(cols, keys):
                 yield (self.streams[key // self.buckets], int(key % self.buckets)), \
-                    ("predictions", part)
+                    ("predictions", part if self.spill is None else spill_part(part, self.spill))
 
 
 def _by_label_range(element, span: int):
@@ -179,7 +213,8 @@ class _Join(beam.DoFn):
     def process(self, element, label_classes, predicted):
         (stream, _), parts = element
         labels = concat_rows([p for tag, p in parts if tag == "labels"])
-        preds = concat_rows([p for tag, p in parts if tag == "predictions"])
+        preds = concat_rows([read_part(p) if isinstance(p, str) else p
+                             for tag, p in parts if tag == "predictions"])
         if not labels:
             labels = label_columns([])
         for code, model in enumerate(self.models):
@@ -225,6 +260,9 @@ class BackfillOutcomes(beam.PTransform):
     label_pass
         How the label pass replays a stream: `per-key` reads and drains it in time order (memory
         bounded by the instances pending), `grouped` sorts the whole stream first (any order).
+    spill
+        A folder for the log's rows, spilled by id bucket (`spill_part`; the run's staging
+        folder), or None: they are shuffled as data.
 
     Example
     -------
@@ -252,12 +290,13 @@ class BackfillOutcomes(beam.PTransform):
     def __init__(self, read: ReadStreams, label_engines, log: PredictionLogSpec,
                  models: list[str],
                  classification: bool, bins: int, final: bool, buckets: int = 16,
-                 batch_size: int = 1000, label_pass: str = "grouped"):
+                 batch_size: int = 1000, label_pass: str = "grouped",
+                 spill: str | None = None):
         super().__init__()
         self.read, self.label_engines, self.log = read, label_engines, log
         self.models, self.classification = models, classification
         self.bins, self.final, self.buckets, self.batch_size = bins, final, buckets, batch_size
-        self.label_pass = label_pass
+        self.label_pass, self.spill = label_pass, spill
 
     def _label_pass(self, pbegin):
         """The replay of the labels, and the reading's dead letters, read counts and errors."""
@@ -281,7 +320,8 @@ class BackfillOutcomes(beam.PTransform):
         logged = (pbegin | "LogFiles" >> beam.Create(self.log.files(self.read.time_range))
                   | "SpreadFiles" >> beam.Reshuffle()
                   | "ReadLog" >> beam.ParDo(_KeyLogBatches(
-                      self.log, streams, self.models, self.classification, self.buckets))
+                      self.log, streams, self.models, self.classification, self.buckets,
+                      self.spill))
                   .with_outputs(_KeyLogBatches.VALUES, ERRORS, main="predictions"))
         predicted = (logged[_KeyLogBatches.VALUES]
                      | "PredictedClasses" >> beam.CombinePerKey(
