@@ -125,7 +125,8 @@ def _owners(label_keys: np.ndarray, t0: np.ndarray, pred_keys: np.ndarray,
 
 def join_predictions(labels: dict, preds: dict, classes: list | None, bins: int,
                      final: bool = True) -> tuple[list, dict]:
-    """Outcomes of one model's logged predictions for labelled instances.
+    """Outcomes of one model's logged predictions for labelled instances (`join_columns`, as
+    `Outcome`s).
 
     `labels`: columns of labelled instances (`label_columns`); `preds`: columns `id` (str),
     `kind` (str, codes of `kind_codes`, or absent: inferred), `t`, `y_pred` (str, or float for
@@ -142,6 +143,24 @@ def join_predictions(labels: dict, preds: dict, classes: list | None, bins: int,
     >>> outcomes, counts = join_predictions(labels, preds, ["a", "b"], bins=4)
     >>> outcomes[0].bins.tolist(), outcomes[0].initial, counts["unmatched_predictions"]
     ([0, 1, 0, 1, 1, 0], 0, 0)
+    """
+    columns, counts = join_columns(labels, preds, classes, bins, final)
+    return outcomes_of(columns, classes is not None), counts
+
+
+def join_columns(labels: dict, preds: dict, classes: list | None, bins: int,
+                 final: bool = True) -> tuple[dict, dict]:
+    """`join_predictions`'s outcomes as columns (`labels`' columns `n`, `id`, `y`, `y_prev`,
+    `y_majority`; `t_arrival`, `t_label`, `initial`, and `final` and `bins` unless absent),
+    one row per labelled instance: compact to ship (no Python object per prediction), made
+    into `Outcome`s by `outcomes_of`.
+
+    >>> labels = label_columns([Outcome(1, 7, 0.0, 100.0, 1, 0, 1, None, None)])
+    >>> preds = {"id": np.array(["7", "7"], dtype=object), "t": np.array([0.0, 100.0]),
+    ...          "y_pred": np.array(["b", "a"], dtype=object)}
+    >>> columns, _ = join_columns(labels, preds, ["a", "b"], bins=0)
+    >>> columns["initial"].tolist(), columns["final"].tolist(), "bins" in columns
+    ([1], [0], False)
     """
     classification = classes is not None
     missing = NO_CLASS if classification else math.nan
@@ -184,16 +203,19 @@ def join_predictions(labels: dict, preds: dict, classes: list | None, bins: int,
     initial[row[first_initial]] = values[first_initial]
     if final:
         final_values[row[is_final]] = values[is_final]
-    binned = None
+    columns = {name: labels[name] for name in ("id", "y", "y_prev", "y_majority")}
+    columns.update(n=labels["n"].astype(np.int64), t_arrival=t0, t_label=t_label,
+                   initial=initial)
+    if final:
+        columns["final"] = final_values
     if bins:
-        binned = _binned(t0, t_label, initial, final_values, row[rep], t[rep], values[rep],
-                         bins, classification, len(classes) if classification else 0)
-    outcomes = _outcomes(labels, t0, t_label, initial, final_values if final else None,
-                         binned, classification)
+        columns["bins"] = _binned(t0, t_label, initial, final_values, row[rep], t[rep],
+                                  values[rep], bins, classification,
+                                  len(classes) if classification else 0)
     unscored = (lambda a: a == NO_CLASS) if classification else np.isnan
     counts["unscored_initial"] = int(unscored(initial).sum())
     counts["unscored_final"] = int(unscored(final_values).sum()) if final else 0
-    return outcomes, counts
+    return columns, counts
 
 
 def _binned(t0, t_label, initial, final, rep_row, t_rep, v_rep, bins: int,
@@ -217,9 +239,17 @@ def _binned(t0, t_label, initial, final, rep_row, t_rep, v_rep, bins: int,
     return binned
 
 
-def _outcomes(labels: dict, t0, t_label, initial, final, binned, classification: bool) -> list:
-    """One `Outcome` per labelled instance (final None: not logged; binned None: no bins)."""
-    n = len(t0)
+def outcomes_of(columns: dict, classification: bool) -> list:
+    """One `Outcome` per row of `join_columns`' columns (no `final`: not logged; no `bins`:
+    no bins).
+
+    >>> cols = label_columns([Outcome(1, 7, 0.0, 5.0, 1, 0, 1, None, None)])
+    >>> cols.update(initial=np.array([-1]))
+    >>> outcomes_of(cols, classification=True)[0].initial is None
+    True
+    """
+    n = len(columns["n"])
+    final, binned = columns.get("final"), columns.get("bins")
 
     def python(values):  # None for no prediction
         if classification:
@@ -228,8 +258,10 @@ def _outcomes(labels: dict, t0, t_label, initial, final, binned, classification:
 
     none = itertools.repeat(None, n)
     return list(map(Outcome._make, zip(
-        labels["n"].astype(np.int64).tolist(), labels["id"], t0.tolist(), t_label.tolist(),
-        labels["y"], labels["y_prev"], labels["y_majority"], python(initial),
+        columns["n"].astype(np.int64).tolist(), columns["id"],
+        np.asarray(columns["t_arrival"], dtype=np.float64).tolist(),
+        np.asarray(columns["t_label"], dtype=np.float64).tolist(), columns["y"],
+        columns["y_prev"], columns["y_majority"], python(columns["initial"]),
         none if final is None else python(final), itertools.repeat(None, n),
         itertools.repeat(None, n), itertools.repeat(None, n) if binned is None else binned)))
 

@@ -5,10 +5,10 @@
         exactly the replay's; a stream in time order is read and drained as it is read
         (`PerKeyReplay`: memory bounded by what is pending), any other is grouped and sorted
     prediction log (Arrow record batches)
-    both keyed by (stream, id bucket) -> CoGroupByKey -> per bucket and model one vectorised
-        join (pandas/numpy) -> Outcomes with their bins -> regrouped by ranges of label numbers,
-        so the scoring gets them in label order as a replay gives them -> the same scoring as
-        `run`
+    both keyed by (stream, id bucket; the log's rows spilled to files, their paths keyed)
+        -> GroupByKey -> per bucket and model one vectorised join (pandas/numpy) -> outcome
+        columns with their bins, keyed by ranges of label numbers -> GroupByKey -> Outcomes in
+        label order, as a replay gives them -> the same scoring as `run`
 
 A logged prediction belongs to the labelled instance with its id whose latency period
 [t_arrival, t_label] holds its time (ids may be reused once labelled). Kinds come from the
@@ -31,8 +31,8 @@ import pyarrow.compute as pc
 from apache_beam.io.filesystems import FileSystems
 from river import base
 
-from transforms.backfill.join import (id_bucket, join_predictions, kind_codes, label_columns,
-                                      lookup, model_classes, split_by)
+from transforms.backfill.join import (id_bucket, join_columns, kind_codes, label_columns,
+                                      lookup, model_classes, outcomes_of, split_by)
 from transforms.backfill.logs import PredictionLogSpec
 from transforms.errors import InputError, reports_errors
 from transforms.replay.keyed import GroupedReplay
@@ -174,24 +174,16 @@ class _KeyLogBatches(beam.DoFn):
                     ("predictions", part if self.spill is None else spill_part(part, self.spill))
 
 
-def _by_label_range(element, span: int):
-    """An id bucket's outcome batch -> its outcomes keyed by (stream, model, range of `span`
-    label numbers): a bucket holds labels from all over the stream."""
-    (stream, model), outcomes = element
-    ranges: dict = {}
-    for o in outcomes:
-        ranges.setdefault(o.n // span, []).append(o)
-    for r, part in ranges.items():
-        yield (stream, model, r), part
-
-
-def _in_label_order(element, batch_size: int):
-    """A range of label numbers' outcomes -> batches of consecutive labels, in label order: the
-    scoring's label blocks and in-label-order folds then take each batch whole."""
+def _in_label_order(element, classification: bool, batch_size: int):
+    """A range of label numbers' outcome columns, from every id bucket -> `Outcome` batches of
+    consecutive labels, in label order: the scoring's label blocks and in-label-order folds
+    then take each batch whole."""
     (stream, model, _), parts = element
-    outcomes = sorted((o for part in parts for o in part), key=lambda o: o.n)
-    for i in range(0, len(outcomes), batch_size):
-        yield (stream, model), outcomes[i:i + batch_size]
+    columns = concat_rows(parts)
+    columns = take_rows(columns, np.argsort(columns["n"], kind="stable"))
+    for i in range(0, len(columns["n"]), batch_size):
+        yield (stream, model), outcomes_of(take_rows(columns, np.arange(
+            i, min(i + batch_size, len(columns["n"])))), classification)
 
 
 def _key_labels(element, buckets: int):
@@ -202,12 +194,16 @@ def _key_labels(element, buckets: int):
 
 
 class _Join(beam.DoFn):
+    """An id bucket's labels and logged predictions -> per model, the joined outcomes as
+    columns, keyed by (stream, model, range of `span` label numbers): a bucket holds labels
+    from all over the stream, its ranges are gathered from every bucket (`_in_label_order`)."""
+
     COUNTS = "counts"
 
     def __init__(self, models: list[str], classification: bool, bins: int, final: bool,
-                 batch_size: int):
+                 span: int):
         self.models, self.classification = models, classification
-        self.bins, self.final, self.batch_size = bins, final, batch_size
+        self.bins, self.final, self.span = bins, final, span
 
     @reports_errors
     def process(self, element, label_classes, predicted):
@@ -225,9 +221,9 @@ class _Join(beam.DoFn):
             if self.classification:
                 classes = model_classes(label_classes.get((stream, LABELS), []),
                                         predicted.get((stream, model), set()))
-            outcomes, counts = join_predictions(labels, mine, classes, self.bins, self.final)
-            for i in range(0, len(outcomes), self.batch_size):
-                yield (stream, model), outcomes[i:i + self.batch_size]
+            columns, counts = join_columns(labels, mine, classes, self.bins, self.final)
+            for r, part in split_by(columns, columns["n"] // self.span):
+                yield (stream, model, int(r)), part
             yield beam.pvalue.TaggedOutput(self.COUNTS, ((stream, model), counts))
 
 
@@ -333,8 +329,9 @@ class BackfillOutcomes(beam.PTransform):
         joined = ((labels, logged.predictions) | "Both" >> beam.Flatten()
                   | "ByBucket" >> beam.GroupByKey()
                   | "Join" >> beam.ParDo(
+                      # Ranges of 20 batches: few per key, each whole labels from all buckets.
                       _Join(self.models, self.classification, self.bins, self.final,
-                            self.batch_size),
+                            20 * self.batch_size),
                       beam.pvalue.AsDict(label_classes), beam.pvalue.AsDict(predicted))
                   .with_outputs(_Join.COUNTS, ERRORS, main="outcomes"))
         models = self.models
@@ -353,10 +350,9 @@ class BackfillOutcomes(beam.PTransform):
 
         counts = ((replay[COUNTS] | "LabelCounts" >> beam.FlatMap(per_model),
                    joined[_Join.COUNTS]) | "AllCounts" >> beam.Flatten())
-        span = 20 * self.batch_size
-        in_order = (joined.outcomes | "ByLabelRange" >> beam.FlatMap(_by_label_range, span)
-                    | "GatherRange" >> beam.GroupByKey()
-                    | "InLabelOrder" >> beam.FlatMap(_in_label_order, self.batch_size))
+        in_order = (joined.outcomes | "GatherRange" >> beam.GroupByKey()
+                    | "InLabelOrder" >> beam.FlatMap(_in_label_order, self.classification,
+                                                     self.batch_size))
         return {"outcomes": in_order,
                 DEAD_LETTERS: dead,
                 COUNTS: counts,
