@@ -69,8 +69,8 @@ class PairScore:
 
     def subtract(self, other: PairScore) -> PairScore:
         self.n -= other.n
-        self.loss_a.merge(ExactSum([-p for p in other.loss_a.partials]))
-        self.loss_b.merge(ExactSum([-p for p in other.loss_b.partials]))
+        self.loss_a.merge(other.loss_a.negated())
+        self.loss_b.merge(other.loss_b.negated())
         self.n01 -= other.n01
         self.n10 -= other.n10
         return self

@@ -8,6 +8,7 @@ final value the correctly rounded exact sum, whatever the order of updates and m
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 
 class ExactSum:
@@ -28,12 +29,16 @@ class ExactSum:
     robust geometric predicates. Discrete & Computational Geometry 18(3), 305–363.
     """
 
-    __slots__ = ("partials",)
+    __slots__ = ("partials", "special")
 
-    def __init__(self, partials: list[float] | None = None):
+    def __init__(self, partials: list[float] | None = None, special: float = 0.0):
         self.partials = partials if partials is not None else []
+        self.special = special  # the sum of the infinite and NaN terms, kept apart
 
     def add(self, x: float) -> None:
+        if x - x:  # ±inf or NaN: no partial can hold it (inf − inf would poison them)
+            self.special += x
+            return
         # Shewchuk's algorithm, as in the Python recipe behind math.fsum.
         partials = self.partials
         i = 0
@@ -51,21 +56,62 @@ class ExactSum:
     def merge(self, other: ExactSum) -> ExactSum:
         for p in other.partials:
             self.add(p)
+        self.special += other.special
         return self
+
+    def negated(self) -> ExactSum:
+        """The sum with every term's sign flipped: what subtracting it adds.
+
+        >>> a = ExactSum([0.5, 1e16])
+        >>> a.merge(a.negated()).value
+        0.0
+        """
+        return ExactSum([-p for p in self.partials], -self.special)
 
     @property
     def value(self) -> float:
-        return math.fsum(self.partials)
+        return self.special if self.special else math.fsum(self.partials)
+
+    @property
+    def exact(self) -> Fraction:
+        """The sum without any rounding (the partials add up to it exactly).
+
+        >>> s = ExactSum()
+        >>> s.add(1e16); s.add(1.0)  # 10¹⁶ + 1 has no float: the value rounds to 10¹⁶
+        >>> s.exact - 10 ** 16, s.value - 1e16
+        (Fraction(1, 1), 0.0)
+        """
+        return sum(map(Fraction, self.partials), Fraction(0))
 
     def to_dict(self) -> dict:
-        return {"partials": list(self.partials)}
+        return {"partials": list(self.partials), "special": self.special}
 
     @classmethod
     def from_dict(cls, d: dict) -> ExactSum:
-        return cls(list(d["partials"]))
+        return cls(list(d["partials"]), d.get("special", 0.0))
 
     def __repr__(self) -> str:
         return f"ExactSum({self.value!r})"
+
+
+def exact_square(x: float) -> tuple[float, float]:
+    """(hi, lo) with hi + lo = x² exactly: hi the rounded square, lo its rounding error
+    (Dekker's product, with Veltkamp's split; |x| below ~1e150).
+
+    >>> hi, lo = exact_square(1e9 + 3)
+    >>> Fraction(hi) + Fraction(lo) == Fraction(1e9 + 3) ** 2, lo != 0
+    (True, True)
+
+    References
+    ----------
+    Dekker, T. J. (1971). A floating-point technique for extending the available precision.
+    Numerische Mathematik 18(3), 224–242.
+    """
+    hi = x * x
+    c = 134217729.0 * x  # 2^27 + 1: splits x into two 26-bit halves
+    x_hi = c - (c - x)
+    x_lo = x - x_hi
+    return hi, ((x_hi * x_hi - hi) + 2 * x_hi * x_lo) + x_lo * x_lo
 
 
 def ratio(num: float, den: float) -> float:

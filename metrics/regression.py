@@ -1,42 +1,58 @@
-"""Mean absolute error and root mean squared error, exactly mergeable."""
+"""Mean absolute error, root mean squared error, R² and the mean absolute percentage error,
+exactly mergeable."""
 
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
 
-from metrics.exact import ExactSum, ratio
+from metrics.exact import ExactSum, exact_square, ratio
 
 # No confidence bound for regression: the Chernoff and Hoeffding bounds of Gama et al. 2009 hold for
 # losses in [0, 1] (or a known range); on absolute errors in the target's units their width would
 # change with the unit of measurement.
 REGRESSION_CONFIDENCE_METRICS: tuple = ()
-REGRESSION_METRICS = ("mae", "rmse", *REGRESSION_CONFIDENCE_METRICS)
+REGRESSION_METRICS = ("mae", "rmse", "r2", "mape", *REGRESSION_CONFIDENCE_METRICS)
+# The exact sums, in the order of `faded_stats`' columns after n.
+_SUMS = ("abs_error", "squared_error", "sum_y", "sum_y2", "abs_pct_error", "nonzero")
 
 
 class RegressionScore:
-    """Sums behind MAE and RMSE; merge order never changes the result.
+    """Sums behind MAE, RMSE, R² and MAPE; merge order never changes the result.
+
+    - R² = 1 − Σe² / Σ(y − ȳ)², Σ(y − ȳ)² = Σy² − (Σy)²/n from the exact sums, without rounding
+      until the end (1 for a perfect prediction of a constant target, else 0 there, as
+      scikit-learn);
+    - MAPE = mean of |e| / |y| over the labels whose target is not 0 (a zero target has no
+      percentage error; `nonzero` counts the others).
 
     >>> s = RegressionScore()
     >>> for y, p in [(3.0, 2.5), (-0.5, 0.0), (2.0, 2.0), (7.0, 8.0)]:
     ...     s.update(y, p)
     >>> s.get()
-    {'mae': 0.5, 'rmse': 0.612...}
+    {'mae': 0.5, 'rmse': 0.612..., 'r2': 0.948..., 'mape': 0.327...}
     """
 
-    __slots__ = ("n", "abs_error", "squared_error")
+    __slots__ = ("n", *_SUMS)
 
     def __init__(self):
         self.n = 0
-        self.abs_error = ExactSum()
-        self.squared_error = ExactSum()
+        for name in _SUMS:
+            setattr(self, name, ExactSum())
 
     def update(self, y_true: float, y_pred: float) -> None:
         e = y_true - y_pred
         self.n += 1
         self.abs_error.add(abs(e))
         self.squared_error.add(e * e)
+        self.sum_y.add(y_true)
+        for part in exact_square(y_true):  # Σy² exact: R²'s denominator is a difference
+            self.sum_y2.add(part)
+        if y_true:
+            self.abs_pct_error.add(abs(e) / abs(y_true))
+            self.nonzero.add(1.0)
 
     def update_many(self, y_true, y_pred) -> None:
         """`update` for arrays (the sums stay exact, so the result is the same)."""
@@ -45,36 +61,41 @@ class RegressionScore:
 
     def merge(self, other: RegressionScore) -> RegressionScore:
         self.n += other.n
-        self.abs_error.merge(other.abs_error)
-        self.squared_error.merge(other.squared_error)
+        for name in _SUMS:
+            getattr(self, name).merge(getattr(other, name))
         return self
 
     def subtract(self, other: RegressionScore) -> RegressionScore:
         """Remove `other`'s errors (a subset of the same labels); the sums stay exact."""
         self.n -= other.n
-        for mine, theirs in ((self.abs_error, other.abs_error),
-                             (self.squared_error, other.squared_error)):
-            mine.merge(ExactSum([-p for p in theirs.partials]))
+        for name in _SUMS:
+            getattr(self, name).merge(getattr(other, name).negated())
         return self
 
     @staticmethod
     def faded_stats(columns: dict) -> np.ndarray:
-        """Per label and prediction column: [n, |e|, e²] (zeros without a prediction)."""
+        """Per label and prediction column: [n, |e|, e², y, y², |e|/|y|, [y ≠ 0]] (zeros
+        without a prediction; the last two zero for a zero target)."""
         y = np.asarray(columns["y"], dtype=np.float64)
         preds = np.asarray(columns["preds"], dtype=np.float64)
         scored = ~np.isnan(preds)
         e = np.where(scored, y[:, None] - preds, 0.0)
-        return np.stack([scored.astype(np.float64), np.abs(e), e * e], axis=-1)
+        ys = np.where(scored, y[:, None], 0.0)
+        nonzero = ys != 0
+        pct = np.divide(np.abs(e), np.abs(ys), out=np.zeros_like(e), where=nonzero)
+        return np.stack([scored.astype(np.float64), np.abs(e), e * e, ys, ys * ys, pct,
+                         nonzero.astype(np.float64)], axis=-1)
 
     @staticmethod
     def pad_faded(stats: np.ndarray, width: int) -> np.ndarray:
-        return stats  # always [n, |e|, e²]
+        return stats  # always the same columns
 
     @classmethod
     def from_faded(cls, row: list) -> RegressionScore:
         s = cls()
         s.n = row[0]
-        s.abs_error, s.squared_error = ExactSum([row[1]]), ExactSum([row[2]])
+        for name, value in zip(_SUMS, row[1:]):
+            setattr(s, name, ExactSum([value]))
         return s
 
     @property
@@ -86,19 +107,42 @@ class RegressionScore:
         mse = ratio(self.squared_error.value, self.n)
         return math.sqrt(mse) if not math.isnan(mse) else math.nan
 
+    @property
+    def r2(self) -> float:
+        """1 − Σe² / Σ(y − ȳ)², the denominator computed exactly from Σy and Σy².
+
+        >>> s = RegressionScore()
+        >>> s.update_many([1e9 + 1, 1e9 + 2, 1e9 + 3], [1e9 + 1, 1e9 + 2, 1e9 + 2])
+        >>> s.r2  # 1 − 1/2, though Σy² − (Σy)²/n cancels 18 digits away
+        0.5
+        """
+        if not self.n:
+            return math.nan
+        if self.squared_error.special or self.sum_y2.special:  # an error or y² overflowed
+            return -math.inf if self.squared_error.special == math.inf \
+                and not self.sum_y2.special else math.nan
+        total = self.sum_y2.exact - self.sum_y.exact ** 2 / Fraction(self.n)
+        residual = self.squared_error.exact
+        if total <= 0:  # a constant target: scikit-learn's convention
+            return 1.0 if residual == 0 else 0.0
+        return float(1 - residual / total)
+
+    @property
+    def mape(self) -> float:
+        return ratio(self.abs_pct_error.value, self.nonzero.value)
+
     def get(self) -> dict[str, float]:
         return {name: getattr(self, name) for name in REGRESSION_METRICS}
 
     def to_dict(self) -> dict:
-        return {"n": self.n, "abs_error": self.abs_error.to_dict(),
-                "squared_error": self.squared_error.to_dict()}
+        return {"n": self.n, **{name: getattr(self, name).to_dict() for name in _SUMS}}
 
     @classmethod
     def from_dict(cls, d: dict) -> RegressionScore:
         s = cls()
         s.n = d["n"]
-        s.abs_error = ExactSum.from_dict(d["abs_error"])
-        s.squared_error = ExactSum.from_dict(d["squared_error"])
+        for name in _SUMS:
+            setattr(s, name, ExactSum.from_dict(d[name]))
         return s
 
     def __eq__(self, other) -> bool:

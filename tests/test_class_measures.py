@@ -201,3 +201,43 @@ def test_wilson_interval_of_the_accuracy_equals_scipys(waveform_run):
             assert got["accuracy_wilson_high"] == pytest.approx(want.high, rel=1e-9)
             checked += 1
     assert checked == 2 * len(set(rows["labels"]))
+
+
+def test_r2_and_mape_equal_sklearn_and_river():
+    """A regressor's R² and MAPE: scikit-learn's on its predictions (cumulative, and a sliding
+    window at the end), river's R2 and MAPE (in percent there) on the same stream."""
+    n, delay, window = 1500, 40, 400
+    spec = "river.preprocessing.StandardScaler | river.linear_model.LinearRegression"
+    result = evaluate_locally(f'synth:Friedman{{"n": {n}, "seed": 4}}', spec, str(delay),
+                              final=False, windows=(window,))
+    rows = result.summary[result.summary["category"] == "initial"]
+    ours = {(w, m): v for w, m, v in zip(rows["window"], rows["metric"], rows["value"])}
+    from river import compose, linear_model, preprocessing
+
+    model = compose.Pipeline(preprocessing.StandardScaler(), linear_model.LinearRegression())
+    data = list(itertools.islice(datasets.synth.Friedman(seed=4), n))
+    pairs = []
+    for j, (x, y) in enumerate(data):  # river's delayed progressive validation, by hand
+        if j >= delay:
+            model.learn_one(*data[j - delay])
+        pairs.append((y, model.predict_one(x)))
+    assert all(y != 0 for y, _ in pairs)  # MAPE's zero targets: none here
+    for view, part in (("cumulative", pairs), (f"w={window}", pairs[-window:])):
+        y, p = zip(*part)
+        assert ours[(view, "r2")] == pytest.approx(sk.r2_score(y, p), rel=1e-10)
+        assert ours[(view, "mape")] == pytest.approx(
+            sk.mean_absolute_percentage_error(y, p), rel=1e-12)
+    r2, mape = metrics.R2(), metrics.MAPE()
+    evaluate.progressive_val_score(iter(data), compose.Pipeline(
+        preprocessing.StandardScaler(), linear_model.LinearRegression()), r2 + mape,
+        delay=delay)
+    assert ours[("cumulative", "r2")] == pytest.approx(r2.get(), rel=1e-10)
+    assert 100 * ours[("cumulative", "mape")] == pytest.approx(mape.get(), rel=1e-12)
+
+
+def test_mape_leaves_out_zero_targets():
+    from metrics import RegressionScore
+
+    s = RegressionScore()
+    s.update_many([2.0, 0.0, 4.0], [1.0, 3.0, 5.0])  # |e|/|y|: 1/2, (none), 1/4
+    assert s.mape == (0.5 + 0.25) / 2 and s.mae == (1 + 3 + 1) / 3

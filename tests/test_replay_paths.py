@@ -10,6 +10,7 @@ from apache_beam.testing.test_stream import TestStream as BeamTestStream
 from apache_beam.testing.util import assert_that, equal_to
 from apache_beam.transforms.window import TimestampedValue
 
+from metrics.comparison import COMPARISON_METRICS
 from pipelines.config import RunConfig
 from pipelines.job import run
 from pipelines.plan import plan
@@ -56,7 +57,8 @@ def test_grouped_and_stateful_paths_give_identical_records(tmp_path):
     assert (p0["kind"] != "re-prediction").sum() == 3 * 1500 * 2
     assert (p0["kind"] == "re-prediction").sum() > 3 * 1000  # re-evaluation on (K=10)
     assert n0[1]["sea"]["instance_events"] == 1500
-    assert (s0["category"] == "comparison").sum() == 3 * 2 * 4  # 3 pairs, initial and final
+    # 3 pairs, initial and final, each pair's statistics
+    assert (s0["category"] == "comparison").sum() == 3 * 2 * len(COMPARISON_METRICS)
     for p, s, c, n in results[1:]:
         assert n == n0
         pd.testing.assert_frame_equal(p, p0)

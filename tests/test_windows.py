@@ -74,15 +74,23 @@ def sequential_fading(chosen, category, b, alpha, regression=False):
     """Gama's fading estimator, the plain loop S = L + α·S, B = 1 + α·B, for every statistic
     behind the metrics (a label without a prediction contributes 0 and ages the rest)."""
     if regression:
-        n = a = sq = 0.0
+        n = a = sq = sy = sy2 = pct = nonzero = 0.0
         for o in chosen:
             p = prediction(o, category, b)
             e = 0.0 if p is None else o.y - p
+            y = 0.0 if p is None else o.y
             n = (p is not None) + alpha * n
             a = abs(e) + alpha * a
             sq = e * e + alpha * sq
+            sy = y + alpha * sy
+            sy2 = y * y + alpha * sy2
+            pct = (abs(e) / abs(y) if y else 0.0) + alpha * pct
+            nonzero = (y != 0) + alpha * nonzero
         s = RegressionScore()
-        s.n, s.abs_error.partials, s.squared_error.partials = n, [a], [sq]
+        s.n = n
+        for sums, value in ((s.abs_error, a), (s.squared_error, sq), (s.sum_y, sy),
+                            (s.sum_y2, sy2), (s.abs_pct_error, pct), (s.nonzero, nonzero)):
+            sums.partials = [value]
         return s.get()
     k = 1 + max(max(o.y for o in chosen), max(
         prediction(o, c, j) or 0 for o in chosen for c, j in [(category, b)]))
