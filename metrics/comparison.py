@@ -53,9 +53,8 @@ class PairScore:
         """Per label: A's loss, B's loss, and whether only A (only B) was wrong."""
         a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
         self.n += len(a)
-        for acc, values in ((self.loss_a, a), (self.loss_b, b)):
-            for v in values[values != 0].tolist():
-                acc.add(v)
+        self.loss_a.add_many(a)
+        self.loss_b.add_many(b)
         self.n01 += int(np.count_nonzero(a_only))
         self.n10 += int(np.count_nonzero(b_only))
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
+import numpy as np
+
 
 class ExactSum:
     """A float sum whose value does not depend on the order of additions or merges.
@@ -46,12 +48,52 @@ class ExactSum:
             if abs(x) < abs(y):
                 x, y = y, x
             hi = x + y
+            if hi - hi:  # the sum left the floats: it is ±inf from here on
+                self.special += hi
+                del partials[i:]
+                return
             lo = y - (hi - x)
             if lo:
                 partials[i] = lo
                 i += 1
             x = hi
         partials[i:] = [x]
+
+    def add_many(self, values) -> None:
+        """Add an array of floats exactly, without a Python step per value: each value is
+        m·2^(e−53) with an integer m (`np.frexp`); the integers are summed per exponent in
+        float64 halves of 26 bits (exact below 2^26 values a call), the groups combined as
+        one Python integer, and that exact sum is added as the few floats that hold it.
+
+        >>> s = ExactSum()
+        >>> s.add_many(np.array([1e16, 1.0, -1e16, 0.1]))
+        >>> s.value, s.exact == Fraction(1) + Fraction(0.1)
+        (1.1, True)
+        """
+        x = np.asarray(values, dtype=np.float64).ravel()
+        finite = np.isfinite(x)
+        if not finite.all():
+            for v in x[~finite].tolist():
+                self.special += v
+            x = x[finite]
+        x = x[x != 0]
+        if not len(x):
+            return
+        for start in range(0, len(x), _ADD_MANY_CHUNK):
+            self._add_exact_integer(*_integer_sum(x[start:start + _ADD_MANY_CHUNK]))
+
+    def _add_exact_integer(self, total: int, exponent: int) -> None:
+        """Add total·2^exponent exactly, as floats of at most 53 bits each."""
+        sign, total = (-1 if total < 0 else 1), abs(total)
+        while total:
+            shift = max(total.bit_length() - 53, 0)
+            top = total >> shift
+            try:
+                self.add(sign * math.ldexp(float(top), exponent + shift))
+            except OverflowError:  # beyond the floats: ±inf, as `add` makes it
+                self.special += sign * math.inf
+                return
+            total -= top << shift
 
     def merge(self, other: ExactSum) -> ExactSum:
         for p in other.partials:
@@ -94,11 +136,31 @@ class ExactSum:
         return f"ExactSum({self.value!r})"
 
 
-def exact_square(x: float) -> tuple[float, float]:
-    """(hi, lo) with hi + lo = x² exactly: hi the rounded square, lo its rounding error
-    (Dekker's product, with Veltkamp's split; |x| below ~1e150).
+# Values per call of `_integer_sum`: its per-exponent sums of 26-bit halves stay below 2^53.
+_ADD_MANY_CHUNK = 1 << 24
 
-    >>> hi, lo = exact_square(1e9 + 3)
+
+def _integer_sum(x: np.ndarray) -> tuple[int, int]:
+    """(T, k) with Σx = T·2^k exactly, for finite non-zero floats x."""
+    mantissa, exponent = np.frexp(x)
+    m = (mantissa * 2.0 ** 53).astype(np.int64)  # exact: a mantissa has 53 bits
+    high, low = m >> 26, m & ((1 << 26) - 1)  # m = high·2^26 + low
+    exponents, group = np.unique(exponent, return_inverse=True)
+    # Sums of at most 2^24 integers below 2^27 in magnitude: exact in float64.
+    highs = np.bincount(group, weights=high.astype(np.float64)).tolist()
+    lows = np.bincount(group, weights=low.astype(np.float64)).tolist()
+    base = int(exponents[0])
+    total = 0
+    for e, h, lo in zip(exponents.tolist(), highs, lows):
+        total += ((int(h) << 26) + int(lo)) << (e - base)
+    return total, base - 53
+
+
+def exact_squares(x):
+    """(hi, lo) with hi + lo = x² exactly, for a float or an array: hi the rounded square, lo
+    its rounding error (Dekker's product, with Veltkamp's split; |x| below ~1e150).
+
+    >>> hi, lo = exact_squares(1e9 + 3)
     >>> Fraction(hi) + Fraction(lo) == Fraction(1e9 + 3) ** 2, lo != 0
     (True, True)
 

@@ -8,7 +8,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from metrics.exact import ExactSum, exact_square, ratio
+from metrics.exact import ExactSum, exact_squares, ratio
 
 # No confidence bound for regression: the Chernoff and Hoeffding bounds of Gama et al. 2009 hold for
 # losses in [0, 1] (or a known range); on absolute errors in the target's units their width would
@@ -48,16 +48,26 @@ class RegressionScore:
         self.abs_error.add(abs(e))
         self.squared_error.add(e * e)
         self.sum_y.add(y_true)
-        for part in exact_square(y_true):  # Σy² exact: R²'s denominator is a difference
-            self.sum_y2.add(part)
+        for part in exact_squares(y_true):  # Σy² exact: R²'s denominator is a difference
+            self.sum_y2.add(float(part))
         if y_true:
             self.abs_pct_error.add(abs(e) / abs(y_true))
             self.nonzero.add(1.0)
 
     def update_many(self, y_true, y_pred) -> None:
-        """`update` for arrays (the sums stay exact, so the result is the same)."""
-        for y, p in zip(list(y_true), list(y_pred)):
-            self.update(float(y), float(p))
+        """`update` for arrays, without a Python step per label (`ExactSum.add_many`): the
+        sums stay exact, so the result is the same."""
+        y = np.asarray(y_true, dtype=np.float64)
+        self.n += len(y)
+        nonzero = y != 0
+        with np.errstate(over="ignore"):  # a term beyond the floats is ±inf (`ExactSum`)
+            e = y - np.asarray(y_pred, dtype=np.float64)
+            self.abs_error.add_many(np.abs(e))
+            self.squared_error.add_many(e * e)
+            self.sum_y.add_many(y)
+            self.sum_y2.add_many(np.concatenate(exact_squares(y)))
+            self.abs_pct_error.add_many(np.abs(e[nonzero]) / np.abs(y[nonzero]))
+        self.nonzero.add_many(nonzero.astype(np.float64))
 
     def merge(self, other: RegressionScore) -> RegressionScore:
         self.n += other.n
@@ -123,9 +133,14 @@ class RegressionScore:
                 and not self.sum_y2.special else math.nan
         total = self.sum_y2.exact - self.sum_y.exact ** 2 / Fraction(self.n)
         residual = self.squared_error.exact
-        if total <= 0:  # a constant target: scikit-learn's convention
+        # A spread below 2^-100 of Σy² is a constant target (y² below ~1e-290 loses its low
+        # bits to underflow, so a true 0 may come out a hair above): scikit-learn's convention.
+        if total <= self.sum_y2.exact / 2 ** 100:
             return 1.0 if residual == 0 else 0.0
-        return float(1 - residual / total)
+        try:
+            return float(1 - residual / total)
+        except OverflowError:  # errors beyond 10^308 times the spread
+            return -math.inf
 
     @property
     def mape(self) -> float:
@@ -146,7 +161,12 @@ class RegressionScore:
         return s
 
     def __eq__(self, other) -> bool:
-        return isinstance(other, RegressionScore) and self.to_dict() == other.to_dict()
+        """Equal sums (their exact values; partials may hold them differently)."""
+        def exact(s):
+            return [s.n] + [(getattr(s, name).exact, repr(getattr(s, name).special))
+                            for name in _SUMS]
+
+        return isinstance(other, RegressionScore) and exact(self) == exact(other)
 
     def __repr__(self) -> str:
         return f"RegressionScore(n={self.n}, mae={self.mae:.4f})"

@@ -143,7 +143,7 @@ def test_update_many_equals_one_update_per_row(cls, rows):
             one.update(*r)
         columns = 4 if cls is ClassificationScore else 2
         many.update_many(*[[r[i] for r in rows] for i in range(columns)])
-        assert many.to_dict() == one.to_dict()
+        assert many == one
 
     check()
 
@@ -166,3 +166,25 @@ def test_confidence_statistics_by_hand():
     r.update_many([1.0, 2.0], [0.0, 2.0])
     assert set(r.get()) == {"mae", "rmse", "r2", "mape"}
     assert math.isnan(ClassificationScore().kappa_z)
+
+
+def test_exact_sum_of_an_array_is_the_sum_of_its_terms_without_rounding():
+    """`ExactSum.add_many` (integers per exponent) and `add` (Shewchuk's partials), against
+    the sum in rational arithmetic, on floats of every magnitude, subnormals included."""
+    from fractions import Fraction
+
+    from metrics.exact import ExactSum
+
+    @settings(max_examples=200, deadline=None)
+    @given(st.lists(st.floats(allow_nan=False, allow_infinity=False, min_value=-1e300,
+                              max_value=1e300), max_size=80))
+    def check(values):
+        many, one = ExactSum(), ExactSum()
+        many.add_many(values)
+        for v in values:
+            one.add(v)
+        exact = sum(map(Fraction, values), Fraction(0))
+        assert many.exact == one.exact == exact
+        assert many.value == one.value == float(exact)
+
+    check()
