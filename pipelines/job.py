@@ -99,7 +99,9 @@ def run(config: RunConfig) -> pd.DataFrame:
         if counters:
             print("job counters: " + ", ".join(f"{k} {v:,}" for k, v in counters.items()),
                   file=sys.stderr)
-        print(format_table(summary) + "\n")
+        print(format_table(summary, {s.name: {"positive": s.options.get("positive"),
+                                              "declared": pl.classes[s.name]}
+                                     for s in pl.streams}) + "\n")
         print(format_profiles(json.loads(read_bytes(FileSystems.join(config.out,
                                                                       "profile.json")))))
         delays = drift_delay_table(summary)

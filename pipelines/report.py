@@ -68,7 +68,7 @@ def _render_html(run: RunFiles, made: list[Figure], notes: list[str]) -> str:
         "<h2>Summary (layout of Table II)</h2>",
         "<p>Per stream and measure: initial, the middle bin, final and Ψα per metric; one "
         "column per model.</p>",
-        _table_html(summary_table(run.summary)),
+        _table_html(summary_table(run.summary, run.positive_options)),
     ]
     delays = drift_delay_table(run.summary)
     if not delays.empty:

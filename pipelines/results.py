@@ -7,7 +7,10 @@ import os
 
 import pandas as pd
 
-TABLE_METRICS = ("accuracy", "kappa", "kappa_m", "kappa_t", "kappa_plus", "mae", "rmse")
+TABLE_METRICS = ("accuracy", "precision", "recall", "f1", "kappa", "kappa_m", "kappa_t",
+                 "kappa_plus", "mae", "rmse")
+# Of the per-class measures, the table shows a binary task's positive class's.
+POSITIVE_CLASS_METRICS = ("precision", "recall", "f1")
 
 
 def load_results(path: str, kind: str = "summary") -> pd.DataFrame:
@@ -80,10 +83,57 @@ def record_outputs(out: str, names: list[str]) -> None:
         json.dump(manifest, f, indent=1)
 
 
-def summary_table(summary: pd.DataFrame) -> pd.DataFrame:
+def positive_class(classes: list[str], label_counts: list[int], option=None,
+                   declared: list | None = None) -> str | None:
+    """The positive class of a binary task, as the summary names classes: the stream's
+    `positive` option; else its second declared class (as river); else `True` or `1` when it
+    is one of the two; else the rarer class among the labels (ties: the second). None unless
+    there are two classes.
+
+    >>> positive_class(["ok", "fraud"], [990, 10]), positive_class(["1", "0"], [10, 990])
+    ('fraud', '1')
+    >>> positive_class(["a", "b"], [5, 5], declared=["b", "a"])
+    'a'
+    """
+    if len(classes) != 2:
+        return None
+    if option is not None:
+        return str(option)
+    if declared is not None and len(declared) == 2:
+        return str(declared[1])
+    for name in ("True", "1"):
+        if name in classes:
+            return name
+    return classes[0] if label_counts[0] < label_counts[1] else classes[1]
+
+
+def _positive_rows(summary: pd.DataFrame, streams: dict) -> pd.DataFrame:
+    """Each binary classifier's per-class rows of its positive class (`positive_class`, from
+    the cumulative initial confusion matrix's classes and label counts)."""
+    cells = summary[(summary["metric"] == "confusion") & (summary["category"] == "initial")
+                    & (summary["window"] == "cumulative")]
+    keep = []
+    for (stream, model), part in cells.groupby(["stream", "model"], sort=False):
+        classes = list(dict.fromkeys(part["class"]))
+        counts = [part.loc[part["class"] == c, "value"].sum() for c in classes]
+        options = streams.get(stream, {})
+        positive = positive_class(classes, counts, options.get("positive"),
+                                  options.get("declared"))
+        if positive is not None:
+            keep.append((stream, model, positive))
+    if not keep:
+        return summary.iloc[:0]
+    wanted = pd.DataFrame(keep, columns=["stream", "model", "class"])
+    rows = summary[summary["metric"].isin(POSITIVE_CLASS_METRICS)]
+    return rows.merge(wanted, on=["stream", "model", "class"])
+
+
+def summary_table(summary: pd.DataFrame, streams: dict | None = None) -> pd.DataFrame:
     """Rows: stream × measure; columns: models, in run order (Table II of Grzenda et al. 2020).
 
-    Measures per metric: initial, the middle bin Λ(T, B/2), final and Ψα for each α.
+    Measures per metric: initial, the middle bin Λ(T, B/2), final and Ψα for each α; for a
+    binary task also precision, recall and F1 of its positive class (`positive_class`;
+    `streams`: stream -> {"positive": its option, "declared": its declared classes}).
 
     Example
     -------
@@ -98,7 +148,11 @@ def summary_table(summary: pd.DataFrame) -> pd.DataFrame:
            final accuracy     0.8  0.90
 
     """
-    df = summary[summary["metric"].isin(TABLE_METRICS)].copy()
+    per_class = summary["class"].notna() if "class" in summary else False
+    df = summary[summary["metric"].isin(TABLE_METRICS) & ~per_class]
+    if "class" in summary:
+        df = pd.concat([df, _positive_rows(summary, streams or {})])
+    df = df.copy()
     if df.empty:
         return pd.DataFrame()
     binned = df["category"] == "binned"
@@ -113,7 +167,9 @@ def summary_table(summary: pd.DataFrame) -> pd.DataFrame:
             return f"Ψ{r.alpha:g}"
         return r.category
 
-    df["measure"] = [f"{label(r)} {r.metric}" for r in df.itertuples()]
+    classes = df["class"] if "class" in df else [None] * len(df)
+    df["measure"] = [f"{label(r)} {r.metric}" + (f" ({c})" if isinstance(c, str) else "")
+                     for r, c in zip(df.itertuples(), classes)]
     order = {"initial": 0, "binned": 1, "final": 2, "intermediate": 3}
     df["_m"] = df["metric"].map({m: i for i, m in enumerate(TABLE_METRICS)})
     df["_c"] = df["category"].map(order).fillna(4)
@@ -124,7 +180,7 @@ def summary_table(summary: pd.DataFrame) -> pd.DataFrame:
     return table[models]
 
 
-def format_table(summary: pd.DataFrame) -> str:
+def format_table(summary: pd.DataFrame, streams: dict | None = None) -> str:
     """The summary as the terminal prints it: `summary_table` with four decimals.
 
     Example
@@ -140,7 +196,7 @@ def format_table(summary: pd.DataFrame) -> str:
            final accuracy     0.8000
 
     """
-    table = summary_table(summary)
+    table = summary_table(summary, streams)
     if table.empty:
         return "(no results)"
     return table.to_string(float_format=lambda v: f"{v:.4f}")

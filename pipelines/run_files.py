@@ -63,6 +63,13 @@ class RunFiles:
     def models(self) -> list[str]:
         return list(self.manifest["models"])
 
+    @property
+    def positive_options(self) -> dict:
+        """Per stream, its `positive` option and declared classes (`results.positive_class`)."""
+        return {name: {"positive": s["spec"]["options"].get("positive"),
+                       "declared": s.get("declared_classes")}
+                for name, s in self.manifest["streams"].items()}
+
     def task(self, model: str) -> str:
         return self.manifest["models"][model]["task"]
 

@@ -241,3 +241,38 @@ def test_mape_leaves_out_zero_targets():
     s = RegressionScore()
     s.update_many([2.0, 0.0, 4.0], [1.0, 3.0, 5.0])  # |e|/|y|: 1/2, (none), 1/4
     assert s.mape == (0.5 + 0.25) / 2 and s.mae == (1 + 3 + 1) / 3
+
+
+def test_terminal_table_shows_the_positive_class_of_a_binary_task(tmp_path, capsys):
+    """A rare class is the default positive one; `{"positive": ...}` names another; a class
+    that is not declared is refused before the run."""
+    from pipelines.cli import main
+
+    rng = np.random.default_rng(5)
+    x = rng.normal(size=3000)
+    fraud = (x + rng.normal(scale=0.5, size=3000)) > 2.0  # ~3 % positives
+    path = tmp_path / "tx.csv"
+    pd.DataFrame({"x": x, "label": np.where(fraud, "fraud", "ok")}).to_csv(path, index=False)
+
+    def table(stream):
+        out = tmp_path / f"out{len(list(tmp_path.iterdir()))}"
+        assert main(["run", "--stream", stream, "--model", "gaussian-nb", "--delay", "20",
+                     "--repredict", "none", "--out", str(out), "--runner", "direct"]) == 0
+        printed = capsys.readouterr().out
+        summary = pd.read_csv(out / "summary.csv", dtype={"class": str, "predicted": str})
+        return printed, summary
+
+    printed, summary = table(f"tx={path}")
+    row = summary[(summary["category"] == "initial") & (summary["window"] == "cumulative")
+                  & (summary["metric"] == "recall") & (summary["class"] == "fraud")]
+    value = float(row["value"].iloc[0])
+    line = next(x for x in printed.splitlines() if "initial recall (fraud)" in x)
+    assert f"{value:.4f}" in line
+    assert "initial precision (fraud)" in printed and "final f1 (fraud)" in printed
+    printed, _ = table(f'tx={path}{{"positive": "ok"}}')
+    assert "initial recall (ok)" in printed and "(fraud)" not in printed
+    assert main(["run", "--stream", f'tx={path}{{"classes": ["ok", "fraud"], '
+                                    f'"positive": "yes"}}', "--model", "gaussian-nb",
+                 "--out", str(tmp_path / "refused"), "--runner", "direct"]) == 2
+    assert "the positive class 'yes' is not one of the declared classes" in \
+        capsys.readouterr().err

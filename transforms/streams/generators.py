@@ -11,7 +11,7 @@ from river.datasets import synth
 
 from transforms.errors import InputError
 
-_SYNTH_RESERVED = {"n", "seed", "drift", "delay", "classes", "order"}
+_SYNTH_RESERVED = {"n", "seed", "drift", "delay", "classes", "positive", "order"}
 
 
 def drift_probability(position: int, centre: float, width: float) -> float:

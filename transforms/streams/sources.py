@@ -51,6 +51,7 @@ from transforms.streams.tables import table_events
 # Text that reads as a date: ISO 2026-11-01[T10:00[:00]], or 01/11/2026, 1.11.26.
 DATE_LIKE = r"\s*(\d{4}-\d{1,2}-\d{1,2}|\d{1,2}[/.]\d{1,2}[/.]\d{2,4})([ T]\d{1,2}:\d{2})?"
 FILE_OPTIONS = {"format", "id", "time", "kind", "label", "label_time", "labels", "classes",
+                "positive",
                 "features", "missing", "delay", "order", "delayed", "target", "unique_ids",
                 *CSV_OPTIONS}
 
@@ -234,6 +235,10 @@ class StreamSpec:
         if unknown:
             raise InputError(f"stream {self.name}: unknown option(s) {sorted(unknown)}; "
                              f"known: {sorted(FILE_OPTIONS)}")
+        positive, declared = self.options.get("positive"), self.options.get("classes")
+        if positive is not None and declared is not None and positive not in declared:
+            raise InputError(f"stream {self.name}: the positive class {positive!r} is not one "
+                             f"of the declared classes {declared}; name one of them")
         if self.kind in ("synth", "dataset"):
             try:  # a generator may check its parameters only when it draws
                 next(iter(river_stream(self)), None)
