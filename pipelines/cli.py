@@ -81,6 +81,12 @@ def _scoring_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--report", action="store_true", default=None,
                         help="also write DIR/report.html and DIR/figures/ (PNG at 200 dpi, SVG, "
                              "PDF)")
+    parser.add_argument("--fail-if", dest="fail_if", action="append", default=None,
+                        metavar="THRESHOLD",
+                        help="exit with status 3, after writing the results, when a measure "
+                             "crosses this threshold: '[MODEL:] initial|final METRIC [(CLASS)] "
+                             "[WINDOW] OP VALUE', e.g. 'initial precision (fraud) < 0.8' "
+                             "(repeatable; an undefined or missing measure also fails)")
     parser.add_argument("--progress-every", type=float, default=None, metavar="SECONDS",
                         help="seconds between progress lines on stderr (default 5)")
     parser.add_argument("--quiet", action="store_true",
@@ -254,7 +260,7 @@ def _config(args, beam_args) -> RunConfig:
               "ph_threshold": args.ph_threshold, "ph_min_instances": args.ph_min_instances,
               "ph_alphas": args.ph_alphas, "chunk_size": args.chunk_size,
               "curve_every": args.curve_every, "run_id": args.run_id, "beam_args": beam_args,
-              "quiet": args.quiet or None, "report": args.report,
+              "quiet": args.quiet or None, "report": args.report, "fail_if": args.fail_if,
               "progress_every": args.progress_every, "start": args.start, "end": args.end,
               **{k: given.get(k) for k in ("replay", "log_predictions", "predictions", "task",
                                            "buckets", "timer_bucket", "on_model_error")}}
@@ -298,6 +304,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _command(args, beam_args: list, debug: bool) -> int:
     from pipelines.job import run
+    from pipelines.thresholds import THRESHOLD_FAILED, crossed_thresholds, parse_thresholds
     from runners import check_beam_args
 
     try:
@@ -319,7 +326,13 @@ def _command(args, beam_args: list, debug: bool) -> int:
                   f"results in {args.out}/")
         else:
             config = _config(args, beam_args)
-        run(config)
+        summary = run(config)
+        models = list(dict.fromkeys(summary.loc[summary["category"] != "comparison", "model"]))
+        crossed = crossed_thresholds(parse_thresholds(config.fail_if, models), summary, models)
+        for line in crossed:
+            print(f"delayed-eval: threshold crossed: {line}", file=sys.stderr)
+        if crossed:
+            return THRESHOLD_FAILED
     except DelayedEvalError as e:
         if debug:
             raise

@@ -109,6 +109,8 @@ class RunConfig:
     quiet: bool = False  # no progress lines, no tables: errors only
     progress_every: float = 5.0  # seconds between progress lines on stderr
     report: bool = False  # also write report.html and figures/ (pipelines.report)
+    # Thresholds on the results (`pipelines.thresholds`): exit status 3 when one is crossed
+    fail_if: list[str] = field(default_factory=list)
     # Backfill (`delayed-eval backfill`): score this prediction log instead of replaying
     # models; `models` are then model names in the log (none: every model in it).
     predictions: str | None = None

@@ -7,6 +7,7 @@ import functools
 from dataclasses import dataclass
 
 from pipelines.config import LOGGED, RunConfig
+from pipelines.thresholds import parse_thresholds
 from runners import check_runner
 from transforms.backfill.logs import PredictionLogSpec
 from transforms.errors import ConfigError, DelayedEvalError, InputError
@@ -130,6 +131,7 @@ def plan(config: RunConfig) -> Plan:
     drift = None if config.drift_on == "none" else DriftPlan(
         config.drift_on, config.ph_delta, config.ph_threshold, config.ph_min_instances,
         tuple(config.ph_alphas), {s.name: s.drift_points() for s in streams if s.drift_points()})
+    parse_thresholds(config.fail_if, list(models))  # a mistake there is one before the run
     return Plan(config, streams, models, tasks, classes, delay, repredict, scoring, drift, log,
                 time_range)
 

@@ -208,3 +208,27 @@ def test_beam_flags_in_either_form_and_quiet_workers(tmp_path, capfd):
     assert code == 0 and printed.out == "" and printed.err == ""
     manifest = json.load(open(tmp_path / "out" / "manifest.json"))
     assert manifest["config"]["beam_args"] == ["--direct_num_workers", "2"]
+
+
+def test_fail_if_exits_with_status_3_after_writing_the_results(tmp_path, capsys):
+    """A threshold crossed: status 3, a line naming it, the results written; one that holds:
+    status 0; a threshold that cannot be read: status 2 before anything runs."""
+    base = ["run", "--stream", 'synth:SEA{"n": 400, "seed": 2}', "--model", "nb=gaussian-nb",
+            "--model", "majority", "--delay", "20", "--repredict", "none", "--runner", "direct",
+            "--quiet"]
+    out = tmp_path / "crossed"
+    assert main([*base, "--out", str(out), "--fail-if", "initial accuracy < 0.99",
+                 "--fail-if", "nb: final recall (True) >= 0"]) == 3
+    err = capsys.readouterr().err.splitlines()
+    accuracy = load_results(str(out)).query(
+        "model == 'nb' and category == 'initial' and metric == 'accuracy'")["value"].iloc[0]
+    assert f"delayed-eval: threshold crossed: sea / nb: initial accuracy < 0.99 (it is " \
+           f"{accuracy:.4g})" in err
+    assert any("sea / majority: initial accuracy < 0.99" in line for line in err)
+    assert any("sea / nb: nb: final recall (True) >= 0" in line for line in err)
+    assert len(err) == 3 and (out / "summary.csv").exists()
+    assert main([*base, "--out", str(tmp_path / "held"), "--fail-if",
+                 "initial accuracy < 0.1"]) == 0
+    assert main([*base, "--out", str(tmp_path / "bad"), "--fail-if", "initial acuracy < 1"]) == 2
+    assert "unknown measure 'acuracy'" in capsys.readouterr().err
+    assert not (tmp_path / "bad").exists()

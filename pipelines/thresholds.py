@@ -1,0 +1,115 @@
+"""Thresholds on a run's results (`--fail-if`): a scheduled job fails, with exit status 3 and a
+line per threshold crossed, when a measure crosses one — after the results are written."""
+
+from __future__ import annotations
+
+import math
+import operator
+import re
+from dataclasses import dataclass
+
+import pandas as pd
+
+from metrics import CLASSIFICATION_METRICS, CONFUSION, PER_CLASS_METRICS, REGRESSION_METRICS
+from transforms.errors import ConfigError
+from transforms.vocabulary import CUMULATIVE
+
+# The exit status of a run whose results crossed a threshold.
+THRESHOLD_FAILED = 3
+
+_OPERATORS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
+_PATTERN = re.compile(r"""^\s*(?:(?P<model>[^\s:]+):\s*)?(?P<category>initial|final)\s+
+                          (?P<metric>\w+)\s*(?:\((?P<cls>[^)]*)\))?\s*(?P<window>\S+=\S+)?\s*
+                          (?P<op><=|>=|<|>)\s*(?P<value>\S+)\s*$""", re.VERBOSE)
+_METRICS = {*CLASSIFICATION_METRICS, *REGRESSION_METRICS, *PER_CLASS_METRICS} - {CONFUSION}
+
+
+@dataclass(frozen=True)
+class Threshold:
+    """`[MODEL:] initial|final METRIC [(CLASS)] [WINDOW] OP VALUE`: crossed when a (stream,
+    model)'s end-of-stream measure satisfies `OP VALUE` (`<`, `<=`, `>`, `>=`), or is undefined
+    (NaN: nothing scored), or does not exist (a class that never occurred). Without MODEL it
+    holds for every model; WINDOW is `cumulative` (default), `w=W`, `fading=A` or `time=…`.
+
+    >>> t = Threshold.parse("initial precision (fraud) < 0.8")
+    >>> t.metric, t.label_class, t.window, t.crossed(0.75), t.crossed(0.85)
+    ('precision', 'fraud', 'cumulative', True, False)
+    >>> Threshold.parse("nb: final accuracy w=1000 <= 0.9").model
+    'nb'
+    """
+
+    text: str
+    category: str
+    metric: str
+    op: str
+    value: float
+    label_class: str | None = None
+    window: str = CUMULATIVE
+    model: str | None = None
+
+    @classmethod
+    def parse(cls, text: str) -> Threshold:
+        match = _PATTERN.match(text)
+        if not match:
+            raise ConfigError(f"--fail-if {text!r}: not [MODEL:] initial|final METRIC [(CLASS)] "
+                              f"[WINDOW] OP VALUE; e.g. \"initial precision (fraud) < 0.8\"")
+        if match["metric"] not in _METRICS:
+            raise ConfigError(f"--fail-if {text!r}: unknown measure {match['metric']!r}; "
+                              f"known: {', '.join(sorted(_METRICS))}")
+        try:
+            value = float(match["value"])
+        except ValueError:
+            raise ConfigError(f"--fail-if {text!r}: {match['value']!r} is not a number") \
+                from None
+        return cls(text.strip(), match["category"], match["metric"], match["op"], value,
+                   match["cls"].strip() if match["cls"] else None,
+                   match["window"] or CUMULATIVE, match["model"])
+
+    def crossed(self, value: float) -> bool:
+        return math.isnan(value) or _OPERATORS[self.op](value, self.value)
+
+    def failures(self, summary: pd.DataFrame, models: list[str]) -> list[str]:
+        """A line for each (stream, model) whose measure crossed the threshold."""
+        rows = summary[(summary["category"] == self.category)
+                       & (summary["metric"] == self.metric)
+                       & (summary["window"] == self.window)]
+        if self.label_class is None:
+            rows = rows[rows["class"].isna()]
+        else:
+            rows = rows[rows["class"] == self.label_class]
+        lines = []
+        for model in [self.model] if self.model else models:
+            for stream in dict.fromkeys(summary.loc[summary["model"] == model, "stream"]):
+                mine = rows[(rows["stream"] == stream) & (rows["model"] == model)]
+                value = float(mine["value"].iloc[0]) if len(mine) else math.nan
+                if self.crossed(value):
+                    what = "no such measure in the results" if mine.empty else \
+                        "undefined (nothing scored)" if math.isnan(value) else f"{value:.4g}"
+                    lines.append(f"{stream} / {model}: {self.text} (it is {what})")
+        return lines
+
+
+def parse_thresholds(texts: list[str], models: list[str]) -> list[Threshold]:
+    """Each `--fail-if` parsed, before the run; a model it names must be one of `models`.
+
+    >>> [t.op for t in parse_thresholds(["initial accuracy < 0.9", "final mae > 2"], ["m"])]
+    ['<', '>']
+    """
+    thresholds = [Threshold.parse(text) for text in texts]
+    for t in thresholds:
+        if t.model is not None and t.model not in models:
+            raise ConfigError(f"--fail-if {t.text!r}: no model {t.model!r}; models: {models}")
+    return thresholds
+
+
+def crossed_thresholds(thresholds: list[Threshold], summary: pd.DataFrame,
+                       models: list[str]) -> list[str]:
+    """Every line of every threshold crossed, in the order the thresholds were given.
+
+    >>> summary = pd.DataFrame({"stream": "s", "model": "m", "category": "initial",
+    ...                         "metric": "accuracy", "window": "cumulative", "class": [None],
+    ...                         "value": [0.7]})
+    >>> crossed_thresholds([Threshold.parse("initial accuracy < 0.8")], summary, ["m"])
+    ['s / m: initial accuracy < 0.8 (it is 0.7)']
+    """
+    return [line for t in thresholds for line in t.failures(summary, models)]
