@@ -201,9 +201,11 @@ class ClassificationScore:
     @staticmethod
     def faded_stats(columns: dict) -> np.ndarray:
         """Per label and prediction column, the increments of the counts: [n, correct,
-        persistent_correct, majority_correct, true_counts[C], pred_counts[C], confusion[C·C]
-        (true class-major)] (labels without a prediction add nothing). Columns: y, preds
-        (labels × columns), prev, majority (one column: the view's)."""
+        persistent_correct, majority_correct, true_counts[C], pred_counts[C], hits[C]] (hits:
+        the confusion matrix's diagonal, all the per-class measures need; the matrix itself
+        is reported cumulative only, and C² columns per label and bin would weigh on many
+        classes). Labels without a prediction add nothing. Columns: y, preds (labels ×
+        columns), prev, majority (one column: the view's)."""
         y = np.asarray(columns["y"], dtype=np.int64)
         preds = np.asarray(columns["preds"], dtype=np.int64)
         if not len(y):
@@ -215,29 +217,25 @@ class ClassificationScore:
                  scored & (np.asarray(columns["majority"]) == y)[:, None]]
         true = scored[..., None] & (y[:, None, None] == classes)
         predicted = preds[..., None] == classes
-        cells = (true[..., :, None] & predicted[..., None, :]).reshape(*true.shape[:-1], -1)
-        return np.concatenate([np.stack(parts, axis=-1), true, predicted, cells], axis=-1) \
-            .astype(np.float64)
+        return np.concatenate([np.stack(parts, axis=-1), true, predicted, true & predicted],
+                              axis=-1).astype(np.float64)
 
     @staticmethod
     def pad_faded(stats: np.ndarray, width: int) -> np.ndarray:
         """Widen faded statistics to `width` (more classes), zeros for the new classes."""
-        k, wide = _faded_classes(stats.shape[-1]), _faded_classes(width)
-        lead = stats.shape[:-1]
-        pad = np.zeros((*lead, wide - k))
-        cells = stats[..., 4 + 2 * k:].reshape(*lead, k, k)
-        cells = np.pad(cells, [(0, 0)] * len(lead) + [(0, wide - k), (0, wide - k)])
+        k, extra = (stats.shape[-1] - 4) // 3, (width - stats.shape[-1]) // 3
+        pad = np.zeros((*stats.shape[:-1], extra))
         return np.concatenate([stats[..., :4 + k], pad, stats[..., 4 + k:4 + 2 * k], pad,
-                               cells.reshape(*lead, wide * wide)], axis=-1)
+                               stats[..., 4 + 2 * k:], pad], axis=-1)
 
     @classmethod
     def from_faded(cls, row: list) -> ClassificationScore:
         s = cls()
-        k = _faded_classes(len(row))
+        k = (len(row) - 4) // 3
         s.n, s.correct, s.persistent_correct, majority_correct = row[:4]
         s.majority_correct = [majority_correct]
         s.true_counts, s.pred_counts = row[4:4 + k], row[4 + k:4 + 2 * k]
-        s.confusion = {divmod(i, k): c for i, c in enumerate(row[4 + 2 * k:]) if c}
+        s.confusion = {(c, c): h for c, h in enumerate(row[4 + 2 * k:]) if h}  # the diagonal
         return s
 
     # -- statistics -------------------------------------------------------------------------
@@ -506,11 +504,6 @@ class ClassificationScore:
 
     def __repr__(self) -> str:
         return f"ClassificationScore(n={self.n}, accuracy={self.accuracy:.4f})"
-
-
-def _faded_classes(width: int) -> int:
-    """The classes k of a faded statistics row of `width` = 4 + 2k + k² columns."""
-    return math.isqrt(width - 3) - 1
 
 
 def wilson_interval(successes: float, n: float, z: float = Z) -> tuple[float, float]:
