@@ -11,7 +11,8 @@ rows in label-time order) and a prediction log of `--per-instance` predictions p
 each table a Parquet file per day (`date=YYYY-MM-DD/part-0.parquet`, hive style), as a
 deployed service writes them. The backfill scores every logged prediction with every default
 measure (B bins, curves, windows, fading, drift). Printed: wall time, the time per million
-predictions, and the process's peak resident memory (the child's `ru_maxrss`).
+predictions, and the process's own peak resident memory (`bench_memory.own_peak_mib`: not
+the generating parent's).
 """
 
 from __future__ import annotations
@@ -19,7 +20,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import subprocess
 import sys
 import tempfile
@@ -29,6 +29,16 @@ import numpy as np
 import pandas as pd
 
 DAY = 86_400
+
+# The backfill's process: the CLI, then its own peak memory on the last line.
+CHILD = """
+import sys
+from benchmarks.bench_memory import own_peak_mib
+from pipelines.cli import main
+code = main(sys.argv[1:])
+print(own_peak_mib())
+sys.exit(code)
+"""
 
 
 def write_log(folder: str, n: int, per_instance: int, classes: int = 2, seed: int = 7) -> dict:
@@ -67,9 +77,9 @@ def write_log(folder: str, n: int, per_instance: int, classes: int = 2, seed: in
 
 
 def backfill(paths: dict, bins: int, runner: str, out: str) -> dict:
-    """One backfill process: wall time and the peak resident memory of the child, in MiB."""
+    """One backfill process: wall time and its peak resident memory, in MiB."""
     stream = f'prod={paths["instances"]}{json.dumps({"labels": paths["labels"]})}'
-    command = [sys.executable, "-m", "pipelines.cli", "backfill", "--quiet", "--stream", stream,
+    command = [sys.executable, "-c", CHILD, "backfill", "--quiet", "--stream", stream,
                "--predictions", paths["predictions"], "--bins", str(bins),
                "--runner", runner, "--out", out]
     start = time.perf_counter()
@@ -77,8 +87,7 @@ def backfill(paths: dict, bins: int, runner: str, out: str) -> dict:
     seconds = time.perf_counter() - start
     if done.returncode:
         raise SystemExit(f"backfill failed ({done.returncode}): {done.stderr.strip()}")
-    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-    return {"seconds": seconds, "peak_mib": peak}
+    return {"seconds": seconds, "peak_mib": float(done.stdout.strip().splitlines()[-1])}
 
 
 def main(argv=None) -> None:
@@ -95,7 +104,6 @@ def main(argv=None) -> None:
           f"every default measure, --runner {args.runner}, Parquet partitioned by day")
     print("| instances | predictions | wall time | per million predictions | peak memory |")
     print("|---|---|---|---|---|")
-    # ru_maxrss of children is the largest child so far: sizes run smallest first.
     for n in sorted(args.instances):
         folder = args.keep or tempfile.mkdtemp()
         root = os.path.join(folder, f"n{n}")

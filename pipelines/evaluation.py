@@ -18,7 +18,6 @@ from transforms.models.specs import ModelSpec, Step
 from transforms.replay.keyed import EngineFactory, GroupedReplay, StatefulReplay
 from transforms.replay.per_key import PerKeyReplay
 from transforms.scoring.comparison import CompareModels
-from transforms.scoring.curves import table_with_class_names, with_class_names
 from transforms.scoring.drift import DetectDrift
 from transforms.scoring.in_stream import StreamScores
 from transforms.scoring.outcomes import ScoreOutcomes
@@ -93,7 +92,7 @@ class EvaluateDelayed(beam.PTransform):
         if SUMMARY in source:  # scored (and compared) by the replay as it drained
             summaries, curves = [source.pop(SUMMARY)], [source.pop(CURVES)]
         else:
-            scored = outcomes | "Score" >> ScoreOutcomes(pl.tasks, pl.scoring)
+            scored = outcomes | "Score" >> ScoreOutcomes(pl.tasks, pl.scoring, source[CLASSES])
             summaries, curves = [scored.summary], [scored[CURVES]]
             if len(pl.models) > 1:
                 compared = outcomes | "Compare" >> CompareModels(pl.tasks, pl.scoring)
@@ -103,17 +102,9 @@ class EvaluateDelayed(beam.PTransform):
             summaries.append(outcomes | "Drift" >> DetectDrift(pl.tasks, pl.drift))
         classifiers = [m for m in pl.models if pl.tasks[m] == "classification"]
         first_classifier = {s.name: classifiers[0] for s in pl.streams} if classifiers else {}
-        # Per-class rows name their classes by index until here, where each key's classes are
-        # known.
-        classes = beam.pvalue.AsDict(source[CLASSES] | "ClassLists" >> beam.CombinePerKey(
-            lambda lists: max(lists, key=len, default=[])))
         return {**source,
-                "summary": summaries | "AllSummaries" >> beam.Flatten()
-                | "ClassNames" >> beam.Map(
-                    lambda row, of: with_class_names(row, of.get((row["stream"], row["model"]))),
-                    classes),
-                CURVES: curves | "AllCurves" >> beam.Flatten()
-                | "CurveClassNames" >> beam.Map(table_with_class_names, classes),
+                "summary": summaries | "AllSummaries" >> beam.Flatten(),
+                CURVES: curves | "AllCurves" >> beam.Flatten(),
                 PROFILES: outcomes | "StreamProfiles" >> ProfileStreams(first_classifier)}
 
     def _outcomes(self, pbegin) -> dict:

@@ -31,6 +31,7 @@ from transforms.records import INSTANCE, KIND, T
 from transforms.replay.engine import LateEventError
 from transforms.replay.keyed import EngineFactory, _emit, _ReplayDoFn
 from transforms.scoring.in_stream import StreamScores
+from transforms.scoring.curves import named_rows
 from transforms.scoring.outcomes import RowRouter
 from transforms.streams.delays import DelaySpec
 from transforms.streams.read import TimeRange, new_read_counts, stream_items
@@ -86,6 +87,12 @@ def in_time_order(spec: StreamSpec, delay: DelaySpec, time_range: TimeRange = Ti
     return True
 
 
+def _classes_of(stream: str, engines: dict) -> dict:
+    """(stream, model) -> the classes its engine has indexed so far (rows scored now name
+    no class it has not seen)."""
+    return {(stream, model): engine.classes for model, engine in engines.items()}
+
+
 class _DrainPerKey(_ReplayDoFn):
 
     def __init__(self, factory: EngineFactory, batch_size: int, delay: DelaySpec,
@@ -110,7 +117,7 @@ class _DrainPerKey(_ReplayDoFn):
                 continue
             yield from self._drain(spec.name, engines, *item, scoring, router)
         if scoring is not None:
-            yield from router.route(scoring.finish())
+            yield from router.route(named_rows(scoring.finish(), _classes_of(spec.name, engines)))
             yield from router.flush()
         if reports_stream:
             yield beam.pvalue.TaggedOutput(READ_COUNTS, (spec.name, counts))
@@ -130,7 +137,8 @@ class _DrainPerKey(_ReplayDoFn):
             yield from _emit((stream, model), engine, result, pending_before, self.lines,
                              self.batch_size)
         if scoring is not None:
-            yield from router.route(scoring.add(outcomes))
+            yield from router.route(named_rows(scoring.add(outcomes),
+                                               _classes_of(stream, engines)))
 
 
 class PerKeyReplay(beam.PTransform):

@@ -7,9 +7,6 @@ from __future__ import annotations
 import copy
 from collections.abc import Iterator
 
-import pyarrow as pa
-import pyarrow.compute as pc
-
 from metrics import CONFUSION, NOT_PRIORITISED
 from metrics.binning import prioritised
 from metrics.blocks import FadingCurve, LabelBlock, difference, merge_bins, snapshot_at
@@ -348,24 +345,18 @@ def with_class_names(row: dict, classes: list) -> dict:
             str(classes[int(row["predicted"])])}
 
 
-def table_with_class_names(table: pa.Table, classes_of: dict) -> pa.Table:
-    """`with_class_names` for a table of one (stream, model)'s curve rows; `classes_of`:
-    (stream, model) -> its classes in index order.
+def named_rows(rows, classes_of: dict):
+    """(is_last, row) pairs with their classes named (`with_class_names`); `classes_of`:
+    (stream, model) -> its classes in index order, as they stand (a replay's growing list).
 
-    >>> text = pa.large_string()
-    >>> table = pa.table({"stream": ["s"], "model": ["m"], "class": pa.array(["1"], text),
-    ...                   "predicted": pa.array([None], text)})
-    >>> table_with_class_names(table, {("s", "m"): [False, True]})["class"].to_pylist()
-    ['True']
+    >>> rows = [(True, {"stream": "s", "model": "m", "class": "0", "predicted": None})]
+    >>> [row["class"] for _, row in named_rows(rows, {("s", "m"): ["fraud"]})]
+    ['fraud']
     """
-    if not table.num_rows or table["class"].null_count == table.num_rows:
-        return table
-    classes = classes_of[(table["stream"][0].as_py(), table["model"][0].as_py())]
-    names = pa.array([str(c) for c in classes], pa.large_string())
-    for column in ("class", "predicted"):
-        named = pc.take(names, pc.cast(table[column], pa.int64()))
-        table = table.set_column(table.schema.get_field_index(column), column, named)
-    return table
+    for last, row in rows:
+        if row.get("class") is not None:
+            row = with_class_names(row, classes_of[(row["stream"], row["model"])])
+        yield last, row
 
 
 def in_curves(row: dict, plan: ScoringPlan) -> bool:

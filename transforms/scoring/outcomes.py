@@ -32,7 +32,7 @@ import pyarrow as pa
 
 from metrics.blocks import FadingCurve, LabelBlock
 from transforms.scoring.columns import block_scores, tail_scores
-from transforms.scoring.curves import curve_rows, in_curves, keep_last
+from transforms.scoring.curves import curve_rows, in_curves, keep_last, named_rows
 from transforms.scoring.label_order import InLabelOrder
 from transforms.scoring.plan import LABEL_AXIS, ScoringPlan
 from transforms.vocabulary import CURVE_SCHEMA, CURVES
@@ -274,6 +274,9 @@ class ScoreOutcomes(OutcomeTransform):
         Each model's task (`classification` or `regression`), by model name.
     plan
         What to score (`ScoringPlan`).
+    classes
+        The replay's `classes` output (`((stream, model), [class values in index order])`),
+        which names the classes of the per-class rows; None: they keep their indices.
 
     Example
     -------
@@ -301,6 +304,10 @@ class ScoreOutcomes(OutcomeTransform):
     Knowledge Discovery and Data Mining, 329–338.
     """
 
+    def __init__(self, tasks: dict[str, str], plan, classes=None):
+        super().__init__(tasks, plan)
+        self.classes = classes
+
     def expand(self, outcome_batches):
         tasks, plan = self.tasks, self.plan
 
@@ -315,10 +322,10 @@ class ScoreOutcomes(OutcomeTransform):
             for category, tail in tail_scores(last, tasks[model], plan).items():
                 yield (stream, model, category, LABEL_AXIS), tail
 
-        def summarise(element):
+        def summarise(element, classes_of):
             key, grouped = element
-            yield from route_rows(curve_rows(key, grouped["blocks"], tasks[key[1]], plan,
-                                             *first_of(grouped)), plan)
+            rows = curve_rows(key, grouped["blocks"], tasks[key[1]], plan, *first_of(grouped))
+            yield from route_rows(named_rows(rows, classes_of), plan)
 
         curves = (outcome_batches
                   | "LabelBlockScores" >> beam.FlatMap(partials)
@@ -327,6 +334,12 @@ class ScoreOutcomes(OutcomeTransform):
         last = (outcome_batches
                 | "LastOutcomes" >> beam.CombinePerKey(LastOutcomes(max(plan.windows, default=0)))
                 | "TailScores" >> beam.FlatMap(tails))
+        # The rows are made after a GroupByKey: the classes, a side input, hold nothing back.
+        classes_of = beam.pvalue.AsDict(
+            (self.classes if self.classes is not None else outcome_batches.pipeline
+             | "NoClasses" >> beam.Create([]))
+            | "ClassLists" >> beam.CombinePerKey(lambda lists: max(lists, key=len, default=[])))
         return ({**curves, "tails": last}
                 | "GroupCurve" >> beam.CoGroupByKey()
-                | "Summarise" >> beam.FlatMap(summarise).with_outputs(CURVES, main="summary"))
+                | "Summarise" >> beam.FlatMap(summarise, classes_of)
+                .with_outputs(CURVES, main="summary"))
