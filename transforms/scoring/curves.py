@@ -347,15 +347,17 @@ def with_class_names(row: dict, classes: list) -> dict:
 
 def named_rows(rows, classes_of: dict):
     """(is_last, row) pairs with their classes named (`with_class_names`); `classes_of`:
-    (stream, model) -> its classes in index order, as they stand (a replay's growing list).
+    (stream, model) -> its classes in index order, as they stand (a replay's growing list); a
+    key without classes keeps the indices.
 
     >>> rows = [(True, {"stream": "s", "model": "m", "class": "0", "predicted": None})]
     >>> [row["class"] for _, row in named_rows(rows, {("s", "m"): ["fraud"]})]
     ['fraud']
     """
     for last, row in rows:
-        if row.get("class") is not None:
-            row = with_class_names(row, classes_of[(row["stream"], row["model"])])
+        classes = classes_of.get((row["stream"], row["model"]))
+        if row.get("class") is not None and classes is not None:
+            row = with_class_names(row, classes)
         yield last, row
 
 
