@@ -250,6 +250,7 @@ class OutcomeTransform(beam.PTransform):
     Example
     -------
 
+    >>> import transforms.scoring.comparison, transforms.scoring.drift  # where the others live
     >>> [cls.__name__ for cls in OutcomeTransform.__subclasses__()]
     ['ScoreOutcomes', 'CompareModels', 'DetectDrift']
 
