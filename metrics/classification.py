@@ -31,7 +31,8 @@ PER_CLASS_AVERAGES = ("balanced_accuracy", "mcc", "macro_precision", "macro_reca
 CLASSIFICATION_METRICS = ("accuracy", "kappa", "kappa_m", "kappa_t", "kappa_plus",
                           *PER_CLASS_AVERAGES, *CONFIDENCE_METRICS)
 # Reported once per class (`ClassificationScore.per_class`), and the confusion matrix's cells.
-PER_CLASS_METRICS = ("precision", "recall", "f1")
+PER_CLASS_METRICS = ("precision", "recall", "f1", "precision_wilson_low",
+                     "precision_wilson_high", "recall_wilson_low", "recall_wilson_high")
 CONFUSION = "confusion"
 
 
@@ -314,17 +315,24 @@ class ClassificationScore:
         return sum(v * t for v, (_, t, _) in zip(values, classes)) / support if support else 0.0
 
     def per_class(self) -> dict:
-        """{(metric, class): value}: each class's precision, recall and F1, for the classes
-        that occur as a label or a prediction.
+        """{(metric, class): value}: each class's precision, recall and F1, and the Wilson
+        intervals of its precision (h_c of p_c) and recall (h_c of t_c), for the classes that
+        occur as a label or a prediction.
 
         >>> s = ClassificationScore()
         >>> s.update_many([0, 0, 1, 2], [0, 1, 1, 1], [0] * 4, [0] * 4)
         >>> s.per_class()[("precision", 1)], s.per_class()[("recall", 0)]
         (0.3333333333333333, 0.5)
+        >>> round(s.per_class()[("recall_wilson_low", 0)], 4)  # 1 of 2
+        0.0945
         """
-        measures = dict(zip(PER_CLASS_METRICS, (self._precision, self._recall, self._f1)))
-        return {(metric, c): measure(*counts) for c, counts in self._class_counts().items()
-                for metric, measure in measures.items()}
+        out = {}
+        for c, (h, t, p) in self._class_counts().items():
+            precision_ci, recall_ci = wilson_interval(h, p), wilson_interval(h, t)
+            values = (self._precision(h, t, p), self._recall(h, t, p), self._f1(h, t, p),
+                      *precision_ci, *recall_ci)
+            out.update({(metric, c): v for metric, v in zip(PER_CLASS_METRICS, values)})
+        return out
 
     def confusion_matrix(self) -> dict:
         """{(true class, predicted class): labels} over the classes that occur, zeros included.

@@ -174,6 +174,16 @@ def test_per_class_measures_and_confusion_matrix_equal_sklearn(waveform_run, kin
     assert checked >= 2 * 3 * (N // EVERY)
     y, p = _stored(predictions, kind, labels, 0, N)
     classes = sorted(set(y) | set(p))
+    from scipy.stats import binomtest
+
+    end = summary[(summary["category"] == kind) & (summary["window"] == "cumulative")]
+    for c in classes:  # Wilson intervals of each class's precision (of its predictions) and recall
+        hits = sum(a == b == c for a, b in zip(y, p))
+        for measure, trials in (("precision", p.count(c)), ("recall", y.count(c))):
+            want = binomtest(hits, trials).proportion_ci(method="wilson")
+            got = end[end["class"] == c].set_index("metric")["value"]
+            assert got[f"{measure}_wilson_low"] == pytest.approx(want.low, rel=1e-9)
+            assert got[f"{measure}_wilson_high"] == pytest.approx(want.high, rel=1e-9)
     cells = summary[(summary["category"] == kind) & (summary["metric"] == "confusion")]
     matrix = cells.pivot(index="class", columns="predicted", values="value")
     assert matrix.loc[classes, classes].to_numpy().tolist() == \

@@ -33,7 +33,8 @@ def test_run_writes_every_output(tmp_path, capsys):
         "macro_precision", "macro_recall", "macro_f1", "weighted_precision", "weighted_recall",
         "weighted_f1", "micro_f1", "accuracy_ci_hoeffding", "accuracy_ci_chernoff",
         "accuracy_wilson_low", "accuracy_wilson_high", "kappa_se", "kappa_z", "precision",
-        "recall", "f1", "confusion"}
+        "recall", "f1", "precision_wilson_low", "precision_wilson_high", "recall_wilson_low",
+        "recall_wilson_high", "confusion"}
     # Per-class rows name SEA's classes as the prediction log does; the others have no class.
     assert set(scores["class"].dropna()) == {"True", "False"}
     assert scores[scores["metric"] == "accuracy"]["class"].isna().all()
