@@ -14,7 +14,7 @@ from runners import make_runner
 STREAM = 'sea=synth:SEA{"n": 1200, "seed": 4, "noise": 0.1}'
 OPTIONS = dict(delay="50", repredict="every_k_labels:5", bins=10, windows=[200],
                fadings=[0.99], time_windows=["300/100"], curve_every=250)
-KEY = ["category", "bin", "alpha", "window", "metric"]
+KEY = ["category", "bin", "alpha", "window", "metric", "class", "predicted"]
 
 
 def _rows(frame: pd.DataFrame) -> dict:
@@ -66,3 +66,31 @@ def test_evaluate_delayed_composes_with_a_sink_of_ones_own(tmp_path):
         assert_that(results["summary"], check)
         assert_that(results["counts"] | beam.Map(lambda kv: kv[1]["labelled"])
                     | beam.CombineGlobally(sum), equal_to([2400]), label="AllLabelled")
+
+
+def test_a_backfill_in_a_pipeline_of_ones_own_shuffles_the_log_as_data(tmp_path):
+    """Without a spill folder (`run` gives one) the log's rows travel as data: the same
+    per-class rows and counts as the backfill `run` makes."""
+    run(RunConfig(streams=[STREAM], models=["nb=gaussian-nb"], out=str(tmp_path / "run"),
+                  runner="direct", quiet=True, **OPTIONS))
+    backfill = RunConfig(streams=[STREAM], models=[], out=str(tmp_path / "backfill"),
+                         runner="direct", quiet=True,
+                         predictions=str(tmp_path / "run" / "predictions.parquet"), **OPTIONS)
+    expected = run(backfill)
+    def key(r):  # a missing predicted class is None in rows, NaN in a DataFrame
+        predicted = r["predicted"] if isinstance(r["predicted"], str) else ""
+        bin_ = -1 if r["bin"] is None or pd.isna(r["bin"]) else int(r["bin"])
+        return r["category"], r["window"], bin_, r["metric"], r["class"], predicted, r["value"]
+
+    per_class = expected[expected["class"].notna()]
+    want = sorted(key(r) for r in per_class.to_dict("records") if not math.isnan(r["value"]))
+
+    def check(rows):
+        got = sorted(key(r) for r in rows
+                     if r["class"] is not None and not math.isnan(r["value"]))
+        assert len(got) > 50 and got == want
+
+    with beam.Pipeline(runner=make_runner("direct")) as p:
+        results = p | EvaluateDelayed(backfill)  # no spill folder
+        assert_that(results["summary"], check)
+
