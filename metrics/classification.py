@@ -304,15 +304,38 @@ class ClassificationScore:
                                                          padded(self.pred_counts)))
                 if counts[1] or counts[2]}
 
-    def _averaged(self, measure, weighted: bool) -> float:
+    def _class_averages(self) -> dict:
+        """Every measure of `PER_CLASS_AVERAGES`, from one pass over the class counts (`get`
+        asks for all of them at each curve point of each bin)."""
         classes = list(self._class_counts().values())
-        if not classes:
+
+        def averaged(measure, weighted: bool) -> float:
+            if not classes:
+                return math.nan
+            values = [measure(h, t, p) for h, t, p in classes]
+            if not weighted:
+                return sum(values) / len(values)
+            support = sum(t for _, t, _ in classes)
+            return sum(v * t for v, (_, t, _) in zip(values, classes)) / support if support \
+                else 0.0
+
+        recalls = [h / t for h, t, _ in classes if t]
+        out = {"balanced_accuracy": sum(recalls) / len(recalls) if recalls else math.nan,
+               "mcc": self._mcc(classes), "micro_f1": self.accuracy}
+        for name, measure in (("precision", self._precision), ("recall", self._recall),
+                              ("f1", self._f1)):
+            out[f"macro_{name}"] = averaged(measure, False)
+            out[f"weighted_{name}"] = averaged(measure, True)
+        return out
+
+    def _mcc(self, classes: list) -> float:
+        if not self.n:
             return math.nan
-        values = [measure(h, t, p) for h, t, p in classes]
-        if not weighted:
-            return sum(values) / len(values)
-        support = sum(t for _, t, _ in classes)
-        return sum(v * t for v, (_, t, _) in zip(values, classes)) / support if support else 0.0
+        n, hits = self.n, sum(h for h, _, _ in classes)
+        cov_tp = hits * n - sum(t * p for _, t, p in classes)
+        cov_pp = n * n - sum(p * p for _, _, p in classes)
+        cov_tt = n * n - sum(t * t for _, t, _ in classes)
+        return cov_tp / math.sqrt(cov_tt * cov_pp) if cov_tt * cov_pp else 0.0
 
     def per_class(self) -> dict:
         """{(metric, class): value}: each class's precision, recall and F1, and the Wilson
@@ -366,11 +389,11 @@ class ClassificationScore:
         >>> s.macro_precision  # (1/1 + 1/3 + 0) / 3
         0.4444444444444444
         """
-        return self._averaged(self._precision, False)
+        return self._class_averages()["macro_precision"]
 
     @property
     def macro_recall(self) -> float:
-        return self._averaged(self._recall, False)
+        return self._class_averages()["macro_recall"]
 
     @property
     def macro_f1(self) -> float:
@@ -381,19 +404,19 @@ class ClassificationScore:
         >>> round(s.macro_f1, 4)  # (2/3 + 2/4 + 0) / 3
         0.3889
         """
-        return self._averaged(self._f1, False)
+        return self._class_averages()["macro_f1"]
 
     @property
     def weighted_precision(self) -> float:
-        return self._averaged(self._precision, True)
+        return self._class_averages()["weighted_precision"]
 
     @property
     def weighted_recall(self) -> float:
-        return self._averaged(self._recall, True)
+        return self._class_averages()["weighted_recall"]
 
     @property
     def weighted_f1(self) -> float:
-        return self._averaged(self._f1, True)
+        return self._class_averages()["weighted_f1"]
 
     @property
     def micro_f1(self) -> float:
@@ -409,8 +432,7 @@ class ClassificationScore:
         >>> s.accuracy, s.balanced_accuracy
         (0.75, 0.5)
         """
-        recalls = [h / t for h, t, _ in self._class_counts().values() if t]
-        return sum(recalls) / len(recalls) if recalls else math.nan
+        return self._class_averages()["balanced_accuracy"]
 
     @property
     def mcc(self) -> float:
@@ -421,14 +443,7 @@ class ClassificationScore:
         >>> round(s.mcc, 4)  # (3·4 − (2·1 + 2·3)) / sqrt((16 − 10)(16 − 8))
         0.5774
         """
-        if not self.n:
-            return math.nan
-        classes = self._class_counts().values()
-        n, hits = self.n, sum(h for h, _, _ in classes)
-        cov_tp = hits * n - sum(t * p for _, t, p in classes)
-        cov_pp = n * n - sum(p * p for _, _, p in classes)
-        cov_tt = n * n - sum(t * t for _, t, _ in classes)
-        return cov_tp / math.sqrt(cov_tt * cov_pp) if cov_tt * cov_pp else 0.0
+        return self._class_averages()["mcc"]
 
     # -- confidence (Gama et al. 2009, section 2; Žliobaitė et al. 2015, eqs. 11-12) ----------
     @property
@@ -492,7 +507,9 @@ class ClassificationScore:
 
     def get(self) -> dict[str, float]:
         """Every statistic by its metric name."""
-        return {name: getattr(self, name) for name in CLASSIFICATION_METRICS}
+        averages = self._class_averages()
+        return {name: averages[name] if name in averages else getattr(self, name)
+                for name in CLASSIFICATION_METRICS}
 
     # -- state ------------------------------------------------------------------------------
     def to_dict(self) -> dict:

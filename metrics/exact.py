@@ -62,8 +62,8 @@ class ExactSum:
     def add_many(self, values) -> None:
         """Add an array of floats exactly, without a Python step per value: each value is
         m·2^(e−53) with an integer m (`np.frexp`); the integers are summed per exponent in
-        float64 halves of 26 bits (exact below 2^26 values a call), the groups combined as
-        one Python integer, and that exact sum is added as the few floats that hold it.
+        float64 halves of 26 bits (exact for the 2^24 values of a chunk), the groups combined
+        as one Python integer, and that exact sum is added as the few floats that hold it.
 
         >>> s = ExactSum()
         >>> s.add_many(np.array([1e16, 1.0, -1e16, 0.1]))
