@@ -148,10 +148,9 @@ def summary_table(summary: pd.DataFrame, streams: dict | None = None) -> pd.Data
            final accuracy     0.8  0.90
 
     """
-    per_class = summary["class"].notna() if "class" in summary else False
-    df = summary[summary["metric"].isin(TABLE_METRICS) & ~per_class]
-    if "class" in summary:
-        df = pd.concat([df, _positive_rows(summary, streams or {})])
+    df = summary[summary["metric"].isin(TABLE_METRICS)]
+    if "class" in summary:  # of the per-class rows, the positive class's
+        df = pd.concat([df[df["class"].isna()], _positive_rows(summary, streams or {})])
     df = df.copy()
     if df.empty:
         return pd.DataFrame()

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from metrics import CLASSIFICATION_METRICS, CONFUSION, PER_CLASS_METRICS, REGRESSION_METRICS
+from metrics import CLASSIFICATION_METRICS, PER_CLASS_METRICS, REGRESSION_METRICS
 from transforms.errors import ConfigError
 from transforms.vocabulary import CUMULATIVE
 
@@ -21,7 +21,7 @@ _OPERATORS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": opera
 _PATTERN = re.compile(r"""^\s*(?:(?P<model>[^\s:]+):\s*)?(?P<category>initial|final)\s+
                           (?P<metric>\w+)\s*(?:\((?P<cls>[^)]*)\))?\s*(?P<window>\S+=\S+)?\s*
                           (?P<op><=|>=|<|>)\s*(?P<value>\S+)\s*$""", re.VERBOSE)
-_METRICS = {*CLASSIFICATION_METRICS, *REGRESSION_METRICS, *PER_CLASS_METRICS} - {CONFUSION}
+_METRICS = {*CLASSIFICATION_METRICS, *REGRESSION_METRICS, *PER_CLASS_METRICS}
 
 
 @dataclass(frozen=True)

@@ -295,18 +295,17 @@ class BackfillOutcomes(beam.PTransform):
         self.label_pass, self.spill = label_pass, spill
 
     def _label_pass(self, pbegin):
-        """The replay of the labels, and the reading's dead letters, read counts and errors."""
+        """The replay of the labels, its and the reading's dead letters, the read counts and the
+        errors."""
         if self.label_pass == "per-key":
             replay = pbegin | "LabelPass" >> PerKeyReplay(
                 self.read.streams, [LABELS], self.label_engines, self.read.delay,
                 self.batch_size, self.read.time_range)
-            dead = replay[DEAD_LETTERS] | "Unmodelled" >> beam.Map(_no_model)
-            return replay, dead, replay[READ_COUNTS], replay[ERRORS]
+            return replay, replay[DEAD_LETTERS], replay[READ_COUNTS], replay[ERRORS]
         read = pbegin | "ReadStreams" >> self.read
         replay = read["chunks"] | "LabelPass" >> GroupedReplay(self.label_engines,
                                                                self.batch_size)
-        dead = replay[DEAD_LETTERS] | "Unmodelled" >> beam.Map(_no_model)
-        dead = (read[DEAD_LETTERS], dead) | "AllDead" >> beam.Flatten()
+        dead = (read[DEAD_LETTERS], replay[DEAD_LETTERS]) | "AllDead" >> beam.Flatten()
         errors = (read[ERRORS], replay[ERRORS]) | "ReplayErrors" >> beam.Flatten()
         return replay, dead, read[READ_COUNTS], errors
 
@@ -354,7 +353,7 @@ class BackfillOutcomes(beam.PTransform):
                     | "InLabelOrder" >> beam.FlatMap(_in_label_order, self.classification,
                                                      self.batch_size))
         return {"outcomes": in_order,
-                DEAD_LETTERS: dead,
+                DEAD_LETTERS: dead | "Unmodelled" >> beam.Map(_no_model),
                 COUNTS: counts,
                 CLASSES: label_classes | "ModelClasses" >> beam.FlatMap(
                     model_class_list, beam.pvalue.AsDict(predicted)),
