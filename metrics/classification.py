@@ -17,6 +17,7 @@ import statistics
 import numpy as np
 
 from metrics.exact import ratio
+from metrics.probabilistic import PROBABILITY_METRICS, ProbabilityScore
 
 CONFIDENCE_DELTA = 0.05  # the bounds hold with probability 1 − δ
 # Confidence statistics: reported next to the measures, never aggregated into Ψα.
@@ -94,7 +95,7 @@ class ClassificationScore:
     """
 
     __slots__ = ("n", "correct", "true_counts", "pred_counts", "persistent_correct",
-                 "majority_correct", "confusion")
+                 "majority_correct", "confusion", "proba")
 
     def __init__(self):
         self.n = 0
@@ -104,6 +105,7 @@ class ClassificationScore:
         self.persistent_correct = 0
         self.majority_correct: list = []  # per view (one entry: every view alike)
         self.confusion: dict = {}  # (true class, predicted class) -> labels
+        self.proba: ProbabilityScore | None = None  # the labels' class probabilities, if any
 
     def update(self, y_true: int, y_pred: int, y_prev: int, y_majority) -> None:
         self.n += 1
@@ -120,9 +122,11 @@ class ClassificationScore:
             _grow(self.pred_counts, y_pred)
         self.pred_counts[y_pred] += 1
 
-    def update_many(self, y_true, y_pred, y_prev, y_majority) -> None:
+    def update_many(self, y_true, y_pred, y_prev, y_majority, proba=None) -> None:
         """`update` for arrays of class indices: the same counts, without a Python loop.
-        `y_majority` is one column, or one column per view (labels × views).
+        `y_majority` is one column, or one column per view (labels × views); `proba`, the
+        predictions' class probabilities (labels × classes, NaN rows for none), feeds the
+        probability measures (`metrics.probabilistic.ProbabilityScore`).
 
         >>> s = ClassificationScore()
         >>> s.update_many([0, 1, 1, 0], [0, 0, 1, 0], [0, 0, 1, 1], [0, 0, 1, 0])
@@ -134,6 +138,10 @@ class ClassificationScore:
         [1, 2]
         """
         y_true, y_pred = np.asarray(y_true, dtype=np.int64), np.asarray(y_pred, dtype=np.int64)
+        if proba is not None:
+            if self.proba is None:
+                self.proba = ProbabilityScore()
+            self.proba.update_many(y_true, proba)
         if not len(y_true):
             return
         self.n += len(y_true)
@@ -162,6 +170,9 @@ class ClassificationScore:
                              (self.pred_counts, other.pred_counts)):
             _add(mine, theirs)
         _add_cells(self.confusion, other.confusion)
+        if other.proba is not None:
+            self.proba = copy.deepcopy(other.proba) if self.proba is None else \
+                self.proba.merge(other.proba)
         return self
 
     def subtract(self, other: ClassificationScore) -> ClassificationScore:
@@ -182,6 +193,8 @@ class ClassificationScore:
                              (self.pred_counts, other.pred_counts)):
             _add(mine, theirs, -1)
         _add_cells(self.confusion, other.confusion, -1)
+        if other.proba is not None:
+            self.proba.subtract(other.proba)
         return self
 
     def for_view(self, j: int) -> ClassificationScore:
@@ -340,7 +353,8 @@ class ClassificationScore:
     def per_class(self) -> dict:
         """{(metric, class): value}: each class's precision, recall and F1, and the Wilson
         intervals of its precision (h_c of p_c) and recall (h_c of t_c), for the classes that
-        occur as a label or a prediction.
+        occur as a label or a prediction; with probabilities, each label class's one-vs-rest
+        ROC-AUC and average precision too.
 
         >>> s = ClassificationScore()
         >>> s.update_many([0, 0, 1, 2], [0, 1, 1, 1], [0] * 4, [0] * 4)
@@ -355,6 +369,8 @@ class ClassificationScore:
             values = (self._precision(h, t, p), self._recall(h, t, p), self._f1(h, t, p),
                       *precision_ci, *recall_ci)
             out.update({(metric, c): v for metric, v in zip(PER_CLASS_METRICS, values)})
+        if self.proba is not None:
+            out.update(self.proba.class_measures())
         return out
 
     def confusion_matrix(self) -> dict:
@@ -508,20 +524,26 @@ class ClassificationScore:
     def get(self) -> dict[str, float]:
         """Every statistic by its metric name."""
         averages = self._class_averages()
-        return {name: averages[name] if name in averages else getattr(self, name)
-                for name in CLASSIFICATION_METRICS}
+        out = {name: averages[name] if name in averages else getattr(self, name)
+               for name in CLASSIFICATION_METRICS}
+        if self.proba is not None:
+            out.update(self.proba.get())
+        return out
 
     # -- state ------------------------------------------------------------------------------
     def to_dict(self) -> dict:
-        return {name: (type(v)(v) if isinstance(v, (list, dict)) else v)
-                for name in self.__slots__ for v in [getattr(self, name)]}
+        d = {name: (type(v)(v) if isinstance(v, (list, dict)) else v)
+             for name in self.__slots__ for v in [getattr(self, name)]}
+        d["proba"] = None if self.proba is None else self.proba.to_dict()
+        return d
 
     @classmethod
     def from_dict(cls, d: dict) -> ClassificationScore:
         s = cls()
         for name in cls.__slots__:
-            v = d[name]
+            v = d.get(name)
             setattr(s, name, type(v)(v) if isinstance(v, (list, dict)) else v)
+        s.proba = None if d.get("proba") is None else ProbabilityScore.from_dict(d["proba"])
         return s
 
     def __eq__(self, other) -> bool:

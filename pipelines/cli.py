@@ -150,6 +150,11 @@ def _run_parser(sub) -> argparse.ArgumentParser:
     run.add_argument("--no-final", dest="final", action="store_false", default=None,
                      help="skip the final (test-then-train) prediction: initial scores only, "
                           "half the predict calls")
+    run.add_argument("--no-probabilities", dest="probabilities", action="store_false",
+                     default=None,
+                     help="keep classes only: no class probabilities with the initial and final "
+                          "predictions, so no log-loss, Brier score, ROC-AUC, PR-AUC or "
+                          "calibration (default: kept for classifiers with predict_proba_one)")
     run.add_argument("--on-model-error", choices=MODEL_ERRORS, default=None,
                      help="a model that raises in learn_one/predict_one, or returns no single "
                           "value: fail stops the run with one line naming model, stream and "

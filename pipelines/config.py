@@ -23,7 +23,8 @@ LOGGED = "logged"  # backfill's default description of how its predictions were 
 # The command line's long options whose field has another name (the rest: dashes as _).
 OPTION_FIELDS = {"stream": "streams", "model": "models", "alpha": "alphas", "window": "windows",
                  "fading": "fadings", "time-window": "time_windows", "ph-alpha": "ph_alphas",
-                 "from": "start", "to": "end", "no-final": "final", "config": None}
+                 "from": "start", "to": "end", "no-final": "final",
+                 "no-probabilities": "probabilities", "config": None}
 
 
 def field_of(key: str) -> str | None:
@@ -86,6 +87,8 @@ class RunConfig:
     runner: str = "direct"
     replay: str = "auto"  # auto | grouped | stateful | per-key | per-stream
     final: bool = True  # also make and score the test-then-train (final) prediction
+    # keep a classifier's class probabilities with its initial and final predictions
+    probabilities: bool = True
     bins: int = 100  # B: bins of the latency period for the binned measures Λ(T,b)
     repredict: str = "every_k_labels:10"  # re-prediction policy; "none" turns re-evaluation off
     alphas: list[float] = field(default_factory=lambda: [1.0, 2.0, 10.0])  # Ψα
@@ -184,7 +187,7 @@ class RunConfig:
                                   f"the command line's long options)")
             if name in fields:
                 raise ConfigError(f"{path}: {name} is given twice")
-            fields[name] = (not value) if key == "no-final" else value
+            fields[name] = (not value) if key in ("no-final", "no-probabilities") else value
         fields.update({k: v for k, v in overrides.items() if v not in (None, [], ())})
         if "out" not in fields:
             raise ConfigError(f"{path}: no out given (out: DIR in the file, or --out DIR)")

@@ -127,7 +127,8 @@ class EvaluateDelayed(beam.PTransform):
                 self.spill))
         engines = EngineFactory(pl.models, pl.classes, pl.tasks, cfg.final, pl.repredict,
                                 pl.scoring.bins, cfg.log_predictions, progress,
-                                pl.scoring.baseline_views, cfg.on_model_error)
+                                pl.scoring.baseline_views, cfg.on_model_error,
+                                cfg.probabilities)
         if pl.replay in ("per-key", "per-stream"):
             scores = StreamScores(pl.tasks, pl.scoring) if pl.replay == "per-stream" else None
             replay = pbegin | "Replay" >> PerKeyReplay(

@@ -15,6 +15,8 @@ import pandas as pd
 
 from metrics import CONFUSION, NOT_PRIORITISED, PER_CLASS_METRICS
 from metrics.classification import CLASSIFICATION_METRICS
+from metrics.probabilistic import (PER_CLASS_PROBABILITY_METRICS, PROBABILITY_METRICS,
+                                   RELIABILITY_METRICS)
 from metrics.regression import REGRESSION_METRICS
 from pipelines.plan import Plan
 from transforms.backfill.logs import LOG_COUNTERS
@@ -46,6 +48,12 @@ def complete_summary(pl: Plan, raw: pd.DataFrame,
 
     """
     per_class = raw["class"].notna() if "class" in raw else pd.Series(False, index=raw.index)
+    if not raw.empty:  # the reliability diagram's points: per confidence bin, no class
+        per_class |= raw["metric"].isin(RELIABILITY_METRICS)
+    # Keys whose predictions kept class probabilities: their initial and final predictions
+    # have the probability measures too, in every view but the fading factors'.
+    scored = set() if raw.empty else set(zip(*(
+        raw.loc[raw["metric"] == PROBABILITY_METRICS[0], ["stream", "model"]].T.values)))
     have = {} if raw.empty else {
         (r.stream, r.model, r.category, _opt(r.bin), _opt(r.alpha), r.window, r.metric): r
         for r in raw[~per_class].itertuples()}
@@ -60,9 +68,14 @@ def complete_summary(pl: Plan, raw: pd.DataFrame,
         for m in pl.models:
             metrics = CLASSIFICATION_METRICS if pl.tasks[m] == "classification" \
                 else REGRESSION_METRICS
+            if (s.name, m) in scored:
+                metrics = (*metrics, *PROBABILITY_METRICS)
             for window, (category, b, alpha), metric in itertools.product(
                     sc.views, slots, metrics):
                 if category == INTERMEDIATE and metric in NOT_PRIORITISED:
+                    continue
+                if metric in PROBABILITY_METRICS and (category not in (INITIAL, FINAL)
+                                                      or window.startswith("fading")):
                     continue
                 r = have.get((s.name, m, category, b, alpha, window, metric))
                 rows.append({
@@ -97,7 +110,8 @@ def _class_rows(raw: pd.DataFrame, pl: Plan, protocol: str, classes: list) -> li
     """One key's per-class and confusion rows in a fixed order: category, window, bin, metric,
     class and predicted class (in class-index order)."""
     views = {w: i for i, w in enumerate(pl.scoring.views)}
-    metrics = {m: i for i, m in enumerate((*PER_CLASS_METRICS, CONFUSION))}
+    metrics = {m: i for i, m in enumerate((*PER_CLASS_METRICS, *PER_CLASS_PROBABILITY_METRICS,
+                                           CONFUSION, *RELIABILITY_METRICS))}
     position = {c: i for i, c in enumerate(classes)}
     categories = {c: i for i, c in enumerate(CATEGORIES)}
 

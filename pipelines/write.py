@@ -12,6 +12,7 @@ import tempfile
 import uuid
 
 import apache_beam as beam
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -48,7 +49,25 @@ def _prediction_table(element) -> pa.Table:
         "id": ids,
         "kind": pa.DictionaryArray.from_arrays(pa.array(cols["kind"], pa.int8()),
                                                pa.array(PREDICTION_KINDS)).cast(pa.string()),
-        "t": pa.array(cols["t"], pa.float64()), "y_pred": y_pred}, schema=PREDICTION_SCHEMA)
+        "t": pa.array(cols["t"], pa.float64()), "y_pred": y_pred,
+        "proba": _proba_column(cols.get("proba"), classes, n)}, schema=PREDICTION_SCHEMA)
+
+
+def _proba_column(probas, classes, n: int) -> pa.Array:
+    """Each prediction's class probabilities as a map {class: probability} (null for none),
+    the classes named as in `y_pred`."""
+    kind = PREDICTION_SCHEMA.field("proba").type
+    if probas is None or classes is None:
+        return pa.nulls(n, kind)
+    made = [p is not None for p in probas]
+    lengths = np.array([len(p) if p is not None else 0 for p in probas], dtype=np.int32)
+    offsets = np.concatenate([[0], np.cumsum(lengths, dtype=np.int32)])
+    names = np.array([str(c) for c in classes], dtype=object)
+    keys = np.concatenate([names[:len(p)] for p in probas if p is not None] or [names[:0]])
+    items = np.concatenate([p for p in probas if p is not None] or [np.empty(0)])
+    return pa.MapArray.from_arrays(pa.array(offsets, pa.int32()), pa.array(keys, pa.string()),
+                                   pa.array(items, pa.float64()), type=kind,
+                                   mask=pa.array(~np.array(made, dtype=bool)))
 
 
 def sum_counts(dicts) -> dict:

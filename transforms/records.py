@@ -52,6 +52,8 @@ class Outcome(NamedTuple):
     arrays of times and of class indices with −1 for none / floats with NaN for none), or None.
     A replay that knows the number of bins B maps them at once and keeps only `bins`, the
     predictions for bins 0..B+1 (`metrics.binning.binned_predictions`): far smaller to ship.
+    `initial_proba`/`final_proba` are a classifier's class probabilities for its initial and
+    final predictions (vectors over class indices, shorter when classes came later), or None.
 
     Example
     -------
@@ -75,6 +77,8 @@ class Outcome(NamedTuple):
     rep_times: Any = None
     rep_values: Any = None
     bins: Any = None
+    initial_proba: Any = None
+    final_proba: Any = None
 
 
 @dataclass(frozen=True)

@@ -72,7 +72,8 @@ CURVE_SCHEMA = pa.schema([(name, pa.large_string()) for name in ("stream", "mode
                             ("labels", pa.int64())])  # curves: the row's label count `labels`
 PREDICTION_SCHEMA = pa.schema([("stream", pa.string()), ("model", pa.string()),
                                ("id", pa.string()), ("kind", pa.string()),
-                               ("t", pa.float64()), ("y_pred", pa.string())])
+                               ("t", pa.float64()), ("y_pred", pa.string()),
+                               ("proba", pa.map_(pa.string(), pa.float64()))])
 
 # Tags of the pipeline's outputs besides the main one.
 PREDICTIONS = "predictions"  # the replay's prediction log, per key

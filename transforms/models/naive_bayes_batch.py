@@ -84,6 +84,25 @@ class GaussianNBBatch(DenseBatch):
         return best, classes, unsure, None
 
 
+def _best_class(jll: dict):
+    """The class of the highest joint log-likelihood (the first of equals, as river's `max`),
+    or `_UNSURE` when the best two are within `TIE_MARGIN` (relative): rounding could have
+    changed their order, so `predict_one` itself must answer."""
+    best = second = -math.inf
+    best_class = None
+    for c, ll in jll.items():  # dict order: the first of equals stays best, as in river's max
+        if ll > best:
+            best, second, best_class = ll, best, c
+        elif ll > second:
+            second = ll
+    if best - second > TIE_MARGIN * (1.0 + abs(best) + abs(second)):
+        return best_class
+    return _UNSURE
+
+
+_UNSURE = object()
+
+
 def naive_bayes_predict_one(model, x: dict):
     """river's naive Bayes `predict_one(x)`, without normalising the probabilities: the class
     of the highest joint log-likelihood. river's `predict_proba_one` maps the log-likelihoods
@@ -109,16 +128,73 @@ def naive_bayes_predict_one(model, x: dict):
     jll = model.joint_log_likelihood(x)
     if not jll:
         return None
-    best = second = -math.inf
-    best_class = None
-    for c, ll in jll.items():  # dict order: the first of equals stays best, as in river's max
-        if ll > best:
-            best, second, best_class = ll, best, c
-        elif ll > second:
-            second = ll
-    if best - second > TIE_MARGIN * (1.0 + abs(best) + abs(second)):
-        return best_class
-    return model.predict_one(x)
+    best = _best_class(jll)
+    return model.predict_one(x) if best is _UNSURE else best
+
+
+def naive_bayes_predict_with_proba(model, x: dict) -> tuple:
+    """(`predict_one(x)`, `predict_proba_one(x)`) of river's naive Bayes from one computation
+    of the joint log-likelihoods: the class as `naive_bayes_predict_one` decides it, the
+    probabilities exp(ll − max) / Σ exp(ll − max), river's normalisation without scipy (equal to
+    its values within a few units in the last place).
+
+    Example
+    -------
+
+    >>> from river import naive_bayes
+    >>> model = naive_bayes.GaussianNB()
+    >>> for x, y in [({"a": 0.0}, "u"), ({"a": 0.2}, "u"), ({"a": 5.0}, "v"), ({"a": 5.3}, "v")]:
+    ...     model.learn_one(x, y)
+    >>> label, proba = naive_bayes_predict_with_proba(model, {"a": 2.0})
+    >>> river_proba = model.predict_proba_one({"a": 2.0})
+    >>> label, all(abs(proba[c] - river_proba[c]) < 1e-12 for c in river_proba)
+    ('u', True)
+    """
+    jll = model.joint_log_likelihood(x)
+    if not jll:
+        return None, None
+    top = max(jll.values())
+    exps = {c: math.exp(ll - top) for c, ll in jll.items()}
+    total = math.fsum(exps.values())
+    best = _best_class(jll)
+    return (model.predict_one(x) if best is _UNSURE else best,
+            {c: e / total for c, e in exps.items()})
+
+
+def predict_with_proba(model):
+    """x -> (`predict_one(x)`, `predict_proba_one(x)`) for a classifier that gives class
+    probabilities, with one model call where its `predict_one` is its base class's (the most
+    probable class, the first of equals); None for a model without `predict_proba_one`.
+
+    Example
+    -------
+
+    >>> from river import linear_model, naive_bayes, tree
+    >>> predict_with_proba(naive_bayes.GaussianNB()).func.__name__
+    'naive_bayes_predict_with_proba'
+    >>> model = tree.HoeffdingTreeClassifier()
+    >>> model.learn_one({"a": 1.0}, True)
+    >>> predict_with_proba(model)({"a": 1.0})
+    (True, {True: 1.0})
+    >>> predict_with_proba(linear_model.LinearRegression()) is None
+    True
+    """
+    from river.base import Classifier
+    from river.naive_bayes.base import BaseNB
+
+    kind = type(model)
+    if not isinstance(model, Classifier) or not hasattr(model, "predict_proba_one") or \
+            kind.predict_proba_one is Classifier.predict_proba_one:
+        return None
+    if isinstance(model, BaseNB) and kind.predict_proba_one is BaseNB.predict_proba_one \
+            and kind.predict_one is Classifier.predict_one:
+        return functools.partial(naive_bayes_predict_with_proba, model)
+    if kind.predict_one is Classifier.predict_one:
+        def from_proba(x):
+            proba = model.predict_proba_one(x)
+            return (max(proba, key=proba.get) if proba else None), proba
+        return from_proba
+    return lambda x: (model.predict_one(x), model.predict_proba_one(x))
 
 
 def fast_predict_one(model):

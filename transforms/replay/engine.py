@@ -17,7 +17,7 @@ import numpy as np
 from metrics.baselines import BaselineViews
 from metrics.binning import binned_many
 from transforms.errors import ModelError
-from transforms.models.naive_bayes_batch import fast_predict_one
+from transforms.models.naive_bayes_batch import fast_predict_one, predict_with_proba
 from transforms.models.specs import ModelSpec
 from transforms.models.temporal import delay_aware
 from transforms.records import ID, INSTANCE, KIND, LABEL, SEQ, UPDATE, Outcome, X, Y, dead_letter
@@ -112,6 +112,10 @@ class ReplayEngine:
         The views whose Majority baseline each outcome carries.
     on_model_error
         `fail` (raise `ModelError`) or `dead-letter` (set the instance aside).
+    probabilities
+        Whether the initial and final predictions of a classifier with `predict_proba_one`
+        keep their class probabilities (vectors over class indices) in the outcomes and the
+        prediction log.
 
     >>> from transforms.records import event, RANK_INSTANCE, RANK_LABEL
     >>> engine = ReplayEngine(ModelSpec.parse("no-change"), stream="s", classes=["a", "b"])
@@ -137,7 +141,7 @@ class ReplayEngine:
                  task: str | None = None, final: bool = True,
                  repredict: RepredictPolicy | None = None, bins: int = 0,
                  log_predictions: str = "all", baselines: BaselineViews | None = None,
-                 on_model_error: str = "fail"):
+                 on_model_error: str = "fail", probabilities: bool = True):
         self.stream = stream
         self.model_name = model.name
         # fail: a model that raises (or returns no single value) stops the run with a
@@ -156,10 +160,14 @@ class ReplayEngine:
         self._class_index = {c: i for i, c in enumerate(self.classes)}
         self.model = model.build(list(classes) if classes else None)
         self._predict_one = fast_predict_one(self.model)  # its exact answers, sooner
+        # x -> (class, {class: probability}), or None: classes only.
+        self._predict_scored = predict_with_proba(self.model) \
+            if probabilities and self.classification else None
         # A model that learns each label with what it knew at the instance's arrival (the
         # temporal wrappers) is told of arrivals and of the labels it learns.
         self.label_context = delay_aware(self.model)
-        # id -> [t_arrival, x, initial prediction (class index / float / None), row]
+        # id -> [t_arrival, x, initial prediction (class index / float / None), row,
+        #        the initial prediction's class probabilities (None: none)]
         self.pending: dict = {}
         self.n_labels = 0
         # Labels the model has learned (including orphans with features): its version. A
@@ -276,21 +284,45 @@ class ReplayEngine:
         return ModelError(f"{self._where(key)}: {call} raised {type(error).__name__}: {error}; "
                           f"{hint}; or skip such instances with --on-model-error dead-letter")
 
-    def _predict(self, key, x):
-        """The model's prediction for x as it is stored (`_value`)."""
+    def _predict(self, key, x) -> tuple:
+        """The model's prediction for x as it is stored (`_value`), and its class probabilities
+        (a vector over class indices; None without them)."""
+        proba = None
         try:
-            prediction = self._predict_one(x)
+            if self._predict_scored is None:
+                prediction = self._predict_one(x)
+            else:
+                prediction, proba = self._predict_scored(x)
         except MemoryError:  # the worker's trouble, not the model's: the runner may retry
             raise
+        except NotImplementedError as e:
+            if self._predict_scored is None:
+                raise self._model_error(key, "predict_one", e, x) from e
+            self._predict_scored = None  # a pipeline whose last step gives no probabilities
+            return self._predict(key, x)
         except Exception as e:
             raise self._model_error(key, "predict_one", e, x) from e
         try:
-            return self._value(prediction)
+            value = self._value(prediction)
         except (TypeError, ValueError):
             kind = "class" if self.classification else "number"
             raise ModelError(f"{self._where(key)}: predict_one returned {prediction!r}, not a "
                              f"single {kind}; use a model whose predict_one returns one value") \
                 from None
+        return value, self._proba_vector(key, proba) if proba else None
+
+    def _proba_vector(self, key, proba: dict) -> np.ndarray:
+        """{class: probability} as a vector over class indices (0 for a class not named)."""
+        try:
+            where = [(self._index(c, extend=True), float(p)) for c, p in proba.items()]
+        except (TypeError, ValueError):
+            raise ModelError(f"{self._where(key)}: predict_proba_one returned {proba!r}, not "
+                             f"a dict of class probabilities; use a model whose "
+                             f"predict_proba_one returns one") from None
+        vector = np.zeros(len(self.classes))
+        for i, p in where:
+            vector[i] = p
+        return vector
 
     def _learn_one(self, key, x, y) -> None:
         try:
@@ -320,7 +352,7 @@ class ReplayEngine:
         if self.label_context is not None:
             self.label_context.instance_arrived(key)
         try:
-            initial = self._predict(key, x)
+            initial, proba = self._predict(key, x)
         except ModelError as e:
             self._model_failed(e, ev, out)
             self.failed_ids.add(key)
@@ -331,8 +363,8 @@ class ReplayEngine:
             if t_label is None and self.repredict.kind == "bin_boundaries":
                 out.counts["unscheduled"] += 1
             row = self.rows.add(x, t, self.version, initial, t_label)
-        self.pending[key] = [t, x, initial, row]
-        out.predictions.one(key, INITIAL, t, initial)
+        self.pending[key] = [t, x, initial, row, proba]
+        out.predictions.one(key, INITIAL, t, initial, proba)
 
     def _on_update(self, ev, out: DrainResult) -> None:
         key, t = ev[ID], ev[TIME]
@@ -346,7 +378,7 @@ class ReplayEngine:
             return
         # Algorithm 1: new features are predicted at once, and later re-predictions use them.
         try:
-            value = self._predict(key, ev[X])
+            value = self._predict(key, ev[X])[0]
         except ModelError as e:
             self._model_failed(e, ev, out)
             self._drop(key)
@@ -407,12 +439,12 @@ class ReplayEngine:
         """A label that met its pending instance: the final prediction, learning, and the
         instance's outcome."""
         key, t, y = ev[ID], ev[TIME], ev[Y]
-        t_arrival, x, initial, row = state
+        t_arrival, x, initial, row, initial_proba = state
         if ev[X] is not None:
             x = ev[X]
         rep_times, rep_values = self.rows.take(row) if row is not None else (None, None)
         try:
-            final = self._predict(key, x) if self.final else None
+            final, final_proba = self._predict(key, x) if self.final else (None, None)
             if self.label_context is not None:
                 self.label_context.label_arrived(key)
             self._learn(key, x, y, t)
@@ -428,7 +460,7 @@ class ReplayEngine:
                 out.unbinned.append(len(out.outcomes))
                 out.unbinned_size += len(rep_times)
         if self.final:
-            out.predictions.one(key, FINAL, t, final)
+            out.predictions.one(key, FINAL, t, final, final_proba)
         self.n_labels += 1
         out.counts["labelled"] += 1
         if initial is None:
@@ -437,7 +469,8 @@ class ReplayEngine:
             y_index = self._index(y, extend=True)
             prev, majority = self.baselines.update(y_index, t)
             out.outcomes.append(Outcome(self.n_labels, key, t_arrival, t, y_index, prev,
-                                        majority, initial, final, rep_times, rep_values))
+                                        majority, initial, final, rep_times, rep_values,
+                                        initial_proba=initial_proba, final_proba=final_proba))
         else:
             prev, self.prev_label = self.prev_label, y
             out.outcomes.append(Outcome(self.n_labels, key, t_arrival, t, y, prev, None,

@@ -68,12 +68,14 @@ class EngineFactory:
     progress: float | None = None  # seconds between progress lines on stderr; None: none
     baselines: BaselineViews | None = None  # the views whose Majority baseline labels carry
     on_model_error: str = "fail"  # or dead-letter (`ReplayEngine`)
+    probabilities: bool = True  # keep class probabilities (`ReplayEngine`)
 
     def new(self, key) -> ReplayEngine:
         stream, model = key
         return ReplayEngine(self.models[model], stream, self.classes.get(stream),
                             self.tasks[model], self.final, self.repredict, self.bins,
-                            self.log_predictions, self.baselines, self.on_model_error)
+                            self.log_predictions, self.baselines, self.on_model_error,
+                            self.probabilities)
 
 
 def _emit(key, engine: ReplayEngine, result, pending_before: int,

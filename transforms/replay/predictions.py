@@ -17,8 +17,9 @@ class PredictionLog:
     its label (with K=1 re-evaluation they are ~delay per instance, so they stay arrays).
 
     `columns()` gives `ids` (one entry per logged instance or prediction) and per prediction
-    `row_id` (index into ids), `kind` (code into `PREDICTION_KINDS`), `t` and `value` (class
-    index with −1 for none, or float with NaN for none).
+    `row_id` (index into ids), `kind` (code into `PREDICTION_KINDS`), `t`, `value` (class
+    index with −1 for none, or float with NaN for none) and, when any prediction kept its
+    class probabilities, `proba` (per prediction a vector over class indices, or None).
 
     >>> log = PredictionLog(classification=True)
     >>> log.one("a", "initial", 0.0, 1)
@@ -32,9 +33,12 @@ class PredictionLog:
         self.missing = -1 if classification else math.nan
         self.level = level  # all | initial-final | none
         self._entries: list = []  # (id, kind code, times, values): scalars or arrays
+        self._probas: dict = {}  # entry index -> class probabilities of a single prediction
 
-    def one(self, id, kind: str, t: float, value) -> None:
+    def one(self, id, kind: str, t: float, value, proba=None) -> None:
         if self.level != "none":
+            if proba is not None:
+                self._probas[len(self._entries)] = proba
             self._entries.append((id, _KIND_CODE[kind], t,
                                   self.missing if value is None else value))
 
@@ -43,12 +47,19 @@ class PredictionLog:
             self._entries.append((id, _KIND_CODE[kind], times, values))
 
     def columns(self) -> dict:
-        """{"ids", "row_id", "kind", "t", "value"} arrays (see the class docstring)."""
+        """{"ids", "row_id", "kind", "t", "value"[, "proba"]} arrays (see the class
+        docstring)."""
         entries = self._entries
         ids = np.empty(len(entries), dtype=object)
         ids[:] = [e[0] for e in entries]
         counts = np.array([np.size(e[2]) for e in entries], dtype=np.int64)
-        return {"ids": ids, "row_id": np.repeat(np.arange(len(entries)), counts),
+        extra = {}
+        if self._probas:
+            starts = np.cumsum(counts) - counts
+            extra["proba"] = np.full(int(counts.sum()), None, dtype=object)
+            for i, proba in self._probas.items():
+                extra["proba"][starts[i]] = proba
+        return {**extra, "ids": ids, "row_id": np.repeat(np.arange(len(entries)), counts),
                 "kind": np.repeat(np.array([e[1] for e in entries], dtype=np.uint8), counts),
                 "t": np.concatenate([np.atleast_1d(e[2]).astype(np.float64) for e in entries]
                                     or [np.empty(0)]),

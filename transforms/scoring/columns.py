@@ -107,9 +107,29 @@ def group_rows(keys: np.ndarray):
         yield sorted_keys[start], rows
 
 
+def _proba_matrix(vectors: list) -> np.ndarray | None:
+    """Class probability vectors (None: none) as a matrix, labels × classes, NaN rows for
+    none and zeros for classes a vector is too short for; None when no vector is given.
+
+    >>> _proba_matrix([np.array([0.3, 0.7]), None, np.array([1.0])]).tolist()
+    [[0.3, 0.7], [nan, nan], [1.0, 0.0]]
+    """
+    width = max((len(v) for v in vectors if v is not None), default=-1)
+    if width < 0:
+        return None
+    out = np.zeros((len(vectors), width))
+    for i, v in enumerate(vectors):
+        if v is None:
+            out[i] = math.nan
+        else:
+            out[i, :len(v)] = v
+    return out
+
+
 def _columns(outcomes, task: str, plan: ScoringPlan) -> dict:
     """A batch of outcomes as arrays: label number n, label time t, y, the baselines (Persistent,
-    Majority; classification) and each category's predictions (one column per bin)."""
+    Majority; classification), each category's predictions (one column per bin) and the
+    initial and final predictions' class probabilities where they were kept."""
     classification = task == "classification"
     missing = NO_CLASS if classification else math.nan
     dtype = np.int64 if classification else np.float64
@@ -118,8 +138,12 @@ def _columns(outcomes, task: str, plan: ScoringPlan) -> dict:
         return np.array([missing if v is None else v for v in values], dtype=dtype)
 
     predicted = {INITIAL: column(o.initial for o in outcomes)[:, None]}
+    proba = {INITIAL: _proba_matrix([o.initial_proba for o in outcomes])} \
+        if classification else {}
     if plan.final:
         predicted[FINAL] = column(o.final for o in outcomes)[:, None]
+        if classification:
+            proba[FINAL] = _proba_matrix([o.final_proba for o in outcomes])
     if plan.bins:
         predicted[BINNED] = _bin_matrix(outcomes, plan.bins, classification)
     return {"n": np.array([o.n for o in outcomes], dtype=np.int64),
@@ -127,7 +151,8 @@ def _columns(outcomes, task: str, plan: ScoringPlan) -> dict:
             "y": column(o.y for o in outcomes),
             "baselines": (column(o.y_prev for o in outcomes),
                           _majority_matrix(outcomes, len(plan.views))) if classification else (),
-            "predicted": predicted}
+            "predicted": predicted,
+            "proba": {category: m for category, m in proba.items() if m is not None}}
 
 
 def _majority_matrix(outcomes, views: int) -> np.ndarray:
@@ -149,16 +174,19 @@ def _bin_scores(cols: dict, rows: np.ndarray, category: str, task: str,
     last_n = int(cols["n"][rows].max()) if len(rows) else 0
     last_t = float(cols["t"][rows].max()) if len(rows) else -math.inf
     matrix, y, baselines = matrix[rows], y[rows], [base[rows] for base in baselines]
+    proba = cols["proba"].get(category)
+    extra = () if proba is None else (proba[rows],)
     # An untrained model made no prediction: not scored, as in river.
     made = matrix != NO_CLASS if task == "classification" else ~np.isnan(matrix)
     scores = {}
     for j, b in enumerate(plan.bins_of(category)):
         acc = BlockScore(new_score(task), last_n, last_t)
         if made[:, j].all():
-            acc.score.update_many(y, matrix[:, j], *baselines)
+            acc.score.update_many(y, matrix[:, j], *baselines, *extra)
         else:
             ok = made[:, j]
-            acc.score.update_many(y[ok], matrix[ok, j], *(base[ok] for base in baselines))
+            acc.score.update_many(y[ok], matrix[ok, j], *(base[ok] for base in baselines),
+                                  *(p[ok] for p in extra))
         scores[b] = acc
     return scores
 

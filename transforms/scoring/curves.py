@@ -9,6 +9,7 @@ from collections.abc import Iterator
 
 from metrics import CONFUSION, NOT_PRIORITISED
 from metrics.binning import prioritised
+from metrics.probabilistic import RELIABILITY_METRICS
 from metrics.blocks import FadingCurve, LabelBlock, difference, merge_bins, snapshot_at
 from transforms.records import MeasureKey
 from transforms.scoring.columns import block_scores, tail_scores
@@ -41,9 +42,10 @@ def _score_rows(stream, model, category, view, scores: dict, labels: int, t, pla
     counts = counts or {b: s.n for b, s in scores.items()}
     rows = []
 
-    def add(metric, value, b, label_class=None, predicted=None):
+    def add(metric, value, b, label_class=None, predicted=None, n=None):
         row = MeasureKey(stream, model, category, metric, bin=b, window=view,
-                         label_class=label_class, predicted=predicted).row(value, counts[b], t)
+                         label_class=label_class, predicted=predicted).row(
+            value, counts[b] if n is None else n, t)
         row["labels"] = labels
         rows.append(row)
 
@@ -60,6 +62,11 @@ def _score_rows(stream, model, category, view, scores: dict, labels: int, t, pla
         if category in (INITIAL, FINAL) and view == CUMULATIVE:
             for (i, j), cell in score.confusion_matrix().items():
                 add(CONFUSION, cell, b, str(i), str(j))
+            # The reliability diagram: `bin` is the confidence bin, n its labels.
+            for m, (confidence, accuracy, count) in (score.proba.reliability().items()
+                                                     if score.proba is not None else ()):
+                add(RELIABILITY_METRICS[0], confidence, m, n=count)
+                add(RELIABILITY_METRICS[1], accuracy, m, n=count)
     if category == BINNED and all(b in scores for b in plan.bins_of(category)):
         values = [scores[b].get() for b in range(plan.bins + 1)]
         for metric in values[0]:

@@ -1,0 +1,270 @@
+"""Measures of predicted class probabilities: log-loss, Brier score, ROC-AUC, average precision
+(PR-AUC) and expected calibration error with its reliability diagram; exactly mergeable and,
+for sliding windows, exactly subtractable.
+
+A label's probabilities are a row of a matrix, column c the probability of class index c (a
+class the model never named has probability 0). The sums are `ExactSum`s and the counts are
+integers, so a window's score made as the difference of two cumulative scores equals the score
+of the window's labels bit for bit, and merge order never changes a result.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from metrics.exact import ExactSum, ratio
+
+# The overall measures; ROC-AUC and PR-AUC are the mean of the classes' one-vs-rest values.
+PROBABILITY_METRICS = ("log_loss", "brier", "roc_auc", "pr_auc", "ece")
+# Per class (one-vs-rest), next to precision, recall and F1.
+PER_CLASS_PROBABILITY_METRICS = ("roc_auc", "average_precision")
+# The reliability diagram's points: per confidence bin, mean confidence and accuracy.
+RELIABILITY_METRICS = ("reliability_confidence", "reliability_accuracy")
+CALIBRATION_BINS = 10  # equal-width bins of the top-label confidence (Guo et al. 2017)
+PROBA_CLAMP = 1e-15  # log-loss clamps p to [ε, 1 − ε], as river's metrics do
+
+
+def _merged_ranks(parts) -> tuple:
+    """(values ascending, positives, negatives) of several (values, pos, neg) triples, one row
+    per distinct value, rows whose counts are both 0 dropped."""
+    values = np.concatenate([p[0] for p in parts])
+    if not len(values):
+        return _EMPTY_RANKS
+    distinct, where = np.unique(values, return_inverse=True)
+    pos = np.bincount(where, np.concatenate([p[1] for p in parts]), len(distinct))
+    neg = np.bincount(where, np.concatenate([p[2] for p in parts]), len(distinct))
+    pos, neg = pos.astype(np.int64), neg.astype(np.int64)
+    keep = (pos != 0) | (neg != 0)
+    return distinct[keep], pos[keep], neg[keep]
+
+
+_EMPTY_RANKS = (np.empty(0), np.empty(0, np.int64), np.empty(0, np.int64))
+
+
+def roc_auc(ranks: tuple) -> float:
+    """The area under the ROC curve of one class against the rest from its ranks (values,
+    positives, negatives): the Mann-Whitney statistic, a tie counting one half — what
+    scikit-learn's `roc_auc_score` computes; NaN without positives or without negatives.
+
+    >>> roc_auc((np.array([0.1, 0.4, 0.8]), np.array([0, 1, 1]), np.array([1, 1, 0])))
+    0.875
+    """
+    values, pos, neg = ranks
+    p, n = int(pos.sum()), int(neg.sum())
+    if not p or not n:
+        return math.nan
+    below = np.cumsum(neg) - neg  # negatives with a lower value than each row's
+    twice = int(np.dot(pos, 2 * below + neg))  # exact in integers
+    return twice / (2 * p * n)
+
+
+def average_precision(ranks: tuple) -> float:
+    """Average precision of one class against the rest: Σ_k (R_k − R_{k−1})·P_k over the
+    distinct values from the highest down (scikit-learn's `average_precision_score`, ties as
+    one threshold); NaN without positives.
+
+    >>> average_precision((np.array([0.1, 0.4, 0.8]), np.array([0, 1, 1]), np.array([1, 1, 0])))  # ½·1 + ½·⅔
+    0.8333333333333333
+    """
+    values, pos, neg = ranks
+    total = int(pos.sum())
+    if not total:
+        return math.nan
+    tp, fp = np.cumsum(pos[::-1]), np.cumsum(neg[::-1])
+    precision = tp / (tp + fp)
+    recall_step = pos[::-1] / total
+    return float(np.sum(recall_step * precision))
+
+
+class ProbabilityScore:
+    """Sums and ranks behind the probability measures of some labels.
+
+    - log-loss = mean of −log p_y, p_y clamped to [10⁻¹⁵, 1 − 10⁻¹⁵] (river's clamp);
+    - Brier = mean of Σ_c (p_c − [y = c])², halved when there are two classes (then it is
+      (p_positive − y)², scikit-learn's `scale_by_half="auto"`);
+    - ROC-AUC and PR-AUC (average precision) per class, one against the rest, exact (every
+      distinct probability is kept with its counts: memory grows with the distinct values,
+      16 bytes + 8 per class and value); the overall value is their mean over the classes
+      that occur as labels (and, for ROC-AUC, also as non-labels);
+    - ECE = Σ_m |hits_m − Σ confidence_m| / n over 10 equal-width bins of the top-label
+      confidence max_c p_c, a hit when that class (the first of equals) is the label
+      (Guo et al. 2017); `reliability()` gives the diagram's points.
+
+    >>> s = ProbabilityScore()
+    >>> s.update_many([1, 0, 1, 1], [[0.1, 0.9], [0.8, 0.2], [0.6, 0.4], [0.3, 0.7]])
+    >>> round(s.log_loss, 4), round(s.brier, 4), s.roc_auc
+    (0.4004, 0.125, 1.0)
+
+    References
+    ----------
+    Brier, G. W. (1950). Verification of forecasts expressed in terms of probability.
+    Monthly Weather Review 78(1), 1–3.
+
+    Hand, D. J., Till, R. J. (2001). A simple generalisation of the area under the ROC curve
+    for multiple class classification problems. Machine Learning 45(2), 171–186.
+
+    Guo, C., Pleiss, G., Sun, Y., Weinberger, K. Q. (2017). On calibration of modern neural
+    networks. International Conference on Machine Learning (ICML).
+    """
+
+    __slots__ = ("n", "width", "log_loss_sum", "brier_sum", "bin_counts", "bin_hits",
+                 "bin_confidence", "ranks")
+
+    def __init__(self):
+        self.n = 0
+        self.width = 0  # classes: the widest probability row, or the highest label + 1
+        self.log_loss_sum = ExactSum()
+        self.brier_sum = ExactSum()
+        self.bin_counts = [0] * CALIBRATION_BINS
+        self.bin_hits = [0] * CALIBRATION_BINS
+        self.bin_confidence = [ExactSum() for _ in range(CALIBRATION_BINS)]
+        self.ranks: dict = {}  # class -> (values ascending, positives, negatives)
+
+    def update_many(self, y_true, proba) -> None:
+        """Add labels (class indices) and their probability rows (labels × classes); rows
+        holding NaN (no probabilities) are left out."""
+        y = np.asarray(y_true, dtype=np.int64)
+        p = np.asarray(proba, dtype=np.float64).reshape(len(y), -1)
+        made = ~np.isnan(p).any(axis=1)
+        if not made.all():
+            y, p = y[made], p[made]
+        if not len(y):
+            return
+        width = max(p.shape[1], int(y.max()) + 1)
+        if p.shape[1] < width:
+            p = np.hstack([p, np.zeros((len(p), width - p.shape[1]))])
+        self.n += len(y)
+        self.width = max(self.width, width)
+        rows = np.arange(len(y))
+        p_true = np.clip(p[rows, y], PROBA_CLAMP, 1 - PROBA_CLAMP)
+        self.log_loss_sum.add_many(-np.log(p_true))
+        onehot = np.zeros_like(p)
+        onehot[rows, y] = 1.0
+        self.brier_sum.add_many(((p - onehot) ** 2).sum(axis=1))
+        top = p.argmax(axis=1)
+        confidence = p[rows, top]
+        where = np.clip(np.ceil(confidence * CALIBRATION_BINS).astype(np.int64) - 1, 0,
+                        CALIBRATION_BINS - 1)
+        counts = np.bincount(where, minlength=CALIBRATION_BINS)
+        hits = np.bincount(where, top == y, CALIBRATION_BINS)
+        for m in np.flatnonzero(counts).tolist():
+            self.bin_counts[m] += int(counts[m])
+            self.bin_hits[m] += int(hits[m])
+            self.bin_confidence[m].add_many(confidence[where == m])
+        for c in range(width):
+            positive = (y == c).astype(np.int64)
+            mine = self.ranks.get(c, _EMPTY_RANKS)
+            self.ranks[c] = _merged_ranks([mine, (p[:, c], positive, 1 - positive)])
+
+    def _combine(self, other: ProbabilityScore, sign: int) -> ProbabilityScore:
+        self.n += sign * other.n
+        self.width = max(self.width, other.width)
+        for mine, theirs in ((self.log_loss_sum, other.log_loss_sum),
+                             (self.brier_sum, other.brier_sum)):
+            mine.merge(theirs if sign > 0 else theirs.negated())
+        for m in range(CALIBRATION_BINS):
+            self.bin_counts[m] += sign * other.bin_counts[m]
+            self.bin_hits[m] += sign * other.bin_hits[m]
+            theirs = other.bin_confidence[m]
+            self.bin_confidence[m].merge(theirs if sign > 0 else theirs.negated())
+        for c, (values, pos, neg) in other.ranks.items():
+            self.ranks[c] = _merged_ranks([self.ranks.get(c, _EMPTY_RANKS),
+                                           (values, sign * pos, sign * neg)])
+        return self
+
+    def merge(self, other: ProbabilityScore) -> ProbabilityScore:
+        return self._combine(other, 1)
+
+    def subtract(self, other: ProbabilityScore) -> ProbabilityScore:
+        """Remove `other`, a score over a subset of the same labels (a window's difference).
+
+        >>> a, b = ProbabilityScore(), ProbabilityScore()
+        >>> a.update_many([1, 0, 1], [[0.2, 0.8], [0.9, 0.1], [0.95, 0.05]])
+        >>> b.update_many([1], [[0.2, 0.8]])
+        >>> a.subtract(b).roc_auc  # labels 2 and 3: the positive has the lower probability
+        0.0
+        """
+        return self._combine(other, -1)
+
+    # -- statistics -------------------------------------------------------------------------
+    @property
+    def log_loss(self) -> float:
+        return ratio(self.log_loss_sum.value, self.n)
+
+    @property
+    def brier(self) -> float:
+        return ratio(self.brier_sum.value, self.n) / (2 if self.width <= 2 else 1)
+
+    def class_measures(self) -> dict:
+        """{(metric, class): value}: each class's one-vs-rest ROC-AUC and average precision,
+        for the classes that occur as a label."""
+        out = {}
+        for c, ranks in sorted(self.ranks.items()):
+            if ranks[1].sum():
+                out[("roc_auc", c)] = roc_auc(ranks)
+                out[("average_precision", c)] = average_precision(ranks)
+        return out
+
+    def _macro(self, metric: str, measures: dict | None = None) -> float:
+        values = [v for (m, _), v in (measures or self.class_measures()).items()
+                  if m == metric and not math.isnan(v)]
+        return sum(values) / len(values) if values else math.nan
+
+    @property
+    def roc_auc(self) -> float:
+        return self._macro("roc_auc")
+
+    @property
+    def pr_auc(self) -> float:
+        return self._macro("average_precision")
+
+    @property
+    def ece(self) -> float:
+        if not self.n:
+            return math.nan
+        return sum(abs(hits - conf.value) for hits, conf in
+                   zip(self.bin_hits, self.bin_confidence)) / self.n
+
+    def reliability(self) -> dict:
+        """{confidence bin (1..10): (mean confidence, accuracy, labels)} of the bins that
+        hold labels: the reliability diagram's points.
+
+        >>> s = ProbabilityScore()
+        >>> s.update_many([0, 1, 1], [[0.95, 0.05], [0.85, 0.15], [0.3, 0.7]])
+        >>> s.reliability()
+        {7: (0.7, 1.0, 1), 9: (0.85, 0.0, 1), 10: (0.95, 1.0, 1)}
+        """
+        return {m + 1: (conf.value / count, hits / count, count) for m, (count, hits, conf)
+                in enumerate(zip(self.bin_counts, self.bin_hits, self.bin_confidence)) if count}
+
+    def get(self) -> dict:
+        """Every measure of `PROBABILITY_METRICS` by name."""
+        measures = self.class_measures()
+        return {"log_loss": self.log_loss, "brier": self.brier,
+                "roc_auc": self._macro("roc_auc", measures),
+                "pr_auc": self._macro("average_precision", measures), "ece": self.ece}
+
+    # -- state ------------------------------------------------------------------------------
+    def to_dict(self) -> dict:
+        return {"n": self.n, "width": self.width, "log_loss_sum": self.log_loss_sum.to_dict(),
+                "brier_sum": self.brier_sum.to_dict(), "bin_counts": list(self.bin_counts),
+                "bin_hits": list(self.bin_hits),
+                "bin_confidence": [s.to_dict() for s in self.bin_confidence],
+                "ranks": {c: [r.tolist() for r in ranks] for c, ranks in self.ranks.items()}}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> ProbabilityScore:
+        s = cls()
+        s.n, s.width = d["n"], d["width"]
+        s.log_loss_sum = ExactSum.from_dict(d["log_loss_sum"])
+        s.brier_sum = ExactSum.from_dict(d["brier_sum"])
+        s.bin_counts, s.bin_hits = list(d["bin_counts"]), list(d["bin_hits"])
+        s.bin_confidence = [ExactSum.from_dict(x) for x in d["bin_confidence"]]
+        s.ranks = {int(c): (np.array(v, np.float64), np.array(p, np.int64),
+                            np.array(n, np.int64)) for c, (v, p, n) in d["ranks"].items()}
+        return s
+
+    def __repr__(self) -> str:
+        return f"ProbabilityScore(n={self.n}, log_loss={self.log_loss:.4f})"
