@@ -17,7 +17,7 @@ import statistics
 import numpy as np
 
 from metrics.exact import ratio
-from metrics.probabilistic import PROBABILITY_METRICS, ProbabilityScore
+from metrics.probabilistic import ProbabilityScore
 
 CONFIDENCE_DELTA = 0.05  # the bounds hold with probability 1 − δ
 # Confidence statistics: reported next to the measures, never aggregated into Ψα.

@@ -65,7 +65,8 @@ def average_precision(ranks: tuple) -> float:
     distinct values from the highest down (scikit-learn's `average_precision_score`, ties as
     one threshold); NaN without positives.
 
-    >>> average_precision((np.array([0.1, 0.4, 0.8]), np.array([0, 1, 1]), np.array([1, 1, 0])))  # ½·1 + ½·⅔
+    >>> ranks = (np.array([0.1, 0.4, 0.8]), np.array([0, 1, 1]), np.array([1, 1, 0]))
+    >>> average_precision(ranks)  # recall ½ at precision 1, then ½ more at ⅔
     0.8333333333333333
     """
     values, pos, neg = ranks
