@@ -127,6 +127,8 @@ class ProbabilityScore:
         """Add labels (class indices) and their probability rows (labels × classes); rows
         holding NaN (no probabilities) are left out."""
         y = np.asarray(y_true, dtype=np.int64)
+        if not len(y):
+            return
         p = np.asarray(proba, dtype=np.float64).reshape(len(y), -1)
         made = ~np.isnan(p).any(axis=1)
         if not made.all():
