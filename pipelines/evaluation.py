@@ -124,7 +124,7 @@ class EvaluateDelayed(beam.PTransform):
                 reader, label_engines, pl.log, list(pl.models), cfg.task == "classification",
                 pl.scoring.bins, cfg.final, cfg.buckets, cfg.chunk_size,
                 "per-key" if pl.replay in ("per-key", "per-stream") else "grouped",
-                self.spill))
+                self.spill, cfg.probabilities))
         engines = EngineFactory(pl.models, pl.classes, pl.tasks, cfg.final, pl.repredict,
                                 pl.scoring.bins, cfg.log_predictions, progress,
                                 pl.scoring.baseline_views, cfg.on_model_error,

@@ -53,7 +53,7 @@ class Outcome(NamedTuple):
     A replay that knows the number of bins B maps them at once and keeps only `bins`, the
     predictions for bins 0..B+1 (`metrics.binning.binned_predictions`): far smaller to ship.
     `initial_proba`/`final_proba` are a classifier's class probabilities for its initial and
-    final predictions (vectors over class indices, shorter when classes came later), or None.
+    final predictions (tuples over class indices, shorter when classes came later), or None.
 
     Example
     -------

@@ -208,6 +208,14 @@ def join_columns(labels: dict, preds: dict, classes: list | None, bins: int,
                    initial=initial)
     if final:
         columns["final"] = final_values
+    if classification and preds.get("proba") is not None and preds["proba"].null_count < \
+            len(preds["proba"]):
+        vectors = proba_vectors(preds["proba"].take(pa.array(pos[order])), classes)
+        for name, rows, wanted in (("initial_proba", first_initial, True),
+                                   ("final_proba", np.flatnonzero(is_final), final)):
+            if wanted:
+                columns[name] = np.full((n, len(classes)), math.nan)
+                columns[name][row[rows]] = vectors[rows]
     if bins:
         columns["bins"] = _binned(t0, t_label, initial, final_values, row[rep], t[rep],
                                   values[rep], bins, classification,
@@ -216,6 +224,38 @@ def join_columns(labels: dict, preds: dict, classes: list | None, bins: int,
     counts["unscored_initial"] = int(unscored(initial).sum())
     counts["unscored_final"] = int(unscored(final_values).sum()) if final else 0
     return columns, counts
+
+
+def proba_vectors(maps: pa.MapArray, classes: list) -> np.ndarray:
+    """Maps {class: probability} as rows over `classes` (strings, in index order): 0 for a
+    class a map does not name, NaN rows for a null map; a class not in `classes` is left out.
+    In a binary task a map that names one class gives the other 1 − its probability (a
+    logged score).
+
+    >>> maps = pa.array([[("b", 0.8)], None, [("a", 0.3), ("b", 0.7)]],
+    ...                 pa.map_(pa.string(), pa.float64()))
+    >>> proba_vectors(maps, ["a", "b"]).round(6).tolist()
+    [[0.2, 0.8], [nan, nan], [0.3, 0.7]]
+    """
+    n, k = len(maps), len(classes)
+    out = np.zeros((n, k))
+    offsets = maps.offsets.to_numpy(zero_copy_only=False).astype(np.int64)
+    lengths = np.diff(offsets)
+    start = offsets[0]
+    keys = maps.keys.slice(start, offsets[-1] - start)
+    items = maps.items.slice(start, offsets[-1] - start).to_numpy(zero_copy_only=False)
+    column = lookup(keys, classes)
+    row = np.repeat(np.arange(n), lengths)
+    known = column >= 0
+    out[row[known], column[known]] = items[known]
+    if k == 2:
+        single = np.flatnonzero(np.bincount(row[known], minlength=n) == 1)
+        named = np.full(n, -1)
+        named[row[known]] = column[known]
+        c = named[single]
+        out[single, 1 - c] = 1.0 - out[single, c]
+    out[~maps.is_valid().to_numpy(zero_copy_only=False)] = math.nan
+    return out
 
 
 def _binned(t0, t_label, initial, final, rep_row, t_rep, v_rep, bins: int,
@@ -257,13 +297,21 @@ def outcomes_of(columns: dict, classification: bool) -> list:
         return [None if math.isnan(v) else v for v in values.tolist()]
 
     none = itertools.repeat(None, n)
+
+    def vectors(name):  # tuples of class probabilities, None for none
+        matrix = columns.get(name)
+        if matrix is None:
+            return itertools.repeat(None, n)
+        return [None if math.isnan(r[0]) else tuple(r) for r in matrix.tolist()]
+
     return list(map(Outcome._make, zip(
         columns["n"].astype(np.int64).tolist(), columns["id"],
         np.asarray(columns["t_arrival"], dtype=np.float64).tolist(),
         np.asarray(columns["t_label"], dtype=np.float64).tolist(), columns["y"],
         columns["y_prev"], columns["y_majority"], python(columns["initial"]),
         none if final is None else python(final), itertools.repeat(None, n),
-        itertools.repeat(None, n), itertools.repeat(None, n) if binned is None else binned)))
+        itertools.repeat(None, n), itertools.repeat(None, n) if binned is None else binned,
+        vectors("initial_proba"), vectors("final_proba"))))
 
 
 def model_classes(label_classes: list, predicted: set) -> list[str]:

@@ -8,7 +8,9 @@ from __future__ import annotations
 import json
 import os
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 from apache_beam.io.filesystems import FileSystems
 
 from transforms.errors import InputError
@@ -17,7 +19,11 @@ from transforms.streams.table_files import table_files
 
 # Defaults: the columns of `run`'s own predictions.parquet.
 LOG_COLUMNS = {"stream": "stream", "model": "model", "id": "id", "kind": "kind", "time": "t",
-               "prediction": "y_pred"}
+               "prediction": "y_pred", "proba": "proba"}
+# Class probabilities from other columns: a binary task's positive-class probability
+# (`score`, with the class it belongs to, `positive`), or one column per class (`proba_columns`:
+# {class: column}). Either becomes the `proba` map column {class: probability}.
+PROBA_OPTIONS = ("score", "positive", "proba_columns")
 
 
 # Per (stream, model): prediction rows read, and those that belong to no labelled instance.
@@ -41,23 +47,48 @@ class PredictionLogSpec:
     predictions.parquet): `stream`, `model`, `id`, `kind`, `time`, `prediction`. A log without
     a stream (model) column belongs to the only configured stream (model).
 
-    >>> spec = PredictionLogSpec.parse('logs/preds{"time": "ts", "prediction": "score"}')
+    Class probabilities (for log-loss, Brier, AUC and calibration) come from a map column
+    {class: probability} (`proba`, as `run` writes it), from the positive class's probability
+    in a binary task (`{"score": "p_fraud", "positive": "fraud"}`: the other class has
+    1 − score), or from one column per class (`{"proba_columns": {"fraud": "p_fraud", "ok":
+    "p_ok"}}`).
+
+    >>> spec = PredictionLogSpec.parse('logs/preds{"time": "ts", "prediction": "decision"}')
     >>> spec.pattern, spec.columns["time"], spec.columns["id"]
     ('logs/preds', 'ts', 'id')
     """
 
-    def __init__(self, pattern: str, columns: dict):
+    def __init__(self, pattern: str, columns: dict, proba: dict | None = None):
         self.pattern = pattern
         self.columns = columns
+        self.proba = proba or {}  # the options of `PROBA_OPTIONS` given
 
     @classmethod
     def parse(cls, text: str) -> PredictionLogSpec:
         pattern, options = split_options(text, "prediction log")
-        unknown = set(options) - set(LOG_COLUMNS)
+        unknown = set(options) - set(LOG_COLUMNS) - set(PROBA_OPTIONS)
         if unknown:
             raise InputError(f"prediction log {pattern}: unknown option(s) {sorted(unknown)}; "
-                             f"known: {sorted(LOG_COLUMNS)}")
-        return cls(pattern, {**LOG_COLUMNS, **options})
+                             f"known: {sorted([*LOG_COLUMNS, *PROBA_OPTIONS])}")
+        proba = {k: options.pop(k) for k in PROBA_OPTIONS if k in options}
+        where = f"prediction log {pattern}"
+        if "score" in proba and "proba_columns" in proba:
+            raise InputError(f"{where}: give score or proba_columns, not both")
+        if ("score" in proba) != ("positive" in proba):
+            raise InputError(f"{where}: score needs the class whose probability it is: give "
+                             f'both, e.g. {{"score": "p_fraud", "positive": "fraud"}}')
+        columns = proba.get("proba_columns")
+        if columns is not None and (not isinstance(columns, dict) or not columns or not all(
+                isinstance(c, str) for c in columns.values())):
+            raise InputError(f'{where}: proba_columns must map each class to its column, e.g. '
+                             f'{{"proba_columns": {{"fraud": "p_fraud", "ok": "p_ok"}}}}')
+        return cls(pattern, {**LOG_COLUMNS, **options}, proba)
+
+    def _source_columns(self) -> list[str]:
+        """The columns the class probabilities are read from (renamed into `proba`)."""
+        if "score" in self.proba:
+            return [self.proba["score"]]
+        return list(self.proba.get("proba_columns", {}).values())
 
     def files(self, time_range=None) -> list[str]:
         """The log's files, sorted (a directory: every .parquet / .csv file below it); with a
@@ -103,6 +134,8 @@ class PredictionLogSpec:
         """The file's rows as Arrow record batches, columns renamed to the defaults."""
         fmt = LOG_FORMATS[os.path.splitext(path)[1].lower()]
         wanted = None if columns is None else [self.columns[c] for c in columns]
+        if wanted is not None and "proba" in columns:
+            wanted += self._source_columns()
         with FileSystems.open(path) as f:
             if fmt == "parquet":
                 import pyarrow.parquet as pq
@@ -123,9 +156,40 @@ class PredictionLogSpec:
             missing = [] if columns is not None else [
                 self.columns[k] for k in ("id", "time", "prediction")
                 if self.columns[k] not in batch.schema.names]
+            sources = self._source_columns() if columns is None or "proba" in columns else []
+            missing += [c for c in sources if c not in batch.schema.names]
             if missing:
                 raise InputError(f"{path}: column(s) {missing} not found; columns are "
                                  f"{batch.schema.names} (rename with options such as "
                                  f'{{"time": "ts"}})')
-            yield pa.RecordBatch.from_arrays(
-                batch.columns, names=[rename.get(n, n) for n in batch.schema.names])
+            names = [rename.get(n, n) for n in batch.schema.names]
+            if sources:
+                batch = pa.RecordBatch.from_arrays(
+                    [*batch.columns, self._proba_map(batch, path)], names=[*names, "proba"])
+                names = [*names, "proba"]
+            yield pa.RecordBatch.from_arrays(batch.columns, names=names)
+
+    def _proba_map(self, batch: pa.RecordBatch, path: str) -> pa.MapArray:
+        """The `score` or `proba_columns` columns as one map column {class: probability}
+        (null where a row has no number)."""
+        if "score" in self.proba:
+            by_class = {str(self.proba["positive"]): self.proba["score"]}
+        else:
+            by_class = {str(c): column for c, column in self.proba["proba_columns"].items()}
+        values = []
+        for column in by_class.values():
+            try:
+                values.append(pc.cast(batch.column(batch.schema.get_field_index(column)),
+                                      pa.float64()).to_numpy(zero_copy_only=False))
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+                raise InputError(f"{path}: column {column!r} holds something other than "
+                                 f"probabilities (numbers); name the probability column(s) "
+                                 f"with score or proba_columns") from None
+        matrix = np.column_stack(values)
+        made = ~np.isnan(matrix).any(axis=1)
+        k = len(by_class)
+        keys = np.tile(np.array(list(by_class), dtype=object), int(made.sum()))
+        offsets = np.concatenate([[0], np.cumsum(made * k)]).astype(np.int32)
+        return pa.MapArray.from_arrays(pa.array(offsets), pa.array(keys, pa.string()),
+                                       pa.array(matrix[made].ravel(), pa.float64()),
+                                       mask=pa.array(~made))

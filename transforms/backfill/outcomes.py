@@ -40,7 +40,8 @@ from transforms.replay.per_key import PerKeyReplay
 from transforms.scoring.columns import concat_rows, take_rows
 from transforms.streams.read import ReadStreams
 from transforms.streams.table_files import event_seconds
-from transforms.vocabulary import CLASSES, COUNTS, DEAD_LETTERS, ERRORS, READ_COUNTS
+from transforms.vocabulary import (CLASSES, COUNTS, DEAD_LETTERS, ERRORS, PREDICTION_SCHEMA,
+                                   READ_COUNTS)
 
 # The label pass's model key: one engine per stream, whatever the models.
 LABELS = "<labels>"
@@ -105,11 +106,28 @@ def spill_part(columns: dict, folder: str) -> str:
 
 
 def read_part(path: str) -> dict:
-    """A part written by `spill_part`: text columns as Arrow arrays, the others as numpy."""
+    """A part written by `spill_part`: text and map columns as Arrow arrays, the others as
+    numpy."""
     with FileSystems.open(path) as f:
         table = pa.ipc.open_file(pa.BufferReader(f.read())).read_all()
     return {name: column.combine_chunks() if pa.types.is_string(column.type)
-            else column.to_numpy() for name, column in zip(table.column_names, table.columns)}
+            or pa.types.is_map(column.type) else column.to_numpy()
+            for name, column in zip(table.column_names, table.columns)}
+
+
+def _proba_column(batch: pa.RecordBatch, path: str) -> pa.MapArray:
+    """A log batch's class probabilities as maps {class: probability} (all null without)."""
+    kind = PREDICTION_SCHEMA.field("proba").type
+    if "proba" not in batch.schema.names:
+        return pa.nulls(batch.num_rows, kind)
+    column = batch.column(batch.schema.get_field_index("proba"))
+    try:
+        return column.cast(kind)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        raise InputError(f"{path}: column proba is {column.type}, not a map from class to "
+                         f"probability; name per-class probability columns with "
+                         f'{{"proba_columns": {{...}}}} or a score with {{"score": ...}}') \
+            from None
 
 
 class _KeyLogBatches(beam.DoFn):
@@ -121,9 +139,11 @@ class _KeyLogBatches(beam.DoFn):
     VALUES = "values"
 
     def __init__(self, log: PredictionLogSpec, streams: list[str], models: list[str],
-                 classification: bool, buckets: int, spill: str | None = None):
+                 classification: bool, buckets: int, spill: str | None = None,
+                 probabilities: bool = True):
         self.log, self.streams, self.models = log, streams, models
         self.classification, self.buckets, self.spill = classification, buckets, spill
+        self.probabilities = probabilities and classification
 
     def _names(self, batch, column: str, configured: list[str], path: str) -> np.ndarray:
         if column in batch.schema.names:
@@ -148,6 +168,8 @@ class _KeyLogBatches(beam.DoFn):
                     "t": event_seconds(pd.DataFrame(
                         {"t": batch.column(names.index("time")).to_pandas()}), "t")[0],
                     "y_pred": _prediction_column(batch, self.classification)}
+            if self.probabilities:  # every part has the column: parts concatenate
+                cols["proba"] = _proba_column(batch, path)
             if "kind" in names:
                 try:
                     cols["kind"] = kind_codes(batch.column(names.index("kind"))
@@ -259,6 +281,8 @@ class BackfillOutcomes(beam.PTransform):
     spill
         A folder for the log's rows, spilled by id bucket (`spill_part`; the run's staging
         folder), or None: they are shuffled as data.
+    probabilities
+        Whether the log's class probabilities (`PredictionLogSpec`) are read and scored.
 
     Example
     -------
@@ -287,12 +311,12 @@ class BackfillOutcomes(beam.PTransform):
                  models: list[str],
                  classification: bool, bins: int, final: bool, buckets: int = 16,
                  batch_size: int = 1000, label_pass: str = "grouped",
-                 spill: str | None = None):
+                 spill: str | None = None, probabilities: bool = True):
         super().__init__()
         self.read, self.label_engines, self.log = read, label_engines, log
         self.models, self.classification = models, classification
         self.bins, self.final, self.buckets, self.batch_size = bins, final, buckets, batch_size
-        self.label_pass, self.spill = label_pass, spill
+        self.label_pass, self.spill, self.probabilities = label_pass, spill, probabilities
 
     def _label_pass(self, pbegin):
         """The replay of the labels, its and the reading's dead letters, the read counts and the
@@ -316,7 +340,7 @@ class BackfillOutcomes(beam.PTransform):
                   | "SpreadFiles" >> beam.Reshuffle()
                   | "ReadLog" >> beam.ParDo(_KeyLogBatches(
                       self.log, streams, self.models, self.classification, self.buckets,
-                      self.spill))
+                      self.spill, self.probabilities))
                   .with_outputs(_KeyLogBatches.VALUES, ERRORS, main="predictions"))
         predicted = (logged[_KeyLogBatches.VALUES]
                      | "PredictedClasses" >> beam.CombinePerKey(

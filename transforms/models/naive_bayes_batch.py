@@ -190,11 +190,19 @@ def predict_with_proba(model):
             and kind.predict_one is Classifier.predict_one:
         return functools.partial(naive_bayes_predict_with_proba, model)
     if kind.predict_one is Classifier.predict_one:
-        def from_proba(x):
-            proba = model.predict_proba_one(x)
-            return (max(proba, key=proba.get) if proba else None), proba
-        return from_proba
-    return lambda x: (model.predict_one(x), model.predict_proba_one(x))
+        return functools.partial(_class_of_proba, model)
+    return functools.partial(_class_and_proba, model)
+
+
+def _class_of_proba(model, x: dict) -> tuple:
+    """(the most probable class, the first of equals, as river's `predict_one`; the
+    probabilities)."""
+    proba = model.predict_proba_one(x)
+    return (max(proba, key=proba.get) if proba else None), proba
+
+
+def _class_and_proba(model, x: dict) -> tuple:
+    return model.predict_one(x), model.predict_proba_one(x)
 
 
 def fast_predict_one(model):

@@ -311,18 +311,19 @@ class ReplayEngine:
                 from None
         return value, self._proba_vector(key, proba) if proba else None
 
-    def _proba_vector(self, key, proba: dict) -> np.ndarray:
-        """{class: probability} as a vector over class indices (0 for a class not named)."""
+    def _proba_vector(self, key, proba: dict) -> tuple:
+        """{class: probability} as a vector over class indices (0 for a class not named): a
+        tuple of floats, which compares and pickles as a value."""
         try:
             where = [(self._index(c, extend=True), float(p)) for c, p in proba.items()]
         except (TypeError, ValueError):
             raise ModelError(f"{self._where(key)}: predict_proba_one returned {proba!r}, not "
                              f"a dict of class probabilities; use a model whose "
                              f"predict_proba_one returns one") from None
-        vector = np.zeros(len(self.classes))
+        vector = [0.0] * len(self.classes)
         for i, p in where:
             vector[i] = p
-        return vector
+        return tuple(vector)
 
     def _learn_one(self, key, x, y) -> None:
         try:

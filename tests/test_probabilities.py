@@ -1,0 +1,295 @@
+"""The measures of class probabilities (log-loss, Brier, ROC-AUC, PR-AUC, ECE and the reliability
+points) equal scikit-learn's on the stored probabilities, at the end and at curve points,
+cumulative and over a sliding window; river's LogLoss under delayed progressive validation; and
+a plain loop for the calibration error."""
+
+import itertools
+import json
+import math
+import os
+
+import numpy as np
+import pandas as pd
+import pytest
+from river import datasets, evaluate, metrics, naive_bayes, tree
+from sklearn import metrics as sk
+
+from metrics.probabilistic import ProbabilityScore
+from pipelines.cli import main
+from pipelines.config import RunConfig
+from pipelines.job import run
+from pipelines.local import evaluate_locally
+from transforms.models.naive_bayes_batch import naive_bayes_predict_with_proba, predict_with_proba
+
+N, DELAY, EVERY, WINDOW = 1200, 50, 200, 300
+
+
+def _probabilities(n: int, k: int, seed: int, decimals: int = 2) -> tuple:
+    """Labels and probability rows with many ties (rounded) and no zeros."""
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, k, n)
+    p = np.round(rng.dirichlet(np.ones(k) * 2, n), decimals) + 0.01
+    return y, p / p.sum(axis=1, keepdims=True)
+
+
+def _sklearn(y, p) -> dict:
+    """The measures by scikit-learn (binary: of class 1, as `roc_auc_score(y, p[:, 1])`)."""
+    k = p.shape[1]
+    onehot = np.eye(k)[y]
+    return {"log_loss": sk.log_loss(y, p, labels=list(range(k))),
+            "brier": sk.brier_score_loss(y, p[:, 1]) if k == 2 else
+            sk.brier_score_loss(y, p, labels=list(range(k))),
+            "roc_auc": sk.roc_auc_score(y, p[:, 1]) if k == 2 else
+            sk.roc_auc_score(y, p, multi_class="ovr", average="macro"),
+            "pr_auc": sk.average_precision_score(onehot, p, average="macro")}
+
+
+@pytest.mark.parametrize("k", [2, 4])
+def test_probability_score_equals_sklearn_merged_in_any_order(k):
+    y, p = _probabilities(900, k, seed=k)
+    whole = ProbabilityScore()
+    whole.update_many(y, p)
+    parts = [ProbabilityScore() for _ in range(3)]
+    for i, part in enumerate(parts):
+        part.update_many(y[i::3], p[i::3])
+    merged = parts[2].merge(parts[0]).merge(parts[1])
+    expected = _sklearn(y, p)
+    for score in (whole, merged):
+        got = score.get()
+        for name, value in expected.items():
+            assert got[name] == pytest.approx(value, rel=1e-12), name
+    for c in range(k):  # one against the rest
+        assert whole.class_measures()[("roc_auc", c)] == pytest.approx(
+            sk.roc_auc_score(y == c, p[:, c]), rel=1e-12)
+        assert whole.class_measures()[("average_precision", c)] == pytest.approx(
+            sk.average_precision_score(y == c, p[:, c]), rel=1e-12)
+    assert merged.get() == whole.get()
+
+
+def test_a_window_made_by_subtraction_equals_its_labels_scored_alone():
+    y, p = _probabilities(600, 3, seed=7)
+    everything, head, tail = ProbabilityScore(), ProbabilityScore(), ProbabilityScore()
+    everything.update_many(y, p)
+    head.update_many(y[:250], p[:250])
+    tail.update_many(y[250:], p[250:])
+    window = everything.subtract(head)
+    assert window.get() == tail.get()
+    assert window.reliability() == tail.reliability()
+    assert window.n == 350
+
+
+def test_calibration_error_equals_a_plain_loop():
+    y, p = _probabilities(500, 3, seed=11, decimals=3)
+    score = ProbabilityScore()
+    score.update_many(y, p)
+    bins = {m: [] for m in range(10)}
+    for label, row in zip(y.tolist(), p.tolist()):
+        confidence = max(row)
+        top = row.index(confidence)
+        m = min(max(math.ceil(confidence * 10) - 1, 0), 9)  # (m/10, (m+1)/10]
+        bins[m].append((confidence, top == label))
+    expected = sum(abs(sum(h for _, h in b) - sum(c for c, _ in b)) for b in bins.values()) / 500
+    assert score.ece == pytest.approx(expected, rel=1e-12)
+    points = {m + 1: (sum(c for c, _ in b) / len(b), sum(h for _, h in b) / len(b), len(b))
+              for m, b in bins.items() if b}
+    assert score.reliability().keys() == points.keys()
+    for m, (confidence, accuracy, count) in score.reliability().items():
+        assert confidence == pytest.approx(points[m][0], rel=1e-12)
+        assert (accuracy, count) == pytest.approx(points[m][1:])
+
+
+def test_log_loss_clamps_as_river_and_a_missing_class_has_probability_zero():
+    score = ProbabilityScore()
+    score.update_many([2, 0], [[1.0, 0.0], [1.0, 0.0]])  # class 2 never named: p = 0
+    assert score.log_loss == pytest.approx((-math.log(1e-15) - math.log(1 - 1e-15)) / 2)
+    assert score.width == 3
+
+
+@pytest.mark.parametrize("model", [naive_bayes.GaussianNB, tree.HoeffdingTreeClassifier])
+def test_class_and_probabilities_equal_predict_one_and_predict_proba_one(model):
+    """At every stage of learning, on a 3-class stream: the class is predict_one's, the
+    probabilities predict_proba_one's (naive Bayes: normalised without scipy, to 1e-12)."""
+    m = model()
+    predict = predict_with_proba(m)
+    if model is naive_bayes.GaussianNB:
+        assert predict.func is naive_bayes_predict_with_proba
+    for x, y in itertools.islice(datasets.synth.Waveform(seed=1), 400):
+        label, proba = predict(x)
+        assert label == m.predict_one(x)
+        expected = m.predict_proba_one(x)
+        assert (proba or {}).keys() == expected.keys()
+        for c, value in expected.items():
+            assert proba[c] == pytest.approx(value, rel=1e-12, abs=1e-300)
+        m.learn_one(x, y)
+
+
+class _LogLossOfTheLabel(metrics.base.MeanMetric, metrics.base.MultiClassMetric):
+    """−log p_y, p_y clamped with river's own clamp to [1e-15, 1 − 1e-15] (river's LogLoss
+    clamps P(True) and takes 1 − P(True) for a False label; its CrossEntropy counts 0 for a
+    class the prediction does not name): the definition documented in docs/semantics.md."""
+
+    def _eval(self, y_true, y_pred):
+        return -math.log(self._clamp_proba(y_pred.get(y_true, 0.0)))
+
+    @property
+    def bigger_is_better(self):
+        return False
+
+    @property
+    def requires_labels(self):
+        return False
+
+
+@pytest.mark.parametrize("stream, spec", [
+    (lambda n: datasets.synth.Agrawal(classification_function=2, seed=4),
+     'synth:Agrawal{{"n": {n}, "seed": 4, "classification_function": 2}}'),
+    (lambda n: datasets.synth.Waveform(seed=4), 'synth:Waveform{{"n": {n}, "seed": 4}}')])
+def test_log_loss_equals_river_progressive_val_score(stream, spec):
+    """river's delayed progressive validation (which predictions are made when, and an
+    untrained model's empty prediction skipped by both) with the log-loss of the label."""
+    n, delay = 2000, 30
+    log_loss = _LogLossOfTheLabel()
+    evaluate.progressive_val_score(itertools.islice(stream(n), n), naive_bayes.GaussianNB(),
+                                   log_loss, delay=delay)
+    summary = evaluate_locally(spec.format(n=n), "gaussian-nb", str(delay), final=False).summary
+    ours = summary[(summary["category"] == "initial") & (summary["window"] == "cumulative")
+                   & (summary["metric"] == "log_loss")]
+    assert float(ours["value"].iloc[0]) == pytest.approx(log_loss.get(), rel=1e-12)
+
+
+@pytest.fixture(scope="module")
+def waveform_run(tmp_path_factory):
+    """A 3-class stream written to CSV, run with a fixed label delay, its results read back."""
+    folder = tmp_path_factory.mktemp("waveform")
+    rows = [{**x, "label": f"c{y}"}
+            for x, y in itertools.islice(datasets.synth.Waveform(seed=3), N)]
+    path = os.path.join(folder, "waveform.csv")
+    pd.DataFrame(rows).to_csv(path, index=False)
+    out = os.path.join(folder, "out")
+    run(RunConfig(streams=[f"w={path}"], models=["nb=gaussian-nb"], delay=str(DELAY),
+                  repredict="none", windows=[WINDOW], curve_every=EVERY, out=out, quiet=True,
+                  runner="direct"))
+    labels = pd.read_csv(path)["label"].tolist()
+    return labels, pd.read_parquet(os.path.join(out, "predictions.parquet")), \
+        pd.read_csv(os.path.join(out, "summary.csv")), \
+        pd.read_parquet(os.path.join(out, "curves.parquet"))
+
+
+def _stored(predictions: pd.DataFrame, kind: str, labels: list, first: int, last: int):
+    """(class indices, probability rows) of instances first..last−1 (labelled in that order:
+    a fixed delay) whose `kind` prediction kept probabilities, from the stored log."""
+    classes = sorted(set(labels))
+    logged = predictions[predictions["kind"] == kind].set_index("id")["proba"]
+    y, p = [], []
+    for i in range(first, last):
+        proba = logged.get(str(i))
+        if proba is None:
+            continue
+        proba = dict(proba)
+        y.append(classes.index(labels[i]))
+        p.append([proba.get(c, 0.0) for c in classes])
+    return np.array(y), np.array(p)
+
+
+def _reference(y, p) -> dict:
+    """scikit-learn's measures; the log-loss by a plain loop: a model's probabilities reach
+    10⁻³⁰⁰, where scikit-learn clips to float64's ε and renormalises, we to 10⁻¹⁵ (river's)."""
+    return {**_sklearn(y, p), "log_loss": sum(
+        -math.log(min(max(row[label], 1e-15), 1 - 1e-15)) for label, row in zip(y, p)) / len(y)}
+
+
+@pytest.mark.parametrize("kind", ["initial", "final"])
+def test_probability_measures_equal_sklearn_on_stored_probabilities(waveform_run, kind):
+    labels, predictions, summary, curves = waveform_run
+    names = ("log_loss", "brier", "roc_auc", "pr_auc")
+    rows = curves[(curves["category"] == kind) & curves["metric"].isin(names)
+                  & curves["class"].isna()]
+    points = sorted(set(rows["labels"]))
+    assert points[-1] == N and len(points) >= N // EVERY
+    checked = 0
+    for window, first_of in (("cumulative", lambda end: 0),
+                             (f"w={WINDOW}", lambda end: max(0, end - WINDOW))):
+        for end in points:
+            y, p = _stored(predictions, kind, labels, first_of(end), end)
+            at = rows[(rows["window"] == window) & (rows["labels"] == end)]
+            assert len(at) == len(names), (window, end)
+            expected = _reference(y, p)
+            for metric, value, n in zip(at["metric"], at["value"], at["n"]):
+                assert n == len(y)
+                assert value == pytest.approx(expected[metric], rel=1e-9), (window, end, metric)
+                checked += 1
+    assert checked == 2 * len(points) * len(names)
+    y, p = _stored(predictions, kind, labels, 0, N)
+    end = summary[(summary["category"] == kind) & (summary["window"] == "cumulative")]
+    per_class = end[end["metric"] == "average_precision"]
+    for c, value in zip(per_class["class"], per_class["value"]):
+        c = sorted(set(labels)).index(c)
+        assert value == pytest.approx(sk.average_precision_score(y == c, p[:, c]), rel=1e-9)
+    overall = end[end["class"].isna()].set_index("metric")["value"]
+    for metric, value in _reference(y, p).items():
+        assert overall[metric] == pytest.approx(value, rel=1e-9), metric
+
+
+def test_without_probabilities_the_class_measures_stay_and_the_others_go(tmp_path):
+    common = dict(streams=['synth:SEA{"n": 600, "seed": 2}'], models=["gaussian-nb"],
+                  delay="20", repredict="none", quiet=True, runner="direct")
+    run(RunConfig(**common, out=str(tmp_path / "with")))
+    run(RunConfig(**common, out=str(tmp_path / "without"), probabilities=False))
+    with_p = pd.read_csv(tmp_path / "with" / "summary.csv")
+    without = pd.read_csv(tmp_path / "without" / "summary.csv")
+    probability_rows = with_p["metric"].isin(["log_loss", "brier", "roc_auc", "pr_auc", "ece",
+                                              "average_precision", "reliability_confidence",
+                                              "reliability_accuracy"])
+    assert probability_rows.any() and not without["metric"].isin(with_p.loc[
+        probability_rows, "metric"]).any()
+    keep = ["category", "window", "metric", "class", "predicted", "value", "n"]
+    pd.testing.assert_frame_equal(with_p.loc[~probability_rows, keep].reset_index(drop=True),
+                                  without[keep].reset_index(drop=True))
+    logged = pd.read_parquet(tmp_path / "without" / "predictions.parquet")
+    assert logged["proba"].isna().all()
+
+
+@pytest.mark.parametrize("source", ["score", "proba_columns"])
+def test_backfill_reads_a_score_or_per_class_columns_and_gives_runs_numbers(tmp_path, source):
+    """A user's log with the positive class's probability (the other class: 1 − it), or one
+    column per class, scored by backfill: the run's probability measures."""
+    stream = 's=synth:SEA{"n": 800, "seed": 5}'
+    common = dict(streams=[stream], delay="40", repredict="none", quiet=True, runner="direct")
+    run(RunConfig(**common, models=["nb=gaussian-nb"], out=str(tmp_path / "run")))
+    logged = pd.read_parquet(tmp_path / "run" / "predictions.parquet")
+    for c in ("True", "False"):
+        logged[f"p_{c}"] = [dict(p).get(c, 0.0) if p is not None else None
+                            for p in logged["proba"]]
+    log = tmp_path / "log.csv"
+    logged.drop(columns=["proba"]).to_csv(log, index=False)
+    options = {"score": "p_True", "positive": "True"} if source == "score" else \
+        {"proba_columns": {"True": "p_True", "False": "p_False"}}
+    run(RunConfig(**common, models=[], predictions=f"{log}{json.dumps(options)}",
+                  out=str(tmp_path / "backfill")))
+    replayed, backfilled = (pd.read_csv(tmp_path / d / "summary.csv") for d in ("run", "backfill"))
+    names = ["log_loss", "brier", "roc_auc", "pr_auc", "ece", "average_precision"]
+    keys = ["category", "window", "metric", "class"]
+    a, b = (df[df["metric"].isin(names)].set_index(keys)["value"] for df in (replayed, backfilled))
+    assert len(a) == len(b) > 0 and set(a.index) == set(b.index)
+    if source == "score":  # 1 − p(True) rounds where p(False) did not: False's ranks differ
+        a = a[[k[2] in ("log_loss", "brier", "ece") or k[3] == "True" for k in a.index]]
+    for key, value in a.items():
+        assert b[key] == pytest.approx(value, rel=1e-9, abs=1e-12), key
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"score": "p"}, "score needs the class whose probability it is"),
+    ({"score": "p", "positive": "True", "proba_columns": {"True": "p"}}, "not both"),
+    ({"proba_columns": ["p"]}, "proba_columns must map each class to its column"),
+    ({"score": "nowhere", "positive": "True"}, "'nowhere'"),
+])
+def test_a_log_whose_probability_options_are_wrong_is_one_error_line(tmp_path, capsys, options,
+                                                                      message):
+    log = tmp_path / "p.csv"
+    pd.DataFrame({"id": ["1"], "t": [0.0], "y_pred": ["True"], "p": [0.4]}).to_csv(log)
+    code = main(["backfill", "--stream", 'synth:SEA{"n": 20}', "--predictions",
+                 f"{log}{json.dumps(options)}", "--model", "m", "--out", str(tmp_path / "o"),
+                 "--quiet", "--runner", "direct"])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and err.count("\n") == 0 and err.startswith("delayed-eval: error: ")
+    assert message in err
