@@ -11,7 +11,8 @@ process:
 - `delayed-eval run` on each file, re-evaluation off (`--repredict none`: river has none), label
   delay in events, every default output (summary, curves, prediction log, drift, profile,
   manifest): initial and final predictions (the default) and, for CSV, initial only
-  (`--no-final`, river's work);
+  (`--no-final`, river's work) and without class probabilities (`--no-probabilities`: no
+  log-loss, Brier, AUC or calibration; the default run's cost of them, target ≤ 1.2);
 - river's `evaluate.progressive_val_score` (initial predictions only) on the CSV file, read
   with `river.stream.iter_csv`.
 
@@ -76,11 +77,10 @@ def timed(command: list[str], cwd: str) -> tuple[float, str]:
     return elapsed, done.stdout
 
 
-def ours(path: str, args, out: str, final: bool = True) -> list[str]:
-    command = [sys.executable, "-m", "pipelines.cli", "run", "--stream", f"sea={path}",
-               "--model", args.model, "--delay", str(args.delay), "--repredict", "none",
-               "--runner", "direct", "--quiet", "--out", out]
-    return command + ([] if final else ["--no-final"])
+def ours(path: str, args, out: str, *extra: str) -> list[str]:
+    return [sys.executable, "-m", "pipelines.cli", "run", "--stream", f"sea={path}", "--model",
+            args.model, "--delay", str(args.delay), "--repredict", "none", "--runner", "direct",
+            "--quiet", "--out", out, *extra]
 
 
 def main(argv=None) -> None:
@@ -97,7 +97,9 @@ def main(argv=None) -> None:
         runs = {"river (initial only, CSV)": [sys.executable, "-c", RIVER, paths["csv"],
                                               str(args.delay), args.model],
                 "csv, initial only": ours(paths["csv"], args, os.path.join(folder, "o0"),
-                                          final=False)}
+                                          "--no-final"),
+                "csv, no probabilities": ours(paths["csv"], args, os.path.join(folder, "o1"),
+                                              "--no-probabilities")}
         for fmt in args.formats:
             runs[fmt] = ours(paths[fmt], args, os.path.join(folder, f"o-{fmt}"))
         times: dict[str, list[float]] = {name: [] for name in runs}
@@ -112,6 +114,9 @@ def main(argv=None) -> None:
     for name, t in median.items():
         to_csv = f"{t / median['csv']:7.3f}" if name in args.formats else " " * 7
         print(f"{name:32} {t:7.2f}s {to_csv} {t / river:8.3f}")
+    if "csv" in median:
+        print(f"class probabilities and their measures: csv / csv without them = "
+              f"{median['csv'] / median['csv, no probabilities']:.3f}")
 
 
 if __name__ == "__main__":

@@ -7,10 +7,10 @@ import os
 
 import pandas as pd
 
-TABLE_METRICS = ("accuracy", "precision", "recall", "f1", "kappa", "kappa_m", "kappa_t",
-                 "kappa_plus", "mae", "rmse")
+TABLE_METRICS = ("accuracy", "precision", "recall", "f1", "roc_auc", "average_precision",
+                 "kappa", "kappa_m", "kappa_t", "kappa_plus", "mae", "rmse")
 # Of the per-class measures, the table shows a binary task's positive class's.
-POSITIVE_CLASS_METRICS = ("precision", "recall", "f1")
+POSITIVE_CLASS_METRICS = ("precision", "recall", "f1", "average_precision")
 
 
 def load_results(path: str, kind: str = "summary") -> pd.DataFrame:
@@ -132,8 +132,9 @@ def summary_table(summary: pd.DataFrame, streams: dict | None = None) -> pd.Data
     """Rows: stream × measure; columns: models, in run order (Table II of Grzenda et al. 2020).
 
     Measures per metric: initial, the middle bin Λ(T, B/2), final and Ψα for each α; for a
-    binary task also precision, recall and F1 of its positive class (`positive_class`;
-    `streams`: stream -> {"positive": its option, "declared": its declared classes}).
+    binary task also precision, recall, F1 and (with class probabilities) the average
+    precision of its positive class (`positive_class`; `streams`: stream -> {"positive": its
+    option, "declared": its declared classes}), and ROC-AUC.
 
     Example
     -------
