@@ -26,18 +26,33 @@ CALIBRATION_BINS = 10  # equal-width bins of the top-label confidence (Guo et al
 PROBA_CLAMP = 1e-15  # log-loss clamps p to [ε, 1 − ε], as river's metrics do
 
 
-def _merged_ranks(parts) -> tuple:
-    """(values ascending, positives, negatives) of several (values, pos, neg) triples, one row
-    per distinct value, rows whose counts are both 0 dropped."""
-    values = np.concatenate([p[0] for p in parts])
-    if not len(values):
-        return _EMPTY_RANKS
+def _distinct(values: np.ndarray, pos: np.ndarray, neg: np.ndarray) -> tuple:
+    """(values ascending, positives, negatives) with one row per distinct value."""
     distinct, where = np.unique(values, return_inverse=True)
-    pos = np.bincount(where, np.concatenate([p[1] for p in parts]), len(distinct))
-    neg = np.bincount(where, np.concatenate([p[2] for p in parts]), len(distinct))
-    pos, neg = pos.astype(np.int64), neg.astype(np.int64)
-    keep = (pos != 0) | (neg != 0)
-    return distinct[keep], pos[keep], neg[keep]
+    return (distinct, np.bincount(where, pos, len(distinct)).astype(np.int64),
+            np.bincount(where, neg, len(distinct)).astype(np.int64))
+
+
+def _merged_ranks(mine: tuple, values: np.ndarray, pos: np.ndarray, neg: np.ndarray) -> tuple:
+    """`mine` (values ascending, distinct) with the counts of (values, pos, neg) (any order,
+    counts may be negative) added: rows whose counts are both 0 dropped. The new values are
+    found by binary search and inserted, so adding a block to a long cumulative list costs a
+    copy of it, not a sort."""
+    if not len(values):
+        return mine
+    values, pos, neg = _distinct(values, pos, neg)
+    have_values, have_pos, have_neg = mine
+    at = np.searchsorted(have_values, values)
+    hit = at < len(have_values)
+    hit[hit] = have_values[at[hit]] == values[hit]
+    have_pos, have_neg = have_pos.copy(), have_neg.copy()
+    have_pos[at[hit]] += pos[hit]  # distinct values: distinct rows
+    have_neg[at[hit]] += neg[hit]
+    new = ~hit
+    merged = (np.insert(have_values, at[new], values[new]),
+              np.insert(have_pos, at[new], pos[new]), np.insert(have_neg, at[new], neg[new]))
+    empty = (merged[1] == 0) & (merged[2] == 0)
+    return tuple(a[~empty] for a in merged) if empty.any() else merged
 
 
 _EMPTY_RANKS = (np.empty(0), np.empty(0, np.int64), np.empty(0, np.int64))
@@ -73,10 +88,11 @@ def average_precision(ranks: tuple) -> float:
     total = int(pos.sum())
     if not total:
         return math.nan
-    tp, fp = np.cumsum(pos[::-1]), np.cumsum(neg[::-1])
-    precision = tp / (tp + fp)
-    recall_step = pos[::-1] / total
-    return float(np.sum(recall_step * precision))
+    # Positives and negatives at or above each value (never none: the value's own row), all
+    # minus those below; a value without positives adds no recall (its term is 0).
+    tp = total - np.cumsum(pos) + pos
+    at_or_above = tp + int(neg.sum()) - np.cumsum(neg) + neg
+    return float((pos * tp / at_or_above).sum() / total)
 
 
 class ProbabilityScore:
@@ -111,7 +127,7 @@ class ProbabilityScore:
     """
 
     __slots__ = ("n", "width", "log_loss_sum", "brier_sum", "bin_counts", "bin_hits",
-                 "bin_confidence", "ranks")
+                 "bin_confidence", "ranks", "_measures")
 
     def __init__(self):
         self.n = 0
@@ -122,6 +138,7 @@ class ProbabilityScore:
         self.bin_hits = [0] * CALIBRATION_BINS
         self.bin_confidence = [ExactSum() for _ in range(CALIBRATION_BINS)]
         self.ranks: dict = {}  # class -> (values ascending, positives, negatives)
+        self._measures = None  # `class_measures`, until the counts change
 
     def update_many(self, y_true, proba) -> None:
         """Add labels (class indices) and their probability rows (labels × classes); rows
@@ -135,6 +152,7 @@ class ProbabilityScore:
             y, p = y[made], p[made]
         if not len(y):
             return
+        self._measures = None
         width = max(p.shape[1], int(y.max()) + 1)
         if p.shape[1] < width:
             p = np.hstack([p, np.zeros((len(p), width - p.shape[1]))])
@@ -158,10 +176,11 @@ class ProbabilityScore:
             self.bin_confidence[m].add_many(confidence[where == m])
         for c in range(width):
             positive = (y == c).astype(np.int64)
-            mine = self.ranks.get(c, _EMPTY_RANKS)
-            self.ranks[c] = _merged_ranks([mine, (p[:, c], positive, 1 - positive)])
+            self.ranks[c] = _merged_ranks(self.ranks.get(c, _EMPTY_RANKS), p[:, c], positive,
+                                          1 - positive)
 
     def _combine(self, other: ProbabilityScore, sign: int) -> ProbabilityScore:
+        self._measures = None
         self.n += sign * other.n
         self.width = max(self.width, other.width)
         for mine, theirs in ((self.log_loss_sum, other.log_loss_sum),
@@ -173,8 +192,8 @@ class ProbabilityScore:
             theirs = other.bin_confidence[m]
             self.bin_confidence[m].merge(theirs if sign > 0 else theirs.negated())
         for c, (values, pos, neg) in other.ranks.items():
-            self.ranks[c] = _merged_ranks([self.ranks.get(c, _EMPTY_RANKS),
-                                           (values, sign * pos, sign * neg)])
+            self.ranks[c] = _merged_ranks(self.ranks.get(c, _EMPTY_RANKS), values, sign * pos,
+                                          sign * neg)
         return self
 
     def merge(self, other: ProbabilityScore) -> ProbabilityScore:
@@ -203,12 +222,14 @@ class ProbabilityScore:
     def class_measures(self) -> dict:
         """{(metric, class): value}: each class's one-vs-rest ROC-AUC and average precision,
         for the classes that occur as a label."""
-        out = {}
-        for c, ranks in sorted(self.ranks.items()):
-            if ranks[1].sum():
-                out[("roc_auc", c)] = roc_auc(ranks)
-                out[("average_precision", c)] = average_precision(ranks)
-        return out
+        if self._measures is None:
+            out = {}
+            for c, ranks in sorted(self.ranks.items()):
+                if ranks[1].sum():
+                    out[("roc_auc", c)] = roc_auc(ranks)
+                    out[("average_precision", c)] = average_precision(ranks)
+            self._measures = out
+        return dict(self._measures)
 
     def _macro(self, metric: str, measures: dict | None = None) -> float:
         values = [v for (m, _), v in (measures or self.class_measures()).items()

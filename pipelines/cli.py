@@ -268,7 +268,8 @@ def _config(args, beam_args) -> RunConfig:
               "quiet": args.quiet or None, "report": args.report, "fail_if": args.fail_if,
               "progress_every": args.progress_every, "start": args.start, "end": args.end,
               **{k: given.get(k) for k in ("replay", "log_predictions", "predictions", "task",
-                                           "buckets", "timer_bucket", "on_model_error")}}
+                                           "buckets", "timer_bucket", "on_model_error",
+                                           "probabilities")}}
     if args.command == "backfill":
         if not args.repredict:
             fields["repredict"] = LOGGED

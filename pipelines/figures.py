@@ -337,6 +337,40 @@ def _fig_confusion(plt, run: RunFiles):
     return _png(plt, fig)
 
 
+def _fig_reliability(plt, run: RunFiles):
+    """The reliability diagram of each stream: per classifier, the accuracy of its top class
+    against its mean confidence in each confidence bin, initial (solid) and final (dashed),
+    marker area by the bin's labels; the diagonal is perfect calibration."""
+    rows = run.summary[run.summary["metric"].isin(["reliability_confidence",
+                                                   "reliability_accuracy"])]
+    streams = list(dict.fromkeys(rows["stream"]))
+    fig, axes = _grid(plt, len(streams), "Reliability: accuracy vs confidence of the top class",
+                      width=5.0, height=4.6)
+    for ax, stream in zip(axes, streams):
+        mine = rows[rows["stream"] == stream]
+        ax.plot([0, 1], [0, 1], color="0.6", linewidth=0.8, linestyle=":")
+        for i, model in enumerate(dict.fromkeys(mine["model"])):
+            for category, style in (("initial", "-o"), ("final", "--s")):
+                part = mine[(mine["model"] == model) & (mine["category"] == category)]
+                if part.empty:
+                    continue
+                points = part.pivot(index="bin", columns="metric", values="value").sort_index()
+                labels = part[part["metric"] == "reliability_accuracy"].set_index("bin")["n"]
+                ax.plot(points["reliability_confidence"], points["reliability_accuracy"], style,
+                        color=f"C{i}", linewidth=1.2, markersize=3,
+                        label=f"{model} {category}")
+                ax.scatter(points["reliability_confidence"], points["reliability_accuracy"],
+                           s=12 + 60 * labels.loc[points.index] / max(labels.max(), 1),
+                           color=f"C{i}", alpha=0.35)
+        ax.set_xlim(0, 1.02)
+        ax.set_ylim(0, 1.02)
+        ax.set_aspect("equal")
+        _label_axis(ax, stream, "accuracy")
+        ax.set_xlabel("mean confidence of the top class")
+        _legend(ax)
+    return _png(plt, fig)
+
+
 def _num(v) -> float:
     return math.nan if v is None else float(v)
 
@@ -412,6 +446,13 @@ def figures(run: RunFiles) -> tuple[list[Figure], list[str]]:
         "accuracy.",
         _fig_confusion, bool(classifiers) and "confusion" in set(run.summary["metric"]),
         "needs a classification model")
+    add("reliability", "Calibration: reliability diagram",
+        "Each point is a confidence bin of the top class's probability: its mean confidence "
+        "against how often that class was right (larger points hold more labels). On the "
+        "dotted diagonal the probabilities mean what they say; below it the model is "
+        "over-confident. The expected calibration error (ece) is the labels-weighted gap.",
+        _fig_reliability, "reliability_accuracy" in set(run.summary["metric"]),
+        "needs a classifier with class probabilities (predict_proba_one)")
     add("profile", "Temporal dependence",
         "Δ(ℓ) > 0 means a class is more likely to repeat after a run of length ℓ than its "
         "prior says; when Persistent (predict the previous label) beats Majority, the stream "

@@ -13,7 +13,7 @@ from pipelines.cli import main
 from pipelines.run_files import period_loss
 
 FIGURES = {"initial_final", "binned", "weights", "intermediate", "forgetting", "comparison",
-           "drift", "confusion", "profile"}
+           "drift", "confusion", "reliability", "profile"}
 STREAM = 'sea=synth:SEA{"n": 1500, "seed": 3, "drift": [{"at": 750, "width": 1, "variant": 2}]}'
 
 
@@ -70,7 +70,8 @@ def test_report_without_re_evaluation_says_what_is_missing(tmp_path):
              repredict="none", curve_every=100)
     page = open(write_report(str(tmp_path)), encoding="utf-8").read()
     figures = {p.stem for p in (tmp_path / "figures").iterdir()}
-    assert figures == {"initial_final", "forgetting", "drift", "confusion", "profile"}
+    assert figures == {"initial_final", "forgetting", "drift", "confusion", "reliability",
+                       "profile"}
     assert "needs re-evaluation" in page and "needs two or more models" in page
 
 

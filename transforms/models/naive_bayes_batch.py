@@ -154,11 +154,11 @@ def naive_bayes_predict_with_proba(model, x: dict) -> tuple:
     if not jll:
         return None, None
     top = max(jll.values())
-    exps = {c: math.exp(ll - top) for c, ll in jll.items()}
-    total = math.fsum(exps.values())
+    exps = [math.exp(ll - top) for ll in jll.values()]
+    total = sum(exps)
     best = _best_class(jll)
     return (model.predict_one(x) if best is _UNSURE else best,
-            {c: e / total for c, e in exps.items()})
+            dict(zip(jll, [e / total for e in exps])))
 
 
 def predict_with_proba(model):

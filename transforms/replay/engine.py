@@ -187,6 +187,9 @@ class ReplayEngine:
         self.prev_label = math.nan  # the Persistent baseline of a regression stream
         self.last_key: tuple = (-math.inf, -1, -1)
         self._lut_labels, self._lut = None, np.empty(0, dtype=np.int64)  # see _values
+        # `_proba_vector`: the last probability dict's classes and their indices.
+        self._proba_keys, self._proba_order = (), None
+        self._identity = list(range(64))
 
     # -- class indices -------------------------------------------------------------------------
     def _index(self, value, extend: bool):
@@ -314,16 +317,35 @@ class ReplayEngine:
     def _proba_vector(self, key, proba: dict) -> tuple:
         """{class: probability} as a vector over class indices (0 for a class not named): a
         tuple of floats, which compares and pickles as a value."""
+        keys = tuple(proba)
+        if keys != self._proba_keys:  # a model names its classes in the same order each time
+            index = self._class_index
+            known = len(keys) == len(index) and all(c in index for c in keys)
+            order = [index[c] for c in keys] if known else None
+            self._proba_keys, self._proba_order = (keys, order) if known else ((), None)
+        order = self._proba_order
+        if order is not None and order == self._identity[:len(order)]:
+            vector = proba.values()
+        elif order is not None:
+            vector = [0.0] * len(order)
+            for i, p in zip(order, proba.values()):
+                vector[i] = p
+        else:
+            try:
+                where = [(self._index(c, extend=True), p) for c, p in proba.items()]
+            except TypeError:
+                raise ModelError(f"{self._where(key)}: predict_proba_one returned {proba!r}, "
+                                 f"not a dict of class probabilities; use a model whose "
+                                 f"predict_proba_one returns one") from None
+            vector = [0.0] * len(self.classes)
+            for i, p in where:
+                vector[i] = p
         try:
-            where = [(self._index(c, extend=True), float(p)) for c, p in proba.items()]
+            return tuple(map(float, vector))
         except (TypeError, ValueError):
             raise ModelError(f"{self._where(key)}: predict_proba_one returned {proba!r}, not "
                              f"a dict of class probabilities; use a model whose "
                              f"predict_proba_one returns one") from None
-        vector = [0.0] * len(self.classes)
-        for i, p in where:
-            vector[i] = p
-        return tuple(vector)
 
     def _learn_one(self, key, x, y) -> None:
         try:
@@ -470,8 +492,8 @@ class ReplayEngine:
             y_index = self._index(y, extend=True)
             prev, majority = self.baselines.update(y_index, t)
             out.outcomes.append(Outcome(self.n_labels, key, t_arrival, t, y_index, prev,
-                                        majority, initial, final, rep_times, rep_values,
-                                        initial_proba=initial_proba, final_proba=final_proba))
+                                        majority, initial, final, rep_times, rep_values, None,
+                                        initial_proba, final_proba))
         else:
             prev, self.prev_label = self.prev_label, y
             out.outcomes.append(Outcome(self.n_labels, key, t_arrival, t, y, prev, None,

@@ -117,6 +117,8 @@ def _proba_matrix(vectors: list) -> np.ndarray | None:
     width = max((len(v) for v in vectors if v is not None), default=-1)
     if width < 0:
         return None
+    if all(v is not None and len(v) == width for v in vectors):
+        return np.array(vectors, dtype=np.float64)
     out = np.zeros((len(vectors), width))
     for i, v in enumerate(vectors):
         if v is None:
