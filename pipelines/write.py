@@ -59,15 +59,22 @@ def _proba_column(probas, classes, n: int) -> pa.Array:
     kind = PREDICTION_SCHEMA.field("proba").type
     if probas is None or classes is None:
         return pa.nulls(n, kind)
-    made = [p is not None for p in probas]
-    lengths = np.array([len(p) if p is not None else 0 for p in probas], dtype=np.int32)
+    made = np.array([p is not None for p in probas], dtype=bool)
+    vectors = [p for p in probas if p is not None]
+    lengths = np.zeros(len(probas), dtype=np.int32)
+    lengths[made] = [len(p) for p in vectors]
     offsets = np.concatenate([[0], np.cumsum(lengths, dtype=np.int32)])
     names = np.array([str(c) for c in classes], dtype=object)
-    keys = np.concatenate([names[:len(p)] for p in probas if p is not None] or [names[:0]])
-    items = np.concatenate([p for p in probas if p is not None] or [np.empty(0)])
+    if vectors and (lengths[made] == lengths[made][0]).all():  # one matrix, no loop
+        keys = np.tile(names[:lengths[made][0]], len(vectors))
+        items = np.array(vectors, dtype=np.float64).ravel()
+    else:
+        keys = np.concatenate([names[:len(p)] for p in vectors] or [names[:0]])
+        items = np.concatenate([np.asarray(p, dtype=np.float64) for p in vectors]
+                               or [np.empty(0)])
     return pa.MapArray.from_arrays(pa.array(offsets, pa.int32()), pa.array(keys, pa.string()),
                                    pa.array(items, pa.float64()), type=kind,
-                                   mask=pa.array(~np.array(made, dtype=bool)))
+                                   mask=pa.array(~made))
 
 
 def sum_counts(dicts) -> dict:
