@@ -9,12 +9,16 @@ from fractions import Fraction
 import numpy as np
 
 from metrics.exact import ExactSum, exact_squares, ratio
+from metrics.quantiles import QuantileSketch
 
 # No confidence bound for regression: the Chernoff and Hoeffding bounds of Gama et al. 2009 hold for
 # losses in [0, 1] (or a known range); on absolute errors in the target's units their width would
 # change with the unit of measurement.
 REGRESSION_CONFIDENCE_METRICS: tuple = ()
-REGRESSION_METRICS = ("mae", "rmse", "r2", "mape", *REGRESSION_CONFIDENCE_METRICS)
+# Quantiles of the absolute error (`QuantileSketch`: within 0.5 % relative); not in fading views.
+QUANTILE_METRICS = {"abs_error_p50": 0.5, "abs_error_p90": 0.9, "abs_error_p99": 0.99}
+REGRESSION_METRICS = ("mae", "rmse", "r2", "mape", *QUANTILE_METRICS,
+                      *REGRESSION_CONFIDENCE_METRICS)
 # The exact sums, in the order of `faded_stats`' columns after n.
 _SUMS = ("abs_error", "squared_error", "sum_y", "sum_y2", "abs_pct_error", "nonzero")
 
@@ -26,26 +30,30 @@ class RegressionScore:
       until the end (1 for a perfect prediction of a constant target, else 0 there, as
       scikit-learn);
     - MAPE = mean of |e| / |y| over the labels whose target is not 0 (a zero target has no
-      percentage error; `nonzero` counts the others).
+      percentage error; `nonzero` counts the others);
+    - the 50th, 90th and 99th percentiles of |e| (`QuantileSketch`, within 0.5 %).
 
     >>> s = RegressionScore()
     >>> for y, p in [(3.0, 2.5), (-0.5, 0.0), (2.0, 2.0), (7.0, 8.0)]:
     ...     s.update(y, p)
-    >>> s.get()
-    {'mae': 0.5, 'rmse': 0.612..., 'r2': 0.948..., 'mape': 0.327...}
+    >>> {k: round(v, 4) for k, v in s.get().items()}  # doctest: +NORMALIZE_WHITESPACE
+    {'mae': 0.5, 'rmse': 0.6124, 'r2': 0.9486, 'mape': 0.3274, 'abs_error_p50': 0.4991,
+     'abs_error_p90': 0.4991, 'abs_error_p99': 0.4991}
     """
 
-    __slots__ = ("n", *_SUMS)
+    __slots__ = ("n", *_SUMS, "abs_errors")
 
     def __init__(self):
         self.n = 0
         for name in _SUMS:
             setattr(self, name, ExactSum())
+        self.abs_errors: QuantileSketch | None = QuantileSketch()  # None: a faded view's
 
     def update(self, y_true: float, y_pred: float) -> None:
         e = y_true - y_pred
         self.n += 1
         self.abs_error.add(abs(e))
+        self.abs_errors.add_many([abs(e)])
         self.squared_error.add(e * e)
         self.sum_y.add(y_true)
         for part in exact_squares(y_true):  # Σy² exact: R²'s denominator is a difference
@@ -63,6 +71,7 @@ class RegressionScore:
         with np.errstate(over="ignore"):  # a term beyond the floats is ±inf (`ExactSum`)
             e = y - np.asarray(y_pred, dtype=np.float64)
             self.abs_error.add_many(np.abs(e))
+            self.abs_errors.add_many(np.abs(e))
             self.squared_error.add_many(e * e)
             self.sum_y.add_many(y)
             self.sum_y2.add_many(np.concatenate(exact_squares(y)))
@@ -73,6 +82,8 @@ class RegressionScore:
         self.n += other.n
         for name in _SUMS:
             getattr(self, name).merge(getattr(other, name))
+        if self.abs_errors is not None and other.abs_errors is not None:
+            self.abs_errors.merge(other.abs_errors)
         return self
 
     def subtract(self, other: RegressionScore) -> RegressionScore:
@@ -80,6 +91,8 @@ class RegressionScore:
         self.n -= other.n
         for name in _SUMS:
             getattr(self, name).merge(getattr(other, name).negated())
+        if self.abs_errors is not None and other.abs_errors is not None:
+            self.abs_errors.subtract(other.abs_errors)
         return self
 
     @staticmethod
@@ -106,6 +119,7 @@ class RegressionScore:
         s.n = row[0]
         for name, value in zip(_SUMS, row[1:]):
             setattr(s, name, ExactSum([value]))
+        s.abs_errors = None  # no faded quantiles
         return s
 
     @property
@@ -147,10 +161,16 @@ class RegressionScore:
         return ratio(self.abs_pct_error.value, self.nonzero.value)
 
     def get(self) -> dict[str, float]:
-        return {name: getattr(self, name) for name in REGRESSION_METRICS}
+        out = {name: getattr(self, name) for name in REGRESSION_METRICS
+               if name not in QUANTILE_METRICS}
+        if self.abs_errors is not None:
+            out.update({name: self.abs_errors.quantile(q)
+                        for name, q in QUANTILE_METRICS.items()})
+        return out
 
     def to_dict(self) -> dict:
-        return {"n": self.n, **{name: getattr(self, name).to_dict() for name in _SUMS}}
+        return {"n": self.n, **{name: getattr(self, name).to_dict() for name in _SUMS},
+                "abs_errors": None if self.abs_errors is None else self.abs_errors.to_dict()}
 
     @classmethod
     def from_dict(cls, d: dict) -> RegressionScore:
@@ -158,13 +178,15 @@ class RegressionScore:
         s.n = d["n"]
         for name in _SUMS:
             setattr(s, name, ExactSum.from_dict(d[name]))
+        s.abs_errors = None if d.get("abs_errors") is None else \
+            QuantileSketch.from_dict(d["abs_errors"])
         return s
 
     def __eq__(self, other) -> bool:
         """Equal sums (their exact values; partials may hold them differently)."""
         def exact(s):
-            return [s.n] + [(getattr(s, name).exact, repr(getattr(s, name).special))
-                            for name in _SUMS]
+            return [s.n, s.abs_errors and s.abs_errors.to_dict()] + [
+                (getattr(s, name).exact, repr(getattr(s, name).special)) for name in _SUMS]
 
         return isinstance(other, RegressionScore) and exact(self) == exact(other)
 

@@ -17,7 +17,7 @@ from metrics import CONFUSION, NOT_PRIORITISED, PER_CLASS_METRICS
 from metrics.classification import CLASSIFICATION_METRICS
 from metrics.probabilistic import (PER_CLASS_PROBABILITY_METRICS, PROBABILITY_METRICS,
                                    RELIABILITY_METRICS)
-from metrics.regression import REGRESSION_METRICS
+from metrics.regression import QUANTILE_METRICS, REGRESSION_METRICS
 from pipelines.plan import Plan
 from transforms.backfill.logs import LOG_COUNTERS
 from transforms.errors import InputError
@@ -77,6 +77,8 @@ def complete_summary(pl: Plan, raw: pd.DataFrame,
                 if metric in PROBABILITY_METRICS and (category not in (INITIAL, FINAL)
                                                       or window.startswith("fading")):
                     continue
+                if metric in QUANTILE_METRICS and window.startswith("fading"):
+                    continue  # no faded quantiles
                 r = have.get((s.name, m, category, b, alpha, window, metric))
                 rows.append({
                     "run_id": pl.config.run_id, "stream": s.name, "model": m,

@@ -237,12 +237,37 @@ def test_r2_and_mape_equal_sklearn_and_river():
         assert ours[(view, "r2")] == pytest.approx(sk.r2_score(y, p), rel=1e-10)
         assert ours[(view, "mape")] == pytest.approx(
             sk.mean_absolute_percentage_error(y, p), rel=1e-12)
+        errors = np.abs(np.subtract(y, p))
+        for name, q in (("abs_error_p50", 0.5), ("abs_error_p90", 0.9), ("abs_error_p99", 0.99)):
+            # The sketch's promise: within 0.5 % of the value at rank ⌊q(n − 1)⌋.
+            assert ours[(view, name)] == pytest.approx(np.quantile(errors, q, method="lower"),
+                                                       rel=0.005), (view, name)
     r2, mape = metrics.R2(), metrics.MAPE()
     evaluate.progressive_val_score(iter(data), compose.Pipeline(
         preprocessing.StandardScaler(), linear_model.LinearRegression()), r2 + mape,
         delay=delay)
     assert ours[("cumulative", "r2")] == pytest.approx(r2.get(), rel=1e-10)
     assert 100 * ours[("cumulative", "mape")] == pytest.approx(mape.get(), rel=1e-12)
+
+
+def test_error_quantiles_merge_in_any_order_and_windows_subtract_exactly():
+    from metrics.quantiles import QuantileSketch
+
+    rng = np.random.default_rng(3)
+    errors = np.concatenate([np.abs(rng.standard_cauchy(3000)), np.zeros(40)])
+    whole, parts = QuantileSketch(), [QuantileSketch() for _ in range(4)]
+    whole.add_many(errors)
+    for i, part in enumerate(parts):
+        part.add_many(errors[i::4])
+    merged = parts[3].merge(parts[1]).merge(parts[0]).merge(parts[2])
+    assert merged.to_dict() == whole.to_dict()
+    for q in (0.0, 0.01, 0.25, 0.5, 0.9, 0.99, 1.0):
+        exact = np.quantile(errors, q, method="lower")
+        assert whole.quantile(q) == pytest.approx(exact, rel=0.005, abs=0.0), q
+    head, tail = QuantileSketch(), QuantileSketch()
+    head.add_many(errors[:1000])
+    tail.add_many(errors[1000:])
+    assert whole.subtract(head).to_dict() == tail.to_dict()
 
 
 def test_mape_leaves_out_zero_targets():
