@@ -17,6 +17,7 @@ import statistics
 import numpy as np
 
 from metrics.exact import ratio
+from metrics.bootstrap import BootstrapCounts, percentile_interval
 from metrics.probabilistic import ProbabilityScore
 
 CONFIDENCE_DELTA = 0.05  # the bounds hold with probability 1 − δ
@@ -95,7 +96,7 @@ class ClassificationScore:
     """
 
     __slots__ = ("n", "correct", "true_counts", "pred_counts", "persistent_correct",
-                 "majority_correct", "confusion", "proba")
+                 "majority_correct", "confusion", "proba", "boot")
 
     def __init__(self):
         self.n = 0
@@ -106,6 +107,7 @@ class ClassificationScore:
         self.majority_correct: list = []  # per view (one entry: every view alike)
         self.confusion: dict = {}  # (true class, predicted class) -> labels
         self.proba: ProbabilityScore | None = None  # the labels' class probabilities, if any
+        self.boot: BootstrapCounts | None = None  # Poisson bootstrap replicates, if asked
 
     def update(self, y_true: int, y_pred: int, y_prev: int, y_majority) -> None:
         self.n += 1
@@ -122,11 +124,13 @@ class ClassificationScore:
             _grow(self.pred_counts, y_pred)
         self.pred_counts[y_pred] += 1
 
-    def update_many(self, y_true, y_pred, y_prev, y_majority, proba=None) -> None:
+    def update_many(self, y_true, y_pred, y_prev, y_majority, proba=None,
+                    weights=None) -> None:
         """`update` for arrays of class indices: the same counts, without a Python loop.
         `y_majority` is one column, or one column per view (labels × views); `proba`, the
         predictions' class probabilities (labels × classes, NaN rows for none), feeds the
-        probability measures (`metrics.probabilistic.ProbabilityScore`).
+        probability measures (`metrics.probabilistic.ProbabilityScore`); `weights`, the labels'
+        Poisson bootstrap weights (labels × replicates, `metrics.bootstrap`).
 
         >>> s = ClassificationScore()
         >>> s.update_many([0, 1, 1, 0], [0, 0, 1, 0], [0, 0, 1, 1], [0, 0, 1, 0])
@@ -142,6 +146,10 @@ class ClassificationScore:
             if self.proba is None:
                 self.proba = ProbabilityScore()
             self.proba.update_many(y_true, proba)
+        if weights is not None:
+            if self.boot is None:
+                self.boot = BootstrapCounts()
+            self.boot.update_many(y_true, y_pred, weights)
         if not len(y_true):
             return
         self.n += len(y_true)
@@ -173,6 +181,9 @@ class ClassificationScore:
         if other.proba is not None:
             self.proba = copy.deepcopy(other.proba) if self.proba is None else \
                 self.proba.merge(other.proba)
+        if other.boot is not None:
+            self.boot = copy.deepcopy(other.boot) if self.boot is None else \
+                self.boot.merge(other.boot)
         return self
 
     def subtract(self, other: ClassificationScore) -> ClassificationScore:
@@ -195,6 +206,8 @@ class ClassificationScore:
         _add_cells(self.confusion, other.confusion, -1)
         if other.proba is not None:
             self.proba.subtract(other.proba)
+        if other.boot is not None:
+            self.boot.subtract(other.boot)
         return self
 
     def for_view(self, j: int) -> ClassificationScore:
@@ -528,13 +541,22 @@ class ClassificationScore:
                for name in CLASSIFICATION_METRICS}
         if self.proba is not None:
             out.update(self.proba.get())
+        if self.boot is not None:
+            for name, values in self.boot.replicates().items():
+                out[f"{name}_bootstrap_low"], out[f"{name}_bootstrap_high"] = \
+                    percentile_interval(values)
         return out
+
+    def replicates(self) -> dict:
+        """{statistic: its value in each bootstrap replicate} ({} without a bootstrap)."""
+        return {} if self.boot is None else self.boot.replicates()
 
     # -- state ------------------------------------------------------------------------------
     def to_dict(self) -> dict:
         d = {name: (type(v)(v) if isinstance(v, (list, dict)) else v)
              for name in self.__slots__ for v in [getattr(self, name)]}
         d["proba"] = None if self.proba is None else self.proba.to_dict()
+        d["boot"] = None if self.boot is None else self.boot.to_dict()
         return d
 
     @classmethod
@@ -544,6 +566,7 @@ class ClassificationScore:
             v = d.get(name)
             setattr(s, name, type(v)(v) if isinstance(v, (list, dict)) else v)
         s.proba = None if d.get("proba") is None else ProbabilityScore.from_dict(d["proba"])
+        s.boot = None if d.get("boot") is None else BootstrapCounts.from_dict(d["boot"])
         return s
 
     def __eq__(self, other) -> bool:

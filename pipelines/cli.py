@@ -155,6 +155,11 @@ def _run_parser(sub) -> argparse.ArgumentParser:
                      help="keep classes only: no class probabilities with the initial and final "
                           "predictions, so no log-loss, Brier score, ROC-AUC, PR-AUC or "
                           "calibration (default: kept for classifiers with predict_proba_one)")
+    run.add_argument("--bootstrap", type=int, default=None, metavar="R",
+                     help="R Poisson bootstrap replicates (seeded, the same on every runner): "
+                          "95 %% percentile intervals of accuracy, kappa and macro F1 "
+                          "(accuracy_bootstrap_low/high, ...) in every view but fading, and "
+                          "of their Ψα (default: none)")
     run.add_argument("--on-model-error", choices=MODEL_ERRORS, default=None,
                      help="a model that raises in learn_one/predict_one, or returns no single "
                           "value: fail stops the run with one line naming model, stream and "
@@ -269,7 +274,7 @@ def _config(args, beam_args) -> RunConfig:
               "progress_every": args.progress_every, "start": args.start, "end": args.end,
               **{k: given.get(k) for k in ("replay", "log_predictions", "predictions", "task",
                                            "buckets", "timer_bucket", "on_model_error",
-                                           "probabilities")}}
+                                           "probabilities", "bootstrap")}}
     if args.command == "backfill":
         if not args.repredict:
             fields["repredict"] = LOGGED

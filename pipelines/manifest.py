@@ -14,6 +14,7 @@ from importlib import metadata
 import pandas as pd
 
 from metrics import CONFUSION, NOT_PRIORITISED, PER_CLASS_METRICS
+from metrics.bootstrap import BOOTSTRAP_METRICS
 from metrics.classification import CLASSIFICATION_METRICS
 from metrics.probabilistic import (PER_CLASS_PROBABILITY_METRICS, PROBABILITY_METRICS,
                                    RELIABILITY_METRICS)
@@ -54,6 +55,8 @@ def complete_summary(pl: Plan, raw: pd.DataFrame,
     # have the probability measures too, in every view but the fading factors'.
     scored = set() if raw.empty else set(zip(*(
         raw.loc[raw["metric"] == PROBABILITY_METRICS[0], ["stream", "model"]].T.values)))
+    booted = set() if raw.empty else set(zip(*(
+        raw.loc[raw["metric"] == BOOTSTRAP_METRICS[0], ["stream", "model"]].T.values)))
     have = {} if raw.empty else {
         (r.stream, r.model, r.category, _opt(r.bin), _opt(r.alpha), r.window, r.metric): r
         for r in raw[~per_class].itertuples()}
@@ -70,10 +73,15 @@ def complete_summary(pl: Plan, raw: pd.DataFrame,
                 else REGRESSION_METRICS
             if (s.name, m) in scored:
                 metrics = (*metrics, *PROBABILITY_METRICS)
+            if (s.name, m) in booted:
+                metrics = (*metrics, *BOOTSTRAP_METRICS)
             for window, (category, b, alpha), metric in itertools.product(
                     sc.views, slots, metrics):
-                if category == INTERMEDIATE and metric in NOT_PRIORITISED:
+                if category == INTERMEDIATE and metric in NOT_PRIORITISED and \
+                        metric not in BOOTSTRAP_METRICS:  # Ψα's own intervals
                     continue
+                if metric in BOOTSTRAP_METRICS and window.startswith("fading"):
+                    continue  # no faded replicates
                 if metric in PROBABILITY_METRICS and (category not in (INITIAL, FINAL)
                                                       or window.startswith("fading")):
                     continue

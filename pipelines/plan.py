@@ -125,7 +125,8 @@ def plan(config: RunConfig) -> Plan:
         scoring = ScoringPlan.of(repredict, final=config.final, bins=config.bins,
                                  alphas=config.alphas, curve_every=config.curve_every,
                                  windows=config.windows, fadings=config.fadings,
-                                 time_windows=config.time_windows)
+                                 time_windows=config.time_windows,
+                                 bootstrap=config.bootstrap)
     except ValueError as e:
         raise ConfigError(str(e)) from None
     drift = None if config.drift_on == "none" else DriftPlan(

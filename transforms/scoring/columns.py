@@ -9,6 +9,7 @@ import numpy as np
 import pyarrow as pa
 
 from metrics.binning import NO_CLASS, binned_many
+from metrics.bootstrap import poisson_weights
 from metrics.blocks import BlockScore, FadingCurve, LabelBlock, new_score
 from metrics.windows import block_ends
 from transforms.scoring.plan import LABEL_AXIS, ScoringPlan
@@ -176,19 +177,23 @@ def _bin_scores(cols: dict, rows: np.ndarray, category: str, task: str,
     last_n = int(cols["n"][rows].max()) if len(rows) else 0
     last_t = float(cols["t"][rows].max()) if len(rows) else -math.inf
     matrix, y, baselines = matrix[rows], y[rows], [base[rows] for base in baselines]
-    proba = cols["proba"].get(category)
-    extra = () if proba is None else (proba[rows],)
+    # A classifier's class probabilities, and its labels' bootstrap weights (by label number).
+    extra = {}
+    if cols["proba"].get(category) is not None:
+        extra["proba"] = cols["proba"][category][rows]
+    if plan.bootstrap and task == "classification":
+        extra["weights"] = poisson_weights(cols["n"][rows], plan.bootstrap)
     # An untrained model made no prediction: not scored, as in river.
     made = matrix != NO_CLASS if task == "classification" else ~np.isnan(matrix)
     scores = {}
     for j, b in enumerate(plan.bins_of(category)):
         acc = BlockScore(new_score(task), last_n, last_t)
         if made[:, j].all():
-            acc.score.update_many(y, matrix[:, j], *baselines, *extra)
+            acc.score.update_many(y, matrix[:, j], *baselines, **extra)
         else:
             ok = made[:, j]
             acc.score.update_many(y[ok], matrix[ok, j], *(base[ok] for base in baselines),
-                                  *(p[ok] for p in extra))
+                                  **{name: v[ok] for name, v in extra.items()})
         scores[b] = acc
     return scores
 

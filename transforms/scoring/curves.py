@@ -7,8 +7,11 @@ from __future__ import annotations
 import copy
 from collections.abc import Iterator
 
+import numpy as np
+
 from metrics import CONFUSION, NOT_PRIORITISED
 from metrics.binning import prioritised
+from metrics.bootstrap import percentile_interval
 from metrics.probabilistic import RELIABILITY_METRICS
 from metrics.blocks import FadingCurve, LabelBlock, difference, merge_bins, snapshot_at
 from transforms.records import MeasureKey
@@ -77,6 +80,26 @@ def _score_rows(stream, model, category, view, scores: dict, labels: int, t, pla
                 row = MeasureKey(stream, model, INTERMEDIATE, metric, alpha=alpha,
                                  window=view).row(prioritised(per_bin, alpha),
                                                   counts[plan.bins + 1], t)
+                row["labels"] = labels
+                rows.append(row)
+        rows += _prioritised_intervals(stream, model, view, [
+            scores[b] for b in range(plan.bins + 1)], labels, t, plan, counts[plan.bins + 1])
+    return rows
+
+
+def _prioritised_intervals(stream, model, view, scores: list, labels: int, t, plan,
+                           n: int) -> list[dict]:
+    """Ψα's bootstrap intervals: Ψα of each replicate's per-bin values, then their percentile
+    interval (`metrics.bootstrap`); none without bootstrap replicates."""
+    replicates = [s.replicates() if hasattr(s, "replicates") else {} for s in scores]
+    rows = []
+    for statistic in replicates[0]:
+        per_bin = np.array([r[statistic] for r in replicates])  # bins × replicates
+        for alpha in plan.alphas:
+            values = [prioritised(per_bin[:, i].tolist(), alpha) for i in range(per_bin.shape[1])]
+            for end, value in zip(("low", "high"), percentile_interval(values)):
+                row = MeasureKey(stream, model, INTERMEDIATE, f"{statistic}_bootstrap_{end}",
+                                 alpha=alpha, window=view).row(value, n, t)
                 row["labels"] = labels
                 rows.append(row)
     return rows

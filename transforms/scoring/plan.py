@@ -39,7 +39,8 @@ class ScoringPlan:
     """What to score: the final category or not, B bins (0: no binned measures), the α list
     for Ψα, curve points every `curve_every` labels, and the views besides the cumulative one:
     sliding windows of the last w labels, fading factors, event-time windows (label, size,
-    period).
+    period); `bootstrap` R > 0: Poisson bootstrap replicates of the confusion counts (intervals
+    of accuracy, κ, macro F1 and their Ψα).
 
     Example
     -------
@@ -57,6 +58,7 @@ class ScoringPlan:
     windows: tuple = ()
     fadings: tuple = ()
     time_windows: tuple = ()
+    bootstrap: int = 0
 
     @property
     def categories(self) -> tuple:
@@ -77,7 +79,8 @@ class ScoringPlan:
 
     @classmethod
     def of(cls, repredict, *, final: bool = True, bins: int = 100, alphas=(1.0, 2.0, 10.0),
-           curve_every: int = 1000, windows=(), fadings=(), time_windows=()) -> ScoringPlan:
+           curve_every: int = 1000, windows=(), fadings=(), time_windows=(),
+           bootstrap: int = 0) -> ScoringPlan:
         """The plan of a run's options: `time_windows` as texts (`time_window`), and no bins
         when the re-prediction policy `repredict` is `none` (a ValueError names a bad window).
 
@@ -87,7 +90,8 @@ class ScoringPlan:
         return cls(final=final, bins=0 if str(repredict) == "none" else bins,
                    alphas=tuple(alphas), curve_every=curve_every, windows=tuple(windows),
                    fadings=tuple(fadings),
-                   time_windows=tuple(time_window(t) for t in time_windows))
+                   time_windows=tuple(time_window(t) for t in time_windows),
+                   bootstrap=bootstrap)
 
     @property
     def fading_views(self) -> dict:
