@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 
 from pipelines.config import (DRIFT_ON, LOG_LEVELS, LOGGED, MODEL_ERRORS, REPLAYS, TASKS,
@@ -110,7 +111,22 @@ def _parser() -> argparse.ArgumentParser:
                                         "DIR/figures/ (PNG at 200 dpi, SVG, PDF) from a "
                                         "finished run's files.")
     report.add_argument("dir", metavar="DIR", help="the output directory of a finished run")
-    for command in (run, backfill, quick, report):
+    rank = sub.add_parser(
+        "rank", help="rank the models of finished runs over their streams (Friedman, Nemenyi)",
+        description="Average ranks of the models on one measure over the streams of finished "
+                    "runs, the Friedman test (Iman-Davenport F too), Nemenyi's critical "
+                    "difference and its diagram; the Wilcoxon signed-rank test for two models "
+                    "(Demšar 2006). Writes ranks.csv, rank.json and cd_diagram.png/svg/pdf.")
+    rank.add_argument("dirs", nargs="+", metavar="DIR", help="output directories of runs")
+    rank.add_argument("--metric", default="accuracy", help="the measure (default accuracy)")
+    rank.add_argument("--category", default="initial",
+                      help="initial (default), final, or another summary category")
+    rank.add_argument("--window", default="cumulative", help="the view (default cumulative)")
+    rank.add_argument("--alpha", type=float, default=0.05,
+                      help="significance level of the critical difference (default 0.05)")
+    rank.add_argument("--out", default=None,
+                      help="where to write the files (default: the first DIR's rank/)")
+    for command in (run, backfill, quick, report, rank):
         command.add_argument("--debug", action="store_true",
                              help="show Beam's logs and the Python traceback of an error")
     parser.add_argument("--version", action="version", version=f"delayed-eval {_version()}")
@@ -327,6 +343,14 @@ def _command(args, beam_args: list, debug: bool) -> int:
                 print(write_report(args.dir))
             except FileNotFoundError as e:
                 raise ConfigError(str(e)) from None
+            return 0
+        if args.command == "rank":
+            from pipelines.rank import format_ranks, rank_runs
+
+            out = args.out or os.path.join(args.dirs[0], "rank")
+            print(format_ranks(rank_runs(args.dirs, out, args.metric, args.category,
+                                         args.window, args.alpha)))
+            print(f"written to {out}/")
             return 0
         if args.command == "quickstart":
             config = RunConfig(streams=[f"agrawal={QUICKSTART_STREAM}"],

@@ -1,0 +1,76 @@
+"""Comparing models over many streams (Demšar 2006): average ranks, the Friedman test, the
+Nemenyi critical difference, and the Wilcoxon signed-rank test for two models. The tests are
+scipy's; the ranks and the critical difference are the paper's formulas."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy import stats
+
+# Measures where a lower value is the better one (the rest: higher is better).
+LOWER_IS_BETTER = frozenset({
+    "log_loss", "brier", "ece", "mae", "rmse", "mape", "abs_error_p50", "abs_error_p90",
+    "abs_error_p99", "accuracy_ci_hoeffding", "accuracy_ci_chernoff", "kappa_se"})
+
+
+def ranks(table, lower_is_better: bool = False) -> np.ndarray:
+    """Each model's rank on each stream (streams × models), 1 the best, ties sharing the mean
+    of their ranks.
+
+    >>> ranks([[0.9, 0.8, 0.8], [0.7, 0.75, 0.6]]).tolist()
+    [[1.0, 2.5, 2.5], [2.0, 1.0, 3.0]]
+    """
+    values = np.asarray(table, dtype=np.float64)
+    return stats.rankdata(values if lower_is_better else -values, axis=1)
+
+
+def critical_difference(models: int, streams: int, alpha: float = 0.05) -> float:
+    """Nemenyi's critical difference q_α·sqrt(k(k+1)/(6N)): two models whose average ranks
+    differ by more are significantly different at level α. q_α is the studentized range
+    quantile divided by √2 (Demšar's Table 5: 2.569 for k = 4 at 0.05).
+
+    >>> round(critical_difference(4, 14), 3)  # Demšar 2006, section 3.2.2
+    1.254
+    """
+    q = stats.studentized_range.ppf(1 - alpha, models, math.inf) / math.sqrt(2)
+    return float(q * math.sqrt(models * (models + 1) / (6 * streams)))
+
+
+def friedman(table) -> dict:
+    """The Friedman test over streams × models: scipy's χ²_F (with its tie correction) and
+    p-value, and Iman and Davenport's F_F = (N − 1)χ²_F / (N(k − 1) − χ²_F) with (k − 1,
+    (k − 1)(N − 1)) degrees of freedom, which Demšar recommends.
+
+    >>> round(friedman([[1, 2, 3], [1, 3, 2], [1, 2, 3], [2, 1, 3]])["chi2"], 4)
+    4.5
+    """
+    values = np.asarray(table, dtype=np.float64)
+    n, k = values.shape
+    chi2, p = stats.friedmanchisquare(*values.T)
+    denominator = n * (k - 1) - chi2
+    f = (n - 1) * chi2 / denominator if denominator > 0 else math.inf
+    df1, df2 = k - 1, (k - 1) * (n - 1)
+    return {"chi2": float(chi2), "p_chi2": float(p), "f": float(f),
+            "p_f": float(stats.f.sf(f, df1, df2)) if math.isfinite(f) else 0.0,
+            "df": [df1, df2]}
+
+
+def cliques(average: dict, cd: float) -> list[list[str]]:
+    """The maximal groups of models whose average ranks lie within `cd` of each other (the
+    bars of a critical-difference diagram), best first; a model alone is no group.
+
+    >>> cliques({"a": 1.2, "b": 1.9, "c": 2.8, "d": 3.0}, cd=1.0)
+    [['a', 'b'], ['b', 'c'], ['c', 'd']]
+    """
+    order = sorted(average, key=average.get)
+    groups: list = []
+    for i, first in enumerate(order):
+        last = i
+        while last + 1 < len(order) and average[order[last + 1]] - average[first] < cd:
+            last += 1
+        group = order[i:last + 1]
+        if len(group) > 1 and not (groups and set(group) <= set(groups[-1])):
+            groups.append(group)
+    return groups

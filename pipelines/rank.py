@@ -1,0 +1,184 @@
+"""`delayed-eval rank DIR...`: models compared over the streams of finished runs (Demšar 2006):
+average ranks of one measure, the Friedman test, Nemenyi's critical difference and its diagram,
+and for two models the Wilcoxon signed-rank test."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from metrics.ranking import LOWER_IS_BETTER, cliques, critical_difference, friedman, ranks
+from pipelines.results import load_results
+from transforms.errors import ConfigError
+
+RANK_FILES = ("ranks.csv", "rank.json", "cd_diagram.png", "cd_diagram.svg", "cd_diagram.pdf")
+
+
+def measure_table(dirs: list[str], metric: str = "accuracy", category: str = "initial",
+                  window: str = "cumulative") -> pd.DataFrame:
+    """Streams × models: one measure's end-of-stream value in each run's summary (every run's
+    streams; a stream evaluated in two runs counts once per run, named `DIR:stream`).
+
+    Example
+    -------
+
+    >>> import tempfile
+    >>> from pipelines import evaluate
+    >>> out = tempfile.mkdtemp()
+    >>> _ = evaluate(['a=synth:SEA{"n": 300, "seed": 1}', 'b=synth:SEA{"n": 300, "seed": 2}'],
+    ...              ["majority", "no-change"], delay="10", out=out, repredict="none")
+    >>> measure_table([out]).shape
+    (2, 2)
+    """
+    parts = []
+    for d in dirs:
+        try:
+            summary = load_results(d)
+        except FileNotFoundError:
+            raise ConfigError(f"{d}: no summary.csv; give the output folders of finished "
+                              f"runs") from None
+        rows = summary[(summary["metric"] == metric) & (summary["category"] == category)
+                       & (summary["window"] == window) & summary["class"].isna()
+                       & summary["bin"].isna()]
+        parts.append(rows.assign(source=d))
+    rows = pd.concat(parts)
+    if rows.empty:
+        raise ConfigError(f"no {category} {metric} ({window}) in {', '.join(dirs)}; name a "
+                          f"measure the runs report with --metric, --category and --window")
+    repeated = rows.duplicated(["stream", "model"], keep=False)
+    rows["stream"] = np.where(repeated, rows["source"] + ":" + rows["stream"], rows["stream"])
+    models = list(dict.fromkeys(rows["model"]))
+    table = rows.pivot_table(index="stream", columns="model", values="value", sort=False,
+                             aggfunc="first")
+    return table[models]
+
+
+def rank_runs(dirs: list[str], out: str | None = None, metric: str = "accuracy",
+              category: str = "initial", window: str = "cumulative",
+              alpha: float = 0.05) -> dict:
+    """Rank the models of `dirs`' runs on one measure; with `out`, write `ranks.csv` (each
+    stream's values and ranks, and the average ranks), `rank.json` (the tests) and the
+    critical-difference diagram (PNG, SVG, PDF). Returns what `rank.json` holds.
+
+    Example
+    -------
+
+    >>> import tempfile
+    >>> from pipelines import evaluate
+    >>> out = tempfile.mkdtemp()
+    >>> _ = evaluate([f's{i}=synth:SEA{{"n": 300, "seed": {i}}}' for i in range(4)],
+    ...              ["majority", "no-change", "gaussian-nb"], delay="10", out=out,
+    ...              repredict="none")
+    >>> result = rank_runs([out])
+    >>> result["streams"], min(result["average_ranks"], key=result["average_ranks"].get)
+    (4, 'gaussian-nb')
+    """
+    table = measure_table(dirs, metric, category, window)
+    complete = table.dropna()
+    left_out = sorted(set(table.index) - set(complete.index))
+    if len(complete.columns) < 2 or len(complete) < 2:
+        raise ConfigError(f"ranking needs at least 2 models on at least 2 streams with a "
+                          f"{category} {metric}; found {len(complete.columns)} model(s) on "
+                          f"{len(complete)} stream(s)")
+    lower = metric in LOWER_IS_BETTER
+    r = ranks(complete.to_numpy(), lower)
+    average = dict(zip(complete.columns, r.mean(axis=0).tolist()))
+    k, n = len(complete.columns), len(complete)
+    result = {"metric": metric, "category": category, "window": window,
+              "better": "lower" if lower else "higher", "streams": n, "models": k,
+              "left_out_streams": left_out, "average_ranks": average}
+    if k >= 3:
+        cd = critical_difference(k, n, alpha)
+        result.update(friedman=friedman(complete.to_numpy()), alpha=alpha,
+                      critical_difference=cd, groups=cliques(average, cd))
+    else:
+        a, b = complete.to_numpy().T
+        test = stats.wilcoxon(a, b) if np.any(a != b) else None
+        result["wilcoxon"] = {"statistic": float(test.statistic) if test else 0.0,
+                              "p": float(test.pvalue) if test else 1.0}
+    if out is not None:
+        _write(out, complete, r, result)
+    return result
+
+
+def _write(out: str, table: pd.DataFrame, r: np.ndarray, result: dict) -> None:
+    os.makedirs(out, exist_ok=True)
+    ranked = table.join(pd.DataFrame(r, index=table.index,
+                                     columns=[f"rank {m}" for m in table.columns]))
+    ranked.loc["average rank"] = [np.nan] * len(table.columns) + list(r.mean(axis=0))
+    ranked.to_csv(os.path.join(out, "ranks.csv"))
+    with open(os.path.join(out, "rank.json"), "w", encoding="utf-8") as f:
+        json.dump(result, f, indent=2)
+    if "critical_difference" in result:
+        from pipelines.figures import _png, _pyplot
+
+        plt = _pyplot()
+        for fmt, data in _png(plt, cd_diagram(plt, result)).items():
+            with open(os.path.join(out, f"cd_diagram.{fmt}"), "wb") as f:
+                f.write(data)
+
+
+def cd_diagram(plt, result: dict):
+    """Demšar's critical-difference diagram: the rank axis (1, the best, on the left), each
+    model at its average rank, the CD interval above, and a bar joining each group of models
+    that are not significantly different."""
+    average, cd = result["average_ranks"], result["critical_difference"]
+    order = sorted(average, key=average.get)
+    k = len(order)
+    half = (k + 1) // 2
+    fig, ax = plt.subplots(figsize=(7.5, 1.6 + 0.3 * half + 0.2 * len(result["groups"])))
+    ax.set_xlim(0.5, k + 0.5)
+    ax.set_ylim(-(half + len(result["groups"])) * 0.3 - 0.4, 1.2)
+    ax.axis("off")
+    ax.hlines(0, 1, k, color="black", linewidth=1)
+    for tick in range(1, k + 1):
+        ax.vlines(tick, 0, 0.1, color="black", linewidth=1)
+        ax.text(tick, 0.18, str(tick), ha="center", va="bottom", fontsize=9)
+    ax.hlines(0.8, 1, 1 + cd, color="black", linewidth=1.5)
+    ax.text(1 + cd / 2, 0.88, f"CD = {cd:.2f}", ha="center", va="bottom", fontsize=9)
+    for i, model in enumerate(order):
+        left = i < half
+        depth = -0.3 * ((i if left else k - 1 - i) + 1) - 0.3 * len(result["groups"])
+        end = 0.5 if left else k + 0.5
+        ax.plot([average[model], average[model], end], [0, depth, depth], color="0.3",
+                linewidth=0.8)
+        ax.text(end, depth, f"{model} ({average[model]:.2f})", ha="left" if not left else
+                "right", va="center", fontsize=9, clip_on=False)
+    for j, group in enumerate(result["groups"]):
+        y = -0.15 - 0.3 * j * 0.6
+        ax.hlines(y, average[group[0]] - 0.03, average[group[-1]] + 0.03, color="black",
+                  linewidth=3)
+    ax.set_title(f"{result['category']} {result['metric']}: average ranks over "
+                 f"{result['streams']} streams (Nemenyi, α = {result['alpha']})", fontsize=10)
+    return fig
+
+
+def format_ranks(result: dict) -> str:
+    """What the command prints: the average ranks and the test's verdict.
+
+    >>> print(format_ranks({"metric": "accuracy", "category": "initial", "streams": 3,
+    ...                     "average_ranks": {"a": 1.0, "b": 2.0},
+    ...                     "wilcoxon": {"statistic": 0.0, "p": 0.25}}))
+    initial accuracy over 3 streams: average rank (1 = best)
+      a  1.00
+      b  2.00
+    Wilcoxon signed-rank: W = 0, p = 0.25
+    """
+    lines = [f"{result['category']} {result['metric']} over {result['streams']} streams: "
+             f"average rank (1 = best)"]
+    width = max(map(len, result["average_ranks"]))
+    for model, rank in sorted(result["average_ranks"].items(), key=lambda kv: kv[1]):
+        lines.append(f"  {model:<{width}}  {rank:.2f}")
+    if "friedman" in result:
+        fr = result["friedman"]
+        lines.append(f"Friedman: χ² = {fr['chi2']:.3f}, p = {fr['p_chi2']:.3g}; Iman-Davenport "
+                     f"F = {fr['f']:.3f}, p = {fr['p_f']:.3g}; Nemenyi CD = "
+                     f"{result['critical_difference']:.3f} at α = {result['alpha']}")
+    if "wilcoxon" in result:
+        w = result["wilcoxon"]
+        lines.append(f"Wilcoxon signed-rank: W = {w['statistic']:g}, p = {w['p']:.3g}")
+    return "\n".join(lines)

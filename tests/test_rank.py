@@ -1,0 +1,114 @@
+"""Ranking models over streams: average ranks by a plain loop, the Friedman statistic and
+p-value as scipy computes them, Iman-Davenport's F and Nemenyi's critical difference by
+Demšar's formulas, Wilcoxon for two models, and the command's files and errors."""
+
+import json
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from metrics.ranking import cliques, critical_difference, friedman, ranks
+from pipelines.cli import main
+from pipelines.config import RunConfig
+from pipelines.job import run
+
+# Accuracies of 4 models on 6 streams (hand-made, with ties).
+TABLE = np.array([[0.80, 0.75, 0.75, 0.60],
+                  [0.70, 0.72, 0.65, 0.61],
+                  [0.90, 0.85, 0.80, 0.80],
+                  [0.66, 0.70, 0.64, 0.50],
+                  [0.81, 0.79, 0.78, 0.77],
+                  [0.55, 0.57, 0.50, 0.52]])
+
+
+def _plain_ranks(row, lower=False):
+    """Rank 1 the best; tied values share the mean of the positions they occupy."""
+    order = sorted(range(len(row)), key=lambda j: row[j] if lower else -row[j])
+    out = [0.0] * len(row)
+    i = 0
+    while i < len(order):
+        j = i
+        while j + 1 < len(order) and row[order[j + 1]] == row[order[i]]:
+            j += 1
+        for m in order[i:j + 1]:
+            out[m] = (i + j) / 2 + 1
+        i = j + 1
+    return out
+
+
+def test_ranks_friedman_and_critical_difference():
+    r = ranks(TABLE)
+    assert r.tolist() == [_plain_ranks(row) for row in TABLE.tolist()]
+    assert ranks(TABLE, lower_is_better=True).tolist() == \
+        [_plain_ranks(row, lower=True) for row in TABLE.tolist()]
+    result = friedman(TABLE)
+    chi2, p = stats.friedmanchisquare(*TABLE.T)
+    assert (result["chi2"], result["p_chi2"]) == (pytest.approx(chi2), pytest.approx(p))
+    n, k = TABLE.shape
+    f = (n - 1) * chi2 / (n * (k - 1) - chi2)
+    assert result["f"] == pytest.approx(f)
+    assert result["p_f"] == pytest.approx(stats.f.sf(f, k - 1, (k - 1) * (n - 1)))
+    # Demšar 2006, 3.2.2: q_0.05 = 2.569 for k = 4, and CD = 1.25 for 14 data sets.
+    assert critical_difference(4, 14) == pytest.approx(2.569 * math.sqrt(20 / 84), abs=1e-3)
+    assert critical_difference(4, 14) == pytest.approx(1.25, abs=0.01)
+    average = dict(zip("abcd", r.mean(axis=0)))
+    for group in cliques(average, 1.0):  # within a bar, ranks differ by less than CD
+        assert average[group[-1]] - average[group[0]] < 1.0
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    out = tmp_path_factory.mktemp("rank")
+    streams = [f's{i}=synth:SEA{{"n": 600, "seed": {i}, "noise": 0.1}}' for i in range(5)]
+    run(RunConfig(streams=streams, models=["gaussian-nb", "majority", "no-change"],
+                  delay="20", repredict="none", out=str(out / "three"), quiet=True,
+                  runner="direct"))
+    run(RunConfig(streams=streams[:4], models=["gaussian-nb", "majority"], delay="20",
+                  repredict="none", out=str(out / "two"), quiet=True, runner="direct"))
+    return out
+
+
+def test_rank_command_writes_ranks_tests_and_the_diagram(runs, capsys):
+    assert main(["rank", str(runs / "three"), "--metric", "kappa"]) == 0
+    printed = capsys.readouterr().out
+    assert "Friedman" in printed and "Nemenyi CD" in printed
+    folder = runs / "three" / "rank"
+    result = json.loads((folder / "rank.json").read_text())
+    summary = pd.read_csv(runs / "three" / "summary.csv")
+    rows = summary[(summary["category"] == "initial") & (summary["metric"] == "kappa")
+                   & (summary["window"] == "cumulative") & summary["class"].isna()]
+    table = rows.pivot(index="stream", columns="model", values="value")
+    expected = np.mean([_plain_ranks(row) for row in table.to_numpy().tolist()], axis=0)
+    assert result["average_ranks"] == pytest.approx(dict(zip(table.columns, expected)))
+    assert result["friedman"]["chi2"] == pytest.approx(
+        stats.friedmanchisquare(*table.to_numpy().T)[0])
+    assert {p.name for p in folder.iterdir()} == {"ranks.csv", "rank.json", "cd_diagram.png",
+                                                   "cd_diagram.svg", "cd_diagram.pdf"}
+
+
+def test_two_models_get_the_wilcoxon_test(runs, capsys):
+    out = runs / "two-rank"
+    assert main(["rank", str(runs / "two"), "--metric", "log_loss", "--out", str(out)]) == 0
+    result = json.loads((out / "rank.json").read_text())
+    summary = pd.read_csv(runs / "two" / "summary.csv")
+    rows = summary[(summary["category"] == "initial") & (summary["metric"] == "log_loss")
+                   & (summary["window"] == "cumulative")]
+    table = rows.pivot(index="stream", columns="model", values="value")
+    test = stats.wilcoxon(table["gaussian-nb"], table["majority"])
+    assert result["wilcoxon"]["p"] == pytest.approx(test.pvalue)
+    assert result["better"] == "lower" and result["average_ranks"]["gaussian-nb"] == 1.0
+    assert "Wilcoxon" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["nowhere"], "no summary.csv"),
+    (["{three}", "--metric", "no_such_measure"], "no initial no_such_measure"),
+])
+def test_rank_mistakes_are_one_line(runs, capsys, argv, message):
+    argv = [a.format(three=runs / "three") for a in argv]
+    assert main(["rank", *argv]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and err.startswith("delayed-eval: error: ") and message in err
