@@ -126,7 +126,19 @@ def _parser() -> argparse.ArgumentParser:
                       help="significance level of the critical difference (default 0.05)")
     rank.add_argument("--out", default=None,
                       help="where to write the files (default: the first DIR's rank/)")
-    for command in (run, backfill, quick, report, rank):
+    trend = sub.add_parser(
+        "trend", help="chosen measures across the runs below a folder (nightly backfills)",
+        description="Read every finished run below ROOT (e.g. results/fraud/date=…/) and "
+                    "write trend.parquet, trend.csv and trend.png/svg/pdf: each measure per "
+                    "run (by its date=… partition), with its interval and the share of "
+                    "instances still pending.")
+    trend.add_argument("root", metavar="ROOT", help="the folder the runs are below")
+    trend.add_argument("--metric", action="append", default=None,
+                       help="a measure (repeatable; default accuracy)")
+    trend.add_argument("--category", default="initial", help="initial (default) or final")
+    trend.add_argument("--window", default="cumulative", help="the view (default cumulative)")
+    trend.add_argument("--out", default=None, help="where to write (default ROOT/trend)")
+    for command in (run, backfill, quick, report, rank, trend):
         command.add_argument("--debug", action="store_true",
                              help="show Beam's logs and the Python traceback of an error")
     parser.add_argument("--version", action="version", version=f"delayed-eval {_version()}")
@@ -350,6 +362,14 @@ def _command(args, beam_args: list, debug: bool) -> int:
             out = args.out or os.path.join(args.dirs[0], "rank")
             print(format_ranks(rank_runs(args.dirs, out, args.metric, args.category,
                                          args.window, args.alpha)))
+            print(f"written to {out}/")
+            return 0
+        if args.command == "trend":
+            from pipelines.trend import format_trend, write_trend
+
+            out = args.out or os.path.join(args.root, "trend")
+            print(format_trend(write_trend(args.root, out, args.metric or ["accuracy"],
+                                           args.category, args.window)))
             print(f"written to {out}/")
             return 0
         if args.command == "quickstart":

@@ -1,0 +1,151 @@
+"""`delayed-eval trend ROOT`: the trend across nightly runs — chosen measures of every run below
+ROOT (e.g. `results/fraud/date=2026-11-01/`), one point per run, with their intervals and the
+share of instances still pending when the run was made."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+
+import numpy as np
+import pandas as pd
+
+from pipelines.results import load_results
+from transforms.errors import ConfigError
+
+TREND_FILES = ("trend.parquet", "trend.csv", "trend.png", "trend.svg", "trend.pdf")
+_DATE = re.compile(r"(?:^|[/\\])date=([^/\\]+)")
+# Interval rows of a measure: the Wilson interval of a proportion, or the bootstrap's.
+_INTERVALS = {"accuracy": ("accuracy_wilson_low", "accuracy_wilson_high")}
+
+
+def _runs(root: str) -> list[str]:
+    """Every folder at or below `root` that holds a finished run (summary.csv and
+    manifest.json), sorted by path."""
+    found = [folder for folder, _, files in os.walk(root)
+             if "summary.csv" in files and "manifest.json" in files]
+    if not found:
+        raise ConfigError(f"{root}: no finished run below it (a folder with summary.csv and "
+                          f"manifest.json); give the folder the nightly runs write into")
+    return sorted(found)
+
+
+def _date_of(folder: str, manifest: dict) -> str:
+    """A run's date: its `date=…` partition, else its `--from`, else when it finished."""
+    match = _DATE.findall(folder)
+    if match:
+        return match[-1]
+    start = (manifest.get("config") or {}).get("start")
+    return str(start or manifest.get("finished", ""))[:10]
+
+
+def trend_table(root: str, metrics: list[str], category: str = "initial",
+                window: str = "cumulative") -> pd.DataFrame:
+    """One row per (run, stream, model, metric): `date`, `run` (its folder), the value, the
+    interval (`low`, `high`: Wilson for accuracy, the bootstrap's where the run made one, else
+    empty), `n`, and from the manifest the instances, those still pending and their share.
+
+    Example
+    -------
+
+    >>> import os, tempfile
+    >>> from pipelines import evaluate
+    >>> root = tempfile.mkdtemp()
+    >>> for day, seed in (("2026-11-01", 1), ("2026-11-02", 2)):
+    ...     _ = evaluate([f's=synth:SEA{{"n": 300, "seed": {seed}}}'], ["gaussian-nb"],
+    ...                  delay="10", repredict="none", out=os.path.join(root, f"date={day}"))
+    >>> table = trend_table(root, ["accuracy"])
+    >>> table["date"].tolist(), bool((table["low"] < table["value"]).all())
+    (['2026-11-01', '2026-11-02'], True)
+    """
+    parts = []
+    for folder in _runs(root):
+        with open(os.path.join(folder, "manifest.json"), encoding="utf-8") as f:
+            manifest = json.load(f)
+        summary = load_results(folder)
+        rows = summary[(summary["category"] == category) & (summary["window"] == window)
+                       & summary["class"].isna() & summary["bin"].isna()]
+        values = {(r.stream, r.model, r.metric): r for r in rows.itertuples()}
+        counts = {(c["stream"], c["model"]): c for c in manifest.get("counts", [])}
+        for (stream, model, metric), r in values.items():
+            if metric not in metrics:
+                continue
+            low, high = _INTERVALS.get(metric, (f"{metric}_bootstrap_low",
+                                                f"{metric}_bootstrap_high"))
+            c = counts.get((stream, model), {})
+            instances, pending = c.get("instances", 0), c.get("pending_at_end", 0)
+            parts.append({
+                "date": _date_of(os.path.relpath(folder, root), manifest), "run": folder,
+                "stream": stream, "model": model, "category": category, "window": window,
+                "metric": metric, "value": r.value,
+                "low": getattr(values.get((stream, model, low)), "value", np.nan),
+                "high": getattr(values.get((stream, model, high)), "value", np.nan),
+                "n": r.n, "instances": instances, "pending": pending,
+                "pending_share": pending / instances if instances else np.nan})
+    if not parts:
+        raise ConfigError(f"{root}: the runs report no {category} {', '.join(metrics)} "
+                          f"({window}); name measures they report with --metric")
+    return pd.DataFrame(parts).sort_values(["stream", "model", "metric", "date", "run"],
+                                           kind="stable", ignore_index=True)
+
+
+def write_trend(root: str, out: str, metrics: list[str], category: str = "initial",
+                window: str = "cumulative") -> pd.DataFrame:
+    """`trend_table`, written to `out` as `trend.parquet` (for dashboards) and `trend.csv`,
+    and drawn (`trend.png`, `.svg`, `.pdf`): per stream and measure, a line per model with
+    its interval, and the pending share of each run as bars beneath."""
+    table = trend_table(root, metrics, category, window)
+    os.makedirs(out, exist_ok=True)
+    table.to_parquet(os.path.join(out, "trend.parquet"), index=False)
+    table.to_csv(os.path.join(out, "trend.csv"), index=False)
+    from pipelines.figures import _grid, _png, _pyplot
+
+    plt = _pyplot()
+    panels = list(dict.fromkeys(zip(table["stream"], table["metric"])))
+    fig, axes = _grid(plt, len(panels), f"{category} measures across runs ({window})")
+    for ax, (stream, metric) in zip(axes, panels):
+        mine = table[(table["stream"] == stream) & (table["metric"] == metric)]
+        dates = list(dict.fromkeys(sorted(mine["date"])))
+        x = {d: i for i, d in enumerate(dates)}
+        for i, model in enumerate(dict.fromkeys(mine["model"])):
+            part = mine[mine["model"] == model]
+            xs = [x[d] for d in part["date"]]
+            ax.plot(xs, part["value"], "-o", color=f"C{i}", markersize=3, label=model)
+            if part["low"].notna().any():
+                ax.fill_between(xs, part["low"], part["high"], color=f"C{i}", alpha=0.15,
+                                linewidth=0)
+        share = mine.groupby("date")["pending_share"].max()
+        twin = ax.twinx()
+        twin.bar([x[d] for d in share.index], share.to_numpy(), color="0.6", alpha=0.25,
+                 width=0.6, label="pending share")
+        twin.set_ylim(0, 1)
+        twin.set_ylabel("pending share", fontsize=8)
+        ax.set_zorder(twin.get_zorder() + 1)
+        ax.patch.set_visible(False)
+        ax.set_xticks(range(len(dates)), dates, rotation=45, ha="right", fontsize=8)
+        ax.set_ylabel(metric)
+        ax.set_title(stream)
+        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.12, 1.0), borderaxespad=0)
+    for fmt, data in _png(plt, fig).items():
+        with open(os.path.join(out, f"trend.{fmt}"), "wb") as f:
+            f.write(data)
+    return table
+
+
+def format_trend(table: pd.DataFrame) -> str:
+    """Dates × (stream, model, metric), four decimals: what the command prints.
+
+    >>> print(format_trend(pd.DataFrame({"date": ["d1", "d2"], "stream": "s", "model": "m",
+    ...                                  "metric": "accuracy", "value": [0.9, 0.8]})))
+    ... # doctest: +NORMALIZE_WHITESPACE
+    stream        s
+    model         m
+    metric accuracy
+    date
+    d1       0.9000
+    d2       0.8000
+    """
+    wide = table.pivot_table(index="date", columns=["stream", "model", "metric"],
+                             values="value", aggfunc="last", sort=False)
+    return wide.to_string(float_format=lambda v: f"{v:.4f}")

@@ -1,0 +1,61 @@
+"""`delayed-eval trend`: one point per nightly run below a folder, with each run's own values,
+intervals and pending share (read back from its files), in date order."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from pipelines.cli import main
+from pipelines.config import RunConfig
+from pipelines.job import run
+
+
+@pytest.fixture(scope="module")
+def nightly(tmp_path_factory):
+    root = tmp_path_factory.mktemp("fraud")
+    # Written out of date order; the newest day's last 60 labels have not arrived yet.
+    for day, seed in (("2026-11-03", 3), ("2026-11-01", 1), ("2026-11-02", 2)):
+        rng = np.random.default_rng(seed)
+        x = rng.normal(size=400)
+        label = np.where(x + rng.normal(scale=0.5, size=400) > 0, "fraud", "ok").astype(object)
+        if day == "2026-11-03":
+            label[-60:] = None
+        path = root / f"{day}.csv"
+        pd.DataFrame({"x": x, "label": label}).to_csv(path, index=False)
+        run(RunConfig(streams=[f"s={path}"], models=["gaussian-nb", "majority"], delay="10",
+                      repredict="none", bootstrap=50, out=str(root / "runs" / f"date={day}"),
+                      quiet=True, runner="direct"))
+    return root / "runs"
+
+
+def test_trend_has_each_runs_numbers_in_date_order(nightly, capsys):
+    assert main(["trend", str(nightly), "--metric", "accuracy", "--metric", "kappa"]) == 0
+    assert "2026-11-01" in capsys.readouterr().out
+    table = pd.read_parquet(nightly / "trend" / "trend.parquet")
+    assert {p.name for p in (nightly / "trend").iterdir()} == {
+        "trend.parquet", "trend.csv", "trend.png", "trend.svg", "trend.pdf"}
+    nb = table[(table["model"] == "gaussian-nb") & (table["metric"] == "accuracy")]
+    assert nb["date"].tolist() == ["2026-11-01", "2026-11-02", "2026-11-03"]
+    for row in table.itertuples():
+        folder = nightly / f"date={row.date}"
+        summary = pd.read_csv(folder / "summary.csv")
+        mine = summary[(summary["model"] == row.model) & (summary["category"] == "initial")
+                       & (summary["window"] == "cumulative") & summary["class"].isna()]
+        values = dict(zip(mine["metric"], mine["value"]))
+        assert row.value == values[row.metric]
+        low, high = ("accuracy_wilson_low", "accuracy_wilson_high") if row.metric == "accuracy" \
+            else ("kappa_bootstrap_low", "kappa_bootstrap_high")
+        assert (row.low, row.high) == (values[low], values[high])
+        counts = next(c for c in json.loads((folder / "manifest.json").read_text())["counts"]
+                      if c["model"] == row.model)
+        assert row.pending_share == counts["pending_at_end"] / counts["instances"]
+    shares = nb.set_index("date")["pending_share"]
+    assert shares["2026-11-01"] == 0 and shares["2026-11-03"] > 0
+
+
+def test_a_folder_without_runs_is_one_line(tmp_path, capsys):
+    assert main(["trend", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "no finished run below it" in err
