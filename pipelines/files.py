@@ -4,6 +4,7 @@ reading, the staging folder a run writes into, and publishing it when the run ha
 
 from __future__ import annotations
 
+import errno
 import io
 import json
 import os
@@ -210,6 +211,35 @@ def io_reason(error: BaseException) -> str:
         todo += [a for a in (*e.args, *(details.values() if isinstance(details, dict) else ()),
                              e.__cause__, e.__context__) if isinstance(a, BaseException)]
     return str(error).splitlines()[0]
+
+
+# A worker's OSError that is the disk's, not ours: the run's files could not be written.
+DISK_ERRORS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EIO, errno.EFBIG})
+
+
+def disk_error(error: BaseException) -> OSError | None:
+    """The disk's error (full, read-only, a quota) among `error`, what it wraps and what it was
+    raised from — a worker writing a spilled part or a curve part met it — or None.
+
+    Example
+    -------
+
+    >>> failure = RuntimeError("Pipeline failed")
+    >>> failure.__cause__ = OSError(errno.ENOSPC, "No space left on device")
+    >>> disk_error(failure).strerror, disk_error(ValueError("a bug")) is None
+    ('No space left on device', True)
+
+    """
+    todo, seen = [error], set()
+    while todo:
+        e = todo.pop(0)
+        if id(e) in seen:
+            continue
+        seen.add(id(e))
+        if isinstance(e, OSError) and e.errno in DISK_ERRORS:
+            return e
+        todo += [a for a in (*e.args, e.__cause__, e.__context__) if isinstance(a, BaseException)]
+    return None
 
 
 def new_staging(out: str, run_id: str) -> str:

@@ -22,8 +22,9 @@ from apache_beam.io.filesystems import FileSystems
 
 from pipelines.config import RunConfig
 from pipelines.evaluation import EvaluateDelayed
-from pipelines.files import (ERRORS_FILE, delete_folder, io_reason, new_staging, publish,
-                             read_bytes, staged_names, write_bytes, write_json, write_parquet)
+from pipelines.files import (ERRORS_FILE, delete_folder, disk_error, io_reason, new_staging,
+                             publish, read_bytes, staged_names, write_bytes, write_json,
+                             write_parquet)
 from pipelines.manifest import check_evaluated, complete_summary, manifest
 from pipelines.plan import plan
 from pipelines.results import drift_delay_table, format_profiles, format_table
@@ -32,6 +33,10 @@ from runners import runner_session
 from transforms.backfill.outcomes import LOG_PARTS
 from transforms.errors import DelayedEvalError, OutputError
 from transforms.replay.progress import job_counters
+
+
+def _where(error: OSError) -> str:
+    return f" writing {error.filename}" if error.filename else ""
 
 
 def run(config: RunConfig) -> pd.DataFrame:
@@ -54,8 +59,17 @@ def run(config: RunConfig) -> pd.DataFrame:
             spill = FileSystems.join(staging, LOG_PARTS)
             _ = (p | "Evaluate" >> EvaluateDelayed(pl, spill)
                  | "Write" >> WriteResults(pl, staging))
-            result = p.run()
-            result.wait_until_finish()
+            try:
+                result = p.run()
+                result.wait_until_finish()
+            except Exception as e:
+                disk = disk_error(e)
+                if disk is None:
+                    raise
+                raise OutputError(f"--out {config.out}: writing the results failed "
+                                  f"({disk.strerror}{_where(disk)}); free space there or "
+                                  f"choose another --out; the previous results there are "
+                                  f"untouched") from None
 
         def staged(name):
             return FileSystems.join(staging, name)

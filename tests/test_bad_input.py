@@ -604,3 +604,27 @@ def test_lines_with_too_few_fields_are_dead_letters(tmp_path):
         (2, None, "the line is cut short: 2 of 4 fields"), (4, "g", "feature is nan")]
     assert [e[5] for e in events if e[3] == "instance"] == [{"f": 1.0, "g": 2.0},
                                                             {"f": 3.0, "g": 1.0}]
+
+
+def test_a_disk_that_fills_while_workers_write_is_an_out_error(tmp_path, monkeypatch, capsys):
+    """A worker's full disk (writing a curve part) is the output's trouble: one line naming
+    --out, exit status 2, the previous results untouched — not an internal error."""
+    import errno
+
+    import pipelines.write
+
+    out = tmp_path / "out"
+    argv = ["run", "--stream", 'synth:SEA{"n": 300, "seed": 4}', "--model", "majority",
+            "--delay", "10", "--out", str(out), "--runner", "direct", "--quiet"]
+    assert main(argv) == 0
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+
+    def full(table, folder):
+        raise OSError(errno.ENOSPC, "No space left on device", f"{folder}/part.arrow")
+
+    monkeypatch.setattr(pipelines.write, "_write_curve_part", full)
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and err.startswith(f"delayed-eval: error: --out {out}: ")
+    assert "No space left on device" in err and "free space there" in err
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
