@@ -188,6 +188,10 @@ def _run_parser(sub) -> argparse.ArgumentParser:
                           "95 %% percentile intervals of accuracy, kappa and macro F1 "
                           "(accuracy_bootstrap_low/high, ...) in every view but fading, and "
                           "of their Ψα (default: none)")
+    run.add_argument("--resources", action="store_true", default=None,
+                     help="also measure each model's cost: CPU seconds in learning and in "
+                          "predicting, its size in bytes at every curve point, and RAM-hours "
+                          "(category resources; these numbers vary from run to run)")
     run.add_argument("--on-model-error", choices=MODEL_ERRORS, default=None,
                      help="a model that raises in learn_one/predict_one, or returns no single "
                           "value: fail stops the run with one line naming model, stream and "
@@ -302,7 +306,7 @@ def _config(args, beam_args) -> RunConfig:
               "progress_every": args.progress_every, "start": args.start, "end": args.end,
               **{k: given.get(k) for k in ("replay", "log_predictions", "predictions", "task",
                                            "buckets", "timer_bucket", "on_model_error",
-                                           "probabilities", "bootstrap")}}
+                                           "probabilities", "bootstrap", "resources")}}
     if args.command == "backfill":
         if not args.repredict:
             fields["repredict"] = LOGGED

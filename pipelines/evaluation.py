@@ -22,9 +22,10 @@ from transforms.scoring.drift import DetectDrift
 from transforms.scoring.in_stream import StreamScores
 from transforms.scoring.outcomes import ScoreOutcomes
 from transforms.scoring.profile import ProfileStreams
+from transforms.scoring.resources import ResourceRows
 from transforms.streams.read import ReadStreams
 from transforms.vocabulary import (CLASSES, COUNTS, CURVES, DEAD_LETTERS, ERRORS, PREDICTIONS,
-                                   READ_COUNTS, SUMMARY)
+                                   READ_COUNTS, RESOURCE_POINTS, SUMMARY)
 
 PROFILES = "profiles"
 
@@ -100,6 +101,11 @@ class EvaluateDelayed(beam.PTransform):
                 curves.append(compared[CURVES])
         if pl.drift is not None:
             summaries.append(outcomes | "Drift" >> DetectDrift(pl.tasks, pl.drift))
+        points = source.pop(RESOURCE_POINTS, None)
+        if points is not None and pl.config.resources:
+            costs = points | "Resources" >> ResourceRows(pl.config.curve_every)
+            summaries.append(costs.summary)
+            curves.append(costs[CURVES])
         classifiers = [m for m in pl.models if pl.tasks[m] == "classification"]
         first_classifier = {s.name: classifiers[0] for s in pl.streams} if classifiers else {}
         return {**source,
@@ -128,14 +134,15 @@ class EvaluateDelayed(beam.PTransform):
         engines = EngineFactory(pl.models, pl.classes, pl.tasks, cfg.final, pl.repredict,
                                 pl.scoring.bins, cfg.log_predictions, progress,
                                 pl.scoring.baseline_views, cfg.on_model_error,
-                                cfg.probabilities)
+                                cfg.probabilities, cfg.curve_every if cfg.resources else 0)
         if pl.replay in ("per-key", "per-stream"):
             scores = StreamScores(pl.tasks, pl.scoring) if pl.replay == "per-stream" else None
             replay = pbegin | "Replay" >> PerKeyReplay(
                 pl.streams, list(pl.models), engines, pl.delay, cfg.chunk_size, pl.time_range,
                 scores)
             return {"outcomes": replay.outcomes, **{tag: replay[tag] for tag in (
-                PREDICTIONS, DEAD_LETTERS, COUNTS, CLASSES, READ_COUNTS, ERRORS)},
+                PREDICTIONS, DEAD_LETTERS, COUNTS, CLASSES, READ_COUNTS, ERRORS,
+                RESOURCE_POINTS)},
                 **({SUMMARY: replay[SUMMARY], CURVES: replay[CURVES]} if scores else {})}
         read = pbegin | "Read" >> reader
         if pl.replay == "grouped":
@@ -144,6 +151,7 @@ class EvaluateDelayed(beam.PTransform):
             replay = read["chunks"] | "Replay" >> StatefulReplay(engines, cfg.chunk_size,
                                                                  cfg.timer_bucket)
         return {"outcomes": replay.outcomes, PREDICTIONS: replay[PREDICTIONS],
+                RESOURCE_POINTS: replay[RESOURCE_POINTS],
                 DEAD_LETTERS: (read[DEAD_LETTERS], replay[DEAD_LETTERS])
                 | "AllDeadLetters" >> beam.Flatten(),
                 COUNTS: replay[COUNTS], CLASSES: replay[CLASSES], READ_COUNTS: read[READ_COUNTS],

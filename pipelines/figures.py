@@ -371,6 +371,26 @@ def _fig_reliability(plt, run: RunFiles):
     return _png(plt, fig)
 
 
+def _fig_resources(plt, run: RunFiles):
+    """Each model's cost over T (--resources): its size, and the CPU seconds spent learning
+    (solid) and predicting (dashed), one pair of panels per stream."""
+    fig, axes = plt.subplots(len(run.streams), 2, figsize=(11.0, 3.6 * len(run.streams)),
+                             squeeze=False)
+    fig.suptitle("Cost of each model over T", fontsize=12)
+    for (size_ax, cpu_ax), stream in zip(axes, run.streams):
+        for i, model in enumerate(run.models):
+            x, y = run.curve(stream, model, "resources", "model_bytes")
+            size_ax.plot(x, y / 1024, "-o", color=f"C{i}", markersize=3, label=model)
+            for metric, style in (("learn_cpu_seconds", "-"), ("predict_cpu_seconds", "--")):
+                x, y = run.curve(stream, model, "resources", metric)
+                cpu_ax.plot(x, y, style, color=f"C{i}",
+                            label=f"{model} {metric.split('_')[0]}")
+        _label_axis(size_ax, stream, "model size (KiB)")
+        _label_axis(cpu_ax, stream, "CPU seconds (cumulative)")
+        _legend(cpu_ax)
+    return _png(plt, fig)
+
+
 def _num(v) -> float:
     return math.nan if v is None else float(v)
 
@@ -453,6 +473,13 @@ def figures(run: RunFiles) -> tuple[list[Figure], list[str]]:
         "over-confident. The expected calibration error (ece) is the labels-weighted gap.",
         _fig_reliability, "reliability_accuracy" in set(run.summary["metric"]),
         "needs a classifier with class probabilities (predict_proba_one)")
+    add("resources", "Cost of each model",
+        "The model's size (river's deep size of the object) and the CPU seconds its thread "
+        "spent learning and predicting (re-predictions included), at every curve point. "
+        "A size that keeps growing is a model that keeps growing; RAM-hours (in the summary) "
+        "weigh the size by the time spent, as MOA does. These numbers vary from run to run.",
+        _fig_resources, "resources" in set(run.summary["category"]),
+        "needs --resources")
     add("profile", "Temporal dependence",
         "Δ(ℓ) > 0 means a class is more likely to repeat after a run of length ℓ than its "
         "prior says; when Persistent (predict the previous label) beats Majority, the stream "

@@ -25,7 +25,7 @@ from transforms.errors import InputError
 from transforms.replay.engine import COUNTERS
 from transforms.scoring.comparison import pair_name
 from transforms.vocabulary import (BINNED, CATEGORIES, COMPARISON, DRIFT, FINAL, INITIAL,
-                                   INTERMEDIATE, SUMMARY_COLUMNS)
+                                   INTERMEDIATE, RESOURCE_METRICS, RESOURCES, SUMMARY_COLUMNS)
 
 
 def complete_summary(pl: Plan, raw: pd.DataFrame,
@@ -106,6 +106,12 @@ def complete_summary(pl: Plan, raw: pd.DataFrame,
                             & (raw["category"] == DRIFT)]
                 rows += [{**r, "run_id": pl.config.run_id, "protocol": drift_protocol,
                           "bin": None, "alpha": None} for r in extra.to_dict("records")]
+            if not raw.empty:  # --resources: the model's cost, in a fixed order
+                costs = raw[(raw["stream"] == s.name) & (raw["model"] == m)
+                            & (raw["category"] == RESOURCES)].to_dict("records")
+                rows += [{**r, "run_id": pl.config.run_id, "protocol": protocol, "bin": None,
+                          "alpha": None}
+                         for r in sorted(costs, key=lambda r: RESOURCE_METRICS.index(r["metric"]))]
         if not raw.empty:  # comparisons, pairs in configuration order
             order = {pair_name(a, b): i for i, (a, b) in
                      enumerate(itertools.combinations(pl.models, 2))}

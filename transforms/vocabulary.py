@@ -29,7 +29,9 @@ BINNED = "binned"  # Λ(T, b), one row per bin b = 0..B+1
 INTERMEDIATE = "intermediate"  # Ψα, one row per α
 COMPARISON = "comparison"  # a pair of models, `A vs B`
 DRIFT = "drift"  # Page-Hinkley alarms and detection delays
-CATEGORIES = (INITIAL, FINAL, BINNED, INTERMEDIATE, COMPARISON, DRIFT)
+RESOURCES = "resources"  # a model's CPU seconds, size and RAM-hours (--resources)
+CATEGORIES = (INITIAL, FINAL, BINNED, INTERMEDIATE, COMPARISON, DRIFT, RESOURCES)
+RESOURCE_METRICS = ("learn_cpu_seconds", "predict_cpu_seconds", "model_bytes", "ram_hours")
 
 # The `window` column: cumulative, or a view that forgets.
 CUMULATIVE = "cumulative"
@@ -84,4 +86,5 @@ ERRORS = "errors"  # a worker's errors, as records, raised by the job after the 
 READ_COUNTS = "read_counts"  # per stream: rows read, events, dead letters
 SUMMARY = "summary"  # summary rows scored where the replay ran
 CURVES = "curves"  # curve rows
-REPLAY_OUTPUTS = (PREDICTIONS, DEAD_LETTERS, COUNTS, CLASSES, ERRORS)
+RESOURCE_POINTS = "resources"  # per key: the replay's resource measurements
+REPLAY_OUTPUTS = (PREDICTIONS, DEAD_LETTERS, COUNTS, CLASSES, ERRORS, RESOURCE_POINTS)

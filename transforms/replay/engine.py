@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import pickle
+import time
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -66,6 +67,9 @@ class DrainResult:
     # Outcomes (indices) whose re-predictions are still to be mapped to bins, and their number.
     unbinned: list = field(default_factory=list)
     unbinned_size: int = 0
+    # With resources measured: (labels, t, learn CPU s, predict CPU s, model bytes, RAM-hours)
+    # at every `resources_every` labels and at the drain's end.
+    resources: list = field(default_factory=list)
 
 
 class LateEventError(RuntimeError):
@@ -116,6 +120,10 @@ class ReplayEngine:
         Whether the initial and final predictions of a classifier with `predict_proba_one`
         keep their class probabilities (vectors over class indices) in the outcomes and the
         prediction log.
+    resources_every
+        N > 0: measure the model's cost — the CPU seconds (this thread's) spent in learning
+        and in predicting, the model's size (river's `_raw_memory_usage`) and MOA's RAM-hours —
+        every N labels and at the end of each drain (`DrainResult.resources`).
 
     >>> from transforms.records import event, RANK_INSTANCE, RANK_LABEL
     >>> engine = ReplayEngine(ModelSpec.parse("no-change"), stream="s", classes=["a", "b"])
@@ -141,7 +149,8 @@ class ReplayEngine:
                  task: str | None = None, final: bool = True,
                  repredict: RepredictPolicy | None = None, bins: int = 0,
                  log_predictions: str = "all", baselines: BaselineViews | None = None,
-                 on_model_error: str = "fail", probabilities: bool = True):
+                 on_model_error: str = "fail", probabilities: bool = True,
+                 resources_every: int = 0):
         self.stream = stream
         self.model_name = model.name
         # fail: a model that raises (or returns no single value) stops the run with a
@@ -187,6 +196,10 @@ class ReplayEngine:
         self.prev_label = math.nan  # the Persistent baseline of a regression stream
         self.last_key: tuple = (-math.inf, -1, -1)
         self._lut_labels, self._lut = None, np.empty(0, dtype=np.int64)  # see _values
+        self.resources_every = resources_every
+        self.cpu = [0.0, 0.0]  # seconds in learn_one, in predictions (incl. re-predictions)
+        self.ram_hours = 0.0
+        self._measured = (0, 0.0)  # labels and CPU seconds at the last size measurement
         # `_proba_vector`: the last probability dict's classes and their indices.
         self._proba_keys, self._proba_order = (), None
         self._identity = list(range(64))
@@ -252,7 +265,18 @@ class ReplayEngine:
                 self._repredict_timed(ev[TIME], out)
             handlers[ev[KIND]](ev, out)
         self._map_bins(out)
+        if batch and self.resources_every and self.n_labels != self._measured[0]:
+            self._measure(batch[-1][TIME], out)  # the state at the drain's end
         return out
+
+    def _measure(self, t: float, out: DrainResult) -> None:
+        """A resources point: CPU seconds so far, the model's size now, and RAM-hours (MOA:
+        Σ size in GB × the hours of CPU time spent since the previous measurement)."""
+        size = getattr(self.model, "_raw_memory_usage", math.nan)
+        cpu = self.cpu[0] + self.cpu[1]
+        self.ram_hours += size / 2 ** 30 * (cpu - self._measured[1]) / 3600
+        self._measured = (self.n_labels, cpu)
+        out.resources.append((self.n_labels, t, *self.cpu, size, self.ram_hours))
 
     def _map_bins(self, out: DrainResult) -> None:
         """Replace the re-predictions of the outcomes waiting in `out.unbinned` by their bins
@@ -291,11 +315,14 @@ class ReplayEngine:
         """The model's prediction for x as it is stored (`_value`), and its class probabilities
         (a vector over class indices; None without them)."""
         proba = None
+        started = time.thread_time() if self.resources_every else 0.0
         try:
             if self._predict_scored is None:
                 prediction = self._predict_one(x)
             else:
                 prediction, proba = self._predict_scored(x)
+            if self.resources_every:
+                self.cpu[1] += time.thread_time() - started
         except MemoryError:  # the worker's trouble, not the model's: the runner may retry
             raise
         except NotImplementedError as e:
@@ -348,8 +375,11 @@ class ReplayEngine:
                              f"predict_proba_one returns one") from None
 
     def _learn_one(self, key, x, y) -> None:
+        started = time.thread_time() if self.resources_every else 0.0
         try:
             self.model.learn_one(x, y)
+            if self.resources_every:
+                self.cpu[0] += time.thread_time() - started
         except MemoryError:
             raise
         except Exception as e:
@@ -500,6 +530,8 @@ class ReplayEngine:
                                         initial, final, rep_times, rep_values))
         if out.unbinned_size >= BIN_BATCH:
             self._map_bins(out)
+        if self.resources_every and self.n_labels % self.resources_every == 0:
+            self._measure(t, out)
 
     def _drop(self, key) -> None:
         """A pending instance leaves without an outcome (the model failed on it)."""
@@ -526,8 +558,11 @@ class ReplayEngine:
             self._repredict(due)
 
     def _repredict(self, due) -> None:
+        started = time.thread_time() if self.resources_every else 0.0
         try:
             self.rows.repredict(due, self.model, self.version, self._values)
+            if self.resources_every:
+                self.cpu[1] += time.thread_time() - started
         except MemoryError:
             raise
         except Exception as e:  # a batch: no single instance to name

@@ -34,7 +34,8 @@ from transforms.models.specs import ModelSpec
 from transforms.replay.engine import ReplayEngine
 from transforms.replay.progress import ProgressLines, report_progress
 from transforms.replay.repredict import RepredictPolicy
-from transforms.vocabulary import CLASSES, COUNTS, DEAD_LETTERS, PREDICTIONS, REPLAY_OUTPUTS
+from transforms.vocabulary import (CLASSES, COUNTS, DEAD_LETTERS, PREDICTIONS, REPLAY_OUTPUTS,
+                                   RESOURCE_POINTS)
 
 # Keys are (stream, model) strings: a deterministic key coder, as stateful DoFns and
 # GroupByKey on distributed runners require.
@@ -69,13 +70,14 @@ class EngineFactory:
     baselines: BaselineViews | None = None  # the views whose Majority baseline labels carry
     on_model_error: str = "fail"  # or dead-letter (`ReplayEngine`)
     probabilities: bool = True  # keep class probabilities (`ReplayEngine`)
+    resources_every: int = 0  # > 0: measure the models' cost every N labels (`ReplayEngine`)
 
     def new(self, key) -> ReplayEngine:
         stream, model = key
         return ReplayEngine(self.models[model], stream, self.classes.get(stream),
                             self.tasks[model], self.final, self.repredict, self.bins,
                             self.log_predictions, self.baselines, self.on_model_error,
-                            self.probabilities)
+                            self.probabilities, self.resources_every)
 
 
 def _emit(key, engine: ReplayEngine, result, pending_before: int,
@@ -98,6 +100,8 @@ def _emit(key, engine: ReplayEngine, result, pending_before: int,
     report_progress(key, counts, lines)
     yield beam.pvalue.TaggedOutput(COUNTS, (key, counts))
     yield beam.pvalue.TaggedOutput(CLASSES, (key, list(engine.classes)))
+    if result.resources:
+        yield beam.pvalue.TaggedOutput(RESOURCE_POINTS, (key, result.resources))
 
 
 class _ReplayDoFn(beam.DoFn):
