@@ -164,7 +164,8 @@ def test_confidence_statistics_by_hand():
     # whose width would change with the unit (metres -> millimetres: 1000x the MAE).
     r = RegressionScore()
     r.update_many([1.0, 2.0], [0.0, 2.0])
-    assert set(r.get()) == {"mae", "rmse", "r2", "mape"}
+    assert set(r.get()) == {"mae", "rmse", "r2", "mape", "abs_error_p50", "abs_error_p90",
+                            "abs_error_p99"}
     assert math.isnan(ClassificationScore().kappa_z)
 
 

@@ -91,6 +91,7 @@ def sequential_fading(chosen, category, b, alpha, regression=False):
         for sums, value in ((s.abs_error, a), (s.squared_error, sq), (s.sum_y, sy),
                             (s.sum_y2, sy2), (s.abs_pct_error, pct), (s.nonzero, nonzero)):
             sums.partials = [value]
+        s.abs_errors = None  # no faded quantiles (docs/semantics.md)
         return s.get()
     k = 1 + max(max(o.y for o in chosen), max(
         prediction(o, c, j) or 0 for o in chosen for c, j in [(category, b)]))
