@@ -200,9 +200,9 @@ class ReplayEngine:
         self.cpu = [0.0, 0.0]  # seconds in learn_one, in predictions (incl. re-predictions)
         self.ram_hours = 0.0
         self._measured = (0, 0.0)  # labels and CPU seconds at the last size measurement
-        # `_proba_vector`: the last probability dict's classes and their indices.
-        self._proba_keys, self._proba_order = (), None
-        self._identity = list(range(64))
+        # `_proba_vector`: the last probability dict's classes, whether all are indexed, and
+        # their indices (None: 0, 1, 2, ... in order).
+        self._proba_keys, self._proba_known, self._proba_order = (), False, None
 
     # -- class indices -------------------------------------------------------------------------
     def _index(self, value, extend: bool):
@@ -347,28 +347,22 @@ class ReplayEngine:
         keys = tuple(proba)
         if keys != self._proba_keys:  # a model names its classes in the same order each time
             index = self._class_index
-            known = len(keys) == len(index) and all(c in index for c in keys)
-            order = [index[c] for c in keys] if known else None
-            self._proba_keys, self._proba_order = (keys, order) if known else ((), None)
-        order = self._proba_order
-        if order is not None and order == self._identity[:len(order)]:
-            vector = proba.values()
-        elif order is not None:
-            vector = [0.0] * len(order)
-            for i, p in zip(order, proba.values()):
-                vector[i] = p
-        else:
-            try:
+            order = [index[c] for c in keys] if len(keys) == len(index) and all(
+                c in index for c in keys) else None
+            self._proba_keys = keys if order is not None else ()
+            self._proba_order = None if order == list(range(len(keys))) else order
+            self._proba_known = order is not None
+        try:
+            if not self._proba_known:  # a class seen first here: index it
                 where = [(self._index(c, extend=True), p) for c, p in proba.items()]
-            except TypeError:
-                raise ModelError(f"{self._where(key)}: predict_proba_one returned {proba!r}, "
-                                 f"not a dict of class probabilities; use a model whose "
-                                 f"predict_proba_one returns one") from None
+            elif self._proba_order is not None:
+                where = zip(self._proba_order, proba.values())
+            else:  # classes in index order, the common case
+                return tuple(map(float, proba.values()))
             vector = [0.0] * len(self.classes)
             for i, p in where:
-                vector[i] = p
-        try:
-            return tuple(map(float, vector))
+                vector[i] = float(p)
+            return tuple(vector)
         except (TypeError, ValueError):
             raise ModelError(f"{self._where(key)}: predict_proba_one returned {proba!r}, not "
                              f"a dict of class probabilities; use a model whose "
