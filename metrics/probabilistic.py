@@ -103,7 +103,7 @@ class ProbabilityScore:
       (p_positive − y)², scikit-learn's `scale_by_half="auto"`);
     - ROC-AUC and PR-AUC (average precision) per class, one against the rest, exact (every
       distinct probability is kept with its counts: memory grows with the distinct values,
-      16 bytes + 8 per class and value); the overall value is their mean over the classes
+      24 bytes per class and value); the overall value is their mean over the classes
       that occur as labels (and, for ROC-AUC, also as non-labels);
     - ECE = Σ_m |hits_m − Σ confidence_m| / n over 10 equal-width bins of the top-label
       confidence max_c p_c, a hit when that class (the first of equals) is the label
