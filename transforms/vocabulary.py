@@ -7,7 +7,7 @@ compute them (`metrics.CLASSIFICATION_METRICS`, `metrics.REGRESSION_METRICS`) an
 too.
 
 >>> CATEGORIES
-('initial', 'final', 'binned', 'intermediate', 'comparison', 'drift')
+('initial', 'final', 'binned', 'intermediate', 'comparison', 'drift', 'resources')
 >>> window_of_fading(0.999), window_of_sliding(500)
 ('fading=0.999', 'w=500')
 """
