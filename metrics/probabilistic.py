@@ -33,14 +33,18 @@ def _distinct(values: np.ndarray, pos: np.ndarray, neg: np.ndarray) -> tuple:
             np.bincount(where, neg, len(distinct)).astype(np.int64))
 
 
-def _merged_ranks(mine: tuple, values: np.ndarray, pos: np.ndarray, neg: np.ndarray) -> tuple:
-    """`mine` (values ascending, distinct) with the counts of (values, pos, neg) (any order,
-    counts may be negative) added: rows whose counts are both 0 dropped. The new values are
-    found by binary search and inserted, so adding a block to a long cumulative list costs a
-    copy of it, not a sort."""
+def _merged_ranks(mine: tuple, values: np.ndarray, pos: np.ndarray, neg: np.ndarray,
+                  distinct: bool = False) -> tuple:
+    """`mine` (values ascending, distinct) with the counts of (values, pos, neg) (any order
+    unless `distinct`: ascending and distinct already; counts may be negative) added: rows
+    whose counts are both 0 dropped. The new values are found by binary search and inserted,
+    so adding a block to a long cumulative list costs a copy of it, not a sort."""
     if not len(values):
         return mine
-    values, pos, neg = _distinct(values, pos, neg)
+    if not distinct:
+        values, pos, neg = _distinct(values, pos, neg)
+    if not len(mine[0]):
+        return values, pos, neg
     have_values, have_pos, have_neg = mine
     at = np.searchsorted(have_values, values)
     hit = at < len(have_values)
@@ -193,7 +197,7 @@ class ProbabilityScore:
             self.bin_confidence[m].merge(theirs if sign > 0 else theirs.negated())
         for c, (values, pos, neg) in other.ranks.items():
             self.ranks[c] = _merged_ranks(self.ranks.get(c, _EMPTY_RANKS), values, sign * pos,
-                                          sign * neg)
+                                          sign * neg, distinct=True)
         return self
 
     def merge(self, other: ProbabilityScore) -> ProbabilityScore:

@@ -153,6 +153,15 @@ def naive_bayes_predict_with_proba(model, x: dict) -> tuple:
     jll = model.joint_log_likelihood(x)
     if not jll:
         return None, None
+    if len(jll) == 2:  # most streams: one exp, no lists
+        (a, la), (b, lb) = jll.items()
+        low_over_top = math.exp(-abs(la - lb))
+        top, low = 1.0 / (1.0 + low_over_top), low_over_top / (1.0 + low_over_top)
+        if abs(la - lb) > TIE_MARGIN * (1.0 + abs(la) + abs(lb)):
+            best = a if la > lb else b
+        else:
+            best = model.predict_one(x)
+        return best, ({a: top, b: low} if la >= lb else {a: low, b: top})
     top = max(jll.values())
     exps = [math.exp(ll - top) for ll in jll.values()]
     total = sum(exps)

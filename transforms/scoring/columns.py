@@ -115,11 +115,15 @@ def _proba_matrix(vectors: list) -> np.ndarray | None:
     >>> _proba_matrix([np.array([0.3, 0.7]), None, np.array([1.0])]).tolist()
     [[0.3, 0.7], [nan, nan], [1.0, 0.0]]
     """
+    try:  # every vector there and as long as the others: one matrix
+        matrix = np.array(vectors, dtype=np.float64)
+        if matrix.ndim == 2:
+            return matrix
+    except (TypeError, ValueError):
+        pass
     width = max((len(v) for v in vectors if v is not None), default=-1)
     if width < 0:
         return None
-    if all(v is not None and len(v) == width for v in vectors):
-        return np.array(vectors, dtype=np.float64)
     out = np.zeros((len(vectors), width))
     for i, v in enumerate(vectors):
         if v is None:
