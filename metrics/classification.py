@@ -125,12 +125,13 @@ class ClassificationScore:
         self.pred_counts[y_pred] += 1
 
     def update_many(self, y_true, y_pred, y_prev, y_majority, proba=None,
-                    weights=None) -> None:
+                    weights=None, auc: bool = False) -> None:
         """`update` for arrays of class indices: the same counts, without a Python loop.
         `y_majority` is one column, or one column per view (labels × views); `proba`, the
         predictions' class probabilities (labels × classes, NaN rows for none), feeds the
-        probability measures (`metrics.probabilistic.ProbabilityScore`); `weights`, the labels'
-        Poisson bootstrap weights (labels × replicates, `metrics.bootstrap`).
+        probability measures (`metrics.probabilistic.ProbabilityScore`; with `auc`, ranked:
+        ROC-AUC and PR-AUC too); `weights`, the labels' Poisson bootstrap weights (labels ×
+        replicates, `metrics.bootstrap`).
 
         >>> s = ClassificationScore()
         >>> s.update_many([0, 1, 1, 0], [0, 0, 1, 0], [0, 0, 1, 1], [0, 0, 1, 0])
@@ -144,7 +145,7 @@ class ClassificationScore:
         y_true, y_pred = np.asarray(y_true, dtype=np.int64), np.asarray(y_pred, dtype=np.int64)
         if proba is not None:
             if self.proba is None:
-                self.proba = ProbabilityScore()
+                self.proba = ProbabilityScore(ranked=auc)
             self.proba.update_many(y_true, proba)
         if weights is not None:
             if self.boot is None:

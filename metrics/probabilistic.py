@@ -16,8 +16,10 @@ import numpy as np
 
 from metrics.exact import ExactSum, ratio
 
-# The overall measures; ROC-AUC and PR-AUC are the mean of the classes' one-vs-rest values.
-PROBABILITY_METRICS = ("log_loss", "brier", "roc_auc", "pr_auc", "ece")
+# The overall measures; ROC-AUC and PR-AUC are the mean of the classes' one-vs-rest values,
+# kept only by a ranked score (`ProbabilityScore(ranked=True)`).
+RANK_METRICS = ("roc_auc", "pr_auc")
+PROBABILITY_METRICS = ("log_loss", "brier", *RANK_METRICS, "ece")
 # Per class (one-vs-rest), next to precision, recall and F1.
 PER_CLASS_PROBABILITY_METRICS = ("roc_auc", "average_precision")
 # The reliability diagram's points: per confidence bin, mean confidence and accuracy.
@@ -105,15 +107,16 @@ class ProbabilityScore:
     - log-loss = mean of −log p_y, p_y clamped to [10⁻¹⁵, 1 − 10⁻¹⁵] (river's clamp);
     - Brier = mean of Σ_c (p_c − [y = c])², halved when there are two classes (then it is
       (p_positive − y)², scikit-learn's `scale_by_half="auto"`);
-    - ROC-AUC and PR-AUC (average precision) per class, one against the rest, exact (every
-      distinct probability is kept with its counts: memory grows with the distinct values,
-      24 bytes per class and value); the overall value is their mean over the classes
-      that occur as labels (and, for ROC-AUC, also as non-labels);
+    - with `ranked`, ROC-AUC and PR-AUC (average precision) per class, one against the rest,
+      exact (every distinct probability is kept with its counts: memory grows with the
+      distinct values, 24 bytes per class and value, and each result takes a pass over them);
+      the overall value is their mean over the classes that occur as labels (and, for
+      ROC-AUC, also as non-labels);
     - ECE = Σ_m |hits_m − Σ confidence_m| / n over 10 equal-width bins of the top-label
       confidence max_c p_c, a hit when that class (the first of equals) is the label
       (Guo et al. 2017); `reliability()` gives the diagram's points.
 
-    >>> s = ProbabilityScore()
+    >>> s = ProbabilityScore(ranked=True)
     >>> s.update_many([1, 0, 1, 1], [[0.1, 0.9], [0.8, 0.2], [0.6, 0.4], [0.3, 0.7]])
     >>> round(s.log_loss, 4), round(s.brier, 4), s.roc_auc
     (0.4004, 0.125, 1.0)
@@ -133,7 +136,7 @@ class ProbabilityScore:
     __slots__ = ("n", "width", "log_loss_sum", "brier_sum", "bin_counts", "bin_hits",
                  "bin_confidence", "ranks", "_measures")
 
-    def __init__(self):
+    def __init__(self, ranked: bool = False):
         self.n = 0
         self.width = 0  # classes: the widest probability row, or the highest label + 1
         self.log_loss_sum = ExactSum()
@@ -141,7 +144,8 @@ class ProbabilityScore:
         self.bin_counts = [0] * CALIBRATION_BINS
         self.bin_hits = [0] * CALIBRATION_BINS
         self.bin_confidence = [ExactSum() for _ in range(CALIBRATION_BINS)]
-        self.ranks: dict = {}  # class -> (values ascending, positives, negatives)
+        # class -> (values ascending, positives, negatives); None: not ranked (no AUC)
+        self.ranks: dict | None = {} if ranked else None
         self._measures = None  # `class_measures`, until the counts change
 
     def update_many(self, y_true, proba) -> None:
@@ -178,7 +182,7 @@ class ProbabilityScore:
             self.bin_counts[m] += int(counts[m])
             self.bin_hits[m] += int(hits[m])
             self.bin_confidence[m].add_many(confidence[where == m])
-        for c in range(width):
+        for c in range(width if self.ranks is not None else 0):
             positive = (y == c).astype(np.int64)
             self.ranks[c] = _merged_ranks(self.ranks.get(c, _EMPTY_RANKS), p[:, c], positive,
                                           1 - positive)
@@ -195,7 +199,7 @@ class ProbabilityScore:
             self.bin_hits[m] += sign * other.bin_hits[m]
             theirs = other.bin_confidence[m]
             self.bin_confidence[m].merge(theirs if sign > 0 else theirs.negated())
-        for c, (values, pos, neg) in other.ranks.items():
+        for c, (values, pos, neg) in (other.ranks or {}).items():
             self.ranks[c] = _merged_ranks(self.ranks.get(c, _EMPTY_RANKS), values, sign * pos,
                                           sign * neg, distinct=True)
         return self
@@ -206,7 +210,7 @@ class ProbabilityScore:
     def subtract(self, other: ProbabilityScore) -> ProbabilityScore:
         """Remove `other`, a score over a subset of the same labels (a window's difference).
 
-        >>> a, b = ProbabilityScore(), ProbabilityScore()
+        >>> a, b = ProbabilityScore(ranked=True), ProbabilityScore(ranked=True)
         >>> a.update_many([1, 0, 1], [[0.2, 0.8], [0.9, 0.1], [0.95, 0.05]])
         >>> b.update_many([1], [[0.2, 0.8]])
         >>> a.subtract(b).roc_auc  # labels 2 and 3: the positive has the lower probability
@@ -228,7 +232,7 @@ class ProbabilityScore:
         for the classes that occur as a label."""
         if self._measures is None:
             out = {}
-            for c, ranks in sorted(self.ranks.items()):
+            for c, ranks in sorted((self.ranks or {}).items()):
                 if ranks[1].sum():
                     out[("roc_auc", c)] = roc_auc(ranks)
                     out[("average_precision", c)] = average_precision(ranks)
@@ -269,10 +273,12 @@ class ProbabilityScore:
 
     def get(self) -> dict:
         """Every measure of `PROBABILITY_METRICS` by name."""
-        measures = self.class_measures()
-        return {"log_loss": self.log_loss, "brier": self.brier,
-                "roc_auc": self._macro("roc_auc", measures),
-                "pr_auc": self._macro("average_precision", measures), "ece": self.ece}
+        out = {"log_loss": self.log_loss, "brier": self.brier, "ece": self.ece}
+        if self.ranks is not None:
+            measures = self.class_measures()
+            out.update(roc_auc=self._macro("roc_auc", measures),
+                       pr_auc=self._macro("average_precision", measures))
+        return out
 
     # -- state ------------------------------------------------------------------------------
     def to_dict(self) -> dict:
@@ -280,7 +286,8 @@ class ProbabilityScore:
                 "brier_sum": self.brier_sum.to_dict(), "bin_counts": list(self.bin_counts),
                 "bin_hits": list(self.bin_hits),
                 "bin_confidence": [s.to_dict() for s in self.bin_confidence],
-                "ranks": {c: [r.tolist() for r in ranks] for c, ranks in self.ranks.items()}}
+                "ranks": None if self.ranks is None else
+                {c: [r.tolist() for r in ranks] for c, ranks in self.ranks.items()}}
 
     @classmethod
     def from_dict(cls, d: dict) -> ProbabilityScore:
@@ -290,8 +297,9 @@ class ProbabilityScore:
         s.brier_sum = ExactSum.from_dict(d["brier_sum"])
         s.bin_counts, s.bin_hits = list(d["bin_counts"]), list(d["bin_hits"])
         s.bin_confidence = [ExactSum.from_dict(x) for x in d["bin_confidence"]]
-        s.ranks = {int(c): (np.array(v, np.float64), np.array(p, np.int64),
-                            np.array(n, np.int64)) for c, (v, p, n) in d["ranks"].items()}
+        s.ranks = None if d["ranks"] is None else {
+            int(c): (np.array(v, np.float64), np.array(p, np.int64), np.array(n, np.int64))
+            for c, (v, p, n) in d["ranks"].items()}
         return s
 
     def __repr__(self) -> str:

@@ -183,6 +183,11 @@ def _run_parser(sub) -> argparse.ArgumentParser:
                      help="keep classes only: no class probabilities with the initial and final "
                           "predictions, so no log-loss, Brier score, ROC-AUC, PR-AUC or "
                           "calibration (default: kept for classifiers with predict_proba_one)")
+    run.add_argument("--auc", action="store_true", default=None,
+                     help="also the exact ROC-AUC and PR-AUC (average precision) of the class "
+                          "probabilities, overall and per class, at every curve point: they "
+                          "keep every distinct probability, so memory and time grow with the "
+                          "labels (default: off; log-loss, Brier and calibration are on)")
     run.add_argument("--bootstrap", type=int, default=None, metavar="R",
                      help="R Poisson bootstrap replicates (seeded, the same on every runner): "
                           "95 %% percentile intervals of accuracy, kappa and macro F1 "
@@ -306,7 +311,8 @@ def _config(args, beam_args) -> RunConfig:
               "progress_every": args.progress_every, "start": args.start, "end": args.end,
               **{k: given.get(k) for k in ("replay", "log_predictions", "predictions", "task",
                                            "buckets", "timer_bucket", "on_model_error",
-                                           "probabilities", "bootstrap", "resources")}}
+                                           "probabilities", "bootstrap", "resources",
+                                           "auc")}}
     if args.command == "backfill":
         if not args.repredict:
             fields["repredict"] = LOGGED

@@ -91,6 +91,7 @@ class RunConfig:
     probabilities: bool = True
     bootstrap: int = 0  # R > 0: Poisson bootstrap intervals of accuracy, κ, macro F1 (and Ψα)
     resources: bool = False  # CPU seconds, model size and RAM-hours per model (not repeatable)
+    auc: bool = False  # exact ROC-AUC and PR-AUC (cost and memory grow with the labels)
     bins: int = 100  # B: bins of the latency period for the binned measures Λ(T,b)
     repredict: str = "every_k_labels:10"  # re-prediction policy; "none" turns re-evaluation off
     alphas: list[float] = field(default_factory=lambda: [1.0, 2.0, 10.0])  # Ψα

@@ -43,7 +43,7 @@ class LocalResult(NamedTuple):
 def evaluate_locally(stream: str, model: str, delay: str = "0", *, final: bool = True,
                      repredict: str = "none", bins: int = 100, alphas=(1.0, 2.0, 10.0),
                      windows=(), fadings=(), time_windows=(),
-                     curve_every: int = 1000) -> LocalResult:
+                     curve_every: int = 1000, auc: bool = False) -> LocalResult:
     """Evaluate `model` (a spec, as for `--model`) on `stream` (as for `--stream`) with the
     label `delay`, in this process: the same engine and scoring as `run`, the same numbers.
 
@@ -51,7 +51,7 @@ def evaluate_locally(stream: str, model: str, delay: str = "0", *, final: bool =
     ----------
     stream, model, delay
         As for `--stream`, `--model` and `--delay`.
-    final, repredict, bins, alphas, windows, fadings, time_windows, curve_every
+    final, repredict, bins, alphas, windows, fadings, time_windows, curve_every, auc
         As the `RunConfig` fields of the same names (re-evaluation is off by default here).
 
     Example
@@ -76,7 +76,7 @@ def evaluate_locally(stream: str, model: str, delay: str = "0", *, final: bool =
     policy = RepredictPolicy.parse(repredict).with_bins(bins)
     plan = ScoringPlan.of(policy, final=final, bins=bins, alphas=alphas,
                           curve_every=curve_every, windows=windows, fadings=fadings,
-                          time_windows=time_windows)
+                          time_windows=time_windows, auc=auc)
     engine = ReplayEngine(model_spec, spec.name, spec.declared_classes(), final=final,
                           repredict=policy, bins=plan.bins, log_predictions="none",
                           baselines=plan.baseline_views)

@@ -17,7 +17,7 @@ from metrics import CONFUSION, NOT_PRIORITISED, PER_CLASS_METRICS
 from metrics.bootstrap import BOOTSTRAP_METRICS
 from metrics.classification import CLASSIFICATION_METRICS
 from metrics.probabilistic import (PER_CLASS_PROBABILITY_METRICS, PROBABILITY_METRICS,
-                                   RELIABILITY_METRICS)
+                                   RANK_METRICS, RELIABILITY_METRICS)
 from metrics.regression import QUANTILE_METRICS, REGRESSION_METRICS
 from pipelines.plan import Plan
 from transforms.backfill.logs import LOG_COUNTERS
@@ -72,7 +72,8 @@ def complete_summary(pl: Plan, raw: pd.DataFrame,
             metrics = CLASSIFICATION_METRICS if pl.tasks[m] == "classification" \
                 else REGRESSION_METRICS
             if (s.name, m) in scored:
-                metrics = (*metrics, *PROBABILITY_METRICS)
+                metrics = (*metrics, *(p for p in PROBABILITY_METRICS
+                                       if sc.auc or p not in RANK_METRICS))
             if (s.name, m) in booted:
                 metrics = (*metrics, *BOOTSTRAP_METRICS)
             for window, (category, b, alpha), metric in itertools.product(

@@ -126,7 +126,7 @@ def plan(config: RunConfig) -> Plan:
                                  alphas=config.alphas, curve_every=config.curve_every,
                                  windows=config.windows, fadings=config.fadings,
                                  time_windows=config.time_windows,
-                                 bootstrap=config.bootstrap)
+                                 bootstrap=config.bootstrap, auc=config.auc)
     except ValueError as e:
         raise ConfigError(str(e)) from None
     drift = None if config.drift_on == "none" else DriftPlan(

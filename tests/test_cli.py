@@ -34,8 +34,8 @@ def test_run_writes_every_output(tmp_path, capsys):
         "weighted_f1", "micro_f1", "accuracy_ci_hoeffding", "accuracy_ci_chernoff",
         "accuracy_wilson_low", "accuracy_wilson_high", "kappa_se", "kappa_z", "precision",
         "recall", "f1", "precision_wilson_low", "precision_wilson_high", "recall_wilson_low",
-        "recall_wilson_high", "confusion", "log_loss", "brier", "roc_auc", "pr_auc", "ece",
-        "average_precision", "reliability_confidence", "reliability_accuracy"}
+        "recall_wilson_high", "confusion", "log_loss", "brier", "ece", "reliability_confidence",
+        "reliability_accuracy"}
     # Per-class rows name SEA's classes as the prediction log does; the others have no class.
     assert set(scores["class"].dropna()) == {"True", "False"}
     assert scores[scores["metric"] == "accuracy"]["class"].isna().all()

@@ -47,9 +47,9 @@ def _sklearn(y, p) -> dict:
 @pytest.mark.parametrize("k", [2, 4])
 def test_probability_score_equals_sklearn_merged_in_any_order(k):
     y, p = _probabilities(900, k, seed=k)
-    whole = ProbabilityScore()
+    whole = ProbabilityScore(ranked=True)
     whole.update_many(y, p)
-    parts = [ProbabilityScore() for _ in range(3)]
+    parts = [ProbabilityScore(ranked=True) for _ in range(3)]
     for i, part in enumerate(parts):
         part.update_many(y[i::3], p[i::3])
     merged = parts[2].merge(parts[0]).merge(parts[1])
@@ -68,7 +68,7 @@ def test_probability_score_equals_sklearn_merged_in_any_order(k):
 
 def test_a_window_made_by_subtraction_equals_its_labels_scored_alone():
     y, p = _probabilities(600, 3, seed=7)
-    everything, head, tail = ProbabilityScore(), ProbabilityScore(), ProbabilityScore()
+    everything, head, tail = (ProbabilityScore(ranked=True) for _ in range(3))
     everything.update_many(y, p)
     head.update_many(y[:250], p[:250])
     tail.update_many(y[250:], p[250:])
@@ -80,7 +80,7 @@ def test_a_window_made_by_subtraction_equals_its_labels_scored_alone():
 
 def test_calibration_error_equals_a_plain_loop():
     y, p = _probabilities(500, 3, seed=11, decimals=3)
-    score = ProbabilityScore()
+    score = ProbabilityScore(ranked=True)
     score.update_many(y, p)
     bins = {m: [] for m in range(10)}
     for label, row in zip(y.tolist(), p.tolist()):
@@ -99,7 +99,7 @@ def test_calibration_error_equals_a_plain_loop():
 
 
 def test_log_loss_clamps_as_river_and_a_missing_class_has_probability_zero():
-    score = ProbabilityScore()
+    score = ProbabilityScore(ranked=True)
     score.update_many([2, 0], [[1.0, 0.0], [1.0, 0.0]])  # class 2 never named: p = 0
     assert score.log_loss == pytest.approx((-math.log(1e-15) - math.log(1 - 1e-15)) / 2)
     assert score.width == 3
@@ -168,7 +168,7 @@ def waveform_run(tmp_path_factory):
     out = os.path.join(folder, "out")
     run(RunConfig(streams=[f"w={path}"], models=["nb=gaussian-nb"], delay=str(DELAY),
                   repredict="none", windows=[WINDOW], curve_every=EVERY, out=out, quiet=True,
-                  runner="direct"))
+                  runner="direct", auc=True))
     labels = pd.read_csv(path)["label"].tolist()
     return labels, pd.read_parquet(os.path.join(out, "predictions.parquet")), \
         pd.read_csv(os.path.join(out, "summary.csv")), \
@@ -230,6 +230,16 @@ def test_probability_measures_equal_sklearn_on_stored_probabilities(waveform_run
         assert overall[metric] == pytest.approx(value, rel=1e-9), metric
 
 
+def test_rank_measures_only_with_auc():
+    plain, ranked = ProbabilityScore(), ProbabilityScore(ranked=True)
+    for s in (plain, ranked):
+        s.update_many([1, 0, 1], [[0.2, 0.8], [0.6, 0.4], [0.3, 0.7]])
+    assert plain.ranks is None and plain.class_measures() == {}
+    assert set(plain.get()) == {"log_loss", "brier", "ece"}
+    assert {k: v for k, v in ranked.get().items() if k in plain.get()} == plain.get()
+    assert ranked.get()["roc_auc"] == 1.0
+
+
 def test_without_probabilities_the_class_measures_stay_and_the_others_go(tmp_path):
     common = dict(streams=['synth:SEA{"n": 600, "seed": 2}'], models=["gaussian-nb"],
                   delay="20", repredict="none", quiet=True, runner="direct")
@@ -254,7 +264,8 @@ def test_backfill_reads_a_score_or_per_class_columns_and_gives_runs_numbers(tmp_
     """A user's log with the positive class's probability (the other class: 1 − it), or one
     column per class, scored by backfill: the run's probability measures."""
     stream = 's=synth:SEA{"n": 800, "seed": 5}'
-    common = dict(streams=[stream], delay="40", repredict="none", quiet=True, runner="direct")
+    common = dict(streams=[stream], delay="40", repredict="none", quiet=True, runner="direct",
+                  auc=True)
     run(RunConfig(**common, models=["nb=gaussian-nb"], out=str(tmp_path / "run")))
     logged = pd.read_parquet(tmp_path / "run" / "predictions.parquet")
     for c in ("True", "False"):

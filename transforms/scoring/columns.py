@@ -192,12 +192,13 @@ def _bin_scores(cols: dict, rows: np.ndarray, category: str, task: str,
     scores = {}
     for j, b in enumerate(plan.bins_of(category)):
         acc = BlockScore(new_score(task), last_n, last_t)
+        ranked = {"auc": True} if plan.auc and "proba" in extra else {}
         if made[:, j].all():
-            acc.score.update_many(y, matrix[:, j], *baselines, **extra)
+            acc.score.update_many(y, matrix[:, j], *baselines, **extra, **ranked)
         else:
             ok = made[:, j]
             acc.score.update_many(y[ok], matrix[ok, j], *(base[ok] for base in baselines),
-                                  **{name: v[ok] for name, v in extra.items()})
+                                  **{name: v[ok] for name, v in extra.items()}, **ranked)
         scores[b] = acc
     return scores
 
