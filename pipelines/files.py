@@ -199,18 +199,25 @@ def io_reason(error: BaseException) -> str:
     'No such file or directory'
 
     """
+    for e in _error_chain(error):
+        if isinstance(e, OSError) and e.strerror:
+            return e.strerror
+    return str(error).splitlines()[0]
+
+
+def _error_chain(error: BaseException):
+    """`error`, the exceptions it holds (in its arguments, Beam's `exception_details`) and
+    those it was raised from or while handling, each once, nearest first."""
     todo, seen = [error], set()
     while todo:
         e = todo.pop(0)
         if id(e) in seen:
             continue
         seen.add(id(e))
-        if isinstance(e, OSError) and e.strerror:
-            return e.strerror
+        yield e
         details = getattr(e, "exception_details", None)
         todo += [a for a in (*e.args, *(details.values() if isinstance(details, dict) else ()),
                              e.__cause__, e.__context__) if isinstance(a, BaseException)]
-    return str(error).splitlines()[0]
 
 
 # A worker's OSError that is the disk's, not ours: the run's files could not be written.
@@ -230,16 +237,8 @@ def disk_error(error: BaseException) -> OSError | None:
     ('No space left on device', True)
 
     """
-    todo, seen = [error], set()
-    while todo:
-        e = todo.pop(0)
-        if id(e) in seen:
-            continue
-        seen.add(id(e))
-        if isinstance(e, OSError) and e.errno in DISK_ERRORS:
-            return e
-        todo += [a for a in (*e.args, e.__cause__, e.__context__) if isinstance(a, BaseException)]
-    return None
+    return next((e for e in _error_chain(error)
+                 if isinstance(e, OSError) and e.errno in DISK_ERRORS), None)
 
 
 def new_staging(out: str, run_id: str) -> str:

@@ -144,3 +144,18 @@ class PredictsADict(GaussianNB):
 
     def predict_one(self, x):
         return self.predict_proba_one(x) or None
+
+
+def waveform_csv(folder, n: int, seed: int) -> tuple[str, list]:
+    """river's 3-class Waveform stream written to `folder`/waveform.csv (features and a `label`
+    column c0..c2) -> (its path, its labels in row order)."""
+    import itertools
+
+    import pandas as pd
+    from river import datasets
+
+    rows = [{**x, "label": f"c{y}"}
+            for x, y in itertools.islice(datasets.synth.Waveform(seed=seed), n)]
+    path = os.path.join(folder, "waveform.csv")
+    pd.DataFrame(rows).to_csv(path, index=False)
+    return path, [r["label"] for r in rows]

@@ -2,19 +2,18 @@
 Poisson weights as sample weights (on the stored predictions, cumulative and a sliding window),
 the weights are Poisson(1) and do not depend on how labels are batched."""
 
-import itertools
 import os
 
 import numpy as np
 import pandas as pd
 import pytest
-from river import datasets
 from scipy import stats
 from sklearn import metrics as sk
 
 from metrics.bootstrap import poisson_weights
 from pipelines.config import RunConfig
 from pipelines.job import run
+from tests.helpers import waveform_csv
 
 N, DELAY, WINDOW, R = 1500, 40, 400, 300
 
@@ -33,17 +32,13 @@ def test_weights_are_poisson_one_and_a_function_of_the_label_number_alone():
 @pytest.fixture(scope="module")
 def waveform_run(tmp_path_factory):
     folder = tmp_path_factory.mktemp("boot")
-    rows = [{**x, "label": f"c{y}"}
-            for x, y in itertools.islice(datasets.synth.Waveform(seed=8), N)]
-    path = os.path.join(folder, "waveform.csv")
-    pd.DataFrame(rows).to_csv(path, index=False)
+    path, labels = waveform_csv(folder, N, seed=8)
     out = os.path.join(folder, "out")
     run(RunConfig(streams=[f"w={path}"], models=["nb=gaussian-nb"], delay=str(DELAY),
                   repredict="none", windows=[WINDOW], bootstrap=R, out=out, quiet=True,
                   runner="direct"))
     curves = pd.read_parquet(os.path.join(out, "curves.parquet"))
-    return (pd.read_csv(path)["label"].tolist(),
-            pd.read_parquet(os.path.join(out, "predictions.parquet")),
+    return (labels, pd.read_parquet(os.path.join(out, "predictions.parquet")),
             curves[curves["labels"].isin([1000, N])])
 
 

@@ -13,6 +13,7 @@ from sklearn import metrics as sk
 
 from pipelines.config import RunConfig
 from pipelines.job import run
+from tests.helpers import waveform_csv
 from pipelines.local import evaluate_locally
 
 N, DELAY, EVERY, WINDOW = 1200, 50, 200, 300
@@ -35,15 +36,11 @@ SKLEARN = {
 def waveform_run(tmp_path_factory):
     """A 3-class stream written to CSV, run with a fixed label delay, its results read back."""
     folder = tmp_path_factory.mktemp("waveform")
-    rows = [{**x, "label": f"c{y}"}
-            for x, y in itertools.islice(datasets.synth.Waveform(seed=3), N)]
-    path = os.path.join(folder, "waveform.csv")
-    pd.DataFrame(rows).to_csv(path, index=False)
+    path, labels = waveform_csv(folder, N, seed=3)
     out = os.path.join(folder, "out")
     run(RunConfig(streams=[f"w={path}"], models=["nb=gaussian-nb"], delay=str(DELAY),
                   repredict="none", windows=[WINDOW], curve_every=EVERY, out=out, quiet=True,
                   runner="direct"))
-    labels = pd.read_csv(path)["label"].tolist()
     return labels, pd.read_parquet(os.path.join(out, "predictions.parquet")), \
         pd.read_csv(os.path.join(out, "summary.csv")), \
         pd.read_parquet(os.path.join(out, "curves.parquet"))

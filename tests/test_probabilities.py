@@ -18,6 +18,7 @@ from metrics.probabilistic import ProbabilityScore
 from pipelines.cli import main
 from pipelines.config import RunConfig
 from pipelines.job import run
+from tests.helpers import waveform_csv
 from pipelines.local import evaluate_locally
 from transforms.models.naive_bayes_batch import naive_bayes_predict_with_proba, predict_with_proba
 
@@ -161,15 +162,11 @@ def test_log_loss_equals_river_progressive_val_score(stream, spec):
 def waveform_run(tmp_path_factory):
     """A 3-class stream written to CSV, run with a fixed label delay, its results read back."""
     folder = tmp_path_factory.mktemp("waveform")
-    rows = [{**x, "label": f"c{y}"}
-            for x, y in itertools.islice(datasets.synth.Waveform(seed=3), N)]
-    path = os.path.join(folder, "waveform.csv")
-    pd.DataFrame(rows).to_csv(path, index=False)
+    path, labels = waveform_csv(folder, N, seed=3)
     out = os.path.join(folder, "out")
     run(RunConfig(streams=[f"w={path}"], models=["nb=gaussian-nb"], delay=str(DELAY),
                   repredict="none", windows=[WINDOW], curve_every=EVERY, out=out, quiet=True,
                   runner="direct", auc=True))
-    labels = pd.read_csv(path)["label"].tolist()
     return labels, pd.read_parquet(os.path.join(out, "predictions.parquet")), \
         pd.read_csv(os.path.join(out, "summary.csv")), \
         pd.read_parquet(os.path.join(out, "curves.parquet"))
