@@ -11,6 +11,8 @@ from dataclasses import dataclass
 import pandas as pd
 
 from metrics import CLASSIFICATION_METRICS, PER_CLASS_METRICS, REGRESSION_METRICS
+from metrics.bootstrap import BOOTSTRAP_METRICS
+from metrics.probabilistic import PER_CLASS_PROBABILITY_METRICS, PROBABILITY_METRICS
 from transforms.errors import ConfigError
 from transforms.vocabulary import CUMULATIVE
 
@@ -21,7 +23,8 @@ _OPERATORS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": opera
 _PATTERN = re.compile(r"""^\s*(?:(?P<model>[^\s:]+):\s*)?(?P<category>initial|final)\s+
                           (?P<metric>\w+)\s*(?:\((?P<cls>[^)]*)\))?\s*(?P<window>\S+=\S+)?\s*
                           (?P<op><=|>=|<|>)\s*(?P<value>\S+)\s*$""", re.VERBOSE)
-_METRICS = {*CLASSIFICATION_METRICS, *REGRESSION_METRICS, *PER_CLASS_METRICS}
+_METRICS = {*CLASSIFICATION_METRICS, *REGRESSION_METRICS, *PER_CLASS_METRICS,
+            *PROBABILITY_METRICS, *PER_CLASS_PROBABILITY_METRICS, *BOOTSTRAP_METRICS}
 
 
 @dataclass(frozen=True)

@@ -231,6 +231,10 @@ def test_fail_if_exits_with_status_3_after_writing_the_results(tmp_path, capsys)
     assert len(err) == 3 and (out / "summary.csv").exists()
     assert main([*base, "--out", str(tmp_path / "held"), "--fail-if",
                  "initial accuracy < 0.1"]) == 0
+    # The probability measures too: the log-loss of a model that is always sure is high.
+    assert main([*base, "--out", str(tmp_path / "loss"), "--fail-if",
+                 "majority: initial log_loss > 1"]) == 3
+    assert "sea / majority: majority: initial log_loss > 1" in capsys.readouterr().err
     assert main([*base, "--out", str(tmp_path / "bad"), "--fail-if", "initial acuracy < 1"]) == 2
     assert "unknown measure 'acuracy'" in capsys.readouterr().err
     assert not (tmp_path / "bad").exists()
