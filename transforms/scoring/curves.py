@@ -94,6 +94,8 @@ def _prioritised_intervals(stream, model, view, scores: list, labels: int, t, pl
     replicates = [s.replicates() if hasattr(s, "replicates") else {} for s in scores]
     rows = []
     for statistic in replicates[0]:
+        if len({len(r.get(statistic, ())) for r in replicates}) != 1:
+            continue  # a bin without labels has no replicates: no Ψα of them
         per_bin = np.array([r[statistic] for r in replicates])  # bins × replicates
         for alpha in plan.alphas:
             values = [prioritised(per_bin[:, i].tolist(), alpha) for i in range(per_bin.shape[1])]
