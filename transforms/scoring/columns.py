@@ -181,10 +181,12 @@ def _bin_scores(cols: dict, rows: np.ndarray, category: str, task: str,
     last_n = int(cols["n"][rows].max()) if len(rows) else 0
     last_t = float(cols["t"][rows].max()) if len(rows) else -math.inf
     matrix, y, baselines = matrix[rows], y[rows], [base[rows] for base in baselines]
-    # A classifier's class probabilities, and its labels' bootstrap weights (by label number).
-    extra = {}
+    # A classifier's class probabilities (ranked for --auc), and its labels' bootstrap
+    # weights (by label number).
+    extra, ranked = {}, {}
     if cols["proba"].get(category) is not None:
         extra["proba"] = cols["proba"][category][rows]
+        ranked = {"auc": plan.auc}
     if plan.bootstrap and task == "classification":
         extra["weights"] = poisson_weights(cols["n"][rows], plan.bootstrap)
     # An untrained model made no prediction: not scored, as in river.
@@ -192,7 +194,6 @@ def _bin_scores(cols: dict, rows: np.ndarray, category: str, task: str,
     scores = {}
     for j, b in enumerate(plan.bins_of(category)):
         acc = BlockScore(new_score(task), last_n, last_t)
-        ranked = {"auc": True} if plan.auc and "proba" in extra else {}
         if made[:, j].all():
             acc.score.update_many(y, matrix[:, j], *baselines, **extra, **ranked)
         else:
