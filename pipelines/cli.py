@@ -124,6 +124,8 @@ def _parser() -> argparse.ArgumentParser:
     rank.add_argument("--window", default="cumulative", help="the view (default cumulative)")
     rank.add_argument("--alpha", type=float, default=0.05,
                       help="significance level of the critical difference (default 0.05)")
+    rank.add_argument("--psi", type=float, default=None, metavar="A",
+                      help="with --category intermediate: rank Ψα for this α")
     rank.add_argument("--out", default=None,
                       help="where to write the files (default: the first DIR's rank/)")
     trend = sub.add_parser(
@@ -371,7 +373,7 @@ def _command(args, beam_args: list, debug: bool) -> int:
 
             out = args.out or os.path.join(args.dirs[0], "rank")
             print(format_ranks(rank_runs(args.dirs, out, args.metric, args.category,
-                                         args.window, args.alpha)))
+                                         args.window, args.alpha, args.psi)))
             print(f"written to {out}/")
             return 0
         if args.command == "trend":

@@ -19,9 +19,10 @@ RANK_FILES = ("ranks.csv", "rank.json", "cd_diagram.png", "cd_diagram.svg", "cd_
 
 
 def measure_table(dirs: list[str], metric: str = "accuracy", category: str = "initial",
-                  window: str = "cumulative") -> pd.DataFrame:
+                  window: str = "cumulative", psi: float | None = None) -> pd.DataFrame:
     """Streams × models: one measure's end-of-stream value in each run's summary (every run's
-    streams; a stream evaluated in two runs counts once per run, named `DIR:stream`).
+    streams; a stream evaluated in two runs counts once per run, named `DIR:stream`); for the
+    `intermediate` category, Ψα with α = `psi`.
 
     Example
     -------
@@ -44,6 +45,11 @@ def measure_table(dirs: list[str], metric: str = "accuracy", category: str = "in
         rows = summary[(summary["metric"] == metric) & (summary["category"] == category)
                        & (summary["window"] == window) & summary["class"].isna()
                        & summary["bin"].isna()]
+        if psi is not None:
+            rows = rows[rows["alpha"] == psi]
+        elif rows.duplicated(["stream", "model"]).any():
+            raise ConfigError(f"{d}: {category} {metric} has one value per α "
+                              f"({sorted(set(rows['alpha']))}); choose one with --psi")
         parts.append(rows.assign(source=d))
     rows = pd.concat(parts)
     if rows.empty:
@@ -59,7 +65,7 @@ def measure_table(dirs: list[str], metric: str = "accuracy", category: str = "in
 
 def rank_runs(dirs: list[str], out: str | None = None, metric: str = "accuracy",
               category: str = "initial", window: str = "cumulative",
-              alpha: float = 0.05) -> dict:
+              alpha: float = 0.05, psi: float | None = None) -> dict:
     """Rank the models of `dirs`' runs on one measure; with `out`, write `ranks.csv` (each
     stream's values and ranks, and the average ranks), `rank.json` (the tests) and the
     critical-difference diagram (PNG, SVG, PDF). Returns what `rank.json` holds.
@@ -77,7 +83,7 @@ def rank_runs(dirs: list[str], out: str | None = None, metric: str = "accuracy",
     >>> result["streams"], min(result["average_ranks"], key=result["average_ranks"].get)
     (4, 'gaussian-nb')
     """
-    table = measure_table(dirs, metric, category, window)
+    table = measure_table(dirs, metric, category, window, psi)
     complete = table.dropna()
     left_out = sorted(set(table.index) - set(complete.index))
     if len(complete.columns) < 2 or len(complete) < 2:
@@ -88,7 +94,8 @@ def rank_runs(dirs: list[str], out: str | None = None, metric: str = "accuracy",
     r = ranks(complete.to_numpy(), lower)
     average = dict(zip(complete.columns, r.mean(axis=0).tolist()))
     k, n = len(complete.columns), len(complete)
-    result = {"metric": metric, "category": category, "window": window,
+    result = {"metric": metric if psi is None else f"{metric} (Ψ{psi:g})",
+              "category": category, "window": window,
               "better": "lower" if lower else "higher", "streams": n, "models": k,
               "left_out_streams": left_out, "average_ranks": average}
     if k >= 3:

@@ -103,6 +103,24 @@ def test_two_models_get_the_wilcoxon_test(runs, capsys):
     assert "Wilcoxon" in capsys.readouterr().out
 
 
+def test_psi_alpha_chooses_one_intermediate_measure(tmp_path, capsys):
+    out = tmp_path / "binned"
+    streams = [f's{i}=synth:SEA{{"n": 400, "seed": {i}}}' for i in range(3)]
+    run(RunConfig(streams=streams, models=["gaussian-nb", "no-change"], delay="20", bins=4,
+                  repredict="every_k_labels:5", out=str(out), quiet=True, runner="direct"))
+    argv = ["rank", str(out), "--category", "intermediate"]
+    assert main(argv) == 2 and "choose one with --psi" in capsys.readouterr().err
+    assert main([*argv, "--psi", "2"]) == 0
+    result = json.loads((out / "rank" / "rank.json").read_text())
+    summary = pd.read_csv(out / "summary.csv")
+    rows = summary[(summary["category"] == "intermediate") & (summary["alpha"] == 2.0)
+                   & (summary["metric"] == "accuracy") & (summary["window"] == "cumulative")]
+    table = rows.pivot(index="stream", columns="model", values="value")
+    expected = np.mean([_plain_ranks(row) for row in table.to_numpy().tolist()], axis=0)
+    assert result["average_ranks"] == pytest.approx(dict(zip(table.columns, expected)))
+    assert result["metric"] == "accuracy (Ψ2)"
+
+
 @pytest.mark.parametrize("argv, message", [
     (["nowhere"], "no summary.csv"),
     (["{three}", "--metric", "no_such_measure"], "no initial no_such_measure"),
