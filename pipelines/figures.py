@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import math
+import os
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -82,6 +83,20 @@ def _png(plt, fig) -> dict:
         files[fmt] = buf.getvalue()
     plt.close(fig)
     return files
+
+
+def save_figure(files: dict, folder: str, name: str) -> None:
+    """Write a figure's files ({format: bytes}, as `_png` makes them) as `folder`/NAME.FORMAT.
+
+    >>> import tempfile
+    >>> folder = tempfile.mkdtemp()
+    >>> save_figure({"svg": b"<svg/>"}, folder, "x")
+    >>> os.listdir(folder)
+    ['x.svg']
+    """
+    for fmt, data in files.items():
+        with open(os.path.join(folder, f"{name}.{fmt}"), "wb") as f:
+            f.write(data)
 
 
 def _legend(ax) -> None:

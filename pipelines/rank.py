@@ -15,7 +15,6 @@ from metrics.ranking import LOWER_IS_BETTER, cliques, critical_difference, fried
 from pipelines.results import load_results
 from transforms.errors import ConfigError
 
-RANK_FILES = ("ranks.csv", "rank.json", "cd_diagram.png", "cd_diagram.svg", "cd_diagram.pdf")
 
 
 def measure_table(dirs: list[str], metric: str = "accuracy", category: str = "initial",
@@ -121,12 +120,10 @@ def _write(out: str, table: pd.DataFrame, r: np.ndarray, result: dict) -> None:
     with open(os.path.join(out, "rank.json"), "w", encoding="utf-8") as f:
         json.dump(result, f, indent=2)
     if "critical_difference" in result:
-        from pipelines.figures import _png, _pyplot
+        from pipelines.figures import _png, _pyplot, save_figure
 
         plt = _pyplot()
-        for fmt, data in _png(plt, cd_diagram(plt, result)).items():
-            with open(os.path.join(out, f"cd_diagram.{fmt}"), "wb") as f:
-                f.write(data)
+        save_figure(_png(plt, cd_diagram(plt, result)), out, "cd_diagram")
 
 
 def cd_diagram(plt, result: dict):

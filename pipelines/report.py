@@ -15,7 +15,7 @@ import os
 
 import pandas as pd
 
-from pipelines.figures import Figure, figures
+from pipelines.figures import Figure, figures, save_figure
 from pipelines.results import drift_delay_table, record_outputs, summary_table
 from pipelines.run_files import RunFiles
 
@@ -127,9 +127,7 @@ def write_report(out: str) -> str:
     folder = os.path.join(out, FIGURES)
     os.makedirs(folder, exist_ok=True)
     for f in made:
-        for fmt, data in f.files.items():
-            with open(os.path.join(folder, f"{f.name}.{fmt}"), "wb") as fh:
-                fh.write(data)
+        save_figure(f.files, folder, f.name)
     path = os.path.join(out, "report.html")
     tmp = path + ".tmp"
     with open(tmp, "w", encoding="utf-8") as fh:

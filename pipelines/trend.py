@@ -14,7 +14,6 @@ import pandas as pd
 from pipelines.results import load_results
 from transforms.errors import ConfigError
 
-TREND_FILES = ("trend.parquet", "trend.csv", "trend.png", "trend.svg", "trend.pdf")
 _DATE = re.compile(r"(?:^|[/\\])date=([^/\\]+)")
 # Interval rows of a measure: the Wilson interval of a proportion, or the bootstrap's.
 _INTERVALS = {"accuracy": ("accuracy_wilson_low", "accuracy_wilson_high")}
@@ -99,7 +98,7 @@ def write_trend(root: str, out: str, metrics: list[str], category: str = "initia
     os.makedirs(out, exist_ok=True)
     table.to_parquet(os.path.join(out, "trend.parquet"), index=False)
     table.to_csv(os.path.join(out, "trend.csv"), index=False)
-    from pipelines.figures import _grid, _png, _pyplot
+    from pipelines.figures import _grid, _png, _pyplot, save_figure
 
     plt = _pyplot()
     panels = list(dict.fromkeys(zip(table["stream"], table["metric"])))
@@ -127,9 +126,7 @@ def write_trend(root: str, out: str, metrics: list[str], category: str = "initia
         ax.set_ylabel(metric)
         ax.set_title(stream)
         ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.12, 1.0), borderaxespad=0)
-    for fmt, data in _png(plt, fig).items():
-        with open(os.path.join(out, f"trend.{fmt}"), "wb") as f:
-            f.write(data)
+    save_figure(_png(plt, fig), out, "trend")
     return table
 
 
