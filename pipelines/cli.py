@@ -88,6 +88,14 @@ def _scoring_args(parser: argparse.ArgumentParser) -> None:
                              "crosses this threshold: '[MODEL:] initial|final METRIC [(CLASS)] "
                              "[WINDOW] OP VALUE', e.g. 'initial precision (fraud) < 0.8' "
                              "(repeatable; an undefined or missing measure also fails)")
+    parser.add_argument("--segment", dest="segments", action="append", default=None,
+                        metavar="COLUMN",
+                        help="also every measure per value of this instance column (rows with "
+                             "segment 'COLUMN=VALUE'; repeatable), each slice scored as a "
+                             "stream of its own; the overall rows are unchanged")
+    parser.add_argument("--min-segment-size", type=int, default=None, metavar="N",
+                        help="leave out the rows of slices with fewer than N labels (their "
+                             "labels still count in the overall rows; default 1)")
     parser.add_argument("--progress-every", type=float, default=None, metavar="SECONDS",
                         help="seconds between progress lines on stderr (default 5)")
     parser.add_argument("--quiet", action="store_true",
@@ -311,6 +319,7 @@ def _config(args, beam_args) -> RunConfig:
               "curve_every": args.curve_every, "run_id": args.run_id, "beam_args": beam_args,
               "quiet": args.quiet or None, "report": args.report, "fail_if": args.fail_if,
               "progress_every": args.progress_every, "start": args.start, "end": args.end,
+              "segments": args.segments, "min_segment_size": args.min_segment_size,
               **{k: given.get(k) for k in ("replay", "log_predictions", "predictions", "task",
                                            "buckets", "timer_bucket", "on_model_error",
                                            "probabilities", "bootstrap", "resources",

@@ -117,6 +117,10 @@ class RunConfig:
     report: bool = False  # also write report.html and figures/ (pipelines.report)
     # Thresholds on the results (`pipelines.thresholds`): exit status 3 when one is crossed
     fail_if: list[str] = field(default_factory=list)
+    # Every measure also per value of these instance columns (`country=DE`), as a stream of
+    # its own; slices with fewer labels than min_segment_size are not reported.
+    segments: list[str] = field(default_factory=list)
+    min_segment_size: int = 1
     # Backfill (`delayed-eval backfill`): score this prediction log instead of replaying
     # models; `models` are then model names in the log (none: every model in it).
     predictions: str | None = None
@@ -142,7 +146,7 @@ class RunConfig:
                                   f"{getattr(self, name)!r}")
         if self.progress_every < 0:
             raise ConfigError("progress_every must be 0 or more seconds")
-        for name in ("chunk_size", "curve_every", "bins", "buckets"):
+        for name in ("chunk_size", "curve_every", "bins", "buckets", "min_segment_size"):
             if getattr(self, name) < 1:
                 raise ConfigError(f"{name} must be at least 1")
         if any(a <= 0 for a in self.alphas):
@@ -155,7 +159,7 @@ class RunConfig:
         if any(not 0 < a <= 1 for a in self.ph_alphas):
             raise ConfigError(f"a Page-Hinkley fading factor must be in (0, 1], got "
                               f"{self.ph_alphas}")
-        for name in ("windows", "fadings", "time_windows", "ph_alphas"):
+        for name in ("windows", "fadings", "time_windows", "ph_alphas", "segments"):
             values = getattr(self, name)
             if len(set(values)) != len(values):
                 raise ConfigError(f"{name} has a repeated value: {values}")

@@ -16,6 +16,7 @@ from pipelines.plan import Plan, plan
 from transforms.backfill.outcomes import LABELS, BackfillOutcomes, LabelsOnly
 from transforms.models.specs import ModelSpec, Step
 from transforms.replay.keyed import EngineFactory, GroupedReplay, StatefulReplay
+from transforms.records import segment_batches
 from transforms.replay.per_key import PerKeyReplay
 from transforms.scoring.comparison import CompareModels
 from transforms.scoring.drift import DetectDrift
@@ -93,10 +94,12 @@ class EvaluateDelayed(beam.PTransform):
         if SUMMARY in source:  # scored (and compared) by the replay as it drained
             summaries, curves = [source.pop(SUMMARY)], [source.pop(CURVES)]
         else:
-            scored = outcomes | "Score" >> ScoreOutcomes(pl.tasks, pl.scoring, source[CLASSES])
+            sliced = outcomes if not pl.config.segments else (
+                outcomes | "Segments" >> beam.FlatMapTuple(segment_batches))
+            scored = sliced | "Score" >> ScoreOutcomes(pl.tasks, pl.scoring, source[CLASSES])
             summaries, curves = [scored.summary], [scored[CURVES]]
             if len(pl.models) > 1:
-                compared = outcomes | "Compare" >> CompareModels(pl.tasks, pl.scoring)
+                compared = sliced | "Compare" >> CompareModels(pl.tasks, pl.scoring)
                 summaries.append(compared.summary)
                 curves.append(compared[CURVES])
         if pl.drift is not None:
@@ -125,7 +128,8 @@ class EvaluateDelayed(beam.PTransform):
             label_engines = EngineFactory(
                 {LABELS: ModelSpec(LABELS, (Step(f"{LabelsOnly.__module__}.LabelsOnly"),))},
                 pl.classes, {LABELS: cfg.task}, final=False, log_predictions="none",
-                progress=progress, baselines=pl.scoring.baseline_views)
+                progress=progress, baselines=pl.scoring.baseline_views,
+                segments=tuple(cfg.segments), hidden=pl.hidden)
             return dict(pbegin | "Backfill" >> BackfillOutcomes(
                 reader, label_engines, pl.log, list(pl.models), cfg.task == "classification",
                 pl.scoring.bins, cfg.final, cfg.buckets, cfg.chunk_size,
@@ -134,7 +138,8 @@ class EvaluateDelayed(beam.PTransform):
         engines = EngineFactory(pl.models, pl.classes, pl.tasks, cfg.final, pl.repredict,
                                 pl.scoring.bins, cfg.log_predictions, progress,
                                 pl.scoring.baseline_views, cfg.on_model_error,
-                                cfg.probabilities, cfg.curve_every if cfg.resources else 0)
+                                cfg.probabilities, cfg.curve_every if cfg.resources else 0,
+                                tuple(cfg.segments), pl.hidden)
         if pl.replay in ("per-key", "per-stream"):
             scores = StreamScores(pl.tasks, pl.scoring) if pl.replay == "per-stream" else None
             replay = pbegin | "Replay" >> PerKeyReplay(

@@ -28,7 +28,7 @@ from pipelines.files import (ERRORS_FILE, delete_folder, disk_error, io_reason, 
 from pipelines.manifest import check_evaluated, complete_summary, manifest
 from pipelines.plan import plan
 from pipelines.results import drift_delay_table, format_profiles, format_table
-from pipelines.write import WriteResults
+from pipelines.write import WriteResults, keep_segments
 from runners import runner_session
 from transforms.backfill.outcomes import LOG_PARTS
 from transforms.errors import DelayedEvalError, OutputError
@@ -85,6 +85,10 @@ def run(config: RunConfig) -> pd.DataFrame:
         summary = complete_summary(pl, pd.read_parquet(io.BytesIO(
             read_bytes(staged("_summary.parquet")))), {
                 tuple(key): [str(c) for c in values] for key, values in counts["classes"]})
+        if config.min_segment_size > 1:  # curves are written before the slices' sizes are known
+            sliced = summary[summary["segment"].notna()]
+            keep_segments(staged("curves.parquet"), set(zip(sliced["stream"],
+                                                            sliced["segment"])))
         dead_letters = read_bytes(staged("dead_letters.jsonl"))
         check_evaluated(pl, counts, dead_letters)
         n_dead = dead_letters.count(b"\n")

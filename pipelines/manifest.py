@@ -22,6 +22,7 @@ from metrics.regression import QUANTILE_METRICS, REGRESSION_METRICS
 from pipelines.plan import Plan
 from transforms.backfill.logs import LOG_COUNTERS
 from transforms.errors import InputError
+from transforms.records import SEGMENT_SEPARATOR
 from transforms.replay.engine import COUNTERS
 from transforms.scoring.comparison import pair_name
 from transforms.vocabulary import (BINNED, CATEGORIES, COMPARISON, DRIFT, FINAL, INITIAL,
@@ -48,6 +49,7 @@ def complete_summary(pl: Plan, raw: pd.DataFrame,
     (True, 0)
 
     """
+    raw = _keyed_by_segment(raw)
     per_class = raw["class"].notna() if "class" in raw else pd.Series(False, index=raw.index)
     if not raw.empty:  # the reliability diagram's points: per confidence bin, no class
         per_class |= raw["metric"].isin(RELIABILITY_METRICS)
@@ -66,15 +68,16 @@ def complete_summary(pl: Plan, raw: pd.DataFrame,
         slots += [(BINNED, b, None) for b in range(sc.bins + 2)]
         slots += [(INTERMEDIATE, None, a) for a in sc.alphas]
     rows = []
-    for s in pl.streams:
+    for s, key, segment in _stream_keys(pl, raw):
+        place = {"run_id": pl.config.run_id, "stream": s.name, "segment": segment}
         protocol = f"delayed-prequential delay={s.delay(pl.delay)} repredict={pl.repredict}"
         for m in pl.models:
             metrics = CLASSIFICATION_METRICS if pl.tasks[m] == "classification" \
                 else REGRESSION_METRICS
-            if (s.name, m) in scored:
+            if (key, m) in scored:
                 metrics = (*metrics, *(p for p in PROBABILITY_METRICS
                                        if sc.auc or p not in RANK_METRICS))
-            if (s.name, m) in booted:
+            if (key, m) in booted:
                 metrics = (*metrics, *BOOTSTRAP_METRICS)
             for window, (category, b, alpha), metric in itertools.product(
                     sc.views, slots, metrics):
@@ -88,42 +91,70 @@ def complete_summary(pl: Plan, raw: pd.DataFrame,
                     continue
                 if metric in QUANTILE_METRICS and window.startswith("fading"):
                     continue  # no faded quantiles
-                r = have.get((s.name, m, category, b, alpha, window, metric))
+                r = have.get((key, m, category, b, alpha, window, metric))
                 rows.append({
-                    "run_id": pl.config.run_id, "stream": s.name, "model": m,
+                    **place, "model": m,
                     "protocol": protocol, "category": category, "bin": b, "alpha": alpha,
                     "window": window, "metric": metric,
                     "value": math.nan if r is None else r.value,
                     "n": 0 if r is None else int(r.n), "t": None if r is None else r.t})
             if per_class.any():
-                rows += _class_rows(raw[per_class & (raw["stream"] == s.name)
+                rows += _class_rows(raw[per_class & (raw["stream"] == key)
                                         & (raw["model"] == m)], pl, protocol,
-                                    (classes or {}).get((s.name, m), []))
+                                    (classes or {}).get((s.name, m), []), place)
             if pl.drift is not None and not raw.empty:
                 d = pl.drift
                 drift_protocol = (f"{protocol} page-hinkley on={d.on} delta={d.delta:g} "
                                   f"threshold={d.threshold:g} min_instances={d.min_instances}")
-                extra = raw[(raw["stream"] == s.name) & (raw["model"] == m)
+                extra = raw[(raw["stream"] == key) & (raw["model"] == m)
                             & (raw["category"] == DRIFT)]
-                rows += [{**r, "run_id": pl.config.run_id, "protocol": drift_protocol,
+                rows += [{**r, **place, "protocol": drift_protocol,
                           "bin": None, "alpha": None} for r in extra.to_dict("records")]
             if not raw.empty:  # --resources: the model's cost, in a fixed order
-                costs = raw[(raw["stream"] == s.name) & (raw["model"] == m)
+                costs = raw[(raw["stream"] == key) & (raw["model"] == m)
                             & (raw["category"] == RESOURCES)].to_dict("records")
-                rows += [{**r, "run_id": pl.config.run_id, "protocol": protocol, "bin": None,
+                rows += [{**r, **place, "protocol": protocol, "bin": None,
                           "alpha": None}
                          for r in sorted(costs, key=lambda r: RESOURCE_METRICS.index(r["metric"]))]
         if not raw.empty:  # comparisons, pairs in configuration order
             order = {pair_name(a, b): i for i, (a, b) in
                      enumerate(itertools.combinations(pl.models, 2))}
-            pairs = raw[(raw["stream"] == s.name) & (raw["category"] == COMPARISON)]
+            pairs = raw[(raw["stream"] == key) & (raw["category"] == COMPARISON)]
             pairs = sorted(pairs.to_dict("records"), key=lambda r: order[r["model"]])
-            rows += [{**r, "run_id": pl.config.run_id, "protocol": protocol, "alpha": None}
+            rows += [{**r, **place, "protocol": protocol, "alpha": None}
                      for r in pairs]
     return pd.DataFrame(rows, columns=SUMMARY_COLUMNS).astype({"bin": "Int64"})
 
 
-def _class_rows(raw: pd.DataFrame, pl: Plan, protocol: str, classes: list) -> list[dict]:
+def _keyed_by_segment(raw: pd.DataFrame) -> pd.DataFrame:
+    """Rows whose `stream` is the scoring key again (`stream`, or `stream` + the separator +
+    `segment` for a segment's rows)."""
+    if raw.empty or "segment" not in raw or raw["segment"].isna().all():
+        return raw
+    segment = raw["segment"].fillna("")
+    return raw.assign(stream=raw["stream"].where(segment == "", raw["stream"]
+                                                 + SEGMENT_SEPARATOR + segment))
+
+
+def _stream_keys(pl: Plan, raw: pd.DataFrame):
+    """(stream spec, scoring key, segment) in the summary's order: each stream, then its
+    segments with at least --min-segment-size labels, by --segment column, then by name."""
+    sizes: dict = {}
+    if not raw.empty:
+        counted = raw[raw["category"].isin((INITIAL, FINAL)) & (raw["window"] == "cumulative")]
+        sizes = counted.groupby("stream")["n"].max().to_dict()
+    columns = list(pl.config.segments)
+    for s in pl.streams:
+        yield s, s.name, None
+        prefix = s.name + SEGMENT_SEPARATOR
+        segments = [k[len(prefix):] for k in sizes if k.startswith(prefix)
+                    and sizes[k] >= pl.config.min_segment_size]
+        for segment in sorted(segments, key=lambda g: (columns.index(g.split("=", 1)[0]), g)):
+            yield s, prefix + segment, segment
+
+
+def _class_rows(raw: pd.DataFrame, pl: Plan, protocol: str, classes: list,
+                place: dict) -> list[dict]:
     """One key's per-class and confusion rows in a fixed order: category, window, bin, metric,
     class and predicted class (in class-index order)."""
     views = {w: i for i, w in enumerate(pl.scoring.views)}
@@ -137,7 +168,7 @@ def _class_rows(raw: pd.DataFrame, pl: Plan, protocol: str, classes: list) -> li
                 _opt(r["bin"]) or 0, metrics[r["metric"]], position.get(r["class"], -1),
                 position.get(r["predicted"], -1))
 
-    return [{**r, "run_id": pl.config.run_id, "protocol": protocol, "alpha": None}
+    return [{**r, **place, "protocol": protocol, "alpha": None}
             for r in sorted(raw.to_dict("records"), key=order)]
 
 

@@ -3,8 +3,9 @@ what follows from it (each model's task, each stream's classes, the replay arran
 
 from __future__ import annotations
 
+import dataclasses
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from pipelines.config import LOGGED, RunConfig
 from pipelines.thresholds import parse_thresholds
@@ -47,6 +48,8 @@ class Plan:
     drift: DriftPlan | None
     log: PredictionLogSpec | None = None  # backfill: the prediction log scored
     time_range: TimeRange = TimeRange()
+    # Per stream, the --segment columns read only to segment by (not features of its models).
+    hidden: dict = field(default_factory=dict)
 
     @property
     def backfill(self) -> bool:
@@ -118,6 +121,7 @@ def plan(config: RunConfig) -> Plan:
         raise
     except ValueError as e:
         raise ConfigError(str(e)) from None
+    streams, hidden = _segmented(streams, config.segments, delay)
     names = [s.name for s in streams]
     if len(set(names)) != len(names):
         raise ConfigError(f"stream names must be unique, got {names}; name them with NAME=SOURCE")
@@ -134,7 +138,40 @@ def plan(config: RunConfig) -> Plan:
         tuple(config.ph_alphas), {s.name: s.drift_points() for s in streams if s.drift_points()})
     parse_thresholds(config.fail_if, list(models))  # a mistake there is one before the run
     return Plan(config, streams, models, tasks, classes, delay, repredict, scoring, drift, log,
-                time_range)
+                time_range, hidden)
+
+
+def _segmented(streams: list, segments: list, delay: DelaySpec) -> tuple[list, dict]:
+    """The streams, each reading its --segment columns, and per stream the columns read only
+    for them: a stream whose `features` option leaves a segment column out reads it too, and
+    its models never see it. Segmenting never changes what a model sees."""
+    if not segments:
+        return streams, {}
+    out, hidden = [], {}
+    for s in streams:
+        columns = _instance_columns(s, delay)
+        for column in segments:
+            if column not in columns:
+                raise ConfigError(f"--segment {column}: stream {s.name} has no instance column "
+                                  f"{column!r}; its columns are {columns}")
+        features = s.options.get("features")
+        extra = [c for c in segments if features and c not in features]
+        if extra:
+            s = dataclasses.replace(s, options={**s.options, "features": [*features, *extra]})
+            hidden[s.name] = frozenset(extra)
+        out.append(s)
+    return out, hidden
+
+
+def _instance_columns(spec: StreamSpec, delay: DelaySpec) -> list[str]:
+    """The columns an instance of `spec` can have: a table's columns but its id, time, kind,
+    label and label time; a generated or ARFF stream's features (of its first instance)."""
+    if spec.kind in ("synth", "dataset") or spec.format == "arff":
+        first = next((e for e in spec.events(delay) if not isinstance(e, dict)), None)
+        return sorted(first[5] or {}) if first is not None else []
+    o = spec.options
+    roles = {o.get(k, k) for k in ("id", "time", "kind", "label", "label_time")}
+    return [c for c in spec.columns() if c not in roles]
 
 
 def _logged_models(log: PredictionLogSpec, models: list) -> list:

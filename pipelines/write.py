@@ -194,7 +194,7 @@ def _write_jsonl_to(rows, path: str) -> None:
 
 def in_row_order(table: pa.Table) -> pa.Table:
     """Result rows in a fixed order, whatever order the runner delivered them in: stream,
-    model, category, window, metric, class, predicted class, bin, α, labels, t (a missing
+    model, category, window, metric, segment, class, predicted class, bin, α, labels, t (a missing
     class first; a missing bin, α or label count sorts as 0, a missing t first).
 
     >>> t = pa.table({"stream": ["s", "s"], "model": ["m", "m"], "category": ["c", "c"],
@@ -209,7 +209,7 @@ def in_row_order(table: pa.Table) -> pa.Table:
 def _row_order(table: pa.Table) -> pa.Array:
     """The indices that put `table`'s rows `in_row_order`."""
     keys = {c: table[c] for c in ("stream", "model", "category", "window", "metric")}
-    for c in ("class", "predicted"):
+    for c in ("segment", "class", "predicted"):
         if c in table.column_names:
             keys[c] = pc.fill_null(pc.cast(table[c], pa.large_string()), "")
     for c, missing in (("bin", 0.0), ("alpha", 0.0), ("labels", 0.0), ("t", -math.inf)):
@@ -250,7 +250,7 @@ def _merge_curve_parts(parts: list, folder: str, path: str, row_group: int = 16_
             tempfile.TemporaryDirectory(prefix="curves-") as spill:
         for (stream, model), paths in sorted(by_key.items()):
             groups = _spill_by_group(paths, stream, model, spill)
-            for group in sorted(groups):
+            for group in sorted(groups, key=lambda g: tuple(v or "" for v in g)):
                 with pa.OSFile(groups[group]) as source:
                     table = pa.ipc.open_stream(source).read_all()
                 order = _row_order(table)
@@ -260,9 +260,34 @@ def _merge_curve_parts(parts: list, folder: str, path: str, row_group: int = 16_
     delete_folder(folder)  # every part, also those of a failed attempt
 
 
+def keep_segments(path: str, kept: set, row_group: int = 16_384) -> None:
+    """Rewrite the curves file at `path` without the rows of segments not in `kept` ((stream,
+    segment) pairs; a whole stream's rows always stay), a row group at a time.
+
+    >>> import tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "curves.parquet")
+    >>> pq.write_table(pa.Table.from_pylist([{"stream": "s", "segment": g, "value": 1.0}
+    ...                                      for g in (None, "c=DE", "c=LU")]), path)
+    >>> keep_segments(path, {("s", "c=DE")})
+    >>> pq.read_table(path)["segment"].to_pylist()
+    [None, 'c=DE']
+    """
+    temporary = path + ".kept"
+    with FileSystems.open(path) as f:
+        source = pq.ParquetFile(pa.BufferReader(f.read()))
+    with FileSystems.create(temporary) as f, pq.ParquetWriter(f, source.schema_arrow) as writer:
+        for batch in source.iter_batches(row_group):
+            table = pa.Table.from_batches([batch])
+            keep = [g is None or (s, g) in kept for s, g in
+                    zip(table["stream"].to_pylist(), table["segment"].to_pylist())]
+            writer.write_table(table.filter(pa.array(keep)))
+    FileSystems.delete([path])
+    FileSystems.rename([temporary], [path])
+
+
 # A key's curve rows are merged a group at a time: the columns after (stream, model) that
-# `in_row_order` sorts by first.
-SERIES_GROUP = ("category", "window", "metric")
+# `in_row_order` sorts by first, and the segment (None: the whole stream).
+SERIES_GROUP = ("category", "window", "metric", "segment")
 
 
 def _spill_by_group(paths: list, stream: str, model: str, spill: str) -> dict:
@@ -284,7 +309,8 @@ def _spill_by_group(paths: list, stream: str, model: str, spill: str) -> dict:
                     sinks.append(pa.OSFile(files[group], "wb"))
                     writers[group] = pa.ipc.new_stream(sinks[-1], CURVE_SCHEMA)
                 writers[group].write_table(table.filter(functools.reduce(pc.and_, (
-                    pc.equal(table[c], v) for c, v in zip(SERIES_GROUP, group)))))
+                    pc.is_null(table[c]) if v is None else pc.equal(table[c], v)
+                    for c, v in zip(SERIES_GROUP, group)))))
     finally:
         for w in writers.values():
             w.close()

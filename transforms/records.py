@@ -54,6 +54,8 @@ class Outcome(NamedTuple):
     predictions for bins 0..B+1 (`metrics.binning.binned_predictions`): far smaller to ship.
     `initial_proba`/`final_proba` are a classifier's class probabilities for its initial and
     final predictions (tuples over class indices, shorter when classes came later), or None.
+    `segments` places the instance in each `--segment` slice, one `SegmentPlace` per segment
+    column (`segment_batches`), or None.
 
     Example
     -------
@@ -79,6 +81,73 @@ class Outcome(NamedTuple):
     bins: Any = None
     initial_proba: Any = None
     final_proba: Any = None
+    segments: Any = None
+
+
+class SegmentPlace(NamedTuple):
+    """Where a labelled instance stands in one segment (`country=DE`): a segment is scored as
+    a stream of its own, so its labels have their own numbers `n` and their own Persistent and
+    Majority baselines (`y_prev`, `y_majority`, as `Outcome`'s)."""
+
+    segment: str
+    n: int
+    y_prev: Any
+    y_majority: Any
+
+
+# A segment's outcomes are scored under the stream key `stream + SEGMENT_SEPARATOR + segment`,
+# so every keyed step treats a segment as a stream of its own; rows are split back into
+# `stream` and `segment` when they are written (`stream_and_segment`).
+SEGMENT_SEPARATOR = "\x1f"
+MISSING_SEGMENT = "(missing)"
+
+
+def segment_name(column: str, value: Any) -> str:
+    """The segment of an instance whose `column` holds `value`: `column=value` (whole floats
+    without their `.0`; a missing value is `(missing)`).
+
+    >>> segment_name("country", "DE"), segment_name("version", 2.0), segment_name("x", None)
+    ('country=DE', 'version=2', 'x=(missing)')
+    """
+    if value is None or (isinstance(value, float) and value != value):
+        value = MISSING_SEGMENT
+    elif isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return f"{column}={value}"
+
+
+def stream_and_segment(key: str) -> tuple[str, str | None]:
+    """A scoring key's stream and segment (None: the whole stream).
+
+    >>> stream_and_segment("sea" + SEGMENT_SEPARATOR + "country=DE"), stream_and_segment("sea")
+    (('sea', 'country=DE'), ('sea', None))
+    """
+    stream, _, segment = key.partition(SEGMENT_SEPARATOR)
+    return stream, segment or None
+
+
+def segment_batches(key: tuple, outcomes: list):
+    """A `((stream, model), [Outcome])` batch, then one batch per segment its outcomes are in,
+    keyed `((stream + SEGMENT_SEPARATOR + segment, model)` and renumbered in the segment.
+
+    >>> o = Outcome(7, "a", 0.0, 1.0, 1, 0, 1, 1, 1,
+    ...             segments=(SegmentPlace("country=DE", 2, 1, 1),))
+    >>> [(k[0].replace(SEGMENT_SEPARATOR, "|"), [(x.n, x.y_prev) for x in batch])
+    ...  for k, batch in segment_batches(("sea", "nb"), [o])]
+    [('sea', [(7, 0)]), ('sea|country=DE', [(2, 1)])]
+    """
+    yield key, outcomes
+    if not outcomes or outcomes[0].segments is None:
+        return
+    stream, model = key
+    slices: dict = {}
+    for o in outcomes:
+        for place in o.segments:
+            slices.setdefault(place.segment, []).append(
+                o._replace(n=place.n, y_prev=place.y_prev, y_majority=place.y_majority,
+                           segments=None))
+    for segment, batch in slices.items():
+        yield (stream + SEGMENT_SEPARATOR + segment, model), batch
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,8 @@ from transforms.errors import ModelError
 from transforms.models.naive_bayes_batch import fast_predict_one, predict_with_proba
 from transforms.models.specs import ModelSpec
 from transforms.models.temporal import delay_aware
-from transforms.records import ID, INSTANCE, KIND, LABEL, SEQ, UPDATE, Outcome, X, Y, dead_letter
+from transforms.records import (ID, INSTANCE, KIND, LABEL, SEQ, UPDATE, Outcome, SegmentPlace, X,
+                                Y, dead_letter, segment_name)
 from transforms.records import T as TIME
 from transforms.replay.predictions import PredictionLog
 from transforms.replay.repredict import PendingRows, RepredictPolicy
@@ -120,6 +121,12 @@ class ReplayEngine:
         Whether the initial and final predictions of a classifier with `predict_proba_one`
         keep their class probabilities (vectors over class indices) in the outcomes and the
         prediction log.
+    segments
+        Columns whose value at an instance's arrival places it in a segment (`--segment`):
+        each outcome carries its place in each segment (`Outcome.segments`): the label's
+        number in the segment and the segment's own baselines.
+    hidden
+        Columns read only to segment by: taken out of the features before the model sees them.
     resources_every
         N > 0: measure the model's cost — the CPU seconds (this thread's) spent in learning
         and in predicting, the model's size (river's `_raw_memory_usage`) and MOA's RAM-hours —
@@ -150,7 +157,7 @@ class ReplayEngine:
                  repredict: RepredictPolicy | None = None, bins: int = 0,
                  log_predictions: str = "all", baselines: BaselineViews | None = None,
                  on_model_error: str = "fail", probabilities: bool = True,
-                 resources_every: int = 0):
+                 resources_every: int = 0, segments: tuple = (), hidden=frozenset()):
         self.stream = stream
         self.model_name = model.name
         # fail: a model that raises (or returns no single value) stops the run with a
@@ -193,6 +200,10 @@ class ReplayEngine:
         self.failed_ids: set = set()
         # Persistent and Majority baselines of each label (classification; class indices).
         self.baselines = (baselines or BaselineViews()).start(range(len(self.classes)))
+        self.segments, self.hidden = tuple(segments), frozenset(hidden)
+        # segment -> [labels so far, its baselines (classification) or its previous label]
+        self._segment_state: dict = {}
+        self._baseline_views, self._declared = baselines or BaselineViews(), len(self.classes)
         self.prev_label = math.nan  # the Persistent baseline of a regression stream
         self.last_key: tuple = (-math.inf, -1, -1)
         self._lut_labels, self._lut = None, np.empty(0, dtype=np.int64)  # see _values
@@ -391,6 +402,10 @@ class ReplayEngine:
     def _on_instance(self, ev, out: DrainResult) -> None:
         key, t, x = ev[ID], ev[TIME], ev[X]
         out.counts["instances"] += 1
+        segments = None
+        if self.segments:
+            segments = tuple(segment_name(c, (x or {}).get(c)) for c in self.segments)
+            x = self._visible(x)
         if key in self.pending:
             out.counts["refused_instances"] += 1
             self._reject(out, f"instance id {key!r} is already pending", "id", ev)
@@ -410,7 +425,7 @@ class ReplayEngine:
             if t_label is None and self.repredict.kind == "bin_boundaries":
                 out.counts["unscheduled"] += 1
             row = self.rows.add(x, t, self.version, initial, t_label)
-        self.pending[key] = [t, x, initial, row, proba]
+        self.pending[key] = [t, x, initial, row, proba, segments]
         out.predictions.one(key, INITIAL, t, initial, proba)
 
     def _on_update(self, ev, out: DrainResult) -> None:
@@ -420,17 +435,17 @@ class ReplayEngine:
         if state is None:
             self._reject(out, f"update for id {key!r}, which is not pending", "id", ev)
             return
-        state[1] = ev[X]
+        state[1] = x = self._visible(ev[X])
         if self.rows is None:
             return
         # Algorithm 1: new features are predicted at once, and later re-predictions use them.
         try:
-            value = self._predict(key, ev[X])[0]
+            value = self._predict(key, x)[0]
         except ModelError as e:
             self._model_failed(e, ev, out)
             self._drop(key)
             return
-        self.rows.update(state[3], ev[X], t, value, self.version)
+        self.rows.update(state[3], x, t, value, self.version)
 
     def _on_label(self, ev, out: DrainResult) -> None:
         out.counts["labels"] += 1
@@ -474,7 +489,7 @@ class ReplayEngine:
             self._reject(out, f"label for unknown instance id {key!r}", "id", ev)
             return
         try:
-            self._learn(key, ev[X], y, t)
+            self._learn(key, self._visible(ev[X]), y, t)
         except ModelError as e:
             self._model_failed(e, ev, out, instance=False)
             return
@@ -486,9 +501,9 @@ class ReplayEngine:
         """A label that met its pending instance: the final prediction, learning, and the
         instance's outcome."""
         key, t, y = ev[ID], ev[TIME], ev[Y]
-        t_arrival, x, initial, row, initial_proba = state
+        t_arrival, x, initial, row, initial_proba, segments = state
         if ev[X] is not None:
-            x = ev[X]
+            x = self._visible(ev[X])
         rep_times, rep_values = self.rows.take(row) if row is not None else (None, None)
         try:
             final, final_proba = self._predict(key, x) if self.final else (None, None)
@@ -517,15 +532,39 @@ class ReplayEngine:
             prev, majority = self.baselines.update(y_index, t)
             out.outcomes.append(Outcome(self.n_labels, key, t_arrival, t, y_index, prev,
                                         majority, initial, final, rep_times, rep_values, None,
-                                        initial_proba, final_proba))
+                                        initial_proba, final_proba,
+                                        segments and self._places(segments, y_index, t)))
         else:
             prev, self.prev_label = self.prev_label, y
             out.outcomes.append(Outcome(self.n_labels, key, t_arrival, t, y, prev, None,
-                                        initial, final, rep_times, rep_values))
+                                        initial, final, rep_times, rep_values,
+                                        segments=segments and self._places(segments, y, t)))
         if out.unbinned_size >= BIN_BATCH:
             self._map_bins(out)
         if self.resources_every and self.n_labels % self.resources_every == 0:
             self._measure(t, out)
+
+    def _visible(self, x):
+        """The features the model sees: without the columns read only to segment by."""
+        if not self.hidden or x is None:
+            return x
+        return {k: v for k, v in x.items() if k not in self.hidden}
+
+    def _places(self, segments: tuple, y, t: float) -> tuple:
+        """This label's number and baselines in each of its segments (`SegmentPlace`)."""
+        places = []
+        for segment in segments:
+            state = self._segment_state.get(segment)
+            if state is None:
+                state = self._segment_state[segment] = [0, self._baseline_views.start(
+                    range(self._declared)) if self.classification else math.nan]
+            state[0] += 1
+            if self.classification:
+                prev, majority = state[1].update(y, t)
+            else:
+                prev, majority, state[1] = state[1], None, y
+            places.append(SegmentPlace(segment, state[0], prev, majority))
+        return tuple(places)
 
     def _drop(self, key) -> None:
         """A pending instance leaves without an outcome (the model failed on it)."""

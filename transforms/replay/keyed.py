@@ -71,13 +71,17 @@ class EngineFactory:
     on_model_error: str = "fail"  # or dead-letter (`ReplayEngine`)
     probabilities: bool = True  # keep class probabilities (`ReplayEngine`)
     resources_every: int = 0  # > 0: measure the models' cost every N labels (`ReplayEngine`)
+    segments: tuple = ()  # the --segment columns (`ReplayEngine`)
+    hidden: dict | None = None  # per stream, the columns read only to segment by
+
 
     def new(self, key) -> ReplayEngine:
         stream, model = key
         return ReplayEngine(self.models[model], stream, self.classes.get(stream),
                             self.tasks[model], self.final, self.repredict, self.bins,
                             self.log_predictions, self.baselines, self.on_model_error,
-                            self.probabilities, self.resources_every)
+                            self.probabilities, self.resources_every, self.segments,
+                            (self.hidden or {}).get(stream, ()))
 
 
 def _emit(key, engine: ReplayEngine, result, pending_before: int,

@@ -14,7 +14,7 @@ from metrics.binning import prioritised
 from metrics.bootstrap import percentile_interval
 from metrics.probabilistic import RELIABILITY_METRICS
 from metrics.blocks import FadingCurve, LabelBlock, difference, merge_bins, snapshot_at
-from transforms.records import MeasureKey
+from transforms.records import MeasureKey, stream_and_segment
 from transforms.scoring.columns import block_scores, tail_scores
 from transforms.scoring.plan import LABEL_AXIS, ScoringPlan
 from transforms.vocabulary import (BINNED, CUMULATIVE, FINAL, INITIAL, INTERMEDIATE,
@@ -387,7 +387,7 @@ def named_rows(rows, classes_of: dict):
     ['fraud']
     """
     for last, row in rows:
-        classes = classes_of.get((row["stream"], row["model"]))
+        classes = classes_of.get((stream_and_segment(row["stream"])[0], row["model"]))
         if row.get("class") is not None and classes is not None:
             row = with_class_names(row, classes)
         yield last, row

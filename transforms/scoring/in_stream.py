@@ -11,8 +11,10 @@ stream runs in constant memory. The rows are the block pipeline's (`ScoreOutcome
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
+from transforms.records import segment_batches
 from transforms.scoring.comparison import PairBlocks, as_comparison, pair_name
 from transforms.scoring.curves import InOrderCurves, InOrderScores
 from transforms.scoring.plan import ScoringPlan
@@ -60,7 +62,8 @@ class StreamScoring:
     """
 
     def __init__(self, stream: str, models: list, tasks: dict, plan: ScoringPlan):
-        self.stream, self.plan = stream, plan
+        self.stream, self.plan, self.tasks = stream, plan, tasks
+        self.segments: dict = {}  # segment's stream key -> its StreamScoring
         self.models = {m: InOrderScores((stream, m), tasks[m], plan) for m in models}
         self.pair_blocks = PairBlocks(tasks, plan)
         self.pairs = {pair_name(a, b): InOrderCurves((stream, pair_name(a, b)), COMPARISON,
@@ -68,6 +71,22 @@ class StreamScoring:
                       for a, b in self.pair_blocks.pairs(models)}
 
     def add(self, outcomes: dict) -> list:
+        rows = self._add(outcomes)
+        # Each segment is a stream of its own (`segment_batches`), scored as it comes.
+        slices: dict = {}
+        for model, batch in outcomes.items():
+            for (key, _), part in itertools.islice(segment_batches((self.stream, model), batch),
+                                                  1, None):
+                slices.setdefault(key, {})[model] = part
+        for key, parts in slices.items():
+            scoring = self.segments.get(key)
+            if scoring is None:
+                scoring = self.segments[key] = StreamScoring(key, list(self.models), self.tasks,
+                                                             self.plan)
+            rows += scoring.add({m: parts.get(m, []) for m in self.models})
+        return rows
+
+    def _add(self, outcomes: dict) -> list:
         rows = [r for m, scores in self.models.items() for r in scores.add(outcomes[m])]
         if self.pairs:
             partials: dict = {pair: {} for pair in self.pairs}
@@ -86,4 +105,6 @@ class StreamScoring:
                 tails[pair][kind] = tail
             for pair, curves in self.pairs.items():
                 rows += as_comparison(curves.finish(tails[pair]), self.plan)
+        for scoring in self.segments.values():
+            rows += scoring.finish()
         return rows

@@ -34,6 +34,7 @@ from metrics.blocks import FadingCurve, LabelBlock
 from transforms.scoring.columns import block_scores, tail_scores
 from transforms.scoring.curves import curve_rows, in_curves, keep_last, named_rows
 from transforms.scoring.label_order import InLabelOrder
+from transforms.records import stream_and_segment
 from transforms.scoring.plan import LABEL_AXIS, ScoringPlan
 from transforms.vocabulary import CURVE_SCHEMA, CURVES
 
@@ -121,6 +122,8 @@ class RowRouter:
     def route(self, rows):
         new: dict = {}
         for last, row in rows:
+            stream, segment = stream_and_segment(row["stream"])
+            row = {**row, "stream": stream, "segment": segment}
             if in_curves(row, self.plan):
                 new.setdefault((row["stream"], row["model"]), []).append(row)
             if last:

@@ -1,0 +1,163 @@
+"""Segments (`--segment COLUMN`): each slice's rows equal the measures computed on that slice's
+predictions alone (a plain loop and scikit-learn on `predictions.parquet`), slices add up to the
+whole, segmenting changes no overall number, and every replay path gives the same rows."""
+
+import os
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn import metrics as sk
+
+from pipelines.cli import main
+from pipelines.config import RunConfig
+from pipelines.job import run
+from tests.helpers import waveform_csv
+
+N, DELAY, WINDOW = 1500, 40, 200
+SHARES = {"DE": 0.5, "FR": 0.35, "PL": 0.12, "LU": 0.03}
+
+
+def segmented_csv(folder) -> tuple[str, list]:
+    """Waveform rows with a `country` column that is not a feature -> (path, features)."""
+    path, _ = waveform_csv(folder, N, seed=3)
+    frame = pd.read_csv(path)
+    features = [c for c in frame.columns if c != "label"]
+    rng = np.random.default_rng(11)
+    frame["country"] = rng.choice(list(SHARES), size=N, p=list(SHARES.values()))
+    frame.to_csv(path, index=False)
+    return path, features
+
+
+def evaluate(folder, name: str, segments=(), **options) -> str:
+    out = os.path.join(folder, name)
+    path, features = segmented_csv(folder)
+    stream = f'w={path}{{"features": {features!r}}}'.replace("'", '"')
+    run(RunConfig(streams=[stream], models=["nb=gaussian-nb", "nc=no-change"],
+                  delay=str(DELAY), repredict="none", windows=[WINDOW], segments=list(segments),
+                  out=out, quiet=True, runner="direct", **options))
+    return out
+
+
+@pytest.fixture(scope="module")
+def segmented(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("segments")
+    return folder, evaluate(folder, "by_country", ["country"])
+
+
+def plain_measures(labels: list, predicted: list) -> dict:
+    """Accuracy, κ, κ_per, κ_m, macro F1 of one slice's labels in their order, by a loop: the
+    Persistent baseline is the slice's previous label (the first label itself at first), the
+    Majority baseline the slice's most frequent label so far, this one included, ties to the
+    label seen first in the slice; a label without a prediction counts in no score."""
+    order: list = []
+    counts: dict = {}
+    prev = None
+    hits = per = maj = 0
+    ys, ps = [], []
+    for y, p in zip(labels, predicted):
+        if y not in counts:
+            order.append(y)
+        counts[y] = counts.get(y, 0) + 1
+        persistent = y if prev is None else prev
+        prev = y
+        majority = max(order, key=lambda c: (counts[c], -order.index(c)))
+        if p is None:
+            continue
+        ys.append(y)
+        ps.append(p)
+        hits, per, maj = hits + (p == y), per + (persistent == y), maj + (majority == y)
+    n = len(ys)
+    acc = hits / n
+    return {"accuracy": acc, "kappa": sk.cohen_kappa_score(ys, ps),
+            "kappa_t": (acc - per / n) / (1 - per / n), "kappa_m": (acc - maj / n) / (1 - maj / n),
+            "macro_f1": sk.f1_score(ys, ps, average="macro", labels=sorted(set(ys) | set(ps))),
+            "n": n}
+
+
+def test_each_slice_equals_its_own_predictions_scored_alone(segmented):
+    folder, out = segmented
+    frame = pd.read_csv(os.path.join(folder, "waveform.csv"))
+    summary = pd.read_csv(os.path.join(out, "summary.csv"))
+    log = pd.read_parquet(os.path.join(out, "predictions.parquet"))
+    assert set(summary["segment"].dropna()) == {f"country={c}" for c in SHARES}
+    # Labels arrive DELAY after their instance, in row order: a slice's labels are its rows.
+    for model in ("nb", "nc"):
+        for kind in ("initial", "final"):
+            rows = log[(log["model"] == model) & (log["kind"] == kind)]
+            predicted = {i: None if pd.isna(p) else p
+                         for i, p in zip(rows["id"].astype(int), rows["y_pred"])}
+            for country in SHARES:
+                mine = frame.index[frame["country"] == country]
+                expected = plain_measures(list(frame["label"][mine]),
+                                          [predicted.get(i) for i in mine])
+                got = summary[(summary["segment"] == f"country={country}")
+                              & (summary["model"] == model) & (summary["category"] == kind)
+                              & (summary["window"] == "cumulative") & summary["class"].isna()]
+                values = dict(zip(got["metric"], got["value"]))
+                for metric in ("accuracy", "kappa", "kappa_t", "kappa_m", "macro_f1"):
+                    assert values[metric] == pytest.approx(expected[metric], abs=1e-12), \
+                        (model, kind, country, metric)
+                assert set(got.loc[got["metric"].isin(["accuracy", "kappa_m"]), "n"]) == \
+                    {expected["n"]}
+                # The sliding window holds the slice's last WINDOW labels.
+                last = mine[-WINDOW:]
+                scored = [(y, predicted.get(i)) for i, y in zip(last, frame["label"][last])
+                          if predicted.get(i) is not None]
+                window = summary[(summary["segment"] == f"country={country}")
+                                 & (summary["model"] == model) & (summary["category"] == kind)
+                                 & (summary["window"] == f"w={WINDOW}")
+                                 & (summary["metric"] == "accuracy")]
+                assert float(window["value"].iloc[0]) == pytest.approx(
+                    np.mean([y == p for y, p in scored]), abs=1e-12)
+
+
+def test_slices_add_up_to_the_whole_and_change_no_overall_number(segmented, tmp_path):
+    folder, out = segmented
+    summary = pd.read_csv(os.path.join(out, "summary.csv"))
+    counted = summary[(summary["metric"] == "accuracy") & (summary["window"] == "cumulative")
+                      & summary["category"].isin(["initial", "final"])]
+    whole = counted[counted["segment"].isna()].set_index(["model", "category"])["n"]
+    parts = counted[counted["segment"].notna()].groupby(["model", "category"])["n"].sum()
+    assert (whole.sort_index() == parts.sort_index()).all() and whole.sum() > 0
+    # The country column is read only to segment by: the models never see it.
+    plain = pd.read_csv(os.path.join(evaluate(tmp_path, "plain"), "summary.csv"))
+    overall = summary[summary["segment"].isna()].reset_index(drop=True)
+    pd.testing.assert_frame_equal(overall.drop(columns=["run_id", "segment"]),
+                                  plain.drop(columns=["run_id", "segment"]))
+    curves = pd.read_parquet(os.path.join(out, "curves.parquet"))
+    curves_plain = pd.read_parquet(os.path.join(tmp_path, "plain", "curves.parquet"))
+    pd.testing.assert_frame_equal(curves[curves["segment"].isna()].reset_index(drop=True),
+                                  curves_plain)
+
+
+@pytest.mark.parametrize("replay", ["per-key", "grouped", "stateful"])
+def test_every_replay_path_gives_the_same_slices(segmented, tmp_path, replay):
+    _, out = segmented  # auto: per-stream, scored as it drains
+    other = evaluate(tmp_path, replay, ["country"], replay=replay)
+    for name in ("summary.parquet", "curves.parquet"):
+        a = pd.read_parquet(os.path.join(out, name)).drop(columns="run_id", errors="ignore")
+        b = pd.read_parquet(os.path.join(other, name)).drop(columns="run_id", errors="ignore")
+        pd.testing.assert_frame_equal(a, b)
+
+
+def test_small_slices_are_left_out_but_still_count_overall(segmented, tmp_path):
+    _, out = segmented
+    small = evaluate(tmp_path, "small", ["country"], min_segment_size=100)
+    summary = pd.read_parquet(os.path.join(small, "summary.parquet"))
+    everything = pd.read_parquet(os.path.join(out, "summary.parquet"))
+    assert set(summary["segment"].dropna()) == {"country=DE", "country=FR", "country=PL"}
+    curves = pd.read_parquet(os.path.join(small, "curves.parquet"))
+    assert set(curves["segment"].dropna()) == {"country=DE", "country=FR", "country=PL"}
+    kept = everything[everything["segment"] != "country=LU"]
+    pd.testing.assert_frame_equal(summary.drop(columns="run_id").reset_index(drop=True),
+                                  kept.drop(columns="run_id").reset_index(drop=True))
+
+
+def test_a_segment_column_the_stream_does_not_have_is_one_line(tmp_path, capsys):
+    status = main(["run", "--stream", 'synth:SEA{"n": 50}', "--model", "no-change",
+                   "--delay", "5", "--segment", "country", "--out", str(tmp_path / "o"),
+                   "--runner", "direct"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert status == 2 and len(err) == 1
+    assert "--segment country: stream sea has no instance column 'country'" in err[0]
