@@ -63,9 +63,10 @@ METRICS = {"classification": CLASSIFICATION_METRICS, "regression": REGRESSION_ME
 
 # The files' columns.
 # `class`: a per-class measure's class, a confusion cell's true class (`predicted`: its
-# predicted class); empty for the other rows.
-SUMMARY_COLUMNS = ["run_id", "stream", "segment", "model", "protocol", "category", "bin", "alpha", "window",
-                   "metric", "class", "predicted", "value", "n", "t"]
+# predicted class); empty for the other rows. `segment`: a --segment slice (`country=DE`);
+# empty for the whole stream.
+SUMMARY_COLUMNS = ["run_id", "stream", "segment", "model", "protocol", "category", "bin", "alpha",
+                   "window", "metric", "class", "predicted", "value", "n", "t"]
 CURVE_SCHEMA = pa.schema([(name, pa.large_string())
                           for name in ("stream", "segment", "model", "category")]
                          + [("bin", pa.float64()), ("alpha", pa.float64()),
