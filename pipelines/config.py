@@ -24,7 +24,7 @@ LOGGED = "logged"  # backfill's default description of how its predictions were 
 OPTION_FIELDS = {"stream": "streams", "model": "models", "alpha": "alphas", "window": "windows",
                  "fading": "fadings", "time-window": "time_windows", "ph-alpha": "ph_alphas",
                  "from": "start", "to": "end", "no-final": "final",
-                 "no-probabilities": "probabilities", "config": None}
+                 "no-probabilities": "probabilities", "segment": "segments", "config": None}
 
 
 def field_of(key: str) -> str | None:

@@ -15,7 +15,7 @@ from pipelines.config import RunConfig
 from pipelines.plan import Plan, plan
 from transforms.backfill.outcomes import LABELS, BackfillOutcomes, LabelsOnly
 from transforms.models.specs import ModelSpec, Step
-from transforms.replay.keyed import EngineFactory, GroupedReplay, StatefulReplay
+from transforms.replay.keyed import KEYED_CHUNKS, EngineFactory, GroupedReplay, StatefulReplay
 from transforms.records import segment_batches
 from transforms.replay.per_key import PerKeyReplay
 from transforms.scoring.comparison import CompareModels
@@ -95,7 +95,8 @@ class EvaluateDelayed(beam.PTransform):
             summaries, curves = [source.pop(SUMMARY)], [source.pop(CURVES)]
         else:
             sliced = outcomes if not pl.config.segments else (
-                outcomes | "Segments" >> beam.FlatMapTuple(segment_batches))
+                outcomes | "Segments" >> beam.FlatMapTuple(segment_batches)
+                .with_output_types(KEYED_CHUNKS))
             scored = sliced | "Score" >> ScoreOutcomes(pl.tasks, pl.scoring, source[CLASSES])
             summaries, curves = [scored.summary], [scored[CURVES]]
             if len(pl.models) > 1:

@@ -136,7 +136,8 @@ def plan(config: RunConfig) -> Plan:
     drift = None if config.drift_on == "none" else DriftPlan(
         config.drift_on, config.ph_delta, config.ph_threshold, config.ph_min_instances,
         tuple(config.ph_alphas), {s.name: s.drift_points() for s in streams if s.drift_points()})
-    parse_thresholds(config.fail_if, list(models))  # a mistake there is one before the run
+    # A mistake in a threshold is one before the run.
+    parse_thresholds(config.fail_if, list(models), config.segments)
     return Plan(config, streams, models, tasks, classes, delay, repredict, scoring, drift, log,
                 time_range, hidden)
 

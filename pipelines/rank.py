@@ -12,7 +12,7 @@ import pandas as pd
 from scipy import stats
 
 from metrics.ranking import LOWER_IS_BETTER, cliques, critical_difference, friedman, ranks
-from pipelines.results import load_results
+from pipelines.results import load_results, whole_streams
 from transforms.errors import ConfigError
 
 
@@ -37,7 +37,7 @@ def measure_table(dirs: list[str], metric: str = "accuracy", category: str = "in
     parts = []
     for d in dirs:
         try:
-            summary = load_results(d)
+            summary = whole_streams(load_results(d))
         except FileNotFoundError:
             raise ConfigError(f"{d}: no summary.csv; give the output folders of finished "
                               f"runs") from None

@@ -32,13 +32,23 @@ def load_results(path: str, kind: str = "summary") -> pd.DataFrame:
     """
     if kind == "summary":  # class names stay text ("True", "1"), as in summary.parquet
         return pd.read_csv(os.path.join(path, "summary.csv"),
-                           dtype={"class": str, "predicted": str})
+                           dtype={"class": str, "predicted": str, "segment": str})
     if kind in ("curves", "predictions"):
         return pd.read_parquet(os.path.join(path, f"{kind}.parquet"))
     if kind == "manifest":
         with open(os.path.join(path, "manifest.json"), encoding="utf-8") as f:
             return pd.json_normalize(json.load(f))
     raise ValueError(f"kind must be summary, curves, predictions or manifest, not {kind!r}")
+
+
+def whole_streams(frame: pd.DataFrame) -> pd.DataFrame:
+    """The rows of whole streams: without the rows of --segment slices.
+
+    >>> frame = pd.DataFrame({"stream": "s", "segment": [None, "country=DE"], "value": [1, 2]})
+    >>> whole_streams(frame)["value"].tolist()
+    [1]
+    """
+    return frame[frame["segment"].isna()] if "segment" in frame else frame
 
 
 def previous_outputs(out: str) -> list[str]:
@@ -149,6 +159,7 @@ def summary_table(summary: pd.DataFrame, streams: dict | None = None) -> pd.Data
            final accuracy     0.8  0.90
 
     """
+    summary = whole_streams(summary)
     df = summary[summary["metric"].isin(TABLE_METRICS)]
     if "class" in summary:  # of the per-class rows, the positive class's
         df = pd.concat([df[df["class"].isna()], _positive_rows(summary, streams or {})])

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from pipelines.results import load_results
+from pipelines.results import load_results, whole_streams
 
 # The measure each figure shows: accuracy for classifiers, MAE for regressors.
 PRIMARY = {"classification": "accuracy", "regression": "mae"}
@@ -36,10 +36,11 @@ class RunFiles:
     """
 
     out: str
-    summary: pd.DataFrame
+    summary: pd.DataFrame  # the whole streams' rows
     curves: pd.DataFrame
     profiles: dict
     manifest: dict
+    segments: pd.DataFrame  # the summary rows of --segment slices
 
     @classmethod
     def read(cls, out: str) -> RunFiles:
@@ -53,7 +54,9 @@ class RunFiles:
                 profiles = json.load(f)
         with open(os.path.join(out, "manifest.json"), encoding="utf-8") as f:
             manifest = json.load(f)
-        return cls(out, load_results(out), load_results(out, "curves"), profiles, manifest)
+        summary = load_results(out)
+        return cls(out, whole_streams(summary), whole_streams(load_results(out, "curves")),
+                   profiles, manifest, summary.drop(whole_streams(summary).index))
 
     @property
     def streams(self) -> list[str]:

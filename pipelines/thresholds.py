@@ -21,7 +21,8 @@ THRESHOLD_FAILED = 3
 
 _OPERATORS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
 _PATTERN = re.compile(r"""^\s*(?:(?P<model>[^\s:]+):\s*)?(?P<category>initial|final)\s+
-                          (?P<metric>\w+)\s*(?:\((?P<cls>[^)]*)\))?\s*(?P<window>\S+=\S+)?\s*
+                          (?P<metric>\w+)\s*(?:\((?P<cls>[^)]*)\))?\s*
+                          (?:\[(?P<segment>[^\]]+)\])?\s*(?P<window>\S+=\S+)?\s*
                           (?P<op><=|>=|<|>)\s*(?P<value>\S+)\s*$""", re.VERBOSE)
 _METRICS = {*CLASSIFICATION_METRICS, *REGRESSION_METRICS, *PER_CLASS_METRICS,
             *PROBABILITY_METRICS, *PER_CLASS_PROBABILITY_METRICS, *BOOTSTRAP_METRICS}
@@ -29,16 +30,20 @@ _METRICS = {*CLASSIFICATION_METRICS, *REGRESSION_METRICS, *PER_CLASS_METRICS,
 
 @dataclass(frozen=True)
 class Threshold:
-    """`[MODEL:] initial|final METRIC [(CLASS)] [WINDOW] OP VALUE`: crossed when a (stream,
-    model)'s end-of-stream measure satisfies `OP VALUE` (`<`, `<=`, `>`, `>=`), or is undefined
-    (NaN: nothing scored), or does not exist (a class that never occurred). Without MODEL it
-    holds for every model; WINDOW is `cumulative` (default), `w=W`, `fading=A` or `time=…`.
+    """`[MODEL:] initial|final METRIC [(CLASS)] [[SEGMENT]] [WINDOW] OP VALUE`: crossed when
+    a (stream, model)'s end-of-stream measure satisfies `OP VALUE` (`<`, `<=`, `>`, `>=`), or is
+    undefined (NaN: nothing scored), or does not exist (a class that never occurred). Without
+    MODEL it holds for every model; WINDOW is `cumulative` (default), `w=W`, `fading=A` or
+    `time=…`. Without SEGMENT it holds for the whole stream; `[country=DE]` for that --segment
+    slice, `[country]` for every slice of the column.
 
     >>> t = Threshold.parse("initial precision (fraud) < 0.8")
     >>> t.metric, t.label_class, t.window, t.crossed(0.75), t.crossed(0.85)
     ('precision', 'fraud', 'cumulative', True, False)
     >>> Threshold.parse("nb: final accuracy w=1000 <= 0.9").model
     'nb'
+    >>> Threshold.parse("initial recall (fraud) [country=DE] w=500 < 0.5").segment
+    'country=DE'
     """
 
     text: str
@@ -49,13 +54,15 @@ class Threshold:
     label_class: str | None = None
     window: str = CUMULATIVE
     model: str | None = None
+    segment: str | None = None
 
     @classmethod
     def parse(cls, text: str) -> Threshold:
         match = _PATTERN.match(text)
         if not match:
             raise ConfigError(f"--fail-if {text!r}: not [MODEL:] initial|final METRIC [(CLASS)] "
-                              f"[WINDOW] OP VALUE; e.g. \"initial precision (fraud) < 0.8\"")
+                              f"[[SEGMENT]] [WINDOW] OP VALUE; e.g. \"initial precision (fraud) "
+                              f"< 0.8\"")
         if match["metric"] not in _METRICS:
             raise ConfigError(f"--fail-if {text!r}: unknown measure {match['metric']!r}; "
                               f"known: {', '.join(sorted(_METRICS))}")
@@ -66,7 +73,8 @@ class Threshold:
                 from None
         return cls(text.strip(), match["category"], match["metric"], match["op"], value,
                    match["cls"].strip() if match["cls"] else None,
-                   match["window"] or CUMULATIVE, match["model"])
+                   match["window"] or CUMULATIVE, match["model"],
+                   match["segment"].strip() if match["segment"] else None)
 
     def crossed(self, value: float) -> bool:
         return math.isnan(value) or _OPERATORS[self.op](value, self.value)
@@ -80,20 +88,39 @@ class Threshold:
             rows = rows[rows["class"].isna()]
         else:
             rows = rows[rows["class"] == self.label_class]
+        segments = summary["segment"] if "segment" in summary else \
+            pd.Series(None, index=summary.index, dtype=object)
         lines = []
         for model in [self.model] if self.model else models:
             for stream in dict.fromkeys(summary.loc[summary["model"] == model, "stream"]):
-                mine = rows[(rows["stream"] == stream) & (rows["model"] == model)]
-                value = float(mine["value"].iloc[0]) if len(mine) else math.nan
-                if self.crossed(value):
-                    what = "no such measure in the results" if mine.empty else \
-                        "undefined (nothing scored)" if math.isnan(value) else f"{value:.4g}"
-                    lines.append(f"{stream} / {model}: {self.text} (it is {what})")
+                for segment in self._segments(segments[summary["stream"] == stream]):
+                    mine = rows[(rows["stream"] == stream) & (rows["model"] == model)
+                                & (segments[rows.index] == segment if segment else
+                                   segments[rows.index].isna())]
+                    value = float(mine["value"].iloc[0]) if len(mine) else math.nan
+                    if self.crossed(value):
+                        what = "no such measure in the results" if mine.empty else \
+                            "undefined (nothing scored)" if math.isnan(value) else \
+                            f"{value:.4g}"
+                        where = " / ".join(filter(None, (stream, model, segment)))
+                        lines.append(f"{where}: {self.text} (it is {what})")
         return lines
 
+    def _segments(self, present: pd.Series) -> list:
+        """The slices this threshold holds for among a stream's `present` segments: the whole
+        stream (None), one named slice, or every slice of a column (none reported: the
+        column itself, which then has no such measure)."""
+        if self.segment is None or "=" in self.segment:
+            return [self.segment]
+        mine = sorted(s for s in present.dropna().unique()
+                      if s.split("=", 1)[0] == self.segment)
+        return mine or [f"{self.segment}=*"]
 
-def parse_thresholds(texts: list[str], models: list[str]) -> list[Threshold]:
-    """Each `--fail-if` parsed, before the run; a model it names must be one of `models`.
+
+def parse_thresholds(texts: list[str], models: list[str],
+                     segments: list[str] | None = None) -> list[Threshold]:
+    """Each `--fail-if` parsed, before the run; a model it names must be one of `models`, a
+    segment one of the `segments` columns' (when given).
 
     >>> [t.op for t in parse_thresholds(["initial accuracy < 0.9", "final mae > 2"], ["m"])]
     ['<', '>']
@@ -102,6 +129,10 @@ def parse_thresholds(texts: list[str], models: list[str]) -> list[Threshold]:
     for t in thresholds:
         if t.model is not None and t.model not in models:
             raise ConfigError(f"--fail-if {t.text!r}: no model {t.model!r}; models: {models}")
+        column = t.segment.split("=", 1)[0] if t.segment else None
+        if column is not None and segments is not None and column not in segments:
+            raise ConfigError(f"--fail-if {t.text!r}: {column!r} is not a --segment column "
+                              f"(segments: {segments}); add --segment {column}")
     return thresholds
 
 

@@ -11,7 +11,7 @@ import re
 import numpy as np
 import pandas as pd
 
-from pipelines.results import load_results
+from pipelines.results import load_results, whole_streams
 from transforms.errors import ConfigError
 
 _DATE = re.compile(r"(?:^|[/\\])date=([^/\\]+)")
@@ -62,7 +62,7 @@ def trend_table(root: str, metrics: list[str], category: str = "initial",
     for folder in _runs(root):
         with open(os.path.join(folder, "manifest.json"), encoding="utf-8") as f:
             manifest = json.load(f)
-        summary = load_results(folder)
+        summary = whole_streams(load_results(folder))
         rows = summary[(summary["category"] == category) & (summary["window"] == window)
                        & summary["class"].isna() & summary["bin"].isna()]
         values = {(r.stream, r.model, r.metric): r for r in rows.itertuples()}

@@ -24,7 +24,8 @@ def test_run_writes_every_output(tmp_path, capsys):
     assert OUTPUTS <= {p.name for p in out.iterdir()}
     assert not [p for p in out.iterdir() if p.name.startswith(".staging")]
     summary = load_results(str(out))
-    assert list(summary.columns) == ["run_id", "stream", "model", "protocol", "category", "bin",
+    assert list(summary.columns) == ["run_id", "stream", "segment", "model", "protocol",
+                                     "category", "bin",
                                      "alpha", "window", "metric", "class", "predicted", "value",
                                      "n", "t"]
     scores = summary[~summary["category"].isin(["drift", "comparison"])]

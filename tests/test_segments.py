@@ -161,3 +161,49 @@ def test_a_segment_column_the_stream_does_not_have_is_one_line(tmp_path, capsys)
     err = capsys.readouterr().err.strip().splitlines()
     assert status == 2 and len(err) == 1
     assert "--segment country: stream sea has no instance column 'country'" in err[0]
+
+
+def test_a_backfill_of_the_run_gives_the_same_slices(tmp_path):
+    # A feature as the segment (the models see it, as without --segment), re-evaluation with
+    # bins and Ψα, a window, a fading factor and a comparison, per slice.
+    kw = dict(streams=['synth:Agrawal{"n": 1200, "seed": 4}'], delay="60", bins=10,
+              repredict="every_k_labels:3", windows=[200], fadings=[0.99],
+              segments=["elevel"], quiet=True, run_id="same", runner="direct")
+    replayed = run(RunConfig(models=["no-change", "gaussian-nb"], out=str(tmp_path / "run"),
+                             **kw))
+    assert {"binned", "intermediate", "comparison"} <= set(
+        replayed.loc[replayed["segment"] == "elevel=2", "category"])
+    run(RunConfig(models=[], out=str(tmp_path / "backfill"),
+                  predictions=str(tmp_path / "run" / "predictions.parquet"), **kw))
+    texts = [(tmp_path / d / "summary.csv").read_text() for d in ("run", "backfill")]
+    assert texts[0] == texts[1]
+    curves = [pd.read_parquet(tmp_path / d / "curves.parquet") for d in ("run", "backfill")]
+    pd.testing.assert_frame_equal(*curves)
+
+
+def test_a_threshold_on_every_slice_of_a_column_names_the_slices_it_failed(segmented, tmp_path,
+                                                                           capsys):
+    folder, out = segmented
+    summary = pd.read_csv(os.path.join(out, "summary.csv"))
+    accuracy = summary[(summary["model"] == "nb") & (summary["category"] == "initial")
+                       & (summary["metric"] == "accuracy") & (summary["window"] == "cumulative")
+                       & summary["segment"].notna()].set_index("segment")["value"]
+    bar = float(accuracy.median())  # some slices below it, some above
+    path = os.path.join(folder, "waveform.csv")
+    features = [c for c in pd.read_csv(path, nrows=1).columns if c not in ("label", "country")]
+    stream = f'w={path}{{"features": {features!r}}}'.replace("'", '"')
+    args = ["run", "--stream", stream, "--model", "nb=gaussian-nb", "--model", "nc=no-change",
+            "--delay", str(DELAY), "--repredict", "none", "--window", str(WINDOW),
+            "--segment", "country", "--out", str(tmp_path / "o"), "--runner", "direct",
+            "--quiet", "--fail-if", f"nb: initial accuracy [country] < {bar}",
+            "--fail-if", "nb: initial accuracy [country=XX] < 0.1"]
+    assert main(args) == 3
+    lines = capsys.readouterr().err.strip().splitlines()
+    below = sorted(s for s, v in accuracy.items() if v < bar)
+    prefix = "delayed-eval: threshold crossed: "
+    assert [line[len(prefix):].split(":")[0] for line in lines] == \
+        [f"w / nb / {s}" for s in below] + ["w / nb / country=XX"]
+    assert "no such measure" in lines[-1]
+    # A slice of a column that is not segmented by is a mistake before the run.
+    assert main([*args[:-4], "--fail-if", "initial accuracy [region] < 0.5"]) == 2
+    assert "'region' is not a --segment column" in capsys.readouterr().err

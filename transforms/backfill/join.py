@@ -59,6 +59,10 @@ def label_columns(outcomes) -> dict:
     cols = {"id": ids, "key": np.array([str(i) for i in ids], dtype=object)}
     for name in ("n", "t_arrival", "t_label", "y", "y_prev", "y_majority"):
         cols[name] = np.array([getattr(o, name) for o in outcomes], dtype=object)
+    if outcomes and outcomes[0].segments is not None:  # one tuple of places per label
+        cols["segments"] = np.empty(len(outcomes), dtype=object)
+        for i, o in enumerate(outcomes):
+            cols["segments"][i] = o.segments
     return cols
 
 
@@ -203,7 +207,8 @@ def join_columns(labels: dict, preds: dict, classes: list | None, bins: int,
     initial[row[first_initial]] = values[first_initial]
     if final:
         final_values[row[is_final]] = values[is_final]
-    columns = {name: labels[name] for name in ("id", "y", "y_prev", "y_majority")}
+    columns = {name: labels[name] for name in ("id", "y", "y_prev", "y_majority", "segments")
+               if name in labels}
     columns.update(n=labels["n"].astype(np.int64), t_arrival=t0, t_label=t_label,
                    initial=initial)
     if final:
@@ -311,7 +316,8 @@ def outcomes_of(columns: dict, classification: bool) -> list:
         columns["y_prev"], columns["y_majority"], python(columns["initial"]),
         none if final is None else python(final), itertools.repeat(None, n),
         itertools.repeat(None, n), itertools.repeat(None, n) if binned is None else binned,
-        vectors("initial_proba"), vectors("final_proba"))))
+        vectors("initial_proba"), vectors("final_proba"),
+        columns.get("segments", itertools.repeat(None, n)))))
 
 
 def model_classes(label_classes: list, predicted: set) -> list[str]:
