@@ -27,7 +27,7 @@ from pipelines.files import (ERRORS_FILE, delete_folder, disk_error, io_reason, 
                              write_parquet)
 from pipelines.manifest import check_evaluated, complete_summary, manifest
 from pipelines.plan import plan
-from pipelines.results import drift_delay_table, format_profiles, format_table
+from pipelines.results import drift_delay_table, format_profiles, format_table, segment_table
 from pipelines.write import WriteResults, keep_segments
 from runners import runner_session
 from transforms.backfill.outcomes import LOG_PARTS
@@ -117,9 +117,13 @@ def run(config: RunConfig) -> pd.DataFrame:
         if counters:
             print("job counters: " + ", ".join(f"{k} {v:,}" for k, v in counters.items()),
                   file=sys.stderr)
-        print(format_table(summary, {s.name: {"positive": s.options.get("positive"),
-                                              "declared": pl.classes[s.name]}
-                                     for s in pl.streams}) + "\n")
+        streams = {s.name: {"positive": s.options.get("positive"),
+                            "declared": pl.classes[s.name]} for s in pl.streams}
+        print(format_table(summary, streams) + "\n")
+        segments = segment_table(summary, streams)
+        if not segments.empty:
+            print("segments: initial and final scores with their Wilson 95 % intervals")
+            print(segments.to_string(index=False) + "\n")
         print(format_profiles(json.loads(read_bytes(FileSystems.join(config.out,
                                                                       "profile.json")))))
         delays = drift_delay_table(summary)

@@ -16,7 +16,7 @@ import os
 import pandas as pd
 
 from pipelines.figures import Figure, figures, save_figure
-from pipelines.results import drift_delay_table, record_outputs, summary_table
+from pipelines.results import drift_delay_table, record_outputs, segment_table, summary_table
 from pipelines.run_files import RunFiles
 
 FIGURES = "figures"
@@ -70,6 +70,13 @@ def _render_html(run: RunFiles, made: list[Figure], notes: list[str]) -> str:
         "column per model.</p>",
         _table_html(summary_table(run.summary, run.positive_options)),
     ]
+    segments = segment_table(run.segments, run.positive_options)
+    if not segments.empty:
+        parts += ["<h2>Segments</h2>",
+                  "<p>Each --segment slice scored as a stream of its own: its scored labels, "
+                  "the initial and final accuracy (regression: MAE) and, for a binary task, "
+                  "the positive class's initial precision and recall, each with its Wilson "
+                  "95 % interval [low, high].</p>", _table_html(segments)]
     delays = drift_delay_table(run.summary)
     if not delays.empty:
         parts += ["<h2>Page-Hinkley: detection of the known drifts</h2>",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 
 import pandas as pd
@@ -189,6 +190,61 @@ def summary_table(summary: pd.DataFrame, streams: dict | None = None) -> pd.Data
     table = df.pivot_table(index=["stream", "measure"], columns="model", values="value",
                            sort=False, dropna=False, aggfunc="first")
     return table[models]
+
+
+def segment_table(summary: pd.DataFrame, streams: dict | None = None) -> pd.DataFrame:
+    """One row per --segment slice and model: its scored labels, the initial and final
+    accuracy (a regressor: MAE) with its Wilson 95 % interval, and for a binary task the
+    initial precision and recall of the positive class (`positive_class`, from the whole
+    stream) with theirs. Empty without slices.
+
+    Example
+    -------
+
+    >>> rows = [("initial", "accuracy", None, 0.8, 50), ("initial", "accuracy_wilson_low",
+    ...          None, 0.67, 50), ("initial", "accuracy_wilson_high", None, 0.89, 50)]
+    >>> summary = pd.DataFrame([{"stream": "s", "segment": "country=DE", "model": "nb",
+    ...     "window": "cumulative", "category": c, "metric": m, "class": k, "value": v, "n": n}
+    ...     for c, m, k, v, n in rows])
+    >>> print(segment_table(summary).to_string(index=False))
+    stream    segment model  scored labels     initial accuracy
+         s country=DE    nb             50 0.800 [0.670, 0.890]
+    """
+    whole = whole_streams(summary)
+    sliced = summary.drop(whole.index)
+    sliced = sliced[(sliced["window"] == "cumulative")
+                    & sliced["category"].isin(["initial", "final"])]
+    positive = _positive_rows(whole, streams or {})
+    positives = {(s, m): c for s, m, c in zip(positive["stream"], positive["model"],
+                                               positive["class"])}
+    records = []
+    for (stream, segment, model), part in sliced.groupby(["stream", "segment", "model"],
+                                                         sort=False):
+        def measure(category, metric, label_class=None, part=part):
+            mine = part[(part["category"] == category) & (part["metric"] == metric)
+                        & (part["class"].isna() if label_class is None
+                           else part["class"] == label_class)]
+            return (float(mine["value"].iloc[0]), int(mine["n"].iloc[0])) if len(mine) \
+                else (math.nan, 0)
+
+        primary = "accuracy" if measure("initial", "accuracy")[1] or \
+            not measure("initial", "mae")[1] else "mae"
+        record = {"stream": stream, "segment": segment, "model": model,
+                  "scored labels": measure("initial", primary)[1]}
+        wanted = [(c, primary, None) for c in ("initial", "final")]
+        if primary == "accuracy" and (stream, model) in positives:
+            wanted += [("initial", m, positives[stream, model]) for m in ("precision", "recall")]
+        for category, metric, label_class in wanted:
+            value = measure(category, metric, label_class)[0]
+            if math.isnan(value):
+                continue
+            low, high = (measure(category, f"{metric}_wilson_{end}", label_class)[0]
+                         for end in ("low", "high"))
+            name = f"{category} {metric}" + (f" ({label_class})" if label_class else "")
+            record[name] = f"{value:.3f}" + ("" if math.isnan(low) else
+                                             f" [{low:.3f}, {high:.3f}]")
+        records.append(record)
+    return pd.DataFrame(records)
 
 
 def format_table(summary: pd.DataFrame, streams: dict | None = None) -> str:

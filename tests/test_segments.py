@@ -207,3 +207,19 @@ def test_a_threshold_on_every_slice_of_a_column_names_the_slices_it_failed(segme
     # A slice of a column that is not segmented by is a mistake before the run.
     assert main([*args[:-4], "--fail-if", "initial accuracy [region] < 0.5"]) == 2
     assert "'region' is not a --segment column" in capsys.readouterr().err
+
+
+def test_the_report_has_a_table_of_the_slices_with_their_intervals(segmented):
+    _, out = segmented
+    from pipelines.report import write_report
+
+    page = open(write_report(out), encoding="utf-8").read()
+    assert "<h2>Segments</h2>" in page
+    summary = pd.read_csv(os.path.join(out, "summary.csv"))
+    for country in SHARES:
+        mine = summary[(summary["segment"] == f"country={country}") & (summary["model"] == "nb")
+                       & (summary["category"] == "final") & (summary["window"] == "cumulative")
+                       & summary["class"].isna()].set_index("metric")["value"]
+        cell = (f"{mine['accuracy']:.3f} [{mine['accuracy_wilson_low']:.3f}, "
+                f"{mine['accuracy_wilson_high']:.3f}]")
+        assert cell in page, country
