@@ -26,6 +26,7 @@ from pipelines.files import (ERRORS_FILE, delete_folder, disk_error, io_reason, 
                              publish, read_bytes, staged_names, write_bytes, write_json,
                              write_parquet)
 from pipelines.manifest import check_evaluated, complete_summary, manifest
+from pipelines.maturity import maturity_manifest, maturity_table
 from pipelines.plan import plan
 from pipelines.results import drift_delay_table, format_profiles, format_table, segment_table
 from pipelines.write import WriteResults, keep_segments
@@ -91,6 +92,16 @@ def run(config: RunConfig) -> pd.DataFrame:
                                                             sliced["segment"])))
         dead_letters = read_bytes(staged("dead_letters.jsonl"))
         check_evaluated(pl, counts, dead_letters)
+        maturity = None
+        if pl.backfill:  # how final each arrival day's numbers are
+            first = {}
+            for (stream, _), raw in counts["keys"]:
+                first.setdefault(stream, raw)  # the label pass's counts, the same per model
+            days, histograms = maturity_table(first)
+            write_bytes(staged("maturity.csv"), days.to_csv(index=False).encode())
+            maturity = maturity_manifest(days, histograms, {
+                s: list(dict.fromkeys(summary.loc[summary["stream"] == s, "category"]))
+                for s in first})
         n_dead = dead_letters.count(b"\n")
         try:
             write_bytes(staged("summary.csv"), summary.to_csv(index=False).encode())
@@ -100,6 +111,7 @@ def run(config: RunConfig) -> pd.DataFrame:
             delete_folder(spill)
             outputs = sorted([*staged_names(staging), "manifest.json"])
             write_json(staged("manifest.json"), {**manifest(pl, counts, n_dead, started),
+                                                  **({"maturity": maturity} if maturity else {}),
                                                   "outputs": outputs})
             publish(staging, config.out)
         except (OSError, BeamIOError) as e:
@@ -126,6 +138,15 @@ def run(config: RunConfig) -> pd.DataFrame:
             print(segments.to_string(index=False) + "\n")
         print(format_profiles(json.loads(read_bytes(FileSystems.join(config.out,
                                                                       "profile.json")))))
+        for stream, m in (maturity or {}).items():
+            if m["pending"]:
+                days = m["incomplete_days"]
+                print(f"\n{stream}: {m['pending']:,} of {m['labelled'] + m['pending']:,} "
+                      f"instances still wait for their label (arrival "
+                      f"{'day' if len(days) == 1 else 'days'} {', '.join(days[:3])}"
+                      f"{', …' if len(days) > 3 else ''}): its measures may still move by up "
+                      f"to {m['pending']:,} labels, a proportion by up to "
+                      f"{m['proportion_may_move_by']:.4f}; per day in maturity.csv")
         delays = drift_delay_table(summary)
         if not delays.empty:
             print("\nPage-Hinkley: each known drift's detection delay and the false alarms "

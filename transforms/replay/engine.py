@@ -8,7 +8,9 @@ this same engine, so they cannot disagree.
 """
 from __future__ import annotations
 
+import datetime
 import math
+from collections import Counter
 import pickle
 import time
 from dataclasses import dataclass, field
@@ -40,6 +42,12 @@ from transforms.vocabulary import FINAL, INITIAL, REPREDICTION
 COUNTERS = ("instances", "updates", "labels", "labelled", "orphan_labels", "learned_orphans",
             "refused_instances", "refused_labels", "dead_letters", "model_errors",
             "unscored_initial", "unscored_final", "unscheduled")
+# With `maturity`, counts per arrival day (UTC) also go into the counts, as flat keys that add
+# up like the others: `day:2026-11-01:instances` (arrived and waiting for a label),
+# `day:…:labelled`, `day:…:left` (set aside unlabelled: the model failed on it) and
+# `day:…:latency=D` (labelled D whole days after arrival).
+DAY_PREFIX = "day:"
+DAY_SECONDS = 86_400
 # Re-predictions mapped to bins in one go: large enough to amortise numpy's per-call cost,
 # small enough to keep the temporary arrays of a K=1 run at a few tens of MB.
 BIN_BATCH = 1 << 18
@@ -64,7 +72,7 @@ class DrainResult:
     predictions: PredictionLog = field(default_factory=PredictionLog)
     outcomes: list = field(default_factory=list)  # Outcome
     dead_letters: list = field(default_factory=list)
-    counts: dict = field(default_factory=lambda: dict.fromkeys(COUNTERS, 0))
+    counts: dict = field(default_factory=lambda: Counter(dict.fromkeys(COUNTERS, 0)))
     # Outcomes (indices) whose re-predictions are still to be mapped to bins, and their number.
     unbinned: list = field(default_factory=list)
     unbinned_size: int = 0
@@ -127,6 +135,8 @@ class ReplayEngine:
         number in the segment and the segment's own baselines.
     hidden
         Columns read only to segment by: taken out of the features before the model sees them.
+    maturity
+        Count instances, labels and label latencies per arrival day (`DAY_PREFIX`).
     resources_every
         N > 0: measure the model's cost — the CPU seconds (this thread's) spent in learning
         and in predicting, the model's size (river's `_raw_memory_usage`) and MOA's RAM-hours —
@@ -157,7 +167,8 @@ class ReplayEngine:
                  repredict: RepredictPolicy | None = None, bins: int = 0,
                  log_predictions: str = "all", baselines: BaselineViews | None = None,
                  on_model_error: str = "fail", probabilities: bool = True,
-                 resources_every: int = 0, segments: tuple = (), hidden=frozenset()):
+                 resources_every: int = 0, segments: tuple = (), hidden=frozenset(),
+                 maturity: bool = False):
         self.stream = stream
         self.model_name = model.name
         # fail: a model that raises (or returns no single value) stops the run with a
@@ -201,6 +212,7 @@ class ReplayEngine:
         # Persistent and Majority baselines of each label (classification; class indices).
         self.baselines = (baselines or BaselineViews()).start(range(len(self.classes)))
         self.segments, self.hidden = tuple(segments), frozenset(hidden)
+        self._days: dict | None = {} if maturity else None  # day number -> its key prefix
         # segment -> [labels so far, its baselines (classification) or its previous label]
         self._segment_state: dict = {}
         self._baseline_views, self._declared = baselines or BaselineViews(), len(self.classes)
@@ -426,6 +438,8 @@ class ReplayEngine:
                 out.counts["unscheduled"] += 1
             row = self.rows.add(x, t, self.version, initial, t_label)
         self.pending[key] = [t, x, initial, row, proba, segments]
+        if self._days is not None:
+            out.counts[self._day(t) + "instances"] += 1
         out.predictions.one(key, INITIAL, t, initial, proba)
 
     def _on_update(self, ev, out: DrainResult) -> None:
@@ -444,6 +458,8 @@ class ReplayEngine:
         except ModelError as e:
             self._model_failed(e, ev, out)
             self._drop(key)
+            if self._days is not None:
+                out.counts[self._day(state[0]) + "left"] += 1
             return
         self.rows.update(state[3], x, t, value, self.version)
 
@@ -512,6 +528,8 @@ class ReplayEngine:
             self._learn(key, x, y, t)
         except ModelError as e:
             out.counts["refused_labels"] += 1  # its instance leaves with it
+            if self._days is not None:
+                out.counts[self._day(t_arrival) + "left"] += 1
             self._model_failed(e, ev, out)
             return
         if self.final and final is None:
@@ -525,6 +543,10 @@ class ReplayEngine:
             out.predictions.one(key, FINAL, t, final, final_proba)
         self.n_labels += 1
         out.counts["labelled"] += 1
+        if self._days is not None:
+            day = self._day(t_arrival)
+            out.counts[day + "labelled"] += 1
+            out.counts[f"{day}latency={int((t - t_arrival) // DAY_SECONDS)}"] += 1
         if initial is None:
             out.counts["unscored_initial"] += 1
         if self.classification:
@@ -543,6 +565,15 @@ class ReplayEngine:
             self._map_bins(out)
         if self.resources_every and self.n_labels % self.resources_every == 0:
             self._measure(t, out)
+
+    def _day(self, t: float) -> str:
+        """The count keys' prefix of the UTC day holding time `t` (seconds since the epoch)."""
+        number = int(t // DAY_SECONDS)
+        prefix = self._days.get(number)
+        if prefix is None:
+            date = datetime.date(1970, 1, 1) + datetime.timedelta(days=number)
+            prefix = self._days[number] = f"{DAY_PREFIX}{date.isoformat()}:"
+        return prefix
 
     def _visible(self, x):
         """The features the model sees: without the columns read only to segment by."""

@@ -73,6 +73,7 @@ class EngineFactory:
     resources_every: int = 0  # > 0: measure the models' cost every N labels (`ReplayEngine`)
     segments: tuple = ()  # the --segment columns (`ReplayEngine`)
     hidden: dict | None = None  # per stream, the columns read only to segment by
+    maturity: bool = False  # count per arrival day (`ReplayEngine`)
 
 
     def new(self, key) -> ReplayEngine:
@@ -81,7 +82,7 @@ class EngineFactory:
                             self.tasks[model], self.final, self.repredict, self.bins,
                             self.log_predictions, self.baselines, self.on_model_error,
                             self.probabilities, self.resources_every, self.segments,
-                            (self.hidden or {}).get(stream, ()))
+                            (self.hidden or {}).get(stream, ()), self.maturity)
 
 
 def _emit(key, engine: ReplayEngine, result, pending_before: int,
