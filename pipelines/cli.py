@@ -144,7 +144,8 @@ def _parser() -> argparse.ArgumentParser:
                     "instances still pending.")
     trend.add_argument("root", metavar="ROOT", help="the folder the runs are below")
     trend.add_argument("--metric", action="append", default=None,
-                       help="a measure (repeatable; default accuracy)")
+                       help="a measure, or a per-class one as 'recall (fraud)' (repeatable; "
+                            "default accuracy)")
     trend.add_argument("--category", default="initial", help="initial (default) or final")
     trend.add_argument("--window", default="cumulative", help="the view (default cumulative)")
     trend.add_argument("--out", default=None, help="where to write (default ROOT/trend)")

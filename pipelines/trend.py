@@ -16,7 +16,21 @@ from transforms.errors import ConfigError
 
 _DATE = re.compile(r"(?:^|[/\\])date=([^/\\]+)")
 # Interval rows of a measure: the Wilson interval of a proportion, or the bootstrap's.
-_INTERVALS = {"accuracy": ("accuracy_wilson_low", "accuracy_wilson_high")}
+_INTERVALS = {m: (f"{m}_wilson_low", f"{m}_wilson_high")
+              for m in ("accuracy", "precision", "recall")}
+_MEASURE = re.compile(r"^\s*(\w+)\s*(?:\((.+)\))?\s*$")
+
+
+def _measure(text: str) -> tuple[str, str | None]:
+    """`METRIC` or `METRIC (CLASS)` (a per-class measure) -> (metric, class or None).
+
+    >>> _measure("recall (fraud)"), _measure("accuracy")
+    (('recall', 'fraud'), ('accuracy', None))
+    """
+    match = _MEASURE.match(text)
+    if not match:
+        raise ConfigError(f"--metric {text!r}: not METRIC or METRIC (CLASS)")
+    return match[1], match[2].strip() if match[2] else None
 
 
 def _runs(root: str) -> list[str]:
@@ -42,8 +56,9 @@ def _date_of(folder: str, manifest: dict) -> str:
 def trend_table(root: str, metrics: list[str], category: str = "initial",
                 window: str = "cumulative") -> pd.DataFrame:
     """One row per (run, stream, model, metric): `date`, `run` (its folder), the value, the
-    interval (`low`, `high`: Wilson for accuracy, the bootstrap's where the run made one, else
-    empty), `n`, and from the manifest the instances, those still pending and their share.
+    interval (`low`, `high`: Wilson for accuracy, precision and recall, the bootstrap's where
+    the run made one, else empty), `n`, and from the manifest the instances, those still
+    pending and their share. A metric `recall (fraud)` is a per-class measure's class.
 
     Example
     -------
@@ -64,23 +79,25 @@ def trend_table(root: str, metrics: list[str], category: str = "initial",
             manifest = json.load(f)
         summary = whole_streams(load_results(folder))
         rows = summary[(summary["category"] == category) & (summary["window"] == window)
-                       & summary["class"].isna() & summary["bin"].isna()]
-        values = {(r.stream, r.model, r.metric): r for r in rows.itertuples()}
+                       & summary["bin"].isna()]
+        values = {(s, m, metric, None if pd.isna(c) else c): (v, n) for s, m, metric, c, v, n in
+                  zip(rows["stream"], rows["model"], rows["metric"], rows["class"],
+                      rows["value"], rows["n"])}
         counts = {(c["stream"], c["model"]): c for c in manifest.get("counts", [])}
-        for (stream, model, metric), r in values.items():
-            if metric not in metrics:
+        wanted = {_measure(m): m for m in metrics}
+        for (stream, model, metric, label_class), (value, n) in values.items():
+            if (metric, label_class) not in wanted:
                 continue
-            low, high = _INTERVALS.get(metric, (f"{metric}_bootstrap_low",
-                                                f"{metric}_bootstrap_high"))
+            low, high = (values.get((stream, model, name, label_class), (np.nan,))[0]
+                         for name in _INTERVALS.get(metric, (f"{metric}_bootstrap_low",
+                                                             f"{metric}_bootstrap_high")))
             c = counts.get((stream, model), {})
             instances, pending = c.get("instances", 0), c.get("pending_at_end", 0)
             parts.append({
                 "date": _date_of(os.path.relpath(folder, root), manifest), "run": folder,
                 "stream": stream, "model": model, "category": category, "window": window,
-                "metric": metric, "value": r.value,
-                "low": getattr(values.get((stream, model, low)), "value", np.nan),
-                "high": getattr(values.get((stream, model, high)), "value", np.nan),
-                "n": r.n, "instances": instances, "pending": pending,
+                "metric": wanted[metric, label_class], "value": value, "low": low,
+                "high": high, "n": n, "instances": instances, "pending": pending,
                 "pending_share": pending / instances if instances else np.nan})
     if not parts:
         raise ConfigError(f"{root}: the runs report no {category} {', '.join(metrics)} "
