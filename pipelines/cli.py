@@ -199,6 +199,17 @@ def _run_parser(sub) -> argparse.ArgumentParser:
                           "probabilities, overall and per class, at every curve point: they "
                           "keep every distinct probability, so memory and time grow with the "
                           "labels (default: off; log-loss, Brier and calibration are on)")
+    run.add_argument("--holdout", default=None, metavar="EVERY:SIZE",
+                     help="also a periodic holdout: after every EVERY labels the model as it "
+                          "stands predicts the next SIZE instances, which no model learns and "
+                          "the prequential scores leave out (category holdout, a curve point "
+                          "per set)")
+    run.add_argument("--cv", default=None, metavar="METHOD:K",
+                     help="delayed cross-validation as MOA's EvaluatePrequentialDelayedCV: K "
+                          "copies of each model (MODEL#1..K), each predicting every instance "
+                          "and learning its fold's labels; METHOD k-fold, bootstrap or split; "
+                          "the summary adds each model's mean and standard deviation (_sd) "
+                          "over its folds")
     run.add_argument("--bootstrap", type=int, default=None, metavar="R",
                      help="R Poisson bootstrap replicates (seeded, the same on every runner): "
                           "95 %% percentile intervals of accuracy, kappa and macro F1 "
@@ -324,7 +335,7 @@ def _config(args, beam_args) -> RunConfig:
               **{k: given.get(k) for k in ("replay", "log_predictions", "predictions", "task",
                                            "buckets", "timer_bucket", "on_model_error",
                                            "probabilities", "bootstrap", "resources",
-                                           "auc")}}
+                                           "auc", "holdout", "cv")}}
     if args.command == "backfill":
         if not args.repredict:
             fields["repredict"] = LOGGED

@@ -89,6 +89,10 @@ class RunConfig:
     final: bool = True  # also make and score the test-then-train (final) prediction
     # keep a classifier's class probabilities with its initial and final predictions
     probabilities: bool = True
+    # Other protocols (`transforms.replay.protocols`): a periodic holdout EVERY:SIZE; delayed
+    # cross-validation METHOD:K (k-fold, bootstrap or split), K copies of each model.
+    holdout: str | None = None
+    cv: str | None = None
     bootstrap: int = 0  # R > 0: Poisson bootstrap intervals of accuracy, κ, macro F1 (and Ψα)
     resources: bool = False  # CPU seconds, model size and RAM-hours per model (not repeatable)
     auc: bool = False  # exact ROC-AUC and PR-AUC (cost and memory grow with the labels)

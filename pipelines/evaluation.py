@@ -20,13 +20,15 @@ from transforms.records import segment_batches
 from transforms.replay.per_key import PerKeyReplay
 from transforms.scoring.comparison import CompareModels
 from transforms.scoring.drift import DetectDrift
+from transforms.scoring.holdout import HoldoutRows
 from transforms.scoring.in_stream import StreamScores
 from transforms.scoring.outcomes import ScoreOutcomes
 from transforms.scoring.profile import ProfileStreams
 from transforms.scoring.resources import ResourceRows
 from transforms.streams.read import ReadStreams
-from transforms.vocabulary import (CLASSES, COUNTS, CURVES, DEAD_LETTERS, ERRORS, PREDICTIONS,
-                                   READ_COUNTS, RESOURCE_POINTS, SUMMARY)
+from transforms.vocabulary import (CLASSES, COUNTS, CURVES, DEAD_LETTERS, ERRORS,
+                                   HOLDOUT_POINTS, PREDICTIONS, READ_COUNTS, RESOURCE_POINTS,
+                                   SUMMARY)
 
 PROFILES = "profiles"
 
@@ -105,6 +107,11 @@ class EvaluateDelayed(beam.PTransform):
                 curves.append(compared[CURVES])
         if pl.drift is not None:
             summaries.append(outcomes | "Drift" >> DetectDrift(pl.tasks, pl.drift))
+        held_out = source.pop(HOLDOUT_POINTS, None)
+        if held_out is not None and pl.holdout is not None:
+            holdout = held_out | "Holdout" >> HoldoutRows(pl.tasks)
+            summaries.append(holdout.summary)
+            curves.append(holdout[CURVES])
         points = source.pop(RESOURCE_POINTS, None)
         if points is not None and pl.config.resources:
             costs = points | "Resources" >> ResourceRows(pl.config.curve_every)
@@ -140,7 +147,7 @@ class EvaluateDelayed(beam.PTransform):
                                 pl.scoring.bins, cfg.log_predictions, progress,
                                 pl.scoring.baseline_views, cfg.on_model_error,
                                 cfg.probabilities, cfg.curve_every if cfg.resources else 0,
-                                tuple(cfg.segments), pl.hidden)
+                                tuple(cfg.segments), pl.hidden, cv=pl.cv, holdout=pl.holdout)
         if pl.replay in ("per-key", "per-stream"):
             scores = StreamScores(pl.tasks, pl.scoring) if pl.replay == "per-stream" else None
             replay = pbegin | "Replay" >> PerKeyReplay(
@@ -148,7 +155,7 @@ class EvaluateDelayed(beam.PTransform):
                 scores)
             return {"outcomes": replay.outcomes, **{tag: replay[tag] for tag in (
                 PREDICTIONS, DEAD_LETTERS, COUNTS, CLASSES, READ_COUNTS, ERRORS,
-                RESOURCE_POINTS)},
+                RESOURCE_POINTS, HOLDOUT_POINTS)},
                 **({SUMMARY: replay[SUMMARY], CURVES: replay[CURVES]} if scores else {})}
         read = pbegin | "Read" >> reader
         if pl.replay == "grouped":
@@ -157,7 +164,7 @@ class EvaluateDelayed(beam.PTransform):
             replay = read["chunks"] | "Replay" >> StatefulReplay(engines, cfg.chunk_size,
                                                                  cfg.timer_bucket)
         return {"outcomes": replay.outcomes, PREDICTIONS: replay[PREDICTIONS],
-                RESOURCE_POINTS: replay[RESOURCE_POINTS],
+                RESOURCE_POINTS: replay[RESOURCE_POINTS], HOLDOUT_POINTS: replay[HOLDOUT_POINTS],
                 DEAD_LETTERS: (read[DEAD_LETTERS], replay[DEAD_LETTERS])
                 | "AllDeadLetters" >> beam.Flatten(),
                 COUNTS: replay[COUNTS], CLASSES: replay[CLASSES], READ_COUNTS: read[READ_COUNTS],

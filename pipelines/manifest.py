@@ -22,10 +22,11 @@ from metrics.regression import QUANTILE_METRICS, REGRESSION_METRICS
 from pipelines.plan import Plan
 from transforms.backfill.logs import LOG_COUNTERS
 from transforms.errors import InputError
+from transforms.replay.protocols import model_and_fold
 from transforms.records import SEGMENT_SEPARATOR
 from transforms.replay.engine import COUNTERS
 from transforms.scoring.comparison import pair_name
-from transforms.vocabulary import (BINNED, CATEGORIES, COMPARISON, DRIFT, FINAL, INITIAL,
+from transforms.vocabulary import (BINNED, CATEGORIES, COMPARISON, DRIFT, FINAL, HOLDOUT, INITIAL,
                                    INTERMEDIATE, RESOURCE_METRICS, RESOURCES, SUMMARY_COLUMNS)
 
 
@@ -110,6 +111,11 @@ def complete_summary(pl: Plan, raw: pd.DataFrame,
                             & (raw["category"] == DRIFT)]
                 rows += [{**r, **place, "protocol": drift_protocol,
                           "bin": None, "alpha": None} for r in extra.to_dict("records")]
+            if not raw.empty and pl.holdout is not None:
+                held = raw[(raw["stream"] == key) & (raw["model"] == m)
+                           & (raw["category"] == HOLDOUT)]
+                rows += [{**r, **place, "protocol": f"periodic-holdout {pl.holdout}",
+                          "bin": None, "alpha": None} for r in held.to_dict("records")]
             if not raw.empty:  # --resources: the model's cost, in a fixed order
                 costs = raw[(raw["stream"] == key) & (raw["model"] == m)
                             & (raw["category"] == RESOURCES)].to_dict("records")
@@ -123,7 +129,48 @@ def complete_summary(pl: Plan, raw: pd.DataFrame,
             pairs = sorted(pairs.to_dict("records"), key=lambda r: order[r["model"]])
             rows += [{**r, **place, "protocol": protocol, "alpha": None}
                      for r in pairs]
-    return pd.DataFrame(rows, columns=SUMMARY_COLUMNS).astype({"bin": "Int64"})
+    summary = pd.DataFrame(rows, columns=SUMMARY_COLUMNS).astype({"bin": "Int64"})
+    return summary if pl.cv is None else with_fold_means(summary, pl.cv)
+
+
+def with_fold_means(summary: pd.DataFrame, cv) -> pd.DataFrame:
+    """The summary with, after each stream's (and segment's) rows, each cross-validated
+    model's mean over its folds (model = the model's name, value = the mean, n = the folds'
+    mean n) and their sample standard deviation (metric `METRIC_sd`), for every measure but
+    comparisons and drift alarms.
+
+    Example
+    -------
+
+    >>> from transforms.replay.protocols import CrossValidation
+    >>> rows = pd.DataFrame({"stream": "s", "segment": None, "model": ["nb#1", "nb#2"],
+    ...     "protocol": "p", "category": "initial", "bin": None, "alpha": None,
+    ...     "window": "cumulative", "metric": "accuracy", "class": None, "predicted": None,
+    ...     "value": [0.8, 0.9], "n": [10, 12], "t": 5.0, "run_id": "r"})
+    >>> out = with_fold_means(rows, CrossValidation("k-fold", 2))
+    >>> [(m, k, round(v, 4), n) for m, k, v, n in out[["model", "metric", "value", "n"]].values][2:]
+    [('nb', 'accuracy', 0.85, 11), ('nb', 'accuracy_sd', 0.0707, 11)]
+    """
+    keys = ["category", "bin", "alpha", "window", "metric", "class", "predicted"]
+    parts = []
+    for (_, _), part in summary.groupby(["stream", "segment"], sort=False, dropna=False):
+        parts.append(part)
+        folds = part[~part["category"].isin([COMPARISON, DRIFT])].copy()
+        folds["_model"] = [model_and_fold(m)[0] for m in folds["model"]]
+        folds = folds[folds["model"] != folds["_model"]]
+        if folds.empty:
+            continue
+        grouped = folds.groupby(["_model", *keys], sort=False, dropna=False)
+        first = grouped.first().reset_index()
+        mean = first.assign(model=first["_model"], value=grouped["value"].mean().values,
+                            n=grouped["n"].mean().round().astype(int).values,
+                            protocol=first["protocol"] + f" cv={cv} mean over the folds")
+        sd = mean.assign(metric=mean["metric"] + "_sd",
+                         value=grouped["value"].std(ddof=1).values,
+                         protocol=first["protocol"] + f" cv={cv} standard deviation over the "
+                                                      f"folds")
+        parts.append(pd.concat([mean, sd])[SUMMARY_COLUMNS])
+    return pd.concat(parts, ignore_index=True).astype({"bin": "Int64"})
 
 
 def _keyed_by_segment(raw: pd.DataFrame) -> pd.DataFrame:

@@ -14,6 +14,8 @@ from transforms.backfill.logs import PredictionLogSpec
 from transforms.errors import ConfigError, DelayedEvalError, InputError
 from transforms.models.specs import ModelSpec
 from transforms.replay.per_key import in_time_order
+from transforms.replay.protocols import (FOLD_SEPARATOR, CrossValidation, Holdout,
+                                         model_and_fold)
 from transforms.replay.repredict import RepredictPolicy
 from transforms.scoring.drift import DriftPlan
 from transforms.scoring.plan import ScoringPlan
@@ -50,6 +52,8 @@ class Plan:
     time_range: TimeRange = TimeRange()
     # Per stream, the --segment columns read only to segment by (not features of its models).
     hidden: dict = field(default_factory=dict)
+    holdout: Holdout | None = None
+    cv: CrossValidation | None = None  # `models` then holds each model's folds, MODEL#1..K
 
     @property
     def backfill(self) -> bool:
@@ -114,6 +118,7 @@ def plan(config: RunConfig) -> Plan:
                 models[spec.name] = spec
             tasks = {name: spec.task() for name, spec in models.items()}
             repredict = RepredictPolicy.parse(config.repredict).with_bins(config.bins)
+        holdout, cv, models, tasks = _protocols(config, models, tasks)
         classes = {s.name: s.declared_classes() for s in streams}
         _check_tasks(streams, tasks)
         time_range = TimeRange.parse(config.start, config.end)
@@ -139,7 +144,26 @@ def plan(config: RunConfig) -> Plan:
     # A mistake in a threshold is one before the run.
     parse_thresholds(config.fail_if, list(models), config.segments)
     return Plan(config, streams, models, tasks, classes, delay, repredict, scoring, drift, log,
-                time_range, hidden)
+                time_range, hidden, holdout, cv)
+
+
+def _protocols(config: RunConfig, models: dict, tasks: dict) -> tuple:
+    """The periodic holdout and the delayed cross-validation (None: not asked for), and the
+    models and tasks with each model's folds in its place."""
+    if config.predictions is not None and (config.holdout or config.cv):
+        raise ConfigError("--holdout and --cv replay models; a backfill scores logged "
+                          "predictions (use them with run)")
+    holdout = Holdout.parse(config.holdout) if config.holdout else None
+    cv = CrossValidation.parse(config.cv) if config.cv else None
+    named = [m for m in models if model_and_fold(m)[1] is not None]
+    if named:
+        raise ConfigError(f"model {named[0]!r}: names ending in {FOLD_SEPARATOR}N are the "
+                          f"folds of --cv; name it otherwise")
+    if cv is None:
+        return holdout, cv, models, tasks
+    folds = {fold: dataclasses.replace(spec, name=fold)
+             for name, spec in models.items() for fold in cv.names(name)}
+    return holdout, cv, folds, {f: tasks[model_and_fold(f)[0]] for f in folds}
 
 
 def _segmented(streams: list, segments: list, delay: DelaySpec) -> tuple[list, dict]:

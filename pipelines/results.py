@@ -8,6 +8,8 @@ import os
 
 import pandas as pd
 
+from transforms.replay.protocols import model_and_fold
+
 TABLE_METRICS = ("accuracy", "precision", "recall", "f1", "roc_auc", "average_precision",
                  "kappa", "kappa_m", "kappa_t", "kappa_plus", "mae", "rmse")
 # Of the per-class measures, the table shows a binary task's positive class's.
@@ -161,6 +163,9 @@ def summary_table(summary: pd.DataFrame, streams: dict | None = None) -> pd.Data
 
     """
     summary = whole_streams(summary)
+    folds = [model_and_fold(m)[1] is not None for m in summary["model"]]
+    if any(folds):  # --cv: the means over the folds (each fold's rows are in summary.csv)
+        summary = summary[[not f for f in folds]]
     df = summary[summary["metric"].isin(TABLE_METRICS)]
     if "class" in summary:  # of the per-class rows, the positive class's
         df = pd.concat([df[df["class"].isna()], _positive_rows(summary, streams or {})])

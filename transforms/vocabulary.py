@@ -30,7 +30,8 @@ INTERMEDIATE = "intermediate"  # Ψα, one row per α
 COMPARISON = "comparison"  # a pair of models, `A vs B`
 DRIFT = "drift"  # Page-Hinkley alarms and detection delays
 RESOURCES = "resources"  # a model's CPU seconds, size and RAM-hours (--resources)
-CATEGORIES = (INITIAL, FINAL, BINNED, INTERMEDIATE, COMPARISON, DRIFT, RESOURCES)
+HOLDOUT = "holdout"  # the periodic holdout's sets, each scored on its own (--holdout)
+CATEGORIES = (INITIAL, FINAL, BINNED, INTERMEDIATE, COMPARISON, DRIFT, RESOURCES, HOLDOUT)
 RESOURCE_METRICS = ("learn_cpu_seconds", "predict_cpu_seconds", "model_bytes", "ram_hours")
 
 # The `window` column: cumulative, or a view that forgets.
@@ -89,4 +90,6 @@ READ_COUNTS = "read_counts"  # per stream: rows read, events, dead letters
 SUMMARY = "summary"  # summary rows scored where the replay ran
 CURVES = "curves"  # curve rows
 RESOURCE_POINTS = "resources"  # per key: the replay's resource measurements
-REPLAY_OUTPUTS = (PREDICTIONS, DEAD_LETTERS, COUNTS, CLASSES, ERRORS, RESOURCE_POINTS)
+HOLDOUT_POINTS = "holdout"  # per key: the held-out instances' labels and predictions
+REPLAY_OUTPUTS = (PREDICTIONS, DEAD_LETTERS, COUNTS, CLASSES, ERRORS, RESOURCE_POINTS,
+                  HOLDOUT_POINTS)

@@ -8,11 +8,12 @@ this same engine, so they cannot disagree.
 """
 from __future__ import annotations
 
+import copy
 import datetime
 import math
-from collections import Counter
 import pickle
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -27,6 +28,7 @@ from transforms.records import (ID, INSTANCE, KIND, LABEL, SEQ, UPDATE, Outcome,
                                 Y, dead_letter, segment_name)
 from transforms.records import T as TIME
 from transforms.replay.predictions import PredictionLog
+from transforms.replay.protocols import Holdout
 from transforms.replay.repredict import PendingRows, RepredictPolicy
 from transforms.vocabulary import FINAL, INITIAL, REPREDICTION
 
@@ -41,7 +43,7 @@ from transforms.vocabulary import FINAL, INITIAL, REPREDICTION
 # model_errors + refused_instances, and labels = labelled + orphan_labels + refused_labels.
 COUNTERS = ("instances", "updates", "labels", "labelled", "orphan_labels", "learned_orphans",
             "refused_instances", "refused_labels", "dead_letters", "model_errors",
-            "unscored_initial", "unscored_final", "unscheduled")
+            "unscored_initial", "unscored_final", "unscheduled", "held_out", "held_out_labels")
 # With `maturity`, counts per arrival day (UTC) also go into the counts, as flat keys that add
 # up like the others: `day:2026-11-01:instances` (arrived and waiting for a label),
 # `day:…:labelled`, `day:…:left` (set aside unlabelled: the model failed on it) and
@@ -79,6 +81,9 @@ class DrainResult:
     # With resources measured: (labels, t, learn CPU s, predict CPU s, model bytes, RAM-hours)
     # at every `resources_every` labels and at the drain's end.
     resources: list = field(default_factory=list)
+    # With a periodic holdout: (holdout point: labels when its set began, label time, true
+    # value, prediction) for each held-out instance whose label arrived.
+    holdout: list = field(default_factory=list)
 
 
 class LateEventError(RuntimeError):
@@ -137,6 +142,12 @@ class ReplayEngine:
         Columns read only to segment by: taken out of the features before the model sees them.
     maturity
         Count instances, labels and label latencies per arrival day (`DAY_PREFIX`).
+    fold
+        Delayed cross-validation: (`CrossValidation`, this fold's 0-based index); the model
+        learns only the labels of its fold's training instances, and predicts every instance.
+    holdout
+        A periodic holdout (`Holdout`): the instances it takes leave the prequential stream and
+        their labels score `DrainResult.holdout`.
     resources_every
         N > 0: measure the model's cost — the CPU seconds (this thread's) spent in learning
         and in predicting, the model's size (river's `_raw_memory_usage`) and MOA's RAM-hours —
@@ -168,7 +179,8 @@ class ReplayEngine:
                  log_predictions: str = "all", baselines: BaselineViews | None = None,
                  on_model_error: str = "fail", probabilities: bool = True,
                  resources_every: int = 0, segments: tuple = (), hidden=frozenset(),
-                 maturity: bool = False):
+                 maturity: bool = False, fold: tuple | None = None,
+                 holdout: Holdout | None = None):
         self.stream = stream
         self.model_name = model.name
         # fail: a model that raises (or returns no single value) stops the run with a
@@ -213,6 +225,12 @@ class ReplayEngine:
         self.baselines = (baselines or BaselineViews()).start(range(len(self.classes)))
         self.segments, self.hidden = tuple(segments), frozenset(hidden)
         self._days: dict | None = {} if maturity else None  # day number -> its key prefix
+        self.fold, self.arrived = fold, 0  # instances accepted so far: m of the fold rule
+        self.holdout = holdout
+        # The holdout set being filled: the model's frozen copy, the label count it began at,
+        # the instances still to take; and the held-out instances: id -> (point, prediction).
+        self._holdout_model, self._holdout_point, self._holdout_left = None, 0, 0
+        self.held: dict = {}
         # segment -> [labels so far, its baselines (classification) or its previous label]
         self._segment_state: dict = {}
         self._baseline_views, self._declared = baselines or BaselineViews(), len(self.classes)
@@ -414,6 +432,9 @@ class ReplayEngine:
     def _on_instance(self, ev, out: DrainResult) -> None:
         key, t, x = ev[ID], ev[TIME], ev[X]
         out.counts["instances"] += 1
+        if self._holdout_left and key not in self.pending and key not in self.held:
+            self._hold_out(ev, out)
+            return
         segments = None
         if self.segments:
             segments = tuple(segment_name(c, (x or {}).get(c)) for c in self.segments)
@@ -437,7 +458,9 @@ class ReplayEngine:
             if t_label is None and self.repredict.kind == "bin_boundaries":
                 out.counts["unscheduled"] += 1
             row = self.rows.add(x, t, self.version, initial, t_label)
-        self.pending[key] = [t, x, initial, row, proba, segments]
+        self.arrived += 1
+        learns = self.fold is None or self.fold[0].learns(self.fold[1], self.arrived)
+        self.pending[key] = [t, x, initial, row, proba, segments, learns]
         if self._days is not None:
             out.counts[self._day(t) + "instances"] += 1
         out.predictions.one(key, INITIAL, t, initial, proba)
@@ -446,6 +469,8 @@ class ReplayEngine:
         key, t = ev[ID], ev[TIME]
         state = self.pending.get(key)
         out.counts["updates"] += 1
+        if state is None and key in self.held:  # a held-out instance keeps its prediction
+            return
         if state is None:
             self._reject(out, f"update for id {key!r}, which is not pending", "id", ev)
             return
@@ -465,6 +490,9 @@ class ReplayEngine:
 
     def _on_label(self, ev, out: DrainResult) -> None:
         out.counts["labels"] += 1
+        if ev[ID] in self.held and ev[ID] not in self.pending:
+            self._score_held_out(ev, out)
+            return
         if self._label_refused(ev, out):
             return
         state = self.pending.pop(ev[ID], None)
@@ -517,7 +545,7 @@ class ReplayEngine:
         """A label that met its pending instance: the final prediction, learning, and the
         instance's outcome."""
         key, t, y = ev[ID], ev[TIME], ev[Y]
-        t_arrival, x, initial, row, initial_proba, segments = state
+        t_arrival, x, initial, row, initial_proba, segments, learns = state
         if ev[X] is not None:
             x = self._visible(ev[X])
         rep_times, rep_values = self.rows.take(row) if row is not None else (None, None)
@@ -525,7 +553,8 @@ class ReplayEngine:
             final, final_proba = self._predict(key, x) if self.final else (None, None)
             if self.label_context is not None:
                 self.label_context.label_arrived(key)
-            self._learn(key, x, y, t)
+            if learns:
+                self._learn(key, x, y, t)
         except ModelError as e:
             out.counts["refused_labels"] += 1  # its instance leaves with it
             if self._days is not None:
@@ -565,6 +594,30 @@ class ReplayEngine:
             self._map_bins(out)
         if self.resources_every and self.n_labels % self.resources_every == 0:
             self._measure(t, out)
+        if self.holdout is not None and self.n_labels % self.holdout.every == 0:
+            self._holdout_model = copy.deepcopy(self.model)  # frozen: it never learns
+            self._holdout_point, self._holdout_left = self.n_labels, self.holdout.size
+
+    def _hold_out(self, ev, out: DrainResult) -> None:
+        """Take an arriving instance into the holdout set: the frozen model predicts it; it is
+        never learned from and has no place in the prequential stream."""
+        key, x = ev[ID], self._visible(ev[X])
+        try:
+            prediction = self._value(self._holdout_model.predict_one(x))
+        except MemoryError:
+            raise
+        except Exception as e:
+            raise self._model_error(key, "predict_one (holdout)", e, x) from e
+        self.held[key] = (self._holdout_point, prediction)
+        self._holdout_left -= 1
+        out.counts["held_out"] += 1
+
+    def _score_held_out(self, ev, out: DrainResult) -> None:
+        """A held-out instance's label: it scores the holdout point, and is not learned."""
+        point, prediction = self.held.pop(ev[ID])
+        y = self._index(ev[Y], extend=True) if self.classification else ev[Y]
+        out.holdout.append((point, ev[TIME], y, prediction))
+        out.counts["held_out_labels"] += 1
 
     def _day(self, t: float) -> str:
         """The count keys' prefix of the UTC day holding time `t` (seconds since the epoch)."""

@@ -33,9 +33,10 @@ from transforms.errors import reports_errors
 from transforms.models.specs import ModelSpec
 from transforms.replay.engine import ReplayEngine
 from transforms.replay.progress import ProgressLines, report_progress
+from transforms.replay.protocols import CrossValidation, Holdout, model_and_fold
 from transforms.replay.repredict import RepredictPolicy
-from transforms.vocabulary import (CLASSES, COUNTS, DEAD_LETTERS, PREDICTIONS, REPLAY_OUTPUTS,
-                                   RESOURCE_POINTS)
+from transforms.vocabulary import (CLASSES, COUNTS, DEAD_LETTERS, HOLDOUT_POINTS, PREDICTIONS,
+                                   REPLAY_OUTPUTS, RESOURCE_POINTS)
 
 # Keys are (stream, model) strings: a deterministic key coder, as stateful DoFns and
 # GroupByKey on distributed runners require.
@@ -74,6 +75,8 @@ class EngineFactory:
     segments: tuple = ()  # the --segment columns (`ReplayEngine`)
     hidden: dict | None = None  # per stream, the columns read only to segment by
     maturity: bool = False  # count per arrival day (`ReplayEngine`)
+    cv: CrossValidation | None = None  # a model `name#i` is fold i of it (`ReplayEngine`)
+    holdout: Holdout | None = None  # a periodic holdout (`ReplayEngine`)
 
 
     def new(self, key) -> ReplayEngine:
@@ -82,7 +85,12 @@ class EngineFactory:
                             self.tasks[model], self.final, self.repredict, self.bins,
                             self.log_predictions, self.baselines, self.on_model_error,
                             self.probabilities, self.resources_every, self.segments,
-                            (self.hidden or {}).get(stream, ()), self.maturity)
+                            (self.hidden or {}).get(stream, ()), self.maturity,
+                            self._fold(model), self.holdout)
+
+    def _fold(self, model: str) -> tuple | None:
+        fold = model_and_fold(model)[1] if self.cv is not None else None
+        return None if fold is None else (self.cv, fold - 1)
 
 
 def _emit(key, engine: ReplayEngine, result, pending_before: int,
@@ -107,6 +115,8 @@ def _emit(key, engine: ReplayEngine, result, pending_before: int,
     yield beam.pvalue.TaggedOutput(CLASSES, (key, list(engine.classes)))
     if result.resources:
         yield beam.pvalue.TaggedOutput(RESOURCE_POINTS, (key, result.resources))
+    if result.holdout:
+        yield beam.pvalue.TaggedOutput(HOLDOUT_POINTS, (key, result.holdout))
 
 
 class _ReplayDoFn(beam.DoFn):

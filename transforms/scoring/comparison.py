@@ -28,6 +28,7 @@ import numpy as np
 
 from metrics.blocks import BlockScore, FadingCurve, LabelBlock, new_score
 from metrics.windows import block_ends
+from transforms.replay.protocols import model_and_fold
 from transforms.scoring.columns import concat_rows, group_rows, prediction_losses, take_rows
 from transforms.scoring.curves import curve_rows
 from transforms.scoring.outcomes import (BlocksByCurve, LastOutcomes, OutcomeTransform, first_of,
@@ -103,11 +104,13 @@ class PairBlocks:
     plan: ScoringPlan
 
     def pairs(self, models) -> list[tuple[str, str]]:
-        """Pairs of models of the same task, in configuration order."""
+        """Pairs of models of the same task, in configuration order; with --cv, the same fold
+        of two models (they learned the same labels)."""
         order = {m: i for i, m in enumerate(self.tasks)}
         models = sorted(models, key=order.get)
         return [(a, b) for a, b in itertools.combinations(models, 2)
-                if self.tasks[a] == self.tasks[b]]
+                if self.tasks[a] == self.tasks[b]
+                and model_and_fold(a)[1] == model_and_fold(b)[1]]
 
     @property
     def kinds(self) -> tuple:
