@@ -188,7 +188,8 @@ def _fig_intermediate(plt, run: RunFiles):
 
 def _fig_forgetting(plt, run: RunFiles):
     """Fig. 3 of Gama et al. 2009: the prequential error, cumulative vs sliding windows vs fading
-    factors (and the error within each curve period, which forgets everything before it)."""
+    factors (and the error within each curve period, which forgets everything before it), and
+    with --holdout the holdout error they converge to on a stationary stream."""
     keys = [(s, m) for s in run.streams for m in run.models]
     views = sorted(set(run.curves["window"]) - {"cumulative"})
     fig, axes = _grid(plt, len(keys), "Prequential error of the initial predictions: "
@@ -210,6 +211,9 @@ def _fig_forgetting(plt, run: RunFiles):
             x, y = run.curve(stream, model, "initial", metric, window=view)
             if len(x):
                 ax.plot(x, loss(y), color=f"C{i}", label=view)
+        x, y = run.curve(stream, model, "holdout", metric)
+        if len(x):  # each set at the label count its model was frozen at
+            ax.plot(x, loss(y), "o--", color="crimson", markersize=4, label="holdout")
         _label_axis(ax, f"{stream} / {model}", LOSS_NAME[task])
         _legend(ax)
     return _png(plt, fig)
@@ -461,8 +465,11 @@ def figures(run: RunFiles) -> tuple[list[Figure], list[str]]:
     add("forgetting", "Prequential error: cumulative vs windows vs fading",
         "The cumulative error remembers the whole stream; sliding windows (w=W) and fading "
         "factors (fading=A) forget the past and follow the current error, as a holdout "
-        "estimate would; the grey steps are the error within each curve period alone. Add "
-        "views with --window and --fading.",
+        "estimate would; the grey steps are the error within each curve period alone. With "
+        "--holdout, the red points are the holdout error of the model as it stood at each "
+        "point, on instances it never learned: on a stationary stream the windowed and faded "
+        "errors converge to it, the cumulative one stays above (Gama et al. 2009). Add views "
+        "with --window and --fading.",
         _fig_forgetting)
     add("comparison", "Q statistic and McNemar over T",
         "For each pair A vs B: Q > 0 when B has made fewer errors (log ratio of cumulative "
