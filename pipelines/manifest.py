@@ -71,8 +71,11 @@ def complete_summary(pl: Plan, raw: pd.DataFrame,
     rows = []
     for s, key, segment in _stream_keys(pl, raw):
         place = {"run_id": pl.config.run_id, "stream": s.name, "segment": segment}
-        protocol = f"delayed-prequential delay={s.delay(pl.delay)} repredict={pl.repredict}"
+        stream_protocol = f"delayed-prequential delay={s.delay(pl.delay)} " \
+                          f"repredict={pl.repredict}"
         for m in pl.models:
+            fold = model_and_fold(m)[1] if pl.cv is not None else None
+            protocol = stream_protocol + ("" if fold is None else f" cv={pl.cv} fold={fold}")
             metrics = CLASSIFICATION_METRICS if pl.tasks[m] == "classification" \
                 else REGRESSION_METRICS
             if (key, m) in scored:
@@ -114,7 +117,9 @@ def complete_summary(pl: Plan, raw: pd.DataFrame,
             if not raw.empty and pl.holdout is not None:
                 held = raw[(raw["stream"] == key) & (raw["model"] == m)
                            & (raw["category"] == HOLDOUT)]
-                rows += [{**r, **place, "protocol": f"periodic-holdout {pl.holdout}",
+                held_protocol = protocol.replace(stream_protocol,
+                                                 f"periodic-holdout {pl.holdout}")
+                rows += [{**r, **place, "protocol": held_protocol,
                           "bin": None, "alpha": None} for r in held.to_dict("records")]
             if not raw.empty:  # --resources: the model's cost, in a fixed order
                 costs = raw[(raw["stream"] == key) & (raw["model"] == m)
@@ -127,8 +132,8 @@ def complete_summary(pl: Plan, raw: pd.DataFrame,
                      enumerate(itertools.combinations(pl.models, 2))}
             pairs = raw[(raw["stream"] == key) & (raw["category"] == COMPARISON)]
             pairs = sorted(pairs.to_dict("records"), key=lambda r: order[r["model"]])
-            rows += [{**r, **place, "protocol": protocol, "alpha": None}
-                     for r in pairs]
+            compared = stream_protocol + ("" if pl.cv is None else f" cv={pl.cv}")
+            rows += [{**r, **place, "protocol": compared, "alpha": None} for r in pairs]
     summary = pd.DataFrame(rows, columns=SUMMARY_COLUMNS).astype({"bin": "Int64"})
     return summary if pl.cv is None else with_fold_means(summary, pl.cv)
 
@@ -162,13 +167,13 @@ def with_fold_means(summary: pd.DataFrame, cv) -> pd.DataFrame:
             continue
         grouped = folds.groupby(["_model", *keys], sort=False, dropna=False)
         first = grouped.first().reset_index()
+        protocol = first["protocol"].str.replace(r" fold=\d+$", "", regex=True)
         mean = first.assign(model=first["_model"], value=grouped["value"].mean().values,
                             n=grouped["n"].mean().round().astype(int).values,
-                            protocol=first["protocol"] + f" cv={cv} mean over the folds")
+                            protocol=protocol + " mean over the folds")
         sd = mean.assign(metric=mean["metric"] + "_sd",
                          value=grouped["value"].std(ddof=1).values,
-                         protocol=first["protocol"] + f" cv={cv} standard deviation over the "
-                                                      f"folds")
+                         protocol=protocol + " standard deviation over the folds")
         parts.append(pd.concat([mean, sd])[SUMMARY_COLUMNS])
     return pd.concat(parts, ignore_index=True).astype({"bin": "Int64"})
 
