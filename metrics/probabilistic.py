@@ -24,6 +24,9 @@ PROBABILITY_METRICS = ("log_loss", "brier", *RANK_METRICS, "ece")
 PER_CLASS_PROBABILITY_METRICS = ("roc_auc", "average_precision")
 # The reliability diagram's points: per confidence bin, mean confidence and accuracy.
 RELIABILITY_METRICS = ("reliability_confidence", "reliability_accuracy")
+# The ROC and precision-recall curves' points (with --auc): per class, one against the rest.
+CURVE_METRICS = ("roc_fpr", "roc_tpr", "pr_recall", "pr_precision")
+CURVE_POINTS = 101  # at most: thresholds evenly spaced over the distinct probabilities
 CALIBRATION_BINS = 10  # equal-width bins of the top-label confidence (Guo et al. 2017)
 PROBA_CLAMP = 1e-15  # log-loss clamps p to [ε, 1 − ε], as river's metrics do
 
@@ -99,6 +102,30 @@ def average_precision(ranks: tuple) -> float:
     tp = total - np.cumsum(pos) + pos
     at_or_above = tp + int(neg.sum()) - np.cumsum(neg) + neg
     return float((pos * tp / at_or_above).sum() / total)
+
+
+def curve_points(ranks: tuple, points: int = CURVE_POINTS) -> list[tuple]:
+    """The ROC and precision-recall curves of one class against the rest, from its ranks:
+    (false positive rate, true positive rate, recall, precision) with the threshold at each
+    distinct value from the highest down, after a start with nothing flagged (precision NaN),
+    at most `points` of them (evenly spaced over the thresholds, both ends kept): the points
+    of scikit-learn's `roc_curve` and `precision_recall_curve` (without their thinning).
+
+    >>> ranks = (np.array([0.1, 0.4, 0.8]), np.array([0, 1, 1]), np.array([1, 1, 0]))
+    >>> [tuple(round(v, 3) for v in p) for p in curve_points(ranks)][1:]
+    [(0.0, 0.5, 0.5, 1.0), (0.5, 1.0, 1.0, 0.667), (1.0, 1.0, 1.0, 0.5)]
+    """
+    values, pos, neg = ranks
+    p, n = int(pos.sum()), int(neg.sum())
+    if not p or not n:
+        return []
+    tp = np.concatenate([[0], np.cumsum(pos[::-1])])  # flagged at or above each threshold
+    fp = np.concatenate([[0], np.cumsum(neg[::-1])])
+    keep = np.unique(np.linspace(0, len(tp) - 1, min(points, len(tp))).round().astype(int))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        precision = tp / (tp + fp)
+    return [(float(fp[k] / n), float(tp[k] / p), float(tp[k] / p), float(precision[k]))
+            for k in keep.tolist()]
 
 
 class ProbabilityScore:
@@ -238,6 +265,12 @@ class ProbabilityScore:
                     out[("average_precision", c)] = average_precision(ranks)
             self._measures = out
         return dict(self._measures)
+
+    def curves(self) -> dict:
+        """{class: `curve_points`} for the classes that occur as a label and as a non-label
+        (ranked scores only)."""
+        return {c: points for c, ranks in sorted((self.ranks or {}).items())
+                if (points := curve_points(ranks))}
 
     def _macro(self, metric: str, measures: dict | None = None) -> float:
         values = [v for (m, _), v in (measures or self.class_measures()).items()

@@ -16,8 +16,8 @@ import pandas as pd
 from metrics import CONFUSION, NOT_PRIORITISED, PER_CLASS_METRICS
 from metrics.bootstrap import BOOTSTRAP_METRICS
 from metrics.classification import CLASSIFICATION_METRICS
-from metrics.probabilistic import (PER_CLASS_PROBABILITY_METRICS, PROBABILITY_METRICS,
-                                   RANK_METRICS, RELIABILITY_METRICS)
+from metrics.probabilistic import (CURVE_METRICS, PER_CLASS_PROBABILITY_METRICS,
+                                   PROBABILITY_METRICS, RANK_METRICS, RELIABILITY_METRICS)
 from metrics.regression import QUANTILE_METRICS, REGRESSION_METRICS
 from pipelines.plan import Plan
 from transforms.backfill.logs import LOG_COUNTERS
@@ -211,7 +211,7 @@ def _class_rows(raw: pd.DataFrame, pl: Plan, protocol: str, classes: list,
     class and predicted class (in class-index order)."""
     views = {w: i for i, w in enumerate(pl.scoring.views)}
     metrics = {m: i for i, m in enumerate((*PER_CLASS_METRICS, *PER_CLASS_PROBABILITY_METRICS,
-                                           CONFUSION, *RELIABILITY_METRICS))}
+                                           CONFUSION, *RELIABILITY_METRICS, *CURVE_METRICS))}
     position = {c: i for i, c in enumerate(classes)}
     categories = {c: i for i, c in enumerate(CATEGORIES)}
 

@@ -301,3 +301,33 @@ def test_a_log_whose_probability_options_are_wrong_is_one_error_line(tmp_path, c
     err = capsys.readouterr().err.strip()
     assert code == 2 and err.count("\n") == 0 and err.startswith("delayed-eval: error: ")
     assert message in err
+
+
+def test_roc_and_precision_recall_curve_points_are_scikit_learns(waveform_run):
+    # Few distinct probabilities: every threshold is a point, as scikit-learn's curves.
+    rng = np.random.default_rng(4)
+    y = rng.integers(0, 2, 300)
+    p1 = np.round(np.clip(0.3 * y + rng.uniform(0, 0.7, 300), 0, 1), 1)
+    whole = ProbabilityScore(ranked=True)
+    whole.update_many(y, np.column_stack([1 - p1, p1]))
+    points = np.array(whole.curves()[1])
+    fpr, tpr, _ = sk.roc_curve(y, p1, drop_intermediate=False)
+    assert np.allclose(points[:, 0], fpr, rtol=0, atol=1e-15)
+    assert np.allclose(points[:, 1], tpr, rtol=0, atol=1e-15)
+    precision, recall, _ = sk.precision_recall_curve(y, p1, drop_intermediate=False)
+    assert np.allclose(points[1:, 3], precision[:-1][::-1], rtol=0, atol=1e-15)
+    assert np.allclose(points[1:, 2], recall[:-1][::-1], rtol=0, atol=1e-15)
+    # A run's summary holds each class's curve, thinned to 101 points of scikit-learn's.
+    labels, predictions, summary, _ = waveform_run
+    y, p = _stored(predictions, "final", labels, 0, N)
+    rows = summary[(summary["category"] == "final") & (summary["window"] == "cumulative")]
+    for name in sorted(set(labels)):
+        c = sorted(set(labels)).index(name)
+        mine = rows[rows["class"] == name]
+        fpr_got = mine[mine["metric"] == "roc_fpr"].sort_values("bin")["value"].to_numpy()
+        tpr_got = mine[mine["metric"] == "roc_tpr"].sort_values("bin")["value"].to_numpy()
+        fpr, tpr, _ = sk.roc_curve(y == c, p[:, c], drop_intermediate=False)
+        assert len(fpr_got) == min(101, len(fpr))
+        full = set(zip(fpr.round(12), tpr.round(12)))
+        assert set(zip(fpr_got.round(12), tpr_got.round(12))) <= full
+        assert (fpr_got[0], tpr_got[0], fpr_got[-1], tpr_got[-1]) == (0, 0, 1, 1)

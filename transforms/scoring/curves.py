@@ -12,7 +12,7 @@ import numpy as np
 from metrics import CONFUSION, NOT_PRIORITISED
 from metrics.binning import prioritised
 from metrics.bootstrap import percentile_interval
-from metrics.probabilistic import RELIABILITY_METRICS
+from metrics.probabilistic import CURVE_METRICS, RELIABILITY_METRICS
 from metrics.blocks import FadingCurve, LabelBlock, difference, merge_bins, snapshot_at
 from transforms.records import MeasureKey, stream_and_segment
 from transforms.scoring.columns import block_scores, tail_scores
@@ -70,6 +70,12 @@ def _score_rows(stream, model, category, view, scores: dict, labels: int, t, pla
                                                      if score.proba is not None else ()):
                 add(RELIABILITY_METRICS[0], confidence, m, n=count)
                 add(RELIABILITY_METRICS[1], accuracy, m, n=count)
+            # ROC and precision-recall curves (--auc): `bin` is the point's number.
+            for c, points in (score.proba.curves().items()
+                              if score.proba is not None else ()):
+                for k, values in enumerate(points):
+                    for metric, value in zip(CURVE_METRICS, values):
+                        add(metric, value, k, str(c), n=counts[b])
     if category == BINNED and all(b in scores for b in plan.bins_of(category)):
         values = [scores[b].get() for b in range(plan.bins + 1)]
         for metric in values[0]:
@@ -394,7 +400,8 @@ def named_rows(rows, classes_of: dict):
 
 
 def in_curves(row: dict, plan: ScoringPlan) -> bool:
-    """Curves keep Λ(T,0) and Λ(T,B+1) of the binned measures (with Ψα), not every bin.
+    """Curves keep Λ(T,0) and Λ(T,B+1) of the binned measures (with Ψα), not every bin, and
+    not the ROC and precision-recall curves' points (the summary has them at the end).
 
     Example
     -------
@@ -405,4 +412,6 @@ def in_curves(row: dict, plan: ScoringPlan) -> bool:
     [True, False, True]
 
     """
+    if row.get("metric") in CURVE_METRICS:  # a curve of its own: the end of the stream's only
+        return False
     return row["category"] != BINNED or row["bin"] in (0, plan.bins + 1)
