@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from pipelines.results import positive_class_rows
 from pipelines.run_files import PRIMARY, RunFiles
 
 MCNEMAR_CRITICAL = 6.635  # χ²(1) at 0.99, as in metrics.comparison
@@ -356,6 +357,57 @@ def _fig_confusion(plt, run: RunFiles):
     return _png(plt, fig)
 
 
+def _positive_curves(run: RunFiles) -> dict:
+    """Stream -> the ROC / precision-recall rows of its binary classifiers' positive class
+    (`results.positive_class`), initial and final."""
+    rows = run.summary[run.summary["metric"].isin(["roc_fpr", "roc_tpr", "pr_recall",
+                                                   "pr_precision"])]
+    positive = positive_class_rows(run.summary, run.positive_options)
+    wanted = set(zip(positive["stream"], positive["model"], positive["class"]))
+    rows = rows[np.array([(s, m, c) in wanted for s, m, c in
+                          zip(rows["stream"], rows["model"], rows["class"])], dtype=bool)]
+    return {stream: rows[rows["stream"] == stream] for stream in dict.fromkeys(rows["stream"])}
+
+
+def _fig_roc_pr(plt, run: RunFiles):
+    """Each binary stream's ROC curve and precision-recall curve of its positive class, per
+    classifier, initial (solid) and final (dashed), with their areas in the legend."""
+    curves = _positive_curves(run)
+    fig, axes = _grid(plt, 2 * len(curves), "ROC and precision-recall curves of the positive "
+                                            "class", width=5.0, height=4.6)
+    for (stream, rows), (roc, pr) in zip(curves.items(), zip(axes[::2], axes[1::2])):
+        for i, model in enumerate(dict.fromkeys(rows["model"])):
+            for category, style in (("initial", "-"), ("final", "--")):
+                part = rows[(rows["model"] == model) & (rows["category"] == category)]
+                if part.empty:
+                    continue
+                points = part.pivot(index="bin", columns="metric", values="value").sort_index()
+                area = run.summary[(run.summary["stream"] == stream)
+                                   & (run.summary["model"] == model)
+                                   & (run.summary["category"] == category)
+                                   & (run.summary["window"] == "cumulative")
+                                   & (run.summary["class"] == part["class"].iloc[0])]
+                auc = area.set_index("metric")["value"]
+                roc.plot(points["roc_fpr"], points["roc_tpr"], style, color=f"C{i}",
+                         label=f"{model} {category} (AUC {auc.get('roc_auc', math.nan):.3f})")
+                pr.plot(points["pr_recall"], points["pr_precision"], style, color=f"C{i}",
+                        label=f"{model} {category} "
+                              f"(AP {auc.get('average_precision', math.nan):.3f})")
+        positive = rows["class"].iloc[0]
+        roc.plot([0, 1], [0, 1], color="0.6", linewidth=0.8, linestyle=":")
+        for ax, title, (xlabel, ylabel) in (
+                (roc, "ROC", ("false positive rate", "true positive rate")),
+                (pr, "precision-recall", ("recall", "precision"))):
+            ax.set_xlim(0, 1.02)
+            ax.set_ylim(0, 1.02)
+            ax.set_aspect("equal")
+            ax.set_title(f"{stream}: {title} of {positive}")
+            ax.set_xlabel(xlabel)
+            ax.set_ylabel(ylabel)
+            _legend(ax)
+    return _png(plt, fig)
+
+
 def _fig_reliability(plt, run: RunFiles):
     """The reliability diagram of each stream: per classifier, the accuracy of its top class
     against its mean confidence in each confidence bin, initial (solid) and final (dashed),
@@ -495,6 +547,14 @@ def figures(run: RunFiles) -> tuple[list[Figure], list[str]]:
         "over-confident. The expected calibration error (ece) is the labels-weighted gap.",
         _fig_reliability, "reliability_accuracy" in set(run.summary["metric"]),
         "needs a classifier with class probabilities (predict_proba_one)")
+    add("roc_pr", "ROC and precision-recall curves",
+        "For a binary task, how the positive class is found as the threshold on its probability "
+        "falls: the ROC curve (true against false positive rate; the diagonal is guessing) and "
+        "the precision-recall curve (what share of the flagged are positive, against the share "
+        "of positives found), initial (solid) and final (dashed). With rare positives read the "
+        "precision-recall curve: ROC stays flattering.",
+        _fig_roc_pr, bool(_positive_curves(run)),
+        "needs --auc and a binary classifier with class probabilities")
     add("resources", "Cost of each model",
         "The model's size (river's deep size of the object) and the CPU seconds its thread "
         "spent learning and predicting (re-predictions included), at every curve point. "

@@ -120,9 +120,20 @@ def positive_class(classes: list[str], label_counts: list[int], option=None,
     return classes[0] if label_counts[0] < label_counts[1] else classes[1]
 
 
-def _positive_rows(summary: pd.DataFrame, streams: dict) -> pd.DataFrame:
+def positive_class_rows(summary: pd.DataFrame, streams: dict) -> pd.DataFrame:
     """Each binary classifier's per-class rows of its positive class (`positive_class`, from
-    the cumulative initial confusion matrix's classes and label counts)."""
+    the cumulative initial confusion matrix's classes and label counts).
+
+    >>> cells = [("ok", "ok", 90), ("ok", "fraud", 5), ("fraud", "ok", 3), ("fraud", "fraud", 2)]
+    >>> summary = pd.DataFrame(
+    ...     [{"stream": "s", "model": "m", "category": "initial", "window": "cumulative",
+    ...       "metric": "confusion", "class": t, "predicted": p, "value": v} for t, p, v in cells]
+    ...     + [{"stream": "s", "model": "m", "category": "initial", "window": "cumulative",
+    ...         "metric": "recall", "class": c, "value": r}
+    ...        for c, r in (("ok", 0.9), ("fraud", 0.4))])
+    >>> positive_class_rows(summary, {})[["class", "metric", "value"]].values.tolist()
+    [['fraud', 'recall', 0.4]]
+    """
     cells = summary[(summary["metric"] == "confusion") & (summary["category"] == "initial")
                     & (summary["window"] == "cumulative")]
     keep = []
@@ -168,7 +179,7 @@ def summary_table(summary: pd.DataFrame, streams: dict | None = None) -> pd.Data
         summary = summary[[not f for f in folds]]
     df = summary[summary["metric"].isin(TABLE_METRICS)]
     if "class" in summary:  # of the per-class rows, the positive class's
-        df = pd.concat([df[df["class"].isna()], _positive_rows(summary, streams or {})])
+        df = pd.concat([df[df["class"].isna()], positive_class_rows(summary, streams or {})])
     df = df.copy()
     if df.empty:
         return pd.DataFrame()
@@ -219,7 +230,7 @@ def segment_table(summary: pd.DataFrame, streams: dict | None = None) -> pd.Data
     sliced = summary.drop(whole.index)
     sliced = sliced[(sliced["window"] == "cumulative")
                     & sliced["category"].isin(["initial", "final"])]
-    positive = _positive_rows(whole, streams or {})
+    positive = positive_class_rows(whole, streams or {})
     positives = {(s, m): c for s, m, c in zip(positive["stream"], positive["model"],
                                                positive["class"])}
     records = []

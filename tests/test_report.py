@@ -13,7 +13,7 @@ from pipelines.cli import main
 from pipelines.run_files import period_loss
 
 FIGURES = {"initial_final", "binned", "weights", "intermediate", "forgetting", "comparison",
-           "drift", "confusion", "reliability", "profile"}
+           "drift", "confusion", "reliability", "roc_pr", "profile"}
 STREAM = 'sea=synth:SEA{"n": 1500, "seed": 3, "drift": [{"at": 750, "width": 1, "variant": 2}]}'
 
 
@@ -22,7 +22,8 @@ def finished_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("report")
     summary = evaluate([STREAM], ["no-change", "gaussian-nb", "hoeffding-tree"], delay="50",
                        out=str(out), runner="direct", bins=10, repredict="every_k_labels:5",
-                       windows=[300], fadings=[0.99], curve_every=100, report=True)
+                       windows=[300], fadings=[0.99], curve_every=100, report=True, auc=True,
+                       holdout="500:100")
     return out, summary
 
 
