@@ -6,8 +6,9 @@ Summary and curve rows (`summary.csv`, `curves.parquet`) carry a `category`, a `
 compute them (`metrics.CLASSIFICATION_METRICS`, `metrics.REGRESSION_METRICS`) and are listed here
 too.
 
->>> CATEGORIES
-('initial', 'final', 'binned', 'intermediate', 'comparison', 'drift', 'resources')
+>>> CATEGORIES  # doctest: +NORMALIZE_WHITESPACE
+('initial', 'final', 'binned', 'intermediate', 'comparison', 'drift', 'resources',
+ 'holdout')
 >>> window_of_fading(0.999), window_of_sliding(500)
 ('fading=0.999', 'w=500')
 """
