@@ -146,7 +146,7 @@ class ClassificationScore:
         if proba is not None:
             if self.proba is None:
                 self.proba = ProbabilityScore(ranked=auc)
-            self.proba.update_many(y_true, proba)
+            self.proba.update_many(y_true, proba, weights if auc else None)
         if weights is not None:
             if self.boot is None:
                 self.boot = BootstrapCounts()

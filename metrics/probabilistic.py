@@ -11,14 +11,19 @@ of the window's labels bit for bit, and merge order never changes a result.
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
+from metrics.bootstrap import percentile_interval
 from metrics.exact import ExactSum, ratio
 
 # The overall measures; ROC-AUC and PR-AUC are the mean of the classes' one-vs-rest values,
 # kept only by a ranked score (`ProbabilityScore(ranked=True)`).
 RANK_METRICS = ("roc_auc", "pr_auc")
+# Their Poisson bootstrap intervals (--auc with --bootstrap R).
+AUC_BOOTSTRAP_METRICS = tuple(f"{m}_bootstrap_{end}" for m in RANK_METRICS
+                              for end in ("low", "high"))
 PROBABILITY_METRICS = ("log_loss", "brier", *RANK_METRICS, "ece")
 # Per class (one-vs-rest), next to precision, recall and F1.
 PER_CLASS_PROBABILITY_METRICS = ("roc_auc", "average_precision")
@@ -32,10 +37,16 @@ PROBA_CLAMP = 1e-15  # log-loss clamps p to [ε, 1 − ε], as river's metrics d
 
 
 def _distinct(values: np.ndarray, pos: np.ndarray, neg: np.ndarray) -> tuple:
-    """(values ascending, positives, negatives) with one row per distinct value."""
+    """(values ascending, positives, negatives) with one row per distinct value; the counts
+    are one column, or one per bootstrap replicate (values × replicates)."""
     distinct, where = np.unique(values, return_inverse=True)
-    return (distinct, np.bincount(where, pos, len(distinct)).astype(np.int64),
-            np.bincount(where, neg, len(distinct)).astype(np.int64))
+    if pos.ndim == 1:
+        return (distinct, np.bincount(where, pos, len(distinct)).astype(np.int64),
+                np.bincount(where, neg, len(distinct)).astype(np.int64))
+    order = np.argsort(where, kind="stable")
+    starts = np.flatnonzero(np.r_[True, np.diff(where[order]) != 0])
+    return (distinct, np.add.reduceat(pos[order], starts, axis=0),
+            np.add.reduceat(neg[order], starts, axis=0))
 
 
 def _merged_ranks(mine: tuple, values: np.ndarray, pos: np.ndarray, neg: np.ndarray,
@@ -59,12 +70,18 @@ def _merged_ranks(mine: tuple, values: np.ndarray, pos: np.ndarray, neg: np.ndar
     have_neg[at[hit]] += neg[hit]
     new = ~hit
     merged = (np.insert(have_values, at[new], values[new]),
-              np.insert(have_pos, at[new], pos[new]), np.insert(have_neg, at[new], neg[new]))
-    empty = (merged[1] == 0) & (merged[2] == 0)
+              np.insert(have_pos, at[new], pos[new], axis=0),
+              np.insert(have_neg, at[new], neg[new], axis=0))
+    empty = ((merged[1] == 0) & (merged[2] == 0)).reshape(len(merged[0]), -1).all(axis=1)
     return tuple(a[~empty] for a in merged) if empty.any() else merged
 
 
 _EMPTY_RANKS = (np.empty(0), np.empty(0, np.int64), np.empty(0, np.int64))
+
+
+def _empty_weighted(replicates: int) -> tuple:
+    return (np.empty(0), np.empty((0, replicates), np.int64),
+            np.empty((0, replicates), np.int64))
 
 
 def roc_auc(ranks: tuple) -> float:
@@ -102,6 +119,31 @@ def average_precision(ranks: tuple) -> float:
     tp = total - np.cumsum(pos) + pos
     at_or_above = tp + int(neg.sum()) - np.cumsum(neg) + neg
     return float((pos * tp / at_or_above).sum() / total)
+
+
+def replicate_aucs(ranks: tuple) -> tuple[np.ndarray, np.ndarray]:
+    """ROC-AUC and average precision of one class against the rest in each bootstrap
+    replicate, from ranks whose counts are the replicates' weights (values × replicates):
+    `roc_auc` and `average_precision` with weighted counts, as scikit-learn's with
+    `sample_weight` (NaN where a replicate has no positive, or for ROC-AUC no negative).
+
+    >>> ranks = (np.array([0.1, 0.4, 0.8]), np.array([[0, 0], [1, 2], [1, 0]]),
+    ...          np.array([[1, 1], [1, 0], [0, 1]]))
+    >>> [v.tolist() for v in replicate_aucs(ranks)]  # replicate 0: as `roc_auc`'s example
+    [[0.875, 0.5], [0.8333333333333333, 0.6666666666666666]]
+    """
+    _, pos, neg = ranks
+    p, n = pos.sum(axis=0), neg.sum(axis=0)
+    below = np.cumsum(neg, axis=0) - neg
+    twice = (pos * (2 * below + neg)).sum(axis=0)
+    tp = p - np.cumsum(pos, axis=0) + pos
+    at_or_above = tp + n - np.cumsum(neg, axis=0) + neg
+    with np.errstate(invalid="ignore", divide="ignore"):
+        auc = np.where((p > 0) & (n > 0), twice / (2.0 * p * n), math.nan)
+        terms = np.divide(pos * tp, at_or_above, out=np.zeros(pos.shape),
+                          where=at_or_above > 0)
+        ap = np.where(p > 0, terms.sum(axis=0) / p, math.nan)
+    return auc, ap
 
 
 def curve_points(ranks: tuple, points: int = CURVE_POINTS) -> list[tuple]:
@@ -161,7 +203,7 @@ class ProbabilityScore:
     """
 
     __slots__ = ("n", "width", "log_loss_sum", "brier_sum", "bin_counts", "bin_hits",
-                 "bin_confidence", "ranks", "_measures")
+                 "bin_confidence", "ranks", "boot", "_measures")
 
     def __init__(self, ranked: bool = False):
         self.n = 0
@@ -173,11 +215,15 @@ class ProbabilityScore:
         self.bin_confidence = [ExactSum() for _ in range(CALIBRATION_BINS)]
         # class -> (values ascending, positives, negatives); None: not ranked (no AUC)
         self.ranks: dict | None = {} if ranked else None
+        # With Poisson bootstrap weights: the ranks with each replicate's weights as counts.
+        self.boot: dict | None = None
         self._measures = None  # `class_measures`, until the counts change
 
-    def update_many(self, y_true, proba) -> None:
+    def update_many(self, y_true, proba, weights=None) -> None:
         """Add labels (class indices) and their probability rows (labels × classes); rows
-        holding NaN (no probabilities) are left out."""
+        holding NaN (no probabilities) are left out. A ranked score given the labels'
+        bootstrap weights (labels × replicates) also ranks each replicate's, for the
+        intervals of ROC-AUC and PR-AUC."""
         y = np.asarray(y_true, dtype=np.int64)
         if not len(y):
             return
@@ -185,6 +231,7 @@ class ProbabilityScore:
         made = ~np.isnan(p).any(axis=1)
         if not made.all():
             y, p = y[made], p[made]
+            weights = None if weights is None else np.asarray(weights)[made]
         if not len(y):
             return
         self._measures = None
@@ -213,6 +260,13 @@ class ProbabilityScore:
             positive = (y == c).astype(np.int64)
             self.ranks[c] = _merged_ranks(self.ranks.get(c, _EMPTY_RANKS), p[:, c], positive,
                                           1 - positive)
+        if self.ranks is not None and weights is not None:
+            w = np.asarray(weights, dtype=np.int64)
+            self.boot = {} if self.boot is None else self.boot
+            for c in range(width):
+                positive = (y == c)[:, None]
+                self.boot[c] = _merged_ranks(self.boot.get(c, _empty_weighted(w.shape[1])),
+                                             p[:, c], w * positive, w * ~positive)
 
     def _combine(self, other: ProbabilityScore, sign: int) -> ProbabilityScore:
         self._measures = None
@@ -229,6 +283,11 @@ class ProbabilityScore:
         for c, (values, pos, neg) in (other.ranks or {}).items():
             self.ranks[c] = _merged_ranks(self.ranks.get(c, _EMPTY_RANKS), values, sign * pos,
                                           sign * neg, distinct=True)
+        if other.boot is not None:
+            self.boot = {} if self.boot is None else self.boot
+            for c, (values, pos, neg) in other.boot.items():
+                self.boot[c] = _merged_ranks(self.boot.get(c, _empty_weighted(pos.shape[1])),
+                                             values, sign * pos, sign * neg, distinct=True)
         return self
 
     def merge(self, other: ProbabilityScore) -> ProbabilityScore:
@@ -304,13 +363,31 @@ class ProbabilityScore:
         return {m + 1: (conf.value / count, hits / count, count) for m, (count, hits, conf)
                 in enumerate(zip(self.bin_counts, self.bin_hits, self.bin_confidence)) if count}
 
+    def replicates(self) -> dict:
+        """{"roc_auc": …, "pr_auc": …}: each bootstrap replicate's macro ROC-AUC and PR-AUC
+        over the classes the overall values average ({} without bootstrap weights)."""
+        if not self.boot:
+            return {}
+        classes = [c for c, ranks in sorted((self.ranks or {}).items()) if ranks[1].sum()]
+        if not classes:
+            return {}
+        pairs = [replicate_aucs(self.boot[c]) for c in classes if c in self.boot]
+        with np.errstate(invalid="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # a replicate without any value
+            return {"roc_auc": np.nanmean([a for a, _ in pairs], axis=0),
+                    "pr_auc": np.nanmean([b for _, b in pairs], axis=0)}
+
     def get(self) -> dict:
-        """Every measure of `PROBABILITY_METRICS` by name."""
+        """Every measure of `PROBABILITY_METRICS` by name (with bootstrap weights, also the
+        percentile intervals of ROC-AUC and PR-AUC, `AUC_BOOTSTRAP_METRICS`)."""
         out = {"log_loss": self.log_loss, "brier": self.brier, "ece": self.ece}
         if self.ranks is not None:
             measures = self.class_measures()
             out.update(roc_auc=self._macro("roc_auc", measures),
                        pr_auc=self._macro("average_precision", measures))
+        for name, values in self.replicates().items():
+            out[f"{name}_bootstrap_low"], out[f"{name}_bootstrap_high"] = \
+                percentile_interval(values)
         return out
 
     # -- state ------------------------------------------------------------------------------
@@ -320,7 +397,9 @@ class ProbabilityScore:
                 "bin_hits": list(self.bin_hits),
                 "bin_confidence": [s.to_dict() for s in self.bin_confidence],
                 "ranks": None if self.ranks is None else
-                {c: [r.tolist() for r in ranks] for c, ranks in self.ranks.items()}}
+                {c: [r.tolist() for r in ranks] for c, ranks in self.ranks.items()},
+                "boot": None if self.boot is None else
+                {c: [r.tolist() for r in ranks] for c, ranks in self.boot.items()}}
 
     @classmethod
     def from_dict(cls, d: dict) -> ProbabilityScore:
@@ -333,6 +412,9 @@ class ProbabilityScore:
         s.ranks = None if d["ranks"] is None else {
             int(c): (np.array(v, np.float64), np.array(p, np.int64), np.array(n, np.int64))
             for c, (v, p, n) in d["ranks"].items()}
+        s.boot = None if d.get("boot") is None else {
+            int(c): (np.array(v, np.float64), np.array(p, np.int64), np.array(n, np.int64))
+            for c, (v, p, n) in d["boot"].items()}
         return s
 
     def __repr__(self) -> str:

@@ -213,8 +213,8 @@ def _run_parser(sub) -> argparse.ArgumentParser:
     run.add_argument("--bootstrap", type=int, default=None, metavar="R",
                      help="R Poisson bootstrap replicates (seeded, the same on every runner): "
                           "95 %% percentile intervals of accuracy, kappa and macro F1 "
-                          "(accuracy_bootstrap_low/high, ...) in every view but fading, and "
-                          "of their Ψα (default: none)")
+                          "(accuracy_bootstrap_low/high, ...) in every view but fading, of "
+                          "their Ψα and, with --auc, of ROC-AUC and PR-AUC (default: none)")
     run.add_argument("--resources", action="store_true", default=None,
                      help="also measure each model's cost: CPU seconds in learning and in "
                           "predicting, its size in bytes at every curve point, and RAM-hours "

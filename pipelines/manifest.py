@@ -16,7 +16,8 @@ import pandas as pd
 from metrics import CONFUSION, NOT_PRIORITISED, PER_CLASS_METRICS
 from metrics.bootstrap import BOOTSTRAP_METRICS
 from metrics.classification import CLASSIFICATION_METRICS
-from metrics.probabilistic import (CURVE_METRICS, PER_CLASS_PROBABILITY_METRICS,
+from metrics.probabilistic import (AUC_BOOTSTRAP_METRICS, CURVE_METRICS,
+                                   PER_CLASS_PROBABILITY_METRICS,
                                    PROBABILITY_METRICS, RANK_METRICS, RELIABILITY_METRICS)
 from metrics.regression import QUANTILE_METRICS, REGRESSION_METRICS
 from pipelines.plan import Plan
@@ -83,6 +84,8 @@ def complete_summary(pl: Plan, raw: pd.DataFrame,
                                        if sc.auc or p not in RANK_METRICS))
             if (key, m) in booted:
                 metrics = (*metrics, *BOOTSTRAP_METRICS)
+                if sc.auc and (key, m) in scored:
+                    metrics = (*metrics, *AUC_BOOTSTRAP_METRICS)
             for window, (category, b, alpha), metric in itertools.product(
                     sc.views, slots, metrics):
                 if category == INTERMEDIATE and metric in NOT_PRIORITISED and \
@@ -90,8 +93,8 @@ def complete_summary(pl: Plan, raw: pd.DataFrame,
                     continue
                 if metric in BOOTSTRAP_METRICS and window.startswith("fading"):
                     continue  # no faded replicates
-                if metric in PROBABILITY_METRICS and (category not in (INITIAL, FINAL)
-                                                      or window.startswith("fading")):
+                if metric in (*PROBABILITY_METRICS, *AUC_BOOTSTRAP_METRICS) and (
+                        category not in (INITIAL, FINAL) or window.startswith("fading")):
                     continue
                 if metric in QUANTILE_METRICS and window.startswith("fading"):
                     continue  # no faded quantiles

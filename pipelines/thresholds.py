@@ -12,7 +12,8 @@ import pandas as pd
 
 from metrics import CLASSIFICATION_METRICS, PER_CLASS_METRICS, REGRESSION_METRICS
 from metrics.bootstrap import BOOTSTRAP_METRICS
-from metrics.probabilistic import PER_CLASS_PROBABILITY_METRICS, PROBABILITY_METRICS
+from metrics.probabilistic import (AUC_BOOTSTRAP_METRICS, PER_CLASS_PROBABILITY_METRICS,
+                                   PROBABILITY_METRICS)
 from transforms.errors import ConfigError
 from transforms.vocabulary import CUMULATIVE
 
@@ -25,7 +26,8 @@ _PATTERN = re.compile(r"""^\s*(?:(?P<model>[^\s:]+):\s*)?(?P<category>initial|fi
                           (?:\[(?P<segment>[^\]]+)\])?\s*(?P<window>\S+=\S+)?\s*
                           (?P<op><=|>=|<|>)\s*(?P<value>\S+)\s*$""", re.VERBOSE)
 _METRICS = {*CLASSIFICATION_METRICS, *REGRESSION_METRICS, *PER_CLASS_METRICS,
-            *PROBABILITY_METRICS, *PER_CLASS_PROBABILITY_METRICS, *BOOTSTRAP_METRICS}
+            *PROBABILITY_METRICS, *PER_CLASS_PROBABILITY_METRICS, *BOOTSTRAP_METRICS,
+            *AUC_BOOTSTRAP_METRICS}
 
 
 @dataclass(frozen=True)

@@ -84,3 +84,36 @@ def test_fading_views_have_no_bootstrap_rows(tmp_path):
                             out=str(tmp_path), quiet=True, runner="direct"))
     boot = summary[summary["metric"].str.contains("bootstrap")]
     assert len(boot) and not boot["window"].str.startswith("fading").any()
+
+
+def test_auc_intervals_are_percentiles_of_sklearn_with_the_poisson_weights(tmp_path):
+    n, replicates = 800, 100
+    path, labels = waveform_csv(tmp_path, n, seed=5)
+    out = os.path.join(tmp_path, "out")
+    run(RunConfig(streams=[f"w={path}"], models=["nb=gaussian-nb"], delay="20",
+                  repredict="none", auc=True, bootstrap=replicates, windows=[300], out=out,
+                  quiet=True, runner="direct"))
+    summary = pd.read_csv(os.path.join(out, "summary.csv"))
+    logged = pd.read_parquet(os.path.join(out, "predictions.parquet"))
+    classes = sorted(set(labels))
+    for kind, window, first in (("initial", "cumulative", 0), ("final", "cumulative", 0),
+                                ("initial", "w=300", n - 300)):
+        stored = logged[logged["kind"] == kind].set_index("id")["proba"]
+        ids = [i for i in range(first, n) if stored.get(str(i)) is not None]
+        y = np.array([classes.index(labels[i]) for i in ids])
+        p = np.array([[dict(stored[str(i)]).get(c, 0.0) for c in classes] for i in ids])
+        weights = poisson_weights(np.array(ids) + 1, replicates)  # instance i: label i + 1
+        roc, pr = [], []
+        for r in range(replicates):
+            w = weights[:, r]
+            roc.append(sk.roc_auc_score(y, p, multi_class="ovr", average="macro",
+                                        sample_weight=w))
+            pr.append(sk.average_precision_score(np.eye(len(classes))[y], p, average="macro",
+                                                 sample_weight=w))
+        rows = summary[(summary["category"] == kind) & (summary["window"] == window)
+                       & summary["class"].isna()].set_index("metric")["value"]
+        for name, values in (("roc_auc", roc), ("pr_auc", pr)):
+            low, high = _interval(values)
+            assert rows[f"{name}_bootstrap_low"] == pytest.approx(low, rel=1e-9), (kind, name)
+            assert rows[f"{name}_bootstrap_high"] == pytest.approx(high, rel=1e-9)
+            assert low <= rows[name] <= high
