@@ -14,6 +14,7 @@ import numpy as np
 
 from metrics.classification import ClassificationScore
 from metrics.comparison import PairScore
+from metrics.probabilistic import FadedProbability, label_terms
 from metrics.regression import RegressionScore
 from metrics.windows import FadingScore
 
@@ -120,7 +121,9 @@ class FadingCurve:
 
     Rows: label number n, then the columns of the task's `faded_stats`, as `rows` lays them
     out (classes as float indices, exact); a classifier's Majority baseline has a column per
-    view, and each α reads its own view's.
+    view, and each α reads its own view's; with class probabilities, each label's terms of
+    the probability measures follow (`metrics.probabilistic.label_terms`), faded alike
+    (`proba_at`).
 
     Example
     -------
@@ -146,24 +149,37 @@ class FadingCurve:
 
     @staticmethod
     def rows(task: str, n: np.ndarray, columns: dict) -> np.ndarray:
-        """One row per label: n and the columns the score's `faded_stats` reads."""
+        """One row per label: n and the columns the score's `faded_stats` reads (a
+        classifier's: y, its baselines, the number of prediction columns, the predictions,
+        and with `proba` its probability measures' terms)."""
         if task == "comparison":
             parts = [columns[k] for k in ("a", "b", "a_only", "b_only")]
+        elif task == "classification":
+            preds = np.asarray(columns["preds"]).reshape(len(n), -1)
+            parts = [columns["y"], *columns.get("baselines", ()),
+                     np.full(len(n), preds.shape[1]), preds]
+            if columns.get("proba") is not None:
+                parts.append(label_terms(columns["y"], columns["proba"]))
         else:
-            parts = [columns["y"], *columns.get("baselines", ()), columns["preds"]]
+            parts = [columns["y"], columns["preds"]]
         return np.column_stack([n, *parts]).astype(np.float64)
 
     def columns(self, rows: np.ndarray) -> dict:
         if self.task == "comparison":
             return dict(zip(("a", "b", "a_only", "b_only"), rows[:, 1:5].T))
         if self.task == "classification":
-            return {"y": rows[:, 1], "prev": rows[:, 2], "majority": rows[:, 3:3 + self.views],
-                    "preds": rows[:, 3 + self.views:]}
+            at = 3 + self.views
+            width = int(rows[0, at])
+            terms = rows[:, at + 1 + width:]
+            return {"y": rows[:, 1], "prev": rows[:, 2], "majority": rows[:, 3:at],
+                    "preds": rows[:, at + 1:at + 1 + width],
+                    "terms": terms if terms.shape[1] else None}
         return {"y": rows[:, 1], "preds": rows[:, 2:]}
 
     def start(self):
         score_class = type(new_score(self.task))
         return {"faded": {a: FadingScore(a, score_class) for a in self.alphas},
+                "proba": {a: FadingScore(a, FadedProbability) for a in self.alphas},
                 "points": {}, "folded": 0}
 
     def _update(self, state, rows: np.ndarray) -> None:
@@ -174,6 +190,9 @@ class FadingCurve:
                 if majority is not None:  # this α's own Majority baseline
                     columns["majority"] = majority[:, self.majority_of[alpha]]
                 f.update(columns)
+            if columns.get("terms") is not None:
+                for f in state["proba"].values():
+                    f.update(columns)
 
     def step(self, state, rows: np.ndarray):
         if not len(rows):
@@ -185,7 +204,7 @@ class FadingCurve:
             cut = int(np.searchsorted(n, b, side="right"))
             self._update(state, rows[start:cut])
             start = cut
-            state["points"][b] = copy.deepcopy(state["faded"])
+            state["points"][b] = copy.deepcopy((state["faded"], state["proba"]))
         self._update(state, rows[start:])
         state["folded"] = int(n[-1])
         return state
@@ -196,7 +215,13 @@ class FadingCurve:
     @staticmethod
     def at(folded: dict, point: int) -> dict:
         """{α: FadingScore} at curve point `point`."""
-        return folded["points"].get(point, folded["faded"])
+        return folded["points"].get(point, (folded["faded"],))[0]
+
+    @staticmethod
+    def proba_at(folded: dict, point: int) -> dict:
+        """{α: FadingScore of `FadedProbability`} at curve point `point` (empty states
+        without class probabilities)."""
+        return folded["points"].get(point, (None, folded["proba"]))[1]
 
 
 def difference(later: dict, earlier: dict | None) -> dict:

@@ -170,6 +170,86 @@ def curve_points(ranks: tuple, points: int = CURVE_POINTS) -> list[tuple]:
             for k in keep.tolist()]
 
 
+def label_terms(y_true, proba) -> np.ndarray:
+    """Each label's part of the probability measures (labels × 6): whether it has
+    probabilities, its log-loss and Brier terms (as `ProbabilityScore` sums them, halved for two
+    classes), its top-class confidence, that confidence's bin (0..9) and whether the top class
+    is the label — what a fading factor weighs label by label (`FadedProbability`).
+
+    >>> label_terms([1, 0], [[0.2, 0.8], [np.nan, np.nan]]).round(4).tolist()
+    [[1.0, 0.2231, 0.04, 0.8, 7.0, 1.0], [0.0, 0.0, 0.0, 0.0, 0.0, 0.0]]
+    """
+    y = np.asarray(y_true, dtype=np.int64)
+    p = np.asarray(proba, dtype=np.float64).reshape(len(y), -1)
+    out = np.zeros((len(y), 6))
+    made = ~np.isnan(p).any(axis=1) if p.shape[1] else np.zeros(len(y), dtype=bool)
+    if not made.any():
+        return out
+    y, p = y[made], p[made]
+    width = max(p.shape[1], int(y.max()) + 1)
+    if p.shape[1] < width:
+        p = np.hstack([p, np.zeros((len(p), width - p.shape[1]))])
+    rows = np.arange(len(y))
+    onehot = np.zeros_like(p)
+    onehot[rows, y] = 1.0
+    top = p.argmax(axis=1)
+    confidence = p[rows, top]
+    out[made] = np.column_stack([
+        np.ones(len(y)), -np.log(np.clip(p[rows, y], PROBA_CLAMP, 1 - PROBA_CLAMP)),
+        ((p - onehot) ** 2).sum(axis=1) / (2 if width <= 2 else 1), confidence,
+        np.clip(np.ceil(confidence * CALIBRATION_BINS) - 1, 0, CALIBRATION_BINS - 1),
+        top == y])
+    return out
+
+
+class FadedProbability:
+    """Log-loss, Brier score and ECE under a fading factor: each label's terms (`label_terms`)
+    weighed by α^age like every other faded count (`metrics.windows.FadingScore`: E = S/B, B
+    the faded number of labels with probabilities). ROC-AUC and PR-AUC have no faded version
+    (their ranks have no recurrence); the reliability diagram is cumulative only.
+
+    >>> from metrics.windows import FadingScore
+    >>> f = FadingScore(0.5, FadedProbability)
+    >>> f.update({"terms": label_terms([1, 1], [[0.5, 0.5], [0.2, 0.8]])})
+    >>> round(f.scores()[0].get()["brier"], 4)  # (0.5·0.25 + 0.04) / (0.5 + 1)
+    0.11
+    """
+
+    __slots__ = ("n", "log_loss_sum", "brier_sum", "bins")
+
+    @staticmethod
+    def faded_stats(columns: dict) -> np.ndarray:
+        """Per label the increments (labels × 1 × 33): labels, log-loss, Brier, then per
+        confidence bin its labels, hits and confidence."""
+        terms = np.asarray(columns["terms"], dtype=np.float64).reshape(-1, 6)
+        made, bin_of = terms[:, 0], terms[:, 4].astype(np.int64)
+        per_bin = np.zeros((len(terms), CALIBRATION_BINS, 3))
+        rows = np.arange(len(terms))
+        per_bin[rows, bin_of] = np.column_stack([made, made * terms[:, 5], made * terms[:, 3]])
+        return np.column_stack([terms[:, :3] * made[:, None],
+                                per_bin.reshape(len(terms), -1)])[:, None, :]
+
+    @staticmethod
+    def pad_faded(stats: np.ndarray, width: int) -> np.ndarray:
+        return stats  # a fixed width
+
+    @classmethod
+    def from_faded(cls, row: list) -> FadedProbability:
+        s = cls()
+        s.n, s.log_loss_sum, s.brier_sum = row[:3]
+        s.bins = [row[3 + 3 * m:6 + 3 * m] for m in range(CALIBRATION_BINS)]
+        return s
+
+    def class_measures(self) -> dict:
+        return {}  # no faded ranks: no per-class ROC-AUC or average precision
+
+    def get(self) -> dict:
+        if not self.n:
+            return dict.fromkeys(("log_loss", "brier", "ece"), math.nan)
+        return {"log_loss": self.log_loss_sum / self.n, "brier": self.brier_sum / self.n,
+                "ece": sum(abs(hits - conf) for _, hits, conf in self.bins) / self.n}
+
+
 class ProbabilityScore:
     """Sums and ranks behind the probability measures of some labels.
 

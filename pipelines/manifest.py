@@ -94,8 +94,9 @@ def complete_summary(pl: Plan, raw: pd.DataFrame,
                 if metric in BOOTSTRAP_METRICS and window.startswith("fading"):
                     continue  # no faded replicates
                 if metric in (*PROBABILITY_METRICS, *AUC_BOOTSTRAP_METRICS) and (
-                        category not in (INITIAL, FINAL) or window.startswith("fading")):
-                    continue
+                        category not in (INITIAL, FINAL) or window.startswith("fading") and
+                        metric in (*RANK_METRICS, *AUC_BOOTSTRAP_METRICS)):
+                    continue  # no faded ranks
                 if metric in QUANTILE_METRICS and window.startswith("fading"):
                     continue  # no faded quantiles
                 r = have.get((key, m, category, b, alpha, window, metric))

@@ -331,3 +331,44 @@ def test_roc_and_precision_recall_curve_points_are_scikit_learns(waveform_run):
         full = set(zip(fpr.round(12), tpr.round(12)))
         assert set(zip(fpr_got.round(12), tpr_got.round(12))) <= full
         assert (fpr_got[0], tpr_got[0], fpr_got[-1], tpr_got[-1]) == (0, 0, 1, 1)
+
+
+def test_faded_probability_measures_equal_a_weighted_loop(tmp_path):
+    # Gama's fading factor on each label's log-loss, Brier and calibration terms: weights
+    # α^age over the labels with probabilities, at every curve point (a plain loop here).
+    alpha, n = 0.99, 900
+    path, labels = waveform_csv(tmp_path, n, seed=6)
+    out = os.path.join(tmp_path, "out")
+    run(RunConfig(streams=[f"w={path}"], models=["nb=gaussian-nb"], delay=str(DELAY),
+                  repredict="none", fadings=[alpha], curve_every=300, out=out, quiet=True,
+                  runner="direct"))
+    curves = pd.read_parquet(os.path.join(out, "curves.parquet"))
+    predictions = pd.read_parquet(os.path.join(out, "predictions.parquet"))
+    classes = sorted(set(labels))
+    for kind in ("initial", "final"):
+        stored = predictions[predictions["kind"] == kind].set_index("id")["proba"]
+        rows = curves[(curves["category"] == kind) & (curves["window"] == f"fading={alpha}")
+                      & curves["class"].isna()]
+        for end in (300, 600, n):
+            weight = num_ll = num_brier = 0.0
+            hits, confidence = np.zeros(10), np.zeros(10)
+            for i in range(end):  # instance i is label i + 1 (a fixed delay)
+                proba = stored.get(str(i))
+                if proba is None:
+                    continue
+                p = np.array([dict(proba).get(c, 0.0) for c in classes])
+                y = classes.index(labels[i])
+                w = alpha ** (end - 1 - i)
+                weight += w
+                num_ll += w * -math.log(min(max(p[y], 1e-15), 1 - 1e-15))
+                num_brier += w * float(((p - np.eye(3)[y]) ** 2).sum())
+                m = min(max(math.ceil(p.max() * 10) - 1, 0), 9)
+                hits[m] += w * (p.argmax() == y)
+                confidence[m] += w * p.max()
+            expected = {"log_loss": num_ll / weight, "brier": num_brier / weight,
+                        "ece": float(np.abs(hits - confidence).sum()) / weight}
+            got = rows[rows["labels"] == end].set_index("metric")["value"]
+            for metric, value in expected.items():
+                assert got[metric] == pytest.approx(value, rel=1e-9), (kind, end, metric)
+    assert not curves.loc[curves["window"] == f"fading={alpha}", "metric"].isin(
+        ["roc_auc", "pr_auc"]).any()  # no faded ranks

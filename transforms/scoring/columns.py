@@ -228,9 +228,11 @@ def block_scores(outcomes, task: str, plan: ScoringPlan) -> dict:
             for category, matrix in cols["predicted"].items():
                 fading = None
                 if axis == LABEL_AXIS and plan.fadings:
+                    proba = cols["proba"].get(category)
                     fading = (n[rows], FadingCurve.rows(task, n[rows], {
                         "y": cols["y"][rows], "preds": matrix[rows],
-                        "baselines": [base[rows] for base in cols["baselines"]]}))
+                        "baselines": [base[rows] for base in cols["baselines"]],
+                        "proba": None if proba is None else proba[rows]}))
                 blocks[(category, axis, int(block_key))] = LabelBlock(
                     _bin_scores(cols, rows, category, task, plan), fading)
     return blocks

@@ -200,9 +200,12 @@ class CurvePoints:
                                difference(running, snapshot_at(self.history, end - w)),
                                labels, t, last)
         for alpha, f in (FadingCurve.at(fading, end).items() if plan.fadings else ()):
-            rows += self._emit(window_of_fading(alpha),
-                               dict(zip(plan.bins_of(self.key[2]), f.scores())), labels, t,
-                               last, {b: s.n for b, s in cumulative.items()})
+            scores = dict(zip(plan.bins_of(self.key[2]), f.scores()))
+            proba = FadingCurve.proba_at(fading, end)[alpha].scores()
+            if proba and len(scores) == 1:  # initial or final: their probabilities, faded
+                next(iter(scores.values())).proba = proba[0]
+            rows += self._emit(window_of_fading(alpha), scores, labels, t, last,
+                               {b: s.n for b, s in cumulative.items()})
         return rows
 
     def _time_window(self, j: int, last: bool) -> list:
