@@ -9,6 +9,8 @@ A backfill replaces the replay by a join of a prediction log with the labelled i
 
 from __future__ import annotations
 
+import functools
+
 import apache_beam as beam
 
 from pipelines.config import RunConfig
@@ -20,11 +22,11 @@ from transforms.records import segment_batches
 from transforms.replay.per_key import PerKeyReplay
 from transforms.scoring.comparison import CompareModels
 from transforms.scoring.drift import DetectDrift
-from transforms.scoring.holdout import HoldoutRows
+from transforms.scoring.holdout import holdout_rows
 from transforms.scoring.in_stream import StreamScores
 from transforms.scoring.outcomes import ScoreOutcomes
 from transforms.scoring.profile import ProfileStreams
-from transforms.scoring.resources import ResourceRows
+from transforms.scoring.resources import RowsPerKey, resource_rows
 from transforms.streams.read import ReadStreams
 from transforms.vocabulary import (CLASSES, COUNTS, CURVES, DEAD_LETTERS, ERRORS,
                                    HOLDOUT_POINTS, PREDICTIONS, READ_COUNTS, RESOURCE_POINTS,
@@ -109,12 +111,14 @@ class EvaluateDelayed(beam.PTransform):
             summaries.append(outcomes | "Drift" >> DetectDrift(pl.tasks, pl.drift))
         held_out = source.pop(HOLDOUT_POINTS, None)
         if held_out is not None and pl.holdout is not None:
-            holdout = held_out | "Holdout" >> HoldoutRows(pl.tasks)
+            holdout = held_out | "Holdout" >> RowsPerKey(functools.partial(holdout_rows,
+                                                                           tasks=pl.tasks))
             summaries.append(holdout.summary)
             curves.append(holdout[CURVES])
         points = source.pop(RESOURCE_POINTS, None)
         if points is not None and pl.config.resources:
-            costs = points | "Resources" >> ResourceRows(pl.config.curve_every)
+            costs = points | "Resources" >> RowsPerKey(functools.partial(
+                resource_rows, curve_every=pl.config.curve_every))
             summaries.append(costs.summary)
             curves.append(costs[CURVES])
         classifiers = [m for m in pl.models if pl.tasks[m] == "classification"]

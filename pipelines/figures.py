@@ -357,6 +357,17 @@ def _fig_confusion(plt, run: RunFiles):
     return _png(plt, fig)
 
 
+def _by_bin(rows, styles: tuple):
+    """(colour, model, category, line style, its rows, their values by bin × metric) for each
+    model's initial and final rows of a curve kept as summary rows (`bin` = the point)."""
+    for i, model in enumerate(dict.fromkeys(rows["model"])):
+        for category, style in zip(("initial", "final"), styles):
+            part = rows[(rows["model"] == model) & (rows["category"] == category)]
+            if not part.empty:
+                yield i, model, category, style, part, part.pivot(
+                    index="bin", columns="metric", values="value").sort_index()
+
+
 def _positive_curves(run: RunFiles) -> dict:
     """Stream -> the ROC / precision-recall rows of its binary classifiers' positive class
     (`results.positive_class`), initial and final."""
@@ -376,23 +387,17 @@ def _fig_roc_pr(plt, run: RunFiles):
     fig, axes = _grid(plt, 2 * len(curves), "ROC and precision-recall curves of the positive "
                                             "class", width=5.0, height=4.6)
     for (stream, rows), (roc, pr) in zip(curves.items(), zip(axes[::2], axes[1::2])):
-        for i, model in enumerate(dict.fromkeys(rows["model"])):
-            for category, style in (("initial", "-"), ("final", "--")):
-                part = rows[(rows["model"] == model) & (rows["category"] == category)]
-                if part.empty:
-                    continue
-                points = part.pivot(index="bin", columns="metric", values="value").sort_index()
-                area = run.summary[(run.summary["stream"] == stream)
-                                   & (run.summary["model"] == model)
-                                   & (run.summary["category"] == category)
-                                   & (run.summary["window"] == "cumulative")
-                                   & (run.summary["class"] == part["class"].iloc[0])]
-                auc = area.set_index("metric")["value"]
-                roc.plot(points["roc_fpr"], points["roc_tpr"], style, color=f"C{i}",
-                         label=f"{model} {category} (AUC {auc.get('roc_auc', math.nan):.3f})")
-                pr.plot(points["pr_recall"], points["pr_precision"], style, color=f"C{i}",
-                        label=f"{model} {category} "
-                              f"(AP {auc.get('average_precision', math.nan):.3f})")
+        for i, model, category, style, part, points in _by_bin(rows, ("-", "--")):
+            area = run.summary[(run.summary["stream"] == stream)
+                               & (run.summary["model"] == model)
+                               & (run.summary["category"] == category)
+                               & (run.summary["window"] == "cumulative")
+                               & (run.summary["class"] == part["class"].iloc[0])]
+            auc = area.set_index("metric")["value"]
+            roc.plot(points["roc_fpr"], points["roc_tpr"], style, color=f"C{i}",
+                     label=f"{model} {category} (AUC {auc.get('roc_auc', math.nan):.3f})")
+            pr.plot(points["pr_recall"], points["pr_precision"], style, color=f"C{i}",
+                    label=f"{model} {category} (AP {auc.get('average_precision', math.nan):.3f})")
         positive = rows["class"].iloc[0]
         roc.plot([0, 1], [0, 1], color="0.6", linewidth=0.8, linestyle=":")
         for ax, title, (xlabel, ylabel) in (
@@ -420,19 +425,13 @@ def _fig_reliability(plt, run: RunFiles):
     for ax, stream in zip(axes, streams):
         mine = rows[rows["stream"] == stream]
         ax.plot([0, 1], [0, 1], color="0.6", linewidth=0.8, linestyle=":")
-        for i, model in enumerate(dict.fromkeys(mine["model"])):
-            for category, style in (("initial", "-o"), ("final", "--s")):
-                part = mine[(mine["model"] == model) & (mine["category"] == category)]
-                if part.empty:
-                    continue
-                points = part.pivot(index="bin", columns="metric", values="value").sort_index()
-                labels = part[part["metric"] == "reliability_accuracy"].set_index("bin")["n"]
-                ax.plot(points["reliability_confidence"], points["reliability_accuracy"], style,
-                        color=f"C{i}", linewidth=1.2, markersize=3,
-                        label=f"{model} {category}")
-                ax.scatter(points["reliability_confidence"], points["reliability_accuracy"],
-                           s=12 + 60 * labels.loc[points.index] / max(labels.max(), 1),
-                           color=f"C{i}", alpha=0.35)
+        for i, model, category, style, part, points in _by_bin(mine, ("-o", "--s")):
+            labels = part[part["metric"] == "reliability_accuracy"].set_index("bin")["n"]
+            ax.plot(points["reliability_confidence"], points["reliability_accuracy"], style,
+                    color=f"C{i}", linewidth=1.2, markersize=3, label=f"{model} {category}")
+            ax.scatter(points["reliability_confidence"], points["reliability_accuracy"],
+                       s=12 + 60 * labels.loc[points.index] / max(labels.max(), 1),
+                       color=f"C{i}", alpha=0.35)
         ax.set_xlim(0, 1.02)
         ax.set_ylim(0, 1.02)
         ax.set_aspect("equal")

@@ -40,7 +40,8 @@ from transforms.vocabulary import FINAL, INITIAL, REPREDICTION
 # instances whose id was pending, and labels dead-lettered besides orphans (an undeclared class,
 # the label of a refused or failed instance); unscheduled: instances the bin_boundaries policy
 # could not schedule (label time unknown on arrival). So instances = labelled + pending +
-# model_errors + refused_instances, and labels = labelled + orphan_labels + refused_labels.
+# model_errors + refused_instances + held_out, and labels = labelled + orphan_labels +
+# refused_labels + held_out_labels.
 COUNTERS = ("instances", "updates", "labels", "labelled", "orphan_labels", "learned_orphans",
             "refused_instances", "refused_labels", "dead_letters", "model_errors",
             "unscored_initial", "unscored_final", "unscheduled", "held_out", "held_out_labels")
@@ -607,7 +608,9 @@ class ReplayEngine:
         except MemoryError:
             raise
         except Exception as e:
-            raise self._model_error(key, "predict_one (holdout)", e, x) from e
+            self._model_failed(self._model_error(key, "predict_one (holdout)", e, x), ev, out)
+            self.failed_ids.add(key)  # its label leaves with it
+            return
         self.held[key] = (self._holdout_point, prediction)
         self._holdout_left -= 1
         out.counts["held_out"] += 1

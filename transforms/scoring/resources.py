@@ -39,20 +39,21 @@ def resource_rows(key: tuple, points: list, curve_every: int) -> tuple[list, lis
     return summary, curves
 
 
-class ResourceRows(beam.PTransform):
-    """(key, measurements) from the replay's drains -> summary rows, and curve rows tagged
-    `curves` (Arrow tables), per (stream, model) (`resource_rows`)."""
+class RowsPerKey(beam.PTransform):
+    """(key, a batch of measurements) from the replay's drains -> per (stream, model) the
+    summary rows, and curve rows tagged `curves` (Arrow tables), that `make_rows(key, all its
+    measurements)` returns as (summary rows, curve rows)."""
 
-    def __init__(self, curve_every: int):
+    def __init__(self, make_rows):
         super().__init__()
-        self.curve_every = curve_every
+        self.make_rows = make_rows
 
     def expand(self, points):
-        curve_every = self.curve_every
+        make_rows = self.make_rows
 
         def rows(element):
             key, batches = element
-            summary, curves = resource_rows(key, [p for b in batches for p in b], curve_every)
+            summary, curves = make_rows(key, [p for b in batches for p in b])
             yield from summary
             yield beam.pvalue.TaggedOutput(CURVES, pa.Table.from_pylist(curves, CURVE_SCHEMA))
 
