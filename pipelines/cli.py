@@ -378,6 +378,7 @@ def _command(args, beam_args: list, debug: bool) -> int:
     from pipelines.job import run
     from pipelines.thresholds import THRESHOLD_FAILED, crossed_thresholds, parse_thresholds
     from runners import check_beam_args
+    from transforms.replay.protocols import model_and_fold
 
     try:
         beam_args = check_beam_args(beam_args, _our_flags(args.command))
@@ -416,7 +417,9 @@ def _command(args, beam_args: list, debug: bool) -> int:
             config = _config(args, beam_args)
         summary = run(config)
         models = list(dict.fromkeys(summary.loc[summary["category"] != "comparison", "model"]))
-        crossed = crossed_thresholds(parse_thresholds(config.fail_if, models), summary, models)
+        # With --cv, a threshold without a model holds for each model's mean over its folds.
+        means = [m for m in models if model_and_fold(m)[1] is None] or models
+        crossed = crossed_thresholds(parse_thresholds(config.fail_if, models), summary, means)
         for line in crossed:
             print(f"delayed-eval: threshold crossed: {line}", file=sys.stderr)
         if crossed:

@@ -142,7 +142,8 @@ def plan(config: RunConfig) -> Plan:
         config.drift_on, config.ph_delta, config.ph_threshold, config.ph_min_instances,
         tuple(config.ph_alphas), {s.name: s.drift_points() for s in streams if s.drift_points()})
     # A mistake in a threshold is one before the run.
-    parse_thresholds(config.fail_if, list(models), config.segments)
+    parse_thresholds(config.fail_if, list(dict.fromkeys(
+        [*models, *(model_and_fold(m)[0] for m in models)])), config.segments)
     return Plan(config, streams, models, tasks, classes, delay, repredict, scoring, drift, log,
                 time_range, hidden, holdout, cv)
 

@@ -151,3 +151,16 @@ def test_every_replay_path_gives_the_same_holdout_and_folds(tmp_path):
         tables[0].loc[tables[0]["category"] == "comparison", "model"])
     for other in tables[1:]:
         pd.testing.assert_frame_equal(tables[0], other)
+
+
+def test_a_threshold_holds_for_each_models_mean_over_its_folds(tmp_path, capsys):
+    from pipelines.cli import main
+
+    args = ["run", "--stream", SEA, "--model", "nb=gaussian-nb", "--delay", DELAY,
+            "--repredict", "none", "--cv", "k-fold:2", "--out", str(tmp_path), "--quiet",
+            "--runner", "direct", "--fail-if", "initial accuracy > 0.5",
+            "--fail-if", "nb#2: initial accuracy > 0.5"]
+    assert main(args) == 3
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert [line.split(": ")[1] for line in lines] == ["threshold crossed", "threshold crossed"]
+    assert [line.split(": ")[2] for line in lines] == ["sea / nb", "sea / nb#2"]
