@@ -148,6 +148,9 @@ def _parser() -> argparse.ArgumentParser:
                             "default accuracy)")
     trend.add_argument("--category", default="initial", help="initial (default) or final")
     trend.add_argument("--window", default="cumulative", help="the view (default cumulative)")
+    trend.add_argument("--segment", default=None, metavar="COLUMN",
+                       help="one line per slice of this --segment column of the runs, instead "
+                            "of the whole stream")
     trend.add_argument("--out", default=None, help="where to write (default ROOT/trend)")
     for command in (run, backfill, quick, report, rank, trend):
         command.add_argument("--debug", action="store_true",
@@ -403,7 +406,7 @@ def _command(args, beam_args: list, debug: bool) -> int:
 
             out = args.out or os.path.join(args.root, "trend")
             print(format_trend(write_trend(args.root, out, args.metric or ["accuracy"],
-                                           args.category, args.window)))
+                                           args.category, args.window, args.segment)))
             print(f"written to {out}/")
             return 0
         if args.command == "quickstart":

@@ -54,11 +54,13 @@ def _date_of(folder: str, manifest: dict) -> str:
 
 
 def trend_table(root: str, metrics: list[str], category: str = "initial",
-                window: str = "cumulative") -> pd.DataFrame:
+                window: str = "cumulative", segment: str | None = None) -> pd.DataFrame:
     """One row per (run, stream, model, metric): `date`, `run` (its folder), the value, the
     interval (`low`, `high`: Wilson for accuracy, precision and recall, the bootstrap's where
     the run made one, else empty), `n`, and from the manifest the instances, those still
-    pending and their share. A metric `recall (fraud)` is a per-class measure's class.
+    pending and their share. A metric `recall (fraud)` is a per-class measure's class. With
+    `segment` (a --segment column of the runs), one row per slice of that column instead of
+    the whole stream (`segment` = `country=DE`; the pending share stays the stream's).
 
     Example
     -------
@@ -77,41 +79,51 @@ def trend_table(root: str, metrics: list[str], category: str = "initial",
     for folder in _runs(root):
         with open(os.path.join(folder, "manifest.json"), encoding="utf-8") as f:
             manifest = json.load(f)
-        summary = whole_streams(load_results(folder))
+        summary = load_results(folder)
+        if segment is None:
+            summary = whole_streams(summary)
+        else:
+            summary = summary[summary["segment"].str.startswith(f"{segment}=", na=False)] \
+                if "segment" in summary else summary.iloc[:0]
         rows = summary[(summary["category"] == category) & (summary["window"] == window)
                        & summary["bin"].isna()]
-        values = {(s, m, metric, None if pd.isna(c) else c): (v, n) for s, m, metric, c, v, n in
-                  zip(rows["stream"], rows["model"], rows["metric"], rows["class"],
-                      rows["value"], rows["n"])}
+        slices = rows["segment"] if "segment" in rows else [None] * len(rows)
+        values = {(s, g, m, metric, None if pd.isna(c) else c): (v, n)
+                  for s, g, m, metric, c, v, n in zip(rows["stream"], slices, rows["model"],
+                                                      rows["metric"], rows["class"],
+                                                      rows["value"], rows["n"])}
         counts = {(c["stream"], c["model"]): c for c in manifest.get("counts", [])}
         wanted = {_measure(m): m for m in metrics}
-        for (stream, model, metric, label_class), (value, n) in values.items():
+        for (stream, piece, model, metric, label_class), (value, n) in values.items():
             if (metric, label_class) not in wanted:
                 continue
-            low, high = (values.get((stream, model, name, label_class), (np.nan,))[0]
+            low, high = (values.get((stream, piece, model, name, label_class), (np.nan,))[0]
                          for name in _INTERVALS.get(metric, (f"{metric}_bootstrap_low",
                                                              f"{metric}_bootstrap_high")))
             c = counts.get((stream, model), {})
             instances, pending = c.get("instances", 0), c.get("pending_at_end", 0)
             parts.append({
                 "date": _date_of(os.path.relpath(folder, root), manifest), "run": folder,
-                "stream": stream, "model": model, "category": category, "window": window,
+                "stream": stream, "segment": None if pd.isna(piece) else piece, "model": model,
+                "category": category, "window": window,
                 "metric": wanted[metric, label_class], "value": value, "low": low,
                 "high": high, "n": n, "instances": instances, "pending": pending,
                 "pending_share": pending / instances if instances else np.nan})
     if not parts:
+        sliced = f" per {segment} (run them with --segment {segment})" if segment else ""
         raise ConfigError(f"{root}: the runs report no {category} {', '.join(metrics)} "
-                          f"({window}); name measures they report with --metric")
-    return pd.DataFrame(parts).sort_values(["stream", "model", "metric", "date", "run"],
-                                           kind="stable", ignore_index=True)
+                          f"({window}){sliced}; name measures they report with --metric")
+    return pd.DataFrame(parts).sort_values(
+        ["stream", "segment", "model", "metric", "date", "run"], kind="stable",
+        ignore_index=True, na_position="first")
 
 
 def write_trend(root: str, out: str, metrics: list[str], category: str = "initial",
-                window: str = "cumulative") -> pd.DataFrame:
+                window: str = "cumulative", segment: str | None = None) -> pd.DataFrame:
     """`trend_table`, written to `out` as `trend.parquet` (for dashboards) and `trend.csv`,
     and drawn (`trend.png`, `.svg`, `.pdf`): per stream and measure, a line per model with
     its interval, and the pending share of each run as bars beneath."""
-    table = trend_table(root, metrics, category, window)
+    table = trend_table(root, metrics, category, window, segment)
     os.makedirs(out, exist_ok=True)
     table.to_parquet(os.path.join(out, "trend.parquet"), index=False)
     table.to_csv(os.path.join(out, "trend.csv"), index=False)
@@ -124,10 +136,13 @@ def write_trend(root: str, out: str, metrics: list[str], category: str = "initia
         mine = table[(table["stream"] == stream) & (table["metric"] == metric)]
         dates = list(dict.fromkeys(sorted(mine["date"])))
         x = {d: i for i, d in enumerate(dates)}
-        for i, model in enumerate(dict.fromkeys(mine["model"])):
-            part = mine[mine["model"] == model]
+        lines = list(dict.fromkeys(zip(mine["model"], mine["segment"])))
+        for i, (model, piece) in enumerate(lines):
+            part = mine[(mine["model"] == model) & ((mine["segment"] == piece) if piece
+                                                    else mine["segment"].isna())]
             xs = [x[d] for d in part["date"]]
-            ax.plot(xs, part["value"], "-o", color=f"C{i}", markersize=3, label=model)
+            ax.plot(xs, part["value"], "-o", color=f"C{i}", markersize=3,
+                    label=f"{model} {piece}" if piece else model)
             if part["low"].notna().any():
                 ax.fill_between(xs, part["low"], part["high"], color=f"C{i}", alpha=0.15,
                                 linewidth=0)
@@ -160,6 +175,8 @@ def format_trend(table: pd.DataFrame) -> str:
     d1       0.9000
     d2       0.8000
     """
-    wide = table.pivot_table(index="date", columns=["stream", "model", "metric"],
-                             values="value", aggfunc="last", sort=False)
+    columns = ["stream", "segment", "model", "metric"] if "segment" in table and \
+        table["segment"].notna().any() else ["stream", "model", "metric"]
+    wide = table.pivot_table(index="date", columns=columns, values="value", aggfunc="last",
+                             sort=False)
     return wide.to_string(float_format=lambda v: f"{v:.4f}")

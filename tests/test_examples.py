@@ -69,3 +69,17 @@ def test_the_airflow_example_scores_alerts_rescores_and_draws_the_trend(tmp_path
     recall = trend[trend["metric"] == "recall (fraud)"]
     assert len(recall) == 2 and ((recall["low"] < recall["value"])
                                  & (recall["value"] < recall["high"])).all()
+    # The trend of each country: its slices' values, night by night.
+    out = os.path.join(root, "by_country")
+    assert main(["trend", os.path.join(root, "results", "fraud"), "--metric", "precision (fraud)",
+                 "--segment", "country", "--out", out]) == 0
+    countries = pd.read_csv(os.path.join(out, "trend.csv"))
+    assert sorted(set(zip(countries["date"], countries["segment"]))) == sorted(
+        (day, f"country={c}") for day in NIGHTS for c in ("DE", "FR", "PL"))
+    for row in countries.itertuples():
+        summary = pd.read_csv(os.path.join(root, "results", "fraud", f"date={row.date}",
+                                           "summary.csv"))
+        mine = summary[(summary["segment"] == row.segment) & (summary["metric"] == "precision")
+                       & (summary["class"] == "fraud") & (summary["category"] == "initial")
+                       & (summary["window"] == "cumulative")]
+        assert float(mine["value"].iloc[0]) == row.value
