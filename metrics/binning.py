@@ -160,6 +160,74 @@ def binned_flat(t0, t_label, initial: np.ndarray, final: np.ndarray, sizes: np.n
     return out
 
 
+def binned_proba_many(t0, t_label, initial, times, vectors, final, bins: int) -> np.ndarray:
+    """`binned_proba` for many instances given as lists, as `binned_many` takes them: per
+    instance the initial and final vectors (None: none; shorter vectors, from before a class
+    was seen, are padded with 0), and the re-predictions' times and vectors (a matrix, one row
+    each; None: none).
+
+    >>> binned_proba_many([0, 0], [10, 10], [(1.0, 0.0), None], [[2.0, 5.0], None],
+    ...                   [[[0.6, 0.4], [0.2, 0.8]], None], [(0.5, 0.5), (1.0,)],
+    ...                   bins=1)[:, 1].round(6).tolist()
+    [[0.48, 0.52], [nan, nan]]
+    """
+    width = max([len(v) for v in (*initial, *final) if v is not None]
+                + [np.shape(v)[1] for v in vectors if v is not None and len(v)] + [0])
+
+    def matrix(rows):
+        out = np.full((len(rows), width), math.nan)
+        for i, v in enumerate(rows):
+            if v is not None:
+                out[i] = 0.0
+                out[i, :len(v)] = v
+        return out
+
+    present = [i for i, ts in enumerate(times) if ts is not None]
+    sizes = np.array([0 if ts is None else len(ts) for ts in times], dtype=np.int64)
+    t = np.concatenate([np.asarray(times[i], dtype=np.float64) for i in present]
+                       or [np.empty(0)])
+    v = np.concatenate([np.pad(np.asarray(vectors[i], dtype=np.float64).reshape(len(times[i]), -1),
+                               ((0, 0), (0, width - np.shape(vectors[i])[1])))
+                        if vectors[i] is not None else np.full((len(times[i]), width), math.nan)
+                        for i in present] or [np.empty((0, width))])
+    return binned_proba(t0, t_label, matrix(initial), matrix(final), sizes, t, v, bins)
+
+
+def binned_proba(t0, t_label, initial: np.ndarray, final: np.ndarray, sizes: np.ndarray,
+                 t: np.ndarray, v: np.ndarray, bins: int) -> np.ndarray:
+    """Each instance's class probabilities for bins 0..B+1 (instances × bins × classes): the
+    binning rule of `binned_predictions` for floats, class by class — bin 0 the initial
+    vector, bin B+1 the final one, a bin of 1..B without re-predictions keeps the standing
+    vector, with one takes it, with several takes the time-weighted mean of [standing,
+    r1..rn] with the weights of the class vote. `initial`/`final` are instances × classes,
+    `v` the re-predictions' vectors (rows as `t`, instance by instance in time order, `sizes`
+    of them per instance); a NaN row is no probabilities and takes no part in a mean.
+
+    One bin (B = 1) over [0, 10], the initial vector standing for 2, then two re-predictions
+    for 3 and 5: class 0 gets (1·2 + 0.6·3 + 0.2·5) / 10 = 0.48.
+
+    >>> binned_proba([0], [10], np.array([[1.0, 0.0]]), np.array([[0.5, 0.5]]), np.array([2]),
+    ...              np.array([2.0, 5.0]), np.array([[0.6, 0.4], [0.2, 0.8]]),
+    ...              bins=1)[0, 1].round(6).tolist()
+    [0.48, 0.52]
+    """
+    initial, final = np.asarray(initial, np.float64), np.asarray(final, np.float64)
+    n, width = initial.shape
+    sizes = np.asarray(sizes, dtype=np.int64)
+    # Each (instance, class) is a series of its own, the classes of an instance one after
+    # another: item i of pair p reads v[start of p's instance + i, p's class].
+    pair_sizes = np.repeat(sizes, width)
+    pair = np.repeat(np.arange(n * width), pair_sizes)
+    offset = np.arange(len(pair)) - np.repeat(np.cumsum(pair_sizes) - pair_sizes, pair_sizes)
+    position = (np.cumsum(sizes) - sizes)[pair // width] + offset
+    v = np.asarray(v, np.float64).reshape(-1, width) if len(v) else np.empty((0, width))
+    out = binned_flat(np.repeat(np.asarray(t0, np.float64), width),
+                      np.repeat(np.asarray(t_label, np.float64), width), initial.ravel(),
+                      final.ravel(), pair_sizes, np.asarray(t, np.float64)[position],
+                      v[position, pair % width], bins, classification=False)
+    return out.reshape(n, width, bins + 2).transpose(0, 2, 1)
+
+
 def _votes(t, v, key, in_multi, t0, delta, b, bins, cells, standing, classification):
     """The vote (or mean) of each cell in `cells` over [standing, its re-predictions];
     `in_multi` marks the re-predictions in those cells; `t0`, `delta`, `b` are per

@@ -158,8 +158,10 @@ class FadingCurve:
             preds = np.asarray(columns["preds"]).reshape(len(n), -1)
             parts = [columns["y"], *columns.get("baselines", ()),
                      np.full(len(n), preds.shape[1]), preds]
-            if columns.get("proba") is not None:
-                parts.append(label_terms(columns["y"], columns["proba"]))
+            proba = columns.get("proba")
+            if proba is not None:  # labels × classes, or labels × bins × classes
+                proba = np.asarray(proba).reshape(len(n), -1, np.shape(proba)[-1])
+                parts += [label_terms(columns["y"], proba[:, j]) for j in range(proba.shape[1])]
         else:
             parts = [columns["y"], columns["preds"]]
         return np.column_stack([n, *parts]).astype(np.float64)

@@ -205,7 +205,8 @@ def label_terms(y_true, proba) -> np.ndarray:
 class FadedProbability:
     """Log-loss, Brier score and ECE under a fading factor: each label's terms (`label_terms`)
     weighed by α^age like every other faded count (`metrics.windows.FadingScore`: E = S/B, B
-    the faded number of labels with probabilities). ROC-AUC and PR-AUC have no faded version
+    the faded number of labels with probabilities), one prediction column (bin) after another,
+    6 terms each. ROC-AUC and PR-AUC have no faded version
     (their ranks have no recurrence); the reliability diagram is cumulative only.
 
     >>> from metrics.windows import FadingScore
@@ -219,15 +220,17 @@ class FadedProbability:
 
     @staticmethod
     def faded_stats(columns: dict) -> np.ndarray:
-        """Per label the increments (labels × 1 × 33): labels, log-loss, Brier, then per
-        confidence bin its labels, hits and confidence."""
-        terms = np.asarray(columns["terms"], dtype=np.float64).reshape(-1, 6)
+        """Per label and prediction column the increments (labels × columns × 33): labels,
+        log-loss, Brier, then per confidence bin its labels, hits and confidence."""
+        given = np.asarray(columns["terms"], dtype=np.float64)
+        labels = len(given)
+        terms = given.reshape(-1, 6)
         made, bin_of = terms[:, 0], terms[:, 4].astype(np.int64)
         per_bin = np.zeros((len(terms), CALIBRATION_BINS, 3))
         rows = np.arange(len(terms))
         per_bin[rows, bin_of] = np.column_stack([made, made * terms[:, 5], made * terms[:, 3]])
         return np.column_stack([terms[:, :3] * made[:, None],
-                                per_bin.reshape(len(terms), -1)])[:, None, :]
+                                per_bin.reshape(len(terms), -1)]).reshape(labels, -1, 33)
 
     @staticmethod
     def pad_faded(stats: np.ndarray, width: int) -> np.ndarray:

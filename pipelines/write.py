@@ -50,28 +50,24 @@ def _prediction_table(element) -> pa.Table:
         "kind": pa.DictionaryArray.from_arrays(pa.array(cols["kind"], pa.int8()),
                                                pa.array(PREDICTION_KINDS)).cast(pa.string()),
         "t": pa.array(cols["t"], pa.float64()), "y_pred": y_pred,
-        "proba": _proba_column(cols.get("proba"), classes, n)}, schema=PREDICTION_SCHEMA)
+        "proba": _proba_column(cols.get("proba"), cols.get("proba_width"), classes, n)},
+        schema=PREDICTION_SCHEMA)
 
 
-def _proba_column(probas, classes, n: int) -> pa.Array:
-    """Each prediction's class probabilities as a map {class: probability} (null for none),
-    the classes named as in `y_pred`."""
+def _proba_column(proba, widths, classes, n: int) -> pa.Array:
+    """Each prediction's class probabilities (a matrix over class indices, the first
+    `widths` of each row named) as a map {class: probability} (null for width 0), the
+    classes named as in `y_pred`."""
     kind = PREDICTION_SCHEMA.field("proba").type
-    if probas is None or classes is None:
+    if proba is None or classes is None:
         return pa.nulls(n, kind)
-    made = np.array([p is not None for p in probas], dtype=bool)
-    vectors = [p for p in probas if p is not None]
-    lengths = np.zeros(len(probas), dtype=np.int32)
-    lengths[made] = [len(p) for p in vectors]
+    made = widths > 0
+    lengths = widths.astype(np.int32)
     offsets = np.concatenate([[0], np.cumsum(lengths, dtype=np.int32)])
     names = np.array([str(c) for c in classes], dtype=object)
-    if vectors and (lengths[made] == lengths[made][0]).all():  # one matrix, no loop
-        keys = np.tile(names[:lengths[made][0]], len(vectors))
-        items = np.array(vectors, dtype=np.float64).ravel()
-    else:
-        keys = np.concatenate([names[:len(p)] for p in vectors] or [names[:0]])
-        items = np.concatenate([np.asarray(p, dtype=np.float64) for p in vectors]
-                               or [np.empty(0)])
+    named = np.arange(proba.shape[1]) < widths[:, None]  # row-major: each row's classes
+    keys = np.broadcast_to(names[:proba.shape[1]], proba.shape)[named]
+    items = proba[named]
     return pa.MapArray.from_arrays(pa.array(offsets, pa.int32()), pa.array(keys, pa.string()),
                                    pa.array(items, pa.float64()), type=kind,
                                    mask=pa.array(~made))

@@ -91,7 +91,7 @@ def test_tree_stamps_change_exactly_when_a_rows_leaf_changes():
     model, predictor, data, xs, rows = grown_tree(3000, 2000, 2000)
 
     def stamps(before):
-        codes, labels, stamped, changed = predictor.predict_changed(model, rows, xs, before)
+        codes, labels, stamped, changed, _ = predictor.predict_changed(model, rows, xs, before)
         assert (changed == (stamped != before)).all()
         assert [labels[c] for c in codes[changed]] == \
             [model.predict_one(xs[i]) for i in np.flatnonzero(changed)]
@@ -130,7 +130,7 @@ def test_tree_rows_are_routed_again_exactly_when_their_leaf_splits():
         return [model._root.traverse(x) if hasattr(model._root, "children") else model._root
                 for x in xs]
 
-    _, _, stamps, _ = predictor.predict_changed(model, rows, xs, np.zeros(len(rows), np.int64))
+    _, _, stamps, _, _ = predictor.predict_changed(model, rows, xs, np.zeros(len(rows), np.int64))
     splits = 0
     for x, y in data[100:5000]:
         before_leaves, n_leaves = leaves(), model.n_leaves
@@ -138,7 +138,7 @@ def test_tree_rows_are_routed_again_exactly_when_their_leaf_splits():
         if model.n_leaves == n_leaves:
             continue
         splits += 1
-        codes, labels, after, changed = predictor.predict_changed(model, rows, xs, stamps)
+        codes, labels, after, changed, _ = predictor.predict_changed(model, rows, xs, stamps)
         moved = np.array([a is not b for a, b in zip(before_leaves, leaves())])
         assert (after >> predictor.SERIAL_SHIFT != stamps >> predictor.SERIAL_SHIFT)[moved].all()
         assert changed[moved].all()

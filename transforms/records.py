@@ -55,7 +55,9 @@ class Outcome(NamedTuple):
     `initial_proba`/`final_proba` are a classifier's class probabilities for its initial and
     final predictions (tuples over class indices, shorter when classes came later), or None.
     `segments` places the instance in each `--segment` slice, one `SegmentPlace` per segment
-    column (`segment_batches`), or None.
+    column (`segment_batches`), or None. `rep_proba` holds the re-predictions' class
+    probabilities (a matrix, a row per re-prediction) until the replay bins them into
+    `bins_proba` (bins 0..B+1 × classes, `metrics.binning.binned_proba`); None without.
 
     Example
     -------
@@ -82,6 +84,8 @@ class Outcome(NamedTuple):
     initial_proba: Any = None
     final_proba: Any = None
     segments: Any = None
+    rep_proba: Any = None
+    bins_proba: Any = None
 
 
 class SegmentPlace(NamedTuple):

@@ -16,7 +16,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from metrics.binning import NO_CLASS, binned_flat
+from metrics.binning import NO_CLASS, binned_flat, binned_proba
 from transforms.errors import InputError
 from transforms.records import Outcome
 from transforms.scoring.columns import group_rows, take_rows
@@ -221,6 +221,11 @@ def join_columns(labels: dict, preds: dict, classes: list | None, bins: int,
             if wanted:
                 columns[name] = np.full((n, len(classes)), math.nan)
                 columns[name][row[rows]] = vectors[rows]
+        if bins:
+            columns["bins_proba"] = _binned_proba(
+                t0, t_label, columns["initial_proba"],
+                columns.get("final_proba", np.full((n, len(classes)), math.nan)), row[rep],
+                t[rep], vectors[rep], bins)
     if bins:
         columns["bins"] = _binned(t0, t_label, initial, final_values, row[rep], t[rep],
                                   values[rep], bins, classification,
@@ -284,6 +289,22 @@ def _binned(t0, t_label, initial, final, rep_row, t_rep, v_rep, bins: int,
     return binned
 
 
+def _binned_proba(t0, t_label, initial, final, rep_row, t_rep, v_rep, bins: int) -> np.ndarray:
+    """Each instance's class probabilities for bins 0..B+1 (instances × bins × classes), in
+    slices of instances like `_binned`."""
+    n = len(t0)
+    sizes = np.bincount(rep_row, minlength=n)
+    ends = np.cumsum(sizes)
+    out = np.empty((n, bins + 2, initial.shape[1]))
+    step = max(1, BIN_CELLS // ((bins + 2) * max(1, initial.shape[1])))
+    for a in range(0, n, step):
+        b = min(a + step, n)
+        lo, hi = (ends[a - 1] if a else 0), ends[b - 1]
+        out[a:b] = binned_proba(t0[a:b], t_label[a:b], initial[a:b], final[a:b], sizes[a:b],
+                                t_rep[lo:hi], v_rep[lo:hi], bins)
+    return out
+
+
 def outcomes_of(columns: dict, classification: bool) -> list:
     """One `Outcome` per row of `join_columns`' columns (no `final`: not logged; no `bins`:
     no bins).
@@ -294,7 +315,8 @@ def outcomes_of(columns: dict, classification: bool) -> list:
     True
     """
     n = len(columns["n"])
-    final, binned = columns.get("final"), columns.get("bins")
+    final, binned, binned_proba = (columns.get(name) for name in ("final", "bins",
+                                                                    "bins_proba"))
 
     def python(values):  # None for no prediction
         if classification:
@@ -317,7 +339,8 @@ def outcomes_of(columns: dict, classification: bool) -> list:
         none if final is None else python(final), itertools.repeat(None, n),
         itertools.repeat(None, n), itertools.repeat(None, n) if binned is None else binned,
         vectors("initial_proba"), vectors("final_proba"),
-        columns.get("segments", itertools.repeat(None, n)))))
+        columns.get("segments", itertools.repeat(None, n)), itertools.repeat(None, n),
+        itertools.repeat(None, n) if binned_proba is None else binned_proba)))
 
 
 def model_classes(label_classes: list, predicted: set) -> list[str]:

@@ -56,16 +56,50 @@ class BatchPredictor:
     def predict(self, model, rows, xs) -> tuple[np.ndarray, list]:
         return _codes([model.predict_one(x) for x in xs])
 
+    def predict_scored(self, model, rows, xs, scored) -> tuple[np.ndarray, list, np.ndarray]:
+        """`predict` with class probabilities: `(codes, labels, proba)`, proba a matrix (rows ×
+        labels, NaN rows where the model gave none); `scored(x)` gives one row's (class,
+        {class: probability}) in one call. Labels named only by probabilities are appended
+        to `labels` (no code points at them)."""
+        pairs = [scored(x) for x in xs]
+        codes, labels = _codes([c for c, _ in pairs])
+        return codes, labels, proba_rows([p for _, p in pairs], labels)
+
     stamps_rows = False  # whether `predict_changed` can skip rows whose answer is unchanged
 
-    def predict_changed(self, model, rows, xs, before: np.ndarray, at=None):
+    def predict_changed(self, model, rows, xs, before: np.ndarray, at=None, scored=None):
         """Like `predict`, for models that can tell a row's answer is unchanged since its last
-        prediction although the model learned: returns `(codes, labels, stamps, changed)`,
-        where stamps (positive; 0 = unknown) change whenever a row's answer may have changed,
-        `before` holds the rows' stamps at their last prediction, and codes are meaningful
-        only where `changed`. With `at`, the rows are `rows[at]` (only those that need
-        scoring are gathered)."""
+        prediction although the model learned: returns `(codes, labels, stamps, changed,
+        proba)`, where stamps (positive; 0 = unknown) change whenever a row's answer may have
+        changed, `before` holds the rows' stamps at their last prediction, and codes (and, with
+        `scored`, the class probabilities as `predict_scored` gives them; else None) are
+        meaningful only where `changed`. With `at`, the rows are `rows[at]` (only those that
+        need scoring are gathered)."""
         raise NotImplementedError
+
+
+def proba_rows(dicts, labels: list) -> np.ndarray:
+    """{class: probability} dicts (None or empty: none) as rows over `labels`, which gains the
+    classes it did not name (0 where a dict does not name a class, NaN rows for none).
+
+    >>> labels = ["a"]
+    >>> proba_rows([{"a": 0.25, "b": 0.75}, None], labels).tolist(), labels
+    ([[0.25, 0.75], [nan, nan]], ['a', 'b'])
+    """
+    column = {c: j for j, c in enumerate(labels)}
+    for d in dicts:
+        for c in d or ():
+            if c not in column:
+                column[c] = len(labels)
+                labels.append(c)
+    out = np.zeros((len(dicts), len(labels)))
+    for i, d in enumerate(dicts):
+        if not d:
+            out[i] = math.nan
+            continue
+        for c, p in d.items():
+            out[i, column[c]] = p
+    return out
 
 
 def _codes(predictions) -> tuple[np.ndarray, list]:
@@ -103,6 +137,12 @@ class ConstantBatch(BatchPredictor):
             return np.empty(0, dtype=np.int64), []
         codes, labels = _codes([model.predict_one(xs[0])])
         return np.full(len(xs), codes[0]), labels
+
+    def predict_scored(self, model, rows, xs, scored):
+        if not len(xs):
+            return np.empty(0, dtype=np.int64), [], np.empty((0, 0))
+        codes, labels, proba = super().predict_scored(model, rows, [xs[0]], scored)
+        return np.full(len(xs), codes[0]), labels, np.repeat(proba, len(xs), axis=0)
 
 
 class DenseBatch(BatchPredictor):
@@ -142,10 +182,22 @@ class DenseBatch(BatchPredictor):
             return super().predict(model, rows, xs)
         return finish_unsure(model, xs, *self.decide(model, rows))
 
+    def predict_scored(self, model, rows, xs, scored):
+        if rows is None:
+            return super().predict_scored(model, rows, xs, scored)
+        codes, labels = self.predict(model, rows, xs)
+        return codes, labels, self.proba_of(model, rows, xs, labels, scored)
+
     def decide(self, model, rows):
         """(codes, labels, rows left to `predict_one`, leader): a row's answer is its leader's
         (leader None: every row answers for itself)."""
         raise NotImplementedError
+
+    def proba_of(self, model, rows, xs, labels: list, scored) -> np.ndarray:
+        """The class probabilities of the rows `decide` was last given (rows × labels, the
+        labels `predict` returned): one `scored` call per row unless a subclass knows
+        better."""
+        return proba_rows([scored(x)[1] for x in xs], labels)
 
 
 def finish_unsure(model, xs, codes, labels, unsure, leader):

@@ -81,7 +81,21 @@ class GaussianNBBatch(DenseBatch):
         jll = prior + terms.sum(axis=2)
         scale = np.abs(prior) + np.abs(terms).sum(axis=2)
         best, unsure = argmax_with_margin(jll, scale)
+        self._jll = jll  # for proba_of
         return best, classes, unsure, None
+
+    def proba_of(self, model, rows, xs, labels: list, scored) -> np.ndarray:
+        """river's `predict_proba_one` from the joint log-likelihoods `decide` computed:
+        exp(ll − max) / Σ exp(ll − max), equal to river's within a few units in the last
+        place (NaN rows before the model has seen a class)."""
+        if not model.class_counts:
+            return np.full((len(rows), len(labels)), math.nan)
+        jll = self._jll
+        proba = np.exp(jll - jll.max(axis=1, keepdims=True))
+        proba /= proba.sum(axis=1, keepdims=True)
+        out = np.zeros((len(rows), len(labels)))
+        out[:, :proba.shape[1]] = proba  # `labels` start with decide's classes
+        return out
 
 
 def _best_class(jll: dict):

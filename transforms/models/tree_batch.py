@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from transforms.models.batch import (NONE, BatchPredictor, DenseBatch, argmax_with_margin,
-                                     finish_unsure)
+                                     finish_unsure, proba_rows)
 from transforms.models.naive_bayes_batch import gaussian_parameters
 
 # How a leaf answers (`HoeffdingTreeBatch._mode`): naive Bayes over Gaussian splitters (scored
@@ -212,12 +212,12 @@ class HoeffdingTreeBatch(DenseBatch):
 
     stamps_rows = True
 
-    def predict_changed(self, model, rows, xs, before, at=None):
+    def predict_changed(self, model, rows, xs, before, at=None, scored=None):
         n = len(before)
         at = np.arange(n) if at is None else at
         if model._root is None:
             return (np.full(n, NONE), [], np.zeros(n, dtype=np.int64),
-                    np.ones(n, dtype=bool))
+                    np.ones(n, dtype=bool), None if scored is None else np.full((n, 0), math.nan))
         self._follow_shape(model)
         # Rows whose leaf is still in the tree take its current token (0: route the row again).
         # Serials are small numbers: bincount finds the few present without sorting.
@@ -235,12 +235,21 @@ class HoeffdingTreeBatch(DenseBatch):
             self._locate(model, rows, at, xs, lost, stamps)
         changed = stamps != before
         todo = changed.nonzero()[0]
-        codes, leader = self._score(rows, at, todo, stamps, unsure)
+        # Class probabilities: a naive Bayes leaf's rows from their votes, the rest below.
+        proba = None if scored is None else np.zeros((n, len(self._classes)))
+        codes, leader = self._score(rows, at, todo, stamps, unsure, proba)
         if not unsure:
-            return codes, self._classes, stamps, changed
-        codes, labels = finish_unsure(model, xs, codes, self._classes, np.array(sorted(unsure),
-                                dtype=np.int64), leader)
-        return codes, labels, stamps, changed
+            return codes, self._classes, stamps, changed, proba
+        unsure = np.array(sorted(unsure), dtype=np.int64)
+        codes, labels = finish_unsure(model, xs, codes, self._classes, unsure, leader)
+        if proba is not None:  # river's own probabilities for the rows predict_one answered
+            labels = list(labels)
+            exact = proba_rows([scored(xs[i])[1] for i in unsure.tolist()], labels)
+            proba = np.hstack([proba, np.zeros((n, len(labels) - proba.shape[1]))])
+            proba[unsure] = exact
+            if leader is not None:
+                proba = proba[leader]
+        return codes, labels, stamps, changed, proba
 
     def _locate(self, model, rows, at, xs, idx, stamps) -> None:
         """Stamp rows `idx` (of `rows[at]`) with the tokens of the leaves they reach now."""
@@ -282,14 +291,23 @@ class HoeffdingTreeBatch(DenseBatch):
     def predict(self, model, rows, xs):
         if rows is None:
             return BatchPredictor.predict(self, model, rows, xs)
-        codes, labels, _, _ = self.predict_changed(model, rows, xs,
-                                                   np.zeros(len(rows), dtype=np.int64))
+        codes, labels, _, _, _ = self.predict_changed(model, rows, xs,
+                                                      np.zeros(len(rows), dtype=np.int64))
         return codes, labels
 
-    def _score(self, rows, at, todo, stamps, unsure: list):
+    def predict_scored(self, model, rows, xs, scored):
+        if rows is None:
+            return BatchPredictor.predict_scored(self, model, rows, xs, scored)
+        codes, labels, _, _, proba = self.predict_changed(
+            model, rows, xs, np.zeros(len(rows), dtype=np.int64), scored=scored)
+        return codes, labels, proba
+
+    def _score(self, rows, at, todo, stamps, unsure: list, proba=None):
         """Codes (into `self._classes`) of rows `todo` (of `rows[at]`) from their leaves'
         slots, all leaves in one pass; rows of x-free leaves follow a leader, the rest go to
-        `unsure`."""
+        `unsure`. With `proba` (rows × classes), a naive Bayes leaf's rows get river's
+        probabilities from their votes, exp(vote − lse) (within a few units in the last
+        place)."""
         codes = np.full(len(at), NONE)
         leader = None
         if not len(todo):
@@ -313,6 +331,9 @@ class HoeffdingTreeBatch(DenseBatch):
                 votes = np.einsum("ncf,ncf,ncf->nc", d, d, self._inv[s]) + base
             best, near = argmax_with_margin(votes, self._abs[s] + (base - votes))
             codes[idx] = best
+            if proba is not None:
+                p = np.exp(votes - votes.max(axis=1, keepdims=True))
+                proba[idx] = p / p.sum(axis=1, keepdims=True)
             unsure.extend(idx[near].tolist())
         if n_nb < len(nb):
             x_free = modes == _X_FREE

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import datetime
+import itertools
 import math
 import pickle
 import time
@@ -19,7 +20,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from metrics.baselines import BaselineViews
-from metrics.binning import binned_many
+from metrics.binning import binned_many, binned_proba_many
 from transforms.errors import ModelError
 from transforms.models.naive_bayes_batch import fast_predict_one, predict_with_proba
 from transforms.models.specs import ModelSpec
@@ -214,7 +215,8 @@ class ReplayEngine:
         # re-prediction with an unchanged model would repeat the last one, so it is reused.
         self.version = 0
         self.rows = None if self.repredict.kind == "none" else PendingRows(
-            self.repredict, self.classification, self.model)
+            self.repredict, self.classification, self.model, self._predict_scored,
+            self._proba_columns)
         # Label times known ahead (bin_boundaries schedules from them): id -> t_label.
         self.expected_labels: dict = {}
         # (id, seq) of the labels of instances refused because their id was pending: they leave
@@ -277,6 +279,14 @@ class ReplayEngine:
         values[~np.isfinite(values)] = math.nan  # no prediction, as in `_value`
         return values[codes]
 
+    def _proba_columns(self, proba: np.ndarray, labels: list) -> np.ndarray:
+        """Batch class probabilities (rows × `labels`) as vectors over class indices (rows ×
+        classes; NaN rows stay NaN)."""
+        columns = [self._index(label, extend=True) for label in labels]
+        out = np.zeros((len(proba), len(self.classes)))
+        out[:, columns] = proba
+        return out
+
     # -- the replay ----------------------------------------------------------------------------
     def expect_labels(self, events) -> None:
         """Note the times of labels not yet due: the bin_boundaries policy schedules an
@@ -330,8 +340,14 @@ class ReplayEngine:
                              [o.initial for o in waiting], [o.rep_times for o in waiting],
                              [o.rep_values for o in waiting], [o.final for o in waiting],
                              self.bins, self.classification)
-        for i, o, row in zip(out.unbinned, waiting, binned):
-            out.outcomes[i] = o._replace(rep_times=None, rep_values=None, bins=row)
+        proba = binned_proba_many(
+            [o.t_arrival for o in waiting], [o.t_label for o in waiting],
+            [o.initial_proba for o in waiting], [o.rep_times for o in waiting],
+            [o.rep_proba for o in waiting], [o.final_proba for o in waiting], self.bins) \
+            if any(o.rep_proba is not None for o in waiting) else itertools.repeat(None)
+        for i, o, row, row_proba in zip(out.unbinned, waiting, binned, proba):
+            out.outcomes[i] = o._replace(rep_times=None, rep_values=None, bins=row,
+                                         rep_proba=None, bins_proba=row_proba)
         out.unbinned, out.unbinned_size = [], 0
 
     def _reject(self, out: DrainResult, reason: str, field: str, ev) -> None:
@@ -371,6 +387,8 @@ class ReplayEngine:
             if self._predict_scored is None:
                 raise self._model_error(key, "predict_one", e, x) from e
             self._predict_scored = None  # a pipeline whose last step gives no probabilities
+            if self.rows is not None:
+                self.rows.scored = None
             return self._predict(key, x)
         except Exception as e:
             raise self._model_error(key, "predict_one", e, x) from e
@@ -458,7 +476,7 @@ class ReplayEngine:
             t_label = self.expected_labels.pop(key, None)
             if t_label is None and self.repredict.kind == "bin_boundaries":
                 out.counts["unscheduled"] += 1
-            row = self.rows.add(x, t, self.version, initial, t_label)
+            row = self.rows.add(x, t, self.version, initial, t_label, proba)
         self.arrived += 1
         learns = self.fold is None or self.fold[0].learns(self.fold[1], self.arrived)
         self.pending[key] = [t, x, initial, row, proba, segments, learns]
@@ -480,14 +498,14 @@ class ReplayEngine:
             return
         # Algorithm 1: new features are predicted at once, and later re-predictions use them.
         try:
-            value = self._predict(key, x)[0]
+            value, proba = self._predict(key, x)
         except ModelError as e:
             self._model_failed(e, ev, out)
             self._drop(key)
             if self._days is not None:
                 out.counts[self._day(state[0]) + "left"] += 1
             return
-        self.rows.update(state[3], x, t, value, self.version)
+        self.rows.update(state[3], x, t, value, self.version, proba)
 
     def _on_label(self, ev, out: DrainResult) -> None:
         out.counts["labels"] += 1
@@ -549,7 +567,8 @@ class ReplayEngine:
         t_arrival, x, initial, row, initial_proba, segments, learns = state
         if ev[X] is not None:
             x = self._visible(ev[X])
-        rep_times, rep_values = self.rows.take(row) if row is not None else (None, None)
+        rep_times, rep_values, rep_proba = self.rows.take(row) if row is not None \
+            else (None, None, None)
         try:
             final, final_proba = self._predict(key, x) if self.final else (None, None)
             if self.label_context is not None:
@@ -565,7 +584,7 @@ class ReplayEngine:
         if self.final and final is None:
             out.counts["unscored_final"] += 1
         if rep_times is not None:
-            out.predictions.series(key, REPREDICTION, rep_times, rep_values)
+            out.predictions.series(key, REPREDICTION, rep_times, rep_values, rep_proba)
             if self.bins:  # mapped to bins in batches (_map_bins)
                 out.unbinned.append(len(out.outcomes))
                 out.unbinned_size += len(rep_times)
@@ -585,7 +604,8 @@ class ReplayEngine:
             out.outcomes.append(Outcome(self.n_labels, key, t_arrival, t, y_index, prev,
                                         majority, initial, final, rep_times, rep_values, None,
                                         initial_proba, final_proba,
-                                        segments and self._places(segments, y_index, t)))
+                                        segments and self._places(segments, y_index, t),
+                                        rep_proba))
         else:
             prev, self.prev_label = self.prev_label, y
             out.outcomes.append(Outcome(self.n_labels, key, t_arrival, t, y, prev, None,

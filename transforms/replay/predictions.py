@@ -19,7 +19,9 @@ class PredictionLog:
     `columns()` gives `ids` (one entry per logged instance or prediction) and per prediction
     `row_id` (index into ids), `kind` (code into `PREDICTION_KINDS`), `t`, `value` (class
     index with −1 for none, or float with NaN for none) and, when any prediction kept its
-    class probabilities, `proba` (per prediction a vector over class indices, or None).
+    class probabilities, `proba` (predictions × classes, a vector over class indices per
+    prediction, NaN rows for none) and `proba_width` (the length of each prediction's
+    vector when it was made: classes seen later are not named in its map; 0 for none).
 
     >>> log = PredictionLog(classification=True)
     >>> log.one("a", "initial", 0.0, 1)
@@ -33,7 +35,8 @@ class PredictionLog:
         self.missing = -1 if classification else math.nan
         self.level = level  # all | initial-final | none
         self._entries: list = []  # (id, kind code, times, values): scalars or arrays
-        self._probas: dict = {}  # entry index -> class probabilities of a single prediction
+        # entry index -> class probabilities: a vector (one prediction), a matrix (a series)
+        self._probas: dict = {}
 
     def one(self, id, kind: str, t: float, value, proba=None) -> None:
         if self.level != "none":
@@ -42,8 +45,10 @@ class PredictionLog:
             self._entries.append((id, _KIND_CODE[kind], t,
                                   self.missing if value is None else value))
 
-    def series(self, id, kind: str, times: np.ndarray, values: np.ndarray) -> None:
+    def series(self, id, kind: str, times: np.ndarray, values: np.ndarray, proba=None) -> None:
         if self.level == "all":
+            if proba is not None:
+                self._probas[len(self._entries)] = proba
             self._entries.append((id, _KIND_CODE[kind], times, values))
 
     def columns(self) -> dict:
@@ -56,9 +61,14 @@ class PredictionLog:
         extra = {}
         if self._probas:
             starts = np.cumsum(counts) - counts
-            extra["proba"] = np.full(int(counts.sum()), None, dtype=object)
-            for i, proba in self._probas.items():
-                extra["proba"][starts[i]] = proba
+            width = max(np.shape(p)[-1] for p in self._probas.values())
+            proba = extra["proba"] = np.full((int(counts.sum()), width), math.nan)
+            widths = extra["proba_width"] = np.zeros(len(proba), dtype=np.int64)
+            for i, p in self._probas.items():
+                p = np.asarray(p, dtype=np.float64).reshape(counts[i], -1)
+                at = slice(starts[i], starts[i] + counts[i])
+                proba[at, :p.shape[1]] = p
+                widths[at] = np.where(np.isnan(p).any(axis=1), 0, p.shape[1])
         return {**extra, "ids": ids, "row_id": np.repeat(np.arange(len(entries)), counts),
                 "kind": np.repeat(np.array([e[1] for e in entries], dtype=np.uint8), counts),
                 "t": np.concatenate([np.atleast_1d(e[2]).astype(np.float64) for e in entries]

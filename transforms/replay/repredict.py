@@ -8,7 +8,10 @@ O(pending) Python work per label. Here the pending instances are rows of numpy c
 predicted at all when the model has not changed since their last prediction (the last one is
 reused), and stored run-length encoded: only the re-predictions that change the answer cost a
 Python operation. The times of the scheduled re-predictions are not stored: they are the times
-of known labels (every_k_labels) or a fixed schedule (every, bin_boundaries).
+of known labels (every_k_labels) or a fixed schedule (every, bin_boundaries). A classifier's
+class probabilities change at nearly every re-prediction, so they are stored whole, in chunks
+of `PROBA_CHUNK` per row: one numpy assignment per round, a Python operation per row only
+when its chunk is full.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from metrics.binning import NO_CLASS, bin_of
 from transforms.models.batch import batch_predictor
 from transforms.streams.delays import duration
 
+PROBA_CHUNK = 32  # re-predictions' probability vectors per row held before a chunk is set aside
 
 @dataclass(frozen=True)
 class RepredictPolicy:
@@ -170,7 +174,10 @@ class PendingRows:
     Columns: arrival number, model version at arrival and at the last prediction, the last
     prediction (class index or float), the dense feature row for batch prediction; per row in
     Python lists: the features, and the run-length encoded scheduled re-predictions
-    [(j, value), ...] plus any update-triggered ones [(t, value), ...].
+    [(j, value), ...] plus any update-triggered ones [(t, value, probabilities), ...]. With
+    `scored` (x -> (class, {class: probability}), the replay's own), every prediction keeps its
+    class probabilities: a vector over class indices (`to_proba` maps a batch's), NaN for
+    none.
 
     Example
     -------
@@ -185,10 +192,17 @@ class PendingRows:
 
     """
 
-    def __init__(self, policy: RepredictPolicy, classification: bool, model):
+    def __init__(self, policy: RepredictPolicy, classification: bool, model, scored=None,
+                 to_proba=None):
         self.policy = policy
         self.classification = classification
         self.predictor = batch_predictor(model)
+        # Class probabilities: how to get one row's, and a batch's as vectors over class
+        # indices (`to_proba(matrix over labels, labels)`); None: classes only.
+        self.scored, self.to_proba = scored, to_proba
+        self.proba_last = np.empty((0, 0))  # each row's last vector (reused with its class)
+        self.proba_chunk = np.empty((0, PROBA_CHUNK, 0))  # its latest scheduled ones
+        self.proba_full: list = []  # per row, its earlier chunks (arrays PROBA_CHUNK × width)
         self.missing = NO_CLASS if classification else math.nan
         self.dtype = np.int64 if classification else np.float64
         self._cap = 0
@@ -232,13 +246,34 @@ class PendingRows:
         self.dense = grown(self.dense, False)
         if self.features is not None:
             self.features = grown(self.features, 0.0)
-        for name in ("x", "changes", "extra", "scheduled_times"):
+        if self.scored is not None:
+            self.proba_last = grown(self.proba_last, math.nan)
+            self.proba_chunk = grown(self.proba_chunk, math.nan)
+        for name in ("x", "changes", "extra", "scheduled_times", "proba_full"):
             getattr(self, name).extend([None] * (cap - self._cap))
         self._free.extend(range(cap - 1, self._cap - 1, -1))
         self._cap = cap
 
-    def add(self, x: dict, t0: float, version: int, value, t_label: float | None) -> int:
-        """A new pending instance and its initial prediction; returns its row."""
+    def _widen(self, width: int) -> None:
+        """Room for `width` classes in the probability arrays (a class seen anew: 0)."""
+        have = self.proba_last.shape[1]
+        if width > have:
+            self.proba_last = np.pad(self.proba_last, ((0, 0), (0, width - have)))
+            self.proba_chunk = np.pad(self.proba_chunk, ((0, 0), (0, 0), (0, width - have)))
+
+    def _vector(self, proba) -> np.ndarray:
+        """A vector over class indices (None: NaN) at the arrays' width."""
+        if proba is None:
+            return np.full(self.proba_last.shape[1], math.nan)
+        self._widen(len(proba))
+        out = np.zeros(self.proba_last.shape[1])
+        out[:len(proba)] = proba
+        return out
+
+    def add(self, x: dict, t0: float, version: int, value, t_label: float | None,
+            proba=None) -> int:
+        """A new pending instance and its initial prediction (and its class probabilities:
+        a vector over class indices, or None); returns its row."""
         if not self._free:
             self._grow()
         row = self._free.pop()
@@ -251,6 +286,9 @@ class PendingRows:
         self.changes[row] = []
         self.extra[row] = None
         self.scheduled_times[row] = None
+        if self.scored is not None:
+            self.proba_last[row] = self._vector(proba)
+            self.proba_full[row] = []
         self._set_features(row, x)
         policy = self.policy
         if policy.kind == "every_k_labels":
@@ -277,16 +315,19 @@ class PendingRows:
         if ok:
             self.features[row] = encoded
 
-    def update(self, row: int, x: dict, t: float, value, version: int) -> None:
-        """New features (an InstanceUpdate) and the prediction made with them at t."""
+    def update(self, row: int, x: dict, t: float, value, version: int, proba=None) -> None:
+        """New features (an InstanceUpdate) and the prediction made with them at t (with its
+        class probabilities, or None)."""
         self._set_features(row, x)
         value = self.missing if value is None else value
         self.last[row] = value
         self.predicted_at[row] = version
         self.stamp[row] = 0
+        if self.scored is not None:
+            proba = self.proba_last[row] = self._vector(proba)
         if self.extra[row] is None:
             self.extra[row] = []
-        self.extra[row].append((t, value))
+        self.extra[row].append((t, value, proba))
 
     # -- scheduling -----------------------------------------------------------------------------
     def label_learned(self, t: float) -> None:
@@ -345,6 +386,8 @@ class PendingRows:
                 todo = rows[fresh]
                 values[fresh] = self.last[todo] = self._predict(todo, model, to_values)
                 self.predicted_at[todo] = version
+        if self.scored is not None:
+            self._keep_proba(rows)
         changed = values != self.last_scheduled[rows]
         if np.count_nonzero(changed):
             n_scheduled = self.n_scheduled
@@ -355,8 +398,35 @@ class PendingRows:
         self.n_scheduled[rows] += 1
         return values
 
+    def _keep_proba(self, rows: np.ndarray) -> None:
+        """The rows' current vectors as their next scheduled re-prediction's (before
+        `n_scheduled` counts it); a full chunk is set aside."""
+        slot = self.n_scheduled[rows] % PROBA_CHUNK
+        self.proba_chunk[rows, slot] = self.proba_last[rows]
+        full = rows[slot == PROBA_CHUNK - 1]
+        for row in full.tolist():
+            self.proba_full[row].append(self.proba_chunk[row].copy())
+
     def _predict(self, rows: np.ndarray, model, to_values) -> np.ndarray:
-        predictor = self.predictor
+        """The values of `rows` predicted now (and, with probabilities, their vectors into
+        `proba_last`)."""
+        if self.scored is None:
+            return self._predict_values(rows, model, to_values)
+        try:
+            return self._predict_values(rows, model, to_values)
+        except NotImplementedError:  # a pipeline whose last step gives no probabilities
+            self.scored = None
+            return self._predict_values(rows, model, to_values)
+
+    def _set_proba(self, rows: np.ndarray, proba: np.ndarray, labels: list) -> None:
+        vectors = self.to_proba(proba, labels)
+        self._widen(vectors.shape[1])
+        self.proba_last[rows, :vectors.shape[1]] = vectors
+        self.proba_last[rows, vectors.shape[1]:] = 0.0
+        self.proba_last[rows[np.isnan(vectors).any(axis=1)]] = math.nan
+
+    def _predict_values(self, rows: np.ndarray, model, to_values) -> np.ndarray:
+        predictor, scored = self.predictor, self.scored
         out = np.empty(len(rows), dtype=self.dtype)
         dense = self.dense[rows] if predictor.dense else np.zeros(len(rows), dtype=bool)
         every = dense.all()
@@ -367,25 +437,34 @@ class PendingRows:
             xs = _Features(self.x, part)
             if use_rows and predictor.stamps_rows:
                 # Rows whose stamp is unchanged keep their last prediction.
-                codes, labels, stamps, changed = predictor.predict_changed(
-                    model, self.features, xs, self.stamp[part], at=part)
+                codes, labels, stamps, changed, proba = predictor.predict_changed(
+                    model, self.features, xs, self.stamp[part], at=part, scored=scored)
                 self.stamp[part] = stamps
                 kept = self.last[part]
                 kept[changed] = to_values(codes[changed], labels)
+                if proba is not None and changed.any():
+                    self._set_proba(part[changed], proba[changed], labels)
                 if every:
                     return kept
                 out[mask] = kept
                 continue
-            codes, labels = predictor.predict(model, self.features[part] if use_rows else None,
-                                              xs)
+            features = self.features[part] if use_rows else None
+            if scored is None:
+                codes, labels = predictor.predict(model, features, xs)
+            else:
+                codes, labels, proba = predictor.predict_scored(model, features, xs, scored)
+                self._set_proba(part, proba, labels)
             out[mask] = to_values(codes, labels)
         return out
 
     # -- leaving --------------------------------------------------------------------------------
-    def take(self, row: int) -> tuple[np.ndarray | None, np.ndarray | None]:
-        """The row's re-predictions (times, values) in time order; frees the row."""
+    def take(self, row: int) -> tuple:
+        """The row's re-predictions (times, values, class probabilities: a matrix, one row per
+        re-prediction, or None) in time order; frees the row."""
         n = int(self.n_scheduled[row])
         times = values = None
+        kept = self.scored is not None and self.proba_full[row] is not None
+        proba = self._take_proba(row, n) if kept and n else None
         if n:
             changes = self.changes[row]
             if len(changes) == 1:  # the usual case: the answer never changed
@@ -402,18 +481,33 @@ class PendingRows:
                 times = np.array(self.scheduled_times[row])
         extra = self.extra[row]
         if extra:
-            t_extra = np.array([t for t, _ in extra])
-            v_extra = np.array([v for _, v in extra], dtype=self.dtype)
+            t_extra = np.array([t for t, _, _ in extra])
+            v_extra = np.array([v for _, v, _ in extra], dtype=self.dtype)
+            width = self.proba_last.shape[1]
+            p_extra = np.array([np.pad(p, (0, width - len(p))) for _, _, p in extra]) \
+                if kept else None
             if times is None:
-                times, values = t_extra, v_extra
+                times, values, proba = t_extra, v_extra, p_extra
             else:
                 # At equal times the scheduled one came first (labels and timers precede
                 # the update events of their instant).
                 order = np.lexsort((np.r_[np.zeros(len(times)), np.ones(len(t_extra))],
                                     np.r_[times, t_extra]))
                 times, values = np.r_[times, t_extra][order], np.r_[values, v_extra][order]
+                if kept:
+                    proba = np.concatenate([proba, p_extra])[order]
         self.arrival[row] = -1
         self.x[row] = self.changes[row] = self.extra[row] = self.scheduled_times[row] = None
+        if kept:
+            self.proba_full[row] = None
         self._free.append(row)
-        return times, values
+        return times, values, proba
+
+    def _take_proba(self, row: int, n: int) -> np.ndarray:
+        """The row's n scheduled re-predictions' vectors (n × width)."""
+        width = self.proba_last.shape[1]
+        parts = [np.pad(chunk, ((0, 0), (0, width - chunk.shape[1])))
+                 for chunk in self.proba_full[row]]
+        parts.append(self.proba_chunk[row, :n % PROBA_CHUNK])
+        return np.concatenate(parts)[:n]
 

@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pyarrow as pa
 
-from metrics.binning import NO_CLASS, binned_many
+from metrics.binning import NO_CLASS, binned_many, binned_proba_many
 from metrics.bootstrap import poisson_weights
 from metrics.blocks import BlockScore, FadingCurve, LabelBlock, new_score
 from metrics.windows import block_ends
@@ -61,6 +61,34 @@ def _bin_matrix(outcomes, bins: int, classification: bool) -> np.ndarray:
             [o.t_arrival for o in todo], [o.t_label for o in todo], [o.initial for o in todo],
             [o.rep_times for o in todo], [o.rep_values for o in todo],
             [o.final for o in todo], bins, classification)
+    return out
+
+
+def _bins_proba_matrix(outcomes, bins: int) -> np.ndarray | None:
+    """Each outcome's class probabilities for bins 0..B+1 (outcomes × bins × classes, NaN
+    where none), or None when no outcome has any."""
+    if not any(o.bins_proba is not None or o.initial_proba is not None
+               or o.final_proba is not None for o in outcomes):
+        return None
+    unmapped = [i for i, o in enumerate(outcomes) if o.bins_proba is None]
+    computed = binned_proba_many(
+        *([getattr(outcomes[i], name) for i in unmapped] for name in (
+            "t_arrival", "t_label", "initial_proba", "rep_times", "rep_proba", "final_proba")),
+        bins) if unmapped else None
+    width = max([o.bins_proba.shape[1] for o in outcomes if o.bins_proba is not None]
+                + [computed.shape[2] if computed is not None else 0])
+    out = np.full((len(outcomes), bins + 2, width), math.nan)
+
+    def put(rows, vectors):  # a class seen after the vectors were made: probability 0
+        made = ~np.isnan(vectors).any(axis=-1) & (vectors.shape[-1] > 0)
+        out[rows] = np.where(made[..., None], 0.0, math.nan)
+        out[rows, ..., :vectors.shape[-1]] = vectors
+
+    for i, o in enumerate(outcomes):
+        if o.bins_proba is not None:
+            put(i, o.bins_proba)
+    if unmapped:
+        put(unmapped, computed)
     return out
 
 
@@ -153,6 +181,8 @@ def _columns(outcomes, task: str, plan: ScoringPlan) -> dict:
             proba[FINAL] = _proba_matrix([o.final_proba for o in outcomes])
     if plan.bins:
         predicted[BINNED] = _bin_matrix(outcomes, plan.bins, classification)
+        if classification:
+            proba[BINNED] = _bins_proba_matrix(outcomes, plan.bins)
     return {"n": np.array([o.n for o in outcomes], dtype=np.int64),
             "t": np.array([o.t_label for o in outcomes], dtype=np.float64),
             "y": column(o.y for o in outcomes),
@@ -181,11 +211,12 @@ def _bin_scores(cols: dict, rows: np.ndarray, category: str, task: str,
     last_n = int(cols["n"][rows].max()) if len(rows) else 0
     last_t = float(cols["t"][rows].max()) if len(rows) else -math.inf
     matrix, y, baselines = matrix[rows], y[rows], [base[rows] for base in baselines]
-    # A classifier's class probabilities (ranked for --auc), and its labels' bootstrap
-    # weights (by label number).
+    # A classifier's class probabilities (ranked for --auc; for the binned category a
+    # matrix per bin), and its labels' bootstrap weights (by label number).
     extra, ranked = {}, {}
-    if cols["proba"].get(category) is not None:
-        extra["proba"] = cols["proba"][category][rows]
+    proba = cols["proba"].get(category)
+    if proba is not None:
+        proba = proba[rows]
         ranked = {"auc": plan.auc}
     if plan.bootstrap and task == "classification":
         extra["weights"] = poisson_weights(cols["n"][rows], plan.bootstrap)
@@ -194,6 +225,8 @@ def _bin_scores(cols: dict, rows: np.ndarray, category: str, task: str,
     scores = {}
     for j, b in enumerate(plan.bins_of(category)):
         acc = BlockScore(new_score(task), last_n, last_t)
+        if proba is not None:
+            extra["proba"] = proba[:, j] if proba.ndim == 3 else proba
         if made[:, j].all():
             acc.score.update_many(y, matrix[:, j], *baselines, **extra, **ranked)
         else:

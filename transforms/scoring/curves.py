@@ -202,8 +202,9 @@ class CurvePoints:
         for alpha, f in (FadingCurve.at(fading, end).items() if plan.fadings else ()):
             scores = dict(zip(plan.bins_of(self.key[2]), f.scores()))
             proba = FadingCurve.proba_at(fading, end)[alpha].scores()
-            if proba and len(scores) == 1:  # initial or final: their probabilities, faded
-                next(iter(scores.values())).proba = proba[0]
+            if len(proba) == len(scores):  # each bin's probabilities, faded
+                for score, faded in zip(scores.values(), proba):
+                    score.proba = faded
             rows += self._emit(window_of_fading(alpha), scores, labels, t, last,
                                {b: s.n for b, s in cumulative.items()})
         return rows

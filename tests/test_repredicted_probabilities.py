@@ -1,0 +1,183 @@
+"""Class probabilities of re-predictions: each equals `predict_proba_one` of the model of its
+time, a bin's probabilities follow the bin rule class by class, and the binned and prioritised
+probability measures equal scikit-learn's on the stored log, binned by that rule."""
+
+import math
+import os
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from benchmarks.naive_reevaluation import naive_replay, reference_bins
+from pipelines.config import RunConfig
+from pipelines.job import run
+from tests.helpers import waveform_csv
+from tests.test_probabilities import _reference
+from tests.test_reevaluation import random_stream
+from transforms.models.specs import ModelSpec
+from transforms.replay.engine import ReplayEngine
+from transforms.replay.repredict import RepredictPolicy
+
+MODELS = ["river.naive_bayes.GaussianNB",
+          'river.tree.HoeffdingTreeClassifier{"grace_period": 50}',
+          'river.tree.HoeffdingTreeClassifier{"grace_period": 50, "leaf_prediction": "mc"}',
+          "knn", "river.linear_model.LogisticRegression"]
+
+
+class _WithProbabilities:
+    """A model whose `predict_one` answers (class, predict_proba_one): what the straightforward
+    replay records at every prediction."""
+
+    def __init__(self, model):
+        self.model = model
+
+    def predict_one(self, x):
+        return self.model.predict_one(x), dict(self.model.predict_proba_one(x))
+
+    def learn_one(self, x, y):
+        self.model.learn_one(x, y)
+
+
+def _vector(proba: dict, classes: list) -> list | None:
+    return [proba.get(c, 0.0) for c in classes] if proba else None
+
+
+def _replays(model: str, k: int, bins: int = 0):
+    events = random_stream(n=500)
+    spec = ModelSpec.parse(model)
+    engine = ReplayEngine(spec, "s", [0, 1], repredict=RepredictPolicy("every_k_labels", k),
+                          bins=bins)
+    ours = engine.drain(events).outcomes
+    naive = naive_replay(events, _WithProbabilities(spec.build([0, 1])), k)
+    assert len(ours) == len(naive) > 400
+    return engine, ours, naive
+
+
+@pytest.mark.parametrize("model", MODELS)
+@pytest.mark.parametrize("k", [1, 3])
+def test_every_repredictions_probabilities_are_predict_proba_one_of_its_time(model, k):
+    """Against a scan of the whole buffer at every label with one predict_proba_one per
+    pending instance (feature updates and orphan labels included)."""
+    engine, ours, naive = _replays(model, k)
+    classes = engine.classes
+    compared = 0
+    for o, (key, _, _, _, initial, reps, final) in zip(ours, naive):
+        assert o.id == key
+        for theirs, mine in ((initial, o.initial_proba), (final, o.final_proba)):
+            expected = _vector(theirs[1], classes)
+            assert (mine and list(mine)[:len(expected or ())]) == pytest.approx(expected,
+                                                                                abs=1e-12)
+        assert len(reps) == (0 if o.rep_times is None else len(o.rep_times))
+        for (t, (_, proba)), t_ours, row in zip(reps, o.rep_times if reps else (),
+                                                     o.rep_proba if reps else ()):
+            assert t == t_ours
+            expected = _vector(proba, classes)
+            if expected is None:
+                assert np.isnan(row).all()
+            else:
+                assert row[:len(expected)] == pytest.approx(expected, abs=1e-9), (key, t)
+                compared += 1
+    assert compared > 4000 // k
+
+
+@pytest.mark.parametrize("model", MODELS[:2])
+def test_a_bins_probabilities_follow_the_bin_rule_class_by_class(model):
+    """Bins 0..B+1 of each class's probability equal the item-by-item rule (carry forward,
+    a single re-prediction, else the time-weighted mean of the standing one and the bin's)
+    applied to the straightforward replay's probabilities."""
+    bins = 7
+    engine, ours, naive = _replays(model, 2, bins=bins)
+    classes = engine.classes
+    mapped = 0
+    for o, (_, t0, t_label, _, initial, reps, final) in zip(ours, naive):
+        if o.bins_proba is None:  # labelled before any re-prediction: scored from `initial`
+            assert not reps
+            continue
+        mapped += 1
+        for c, name in enumerate(classes):
+            def p(proba, name=name):
+                return proba.get(name, 0.0) if proba else None
+            expected = reference_bins(t0, t_label, p(initial[1]),
+                                      [(t, p(proba)) for t, (_, proba) in reps],
+                                      p(final[1]), bins, classification=False)
+            got = [None if math.isnan(v) else v for v in o.bins_proba[:, c].tolist()]
+            assert got == pytest.approx(expected, abs=1e-9)
+    assert mapped > 400
+
+
+N, DELAY, K, BINS, WINDOW = 600, 40, 4, 5, 200
+
+
+@pytest.fixture(scope="module")
+def binned_run(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("waveform")
+    path, labels = waveform_csv(folder, N, seed=5)
+    out = os.path.join(folder, "out")
+    run(RunConfig(streams=[f"w={path}"], models=["nb=gaussian-nb"], delay=str(DELAY),
+                  repredict=f"every_k_labels:{K}", bins=BINS, windows=[WINDOW], auc=True,
+                  out=out, quiet=True, runner="direct"))
+    return labels, pd.read_parquet(os.path.join(out, "predictions.parquet")), \
+        pd.read_csv(os.path.join(out, "summary.csv"))
+
+
+def _missing(value) -> bool:
+    return value is None or isinstance(value, float) and math.isnan(value)
+
+
+def _binned_from_log(predictions: pd.DataFrame, labels: list):
+    """Per labelled instance (label order = row order: a fixed delay) its class index and its
+    bins' class and probability rows, binned item by item from the stored log."""
+    classes = sorted(set(labels))
+    y, bin_class, bin_proba = [], [], []
+    for i, rows in predictions.groupby("id", sort=False):
+        rows = rows.sort_values("t", kind="stable")
+        by_kind = {kind: part for kind, part in rows.groupby("kind")}
+        first, last = by_kind["initial"].iloc[0], by_kind["final"].iloc[-1]
+        reps = by_kind.get("re-prediction", rows.iloc[:0])
+
+        def index(label):
+            return None if _missing(label) else classes.index(label)
+
+        def p(proba, c):
+            return None if _missing(proba) else dict(proba).get(classes[c], 0.0)
+
+        bin_class.append(reference_bins(
+            first.t, last.t, index(first.y_pred),
+            [(t, index(v)) for t, v in zip(reps.t, reps.y_pred)], index(last.y_pred), BINS))
+        bin_proba.append(np.array([[np.nan if v is None else v for v in reference_bins(
+            first.t, last.t, p(first.proba, c), [(t, p(v, c)) for t, v in zip(reps.t, reps.proba)],
+            p(last.proba, c), BINS, classification=False)] for c in range(len(classes))]).T)
+        y.append(classes.index(labels[int(i)]))
+    return np.array(y), bin_class, np.array(bin_proba)
+
+
+def test_binned_and_prioritised_probability_measures_equal_sklearn_on_the_log(binned_run):
+    labels, predictions, summary = binned_run
+    y, bin_class, bin_proba = _binned_from_log(predictions, labels)
+    assert len(y) == N
+    assert (predictions["kind"] == "re-prediction").sum() > N * DELAY // K // 2
+    names = ("log_loss", "brier", "roc_auc", "pr_auc")
+    binned = summary[(summary["category"] == "binned") & summary["class"].isna()]
+    per_bin = {}
+    for window, rows in (("cumulative", slice(0, N)), (f"w={WINDOW}", slice(N - WINDOW, N))):
+        for b in range(BINS + 2):
+            scored = [i for i in range(N)[rows] if bin_class[i][b] is not None
+                      and not np.isnan(bin_proba[i, b]).any()]
+            expected = _reference(y[scored], bin_proba[scored, b])
+            at = binned[(binned["window"] == window) & (binned["bin"] == b)].set_index("metric")
+            for metric in names:
+                assert at.loc[metric, "value"] == pytest.approx(expected[metric], rel=1e-9), \
+                    (window, b, metric)
+            per_bin[window, b] = expected
+    # Ψα over bins 0..B, weights (1/α)^(b/B), by hand.
+    psi = summary[(summary["category"] == "intermediate") & summary["class"].isna()]
+    for window in ("cumulative", f"w={WINDOW}"):
+        for alpha in (1.0, 2.0, 10.0):
+            weights = [(1 / alpha) ** (b / BINS) for b in range(BINS + 1)]
+            for metric in names:
+                expected = sum(w * per_bin[window, b][metric] for b, w in enumerate(weights)) \
+                    / sum(weights)
+                value = psi[(psi["window"] == window) & (psi["alpha"] == alpha)
+                            & (psi["metric"] == metric)]["value"]
+                assert value.item() == pytest.approx(expected, rel=1e-9), (window, alpha, metric)
