@@ -110,6 +110,9 @@ def binned_flat(t0, t_label, initial: np.ndarray, final: np.ndarray, sizes: np.n
     """`binned_many` on flat arrays: `initial`/`final` per instance (−1 / NaN: none), the
     re-predictions of all instances concatenated (`t`, `v`), instance by instance in time
     order, `sizes` of them per instance. What a backfill reading a prediction log calls.
+    Floats may be vectors (`v` re-predictions × k, `initial`/`final` instances × k; a NaN
+    row is none): each of the k columns is binned as floats, the result is instances ×
+    bins × k.
 
     >>> binned_flat([0, 0], [100, 10], np.array([0, 1]), np.array([0, 0]), np.array([5, 0]),
     ...             np.array([20., 30, 40, 45, 80]), np.array([1, 0, 0, 1, 1]), bins=4).tolist()
@@ -117,7 +120,12 @@ def binned_flat(t0, t_label, initial: np.ndarray, final: np.ndarray, sizes: np.n
     """
     dtype = np.int64 if classification else np.float64
     n = len(t0)
-    out = np.empty((n, bins + 2), dtype=dtype)
+    tail = np.shape(v)[1:]  # (k,) for vectors
+
+    def per_cell(mask):  # a mask over cells, against values that may be vectors
+        return mask[:, None] if tail else mask
+
+    out = np.empty((n, bins + 2, *tail), dtype=dtype)
     out[:, 0] = initial
     out[:, -1] = final
     if not sizes.any():
@@ -136,12 +144,12 @@ def binned_flat(t0, t_label, initial: np.ndarray, final: np.ndarray, sizes: np.n
     start = np.repeat(np.cumsum(sizes) - sizes, bins)  # each cell's instance's first item
     # The prediction standing at each cell's start: its last re-prediction before, else the
     # initial one. (Indices out of range are clipped: those cells take the other branch.)
-    standing = np.where(last_before >= start, v.take(last_before, mode="clip"),
-                        np.repeat(initial, bins))
+    standing = np.where(per_cell(last_before >= start), v.take(last_before, 0, mode="clip"),
+                        np.repeat(initial, bins, axis=0))
     # A cell without re-predictions keeps the standing one; with some, its first (a vote
     # below where they differ).
-    out[:, 1:-1] = np.where(counts == 0, standing,
-                            v.take(last_before + 1, mode="clip")).reshape(n, bins)
+    out[:, 1:-1] = np.where(per_cell(counts == 0), standing,
+                            v.take(last_before + 1, 0, mode="clip")).reshape(n, bins, *tail)
     vote = counts >= 2  # cells that need a vote ...
     if classification:
         # ... unless all its predictions are one class (a vote of equals is that class, which
@@ -175,10 +183,16 @@ def binned_proba_many(t0, t_label, initial, times, vectors, final, bins: int) ->
                 + [np.shape(v)[1] for v in vectors if v is not None and len(v)] + [0])
 
     def matrix(rows):
+        try:  # the usual case: every vector there, all as wide: one conversion
+            out = np.array(rows, dtype=np.float64)
+            if out.shape == (len(rows), width):
+                return out
+        except (TypeError, ValueError):
+            pass
         out = np.full((len(rows), width), math.nan)
         for i, v in enumerate(rows):
             if v is not None:
-                out[i] = 0.0
+                out[i] = 0.0  # a class seen after the vector was made: 0
                 out[i, :len(v)] = v
         return out
 
@@ -186,10 +200,18 @@ def binned_proba_many(t0, t_label, initial, times, vectors, final, bins: int) ->
     sizes = np.array([0 if ts is None else len(ts) for ts in times], dtype=np.int64)
     t = np.concatenate([np.asarray(times[i], dtype=np.float64) for i in present]
                        or [np.empty(0)])
-    v = np.concatenate([np.pad(np.asarray(vectors[i], dtype=np.float64).reshape(len(times[i]), -1),
-                               ((0, 0), (0, width - np.shape(vectors[i])[1])))
-                        if vectors[i] is not None else np.full((len(times[i]), width), math.nan)
-                        for i in present] or [np.empty((0, width))])
+    given = [vectors[i] for i in present]
+    if all(g is not None and np.ndim(g) == 2 and np.shape(g)[1] == width for g in given):
+        v = np.concatenate(given) if given else np.empty((0, width))
+    else:
+        v = np.full((len(t), width), math.nan)
+        at = 0
+        for i, g in zip(present, given):
+            if g is not None:
+                rows = np.asarray(g, dtype=np.float64).reshape(len(times[i]), -1)
+                v[at:at + len(rows)] = 0.0
+                v[at:at + len(rows), :rows.shape[1]] = rows
+            at += len(times[i])
     return binned_proba(t0, t_label, matrix(initial), matrix(final), sizes, t, v, bins)
 
 
@@ -212,20 +234,9 @@ def binned_proba(t0, t_label, initial: np.ndarray, final: np.ndarray, sizes: np.
     [0.48, 0.52]
     """
     initial, final = np.asarray(initial, np.float64), np.asarray(final, np.float64)
-    n, width = initial.shape
-    sizes = np.asarray(sizes, dtype=np.int64)
-    # Each (instance, class) is a series of its own, the classes of an instance one after
-    # another: item i of pair p reads v[start of p's instance + i, p's class].
-    pair_sizes = np.repeat(sizes, width)
-    pair = np.repeat(np.arange(n * width), pair_sizes)
-    offset = np.arange(len(pair)) - np.repeat(np.cumsum(pair_sizes) - pair_sizes, pair_sizes)
-    position = (np.cumsum(sizes) - sizes)[pair // width] + offset
-    v = np.asarray(v, np.float64).reshape(-1, width) if len(v) else np.empty((0, width))
-    out = binned_flat(np.repeat(np.asarray(t0, np.float64), width),
-                      np.repeat(np.asarray(t_label, np.float64), width), initial.ravel(),
-                      final.ravel(), pair_sizes, np.asarray(t, np.float64)[position],
-                      v[position, pair % width], bins, classification=False)
-    return out.reshape(n, width, bins + 2).transpose(0, 2, 1)
+    v = np.asarray(v, np.float64).reshape(len(t), initial.shape[1])
+    return binned_flat(t0, t_label, initial, final, np.asarray(sizes, dtype=np.int64),
+                       np.asarray(t, np.float64), v, bins, classification=False)
 
 
 def _votes(t, v, key, in_multi, t0, delta, b, bins, cells, standing, classification):
@@ -249,7 +260,7 @@ def _votes(t, v, key, in_multi, t0, delta, b, bins, cells, standing, classificat
     at_lead = first + np.arange(m)
     slot = np.empty(n_items, dtype=np.int64)
     w = np.empty(n_items)
-    v = np.empty(n_items, dtype=v_in.dtype)
+    v = np.empty((n_items, *v_in.shape[1:]), dtype=v_in.dtype)
     slot[at_lead], w[at_lead], v[at_lead] = np.arange(m), w_lead, standing
     slot[at_item], w[at_item], v[at_item] = slot_in, w_in, v_in
     if classification:
@@ -264,13 +275,17 @@ def _votes(t, v, key, in_multi, t0, delta, b, bins, cells, standing, classificat
         weight[~present] = -np.inf
         winner = np.argmax(weight, axis=1)  # the first maximum: the lowest class index
         return np.where(present.any(axis=1), winner, NO_CLASS)
-    ok = ~np.isnan(v)
+    vectors = v.ndim == 2  # each column a float of its own; a NaN row is none
+    ok = ~np.isnan(v).any(axis=1) if vectors else ~np.isnan(v)
     slot, w, v = slot[ok], w[ok], v[ok]
     total = np.bincount(slot, weights=w, minlength=m)
-    weighted = np.bincount(slot, weights=w * v, minlength=m)
+    weighted = np.stack([np.bincount(slot, weights=w * column, minlength=m) for column in v.T],
+                        axis=1) if vectors else np.bincount(slot, weights=w * v, minlength=m)
     has = np.bincount(slot, minlength=m) > 0
     last = v[np.maximum(np.searchsorted(slot, np.arange(m), "right") - 1, 0)] if len(v) \
-        else np.full(m, math.nan)
+        else np.full((m, *v.shape[1:]), math.nan)
+    if vectors:
+        total, has = total[:, None], has[:, None]
     with np.errstate(invalid="ignore", divide="ignore"):
         mean = weighted / total
     return np.where(~has, math.nan, np.where(total == 0, last, mean))

@@ -82,6 +82,58 @@ class ExactSum:
         for start in range(0, len(x), _ADD_MANY_CHUNK):
             self._add_exact_integer(*_integer_sum(x[start:start + _ADD_MANY_CHUNK]))
 
+    @staticmethod
+    def add_grouped(sums: list, values, groups) -> None:
+        """`add_many` for several sums at once: value i goes to `sums[groups[i]]`. One pass
+        of numpy over all values (a Python step per group and exponent present, not per
+        value); each sum gets exactly what `add_many` of its values would give it.
+
+        >>> sums = [ExactSum(), ExactSum()]
+        >>> ExactSum.add_grouped(sums, np.array([1e16, 0.5, 1.0, -1e16]), np.array([0, 1, 0, 0]))
+        >>> [s.value for s in sums]
+        [1.0, 0.5]
+        """
+        x = np.asarray(values, dtype=np.float64).ravel()
+        groups = np.asarray(groups, dtype=np.int64).ravel()
+        finite = np.isfinite(x)
+        if not finite.all():
+            for g, v in zip(groups[~finite].tolist(), x[~finite].tolist()):
+                sums[g].special += v
+        keep = finite & (x != 0)
+        x, groups = x[keep], groups[keep]
+        if not len(x):
+            return
+        if len(x) > _ADD_MANY_CHUNK:  # the halves' sums would no longer be exact
+            for g in np.unique(groups).tolist():
+                sums[g].add_many(x[groups == g])
+            return
+        mantissa, exponent = np.frexp(x)
+        m = (mantissa * 2.0 ** 53).astype(np.int64)
+        high, low = m >> 26, m & ((1 << 26) - 1)
+        # (group, exponent) pairs in group order, exponents ascending within a group: a
+        # bincount over the pairs' cells when they are few, no sort
+        low_exponent = int(exponent.min())
+        span = int(exponent.max()) - low_exponent + 1
+        cells = groups * span + (exponent - low_exponent)
+        if len(sums) * span <= 4 * len(x) + (1 << 16):
+            occupied = np.bincount(cells, minlength=len(sums) * span) > 0
+            present = np.flatnonzero(occupied)
+            where = (np.cumsum(occupied) - 1)[cells]
+        else:
+            present, where = np.unique(cells, return_inverse=True)
+        highs = np.bincount(where, weights=high.astype(np.float64)).tolist()
+        lows = np.bincount(where, weights=low.astype(np.float64)).tolist()
+        group_of = (present // span).tolist()
+        exponent_of = (present % span + low_exponent).tolist()
+        current, base, total = None, 0, 0
+        for g, e, h, lo in zip(group_of, exponent_of, highs, lows):
+            if g != current:
+                if current is not None:
+                    sums[current]._add_exact_integer(total, base - 53)
+                current, base, total = g, e, 0
+            total += ((int(h) << 26) + int(lo)) << (e - base)
+        sums[current]._add_exact_integer(total, base - 53)
+
     def _add_exact_integer(self, total: int, exponent: int) -> None:
         """Add total·2^exponent exactly, as floats of at most 53 bits each."""
         sign, total = (-1 if total < 0 else 1), abs(total)

@@ -351,6 +351,59 @@ class ProbabilityScore:
                 self.boot[c] = _merged_ranks(self.boot.get(c, _empty_weighted(w.shape[1])),
                                              p[:, c], w * positive, w * ~positive)
 
+    @staticmethod
+    def update_columns(scores: list, y_true, proba, made) -> None:
+        """`update_many` of unranked scores, one per prediction column (the bins), at once:
+        `proba` is labels × columns × classes, `made` (labels × columns) marks the labels each
+        column scores; every score gets exactly what its own `update_many` would give it.
+
+        >>> a, b = ProbabilityScore(), ProbabilityScore()
+        >>> ProbabilityScore.update_columns([a, b], [1, 0], [[[0.2, 0.8], [0.6, 0.4]],
+        ...                                                  [[0.9, 0.1], [0.5, 0.5]]],
+        ...                                 [[True, True], [True, False]])
+        >>> (a.n, round(a.brier, 4)), (b.n, round(b.brier, 4))
+        ((2, 0.025), (1, 0.36))
+        """
+        y = np.asarray(y_true, dtype=np.int64)
+        p = np.asarray(proba, dtype=np.float64)
+        if not len(y) or not p.size:
+            return
+        ok = np.asarray(made, dtype=bool) & ~np.isnan(p).any(axis=2)
+        label, column = np.nonzero(ok)
+        if not len(label):
+            return
+        y, p = y[label], p[label, column]
+        width = max(p.shape[1], int(y.max()) + 1)
+        if p.shape[1] < width:
+            p = np.hstack([p, np.zeros((len(p), width - p.shape[1]))])
+        rows = np.arange(len(y))
+        onehot = np.zeros_like(p)
+        onehot[rows, y] = 1.0
+        top = p.argmax(axis=1)
+        confidence = p[rows, top]
+        where = np.clip(np.ceil(confidence * CALIBRATION_BINS).astype(np.int64) - 1, 0,
+                        CALIBRATION_BINS - 1)
+        parts = 2 + CALIBRATION_BINS  # log-loss, Brier, then each calibration bin's confidence
+        sums = [s for score in scores for s in (score.log_loss_sum, score.brier_sum,
+                                                *score.bin_confidence)]
+        ExactSum.add_grouped(sums, np.concatenate([
+            -np.log(np.clip(p[rows, y], PROBA_CLAMP, 1 - PROBA_CLAMP)),
+            ((p - onehot) ** 2).sum(axis=1), confidence]), np.concatenate([
+                column * parts, column * parts + 1, column * parts + 2 + where]))
+        cell = column * CALIBRATION_BINS + where
+        counts = np.bincount(cell, minlength=len(scores) * CALIBRATION_BINS).reshape(
+            len(scores), CALIBRATION_BINS).tolist()
+        hits = np.bincount(cell, top == y, len(scores) * CALIBRATION_BINS).reshape(
+            len(scores), CALIBRATION_BINS).tolist()
+        for j in np.flatnonzero(np.bincount(column)).tolist():
+            score = scores[j]
+            score._measures = None
+            score.n += sum(counts[j])
+            score.width = max(score.width, width)
+            for m in range(CALIBRATION_BINS):
+                score.bin_counts[m] += counts[j][m]
+                score.bin_hits[m] += int(hits[j][m])
+
     def _combine(self, other: ProbabilityScore, sign: int) -> ProbabilityScore:
         self._measures = None
         self.n += sign * other.n

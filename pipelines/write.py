@@ -64,12 +64,11 @@ def _proba_column(proba, widths, classes, n: int) -> pa.Array:
     made = widths > 0
     lengths = widths.astype(np.int32)
     offsets = np.concatenate([[0], np.cumsum(lengths, dtype=np.int32)])
-    names = np.array([str(c) for c in classes], dtype=object)
+    names = pa.array([str(c) for c in classes][:proba.shape[1]], pa.string())
     named = np.arange(proba.shape[1]) < widths[:, None]  # row-major: each row's classes
-    keys = np.broadcast_to(names[:proba.shape[1]], proba.shape)[named]
-    items = proba[named]
-    return pa.MapArray.from_arrays(pa.array(offsets, pa.int32()), pa.array(keys, pa.string()),
-                                   pa.array(items, pa.float64()), type=kind,
+    keys = names.take(pa.array(np.broadcast_to(np.arange(proba.shape[1]), proba.shape)[named]))
+    return pa.MapArray.from_arrays(pa.array(offsets, pa.int32()), keys,
+                                   pa.array(proba[named], pa.float64()), type=kind,
                                    mask=pa.array(~made))
 
 

@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 from benchmarks.naive_reevaluation import naive_replay, reference_bins
+from metrics import binning
 from pipelines.config import RunConfig
 from pipelines.job import run
 from tests.helpers import waveform_csv
@@ -181,3 +182,23 @@ def test_binned_and_prioritised_probability_measures_equal_sklearn_on_the_log(bi
                 value = psi[(psi["window"] == window) & (psi["alpha"] == alpha)
                             & (psi["metric"] == metric)]["value"]
                 assert value.item() == pytest.approx(expected, rel=1e-9), (window, alpha, metric)
+
+
+def test_vectors_are_binned_as_each_column_alone_bit_for_bit():
+    """`binned_proba` bins all classes at once; each column equals the float rule applied to
+    that column alone (NaN rows: no probabilities), to the bit."""
+    rng = np.random.default_rng(11)
+    n, width, bins = 300, 3, 9
+    t0 = rng.uniform(0, 100, n)
+    t_label = t0 + rng.choice([0.0, 0.5, 7.0, 40.0], n)
+    sizes = rng.integers(0, 12, n)
+    t = np.concatenate([np.sort(rng.uniform(a, b, k)) for a, b, k in zip(t0, t_label, sizes)])
+    v = rng.dirichlet(np.ones(width), len(t))
+    v[rng.random(len(t)) < 0.1] = np.nan
+    initial, final = rng.dirichlet(np.ones(width), n), rng.dirichlet(np.ones(width), n)
+    initial[rng.random(n) < 0.1] = np.nan
+    together = binning.binned_proba(t0, t_label, initial, final, sizes, t, v, bins)
+    for c in range(width):
+        alone = binning.binned_flat(t0, t_label, initial[:, c], final[:, c], sizes, t, v[:, c],
+                                    bins, classification=False)
+        np.testing.assert_array_equal(together[:, :, c], alone)

@@ -90,9 +90,11 @@ class GaussianNBBatch(DenseBatch):
         place (NaN rows before the model has seen a class)."""
         if not model.class_counts:
             return np.full((len(rows), len(labels)), math.nan)
-        jll = self._jll
-        proba = np.exp(jll - jll.max(axis=1, keepdims=True))
+        proba = self._jll - self._jll.max(axis=1, keepdims=True)
+        np.exp(proba, out=proba)
         proba /= proba.sum(axis=1, keepdims=True)
+        if proba.shape[1] == len(labels):
+            return proba
         out = np.zeros((len(rows), len(labels)))
         out[:, :proba.shape[1]] = proba  # `labels` start with decide's classes
         return out

@@ -283,6 +283,8 @@ class ReplayEngine:
         """Batch class probabilities (rows × `labels`) as vectors over class indices (rows ×
         classes; NaN rows stay NaN)."""
         columns = [self._index(label, extend=True) for label in labels]
+        if len(columns) == len(self.classes) and columns == list(range(len(columns))):
+            return proba  # the labels are the classes, in index order: the usual case
         out = np.zeros((len(proba), len(self.classes)))
         out[:, columns] = proba
         return out

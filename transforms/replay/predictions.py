@@ -64,11 +64,20 @@ class PredictionLog:
             width = max(np.shape(p)[-1] for p in self._probas.values())
             proba = extra["proba"] = np.full((int(counts.sum()), width), math.nan)
             widths = extra["proba_width"] = np.zeros(len(proba), dtype=np.int64)
+            by_width: dict = {}  # vectors' width -> (entry indices, their matrices)
             for i, p in self._probas.items():
                 p = np.asarray(p, dtype=np.float64).reshape(counts[i], -1)
-                at = slice(starts[i], starts[i] + counts[i])
-                proba[at, :p.shape[1]] = p
-                widths[at] = np.where(np.isnan(p).any(axis=1), 0, p.shape[1])
+                which, matrices = by_width.setdefault(p.shape[1], ([], []))
+                which.append(i)
+                matrices.append(p)
+            for w, (which, matrices) in by_width.items():
+                which = np.array(which, dtype=np.int64)
+                sizes = counts[which]
+                rows = np.repeat(starts[which] - np.cumsum(sizes) + sizes, sizes) + \
+                    np.arange(int(sizes.sum()))
+                p = np.concatenate(matrices)
+                proba[rows, :w] = p
+                widths[rows] = np.where(np.isnan(p).any(axis=1), 0, w)
         return {**extra, "ids": ids, "row_id": np.repeat(np.arange(len(entries)), counts),
                 "kind": np.repeat(np.array([e[1] for e in entries], dtype=np.uint8), counts),
                 "t": np.concatenate([np.atleast_1d(e[2]).astype(np.float64) for e in entries]

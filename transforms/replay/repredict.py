@@ -27,6 +27,7 @@ from transforms.models.batch import batch_predictor
 from transforms.streams.delays import duration
 
 PROBA_CHUNK = 32  # re-predictions' probability vectors per row held before a chunk is set aside
+_SLOT = PROBA_CHUNK - 1  # (a power of two: n & _SLOT is n mod PROBA_CHUNK)
 
 @dataclass(frozen=True)
 class RepredictPolicy:
@@ -118,6 +119,11 @@ def bin_start(t0: float, t_label: float, bins: int, b: int) -> float:
     return t
 
 
+def _padded(vectors: np.ndarray, width: int) -> np.ndarray:
+    """Vectors (the last axis) from before a class was seen, with 0 for the classes since."""
+    return np.pad(vectors, [(0, 0)] * (vectors.ndim - 1) + [(0, width - vectors.shape[-1])])
+
+
 class _Buckets:
     """Pending rows grouped by arrival residue modulo K; rows leave lazily (a row is still the
     same instance if its arrival number is unchanged)."""
@@ -186,8 +192,8 @@ class PendingRows:
     >>> model = ModelSpec.parse("majority").build(["a", "b"])
     >>> rows = PendingRows(RepredictPolicy.parse("every_k_labels:1"), True, model)
     >>> row = rows.add({"x": 1.0}, t0=0.0, version=0, value=0, t_label=None)
-    >>> times, values = rows.take(row)  # no re-prediction yet
-    >>> times is None or len(times) == 0
+    >>> times, values, proba = rows.take(row)  # no re-prediction yet
+    >>> times is None and values is None and proba is None
     True
 
     """
@@ -401,11 +407,12 @@ class PendingRows:
     def _keep_proba(self, rows: np.ndarray) -> None:
         """The rows' current vectors as their next scheduled re-prediction's (before
         `n_scheduled` counts it); a full chunk is set aside."""
-        slot = self.n_scheduled[rows] % PROBA_CHUNK
+        slot = self.n_scheduled[rows] & _SLOT
         self.proba_chunk[rows, slot] = self.proba_last[rows]
-        full = rows[slot == PROBA_CHUNK - 1]
-        for row in full.tolist():
-            self.proba_full[row].append(self.proba_chunk[row].copy())
+        full = (slot == _SLOT).nonzero()[0]
+        if len(full):
+            for row in rows[full].tolist():
+                self.proba_full[row].append(self.proba_chunk[row].copy())
 
     def _predict(self, rows: np.ndarray, model, to_values) -> np.ndarray:
         """The values of `rows` predicted now (and, with probabilities, their vectors into
@@ -421,6 +428,9 @@ class PendingRows:
     def _set_proba(self, rows: np.ndarray, proba: np.ndarray, labels: list) -> None:
         vectors = self.to_proba(proba, labels)
         self._widen(vectors.shape[1])
+        if vectors.shape[1] == self.proba_last.shape[1]:  # the usual case: one assignment
+            self.proba_last[rows] = vectors
+            return
         self.proba_last[rows, :vectors.shape[1]] = vectors
         self.proba_last[rows, vectors.shape[1]:] = 0.0
         self.proba_last[rows[np.isnan(vectors).any(axis=1)]] = math.nan
@@ -484,8 +494,7 @@ class PendingRows:
             t_extra = np.array([t for t, _, _ in extra])
             v_extra = np.array([v for _, v, _ in extra], dtype=self.dtype)
             width = self.proba_last.shape[1]
-            p_extra = np.array([np.pad(p, (0, width - len(p))) for _, _, p in extra]) \
-                if kept else None
+            p_extra = np.array([_padded(p, width) for _, _, p in extra]) if kept else None
             if times is None:
                 times, values, proba = t_extra, v_extra, p_extra
             else:
@@ -506,8 +515,8 @@ class PendingRows:
     def _take_proba(self, row: int, n: int) -> np.ndarray:
         """The row's n scheduled re-predictions' vectors (n × width)."""
         width = self.proba_last.shape[1]
-        parts = [np.pad(chunk, ((0, 0), (0, width - chunk.shape[1])))
+        parts = [chunk if chunk.shape[1] == width else _padded(chunk, width)
                  for chunk in self.proba_full[row]]
         parts.append(self.proba_chunk[row, :n % PROBA_CHUNK])
-        return np.concatenate(parts)[:n]
+        return np.concatenate(parts) if len(parts) > 1 else parts[0].copy()  # (a view)
 

@@ -10,6 +10,7 @@ import pyarrow as pa
 
 from metrics.binning import NO_CLASS, binned_many, binned_proba_many
 from metrics.bootstrap import poisson_weights
+from metrics.probabilistic import ProbabilityScore
 from metrics.blocks import BlockScore, FadingCurve, LabelBlock, new_score
 from metrics.windows import block_ends
 from transforms.scoring.plan import LABEL_AXIS, ScoringPlan
@@ -84,9 +85,12 @@ def _bins_proba_matrix(outcomes, bins: int) -> np.ndarray | None:
         out[rows] = np.where(made[..., None], 0.0, math.nan)
         out[rows, ..., :vectors.shape[-1]] = vectors
 
-    for i, o in enumerate(outcomes):
-        if o.bins_proba is not None:
-            put(i, o.bins_proba)
+    mapped = [i for i, o in enumerate(outcomes) if o.bins_proba is not None]
+    if mapped and len({outcomes[i].bins_proba.shape for i in mapped}) == 1:  # one stack
+        put(mapped, np.stack([outcomes[i].bins_proba for i in mapped]))
+    else:
+        for i in mapped:
+            put(i, outcomes[i].bins_proba)
     if unmapped:
         put(unmapped, computed)
     return out
@@ -222,10 +226,12 @@ def _bin_scores(cols: dict, rows: np.ndarray, category: str, task: str,
         extra["weights"] = poisson_weights(cols["n"][rows], plan.bootstrap)
     # An untrained model made no prediction: not scored, as in river.
     made = matrix != NO_CLASS if task == "classification" else ~np.isnan(matrix)
+    # The bins' unranked probability measures: all bins in one pass, after the loop.
+    at_once = proba is not None and proba.ndim == 3 and not plan.auc
     scores = {}
     for j, b in enumerate(plan.bins_of(category)):
         acc = BlockScore(new_score(task), last_n, last_t)
-        if proba is not None:
+        if proba is not None and not at_once:
             extra["proba"] = proba[:, j] if proba.ndim == 3 else proba
         if made[:, j].all():
             acc.score.update_many(y, matrix[:, j], *baselines, **extra, **ranked)
@@ -234,6 +240,11 @@ def _bin_scores(cols: dict, rows: np.ndarray, category: str, task: str,
             acc.score.update_many(y[ok], matrix[ok, j], *(base[ok] for base in baselines),
                                   **{name: v[ok] for name, v in extra.items()}, **ranked)
         scores[b] = acc
+    if at_once:
+        for acc in scores.values():
+            acc.score.proba = ProbabilityScore()
+        ProbabilityScore.update_columns([acc.score.proba for acc in scores.values()], y, proba,
+                                        made)
     return scores
 
 
