@@ -8,11 +8,14 @@ default option: re-evaluation every 10 labels with B = 100 bins and Ψα, the pr
 every re-prediction, drift, profile, manifest. For each model, three runs, each its own
 process, interleaved so that load drift hits all alike:
 
-- the default run: class probabilities of every initial, re-predicted and final prediction,
-  their measures (log-loss, Brier, ECE and the reliability points) for initial and final
-  predictions, every bin Λ(T, b) and Ψα, and the probabilities in `predictions.parquet`;
+- the default run: class probabilities of the initial and final predictions, their measures
+  (log-loss, Brier, ECE and the reliability points), the probabilities in
+  `predictions.parquet`;
 - the same with `--no-probabilities` (classes only);
-- the same with `--auc` (exact ROC-AUC and PR-AUC too, per bin as well).
+- the same with `--auc` (exact ROC-AUC and PR-AUC too);
+- the same with `--repredicted-probabilities` (the re-predictions' probabilities too: every
+  bin Λ(T, b) and Ψα of the probability measures, and ~100 more probability vectors per
+  instance in `predictions.parquet`), and with both.
 
 Prints the median wall times and the ratios to the run without probabilities (the issue's
 target: ≤ 1.2 for the default run).
@@ -29,7 +32,8 @@ import tempfile
 from benchmarks.bench_files import timed
 
 RUNS = {"default (probabilities)": (), "--no-probabilities": ("--no-probabilities",),
-        "--auc": ("--auc",)}
+        "--auc": ("--auc",), "--repredicted-probabilities": ("--repredicted-probabilities",),
+        "--repredicted-... --auc": ("--repredicted-probabilities", "--auc")}
 
 
 def command(args, model: str, out: str, *extra: str) -> list[str]:
@@ -50,16 +54,17 @@ def main(argv=None) -> None:
     with tempfile.TemporaryDirectory() as folder:
         for _ in range(args.repeats):
             for (model, name), spent in times.items():
-                out = os.path.join(folder, f"{model}-{len(spent)}-{RUNS[name][:1]}")
+                out = os.path.join(folder, f"{model}-{len(spent)}-{len(RUNS[name])}"
+                                   f"-{'-'.join(RUNS[name])}")
                 spent.append(timed(command(args, model, out, *RUNS[name]), root)[0])
     print(f"Agrawal {args.n} events, delay {args.delay}, default options (every_k_labels:10, "
           f"B = 100), median of {args.repeats} (whole processes)")
-    print(f"{'model':16} {'run':26} {'time':>8} {'/ without':>10}")
+    print(f"{'model':16} {'run':28} {'time':>8} {'/ without':>10}")
     for model in args.models:
         base = statistics.median(times[model, "--no-probabilities"])
         for name in RUNS:
             t = statistics.median(times[model, name])
-            print(f"{model:16} {name:26} {t:7.2f}s {t / base:10.3f}")
+            print(f"{model:16} {name:28} {t:7.2f}s {t / base:10.3f}")
 
 
 if __name__ == "__main__":

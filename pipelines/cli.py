@@ -49,6 +49,11 @@ def _scoring_args(parser: argparse.ArgumentParser) -> None:
     """What run and backfill score and report."""
     parser.add_argument("--bins", type=int, default=None,
                         help="B, bins of the latency period for binned measures (default 100)")
+    parser.add_argument("--repredicted-probabilities", action="store_true", default=None,
+                        help="also the class probabilities of re-predictions (run: kept and "
+                             "logged; backfill: read from the log): log-loss, Brier, ECE (and "
+                             "with --auc AUC) per bin and their Ψα (default: initial and final "
+                             "predictions only; ~1.25x a default run's time)"),
     parser.add_argument("--alpha", action="append", type=float, default=None,
                         help="α of the prioritised measure Ψα (repeatable; default 1, 2, 10)")
     parser.add_argument("--window", dest="windows", action="append", type=int, default=None,
@@ -337,7 +342,8 @@ def _config(args, beam_args) -> RunConfig:
               "segments": args.segments, "min_segment_size": args.min_segment_size,
               **{k: given.get(k) for k in ("replay", "log_predictions", "predictions", "task",
                                            "buckets", "timer_bucket", "on_model_error",
-                                           "probabilities", "bootstrap", "resources",
+                                           "probabilities", "repredicted_probabilities",
+                                           "bootstrap", "resources",
                                            "auc", "holdout", "cv")}}
     if args.command == "backfill":
         if not args.repredict:

@@ -89,6 +89,9 @@ class RunConfig:
     final: bool = True  # also make and score the test-then-train (final) prediction
     # keep a classifier's class probabilities with its initial and final predictions
     probabilities: bool = True
+    # ... and with its re-predictions: probability measures per bin and Ψα (run: kept; backfill:
+    # read from the log), their probabilities in predictions.parquet
+    repredicted_probabilities: bool = False
     # Other protocols (`transforms.replay.protocols`): a periodic holdout EVERY:SIZE; delayed
     # cross-validation METHOD:K (k-fold, bootstrap or split), K copies of each model.
     holdout: str | None = None

@@ -146,12 +146,13 @@ class EvaluateDelayed(beam.PTransform):
                 reader, label_engines, pl.log, list(pl.models), cfg.task == "classification",
                 pl.scoring.bins, cfg.final, cfg.buckets, cfg.chunk_size,
                 "per-key" if pl.replay in ("per-key", "per-stream") else "grouped",
-                self.spill, cfg.probabilities))
+                self.spill, cfg.probabilities, pl.scoring.binned_probabilities))
         engines = EngineFactory(pl.models, pl.classes, pl.tasks, cfg.final, pl.repredict,
                                 pl.scoring.bins, cfg.log_predictions, progress,
                                 pl.scoring.baseline_views, cfg.on_model_error,
                                 cfg.probabilities, cfg.curve_every if cfg.resources else 0,
-                                tuple(cfg.segments), pl.hidden, cv=pl.cv, holdout=pl.holdout)
+                                tuple(cfg.segments), pl.hidden, cv=pl.cv, holdout=pl.holdout,
+                                repredicted_probabilities=cfg.repredicted_probabilities)
         if pl.replay in ("per-key", "per-stream"):
             scores = StreamScores(pl.tasks, pl.scoring) if pl.replay == "per-stream" else None
             replay = pbegin | "Replay" >> PerKeyReplay(

@@ -55,9 +55,9 @@ def complete_summary(pl: Plan, raw: pd.DataFrame,
     per_class = raw["class"].notna() if "class" in raw else pd.Series(False, index=raw.index)
     if not raw.empty:  # the reliability diagram's points: per confidence bin, no class
         per_class |= raw["metric"].isin(RELIABILITY_METRICS)
-    # Keys whose predictions kept class probabilities: every category has the probability
-    # measures too (bins and Ψα from the re-predictions' probabilities), in every view but
-    # the fading factors' for the ranks.
+    # Keys whose predictions kept class probabilities: their initial and final predictions
+    # (and with --repredicted-probabilities every bin and Ψα) have the probability measures
+    # too, in every view but the fading factors' for the ranks.
     scored = set() if raw.empty else set(zip(*(
         raw.loc[raw["metric"] == PROBABILITY_METRICS[0], ["stream", "model"]].T.values)))
     booted = set() if raw.empty else set(zip(*(
@@ -94,9 +94,11 @@ def complete_summary(pl: Plan, raw: pd.DataFrame,
                     continue
                 if metric in BOOTSTRAP_METRICS and window.startswith("fading"):
                     continue  # no faded replicates
-                if window.startswith("fading") and metric in (*RANK_METRICS,
-                                                             *AUC_BOOTSTRAP_METRICS):
-                    continue  # no faded ranks
+                if metric in (*PROBABILITY_METRICS, *AUC_BOOTSTRAP_METRICS) and (
+                        category not in (INITIAL, FINAL) and not sc.binned_probabilities
+                        or window.startswith("fading") and
+                        metric in (*RANK_METRICS, *AUC_BOOTSTRAP_METRICS)):
+                    continue  # no probabilities of re-predictions; no faded ranks
                 if metric in QUANTILE_METRICS and window.startswith("fading"):
                     continue  # no faded quantiles
                 r = have.get((key, m, category, b, alpha, window, metric))

@@ -126,6 +126,11 @@ def plan(config: RunConfig) -> Plan:
         raise
     except ValueError as e:
         raise ConfigError(str(e)) from None
+    if config.repredicted_probabilities and (not config.probabilities
+                                             or str(repredict) == "none"):
+        raise ConfigError("--repredicted-probabilities means nothing with " + (
+            "--no-probabilities" if not config.probabilities else "--repredict none") +
+            ": leave one of them out")
     streams, hidden = _segmented(streams, config.segments, delay)
     names = [s.name for s in streams]
     if len(set(names)) != len(names):
@@ -135,7 +140,8 @@ def plan(config: RunConfig) -> Plan:
                                  alphas=config.alphas, curve_every=config.curve_every,
                                  windows=config.windows, fadings=config.fadings,
                                  time_windows=config.time_windows,
-                                 bootstrap=config.bootstrap, auc=config.auc)
+                                 bootstrap=config.bootstrap, auc=config.auc,
+                                 binned_probabilities=config.repredicted_probabilities)
     except ValueError as e:
         raise ConfigError(str(e)) from None
     drift = None if config.drift_on == "none" else DriftPlan(

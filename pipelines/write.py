@@ -64,12 +64,17 @@ def _proba_column(proba, widths, classes, n: int) -> pa.Array:
     made = widths > 0
     lengths = widths.astype(np.int32)
     offsets = np.concatenate([[0], np.cumsum(lengths, dtype=np.int32)])
-    names = pa.array([str(c) for c in classes][:proba.shape[1]], pa.string())
-    named = np.arange(proba.shape[1]) < widths[:, None]  # row-major: each row's classes
-    keys = names.take(pa.array(np.broadcast_to(np.arange(proba.shape[1]), proba.shape)[named]))
-    return pa.MapArray.from_arrays(pa.array(offsets, pa.int32()), keys,
-                                   pa.array(proba[named], pa.float64()), type=kind,
-                                   mask=pa.array(~made))
+    width = proba.shape[1]
+    names = pa.array([str(c) for c in classes][:width], pa.string())
+    if (lengths == width).all():  # every row names every class
+        columns, items = np.tile(np.arange(width, dtype=np.int32), len(proba)), proba.ravel()
+    else:  # row i names its first lengths[i] classes
+        columns = np.arange(offsets[-1], dtype=np.int32) - np.repeat(offsets[:-1], lengths)
+        items = proba.ravel().take(np.repeat(np.arange(0, proba.size, width), lengths)
+                                   + columns)
+    return pa.MapArray.from_arrays(pa.array(offsets, pa.int32()), names.take(pa.array(columns)),
+                                   pa.array(items, pa.float64()), type=kind,
+                                   mask=None if made.all() else pa.array(~made))
 
 
 def sum_counts(dicts) -> dict:

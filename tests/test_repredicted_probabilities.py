@@ -11,8 +11,10 @@ import pytest
 
 from benchmarks.naive_reevaluation import naive_replay, reference_bins
 from metrics import binning
+from pipelines.cli import main
 from pipelines.config import RunConfig
 from pipelines.job import run
+from tests.test_backfill import _run_then_backfill
 from tests.helpers import waveform_csv
 from tests.test_probabilities import _reference
 from tests.test_reevaluation import random_stream
@@ -48,7 +50,7 @@ def _replays(model: str, k: int, bins: int = 0):
     events = random_stream(n=500)
     spec = ModelSpec.parse(model)
     engine = ReplayEngine(spec, "s", [0, 1], repredict=RepredictPolicy("every_k_labels", k),
-                          bins=bins)
+                          bins=bins, repredicted_probabilities=True)
     ours = engine.drain(events).outcomes
     naive = naive_replay(events, _WithProbabilities(spec.build([0, 1])), k)
     assert len(ours) == len(naive) > 400
@@ -117,7 +119,7 @@ def binned_run(tmp_path_factory):
     out = os.path.join(folder, "out")
     run(RunConfig(streams=[f"w={path}"], models=["nb=gaussian-nb"], delay=str(DELAY),
                   repredict=f"every_k_labels:{K}", bins=BINS, windows=[WINDOW], auc=True,
-                  out=out, quiet=True, runner="direct"))
+                  repredicted_probabilities=True, out=out, quiet=True, runner="direct"))
     return labels, pd.read_parquet(os.path.join(out, "predictions.parquet")), \
         pd.read_csv(os.path.join(out, "summary.csv"))
 
@@ -202,3 +204,41 @@ def test_vectors_are_binned_as_each_column_alone_bit_for_bit():
         alone = binning.binned_flat(t0, t_label, initial[:, c], final[:, c], sizes, t, v[:, c],
                                     bins, classification=False)
         np.testing.assert_array_equal(together[:, :, c], alone)
+
+
+def test_a_backfill_of_the_runs_log_gives_the_same_binned_probability_measures(tmp_path):
+    replayed, backfilled = _run_then_backfill(
+        tmp_path, 'synth:SEA{"n": 1200, "seed": 3, "noise": 0.1}',
+        ["no-change", "gaussian-nb", "hoeffding-tree"], delay="120", bins=10,
+        repredict="every_k_labels:3", windows=[300], fadings=[0.99], curve_every=250,
+        repredicted_probabilities=True)
+    summary = pd.read_csv(tmp_path / "run" / "summary.csv")
+    binned = summary[(summary["category"] == "binned") & (summary["metric"] == "log_loss")]
+    assert len(binned) == 3 * 12 * 3 and binned["value"].notna().all()
+    assert backfilled == replayed
+    curves = [pd.read_parquet(tmp_path / d / "curves.parquet") for d in ("run", "backfill")]
+    pd.testing.assert_frame_equal(*curves)
+
+
+def test_by_default_only_initial_and_final_predictions_keep_probabilities(tmp_path):
+    out = tmp_path / "o"
+    run(RunConfig(streams=['synth:SEA{"n": 600, "seed": 3}'], models=["gaussian-nb"],
+                  delay="60", bins=10, out=str(out), quiet=True, runner="direct"))
+    summary = pd.read_csv(out / "summary.csv")
+    probability = summary[summary["metric"].isin(["log_loss", "brier", "ece"])]
+    assert set(probability["category"]) == {"initial", "final"}
+    log = pd.read_parquet(out / "predictions.parquet")
+    reps = log[log["kind"] == "re-prediction"]
+    assert len(reps) > 1000 and reps["proba"].isna().all()
+    assert log[log["kind"] == "final"]["proba"].notna().sum() == 599  # not the untrained one
+
+
+@pytest.mark.parametrize("other", ["--no-probabilities", "--repredict=none"])
+def test_repredicted_probabilities_without_probabilities_or_repredictions_is_one_line(
+        tmp_path, capsys, other):
+    status = main(["run", "--stream", 'synth:SEA{"n": 50}', "--model", "gaussian-nb",
+                   "--repredicted-probabilities", other, "--out", str(tmp_path / "o"),
+                   "--runner", "direct"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert status == 2 and len(err) == 1
+    assert err[0].startswith("delayed-eval: error: --repredicted-probabilities means nothing")

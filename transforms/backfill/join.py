@@ -153,9 +153,11 @@ def join_predictions(labels: dict, preds: dict, classes: list | None, bins: int,
 
 
 def join_columns(labels: dict, preds: dict, classes: list | None, bins: int,
-                 final: bool = True) -> tuple[dict, dict]:
+                 final: bool = True, binned_probabilities: bool = False) -> tuple[dict, dict]:
     """`join_predictions`'s outcomes as columns (`labels`' columns `n`, `id`, `y`, `y_prev`,
-    `y_majority`; `t_arrival`, `t_label`, `initial`, and `final` and `bins` unless absent),
+    `y_majority`; `t_arrival`, `t_label`, `initial`, and `final` and `bins` unless absent;
+    with class probabilities `initial_proba`, `final_proba` and, with
+    `binned_probabilities`, the re-predictions' binned: `bins_proba`),
     one row per labelled instance: compact to ship (no Python object per prediction), made
     into `Outcome`s by `outcomes_of`.
 
@@ -221,7 +223,7 @@ def join_columns(labels: dict, preds: dict, classes: list | None, bins: int,
             if wanted:
                 columns[name] = np.full((n, len(classes)), math.nan)
                 columns[name][row[rows]] = vectors[rows]
-        if bins:
+        if bins and binned_probabilities:
             columns["bins_proba"] = _binned_proba(
                 t0, t_label, columns["initial_proba"],
                 columns.get("final_proba", np.full((n, len(classes)), math.nan)), row[rep],

@@ -223,9 +223,10 @@ class _Join(beam.DoFn):
     COUNTS = "counts"
 
     def __init__(self, models: list[str], classification: bool, bins: int, final: bool,
-                 span: int):
+                 span: int, binned_probabilities: bool = False):
         self.models, self.classification = models, classification
         self.bins, self.final, self.span = bins, final, span
+        self.binned_probabilities = binned_probabilities
 
     @reports_errors
     def process(self, element, label_classes, predicted):
@@ -243,7 +244,8 @@ class _Join(beam.DoFn):
             if self.classification:
                 classes = model_classes(label_classes.get((stream, LABELS), []),
                                         predicted.get((stream, model), set()))
-            columns, counts = join_columns(labels, mine, classes, self.bins, self.final)
+            columns, counts = join_columns(labels, mine, classes, self.bins, self.final,
+                                           self.binned_probabilities)
             for r, part in split_by(columns, columns["n"] // self.span):
                 yield (stream, model, int(r)), part
             yield beam.pvalue.TaggedOutput(self.COUNTS, ((stream, model), counts))
@@ -283,6 +285,9 @@ class BackfillOutcomes(beam.PTransform):
         folder), or None: they are shuffled as data.
     probabilities
         Whether the log's class probabilities (`PredictionLogSpec`) are read and scored.
+    binned_probabilities
+        Whether the logged re-predictions' probabilities are binned too (each outcome's
+        `bins_proba`).
 
     Example
     -------
@@ -311,8 +316,10 @@ class BackfillOutcomes(beam.PTransform):
                  models: list[str],
                  classification: bool, bins: int, final: bool, buckets: int = 16,
                  batch_size: int = 1000, label_pass: str = "grouped",
-                 spill: str | None = None, probabilities: bool = True):
+                 spill: str | None = None, probabilities: bool = True,
+                 binned_probabilities: bool = False):
         super().__init__()
+        self.binned_probabilities = binned_probabilities and probabilities
         self.read, self.label_engines, self.log = read, label_engines, log
         self.models, self.classification = models, classification
         self.bins, self.final, self.buckets, self.batch_size = bins, final, buckets, batch_size
@@ -354,7 +361,7 @@ class BackfillOutcomes(beam.PTransform):
                   | "Join" >> beam.ParDo(
                       # Ranges of 20 batches: few per key, each whole labels from all buckets.
                       _Join(self.models, self.classification, self.bins, self.final,
-                            20 * self.batch_size),
+                            20 * self.batch_size, self.binned_probabilities),
                       beam.pvalue.AsDict(label_classes), beam.pvalue.AsDict(predicted))
                   .with_outputs(_Join.COUNTS, ERRORS, main="outcomes"))
         models = self.models

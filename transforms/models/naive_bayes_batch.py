@@ -90,9 +90,17 @@ class GaussianNBBatch(DenseBatch):
         place (NaN rows before the model has seen a class)."""
         if not model.class_counts:
             return np.full((len(rows), len(labels)), math.nan)
-        proba = self._jll - self._jll.max(axis=1, keepdims=True)
-        np.exp(proba, out=proba)
-        proba /= proba.sum(axis=1, keepdims=True)
+        jll = self._jll
+        if jll.shape[1] == 2:  # as `naive_bayes_predict_with_proba` computes them: one exp
+            gap = jll[:, 0] - jll[:, 1]
+            low = np.exp(-np.abs(gap))
+            top, low = 1.0 / (1.0 + low), low / (1.0 + low)
+            first = gap >= 0
+            proba = np.column_stack([np.where(first, top, low), np.where(first, low, top)])
+        else:
+            proba = jll - jll.max(axis=1, keepdims=True)
+            np.exp(proba, out=proba)
+            proba /= proba.sum(axis=1, keepdims=True)
         if proba.shape[1] == len(labels):
             return proba
         out = np.zeros((len(rows), len(labels)))

@@ -136,6 +136,8 @@ class ReplayEngine:
         Whether the initial and final predictions of a classifier with `predict_proba_one`
         keep their class probabilities (vectors over class indices) in the outcomes and the
         prediction log.
+    repredicted_probabilities
+        Whether its re-predictions keep them too (`Outcome.bins_proba`, and the log).
     segments
         Columns whose value at an instance's arrival places it in a segment (`--segment`):
         each outcome carries its place in each segment (`Outcome.segments`): the label's
@@ -182,7 +184,7 @@ class ReplayEngine:
                  on_model_error: str = "fail", probabilities: bool = True,
                  resources_every: int = 0, segments: tuple = (), hidden=frozenset(),
                  maturity: bool = False, fold: tuple | None = None,
-                 holdout: Holdout | None = None):
+                 holdout: Holdout | None = None, repredicted_probabilities: bool = False):
         self.stream = stream
         self.model_name = model.name
         # fail: a model that raises (or returns no single value) stops the run with a
@@ -215,8 +217,8 @@ class ReplayEngine:
         # re-prediction with an unchanged model would repeat the last one, so it is reused.
         self.version = 0
         self.rows = None if self.repredict.kind == "none" else PendingRows(
-            self.repredict, self.classification, self.model, self._predict_scored,
-            self._proba_columns)
+            self.repredict, self.classification, self.model,
+            self._predict_scored if repredicted_probabilities else None, self._proba_columns)
         # Label times known ahead (bin_boundaries schedules from them): id -> t_label.
         self.expected_labels: dict = {}
         # (id, seq) of the labels of instances refused because their id was pending: they leave

@@ -77,6 +77,7 @@ class EngineFactory:
     maturity: bool = False  # count per arrival day (`ReplayEngine`)
     cv: CrossValidation | None = None  # a model `name#i` is fold i of it (`ReplayEngine`)
     holdout: Holdout | None = None  # a periodic holdout (`ReplayEngine`)
+    repredicted_probabilities: bool = False  # re-predictions keep them too (`ReplayEngine`)
 
 
     def new(self, key) -> ReplayEngine:
@@ -86,7 +87,7 @@ class EngineFactory:
                             self.log_predictions, self.baselines, self.on_model_error,
                             self.probabilities, self.resources_every, self.segments,
                             (self.hidden or {}).get(stream, ()), self.maturity,
-                            self._fold(model), self.holdout)
+                            self._fold(model), self.holdout, self.repredicted_probabilities)
 
     def _fold(self, model: str) -> tuple | None:
         fold = model_and_fold(model)[1] if self.cv is not None else None

@@ -63,7 +63,7 @@ class PredictionLog:
             starts = np.cumsum(counts) - counts
             width = max(np.shape(p)[-1] for p in self._probas.values())
             proba = extra["proba"] = np.full((int(counts.sum()), width), math.nan)
-            widths = extra["proba_width"] = np.zeros(len(proba), dtype=np.int64)
+            widths = extra["proba_width"] = np.zeros(len(proba), dtype=np.int32)
             by_width: dict = {}  # vectors' width -> (entry indices, their matrices)
             for i, p in self._probas.items():
                 p = np.asarray(p, dtype=np.float64).reshape(counts[i], -1)

@@ -185,7 +185,7 @@ def _columns(outcomes, task: str, plan: ScoringPlan) -> dict:
             proba[FINAL] = _proba_matrix([o.final_proba for o in outcomes])
     if plan.bins:
         predicted[BINNED] = _bin_matrix(outcomes, plan.bins, classification)
-        if classification:
+        if classification and plan.binned_probabilities:
             proba[BINNED] = _bins_proba_matrix(outcomes, plan.bins)
     return {"n": np.array([o.n for o in outcomes], dtype=np.int64),
             "t": np.array([o.t_label for o in outcomes], dtype=np.float64),

@@ -41,7 +41,8 @@ class ScoringPlan:
     sliding windows of the last w labels, fading factors, event-time windows (label, size,
     period); `bootstrap` R > 0: Poisson bootstrap replicates of the confusion counts (intervals
     of accuracy, κ, macro F1 and their Ψα); `auc`: the exact ROC-AUC and PR-AUC of class
-    probabilities (their cost grows with the labels).
+    probabilities (their cost grows with the labels); `binned_probabilities`: the probability
+    measures per bin and their Ψα too (from the re-predictions' class probabilities).
 
     Example
     -------
@@ -61,6 +62,7 @@ class ScoringPlan:
     time_windows: tuple = ()
     bootstrap: int = 0
     auc: bool = False
+    binned_probabilities: bool = False
 
     @property
     def categories(self) -> tuple:
@@ -82,7 +84,8 @@ class ScoringPlan:
     @classmethod
     def of(cls, repredict, *, final: bool = True, bins: int = 100, alphas=(1.0, 2.0, 10.0),
            curve_every: int = 1000, windows=(), fadings=(), time_windows=(),
-           bootstrap: int = 0, auc: bool = False) -> ScoringPlan:
+           bootstrap: int = 0, auc: bool = False,
+           binned_probabilities: bool = False) -> ScoringPlan:
         """The plan of a run's options: `time_windows` as texts (`time_window`), and no bins
         when the re-prediction policy `repredict` is `none` (a ValueError names a bad window).
 
@@ -93,7 +96,8 @@ class ScoringPlan:
                    alphas=tuple(alphas), curve_every=curve_every, windows=tuple(windows),
                    fadings=tuple(fadings),
                    time_windows=tuple(time_window(t) for t in time_windows),
-                   bootstrap=bootstrap, auc=auc)
+                   bootstrap=bootstrap, auc=auc,
+                   binned_probabilities=binned_probabilities and str(repredict) != "none")
 
     @property
     def fading_views(self) -> dict:
