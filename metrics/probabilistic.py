@@ -185,7 +185,17 @@ def label_terms(y_true, proba) -> np.ndarray:
     made = ~np.isnan(p).any(axis=1) if p.shape[1] else np.zeros(len(y), dtype=bool)
     if not made.any():
         return out
-    y, p = y[made], p[made]
+    y = y[made]
+    _, width, log_loss, brier, top, confidence, where = _per_label(y, p[made])
+    out[made] = np.column_stack([np.ones(len(y)), log_loss, brier / (2 if width <= 2 else 1),
+                                 confidence, where, top == y])
+    return out
+
+
+def _per_label(y: np.ndarray, p: np.ndarray) -> tuple:
+    """The probability rows padded to every class a label names, their width, and per label:
+    −log p_y (p_y clamped), Σ_c (p_c − [y = c])², the top class (the first of equals), its
+    confidence and that confidence's calibration bin (0..9)."""
     width = max(p.shape[1], int(y.max()) + 1)
     if p.shape[1] < width:
         p = np.hstack([p, np.zeros((len(p), width - p.shape[1]))])
@@ -194,12 +204,10 @@ def label_terms(y_true, proba) -> np.ndarray:
     onehot[rows, y] = 1.0
     top = p.argmax(axis=1)
     confidence = p[rows, top]
-    out[made] = np.column_stack([
-        np.ones(len(y)), -np.log(np.clip(p[rows, y], PROBA_CLAMP, 1 - PROBA_CLAMP)),
-        ((p - onehot) ** 2).sum(axis=1) / (2 if width <= 2 else 1), confidence,
-        np.clip(np.ceil(confidence * CALIBRATION_BINS) - 1, 0, CALIBRATION_BINS - 1),
-        top == y])
-    return out
+    where = np.clip(np.ceil(confidence * CALIBRATION_BINS).astype(np.int64) - 1, 0,
+                    CALIBRATION_BINS - 1)
+    return (p, width, -np.log(np.clip(p[rows, y], PROBA_CLAMP, 1 - PROBA_CLAMP)),
+            ((p - onehot) ** 2).sum(axis=1), top, confidence, where)
 
 
 class FadedProbability:
@@ -318,21 +326,11 @@ class ProbabilityScore:
         if not len(y):
             return
         self._measures = None
-        width = max(p.shape[1], int(y.max()) + 1)
-        if p.shape[1] < width:
-            p = np.hstack([p, np.zeros((len(p), width - p.shape[1]))])
+        p, width, log_loss, brier, top, confidence, where = _per_label(y, p)
         self.n += len(y)
         self.width = max(self.width, width)
-        rows = np.arange(len(y))
-        p_true = np.clip(p[rows, y], PROBA_CLAMP, 1 - PROBA_CLAMP)
-        self.log_loss_sum.add_many(-np.log(p_true))
-        onehot = np.zeros_like(p)
-        onehot[rows, y] = 1.0
-        self.brier_sum.add_many(((p - onehot) ** 2).sum(axis=1))
-        top = p.argmax(axis=1)
-        confidence = p[rows, top]
-        where = np.clip(np.ceil(confidence * CALIBRATION_BINS).astype(np.int64) - 1, 0,
-                        CALIBRATION_BINS - 1)
+        self.log_loss_sum.add_many(log_loss)
+        self.brier_sum.add_many(brier)
         counts = np.bincount(where, minlength=CALIBRATION_BINS)
         hits = np.bincount(where, top == y, CALIBRATION_BINS)
         for m in np.flatnonzero(counts).tolist():
@@ -372,23 +370,12 @@ class ProbabilityScore:
         label, column = np.nonzero(ok)
         if not len(label):
             return
-        y, p = y[label], p[label, column]
-        width = max(p.shape[1], int(y.max()) + 1)
-        if p.shape[1] < width:
-            p = np.hstack([p, np.zeros((len(p), width - p.shape[1]))])
-        rows = np.arange(len(y))
-        onehot = np.zeros_like(p)
-        onehot[rows, y] = 1.0
-        top = p.argmax(axis=1)
-        confidence = p[rows, top]
-        where = np.clip(np.ceil(confidence * CALIBRATION_BINS).astype(np.int64) - 1, 0,
-                        CALIBRATION_BINS - 1)
+        y = y[label]
+        _, width, log_loss, brier, top, confidence, where = _per_label(y, p[label, column])
         parts = 2 + CALIBRATION_BINS  # log-loss, Brier, then each calibration bin's confidence
         sums = [s for score in scores for s in (score.log_loss_sum, score.brier_sum,
                                                 *score.bin_confidence)]
-        ExactSum.add_grouped(sums, np.concatenate([
-            -np.log(np.clip(p[rows, y], PROBA_CLAMP, 1 - PROBA_CLAMP)),
-            ((p - onehot) ** 2).sum(axis=1), confidence]), np.concatenate([
+        ExactSum.add_grouped(sums, np.concatenate([log_loss, brier, confidence]), np.concatenate([
                 column * parts, column * parts + 1, column * parts + 2 + where]))
         cell = column * CALIBRATION_BINS + where
         counts = np.bincount(cell, minlength=len(scores) * CALIBRATION_BINS).reshape(

@@ -29,6 +29,7 @@ from transforms.streams.delays import duration
 PROBA_CHUNK = 32  # re-predictions' probability vectors per row held before a chunk is set aside
 _SLOT = PROBA_CHUNK - 1  # (a power of two: n & _SLOT is n mod PROBA_CHUNK)
 
+
 @dataclass(frozen=True)
 class RepredictPolicy:
     """When a pending instance is predicted again, with its stored features.
