@@ -51,11 +51,13 @@ def test_grouped_and_stateful_paths_give_identical_records(tmp_path):
         out = tmp_path / name
         run(RunConfig(streams=[STREAM], models=MODELS, delay="random:20:200:4", out=str(out),
                       runner="direct", replay=replay, timer_bucket=bucket, chunk_size=128,
-                      quiet=True))
+                      repredicted_probabilities=True, quiet=True))
         results.append(_outputs(out))
     (p0, s0, c0, n0) = results[0]
     assert (p0["kind"] != "re-prediction").sum() == 3 * 1500 * 2
     assert (p0["kind"] == "re-prediction").sum() > 3 * 1000  # re-evaluation on (K=10)
+    assert p0.loc[p0["kind"] == "re-prediction", "proba"].notna().mean() > 0.99
+    assert ((s0["category"] == "binned") & (s0["metric"] == "log_loss")).sum() == 3 * 102
     assert n0[1]["sea"]["instance_events"] == 1500
     # 3 pairs, initial and final, each pair's statistics
     assert (s0["category"] == "comparison").sum() == 3 * 2 * len(COMPARISON_METRICS)
@@ -81,7 +83,8 @@ def test_per_stream_scores_as_it_drains_what_the_pane_pipeline_scores(tmp_path, 
         run(RunConfig(streams=[stream], models=models, delay="random:20:200:4", out=str(out),
                       runner="direct", replay=replay, task=task, bins=5, curve_every=100,
                       windows=[50, 300], fadings=[0.99], time_windows=["200/100"],
-                      chunk_size=16, log_predictions="none", quiet=True))  # ~10 drains
+                      chunk_size=16, log_predictions="none", quiet=True,  # ~10 drains
+                      repredicted_probabilities=task == "classification"))
         results.append(_outputs(out, predictions=False))
     (s0, c0, n0), (s1, c1, n1) = results
     assert set(s0["window"]) == {"cumulative", "w=50", "w=300", "fading=0.99", "time=200/100"}
