@@ -53,7 +53,7 @@ def _scoring_args(parser: argparse.ArgumentParser) -> None:
                         help="also the class probabilities of re-predictions (run: kept and "
                              "logged; backfill: read from the log): log-loss, Brier, ECE (and "
                              "with --auc AUC) per bin and their Ψα (default: initial and final "
-                             "predictions only; ~1.25x a default run's time)"),
+                             "predictions only; ~1.3x a default run's time)"),
     parser.add_argument("--alpha", action="append", type=float, default=None,
                         help="α of the prioritised measure Ψα (repeatable; default 1, 2, 10)")
     parser.add_argument("--window", dest="windows", action="append", type=int, default=None,
