@@ -289,6 +289,8 @@ class ReplayEngine:
             return proba  # the labels are the classes, in index order: the usual case
         out = np.zeros((len(proba), len(self.classes)))
         out[:, columns] = proba
+        # A row of no class (an untrained model's) or with NaN: no probabilities.
+        out[np.isnan(proba).any(axis=1) if proba.shape[1] else slice(None)] = math.nan
         return out
 
     # -- the replay ----------------------------------------------------------------------------
