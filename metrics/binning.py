@@ -18,6 +18,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from metrics.probabilistic import proba_matrix
+
 NO_CLASS = -1  # a missing class prediction
 
 
@@ -182,20 +184,6 @@ def binned_proba_many(t0, t_label, initial, times, vectors, final, bins: int) ->
     width = max([len(v) for v in (*initial, *final) if v is not None]
                 + [np.shape(v)[1] for v in vectors if v is not None and len(v)] + [0])
 
-    def matrix(rows):
-        try:  # the usual case: every vector there, all as wide: one conversion
-            out = np.array(rows, dtype=np.float64)
-            if out.shape == (len(rows), width):
-                return out
-        except (TypeError, ValueError):
-            pass
-        out = np.full((len(rows), width), math.nan)
-        for i, v in enumerate(rows):
-            if v is not None:
-                out[i] = 0.0  # a class seen after the vector was made: 0
-                out[i, :len(v)] = v
-        return out
-
     present = [i for i, ts in enumerate(times) if ts is not None]
     sizes = np.array([0 if ts is None else len(ts) for ts in times], dtype=np.int64)
     t = np.concatenate([np.asarray(times[i], dtype=np.float64) for i in present]
@@ -212,7 +200,8 @@ def binned_proba_many(t0, t_label, initial, times, vectors, final, bins: int) ->
                 v[at:at + len(rows)] = 0.0
                 v[at:at + len(rows), :rows.shape[1]] = rows
             at += len(times[i])
-    return binned_proba(t0, t_label, matrix(initial), matrix(final), sizes, t, v, bins)
+    return binned_proba(t0, t_label, proba_matrix(initial, width), proba_matrix(final, width),
+                        sizes, t, v, bins)
 
 
 def binned_proba(t0, t_label, initial: np.ndarray, final: np.ndarray, sizes: np.ndarray,

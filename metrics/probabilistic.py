@@ -170,6 +170,35 @@ def curve_points(ranks: tuple, points: int = CURVE_POINTS) -> list[tuple]:
             for k in keep.tolist()]
 
 
+def proba_matrix(vectors: list, width: int | None = None) -> np.ndarray | None:
+    """Class probability vectors (None: none) as a matrix, labels × classes (`width` of them,
+    default the longest vector's), NaN rows for none and zeros for classes a vector is too
+    short for (classes seen after it was made); None when no vector and no width is given.
+
+    >>> proba_matrix([np.array([0.3, 0.7]), None, np.array([1.0])]).tolist()
+    [[0.3, 0.7], [nan, nan], [1.0, 0.0]]
+    >>> proba_matrix([None]), proba_matrix([None], width=2).tolist()
+    (None, [[nan, nan]])
+    """
+    try:  # every vector there and as long as the others: one matrix
+        matrix = np.array(vectors, dtype=np.float64)
+        if matrix.ndim == 2 and width in (None, matrix.shape[1]):
+            return matrix
+    except (TypeError, ValueError):
+        pass
+    if width is None:
+        width = max((len(v) for v in vectors if v is not None), default=-1)
+        if width < 0:
+            return None
+    out = np.zeros((len(vectors), width))
+    for i, v in enumerate(vectors):
+        if v is None:
+            out[i] = math.nan
+        else:
+            out[i, :len(v)] = v
+    return out
+
+
 def label_terms(y_true, proba) -> np.ndarray:
     """Each label's part of the probability measures (labels × 6): whether it has
     probabilities, its log-loss and Brier terms (as `ProbabilityScore` sums them, halved for two

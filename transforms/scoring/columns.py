@@ -10,7 +10,7 @@ import pyarrow as pa
 
 from metrics.binning import NO_CLASS, binned_many, binned_proba_many
 from metrics.bootstrap import poisson_weights
-from metrics.probabilistic import ProbabilityScore
+from metrics.probabilistic import ProbabilityScore, proba_matrix
 from metrics.blocks import BlockScore, FadingCurve, LabelBlock, new_score
 from metrics.windows import block_ends
 from transforms.scoring.plan import LABEL_AXIS, ScoringPlan
@@ -140,31 +140,6 @@ def group_rows(keys: np.ndarray):
         yield sorted_keys[start], rows
 
 
-def _proba_matrix(vectors: list) -> np.ndarray | None:
-    """Class probability vectors (None: none) as a matrix, labels × classes, NaN rows for
-    none and zeros for classes a vector is too short for; None when no vector is given.
-
-    >>> _proba_matrix([np.array([0.3, 0.7]), None, np.array([1.0])]).tolist()
-    [[0.3, 0.7], [nan, nan], [1.0, 0.0]]
-    """
-    try:  # every vector there and as long as the others: one matrix
-        matrix = np.array(vectors, dtype=np.float64)
-        if matrix.ndim == 2:
-            return matrix
-    except (TypeError, ValueError):
-        pass
-    width = max((len(v) for v in vectors if v is not None), default=-1)
-    if width < 0:
-        return None
-    out = np.zeros((len(vectors), width))
-    for i, v in enumerate(vectors):
-        if v is None:
-            out[i] = math.nan
-        else:
-            out[i, :len(v)] = v
-    return out
-
-
 def _columns(outcomes, task: str, plan: ScoringPlan) -> dict:
     """A batch of outcomes as arrays: label number n, label time t, y, the baselines (Persistent,
     Majority; classification), each category's predictions (one column per bin) and the
@@ -177,12 +152,12 @@ def _columns(outcomes, task: str, plan: ScoringPlan) -> dict:
         return np.array([missing if v is None else v for v in values], dtype=dtype)
 
     predicted = {INITIAL: column(o.initial for o in outcomes)[:, None]}
-    proba = {INITIAL: _proba_matrix([o.initial_proba for o in outcomes])} \
+    proba = {INITIAL: proba_matrix([o.initial_proba for o in outcomes])} \
         if classification else {}
     if plan.final:
         predicted[FINAL] = column(o.final for o in outcomes)[:, None]
         if classification:
-            proba[FINAL] = _proba_matrix([o.final_proba for o in outcomes])
+            proba[FINAL] = proba_matrix([o.final_proba for o in outcomes])
     if plan.bins:
         predicted[BINNED] = _bin_matrix(outcomes, plan.bins, classification)
         if classification and plan.binned_probabilities:
