@@ -628,3 +628,39 @@ def test_a_disk_that_fills_while_workers_write_is_an_out_error(tmp_path, monkeyp
     assert err.count("\n") == 0 and err.startswith(f"delayed-eval: error: --out {out}: ")
     assert "No space left on device" in err and "free space there" in err
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+
+
+def test_an_instance_set_aside_does_not_stand_for_its_id(tmp_path):
+    """The pass that notes each instance id's time skips the rows the read sets aside (a bad
+    time, a value that is no number, a NaN feature), so a later valid row with that id is its
+    instance, not a duplicate, and labels are judged against that row's time. Expected events
+    and dead letters written by hand."""
+    (tmp_path / "log.csv").write_text(
+        "id,time,kind,f1,f2,label\n"
+        "a,soon,instance,1,2,\n"      # row 1: bad time
+        "b,1,instance,oops,2,\n"      # row 2: no number
+        "c,2,instance,nan,2,\n"       # row 3: NaN feature
+        "a,3,instance,1,1,\n"         # row 4: a's instance
+        "b,4,instance,2,2,\n"         # row 5: b's instance
+        "c,5,instance,3,3,\n"         # row 6: c's instance
+        "a,6,instance,5,5,\n"         # row 7: a again: a duplicate
+        "c,4.5,label,,,yes\n"         # row 8: earlier than c's instance at 5
+        "a,7,label,,,no\n"            # row 9
+        "b,8,label,,,yes\n")          # row 10
+    events, dead = read(str(tmp_path / "log.csv"))
+    assert [(e[0], e[3], e[4]) for e in events] == [
+        (3.0, "instance", "a"), (4.0, "instance", "b"), (5.0, "instance", "c"),
+        (7.0, "label", "a"), (8.0, "label", "b")]
+    assert sorted((d["row"], d["reason"].split(" ")[0] + " " + d["reason"].split(" ")[-1])
+                  for d in dead) == [
+        (1, "time datetime"), (2, "value number"), (3, "feature nan"),
+        (7, "duplicate 'a'"), (8, "label 5.0")]
+    # With missing values dropped, c's NaN row is its instance and "oops" still is no number.
+    events, dead = read(str(tmp_path / "log.csv") + '{"missing": "drop"}')
+    assert [(e[0], e[3], e[4]) for e in events] == [
+        (2.0, "instance", "c"), (3.0, "instance", "a"), (4.0, "instance", "b"),
+        (4.5, "label", "c"), (7.0, "label", "a"), (8.0, "label", "b")]
+    assert sorted((d["row"], d["reason"]) for d in dead) == [
+        (1, "time 'soon' is neither a number nor an ISO datetime"),
+        (2, "value 'oops' is not a number"), (6, "duplicate instance id 'c'"),
+        (7, "duplicate instance id 'a'")]

@@ -120,7 +120,8 @@ def test_auto_reads_files_in_time_order_per_stream_and_sorts_the_others(tmp_path
 def test_tables_in_time_order_are_told_from_their_times_alone(tmp_path, monkeypatch):
     """A time column (Parquet, CSV, JSON Lines), or row numbers, tell a table's order without
     building its events (numbers and datetimes in one CSV column are read as the whole read
-    takes them); whatever they cannot tell (an event log) the stream is read for."""
+    takes them), an event log's too, and an instance table's with its label table's; what
+    they cannot tell the stream is read for."""
     rng = random.Random(2)
     times = sorted(rng.choice([0.0, 1.5, 3.0]) + 3 * i for i in range(200))
     frame = pd.DataFrame({"time": times, "f": [rng.random() for _ in times],
@@ -133,28 +134,51 @@ def test_tables_in_time_order_are_told_from_their_times_alone(tmp_path, monkeypa
     dated = frame.assign(time=pd.Timestamp("2026-11-01") + pd.to_timedelta(frame["time"], "s"))
     csvs = {"ordered.csv": frame, "shuffled.csv": tables["shuffled.parquet"], "dated.csv": dated,
             "mixed.csv": frame.assign(time=frame["time"].where(frame.index < 150, dated["time"])),
-            "log.csv": frame.assign(kind="instance")}
+            "log.csv": _event_log(frame, 40.0), "late-label-log.csv": _event_log(frame, 40.0, 7),
+            "labels.csv": _event_log(frame, 40.0).query("kind == 'label'")[["time", "label"]]
+            .assign(id=lambda f: f.index), "late-labels.csv": _event_log(frame, 40.0, 7)
+            .query("kind == 'label'")[["time", "label"]].assign(id=lambda f: f.index)}
     for name, table in csvs.items():
         table.to_csv(tmp_path / name, index=False)
     tables["shuffled.parquet"].to_json(tmp_path / "shuffled.jsonl", orient="records", lines=True)
+    frame.assign(id=frame.index).drop(columns="label").to_parquet(tmp_path / "instances.parquet")
+    streams = {name: str(tmp_path / name) for name in [*tables, *csvs, "shuffled.jsonl"]
+               if "labels" not in name}
+    for name in ("labels.csv", "late-labels.csv"):
+        streams[f"instances+{name}"] = \
+            f'{tmp_path / "instances.parquet"}{{"labels": "{tmp_path / name}"}}'
     delay = DelaySpec.parse("random:0:40:3")
-    told = {name: rows_in_time_order(StreamSpec.parse(str(tmp_path / name)))
-            for name in [*tables, *csvs, "shuffled.jsonl"]}
+    told = {name: rows_in_time_order(StreamSpec.parse(stream)) for name, stream in streams.items()}
     assert told == {"ordered.parquet": True, "ties.parquet": True, "shuffled.parquet": False,
                     "numbered.parquet": True, "ordered.csv": True, "shuffled.csv": False,
-                    "dated.csv": True, "mixed.csv": True, "log.csv": False,
-                    "shuffled.jsonl": False}
+                    "dated.csv": True, "mixed.csv": True, "log.csv": True,
+                    "late-label-log.csv": False, "shuffled.jsonl": False,
+                    "instances+labels.csv": True, "instances+late-labels.csv": False}
     with monkeypatch.context() as m:  # the stream read whole, as for any other source
         m.setattr(per_key, "rows_in_time_order", lambda spec: False)
-        read_whole = {name: in_time_order(StreamSpec.parse(str(tmp_path / name)), delay,
-                                          batch_size=5) for name in told}
-    assert read_whole == {**told, "log.csv": True}
+        read_whole = {name: in_time_order(StreamSpec.parse(stream), delay, batch_size=5)
+                      for name, stream in streams.items()}
+    assert read_whole == told
     # Told without reading the stream's events: the check is all there is. An ARFF file's
     # rows are numbered (read whole only by the replay), a delayed ARFF file is read.
     monkeypatch.setattr(per_key, "stream_items", None)
-    assert in_time_order(StreamSpec.parse(str(tmp_path / "ordered.parquet")), delay)
+    for name in ("ordered.parquet", "log.csv", "instances+labels.csv"):
+        assert in_time_order(StreamSpec.parse(streams[name]), delay)
     assert in_time_order(StreamSpec.parse(data("small.arff")), delay)
     assert not rows_in_time_order(StreamSpec.parse(data("delayed.arff") + '{"delayed": true}'))
+
+
+def _event_log(frame: pd.DataFrame, delay: float, late: int | None = None) -> pd.DataFrame:
+    """`frame`'s rows as an event log in time order (ids: row numbers), each label `delay`
+    after its instance; `late`: that row's label written last (a log out of order)."""
+    instances = frame.assign(id=frame.index, kind="instance", label=None)
+    labels = frame[["time", "label"]].assign(id=frame.index, kind="label",
+                                             time=frame["time"] + delay)
+    log = pd.concat([instances, labels]).sort_values("time", kind="stable")
+    if late is not None:
+        moved = (log["kind"] == "label") & (log["id"] == late)
+        log = pd.concat([log[~moved], log[moved]])
+    return log
 
 
 def test_streaming_watermark_drains_step_by_step():

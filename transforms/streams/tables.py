@@ -45,14 +45,15 @@ def _feature_frame(df: pd.DataFrame, columns: list[str], numeric: dict) -> tuple
 
 
 def rows_in_time_order(spec) -> bool:
-    """Whether a table of labelled rows is in time order, told from its time column alone:
-    its row numbers (no time column; an ARFF file's rows but MOA-style delayed ones), or its
-    time column read by itself. Its labels
-    then come after their instances (a delay is never negative, and a label time before its
-    instance's is a dead letter), so no event is read after a later one was due, and the
-    per-stream replay can take it. False means "not told this cheaply" — an event log,
-    instance + label tables, times out of order, a file that cannot be read — and the caller
-    reads the whole stream to find out.
+    """Whether a table stream is in time order, told from its time columns alone: a table of
+    labelled rows by its row numbers (no time column; an ARFF file's rows but MOA-style
+    delayed ones) or its time column read by itself, an event log by its time column, an
+    instance table with a label table by each table's time column (they are merged in time).
+    A labelled row's label then comes after its instance (a delay is never negative, and a
+    label time before its instance's is a dead letter), so no event is read after a later one
+    was due, and the per-stream replay can take it. False means "not told this cheaply" —
+    times out of order, a table of events without times, a file that cannot be read — and
+    the caller reads the whole stream to find out.
 
     >>> import tempfile, os
     >>> path = os.path.join(tempfile.mkdtemp(), "t.parquet")
@@ -65,43 +66,56 @@ def rows_in_time_order(spec) -> bool:
     False
     """
     o = spec.options
-    time_col, kind_col = o.get("time", "time"), o.get("kind", "kind")
+    time_col = o.get("time", "time")
     try:
         if spec.format == "arff":  # its rows' times are their numbers, unless MOA-style delayed
             return not o.get("delayed")
-        if "labels" in o:
-            return False
         files = table_files(spec.source)
         formats = [o.get("format") or fmt_of(path, "csv") for path in files]
         columns = [columns_of(path, fmt, csv_options(o)) for path, fmt in zip(files, formats)]
-        if not files or any(kind_col in c for c in columns):
-            return False
         timed = [time_col in c for c in columns]
+        if not files:
+            return False
         if not any(timed):
-            return True  # row numbers
+            return "labels" not in o  # row numbers (a label table's would follow them all)
         if not all(timed):
             return False
-        if all(fmt == "jsonl" for fmt in formats):  # told by the checks' pass over each file
-            told = _jsonl_times_in_order(files, time_col, csv_options(o))
-            if told is not None:
-                return told
-        last = -math.inf
-        for item in table_chunks(files, o.get("format"), columns=[time_col],
-                                 csv=csv_options(o)):
-            if isinstance(item, dict):
-                return False  # a line that is no row: left to the whole read
-            frame = item[2]
-            column = frame[time_col]
-            if column.dtype == object and not all(isinstance(v, str) for v in column.dropna()):
-                return False  # numbers and text in one column: left to the whole read
-            t, bad = event_seconds(frame, time_col)
-            t = t[~bad]
-            if len(t) and (t[0] < last or np.count_nonzero(t[1:] < t[:-1])):
-                return False
-            last = t[-1] if len(t) else last
-        return True
+        if "labels" in o:
+            label_files = table_files(o["labels"])
+            return (bool(label_files) and _times_in_order(files, o.get("format"), time_col, o)
+                    and _times_in_order(label_files, None, time_col, o, spec.format))
+        return _times_in_order(files, o.get("format"), time_col, o)
     except (OSError, ValueError):  # (InputError too) the whole read reports it
         return False
+
+
+def _times_in_order(files: list[str], fmt: str | None, time_col: str, options: dict,
+                    default: str = "csv") -> bool:
+    """Whether a table's time column is in order, file after file (its times that parse);
+    False also when a file lacks the column, or a column holds numbers and text alike (left
+    to the whole read). `fmt` and `default` as `table_chunks` takes them."""
+    csv = csv_options(options)
+    formats = [fmt or fmt_of(path, default) for path in files]
+    if not all(time_col in columns_of(path, f, csv) for path, f in zip(files, formats)):
+        return False
+    if all(f == "jsonl" for f in formats):  # told by the checks' pass over each file
+        told = _jsonl_times_in_order(files, time_col, csv)
+        if told is not None:
+            return told
+    last = -math.inf
+    for item in table_chunks(files, fmt, default, columns=[time_col], csv=csv):
+        if isinstance(item, dict):
+            return False  # a line that is no row: left to the whole read
+        frame = item[2]
+        column = frame[time_col]
+        if column.dtype == object and not all(isinstance(v, str) for v in column.dropna()):
+            return False  # numbers and text in one column: left to the whole read
+        t, bad = event_seconds(frame, time_col)
+        t = t[~bad]
+        if len(t) and (t[0] < last or np.count_nonzero(t[1:] < t[:-1])):
+            return False
+        last = t[-1] if len(t) else last
+    return True
 
 
 class TableRow(NamedTuple):
@@ -148,20 +162,44 @@ class _TableColumns:
     def _column(self, frame: pd.DataFrame, name: str | None, a: int, b: int, default) -> list:
         return frame[name].iloc[a:b].tolist() if name in frame.columns else default
 
+    def _checked(self, frame: pd.DataFrame, seq0: int) -> tuple:
+        """A chunk's times (and which did not parse), its feature columns and values, the
+        cells that are no number in a column read as numbers, and the rows of finite numbers
+        only (the usual case: clean as pandas gives them, no row-by-row check)."""
+        t, bad_t = event_seconds(frame, self.time, seq0)
+        feats = [c for c in self.features if c in frame.columns]
+        fx, bad_cells = _feature_frame(frame, feats, self.numeric)
+        finite = np.zeros(len(frame), dtype=bool)
+        if feats and all(d.kind in "iuf" for d in fx.dtypes):  # ints and floats
+            finite = np.isfinite(fx.to_numpy(dtype=float, na_value=np.nan)).all(axis=1)
+        return t, bad_t, feats, fx, bad_cells, finite
+
+    def instances(self, frame: pd.DataFrame, seq0: int) -> tuple[list, np.ndarray, np.ndarray]:
+        """The ids, times and places in the stream (`seq`) of a chunk's instance rows that
+        `rows` keeps (not a dead letter), without making its rows Python objects: only a row
+        with a value that is not a finite number is looked at alone."""
+        t, bad_t, feats, fx, bad_cells, finite = self._checked(frame, seq0)
+        keep = ~bad_t
+        for bad in bad_cells.values():
+            keep &= ~bad
+        if self.kind in frame.columns:
+            keep &= (frame[self.kind] == INSTANCE).to_numpy()
+        if feats:
+            for j in np.flatnonzero(keep & ~finite).tolist():
+                keep[j] = _features(fx.iloc[j].to_dict(), self.missing)[1] is None
+        at = np.flatnonzero(keep)
+        ids = frame[self.id].take(at).tolist() if self.id in frame.columns \
+            else (seq0 + at).tolist()
+        return ids, t[at], seq0 + at
+
     def rows(self, frame: pd.DataFrame, path: str, seq0: int,
              row_numbers: np.ndarray) -> Iterator:
         """`TableRow`s or dead letters; `seq0` is the frame's first row in the stream,
         `row_numbers` its rows' numbers in their file. Rows become Python objects
         `CHUNK_ROWS` at a time."""
-        t, bad_t = event_seconds(frame, self.time, seq0)
+        t, bad_t, feats, fx, bad_cells, finite = self._checked(frame, seq0)
         lt = event_seconds(frame, self.label_time)[0] if self.label_time in frame.columns \
             else None
-        feats = [c for c in self.features if c in frame.columns]
-        fx, bad_cells = _feature_frame(frame, feats, self.numeric)
-        # Rows of finite numbers only (the usual case) are clean as pandas gives them.
-        finite = np.zeros(len(frame), dtype=bool)
-        if feats and all(d.kind in "iuf" for d in fx.dtypes):  # ints and floats
-            finite = np.isfinite(fx.to_numpy(dtype=float, na_value=np.nan)).all(axis=1)
         new_row = tuple.__new__  # TableRow(...) costs 2.5 times as much per row
         stream, time, missing = self.stream, self.time, self.missing  # locals: read per row
         for a in range(0, len(frame), CHUNK_ROWS):
@@ -301,16 +339,13 @@ def _instance_times(table: _TableColumns, chunks) -> tuple[dict, set, int]:
     for chunk in chunks:
         if isinstance(chunk, dict):
             continue  # the second pass reports it
-        path, row_numbers, frame = chunk
-        for item in table.rows(frame, path, n_rows, row_numbers):
-            if isinstance(item, dict):
-                continue
-            seq, _, key, t, _, _, _, _, kind = item  # per row: unpacked, not looked up
-            if kind == INSTANCE:
-                if key in instance_t:
-                    repeated.add(seq)
-                else:
-                    instance_t[key] = t
+        frame = chunk[2]
+        ids, times, seqs = table.instances(frame, n_rows)
+        for key, t, seq in zip(ids, times.tolist(), seqs.tolist()):
+            if key in instance_t:
+                repeated.add(seq)
+            else:
+                instance_t[key] = t
         n_rows += len(frame)
     return instance_t, repeated, n_rows
 
