@@ -195,8 +195,10 @@ def test_csv_read_in_chunks_keeps_one_type_per_column(tmp_path, monkeypatch):
 
 def test_json_lines_are_parsed_once_before_the_run_and_their_time_order_told(tmp_path,
                                                                               monkeypatch):
-    """The checks before a run parse a JSON Lines file once (columns, head, times' order):
-    `rows_in_time_order` agrees with a plain loop over the files' times in path order."""
+    """The checks before a run parse a JSON Lines file once (columns, head, times' order),
+    chunk by chunk (here chunks of 7 lines: they hold a chunk, not the file):
+    `rows_in_time_order` agrees with a plain loop over the files' times in path order, and
+    the columns are every line's keys."""
     from pipelines.config import RunConfig
     from pipelines.plan import plan
     from transforms.streams import table_files
@@ -204,8 +206,10 @@ def test_json_lines_are_parsed_once_before_the_run_and_their_time_order_told(tmp
     from transforms.streams.tables import rows_in_time_order
 
     def write(name, times):
-        (tmp_path / name).write_text("".join(f'{{"time": {t}, "x": {t / 10}, "label": {t % 2}}}\n'
-                                             for t in times))
+        late = ', "late": 1'  # a key of one line only
+        (tmp_path / name).write_text("".join(
+            f'{{"time": {t}, "x": {t / 10}, "label": {t % 2}{late * (t == 93)}}}\n'
+            for t in times))
 
     def in_order_by_loop():
         times = [json.loads(line)["time"] for path in sorted(tmp_path.glob("*.jsonl"))
@@ -213,17 +217,20 @@ def test_json_lines_are_parsed_once_before_the_run_and_their_time_order_told(tmp
         return all(a <= b for a, b in zip(times, times[1:]))
 
     parsed = []
-    read_table = table_files._read_table
-    monkeypatch.setattr(table_files, "_read_table",
-                        lambda path, fmt, csv=None: parsed.append(path) or read_table(path, fmt,
-                                                                                       csv))
+    chunks = table_files._jsonl_chunks
+    monkeypatch.setattr(table_files, "CHUNK_ROWS", 7)
+    monkeypatch.setattr(table_files, "_jsonl_chunks",
+                        lambda path, *args: parsed.append(path) or chunks(path, *args))
     stream = f"{tmp_path}/*.jsonl"
     write("a.jsonl", range(0, 50))
     write("b.jsonl", range(50, 100))
     assert plan(RunConfig(streams=[stream], models=["majority"], out=str(tmp_path / "o"),
                           delay="5")).replay == "per-stream"
     assert sorted(parsed) == sorted(str(p) for p in tmp_path.glob("*.jsonl"))  # once each
+    assert table_files.columns_of(str(tmp_path / "b.jsonl"), "jsonl") == \
+        ["time", "x", "label", "late"]  # a key of line 44 only
     cases = [("b.jsonl", [*range(50, 60), 55, *range(61, 100)]),  # one time back
+             ("b.jsonl", [*range(50, 57), 49, *range(57, 100)]),  # a chunk's first line
              ("b.jsonl", range(50, 100)), ("c.jsonl", range(10, 20))]  # a file starting early
     for name, times in cases:
         write(name, times)

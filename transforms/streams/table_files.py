@@ -198,20 +198,39 @@ def file_version(path: str) -> tuple:
 
 @functools.lru_cache(maxsize=8)
 def _jsonl_facts_of(path: str, version: tuple, csv: str) -> JsonlFacts:
-    frame = _read_table(path, "jsonl", json.loads(csv))
-    head = frame.head(JSONL_HEAD).copy()
-    times = {}
-    for column in frame.columns:
-        values = frame[column]
-        if values.dtype == object and not all(isinstance(v, str) for v in values.dropna()):
-            continue  # numbers and text in one column: left to the whole read
-        if event_seconds(head, column)[1].all():
-            continue  # not times
-        t, bad = event_seconds(frame, column)
-        t = t[~bad]
-        if len(t):
-            times[column] = (not np.count_nonzero(t[1:] < t[:-1]), float(t[0]), float(t[-1]))
-    return JsonlFacts(head, times)
+    # Chunk by chunk, so the checks hold one chunk, not the file. A column is a column of times
+    # if its head has a time that parses and no chunk mixes numbers and text in it.
+    head, columns, kinds, times = None, {}, {}, {}
+    for item in _jsonl_chunks(path, None, json.loads(csv), None):
+        if isinstance(item, dict):
+            continue  # a broken line: a dead letter of the stream's read
+        frame = item[2]
+        columns.update(dict.fromkeys(frame.columns))
+        for column in frame.columns:
+            values = frame[column]
+            kind = "number" if values.dtype != object else \
+                "text" if all(isinstance(v, str) for v in values.dropna()) else "mixed"
+            kinds.setdefault(column, set()).add(kind)
+        if head is None:
+            head = frame.head(JSONL_HEAD).copy()
+            times = {c: [True, None, None] for c in head.columns
+                     if not event_seconds(head, c)[1].all()}
+        for column, told in times.items():
+            if column not in frame.columns:
+                continue
+            t, bad = event_seconds(frame, column)
+            t = t[~bad]
+            if len(t):
+                if told[1] is None:
+                    told[1] = float(t[0])
+                elif t[0] < told[2]:
+                    told[0] = False
+                told[0] = told[0] and not np.count_nonzero(t[1:] < t[:-1])
+                told[2] = float(t[-1])
+    head = pd.DataFrame() if head is None else head.reindex(columns=list(columns))
+    return JsonlFacts(head, {c: tuple(told) for c, told in times.items()
+                             if told[1] is not None and len(kinds[c]) == 1
+                             and "mixed" not in kinds[c]})
 
 
 def _undecodable(path: str, error: UnicodeDecodeError, csv: dict | None) -> InputError:
