@@ -194,3 +194,46 @@ def test_naive_bayes_single_prediction_ties_are_left_to_predict_one(monkeypatch)
                         lambda self, x: asked.append(x) or original(self, x))
     assert naive_bayes_batch.naive_bayes_predict_one(model, {"a": 0.5}) == "u"
     assert asked == [{"a": 0.5}]
+
+
+TREES = {  # quick to split: several leaves within 1 500 rows
+    "ht-nba": lambda: tree.HoeffdingTreeClassifier(grace_period=50, delta=0.01),
+    "ht-nb": lambda: tree.HoeffdingTreeClassifier(grace_period=50, delta=0.01,
+                                                  leaf_prediction="nb", nb_threshold=20),
+    "ht-mc": lambda: tree.HoeffdingTreeClassifier(grace_period=50, delta=0.01,
+                                                  leaf_prediction="mc"),
+    # nominal splits (Agrawal's elevel, car, zipcode), leaves deactivated by a memory limit
+    "ht-nominal": lambda: tree.HoeffdingTreeClassifier(
+        grace_period=30, delta=0.01, nominal_attributes=["elevel", "car", "zipcode"]),
+    "ht-small": lambda: tree.HoeffdingTreeClassifier(grace_period=30, delta=0.01,
+                                                     max_size=0.02, memory_estimate_period=100),
+}
+
+
+@pytest.mark.parametrize("stream", ["agrawal", "sea", "hyperplane"])
+@pytest.mark.parametrize("model_name", sorted(TREES))
+def test_tree_single_predictions_equal_river_while_learning(stream, model_name):
+    """The engine's single-row path for river's Hoeffding tree gives `predict_one` and
+    `predict_proba_one` exactly (the same floats), at every stage of learning: before the
+    first label, majority-class and naive Bayes leaves, nominal splits, inactive leaves, and
+    rows missing a split feature (the most common path)."""
+    from transforms.models.naive_bayes_batch import fast_predict_one, predict_with_proba
+
+    data = list(itertools.islice(STREAMS[stream](), 1500))
+    model = TREES[model_name]()
+    scored, predict = predict_with_proba(model), fast_predict_one(model)
+    assert scored.func.__name__ == "tree_predict_with_proba"
+    seen_modes, probes = set(), 0
+    for i, (x, y) in enumerate(data):
+        missing = dict(list(x.items())[1:])  # without its first feature
+        for probe in (x, missing):
+            assert scored(probe) == (model.predict_one(probe), model.predict_proba_one(probe))
+            assert predict(probe) == model.predict_one(probe)
+            probes += 1
+        if model._root is not None and i % 50 == 0:
+            from transforms.models.tree_batch import _leaf_mode, tree_leaf
+
+            seen_modes.add(_leaf_mode(tree_leaf(model, x), model))
+        model.learn_one(x, y)
+    assert probes == 3000 and (model.n_leaves > 1 or model.n_inactive_leaves)
+    assert "mc" in seen_modes if model_name in ("ht-mc", "ht-small") else "nb" in seen_modes
