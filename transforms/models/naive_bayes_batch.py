@@ -206,8 +206,6 @@ def predict_with_proba(model):
     >>> predict_with_proba(naive_bayes.GaussianNB()).func.__name__
     'naive_bayes_predict_with_proba'
     >>> model = tree.HoeffdingTreeClassifier()
-    >>> predict_with_proba(model).func.__name__
-    'tree_predict_with_proba'
     >>> model.learn_one({"a": 1.0}, True)
     >>> predict_with_proba(model)({"a": 1.0})
     (True, {True: 1.0})
@@ -224,21 +222,9 @@ def predict_with_proba(model):
     if isinstance(model, BaseNB) and kind.predict_proba_one is BaseNB.predict_proba_one \
             and kind.predict_one is Classifier.predict_one:
         return functools.partial(naive_bayes_predict_with_proba, model)
-    if _is_hoeffding_tree(model):
-        from transforms.models.tree_batch import tree_predict_with_proba
-
-        return functools.partial(tree_predict_with_proba, model)
     if kind.predict_one is Classifier.predict_one:
         return functools.partial(_class_of_proba, model)
     return functools.partial(_class_and_proba, model)
-
-
-def _is_hoeffding_tree(model) -> bool:
-    """Whether the model is river's `HoeffdingTreeClassifier` itself (a subclass may predict
-    otherwise), with its own `tree_batch` stand-ins."""
-    from river.tree import HoeffdingTreeClassifier
-
-    return type(model) is HoeffdingTreeClassifier
 
 
 def _class_of_proba(model, x: dict) -> tuple:
@@ -254,17 +240,14 @@ def _class_and_proba(model, x: dict) -> tuple:
 
 def fast_predict_one(model):
     """`model.predict_one`, or an exact faster stand-in for it (`naive_bayes_predict_one` for
-    river's naive Bayes classifiers that predict as their base class does, `tree_predict_one`
-    for river's Hoeffding tree classifier).
+    river's naive Bayes classifiers that predict as their base class does).
 
     Example
     -------
 
-    >>> from river import linear_model, naive_bayes, tree
+    >>> from river import linear_model, naive_bayes
     >>> fast_predict_one(naive_bayes.GaussianNB()).func.__name__
     'naive_bayes_predict_one'
-    >>> fast_predict_one(tree.HoeffdingTreeClassifier()).func.__name__
-    'tree_predict_one'
     >>> fast_predict_one(linear_model.LogisticRegression()).__name__
     'predict_one'
     """
@@ -275,8 +258,4 @@ def fast_predict_one(model):
     if isinstance(model, BaseNB) and kind.predict_proba_one is BaseNB.predict_proba_one \
             and kind.predict_one is Classifier.predict_one:
         return functools.partial(naive_bayes_predict_one, model)
-    if _is_hoeffding_tree(model):
-        from transforms.models.tree_batch import tree_predict_one
-
-        return functools.partial(tree_predict_one, model)
     return model.predict_one

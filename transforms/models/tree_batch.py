@@ -258,7 +258,7 @@ class HoeffdingTreeBatch(DenseBatch):
             stamps[idx] = self._entry(root, model).token
         elif len(idx) <= self.ROUTE_ONE_BY_ONE:
             for i in idx.tolist():
-                stamps[i] = self._entry(_leaf_under(root, xs[i]), model).token
+                stamps[i] = self._entry(root.traverse(xs[i], until_leaf=True), model).token
         else:
             for leaf, reached in self._route(root, rows, xs, idx, at):
                 stamps[reached] = self._entry(leaf, model).token
@@ -280,7 +280,7 @@ class HoeffdingTreeBatch(DenseBatch):
             yield from self._route(node.children[1], rows, xs, idx[~go_left], at)
         else:
             for i in idx.tolist():
-                yield _leaf_under(node, xs[i]), np.array([i])
+                yield node.traverse(xs[i], until_leaf=True), np.array([i])
 
     @property
     def _columns(self) -> dict:
@@ -420,82 +420,3 @@ def _gaussian_leaf(splitters: dict, columns: dict) -> bool:
 
     return all(att in columns and type(obs) is GaussianSplitter
                for att, obs in splitters.items())
-
-
-def tree_leaf(tree, x: dict):
-    """The leaf of river's Hoeffding tree that `x` reaches, as `traverse` finds it (a missing
-    split feature takes the most common path), in a plain loop: river's recursive generator
-    costs a few µs a level.
-
-    >>> from river import tree
-    >>> model = tree.HoeffdingTreeClassifier()
-    >>> model.learn_one({"a": 1.0}, True)
-    >>> tree_leaf(model, {"a": 2.0}) is model._root
-    True
-    """
-    return _leaf_under(tree._root, x)
-
-
-def _leaf_under(node, x: dict):
-    branch = _branch_class()
-    while isinstance(node, branch):
-        try:
-            node = node.next(x)
-        except KeyError:
-            node = node.most_common_path()[1]
-    return node
-
-
-def tree_predict_with_proba(tree, x: dict) -> tuple:
-    """(`predict_one(x)`, `predict_proba_one(x)`) of river's `HoeffdingTreeClassifier`, the
-    same floats from river's own leaf statistics and naive Bayes, without the recursive walk
-    and the deep copy of the majority-class normalisation (most of `predict_proba_one`'s
-    time): a majority-class answer is the leaf's class weights times 1 / their sum, as river
-    scales them.
-
-    Example
-    -------
-
-    >>> import itertools
-    >>> from river import datasets, tree
-    >>> model = tree.HoeffdingTreeClassifier(grace_period=50)
-    >>> data = list(itertools.islice(datasets.synth.Agrawal(seed=1), 600))
-    >>> for x, y in data[:500]:
-    ...     model.learn_one(x, y)
-    >>> all(tree_predict_with_proba(model, x) == (model.predict_one(x),
-    ...                                           model.predict_proba_one(x))
-    ...     for x, _ in data[500:])
-    True
-    """
-    proba = {c: 0.0 for c in sorted(tree.classes)}
-    if tree._root is not None:
-        leaf = tree_leaf(tree, x)
-        mode = _leaf_mode(leaf, tree)
-        if mode == "mc":
-            stats = leaf.stats
-            total = sum(stats.values())
-            if total == 0 or math.isnan(total):
-                proba.update(stats)
-            else:
-                scale = 1 / total
-                for c, weight in stats.items():
-                    proba[c] = weight * scale
-        elif mode == "nb":
-            from river.tree.utils import do_naive_bayes_prediction
-
-            proba.update(do_naive_bayes_prediction(x, leaf.stats, leaf.splitters))
-        else:
-            proba.update(leaf.prediction(x, tree=tree))
-    return (max(proba, key=proba.get) if proba else None), proba
-
-
-def tree_predict_one(tree, x: dict):
-    """`predict_one(x)` of river's `HoeffdingTreeClassifier` (`tree_predict_with_proba`).
-
-    >>> from river import tree
-    >>> model = tree.HoeffdingTreeClassifier()
-    >>> model.learn_one({"a": 1.0}, "yes")
-    >>> tree_predict_one(model, {"a": 0.5})
-    'yes'
-    """
-    return tree_predict_with_proba(tree, x)[0]
