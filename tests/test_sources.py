@@ -235,3 +235,52 @@ def test_json_lines_are_parsed_once_before_the_run_and_their_time_order_told(tmp
     for name, times in cases:
         write(name, times)
         assert rows_in_time_order(StreamSpec.parse(stream)) == in_order_by_loop(), name
+
+
+SHADES = ("dark", "light")
+
+
+@pytest.mark.parametrize("missing", ["dead-letter", "drop"])
+def test_a_tables_features_are_the_columns_of_all_its_rows_however_it_is_read(
+        tmp_path, monkeypatch, missing):
+    """A table's features are every column of every file — for JSON Lines every line's keys,
+    for partitions every partition's columns — and a row without a value for one of them has a
+    missing value (the `missing` option), whatever chunks the read takes: here a key that only
+    line 21 of 30 has (after the first chunk of 7), a key line 4 lacks, and a second partition
+    with a text column and a number column the first lacks. Oracle: a loop over the lines, as the option describes."""
+    from transforms.streams import table_files
+
+    jsonl = tmp_path / "sparse.jsonl"
+    lines = [{"time": i, "x": i / 10, "label": i % 2, **({} if i == 3 else {"w": 1.0}),
+              **({"z": 5.0} if i == 20 else {})} for i in range(30)]
+    jsonl.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    (tmp_path / "parts").mkdir()
+    (tmp_path / "parts" / "a.csv").write_text(
+        "time,x,label\n" + "".join(f"{i},{i / 10},{i % 2}\n" for i in range(10)))
+    (tmp_path / "parts" / "b.csv").write_text(
+        "time,x,extra,shade,label\n" + "".join(f"{i},{i / 10},{i},{SHADES[i % 2]},{i % 2}\n"
+                                               for i in range(10, 20)))
+    parts = [{"time": i, "x": i / 10, "label": i % 2,
+              **({"extra": i, "shade": SHADES[i % 2]} if i >= 10 else {})} for i in range(20)]
+
+    def by_loop(rows, columns):
+        kept, dead = {}, []
+        for i, row in enumerate(rows):
+            absent = [c for c in columns if c not in row]
+            if absent and missing == "dead-letter":
+                dead.append((i + 1 if rows is lines else i % 10 + 1, absent[0]))
+            else:
+                kept[i] = {c: row[c] for c in columns if c in row}
+        return kept, dead
+
+    options = json.dumps({"missing": missing})
+    cases = [(str(jsonl) + options, lines, ["x", "w", "z"]),
+             (f"{tmp_path}/parts/*.csv" + options, parts, ["x", "extra", "shade"])]
+    for spec, rows, columns in cases:
+        for chunk_rows in (65_536, 7):
+            monkeypatch.setattr(table_files, "CHUNK_ROWS", chunk_rows)
+            table_files._jsonl_facts_of.cache_clear()
+            events, dead = read(spec, delay="1")
+            kept = {e[4]: e[5] for e in events if e[3] == "instance"}
+            assert (kept, [(d["row"], d["field"]) for d in dead]) == by_loop(rows, columns), \
+                (spec, chunk_rows)

@@ -25,13 +25,16 @@ def _feature_frame(df: pd.DataFrame, columns: list[str], numeric: dict) -> tuple
     """Coerce mostly-numeric text columns to numbers; report cells that did not parse.
 
     `numeric` remembers per column whether its text is read as numbers, for the rest of the
-    table: yes once a chunk had it as numbers, else decided on the first chunk with text."""
+    table: yes once a chunk had it as numbers, else decided on the first chunk with text. A
+    column the chunk lacks (a key no line of it has, a column its file lacks) is all missing,
+    and decides nothing."""
     bad: dict[str, np.ndarray] = {}
-    out = df[columns].copy()
+    out = df.reindex(columns=columns)
     for c in columns:
         s = out[c]
         if pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s):
-            numeric.setdefault(c, True)
+            if c in df.columns:
+                numeric.setdefault(c, True)
         elif s.dtype == object or pd.api.types.is_string_dtype(s):
             num = pd.to_numeric(s, errors="coerce")
             present = s.notna()
@@ -167,7 +170,7 @@ class _TableColumns:
         cells that are no number in a column read as numbers, and the rows of finite numbers
         only (the usual case: clean as pandas gives them, no row-by-row check)."""
         t, bad_t = event_seconds(frame, self.time, seq0)
-        feats = [c for c in self.features if c in frame.columns]
+        feats = self.features
         fx, bad_cells = _feature_frame(frame, feats, self.numeric)
         finite = np.zeros(len(frame), dtype=bool)
         if feats and all(d.kind in "iuf" for d in fx.dtypes):  # ints and floats
@@ -295,7 +298,12 @@ def table_events(spec, delay, checks: Checks) -> Iterator:
         first = next(chunks, None)
     if first is None:
         raise InputError(f"{spec.source}: the stream is empty (no rows)")
-    columns = list(first[2].columns)
+    # A table's columns are those of all its files (a JSON Lines file's: every line's keys),
+    # so a feature is one whether or not the first chunk has it.
+    columns = list(dict.fromkeys(itertools.chain.from_iterable(
+        columns_of(path, o.get("format") or fmt_of(path, spec.format), csv)
+        for path in table_files(spec.source))))
+    columns += [c for c in first[2].columns if c not in columns]
     table = _TableColumns(spec, delay, columns)
     chunks = itertools.chain(leading, [first], chunks)
     if table.kind in columns or "labels" in o:
