@@ -18,7 +18,6 @@ consecutive label ranges (rescaling by α to the later reference), equal up to r
 from __future__ import annotations
 
 import numpy as np
-from scipy.signal import lfilter
 
 
 def block_ends(n, every: int, windows=()) -> np.ndarray:
@@ -88,7 +87,10 @@ class FadingScore:
         elif stats.shape[-1] < self.state.shape[-1]:
             stats = self.score_class.pad_faded(stats, self.state.shape[-1])
         # lfilter([1], [1, -α]) runs y[i] = x[i] + α·y[i-1] in C: the sequential loop's own
-        # operations, started from the state carried over from the previous block.
+        # operations, started from the state carried over from the previous block. (Imported
+        # here: scipy.signal takes ~1 s to import, a third of a short run, and few runs fade.)
+        from scipy.signal import lfilter
+
         out, _ = lfilter([1.0, 0.0], [1.0, -self.alpha], stats, axis=0,
                          zi=(self.alpha * self.state)[None])
         self.state = out[-1]

@@ -247,7 +247,8 @@ def test_a_tables_features_are_the_columns_of_all_its_rows_however_it_is_read(
     for partitions every partition's columns — and a row without a value for one of them has a
     missing value (the `missing` option), whatever chunks the read takes: here a key that only
     line 21 of 30 has (after the first chunk of 7), a key line 4 lacks, and a second partition
-    with a text column and a number column the first lacks. Oracle: a loop over the lines, as the option describes."""
+    with a text column and a number column the first lacks. Oracle: a loop over the lines,
+    as the option describes."""
     from transforms.streams import table_files
 
     jsonl = tmp_path / "sparse.jsonl"
