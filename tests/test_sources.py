@@ -1,10 +1,13 @@
 """Reading streams: logs in three formats, two table shapes, ARFF, river streams, delays."""
 
+import csv
 import itertools
 import json
 
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from river import datasets
 
 from tests.helpers import brief, data, read
@@ -104,6 +107,25 @@ def test_arff_declares_classes_in_header_order():
     assert instances[0][5] == {"x1": 1.0, "colour": "red"}
     assert instances[2][5] == {"colour": "red"}  # ? is a missing value
     assert [e[6] for e in events if e[3] == "label"] == ["no", "yes", "yes", "no"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.text(alphabet="ab1.5 \t,'\"?%{-", min_size=1, max_size=12), min_size=1,
+                max_size=8))
+def test_arff_data_lines_are_split_as_csv_reads_them(tmp_path_factory, lines):
+    """An ARFF file's data rows, split at commas where a line has no quote, are the fields
+    Python's csv reader gives each line (quote ', spaces after commas skipped, fields
+    stripped), with their line numbers; blank and comment lines are no rows."""
+    from transforms.streams.arff import arff_rows
+
+    lines = [line.replace("\n", "") for line in lines if not line.strip().startswith("{")]
+    path = tmp_path_factory.mktemp("arff") / "s.arff"
+    path.write_text("@relation s\n@attribute a string\n@data\n" + "\n".join(lines) + "\n")
+    expected = [(number, [v.strip() for v in next(csv.reader(
+        [line.strip()], skipinitialspace=True, quotechar="'"))])
+        for number, line in enumerate(lines, 4)
+        if line.strip() and not line.strip().startswith("%")]
+    assert list(arff_rows(str(path))) == expected
 
 
 def test_delayed_arff_uses_file_order_for_ties():
