@@ -54,36 +54,51 @@ class PredictionLog:
     def columns(self) -> dict:
         """{"ids", "row_id", "kind", "t", "value"[, "proba"]} arrays (see the class
         docstring)."""
+        # One numpy call per column for the single predictions (a drain's initial and final
+        # predictions are most of them), a slice assignment per series.
         entries = self._entries
         ids = np.empty(len(entries), dtype=object)
         ids[:] = [e[0] for e in entries]
-        counts = np.array([np.size(e[2]) for e in entries], dtype=np.int64)
+        series = [i for i, e in enumerate(entries) if isinstance(e[2], np.ndarray)]
+        counts = np.ones(len(entries), dtype=np.int64)
+        counts[series] = [entries[i][2].size for i in series]
+        starts = np.cumsum(counts) - counts
+        single = np.ones(len(entries), dtype=bool)
+        single[series] = False
+        t = np.empty(int(counts.sum()), dtype=np.float64)
+        value = np.empty(len(t), dtype=self.dtype)
+        at = starts[single]
+        t[at] = [e[2] for e, one in zip(entries, single.tolist()) if one]
+        value[at] = [e[3] for e, one in zip(entries, single.tolist()) if one]
+        for i in series:
+            t[starts[i]:starts[i] + counts[i]] = entries[i][2]
+            value[starts[i]:starts[i] + counts[i]] = entries[i][3]
         extra = {}
         if self._probas:
-            starts = np.cumsum(counts) - counts
-            width = max(np.shape(p)[-1] for p in self._probas.values())
-            proba = extra["proba"] = np.full((int(counts.sum()), width), math.nan)
-            widths = extra["proba_width"] = np.zeros(len(proba), dtype=np.int32)
-            by_width: dict = {}  # vectors' width -> (entry indices, their matrices)
+            # vectors' width -> (first rows, row counts, vectors or matrices), a single
+            # prediction's vectors apart from a series' matrices, each kind stacked at once
+            by_width: dict = {}
+            in_series = set(series)
             for i, p in self._probas.items():
-                p = np.asarray(p, dtype=np.float64).reshape(counts[i], -1)
-                which, matrices = by_width.setdefault(p.shape[1], ([], []))
-                which.append(i)
-                matrices.append(p)
-            for w, (which, matrices) in by_width.items():
-                which = np.array(which, dtype=np.int64)
-                sizes = counts[which]
-                rows = np.repeat(starts[which] - np.cumsum(sizes) + sizes, sizes) + \
-                    np.arange(int(sizes.sum()))
-                p = np.concatenate(matrices)
+                p = np.asarray(p, dtype=np.float64)
+                if i in in_series:
+                    p = p.reshape(counts[i], -1)
+                group = by_width.setdefault((p.shape[-1], p.ndim), ([], [], []))
+                group[0].append(starts[i])
+                group[1].append(counts[i])
+                group[2].append(p)
+            proba = extra["proba"] = np.full((len(t), max(w for w, _ in by_width)), math.nan)
+            widths = extra["proba_width"] = np.zeros(len(proba), dtype=np.int32)
+            for (w, ndim), (firsts, sizes, arrays) in by_width.items():
+                sizes = np.array(sizes, dtype=np.int64)
+                rows = np.repeat(np.array(firsts, dtype=np.int64) - np.cumsum(sizes) + sizes,
+                                 sizes) + np.arange(int(sizes.sum()))
+                p = np.array(arrays) if ndim == 1 else np.concatenate(arrays)
                 proba[rows, :w] = p
                 widths[rows] = np.where(np.isnan(p).any(axis=1), 0, w)
         return {**extra, "ids": ids, "row_id": np.repeat(np.arange(len(entries)), counts),
                 "kind": np.repeat(np.array([e[1] for e in entries], dtype=np.uint8), counts),
-                "t": np.concatenate([np.atleast_1d(e[2]).astype(np.float64) for e in entries]
-                                    or [np.empty(0)]),
-                "value": np.concatenate([np.atleast_1d(e[3]).astype(self.dtype)
-                                         for e in entries] or [np.empty(0, self.dtype)])}
+                "t": t, "value": value}
 
     def tuples(self, classes: list | None = None) -> list:
         """(id, kind, t, prediction) rows; `classes` maps class indices back to labels."""
