@@ -2,11 +2,13 @@
 runs them.
 
     python -m benchmarks.bench_files [--n 100000] [--delay 1000] [--repeats 3]
-        [--model gaussian-nb] [--formats csv parquet jsonl arff]
+        [--model gaussian-nb] [--formats csv parquet jsonl arff event-log tables]
 
 SEA (river's generator, seed 7, 10 % noise) is written once, in a separate step, as CSV,
-Parquet, JSON Lines and ARFF (`time`, three features, `label`). Then each run is its own
-process:
+Parquet, JSON Lines and ARFF (`time`, three features, `label`), and, as logs, as a Parquet event
+log (an instance row at each time, its label row `delay` − 0.5 s later: the label arrives just
+before the instance `delay` places on, as the delay in events has it) and as a Parquet instance
+table with a label table. Then each run is its own process:
 
 - `delayed-eval run` on each file, re-evaluation off (`--repredict none`: river has none), label
   delay in events, every default output (summary, curves, prediction log, drift, profile,
@@ -25,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import json
 import os
 import statistics
 import subprocess
@@ -48,8 +51,10 @@ print(accuracy.get())
 """
 
 
-def write_files(folder: str, n: int) -> dict[str, str]:
-    """SEA as CSV, Parquet, JSON Lines and ARFF in `folder`; returns {format: path}."""
+def write_files(folder: str, n: int, delay: int = 1000) -> dict[str, str]:
+    """SEA as CSV, Parquet, JSON Lines and ARFF, a Parquet event log and a Parquet instance
+    table with a label table (labels `delay` − 0.5 s after their instances) in `folder`;
+    returns {format: path or stream spec}."""
     from river.datasets import synth
 
     rows = list(itertools.islice(synth.SEA(seed=7, noise=0.1), n))
@@ -61,6 +66,17 @@ def write_files(folder: str, n: int) -> dict[str, str]:
     frame.to_csv(paths["csv"], index=False)
     frame.to_parquet(paths["parquet"], index=False)
     frame.to_json(paths["jsonl"], orient="records", lines=True)
+    instances = frame.drop(columns="label").assign(id=np.arange(n), kind="instance")
+    labels = pd.DataFrame({"id": np.arange(n), "time": np.arange(n) + delay - 0.5,
+                           "kind": "label", "label": frame["label"]})
+    paths["event-log"] = os.path.join(folder, "log.parquet")
+    pd.concat([instances, labels]).sort_values("time", kind="stable").to_parquet(
+        paths["event-log"], index=False)
+    paths["tables"] = os.path.join(folder, "instances.parquet") + json.dumps(
+        {"labels": os.path.join(folder, "labels.parquet")})
+    instances.drop(columns="kind").to_parquet(os.path.join(folder, "instances.parquet"),
+                                              index=False)
+    labels.drop(columns="kind").to_parquet(os.path.join(folder, "labels.parquet"), index=False)
     with open(paths["arff"], "w", encoding="utf-8") as f:
         f.write("@relation sea\n@attribute x1 numeric\n@attribute x2 numeric\n"
                 "@attribute x3 numeric\n@attribute label {0,1}\n@data\n")
@@ -77,10 +93,12 @@ def timed(command: list[str], cwd: str) -> tuple[float, str]:
     return elapsed, done.stdout
 
 
-def ours(path: str, args, out: str, *extra: str) -> list[str]:
+def ours(path: str, args, out: str, *extra: str, logged: bool = False) -> list[str]:
+    """A `delayed-eval run` on `path`; a log (`logged`) has its own label times: no --delay."""
+    delay = [] if logged else ["--delay", str(args.delay)]
     return [sys.executable, "-m", "pipelines.cli", "run", "--stream", f"sea={path}", "--model",
-            args.model, "--delay", str(args.delay), "--repredict", "none", "--runner", "direct",
-            "--quiet", "--out", out, *extra]
+            args.model, *delay, "--repredict", "none", "--runner", "direct", "--quiet",
+            "--out", out, *extra]
 
 
 def main(argv=None) -> None:
@@ -89,11 +107,12 @@ def main(argv=None) -> None:
     parser.add_argument("--delay", type=int, default=1000)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--model", default="gaussian-nb")
-    parser.add_argument("--formats", nargs="+", default=["csv", "parquet", "jsonl", "arff"])
+    parser.add_argument("--formats", nargs="+", default=["csv", "parquet", "jsonl", "arff"],
+                        choices=["csv", "parquet", "jsonl", "arff", "event-log", "tables"])
     args = parser.parse_args(argv)
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     with tempfile.TemporaryDirectory() as folder:
-        paths = write_files(folder, args.n)
+        paths = write_files(folder, args.n, args.delay)
         runs = {"river (initial only, CSV)": [sys.executable, "-c", RIVER, paths["csv"],
                                               str(args.delay), args.model],
                 "csv, initial only": ours(paths["csv"], args, os.path.join(folder, "o0"),
@@ -101,7 +120,8 @@ def main(argv=None) -> None:
                 "csv, no probabilities": ours(paths["csv"], args, os.path.join(folder, "o1"),
                                               "--no-probabilities")}
         for fmt in args.formats:
-            runs[fmt] = ours(paths[fmt], args, os.path.join(folder, f"o-{fmt}"))
+            runs[fmt] = ours(paths[fmt], args, os.path.join(folder, f"o-{fmt}"),
+                             logged=fmt in ("event-log", "tables"))
         times: dict[str, list[float]] = {name: [] for name in runs}
         for _ in range(args.repeats):
             for name, command in runs.items():
