@@ -2,7 +2,7 @@
 
     python -m benchmarks.bench_memory [--sizes 125000 250000 500000 1000000] [--delay 1000]
         [--models no-change majority] [--replays auto grouped] [--curve-every 1000]
-        [--fading 0.999] [--source synth|csv|parquet]
+        [--fading 0.999] [--source synth|csv|parquet|jsonl|arff]
 
 Each (replay path, size) runs in a fresh child process (the `direct` runner, SEA, the models
 given — two or more are compared, Q and McNemar —, a window of the last 1000 labels, a fading
@@ -11,11 +11,12 @@ output as long as the stream — off) and its own peak resident memory (`VmHWM`,
 `own_peak_mib`) is reported,
 with the growth per million events between the smallest and the largest size. `auto` is what
 a run gets without `--replay` (per-stream for a generated stream). The pending buffer of a
-constant delay is constant; what still grows is reported as it is. `--source csv|parquet`
-writes the same SEA events to a file first (columns time, features, label; not timed) and
-reads the stream from it; `--ids stream|pending` adds an `id` column of text ids, checked for
-duplicates over the whole stream (a set of every id) or only while pending; `--label-table`
-puts the labels in a label table (an instance + label table, joined by id).
+constant delay is constant; what still grows is reported as it is. `--source
+csv|parquet|jsonl|arff` writes the same SEA events to a file first (columns time, features,
+label; not timed) and reads the stream from it; `--ids stream|pending` adds an `id` column of
+text ids, checked for duplicates over the whole stream (a set of every id) or only while
+pending; `--label-table` puts the labels in a label table (an instance + label table, joined
+by id).
 """
 
 from __future__ import annotations
@@ -90,11 +91,31 @@ def sea_stream(n: int, source: str, folder: str, ids: str | None = None,
     paths = {}
     for name, table in tables.items():
         paths[name] = os.path.join(folder, f"{name}.{source}")
-        table.to_csv(paths[name], index=False) if source == "csv" else table.to_parquet(
-            paths[name])
+        _write(table, paths[name], source)
     options = {**({"unique_ids": ids} if ids else {}),
                **({"labels": paths["labels"]} if delay else {})}
     return paths["sea"] + (json.dumps(options) if options else "")
+
+
+def _write(table, path: str, source: str) -> None:
+    """A table as CSV, Parquet, JSON Lines or ARFF (an ARFF file's rows: its features and the
+    label, their times being their numbers)."""
+    if source == "csv":
+        table.to_csv(path, index=False)
+    elif source == "parquet":
+        table.to_parquet(path)
+    elif source == "jsonl":
+        table.to_json(path, orient="records", lines=True)
+    else:
+        if "id" in table.columns:
+            raise SystemExit("an ARFF stream has no ids or label table: leave out --ids and "
+                             "--label-table")
+        features = [c for c in table.columns if c not in ("time", "label")]
+        with open(path, "w", encoding="utf-8") as f:
+            f.write("@relation sea\n" + "".join(f"@attribute {c} numeric\n" for c in features)
+                    + "@attribute label {0,1}\n@data\n")
+            table[features].assign(label=table["label"].astype(int)).to_csv(
+                f, index=False, header=False)
 
 
 def measure(stream: str, delay: int, models: list[str], replay: str, curve_every: int,
@@ -116,7 +137,8 @@ def main(argv=None) -> None:
     parser.add_argument("--fading", default="0.999", help="a fading factor, or none")
     parser.add_argument("--curve-every", type=int, default=1000,
                         help="labels between curve points (the curves grow with the stream)")
-    parser.add_argument("--source", choices=["synth", "csv", "parquet"], default="synth",
+    parser.add_argument("--source", choices=["synth", "csv", "parquet", "jsonl", "arff"],
+                        default="synth",
                         help="generate the stream, or read it from a file written first")
     parser.add_argument("--label-table", action="store_true",
                         help="the file's labels go to a label table (id, time, label), each "

@@ -601,7 +601,9 @@ def test_lines_with_too_few_fields_are_dead_letters(tmp_path):
                                          "3,2.0,,a\n")
     events, dead = read(path, delay="1")
     assert [(d["row"], d["field"], d["reason"]) for d in dead] == [
-        (2, None, "the line is cut short: 2 of 4 fields"), (4, "g", "feature is nan")]
+        (2, None, "the line is cut short: 2 of 4 fields"),
+        (4, "g", 'feature is missing (an empty cell, NaN, null or an absent key); the stream '
+                 'option {"missing": "drop"} keeps such rows without it')]
     assert [e[5] for e in events if e[3] == "instance"] == [{"f": 1.0, "g": 2.0},
                                                             {"f": 3.0, "g": 1.0}]
 
@@ -651,10 +653,9 @@ def test_an_instance_set_aside_does_not_stand_for_its_id(tmp_path):
     assert [(e[0], e[3], e[4]) for e in events] == [
         (3.0, "instance", "a"), (4.0, "instance", "b"), (5.0, "instance", "c"),
         (7.0, "label", "a"), (8.0, "label", "b")]
-    assert sorted((d["row"], d["reason"].split(" ")[0] + " " + d["reason"].split(" ")[-1])
-                  for d in dead) == [
-        (1, "time datetime"), (2, "value number"), (3, "feature nan"),
-        (7, "duplicate 'a'"), (8, "label 5.0")]
+    assert sorted((d["row"], " ".join(d["reason"].split(" ")[:3])) for d in dead) == [
+        (1, "time 'soon' is"), (2, "value 'oops' is"), (3, "feature is missing"),
+        (7, "duplicate instance id"), (8, "label at 4.5")]
     # With missing values dropped, c's NaN row is its instance and "oops" still is no number.
     events, dead = read(str(tmp_path / "log.csv") + '{"missing": "drop"}')
     assert [(e[0], e[3], e[4]) for e in events] == [

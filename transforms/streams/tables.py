@@ -229,8 +229,9 @@ class _TableColumns:
                 x, problem = (records[i], None) if finite[j] else \
                     _features(records[i], missing)
                 if problem:
-                    yield dead_letter(stream, f"feature is {problem[1]}", file=path,
-                                      row=row, field=problem[0])
+                    yield dead_letter(stream, MISSING_FEATURE if math.isnan(problem[1]) else
+                                      f"feature is {problem[1]}", file=path, row=row,
+                                      field=problem[0])
                     continue
                 y = ys[i]
                 if isinstance(y, float) and math.isnan(y):
@@ -356,6 +357,10 @@ def _instance_times(table: _TableColumns, chunks) -> tuple[dict, set, int]:
                 instance_t[key] = t
         n_rows += len(frame)
     return instance_t, repeated, n_rows
+
+
+MISSING_FEATURE = ('feature is missing (an empty cell, NaN, null or an absent key); the stream '
+                   'option {"missing": "drop"} keeps such rows without it')
 
 
 def _features(x: dict | None, missing: str) -> tuple[dict | None, tuple | None]:
