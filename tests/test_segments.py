@@ -2,6 +2,7 @@
 predictions alone (a plain loop and scikit-learn on `predictions.parquet`), slices add up to the
 whole, segmenting changes no overall number, and every replay path gives the same rows."""
 
+import json
 import os
 
 import numpy as np
@@ -223,3 +224,14 @@ def test_the_report_has_a_table_of_the_slices_with_their_intervals(segmented):
         cell = (f"{mine['accuracy']:.3f} [{mine['accuracy_wilson_low']:.3f}, "
                 f"{mine['accuracy_wilson_high']:.3f}]")
         assert cell in page, country
+
+
+def test_the_manifest_gives_the_streams_features_as_given(segmented):
+    """The segment column is read for the slices, but the manifest's stream spec lists the
+    features the user gave, without it."""
+    folder, out = segmented
+    with open(os.path.join(out, "manifest.json"), encoding="utf-8") as f:
+        manifest = json.load(f)
+    given = [c for c in pd.read_csv(os.path.join(folder, "waveform.csv"), nrows=1).columns
+             if c not in ("label", "country")]
+    assert manifest["streams"]["w"]["spec"]["options"]["features"] == given
