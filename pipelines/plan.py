@@ -22,6 +22,7 @@ from transforms.scoring.plan import ScoringPlan
 from transforms.streams.delays import DelaySpec
 from transforms.streams.read import TimeRange
 from transforms.streams.sources import StreamSpec
+from transforms.streams.tables import table_columns
 
 
 @dataclass
@@ -132,6 +133,10 @@ def plan(config: RunConfig) -> Plan:
             "--no-probabilities" if not config.probabilities else "--repredict none") +
             ": leave one of them out")
     streams, hidden = _segmented(streams, config.segments, delay)
+    # A table's columns, found here (the checks have read them), so a worker reads no file for
+    # them: for JSON Lines that would be a whole pass.
+    streams = [dataclasses.replace(s, table_columns=tuple(table_columns(s)))
+               if s.kind == "file" and s.format != "arff" else s for s in streams]
     names = [s.name for s in streams]
     if len(set(names)) != len(names):
         raise ConfigError(f"stream names must be unique, got {names}; name them with NAME=SOURCE")

@@ -307,3 +307,24 @@ def test_a_tables_features_are_the_columns_of_all_its_rows_however_it_is_read(
             kept = {e[4]: e[5] for e in events if e[3] == "instance"}
             assert (kept, [(d["row"], d["field"]) for d in dead]) == by_loop(rows, columns), \
                 (spec, chunk_rows)
+
+
+def test_a_planned_table_is_read_without_reading_its_columns_again(tmp_path, monkeypatch):
+    """The plan finds a table's columns (for JSON Lines, a pass over the file); where the
+    table is read — on a worker, in another process — no file is read again for them, and
+    the events are those of a read that finds them itself."""
+    from pipelines.config import RunConfig
+    from pipelines.plan import plan
+    from transforms.streams import tables
+    from transforms.streams.delays import DelaySpec
+    from transforms.streams.sources import StreamSpec
+
+    path = tmp_path / "s.jsonl"
+    path.write_text("".join(json.dumps({"time": i, "x": i / 10, "label": i % 2,
+                                        **({"late": 1.0} if i > 5 else {})}) + "\n"
+                            for i in range(10)))
+    expected = list(StreamSpec.parse(str(path)).events(DelaySpec.parse("1")))
+    planned = plan(RunConfig(streams=[str(path)], models=["majority"], delay="1",
+                             out=str(tmp_path / "o"))).streams[0]
+    monkeypatch.setattr(tables, "columns_of", lambda *args: pytest.fail("columns read again"))
+    assert list(planned.events(DelaySpec.parse("1"))) == expected

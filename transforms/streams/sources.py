@@ -114,6 +114,9 @@ class StreamSpec:
     options
         The `{json}` options: the generator's parameters, or a table's columns and checks (see
         docs/inputs.md).
+    table_columns
+        A table's columns, those of all its files (`tables.table_columns`), when the plan has
+        found them (None: found where the table is read). A worker then reads no file for them.
 
     >>> s = StreamSpec.parse('synth:SEA{"n": 5, "seed": 1}')
     >>> s.name, s.kind
@@ -125,6 +128,7 @@ class StreamSpec:
     name: str
     source: str
     options: dict = field(default_factory=dict)
+    table_columns: tuple | None = field(default=None, compare=False, repr=False)
 
     @classmethod
     def parse(cls, text: str) -> StreamSpec:

@@ -272,6 +272,26 @@ def _jsonl_times_in_order(files: list[str], time_col: str, csv: dict) -> bool | 
     return True
 
 
+def table_columns(spec) -> list[str]:
+    """A table stream's columns: those of all its (instance) files, in order of appearance —
+    a JSON Lines file's are every key of any line.
+
+    >>> import os, tempfile
+    >>> folder = tempfile.mkdtemp()
+    >>> for name, text in (("a.csv", "time,x,label\\n0,1,a\\n"),
+    ...                    ("b.csv", "time,x,y,label\\n1,2,3,b\\n")):
+    ...     with open(os.path.join(folder, name), "w") as f:
+    ...         _ = f.write(text)
+    >>> from transforms.streams.sources import StreamSpec
+    >>> table_columns(StreamSpec.parse(os.path.join(folder, "*.csv")))
+    ['time', 'x', 'label', 'y']
+    """
+    o = spec.options
+    return list(dict.fromkeys(itertools.chain.from_iterable(
+        columns_of(path, o.get("format") or fmt_of(path, spec.format), csv_options(o))
+        for path in table_files(spec.source))))
+
+
 def table_events(spec, delay, checks: Checks) -> Iterator:
     """Events of a logged table stream (see `transforms.streams.sources` for the shapes).
 
@@ -299,11 +319,8 @@ def table_events(spec, delay, checks: Checks) -> Iterator:
         first = next(chunks, None)
     if first is None:
         raise InputError(f"{spec.source}: the stream is empty (no rows)")
-    # A table's columns are those of all its files (a JSON Lines file's: every line's keys),
-    # so a feature is one whether or not the first chunk has it.
-    columns = list(dict.fromkeys(itertools.chain.from_iterable(
-        columns_of(path, o.get("format") or fmt_of(path, spec.format), csv)
-        for path in table_files(spec.source))))
+    # A feature is one whether or not the first chunk has it.
+    columns = list(table_columns(spec) if spec.table_columns is None else spec.table_columns)
     columns += [c for c in first[2].columns if c not in columns]
     table = _TableColumns(spec, delay, columns)
     chunks = itertools.chain(leading, [first], chunks)
