@@ -582,6 +582,8 @@ def wilson_interval(successes: float, n: float, z: float = Z) -> tuple[float, fl
 
     >>> [round(v, 4) for v in wilson_interval(8, 10)]
     [0.4902, 0.9433]
+    >>> wilson_interval(1e-300, 1e-300)  # a faded count near 0: nothing is known
+    (0.0, 1.0)
 
     References
     ----------
@@ -590,7 +592,9 @@ def wilson_interval(successes: float, n: float, z: float = Z) -> tuple[float, fl
     """
     if not n:
         return math.nan, math.nan
-    p, z2 = successes / n, z * z
-    center = (p + z2 / (2 * n)) / (1 + z2 / n)
-    half = z * math.sqrt(max(p * (1 - p), 0.0) / n + z2 / (4 * n * n)) / (1 + z2 / n)
+    # The usual form times n/n: a faded count decays towards 0 (a class no longer predicted),
+    # and 1/n² overflowed there; this form tends to [0, 1] as n does.
+    z2 = z * z
+    center = (successes + z2 / 2) / (n + z2)
+    half = z * math.sqrt(max(successes * (n - successes) / n, 0.0) + z2 / 4) / (n + z2)
     return max(0.0, center - half), min(1.0, center + half)

@@ -308,3 +308,15 @@ def test_terminal_table_shows_the_positive_class_of_a_binary_task(tmp_path, caps
                  "--out", str(tmp_path / "refused"), "--runner", "direct"]) == 2
     assert "the positive class 'yes' is not one of the declared classes" in \
         capsys.readouterr().err
+
+
+def test_wilson_interval_of_a_faded_count_near_zero_is_the_whole_range():
+    """A class no longer predicted keeps a faded count that decays towards 0 (0.999^700 000 is
+    ~1e-304): its interval tends to [0, 1] — by hand, the centre (s + z²/2) / (n + z²) tends to
+    1/2 and the half-width z·√(s(n − s)/n + z²/4) / (n + z²) to z·(z/2)/z² = 1/2 — and is never
+    an error."""
+    from metrics.classification import wilson_interval
+
+    for n in (1e-300, 1e-310, 5e-324):
+        for successes in (n, 0.0):
+            assert wilson_interval(successes, n) == pytest.approx((0.0, 1.0))
