@@ -128,6 +128,21 @@ def test_arff_data_lines_are_split_as_csv_reads_them(tmp_path_factory, lines):
     assert list(arff_rows(str(path))) == expected
 
 
+def test_an_arff_streams_row_numbers_are_its_ids_and_none_is_remembered():
+    """A plain ARFF file's instances are numbered by row, unique by construction: the checks
+    keep no set of ids (which grew with the file, ~70 MiB per million rows)."""
+    from transforms.streams.arff import arff_events
+    from transforms.streams.delays import DelaySpec
+    from transforms.streams.rows import Checks
+    from transforms.streams.sources import StreamSpec
+
+    spec = StreamSpec.parse(data("small.arff"))
+    checks = Checks(spec)
+    events = list(arff_events(spec, DelaySpec.parse("1"), checks))
+    ids = [e[4] for e in events if e[3] == "instance"]
+    assert ids == list(range(len(ids))) and checks.seen is None
+
+
 def test_delayed_arff_uses_file_order_for_ties():
     events, dead = read(data("delayed.arff") + '{"delayed": true}')
     assert dead == []

@@ -305,6 +305,8 @@ def arff_events(spec, delay, checks) -> Iterator:
         return x, y
 
     if not delayed:
+        checks.numbered_ids()  # a row's id is its number: unique, nothing to remember
+
         def labelled():
             for i, (lineno, values) in enumerate(rows):
                 parsed = parse(lineno, values)
