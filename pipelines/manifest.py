@@ -319,7 +319,6 @@ def versions() -> dict:
     return out
 
 
-
 def _options_as_given(spec, hidden: dict) -> dict:
     """A stream's options as given: without the segment columns that the plan added to its
     `features` so that they are read (`Plan.hidden`; the models never see them).
