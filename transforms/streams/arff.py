@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import itertools
@@ -73,21 +74,6 @@ def _parse_nominal(spec: str) -> tuple:
                                                                   skipinitialspace=True)))
 
 
-def _read_arff(path: str, max_rows: int | None = None) -> tuple[list[Attribute],
-                                                             list[tuple[int, list]]]:
-    """Header attributes and data rows `(line number, values)`; numbers parsed, `?` -> None.
-    With `max_rows`, only the header and that many data rows are read (the checks before a
-    run need no more).
-
-    Values that do not parse are returned as `ArffValueError` markers so that the caller can
-    dead-letter the row with its line and field instead of failing the whole file.
-    """
-    with open(path, encoding="utf-8") as f:
-        numbered = enumerate(f, start=1)
-        attributes = _header(path, numbered)
-        return attributes, list(itertools.islice(_data_rows(path, numbered), max_rows))
-
-
 def _header(path: str, numbered) -> list[Attribute]:
     """The attributes of an ARFF file's header, read from (line number, line) pairs up to and
     including its @data line."""
@@ -153,11 +139,18 @@ def arff_rows(path: str) -> Iterator[tuple[int, list]]:
     [(5, ['0.5', 'x, y']), (7, ['1.5', 'z'])]
 
     """
+    with _as_input_errors(path), open(path, encoding="utf-8") as f:
+        numbered = enumerate(f, start=1)
+        _header(path, numbered)
+        yield from _data_rows(path, numbered)
+
+
+@contextlib.contextmanager
+def _as_input_errors(path: str) -> Iterator[None]:
+    """An ARFF file's own error, or one that cannot be opened or decoded, as an InputError
+    naming the file."""
     try:
-        with open(path, encoding="utf-8") as f:
-            numbered = enumerate(f, start=1)
-            _header(path, numbered)
-            yield from _data_rows(path, numbered)
+        yield
     except ArffError as e:
         raise InputError(str(e)) from None
     except (OSError, UnicodeDecodeError) as e:
@@ -219,12 +212,10 @@ def load_arff(path: str, max_rows: int | None = None):
     (['a', 'class'], [(5, ['0.5', 'yes']), (6, ['1.5', 'no'])])
 
     """
-    try:
-        return _read_arff(path, max_rows)
-    except ArffError as e:
-        raise InputError(str(e)) from None
-    except OSError as e:
-        raise InputError(f"{path}: {e}") from None
+    with _as_input_errors(path), open(path, encoding="utf-8") as f:
+        numbered = enumerate(f, start=1)
+        return _header(path, numbered), list(itertools.islice(_data_rows(path, numbered),
+                                                              max_rows))
 
 
 def arff_class_index(spec, attrs) -> int:
