@@ -319,21 +319,6 @@ def versions() -> dict:
     return out
 
 
-def _options_as_given(spec, hidden: dict) -> dict:
-    """A stream's options as given: without the segment columns that the plan added to its
-    `features` so that they are read (`Plan.hidden`; the models never see them).
-
-    >>> from transforms.streams.sources import StreamSpec
-    >>> spec = StreamSpec.parse('s=log.csv{"features": ["a", "country"]}')
-    >>> _options_as_given(spec, {"s": frozenset({"country"})})
-    {'features': ['a']}
-    """
-    extra = hidden.get(spec.name)
-    if not extra:
-        return spec.options
-    return {**spec.options, "features": [c for c in spec.options["features"] if c not in extra]}
-
-
 def manifest(pl: Plan, counts: dict, n_dead: int, started: str) -> dict:
     """`manifest.json`'s content: the configuration, versions, per-stream read counts and, per
     (stream, model), the counts that add up (see docs/semantics.md).
@@ -371,7 +356,7 @@ def manifest(pl: Plan, counts: dict, n_dead: int, started: str) -> dict:
         "bins": pl.scoring.bins,
         "versions": versions(),
         "streams": {s.name: {"spec": {"source": s.source,
-                                      "options": _options_as_given(s, pl.hidden)},
+                                      "options": s.options},
                              "delay": str(s.delay(pl.delay)), "ordering": s.ordering,
                              "seed": s.options.get("seed", 42) if s.kind == "synth" else None,
                              "declared_classes": pl.classes[s.name],

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from pipelines.config import LOGGED, RunConfig
 from pipelines.thresholds import parse_thresholds
@@ -51,14 +51,17 @@ class Plan:
     drift: DriftPlan | None
     log: PredictionLogSpec | None = None  # backfill: the prediction log scored
     time_range: TimeRange = TimeRange()
-    # Per stream, the --segment columns read only to segment by (not features of its models).
-    hidden: dict = field(default_factory=dict)
     holdout: Holdout | None = None
     cv: CrossValidation | None = None  # `models` then holds each model's folds, MODEL#1..K
 
     @property
     def backfill(self) -> bool:
         return self.log is not None
+
+    @property
+    def hidden(self) -> dict:
+        """Per stream, the --segment columns read only to segment by (no model sees them)."""
+        return {s.name: frozenset(s.segment_only) for s in self.streams if s.segment_only}
 
     @functools.cached_property
     def replay(self) -> str:
@@ -132,7 +135,7 @@ def plan(config: RunConfig) -> Plan:
         raise ConfigError("--repredicted-probabilities means nothing with " + (
             "--no-probabilities" if not config.probabilities else "--repredict none") +
             ": leave one of them out")
-    streams, hidden = _segmented(streams, config.segments, delay)
+    streams = _segmented(streams, config.segments, delay)
     # A table's columns, found here (the checks have read them), so a worker reads no file for
     # them: for JSON Lines that would be a whole pass.
     streams = [dataclasses.replace(s, table_columns=tuple(table_columns(s)))
@@ -156,7 +159,7 @@ def plan(config: RunConfig) -> Plan:
     parse_thresholds(config.fail_if, list(dict.fromkeys(
         [*models, *(model_and_fold(m)[0] for m in models)])), config.segments)
     return Plan(config, streams, models, tasks, classes, delay, repredict, scoring, drift, log,
-                time_range, hidden, holdout, cv)
+                time_range, holdout, cv)
 
 
 def _protocols(config: RunConfig, models: dict, tasks: dict) -> tuple:
@@ -178,13 +181,13 @@ def _protocols(config: RunConfig, models: dict, tasks: dict) -> tuple:
     return holdout, cv, folds, {f: tasks[model_and_fold(f)[0]] for f in folds}
 
 
-def _segmented(streams: list, segments: list, delay: DelaySpec) -> tuple[list, dict]:
-    """The streams, each reading its --segment columns, and per stream the columns read only
-    for them: a stream whose `features` option leaves a segment column out reads it too, and
-    its models never see it. Segmenting never changes what a model sees."""
+def _segmented(streams: list, segments: list, delay: DelaySpec) -> list:
+    """The streams, each reading its --segment columns: a column a table's `features` option
+    leaves out is read only to segment by (`StreamSpec.segment_only`), and no model sees it.
+    Segmenting never changes what a model sees."""
     if not segments:
-        return streams, {}
-    out, hidden = [], {}
+        return streams
+    out = []
     for s in streams:
         columns = _instance_columns(s, delay)
         for column in segments:
@@ -192,23 +195,21 @@ def _segmented(streams: list, segments: list, delay: DelaySpec) -> tuple[list, d
                 raise ConfigError(f"--segment {column}: stream {s.name} has no instance column "
                                   f"{column!r}; its columns are {columns}")
         features = s.options.get("features")
-        extra = [c for c in segments if features and c not in features]
-        if extra:
-            s = dataclasses.replace(s, options={**s.options, "features": [*features, *extra]})
-            hidden[s.name] = frozenset(extra)
-        out.append(s)
-    return out, hidden
+        extra = tuple(c for c in segments if features and c not in features)
+        out.append(dataclasses.replace(s, segment_only=extra) if extra else s)
+    return out
 
 
 def _instance_columns(spec: StreamSpec, delay: DelaySpec) -> list[str]:
-    """The columns an instance of `spec` can have: a table's columns but its id, time, kind,
-    label and label time; a generated or ARFF stream's features (of its first instance)."""
+    """The columns an instance of `spec` can have: a table's columns (of all its files) but its
+    id, time, kind, label and label time; a generated or ARFF stream's features (of its first
+    instance)."""
     if spec.kind in ("synth", "dataset") or spec.format == "arff":
         first = next((e for e in spec.events(delay) if not isinstance(e, dict)), None)
         return sorted(first[5] or {}) if first is not None else []
     o = spec.options
     roles = {o.get(k, k) for k in ("id", "time", "kind", "label", "label_time")}
-    return [c for c in spec.columns() if c not in roles]
+    return [c for c in table_columns(spec) if c not in roles]
 
 
 def _logged_models(log: PredictionLogSpec, models: list) -> list:

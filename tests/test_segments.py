@@ -235,3 +235,44 @@ def test_the_manifest_gives_the_streams_features_as_given(segmented):
     given = [c for c in pd.read_csv(os.path.join(folder, "waveform.csv"), nrows=1).columns
              if c not in ("label", "country")]
     assert manifest["streams"]["w"]["spec"]["options"]["features"] == given
+
+
+def test_a_column_read_only_for_slices_may_be_missing_and_changes_no_row(tmp_path):
+    """A --segment column that the `features` option leaves out may be empty in some rows and
+    absent from a whole partition: those rows are in the `(missing)` slice, not dead letters,
+    and the whole stream's rows equal the run without --segment; each slice's final accuracy
+    equals a loop over the final predictions of its rows."""
+    rng = np.random.default_rng(5)
+    folder = tmp_path / "parts"
+    folder.mkdir()
+    n = 120
+    x, y = rng.normal(size=2 * n), rng.integers(0, 2, 2 * n)
+    pd.DataFrame({"id": range(n), "time": range(n), "x": x[:n], "label": y[:n]}).to_csv(
+        folder / "a.csv", index=False)  # no region column at all
+    region = rng.choice(["n", "s"], n).astype(object)
+    region[::4] = None  # empty cells
+    pd.DataFrame({"id": range(n, 2 * n), "time": range(n, 2 * n), "x": x[n:], "label": y[n:],
+                  "region": region}).to_csv(folder / "b.csv", index=False)
+    stream = f's={folder}{{"features": ["x"]}}'
+    kw = dict(streams=[stream], models=["gaussian-nb"], delay="5", repredict="none",
+              quiet=True, runner="direct", run_id="same")
+    run(RunConfig(out=str(tmp_path / "whole"), **kw))
+    run(RunConfig(out=str(tmp_path / "sliced"), segments=["region"], **kw))
+    whole = pd.read_csv(tmp_path / "whole" / "summary.csv")
+    sliced = pd.read_csv(tmp_path / "sliced" / "summary.csv")
+    pd.testing.assert_frame_equal(sliced[sliced["segment"].isna()].reset_index(drop=True),
+                                  whole, check_dtype=False)
+    with open(tmp_path / "sliced" / "manifest.json", encoding="utf-8") as f:
+        assert json.load(f)["streams"]["s"]["read"]["dead_letters"] == 0
+    log = pd.read_parquet(tmp_path / "sliced" / "predictions.parquet")
+    final = log[log["kind"] == "final"].set_index("id")["y_pred"]  # (text: the log's type)
+    names = ["(missing)"] * n + [r if isinstance(r, str) else "(missing)" for r in region]
+    expected = {}
+    for i in range(2 * n):
+        if str(i) in final.index and isinstance(final[str(i)], str):  # scored
+            expected.setdefault(f"region={names[i]}", []).append(final[str(i)] == str(y[i]))
+    rows = sliced[(sliced["category"] == "final") & (sliced["metric"] == "accuracy")
+                  & (sliced["window"] == "cumulative") & sliced["segment"].notna()]
+    got = {s: (v, k) for s, v, k in zip(rows["segment"], rows["value"], rows["n"])}
+    assert got == {s: (pytest.approx(np.mean(h)), len(h)) for s, h in expected.items()}
+    assert set(got) == {"region=(missing)", "region=n", "region=s"}

@@ -117,6 +117,10 @@ class StreamSpec:
     table_columns
         A table's columns, those of all its files (`tables.table_columns`), when the plan has
         found them (None: found where the table is read). A worker then reads no file for them.
+    segment_only
+        A table's columns read only to segment by (`--segment` columns its `features` option
+        leaves out): each instance carries their values (None where missing) for its slices,
+        whatever they hold; no model sees them.
 
     >>> s = StreamSpec.parse('synth:SEA{"n": 5, "seed": 1}')
     >>> s.name, s.kind
@@ -129,6 +133,7 @@ class StreamSpec:
     source: str
     options: dict = field(default_factory=dict)
     table_columns: tuple | None = field(default=None, compare=False, repr=False)
+    segment_only: tuple = field(default=(), repr=False)
 
     @classmethod
     def parse(cls, text: str) -> StreamSpec:

@@ -160,6 +160,7 @@ class _TableColumns:
         self.missing = o.get("missing", "dead-letter")
         reserved = {self.id, self.time, self.kind, self.label, self.label_time, self.delay}
         self.features = o.get("features") or [c for c in columns if c not in reserved]
+        self.segment_only = spec.segment_only  # read as they are, missing or not
         self.numeric: dict = {}  # text feature columns read as numbers (decided on first chunk)
 
     def _column(self, frame: pd.DataFrame, name: str | None, a: int, b: int, default) -> list:
@@ -213,6 +214,8 @@ class _TableColumns:
             ys = self._column(frame, self.label, a, b, [None] * n)
             own = self._column(frame, self.delay, a, b, [None] * n)
             kinds = self._column(frame, self.kind, a, b, [INSTANCE] * n)
+            segments = [(c, self._column(frame, c, a, b, [None] * n))
+                        for c in self.segment_only]
             for j in range(a, b):  # j: the row in `frame`, i: in this slice's lists
                 i = j - a
                 row = int(row_numbers[j])
@@ -233,6 +236,8 @@ class _TableColumns:
                                       f"feature is {problem[1]}", file=path, row=row,
                                       field=problem[0])
                     continue
+                if segments and x is not None:
+                    x.update((c, values[i]) for c, values in segments)
                 y = ys[i]
                 if isinstance(y, float) and math.isnan(y):
                     y = None
