@@ -389,6 +389,22 @@ def test_a_table_without_its_label_column_is_refused_with_a_hint(tmp_path):
         StreamSpec.parse(none).check()
 
 
+def test_two_columns_with_one_name_are_refused(tmp_path):
+    # pandas would read the second `x` as `x.1`, a feature the user never named.
+    dup = _write(tmp_path, "dup.csv", "time,x,x,label\n0,1.0,2.0,a\n")
+    with pytest.raises(InputError, match=r"dup\.csv: two columns are named 'x'; rename one"):
+        StreamSpec.parse(dup).check()
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    pq.write_table(pa.table([[0], [1.0], [2.0], ["a"]], names=["time", "x", "x", "label"]),
+                   tmp_path / "dup.parquet")
+    with pytest.raises(InputError, match=r"dup\.parquet: two columns are named 'x'"):
+        StreamSpec.parse(str(tmp_path / "dup.parquet")).check()
+    # Header cells left empty are pandas' `Unnamed: i`, not one name twice.
+    StreamSpec.parse(_write(tmp_path, "blank.csv", "time,,,label\n0,1.0,2.0,a\n")).check()
+
+
 def test_a_corrupt_parquet_file_is_named(tmp_path):
     good = tmp_path / "good.parquet"
     pd.DataFrame({"time": range(100), "f": 1.0, "label": "a"}).to_parquet(good)

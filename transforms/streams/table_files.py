@@ -251,7 +251,8 @@ def _undecodable(path: str, error: UnicodeDecodeError, csv: dict | None) -> Inpu
 
 
 def columns_of(path: str, fmt: str, csv: dict | None = None) -> list[str]:
-    """A table file's column names, read from its header or schema alone.
+    """A table file's column names, read from its header or schema alone; a name given to two
+    columns is an InputError (a reader would rename one, or keep one of them).
 
     Example
     -------
@@ -269,19 +270,42 @@ def columns_of(path: str, fmt: str, csv: dict | None = None) -> list[str]:
             if fmt == "parquet":
                 import pyarrow.parquet as pq
 
-                return list(pq.read_schema(source).names)
+                return _named_once(path, list(pq.read_schema(source).names))
             if fmt == "csv":
-                try:
-                    return list(pd.read_csv(source, nrows=0, **(csv or {})).columns)
+                try:  # the header as it is: pandas renames a second `x` to `x.1`
+                    header = pd.read_csv(source, nrows=1, header=None, dtype=str,
+                                         keep_default_na=False, **(csv or {}))
                 except pd.errors.EmptyDataError:
                     return []
+                _named_once(path, [name for name in header.iloc[0] if name])
+        if fmt == "csv":  # (and pandas' names, which the reads use)
+            with opened(path) as source:
+                return list(pd.read_csv(source, nrows=0, **(csv or {})).columns)
     except UnicodeDecodeError as e:
         raise _undecodable(path, e, csv) from None
+    except InputError:
+        raise
     except (OSError, ValueError, pa.ArrowException) as e:  # a truncated or corrupt file
         raise InputError(f"{path}: not a readable {fmt} file ({e}); is it complete?") from None
     if fmt == "jsonl":
         return list(jsonl_facts(path, csv).head.columns)
     return list(_read_table(path, fmt, csv).columns)
+
+
+def _named_once(path: str, names: list[str]) -> list[str]:
+    """The names, unless one is given to two columns.
+
+    >>> _named_once("t.csv", ["time", "x", "x"])
+    Traceback (most recent call last):
+    ...
+    transforms.errors.InputError: t.csv: two columns are named 'x'; rename one of them
+    """
+    seen: set = set()
+    for name in names:
+        if name in seen:
+            raise InputError(f"{path}: two columns are named {name!r}; rename one of them")
+        seen.add(name)
+    return names
 
 
 def head_of(path: str, fmt: str, csv: dict | None = None, rows: int = 1000) -> pd.DataFrame:
