@@ -57,6 +57,32 @@ def test_duplicate_instance_id():
     assert any(d["reason"] == "duplicate instance id 'a'" for d in dead)
 
 
+def test_a_row_without_an_id_is_a_dead_letter_in_every_kind_of_table(tmp_path):
+    # An empty id cell, NaN or null stood for an instance `nan` (two such rows: two instances
+    # with one printed id, never equal to each other), or a label no instance could meet.
+    labelled = _write(tmp_path, "labelled.csv", "id,time,x,label\na,0,1.0,p\n,1,2.0,q\n"
+                      "c,2,3.0,p\n,3,4.0,q\n")
+    log = _write(tmp_path, "log.jsonl", "\n".join(json.dumps(r) for r in [
+        {"id": "a", "time": 0, "kind": "instance", "x": 1.0},
+        {"time": 1, "kind": "instance", "x": 2.0},
+        {"id": None, "time": 2, "kind": "label", "label": "p"},
+        {"id": "a", "time": 3, "kind": "label", "label": "q"}]) + "\n")
+    instances = _write(tmp_path, "instances.csv", "id,time,x\na,0,1.0\nb,1,2.0\n")
+    labels = _write(tmp_path, "labels.csv", "id,time,label\n,2,p\nb,3,q\na,4,p\n")
+    for spec, rows, events in ((labelled, {"labelled.csv": [2, 4]}, 4),
+                               (log, {"log.jsonl": [2, 3]}, 2),
+                               (instances + json.dumps({"labels": labels}),
+                                {"labels.csv": [1]}, 4)):
+        got, dead = read(spec, delay="1")
+        where = {}
+        for d in dead:
+            assert (d["field"], d["reason"]) == ("id", "the id is missing (an empty cell, NaN "
+                                                       "or null)")
+            where.setdefault(d["file"].rsplit("/", 1)[-1], []).append(d["row"])
+        assert where == rows and len(got) == events
+        assert all(isinstance(e[4], str) for e in got)
+
+
 def test_unseen_class():
     _, dead = read(BAD)
     assert any("'maybe' is not one of the declared classes" in d["reason"] for d in dead)

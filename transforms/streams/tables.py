@@ -167,23 +167,26 @@ class _TableColumns:
         return frame[name].iloc[a:b].tolist() if name in frame.columns else default
 
     def _checked(self, frame: pd.DataFrame, seq0: int) -> tuple:
-        """A chunk's times (and which did not parse), its feature columns and values, the
-        cells that are no number in a column read as numbers, and the rows of finite numbers
-        only (the usual case: clean as pandas gives them, no row-by-row check)."""
-        t, bad_t = event_seconds(frame, self.time, seq0)
+        """A chunk's times (and the rows unplaced: a time that did not parse, no id), its
+        feature columns and values, the cells that are no number in a column read as numbers,
+        and the rows of finite numbers only (the usual case: clean as pandas gives them, no
+        row-by-row check)."""
+        t, unplaced = event_seconds(frame, self.time, seq0)
+        if self.id in frame.columns:  # an id that is missing stands for no instance
+            unplaced = unplaced | frame[self.id].isna().to_numpy()
         feats = self.features
         fx, bad_cells = _feature_frame(frame, feats, self.numeric)
         finite = np.zeros(len(frame), dtype=bool)
         if feats and all(d.kind in "iuf" for d in fx.dtypes):  # ints and floats
             finite = np.isfinite(fx.to_numpy(dtype=float, na_value=np.nan)).all(axis=1)
-        return t, bad_t, feats, fx, bad_cells, finite
+        return t, unplaced, feats, fx, bad_cells, finite
 
     def instances(self, frame: pd.DataFrame, seq0: int) -> tuple[list, np.ndarray, np.ndarray]:
         """The ids, times and places in the stream (`seq`) of a chunk's instance rows that
         `rows` keeps (not a dead letter), without making its rows Python objects: only a row
         with a value that is not a finite number is looked at alone."""
-        t, bad_t, feats, fx, bad_cells, finite = self._checked(frame, seq0)
-        keep = ~bad_t
+        t, unplaced, feats, fx, bad_cells, finite = self._checked(frame, seq0)
+        keep = ~unplaced
         for bad in bad_cells.values():
             keep &= ~bad
         if self.kind in frame.columns:
@@ -201,11 +204,11 @@ class _TableColumns:
         """`TableRow`s or dead letters; `seq0` is the frame's first row in the stream,
         `row_numbers` its rows' numbers in their file. Rows become Python objects
         `CHUNK_ROWS` at a time."""
-        t, bad_t, feats, fx, bad_cells, finite = self._checked(frame, seq0)
+        t, unplaced, feats, fx, bad_cells, finite = self._checked(frame, seq0)
         lt = event_seconds(frame, self.label_time)[0] if self.label_time in frame.columns \
             else None
         new_row = tuple.__new__  # TableRow(...) costs 2.5 times as much per row
-        stream, time, missing = self.stream, self.time, self.missing  # locals: read per row
+        stream, missing = self.stream, self.missing  # locals: read per row
         for a in range(0, len(frame), CHUNK_ROWS):
             b = min(a + CHUNK_ROWS, len(frame))
             n = b - a
@@ -219,10 +222,8 @@ class _TableColumns:
             for j in range(a, b):  # j: the row in `frame`, i: in this slice's lists
                 i = j - a
                 row = int(row_numbers[j])
-                if bad_t[j]:
-                    yield dead_letter(stream, f"time {frame[time].iloc[j]!r} is neither a "
-                                      f"number nor an ISO datetime", file=path, row=row,
-                                      field=time)
+                if unplaced[j]:  # no time or no id
+                    yield self._bad_id_or_time(frame, j, path, row)
                     continue
                 bad_field = next((c for c, m in bad_cells.items() if m[j]), None)
                 if bad_field is not None:
@@ -249,6 +250,13 @@ class _TableColumns:
                 key = ids[i].item() if isinstance(ids[i], np.generic) else ids[i]
                 yield new_row(TableRow, (seq0 + j, row, key, float(t[j]), x, y, label_t,
                                          own[i], kinds[i]))
+
+    def _bad_id_or_time(self, frame: pd.DataFrame, j: int, path: str, row: int) -> dict:
+        if self.id in frame.columns and pd.isna(frame[self.id].iloc[j]):
+            return dead_letter(self.stream, "the id is missing (an empty cell, NaN or null)",
+                               file=path, row=row, field=self.id)
+        return dead_letter(self.stream, f"time {frame[self.time].iloc[j]!r} is neither a "
+                           f"number nor an ISO datetime", file=path, row=row, field=self.time)
 
     def numbered(self, chunks, seq0: int = 0) -> Iterator:
         """(file, `TableRow` or dead letter) over chunks, each chunk's first row numbered in
