@@ -317,7 +317,6 @@ def test_a_tables_features_are_the_columns_of_all_its_rows_however_it_is_read(
     for spec, rows, columns in cases:
         for chunk_rows in (65_536, 7):
             monkeypatch.setattr(table_files, "CHUNK_ROWS", chunk_rows)
-            table_files._jsonl_facts_of.cache_clear()
             events, dead = read(spec, delay="1")
             kept = {e[4]: e[5] for e in events if e[3] == "instance"}
             assert (kept, [(d["row"], d["field"]) for d in dead]) == by_loop(rows, columns), \
@@ -343,3 +342,38 @@ def test_a_planned_table_is_read_without_reading_its_columns_again(tmp_path, mon
                              out=str(tmp_path / "o"))).streams[0]
     monkeypatch.setattr(tables, "columns_of", lambda *args: pytest.fail("columns read again"))
     assert list(planned.events(DelaySpec.parse("1"))) == expected
+
+
+def test_a_text_table_is_read_whole_twice_in_a_run_once_before_and_once_for_its_rows(
+        tmp_path, monkeypatch):
+    """A CSV or JSON Lines file is parsed whole by one pass before its rows are read (its
+    columns, types and times' order, for the checks and for the replay to choose its path)
+    and once for its rows; the rest reads its first lines only."""
+    from pipelines.config import RunConfig
+    from pipelines.job import run
+    from transforms.streams import table_files
+
+    frame = pd.DataFrame({"time": range(300), "x": [i % 7 / 7 for i in range(300)],
+                          "label": [i % 3 for i in range(300)]})
+    frame.to_csv(tmp_path / "s.csv", index=False)
+    frame.to_json(tmp_path / "s.jsonl", orient="records", lines=True)
+    whole: list = []
+    read_csv, jsonl_chunks = pd.read_csv, table_files._jsonl_chunks
+
+    def counted_read_csv(source, *args, **kw):
+        if kw.get("chunksize"):
+            whole.append(str(source))
+        return read_csv(source, *args, **kw)
+
+    def counted_jsonl_chunks(path, *args):
+        whole.append(str(path))
+        return jsonl_chunks(path, *args)
+
+    monkeypatch.setattr(pd, "read_csv", counted_read_csv)
+    monkeypatch.setattr(table_files, "_jsonl_chunks", counted_jsonl_chunks)
+    for name in ("s.csv", "s.jsonl"):
+        whole.clear()
+        run(RunConfig(streams=[str(tmp_path / name)], models=["gaussian-nb"], delay="5",
+                      repredict="none", out=str(tmp_path / name.replace(".", "_")),
+                      quiet=True, runner="direct"))
+        assert whole == [str(tmp_path / name)] * 2, name

@@ -140,18 +140,22 @@ def event_seconds(df: pd.DataFrame, col: str | None, first: int = 0) -> tuple[np
 JSONL_HEAD = 1000  # rows of a JSON Lines file that the checks before a run look at
 
 
-class JsonlFacts(NamedTuple):
-    """What the checks before a run read of a JSON Lines file: its first `JSONL_HEAD` rows with
-    every column of the file (the union of its records' keys), and for each column of times,
-    (whether they are in order, the first, the last) of the times that parse."""
+class TextFacts(NamedTuple):
+    """What one pass over a text table file (CSV, JSON Lines) finds before its rows are read:
+    its first `JSONL_HEAD` rows with every column of the file (for JSON Lines, the union of its
+    records' keys); for each column of times, (whether they are in order, the first, the last)
+    of the times that parse; and the columns whose type pandas infers differently from chunk to
+    chunk, with one type for the whole file (numbers if every chunk has numbers, else text)."""
 
     head: pd.DataFrame
     times: dict
+    dtypes: dict
 
 
-def jsonl_facts(path: str, csv: dict | None) -> JsonlFacts:
-    """A JSON Lines file's `JsonlFacts`, from one pass per file version (a JSON Lines file has
-    no header: its columns, like its times' order, take a whole pass).
+def text_facts(path: str, fmt: str, csv: dict | None) -> TextFacts:
+    """A CSV or JSON Lines file's `TextFacts`, from one pass per file version, shared by the
+    checks before a run and the run (a JSON Lines file has no header: its columns, like its
+    times' order, take a whole pass; a CSV column's type is the whole file's).
 
     Example
     -------
@@ -160,12 +164,12 @@ def jsonl_facts(path: str, csv: dict | None) -> JsonlFacts:
     >>> path = os.path.join(tempfile.mkdtemp(), "log.jsonl")
     >>> with open(path, "w") as f:
     ...     _ = f.write('{"id": "a", "time": 1}\\n{"id": "b", "time": 3, "label": 0}\\n')
-    >>> facts = jsonl_facts(path, None)
+    >>> facts = text_facts(path, "jsonl", None)
     >>> list(facts.head.columns), facts.times["time"]
     (['id', 'time', 'label'], (True, 1.0, 3.0))
     """
     key = json.dumps(csv or {}, sort_keys=True)
-    return _jsonl_facts_of(path, file_version(path), key)
+    return _text_facts_of(path, fmt, file_version(path), key, CHUNK_ROWS)
 
 
 def file_version(path: str) -> tuple:
@@ -197,17 +201,16 @@ def file_version(path: str) -> tuple:
 
 
 @functools.lru_cache(maxsize=8)
-def _jsonl_facts_of(path: str, version: tuple, csv: str) -> JsonlFacts:
-    # Chunk by chunk, so the checks hold one chunk, not the file. A column is a column of times
-    # if its head has a time that parses and no chunk mixes numbers and text in it.
-    head, columns, kinds, times = None, {}, {}, {}
-    for item in _jsonl_chunks(path, None, json.loads(csv), None):
-        if isinstance(item, dict):
-            continue  # a broken line: a dead letter of the stream's read
-        frame = item[2]
+def _text_facts_of(path: str, fmt: str, version: tuple, csv: str, chunk_rows: int) -> TextFacts:
+    # Chunk by chunk (the types depend on the chunks), so the pass holds one chunk, not the
+    # file. A column is a column of times if its head has a time that parses and no chunk
+    # mixes numbers and text in it.
+    head, columns, kinds, dtypes, times = None, {}, {}, {}, {}
+    for frame in _raw_chunks(path, fmt, json.loads(csv), chunk_rows):
         columns.update(dict.fromkeys(frame.columns))
         for column in frame.columns:
             values = frame[column]
+            dtypes.setdefault(column, set()).add(values.dtype)
             kind = "number" if values.dtype != object else \
                 "text" if all(isinstance(v, str) for v in values.dropna()) else "mixed"
             kinds.setdefault(column, set()).add(kind)
@@ -228,9 +231,24 @@ def _jsonl_facts_of(path: str, version: tuple, csv: str) -> JsonlFacts:
                 told[0] = told[0] and not np.count_nonzero(t[1:] < t[:-1])
                 told[2] = float(t[-1])
     head = pd.DataFrame() if head is None else head.reindex(columns=list(columns))
-    return JsonlFacts(head, {c: tuple(told) for c, told in times.items()
-                             if told[1] is not None and len(kinds[c]) == 1
-                             and "mixed" not in kinds[c]})
+    one_type = {column: "float64" if all(pd.api.types.is_numeric_dtype(d)
+                                         and not pd.api.types.is_bool_dtype(d) for d in types)
+                else object for column, types in dtypes.items() if len(types) > 1}
+    return TextFacts(head, {c: tuple(told) for c, told in times.items()
+                            if told[1] is not None and len(kinds[c]) == 1
+                            and "mixed" not in kinds[c]}, one_type)
+
+
+def _raw_chunks(path: str, fmt: str, csv: dict, chunk_rows: int) -> Iterator[pd.DataFrame]:
+    """A CSV or JSON Lines file's chunks as pandas reads each by itself; lines that are no row
+    are left out (the stream's read makes them dead letters)."""
+    if fmt == "jsonl":
+        yield from (item[2] for item in _jsonl_chunks(path, None, csv, None)
+                    if not isinstance(item, dict))
+        return
+    with opened(path) as source, warnings.catch_warnings():
+        warnings.simplefilter("ignore", pd.errors.ParserWarning)
+        yield from pd.read_csv(source, chunksize=chunk_rows, on_bad_lines="warn", **csv)
 
 
 def _undecodable(path: str, error: UnicodeDecodeError, csv: dict | None) -> InputError:
@@ -288,7 +306,7 @@ def columns_of(path: str, fmt: str, csv: dict | None = None) -> list[str]:
     except (OSError, ValueError, pa.ArrowException) as e:  # a truncated or corrupt file
         raise InputError(f"{path}: not a readable {fmt} file ({e}); is it complete?") from None
     if fmt == "jsonl":
-        return list(jsonl_facts(path, csv).head.columns)
+        return list(text_facts(path, fmt, csv).head.columns)
     return list(_read_table(path, fmt, csv).columns)
 
 
@@ -337,7 +355,7 @@ def head_of(path: str, fmt: str, csv: dict | None = None, rows: int = 1000) -> p
             except pd.errors.EmptyDataError:
                 return pd.DataFrame()
     if fmt == "jsonl" and rows <= JSONL_HEAD:
-        return jsonl_facts(path, csv).head.head(rows)
+        return text_facts(path, fmt, csv).head.head(rows)
     return _read_table(path, fmt, csv).head(rows)
 
 
@@ -370,7 +388,7 @@ def has_rows(path: str, fmt: str, csv: dict | None = None) -> bool:
             except pd.errors.EmptyDataError:
                 return False
     if fmt == "jsonl":
-        return not jsonl_facts(path, csv).head.empty
+        return not text_facts(path, fmt, csv).head.empty
     return len(_read_table(path, fmt, csv)) > 0
 
 
@@ -425,7 +443,7 @@ def table_chunks(files: list[str], fmt: str | None, default: str = "csv",
                             batch.to_pandas()
                         row0 += batch.num_rows
             elif file_fmt == "csv":
-                dtypes = csv_dtypes(path, columns, csv)  # a first pass
+                dtypes = csv_dtypes(path, columns, csv)  # (the file's one pass before)
                 with opened(path) as source:
                     for item in _csv_chunks(source, path, dtypes, columns, csv, stream):
                         if not isinstance(item, dict):
@@ -569,25 +587,18 @@ def _short_rows_of(path: str, version: tuple, sep: str, encoding: str) -> dict:
 def csv_dtypes(path: str, columns: list[str] | None = None, csv: dict | None = None) -> dict:
     """The columns of a CSV file whose type pandas would infer differently from chunk to chunk
     (it looks at one chunk at a time), with one type for the whole file: numbers if every chunk
-    has numbers (ints and floats: float), else text.
+    has numbers (ints and floats: float), else text (`TextFacts.dtypes`); of `columns` only, if
+    given.
 
     >>> import tempfile, os
     >>> path = os.path.join(tempfile.mkdtemp(), "t.csv")
     >>> with open(path, "w") as f:
     ...     _ = f.write("a,b,c\\n" + "1,x,2\\n" * CHUNK_ROWS + "1.5,y,z\\n")
-    >>> csv_dtypes(path)
-    {'a': 'float64', 'c': <class 'object'>}
+    >>> csv_dtypes(path), csv_dtypes(path, ["b", "c"])
+    ({'a': 'float64', 'c': <class 'object'>}, {'c': <class 'object'>})
     """
-    kinds: dict[str, set] = {}
-    with opened(path) as source, warnings.catch_warnings():
-        warnings.simplefilter("ignore", pd.errors.ParserWarning)  # the second pass tells
-        for chunk in pd.read_csv(source, chunksize=CHUNK_ROWS, usecols=columns,
-                                 on_bad_lines="warn", **(csv or {})):
-            for column, dtype in chunk.dtypes.items():
-                kinds.setdefault(column, set()).add(dtype)
-    return {column: "float64" if all(pd.api.types.is_numeric_dtype(d)
-                                     and not pd.api.types.is_bool_dtype(d) for d in dtypes)
-            else object for column, dtypes in kinds.items() if len(dtypes) > 1}
+    dtypes = text_facts(path, "csv", csv).dtypes
+    return dtypes if columns is None else {c: d for c, d in dtypes.items() if c in columns}
 
 
 def fmt_of(path: str, default: str) -> str:

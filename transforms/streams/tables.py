@@ -17,7 +17,7 @@ from transforms.records import (EVENT_KINDS, INSTANCE, LABEL, RANK_INSTANCE, RAN
                                 RANK_LABEL_AFTER_INSTANCE, dead_letter)
 from transforms.streams.rows import Checks, labelled_rows
 from transforms.streams.table_files import (CHUNK_ROWS, columns_of, csv_options, event_seconds,
-                                            fmt_of, jsonl_facts, table_chunks, table_files)
+                                            fmt_of, table_chunks, table_files, text_facts)
 
 
 def _feature_frame(df: pd.DataFrame, columns: list[str], numeric: dict) -> tuple[pd.DataFrame,
@@ -101,8 +101,8 @@ def _times_in_order(files: list[str], fmt: str | None, time_col: str, options: d
     formats = [fmt or fmt_of(path, default) for path in files]
     if not all(time_col in columns_of(path, f, csv) for path, f in zip(files, formats)):
         return False
-    if all(f == "jsonl" for f in formats):  # told by the checks' pass over each file
-        told = _jsonl_times_in_order(files, time_col, csv)
+    if all(f in ("csv", "jsonl") for f in formats):  # told by each file's one pass before
+        told = _told_times_in_order(files, formats, time_col, csv)
         if told is not None:
             return told
     last = -math.inf
@@ -270,12 +270,14 @@ class _TableColumns:
             seq0 += len(frame)
 
 
-def _jsonl_times_in_order(files: list[str], time_col: str, csv: dict) -> bool | None:
-    """Whether JSON Lines files' times are in order, file after file, from the pass the checks
-    before a run made over each (`JsonlFacts`); None when a file's time column was not told."""
+def _told_times_in_order(files: list[str], formats: list[str], time_col: str,
+                         csv: dict) -> bool | None:
+    """Whether CSV and JSON Lines files' times are in order, file after file, from the one pass
+    over each before its rows are read (`TextFacts`); None when a file's time column was not
+    told (no time in its first rows, or numbers and text in it)."""
     last = -math.inf
-    for path in files:
-        told = jsonl_facts(path, csv).times.get(time_col)
+    for path, fmt in zip(files, formats):
+        told = text_facts(path, fmt, csv).times.get(time_col)
         if told is None:
             return None
         in_order, first, final = told
