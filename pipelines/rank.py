@@ -86,9 +86,10 @@ def rank_runs(dirs: list[str], out: str | None = None, metric: str = "accuracy",
     complete = table.dropna()
     left_out = sorted(set(table.index) - set(complete.index))
     if len(complete.columns) < 2 or len(complete) < 2:
-        raise ConfigError(f"ranking needs at least 2 models on at least 2 streams with a "
-                          f"{category} {metric}; found {len(complete.columns)} model(s) on "
-                          f"{len(complete)} stream(s)")
+        raise ConfigError(f"ranking needs at least 2 models, each with its {category} "
+                          f"{metric} on the same 2 or more streams; found "
+                          f"{len(complete.columns)} model(s) on {len(complete)} stream(s); give "
+                          f"the folders of runs of several models over several streams")
     lower = metric in LOWER_IS_BETTER
     r = ranks(complete.to_numpy(), lower)
     average = dict(zip(complete.columns, r.mean(axis=0).tolist()))
