@@ -83,6 +83,18 @@ def test_a_row_without_an_id_is_a_dead_letter_in_every_kind_of_table(tmp_path):
         assert all(isinstance(e[4], str) for e in got)
 
 
+def test_an_infinite_label_is_a_dead_letter_and_its_instance_stays_unlabelled(tmp_path):
+    # It was a target (an infinite MAE) or a class named inf.
+    path = _write(tmp_path, "targets.csv", "time,x,label\n0,1.0,2.5\n1,2.0,inf\n2,3.0,-inf\n"
+                  "3,4.0,1.5\n")
+    events, dead = read(path, delay="1")
+    assert [(d["row"], d["field"], d["reason"]) for d in dead] == [
+        (2, "label", "label inf is not a finite number"),
+        (3, "label", "label -inf is not a finite number")]
+    assert sorted(e[6] for e in events if e[3] == "label") == [1.5, 2.5]
+    assert len([e for e in events if e[3] == "instance"]) == 4
+
+
 def test_unseen_class():
     _, dead = read(BAD)
     assert any("'maybe' is not one of the declared classes" in d["reason"] for d in dead)

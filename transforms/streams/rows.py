@@ -57,7 +57,11 @@ class Checks:
                            field=field)
 
     def label(self, y, file, row, field="label"):
-        """A dead letter if classes are declared and `y` is not one of them, else None."""
+        """A dead letter if `y` is an infinite number (no class, no target), or classes are
+        declared and `y` is not one of them, else None."""
+        if isinstance(y, float) and math.isinf(y):
+            return dead_letter(self.spec.name, f"label {y} is not a finite number", file=file,
+                               row=row, field=field)
         if self.known is not None and y not in self.known:
             return dead_letter(self.spec.name, f"label {y!r} is not one of the declared "
                                f"classes {self.classes}", file=file, row=row, field=field)
