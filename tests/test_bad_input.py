@@ -166,7 +166,7 @@ def test_pipeline_counts_every_dead_letter_and_orphan(tmp_path):
             c["refused_instances"]
         assert c["labels"] == c["labelled"] + c["orphan_labels"] + c["refused_labels"]
     assert manifest["dead_letters"] == len(dead) == read["dead_letters"] + 2
-    assert {d.get("model") for d in dead if "unknown instance" in d["reason"]} == \
+    assert {d.get("model") for d in dead if "which is not pending" in d["reason"]} == \
         {"majority", "no-change"}
 
 

@@ -91,7 +91,9 @@ def test_orphans_learned_with_features_dead_lettered_without():
     out = e.drain([lab(0, 0, "ghost", "b", x={"v": 1.0}), lab(1, 1, "nobody", "b"),
                    inst(2, 2, "A")])
     assert out.counts["orphan_labels"] == 2 and out.counts["learned_orphans"] == 1
-    assert [d["reason"] for d in out.dead_letters] == ["label for unknown instance id 'nobody'"]
+    assert [d["reason"] for d in out.dead_letters] == [
+        "label for id 'nobody', which is not pending (no instance had it, or its instance was "
+        "labelled already)"]
     assert predictions(out, e)[-1][3] == "b"  # learned from the orphan with features
 
 

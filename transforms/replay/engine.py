@@ -550,12 +550,14 @@ class ReplayEngine:
         return False
 
     def _on_orphan(self, ev, out: DrainResult) -> None:
-        """A label whose instance was never seen. With features it is still learned from, as
-        the reference implementation does; without, nothing can use it."""
+        """A label whose instance is not pending (never seen, or labelled already: a second
+        label). With features it is still learned from, as the reference implementation does;
+        without, nothing can use it."""
         key, t, y = ev[ID], ev[TIME], ev[Y]
         out.counts["orphan_labels"] += 1
         if ev[X] is None:
-            self._reject(out, f"label for unknown instance id {key!r}", "id", ev)
+            self._reject(out, f"label for id {key!r}, which is not pending (no instance had "
+                              f"it, or its instance was labelled already)", "id", ev)
             return
         try:
             self._learn(key, self._visible(ev[X]), y, t)
