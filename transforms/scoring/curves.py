@@ -36,12 +36,24 @@ def keep_last(outcomes: list, size: int) -> list:
 
 
 def _score_rows(stream, model, category, view, scores: dict, labels: int, t, plan,
-                counts: dict | None = None) -> list[dict]:
+                counts: dict | None = None, last: bool = True) -> list[dict]:
     """Rows for one view at one curve point: each bin's metrics (a classifier's per-class
     measures too, and for initial and final predictions, cumulative, the confusion matrix's
     cells; classes as indices, `with_class_names` names them) and, for the binned category, Ψα
     for each α over bins 0..B (Ψ rows carry the final bin's n). `counts` overrides each bin's n
-    (a faded score's own n is a weight, not a count)."""
+    (a faded score's own n is a weight, not a count). A point before the `last` one has only
+    the rows that curves keep (`in_curves`): no bin between 0 and B+1, no ROC curve's points.
+
+    >>> from transforms.records import Outcome
+    >>> from transforms.scoring.columns import block_scores
+    >>> plan = ScoringPlan(bins=10)
+    >>> block = block_scores([Outcome(n, n, 0.0, n, 1, 1, 1, 1, 1) for n in (1, 2)],
+    ...                      "classification", plan)[("binned", "n", 1000)]
+    >>> scores = {b: acc.score for b, acc in block.scores.items()}
+    >>> sorted({r["bin"] for r in _score_rows("s", "m", "binned", "cumulative", scores, 2,
+    ...                                        2.0, plan, last=False)}, key=str)
+    [0, 11, None]
+    """
     counts = counts or {b: s.n for b, s in scores.items()}
     rows = []
 
@@ -52,7 +64,10 @@ def _score_rows(stream, model, category, view, scores: dict, labels: int, t, pla
         row["labels"] = labels
         rows.append(row)
 
-    for b in plan.bins_of(category):
+    bins = plan.bins_of(category)
+    if not last and category == BINNED:
+        bins = [b for b in bins if b in (0, plan.bins + 1)]
+    for b in bins:
         if b not in scores:
             continue
         score = scores[b]
@@ -72,7 +87,7 @@ def _score_rows(stream, model, category, view, scores: dict, labels: int, t, pla
                 add(RELIABILITY_METRICS[1], accuracy, m, n=count)
             # ROC and precision-recall curves (--auc): `bin` is the point's number.
             for c, points in (score.proba.curves().items()
-                              if score.proba is not None else ()):
+                              if score.proba is not None and last else ()):
                 for k, values in enumerate(points):
                     for metric, value in zip(CURVE_METRICS, values):
                         add(metric, value, k, str(c), n=counts[b])
@@ -184,7 +199,7 @@ class CurvePoints:
             j = self.plan.views.index(view)
             scores = {b: s.for_view(j) for b, s in scores.items()}
         return [(last, r) for r in _score_rows(stream, model, category, view, scores, labels, t,
-                                               self.plan, counts)]
+                                               self.plan, counts, last)]
 
     def _label_point(self, end: int, last: bool, tail, fading) -> list:
         plan, running = self.plan, self.running
