@@ -344,11 +344,11 @@ def test_a_planned_table_is_read_without_reading_its_columns_again(tmp_path, mon
     assert list(planned.events(DelaySpec.parse("1"))) == expected
 
 
-def test_a_text_table_is_read_whole_twice_in_a_run_once_before_and_once_for_its_rows(
-        tmp_path, monkeypatch):
+def test_a_text_table_is_parsed_whole_once_before_its_rows_are_read(tmp_path, monkeypatch):
     """A CSV or JSON Lines file is parsed whole by one pass before its rows are read (its
-    columns, types and times' order, for the checks and for the replay to choose its path)
-    and once for its rows; the rest reads its first lines only."""
+    columns, types and times' order, for the checks and for the replay to choose its path);
+    a CSV file's rows are parsed once more, a JSON Lines file's come from what that pass kept.
+    The rest reads first lines only. The results are those of a run that keeps nothing."""
     from pipelines.config import RunConfig
     from pipelines.job import run
     from transforms.streams import table_files
@@ -371,9 +371,27 @@ def test_a_text_table_is_read_whole_twice_in_a_run_once_before_and_once_for_its_
 
     monkeypatch.setattr(pd, "read_csv", counted_read_csv)
     monkeypatch.setattr(table_files, "_jsonl_chunks", counted_jsonl_chunks)
-    for name in ("s.csv", "s.jsonl"):
+    def evaluate(name, out):
+        return run(RunConfig(streams=[str(tmp_path / name)], models=["gaussian-nb"],
+                             delay="5", repredict="none", out=str(tmp_path / out), quiet=True,
+                             runner="direct", run_id="same"))
+
+    for name, times in (("s.csv", 2), ("s.jsonl", 1)):
         whole.clear()
-        run(RunConfig(streams=[str(tmp_path / name)], models=["gaussian-nb"], delay="5",
-                      repredict="none", out=str(tmp_path / name.replace(".", "_")),
-                      quiet=True, runner="direct"))
-        assert whole == [str(tmp_path / name)] * 2, name
+        evaluate(name, name.replace(".", "_"))
+        assert whole == [str(tmp_path / name)] * times, name
+    kept = pd.read_csv(tmp_path / "s_jsonl" / "summary.csv")
+
+    def full_disk(spool, item):
+        raise OSError(28, "No space left on device")
+
+    for what, target, name, value in (("no spool", table_files, "_spool", lambda: None),
+                                      ("a full disk", table_files.Spool, "add", full_disk)):
+        with monkeypatch.context() as m:
+            m.setattr(target, name, value)
+            table_files._text_facts_of.cache_clear()
+            whole.clear()
+            evaluate("s.jsonl", "parsed_again")
+        assert whole == [str(tmp_path / "s.jsonl")] * 2, what
+        pd.testing.assert_frame_equal(kept,
+                                      pd.read_csv(tmp_path / "parsed_again" / "summary.csv"))

@@ -8,7 +8,9 @@ import contextlib
 import functools
 import json
 import os
+import pickle
 import re
+import tempfile
 import warnings
 import zlib
 from collections.abc import Iterator
@@ -144,12 +146,45 @@ class TextFacts(NamedTuple):
     """What one pass over a text table file (CSV, JSON Lines) finds before its rows are read:
     its first `JSONL_HEAD` rows with every column of the file (for JSON Lines, the union of its
     records' keys); for each column of times, (whether they are in order, the first, the last)
-    of the times that parse; and the columns whose type pandas infers differently from chunk to
-    chunk, with one type for the whole file (numbers if every chunk has numbers, else text)."""
+    of the times that parse; the columns whose type pandas infers differently from chunk to
+    chunk, with one type for the whole file (numbers if every chunk has numbers, else text);
+    and for JSON Lines, the chunks as parsed (`Spool`; None if they could not be kept), so the
+    rows are read without parsing the file again."""
 
     head: pd.DataFrame
     times: dict
     dtypes: dict
+    chunks: Spool | None = None
+
+
+class Spool:
+    """Items kept in an anonymous temporary file (the system deletes it when it is closed or
+    the process ends, however it ends), each read back as often as asked, also from several
+    threads at once.
+
+    >>> spool = Spool()
+    >>> spool.add({"a": 1})
+    >>> spool.add([1, 2])
+    >>> list(spool), list(spool)
+    ([{'a': 1}, [1, 2]], [{'a': 1}, [1, 2]])
+    """
+
+    def __init__(self):
+        self.file = tempfile.TemporaryFile()
+        self.parts: list[tuple[int, int]] = []  # (offset, length) of each item
+        self.size = 0
+
+    def add(self, item) -> None:
+        data = pickle.dumps(item, protocol=pickle.HIGHEST_PROTOCOL)
+        self.file.write(data)
+        self.parts.append((self.size, len(data)))
+        self.size += len(data)
+
+    def __iter__(self):
+        self.file.flush()
+        fd = self.file.fileno()
+        for offset, length in self.parts:
+            yield pickle.loads(os.pread(fd, length, offset))
 
 
 def text_facts(path: str, fmt: str, csv: dict | None) -> TextFacts:
@@ -206,7 +241,8 @@ def _text_facts_of(path: str, fmt: str, version: tuple, csv: str, chunk_rows: in
     # file. A column is a column of times if its head has a time that parses and no chunk
     # mixes numbers and text in it.
     head, columns, kinds, dtypes, times = None, {}, {}, {}, {}
-    for frame in _raw_chunks(path, fmt, json.loads(csv), chunk_rows):
+    spool = _spool() if fmt == "jsonl" else None
+    for frame in _raw_chunks(path, fmt, json.loads(csv), chunk_rows, spool):
         columns.update(dict.fromkeys(frame.columns))
         for column in frame.columns:
             values = frame[column]
@@ -236,15 +272,31 @@ def _text_facts_of(path: str, fmt: str, version: tuple, csv: str, chunk_rows: in
                 else object for column, types in dtypes.items() if len(types) > 1}
     return TextFacts(head, {c: tuple(told) for c, told in times.items()
                             if told[1] is not None and len(kinds[c]) == 1
-                            and "mixed" not in kinds[c]}, one_type)
+                            and "mixed" not in kinds[c]}, one_type,
+                     spool if spool is not None and spool.parts is not None else None)
 
 
-def _raw_chunks(path: str, fmt: str, csv: dict, chunk_rows: int) -> Iterator[pd.DataFrame]:
+def _spool() -> Spool | None:
+    """A `Spool`, where the system has anonymous temporary files read at an offset."""
+    return Spool() if hasattr(os, "pread") and os.name == "posix" else None
+
+
+def _raw_chunks(path: str, fmt: str, csv: dict, chunk_rows: int,
+                spool: Spool | None = None) -> Iterator[pd.DataFrame]:
     """A CSV or JSON Lines file's chunks as pandas reads each by itself; lines that are no row
-    are left out (the stream's read makes them dead letters)."""
+    are left out (the stream's read makes them dead letters). A JSON Lines file's items, rows
+    and dead letters alike, are kept in `spool` as they come (if it cannot take them, e.g. a
+    full disk, its `parts` become None: the rows will be parsed again)."""
     if fmt == "jsonl":
-        yield from (item[2] for item in _jsonl_chunks(path, None, csv, None)
-                    if not isinstance(item, dict))
+        for item in _jsonl_chunks(path, None, csv, None):
+            if spool is not None and spool.parts is not None:
+                try:
+                    spool.add(item)
+                except OSError:
+                    spool.parts = None
+                    spool.file.close()
+            if not isinstance(item, dict):
+                yield item[2]
         return
     with opened(path) as source, warnings.catch_warnings():
         warnings.simplefilter("ignore", pd.errors.ParserWarning)
@@ -450,7 +502,7 @@ def table_chunks(files: list[str], fmt: str | None, default: str = "csv",
                             row0 = item[1][-1] if len(item[1]) else row0
                         yield item
             elif file_fmt == "jsonl":
-                yield from _jsonl_chunks(path, columns, csv, stream)
+                yield from _jsonl_rows(path, columns, csv, stream)
             else:
                 table = _read_table(path, file_fmt, csv)
                 yield path, np.arange(1, len(table) + 1), \
@@ -462,6 +514,20 @@ def table_chunks(files: list[str], fmt: str | None, default: str = "csv",
         except (OSError, ValueError, pa.ArrowException) as e:  # truncated, corrupt, unreadable
             raise InputError(f"{path}: cannot read as {file_fmt} after {row0} rows: {e}") \
                 from None
+
+
+def _jsonl_rows(path: str, columns, csv: dict | None, stream: str | None) -> Iterator:
+    """`_jsonl_chunks`, from the chunks the file's one pass kept (`TextFacts.chunks`) when it
+    could keep them: the file is parsed once per process."""
+    spool = text_facts(path, "jsonl", csv).chunks
+    if spool is None:
+        yield from _jsonl_chunks(path, columns, csv, stream)
+        return
+    for item in spool:
+        if isinstance(item, dict):  # a line that is no JSON object
+            yield {**item, "stream": stream}
+        else:
+            yield item if columns is None else (*item[:2], item[2].reindex(columns=columns))
 
 
 def _jsonl_chunks(path: str, columns, csv: dict | None, stream: str | None) -> Iterator:
