@@ -516,6 +516,17 @@ def test_text_columns_that_look_like_ids_or_dates_are_refused_with_a_hint(tmp_pa
     assert "'river.preprocessing.OneHotEncoder | MODEL'" in err
 
 
+def test_a_json_object_as_a_feature_is_named_in_one_line(tmp_path, capsys):
+    path = _write(tmp_path, "nested.jsonl", "".join(
+        json.dumps({"time": i, "x": i / 10, "meta": {"a": i}, "label": i % 2}) + "\n"
+        for i in range(20)))
+    code = main(["run", "--stream", path, "--model", "gaussian-nb", "--delay", "1", "--out",
+                 str(tmp_path / "out"), "--runner", "direct", "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1
+    assert "features 'meta' hold JSON objects or lists" in err and '{"features": [...]}' in err
+
+
 # -- the output directory ------------------------------------------------------------------------
 def test_an_out_that_cannot_be_written_is_one_line(tmp_path, capsys):
     a_file = tmp_path / "notes.txt"

@@ -366,12 +366,19 @@ class ReplayEngine:
 
     def _model_error(self, key, call: str, error: Exception, x) -> ModelError:
         text = sorted(k for k, v in (x or {}).items() if isinstance(v, str))
-        hint = ("features " + ", ".join(map(repr, text)) + " hold text, which this model "
-                "cannot take: leave them out with the stream option {\"features\": [...]}, or "
-                "encode them in the model, e.g. 'river.preprocessing.OneHotEncoder | MODEL' "
-                "(which encodes every feature)" if text and isinstance(error, (TypeError,
-                                                                              ValueError))
-                else "fix the model or its input")
+        nested = sorted(k for k, v in (x or {}).items() if isinstance(v, (dict, list)))
+        typed = isinstance(error, (TypeError, ValueError))
+        if nested and typed:
+            hint = ("features " + ", ".join(map(repr, nested)) + " hold JSON objects or "
+                    "lists, where a model takes one number or text: leave them out with the "
+                    "stream option {\"features\": [...]}, or flatten them in the file")
+        elif text and typed:
+            hint = ("features " + ", ".join(map(repr, text)) + " hold text, which this model "
+                    "cannot take: leave them out with the stream option {\"features\": [...]}, "
+                    "or encode them in the model, e.g. 'river.preprocessing.OneHotEncoder | "
+                    "MODEL' (which encodes every feature)")
+        else:
+            hint = "fix the model or its input"
         return ModelError(f"{self._where(key)}: {call} raised {type(error).__name__}: {error}; "
                           f"{hint}; or skip such instances with --on-model-error dead-letter")
 
