@@ -209,10 +209,13 @@ class _TableColumns:
             else None
         new_row = tuple.__new__  # TableRow(...) costs 2.5 times as much per row
         stream, missing = self.stream, self.missing  # locals: read per row
+        # Rows without any feature (an event log's label rows, a label table's) have x None,
+        # and are no dicts first.
+        empty = fx.isna().to_numpy().all(axis=1) if feats else np.ones(len(frame), dtype=bool)
         for a in range(0, len(frame), CHUNK_ROWS):
             b = min(a + CHUNK_ROWS, len(frame))
             n = b - a
-            records = fx.iloc[a:b].to_dict("records") if feats else [None] * n
+            records = _records(fx, a, b, empty)
             ids = self._column(frame, self.id, a, b, list(range(seq0 + a, seq0 + b)))
             ys = self._column(frame, self.label, a, b, [None] * n)
             own = self._column(frame, self.delay, a, b, [None] * n)
@@ -230,8 +233,8 @@ class _TableColumns:
                     yield dead_letter(stream, f"value {frame[bad_field].iloc[j]!r} is not a "
                                       f"number", file=path, row=row, field=bad_field)
                     continue
-                x, problem = (records[i], None) if finite[j] else \
-                    _features(records[i], missing)
+                x, problem = (records[i], None) if finite[j] else (None, None) if empty[j] \
+                    else _features(records[i], missing)
                 if problem:
                     yield dead_letter(stream, MISSING_FEATURE if math.isnan(problem[1]) else
                                       f"feature is {problem[1]}", file=path, row=row,
@@ -366,8 +369,9 @@ def _logged_events(spec, table: _TableColumns, chunks, checks: Checks) -> Iterat
     label_files = table_files(o["labels"]) if "labels" in o else []
     labels = table.numbered(table_chunks(label_files, None, default=spec.format, csv=csv,
                                          stream=spec.name), n_rows)
-    yield from _event_log(spec, _merged_in_time(instances, labels), instance_t, repeated,
-                          table.kind, checks)
+    rows = _merged_in_time(instances, labels) if label_files else \
+        ((path, item, False) for path, item in instances)  # an event log: nothing to merge
+    yield from _event_log(spec, rows, instance_t, repeated, table.kind, checks)
 
 
 def _instance_times(table: _TableColumns, chunks) -> tuple[dict, set, int]:
@@ -389,6 +393,22 @@ def _instance_times(table: _TableColumns, chunks) -> tuple[dict, set, int]:
                 instance_t[key] = t
         n_rows += len(frame)
     return instance_t, repeated, n_rows
+
+
+def _records(fx: pd.DataFrame, a: int, b: int, empty: np.ndarray) -> list:
+    """Rows a..b of `fx` as dicts, None for an `empty` row (no dict built for it).
+
+    >>> fx = pd.DataFrame({"x": [1.0, np.nan, 3.0]})
+    >>> _records(fx, 0, 3, fx.isna().to_numpy().all(axis=1))
+    [{'x': 1.0}, None, {'x': 3.0}]
+    """
+    full = np.flatnonzero(~empty[a:b])
+    if len(full) == b - a:
+        return fx.iloc[a:b].to_dict("records")
+    records = [None] * (b - a)
+    for k, record in zip(full.tolist(), fx.iloc[a:b].take(full).to_dict("records")):
+        records[k] = record
+    return records
 
 
 MISSING_FEATURE = ('feature is missing (an empty cell, NaN, null or an absent key); the stream '
