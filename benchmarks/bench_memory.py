@@ -167,9 +167,10 @@ def main(argv=None) -> None:
             peaks.append(r["peak_mib"])
             print(f"| {replay} | {n:,} | {time.perf_counter() - started:.0f} s | "
                   f"{r['peak_mib']:.0f} MiB |", flush=True)
-        per_million = (peaks[-1] - peaks[0]) / (args.sizes[-1] - args.sizes[0]) * 1e6
-        print(f"| {replay} | growth | | {per_million:.0f} MiB per million events |",
-              flush=True)
+        if args.sizes[-1] != args.sizes[0]:  # (one size: no growth to tell)
+            per_million = (peaks[-1] - peaks[0]) / (args.sizes[-1] - args.sizes[0]) * 1e6
+            print(f"| {replay} | growth | | {per_million:.0f} MiB per million events |",
+                  flush=True)
 
 
 if __name__ == "__main__":
