@@ -29,7 +29,7 @@ from pipelines.manifest import check_evaluated, complete_summary, manifest
 from pipelines.maturity import maturity_manifest, maturity_table
 from pipelines.plan import plan
 from pipelines.results import drift_delay_table, format_profiles, format_table, segment_table
-from pipelines.write import WriteResults, keep_segments
+from pipelines.write import WriteResults, keep_segments, located
 from runners import runner_session
 from transforms.backfill.outcomes import LOG_PARTS
 from transforms.errors import DelayedEvalError, OutputError
@@ -90,7 +90,7 @@ def run(config: RunConfig) -> pd.DataFrame:
             sliced = summary[summary["segment"].notna()]
             keep_segments(staged("curves.parquet"), set(zip(sliced["stream"],
                                                             sliced["segment"])))
-        dead_letters = read_bytes(staged("dead_letters.jsonl"))
+        dead_letters = located(pl, staged("dead_letters.jsonl"))
         check_evaluated(pl, counts, dead_letters)
         maturity = None
         if pl.backfill:  # how final each arrival day's numbers are

@@ -20,7 +20,8 @@ import pyarrow.parquet as pq
 from apache_beam.io.filesystems import FileSystems
 
 from pipelines.evaluation import PROFILES
-from pipelines.files import ERRORS_FILE, delete_folder, read_arrow, write_json, write_jsonl
+from pipelines.files import (ERRORS_FILE, delete_folder, read_arrow, read_bytes, write_json,
+                             write_jsonl)
 from transforms.backfill.logs import MODEL_ORDER_KEY
 from transforms.vocabulary import (CLASSES, COUNTS, CURVE_SCHEMA, CURVES, DEAD_LETTERS, ERRORS,
                                    PREDICTION_KINDS, PREDICTION_SCHEMA, PREDICTIONS, READ_COUNTS)
@@ -185,6 +186,50 @@ class WriteResults(beam.PTransform):
 def _write_json_to(value, path: str) -> None:
     """`write_json` with the value first, as `beam.Map` passes it."""
     write_json(path, value)
+
+
+def located(pl, path: str) -> bytes:
+    """The dead letters written at `path` (JSON Lines), those of the replay (a label whose
+    instance is not pending, a refused instance, a model error: they carry their event's
+    place in the stream, `seq`) with the file and row of their event, found by reading their
+    stream again (only a file stream with such dead letters is read); rewritten in the fixed
+    order of `write_jsonl`, without `seq`. Returns the file's bytes.
+
+    Example
+    -------
+
+    >>> import os, tempfile
+    >>> from pipelines.config import RunConfig
+    >>> from pipelines.plan import plan
+    >>> folder = tempfile.mkdtemp()
+    >>> log = os.path.join(folder, "log.csv")
+    >>> with open(log, "w") as f:
+    ...     _ = f.write("id,time,kind,x,label\\na,0,instance,1.0,\\na,1,label,,p\\n"
+    ...                 "b,2,label,,q\\n")
+    >>> pl = plan(RunConfig(streams=[log], models=["no-change"], out=folder))
+    >>> path = os.path.join(folder, "dead.jsonl")
+    >>> write_jsonl(path, [{"stream": "log", "file": None, "row": None, "field": "id",
+    ...                     "reason": "label for id 'b', which is not pending", "seq": 2}])
+    >>> dead = json.loads(located(pl, path))
+    >>> os.path.basename(dead["file"]), dead["row"], "seq" in dead
+    ('log.csv', 3, False)
+    """
+    rows = [json.loads(line) for line in read_bytes(path).splitlines()]
+    if not any("seq" in r for r in rows):
+        return read_bytes(path)
+    wanted: dict = {}
+    for r in rows:
+        if r.get("seq") is not None and r.get("file") is None:
+            wanted.setdefault(r["stream"], set()).add(r["seq"])
+    where = {s.name: s.locate(pl.delay, wanted[s.name]) for s in pl.streams
+             if s.name in wanted and s.kind == "file"}
+    out = []
+    for r in rows:
+        seq = r.pop("seq", None)
+        found = where.get(r["stream"], {}).get(seq)
+        out.append({**r, "file": found[0], "row": found[1]} if found else r)
+    write_jsonl(path, out)
+    return read_bytes(path)
 
 
 def _write_jsonl_to(rows, path: str) -> None:

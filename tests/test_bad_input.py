@@ -1,6 +1,7 @@
 """Every kind of bad input gets a clear error or a dead-letter record, counted in the manifest."""
 
 import json
+import os
 
 import pandas as pd
 import pytest
@@ -230,12 +231,41 @@ def test_unique_ids_pending_lets_an_id_come_back_after_its_label(tmp_path):
     # With a delay of 3 events the first 'a' is still pending: the replay refuses the second,
     # and its label leaves with it.
     dead, counts = _dead_and_counts(tmp_path / "still", pending, "3")
-    assert [r for _, _, r in dead] == [
-        "instance id 'a' is already pending",
-        "label of an instance refused because id 'a' was pending"]
+    assert dead == [  # the refused row, data row 3, with its label
+        (3, "id", "instance id 'a' is already pending"),
+        (3, "id", "label of an instance refused because id 'a' was pending")]
     assert counts["instances"] == 4 and counts["labelled"] == 3 and counts["dead_letters"] == 2
     assert counts["orphan_labels"] == 0 and counts["refused_instances"] == 1
     assert counts["labels"] == counts["labelled"] + counts["refused_labels"]
+
+
+@pytest.mark.parametrize("replay", ["per-stream", "grouped", "per-key"])
+def test_the_replays_dead_letters_name_the_file_and_row_of_their_event(tmp_path, replay):
+    # Found by the replay, not the read: an update or a label for an id that is not pending
+    # (an unknown id, a second label) and a model error set aside, with the label of the
+    # instance set aside. Rows counted by hand.
+    (tmp_path / "parts").mkdir()
+    (tmp_path / "parts" / "a.csv").write_text(
+        "id,time,kind,x,bad,label\n"
+        "a,0,instance,1.0,0,\n"    # a.csv row 1
+        "zz,1,update,5.0,0,\n"     # row 2: no such instance
+        "a,2,label,,,p\n")         # row 3
+    (tmp_path / "parts" / "b.csv").write_text(
+        "id,time,kind,x,bad,label\n"
+        "b,3,instance,2.0,0,\n"    # b.csv row 1
+        "c,4,instance,3.0,1,\n"    # row 2: the model cannot predict it
+        "b,5,label,,,q\n"          # row 3
+        "b,6,label,,,q\n"          # row 4: a second label
+        "c,7,label,,,p\n")         # row 5: its instance was set aside
+    out = tmp_path / "out"
+    run(RunConfig(streams=[f"s={tmp_path / 'parts'}"], models=["m=tests.helpers.FailsOn"],
+                  out=str(out), runner="direct", quiet=True, replay=replay,
+                  on_model_error="dead-letter"))
+    dead = [json.loads(line) for line in open(out / "dead_letters.jsonl")]
+    assert sorted((os.path.basename(d["file"]), d["row"], d["reason"][:22]) for d in dead) == [
+        ("a.csv", 2, "update for id 'zz', wh"), ("b.csv", 2, "model m, stream s, ins"),
+        ("b.csv", 4, "label for id 'b', whic"), ("b.csv", 5, "label of instance 'c',")]
+    assert all("seq" not in d for d in dead)
 
 
 def test_a_refused_rows_label_never_meets_the_pending_instance(tmp_path):

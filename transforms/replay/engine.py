@@ -358,7 +358,10 @@ class ReplayEngine:
 
     def _reject(self, out: DrainResult, reason: str, field: str, ev) -> None:
         out.counts["dead_letters"] += 1
-        out.dead_letters.append(dead_letter(self.stream, reason, field=field, record=ev))
+        # With its place in the stream, by which the run names its file and row at the end
+        # (`pipelines.write.located`).
+        out.dead_letters.append({**dead_letter(self.stream, reason, field=field, record=ev),
+                                 "seq": ev[SEQ]})
 
     # -- the model's calls: a failure names model, stream and instance -------------------------
     def _where(self, key) -> str:

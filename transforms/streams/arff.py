@@ -315,6 +315,8 @@ def arff_events(spec, delay, checks) -> Iterator:
             yield parsed
             continue
         x, y = parsed
+        if checks.where is not None:
+            checks.found(seq, spec.source, lineno)
         key = values[ci + 1].strip("'\"")
         try:
             t = parse_time_value(values[ci + 2])

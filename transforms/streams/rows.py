@@ -30,13 +30,20 @@ class Checks:
     (None, None)
     """
 
-    def __init__(self, spec, generated_ids: bool = False):
+    def __init__(self, spec, generated_ids: bool = False, where: dict | None = None):
         self.spec = spec
+        # seq -> (file, row) of the events asked about (`StreamSpec.locate`), filled as read.
+        self.where = where
         classes = spec.declared_classes()
         self.classes = classes
         self.known = set(classes) if classes is not None else None
         remember = not generated_ids and spec.options.get("unique_ids", "stream") == "stream"
         self.seen: set | None = set() if remember else None
+
+    def found(self, seq: int, file, row) -> None:
+        """The event `seq` came from this file and row, if it was asked about."""
+        if seq in self.where:
+            self.where[seq] = (file, row)
 
     def numbered_ids(self) -> None:
         """The ids are row numbers (a table without an id column): unique, nothing to remember."""
@@ -115,6 +122,9 @@ def labelled_rows(spec, rows, delay: DelaySpec, checks: Checks) -> Iterator:
                 yield dead_letter(spec.name, problem, file=file, row=row, field=delay.column)
                 y = None
         yield from assigner.row(key, t, x, y, 2 * i, label_t, own_delay)
+        if checks.where is not None:  # the row's instance and label events
+            checks.found(2 * i, file, row)
+            checks.found(2 * i + 1, file, row)
     yield from assigner.finish()
 
 

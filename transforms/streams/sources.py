@@ -379,10 +379,29 @@ class StreamSpec:
         return tables
 
     # -- reading -------------------------------------------------------------------------------
-    def events(self, delay: DelaySpec) -> Iterator:
-        """Event tuples and dead-letter dicts, for the whole stream."""
+    def locate(self, delay: DelaySpec, seqs) -> dict:
+        """{seq: (file, row)} of the events `seqs` (their place in the stream, `SEQ`), by
+        reading the stream again: what a dead letter of the replay names (a label whose
+        instance is not pending, a model error) is found in its file. A generated stream's
+        events have no file: (None, row number).
+
+        >>> import os, tempfile
+        >>> path = os.path.join(tempfile.mkdtemp(), "rows.csv")
+        >>> with open(path, "w") as f:
+        ...     _ = f.write("time,x,label\\n0,1.0,a\\n1,oops,b\\n2,3.0,a\\n")
+        >>> where = StreamSpec.parse(path).locate(DelaySpec.parse("1"), {2, 3})
+        >>> {seq: (os.path.basename(f), row) for seq, (f, row) in where.items()}
+        {2: ('rows.csv', 3), 3: ('rows.csv', 3)}
+        """
+        where = dict.fromkeys(seqs)
+        for _ in self.events(delay, where):
+            pass
+        return {seq: found for seq, found in where.items() if found is not None}
+
+    def events(self, delay: DelaySpec, where: dict | None = None) -> Iterator:
+        """Event tuples and dead-letter dicts, for the whole stream; `where`: see `locate`."""
         delay = self.delay(delay)
-        checks = Checks(self, generated_ids=self.kind in ("synth", "dataset"))
+        checks = Checks(self, generated_ids=self.kind in ("synth", "dataset"), where=where)
         if self.kind in ("synth", "dataset"):
             rows = ((None, i + 1, i, float(i), x, y, None, None)
                     for i, (x, y) in enumerate(_river_stream(self)))

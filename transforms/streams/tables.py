@@ -460,6 +460,8 @@ def _event_log(spec, rows, instance_t: dict, repeated: set, kind_col,
             yield item
             continue
         seq, row, key, t, x, y, _, _, kind = item
+        if checks.where is not None:
+            checks.found(seq, path, row)
         if from_labels:
             kind = LABEL
         elif kind not in EVENT_KINDS:
