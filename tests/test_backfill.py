@@ -231,7 +231,8 @@ def _run_over_range(out, instances, labels):
 
 def test_streams_in_date_partitions_read_as_one_file_each(tmp_path):
     """A run over a range of daily partitions gives the summary and counts of the same tables
-    in one file each, and the dead letter names the partition's file and its row there."""
+    in one file each, and the dead letters name the partition's file and their row there: the
+    instance whose feature is no number, and then its label, which meets no instance."""
     single, parts = _daily_tables(tmp_path)
     runs = {how: _run_over_range(tmp_path / f"out-{how}", f"{folder}/instances{ext}",
                                  f"{folder}/labels{ext}")
@@ -240,11 +241,12 @@ def test_streams_in_date_partitions_read_as_one_file_each(tmp_path):
     assert runs["parts"][1:3] == runs["single"][1:3]
     (counts,) = runs["parts"][1]
     assert (counts["instances"], counts["labelled"], counts["pending_at_end"]) == (3, 2, 1)
-    read_errors = {how: [(d["file"], d["row"], d["field"]) for d in r[3] if d["file"]]
-                   for how, r in runs.items()}
-    assert read_errors["parts"] == [
-        (str(parts / "instances" / "date=2026-11-03" / "part-0.csv"), 1, "f")]
-    assert read_errors["single"] == [(str(single / "instances.csv"), 5, "f")]
+    where = {how: [(d["file"], d["row"], d["field"]) for d in r[3]] for how, r in runs.items()}
+    assert where["parts"] == [
+        (str(parts / "instances" / "date=2026-11-03" / "part-0.csv"), 1, "f"),
+        (str(parts / "labels" / "date=2026-11-04" / "part-0.parquet"), 1, "id")]
+    assert where["single"] == [(str(single / "instances.csv"), 5, "f"),
+                               (str(single / "labels.csv"), 5, "id")]
 
 
 def test_partitioned_tables_on_a_remote_filesystem_read_as_local_ones(tmp_path):
@@ -258,7 +260,8 @@ def test_partitioned_tables_on_a_remote_filesystem_read_as_local_ones(tmp_path):
                              f"remote://{parts}/labels")
     pd.testing.assert_frame_equal(remote[0], local[0])
     assert remote[1:3] == local[1:3]
-    assert {(d["file"], d["row"]) for d in remote[3] if d["file"]} == {
-        (f"remote://{parts}/instances/date=2026-11-03/part-0.csv", 1)}
+    assert {(d["file"], d["row"]) for d in remote[3]} == {
+        (f"remote://{parts}/instances/date=2026-11-03/part-0.csv", 1),
+        (f"remote://{parts}/labels/date=2026-11-04/part-0.parquet", 1)}
     assert any(p.endswith("labels/date=2026-11-02/part-0.parquet")
                for p in RemoteFileSystem.opened)

@@ -1,6 +1,7 @@
 """Both Beam replay paths give the same records as the plain engine, in batch and streaming."""
 
 import json
+import os
 import random
 
 import apache_beam as beam
@@ -264,6 +265,13 @@ def test_instance_and_label_tables_in_time_order_replay_per_stream(tmp_path):
         else:
             assert got == expected
     dead = [json.loads(line) for line in results["auto"][-1]]
-    assert {(d["row"], d["reason"].split(" at ")[0]) for d in dead if d["file"]} == {
-        (78, "value 'oops' is not a number"), (202, "duplicate instance id 3"),
-        (labels.index((499.0, 50, "a")) + 1, "label")}
+    label_row = {i: k + 1 for k, (_, i, _) in enumerate(labels)}  # (ids 50 and 77: one label)
+    not_pending = "label for id {}, which is not pending (no instance had it, or its " \
+        "instance was labelled already)"
+    assert {(os.path.basename(d["file"]), d["row"], d["reason"].split(" at ")[0])
+            for d in dead} == {
+        ("instances.csv", 78, "value 'oops' is not a number"),
+        ("instances.csv", 202, "duplicate instance id 3"),
+        ("labels.csv", labels.index((499.0, 50, "a")) + 1, "label"),
+        ("labels.csv", label_row[77], not_pending.format(77)),  # its instance: the bad row
+        ("labels.csv", label_row[999], not_pending.format(999))}
