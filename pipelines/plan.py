@@ -22,7 +22,6 @@ from transforms.scoring.plan import ScoringPlan
 from transforms.streams.delays import DelaySpec
 from transforms.streams.read import TimeRange
 from transforms.streams.sources import StreamSpec
-from transforms.streams.tables import table_columns
 
 
 @dataclass
@@ -138,7 +137,7 @@ def plan(config: RunConfig) -> Plan:
     streams = _segmented(streams, config.segments, delay)
     # A table's columns, found here (the checks have read them), so a worker reads no file for
     # them: for JSON Lines that would be a whole pass.
-    streams = [dataclasses.replace(s, table_columns=tuple(table_columns(s)))
+    streams = [dataclasses.replace(s, table_columns=tuple(s.columns()))
                if s.kind == "file" and s.format != "arff" else s for s in streams]
     names = [s.name for s in streams]
     if len(set(names)) != len(names):
@@ -209,7 +208,7 @@ def _instance_columns(spec: StreamSpec, delay: DelaySpec) -> list[str]:
         return sorted(first[5] or {}) if first is not None else []
     o = spec.options
     roles = {o.get(k, k) for k in ("id", "time", "kind", "label", "label_time")}
-    return [c for c in table_columns(spec) if c not in roles]
+    return [c for c in spec.columns() if c not in roles]
 
 
 def _logged_models(log: PredictionLogSpec, models: list) -> list:

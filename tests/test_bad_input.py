@@ -682,6 +682,13 @@ def test_backfill_options_that_mean_nothing_are_refused_or_absent(tmp_path, caps
                  str(tmp_path / "run"), "--quiet"]) == 2
     assert "--delay 100 means nothing here: every stream's label times come from its input" \
         in capsys.readouterr().err
+    # ... also when only a later partition of the log has the kind column.
+    (tmp_path / "log").mkdir()
+    _write(tmp_path / "log", "1.csv", "id,time,f,label\na,0,1.0,\n")
+    _write(tmp_path / "log", "2.csv", "kind,id,time,f,label\nlabel,a,5,,x\n")
+    assert main(["run", "--stream", str(tmp_path / "log"), "--model", "majority", "--delay",
+                 "100", "--out", str(tmp_path / "run2"), "--runner", "direct", "--quiet"]) == 2
+    assert "--delay 100 means nothing here" in capsys.readouterr().err
 
 
 def test_lines_with_too_few_fields_are_dead_letters(tmp_path):

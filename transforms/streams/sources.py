@@ -45,7 +45,7 @@ from transforms.streams.delays import DelaySpec
 from transforms.streams.rows import Checks, labelled_rows
 from transforms.streams.table_files import (CSV_OPTIONS, FORMATS, columns_of, csv_options, fmt_of,
                                             has_rows, head_of, table_files)
-from transforms.streams.tables import table_events
+from transforms.streams.tables import table_columns, table_events
 
 # Text that reads as a date: ISO 2026-11-01[T10:00[:00]], or 01/11/2026, 1.11.26.
 DATE_LIKE = r"\s*(\d{4}-\d{1,2}-\d{1,2}|\d{1,2}[/.]\d{1,2}[/.]\d{2,4})([ T]\d{1,2}:\d{2})?"
@@ -302,10 +302,13 @@ class StreamSpec:
                              f"instances by id over the whole table, so its ids must be unique")
 
     def columns(self) -> list[str]:
-        """The columns of the stream's (first) file; an ARFF file's are attributes, not these."""
-        files = [] if self.format == "arff" else table_files(self.source)
-        return columns_of(files[0], fmt_of(files[0], self.format),
-                          csv_options(self.options)) if files else []
+        """The columns of the stream's files, of all of them (an event log's first partition
+        may lack a column a later one has); an ARFF file's are attributes, not these."""
+        if self.format == "arff":
+            return []
+        if self.table_columns is not None:
+            return list(self.table_columns)
+        return table_columns(self)
 
     def _check_columns(self, path: str, role: str) -> None:
         """The columns the options name are in the file (every file of a partitioned table)."""
