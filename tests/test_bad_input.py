@@ -704,8 +704,9 @@ def test_lines_with_too_few_fields_are_dead_letters(tmp_path):
     events, dead = read(path, delay="1")
     assert [(d["row"], d["field"], d["reason"]) for d in dead] == [
         (2, None, "the line is cut short: 2 of 4 fields"),
-        (4, "g", 'feature is missing (an empty cell, NaN, null or an absent key); the stream '
-                 'option {"missing": "drop"} keeps such rows without it')]
+        (4, "g", 'feature is missing (an empty cell, NaN, null, a CSV cell NA, N/A or None, or '
+                 'an absent key); the stream option {"missing": "drop"} keeps such rows '
+                 'without it, {"na_values": []} reads only an empty CSV cell as missing')]
     assert [e[5] for e in events if e[3] == "instance"] == [{"f": 1.0, "g": 2.0},
                                                             {"f": 3.0, "g": 1.0}]
 

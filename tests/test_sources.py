@@ -11,7 +11,9 @@ from hypothesis import strategies as st
 from river import datasets
 
 from tests.helpers import brief, data, read
+from transforms.errors import InputError
 from transforms.records import RANK_INSTANCE, RANK_LABEL, RANK_LABEL_AFTER_INSTANCE
+from transforms.streams.sources import StreamSpec
 
 T0 = pd.Timestamp("2026-01-01T00:00:00Z").value / 1e9
 
@@ -395,3 +397,29 @@ def test_a_text_table_is_parsed_whole_once_before_its_rows_are_read(tmp_path, mo
         assert whole == [str(tmp_path / "s.jsonl")] * 2, what
         pd.testing.assert_frame_equal(kept,
                                       pd.read_csv(tmp_path / "parsed_again" / "summary.csv"))
+
+
+def test_a_csv_cell_is_missing_as_pandas_reads_it_unless_the_stream_names_the_texts(tmp_path):
+    """By default a CSV cell is missing when pandas reads it so (empty, NA, null, None, ...);
+    with `na_values` only an empty cell and the listed texts are missing and any other text is
+    a value: a country "NA", a class "None". Oracle: the cells as written, read by hand."""
+    path = tmp_path / "t.csv"
+    path.write_text("time,x,country,label\n0,1.0,NA,a\n1,2.0,DE,None\n2,,PL,a\n3,4.0,?,b\n"
+                    "4,5.0,null,b\n")
+
+    def seen(options):
+        events, dead = read(str(path) + json.dumps(options), delay="1")
+        return ({e[4]: e[5] for e in events if e[3] == "instance"},
+                {e[4]: e[6] for e in events if e[3] == "label"},
+                [(d["row"], d["field"]) for d in dead])
+
+    every = {0: {"x": 1.0, "country": "NA"}, 1: {"x": 2.0, "country": "DE"},
+             3: {"x": 4.0, "country": "?"}, 4: {"x": 5.0, "country": "null"}}
+    assert seen({}) == ({1: every[1], 3: every[3]}, {3: "b"},
+                        [(1, "country"), (3, "x"), (5, "country")])
+    assert seen({"na_values": []}) == (every, {0: "a", 1: "None", 3: "b", 4: "b"}, [(3, "x")])
+    assert seen({"na_values": ["?"]}) == ({i: every[i] for i in (0, 1, 4)},
+                                          {0: "a", 1: "None", 4: "b"}, [(3, "x"), (4, "country")])
+    with pytest.raises(InputError, match=r'stream t: na_values must be a list of the texts a '
+                                         r'CSV cell is missing as, e\.g\. \{"na_values"'):
+        StreamSpec.parse(str(path) + '{"na_values": "NA"}').check()

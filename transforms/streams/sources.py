@@ -251,6 +251,10 @@ class StreamSpec:
         if unknown:
             raise InputError(f"stream {self.name}: unknown option(s) {sorted(unknown)}; "
                              f"known: {sorted(FILE_OPTIONS)}")
+        na_values = self.options.get("na_values", [])
+        if not isinstance(na_values, list) or not all(isinstance(v, str) for v in na_values):
+            raise InputError(f"stream {self.name}: na_values must be a list of the texts a CSV "
+                             f'cell is missing as, e.g. {{"na_values": ["NA", "?"]}}')
         positive, declared = self.options.get("positive"), self.options.get("classes")
         if positive is not None and declared is not None and positive not in declared:
             raise InputError(f"stream {self.name}: the positive class {positive!r} is not one "

@@ -76,16 +76,24 @@ def opened(path: str):
         yield f
 
 
-CSV_OPTIONS = ("sep", "encoding")  # stream options handed to pandas' CSV reader
+CSV_OPTIONS = ("sep", "encoding", "na_values")  # stream options that say how to read CSV
 
 
 def csv_options(options: dict) -> dict:
-    """The stream options that say how to read its CSV files (`sep`, `encoding`).
+    """The arguments of pandas' CSV reader that the stream options give (`sep`, `encoding`,
+    `na_values`: the texts a cell is missing as, instead of pandas' list — NA, N/A, null,
+    NaN, None, ... —; an empty cell is always missing).
 
     >>> csv_options({"sep": ";", "time": "ts"})
     {'sep': ';'}
+    >>> csv_options({"na_values": ["?"]})
+    {'na_values': ['', '?'], 'keep_default_na': False}
     """
-    return {k: options[k] for k in CSV_OPTIONS if k in options}
+    out = {k: options[k] for k in ("sep", "encoding") if k in options}
+    if "na_values" in options:
+        out["na_values"] = ["", *options["na_values"]]
+        out["keep_default_na"] = False
+    return out
 
 
 def _read_table(path: str, fmt: str, csv: dict | None = None) -> pd.DataFrame:
@@ -344,7 +352,7 @@ def columns_of(path: str, fmt: str, csv: dict | None = None) -> list[str]:
             if fmt == "csv":
                 try:  # the header as it is: pandas renames a second `x` to `x.1`
                     header = pd.read_csv(source, nrows=1, header=None, dtype=str,
-                                         keep_default_na=False, **(csv or {}))
+                                         keep_default_na=False, **_how_to_split(csv))
                 except pd.errors.EmptyDataError:
                     return []
                 _named_once(path, [name for name in header.iloc[0] if name])
@@ -360,6 +368,11 @@ def columns_of(path: str, fmt: str, csv: dict | None = None) -> list[str]:
     if fmt == "jsonl":
         return list(text_facts(path, fmt, csv).head.columns)
     return list(_read_table(path, fmt, csv).columns)
+
+
+def _how_to_split(csv: dict | None) -> dict:
+    """The CSV options that say how to split a file into cells (not what a cell means)."""
+    return {k: v for k, v in (csv or {}).items() if k in ("sep", "encoding")}
 
 
 def _named_once(path: str, names: list[str]) -> list[str]:

@@ -411,8 +411,9 @@ def _records(fx: pd.DataFrame, a: int, b: int, empty: np.ndarray) -> list:
     return records
 
 
-MISSING_FEATURE = ('feature is missing (an empty cell, NaN, null or an absent key); the stream '
-                   'option {"missing": "drop"} keeps such rows without it')
+MISSING_FEATURE = ('feature is missing (an empty cell, NaN, null, a CSV cell NA, N/A or None, or '
+                   'an absent key); the stream option {"missing": "drop"} keeps such rows '
+                   'without it, {"na_values": []} reads only an empty CSV cell as missing')
 
 
 def _features(x: dict | None, missing: str) -> tuple[dict | None, tuple | None]:
