@@ -423,3 +423,6 @@ def test_a_csv_cell_is_missing_as_pandas_reads_it_unless_the_stream_names_the_te
     with pytest.raises(InputError, match=r'stream t: na_values must be a list of the texts a '
                                          r'CSV cell is missing as, e\.g\. \{"na_values"'):
         StreamSpec.parse(str(path) + '{"na_values": "NA"}').check()
+    path.with_suffix(".jsonl").write_text('{"time": 0, "x": 1.0, "label": "a"}\n')
+    with pytest.raises(InputError, match=r"t\.jsonl: na_values is for CSV files"):
+        StreamSpec.parse(str(path.with_suffix(".jsonl")) + '{"na_values": []}').check()

@@ -286,6 +286,9 @@ class StreamSpec:
             if not files:
                 raise InputError(f"{pattern}: no such file (the {role} of stream {self.name})")
             for path in files:
+                if "na_values" in self.options and fmt_of(path, self.format) != "csv":
+                    raise InputError(f"{path}: na_values is for CSV files (in JSON Lines null "
+                                     f"is missing, in Parquet a null); leave it out")
                 self._check_columns(path, role)
             if role == "instances" and "features" not in self.options:
                 self._check_text_features(files[0])  # the first rows of the first file
