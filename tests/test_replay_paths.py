@@ -28,6 +28,7 @@ from transforms.streams.sources import StreamSpec
 from transforms.streams.tables import rows_in_time_order
 
 STREAM = 'sea=synth:SEA{"n": 1500, "seed": 3, "noise": 0.1}'
+SHORT = 'sea=synth:SEA{"n": 800, "seed": 3, "noise": 0.1}'
 MODELS = ["no-change", "gaussian-nb", 'ht=river.tree.HoeffdingTreeClassifier{"grace_period": 50}']
 
 
@@ -50,16 +51,16 @@ def test_grouped_and_stateful_paths_give_identical_records(tmp_path):
                                  ("looping", "stateful", 97.0), ("per-key", "per-key", None),
                                  ("per-stream", "per-stream", None)]:
         out = tmp_path / name
-        run(RunConfig(streams=[STREAM], models=MODELS, delay="random:20:200:4", out=str(out),
+        run(RunConfig(streams=[SHORT], models=MODELS, delay="random:20:200:4", out=str(out),
                       runner="direct", replay=replay, timer_bucket=bucket, chunk_size=128,
                       repredicted_probabilities=True, quiet=True))
         results.append(_outputs(out))
     (p0, s0, c0, n0) = results[0]
-    assert (p0["kind"] != "re-prediction").sum() == 3 * 1500 * 2
+    assert (p0["kind"] != "re-prediction").sum() == 3 * 800 * 2
     assert (p0["kind"] == "re-prediction").sum() > 3 * 1000  # re-evaluation on (K=10)
     assert p0.loc[p0["kind"] == "re-prediction", "proba"].notna().mean() > 0.99
     assert ((s0["category"] == "binned") & (s0["metric"] == "log_loss")).sum() == 3 * 102
-    assert n0[1]["sea"]["instance_events"] == 1500
+    assert n0[1]["sea"]["instance_events"] == 800
     # 3 pairs, initial and final, each pair's statistics
     assert (s0["category"] == "comparison").sum() == 3 * 2 * len(COMPARISON_METRICS)
     for p, s, c, n in results[1:]:
@@ -74,7 +75,7 @@ def test_per_stream_scores_as_it_drains_what_the_pane_pipeline_scores(tmp_path, 
     """per-stream scores and compares in the replay, in label order; grouped shuffles blocks:
     the same summary and curves with windows, fading factors, event-time windows and bins."""
     if task == "classification":
-        stream, models = STREAM, MODELS
+        stream, models = SHORT, MODELS
     else:
         stream = 'fried=synth:Friedman{"n": 1200, "seed": 2}'
         models = ["linear-regression", "htr=hoeffding-tree-regressor"]
