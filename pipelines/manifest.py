@@ -291,7 +291,8 @@ def check_evaluated(pl: Plan, counts: dict, dead_letters: bytes) -> None:
                 f"prediction log {pl.log.pattern}: 0 of {logged} predictions of model "
                 f"{model!r} matched a labelled instance of stream {stream!r}: check that the "
                 f"log's ids and times are the stream's (ids as text alike, times in seconds "
-                f"or ISO datetimes, each within its instance's latency period)")
+                f"— or the log's time_unit — or ISO datetimes, each within its instance's "
+                f"latency period)")
 
 
 def _opt(v):

@@ -768,3 +768,36 @@ def test_an_instance_set_aside_does_not_stand_for_its_id(tmp_path):
         (1, "time 'soon' is neither a number nor an ISO datetime"),
         (2, "value 'oops' is not a number"), (6, "duplicate instance id 'c'"),
         (7, "duplicate instance id 'a'")]
+
+
+def test_times_in_milliseconds_are_named_and_read_with_their_unit(tmp_path, capsys):
+    """Epoch milliseconds read as seconds are after the year 9999: one line before the run
+    (the first rows), a dead letter for a later row; `time_unit` reads them, in a stream and
+    in a prediction log. Oracle: the times as written, divided by 1000 by hand; 1.7e9 s is
+    2023-11-14 (UTC)."""
+    t0 = 1_700_000_000_000
+    rows = [(i, t0 + 1000 * i, i % 3 / 2) for i in range(30)] + [(30, t0 * 1000, 0.5)]
+    _write(tmp_path, "inst.csv", "id,time,x\n" + "".join(f"{i},{t},{x}\n" for i, t, x in rows))
+    _write(tmp_path, "lab.csv", "id,time,label\n" + "".join(
+        f"{i},{t + 5000},{'ab'[i % 2]}\n" for i, t, _ in rows))
+    _write(tmp_path, "preds.csv", "id,t,model,y_pred\n" + "".join(
+        f"{i},{t},m,a\n" for i, t, _ in rows))
+    stream = f'{tmp_path}/inst.csv{{"labels": "{tmp_path}/lab.csv"'
+    args = ["backfill", "--out", str(tmp_path / "bf"), "--runner", "direct", "--quiet"]
+    assert main([*args, "--stream", stream + "}", "--predictions", f"{tmp_path}/preds.csv"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"delayed-eval: error: {tmp_path}/inst.csv, column time: time 1700000000000 is after "
+        'the year 9999 in seconds; are the times in milliseconds? give the stream option '
+        '{"time_unit": "ms"} (or us, ns)')
+    events, dead = read(stream + ', "time_unit": "ms"}')
+    assert sorted((e[4], e[0]) for e in events if e[3] == "instance") == [
+        (i, t / 1000) for i, t, _ in rows[:30]]
+    hint = ' is after the year 9999 in milliseconds; are the times in microseconds? give ' \
+        'the stream option {"time_unit": "us"} (or ns)'
+    assert [(os.path.basename(d["file"]), d["row"], d["field"], d["reason"]) for d in dead] == [
+        ("inst.csv", 31, "time", f"time {t0 * 1000}{hint}"),
+        ("lab.csv", 31, "time", f"time {t0 * 1000 + 5000}{hint}")]
+    assert main([*args, "--stream", stream + ', "time_unit": "ms"}', "--predictions",
+                 f'{tmp_path}/preds.csv{{"time_unit": "ms"}}']) == 0
+    maturity = pd.read_csv(tmp_path / "bf" / "maturity.csv")
+    assert maturity[["date", "instances", "labelled"]].values.tolist() == [["2023-11-14", 30, 30]]

@@ -15,7 +15,7 @@ from apache_beam.io.filesystems import FileSystems
 
 from transforms.errors import InputError
 from transforms.specs import split_options
-from transforms.streams.table_files import table_files
+from transforms.streams.table_files import TIME_UNITS, table_files
 
 # Defaults: the columns of `run`'s own predictions.parquet.
 LOG_COLUMNS = {"stream": "stream", "model": "model", "id": "id", "kind": "kind", "time": "t",
@@ -45,7 +45,8 @@ class PredictionLogSpec:
     e.g. hive partitions `date=2026-11-01/part-0.parquet`), read with Beam's FileSystems so
     gs:// and s3:// work too. Options rename the columns (defaults: those of `run`'s
     predictions.parquet): `stream`, `model`, `id`, `kind`, `time`, `prediction`. A log without
-    a stream (model) column belongs to the only configured stream (model).
+    a stream (model) column belongs to the only configured stream (model). `time_unit` (`s`,
+    `ms`, `us`, `ns`) is the unit of times given as numbers (seconds by default).
 
     Class probabilities (for log-loss, Brier, AUC and calibration) come from a map column
     {class: probability} (`proba`, as `run` writes it), from the positive class's probability
@@ -58,20 +59,26 @@ class PredictionLogSpec:
     ('logs/preds', 'ts', 'id')
     """
 
-    def __init__(self, pattern: str, columns: dict, proba: dict | None = None):
+    def __init__(self, pattern: str, columns: dict, proba: dict | None = None,
+                 time_unit: str = "s"):
         self.pattern = pattern
         self.columns = columns
         self.proba = proba or {}  # the options of `PROBA_OPTIONS` given
+        self.time_unit = time_unit
 
     @classmethod
     def parse(cls, text: str) -> PredictionLogSpec:
         pattern, options = split_options(text, "prediction log")
-        unknown = set(options) - set(LOG_COLUMNS) - set(PROBA_OPTIONS)
+        unknown = set(options) - set(LOG_COLUMNS) - set(PROBA_OPTIONS) - {"time_unit"}
         if unknown:
             raise InputError(f"prediction log {pattern}: unknown option(s) {sorted(unknown)}; "
-                             f"known: {sorted([*LOG_COLUMNS, *PROBA_OPTIONS])}")
+                             f"known: {sorted([*LOG_COLUMNS, *PROBA_OPTIONS, 'time_unit'])}")
         proba = {k: options.pop(k) for k in PROBA_OPTIONS if k in options}
         where = f"prediction log {pattern}"
+        time_unit = options.pop("time_unit", "s")
+        if time_unit not in TIME_UNITS:
+            raise InputError(f"{where}: time_unit must be one of {', '.join(TIME_UNITS)} (the "
+                             f"unit of times given as numbers)")
         if "score" in proba and "proba_columns" in proba:
             raise InputError(f"{where}: give score or proba_columns, not both")
         if ("score" in proba) != ("positive" in proba):
@@ -82,7 +89,7 @@ class PredictionLogSpec:
                 isinstance(c, str) for c in columns.values())):
             raise InputError(f'{where}: proba_columns must map each class to its column, e.g. '
                              f'{{"proba_columns": {{"fraud": "p_fraud", "ok": "p_ok"}}}}')
-        return cls(pattern, {**LOG_COLUMNS, **options}, proba)
+        return cls(pattern, {**LOG_COLUMNS, **options}, proba, time_unit)
 
     def _source_columns(self) -> list[str]:
         """The columns the class probabilities are read from (renamed into `proba`)."""

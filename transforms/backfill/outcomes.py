@@ -166,7 +166,8 @@ class _KeyLogBatches(beam.DoFn):
                     "id": batch.column(names.index("id")).cast(pa.string()),
                     # Seconds, or ISO datetimes / timestamps (unreadable: NaN, unmatched).
                     "t": event_seconds(pd.DataFrame(
-                        {"t": batch.column(names.index("time")).to_pandas()}), "t")[0],
+                        {"t": batch.column(names.index("time")).to_pandas()}), "t",
+                        unit=self.log.time_unit)[0],
                     "y_pred": _prediction_column(batch, self.classification)}
             if self.probabilities:  # every part has the column: parts concatenate
                 cols["proba"] = _proba_column(batch, path)

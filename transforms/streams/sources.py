@@ -43,7 +43,8 @@ from transforms.specs import split_options
 from transforms.streams import arff
 from transforms.streams.delays import DelaySpec
 from transforms.streams.rows import Checks, labelled_rows
-from transforms.streams.table_files import (CSV_OPTIONS, FORMATS, columns_of, csv_options, fmt_of,
+from transforms.streams.table_files import (CSV_OPTIONS, FORMATS, TIME_UNITS, columns_of,
+                                            csv_options, event_seconds, fmt_of, time_problem,
                                             has_rows, head_of, table_files)
 from transforms.streams.tables import table_columns, table_events
 
@@ -52,6 +53,7 @@ DATE_LIKE = r"\s*(\d{4}-\d{1,2}-\d{1,2}|\d{1,2}[/.]\d{1,2}[/.]\d{2,4})([ T]\d{1,
 FILE_OPTIONS = {"format", "id", "time", "kind", "label", "label_time", "labels", "classes",
                 "positive",
                 "features", "missing", "delay", "order", "delayed", "target", "unique_ids",
+                "time_unit",
                 *CSV_OPTIONS}
 
 
@@ -255,6 +257,9 @@ class StreamSpec:
         if not isinstance(na_values, list) or not all(isinstance(v, str) for v in na_values):
             raise InputError(f"stream {self.name}: na_values must be a list of the texts a CSV "
                              f'cell is missing as, e.g. {{"na_values": ["NA", "?"]}}')
+        if self.options.get("time_unit", "s") not in TIME_UNITS:
+            raise InputError(f"stream {self.name}: time_unit must be one of "
+                             f"{', '.join(TIME_UNITS)} (the unit of times given as numbers)")
         positive, declared = self.options.get("positive"), self.options.get("classes")
         if positive is not None and declared is not None and positive not in declared:
             raise InputError(f"stream {self.name}: the positive class {positive!r} is not one "
@@ -292,6 +297,7 @@ class StreamSpec:
                 self._check_columns(path, role)
             if role == "instances" and "features" not in self.options:
                 self._check_text_features(files[0])  # the first rows of the first file
+            self._check_times(files[0])
             if not any(has_rows(path, fmt_of(path, self.format), csv_options(self.options))
                    for path in files):
                 raise InputError(f"{pattern}: the stream is empty (no rows)")
@@ -381,6 +387,22 @@ class StreamSpec:
                 raise InputError(f"{path}: column {col!r} has a different text value in every "
                                  f"row, like an id, which a model cannot learn from; {hint}"
                                  f"{leave_out}")
+
+    def _check_times(self, path: str) -> None:
+        """The first rows' times name dates in the stream's time unit (epoch milliseconds read
+        as seconds would be after the year 9999): one line now, not a dead letter per row."""
+        o = self.options
+        names = ["time"] if "labels" in o else ["time", "label_time"]
+        head = head_of(path, fmt_of(path, self.format), csv_options(o), 20)
+        unit = o.get("time_unit", "s")
+        for column in (o.get(name, name) for name in names):
+            if column not in head.columns:
+                continue
+            t, bad = event_seconds(head, column, unit=unit)
+            late = np.isfinite(t) & bad
+            if late.any():
+                value = head[column][late].iloc[0]
+                raise InputError(f"{path}, column {column}: {time_problem(value, unit)}")
 
     def _tables(self) -> list[tuple[str, str]]:
         tables = [(self.source, "instances")]

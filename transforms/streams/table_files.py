@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
+import math
 import os
 import pickle
 import re
@@ -115,10 +116,18 @@ def _read_table(path: str, fmt: str, csv: dict | None = None) -> pd.DataFrame:
         return pd.DataFrame()
 
 
-def event_seconds(df: pd.DataFrame, col: str | None, first: int = 0) -> tuple[np.ndarray,
-                                                                               np.ndarray]:
-    """Seconds as floats and a mask of rows whose time did not parse; without the column, the
-    row's index in the stream (`first` for the frame's first row).
+# Numeric times are in this unit (the stream option `time_unit`; seconds by default).
+TIME_UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9}
+# The last second of the year 9999: a later time names no date (a number of milliseconds
+# read as seconds is one).
+LAST_SECOND = 253402300799.0
+
+
+def event_seconds(df: pd.DataFrame, col: str | None, first: int = 0, unit: str = "s",
+                  bounded: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """Seconds as floats and a mask of rows whose time did not parse (or, `bounded`, is after
+    the year 9999); numbers are in `unit` (`TIME_UNITS`). Without the column, the row's index
+    in the stream (`first` for the frame's first row).
 
     Example
     -------
@@ -127,14 +136,19 @@ def event_seconds(df: pd.DataFrame, col: str | None, first: int = 0) -> tuple[np
     ...                        "time")
     >>> t.tolist()[:2], bad.tolist()
     ([10.0, 20.0], [False, False, True])
+    >>> event_seconds(pd.DataFrame({"t": [1700000000000]}), "t")[1].tolist()  # milliseconds
+    [True]
+    >>> event_seconds(pd.DataFrame({"t": [1700000000000]}), "t", unit="ms")[0].tolist()
+    [1700000000.0]
 
     """
     if col is None or col not in df.columns:
         t = np.arange(first, first + len(df), dtype=float)
         return t, np.zeros(len(df), dtype=bool)
     s = df[col]
+    scale = TIME_UNITS[unit]
     if pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s):
-        t = s.to_numpy(dtype=float)
+        t = s.to_numpy(dtype=float) * scale if scale != 1.0 else s.to_numpy(dtype=float)
     elif pd.api.types.is_datetime64_any_dtype(s):
         dt = pd.to_datetime(s, utc=True)
         t = (dt - pd.Timestamp(0, tz="UTC")).dt.total_seconds().to_numpy(dtype=float, copy=True)
@@ -143,8 +157,33 @@ def event_seconds(df: pd.DataFrame, col: str | None, first: int = 0) -> tuple[np
         num = pd.to_numeric(s, errors="coerce")
         dt = pd.to_datetime(s.where(num.isna()), utc=True, errors="coerce", format="ISO8601")
         secs = (dt - pd.Timestamp(0, tz="UTC")).dt.total_seconds()
-        t = num.fillna(secs).to_numpy(dtype=float)
-    return t, ~np.isfinite(t)
+        t = (num * scale).fillna(secs).to_numpy(dtype=float)
+    bad = ~np.isfinite(t)
+    if bounded:
+        bad |= np.abs(t) > LAST_SECOND
+    return t, bad
+
+
+def time_problem(value, unit: str = "s") -> str:
+    """Why a cell is no event time (`event_seconds` found it bad).
+
+    >>> time_problem("soon")
+    "time 'soon' is neither a number nor an ISO datetime"
+    >>> print(time_problem(1700000000000))  # doctest: +NORMALIZE_WHITESPACE
+    time 1700000000000 is after the year 9999 in seconds; are the times in milliseconds?
+    give the stream option {"time_unit": "ms"} (or us, ns)
+    """
+    value = value.item() if isinstance(value, np.generic) else value  # (as the file says it)
+    number = pd.to_numeric(pd.Series([value]), errors="coerce").iloc[0]
+    if pd.isna(number) or not math.isfinite(number):
+        return f"time {value!r} is neither a number nor an ISO datetime"
+    names = {"s": "seconds", "ms": "milliseconds", "us": "microseconds", "ns": "nanoseconds"}
+    units = list(names)
+    finer = units[units.index(unit) + 1:]
+    hint = "it names no date" if not finer else (
+        f"are the times in {names[finer[0]]}? give the stream option "
+        f'{{"time_unit": "{finer[0]}"}}' + (f" (or {', '.join(finer[1:])})" if finer[1:] else ""))
+    return f"time {value!r} is after the year 9999 in {names[unit]}; {hint}"
 
 
 JSONL_HEAD = 1000  # rows of a JSON Lines file that the checks before a run look at
@@ -260,12 +299,12 @@ def _text_facts_of(path: str, fmt: str, version: tuple, csv: str, chunk_rows: in
             kinds.setdefault(column, set()).add(kind)
         if head is None:
             head = frame.head(JSONL_HEAD).copy()
-            times = {c: [True, None, None] for c in head.columns
-                     if not event_seconds(head, c)[1].all()}
+            times = {c: [True, None, None] for c in head.columns  # (order: in any unit)
+                     if not event_seconds(head, c, bounded=False)[1].all()}
         for column, told in times.items():
             if column not in frame.columns:
                 continue
-            t, bad = event_seconds(frame, column)
+            t, bad = event_seconds(frame, column, bounded=False)
             t = t[~bad]
             if len(t):
                 if told[1] is None:

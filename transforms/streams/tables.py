@@ -17,7 +17,8 @@ from transforms.records import (EVENT_KINDS, INSTANCE, LABEL, RANK_INSTANCE, RAN
                                 RANK_LABEL_AFTER_INSTANCE, dead_letter)
 from transforms.streams.rows import Checks, labelled_rows
 from transforms.streams.table_files import (CHUNK_ROWS, columns_of, csv_options, event_seconds,
-                                            fmt_of, table_chunks, table_files, text_facts)
+                                            fmt_of, table_chunks, table_files, text_facts,
+                                            time_problem)
 
 
 def _feature_frame(df: pd.DataFrame, columns: list[str], numeric: dict) -> tuple[pd.DataFrame,
@@ -113,7 +114,7 @@ def _times_in_order(files: list[str], fmt: str | None, time_col: str, options: d
         column = frame[time_col]
         if column.dtype == object and not all(isinstance(v, str) for v in column.dropna()):
             return False  # numbers and text in one column: left to the whole read
-        t, bad = event_seconds(frame, time_col)
+        t, bad = event_seconds(frame, time_col, bounded=False)  # (order: in any unit)
         t = t[~bad]
         if len(t) and (t[0] < last or np.count_nonzero(t[1:] < t[:-1])):
             return False
@@ -158,6 +159,7 @@ class _TableColumns:
         self.label, self.label_time = o.get("label", "label"), o.get("label_time", "label_time")
         self.delay = delay.column if delay.kind == "column" else None
         self.missing = o.get("missing", "dead-letter")
+        self.unit = o.get("time_unit", "s")
         reserved = {self.id, self.time, self.kind, self.label, self.label_time, self.delay}
         self.features = o.get("features") or [c for c in columns if c not in reserved]
         self.segment_only = spec.segment_only  # read as they are, missing or not
@@ -171,7 +173,7 @@ class _TableColumns:
         feature columns and values, the cells that are no number in a column read as numbers,
         and the rows of finite numbers only (the usual case: clean as pandas gives them, no
         row-by-row check)."""
-        t, unplaced = event_seconds(frame, self.time, seq0)
+        t, unplaced = event_seconds(frame, self.time, seq0, self.unit)
         if self.id in frame.columns:  # an id that is missing stands for no instance
             unplaced = unplaced | frame[self.id].isna().to_numpy()
         feats = self.features
@@ -205,8 +207,8 @@ class _TableColumns:
         `row_numbers` its rows' numbers in their file. Rows become Python objects
         `CHUNK_ROWS` at a time."""
         t, unplaced, feats, fx, bad_cells, finite = self._checked(frame, seq0)
-        lt = event_seconds(frame, self.label_time)[0] if self.label_time in frame.columns \
-            else None
+        lt = event_seconds(frame, self.label_time, unit=self.unit)[0] \
+            if self.label_time in frame.columns else None
         new_row = tuple.__new__  # TableRow(...) costs 2.5 times as much per row
         stream, missing = self.stream, self.missing  # locals: read per row
         # Rows without any feature (an event log's label rows, a label table's) have x None,
@@ -258,8 +260,9 @@ class _TableColumns:
         if self.id in frame.columns and pd.isna(frame[self.id].iloc[j]):
             return dead_letter(self.stream, "the id is missing (an empty cell, NaN or null)",
                                file=path, row=row, field=self.id)
-        return dead_letter(self.stream, f"time {frame[self.time].iloc[j]!r} is neither a "
-                           f"number nor an ISO datetime", file=path, row=row, field=self.time)
+        value = frame[self.time].iloc[j]
+        return dead_letter(self.stream, time_problem(value, self.unit), file=path, row=row,
+                           field=self.time)
 
     def numbered(self, chunks, seq0: int = 0) -> Iterator:
         """(file, `TableRow` or dead letter) over chunks, each chunk's first row numbered in
