@@ -455,6 +455,14 @@ def test_a_table_without_its_label_column_is_refused_with_a_hint(tmp_path):
     none = _write(tmp_path, "none.csv", "time,f,g\n0,1.0,2.0\n")
     with pytest.raises(InputError, match=r'name yours with the stream option \{"label": '):
         StreamSpec.parse(none).check()
+    # Spaces around a header's names ("id, time, x"): " time" would be a feature, row numbers
+    # the times.
+    spaced = _write(tmp_path, "spaced.csv", "id, time, f, label\n0,0,1.0,a\n")
+    with pytest.raises(InputError, match=r"spaced\.csv: column ' time' has spaces around its "
+                                         r"name, so it is not the time column 'time'; name it "
+                                         r'with the stream option \{"time": " time"\}'):
+        StreamSpec.parse(spaced).check()
+    StreamSpec.parse(spaced + '{"id": "id", "time": " time", "label": " label"}').check()
 
 
 def test_two_columns_with_one_name_are_refused(tmp_path):

@@ -350,10 +350,18 @@ class StreamSpec:
         named = required + tuple(k for k in optional if k in o)
         if role == "instances" and not split and o.get("kind", "kind") not in columns:
             named += ("label",)  # a table of rows: without labels nothing could be evaluated
+        for opt in optional:  # a header "id, time, x": " time" would be a feature
+            col = o.get(opt, opt)
+            spaced = [c for c in columns if c != c.strip() and c.strip() == col]
+            if col not in columns and spaced:
+                raise InputError(f"{path}: column {spaced[0]!r} has spaces around its name, so "
+                                 f"it is not the {opt} column {col!r}; name it with the stream "
+                                 f"option {json.dumps({opt: spaced[0]})}, or write the header "
+                                 f"without them")
         for opt in dict.fromkeys(named):
             col = o.get(opt, opt)
             if col not in columns:
-                alike = [c for c in columns if c.lower() == col.lower()]
+                alike = [c for c in columns if c.strip().lower() == col.strip().lower()]
                 hint = (f"name it with the stream option {json.dumps({opt: alike[0]})}"
                         if alike else f'name yours with the stream option {{"{opt}": "..."}}')
                 raise InputError(f"{path}: column {col!r} (option {opt!r}) not found; columns "
