@@ -25,8 +25,8 @@ from transforms.streams.sources import StreamSpec
 STREAM = 'sea=synth:SEA{"n": 1500, "seed": 5, "noise": 0.1}'
 
 
-def _run(out, runner, replay, models, repredict="every_k_labels:3", **options):
-    run(RunConfig(streams=[STREAM], models=models, delay="100", bins=4, windows=[150],
+def _run(out, runner, replay, models, repredict="every_k_labels:3", stream=STREAM, **options):
+    run(RunConfig(streams=[stream], models=models, delay="100", bins=4, windows=[150],
                   repredict=repredict, out=str(out), runner=runner, replay=replay,
                   run_id="same", quiet=True, **options))
     manifest = json.loads((out / "manifest.json").read_text())
@@ -66,10 +66,11 @@ def test_no_key_needs_a_fallback_coder(tmp_path, caplog):
     # Every keyed step of a run with every feature on (four replay paths, comparisons,
     # windows, fading, time windows, drift, profile) and of a backfill.
     with caplog.at_level(logging.WARNING):
+        short = 'sea=synth:SEA{"n": 400, "seed": 5, "noise": 0.1}'  # (keys, not numbers)
         for replay in ("grouped", "stateful", "per-key", "per-stream"):
             _run(tmp_path / replay, "direct", replay, ["no-change", "gaussian-nb"],
-                 fadings=[0.99], time_windows=["50"])
-        run(RunConfig(streams=[STREAM], models=[], delay="100", bins=4, windows=[150],
+                 stream=short, fadings=[0.99], time_windows=["50"])
+        run(RunConfig(streams=[short], models=[], delay="100", bins=4, windows=[150],
                       predictions=str(tmp_path / "grouped" / "predictions.parquet"),
                       out=str(tmp_path / "backfill"), runner="direct", quiet=True))
     fallbacks = [r.getMessage() for r in caplog.records if "deterministic" in r.getMessage()]
