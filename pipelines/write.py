@@ -4,7 +4,6 @@
 
 from __future__ import annotations
 
-import functools
 import json
 import math
 import os
@@ -293,15 +292,27 @@ def _merge_curve_parts(parts: list, folder: str, path: str, row_group: int = 16_
             by_key.setdefault(key, []).append((part, len(keys) > 1))
     with FileSystems.create(path) as f, pq.ParquetWriter(f, CURVE_SCHEMA) as writer, \
             tempfile.TemporaryDirectory(prefix="curves-") as spill:
+        held: list = []  # groups in file order, written together once they fill a row group
+
+        def write_held():
+            # Sorting consecutive groups together orders them as sorting each would: the
+            # groups are in the order `in_row_order` gives their keys.
+            table = pa.concat_tables(held)
+            order = _row_order(table)
+            for start in range(0, len(order), row_group):
+                writer.write_table(table.take(order[start:start + row_group]))
+            held.clear()
+            pa.default_memory_pool().release_unused()  # mimalloc would keep the pages
+
         for (stream, model), paths in sorted(by_key.items()):
             groups = _spill_by_group(paths, stream, model, spill)
             for group in sorted(groups, key=lambda g: tuple(v or "" for v in g)):
                 with pa.OSFile(groups[group]) as source:
-                    table = pa.ipc.open_stream(source).read_all()
-                order = _row_order(table)
-                for start in range(0, len(order), row_group):
-                    writer.write_table(table.take(order[start:start + row_group]))
-                    pa.default_memory_pool().release_unused()  # mimalloc would keep the pages
+                    held.append(pa.ipc.open_stream(source).read_all())
+                if sum(t.num_rows for t in held) >= row_group:
+                    write_held()
+        if held:
+            write_held()
     delete_folder(folder)  # every part, also those of a failed attempt
 
 
@@ -347,15 +358,20 @@ def _spill_by_group(paths: list, stream: str, model: str, spill: str) -> dict:
             if mixed:
                 table = table.filter(pc.and_(pc.equal(table["stream"], stream),
                                              pc.equal(table["model"], model)))
-            for group in table.group_by(SERIES_GROUP).aggregate([]).to_pylist():
-                group = tuple(group[c] for c in SERIES_GROUP)
+            # Sorted by group, each group is a slice (one pass, not a filter per group).
+            keys = pa.table({c: table[c] for c in SERIES_GROUP})
+            order = pc.sort_indices(keys, sort_keys=[(c, "ascending") for c in SERIES_GROUP])
+            table, keys = table.take(order), keys.take(order)
+            start = 0
+            for run in keys.group_by(list(SERIES_GROUP), use_threads=False).aggregate(
+                    [([], "count_all")]).to_pylist():
+                group = tuple(run[c] for c in SERIES_GROUP)
                 if group not in writers:
                     files[group] = os.path.join(spill, f"{len(files)}.arrows")
                     sinks.append(pa.OSFile(files[group], "wb"))
                     writers[group] = pa.ipc.new_stream(sinks[-1], CURVE_SCHEMA)
-                writers[group].write_table(table.filter(functools.reduce(pc.and_, (
-                    pc.is_null(table[c]) if v is None else pc.equal(table[c], v)
-                    for c, v in zip(SERIES_GROUP, group)))))
+                writers[group].write_table(table.slice(start, run["count_all"]))
+                start += run["count_all"]
     finally:
         for w in writers.values():
             w.close()
