@@ -55,6 +55,9 @@ class BlockScore:
         self.last_n = last_n
         self.last_t = last_t
 
+    def __deepcopy__(self, memo) -> BlockScore:
+        return BlockScore(copy.deepcopy(self.score, memo), self.last_n, self.last_t)
+
     def merge(self, other: BlockScore) -> BlockScore:
         self.score.merge(other.score)
         self.last_n = max(self.last_n, other.last_n)

@@ -109,6 +109,18 @@ class ClassificationScore:
         self.proba: ProbabilityScore | None = None  # the labels' class probabilities, if any
         self.boot: BootstrapCounts | None = None  # Poisson bootstrap replicates, if asked
 
+    def __deepcopy__(self, memo) -> ClassificationScore:
+        # The counts are numbers: copying the containers is a deep copy (curves take one
+        # snapshot per block, and the generic deep copy cost more than the scoring).
+        out = ClassificationScore.__new__(ClassificationScore)
+        out.n, out.correct = self.n, self.correct
+        out.persistent_correct = self.persistent_correct
+        out.true_counts, out.pred_counts = self.true_counts.copy(), self.pred_counts.copy()
+        out.majority_correct, out.confusion = self.majority_correct.copy(), self.confusion.copy()
+        out.proba = copy.deepcopy(self.proba, memo)
+        out.boot = copy.deepcopy(self.boot, memo)
+        return out
+
     def update(self, y_true: int, y_pred: int, y_prev: int, y_majority) -> None:
         self.n += 1
         self.correct += y_true == y_pred

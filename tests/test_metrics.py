@@ -189,3 +189,27 @@ def test_exact_sum_of_an_array_is_the_sum_of_its_terms_without_rounding():
         assert many.value == one.value == float(exact)
 
     check()
+
+
+def test_a_copy_of_a_score_is_its_own():
+    """A deep copy (curves keep one per block) has the same counts and shares nothing that
+    changes: updating either leaves the other as it was. Oracle: the counts rebuilt from the
+    rows by hand."""
+    import copy
+
+    import numpy as np
+
+    rows = [(0, 0, 0, 0), (1, 0, 0, 1), (2, 2, 1, 0)]
+    original = ClassificationScore()
+    original.update_many(*map(list, zip(*rows)), proba=np.eye(3)[[0, 0, 2]],
+                         weights=np.ones((3, 2)))
+    copied = copy.deepcopy(original)
+    expected = {"n": 3, "correct": 2, "true_counts": [1, 1, 1], "pred_counts": [2, 0, 1],
+                "confusion": {(0, 0): 1, (1, 0): 1, (2, 2): 1}, "majority_correct": [2]}
+    for s in (original, copied):
+        assert {k: getattr(s, k) for k in expected} == expected
+    assert copied.proba is not original.proba and copied.boot is not original.boot
+    copied.update_many([1, 2], [1, 2], [1, 1], [1, 1], proba=np.eye(3)[[1, 2]],
+                       weights=np.ones((2, 2)))
+    assert {k: getattr(original, k) for k in expected} == expected
+    assert original.proba.n == 3 and copied.proba.n == 5
