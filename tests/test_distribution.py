@@ -49,10 +49,13 @@ def test_a_bundle_that_fails_once_is_retried_with_the_same_numbers(tmp_path, rep
     # keeps the four runs of each case at seconds.)
     marker = tmp_path / "failed-once"
     models = ["no-change", f'nb=tests.helpers.FailsOnce{{"marker": "{marker}", "at": 300}}']
+    stream = 'sea=synth:SEA{"n": 600, "seed": 5, "noise": 0.1}'
     marker.touch()
-    expected = _run(tmp_path / "reference", "direct", replay, models, "every_k_labels:20")
+    expected = _run(tmp_path / "reference", "direct", replay, models, "every_k_labels:20",
+                    stream=stream)
     marker.unlink()
-    got = _run(tmp_path / "retried", "bundle", replay, models, "every_k_labels:20")
+    got = _run(tmp_path / "retried", "bundle", replay, models, "every_k_labels:20",
+               stream=stream)
     assert marker.exists()  # it did fail once
     assert got == expected
 

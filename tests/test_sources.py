@@ -99,7 +99,6 @@ def test_random_delay_is_seeded_and_bounded():
 
 
 def test_arff_declares_classes_in_header_order():
-    from transforms.streams.sources import StreamSpec
 
     spec = StreamSpec.parse(data("small.arff"))
     assert spec.declared_classes() == ["yes", "no"]
@@ -136,7 +135,6 @@ def test_an_arff_streams_row_numbers_are_its_ids_and_none_is_remembered():
     from transforms.streams.arff import arff_events
     from transforms.streams.delays import DelaySpec
     from transforms.streams.rows import Checks
-    from transforms.streams.sources import StreamSpec
 
     spec = StreamSpec.parse(data("small.arff"))
     checks = Checks(spec)
@@ -241,7 +239,6 @@ def test_json_lines_are_parsed_once_before_the_run_and_their_time_order_told(tmp
     from pipelines.config import RunConfig
     from pipelines.plan import plan
     from transforms.streams import table_files
-    from transforms.streams.sources import StreamSpec
     from transforms.streams.tables import rows_in_time_order
 
     def write(name, times):
@@ -333,7 +330,6 @@ def test_a_planned_table_is_read_without_reading_its_columns_again(tmp_path, mon
     from pipelines.plan import plan
     from transforms.streams import tables
     from transforms.streams.delays import DelaySpec
-    from transforms.streams.sources import StreamSpec
 
     path = tmp_path / "s.jsonl"
     path.write_text("".join(json.dumps({"time": i, "x": i / 10, "label": i % 2,
