@@ -12,6 +12,7 @@ Mistakes end in one line, `delayed-eval: error: WHERE: WHAT; WHAT TO DO`, with e
 from __future__ import annotations
 
 import argparse
+import difflib
 import logging
 import os
 import sys
@@ -390,6 +391,8 @@ def _command(args, beam_args: list, debug: bool) -> int:
     from transforms.replay.protocols import model_and_fold
 
     try:
+        if args.command in ("report", "rank", "trend") and beam_args:
+            _refuse_extra(args.command, beam_args[0])  # no pipeline: no Beam options
         beam_args = check_beam_args(beam_args, _our_flags(args.command))
         if args.command == "report":
             from pipelines.report import write_report
@@ -449,6 +452,21 @@ def _command(args, beam_args: list, debug: bool) -> int:
               f"--debug for the traceback, and please report it", file=sys.stderr)
         return 1
     return 0
+
+
+def _refuse_extra(command: str, given: str) -> None:
+    """A ConfigError for an argument a command that runs no pipeline does not take.
+
+    >>> _refuse_extra("report", "--results")
+    Traceback (most recent call last):
+    ...
+    transforms.errors.ConfigError: report: unknown option --results; see delayed-eval report --help
+    """
+    flag = given.split("=", 1)[0]
+    close = difflib.get_close_matches(flag, _our_flags(command), n=1)
+    what = "unknown option" if flag.startswith("-") else "unexpected argument"
+    hint = f"did you mean {close[0]}? " if close else ""
+    raise ConfigError(f"{command}: {what} {flag}; {hint}see delayed-eval {command} --help")
 
 
 def _our_flags(command: str) -> list[str]:

@@ -199,6 +199,10 @@ def test_a_misspelled_flag_is_an_error_with_a_suggestion_not_a_beam_option(tmp_p
     err = capsys.readouterr().err
     assert err.startswith("delayed-eval: error: unknown runner 'nosuch'; the presets are "
                           "direct, direct-mp") and "FlinkRunner" in err
+    # Commands that run no pipeline take no Beam option: the hint is their own flags.
+    assert main(["trend", str(tmp_path), "--metrik", "accuracy"]) == 2
+    assert capsys.readouterr().err == ("delayed-eval: error: trend: unknown option --metrik; "
+                                       "did you mean --metric? see delayed-eval trend --help\n")
 
 
 def test_beam_flags_in_either_form_and_quiet_workers(tmp_path, capfd):
