@@ -61,7 +61,7 @@ def test_instance_table_plus_label_table(tmp_path, fmt):
                              (3, "instance", 4, None), (5, "label", 3, 0)]
 
 
-def test_labelled_rows_with_a_duration_column():
+def test_labelled_rows_with_a_duration_column(tmp_path):
     events, dead = read(data("rows.csv") + '{"delay": "column:duration"}')
     assert dead == []
     assert brief(events) == [(0, "instance", 0, None), (1, "instance", 1, None),
@@ -69,6 +69,12 @@ def test_labelled_rows_with_a_duration_column():
                              (2.5, "label", 0, "a"), (3, "instance", 3, None),
                              (4, "label", 3, "b"), (12, "label", 2, "a")]
     assert "duration" not in events[0][5]  # the delay column is not a feature
+    # The same durations in milliseconds: `column:NAME:ms` gives the same label times.
+    frame = pd.read_csv(data("rows.csv"))
+    frame["duration"] *= 1000
+    frame.to_csv(tmp_path / "ms.csv", index=False)
+    in_ms, _ = read(str(tmp_path / "ms.csv") + '{"delay": "column:duration:ms"}')
+    assert brief(in_ms) == brief(events)
 
 
 def test_constant_delay_in_events_and_in_seconds():

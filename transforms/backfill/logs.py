@@ -15,7 +15,8 @@ from apache_beam.io.filesystems import FileSystems
 
 from transforms.errors import InputError
 from transforms.specs import split_options
-from transforms.streams.table_files import TIME_UNITS, table_files
+from transforms.streams.delays import TIME_UNITS
+from transforms.streams.table_files import table_files
 
 # Defaults: the columns of `run`'s own predictions.parquet.
 LOG_COLUMNS = {"stream": "stream", "model": "model", "id": "id", "kind": "kind", "time": "t",

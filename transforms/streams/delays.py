@@ -8,7 +8,8 @@ A delay spec is one of
     random:100:1000:7 uniform integer delay in events in [100, 1000], seed 7
     random:10s:60s:7  uniform delay in seconds in [10, 60), seed 7
     column:duration   the row's own delay in seconds (e.g. a trip's duration);
-                      column:lag:events for a delay in events
+                      column:lag:events for a delay in events, column:took:ms for one in
+                      milliseconds (or us, ns)
 
 With a delay in events, labels whose turn would come after the last instance arrive at the end
 of the stream, in instance order: river's `progressive_val_score` does the same.
@@ -23,6 +24,10 @@ from dataclasses import dataclass
 
 from transforms.errors import ConfigError
 from transforms.records import INSTANCE, LABEL, RANK_INSTANCE, RANK_LABEL, RANK_LABEL_AFTER_INSTANCE
+
+# The units of times given as numbers (a stream's `time_unit`, a delay column's): how many make
+# a second (numbers are divided by it: exact for whole numbers, where × 0.001 is not).
+TIME_UNITS = {"s": 1, "ms": 1_000, "us": 1_000_000, "ns": 1_000_000_000}
 
 _UNITS = {"s": 1.0, "min": 60.0, "h": 3600.0, "d": 86400.0}
 
@@ -86,6 +91,8 @@ class DelaySpec:
     300.0
     >>> DelaySpec.parse("random:10:20:3").unit
     'events'
+    >>> DelaySpec.parse("column:took:ms").unit, str(DelaySpec.parse("column:took:s"))
+    ('ms', 'column:took:seconds')
 
     References
     ----------
@@ -94,7 +101,7 @@ class DelaySpec:
     """
 
     kind: str  # constant | random | column
-    unit: str  # events | seconds
+    unit: str  # events | seconds (a column's: or one of TIME_UNITS)
     value: float = 0.0
     high: float | None = None
     seed: int | None = None
@@ -118,11 +125,11 @@ class DelaySpec:
                 if spec.high < spec.value:
                     raise DelaySpecError("random delay needs LOW <= HIGH")
             elif parts[0] == "column":
-                if len(parts) not in (2, 3) or (len(parts) == 3 and parts[2] not in
-                                                 ("events", "seconds")):
-                    raise DelaySpecError("column delay is column:NAME[:events|seconds]")
-                spec = cls("column", parts[2] if len(parts) == 3 else "seconds",
-                           column=parts[1])
+                units = ("events", "seconds", *TIME_UNITS)
+                if len(parts) not in (2, 3) or (len(parts) == 3 and parts[2] not in units):
+                    raise DelaySpecError(f"column delay is column:NAME[:{'|'.join(units)}]")
+                unit = parts[2] if len(parts) == 3 else "seconds"
+                spec = cls("column", "seconds" if unit == "s" else unit, column=parts[1])
             elif (secs := seconds(text)) is not None:
                 spec = cls("constant", "seconds", secs)
             else:
@@ -173,7 +180,7 @@ class LabelTimeAssigner:
             if d.unit == "events":
                 return float(self._rng.randint(int(d.value), int(d.high)))
             return self._rng.uniform(d.value, d.high)
-        return float(own_delay)
+        return float(own_delay) / TIME_UNITS.get(d.unit, 1)  # (events, seconds: as is)
 
     def row(self, id, t: float, x: dict, y, seq: int, label_t: float | None = None,
             own_delay=None) -> list[tuple]:

@@ -41,9 +41,9 @@ import pandas as pd
 from transforms.errors import InputError
 from transforms.specs import split_options
 from transforms.streams import arff
-from transforms.streams.delays import DelaySpec
+from transforms.streams.delays import TIME_UNITS, DelaySpec
 from transforms.streams.rows import Checks, labelled_rows
-from transforms.streams.table_files import (CSV_OPTIONS, FORMATS, TIME_UNITS, columns_of,
+from transforms.streams.table_files import (CSV_OPTIONS, FORMATS, columns_of,
                                             csv_options, event_seconds, fmt_of, time_problem,
                                             has_rows, head_of, table_files)
 from transforms.streams.tables import table_columns, table_events

@@ -23,6 +23,7 @@ import pyarrow as pa
 
 from transforms.errors import InputError
 from transforms.records import dead_letter
+from transforms.streams.delays import TIME_UNITS
 
 FORMATS = {".csv": "csv", ".jsonl": "jsonl", ".json": "jsonl", ".ndjson": "jsonl",
            ".parquet": "parquet", ".pq": "parquet", ".arff": "arff"}
@@ -116,8 +117,6 @@ def _read_table(path: str, fmt: str, csv: dict | None = None) -> pd.DataFrame:
         return pd.DataFrame()
 
 
-# Numeric times are in this unit (the stream option `time_unit`; seconds by default).
-TIME_UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9}
 # The last second of the year 9999: a later time names no date (a number of milliseconds
 # read as seconds is one).
 LAST_SECOND = 253402300799.0
@@ -146,9 +145,9 @@ def event_seconds(df: pd.DataFrame, col: str | None, first: int = 0, unit: str =
         t = np.arange(first, first + len(df), dtype=float)
         return t, np.zeros(len(df), dtype=bool)
     s = df[col]
-    scale = TIME_UNITS[unit]
+    per_second = TIME_UNITS[unit]
     if pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s):
-        t = s.to_numpy(dtype=float) * scale if scale != 1.0 else s.to_numpy(dtype=float)
+        t = s.to_numpy(dtype=float) / per_second if per_second != 1 else s.to_numpy(dtype=float)
     elif pd.api.types.is_datetime64_any_dtype(s):
         dt = pd.to_datetime(s, utc=True)
         t = (dt - pd.Timestamp(0, tz="UTC")).dt.total_seconds().to_numpy(dtype=float, copy=True)
@@ -157,7 +156,7 @@ def event_seconds(df: pd.DataFrame, col: str | None, first: int = 0, unit: str =
         num = pd.to_numeric(s, errors="coerce")
         dt = pd.to_datetime(s.where(num.isna()), utc=True, errors="coerce", format="ISO8601")
         secs = (dt - pd.Timestamp(0, tz="UTC")).dt.total_seconds()
-        t = (num * scale).fillna(secs).to_numpy(dtype=float)
+        t = (num / per_second).fillna(secs).to_numpy(dtype=float)
     bad = ~np.isfinite(t)
     if bounded:
         bad |= np.abs(t) > LAST_SECOND
