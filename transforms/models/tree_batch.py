@@ -43,6 +43,7 @@ class LeafEntry:
     slot: int
     known: dict | None = None
     gaussian: tuple | None = None
+    exact: dict | None = None  # class -> ((feature, μ, σ²), ...) in splitter order, as river reads
 
 
 class HoeffdingTreeBatch(DenseBatch):
@@ -89,12 +90,16 @@ class HoeffdingTreeBatch(DenseBatch):
         self._classes: list = []
         self._slot_of_serial = np.zeros(64, dtype=np.int64)
         self._free: list = []
+        self._window: LeafSnapshots | None = None
+        self._sorted: tuple = ()  # sorted(model.classes), as predict_proba_one orders them
 
     def __getstate__(self):
-        # Caches, not state; the counters stay, so no token is ever issued twice.
+        # Caches, not state; the counters stay, so no token is ever issued twice. A window of
+        # snapshots is closed (its re-predictions made) before an engine's state is saved.
         return {key: value for key, value in self.__dict__.items()
-                if key not in ("_entries", "_in_tree", "_shape", "_free", *_ABSENT)} | \
-            {"_entries": {}, "_in_tree": {}, "_shape": None, "_free": []}
+                if key not in ("_entries", "_in_tree", "_shape", "_free", "_window",
+                               *_ABSENT)} | \
+            {"_entries": {}, "_in_tree": {}, "_shape": None, "_free": [], "_window": None}
 
     def _alloc(self, slots: int, classes: int) -> None:
         """Stacked arrays for `slots` leaves and `classes` classes, keeping what is there."""
@@ -158,7 +163,7 @@ class HoeffdingTreeBatch(DenseBatch):
             entry.gaussian = (len(splitters), _gaussian_leaf(splitters, self._columns))
         if mode != "nb" or not entry.gaussian[1]:
             self._mode[slot] = _X_FREE if mode == "mc" else _OTHER
-            entry.known = None
+            entry.known = entry.exact = None
             return entry
         stats = leaf.stats
         rebuild = whole or entry.known is None
@@ -166,6 +171,7 @@ class HoeffdingTreeBatch(DenseBatch):
         known = {} if rebuild else entry.known
         columns = self._columns
         total = sum(stats.values())
+        exact = {} if rebuild else entry.exact
         if rebuild:
             self._mu[slot], self._inv[slot] = 0.0, 0.0
             self._base[slot], self._abs[slot] = _ABSENT_VOTE, 0.0
@@ -176,6 +182,7 @@ class HoeffdingTreeBatch(DenseBatch):
             mu, inv = self._mu[slot, j], self._inv[slot, j]
             mu[:], inv[:] = 0.0, 0.0
             const_sum = const_abs = 0.0
+            terms = []
             if w > 0:
                 for att, obs in leaf.splitters.items():
                     params = gaussian_parameters(obs._att_dist_per_class.get(c))
@@ -185,14 +192,16 @@ class HoeffdingTreeBatch(DenseBatch):
                         const = -_HALF_LOG_TAU - 0.5 * math.log(params[1])
                         const_sum += const
                         const_abs += abs(const)
+                        terms.append((att, *params))
             known[c] = (w, const_sum, const_abs)
+            exact[c] = tuple(terms)
         for c, (w, const_sum, const_abs) in known.items():
             # A class of weight 0 votes 0.0 in river: no prior, no terms.
             prior = math.log(w / total) if w > 0 else 0.0
             j = self._class_index[c]
             self._base[slot, j] = prior + const_sum
             self._abs[slot, j] = abs(prior) + const_abs
-        entry.known = known
+        entry.known, entry.exact = known, exact
         self._mode[slot] = _NB if total > 0 else _OTHER
         return entry
 
@@ -346,6 +355,137 @@ class HoeffdingTreeBatch(DenseBatch):
             unsure.extend(todo[modes == _OTHER].tolist())
         return codes, leader
 
+    # -- re-predictions made later, from snapshots of the leaves --------------------------------
+    defers = True  # a window of labels' re-predictions can be made at once (`window_codes`)
+
+    @property
+    def window_open(self) -> bool:
+        return self._window is not None
+
+    def open_window(self, model, rows, xs, at, serials) -> bool:
+        """Begin a window of labels whose re-predictions are made later: a snapshot of every
+        leaf as it is now, and the leaf serials of rows `at` (of `rows`; `xs[i]` is row
+        `at[i]`'s dict) whose leaf is not in the tree, written into `serials`. False (no
+        window): a leaf answers in a way a snapshot cannot hold."""
+        self._window = None
+        self._follow_shape(model)
+        window = LeafSnapshots(len(self._slot_of_serial))
+        for leaf in model._root.iter_leaves():
+            entry = self._entry(leaf, model)
+            snap = self._snapshot(window, entry, leaf, model)
+            if snap is None:
+                return False
+            window.start[entry.token >> self.SERIAL_SHIFT] = snap
+        known = np.zeros(len(window.start), dtype=bool)
+        known[list(self._in_tree)] = True
+        lost = (~known[np.minimum(serials, len(known) - 1)] | (serials == 0)).nonzero()[0]
+        if len(lost):
+            serials[lost] = self.window_route(model, rows, _Subset(xs, lost), at[lost])
+        self._window = window
+        return True
+
+    def window_route(self, model, rows, xs, at) -> np.ndarray:
+        """The serials of the leaves rows `at` (of `rows`) reach (`xs[i]`: row at[i]'s dict)."""
+        stamps = np.zeros(len(at), dtype=np.int64)
+        self._locate(model, rows, at, xs, np.arange(len(at)), stamps)
+        return stamps >> self.SERIAL_SHIFT
+
+    def window_learned(self, model, x, label_number: int) -> bool:
+        """After the model learned `x` (label `label_number`): a snapshot of the leaf that
+        learned. False (the window is closed): the tree changed otherwise (a split, leaves
+        deactivated, a leaf no snapshot can hold); the caller makes the window's
+        re-predictions first."""
+        window = self._window
+        shape = (id(model._root), model._n_active_leaves, model._n_inactive_leaves)
+        if shape != self._shape \
+                or model._train_weight_seen_by_model % model.memory_estimate_period == 0:
+            return False
+        root = model._root
+        leaf = root.traverse(x, until_leaf=True) if isinstance(root, _branch_class()) else root
+        entry = self._entries.get(id(leaf))
+        if entry is None or entry.leaf is not leaf or entry.weight == leaf.total_weight:
+            return False  # another leaf learned: leave it to a new window
+        snap = self._snapshot(window, self._refresh(entry, model), leaf, model)
+        if snap is None:
+            return False
+        serial = entry.token >> self.SERIAL_SHIFT
+        learns, snaps = window.events.setdefault(serial, ([], []))
+        learns.append(label_number)
+        snaps.append(snap)
+        return True
+
+    def window_segments(self, serial: int, first: int, last: int) -> tuple:
+        """(lo, hi, snapshot) arrays: the snapshot a row of leaf `serial` is predicted with at
+        labels lo..hi (before learning them), for labels first..last of the window."""
+        window = self._window
+        learns, snaps = window.events.get(serial, ((), ()))
+        learns = np.array(learns, dtype=np.int64)
+        lo = np.concatenate([[first], learns + 1])
+        hi = np.concatenate([learns, [last]])
+        return lo, hi, np.array([window.start[serial], *snaps], dtype=np.int64)
+
+    def window_codes(self, rows, pair_rows, snaps, xs) -> tuple[np.ndarray, list]:
+        """(codes, labels) of rows `pair_rows` (of `rows`; `xs[r]` is row r's dict) predicted
+        with leaf snapshots `snaps`: naive Bayes leaves scored in numpy, near ties computed as
+        river computes them, majority-class leaves by the answer kept with the snapshot."""
+        window = self._window
+        codes = np.full(len(snaps), NONE)
+        modes = window.mode[snaps]
+        nb = (modes == _NB).nonzero()[0]
+        step = max(1024, _PAIR_CELLS // max(1, window.mu[0].size))
+        for start in range(0, len(nb), step):
+            idx = nb[start:start + step]
+            s = snaps[idx]
+            x = rows[pair_rows[idx]]
+            base = window.base[s]
+            d = x[:, None, :] - window.mu[s]
+            votes = np.einsum("ncf,ncf,ncf->nc", d, d, window.inv[s]) + base
+            best, near = argmax_with_margin(votes, window.abs[s] + (base - votes))
+            codes[idx] = best
+            for i in near.tolist():
+                answer = river_leaf_answer(xs[int(pair_rows[idx[i]])], window.records[s[i]])
+                codes[idx[i]] = NONE if answer is None else self._class_column(answer)
+        rest = (modes != _NB).nonzero()[0]
+        codes[rest] = window.code[snaps[rest]]
+        return codes, self._classes
+
+    def close_window(self, keep: bool) -> None:
+        """The window's re-predictions are made: its last snapshots start the next one
+        (`keep`), or there is none."""
+        window = self._window
+        if window is None:
+            return
+        if not keep:
+            self._window = None
+            return
+        for serial, (_, snaps) in window.events.items():
+            window.start[serial] = snaps[-1]
+        window.events.clear()
+        if window.n > 4 * len(self._in_tree) + 256:
+            window.compact([entry.token >> self.SERIAL_SHIFT for entry in self._in_tree.values()])
+
+    def _snapshot(self, window, entry: LeafEntry, leaf, model) -> int | None:
+        """The leaf's state kept in the window (its number there), or None if it answers in a
+        way no snapshot holds."""
+        slot = entry.slot
+        mode = int(self._mode[slot])
+        if mode == _OTHER:
+            return None
+        if len(model.classes) != len(self._sorted):
+            self._sorted = tuple(sorted(model.classes))
+        n = window.reserve(self._mu.shape[1:])
+        window.mu[n], window.inv[n] = self._mu[slot], self._inv[slot]
+        window.base[n], window.abs[n], window.mode[n] = self._base[slot], self._abs[slot], mode
+        if mode == _X_FREE:  # predict_one's answer, without the traversal
+            proba = dict.fromkeys(self._sorted, 0.0)
+            proba.update(leaf.prediction({}, tree=model))
+            answer = max(proba, key=proba.get) if proba else None
+            window.code[n] = NONE if answer is None else self._class_column(answer)
+            window.records.append(None)
+        else:
+            window.records.append((tuple(leaf.stats.items()), dict(entry.exact), self._sorted))
+        return n
+
 
 def _leaf_votes(x: np.ndarray, mu: np.ndarray, inv: np.ndarray, base: np.ndarray) -> np.ndarray:
     """One leaf's naive-Bayes votes for rows `x`: base_c + Σ_f (x_f − μ_cf)² · inv_cf, a class
@@ -420,3 +560,108 @@ def _gaussian_leaf(splitters: dict, columns: dict) -> bool:
 
     return all(att in columns and type(obs) is GaussianSplitter
                for att, obs in splitters.items())
+
+
+# Pairs scored in one numpy pass: about this many (pair, class, feature) cells (~16 MB).
+_PAIR_CELLS = 1 << 21
+
+
+class _Subset:
+    """Items `at` of a sequence, indexed from 0."""
+
+    def __init__(self, items, at):
+        self.items, self.at = items, at
+
+    def __getitem__(self, i: int):
+        return self.items[int(self.at[i])]
+
+
+class LeafSnapshots:
+    """Leaf states over a window of labels: per snapshot the stacked naive-Bayes arrays of
+    `HoeffdingTreeBatch`, the mode, the majority-class answer (x-free leaves) and what river's
+    own computation reads (naive Bayes leaves: `river_leaf_answer`); per leaf serial the
+    snapshot at the window's start and the labels it learned in the window.
+
+    Example
+    -------
+
+    >>> window = LeafSnapshots(serials=4)
+    >>> n = window.reserve((2, 3)); window.records.append(None)
+    >>> n, window.mu.shape[1:], window.n
+    (0, (2, 3), 1)
+
+    """
+
+    def __init__(self, serials: int):
+        self.n = 0
+        self.start = np.zeros(serials, dtype=np.int64)
+        self.events: dict = {}  # serial -> ([label numbers], [snapshots]) in the window
+        self.records: list = []
+        self.mu = np.zeros((0, 0, 0))
+        self.inv = self.mu.copy()
+        self.base = np.zeros((0, 0))
+        self.abs = self.base.copy()
+        self.mode = np.zeros(0, dtype=np.int8)
+        self.code = np.zeros(0, dtype=np.int64)
+
+    def reserve(self, shape: tuple) -> int:
+        """The number of a new snapshot (classes × features `shape`); grows the arrays
+        (classes seen since get the values of a class the leaf has not seen)."""
+        classes, features = shape
+        n = self.n
+        if n == len(self.mode) or classes > self.mu.shape[1] or features != self.mu.shape[2]:
+            cap = max(64, 2 * len(self.mode)) if n == len(self.mode) else len(self.mode)
+            fresh = _slots_of(cap, classes, features)
+            old = {"_mu": self.mu, "_inv": self.inv, "_base": self.base, "_abs": self.abs}
+            for name, array in old.items():
+                if array.size:
+                    fresh[name][tuple(slice(0, size) for size in array.shape)] = array
+            self.mu, self.inv, self.base, self.abs = (fresh[name] for name in old)
+            self.mode = np.resize(self.mode, cap)
+            self.code = np.resize(self.code, cap)
+        self.n += 1
+        return n
+
+    def compact(self, serials: list) -> None:
+        """Keep only the start snapshots of leaves `serials` (the window is empty)."""
+        keep = np.unique(self.start[serials])
+        new = np.zeros(max(self.n, 1), dtype=np.int64)
+        new[keep] = np.arange(len(keep))
+        for name in ("mu", "inv", "base", "abs", "mode", "code"):
+            array = getattr(self, name)
+            setattr(self, name, array[keep].copy())
+        self.records = [self.records[i] for i in keep.tolist()]
+        self.start[serials] = new[self.start[serials]]
+        self.n = len(keep)
+
+
+def river_leaf_answer(x: dict, record: tuple):
+    """`predict_one` of a Hoeffding tree for `x`, whose leaf predicts by naive Bayes in the
+    state `record` = (class weights as (class, weight) pairs, {class: ((feature, μ, σ²), ...)}
+    in splitter order, the tree's classes sorted): river's own arithmetic, operation for
+    operation (`do_naive_bayes_prediction`, then `predict_proba_one`'s dict and max).
+
+    >>> record = ((0, 2.0), (1, 2.0)), {0: (("a", 0.0, 1.0),), 1: (("a", 1.0, 1.0),)}, (0, 1)
+    >>> river_leaf_answer({"a": 0.2}, record), river_leaf_answer({"a": 0.5}, record)
+    (0, 0)
+    """
+    stats, terms, classes = record
+    total = sum(w for _, w in stats)
+    votes = {}
+    for c, w in stats:
+        if not w > 0:
+            votes[c] = 0.0
+            continue
+        vote = math.log(w / total)
+        for att, mu, variance in terms.get(c, ()):
+            log_p = (x[att] - mu) ** 2 / (-2.0 * variance) - _HALF_LOG_TAU \
+                - 0.5 * math.log(variance)
+            if log_p > -math.inf:
+                vote += log_p
+        votes[c] = vote
+    max_ll = max(votes.values())
+    lse = max_ll + math.log(sum(math.exp(v - max_ll) for v in votes.values()))
+    proba = dict.fromkeys(classes, 0.0)
+    for c, v in votes.items():
+        proba[c] = math.exp(v - lse)
+    return max(proba, key=proba.get) if proba else None

@@ -218,7 +218,8 @@ class ReplayEngine:
         self.version = 0
         self.rows = None if self.repredict.kind == "none" else PendingRows(
             self.repredict, self.classification, self.model,
-            self._predict_scored if repredicted_probabilities else None, self._proba_columns)
+            self._predict_scored if repredicted_probabilities else None, self._proba_columns,
+            self._values)
         # Label times known ahead (bin_boundaries schedules from them): id -> t_label.
         self.expected_labels: dict = {}
         # (id, seq) of the labels of instances refused because their id was pending: they leave
@@ -322,6 +323,8 @@ class ReplayEngine:
             if timers and timers[0][0] <= ev[TIME]:
                 self._repredict_timed(ev[TIME], out)
             handlers[ev[KIND]](ev, out)
+        if self.rows is not None:
+            self._repredicting(self.rows.resolve)
         self._map_bins(out)
         if batch and self.resources_every and self.n_labels != self._measured[0]:
             self._measure(batch[-1][TIME], out)  # the state at the drain's end
@@ -341,6 +344,7 @@ class ReplayEngine:
         (one vectorised mapping for many labels, not numpy calls per label)."""
         if not out.unbinned:
             return
+        self._repredicting(self.rows.resolve)  # (the values of deferred re-predictions)
         waiting = [out.outcomes[i] for i in out.unbinned]
         binned = binned_many([o.t_arrival for o in waiting], [o.t_label for o in waiting],
                              [o.initial for o in waiting], [o.rep_times for o in waiting],
@@ -701,14 +705,23 @@ class ReplayEngine:
     def _learn(self, key, x, y, t: float) -> None:
         """Re-predict what is due before this label (every_k_labels), then learn it."""
         rows = self.rows
-        if rows is not None and rows.buckets is not None:
+        deferred = rows is not None and rows.deferred \
+            and self._repredicting(rows.defer_round, self.version + 1, self.model)
+        if rows is not None and rows.buckets is not None and not deferred:
             due = rows.due_at_label(self.version + 1)
             if len(due):
                 self._repredict(due)
-        self._learn_one(key, x, y)
+        try:
+            self._learn_one(key, x, y)
+        except ModelError:
+            if deferred:  # the tree may have changed part-way: no snapshot holds it
+                self._repredicting(rows.learned, self.model, None)
+            raise
         self.version += 1
         if rows is not None:
             rows.label_learned(t)
+            if deferred:
+                self._repredicting(rows.learned, self.model, x)
 
     def _repredict_timed(self, t: float, out: DrainResult) -> None:
         """Re-predictions scheduled in event time at or before t (before t's events)."""
@@ -716,17 +729,23 @@ class ReplayEngine:
             self._repredict(due)
 
     def _repredict(self, due) -> None:
+        self._repredicting(self.rows.repredict, due, self.model, self.version, self._values)
+
+    def _repredicting(self, step, *args):
+        """A step of re-evaluation (its CPU time counted as prediction's); a failure names the
+        model and stream."""
         started = time.thread_time() if self.resources_every else 0.0
         try:
-            self.rows.repredict(due, self.model, self.version, self._values)
+            result = step(*args)
             if self.resources_every:
                 self.cpu[1] += time.thread_time() - started
+            return result
         except MemoryError:
             raise
         except Exception as e:  # a batch: no single instance to name
             raise ModelError(
-                f"model {self.model_name}, stream {self.stream}: re-predicting {len(due)} "
-                f"pending instances raised {type(e).__name__}: {e}; fix the model or its "
+                f"model {self.model_name}, stream {self.stream}: re-predicting pending "
+                f"instances raised {type(e).__name__}: {e}; fix the model or its "
                 f"input") from e
 
     # -- state ---------------------------------------------------------------------------------

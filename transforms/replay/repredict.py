@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import heapq
 import math
+from collections import deque
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -28,6 +29,9 @@ from transforms.streams.delays import duration
 
 PROBA_CHUNK = 32  # re-predictions' probability vectors per row held before a chunk is set aside
 _SLOT = PROBA_CHUNK - 1  # (a power of two: n & _SLOT is n mod PROBA_CHUNK)
+# A window of deferred re-predictions is made once (labels in it) × (pending rows) reaches this.
+WINDOW_WORK = 1 << 18
+_OPEN = np.iinfo(np.int64).max  # a row's last label while it is pending
 
 
 @dataclass(frozen=True)
@@ -200,7 +204,7 @@ class PendingRows:
     """
 
     def __init__(self, policy: RepredictPolicy, classification: bool, model, scored=None,
-                 to_proba=None):
+                 to_proba=None, to_values=None):
         self.policy = policy
         self.classification = classification
         self.predictor = batch_predictor(model)
@@ -235,6 +239,22 @@ class PendingRows:
         # Times of the labels the model learned, by label number − 1 (every_k_labels).
         self.label_times = np.empty(1024)
         self.n_label_times = 0
+        # Deferred re-predictions (every_k_labels, classes only, a predictor with leaf
+        # snapshots): a round only notes that it happened; the re-predictions of a window of
+        # rounds are made at once (`resolve`), each row with the snapshot of its leaf at each
+        # of its rounds. `leaf`: each row's leaf serial (0: not routed yet); `end`: the last
+        # label round of a row taken while its re-predictions wait (`held`: its values array,
+        # filled by `resolve`).
+        self.deferred = policy.kind == "every_k_labels" and classification \
+            and scored is None and getattr(self.predictor, "defers", False)
+        self.to_values = to_values
+        self.rounds = 0  # the label number of the last round
+        self.resolved = 0  # the rounds whose re-predictions are made
+        self.leaf = np.empty(0, dtype=np.int64)
+        self.end = np.empty(0, dtype=np.int64)
+        self._held: list = []
+        self._unrouted: deque = deque()
+        self._route_all = False
 
     # -- rows -----------------------------------------------------------------------------------
     def _grow(self) -> None:
@@ -246,6 +266,8 @@ class PendingRows:
             return out
 
         self.arrival = grown(self.arrival, -1)
+        self.leaf = grown(self.leaf, 0)
+        self.end = grown(self.end, _OPEN)
         for name in ("version_at", "predicted_at", "stamp", "n_scheduled"):
             setattr(self, name, grown(getattr(self, name), 0))
         self.last = grown(self.last, self.missing)
@@ -293,6 +315,7 @@ class PendingRows:
         self.changes[row] = []
         self.extra[row] = None
         self.scheduled_times[row] = None
+        self.leaf[row], self.end[row] = 0, _OPEN
         if self.scored is not None:
             self.proba_last[row] = self._vector(proba)
             self.proba_full[row] = []
@@ -300,6 +323,10 @@ class PendingRows:
         policy = self.policy
         if policy.kind == "every_k_labels":
             self.buckets.add(version, row, self._arrivals)
+            if self.deferred:
+                self._unrouted.append(row)
+                if not self.dense[row]:
+                    self.stop_deferring()
         elif policy.kind == "every":
             heapq.heappush(self.timers, (t0 + policy.every, self._arrivals, row, t0, None, 1))
         elif policy.kind == "bin_boundaries" and t_label is not None and t_label > t0 \
@@ -325,7 +352,14 @@ class PendingRows:
     def update(self, row: int, x: dict, t: float, value, version: int, proba=None) -> None:
         """New features (an InstanceUpdate) and the prediction made with them at t (with its
         class probabilities, or None)."""
+        if self.deferred:  # the rounds so far saw the old features
+            self.resolve()
+            self.leaf[row] = 0
+            self._unrouted.append(row)
+            self._route_all = True
         self._set_features(row, x)
+        if self.deferred and not self.dense[row]:
+            self.stop_deferring()
         value = self.missing if value is None else value
         self.last[row] = value
         self.predicted_at[row] = version
@@ -375,6 +409,116 @@ class PendingRows:
                 heapq.heappush(timers, (bin_start(t0, t_label, policy.bins, j + 1), arrival,
                                         row, t0, t_label, j + 1))
         return [np.array(rows, dtype=np.int64) for rows in rounds]
+
+    # -- deferred re-predictions ----------------------------------------------------------------
+    def defer_round(self, label_number: int, model) -> bool:
+        """The round before the model learns label `label_number`, deferred; False: the
+        predictor cannot hold the model's state now, and re-predictions are made at once
+        from here on (`due_at_label`, `repredict`)."""
+        predictor = self.predictor
+        if model._root is None:  # nothing learned yet: no row is due
+            self.rounds = label_number
+            return True
+        if not predictor.window_open:
+            self.resolve()
+            rows = ((self.arrival != -1) & (self.end == _OPEN)).nonzero()[0]
+            serials = self.leaf[rows]
+            if not predictor.open_window(model, self.features, _Features(self.x, rows), rows,
+                                         serials):
+                self.stop_deferring()
+                return False
+            self.leaf[rows] = serials
+            self._unrouted.clear()
+            self._route_all = False
+        elif self._unrouted and (self._route_all or int(self.version_at[self._unrouted[0]])
+                                 + 1 + self.policy.k <= label_number):
+            # Routed when first due, or before the tree changes shape (then all at once).
+            rows = np.array(self._unrouted, dtype=np.int64)
+            rows = rows[(self.arrival[rows] != -1) & (self.end[rows] == _OPEN)]
+            self.leaf[rows] = predictor.window_route(model, self.features,
+                                                     _Features(self.x, rows), rows)
+            self._unrouted.clear()
+            self._route_all = False
+        self.rounds = label_number
+        if (label_number - self.resolved) * (self._cap - len(self._free)) >= WINDOW_WORK:
+            self.resolve()
+        return True
+
+    def learned(self, model, x: dict) -> None:
+        """After the model learned `x` (the label of the last round), deferred; x None: its
+        learning failed part-way."""
+        if self.predictor.window_open and (
+                x is None or not self.predictor.window_learned(model, x, self.rounds)):
+            self.resolve()
+            self.predictor.close_window(keep=False)
+
+    def stop_deferring(self) -> None:
+        """Make what waits and re-predict at once from here on."""
+        if self.deferred:
+            self.resolve()
+            self.predictor.close_window(keep=False)
+            self.deferred = False
+            self.stamp[:] = 0
+
+    def resolve(self) -> None:
+        """Make the re-predictions of the rounds since the last call, each row with the
+        snapshot of its leaf at each of its rounds (one vectorised pass), and fill the values of
+        the rows taken meanwhile."""
+        first, last, k = self.resolved + 1, self.rounds, self.policy.k
+        if not self.deferred or last < first:
+            self._release_held()
+            return
+        rows = ((self.arrival != -1) & (self.leaf > 0)).nonzero()[0]
+        serials = self.leaf[rows]
+        order = np.argsort(serials, kind="stable")
+        rows, serials = rows[order], serials[order]
+        v = self.version_at[rows]
+        end = np.minimum(self.end[rows], last)
+        bounds = np.flatnonzero(np.r_[True, serials[1:] != serials[:-1], True]) \
+            if len(rows) else np.zeros(1, dtype=np.int64)
+        parts = []
+        for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
+            lo, hi, snaps = self.predictor.window_segments(int(serials[a]), first, last)
+            # Rounds of row r: label numbers v + 1 + K·m (m ≥ 1) up to its end; in segment s,
+            # m runs from m_lo to m_hi.
+            after, ea = v[a:b, None] + 1, end[a:b, None]
+            m_lo = np.maximum(-((after - lo) // k), 1)
+            m_hi = (np.minimum(hi, ea) - after) // k
+            i, s = (m_hi >= m_lo).nonzero()
+            parts.append((rows[a:b][i], m_lo[i, s], m_hi[i, s], snaps[s]))
+        if parts:
+            pair_rows, m_lo, m_hi, snaps = (np.concatenate(p) for p in zip(*parts))
+        if parts and len(pair_rows):
+            codes, labels = self.predictor.window_codes(self.features, pair_rows, snaps, self.x)
+            values = self.to_values(codes, labels)
+            self._record_runs(pair_rows, m_lo, m_hi, values)
+        self.resolved = last
+        self.predictor.close_window(keep=True)
+        self._release_held()
+
+    def _record_runs(self, pair_rows, m_lo, m_hi, values) -> None:
+        """Rounds m_lo..m_hi of each row (pairs grouped by row, in round order) gave `values`:
+        kept run-length encoded, as `repredict` keeps them."""
+        first = np.r_[True, pair_rows[1:] != pair_rows[:-1]]
+        prev = np.empty_like(values)
+        prev[1:] = values[:-1]
+        prev[first] = self.last_scheduled[pair_rows[first]]
+        changed = (values != prev).nonzero()[0]
+        changes = self.changes
+        for row, j, value in zip(pair_rows[changed].tolist(), (m_lo[changed] - 1).tolist(),
+                                 values[changed].tolist()):
+            changes[row].append((j, value))
+        last = np.r_[first[1:], True]
+        rows = pair_rows[last]
+        self.last_scheduled[rows] = self.last[rows] = values[last]
+        self.n_scheduled[rows] = m_hi[last]
+        self.predicted_at[rows] = -1
+
+    def _release_held(self) -> None:
+        for row, values in self._held:
+            values[:] = self._scheduled_values(row, len(values))
+            self._release(row)
+        self._held = []
 
     # -- predicting -----------------------------------------------------------------------------
     def repredict(self, rows: np.ndarray, model, version: int, to_values) -> np.ndarray:
@@ -471,23 +615,25 @@ class PendingRows:
     # -- leaving --------------------------------------------------------------------------------
     def take(self, row: int) -> tuple:
         """The row's re-predictions (times, values, class probabilities: a matrix, one row per
-        re-prediction, or None) in time order; frees the row."""
+        re-prediction, or None) in time order; frees the row. Deferred, the values array may
+        be filled later (by `resolve`, before the engine's drain ends)."""
+        if self.deferred:
+            n = max(0, (self.rounds - int(self.version_at[row]) - 1) // self.policy.k)
+            if n > self.n_scheduled[row]:
+                if self.extra[row] is None:
+                    values = np.empty(n, dtype=self.dtype)
+                    self.end[row] = self.rounds
+                    self._held.append((row, values))
+                    return self._label_times(row, n), values, None
+                self.resolve()
         n = int(self.n_scheduled[row])
         times = values = None
         kept = self.scored is not None and self.proba_full[row] is not None
         proba = self._take_proba(row, n) if kept and n else None
         if n:
-            changes = self.changes[row]
-            if len(changes) == 1:  # the usual case: the answer never changed
-                values = np.full(n, changes[0][1], dtype=self.dtype)
-            else:
-                js = np.array([j for j, _ in changes] + [n])
-                values = np.repeat(np.array([v for _, v in changes], dtype=self.dtype),
-                                   js[1:] - js[:-1])
+            values = self._scheduled_values(row, n)
             if self.buckets is not None:
-                # Label numbers version_at + k, + 2k, ..., + nk: a strided view, no copy.
-                k, first = self.policy.k, int(self.version_at[row])
-                times = self.label_times[first + k:first + n * k + 1:k]
+                times = self._label_times(row, n)
             else:
                 times = np.array(self.scheduled_times[row])
         extra = self.extra[row]
@@ -506,12 +652,29 @@ class PendingRows:
                 times, values = np.r_[times, t_extra][order], np.r_[values, v_extra][order]
                 if kept:
                     proba = np.concatenate([proba, p_extra])[order]
+        self._release(row)
+        return times, values, proba
+
+    def _scheduled_values(self, row: int, n: int) -> np.ndarray:
+        """The row's n scheduled re-predictions, from their runs."""
+        changes = self.changes[row]
+        if len(changes) == 1:  # the usual case: the answer never changed
+            return np.full(n, changes[0][1], dtype=self.dtype)
+        js = np.array([j for j, _ in changes] + [n])
+        return np.repeat(np.array([v for _, v in changes], dtype=self.dtype), js[1:] - js[:-1])
+
+    def _label_times(self, row: int, n: int) -> np.ndarray:
+        """Times of label numbers version_at + 1 + k, + 2k, ..., + nk: a strided view."""
+        k, first = self.policy.k, int(self.version_at[row])
+        return self.label_times[first + k:first + n * k + 1:k]
+
+    def _release(self, row: int) -> None:
+        kept = self.scored is not None and self.proba_full[row] is not None
         self.arrival[row] = -1
         self.x[row] = self.changes[row] = self.extra[row] = self.scheduled_times[row] = None
         if kept:
             self.proba_full[row] = None
         self._free.append(row)
-        return times, values, proba
 
     def _take_proba(self, row: int, n: int) -> np.ndarray:
         """The row's n scheduled re-predictions' vectors (n × width)."""
