@@ -173,7 +173,12 @@ class DenseBatch(BatchPredictor):
             return None
         values = tuple(x.values())
         for v in values:
-            if not isinstance(v, Real) or isinstance(v, bool) or not math.isfinite(v):
+            kind = type(v)
+            if kind is float:  # the usual case, checked first: finite (inf − inf is NaN)
+                if v - v != 0.0:
+                    return None
+            elif kind is not int and (not isinstance(v, Real) or isinstance(v, bool)
+                                      or not math.isfinite(v)):
                 return None
         return np.array(values, dtype=np.float64)
 

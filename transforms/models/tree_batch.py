@@ -1,6 +1,8 @@
 """river's `tree.HoeffdingTreeClassifier`, many rows at once (`HoeffdingTreeBatch`): rows routed
 down numeric splits as arrays, a majority-class leaf answering once for all its rows, a naive
-Bayes leaf scoring its rows like GaussianNB, with the decisions `predict_one` makes."""
+Bayes leaf scoring its rows like GaussianNB, with the decisions `predict_one` makes; and the
+same over a window of labels from snapshots of the leaves as they learned (`LeafSnapshots`),
+a near tie decided by river's own arithmetic on the snapshot (`river_leaf_answer`)."""
 
 from __future__ import annotations
 
@@ -10,8 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from transforms.models.batch import (NONE, BatchPredictor, DenseBatch, argmax_with_margin,
-                                     finish_unsure, proba_rows)
+from transforms.models.batch import (NONE, TIE_MARGIN, BatchPredictor, DenseBatch,
+                                     argmax_with_margin, finish_unsure, proba_rows)
 from transforms.models.naive_bayes_batch import gaussian_parameters
 
 # How a leaf answers (`HoeffdingTreeBatch._mode`): naive Bayes over Gaussian splitters (scored
@@ -356,11 +358,16 @@ class HoeffdingTreeBatch(DenseBatch):
         return codes, leader
 
     # -- re-predictions made later, from snapshots of the leaves --------------------------------
-    defers = True  # a window of labels' re-predictions can be made at once (`window_codes`)
+    defers = True  # a window of labels' re-predictions can be made at once (`window_block`)
 
     @property
     def window_open(self) -> bool:
         return self._window is not None
+
+    @property
+    def classes(self) -> list:
+        """The classes the stacked arrays have a column for, in column order."""
+        return self._classes
 
     def open_window(self, model, rows, xs, at, serials) -> bool:
         """Begin a window of labels whose re-predictions are made later: a snapshot of every
@@ -424,30 +431,45 @@ class HoeffdingTreeBatch(DenseBatch):
         hi = np.concatenate([learns, [last]])
         return lo, hi, np.array([window.start[serial], *snaps], dtype=np.int64)
 
-    def window_codes(self, rows, pair_rows, snaps, xs) -> tuple[np.ndarray, list]:
-        """(codes, labels) of rows `pair_rows` (of `rows`; `xs[r]` is row r's dict) predicted
-        with leaf snapshots `snaps`: naive Bayes leaves scored in numpy, near ties computed as
-        river computes them, majority-class leaves by the answer kept with the snapshot."""
+    def window_block(self, x: np.ndarray, snaps: np.ndarray, need: np.ndarray, xs) -> np.ndarray:
+        """Codes (into `self._classes`) of rows `x` (rows × features; `xs[i]` is row i's dict)
+        predicted with each leaf snapshot of `snaps`, where `need` (rows × snapshots) asks.
+
+        A naive-Bayes snapshot's votes for all rows at once are matrix products of the expanded
+        square, Σ_f inv·x² − 2·inv·μ·x + inv·μ² (inv = −1/2σ²); that sum can lose more than the
+        direct one, so a decision is trusted only when the best class wins by more than the
+        tie margin plus a bound on that rounding (a few ε times the sum of the terms' sizes);
+        the rest, and near ties, are computed as river computes them (`river_leaf_answer`).
+        A majority-class snapshot's answer was kept with it."""
         window = self._window
-        codes = np.full(len(snaps), NONE)
+        n, m = need.shape
+        codes = np.empty((n, m), dtype=np.int64)
         modes = window.mode[snaps]
         nb = (modes == _NB).nonzero()[0]
-        step = max(1024, _PAIR_CELLS // max(1, window.mu[0].size))
-        for start in range(0, len(nb), step):
-            idx = nb[start:start + step]
-            s = snaps[idx]
-            x = rows[pair_rows[idx]]
-            base = window.base[s]
-            d = x[:, None, :] - window.mu[s]
-            votes = np.einsum("ncf,ncf,ncf->nc", d, d, window.inv[s]) + base
-            best, near = argmax_with_margin(votes, window.abs[s] + (base - votes))
-            codes[idx] = best
-            for i in near.tolist():
-                answer = river_leaf_answer(xs[int(pair_rows[idx[i]])], window.records[s[i]])
-                codes[idx[i]] = NONE if answer is None else self._class_column(answer)
+        if len(nb):
+            s = snaps[nb]
+            inv, mu, base = window.inv[s], window.mu[s], window.base[s]  # (S, C, F), (S, C)
+            k, classes, features = inv.shape
+            lin = -2.0 * inv * mu
+            const = (inv * mu * mu).sum(axis=2) + base
+            x2 = x * x
+            votes = (x2 @ inv.reshape(-1, features).T + x @ lin.reshape(-1, features).T
+                     + const.reshape(-1)).reshape(n, k, classes)
+            size = (x2 @ -inv.reshape(-1, features).T + np.abs(x) @ np.abs(lin).reshape(
+                -1, features).T - (inv * mu * mu).sum(axis=2).reshape(-1)).reshape(n, k, classes)
+            # The tie margin (as for the direct sum) plus the expanded sum's rounding.
+            scale = window.abs[s] + (base - votes) + (2 * features + 8) * _EPS_OVER_MARGIN * size
+            best, near = argmax_with_margin(votes.reshape(-1, classes),
+                                            scale.reshape(-1, classes))
+            codes[:, nb] = best.reshape(n, k)
+            cells = near[need[:, nb].reshape(-1)[near]]
+            for cell in cells.tolist():
+                i, j = divmod(cell, k)
+                answer = river_leaf_answer(xs[i], window.records[s[j]])
+                codes[i, nb[j]] = NONE if answer is None else self._class_column(answer)
         rest = (modes != _NB).nonzero()[0]
-        codes[rest] = window.code[snaps[rest]]
-        return codes, self._classes
+        codes[:, rest] = window.code[snaps[rest]]
+        return codes
 
     def close_window(self, keep: bool) -> None:
         """The window's re-predictions are made: its last snapshots start the next one
@@ -562,8 +584,10 @@ def _gaussian_leaf(splitters: dict, columns: dict) -> bool:
                for att, obs in splitters.items())
 
 
-# Pairs scored in one numpy pass: about this many (pair, class, feature) cells (~16 MB).
-_PAIR_CELLS = 1 << 21
+# The expanded sum of a naive-Bayes vote (2F + 2 terms, each computed in a few roundings) may
+# lose up to about (2F + 8)·ε of its terms' summed sizes: counted twice over, and divided by
+# TIE_MARGIN, which argmax_with_margin multiplies the scale by.
+_EPS_OVER_MARGIN = 2.0 ** -51 / TIE_MARGIN
 
 
 class _Subset:

@@ -12,13 +12,18 @@ of known labels (every_k_labels) or a fixed schedule (every, bin_boundaries). A 
 class probabilities change at nearly every re-prediction, so they are stored whole, in chunks
 of `PROBA_CHUNK` per row: one numpy assignment per round, a Python operation per row only
 when its chunk is full.
+
+A Hoeffding tree's classes are re-predicted later, a window of rounds at once: a round only
+notes that it happened, the predictor keeps a snapshot of the leaf that learned after each label
+(`transforms.models.tree_batch.LeafSnapshots`), and `resolve` predicts each row with its leaf's
+snapshot over each stretch of its rounds between that leaf's learns (matrix products per leaf),
+before anything reads the values.
 """
 
 from __future__ import annotations
 
 import heapq
 import math
-from collections import deque
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -29,8 +34,9 @@ from transforms.streams.delays import duration
 
 PROBA_CHUNK = 32  # re-predictions' probability vectors per row held before a chunk is set aside
 _SLOT = PROBA_CHUNK - 1  # (a power of two: n & _SLOT is n mod PROBA_CHUNK)
-# A window of deferred re-predictions is made once (labels in it) × (pending rows) reaches this.
-WINDOW_WORK = 1 << 18
+# A window of deferred re-predictions is made once (labels in it) × (pending rows) × (classes)
+# reaches this: its temporary arrays stay at a few tens of MB.
+WINDOW_WORK = 1 << 19
 _OPEN = np.iinfo(np.int64).max  # a row's last label while it is pending
 
 
@@ -162,6 +168,20 @@ class _Buckets:
         self.rows[r], self.arrivals[r] = rows, arrivals
         return due
 
+    def rebuild(self, rows: np.ndarray, versions: np.ndarray, arrivals: np.ndarray,
+                next_label: int) -> None:
+        """The buckets as `due` would have left them had it visited every label number
+        before `next_label`, for the pending `rows` (arrived at `versions`)."""
+        k = self.k
+        residue = versions % k
+        for r in range(k):
+            at = (residue == r).nonzero()[0]
+            # The next visit of residue r is label L with L − 1 ≡ r (mod K), L ≥ next_label;
+            # a row that arrived at version L − 1 joins then, the others are due then.
+            fresh = versions[at] == next_label - 1 + (r - (next_label - 1)) % k
+            self.rows[r], self.arrivals[r] = rows[at[~fresh]], arrivals[at[~fresh]]
+            self.new[r] = list(zip(rows[at[fresh]].tolist(), arrivals[at[fresh]].tolist()))
+
 
 class _Features:
     """The feature dicts of some rows, fetched only if a predictor asks for them."""
@@ -253,7 +273,8 @@ class PendingRows:
         self.leaf = np.empty(0, dtype=np.int64)
         self.end = np.empty(0, dtype=np.int64)
         self._held: list = []
-        self._unrouted: deque = deque()
+        self._unrouted: list = []  # rows to route (a slot may recur: taken, then reused)
+        self._unrouted_since = 0  # the arrival version of the first of them (the oldest)
         self._route_all = False
 
     # -- rows -----------------------------------------------------------------------------------
@@ -324,6 +345,8 @@ class PendingRows:
         if policy.kind == "every_k_labels":
             self.buckets.add(version, row, self._arrivals)
             if self.deferred:
+                if not self._unrouted:
+                    self._unrouted_since = version
                 self._unrouted.append(row)
                 if not self.dense[row]:
                     self.stop_deferring()
@@ -430,8 +453,8 @@ class PendingRows:
             self.leaf[rows] = serials
             self._unrouted.clear()
             self._route_all = False
-        elif self._unrouted and (self._route_all or int(self.version_at[self._unrouted[0]])
-                                 + 1 + self.policy.k <= label_number):
+        elif self._unrouted and (self._route_all or
+                                 self._unrouted_since + 1 + self.policy.k <= label_number):
             # Routed when first due, or before the tree changes shape (then all at once).
             rows = np.array(self._unrouted, dtype=np.int64)
             rows = rows[(self.arrival[rows] != -1) & (self.end[rows] == _OPEN)]
@@ -440,7 +463,8 @@ class PendingRows:
             self._unrouted.clear()
             self._route_all = False
         self.rounds = label_number
-        if (label_number - self.resolved) * (self._cap - len(self._free)) >= WINDOW_WORK:
+        if (label_number - self.resolved) * (self._cap - len(self._free)) \
+                * max(2, len(predictor.classes)) >= WINDOW_WORK:
             self.resolve()
         return True
 
@@ -459,6 +483,9 @@ class PendingRows:
             self.predictor.close_window(keep=False)
             self.deferred = False
             self.stamp[:] = 0
+            rows = (self.arrival != -1).nonzero()[0]
+            self.buckets.rebuild(rows, self.version_at[rows], self.arrival[rows],
+                                 self.rounds + 1)
 
     def resolve(self) -> None:
         """Make the re-predictions of the rounds since the last call, each row with the
@@ -477,21 +504,28 @@ class PendingRows:
         bounds = np.flatnonzero(np.r_[True, serials[1:] != serials[:-1], True]) \
             if len(rows) else np.zeros(1, dtype=np.int64)
         parts = []
+        predictor = self.predictor
         for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
-            lo, hi, snaps = self.predictor.window_segments(int(serials[a]), first, last)
+            lo, hi, snaps = predictor.window_segments(int(serials[a]), first, last)
             # Rounds of row r: label numbers v + 1 + K·m (m ≥ 1) up to its end; in segment s,
             # m runs from m_lo to m_hi.
             after, ea = v[a:b, None] + 1, end[a:b, None]
             m_lo = np.maximum(-((after - lo) // k), 1)
             m_hi = (np.minimum(hi, ea) - after) // k
-            i, s = (m_hi >= m_lo).nonzero()
-            parts.append((rows[a:b][i], m_lo[i, s], m_hi[i, s], snaps[s]))
+            need = m_hi >= m_lo
+            i, s = need.nonzero()
+            if not len(i):
+                continue
+            # The leaf's rows × its snapshots, those that any pair needs.
+            used_rows, used_snaps = need.any(axis=1).nonzero()[0], need.any(axis=0).nonzero()[0]
+            block = need[used_rows][:, used_snaps]
+            ours = rows[a:b][used_rows]
+            codes = predictor.window_block(self.features[ours], snaps[used_snaps], block,
+                                           _Features(self.x, ours))[block]
+            parts.append((rows[a:b][i], m_lo[i, s], m_hi[i, s], codes))
         if parts:
-            pair_rows, m_lo, m_hi, snaps = (np.concatenate(p) for p in zip(*parts))
-        if parts and len(pair_rows):
-            codes, labels = self.predictor.window_codes(self.features, pair_rows, snaps, self.x)
-            values = self.to_values(codes, labels)
-            self._record_runs(pair_rows, m_lo, m_hi, values)
+            pair_rows, m_lo, m_hi, codes = (np.concatenate(p) for p in zip(*parts))
+            self._record_runs(pair_rows, m_lo, m_hi, self.to_values(codes, predictor.classes))
         self.resolved = last
         self.predictor.close_window(keep=True)
         self._release_held()
