@@ -271,6 +271,39 @@ def test_deferred_tree_repredictions_survive_saved_state_and_a_row_of_other_keys
     assert _equals_algorithm_1(engine, outcomes, events, spec, 2) == 0
 
 
+
+@pytest.mark.parametrize("k", [2, 3])
+def test_a_label_whose_learning_failed_leaves_one_round_per_label_number(k):
+    """The model cannot learn instance 12's label (a dead letter, on request): the round made
+    before that attempt is label number 13's, made once; the instances that arrive before
+    label 13 is learned are due from its number as any other. Expected times: a loop over the
+    learning attempts (a round at the first attempt of each label number, timed when that
+    number is learned)."""
+    events = []
+    for i in range(40):
+        x = {"f": float(i % 5), "bad": 2 if i == 12 else 0}
+        events.append(event(float(i), RANK_INSTANCE, 2 * i, INSTANCE, i, x))
+        events.append(event(i + 3.5, RANK_LABEL, 2 * i + 1, LABEL, i, None, "ab"[i % 2]))
+    engine = ReplayEngine(ModelSpec.parse("tests.helpers.FailsOn"), "s", None,
+                          repredict=RepredictPolicy("every_k_labels", k),
+                          on_model_error="dead-letter")
+    outcomes = engine.drain(events).outcomes
+    # Attempts in time order: (time, label number, learned?); arrivals: learned labels before.
+    attempts, learned = [], 0
+    for i in range(40):
+        attempts.append((i + 3.5, learned + 1, i != 12))
+        learned += i != 12
+    learned_at = {number: t for t, number, ok in attempts if ok}
+    first_attempt = {}
+    for t, number, _ in attempts:
+        first_attempt.setdefault(number, t)
+    assert len(outcomes) == 39
+    for o in outcomes:
+        version = sum(ok for t, _, ok in attempts if t < o.t_arrival)
+        expected = [learned_at[number] for number in range(version + 1 + k, learned + 1, k)
+                    if first_attempt[number] < o.t_label]
+        assert [t for t, _ in repredictions(o)] == expected, o.id
+
 def test_bin_boundaries_policy_by_hand():
     # B=4 over A's latency period [0, 100): re-predictions at 25, 50, 75 with the model of
     # that time (No-Change: the last label seen: a@20, b@45, b@45).

@@ -146,14 +146,15 @@ class _Buckets:
         self.new: list[list] = [[] for _ in range(k)]
 
     def add(self, version: int, row: int, arrival: int) -> None:
-        self.new[version % self.k].append((row, arrival))
+        self.new[version % self.k].append((row, arrival, version))
 
     def due(self, label_number: int, arrival_of: np.ndarray):
         """Rows due before the model learns label `label_number` (every label number is
         visited once, in order): arrived at a version ≡ label_number − 1 (mod K), at least K
         labels ago. Those are the rows of residue r already in the bucket; the rows added
         since r's last visit (K labels ago) arrived at version label_number − 1 and join it
-        after this visit."""
+        after this visit, unless learning the label of that visit failed (the version stayed
+        behind): then they are due already."""
         r = (label_number - 1) % self.k
         rows, arrivals = self.rows[r], self.arrivals[r]
         alive = arrival_of[rows] == arrivals
@@ -161,7 +162,11 @@ class _Buckets:
             rows, arrivals = rows[alive], arrivals[alive]
         due = rows
         if self.new[r]:
-            added = np.array(self.new[r], dtype=np.int64).reshape(-1, 2)
+            added = np.array(self.new[r], dtype=np.int64).reshape(-1, 3)
+            late = added[:, 2] <= label_number - 1 - self.k
+            if late.any():
+                late_rows, late_arrivals = added[late, 0], added[late, 1]
+                due = np.concatenate([due, late_rows[arrival_of[late_rows] == late_arrivals]])
             rows = np.concatenate([rows, added[:, 0]])
             arrivals = np.concatenate([arrivals, added[:, 1]])
             self.new[r] = []
@@ -180,7 +185,8 @@ class _Buckets:
             # a row that arrived at version L − 1 joins then, the others are due then.
             fresh = versions[at] == next_label - 1 + (r - (next_label - 1)) % k
             self.rows[r], self.arrivals[r] = rows[at[~fresh]], arrivals[at[~fresh]]
-            self.new[r] = list(zip(rows[at[fresh]].tolist(), arrivals[at[fresh]].tolist()))
+            self.new[r] = list(zip(rows[at[fresh]].tolist(), arrivals[at[fresh]].tolist(),
+                                   versions[at[fresh]].tolist()))
 
 
 class _Features:
@@ -268,7 +274,7 @@ class PendingRows:
         self.deferred = policy.kind == "every_k_labels" and classification \
             and scored is None and getattr(self.predictor, "defers", False)
         self.to_values = to_values
-        self.rounds = 0  # the label number of the last round
+        self.rounds = 0  # the label number of the last round (every_k_labels)
         self.resolved = 0  # the rounds whose re-predictions are made
         self.leaf = np.empty(0, dtype=np.int64)
         self.end = np.empty(0, dtype=np.int64)
@@ -404,8 +410,12 @@ class PendingRows:
         self.n_label_times += 1
 
     def due_at_label(self, label_number: int) -> np.ndarray:
-        if self.buckets is None:
+        """The rows due before the model learns label `label_number`. Each label number has
+        one round: when learning it failed (the label left as a dead letter), the next label
+        takes its number and its round is not made again."""
+        if self.buckets is None or label_number <= self.rounds:
             return np.empty(0, dtype=np.int64)
+        self.rounds = label_number
         return self.buckets.due(label_number, self.arrival)
 
     def due_until(self, t: float) -> list[np.ndarray]:
