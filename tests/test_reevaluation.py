@@ -249,6 +249,30 @@ def test_deferred_tree_repredictions_with_labels_sooner_than_k_labels(k):
     assert engine.rows.deferred
     assert _equals_algorithm_1(engine, outcomes, events, spec, k) == 0
 
+
+def test_deferred_tree_repredictions_with_ten_classes_seen_as_they_come():
+    """river's LED stream (10 classes, undeclared: each gets a column of the snapshots when
+    first seen, mid-window): equal to the per-label scan."""
+    import random
+
+    from river.datasets import synth
+
+    rng, events = random.Random(2), []
+    for i, (x, y) in enumerate(synth.LED(seed=2, noise_percentage=0.1).take(600)):
+        events.append(event(float(i), RANK_INSTANCE, 2 * i, INSTANCE, i, x))
+        events.append(event(i + rng.uniform(3, 80), RANK_LABEL, 2 * i + 1, LABEL, i, None, y))
+    spec = ModelSpec.parse('river.tree.HoeffdingTreeClassifier{"grace_period": 30}')
+    engine = ReplayEngine(spec, "s", None, repredict=RepredictPolicy("every_k_labels", 3))
+    outcomes = engine.drain(events).outcomes
+    naive = naive_replay(events, spec.build(None), 3)
+    assert engine.rows.deferred and len(engine.classes) == 10 and len(outcomes) == len(naive)
+
+    def label(index):
+        return None if index == -1 else engine.classes[index]
+
+    assert all([(t, label(v)) for t, v in repredictions(o)] == reps
+               for o, (_, _, _, _, _, reps, _) in zip(outcomes, naive))
+
 def test_deferred_tree_repredictions_survive_saved_state_and_a_row_of_other_keys():
     """Drained in parts with the engine saved and restored between them (the snapshots are
     not saved: the next window starts anew), then a row with a missing feature (re-predicted
