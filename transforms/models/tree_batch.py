@@ -369,11 +369,11 @@ class HoeffdingTreeBatch(DenseBatch):
         """The classes the stacked arrays have a column for, in column order."""
         return self._classes
 
-    def open_window(self, model, rows, xs, at, serials) -> bool:
+    def open_window(self, model, serials: np.ndarray) -> np.ndarray | None:
         """Begin a window of labels whose re-predictions are made later: a snapshot of every
-        leaf as it is now, and the leaf serials of rows `at` (of `rows`; `xs[i]` is row
-        `at[i]`'s dict) whose leaf is not in the tree, written into `serials`. False (no
-        window): a leaf answers in a way a snapshot cannot hold."""
+        leaf as it is now. Returns which of the leaf `serials` (rows' leaves; 0: none yet) are
+        not in the tree (those rows are to be routed again), or None (no window) if a leaf
+        answers in a way a snapshot cannot hold."""
         self._window = None
         self._follow_shape(model)
         window = LeafSnapshots(len(self._slot_of_serial))
@@ -381,15 +381,12 @@ class HoeffdingTreeBatch(DenseBatch):
             entry = self._entry(leaf, model)
             snap = self._snapshot(window, entry, leaf, model)
             if snap is None:
-                return False
+                return None
             window.start[entry.token >> self.SERIAL_SHIFT] = snap
+        self._window = window
         known = np.zeros(len(window.start), dtype=bool)
         known[list(self._in_tree)] = True
-        lost = (~known[np.minimum(serials, len(known) - 1)] | (serials == 0)).nonzero()[0]
-        if len(lost):
-            serials[lost] = self.window_route(model, rows, _Subset(xs, lost), at[lost])
-        self._window = window
-        return True
+        return ~known[np.minimum(serials, len(known) - 1)] | (serials == 0)
 
     def window_route(self, model, rows, xs, at) -> np.ndarray:
         """The serials of the leaves rows `at` (of `rows`) reach (`xs[i]`: row at[i]'s dict)."""
@@ -588,16 +585,6 @@ def _gaussian_leaf(splitters: dict, columns: dict) -> bool:
 # lose up to about (2F + 8)·ε of its terms' summed sizes: counted twice over, and divided by
 # TIE_MARGIN, which argmax_with_margin multiplies the scale by.
 _EPS_OVER_MARGIN = 2.0 ** -51 / TIE_MARGIN
-
-
-class _Subset:
-    """Items `at` of a sequence, indexed from 0."""
-
-    def __init__(self, items, at):
-        self.items, self.at = items, at
-
-    def __getitem__(self, i: int):
-        return self.items[int(self.at[i])]
 
 
 class LeafSnapshots:

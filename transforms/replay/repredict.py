@@ -455,28 +455,29 @@ class PendingRows:
         if not predictor.window_open:
             self.resolve()
             rows = ((self.arrival != -1) & (self.end == _OPEN)).nonzero()[0]
-            serials = self.leaf[rows]
-            if not predictor.open_window(model, self.features, _Features(self.x, rows), rows,
-                                         serials):
+            lost = predictor.open_window(model, self.leaf[rows])
+            if lost is None:
                 self.stop_deferring()
                 return False
-            self.leaf[rows] = serials
-            self._unrouted.clear()
-            self._route_all = False
+            self._route(model, rows[lost])
         elif self._unrouted and (self._route_all or
                                  self._unrouted_since + 1 + self.policy.k <= label_number):
             # Routed when first due, or before the tree changes shape (then all at once).
             rows = np.array(self._unrouted, dtype=np.int64)
-            rows = rows[(self.arrival[rows] != -1) & (self.end[rows] == _OPEN)]
-            self.leaf[rows] = predictor.window_route(model, self.features,
-                                                     _Features(self.x, rows), rows)
-            self._unrouted.clear()
-            self._route_all = False
+            self._route(model, rows[(self.arrival[rows] != -1) & (self.end[rows] == _OPEN)])
         self.rounds = label_number
         if (label_number - self.resolved) * (self._cap - len(self._free)) \
                 * max(2, len(predictor.classes)) >= WINDOW_WORK:
             self.resolve()
         return True
+
+    def _route(self, model, rows: np.ndarray) -> None:
+        """The leaves `rows` reach now (the rows waiting to be routed are then all routed)."""
+        if len(rows):
+            self.leaf[rows] = self.predictor.window_route(model, self.features,
+                                                          _Features(self.x, rows), rows)
+        self._unrouted.clear()
+        self._route_all = False
 
     def learned(self, model, x: dict) -> None:
         """After the model learned `x` (the label of the last round), deferred; x None: its
