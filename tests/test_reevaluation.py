@@ -250,6 +250,21 @@ def test_deferred_tree_repredictions_with_labels_sooner_than_k_labels(k):
     assert _equals_algorithm_1(engine, outcomes, events, spec, k) == 0
 
 
+
+def test_deferred_tree_repredictions_made_in_short_windows_and_small_chunks(monkeypatch):
+    """Windows closed every 4·K labels and a leaf's rows scored 16 (row, snapshot) cells at a
+    time: the same re-predictions as the per-label scan."""
+    from transforms.replay import repredict
+
+    monkeypatch.setattr(repredict, "WINDOW_WORK", 1)
+    monkeypatch.setattr(repredict, "WINDOW_CELLS", 16)
+    events = random_stream(seed=4)
+    spec = ModelSpec.parse('river.tree.HoeffdingTreeClassifier{"grace_period": 40}')
+    engine = ReplayEngine(spec, "s", [0, 1], repredict=RepredictPolicy("every_k_labels", 3))
+    outcomes = engine.drain(events).outcomes
+    assert engine.rows.deferred
+    assert _equals_algorithm_1(engine, outcomes, events, spec, 3) == 0
+
 def test_deferred_tree_repredictions_with_ten_classes_seen_as_they_come():
     """river's LED stream (10 classes, undeclared: each gets a column of the snapshots when
     first seen, mid-window): equal to the per-label scan."""

@@ -35,8 +35,11 @@ from transforms.streams.delays import duration
 PROBA_CHUNK = 32  # re-predictions' probability vectors per row held before a chunk is set aside
 _SLOT = PROBA_CHUNK - 1  # (a power of two: n & _SLOT is n mod PROBA_CHUNK)
 # A window of deferred re-predictions is made once (labels in it) × (pending rows) × (classes)
-# reaches this: its temporary arrays stay at a few tens of MB.
+# reaches this, and no sooner than 4·K labels (making one costs a pass over every pending row);
+# a leaf's rows are scored in chunks of about WINDOW_CELLS (row, snapshot) cells, so the
+# temporary arrays stay at a few tens of MB.
 WINDOW_WORK = 1 << 19
+WINDOW_CELLS = 1 << 18
 _OPEN = np.iinfo(np.int64).max  # a row's last label while it is pending
 
 
@@ -187,6 +190,15 @@ class _Buckets:
             self.rows[r], self.arrivals[r] = rows[at[~fresh]], arrivals[at[~fresh]]
             self.new[r] = list(zip(rows[at[fresh]].tolist(), arrivals[at[fresh]].tolist(),
                                    versions[at[fresh]].tolist()))
+
+
+def _chunks(start: int, stop: int, size: int):
+    """(a, b) ranges of at most `size` covering start..stop.
+
+    >>> list(_chunks(2, 9, 3))
+    [(2, 5), (5, 8), (8, 9)]
+    """
+    return ((a, min(a + size, stop)) for a in range(start, stop, size))
 
 
 class _Features:
@@ -466,7 +478,8 @@ class PendingRows:
             rows = np.array(self._unrouted, dtype=np.int64)
             self._route(model, rows[(self.arrival[rows] != -1) & (self.end[rows] == _OPEN)])
         self.rounds = label_number
-        if (label_number - self.resolved) * (self._cap - len(self._free)) \
+        labels = label_number - self.resolved
+        if labels >= 4 * self.policy.k and labels * (self._cap - len(self._free)) \
                 * max(2, len(predictor.classes)) >= WINDOW_WORK:
             self.resolve()
         return True
@@ -500,8 +513,8 @@ class PendingRows:
 
     def resolve(self) -> None:
         """Make the re-predictions of the rounds since the last call, each row with the
-        snapshot of its leaf at each of its rounds (one vectorised pass), and fill the values of
-        the rows taken meanwhile."""
+        snapshot of its leaf at each of its rounds (vectorised, leaf by leaf), and fill the
+        values of the rows taken meanwhile."""
         first, last, k = self.resolved + 1, self.rounds, self.policy.k
         if not self.deferred or last < first:
             self._release_held()
@@ -516,30 +529,37 @@ class PendingRows:
             if len(rows) else np.zeros(1, dtype=np.int64)
         parts = []
         predictor = self.predictor
-        for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
-            lo, hi, snaps = predictor.window_segments(int(serials[a]), first, last)
-            # Rounds of row r: label numbers v + 1 + K·m (m ≥ 1) up to its end; in segment s,
-            # m runs from m_lo to m_hi.
-            after, ea = v[a:b, None] + 1, end[a:b, None]
-            m_lo = np.maximum(-((after - lo) // k), 1)
-            m_hi = (np.minimum(hi, ea) - after) // k
-            need = m_hi >= m_lo
-            i, s = need.nonzero()
-            if not len(i):
-                continue
-            # The leaf's rows × its snapshots, those that any pair needs.
-            used_rows, used_snaps = need.any(axis=1).nonzero()[0], need.any(axis=0).nonzero()[0]
-            block = need[used_rows][:, used_snaps]
-            ours = rows[a:b][used_rows]
-            codes = predictor.window_block(self.features[ours], snaps[used_snaps], block,
-                                           _Features(self.x, ours))[block]
-            parts.append((rows[a:b][i], m_lo[i, s], m_hi[i, s], codes))
+        for start, stop in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
+            lo, hi, snaps = predictor.window_segments(int(serials[start]), first, last)
+            for a, b in _chunks(start, stop, max(1, WINDOW_CELLS // len(snaps))):
+                parts.extend(self._leaf_pairs(rows[a:b], v[a:b], end[a:b], lo, hi, snaps, k))
         if parts:
             pair_rows, m_lo, m_hi, codes = (np.concatenate(p) for p in zip(*parts))
             self._record_runs(pair_rows, m_lo, m_hi, self.to_values(codes, predictor.classes))
         self.resolved = last
         self.predictor.close_window(keep=True)
         self._release_held()
+
+    def _leaf_pairs(self, rows, v, end, lo, hi, snaps, k) -> list:
+        """[(row, m_lo, m_hi, code) arrays] of one leaf's `rows` (arrived at versions `v`,
+        their last rounds `end`) over its snapshots `snaps` (in force over label numbers
+        lo..hi), or [] when none of them has a round there."""
+        # Rounds of row r: label numbers v + 1 + K·m (m ≥ 1) up to its end; in segment s, m
+        # runs from m_lo to m_hi.
+        after, last = v[:, None] + 1, end[:, None]
+        m_lo = np.maximum(-((after - lo) // k), 1)
+        m_hi = (np.minimum(hi, last) - after) // k
+        need = m_hi >= m_lo
+        i, s = need.nonzero()
+        if not len(i):
+            return []
+        # The rows × snapshots that any pair needs.
+        used_rows, used_snaps = need.any(axis=1).nonzero()[0], need.any(axis=0).nonzero()[0]
+        block = need[used_rows][:, used_snaps]
+        ours = rows[used_rows]
+        codes = self.predictor.window_block(self.features[ours], snaps[used_snaps], block,
+                                            _Features(self.x, ours))[block]
+        return [(rows[i], m_lo[i, s], m_hi[i, s], codes)]
 
     def _record_runs(self, pair_rows, m_lo, m_hi, values) -> None:
         """Rounds m_lo..m_hi of each row (pairs grouped by row, in round order) gave `values`:
