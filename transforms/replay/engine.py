@@ -729,7 +729,7 @@ class ReplayEngine:
             self._repredict(due)
 
     def _repredict(self, due) -> None:
-        self._repredicting(self.rows.repredict, due, self.model, self.version, self._values)
+        self._repredicting(self.rows.repredict, due, self.model, self.version)
 
     def _repredicting(self, step, *args):
         """A step of re-evaluation (its CPU time counted as prediction's); a failure names the

@@ -226,7 +226,7 @@ class PendingRows:
     [(j, value), ...] plus any update-triggered ones [(t, value, probabilities), ...]. With
     `scored` (x -> (class, {class: probability}), the replay's own), every prediction keeps its
     class probabilities: a vector over class indices (`to_proba` maps a batch's), NaN for
-    none.
+    none. `to_values(codes, labels)` turns a batch predictor's answers into stored values.
 
     Example
     -------
@@ -586,7 +586,7 @@ class PendingRows:
         self._held = []
 
     # -- predicting -----------------------------------------------------------------------------
-    def repredict(self, rows: np.ndarray, model, version: int, to_values) -> np.ndarray:
+    def repredict(self, rows: np.ndarray, model, version: int) -> np.ndarray:
         """Scheduled re-predictions of `rows` with the model at `version`; returns the values.
         A row whose last prediction was made with this very model reuses it, and so does one
         whose answer the predictor stamps as unchanged (its tree leaf has not learned)."""
@@ -594,13 +594,13 @@ class PendingRows:
         # The usual case: the model learned since any of them was predicted. (count_nonzero:
         # cheaper than .all() and .any(), and this runs at every label.)
         if np.count_nonzero(fresh) == len(fresh):
-            values = self.last[rows] = self._predict(rows, model, to_values)
+            values = self.last[rows] = self._predict(rows, model)
             self.predicted_at[rows] = version
         else:
             values = self.last[rows]  # a copy (fancy indexing)
             if fresh.any():
                 todo = rows[fresh]
-                values[fresh] = self.last[todo] = self._predict(todo, model, to_values)
+                values[fresh] = self.last[todo] = self._predict(todo, model)
                 self.predicted_at[todo] = version
         if self.scored is not None:
             self._keep_proba(rows)
@@ -624,16 +624,16 @@ class PendingRows:
             for row in rows[full].tolist():
                 self.proba_full[row].append(self.proba_chunk[row].copy())
 
-    def _predict(self, rows: np.ndarray, model, to_values) -> np.ndarray:
+    def _predict(self, rows: np.ndarray, model) -> np.ndarray:
         """The values of `rows` predicted now (and, with probabilities, their vectors into
         `proba_last`)."""
         if self.scored is None:
-            return self._predict_values(rows, model, to_values)
+            return self._predict_values(rows, model)
         try:
-            return self._predict_values(rows, model, to_values)
+            return self._predict_values(rows, model)
         except NotImplementedError:  # a pipeline whose last step gives no probabilities
             self.scored = None
-            return self._predict_values(rows, model, to_values)
+            return self._predict_values(rows, model)
 
     def _set_proba(self, rows: np.ndarray, proba: np.ndarray, labels: list) -> None:
         vectors = self.to_proba(proba, labels)
@@ -645,8 +645,8 @@ class PendingRows:
         self.proba_last[rows, vectors.shape[1]:] = 0.0
         self.proba_last[rows[np.isnan(vectors).any(axis=1)]] = math.nan
 
-    def _predict_values(self, rows: np.ndarray, model, to_values) -> np.ndarray:
-        predictor, scored = self.predictor, self.scored
+    def _predict_values(self, rows: np.ndarray, model) -> np.ndarray:
+        predictor, scored, to_values = self.predictor, self.scored, self.to_values
         out = np.empty(len(rows), dtype=self.dtype)
         dense = self.dense[rows] if predictor.dense else np.zeros(len(rows), dtype=bool)
         every = dense.all()
