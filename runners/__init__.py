@@ -185,12 +185,64 @@ def _stderr_to_devnull():
         os.close(saved)
 
 
+# The thread pools of numerical libraries (numpy's OpenBLAS, OpenMP, MKL), sized per process.
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def _cores() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else \
+        os.cpu_count() or 1
+
+
+def local_workers(name: str, options: PipelineOptions) -> int:
+    """How many worker processes a run with preset `name` starts on this machine (1 when it
+    runs in this process or elsewhere).
+
+    >>> local_workers("direct-mp", pipeline_options("direct-mp", ["--direct_num_workers=4"]))
+    4
+    >>> local_workers("direct", pipeline_options("direct"))
+    1
+    """
+    from apache_beam.options.pipeline_options import DirectOptions, PortableOptions
+
+    if name in ("direct", "DirectRunner", "direct-mp") and \
+            options.view_as(DirectOptions).direct_running_mode == "multi_processing":
+        return options.view_as(DirectOptions).direct_num_workers or _cores()
+    if name == "portable-pool":
+        return int(options.view_as(PortableOptions).sdk_worker_parallelism or 0) or _cores()
+    return 1
+
+
+@contextlib.contextmanager
+def threads_per_worker(workers: int):
+    """Worker processes started meanwhile give their numerical libraries cores ÷ `workers`
+    threads (at least 1), unless the user set `THREAD_VARIABLES`: otherwise each worker's
+    OpenBLAS starts a thread per core, and the workers' threads fight over the cores (on 2
+    cores, two workers each took 1.8 times as long per key; docs/runners.md). This process's
+    numpy, already loaded, keeps its threads.
+
+    >>> import os
+    >>> with threads_per_worker(2):
+    ...     int(os.environ["OPENBLAS_NUM_THREADS"]) >= 1
+    True
+    """
+    threads = str(max(1, _cores() // max(1, workers)))
+    added = [name for name in THREAD_VARIABLES if name not in os.environ]
+    os.environ.update(dict.fromkeys(added, threads))
+    try:
+        yield
+    finally:
+        for name in added:
+            os.environ.pop(name, None)
+
+
 @contextlib.contextmanager
 def runner_session(name: str, beam_args: list[str] | None = None, quiet: bool = False):
     """(runner, options) for a preset, with whatever it needs running for the duration: for
     `portable` without `--job_endpoint`, a job service in this process; for `portable-pool`,
-    that and an SDK worker pool process (`--sdk_worker_parallelism` workers per job). `quiet`:
-    `direct-mp`'s worker processes log nothing (their stderr is /dev/null).
+    that and an SDK worker pool process (`--sdk_worker_parallelism` workers per job). Several
+    local worker processes share the cores (`threads_per_worker`). `quiet`: `direct-mp`'s
+    worker processes log nothing (their stderr is /dev/null).
 
     >>> with runner_session("direct") as (runner, options):
     ...     type(runner).__name__
@@ -198,6 +250,9 @@ def runner_session(name: str, beam_args: list[str] | None = None, quiet: bool = 
     """
     args = list(beam_args or [])
     with contextlib.ExitStack() as stack:
+        workers = local_workers(name, pipeline_options(name, args))
+        if workers > 1:
+            stack.enter_context(threads_per_worker(workers))
         if name in ("portable", "portable-pool") and not _has(args, "--job_endpoint"):
             from apache_beam.runners.portability.local_job_service import LocalJobServicer
 

@@ -44,3 +44,40 @@ def test_a_worker_side_error_is_one_line_on_a_portable_runner(tmp_path):
         run(RunConfig(streams=['synth:SEA{"n": 20}'], models=["m"], predictions=str(log),
                       out=str(tmp_path / "o"), runner="portable", quiet=True))
     assert str(log) in str(e.value) and "'t'" in str(e.value) and "\n" not in str(e.value)
+
+
+
+def _thread_variables_seen_by_the_workers(name, beam_args, folder) -> set:
+    """What the numerical libraries' thread variables are in the processes running a step."""
+    import apache_beam as beam
+
+    from runners import THREAD_VARIABLES, runner_session
+
+    def note(_):
+        import os  # in the worker process
+
+        with open(os.path.join(folder, str(os.getpid())), "w") as f:
+            f.write(repr(tuple(os.environ.get(v) for v in THREAD_VARIABLES)))
+
+    with runner_session(name, beam_args, quiet=True) as (runner, options):
+        with beam.Pipeline(runner=runner, options=options) as p:
+            _ = p | beam.Create(range(8)) | beam.Reshuffle() | beam.Map(note)
+    return {eval(path.read_text()) for path in folder.iterdir()}
+
+
+@pytest.mark.parametrize("runner,beam_args", [
+    ("direct-mp", ["--direct_num_workers=2"]), ("portable-pool", ["--sdk_worker_parallelism=2"])])
+def test_local_worker_processes_share_the_cores_between_their_thread_pools(
+        tmp_path, monkeypatch, runner, beam_args):
+    """Two worker processes on this machine each get cores // 2 numerical threads (at least 1),
+    a variable the user set is kept, and this process's environment is as it was after."""
+    import os
+
+    cores = len(os.sched_getaffinity(0))
+    for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("MKL_NUM_THREADS", "3")
+    share = str(max(1, cores // 2))
+    seen = _thread_variables_seen_by_the_workers(runner, beam_args, tmp_path)
+    assert seen == {(share, share, "3")}
+    assert "OPENBLAS_NUM_THREADS" not in os.environ and os.environ["MKL_NUM_THREADS"] == "3"
