@@ -7,9 +7,64 @@ can lose to a baseline. The profile says how much dependence there is before any
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from metrics.exact import ratio
+
+# A stream's labels repeat beyond chance when so many repeats have at most this probability
+# for independent labels with the stream's class frequencies.
+REPEATS_LEVEL = 0.01
+
+
+def repeat_moments(counts) -> tuple[float, float]:
+    """Mean and variance of the number of repeats (a label equal to the one before it) when
+    labels with class counts `counts` come in a random order: what independent labels with
+    these class frequencies give, taking the counts as they are (the k-class runs test of
+    Wald and Wolfowitz: repeats = labels − runs).
+
+    For N labels, m = N − 1 pairs: a pair repeats with probability a = Σ c(c−1) / N(N−1); two
+    pairs sharing a label both do with b = Σ c(c−1)(c−2) / N(N−1)(N−2); two disjoint pairs with
+    d = (Σ c(c−1)(c−2)(c−3) + Σ_{i≠j} c_i(c_i−1)c_j(c_j−1)) / N(N−1)(N−2)(N−3). Then
+    Var = m·a(1 − a) + 2(m − 1)(b − a²) + (m − 1)(m − 2)(d − a²).
+
+    >>> repeat_moments([2, 2])  # 0011, 0101, 0110, 1001, 1010, 1100: 2, 0, 1, 1, 0, 2
+    (1.0, 0.6666666666666667)
+
+    References
+    ----------
+    Wald, A., Wolfowitz, J. (1940). On a test whether two samples are from the same
+    population. The Annals of Mathematical Statistics 11(2), 147–162.
+    """
+    c = np.asarray(counts, dtype=np.float64)
+    n = float(c.sum())
+    m = n - 1
+    pairs = c * (c - 1)  # (each falling factorial: 1 where too few labels make it 0)
+    a = pairs.sum() / max(n * (n - 1), 1.0)
+    b = (pairs * (c - 2)).sum() / max(n * (n - 1) * (n - 2), 1.0)
+    d = ((pairs * (c - 2) * (c - 3)).sum() + pairs.sum() ** 2 - (pairs * pairs).sum()) / \
+        max(n * (n - 1) * (n - 2) * (n - 3), 1.0)
+    var = m * a * (1 - a) + 2 * (m - 1) * (b - a * a) + (m - 1) * (m - 2) * (d - a * a)
+    return float(m * a), float(max(var, 0.0))
+
+
+def repeats_by_chance(counts, repeats: int) -> float:
+    """How likely labels with class counts `counts`, in a random order, repeat the previous
+    label at least `repeats` times (one-sided, a normal approximation with `repeat_moments`):
+    small values say the labels depend on the ones before them. NaN for one class or fewer
+    than 3 labels.
+
+    >>> round(repeats_by_chance([50, 50], 49), 2)  # 99 pairs, 49 repeats expected
+    0.54
+    >>> repeats_by_chance([50, 50], 90) < 1e-15
+    True
+    """
+    mean, var = repeat_moments(counts)
+    if sum(counts) < 3 or var <= 0:
+        return math.nan
+    # Continuity correction: repeats are counts.
+    return 0.5 * math.erfc((repeats - 0.5 - mean) / math.sqrt(2.0 * var))
 
 
 def stream_profile(labels, max_lag: int = 5) -> dict:
@@ -18,6 +73,9 @@ def stream_profile(labels, max_lag: int = 5) -> dict:
     - `p_majority` P(M): the prior of the most frequent class (ties: lowest index);
     - `p_same` P(T) = Σ_i P(i,i): how often a label repeats the previous one (Proposition 7:
       Persistent beats Majority when P(T) > P(M));
+    - `repeats_by_chance`: how likely labels independent of each other (with these class
+      frequencies) repeat at least that often (`repeats_by_chance`); below `REPEATS_LEVEL`
+      the dependence is more than sampling noise;
     - `majority_accuracy`, `persistent_accuracy`: the two baselines with hindsight (the majority
       class of the whole sequence; the previous label, first label excluded);
     - `delta[ℓ][i]` for ℓ = 1..L: Δ(ℓ) = P(y_t=i | y_{t−1..t−ℓ}=i) − P(y_t=i | y_{t−1..t−ℓ−1}=i),
@@ -94,11 +152,12 @@ class TemporalProfile:
         out: dict = {"labels": n}
         if n == 0:
             return {**out, "p_majority": float("nan"), "p_same": float("nan"),
-                    "majority_accuracy": float("nan"), "persistent_accuracy": float("nan"),
-                    "delta": {}}
+                    "repeats_by_chance": float("nan"), "majority_accuracy": float("nan"),
+                    "persistent_accuracy": float("nan"), "delta": {}}
         out["classes"] = len(self.counts)
         out["p_majority"] = float(self.counts.max() / n)
         out["p_same"] = ratio(self.same, n - 1)
+        out["repeats_by_chance"] = repeats_by_chance(self.counts, self.same)
         out["majority_accuracy"] = out["p_majority"]
         out["persistent_accuracy"] = out["p_same"]
 

@@ -563,7 +563,8 @@ def figures(run: RunFiles) -> tuple[list[Figure], list[str]]:
         "needs --resources")
     add("profile", "Temporal dependence",
         "Δ(ℓ) > 0 means a class is more likely to repeat after a run of length ℓ than its "
-        "prior says; when Persistent (predict the previous label) beats Majority, the stream "
-        "has temporal dependence and κ_per is the fairer yardstick.",
+        "prior says; when Persistent (predict the previous label) beats Majority and the "
+        "labels repeat beyond chance (the profile's 'repeats by chance' below 0.01), the "
+        "stream has temporal dependence and κ_per is the fairer yardstick.",
         _fig_profile, bool(classifiers and run.profiles), "needs a classification model")
     return made, notes

@@ -37,7 +37,8 @@ def _counts_table(manifest: dict) -> pd.DataFrame:
 
 def _profile_table(profiles: dict) -> pd.DataFrame:
     rows = [{"stream": s, "labels": p["labels"], "classes": p["classes"],
-             "P(M) majority": p["p_majority"], "P(T) same as previous": p["p_same"]}
+             "P(M) majority": p["p_majority"], "P(T) same as previous": p["p_same"],
+             "repeats by chance": p["repeats_by_chance"]}
             for s, p in profiles.items() if p.get("labels")]
     return pd.DataFrame(rows)
 

@@ -8,6 +8,7 @@ import os
 
 import pandas as pd
 
+from metrics.temporal import REPEATS_LEVEL
 from transforms.replay.protocols import model_and_fold
 
 TABLE_METRICS = ("accuracy", "precision", "recall", "f1", "roc_auc", "average_precision",
@@ -292,7 +293,8 @@ def format_profiles(profiles: dict) -> str:
     Example
     -------
 
-    >>> print(format_profiles({"s": {"labels": 100, "p_majority": 0.5, "p_same": 0.9}}))
+    >>> print(format_profiles({"s": {"labels": 100, "p_majority": 0.5, "p_same": 0.9,
+    ...                               "repeats_by_chance": 1e-15}}))
     ... # doctest: +ELLIPSIS
     s: P(M) = 0.5000, P(T) = 0.9000 over 100 labels; temporal dependence: Persistent beats ...
 
@@ -301,8 +303,17 @@ def format_profiles(profiles: dict) -> str:
     for stream, p in profiles.items():
         if not p.get("labels"):
             continue
-        verdict = ("temporal dependence: Persistent beats Majority, read κ_per next to κ"
-                   if p["p_same"] > p["p_majority"] else "no strong temporal dependence")
+        chance = p["repeats_by_chance"]
+        beyond = chance < REPEATS_LEVEL  # False for NaN (one class)
+        if p["p_same"] > p["p_majority"]:
+            verdict = ("temporal dependence: Persistent beats Majority, read κ_per next to κ"
+                       if beyond else f"Persistent beats Majority, but independent labels "
+                       f"repeat this often with probability {chance:.2g}: no sign of "
+                       f"temporal dependence")
+        else:
+            verdict = (f"labels repeat more often than independent ones would (probability "
+                       f"{chance:.2g}), but Persistent does not beat Majority" if beyond
+                       else "no sign of temporal dependence")
         lines.append(f"{stream}: P(M) = {p['p_majority']:.4f}, P(T) = {p['p_same']:.4f} "
                      f"over {p['labels']} labels; {verdict}")
     return "\n".join(lines)

@@ -7,7 +7,9 @@ import random
 import pandas as pd
 import pytest
 
-from metrics.temporal import TemporalProfile, stream_profile
+from metrics.temporal import (REPEATS_LEVEL, TemporalProfile, repeat_moments,
+                              repeats_by_chance, stream_profile)
+from pipelines.results import format_profiles
 from pipelines.config import RunConfig
 from pipelines.job import run
 
@@ -36,6 +38,7 @@ def reference_profile(labels, max_lag):
     out = {"labels": len(y), "classes": len(counts), "p_majority": max(counts) / len(y)}
     same = sum(a == b for a, b in zip(y, y[1:]))
     out["p_same"] = same / (len(y) - 1) if len(y) > 1 else float("nan")
+    out["repeats_by_chance"] = repeats_by_chance(counts, same)  # its formula: tested below
     out["majority_accuracy"], out["persistent_accuracy"] = out["p_majority"], out["p_same"]
 
     def conditional(lag, i):
@@ -246,3 +249,47 @@ def test_wrappers_under_delay_twenty_are_no_worse_than_the_wrapped_model(stay):
     ta = accuracy('temporally-augmented{"model": "gaussian-nb", "lags": 2}')
     assert tc >= nb
     assert ta >= nb if stay > 0.9 else ta >= nb - 0.05
+
+
+def test_repeat_moments_are_those_of_every_order_of_the_labels():
+    """Mean and variance of the repeats over all distinct orders of 3+2+2 labels (210, equally
+    likely), and of 4+1 and 2+1+1: the covariance of overlapping and disjoint pairs included."""
+    import itertools
+    import statistics
+
+    for counts in ([3, 2, 2], [4, 1], [2, 1, 1], [5, 3, 1, 1]):
+        labels = [c for c, k in enumerate(counts) for _ in range(k)]
+        repeats = [sum(a == b for a, b in zip(y, y[1:]))
+                   for y in set(itertools.permutations(labels))]
+        mean, var = repeat_moments(counts)
+        assert mean == pytest.approx(statistics.fmean(repeats), abs=1e-12)
+        assert var == pytest.approx(statistics.pvariance(repeats), abs=1e-12)
+
+
+def test_repeats_by_chance_is_small_only_for_labels_that_depend_on_the_previous_ones():
+    """Independent labels (uneven classes) fall below 5 % about 5 % of the time (it is a
+    p-value); labels that stay with probability 0.7 fall far below the level every time."""
+    rng = random.Random(7)
+    below = [repeats_by_chance(*_counts_and_repeats(rng.choices((0, 1, 2), (6, 3, 1), k=500)))
+             < 0.05 for _ in range(400)]
+    assert 0.03 <= sum(below) / len(below) <= 0.075
+    for seed in range(5):
+        assert repeats_by_chance(*_counts_and_repeats(markov_labels(500, 0.7, seed))) < 1e-6
+
+
+def _counts_and_repeats(y):
+    return [y.count(c) for c in range(3)], sum(a == b for a, b in zip(y, y[1:]))
+
+
+def test_the_verdict_claims_temporal_dependence_only_beyond_chance():
+    """A fair coin whose labels happen to repeat a little more than half the time: Persistent
+    beats Majority on it, yet that is no temporal dependence; a sticky Markov chain is."""
+    rng = random.Random(0)
+    coin = next(y for y in ([rng.randrange(2) for _ in range(3000)] for _ in range(100))
+                if stream_profile(y)["p_same"] > stream_profile(y)["p_majority"])
+    profile = stream_profile(coin)
+    assert profile["repeats_by_chance"] > REPEATS_LEVEL
+    line = format_profiles({"coin": profile})
+    assert "no sign of temporal dependence" in line and "κ_per" not in line
+    sticky = format_profiles({"m": stream_profile(markov_labels(3000, stay=0.9))})
+    assert "temporal dependence: Persistent beats Majority" in sticky
