@@ -92,6 +92,8 @@ def plan(config: RunConfig) -> Plan:
     try:
         delay = DelaySpec.parse(config.delay)
         streams = [StreamSpec.parse(s) for s in config.streams]
+        if config.predictions is not None:  # a backfill: no model reads the features
+            streams = [dataclasses.replace(s, reads_features=False) for s in streams]
         for s in streams:
             s.check()
             s.delay(delay)
@@ -194,7 +196,8 @@ def _segmented(streams: list, segments: list, delay: DelaySpec) -> list:
                 raise ConfigError(f"--segment {column}: stream {s.name} has no instance column "
                                   f"{column!r}; its columns are {columns}")
         features = s.options.get("features")
-        extra = tuple(c for c in segments if features and c not in features)
+        extra = tuple(c for c in segments if not s.reads_features
+                      or features is not None and c not in features)
         out.append(dataclasses.replace(s, segment_only=extra) if extra else s)
     return out
 

@@ -265,3 +265,80 @@ def test_partitioned_tables_on_a_remote_filesystem_read_as_local_ones(tmp_path):
         (f"remote://{parts}/labels/date=2026-11-04/part-0.parquet", 1)}
     assert any(p.endswith("labels/date=2026-11-02/part-0.parquet")
                for p in RemoteFileSystem.opened)
+
+
+def _fraud_logs(folder, n=60):
+    """A deployed model's logs: instances (created_at, features a model would choke on: NA
+    cells, a different merchant text in every row), labels (labelled_at), predictions."""
+    rng = np.random.default_rng(3)
+    t = 1793491200.0 + 37.0 * np.arange(n)
+    country = rng.choice(["FR", "DE", "NA"], n)
+    amount = rng.gamma(2, 50, n)
+    amount[::7] = np.nan
+    pd.DataFrame({"txn": [f"T{i}" for i in range(n)], "created_at": t, "amount": amount,
+                  "country": country, "merchant": [f"shop {i}" for i in range(n)]}
+                 ).to_csv(folder / "instances.csv", index=False)
+    y = rng.choice(["fraud", "ok"], n, p=[0.3, 0.7])
+    pd.DataFrame({"txn": [f"T{i}" for i in range(n)], "labelled_at": t + 900 + 60 * (n - 1 -
+                  np.arange(n)), "is_fraud": y}).iloc[: n - 5].to_csv(folder / "labels.csv",
+                                                                       index=False)
+    pd.DataFrame({"txn": [f"T{i}" for i in range(n)], "scored_at": t + 1,
+                  "decision": rng.choice(["fraud", "ok"], n)}).to_csv(folder / "log.csv",
+                                                                      index=False)
+    return country, y
+
+
+def _fraud_backfill(folder, instances, out, label_time="labelled_at", **kw):
+    stream = (f'fraud={instances}{{"labels": "{folder / "labels.csv"}", "id": "txn", '
+              f'"time": "created_at", "label_time": "{label_time}", "label": "is_fraud"}}')
+    log = f'{folder / "log.csv"}{{"id": "txn", "time": "scored_at", "prediction": "decision"}}'
+    summary = run(RunConfig(streams=[stream], models=["v3"], predictions=log, out=str(out),
+                            runner="direct", quiet=True, **kw))
+    return summary.drop(columns="run_id"), json.loads((out / "manifest.json").read_text())
+
+
+def test_a_backfill_reads_no_features_so_none_is_dead_lettered_or_refused(tmp_path):
+    """No model sees the features of a backfill: NA cells and an id-like text column neither
+    set instances aside nor stop the run, and the scores equal those of the same logs without
+    any feature column; a --segment column is read as it is (NA: missing)."""
+    country, y = _fraud_logs(tmp_path)
+    bare = tmp_path / "bare.csv"
+    pd.read_csv(tmp_path / "instances.csv")[["txn", "created_at"]].to_csv(bare, index=False)
+    summary, manifest = _fraud_backfill(tmp_path, tmp_path / "instances.csv", tmp_path / "a")
+    expected, _ = _fraud_backfill(tmp_path, bare, tmp_path / "b")
+    assert summary.equals(expected)
+    counts = manifest["counts"][0]
+    assert (counts["instances"], counts["labelled"], counts["dead_letters"]) == (60, 55, 0)
+    segmented, _ = _fraud_backfill(tmp_path, tmp_path / "instances.csv", tmp_path / "c",
+                                   segments=["country"])
+    rows = segmented.query("category == 'initial' and metric == 'accuracy' and "
+                           "window == 'cumulative'")
+    n = {None if pd.isna(s) else s: count for s, count in zip(rows["segment"], rows["n"])}
+    assert n == {None: 55, **{f"country={v}": int((country[:55] == v).sum()) for v in ("FR", "DE")},
+                 "country=(missing)": int((country[:55] == "NA").sum())}
+
+
+def test_a_label_table_names_its_own_time_column(tmp_path, capsys):
+    """Instances timed by `created_at`, labels by `labelled_at` (`label_time`): the same scores
+    as the tables with both columns renamed `time`; without the option, one line naming it."""
+    _fraud_logs(tmp_path)
+    summary, _ = _fraud_backfill(tmp_path, tmp_path / "instances.csv", tmp_path / "a")
+    renamed = tmp_path / "renamed"
+    renamed.mkdir()
+    pd.read_csv(tmp_path / "instances.csv").rename(columns={"created_at": "time"}).to_csv(
+        renamed / "instances.csv", index=False)
+    pd.read_csv(tmp_path / "labels.csv").rename(columns={"labelled_at": "time"}).to_csv(
+        renamed / "labels.csv", index=False)
+    (renamed / "log.csv").write_bytes((tmp_path / "log.csv").read_bytes())
+    log = f'{renamed / "log.csv"}{{"id": "txn", "time": "scored_at", "prediction": "decision"}}'
+    stream = (f'fraud={renamed / "instances.csv"}{{"labels": "{renamed / "labels.csv"}", '
+              f'"id": "txn", "label": "is_fraud"}}')
+    expected = run(RunConfig(streams=[stream], models=["v3"], predictions=log, quiet=True,
+                             out=str(tmp_path / "b"), runner="direct")).drop(columns="run_id")
+    assert summary.equals(expected) and summary["n"].max() == 55
+    code = main(["backfill", "--stream", f'{tmp_path / "instances.csv"}{{"labels": '
+                 f'"{tmp_path / "labels.csv"}", "id": "txn", "time": "created_at", '
+                 f'"label": "is_fraud"}}', "--predictions", log, "--model", "v3", "--out",
+                 str(tmp_path / "c"), "--quiet", "--runner", "direct"])
+    err = capsys.readouterr().err
+    assert code == 2 and "labels.csv: column 'created_at'" in err and '{"label_time": ' in err

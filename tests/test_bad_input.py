@@ -554,6 +554,26 @@ def test_text_columns_that_look_like_ids_or_dates_are_refused_with_a_hint(tmp_pa
     assert "'river.preprocessing.OneHotEncoder | MODEL'" in err
 
 
+def test_a_table_whose_only_feature_is_refused_can_be_read_with_none(tmp_path):
+    """`{"features": []}`, what the hint gives when nothing else is left, means no features
+    (the baselines still run), not every column."""
+    path = _write(tmp_path, "days.csv", "time,day,label\n" + "".join(
+        f"{i},2026-01-0{1 + i % 9},{'ab'[i % 3 == 0]}\n" for i in range(30)))
+    with pytest.raises(InputError, match=r'column \'day\' holds dates.*\{"features": \[\]\}'):
+        StreamSpec.parse(path).check()
+    events, dead = read(path + '{"features": []}', delay="2")
+    assert dead == [] and [e[5] for e in events if e[3] == "instance"] == [{}] * 30
+    summary = run(RunConfig(streams=[path + '{"features": []}'], models=["no-change"],
+                            delay="2", out=str(tmp_path / "out"), runner="direct", quiet=True,
+                            repredict="none"))
+    initial = summary.query("category == 'initial' and metric == 'accuracy'")
+    y = ["ab"[i % 3 == 0] for i in range(30)]
+    # No-change at delay 2: the latest label known at arrival i is y[i - 2]; instances 0 and 1
+    # have no prediction (unscored).
+    assert initial[["value", "n"]].values.tolist() == [
+        [sum(y[i] == y[i - 2] for i in range(2, 30)) / 28, 28]]
+
+
 def test_a_json_object_as_a_feature_is_named_in_one_line(tmp_path, capsys):
     path = _write(tmp_path, "nested.jsonl", "".join(
         json.dumps({"time": i, "x": i / 10, "meta": {"a": i}, "label": i % 2}) + "\n"

@@ -14,9 +14,11 @@ A stream spec is `[NAME=]SOURCE[{JSON options}]`:
 
 File options (all optional): `format` (csv | jsonl | parquet | arff, else from the extension),
 `id`, `time`, `kind`, `label`, `label_time` (column names; defaults id, time, kind, label,
-label_time), `labels` (a second table of labels joined by id), `classes` (the class list, in
-index order), `features` (columns to use), `missing` ("dead-letter" | "drop": what to do with a
-NaN feature), `delay` (this stream's delay, overriding `--delay`), `order` ("time" | "input").
+label_time; a label table's time column is `label_time` if given, else named as the instance
+table's), `labels` (a second table of labels joined by id), `classes` (the class list, in
+index order), `features` (columns to use; `[]`: none), `missing` ("dead-letter" | "drop":
+what to do with a NaN feature), `delay` (this stream's delay, overriding `--delay`), `order`
+("time" | "input").
 
 A table's SOURCE may be a file, a glob or a directory of files (e.g. daily partitions
 `logs/labels/date=2026-11-01/part-0.parquet`), read in path order through Beam's FileSystems.
@@ -136,6 +138,9 @@ class StreamSpec:
     options: dict = field(default_factory=dict)
     table_columns: tuple | None = field(default=None, compare=False, repr=False)
     segment_only: tuple = field(default=(), repr=False)
+    # False: no model sees a table's features (a backfill scores logged predictions), so none
+    # is read, checked or dead-lettered; only `segment_only` columns are, as they are.
+    reads_features: bool = field(default=True, repr=False)
 
     @classmethod
     def parse(cls, text: str) -> StreamSpec:
@@ -169,6 +174,20 @@ class StreamSpec:
             raise InputError(f"{self.source}: unknown format; give one of "
                              f"{sorted(set(FORMATS.values()))} with {{\"format\": ...}}")
         return fmt
+
+    @property
+    def label_table_time(self) -> str:
+        """The label table's time column: the `label_time` option, else the name of the
+        instance table's time column (`time`).
+
+        >>> StreamSpec.parse('i.csv{"labels": "l.csv", "time": "created_at"}').label_table_time
+        'created_at'
+        >>> StreamSpec.parse('i.csv{"labels": "l.csv", "label_time": "labelled_at"}'
+        ...                  ).label_table_time
+        'labelled_at'
+        """
+        o = self.options
+        return o.get("label_time", o.get("time", "time"))
 
     @property
     def ordering(self) -> str:
@@ -300,9 +319,9 @@ class StreamSpec:
                     raise InputError(f"{path}: na_values is for CSV files (in JSON Lines null "
                                      f"is missing, in Parquet a null); leave it out")
                 self._check_columns(path, role)
-            if role == "instances" and "features" not in self.options:
+            if role == "instances" and "features" not in self.options and self.reads_features:
                 self._check_text_features(files[0])  # the first rows of the first file
-            self._check_times(files[0])
+            self._check_times(files[0], role)
             if not any(has_rows(path, fmt_of(path, self.format), csv_options(self.options))
                    for path in files):
                 raise InputError(f"{pattern}: the stream is empty (no rows)")
@@ -336,7 +355,8 @@ class StreamSpec:
         if not columns:
             raise InputError(f"{path}: the stream is empty (no columns)")
         if role == "labels":  # joined by id, and a label without a time means nothing
-            required, optional = ("id", "time", "label"), ()
+            time = "label_time" if "label_time" in o else "time"
+            required, optional = ("id", time, "label"), ()
         elif split:  # the label options belong to the label table
             required, optional = ("id",), ("time", "kind")
         else:
@@ -359,9 +379,11 @@ class StreamSpec:
                                  f"option {json.dumps({opt: spaced[0]})}, or write the header "
                                  f"without them")
         for opt in dict.fromkeys(named):
-            col = o.get(opt, opt)
+            col = self.label_table_time if opt == "time" and role == "labels" else o.get(opt, opt)
             if col not in columns:
                 alike = [c for c in columns if c.strip().lower() == col.strip().lower()]
+                if role == "labels" and opt == "time":  # the label table's own name for it
+                    opt = "label_time"
                 hint = (f"name it with the stream option {json.dumps({opt: alike[0]})}"
                         if alike else f'name yours with the stream option {{"{opt}": "..."}}')
                 raise InputError(f"{path}: column {col!r} (option {opt!r}) not found; columns "
@@ -401,14 +423,18 @@ class StreamSpec:
                                  f"row, like an id, which a model cannot learn from; {hint}"
                                  f"{leave_out}")
 
-    def _check_times(self, path: str) -> None:
+    def _check_times(self, path: str, role: str) -> None:
         """The first rows' times name dates in the stream's time unit (epoch milliseconds read
         as seconds would be after the year 9999): one line now, not a dead letter per row."""
         o = self.options
-        names = ["time"] if "labels" in o else ["time", "label_time"]
+        if role == "labels":
+            columns = [self.label_table_time]
+        else:
+            columns = [o.get(name, name) for name in (("time",) if "labels" in o
+                                                      else ("time", "label_time"))]
         head = head_of(path, fmt_of(path, self.format), csv_options(o), 20)
         unit = o.get("time_unit", "s")
-        for column in (o.get(name, name) for name in names):
+        for column in columns:
             if column not in head.columns:
                 continue
             t, bad = event_seconds(head, column, unit=unit)

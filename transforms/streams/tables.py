@@ -3,6 +3,7 @@ and labelled rows."""
 
 from __future__ import annotations
 
+import copy
 import heapq
 import itertools
 import math
@@ -87,7 +88,8 @@ def rows_in_time_order(spec) -> bool:
         if "labels" in o:
             label_files = table_files(o["labels"])
             return (bool(label_files) and _times_in_order(files, o.get("format"), time_col, o)
-                    and _times_in_order(label_files, None, time_col, o, spec.format))
+                    and _times_in_order(label_files, None, spec.label_table_time, o,
+                                        spec.format))
         return _times_in_order(files, o.get("format"), time_col, o)
     except (OSError, ValueError):  # (InputError too) the whole read reports it
         return False
@@ -161,9 +163,17 @@ class _TableColumns:
         self.missing = o.get("missing", "dead-letter")
         self.unit = o.get("time_unit", "s")
         reserved = {self.id, self.time, self.kind, self.label, self.label_time, self.delay}
-        self.features = o.get("features") or [c for c in columns if c not in reserved]
+        self.features = [] if not spec.reads_features else list(o["features"]) \
+            if "features" in o else [c for c in columns if c not in reserved]
         self.segment_only = spec.segment_only  # read as they are, missing or not
         self.numeric: dict = {}  # text feature columns read as numbers (decided on first chunk)
+
+    def timed_by(self, column: str) -> _TableColumns:
+        """The same columns, with times read from `column` (a label table's own time column)."""
+        other = copy.copy(self)
+        other.time = column
+        other.segment_only = ()  # (an instance's, not its label's)
+        return other
 
     def _column(self, frame: pd.DataFrame, name: str | None, a: int, b: int, default) -> list:
         return frame[name].iloc[a:b].tolist() if name in frame.columns else default
@@ -242,7 +252,8 @@ class _TableColumns:
                                       f"feature is {problem[1]}", file=path, row=row,
                                       field=problem[0])
                     continue
-                if segments and x is not None:
+                if segments and (x is not None or not feats and kinds[i] != LABEL):
+                    x = {} if x is None else x  # a table of no features: its segments
                     x.update((c, values[i]) for c, values in segments)
                 y = ys[i]
                 if isinstance(y, float) and math.isnan(y):
@@ -353,7 +364,8 @@ def table_events(spec, delay, checks: Checks) -> Iterator:
     # A table without feature columns (for baselines) gives each row no features ({}), which
     # is not a row whose every feature is empty (None: a dead letter in `labelled_rows`).
     labelled = (item if isinstance(item, dict) else
-                (path, item.row, item.id, item.t, item.x if table.features else {}, item.y,
+                (path, item.row, item.id, item.t,
+                 item.x if table.features or table.segment_only else {}, item.y,
                  item.label_t, item.own_delay)
                 for path, item in table.numbered(chunks))
     yield from labelled_rows(spec, labelled, delay, checks)
@@ -370,8 +382,8 @@ def _logged_events(spec, table: _TableColumns, chunks, checks: Checks) -> Iterat
     instances = table.numbered(table_chunks(table_files(spec.source), o.get("format"), csv=csv,
                                             stream=spec.name))
     label_files = table_files(o["labels"]) if "labels" in o else []
-    labels = table.numbered(table_chunks(label_files, None, default=spec.format, csv=csv,
-                                         stream=spec.name), n_rows)
+    labels = table.timed_by(spec.label_table_time).numbered(
+        table_chunks(label_files, None, default=spec.format, csv=csv, stream=spec.name), n_rows)
     rows = _merged_in_time(instances, labels) if label_files else \
         ((path, item, False) for path, item in instances)  # an event log: nothing to merge
     yield from _event_log(spec, rows, instance_t, repeated, table.kind, checks)
@@ -483,7 +495,8 @@ def _event_log(spec, rows, instance_t: dict, repeated: set, kind_col,
             t0 = instance_t.get(key)
             if t0 is not None and t < t0:
                 yield dead_letter(spec.name, f"label at {t} is earlier than its instance at "
-                                  f"{t0}", file=path, row=row, field=o.get("time", "time"))
+                                  f"{t0}", file=path, row=row, field=spec.label_table_time
+                                  if from_labels else o.get("time", "time"))
                 continue
             rank = RANK_LABEL if t0 is None or t > t0 else RANK_LABEL_AFTER_INSTANCE
             yield (t, rank, seq, LABEL, key, x or None, y)
