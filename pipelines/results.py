@@ -319,6 +319,34 @@ def format_profiles(profiles: dict) -> str:
     return "\n".join(lines)
 
 
+def format_unmatched(keys) -> str:
+    """One line per (stream, model) of a backfill whose log has predictions that belong to no
+    labelled instance, and why (the manifest's `unmatched_*` counts); "" when all belong.
+
+    Example
+    -------
+
+    >>> print(format_unmatched([(("s", "v3"), {
+    ...     "logged_predictions": 10, "unmatched_predictions": 3, "unmatched_no_instance": 1,
+    ...     "unmatched_before_arrival": 2, "unmatched_after_label": 0})]))
+    ... # doctest: +ELLIPSIS
+    s / v3: 3 of 10 logged predictions belong to no labelled instance: 1 name none ..., 2 were
+    made before their instance arrived (...), 0 after its label
+
+    """
+    lines = []
+    for (stream, model), c in keys:
+        if c.get("unmatched_predictions"):
+            lines.append(
+                f"{stream} / {model}: {c['unmatched_predictions']:,} of "
+                f"{c['logged_predictions']:,} logged predictions belong to no labelled instance: "
+                f"{c['unmatched_no_instance']:,} name none that had arrived (it waits for its "
+                f"label, was set aside, or the id is unknown), {c['unmatched_before_arrival']:,} "
+                f"were made before their instance arrived (do the log and the stream keep the "
+                f"same clock?), {c['unmatched_after_label']:,} after its label")
+    return "\n".join(lines)
+
+
 DELAY = "detection delay (instances)"
 FALSE_ALARMS = "false alarms"
 FADING_COLUMN = "fading 1 − α"

@@ -176,13 +176,17 @@ def join_columns(labels: dict, preds: dict, classes: list | None, bins: int,
     label_keys = labels["key"]
     t_all = np.asarray(preds["t"], dtype=np.float64)
     row = _owners(label_keys, t0, preds["id"], t_all)
-    ok = row >= 0
+    known = row >= 0
+    early = late = np.zeros(len(t_all), dtype=bool)
     if n:
-        safe = np.where(ok, row, 0)
-        ok &= (t_all >= t0[safe]) & (t_all <= t_label[safe])
-    pos = np.flatnonzero(ok)
+        safe = np.where(known, row, 0)
+        early, late = known & (t_all < t0[safe]), known & (t_all > t_label[safe])
+    pos = np.flatnonzero(known & ~early & ~late)
     row, t = row[pos], t_all[pos]
-    counts = {"logged_predictions": len(t_all), "unmatched_predictions": len(t_all) - len(pos)}
+    counts = {"logged_predictions": len(t_all), "unmatched_predictions": len(t_all) - len(pos),
+              "unmatched_no_instance": int(np.count_nonzero(~known)),
+              "unmatched_before_arrival": int(np.count_nonzero(early)),
+              "unmatched_after_label": int(np.count_nonzero(late))}
 
     values = preds["y_pred"]
     if classification:  # a class's index, −1 for none (None / NaN are no class)
