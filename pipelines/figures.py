@@ -128,8 +128,10 @@ def _fig_initial_final(plt, run: RunFiles):
             color = f"C{i}"
             for category, style in (("initial", "-"), ("final", "--")):
                 x, y = run.curve(stream, model, category, metric)
-                if len(x):
-                    ax.plot(x, y, style, color=color, label=f"{model} {category}")
+                if np.isfinite(y).any():  # (a backfill's log may have no final predictions)
+                    # Few points are marked: a straight line between two is not a trend.
+                    ax.plot(x, y, style, color=color, label=f"{model} {category}",
+                            marker="o" if len(x) <= 20 else None, markersize=3)
         _label_axis(ax, stream, _measure_label(run, run.models))
         _legend(ax)
     return _png(plt, fig)

@@ -78,6 +78,23 @@ def test_report_without_re_evaluation_says_what_is_missing(tmp_path):
     assert "needs re-evaluation" in page and "needs two or more models" in page
 
 
+def test_a_curve_without_any_value_is_neither_drawn_nor_in_the_legend(tmp_path):
+    """A backfill of a log without final predictions: the initial-vs-final figure shows the
+    initial curve alone, its legend names no final one."""
+    stream = 'synth:SEA{"n": 300, "seed": 1}'
+    evaluate(stream, "no-change", delay="10", out=str(tmp_path / "run"), repredict="none",
+             curve_every=100)
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    log = pq.read_table(tmp_path / "run" / "predictions.parquet")
+    pq.write_table(log.filter(pc.equal(log["kind"], "initial")), tmp_path / "initial.parquet")
+    evaluate(stream, [], delay="10", out=str(tmp_path / "backfill"), curve_every=100,
+             predictions=str(tmp_path / "initial.parquet"), report=True)
+    svg = (tmp_path / "backfill" / "figures" / "initial_final.svg").read_text(encoding="utf-8")
+    assert "no-change initial" in svg and "no-change final" not in svg
+
+
 def test_report_command(finished_run, tmp_path, capsys):
     out, _ = finished_run
     (out / "report.html").unlink()
