@@ -79,13 +79,17 @@ def stream_profile(labels, max_lag: int = 5) -> dict:
     - `majority_accuracy`, `persistent_accuracy`: the two baselines with hindsight (the majority
       class of the whole sequence; the previous label, first label excluded);
     - `delta[ℓ][i]` for ℓ = 1..L: Δ(ℓ) = P(y_t=i | y_{t−1..t−ℓ}=i) − P(y_t=i | y_{t−1..t−ℓ−1}=i),
-      evidence of dependence of order ℓ+1 (NaN where a run of that length never occurs).
+      evidence of dependence of order ℓ+1 (NaN where a run of that length never occurs);
+    - `delta_runs[ℓ][i]`: how often the ℓ+1 labels before one were all i, the rarer of the
+      two conditions Δ(ℓ) compares: a Δ from a handful of runs is mostly noise.
 
     >>> p = stream_profile([0, 0, 0, 1, 1, 0, 0, 0, 1, 1], max_lag=1)
     >>> p["p_majority"], round(p["p_same"], 4), p["persistent_accuracy"]
     (0.6, 0.6667, 0.6666666666666666)
     >>> p["delta"]["1"]  # P(0|0) − P(0|00) = 4/6 − 2/4; P(1|1) − P(1|11) = 2/3 − 0/1
     {'0': 0.16666666666666663, '1': 0.6666666666666666}
+    >>> p["delta_runs"]["1"]  # 00 before a label: 4 times; 11: once
+    {'0': 4, '1': 1}
     """
     return TemporalProfile(max_lag).update(labels).result()
 
@@ -153,7 +157,7 @@ class TemporalProfile:
         if n == 0:
             return {**out, "p_majority": float("nan"), "p_same": float("nan"),
                     "repeats_by_chance": float("nan"), "majority_accuracy": float("nan"),
-                    "persistent_accuracy": float("nan"), "delta": {}}
+                    "persistent_accuracy": float("nan"), "delta": {}, "delta_runs": {}}
         out["classes"] = len(self.counts)
         out["p_majority"] = float(self.counts.max() / n)
         out["p_same"] = ratio(self.same, n - 1)
@@ -168,4 +172,7 @@ class TemporalProfile:
         out["delta"] = {str(lag): {str(i): conditional(lag, i) - conditional(lag + 1, i)
                                    for i in range(len(self.counts))}
                         for lag in range(1, self.max_lag + 1)}
+        out["delta_runs"] = {str(lag): {str(i): int(self.given[lag + 1, i])
+                                        for i in range(len(self.counts))}
+                             for lag in range(1, self.max_lag + 1)}
         return out

@@ -284,6 +284,9 @@ def _fig_drift(plt, run: RunFiles):
     return _png(plt, fig)
 
 
+FEW_RUNS = 30  # a Δ(ℓ) from fewer runs of ℓ+1 labels than this is drawn hollow
+
+
 def _fig_profile(plt, run: RunFiles):
     """Paper 003: the temporal-dependence profile Δ(ℓ) per class, and the Majority and
     Persistent baselines next to the models' initial accuracy."""
@@ -296,16 +299,21 @@ def _fig_profile(plt, run: RunFiles):
         lags = sorted(p["delta"], key=int)
         indices = sorted({c for lag in lags for c in p["delta"][lag]}, key=int)
         names = run.class_names(stream)
+        runs = p.get("delta_runs", {})
         for i, c in enumerate(indices):
             name = names[int(c)] if int(c) < len(names) else c
-            d_ax.plot([int(lag) for lag in lags],
-                      [_num(p["delta"][lag].get(c)) for lag in lags], "-o", color=f"C{i}",
-                      label=f"class {name}")
+            x = np.array([int(lag) for lag in lags])
+            y = np.array([_num(p["delta"][lag].get(c)) for lag in lags])
+            few = np.array([runs.get(lag, {}).get(c, FEW_RUNS) < FEW_RUNS for lag in lags])
+            d_ax.plot(x, y, "-", color=f"C{i}", label=f"class {name}")
+            d_ax.plot(x[~few], y[~few], "o", color=f"C{i}")
+            d_ax.plot(x[few], y[few], "o", color=f"C{i}", markerfacecolor="white")
         d_ax.axhline(0, color="black", linewidth=0.8)
         d_ax.set_xticks([int(lag) for lag in lags])
         d_ax.set_xlabel("ℓ, labels of class i in a row")
         d_ax.set_ylabel("Δ(ℓ) = P(i | ℓ × i) − P(i | (ℓ+1) × i)")
-        d_ax.set_title(f"{stream}: Δ(ℓ) per class")
+        d_ax.set_title(f"{stream}: Δ(ℓ) per class (hollow: from fewer than {FEW_RUNS} "
+                       f"runs)", fontsize="medium")
         _legend(d_ax)
         names = ["Majority", "Persistent"]
         values = [p["majority_accuracy"], p["persistent_accuracy"]]
@@ -564,9 +572,10 @@ def figures(run: RunFiles) -> tuple[list[Figure], list[str]]:
         _fig_resources, "resources" in set(run.summary["category"]),
         "needs --resources")
     add("profile", "Temporal dependence",
-        "Δ(ℓ) > 0 means a class is more likely to repeat after a run of length ℓ than its "
-        "prior says; when Persistent (predict the previous label) beats Majority and the "
-        "labels repeat beyond chance (the profile's 'repeats by chance' below 0.01), the "
-        "stream has temporal dependence and κ_per is the fairer yardstick.",
+        "Δ(ℓ) > 0 means a class is more likely to repeat after a run of length ℓ than after "
+        "one of length ℓ+1 (hollow points rest on fewer than 30 such runs: mostly noise); "
+        "when Persistent (predict the previous label) beats Majority and the labels repeat "
+        "beyond chance (the profile's 'repeats by chance' below 0.01), the stream has "
+        "temporal dependence and κ_per is the fairer yardstick.",
         _fig_profile, bool(classifiers and run.profiles), "needs a classification model")
     return made, notes

@@ -47,6 +47,10 @@ def reference_profile(labels, max_lag):
 
     out["delta"] = {str(lag): {str(i): conditional(lag, i) - conditional(lag + 1, i)
                                for i in range(len(counts))} for lag in range(1, max_lag + 1)}
+    out["delta_runs"] = {str(lag): {str(i): sum(all(v == i for v in y[t - lag - 1:t])
+                                                for t in range(lag + 1, len(y)))
+                                    for i in range(len(counts))}
+                         for lag in range(1, max_lag + 1)}
     return out
 
 
