@@ -455,6 +455,12 @@ def test_a_table_without_its_label_column_is_refused_with_a_hint(tmp_path):
     none = _write(tmp_path, "none.csv", "time,f,g\n0,1.0,2.0\n")
     with pytest.raises(InputError, match=r'name yours with the stream option \{"label": '):
         StreamSpec.parse(none).check()
+    # A typo in the option: the column it most likely meant.
+    labels = _write(tmp_path, "labels.csv", "id,labelled_at,label\n0,5.0,a\n")
+    with pytest.raises(InputError, match=r"labels\.csv: column 'labeled_at' \(option "
+                                         r"'label_time'\).*\{\"label_time\": \"labelled_at\"\}"):
+        StreamSpec.parse(_write(tmp_path, "inst.csv", "id,time,f\n0,0,1.0\n") +
+                         f'{{"labels": "{labels}", "label_time": "labeled_at"}}').check()
     # Spaces around a header's names ("id, time, x"): " time" would be a feature, row numbers
     # the times.
     spaced = _write(tmp_path, "spaced.csv", "id, time, f, label\n0,0,1.0,a\n")

@@ -31,6 +31,7 @@ row index is the time in seconds; without an `id` column the row index is the id
 
 from __future__ import annotations
 
+import difflib
 import itertools
 import json
 import os
@@ -381,7 +382,8 @@ class StreamSpec:
         for opt in dict.fromkeys(named):
             col = self.label_table_time if opt == "time" and role == "labels" else o.get(opt, opt)
             if col not in columns:
-                alike = [c for c in columns if c.strip().lower() == col.strip().lower()]
+                alike = [c for c in columns if c.strip().lower() == col.strip().lower()] or \
+                    difflib.get_close_matches(col, columns, n=1, cutoff=0.8)  # a typo
                 if role == "labels" and opt == "time":  # the label table's own name for it
                     opt = "label_time"
                 hint = (f"name it with the stream option {json.dumps({opt: alike[0]})}"
