@@ -320,30 +320,34 @@ def format_profiles(profiles: dict) -> str:
 
 
 def format_unmatched(keys) -> str:
-    """One line per (stream, model) of a backfill whose log has predictions that belong to no
-    labelled instance, and why (the manifest's `unmatched_*` counts); "" when all belong.
+    """One line per (stream, model) of a backfill whose log has predictions timed outside
+    their instance's latency period, which no output shows otherwise (often a log kept by
+    another clock than the stream), with every reason a prediction found no instance (the
+    manifest's `unmatched_*` counts); "" when there are none such.
 
     Example
     -------
 
     >>> print(format_unmatched([(("s", "v3"), {
-    ...     "logged_predictions": 10, "unmatched_predictions": 3, "unmatched_no_instance": 1,
-    ...     "unmatched_before_arrival": 2, "unmatched_after_label": 0})]))
+    ...     "logged_predictions": 10, "unmatched_predictions": 3, "unmatched_outside_range": 0,
+    ...     "unmatched_no_instance": 1, "unmatched_before_arrival": 2,
+    ...     "unmatched_after_label": 0})]))
     ... # doctest: +ELLIPSIS
-    s / v3: 3 of 10 logged predictions belong to no labelled instance: 1 name none ..., 2 were
-    made before their instance arrived (...), 0 after its label
+    s / v3: 3 of 10 logged predictions belong to no labelled instance: 2 were made before their
+    instance arrived, 0 after its label (do the log and the stream keep the same clock?); 1 ...
 
     """
     lines = []
     for (stream, model), c in keys:
-        if c.get("unmatched_predictions"):
+        if c.get("unmatched_before_arrival") or c.get("unmatched_after_label"):
             lines.append(
                 f"{stream} / {model}: {c['unmatched_predictions']:,} of "
                 f"{c['logged_predictions']:,} logged predictions belong to no labelled instance: "
-                f"{c['unmatched_no_instance']:,} name none that had arrived (it waits for its "
-                f"label, was set aside, or the id is unknown), {c['unmatched_before_arrival']:,} "
-                f"were made before their instance arrived (do the log and the stream keep the "
-                f"same clock?), {c['unmatched_after_label']:,} after its label")
+                f"{c['unmatched_before_arrival']:,} were made before their instance arrived, "
+                f"{c['unmatched_after_label']:,} after its label (do the log and the stream keep "
+                f"the same clock?); {c['unmatched_no_instance']:,} name no instance that had "
+                f"arrived (it waits for its label, was set aside, or the id is unknown), "
+                f"{c['unmatched_outside_range']:,} were made outside --from/--to")
     return "\n".join(lines)
 
 

@@ -87,9 +87,9 @@ def test_join_by_hand_with_and_without_kinds():
         assert outcomes[0].bins.tolist() == [1, 1, 1, 1, 1, 0]
         assert (outcomes[0].initial, outcomes[0].final) == (1, 0)
         assert counts == {"logged_predictions": 9, "unmatched_predictions": 0,
-                          "unmatched_no_instance": 0, "unmatched_before_arrival": 0,
-                          "unmatched_after_label": 0, "unscored_initial": 0,
-                          "unscored_final": 0}
+                          "unmatched_outside_range": 0, "unmatched_no_instance": 0,
+                          "unmatched_before_arrival": 0, "unmatched_after_label": 0,
+                          "unscored_initial": 0, "unscored_final": 0}
 
 
 def test_unmatched_and_missing_predictions_are_counted():
@@ -100,8 +100,9 @@ def test_unmatched_and_missing_predictions_are_counted():
             ("7", "re-prediction", 50.0, None)]  # the model could not predict
     outcomes, counts = join_predictions(_labels(), _log(rows), ["a", "b"], bins=2)
     assert counts == {"logged_predictions": 5, "unmatched_predictions": 3,
-                      "unmatched_no_instance": 1, "unmatched_before_arrival": 1,
-                      "unmatched_after_label": 1, "unscored_initial": 1, "unscored_final": 2}
+                      "unmatched_outside_range": 0, "unmatched_no_instance": 1,
+                      "unmatched_before_arrival": 1, "unmatched_after_label": 1,
+                      "unscored_initial": 1, "unscored_final": 2}
     assert outcomes[0].initial is None and outcomes[0].bins.tolist() == [-1, -1, -1, -1]
     # 7 (B=2): bin 1 [0, 50) carries the initial a; bin 2 [50, 100) takes its one
     # re-prediction, "none"; no final.
@@ -365,7 +366,24 @@ def test_a_backfill_says_why_logged_predictions_belong_to_no_instance(tmp_path, 
                  "--runner", "direct"])
     counts = json.loads((tmp_path / "o" / "manifest.json").read_text())["counts"][0]
     assert code == 0 and {k: v for k, v in counts.items() if "matched" in k} == {
-        "unmatched_predictions": 20, "unmatched_no_instance": 5,
+        "unmatched_predictions": 20, "unmatched_outside_range": 0, "unmatched_no_instance": 5,
         "unmatched_before_arrival": 10, "unmatched_after_label": 5}
-    assert "fraud / v3: 20 of 60 logged predictions belong to no labelled instance: 5 name " \
-        "none" in capsys.readouterr().out
+    assert "fraud / v3: 20 of 60 logged predictions belong to no labelled instance: 10 were " \
+        "made before their instance arrived, 5 after its label" in capsys.readouterr().out
+    # Over the second half of the arrivals only: the first half's predictions (made before
+    # --from, their instances outside the range) are counted apart, and nothing is said of
+    # the log's five that were pending.
+    log["scored_at"] = instances["created_at"] + 1.0
+    log.to_csv(tmp_path / "log.csv", index=False)
+    start = str(instances["created_at"][30])
+    assert main(["backfill", "--stream", f'fraud={tmp_path / "instances.csv"}{{"labels": '
+                 f'"{tmp_path / "labels.csv"}", "id": "txn", "time": "created_at", '
+                 f'"label_time": "labelled_at", "label": "is_fraud"}}', "--predictions",
+                 f'{tmp_path / "log.csv"}{{"id": "txn", "time": "scored_at", '
+                 f'"prediction": "decision"}}', "--model", "v3", "--out", str(tmp_path / "r"),
+                 "--runner", "direct", "--from", start]) == 0
+    counts = json.loads((tmp_path / "r" / "manifest.json").read_text())["counts"][0]
+    assert {k: v for k, v in counts.items() if "matched" in k} == {
+        "unmatched_predictions": 35, "unmatched_outside_range": 30, "unmatched_no_instance": 5,
+        "unmatched_before_arrival": 0, "unmatched_after_label": 0}
+    assert "logged predictions belong" not in capsys.readouterr().out

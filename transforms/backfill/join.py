@@ -153,13 +153,16 @@ def join_predictions(labels: dict, preds: dict, classes: list | None, bins: int,
 
 
 def join_columns(labels: dict, preds: dict, classes: list | None, bins: int,
-                 final: bool = True, binned_probabilities: bool = False) -> tuple[dict, dict]:
+                 final: bool = True, binned_probabilities: bool = False,
+                 evaluated: tuple = (-math.inf, math.inf)) -> tuple[dict, dict]:
     """`join_predictions`'s outcomes as columns (`labels`' columns `n`, `id`, `y`, `y_prev`,
     `y_majority`; `t_arrival`, `t_label`, `initial`, and `final` and `bins` unless absent;
     with class probabilities `initial_proba`, `final_proba` and, with
     `binned_probabilities`, the re-predictions' binned: `bins_proba`),
     one row per labelled instance: compact to ship (no Python object per prediction), made
-    into `Outcome`s by `outcomes_of`.
+    into `Outcome`s by `outcomes_of`. A prediction of no labelled instance made outside the
+    `evaluated` arrival times [start, end) is counted as outside the range (its instance
+    arrived outside it: it is no initial prediction of one inside).
 
     >>> labels = label_columns([Outcome(1, 7, 0.0, 100.0, 1, 0, 1, None, None)])
     >>> preds = {"id": np.array(["7", "7"], dtype=object), "t": np.array([0.0, 100.0]),
@@ -183,8 +186,10 @@ def join_columns(labels: dict, preds: dict, classes: list | None, bins: int,
         early, late = known & (t_all < t0[safe]), known & (t_all > t_label[safe])
     pos = np.flatnonzero(known & ~early & ~late)
     row, t = row[pos], t_all[pos]
+    outside = ~known & ((t_all < evaluated[0]) | (t_all >= evaluated[1]))
     counts = {"logged_predictions": len(t_all), "unmatched_predictions": len(t_all) - len(pos),
-              "unmatched_no_instance": int(np.count_nonzero(~known)),
+              "unmatched_outside_range": int(np.count_nonzero(outside)),
+              "unmatched_no_instance": int(np.count_nonzero(~known & ~outside)),
               "unmatched_before_arrival": int(np.count_nonzero(early)),
               "unmatched_after_label": int(np.count_nonzero(late))}
 

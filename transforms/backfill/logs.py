@@ -28,11 +28,12 @@ PROBA_OPTIONS = ("score", "positive", "proba_columns")
 
 
 # Per (stream, model): prediction rows read, those that belong to no labelled instance, and
-# why, in three counts that add up to them: no labelled instance with the id had arrived by
-# then (it waits for its label, was set aside, or the id is unknown), or the time is before
-# the instance's arrival or after its label.
-LOG_COUNTERS = ("logged_predictions", "unmatched_predictions", "unmatched_no_instance",
-                "unmatched_before_arrival", "unmatched_after_label")
+# why, in four counts that add up to them: made outside --from/--to with no labelled
+# instance of its id; no labelled instance with the id had arrived by then (it waits for its
+# label, was set aside, or the id is unknown); the time is before the instance's arrival, or
+# after its label.
+LOG_COUNTERS = ("logged_predictions", "unmatched_predictions", "unmatched_outside_range",
+                "unmatched_no_instance", "unmatched_before_arrival", "unmatched_after_label")
 
 
 LOG_FORMATS = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv"}

@@ -21,6 +21,7 @@ instance (still pending at the end, unknown id, outside the latency period) are 
 
 from __future__ import annotations
 
+import math
 import uuid
 
 import apache_beam as beam
@@ -224,10 +225,12 @@ class _Join(beam.DoFn):
     COUNTS = "counts"
 
     def __init__(self, models: list[str], classification: bool, bins: int, final: bool,
-                 span: int, binned_probabilities: bool = False):
+                 span: int, binned_probabilities: bool = False,
+                 evaluated: tuple = (-math.inf, math.inf)):
         self.models, self.classification = models, classification
         self.bins, self.final, self.span = bins, final, span
         self.binned_probabilities = binned_probabilities
+        self.evaluated = evaluated  # the arrival times evaluated (--from, --to)
 
     @reports_errors
     def process(self, element, label_classes, predicted):
@@ -246,7 +249,7 @@ class _Join(beam.DoFn):
                 classes = model_classes(label_classes.get((stream, LABELS), []),
                                         predicted.get((stream, model), set()))
             columns, counts = join_columns(labels, mine, classes, self.bins, self.final,
-                                           self.binned_probabilities)
+                                           self.binned_probabilities, self.evaluated)
             for r, part in split_by(columns, columns["n"] // self.span):
                 yield (stream, model, int(r)), part
             yield beam.pvalue.TaggedOutput(self.COUNTS, ((stream, model), counts))
@@ -362,7 +365,8 @@ class BackfillOutcomes(beam.PTransform):
                   | "Join" >> beam.ParDo(
                       # Ranges of 20 batches: few per key, each whole labels from all buckets.
                       _Join(self.models, self.classification, self.bins, self.final,
-                            20 * self.batch_size, self.binned_probabilities),
+                            20 * self.batch_size, self.binned_probabilities,
+                            (self.read.time_range.start, self.read.time_range.end)),
                       beam.pvalue.AsDict(label_classes), beam.pvalue.AsDict(predicted))
                   .with_outputs(_Join.COUNTS, ERRORS, main="outcomes"))
         models = self.models
