@@ -28,7 +28,8 @@ from transforms.streams.sources import StreamSpec
 from transforms.streams.tables import rows_in_time_order
 
 STREAM = 'sea=synth:SEA{"n": 1500, "seed": 3, "noise": 0.1}'
-SHORT = 'sea=synth:SEA{"n": 800, "seed": 3, "noise": 0.1}'
+SHORT_N = 500
+SHORT = f'sea=synth:SEA{{"n": {SHORT_N}, "seed": 3, "noise": 0.1}}'
 MODELS = ["no-change", "gaussian-nb", 'ht=river.tree.HoeffdingTreeClassifier{"grace_period": 50}']
 
 
@@ -56,11 +57,11 @@ def test_grouped_and_stateful_paths_give_identical_records(tmp_path):
                       repredicted_probabilities=True, quiet=True))
         results.append(_outputs(out))
     (p0, s0, c0, n0) = results[0]
-    assert (p0["kind"] != "re-prediction").sum() == 3 * 800 * 2
+    assert (p0["kind"] != "re-prediction").sum() == 3 * SHORT_N * 2
     assert (p0["kind"] == "re-prediction").sum() > 3 * 1000  # re-evaluation on (K=10)
     assert p0.loc[p0["kind"] == "re-prediction", "proba"].notna().mean() > 0.99
     assert ((s0["category"] == "binned") & (s0["metric"] == "log_loss")).sum() == 3 * 102
-    assert n0[1]["sea"]["instance_events"] == 800
+    assert n0[1]["sea"]["instance_events"] == SHORT_N
     # 3 pairs, initial and final, each pair's statistics
     assert (s0["category"] == "comparison").sum() == 3 * 2 * len(COMPARISON_METRICS)
     for p, s, c, n in results[1:]:
