@@ -49,22 +49,23 @@ def repeat_moments(counts) -> tuple[float, float]:
     return float(m * a), float(max(var, 0.0))
 
 
-def repeats_by_chance(counts, repeats: int) -> float:
+def repeats_by_chance(counts, repeats: int, fewer: bool = False) -> float:
     """How likely labels with class counts `counts`, in a random order, repeat the previous
-    label at least `repeats` times (one-sided, a normal approximation with `repeat_moments`):
-    small values say the labels depend on the ones before them. NaN for one class or fewer
-    than 3 labels.
+    label at least `repeats` times (`fewer`: at most), one-sided, a normal approximation with
+    `repeat_moments`: small values say the labels depend on the ones before them (`fewer`:
+    they alternate). NaN for one class or fewer than 3 labels.
 
     >>> round(repeats_by_chance([50, 50], 49), 2)  # 99 pairs, 49 repeats expected
     0.54
-    >>> repeats_by_chance([50, 50], 90) < 1e-15
-    True
+    >>> repeats_by_chance([50, 50], 90) < 1e-15, repeats_by_chance([50, 50], 5, fewer=True) < 1e-15
+    (True, True)
     """
     mean, var = repeat_moments(counts)
     if sum(counts) < 3 or var <= 0:
         return math.nan
     # Continuity correction: repeats are counts.
-    return 0.5 * math.erfc((repeats - 0.5 - mean) / math.sqrt(2.0 * var))
+    above = (mean - repeats - 0.5) if fewer else (repeats - 0.5 - mean)
+    return 0.5 * math.erfc(above / math.sqrt(2.0 * var))
 
 
 def stream_profile(labels, max_lag: int = 5) -> dict:
@@ -75,7 +76,8 @@ def stream_profile(labels, max_lag: int = 5) -> dict:
       Persistent beats Majority when P(T) > P(M));
     - `repeats_by_chance`: how likely labels independent of each other (with these class
       frequencies) repeat at least that often (`repeats_by_chance`); below `REPEATS_LEVEL`
-      the dependence is more than sampling noise;
+      the dependence is more than sampling noise; `fewer_repeats_by_chance`: at most that
+      often (small: the labels alternate);
     - `majority_accuracy`, `persistent_accuracy`: the two baselines with hindsight (the majority
       class of the whole sequence; the previous label, first label excluded);
     - `delta[ℓ][i]` for ℓ = 1..L: Δ(ℓ) = P(y_t=i | y_{t−1..t−ℓ}=i) − P(y_t=i | y_{t−1..t−ℓ−1}=i),
@@ -156,12 +158,14 @@ class TemporalProfile:
         out: dict = {"labels": n}
         if n == 0:
             return {**out, "p_majority": float("nan"), "p_same": float("nan"),
-                    "repeats_by_chance": float("nan"), "majority_accuracy": float("nan"),
+                    "repeats_by_chance": float("nan"),
+                    "fewer_repeats_by_chance": float("nan"), "majority_accuracy": float("nan"),
                     "persistent_accuracy": float("nan"), "delta": {}, "delta_runs": {}}
         out["classes"] = len(self.counts)
         out["p_majority"] = float(self.counts.max() / n)
         out["p_same"] = ratio(self.same, n - 1)
         out["repeats_by_chance"] = repeats_by_chance(self.counts, self.same)
+        out["fewer_repeats_by_chance"] = repeats_by_chance(self.counts, self.same, fewer=True)
         out["majority_accuracy"] = out["p_majority"]
         out["persistent_accuracy"] = out["p_same"]
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import html
+import math
 import os
 
 import pandas as pd
@@ -38,7 +39,7 @@ def _counts_table(manifest: dict) -> pd.DataFrame:
 def _profile_table(profiles: dict) -> pd.DataFrame:
     rows = [{"stream": s, "labels": p["labels"], "classes": p["classes"],
              "P(M) majority": p["p_majority"], "P(T) same as previous": p["p_same"],
-             "repeats by chance": p["repeats_by_chance"]}
+             "repeats by chance": p.get("repeats_by_chance", math.nan)}  # (older runs: none)
             for s, p in profiles.items() if p.get("labels")]
     return pd.DataFrame(rows)
 

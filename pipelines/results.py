@@ -310,10 +310,15 @@ def format_profiles(profiles: dict) -> str:
                        if beyond else f"Persistent beats Majority, but independent labels "
                        f"repeat this often with probability {chance:.2g}: no sign of "
                        f"temporal dependence")
-        else:
+        elif beyond:
             verdict = (f"labels repeat more often than independent ones would (probability "
-                       f"{chance:.2g}), but Persistent does not beat Majority" if beyond
-                       else "no sign of temporal dependence")
+                       f"{chance:.2g}), but Persistent does not beat Majority")
+        elif p["fewer_repeats_by_chance"] < REPEATS_LEVEL:
+            verdict = (f"labels repeat less often than independent ones would (probability "
+                       f"{p['fewer_repeats_by_chance']:.2g}): they alternate, and Persistent "
+                       f"does not beat Majority")
+        else:
+            verdict = "no sign of temporal dependence"
         lines.append(f"{stream}: P(M) = {p['p_majority']:.4f}, P(T) = {p['p_same']:.4f} "
                      f"over {p['labels']} labels; {verdict}")
     return "\n".join(lines)

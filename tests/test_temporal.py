@@ -39,6 +39,7 @@ def reference_profile(labels, max_lag):
     same = sum(a == b for a, b in zip(y, y[1:]))
     out["p_same"] = same / (len(y) - 1) if len(y) > 1 else float("nan")
     out["repeats_by_chance"] = repeats_by_chance(counts, same)  # its formula: tested below
+    out["fewer_repeats_by_chance"] = repeats_by_chance(counts, same, fewer=True)
     out["majority_accuracy"], out["persistent_accuracy"] = out["p_majority"], out["p_same"]
 
     def conditional(lag, i):
@@ -274,11 +275,16 @@ def test_repeats_by_chance_is_small_only_for_labels_that_depend_on_the_previous_
     """Independent labels (uneven classes) fall below 5 % about 5 % of the time (it is a
     p-value); labels that stay with probability 0.7 fall far below the level every time."""
     rng = random.Random(7)
-    below = [repeats_by_chance(*_counts_and_repeats(rng.choices((0, 1, 2), (6, 3, 1), k=500)))
-             < 0.05 for _ in range(400)]
-    assert 0.03 <= sum(below) / len(below) <= 0.075
+    for fewer in (False, True):
+        below = [repeats_by_chance(*_counts_and_repeats(rng.choices((0, 1, 2), (6, 3, 1),
+                                                                    k=500)), fewer) < 0.05
+                 for _ in range(400)]
+        assert 0.03 <= sum(below) / len(below) <= 0.075
     for seed in range(5):
         assert repeats_by_chance(*_counts_and_repeats(markov_labels(500, 0.7, seed))) < 1e-6
+    # Labels that alternate (0, 1, 1, 0, 1, 1, ...) repeat far less than chance.
+    periodic = [int(i % 3 != 0) for i in range(300)]
+    assert repeats_by_chance(*_counts_and_repeats(periodic), fewer=True) < 1e-6
 
 
 def _counts_and_repeats(y):
@@ -297,3 +303,5 @@ def test_the_verdict_claims_temporal_dependence_only_beyond_chance():
     assert "no sign of temporal dependence" in line and "κ_per" not in line
     sticky = format_profiles({"m": stream_profile(markov_labels(3000, stay=0.9))})
     assert "temporal dependence: Persistent beats Majority" in sticky
+    periodic = format_profiles({"p": stream_profile([int(i % 3 != 0) for i in range(300)])})
+    assert "labels repeat less often than independent ones would" in periodic
