@@ -303,20 +303,20 @@ def format_profiles(profiles: dict) -> str:
     for stream, p in profiles.items():
         if not p.get("labels"):
             continue
-        chance = p["repeats_by_chance"]
+        chance = p.get("repeats_by_chance", math.nan)  # (a profile of an older run: none)
+        fewer = p.get("fewer_repeats_by_chance", math.nan)
         beyond = chance < REPEATS_LEVEL  # False for NaN (one class)
         if p["p_same"] > p["p_majority"]:
             verdict = ("temporal dependence: Persistent beats Majority, read κ_per next to κ"
-                       if beyond else f"Persistent beats Majority, but independent labels "
-                       f"repeat this often with probability {chance:.2g}: no sign of "
-                       f"temporal dependence")
+                       if beyond or math.isnan(chance) else
+                       f"Persistent beats Majority, but independent labels repeat this often "
+                       f"with probability {chance:.2g}: no sign of temporal dependence")
         elif beyond:
             verdict = (f"labels repeat more often than independent ones would (probability "
                        f"{chance:.2g}), but Persistent does not beat Majority")
-        elif p["fewer_repeats_by_chance"] < REPEATS_LEVEL:
+        elif fewer < REPEATS_LEVEL:
             verdict = (f"labels repeat less often than independent ones would (probability "
-                       f"{p['fewer_repeats_by_chance']:.2g}): they alternate, and Persistent "
-                       f"does not beat Majority")
+                       f"{fewer:.2g}): they alternate, and Persistent does not beat Majority")
         else:
             verdict = "no sign of temporal dependence"
         lines.append(f"{stream}: P(M) = {p['p_majority']:.4f}, P(T) = {p['p_same']:.4f} "
