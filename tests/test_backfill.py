@@ -323,9 +323,10 @@ def test_a_backfill_reads_no_features_so_none_is_dead_lettered_or_refused(tmp_pa
                  "country=(missing)": int((country[:55] == "NA").sum())}
 
 
-def test_a_label_table_names_its_own_time_column(tmp_path, capsys):
-    """Instances timed by `created_at`, labels by `labelled_at` (`label_time`): the same scores
-    as the tables with both columns renamed `time`; without the option, one line naming it."""
+def test_a_label_table_names_its_own_time_and_id_columns(tmp_path, capsys):
+    """Instances timed by `created_at`, labels by `labelled_at` (`label_time`), and labels with
+    their id in `transaction` (`label_id`): the same scores as the tables with both time
+    columns named `time` and both ids `txn`; without the options, one line naming them."""
     _fraud_logs(tmp_path)
     summary, _ = _fraud_backfill(tmp_path, tmp_path / "instances.csv", tmp_path / "a")
     renamed = tmp_path / "renamed"
@@ -347,6 +348,21 @@ def test_a_label_table_names_its_own_time_column(tmp_path, capsys):
                  str(tmp_path / "c"), "--quiet", "--runner", "direct"])
     err = capsys.readouterr().err
     assert code == 2 and "labels.csv: column 'created_at'" in err and '{"label_time": ' in err
+    own = tmp_path / "own"
+    own.mkdir()
+    pd.read_csv(tmp_path / "labels.csv").rename(columns={"txn": "transaction"}).to_csv(
+        own / "labels.csv", index=False)
+    options = (f'"labels": "{own / "labels.csv"}", "id": "txn", "time": "created_at", '
+               f'"label_time": "labelled_at", "label": "is_fraud"')
+    by_own_id = run(RunConfig(
+        streams=[f'fraud={tmp_path / "instances.csv"}{{{options}, "label_id": "transaction"}}'],
+        models=["v3"], predictions=log, quiet=True, out=str(tmp_path / "d"), runner="direct"))
+    assert by_own_id.drop(columns="run_id").equals(expected)
+    code = main(["backfill", "--stream", f'{tmp_path / "instances.csv"}{{{options}}}',
+                 "--predictions", log, "--model", "v3", "--out", str(tmp_path / "e"),
+                 "--quiet", "--runner", "direct"])
+    err = capsys.readouterr().err
+    assert code == 2 and "labels.csv: column 'txn'" in err and '{"label_id": ' in err
 
 
 def test_a_backfill_says_why_logged_predictions_belong_to_no_instance(tmp_path, capsys):

@@ -14,11 +14,11 @@ A stream spec is `[NAME=]SOURCE[{JSON options}]`:
 
 File options (all optional): `format` (csv | jsonl | parquet | arff, else from the extension),
 `id`, `time`, `kind`, `label`, `label_time` (column names; defaults id, time, kind, label,
-label_time; a label table's time column is `label_time` if given, else named as the instance
-table's), `labels` (a second table of labels joined by id), `classes` (the class list, in
-index order), `features` (columns to use; `[]`: none), `missing` ("dead-letter" | "drop":
-what to do with a NaN feature), `delay` (this stream's delay, overriding `--delay`), `order`
-("time" | "input").
+label_time; a label table's time and id columns are `label_time` and `label_id` if given,
+else named as the instance table's), `labels` (a second table of labels joined by id),
+`classes` (the class list, in index order), `features` (columns to use; `[]`: none),
+`missing` ("dead-letter" | "drop": what to do with a NaN feature), `delay` (this stream's
+delay, overriding `--delay`), `order` ("time" | "input").
 
 A table's SOURCE may be a file, a glob or a directory of files (e.g. daily partitions
 `logs/labels/date=2026-11-01/part-0.parquet`), read in path order through Beam's FileSystems.
@@ -53,7 +53,8 @@ from transforms.streams.tables import table_columns, table_events
 
 # Text that reads as a date: ISO 2026-11-01[T10:00[:00]], or 01/11/2026, 1.11.26.
 DATE_LIKE = r"\s*(\d{4}-\d{1,2}-\d{1,2}|\d{1,2}[/.]\d{1,2}[/.]\d{2,4})([ T]\d{1,2}:\d{2})?"
-FILE_OPTIONS = {"format", "id", "time", "kind", "label", "label_time", "labels", "classes",
+FILE_OPTIONS = {"format", "id", "time", "kind", "label", "label_time", "label_id", "labels",
+                "classes",
                 "positive",
                 "features", "missing", "delay", "order", "delayed", "target", "unique_ids",
                 "time_unit",
@@ -189,6 +190,17 @@ class StreamSpec:
         """
         o = self.options
         return o.get("label_time", o.get("time", "time"))
+
+    @property
+    def label_table_id(self) -> str:
+        """The label table's id column: the `label_id` option, else the name of the instance
+        table's id column (`id`).
+
+        >>> StreamSpec.parse('i.csv{"labels": "l.csv", "id": "txn", "label_id": "tx"}'
+        ...                  ).label_table_id
+        'tx'
+        """
+        return self.options.get("label_id", self.options.get("id", "id"))
 
     @property
     def ordering(self) -> str:
@@ -356,8 +368,8 @@ class StreamSpec:
         if not columns:
             raise InputError(f"{path}: the stream is empty (no columns)")
         if role == "labels":  # joined by id, and a label without a time means nothing
-            time = "label_time" if "label_time" in o else "time"
-            required, optional = ("id", time, "label"), ()
+            required, optional = ("label_id" if "label_id" in o else "id",
+                                  "label_time" if "label_time" in o else "time", "label"), ()
         elif split:  # the label options belong to the label table
             required, optional = ("id",), ("time", "kind")
         else:
@@ -380,12 +392,13 @@ class StreamSpec:
                                  f"option {json.dumps({opt: spaced[0]})}, or write the header "
                                  f"without them")
         for opt in dict.fromkeys(named):
-            col = self.label_table_time if opt == "time" and role == "labels" else o.get(opt, opt)
+            col = self.label_table_time if opt == "time" and role == "labels" else \
+                self.label_table_id if opt == "id" and role == "labels" else o.get(opt, opt)
             if col not in columns:
                 alike = [c for c in columns if c.strip().lower() == col.strip().lower()] or \
                     difflib.get_close_matches(col, columns, n=1, cutoff=0.8)  # a typo
-                if role == "labels" and opt == "time":  # the label table's own name for it
-                    opt = "label_time"
+                if role == "labels" and opt in ("time", "id"):  # the label table's own option
+                    opt = f"label_{opt}"
                 hint = (f"name it with the stream option {json.dumps({opt: alike[0]})}"
                         if alike else f'name yours with the stream option {{"{opt}": "..."}}')
                 raise InputError(f"{path}: column {col!r} (option {opt!r}) not found; columns "

@@ -168,10 +168,10 @@ class _TableColumns:
         self.segment_only = spec.segment_only  # read as they are, missing or not
         self.numeric: dict = {}  # text feature columns read as numbers (decided on first chunk)
 
-    def timed_by(self, column: str) -> _TableColumns:
-        """The same columns, with times read from `column` (a label table's own time column)."""
+    def for_label_table(self, spec) -> _TableColumns:
+        """The same columns, with times and ids read from the label table's own columns."""
         other = copy.copy(self)
-        other.time = column
+        other.time, other.id = spec.label_table_time, spec.label_table_id
         other.segment_only = ()  # (an instance's, not its label's)
         return other
 
@@ -382,7 +382,7 @@ def _logged_events(spec, table: _TableColumns, chunks, checks: Checks) -> Iterat
     instances = table.numbered(table_chunks(table_files(spec.source), o.get("format"), csv=csv,
                                             stream=spec.name))
     label_files = table_files(o["labels"]) if "labels" in o else []
-    labels = table.timed_by(spec.label_table_time).numbered(
+    labels = table.for_label_table(spec).numbered(
         table_chunks(label_files, None, default=spec.format, csv=csv, stream=spec.name), n_rows)
     rows = _merged_in_time(instances, labels) if label_files else \
         ((path, item, False) for path, item in instances)  # an event log: nothing to merge
