@@ -54,11 +54,8 @@ from transforms.streams.tables import table_columns, table_events
 # Text that reads as a date: ISO 2026-11-01[T10:00[:00]], or 01/11/2026, 1.11.26.
 DATE_LIKE = r"\s*(\d{4}-\d{1,2}-\d{1,2}|\d{1,2}[/.]\d{1,2}[/.]\d{2,4})([ T]\d{1,2}:\d{2})?"
 FILE_OPTIONS = {"format", "id", "time", "kind", "label", "label_time", "label_id", "labels",
-                "classes",
-                "positive",
-                "features", "missing", "delay", "order", "delayed", "target", "unique_ids",
-                "time_unit",
-                *CSV_OPTIONS}
+                "classes", "positive", "features", "missing", "delay", "order", "delayed",
+                "target", "unique_ids", "time_unit", *CSV_OPTIONS}
 
 
 def _check_not_an_empty_directory(pattern: str, files: list) -> None:
@@ -367,9 +364,11 @@ class StreamSpec:
         columns = columns_of(path, fmt_of(path, self.format), csv_options(self.options))
         if not columns:
             raise InputError(f"{path}: the stream is empty (no columns)")
+        # The label table's id and time columns have options of their own.
+        own = {"label_id": self.label_table_id, "label_time": self.label_table_time} \
+            if role == "labels" else {}
         if role == "labels":  # joined by id, and a label without a time means nothing
-            required, optional = ("label_id" if "label_id" in o else "id",
-                                  "label_time" if "label_time" in o else "time", "label"), ()
+            required, optional = ("label_id", "label_time", "label"), ()
         elif split:  # the label options belong to the label table
             required, optional = ("id",), ("time", "kind")
         else:
@@ -392,13 +391,10 @@ class StreamSpec:
                                  f"option {json.dumps({opt: spaced[0]})}, or write the header "
                                  f"without them")
         for opt in dict.fromkeys(named):
-            col = self.label_table_time if opt == "time" and role == "labels" else \
-                self.label_table_id if opt == "id" and role == "labels" else o.get(opt, opt)
+            col = own.get(opt) or o.get(opt, opt)
             if col not in columns:
                 alike = [c for c in columns if c.strip().lower() == col.strip().lower()] or \
                     difflib.get_close_matches(col, columns, n=1, cutoff=0.8)  # a typo
-                if role == "labels" and opt in ("time", "id"):  # the label table's own option
-                    opt = f"label_{opt}"
                 hint = (f"name it with the stream option {json.dumps({opt: alike[0]})}"
                         if alike else f'name yours with the stream option {{"{opt}": "..."}}')
                 raise InputError(f"{path}: column {col!r} (option {opt!r}) not found; columns "
