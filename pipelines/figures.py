@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from metrics.temporal import REPEATS_LEVEL
 from pipelines.results import positive_class_rows
 from pipelines.run_files import PRIMARY, RunFiles
 
@@ -573,9 +574,9 @@ def figures(run: RunFiles) -> tuple[list[Figure], list[str]]:
         "needs --resources")
     add("profile", "Temporal dependence",
         "Δ(ℓ) > 0 means a class is more likely to repeat after a run of length ℓ than after "
-        "one of length ℓ+1 (hollow points rest on fewer than 30 such runs: mostly noise); "
-        "when Persistent (predict the previous label) beats Majority and the labels repeat "
-        "beyond chance (the profile's 'repeats by chance' below 0.01), the stream has "
-        "temporal dependence and κ_per is the fairer yardstick.",
+        f"one of length ℓ+1 (hollow points rest on fewer than {FEW_RUNS} such runs: mostly "
+        "noise); when Persistent (predict the previous label) beats Majority and the labels "
+        f"repeat beyond chance (the profile's 'repeats by chance' below {REPEATS_LEVEL}), the "
+        "stream has temporal dependence and κ_per is the fairer yardstick.",
         _fig_profile, bool(classifiers and run.profiles), "needs a classification model")
     return made, notes
