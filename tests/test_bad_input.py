@@ -169,6 +169,17 @@ def test_pipeline_counts_every_dead_letter_and_orphan(tmp_path):
     assert manifest["dead_letters"] == len(dead) == read["dead_letters"] + 2
     assert {d.get("model") for d in dead if "which is not pending" in d["reason"]} == \
         {"majority", "no-change"}
+    # The orphan's record names its fields (bad.csv's row 8), not the replay's event tuple.
+    assert {d["record"] for d in dead if d["row"] == 8} == \
+        {"{'time': '6', 'kind': 'label', 'id': 'zz', 'label': 'no'}"}
+
+
+def test_dead_letters_name_dated_times_as_datetimes(tmp_path):
+    (tmp_path / "i.csv").write_text("id,time,f\na,2026-11-01T10:00:00Z,1\n")
+    (tmp_path / "l.csv").write_text("id,time,label\na,2026-11-01T09:59:59.5Z,x\n")
+    _, dead = read(f'{tmp_path / "i.csv"}{{"labels": "{tmp_path / "l.csv"}"}}')
+    assert [d["reason"] for d in dead] == ["label at 2026-11-01 09:59:59.500 UTC is earlier "
+                                           "than its instance at 2026-11-01 10:00:00 UTC"]
 
 
 def test_malformed_arff_is_an_error_with_file_and_line(tmp_path):

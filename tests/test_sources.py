@@ -75,6 +75,10 @@ def test_labelled_rows_with_a_duration_column(tmp_path):
     frame.to_csv(tmp_path / "ms.csv", index=False)
     in_ms, _ = read(str(tmp_path / "ms.csv") + '{"delay": "column:duration:ms"}')
     assert brief(in_ms) == brief(events)
+    # In hours (`column:NAME:h`): each label 3 600 × the column's value after its instance.
+    in_h, _ = read(data("rows.csv") + '{"delay": "column:duration:h"}')
+    assert sorted(e[0] for e in in_h if e[3] == "label") == [
+        1 + 0.5 * 3600, 3 + 1 * 3600, 0 + 2.5 * 3600, 2 + 10 * 3600]
 
 
 def test_constant_delay_in_events_and_in_seconds():

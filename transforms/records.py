@@ -12,6 +12,8 @@ stream, so `sorted(events)` is the DESIGN order `(t, rank, seq)` and never compa
 
 from __future__ import annotations
 
+import datetime as dt
+import math
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -177,6 +179,37 @@ class MeasureKey:
                 "bin": self.bin, "alpha": self.alpha, "window": self.window,
                 "metric": self.metric, "class": self.label_class, "predicted": self.predicted,
                 "value": value, "n": n, "t": t}
+
+
+# Event times from 2001-09-09 to 2100 are read as dates; smaller ones (seconds from a stream's
+# own start) stay numbers.
+_DATED = (1e9, 4102444800.0)
+
+
+def readable_time(t: float) -> str:
+    """An event time as a user wrote it: a UTC datetime for a date, else the number of seconds.
+
+    >>> readable_time(1793487600.0), readable_time(1793487600.25), readable_time(12.5)
+    ('2026-10-31 23:00:00 UTC', '2026-10-31 23:00:00.250 UTC', '12.5')
+    """
+    if not (isinstance(t, (int, float)) and math.isfinite(t) and _DATED[0] <= t < _DATED[1]):
+        return f"{t:g}" if isinstance(t, (int, float)) else str(t)
+    when = dt.datetime.fromtimestamp(t, dt.timezone.utc)
+    return when.isoformat(" ", "milliseconds" if when.microsecond else "seconds")[:-6] + " UTC"
+
+
+def event_record(ev: tuple) -> dict:
+    """An event's fields by name, as a dead letter shows it.
+
+    >>> event_record(event(1793487600.0, RANK_LABEL, 7, LABEL, "tx5", None, "ok"))
+    {'time': '2026-10-31 23:00:00 UTC', 'kind': 'label', 'id': 'tx5', 'label': 'ok'}
+    """
+    fields = {"time": readable_time(ev[T]), "kind": ev[KIND], "id": ev[ID]}
+    if ev[X]:
+        fields["features"] = ev[X]
+    if ev[Y] is not None:
+        fields["label"] = ev[Y]
+    return fields
 
 
 def dead_letter(stream: str, reason: str, *, file: str | None = None, row: int | None = None,

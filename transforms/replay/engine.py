@@ -26,7 +26,7 @@ from transforms.models.naive_bayes_batch import fast_predict_one, predict_with_p
 from transforms.models.specs import ModelSpec
 from transforms.models.temporal import delay_aware
 from transforms.records import (ID, INSTANCE, KIND, LABEL, SEQ, UPDATE, Outcome, SegmentPlace, X,
-                                Y, dead_letter, segment_name)
+                                Y, dead_letter, event_record, segment_name)
 from transforms.records import T as TIME
 from transforms.replay.predictions import PredictionLog
 from transforms.replay.protocols import Holdout
@@ -364,7 +364,8 @@ class ReplayEngine:
         out.counts["dead_letters"] += 1
         # With its place in the stream, by which the run names its file and row at the end
         # (`pipelines.write.located`).
-        out.dead_letters.append({**dead_letter(self.stream, reason, field=field, record=ev),
+        out.dead_letters.append({**dead_letter(self.stream, reason, field=field,
+                                             record=event_record(ev)),
                                  "seq": ev[SEQ]})
 
     # -- the model's calls: a failure names model, stream and instance -------------------------

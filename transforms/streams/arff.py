@@ -11,7 +11,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from transforms.errors import InputError
-from transforms.records import INSTANCE, LABEL, RANK_INSTANCE, RANK_LABEL, dead_letter
+from transforms.records import (INSTANCE, LABEL, RANK_INSTANCE, RANK_LABEL, dead_letter,
+                                readable_time)
 from transforms.streams.rows import labelled_rows, parse_time_value
 
 
@@ -332,8 +333,8 @@ def arff_events(spec, delay, checks) -> Iterator:
             instance_t[key] = t
             yield (t, RANK_INSTANCE, seq, INSTANCE, key, x, None)
         elif key in instance_t and t < instance_t[key]:
-            yield dead_letter(spec.name, f"label at {t} is earlier than its instance at "
-                              f"{instance_t[key]}", file=spec.source, row=lineno,
-                              field=attrs[ci + 2].name, record=values)
+            yield dead_letter(spec.name, f"label at {readable_time(t)} is earlier than its "
+                              f"instance at {readable_time(instance_t[key])}", file=spec.source,
+                              row=lineno, field=attrs[ci + 2].name, record=values)
         else:
             yield (t, RANK_LABEL, seq, LABEL, key, x, y)

@@ -9,7 +9,7 @@ A delay spec is one of
     random:10s:60s:7  uniform delay in seconds in [10, 60), seed 7
     column:duration   the row's own delay in seconds (e.g. a trip's duration);
                       column:lag:events for a delay in events, column:took:ms for one in
-                      milliseconds (or us, ns)
+                      milliseconds (or us, ns; min, h, d for minutes, hours, days)
 
 With a delay in events, labels whose turn would come after the last instance arrive at the end
 of the stream, in instance order: river's `progressive_val_score` does the same.
@@ -93,6 +93,8 @@ class DelaySpec:
     'events'
     >>> DelaySpec.parse("column:took:ms").unit, str(DelaySpec.parse("column:took:s"))
     ('ms', 'column:took:seconds')
+    >>> DelaySpec.parse("column:wait:h").unit
+    'h'
 
     References
     ----------
@@ -101,7 +103,7 @@ class DelaySpec:
     """
 
     kind: str  # constant | random | column
-    unit: str  # events | seconds (a column's: or one of TIME_UNITS)
+    unit: str  # events | seconds (a column's: or one of TIME_UNITS, min, h, d)
     value: float = 0.0
     high: float | None = None
     seed: int | None = None
@@ -125,7 +127,7 @@ class DelaySpec:
                 if spec.high < spec.value:
                     raise DelaySpecError("random delay needs LOW <= HIGH")
             elif parts[0] == "column":
-                units = ("events", "seconds", *TIME_UNITS)
+                units = ("events", "seconds", *TIME_UNITS, *(u for u in _UNITS if u != "s"))
                 if len(parts) not in (2, 3) or (len(parts) == 3 and parts[2] not in units):
                     raise DelaySpecError(f"column delay is column:NAME[:{'|'.join(units)}]")
                 unit = parts[2] if len(parts) == 3 else "seconds"
@@ -180,6 +182,8 @@ class LabelTimeAssigner:
             if d.unit == "events":
                 return float(self._rng.randint(int(d.value), int(d.high)))
             return self._rng.uniform(d.value, d.high)
+        if d.unit in _UNITS:  # min, h, d
+            return float(own_delay) * _UNITS[d.unit]
         return float(own_delay) / TIME_UNITS.get(d.unit, 1)  # (events, seconds: as is)
 
     def row(self, id, t: float, x: dict, y, seq: int, label_t: float | None = None,

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pandas as pd
 
-from transforms.records import dead_letter
+from transforms.records import dead_letter, readable_time
 from transforms.streams.delays import DelaySpec, LabelTimeAssigner
 
 
@@ -109,9 +109,9 @@ def labelled_rows(spec, rows, delay: DelaySpec, checks: Checks) -> Iterator:
             yield problem
             y = None
         if label_t is not None and label_t < t:
-            yield dead_letter(spec.name, f"label time {label_t} is earlier than the instance "
-                              f"time {t}", file=file, row=row, field=spec.options.get("label_time",
-                                                                           "label_time"))
+            yield dead_letter(spec.name, f"label time {readable_time(label_t)} is earlier than "
+                              f"the instance time {readable_time(t)}", file=file, row=row,
+                              field=spec.options.get("label_time", "label_time"))
             label_t, y = None, None
         if x is None:  # a row whose every feature is empty: nothing to predict from
             yield dead_letter(spec.name, "every feature is empty", file=file, row=row)

@@ -15,7 +15,7 @@ import pandas as pd
 
 from transforms.errors import InputError
 from transforms.records import (EVENT_KINDS, INSTANCE, LABEL, RANK_INSTANCE, RANK_LABEL,
-                                RANK_LABEL_AFTER_INSTANCE, dead_letter)
+                                RANK_LABEL_AFTER_INSTANCE, dead_letter, readable_time)
 from transforms.streams.rows import Checks, labelled_rows
 from transforms.streams.table_files import (CHUNK_ROWS, columns_of, csv_options, event_seconds,
                                             fmt_of, table_chunks, table_files, text_facts,
@@ -494,9 +494,10 @@ def _event_log(spec, rows, instance_t: dict, repeated: set, kind_col,
                 continue
             t0 = instance_t.get(key)
             if t0 is not None and t < t0:
-                yield dead_letter(spec.name, f"label at {t} is earlier than its instance at "
-                                  f"{t0}", file=path, row=row, field=spec.label_table_time
-                                  if from_labels else o.get("time", "time"))
+                yield dead_letter(spec.name, f"label at {readable_time(t)} is earlier than its "
+                                  f"instance at {readable_time(t0)}", file=path, row=row,
+                                  field=spec.label_table_time if from_labels
+                                  else o.get("time", "time"))
                 continue
             rank = RANK_LABEL if t0 is None or t > t0 else RANK_LABEL_AFTER_INSTANCE
             yield (t, rank, seq, LABEL, key, x or None, y)
