@@ -267,6 +267,10 @@ def check_evaluated(pl: Plan, counts: dict, dead_letters: bytes) -> None:
                 f"stream {s.name}: no instance to evaluate: " + (
                     f"all {outside} fall outside --from/--to" if outside else
                     f"{read.get('dead_letters', 0)} rows were dead letters{example}") + columns)
+        if not labels and read.get("dead_letters"):
+            raise InputError(
+                f"stream {s.name}: no label among {instances} instances; "
+                f"{read['dead_letters']} dead letters{example}")
         if not labels:
             raise InputError(
                 f"stream {s.name}: no label among {instances} instances{columns}; name the "

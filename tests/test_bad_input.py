@@ -457,6 +457,34 @@ def test_another_delimiter_is_named_and_the_sep_option_reads_it(tmp_path):
     assert dead == [] and [e[6] for e in events if e[3] == "label"] == ["a", "b"]
 
 
+def test_numbers_with_decimal_commas_are_named_and_the_decimal_option_reads_them(tmp_path):
+    text = "time;f;label;wait\n0;1,5;a;2,5\n1;1.234,25;b;0,5\n2;-0,75;a;1\n"
+    path = _write(tmp_path, "comma.csv", text)
+    with pytest.raises(InputError, match=r"comma\.csv: column 'f' holds numbers written with a "
+                                         r"decimal comma \('1,5'\), which would be read as "
+                                         r'text; give the stream option \{"decimal": ",", '
+                                         r'"thousands": "."\}'):
+        StreamSpec.parse(path + '{"sep": ";"}').check()
+    # A delay column too, when the features are named.
+    with pytest.raises(InputError, match=r"column 'wait' holds numbers written with a decimal"):
+        StreamSpec.parse(path + '{"sep": ";", "features": [], "delay": "column:wait"}').check()
+    spec = path + '{"sep": ";", "decimal": ",", "thousands": ".", "delay": "column:wait"}'
+    StreamSpec.parse(spec).check()
+    events, dead = read(spec)
+    assert dead == [] and [e[5]["f"] for e in events if e[3] == "instance"] == \
+        [1.5, 1234.25, -0.75]
+    assert sorted(e[0] for e in events if e[3] == "label") == [1.5, 2.5, 3.0]
+
+
+def test_a_stream_whose_every_label_is_a_dead_letter_says_why(tmp_path):
+    path = _write(tmp_path, "soon.csv", "time,f,label,wait\n0,1.0,a,soon\n1,2.0,b,later\n")
+    with pytest.raises(InputError, match=r"stream s: no label among 2 instances; 2 dead "
+                                         r"letters; the first: .*soon\.csv, row 1, field wait: "
+                                         r"delay 'soon' is not"):
+        run(RunConfig(streams=[f"s={path}"], models=["majority"], delay="column:wait",
+                      out=str(tmp_path / "out"), runner="direct", quiet=True))
+
+
 def test_a_table_without_its_label_column_is_refused_with_a_hint(tmp_path):
     cased = _write(tmp_path, "cased.csv", "time,f,Label\n0,1.0,a\n")
     with pytest.raises(InputError, match=r"column 'label' \(option 'label'\) not found; columns "

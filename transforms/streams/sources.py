@@ -53,6 +53,9 @@ from transforms.streams.tables import table_columns, table_events
 
 # Text that reads as a date: ISO 2026-11-01[T10:00[:00]], or 01/11/2026, 1.11.26.
 DATE_LIKE = r"\s*(\d{4}-\d{1,2}-\d{1,2}|\d{1,2}[/.]\d{1,2}[/.]\d{2,4})([ T]\d{1,2}:\d{2})?"
+# A number as written with a decimal comma (61,19, 1.234,5 or 7), which a CSV reader takes for
+# text when a cell of its column has a comma.
+DECIMAL_COMMA = r"\s*[-+]?(\d{1,3}(\.\d{3})+|\d+)(,\d+)?\s*"
 FILE_OPTIONS = {"format", "id", "time", "kind", "label", "label_time", "label_id", "labels",
                 "classes", "positive", "features", "missing", "delay", "order", "delayed",
                 "target", "unique_ids", "time_unit", *CSV_OPTIONS}
@@ -331,6 +334,8 @@ class StreamSpec:
                 self._check_columns(path, role)
             if role == "instances" and "features" not in self.options and self.reads_features:
                 self._check_text_features(files[0])  # the first rows of the first file
+            if role == "instances":
+                self._check_decimal_commas(files[0])
             self._check_times(files[0], role)
             if not any(has_rows(path, fmt_of(path, self.format), csv_options(self.options))
                    for path in files):
@@ -433,6 +438,35 @@ class StreamSpec:
                 raise InputError(f"{path}: column {col!r} has a different text value in every "
                                  f"row, like an id, which a model cannot learn from; {hint}"
                                  f"{leave_out}")
+
+    def _check_decimal_commas(self, path: str) -> None:
+        """Features and a delay column written with decimal commas (read from the file's first
+        rows) would be text to a model and no delay: one line that says how to read them."""
+        o = self.options
+        if fmt_of(path, self.format) != "csv" or "decimal" in o:
+            return
+        head = head_of(path, "csv", csv_options(o))
+        reserved = {o.get(k, k) for k in ("id", "time", "kind", "label", "label_time")}
+        numbers = [c for c in head.columns if c not in reserved] if "features" not in o \
+            else list(o["features"] or [])
+        if not self.reads_features:
+            numbers = []
+        delay = DelaySpec.parse(o["delay"]) if "delay" in o else None
+        if delay is not None and delay.kind == "column":
+            numbers.append(delay.column)
+        for col in numbers:
+            values = head[col].dropna() if col in head.columns else pd.Series([], dtype=object)
+            if not len(values) or pd.api.types.is_numeric_dtype(values):
+                continue
+            text = values.astype(str)
+            commas = text[text.str.contains(",")]
+            if len(commas) and text.str.fullmatch(DECIMAL_COMMA).mean() >= 0.9:
+                marks = {"decimal": ","}
+                if text.str.contains(r"\d\.\d{3}(?:,|$)").any():
+                    marks["thousands"] = "."
+                raise InputError(f"{path}: column {col!r} holds numbers written with a decimal "
+                                 f"comma ({commas.iloc[0]!r}), which would be read as text; "
+                                 f"give the stream option {json.dumps(marks)}")
 
     def _check_times(self, path: str, role: str) -> None:
         """The first rows' times name dates in the stream's time unit (epoch milliseconds read

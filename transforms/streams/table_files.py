@@ -78,20 +78,21 @@ def opened(path: str):
         yield f
 
 
-CSV_OPTIONS = ("sep", "encoding", "na_values")  # stream options that say how to read CSV
+CSV_OPTIONS = ("sep", "encoding", "na_values", "decimal", "thousands")  # how to read CSV
 
 
 def csv_options(options: dict) -> dict:
     """The arguments of pandas' CSV reader that the stream options give (`sep`, `encoding`,
-    `na_values`: the texts a cell is missing as, instead of pandas' list — NA, N/A, null,
-    NaN, None, ... —; an empty cell is always missing).
+    `decimal` and `thousands`: the marks in numbers such as 1.234,5; `na_values`: the texts a
+    cell is missing as, instead of pandas' list — NA, N/A, null, NaN, None, ... —; an empty
+    cell is always missing).
 
-    >>> csv_options({"sep": ";", "time": "ts"})
-    {'sep': ';'}
+    >>> csv_options({"sep": ";", "decimal": ",", "time": "ts"})
+    {'sep': ';', 'decimal': ','}
     >>> csv_options({"na_values": ["?"]})
     {'na_values': ['', '?'], 'keep_default_na': False}
     """
-    out = {k: options[k] for k in ("sep", "encoding") if k in options}
+    out = {k: options[k] for k in ("sep", "encoding", "decimal", "thousands") if k in options}
     if "na_values" in options:
         out["na_values"] = ["", *options["na_values"]]
         out["keep_default_na"] = False
