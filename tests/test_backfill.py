@@ -13,6 +13,7 @@ from pipelines.job import run
 from tests.helpers import RemoteFileSystem
 from transforms.backfill.join import join_predictions, label_columns
 from transforms.backfill.logs import PredictionLogSpec
+from transforms.errors import InputError
 from transforms.records import Outcome
 
 SEA = 'synth:SEA{"n": 1500, "seed": 3, "noise": 0.1}'
@@ -141,6 +142,28 @@ def test_csv_log_in_partitions_with_renamed_columns(tmp_path):
                             runner="direct", repredict="none", final=False))
     initial = summary.query("category == 'initial' and metric == 'accuracy'")
     assert initial[["value", "n"]].values.tolist() == [[0.5, 6]]  # a, b, a, b, a, b vs all a
+
+
+def test_a_csv_log_with_semicolons_and_decimal_commas_reads_as_its_plain_twin(tmp_path):
+    (tmp_path / "plain.csv").write_text("id,t,y_pred,p\na,1.5,x,0.25\nb,12,y,\n")
+    (tmp_path / "semi.csv").write_text("id;t;y_pred;p\na;1,5;x;0,25\nb;12;y;\n")
+    score = '"score": "p", "positive": "x"'
+
+    def rows(path, more=""):
+        log = PredictionLogSpec.parse(f"{tmp_path / path}{{{score}{more}}}")
+        return [r for batch in log.read(log.files()[0]) for r in batch.to_pylist()]
+
+    with pytest.raises(InputError, match=r"semi\.csv: not a readable CSV file .*; the file "
+                                         r"seems separated by ';': give the option "
+                                         r'\{"sep": ";"\}'):
+        rows("semi.csv")
+    with pytest.raises(InputError, match=r"column 'p' holds numbers written with a decimal "
+                                         r"comma \('0,25'\); give the option "
+                                         r'\{"decimal": ","\}'):
+        rows("semi.csv", ', "sep": ";"')
+    assert rows("semi.csv", ', "sep": ";", "decimal": ","') == rows("plain.csv") == [
+        {"id": "a", "time": 1.5, "prediction": "x", "p": 0.25, "proba": [("x", 0.25)]},
+        {"id": "b", "time": 12.0, "prediction": "y", "p": None, "proba": None}]
 
 
 def test_a_log_without_its_columns_is_one_error_line(tmp_path, capsys):

@@ -25,6 +25,8 @@ LOG_COLUMNS = {"stream": "stream", "model": "model", "id": "id", "kind": "kind",
 # (`score`, with the class it belongs to, `positive`), or one column per class (`proba_columns`:
 # {class: column}). Either becomes the `proba` map column {class: probability}.
 PROBA_OPTIONS = ("score", "positive", "proba_columns")
+# How a CSV log is read: its delimiter and its numbers' decimal mark.
+CSV_LOG_OPTIONS = {"sep": ",", "decimal": "."}
 
 
 # Per (stream, model): prediction rows read, those that belong to no labelled instance, and
@@ -52,7 +54,8 @@ class PredictionLogSpec:
     gs:// and s3:// work too. Options rename the columns (defaults: those of `run`'s
     predictions.parquet): `stream`, `model`, `id`, `kind`, `time`, `prediction`. A log without
     a stream (model) column belongs to the only configured stream (model). `time_unit` (`s`,
-    `ms`, `us`, `ns`) is the unit of times given as numbers (seconds by default).
+    `ms`, `us`, `ns`) is the unit of times given as numbers (seconds by default); `sep` and
+    `decimal` say how a CSV file is written (`{"sep": ";", "decimal": ","}`).
 
     Class probabilities (for log-loss, Brier, AUC and calibration) come from a map column
     {class: probability} (`proba`, as `run` writes it), from the positive class's probability
@@ -66,21 +69,27 @@ class PredictionLogSpec:
     """
 
     def __init__(self, pattern: str, columns: dict, proba: dict | None = None,
-                 time_unit: str = "s"):
+                 time_unit: str = "s", csv: dict | None = None):
         self.pattern = pattern
         self.columns = columns
         self.proba = proba or {}  # the options of `PROBA_OPTIONS` given
         self.time_unit = time_unit
+        self.csv = {**CSV_LOG_OPTIONS, **(csv or {})}
 
     @classmethod
     def parse(cls, text: str) -> PredictionLogSpec:
         pattern, options = split_options(text, "prediction log")
-        unknown = set(options) - set(LOG_COLUMNS) - set(PROBA_OPTIONS) - {"time_unit"}
+        known = [*LOG_COLUMNS, *PROBA_OPTIONS, *CSV_LOG_OPTIONS, "time_unit"]
+        unknown = set(options) - set(known)
         if unknown:
             raise InputError(f"prediction log {pattern}: unknown option(s) {sorted(unknown)}; "
-                             f"known: {sorted([*LOG_COLUMNS, *PROBA_OPTIONS, 'time_unit'])}")
+                             f"known: {sorted(known)}")
         proba = {k: options.pop(k) for k in PROBA_OPTIONS if k in options}
+        csv = {k: options.pop(k) for k in CSV_LOG_OPTIONS if k in options}
         where = f"prediction log {pattern}"
+        if any(not isinstance(v, str) or len(v) != 1 for v in csv.values()):
+            raise InputError(f'{where}: sep and decimal are one character each, e.g. '
+                             f'{{"sep": ";", "decimal": ","}}')
         time_unit = options.pop("time_unit", "s")
         if time_unit not in TIME_UNITS:
             raise InputError(f"{where}: time_unit must be one of {', '.join(TIME_UNITS)} (the "
@@ -95,7 +104,7 @@ class PredictionLogSpec:
                 isinstance(c, str) for c in columns.values())):
             raise InputError(f'{where}: proba_columns must map each class to its column, e.g. '
                              f'{{"proba_columns": {{"fraud": "p_fraud", "ok": "p_ok"}}}}')
-        return cls(pattern, {**LOG_COLUMNS, **options}, proba, time_unit)
+        return cls(pattern, {**LOG_COLUMNS, **options}, proba, time_unit, csv)
 
     def _source_columns(self) -> list[str]:
         """The columns the class probabilities are read from (renamed into `proba`)."""
@@ -158,9 +167,7 @@ class PredictionLogSpec:
                     wanted = [c for c in wanted if c in file.schema_arrow.names]
                 batches = list(file.iter_batches(batch_size=1 << 16, columns=wanted))
             else:
-                import pyarrow.csv as pcsv
-
-                table = pcsv.read_csv(f)
+                table = self._read_csv(f, path)
                 if wanted is not None:
                     table = table.select([c for c in wanted if c in table.column_names])
                 batches = table.to_batches(max_chunksize=1 << 16)
@@ -182,6 +189,22 @@ class PredictionLogSpec:
                 names = [*names, "proba"]
             yield pa.RecordBatch.from_arrays(batch.columns, names=names)
 
+    def _read_csv(self, f, path: str) -> pa.Table:
+        import pyarrow.csv as pcsv
+
+        sep, decimal = self.csv["sep"], self.csv["decimal"]
+        try:
+            return pcsv.read_csv(f, parse_options=pcsv.ParseOptions(delimiter=sep),
+                                 convert_options=pcsv.ConvertOptions(decimal_point=decimal))
+        except pa.ArrowInvalid as e:
+            with FileSystems.open(path) as again:
+                header = again.readline().decode("utf-8", "replace")
+            other = next((c for c in ";\t|," if c != sep and c in header), None)
+            hint = f'; the file seems separated by {other!r}: give the option ' \
+                f'{json.dumps({"sep": other})}' if other and sep not in header else ""
+            raise InputError(f"{path}: not a readable CSV file ({str(e).strip()}){hint}") \
+                from None
+
     def _proba_map(self, batch: pa.RecordBatch, path: str) -> pa.MapArray:
         """The `score` or `proba_columns` columns as one map column {class: probability}
         (null where a row has no number)."""
@@ -195,6 +218,12 @@ class PredictionLogSpec:
                 values.append(pc.cast(batch.column(batch.schema.get_field_index(column)),
                                       pa.float64()).to_numpy(zero_copy_only=False))
             except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+                cells = batch.column(batch.schema.get_field_index(column))
+                first = next((v for v in cells.to_pylist() if v is not None), None)
+                if isinstance(first, str) and "," in first and self.csv["decimal"] != ",":
+                    raise InputError(f"{path}: column {column!r} holds numbers written with "
+                                     f"a decimal comma ({first!r}); give the option "
+                                     f'{{"decimal": ","}}') from None
                 raise InputError(f"{path}: column {column!r} holds something other than "
                                  f"probabilities (numbers); name the probability column(s) "
                                  f"with score or proba_columns") from None
