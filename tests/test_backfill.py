@@ -166,6 +166,21 @@ def test_a_csv_log_with_semicolons_and_decimal_commas_reads_as_its_plain_twin(tm
         {"id": "b", "time": 12.0, "prediction": "y", "p": None, "proba": None}]
 
 
+def test_a_json_lines_log_reads_its_probability_objects_as_maps(tmp_path):
+    (tmp_path / "log.jsonl").write_text(
+        '{"id": "a", "t": "2026-11-01T10:00:00Z", "y_pred": "x", "proba": {"x": 0.25, "y": 0.75}}'
+        '\n{"id": "b", "t": "2026-11-01T10:00:01Z", "y_pred": "y", "proba": null}\n'
+        '{"id": "c", "t": "2026-11-01T10:00:02Z", "y_pred": "y", "proba": {"y": 1.0}}\n')
+    log = PredictionLogSpec.parse(str(tmp_path))
+    assert log.files() == [str(tmp_path / "log.jsonl")]
+    [batch] = log.read(log.files()[0])
+    assert batch.column(batch.schema.names.index("proba")).to_pylist() == [
+        [("x", 0.25), ("y", 0.75)], None, [("y", 1.0)]]
+    (tmp_path / "log.jsonl").write_text('{"id": "a", "t": 1}\n{"id": "b", t: 2}\n')
+    with pytest.raises(InputError, match=r"log\.jsonl: not a readable JSON Lines file"):
+        list(log.read(log.files()[0]))
+
+
 def test_a_log_without_its_columns_is_one_error_line(tmp_path, capsys):
     log = tmp_path / "p.parquet"
     pd.DataFrame({"id": ["1"], "when": [0.0], "y_pred": ["a"]}).to_parquet(log)
@@ -178,7 +193,7 @@ def test_a_log_without_its_columns_is_one_error_line(tmp_path, capsys):
 
 @pytest.mark.parametrize("argv,message", [
     (["--model", "m"], "--predictions LOG is required"),
-    (["--predictions", "nowhere/*.parquet", "--model", "m"], "no .parquet or .csv file"),
+    (["--predictions", "nowhere/*.parquet", "--model", "m"], "no .parquet, .csv or .jsonl file"),
 ])
 def test_backfill_argument_errors(tmp_path, capsys, argv, message):
     code = main(["backfill", "--stream", 'synth:SEA{"n": 20}', "--out", str(tmp_path), *argv])

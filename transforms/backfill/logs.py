@@ -1,5 +1,5 @@
 """Prediction logs: which files (`PredictionLogSpec`), which columns, which models, read as
-Arrow record batches. A log is a `.parquet` or `.csv` file, a glob or a folder of partitions,
+Arrow record batches. A log is a Parquet, CSV or JSON Lines file, a glob or a folder of partitions,
 read through Beam's FileSystems; `run`'s own `predictions.parquet` is one, and records its
 models' order in its metadata (`MODEL_ORDER_KEY`)."""
 
@@ -38,7 +38,8 @@ LOG_COUNTERS = ("logged_predictions", "unmatched_predictions", "unmatched_outsid
                 "unmatched_no_instance", "unmatched_before_arrival", "unmatched_after_label")
 
 
-LOG_FORMATS = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv"}
+LOG_FORMATS = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv", ".jsonl": "jsonl",
+               ".ndjson": "jsonl"}
 
 
 # A run's prediction log records its models' order here (Parquet metadata): a backfill of it
@@ -49,7 +50,7 @@ MODEL_ORDER_KEY = b"delayed-eval.models"
 class PredictionLogSpec:
     """Where logged predictions are and what their columns are called.
 
-    `PATTERN[{json}]`: a file, a glob or a directory (every .parquet / .csv file under it,
+    `PATTERN[{json}]`: a file, a glob or a directory (every .parquet / .csv / .jsonl file under it,
     e.g. hive partitions `date=2026-11-01/part-0.parquet`), read with Beam's FileSystems so
     gs:// and s3:// work too. Options rename the columns (defaults: those of `run`'s
     predictions.parquet): `stream`, `model`, `id`, `kind`, `time`, `prediction`. A log without
@@ -58,7 +59,8 @@ class PredictionLogSpec:
     `decimal` say how a CSV file is written (`{"sep": ";", "decimal": ","}`).
 
     Class probabilities (for log-loss, Brier, AUC and calibration) come from a map column
-    {class: probability} (`proba`, as `run` writes it), from the positive class's probability
+    {class: probability} (`proba`, as `run` writes it; a JSON object in a JSON Lines log), from
+    the positive class's probability
     in a binary task (`{"score": "p_fraud", "positive": "fraud"}`: the other class has
     1 − score), or from one column per class (`{"proba_columns": {"fraud": "p_fraud", "ok":
     "p_ok"}}`).
@@ -113,13 +115,14 @@ class PredictionLogSpec:
         return list(self.proba.get("proba_columns", {}).values())
 
     def files(self, time_range=None) -> list[str]:
-        """The log's files, sorted (a directory: every .parquet / .csv file below it); with a
+        """The log's files, sorted (a directory: every log file below it, `LOG_FORMATS`); with a
         `TimeRange`, partitions `date=DAY` before its first day are skipped."""
         files = [f for f in table_files(self.pattern, tuple(LOG_FORMATS))
                  if os.path.splitext(f)[1].lower() in LOG_FORMATS
                  and (time_range is None or time_range.keeps_partition(f))]
         if not files:
-            raise InputError(f"prediction log {self.pattern}: no .parquet or .csv file found")
+            raise InputError(f"prediction log {self.pattern}: no .parquet, .csv or .jsonl file "
+                             f"found")
         return files
 
     def model_names(self) -> list[str]:
@@ -167,7 +170,7 @@ class PredictionLogSpec:
                     wanted = [c for c in wanted if c in file.schema_arrow.names]
                 batches = list(file.iter_batches(batch_size=1 << 16, columns=wanted))
             else:
-                table = self._read_csv(f, path)
+                table = self._read_csv(f, path) if fmt == "csv" else self._read_jsonl(f, path)
                 if wanted is not None:
                     table = table.select([c for c in wanted if c in table.column_names])
                 batches = table.to_batches(max_chunksize=1 << 16)
@@ -183,6 +186,9 @@ class PredictionLogSpec:
                                  f"{batch.schema.names} (rename with options such as "
                                  f'{{"time": "ts"}})')
             names = [rename.get(n, n) for n in batch.schema.names]
+            if "proba" in names and pa.types.is_struct(batch.column(names.index("proba")).type):
+                batch = _with_column(batch, names.index("proba"),
+                                     struct_as_map(batch.column(names.index("proba"))))
             if sources:
                 batch = pa.RecordBatch.from_arrays(
                     [*batch.columns, self._proba_map(batch, path)], names=[*names, "proba"])
@@ -203,6 +209,17 @@ class PredictionLogSpec:
             hint = f'; the file seems separated by {other!r}: give the option ' \
                 f'{json.dumps({"sep": other})}' if other and sep not in header else ""
             raise InputError(f"{path}: not a readable CSV file ({str(e).strip()}){hint}") \
+                from None
+
+    @staticmethod
+    def _read_jsonl(f, path: str) -> pa.Table:
+        import pyarrow.json as pjson
+
+        try:
+            return pjson.read_json(f)
+        except pa.ArrowInvalid as e:
+            raise InputError(f"{path}: not a readable JSON Lines file ({str(e).strip()}); each "
+                             f"line must be one JSON object, a column's values of one type") \
                 from None
 
     def _proba_map(self, batch: pa.RecordBatch, path: str) -> pa.MapArray:
@@ -235,3 +252,30 @@ class PredictionLogSpec:
         return pa.MapArray.from_arrays(pa.array(offsets), pa.array(keys, pa.string()),
                                        pa.array(matrix[made].ravel(), pa.float64()),
                                        mask=pa.array(~made))
+
+
+def _with_column(batch: pa.RecordBatch, i: int, column: pa.Array) -> pa.RecordBatch:
+    columns = list(batch.columns)
+    columns[i] = column
+    return pa.RecordBatch.from_arrays(columns, names=batch.schema.names)
+
+
+def struct_as_map(column: pa.StructArray) -> pa.MapArray:
+    """JSON objects {class: probability}, which Arrow reads as a struct of every class seen,
+    as maps holding each row's own classes (a class a row leaves out is not in its map).
+
+    >>> rows = pa.array([{"ok": 0.8, "fraud": 0.2}, None, {"ok": 1.0, "fraud": None}])
+    >>> struct_as_map(rows).to_pylist()
+    [[('ok', 0.8), ('fraud', 0.2)], None, [('ok', 1.0)]]
+    """
+    classes = [column.type.field(i).name for i in range(column.type.num_fields)]
+    matrix = np.column_stack([
+        pc.cast(column.field(i), pa.float64()).to_numpy(zero_copy_only=False)
+        for i in range(len(classes))]) if classes else np.empty((len(column), 0))
+    valid = ~np.asarray(column.is_null().to_numpy(zero_copy_only=False))
+    given = ~np.isnan(matrix) & valid[:, None]
+    keys = np.broadcast_to(np.array(classes, dtype=object), matrix.shape)[given]
+    offsets = np.concatenate([[0], np.cumsum(given.sum(axis=1))]).astype(np.int32)
+    return pa.MapArray.from_arrays(pa.array(offsets), pa.array(keys, pa.string()),
+                                   pa.array(matrix[given], pa.float64()),
+                                   mask=pa.array(~valid))
