@@ -174,6 +174,22 @@ def test_pipeline_counts_every_dead_letter_and_orphan(tmp_path):
         {"{'time': '6', 'kind': 'label', 'id': 'zz', 'label': 'no'}"}
 
 
+def test_the_label_of_an_instance_set_aside_says_so(tmp_path):
+    # b's feature is missing, c's time does not parse: both instances are dead letters, and so
+    # are their labels, naming why (not as labels for an unknown id, an orphan per model).
+    path = _write(tmp_path, "log.csv", "kind,id,time,f,label\ninstance,a,0,1.0,\n"
+                  "instance,b,1,,\ninstance,c,soon,2.0,\nlabel,b,3,,x\nlabel,c,4,,y\n"
+                  "label,a,5,,x\nlabel,d,6,,y\n")
+    events, dead = read(str(path))
+    assert [(d["row"], d["field"], d["reason"][:31]) for d in dead] == [
+        (2, None, "every feature is empty"), (3, "time", "time 'soon' is neither a number"),
+        (4, "id", "label of instance 'b', which wa"), (5, "id", "label of instance 'c', which wa")]
+    assert dead[2]["reason"] == "label of instance 'b', which was set aside as a dead letter " \
+        "when it was read"
+    # a's label is read; d's (no instance at all) is left to the replay, an orphan.
+    assert [(e[3], e[4]) for e in events] == [("instance", "a"), ("label", "a"), ("label", "d")]
+
+
 def test_dead_letters_name_dated_times_as_datetimes(tmp_path):
     (tmp_path / "i.csv").write_text("id,time,f\na,2026-11-01T10:00:00Z,1\n")
     (tmp_path / "l.csv").write_text("id,time,label\na,2026-11-01T09:59:59.5Z,x\n")

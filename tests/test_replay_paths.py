@@ -275,5 +275,7 @@ def test_instance_and_label_tables_in_time_order_replay_per_stream(tmp_path):
         ("instances.csv", 78, "value 'oops' is not a number"),
         ("instances.csv", 202, "duplicate instance id 3"),
         ("labels.csv", labels.index((499.0, 50, "a")) + 1, "label"),
-        ("labels.csv", label_row[77], not_pending.format(77)),  # its instance: the bad row
+        # Its instance, the bad row, was set aside: so is the label, when it is read.
+        ("labels.csv", label_row[77], "label of instance 77, which was set aside as a dead "
+                                      "letter when it was read"),
         ("labels.csv", label_row[999], not_pending.format(999))}

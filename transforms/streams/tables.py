@@ -166,6 +166,7 @@ class _TableColumns:
         self.features = [] if not spec.reads_features else list(o["features"]) \
             if "features" in o else [c for c in columns if c not in reserved]
         self.segment_only = spec.segment_only  # read as they are, missing or not
+        self.label_table = False  # a label table's rows are labels, whatever their features
         self.numeric: dict = {}  # text feature columns read as numbers (decided on first chunk)
 
     def for_label_table(self, spec) -> _TableColumns:
@@ -173,6 +174,7 @@ class _TableColumns:
         other = copy.copy(self)
         other.time, other.id = spec.label_table_time, spec.label_table_id
         other.segment_only = ()  # (an instance's, not its label's)
+        other.label_table = True
         return other
 
     def _column(self, frame: pd.DataFrame, name: str | None, a: int, b: int, default) -> list:
@@ -193,23 +195,29 @@ class _TableColumns:
             finite = np.isfinite(fx.to_numpy(dtype=float, na_value=np.nan)).all(axis=1)
         return t, unplaced, feats, fx, bad_cells, finite
 
-    def instances(self, frame: pd.DataFrame, seq0: int) -> tuple[list, np.ndarray, np.ndarray]:
+    def instances(self, frame: pd.DataFrame,
+                  seq0: int) -> tuple[list, np.ndarray, np.ndarray, list]:
         """The ids, times and places in the stream (`seq`) of a chunk's instance rows that
-        `rows` keeps (not a dead letter), without making its rows Python objects: only a row
-        with a value that is not a finite number is looked at alone."""
+        `rows` keeps (not a dead letter), and the ids of those it sets aside, without making
+        its rows Python objects: only a row with a value that is not a finite number is looked
+        at alone."""
         t, unplaced, feats, fx, bad_cells, finite = self._checked(frame, seq0)
         keep = ~unplaced
         for bad in bad_cells.values():
             keep &= ~bad
-        if self.kind in frame.columns:
-            keep &= (frame[self.kind] == INSTANCE).to_numpy()
+        instance = (frame[self.kind] == INSTANCE).to_numpy() if self.kind in frame.columns \
+            else np.ones(len(frame), dtype=bool)
+        keep &= instance
         if feats:
             for j in np.flatnonzero(keep & ~finite).tolist():
-                keep[j] = _features(fx.iloc[j].to_dict(), self.missing)[1] is None
+                x, problem = _features(fx.iloc[j].to_dict(), self.missing)
+                keep[j] = problem is None and x is not None
         at = np.flatnonzero(keep)
-        ids = frame[self.id].take(at).tolist() if self.id in frame.columns \
-            else (seq0 + at).tolist()
-        return ids, t[at], seq0 + at
+        if self.id not in frame.columns:  # (no label can name an instance by its row)
+            return (seq0 + at).tolist(), t[at], seq0 + at, []
+        aside = np.flatnonzero(instance & ~keep & frame[self.id].notna().to_numpy())
+        return frame[self.id].take(at).tolist(), t[at], seq0 + at, \
+            frame[self.id].take(aside).tolist()
 
     def rows(self, frame: pd.DataFrame, path: str, seq0: int,
              row_numbers: np.ndarray) -> Iterator:
@@ -247,6 +255,9 @@ class _TableColumns:
                     continue
                 x, problem = (records[i], None) if finite[j] else (None, None) if empty[j] \
                     else _features(records[i], missing)
+                if empty[j] and feats and kinds[i] != LABEL and not self.label_table:
+                    yield dead_letter(stream, "every feature is empty", file=path, row=row)
+                    continue  # an instance with nothing to predict from
                 if problem:
                     yield dead_letter(stream, MISSING_FEATURE if math.isnan(problem[1]) else
                                       f"feature is {problem[1]}", file=path, row=row,
@@ -377,7 +388,7 @@ def _logged_events(spec, table: _TableColumns, chunks, checks: Checks) -> Iterat
     instance, wherever that is in the table), the second streams the rows, merged in time with
     the label table's, so a log in time order can be replayed per stream, holding what is
     pending rather than the whole table."""
-    instance_t, repeated, n_rows = _instance_times(table, chunks)
+    instance_t, repeated, set_aside, n_rows = _instance_times(table, chunks)
     o, csv = spec.options, csv_options(spec.options)
     instances = table.numbered(table_chunks(table_files(spec.source), o.get("format"), csv=csv,
                                             stream=spec.name))
@@ -386,28 +397,31 @@ def _logged_events(spec, table: _TableColumns, chunks, checks: Checks) -> Iterat
         table_chunks(label_files, None, default=spec.format, csv=csv, stream=spec.name), n_rows)
     rows = _merged_in_time(instances, labels) if label_files else \
         ((path, item, False) for path, item in instances)  # an event log: nothing to merge
-    yield from _event_log(spec, rows, instance_t, repeated, table.kind, checks)
+    yield from _event_log(spec, rows, instance_t, repeated, set_aside, table.kind, checks)
 
 
-def _instance_times(table: _TableColumns, chunks) -> tuple[dict, set, int]:
+def _instance_times(table: _TableColumns, chunks) -> tuple[dict, set, set, int]:
     """The first pass over an instance table: each instance id's first time, the rows (seq)
     of later instances with an id already used (first wins, so the second pass keeps no set
-    of ids), and the table's number of rows (the label table's are numbered after them)."""
+    of ids), the ids of instances only ever set aside as dead letters, and the table's number
+    of rows (the label table's are numbered after them)."""
     instance_t: dict = {}
     repeated: set = set()
+    set_aside: set = set()
     n_rows = 0
     for chunk in chunks:
         if isinstance(chunk, dict):
             continue  # the second pass reports it
         frame = chunk[2]
-        ids, times, seqs = table.instances(frame, n_rows)
+        ids, times, seqs, aside = table.instances(frame, n_rows)
         for key, t, seq in zip(ids, times.tolist(), seqs.tolist()):
             if key in instance_t:
                 repeated.add(seq)
             else:
                 instance_t[key] = t
+        set_aside.update(aside)
         n_rows += len(frame)
-    return instance_t, repeated, n_rows
+    return instance_t, repeated, set_aside - instance_t.keys(), n_rows
 
 
 def _records(fx: pd.DataFrame, a: int, b: int, empty: np.ndarray) -> list:
@@ -464,12 +478,13 @@ def _merged_in_time(instances, labels) -> Iterator:
         yield path, item, from_labels
 
 
-def _event_log(spec, rows, instance_t: dict, repeated: set, kind_col,
+def _event_log(spec, rows, instance_t: dict, repeated: set, set_aside: set, kind_col,
                checks: Checks) -> Iterator:
     """Event logs (kind column) and instance + label tables: times come from the input. `rows`:
     (file, row or dead letter, whether it is the label table's: all its rows are labels);
     `instance_t`: each instance id's first time in the instance table; `repeated`: the rows
-    (seq) of later instances with an id already used."""
+    (seq) of later instances with an id already used; `set_aside`: the ids of instances that
+    were only dead letters (their labels are too, saying so)."""
     o = spec.options
     for path, item, from_labels in rows:
         if isinstance(item, dict):
@@ -493,6 +508,12 @@ def _event_log(spec, rows, instance_t: dict, repeated: set, kind_col,
                 yield problem
                 continue
             t0 = instance_t.get(key)
+            if t0 is None and key in set_aside:
+                yield dead_letter(spec.name, f"label of instance {key!r}, which was set aside "
+                                  f"as a dead letter when it was read", file=path, row=row,
+                                  field=o.get("id", "id") if not from_labels
+                                  else spec.label_table_id)
+                continue
             if t0 is not None and t < t0:
                 yield dead_letter(spec.name, f"label at {readable_time(t)} is earlier than its "
                                   f"instance at {readable_time(t0)}", file=path, row=row,
