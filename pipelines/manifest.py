@@ -73,8 +73,8 @@ def complete_summary(pl: Plan, raw: pd.DataFrame,
     rows = []
     for s, key, segment in _stream_keys(pl, raw):
         place = {"run_id": pl.config.run_id, "stream": s.name, "segment": segment}
-        stream_protocol = f"delayed-prequential delay={s.delay(pl.delay)} " \
-                          f"repredict={pl.repredict}"
+        delay = "input" if s.label_times_given() else s.delay(pl.delay)
+        stream_protocol = f"delayed-prequential delay={delay} repredict={pl.repredict}"
         for m in pl.models:
             fold = model_and_fold(m)[1] if pl.cv is not None else None
             protocol = stream_protocol + ("" if fold is None else f" cv={pl.cv} fold={fold}")

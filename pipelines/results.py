@@ -159,7 +159,8 @@ def summary_table(summary: pd.DataFrame, streams: dict | None = None) -> pd.Data
     Measures per metric: initial, the middle bin Λ(T, B/2), final and Ψα for each α; for a
     binary task also precision, recall, F1 and (with class probabilities) the average
     precision of its positive class (`positive_class`; `streams`: stream -> {"positive": its
-    option, "declared": its declared classes}), and ROC-AUC.
+    option, "declared": its declared classes}), and ROC-AUC. A measure that scored nothing
+    for any model (`n` 0: a log without final predictions) is left out.
 
     Example
     -------
@@ -188,6 +189,10 @@ def summary_table(summary: pd.DataFrame, streams: dict | None = None) -> pd.Data
     if binned.any():
         middle = (int(df.loc[binned, "bin"].max()) - 1) // 2 or 1
         df = df[~binned | (df["bin"] == middle)]
+    if "n" in df:
+        scored = df.groupby(["stream", "category", "bin", "alpha", "metric"], dropna=False)[
+            "n"].transform(lambda n: (n.fillna(0) > 0).any())
+        df = df[scored.astype(bool)]
 
     def label(r):
         if r.category == "binned":

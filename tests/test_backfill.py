@@ -380,6 +380,8 @@ def test_a_label_table_names_its_own_time_and_id_columns(tmp_path, capsys):
     expected = run(RunConfig(streams=[stream], models=["v3"], predictions=log, quiet=True,
                              out=str(tmp_path / "b"), runner="direct")).drop(columns="run_id")
     assert summary.equals(expected) and summary["n"].max() == 55
+    # Label times from the input, not a delay model (--delay's default 0 means nothing here).
+    assert summary["protocol"].str.startswith("delayed-prequential delay=input ").all()
     code = main(["backfill", "--stream", f'{tmp_path / "instances.csv"}{{"labels": '
                  f'"{tmp_path / "labels.csv"}", "id": "txn", "time": "created_at", '
                  f'"label": "is_fraud"}}', "--predictions", log, "--model", "v3", "--out",

@@ -169,6 +169,21 @@ def test_reevaluation_outputs_binned_and_intermediate(tmp_path):
     assert set(curves.query("category == 'intermediate'")["alpha"]) == {1.0, 4.0}
 
 
+def test_the_table_leaves_out_a_measure_no_model_scored():
+    from pipelines.results import summary_table
+
+    rows = [("a", "initial", "accuracy", 0.7, 10), ("b", "initial", "accuracy", 0.8, 10),
+            ("a", "final", "accuracy", float("nan"), 0), ("b", "final", "accuracy", 0.9, 0),
+            ("a", "final", "kappa", float("nan"), 0), ("b", "final", "kappa", 0.5, 4)]
+    summary = pd.DataFrame([{"stream": "s", "model": m, "category": c, "bin": None,
+                             "alpha": None, "metric": k, "value": v, "n": n}
+                            for m, c, k, v, n in rows])
+    table = summary_table(summary)
+    assert table.index.get_level_values("measure").tolist() == [
+        "initial accuracy", "final kappa"]
+    assert table.loc[("s", "final kappa")].tolist()[1] == 0.5
+
+
 def test_docs_cli_reference_is_the_parsers():
     """docs/cli.md is generated from the parser; regenerate it when this fails:
     python -m pipelines.cli --write-reference docs/cli.md"""

@@ -189,6 +189,18 @@ def test_window_larger_than_the_stream_is_the_cumulative_score():
     assert by[("initial", "w=1000", "kappa")] == by[("initial", "cumulative", "kappa")]
 
 
+def test_psi_alpha_counts_the_labels_of_the_bins_it_weighs():
+    """Ψα weighs bins 0..B: its n is bin B's (labels with a prediction standing before their
+    label came), also when no final prediction was made (a log of initial predictions)."""
+    chosen = [o._replace(final=None, bins=np.append(o.bins[:-1], -1)) for o in outcomes(60)]
+    summary, _ = score_locally(("s", "m"), chosen, "classification", ScoringPlan(bins=B))
+    n = {(r["category"], r["alpha"]): r["n"] for r in summary
+         if r["metric"] == "accuracy" and r["window"] == "cumulative"}
+    in_bin_b = sum(prediction(o, "binned", B) is not None for o in chosen)
+    assert n[("final", None)] == 0 and 0 < in_bin_b < 60
+    assert {n[k] for k in n if k[0] == "intermediate"} == {in_bin_b}
+
+
 @pytest.mark.parametrize("seed", range(3))
 def test_any_bundle_split_and_merge_order_gives_the_same_rows(seed):
     outs = outcomes(300, seed=seed)

@@ -40,7 +40,8 @@ def _score_rows(stream, model, category, view, scores: dict, labels: int, t, pla
     """Rows for one view at one curve point: each bin's metrics (a classifier's per-class
     measures too, and for initial and final predictions, cumulative, the confusion matrix's
     cells; classes as indices, `with_class_names` names them) and, for the binned category, Ψα
-    for each α over bins 0..B (Ψ rows carry the final bin's n). `counts` overrides each bin's n
+    for each α over bins 0..B (Ψ rows carry bin B's n: the labels with a prediction standing
+    before their label came; it is every earlier bin's at least). `counts` overrides each bin's n
     (a faded score's own n is a weight, not a count). A point before the `last` one has only
     the rows that curves keep (`in_curves`): no bin between 0 and B+1, no ROC curve's points.
 
@@ -100,11 +101,11 @@ def _score_rows(stream, model, category, view, scores: dict, labels: int, t, pla
             for alpha in plan.alphas:
                 row = MeasureKey(stream, model, INTERMEDIATE, metric, alpha=alpha,
                                  window=view).row(prioritised(per_bin, alpha),
-                                                  counts[plan.bins + 1], t)
+                                                  counts[plan.bins], t)
                 row["labels"] = labels
                 rows.append(row)
         rows += _prioritised_intervals(stream, model, view, [
-            scores[b] for b in range(plan.bins + 1)], labels, t, plan, counts[plan.bins + 1])
+            scores[b] for b in range(plan.bins + 1)], labels, t, plan, counts[plan.bins])
     return rows
 
 
