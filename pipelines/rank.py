@@ -14,14 +14,16 @@ from scipy import stats
 from metrics.ranking import LOWER_IS_BETTER, cliques, critical_difference, friedman, ranks
 from pipelines.results import load_results, whole_streams
 from transforms.errors import ConfigError
+from transforms.replay.protocols import model_and_fold
 
 
 
 def measure_table(dirs: list[str], metric: str = "accuracy", category: str = "initial",
                   window: str = "cumulative", psi: float | None = None) -> pd.DataFrame:
     """Streams × models: one measure's end-of-stream value in each run's summary (every run's
-    streams; a stream evaluated in two runs counts once per run, named `DIR:stream`); for the
-    `intermediate` category, Ψα with α = `psi`.
+    streams; a stream evaluated in two runs counts once per run, named `DIR:stream`; a `--cv`
+    run's models by their mean over the folds); for the `intermediate` category, Ψα with
+    α = `psi`.
 
     Example
     -------
@@ -44,6 +46,7 @@ def measure_table(dirs: list[str], metric: str = "accuracy", category: str = "in
         rows = summary[(summary["metric"] == metric) & (summary["category"] == category)
                        & (summary["window"] == window) & summary["class"].isna()
                        & summary["bin"].isna()]
+        rows = rows[[model_and_fold(m)[1] is None for m in rows["model"]]]
         if psi is not None:
             rows = rows[rows["alpha"] == psi]
         elif rows.duplicated(["stream", "model"]).any():
@@ -54,7 +57,7 @@ def measure_table(dirs: list[str], metric: str = "accuracy", category: str = "in
     if rows.empty:
         raise ConfigError(f"no {category} {metric} ({window}) in {', '.join(dirs)}; name a "
                           f"measure the runs report with --metric, --category and --window")
-    repeated = rows.duplicated(["stream", "model"], keep=False)
+    repeated = rows.groupby("stream")["source"].transform("nunique") > 1
     rows["stream"] = np.where(repeated, rows["source"] + ":" + rows["stream"], rows["stream"])
     models = list(dict.fromkeys(rows["model"]))
     table = rows.pivot_table(index="stream", columns="model", values="value", sort=False,
@@ -86,10 +89,13 @@ def rank_runs(dirs: list[str], out: str | None = None, metric: str = "accuracy",
     complete = table.dropna()
     left_out = sorted(set(table.index) - set(complete.index))
     if len(complete.columns) < 2 or len(complete) < 2:
+        gaps = [f"{m} has none on {', '.join(map(str, table.index[table[m].isna()]))}"
+                for m in table.columns if table[m].isna().any()]
         raise ConfigError(f"ranking needs at least 2 models, each with its {category} "
                           f"{metric} on the same 2 or more streams; found "
-                          f"{len(complete.columns)} model(s) on {len(complete)} stream(s); give "
-                          f"the folders of runs of several models over several streams")
+                          f"{len(table.columns)} model(s) on {len(table)} stream(s)"
+                          + (f" ({'; '.join(gaps)})" if gaps else "") + "; give the folders "
+                          "of runs of the same models over several streams")
     lower = metric in LOWER_IS_BETTER
     r = ranks(complete.to_numpy(), lower)
     average = dict(zip(complete.columns, r.mean(axis=0).tolist()))

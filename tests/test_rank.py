@@ -121,6 +121,29 @@ def test_psi_alpha_chooses_one_intermediate_measure(tmp_path, capsys):
     assert result["metric"] == "accuracy (Ψ2)"
 
 
+def test_runs_sharing_a_stream_name_and_cv_folds_give_one_column_per_model(tmp_path):
+    """A stream named alike in two runs is two streams (`DIR:stream`) for every model of
+    either, not only for the models both ran; a --cv run's folds (`m#0`) are no models."""
+    from pipelines.rank import measure_table
+
+    def write(name, values):
+        (tmp_path / name).mkdir()
+        pd.DataFrame([{"stream": st, "segment": None, "model": m, "category": "initial",
+                       "bin": None, "alpha": None, "window": "cumulative",
+                       "metric": "accuracy", "class": None, "value": v}
+                      for st, m, v in values]).to_csv(tmp_path / name / "summary.csv",
+                                                      index=False)
+
+    write("a", [("s", "m", 0.7), ("s", "n", 0.6), ("s", "m#0", 0.1), ("t", "m", 0.8),
+                ("t", "n", 0.9)])
+    write("b", [("s", "m", 0.5)])
+    table = measure_table([str(tmp_path / "a"), str(tmp_path / "b")])
+    assert list(table.columns) == ["m", "n"]
+    assert table.fillna(-1).to_dict() == {
+        "m": {f"{tmp_path / 'a'}:s": 0.7, "t": 0.8, f"{tmp_path / 'b'}:s": 0.5},
+        "n": {f"{tmp_path / 'a'}:s": 0.6, "t": 0.9, f"{tmp_path / 'b'}:s": -1}}
+
+
 @pytest.mark.parametrize("argv, message", [
     (["nowhere"], "no summary.csv"),
     (["{three}", "--metric", "no_such_measure"], "no initial no_such_measure"),
