@@ -190,6 +190,16 @@ def test_the_label_of_an_instance_set_aside_says_so(tmp_path):
     assert [(e[3], e[4]) for e in events] == [("instance", "a"), ("label", "a"), ("label", "d")]
 
 
+def test_an_instances_second_label_is_a_dead_letter_the_first_counts(tmp_path):
+    path = _write(tmp_path, "log.csv", "kind,id,time,f,label\ninstance,a,0,1.0,\n"
+                  "label,a,1,,x\ninstance,b,2,2.0,\nlabel,a,3,,y\nlabel,b,4,,y\n")
+    events, dead = read(str(path))
+    assert [(d["row"], d["field"], d["reason"]) for d in dead] == [
+        (4, "label", "a second label for instance 'a' (the first counts)")]
+    assert [(e[3], e[4], e[6]) for e in events] == [
+        ("instance", "a", None), ("label", "a", "x"), ("instance", "b", None), ("label", "b", "y")]
+
+
 def test_dead_letters_name_dated_times_as_datetimes(tmp_path):
     (tmp_path / "i.csv").write_text("id,time,f\na,2026-11-01T10:00:00Z,1\n")
     (tmp_path / "l.csv").write_text("id,time,label\na,2026-11-01T09:59:59.5Z,x\n")
@@ -269,7 +279,7 @@ def test_unique_ids_pending_lets_an_id_come_back_after_its_label(tmp_path):
 @pytest.mark.parametrize("replay", ["per-stream", "grouped", "per-key"])
 def test_the_replays_dead_letters_name_the_file_and_row_of_their_event(tmp_path, replay):
     # Found by the replay, not the read: an update or a label for an id that is not pending
-    # (an unknown id, a second label) and a model error set aside, with the label of the
+    # (an unknown id) and a model error set aside, with the label of the
     # instance set aside. Rows counted by hand.
     (tmp_path / "parts").mkdir()
     (tmp_path / "parts" / "a.csv").write_text(
@@ -282,7 +292,7 @@ def test_the_replays_dead_letters_name_the_file_and_row_of_their_event(tmp_path,
         "b,3,instance,2.0,0,\n"    # b.csv row 1
         "c,4,instance,3.0,1,\n"    # row 2: the model cannot predict it
         "b,5,label,,,q\n"          # row 3
-        "b,6,label,,,q\n"          # row 4: a second label
+        "yy,6,label,,,q\n"         # row 4: no such instance
         "c,7,label,,,p\n")         # row 5: its instance was set aside
     out = tmp_path / "out"
     run(RunConfig(streams=[f"s={tmp_path / 'parts'}"], models=["m=tests.helpers.FailsOn"],
@@ -291,7 +301,7 @@ def test_the_replays_dead_letters_name_the_file_and_row_of_their_event(tmp_path,
     dead = [json.loads(line) for line in open(out / "dead_letters.jsonl")]
     assert sorted((os.path.basename(d["file"]), d["row"], d["reason"][:22]) for d in dead) == [
         ("a.csv", 2, "update for id 'zz', wh"), ("b.csv", 2, "model m, stream s, ins"),
-        ("b.csv", 4, "label for id 'b', whic"), ("b.csv", 5, "label of instance 'c',")]
+        ("b.csv", 4, "label for id 'yy', whi"), ("b.csv", 5, "label of instance 'c',")]
     assert all("seq" not in d for d in dead)
 
 

@@ -484,8 +484,10 @@ def _event_log(spec, rows, instance_t: dict, repeated: set, set_aside: set, kind
     (file, row or dead letter, whether it is the label table's: all its rows are labels);
     `instance_t`: each instance id's first time in the instance table; `repeated`: the rows
     (seq) of later instances with an id already used; `set_aside`: the ids of instances that
-    were only dead letters (their labels are too, saying so)."""
+    were only dead letters (their labels are too, saying so). An instance's second label is a
+    dead letter (the first counts)."""
     o = spec.options
+    labelled: set = set()
     for path, item, from_labels in rows:
         if isinstance(item, dict):
             yield item
@@ -520,6 +522,13 @@ def _event_log(spec, rows, instance_t: dict, repeated: set, set_aside: set, kind
                                   field=spec.label_table_time if from_labels
                                   else o.get("time", "time"))
                 continue
+            if t0 is not None:
+                if key in labelled:
+                    yield dead_letter(spec.name, f"a second label for instance {key!r} (the "
+                                      f"first counts)", file=path, row=row,
+                                      field=o.get("label", "label"))
+                    continue
+                labelled.add(key)
             rank = RANK_LABEL if t0 is None or t > t0 else RANK_LABEL_AFTER_INSTANCE
             yield (t, rank, seq, LABEL, key, x or None, y)
         elif kind == INSTANCE and seq in repeated:
