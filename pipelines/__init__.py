@@ -62,10 +62,8 @@ def evaluate(streams, models, delay="0", out: str | None = None, runner: str = "
 
     if isinstance(streams, str):
         streams = [streams]
-    if isinstance(models, str):
-        models = [models]
     out = out or tempfile.mkdtemp(prefix="delayed-eval-")
-    summary = run(RunConfig(streams=list(streams), models=list(models), delay=str(delay),
+    summary = run(RunConfig(streams=list(streams), models=models, delay=str(delay),
                             out=out, runner=runner, report=report, quiet=quiet, **options))
     summary.attrs["out"] = out
     return summary

@@ -139,6 +139,11 @@ class RunConfig:
     end: str | None = None
 
     def __post_init__(self):
+        if not all(isinstance(m, str) for m in (self.models if isinstance(self.models, list)
+                                                else [None])):
+            from transforms.models.specs import model_specs  # (river: only when needed)
+
+            self.models = model_specs(self.models)  # river estimators built in Python too
         for f in dataclasses.fields(self):
             setattr(self, f.name, _typed(f.name, getattr(self, f.name), f.type))
         if not self.streams:

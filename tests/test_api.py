@@ -5,6 +5,7 @@ import math
 
 import apache_beam as beam
 import pandas as pd
+import pytest
 from apache_beam.testing.util import assert_that, equal_to
 
 from pipelines import EvaluateDelayed, RunConfig, evaluate_locally
@@ -94,3 +95,40 @@ def test_a_backfill_in_a_pipeline_of_ones_own_shuffles_the_log_as_data(tmp_path)
         results = p | EvaluateDelayed(backfill)  # no spill folder
         assert_that(results["summary"], check)
 
+
+
+def _params(model):
+    """river's own account of a model's parameters (nested models as (class, params))."""
+    return model._get_params()
+
+
+def test_river_estimators_built_in_python_are_the_models_their_specs_build():
+    from river import compose, ensemble, forest, linear_model, optim, preprocessing, tree
+
+    from transforms.models.specs import ModelSpec, ModelSpecError
+
+    models = {
+        "tree": tree.HoeffdingTreeClassifier(grace_period=50, leaf_prediction="mc"),
+        "bag": ensemble.BaggingClassifier(tree.HoeffdingTreeClassifier(delta=1e-5),
+                                          n_models=3, seed=7),
+        "lr": preprocessing.StandardScaler() | linear_model.LogisticRegression(
+            optimizer=optim.Adam(0.05), l2=0.1),
+        "arf": forest.ARFClassifier(n_models=4, seed=3),
+    }
+    config = RunConfig(streams=[STREAM], models=models, out="unused")
+    assert [m.split("=")[0] for m in config.models] == list(models)
+    for spec, model in zip(config.models, models.values()):
+        built = ModelSpec.parse(spec).build()
+        if isinstance(model, compose.Pipeline):
+            assert [_params(s) for s in built.steps.values()] == \
+                [_params(s) for s in model.steps.values()]
+        else:
+            assert _params(built) == _params(model)
+    # The nested form by hand, as a command line gives it.
+    bag = ModelSpec.parse('river.ensemble.BaggingClassifier{"model": {"river.tree.'
+                          'HoeffdingTreeClassifier": {"grace_period": 30}}}').build()
+    assert bag.model.grace_period == 30 and bag.seed == 42  # (seeded, as every spec)
+    # What JSON cannot hold is one clear error.
+    with pytest.raises(ModelSpecError, match="model FuncTransformer, parameter func: <built-in "
+                                             "function len> cannot be written as JSON"):
+        RunConfig(streams=[STREAM], models=[compose.FuncTransformer(len)], out="unused")

@@ -7,8 +7,12 @@ name, or a pipeline of those joined by `|`:
     gaussian-nb
     river.preprocessing.StandardScaler | river.neighbors.KNNClassifier
     knn=river.neighbors.KNNClassifier{"n_neighbors": 5}      (an explicit display name)
+    river.ensemble.BaggingClassifier{"model": {"river.tree.HoeffdingTreeClassifier": {}}}
 
-Nothing is ever `eval`-ed: paths are imported with importlib and parameters parsed as JSON.
+A parameter that is itself an object (a meta-model's model, an optimizer) is a JSON object
+with one key, its import path, whose value is its parameters. `spec_of` writes a river
+estimator built in Python as such a spec. Nothing is ever `eval`-ed: paths are imported with
+importlib and parameters parsed as JSON.
 """
 
 from __future__ import annotations
@@ -198,13 +202,137 @@ class Step:
             cls = getattr(importlib.import_module(module_name), attr)
         except (ImportError, AttributeError) as e:
             raise ModelSpecError(f"cannot import model {target!r}: {e}") from None
-        params = dict(self.params)
+        params = {k: _built(v, classes) for k, v in self.params.items()}
         if "seed" not in params and _takes_seed(cls):
             params["seed"] = DEFAULT_SEED
         try:
             return cls(**params)
         except Exception as e:  # the user's parameters, reported with the spec
             raise ModelSpecError(f"cannot build {target} with {self.params}: {e}") from None
+
+
+def _names_an_object(value) -> bool:
+    """A parameter value {PATH: {params}} that names an object to build."""
+    if not (isinstance(value, dict) and len(value) == 1):
+        return False
+    (path, params), = value.items()
+    return isinstance(params, dict) and isinstance(path, str) and (
+        path in BASELINES or path in REGISTRY or "." in path and " " not in path)
+
+
+def _built(value, classes: list | None):
+    """A parameter value with every object it names ({PATH: {params}}) built."""
+    if _names_an_object(value):
+        (path, params), = value.items()
+        return Step(path, params).build(classes)
+    if isinstance(value, list):
+        return [_built(v, classes) for v in value]
+    return value
+
+
+def _public_path(cls) -> str:
+    """The shortest import path that gives `cls` (river.tree.HoeffdingTreeClassifier, not the
+    module it is defined in).
+
+    >>> from river import tree
+    >>> _public_path(tree.HoeffdingTreeClassifier)
+    'river.tree.HoeffdingTreeClassifier'
+    """
+    parts = cls.__module__.split(".")
+    for i in range(1, len(parts) + 1):
+        module = ".".join(parts[:i])
+        try:
+            if getattr(importlib.import_module(module), cls.__qualname__, None) is cls:
+                return f"{module}.{cls.__qualname__}"
+        except ImportError:
+            continue
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def _as_json(value, where: str):
+    """A parameter value as JSON: river objects as {PATH: {changed params}}."""
+    if isinstance(value, tuple) and len(value) == 2 and inspect.isclass(value[0]):
+        cls, params = value
+        return {_public_path(cls): _changed_params(cls, params, where)}
+    if isinstance(value, (list, tuple)):
+        return [_as_json(v, where) for v in value]
+    if isinstance(value, dict) and all(isinstance(k, str) for k in value):
+        return {k: _as_json(v, where) for k, v in value.items()}
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    raise ModelSpecError(f"{where}: {value!r} cannot be written as JSON; give the model as a "
+                         f"spec (import path and JSON parameters)")
+
+
+def _changed_params(cls, params: dict, where: str) -> dict:
+    """The parameters (river's `_get_params()`) that differ from a default-built object's."""
+    try:
+        defaults = cls()._get_params()
+    except Exception:  # a required parameter: then its signature's defaults
+        defaults = {name: p.default for name, p in inspect.signature(cls).parameters.items()
+                    if p.default is not inspect.Parameter.empty}
+    if "_POSITIONAL_ARGS" in params:
+        raise ModelSpecError(f"{where}: {cls.__qualname__} takes positional arguments, which a "
+                             f"spec cannot hold; give the model as a spec")
+    return {name: _as_json(value, f"{where}, parameter {name}")
+            for name, value in params.items()
+            if name not in defaults or not _same(defaults[name], value)}
+
+
+def _same(a, b) -> bool:
+    try:
+        return bool(a == b)
+    except Exception:  # (arrays and the like)
+        return False
+
+
+def spec_of(model) -> str:
+    """A model spec (text) for a river estimator built in Python (a pipeline too), with the
+    parameters that differ from its defaults; a spec as it is.
+
+    Example
+    -------
+
+    >>> from river import ensemble, linear_model, optim, preprocessing, tree
+    >>> spec_of(tree.HoeffdingTreeClassifier(grace_period=50))
+    'river.tree.HoeffdingTreeClassifier{"grace_period": 50}'
+    >>> spec_of(preprocessing.StandardScaler() | linear_model.LogisticRegression(
+    ...     optimizer=optim.SGD(0.1)))  # doctest: +NORMALIZE_WHITESPACE
+    'river.preprocessing.StandardScaler | river.linear_model.LogisticRegression{"optimizer":
+     {"river.optim.SGD": {"lr": {"river.optim.schedulers.Constant": {"learning_rate": 0.1}}}}}'
+    >>> spec = spec_of(ensemble.BaggingClassifier(tree.HoeffdingTreeClassifier(), n_models=3))
+    >>> print(spec.replace(", ", ",\\n"))
+    river.ensemble.BaggingClassifier{"model": {"river.tree.HoeffdingTreeClassifier": {}},
+    "n_models": 3}
+    >>> type(ModelSpec.parse(spec).build().model).__name__
+    'HoeffdingTreeClassifier'
+    """
+    if isinstance(model, str):
+        return model
+    from river import compose
+
+    if isinstance(model, compose.Pipeline):
+        return " | ".join(spec_of(step) for step in model.steps.values())
+    if not isinstance(model, base.Base):
+        raise ModelSpecError(f"model {model!r} is neither a spec nor a river estimator")
+    where = f"model {type(model).__qualname__}"
+    params = _changed_params(type(model), model._get_params(), where)
+    return _public_path(type(model)) + (json.dumps(params) if params else "")
+
+
+def model_specs(models) -> list:
+    """`--model` specs from what a Python caller gives: a spec, a river estimator, a list of
+    them, or a dict {display name: spec or estimator}.
+
+    >>> from river import naive_bayes
+    >>> model_specs({"nb": naive_bayes.GaussianNB(), "base": "majority"})
+    ['nb=river.naive_bayes.GaussianNB', 'base=majority']
+    """
+    if isinstance(models, dict):
+        return [f"{name}={spec_of(m)}" for name, m in models.items()]
+    if isinstance(models, (list, tuple)):
+        return [spec_of(m) for m in models]
+    return [spec_of(models)]
 
 
 def _takes_seed(cls) -> bool:
