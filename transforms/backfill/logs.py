@@ -60,10 +60,9 @@ class PredictionLogSpec:
 
     Class probabilities (for log-loss, Brier, AUC and calibration) come from a map column
     {class: probability} (`proba`, as `run` writes it; a JSON object in a JSON Lines log), from
-    the positive class's probability
-    in a binary task (`{"score": "p_fraud", "positive": "fraud"}`: the other class has
-    1 − score), or from one column per class (`{"proba_columns": {"fraud": "p_fraud", "ok":
-    "p_ok"}}`).
+    the positive class's probability in a binary task (`{"score": "p_fraud", "positive":
+    "fraud"}`: the other class has 1 − score), or from one column per class
+    (`{"proba_columns": {"fraud": "p_fraud", "ok": "p_ok"}}`).
 
     >>> spec = PredictionLogSpec.parse('logs/preds{"time": "ts", "prediction": "decision"}')
     >>> spec.pattern, spec.columns["time"], spec.columns["id"]
