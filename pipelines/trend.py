@@ -4,6 +4,7 @@ share of instances still pending when the run was made."""
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
 import re
@@ -75,7 +76,7 @@ def trend_table(root: str, metrics: list[str], category: str = "initial",
     >>> table["date"].tolist(), bool((table["low"] < table["value"]).all())
     (['2026-11-01', '2026-11-02'], True)
     """
-    parts = []
+    parts, reported = [], set()  # the measures asked for; every measure the runs report
     for folder in _runs(root):
         with open(os.path.join(folder, "manifest.json"), encoding="utf-8") as f:
             manifest = json.load(f)
@@ -95,6 +96,7 @@ def trend_table(root: str, metrics: list[str], category: str = "initial",
         counts = {(c["stream"], c["model"]): c for c in manifest.get("counts", [])}
         wanted = {_measure(m): m for m in metrics}
         for (stream, piece, model, metric, label_class), (value, n) in values.items():
+            reported.add(metric if label_class is None else f"{metric} ({label_class})")
             if (metric, label_class) not in wanted:
                 continue
             low, high = (values.get((stream, piece, model, name, label_class), (np.nan,))[0]
@@ -109,10 +111,14 @@ def trend_table(root: str, metrics: list[str], category: str = "initial",
                 "metric": wanted[metric, label_class], "value": value, "low": low,
                 "high": high, "n": n, "instances": instances, "pending": pending,
                 "pending_share": pending / instances if instances else np.nan})
-    if not parts:
+    found = {p["metric"] for p in parts}  # (as --metric names them)
+    missing = [m for m in metrics if m not in found]
+    if missing:
         sliced = f" per {segment} (run them with --segment {segment})" if segment else ""
-        raise ConfigError(f"{root}: the runs report no {category} {', '.join(metrics)} "
-                          f"({window}){sliced}; name measures they report with --metric")
+        close = difflib.get_close_matches(missing[0], sorted(reported), n=1, cutoff=0.6)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise ConfigError(f"{root}: the runs report no {category} {', '.join(missing)} "
+                          f"({window}){sliced}{hint}; name measures they report with --metric")
     return pd.DataFrame(parts).sort_values(
         ["stream", "segment", "model", "metric", "date", "run"], kind="stable",
         ignore_index=True, na_position="first")

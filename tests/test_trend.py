@@ -59,3 +59,13 @@ def test_a_folder_without_runs_is_one_line(tmp_path, capsys):
     assert main(["trend", str(tmp_path)]) == 2
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and "no finished run below it" in err
+
+
+def test_a_measure_no_run_reports_is_named_with_the_closest_one(nightly, capsys):
+    # Even beside one that is reported: a trend without it would hide the typo.
+    assert main(["trend", str(nightly), "--metric", "accuracy", "--metric",
+                 "recall (frud)", "--out", str(nightly / "typo")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and err.endswith(
+        "the runs report no initial recall (frud) (cumulative) (did you mean 'recall (fraud)'?)"
+        "; name measures they report with --metric")
