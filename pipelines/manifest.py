@@ -31,6 +31,12 @@ from transforms.vocabulary import (BINNED, CATEGORIES, COMPARISON, DRIFT, FINAL,
                                    INTERMEDIATE, RESOURCE_METRICS, RESOURCES, SUMMARY_COLUMNS)
 
 
+def stream_delay(s, pl: Plan) -> str:
+    """How a stream's labels are delayed, as the summary's protocol and the manifest name it:
+    its delay spec, or `input` when the input gives every label time."""
+    return "input" if s.label_times_given() else str(s.delay(pl.delay))
+
+
 def complete_summary(pl: Plan, raw: pd.DataFrame,
                      classes: dict | None = None) -> pd.DataFrame:
     """Every expected (stream, model, category, bin, alpha, window, metric) gets a row, NaN with
@@ -73,8 +79,8 @@ def complete_summary(pl: Plan, raw: pd.DataFrame,
     rows = []
     for s, key, segment in _stream_keys(pl, raw):
         place = {"run_id": pl.config.run_id, "stream": s.name, "segment": segment}
-        delay = "input" if s.label_times_given() else s.delay(pl.delay)
-        stream_protocol = f"delayed-prequential delay={delay} repredict={pl.repredict}"
+        stream_protocol = f"delayed-prequential delay={stream_delay(s, pl)} " \
+                          f"repredict={pl.repredict}"
         for m in pl.models:
             fold = model_and_fold(m)[1] if pl.cv is not None else None
             protocol = stream_protocol + ("" if fold is None else f" cv={pl.cv} fold={fold}")
@@ -362,7 +368,7 @@ def manifest(pl: Plan, counts: dict, n_dead: int, started: str) -> dict:
         "versions": versions(),
         "streams": {s.name: {"spec": {"source": s.source,
                                       "options": s.options},
-                             "delay": str(s.delay(pl.delay)), "ordering": s.ordering,
+                             "delay": stream_delay(s, pl), "ordering": s.ordering,
                              "seed": s.options.get("seed", 42) if s.kind == "synth" else None,
                              "declared_classes": pl.classes[s.name],
                              "read": counts["streams"].get(s.name, {})}

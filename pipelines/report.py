@@ -44,16 +44,27 @@ def _profile_table(profiles: dict) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def _delays(manifest: dict) -> str:
+    """Each stream's delay (one, when they share it), as the manifest records them.
+
+    >>> _delays({"streams": {"a": {"delay": "1000"}, "b": {"delay": "input"}}})
+    'a: 1000; b: input'
+    """
+    delays = {name: s.get("delay") for name, s in manifest.get("streams", {}).items()}
+    if len(set(delays.values())) == 1:
+        return str(next(iter(delays.values())))
+    return "; ".join(f"{name}: {d}" for name, d in delays.items())
+
+
 def _render_html(run: RunFiles, made: list[Figure], notes: list[str]) -> str:
     """The report page: the run's facts, the summary, the Page-Hinkley and profile tables, the
     counts, and the figures embedded as PNG data, with the figures not drawn and why.
     """
     m = run.manifest
     esc = html.escape
-    cfg = m.get("config", {})
     facts = [("run", m.get("run_id")), ("finished", m.get("finished")),
              ("streams", ", ".join(run.streams)), ("models", ", ".join(run.models)),
-             ("delay", cfg.get("delay")), ("re-prediction", m.get("repredict")),
+             ("delay", _delays(m)), ("re-prediction", m.get("repredict")),
              ("bins B", m.get("bins")), ("replay", m.get("replay")),
              ("dead letters", m.get("dead_letters"))]
     parts = [
@@ -72,7 +83,7 @@ def _render_html(run: RunFiles, made: list[Figure], notes: list[str]) -> str:
         "column per model.</p>",
         _table_html(summary_table(run.summary, run.positive_options)),
     ]
-    segments = segment_table(run.segments, run.positive_options)
+    segments = segment_table(pd.concat([run.summary, run.segments]), run.positive_options)
     if not segments.empty:
         parts += ["<h2>Segments</h2>",
                   "<p>Each --segment slice scored as a stream of its own: its scored labels, "

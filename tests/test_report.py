@@ -95,6 +95,27 @@ def test_a_curve_without_any_value_is_neither_drawn_nor_in_the_legend(tmp_path):
     assert "no-change initial" in svg and "no-change final" not in svg
 
 
+def test_the_reports_facts_and_slices_are_those_of_the_terminal(tmp_path):
+    """The delay a stream's own option gives (not --delay's default), and each slice's
+    positive-class precision with its interval, as the terminal's segment table has them."""
+    from pipelines.results import segment_table
+
+    rng = np.random.default_rng(5)
+    x = rng.normal(size=300)
+    pd.DataFrame({"time": np.arange(300.0), "x": x, "country": rng.choice(["A", "B"], 300),
+                  "label": np.where(x + rng.normal(size=300) > 1, "fraud", "ok"),
+                  "wait": rng.uniform(1, 20, 300)}).to_csv(tmp_path / "s.csv", index=False)
+    stream = f's={tmp_path / "s.csv"}{{"features": ["x"], "delay": "column:wait"}}'
+    summary = evaluate(stream, "gaussian-nb", out=str(tmp_path / "out"), repredict="none",
+                       segments=["country"], report=True)
+    page = (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
+    assert "<li><b>delay</b>: column:wait:seconds</li>" in page
+    table = segment_table(summary)
+    assert "initial precision (fraud)" in table.columns
+    for cell in table["initial precision (fraud)"]:
+        assert f"<td>{cell}</td>" in page
+
+
 def test_report_command(finished_run, tmp_path, capsys):
     out, _ = finished_run
     (out / "report.html").unlink()
