@@ -183,10 +183,12 @@ class RegressionScore:
         return s
 
     def __eq__(self, other) -> bool:
-        """Equal sums (their exact values; partials may hold them differently)."""
+        """Equal sums (their exact values; partials may hold them differently, and a sum
+        with an infinite or NaN term is that term, whatever its finite ones)."""
         def exact(s):
             return [s.n, s.abs_errors and s.abs_errors.to_dict()] + [
-                (getattr(s, name).exact, repr(getattr(s, name).special)) for name in _SUMS]
+                (None if getattr(s, name).special else getattr(s, name).exact,
+                 repr(getattr(s, name).special)) for name in _SUMS]
 
         return isinstance(other, RegressionScore) and exact(self) == exact(other)
 
