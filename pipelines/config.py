@@ -115,7 +115,7 @@ class RunConfig:
     log_predictions: str = "all"
     on_model_error: str = "fail"  # fail | dead-letter (`transforms.replay.engine.ReplayEngine`)
     chunk_size: int = 1000
-    curve_every: int = 1000
+    curve_every: int | None = None  # None: `curve_step` of the shortest stream's length
     timer_bucket: float | None = None  # seconds of event time per streaming drain
     run_id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
     beam_args: list[str] = field(default_factory=list)
@@ -159,7 +159,7 @@ class RunConfig:
         if self.progress_every < 0:
             raise ConfigError("progress_every must be 0 or more seconds")
         for name in ("chunk_size", "curve_every", "bins", "buckets", "min_segment_size"):
-            if getattr(self, name) < 1:
+            if getattr(self, name) is not None and getattr(self, name) < 1:
                 raise ConfigError(f"{name} must be at least 1")
         if any(a <= 0 for a in self.alphas):
             raise ConfigError(f"alpha must be positive, got {self.alphas}")

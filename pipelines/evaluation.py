@@ -118,7 +118,7 @@ class EvaluateDelayed(beam.PTransform):
         points = source.pop(RESOURCE_POINTS, None)
         if points is not None and pl.config.resources:
             costs = points | "Resources" >> RowsPerKey(functools.partial(
-                resource_rows, curve_every=pl.config.curve_every))
+                resource_rows, curve_every=pl.scoring.curve_every))
             summaries.append(costs.summary)
             curves.append(costs[CURVES])
         classifiers = [m for m in pl.models if pl.tasks[m] == "classification"]
@@ -150,7 +150,8 @@ class EvaluateDelayed(beam.PTransform):
         engines = EngineFactory(pl.models, pl.classes, pl.tasks, cfg.final, pl.repredict,
                                 pl.scoring.bins, cfg.log_predictions, progress,
                                 pl.scoring.baseline_views, cfg.on_model_error,
-                                cfg.probabilities, cfg.curve_every if cfg.resources else 0,
+                                cfg.probabilities,
+                                pl.scoring.curve_every if cfg.resources else 0,
                                 tuple(cfg.segments), pl.hidden, cv=pl.cv, holdout=pl.holdout,
                                 repredicted_probabilities=cfg.repredicted_probabilities)
         if pl.replay in ("per-key", "per-stream"):

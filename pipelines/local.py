@@ -12,7 +12,7 @@ from transforms.models.specs import ModelSpec
 from transforms.replay.engine import ReplayEngine
 from transforms.replay.repredict import RepredictPolicy
 from transforms.scoring.curves import score_locally, with_class_names
-from transforms.scoring.plan import ScoringPlan
+from transforms.scoring.plan import ScoringPlan, curve_step
 from transforms.streams.delays import DelaySpec
 from transforms.streams.sources import StreamSpec
 
@@ -43,7 +43,7 @@ class LocalResult(NamedTuple):
 def evaluate_locally(stream: str, model: str, delay: str = "0", *, final: bool = True,
                      repredict: str = "none", bins: int = 100, alphas=(1.0, 2.0, 10.0),
                      windows=(), fadings=(), time_windows=(),
-                     curve_every: int = 1000, auc: bool = False) -> LocalResult:
+                     curve_every: int | None = None, auc: bool = False) -> LocalResult:
     """Evaluate `model` (a spec, as for `--model`) on `stream` (as for `--stream`) with the
     label `delay`, in this process: the same engine and scoring as `run`, the same numbers.
 
@@ -75,7 +75,8 @@ def evaluate_locally(stream: str, model: str, delay: str = "0", *, final: bool =
     model_spec = ModelSpec.parse(model)
     policy = RepredictPolicy.parse(repredict).with_bins(bins)
     plan = ScoringPlan.of(policy, final=final, bins=bins, alphas=alphas,
-                          curve_every=curve_every, windows=windows, fadings=fadings,
+                          curve_every=curve_every or curve_step(spec.approximate_length()),
+                          windows=windows, fadings=fadings,
                           time_windows=time_windows, auc=auc)
     engine = ReplayEngine(model_spec, spec.name, spec.declared_classes(), final=final,
                           repredict=policy, bins=plan.bins, log_predictions="none",

@@ -364,7 +364,7 @@ def manifest(pl: Plan, counts: dict, n_dead: int, started: str) -> dict:
         "finished": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         "command": " ".join(sys.argv), "config": pl.config.to_dict(),
         "replay": "backfill" if pl.backfill else pl.replay, "repredict": str(pl.repredict),
-        "bins": pl.scoring.bins,
+        "bins": pl.scoring.bins, "curve_every": pl.scoring.curve_every,
         "versions": versions(),
         "streams": {s.name: {"spec": {"source": s.source,
                                       "options": s.options},

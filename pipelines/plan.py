@@ -18,7 +18,7 @@ from transforms.replay.protocols import (FOLD_SEPARATOR, CrossValidation, Holdou
                                          model_and_fold)
 from transforms.replay.repredict import RepredictPolicy
 from transforms.scoring.drift import DriftPlan
-from transforms.scoring.plan import ScoringPlan
+from transforms.scoring.plan import ScoringPlan, curve_step
 from transforms.streams.delays import DelaySpec
 from transforms.streams.read import TimeRange
 from transforms.streams.sources import StreamSpec
@@ -145,8 +145,10 @@ def plan(config: RunConfig) -> Plan:
     if len(set(names)) != len(names):
         raise ConfigError(f"stream names must be unique, got {names}; name them with NAME=SOURCE")
     try:
+        lengths = [n for n in (s.approximate_length() for s in streams) if n]
+        curve_every = config.curve_every or curve_step(min(lengths, default=None))
         scoring = ScoringPlan.of(repredict, final=config.final, bins=config.bins,
-                                 alphas=config.alphas, curve_every=config.curve_every,
+                                 alphas=config.alphas, curve_every=curve_every,
                                  windows=config.windows, fadings=config.fadings,
                                  time_windows=config.time_windows,
                                  bootstrap=config.bootstrap, auc=config.auc,

@@ -6,6 +6,7 @@ import pandas as pd
 import pytest
 
 from pipelines.cli import main
+from pipelines.config import RunConfig
 from pipelines.results import load_results
 from tests.helpers import data
 
@@ -258,3 +259,22 @@ def test_fail_if_exits_with_status_3_after_writing_the_results(tmp_path, capsys)
     assert main([*base, "--out", str(tmp_path / "bad"), "--fail-if", "initial acuracy < 1"]) == 2
     assert "unknown measure 'acuracy'" in capsys.readouterr().err
     assert not (tmp_path / "bad").exists()
+
+
+def test_curve_points_are_spaced_for_the_shortest_stream(tmp_path):
+    """Without --curve-every: about 50 points on the shortest stream (its length from a
+    generator's n or a table's rows), 1, 2 or 5 × 10^k labels apart, at most 1000."""
+    from pipelines.plan import plan
+
+    path = tmp_path / "rows.csv"
+    pd.DataFrame({"time": range(300), "x": 0.5, "label": "a"}).to_csv(path, index=False)
+
+    def every(*streams, **options):
+        config = RunConfig(streams=list(streams), models=["majority"], out=str(tmp_path),
+                           **options)
+        return plan(config).scoring.curve_every
+
+    assert every('synth:SEA{"n": 20000}') == 200  # 20 000 / 50 = 400: 200 is the 1-2-5 step
+    assert every('synth:SEA{"n": 200000}') == 1000
+    assert every('a=synth:SEA{"n": 20000}', f"b={path}") == 5  # 300 rows: 6 → 5
+    assert every(f"{path}", curve_every=7) == 7

@@ -47,8 +47,8 @@ from transforms.streams import arff
 from transforms.streams.delays import TIME_UNITS, DelaySpec
 from transforms.streams.rows import Checks, labelled_rows
 from transforms.streams.table_files import (CSV_OPTIONS, FORMATS, columns_of,
-                                            csv_options, event_seconds, fmt_of, time_problem,
-                                            has_rows, head_of, table_files)
+                                            csv_options, event_seconds, fmt_of, has_rows,
+                                            head_of, row_count, table_files, time_problem)
 from transforms.streams.tables import table_columns, table_events
 
 # Text that reads as a date: ISO 2026-11-01[T10:00[:00]], or 01/11/2026, 1.11.26.
@@ -214,6 +214,28 @@ class StreamSpec:
     def delay(self, default: DelaySpec) -> DelaySpec:
         d = self.options.get("delay")
         return default if d is None else DelaySpec.parse(d)
+
+    def approximate_length(self) -> int | None:
+        """About how many instances the stream has, read cheaply: a generator's `n`, a river
+        dataset's size, a table's rows (an event log's count its labels too); None for ARFF.
+
+        >>> StreamSpec.parse('synth:SEA{"n": 500}').approximate_length()
+        500
+        >>> StreamSpec.parse("dataset:Phishing").approximate_length()
+        1250
+        """
+        o = self.options
+        if self.kind == "synth":
+            return int(o.get("n", 10_000))
+        if self.kind == "dataset":
+            from river import datasets
+
+            size = getattr(getattr(datasets, self.source.split(":", 1)[1])(), "n_samples", None)
+            return min(size, o["n"]) if size and o.get("n") else size or o.get("n")
+        if self.format == "arff":
+            return None
+        return sum(row_count(f, fmt_of(f, self.format), csv_options(o))
+                   for f in table_files(self.source))
 
     def drift_points(self) -> list[int]:
         """Known drift positions (1-based instance positions) of a generated stream.

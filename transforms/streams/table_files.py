@@ -196,12 +196,13 @@ class TextFacts(NamedTuple):
     of the times that parse; the columns whose type pandas infers differently from chunk to
     chunk, with one type for the whole file (numbers if every chunk has numbers, else text);
     and for JSON Lines, the chunks as parsed (`Spool`; None if they could not be kept), so the
-    rows are read without parsing the file again."""
+    rows are read without parsing the file again; and its number of rows."""
 
     head: pd.DataFrame
     times: dict
     dtypes: dict
     chunks: Spool | None = None
+    rows: int = 0
 
 
 class Spool:
@@ -287,9 +288,10 @@ def _text_facts_of(path: str, fmt: str, version: tuple, csv: str, chunk_rows: in
     # Chunk by chunk (the types depend on the chunks), so the pass holds one chunk, not the
     # file. A column is a column of times if its head has a time that parses and no chunk
     # mixes numbers and text in it.
-    head, columns, kinds, dtypes, times = None, {}, {}, {}, {}
+    head, columns, kinds, dtypes, times, rows = None, {}, {}, {}, {}, 0
     spool = _spool() if fmt == "jsonl" else None
     for frame in _raw_chunks(path, fmt, json.loads(csv), chunk_rows, spool):
+        rows += len(frame)
         columns.update(dict.fromkeys(frame.columns))
         for column in frame.columns:
             values = frame[column]
@@ -320,7 +322,7 @@ def _text_facts_of(path: str, fmt: str, version: tuple, csv: str, chunk_rows: in
     return TextFacts(head, {c: tuple(told) for c, told in times.items()
                             if told[1] is not None and len(kinds[c]) == 1
                             and "mixed" not in kinds[c]}, one_type,
-                     spool if spool is not None and spool.parts is not None else None)
+                     spool if spool is not None and spool.parts is not None else None, rows)
 
 
 def _spool() -> Spool | None:
@@ -461,6 +463,24 @@ def head_of(path: str, fmt: str, csv: dict | None = None, rows: int = 1000) -> p
     if fmt == "jsonl" and rows <= JSONL_HEAD:
         return text_facts(path, fmt, csv).head.head(rows)
     return _read_table(path, fmt, csv).head(rows)
+
+
+def row_count(path: str, fmt: str, csv: dict | None = None) -> int:
+    """A table file's rows: from a Parquet file's metadata, from the pass over a text file.
+
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "t.csv")
+    >>> with open(path, "w") as f:
+    ...     _ = f.write("x\\n1\\n2\\n")
+    >>> row_count(path, "csv")
+    2
+    """
+    if fmt == "parquet":
+        import pyarrow.parquet as pq
+
+        with opened(path) as source:
+            return pq.ParquetFile(source).metadata.num_rows
+    return text_facts(path, fmt, csv).rows
 
 
 def has_rows(path: str, fmt: str, csv: dict | None = None) -> bool:
