@@ -82,7 +82,7 @@ def _scoring_args(parser: argparse.ArgumentParser) -> None:
                         help="Page-Hinkley fading factor (repeatable; default 1: no fading)")
     parser.add_argument("--chunk-size", type=int, default=None, help="events per Beam element")
     parser.add_argument("--curve-every", type=int, default=None,
-                        help="labels between curve points (default: about 50 points on the "
+                        help="labels between curve points (default: at least 25 points on the "
                              "shortest stream, 1, 2 or 5 × 10^k labels apart, at most 1000)")
     parser.add_argument("--config", default=None, help="a YAML file with the same fields")
     parser.add_argument("--run-id", default=None, help="an id for this run (default: random)")

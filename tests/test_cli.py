@@ -262,7 +262,7 @@ def test_fail_if_exits_with_status_3_after_writing_the_results(tmp_path, capsys)
 
 
 def test_curve_points_are_spaced_for_the_shortest_stream(tmp_path):
-    """Without --curve-every: about 50 points on the shortest stream (its length from a
+    """Without --curve-every: at least 25 points on the shortest stream (its length from a
     generator's n or a table's rows), 1, 2 or 5 × 10^k labels apart, at most 1000."""
     from pipelines.plan import plan
 
@@ -274,7 +274,7 @@ def test_curve_points_are_spaced_for_the_shortest_stream(tmp_path):
                            **options)
         return plan(config).scoring.curve_every
 
-    assert every('synth:SEA{"n": 20000}') == 200  # 20 000 / 50 = 400: 200 is the 1-2-5 step
+    assert every('synth:SEA{"n": 20000}') == 500  # 20 000 / 25 = 800: 500 is the 1-2-5 step
     assert every('synth:SEA{"n": 200000}') == 1000
-    assert every('a=synth:SEA{"n": 20000}', f"b={path}") == 5  # 300 rows: 6 → 5
+    assert every('a=synth:SEA{"n": 20000}', f"b={path}") == 10  # 300 rows: 12 → 10
     assert every(f"{path}", curve_every=7) == 7

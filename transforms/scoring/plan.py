@@ -34,22 +34,23 @@ def time_window(text: str) -> tuple[str, float, float]:
     return f"time={text}", size, period
 
 
-# At most this many labels between curve points, and about this many points on a shorter stream.
-CURVE_EVERY, CURVE_POINTS = 1000, 50
+# At most this many labels between curve points, and at least this many points on a shorter
+# stream.
+CURVE_EVERY, CURVE_MIN_POINTS = 1000, 25
 
 
 def curve_step(labels: int | None) -> int:
     """Labels between curve points for a stream of about `labels` labels: the largest step of
-    1, 2, 5 × 10^k that gives `CURVE_POINTS` points or more, at most `CURVE_EVERY` (also when
+    1, 2, 5 × 10^k that gives `CURVE_MIN_POINTS` points or more, at most `CURVE_EVERY` (also when
     the length is not known).
 
     >>> curve_step(1250), curve_step(20_000), curve_step(10**6), curve_step(None), curve_step(30)
-    (20, 200, 1000, 1000, 1)
+    (50, 500, 1000, 1000, 1)
     """
     if not labels:
         return CURVE_EVERY
     steps = [m * 10 ** k for k in range(4) for m in (1, 2, 5) if m * 10 ** k <= CURVE_EVERY]
-    return max([s for s in steps if s * CURVE_POINTS <= labels], default=1)
+    return max([s for s in steps if s * CURVE_MIN_POINTS <= labels], default=1)
 
 
 @dataclass(frozen=True)
