@@ -103,7 +103,8 @@ def _params(model):
 
 
 def test_river_estimators_built_in_python_are_the_models_their_specs_build():
-    from river import compose, ensemble, forest, linear_model, optim, preprocessing, tree
+    from river import (compose, ensemble, forest, linear_model, multiclass, optim,
+                       preprocessing, tree)
 
     from transforms.models.specs import ModelSpec, ModelSpecError
 
@@ -132,3 +133,7 @@ def test_river_estimators_built_in_python_are_the_models_their_specs_build():
     with pytest.raises(ModelSpecError, match="model FuncTransformer, parameter func: <built-in "
                                              "function len> cannot be written as JSON"):
         RunConfig(streams=[STREAM], models=[compose.FuncTransformer(len)], out="unused")
+    inner = preprocessing.StandardScaler() | linear_model.LogisticRegression()
+    with pytest.raises(ModelSpecError, match="parameter classifier: a pipeline inside"):
+        RunConfig(streams=[STREAM], models=[multiclass.OneVsRestClassifier(inner)],
+                  out="unused")

@@ -187,7 +187,7 @@ _DATED = (1e9, 4102444800.0)
 
 
 def readable_time(t: float) -> str:
-    """An event time as a user wrote it: a UTC datetime for a date, else the number of seconds.
+    """An event time as a message shows it: a UTC datetime for a date, else its seconds.
 
     >>> readable_time(1793487600.0), readable_time(1793487600.25), readable_time(12.5)
     ('2026-10-31 23:00:00 UTC', '2026-10-31 23:00:00.250 UTC', '12.5')

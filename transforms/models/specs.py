@@ -253,6 +253,9 @@ def _as_json(value, where: str):
     """A parameter value as JSON: river objects as {PATH: {changed params}}."""
     if isinstance(value, tuple) and len(value) == 2 and inspect.isclass(value[0]):
         cls, params = value
+        if cls.__name__ == "Pipeline":  # (its steps are no parameters a spec can name)
+            raise ModelSpecError(f"{where}: a pipeline inside a parameter cannot be written as "
+                                 f"a spec; give the model as a spec")
         return {_public_path(cls): _changed_params(cls, params, where)}
     if isinstance(value, (list, tuple)):
         return [_as_json(v, where) for v in value]

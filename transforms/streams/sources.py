@@ -215,6 +215,26 @@ class StreamSpec:
         d = self.options.get("delay")
         return default if d is None else DelaySpec.parse(d)
 
+    def feature_columns(self, columns, delay: DelaySpec | None = None) -> list[str]:
+        """The columns a model sees: the `features` option's, else every column but the id,
+        time, kind, label, label time and delay (`delay`, else the stream's own) columns; none
+        when no model reads them (a backfill).
+
+        >>> spec = StreamSpec.parse('t.csv{"delay": "column:wait"}')
+        >>> spec.feature_columns(["time", "x", "label", "wait"])
+        ['x']
+        """
+        o = self.options
+        if not self.reads_features:
+            return []
+        if "features" in o:
+            return list(o["features"] or [])
+        delay = delay if delay is not None else self.delay(DelaySpec.parse("0"))
+        reserved = {o.get(k, k) for k in ("id", "time", "kind", "label", "label_time")}
+        if delay.kind == "column":
+            reserved.add(delay.column)
+        return [c for c in columns if c not in reserved]
+
     def approximate_length(self) -> int | None:
         """About how many instances the stream has, read cheaply: a generator's `n`, a river
         dataset's size, a table's rows (an event log's count its labels too); None for ARFF.
@@ -436,9 +456,8 @@ class StreamSpec:
         """Text columns that would become features but look like event times or ids (read
         from the file's first rows): a model would learn from them, or fail on them."""
         o = self.options
-        reserved = {o.get(k, k) for k in ("id", "time", "kind", "label", "label_time")}
         head = head_of(path, fmt_of(path, self.format), csv_options(o))
-        others = [c for c in head.columns if c not in reserved]
+        others = self.feature_columns(list(head.columns))
         for col in others:
             values = head[col].dropna()
             if pd.api.types.is_numeric_dtype(values) or not len(values) or \
@@ -468,13 +487,9 @@ class StreamSpec:
         if fmt_of(path, self.format) != "csv" or "decimal" in o:
             return
         head = head_of(path, "csv", csv_options(o))
-        reserved = {o.get(k, k) for k in ("id", "time", "kind", "label", "label_time")}
-        numbers = [c for c in head.columns if c not in reserved] if "features" not in o \
-            else list(o["features"] or [])
-        if not self.reads_features:
-            numbers = []
-        delay = DelaySpec.parse(o["delay"]) if "delay" in o else None
-        if delay is not None and delay.kind == "column":
+        numbers = self.feature_columns(list(head.columns))
+        delay = self.delay(DelaySpec.parse("0"))
+        if delay.kind == "column":
             numbers.append(delay.column)
         for col in numbers:
             values = head[col].dropna() if col in head.columns else pd.Series([], dtype=object)

@@ -162,9 +162,7 @@ class _TableColumns:
         self.delay = delay.column if delay.kind == "column" else None
         self.missing = o.get("missing", "dead-letter")
         self.unit = o.get("time_unit", "s")
-        reserved = {self.id, self.time, self.kind, self.label, self.label_time, self.delay}
-        self.features = [] if not spec.reads_features else list(o["features"]) \
-            if "features" in o else [c for c in columns if c not in reserved]
+        self.features = spec.feature_columns(columns, delay)
         self.segment_only = spec.segment_only  # read as they are, missing or not
         self.label_table = False  # a label table's rows are labels, whatever their features
         self.numeric: dict = {}  # text feature columns read as numbers (decided on first chunk)
