@@ -76,7 +76,7 @@ def trend_table(root: str, metrics: list[str], category: str = "initial",
     >>> table["date"].tolist(), bool((table["low"] < table["value"]).all())
     (['2026-11-01', '2026-11-02'], True)
     """
-    parts, reported = [], set()  # the measures asked for; every measure the runs report
+    parts, reported = [], set()  # the trend's rows; every measure the runs report (a hint)
     for folder in _runs(root):
         with open(os.path.join(folder, "manifest.json"), encoding="utf-8") as f:
             manifest = json.load(f)
