@@ -50,6 +50,22 @@ def _scoring_args(parser: argparse.ArgumentParser) -> None:
     """What run and backfill score and report."""
     parser.add_argument("--bins", type=int, default=None,
                         help="B, bins of the latency period for binned measures (default 100)")
+    parser.add_argument("--no-probabilities", dest="probabilities", action="store_false",
+                        default=None,
+                        help="keep classes only: no class probabilities with the initial and final "
+                             "predictions (a backfill ignores the log's), so no log-loss, Brier "
+                             "score, ROC-AUC, PR-AUC or calibration (default: kept for classifiers "
+                             "with predict_proba_one, and read from a log that has them)")
+    parser.add_argument("--auc", action="store_true", default=None,
+                        help="also the exact ROC-AUC and PR-AUC (average precision) of the class "
+                             "probabilities, overall and per class, at every curve point: they "
+                             "keep every distinct probability, so memory and time grow with the "
+                             "labels (default: off; log-loss, Brier and calibration are on)")
+    parser.add_argument("--bootstrap", type=int, default=None, metavar="R",
+                        help="R Poisson bootstrap replicates (seeded, the same on every runner): "
+                             "95 %% percentile intervals of accuracy, kappa and macro F1 "
+                             "(accuracy_bootstrap_low/high, ...) in every view but fading, of "
+                             "their Ψα and, with --auc, of ROC-AUC and PR-AUC (default: none)")
     parser.add_argument("--repredicted-probabilities", action="store_true", default=None,
                         help="also the class probabilities of re-predictions (run: kept and "
                              "logged; backfill: read from the log): log-loss, Brier, ECE (and "
@@ -199,16 +215,6 @@ def _run_parser(sub) -> argparse.ArgumentParser:
     run.add_argument("--no-final", dest="final", action="store_false", default=None,
                      help="skip the final (test-then-train) prediction: initial scores only, "
                           "half the predict calls")
-    run.add_argument("--no-probabilities", dest="probabilities", action="store_false",
-                     default=None,
-                     help="keep classes only: no class probabilities with the initial and final "
-                          "predictions, so no log-loss, Brier score, ROC-AUC, PR-AUC or "
-                          "calibration (default: kept for classifiers with predict_proba_one)")
-    run.add_argument("--auc", action="store_true", default=None,
-                     help="also the exact ROC-AUC and PR-AUC (average precision) of the class "
-                          "probabilities, overall and per class, at every curve point: they "
-                          "keep every distinct probability, so memory and time grow with the "
-                          "labels (default: off; log-loss, Brier and calibration are on)")
     run.add_argument("--holdout", default=None, metavar="EVERY:SIZE",
                      help="also a periodic holdout: after every EVERY labels the model as it "
                           "stands predicts the next SIZE instances, which no model learns and "
@@ -220,11 +226,6 @@ def _run_parser(sub) -> argparse.ArgumentParser:
                           "and learning its fold's labels; METHOD k-fold, bootstrap or split; "
                           "the summary adds each model's mean and standard deviation (_sd) "
                           "over its folds")
-    run.add_argument("--bootstrap", type=int, default=None, metavar="R",
-                     help="R Poisson bootstrap replicates (seeded, the same on every runner): "
-                          "95 %% percentile intervals of accuracy, kappa and macro F1 "
-                          "(accuracy_bootstrap_low/high, ...) in every view but fading, of "
-                          "their Ψα and, with --auc, of ROC-AUC and PR-AUC (default: none)")
     run.add_argument("--resources", action="store_true", default=None,
                      help="also measure each model's cost: CPU seconds in learning and in "
                           "predicting, its size in bytes at every curve point, and RAM-hours "

@@ -278,3 +278,24 @@ def test_curve_points_are_spaced_for_the_shortest_stream(tmp_path):
     assert every('synth:SEA{"n": 200000}') == 1000
     assert every('a=synth:SEA{"n": 20000}', f"b={path}") == 10  # 300 rows: 12 → 10
     assert every(f"{path}", curve_every=7) == 7
+
+
+def test_backfill_takes_every_scoring_option_of_run():
+    """What is scored is the same for a replay and a log: only the options of the replay itself
+    (the models, the final prediction, holdout, cross-validation, model costs and errors, what
+    predictions are logged, the replay's arrangement) are run's alone."""
+    import argparse
+
+    from pipelines.cli import _config, _parser
+
+    commands = next(a for a in _parser()._actions if isinstance(a, argparse._SubParsersAction))
+    flags = {name: {f for a in sub._actions for f in a.option_strings}
+             for name, sub in commands.choices.items()}
+    assert flags["run"] - flags["backfill"] == {
+        "--no-final", "--holdout", "--cv", "--resources", "--on-model-error",
+        "--log-predictions", "--replay", "--timer-bucket"}
+    args, _ = _parser().parse_known_args(["backfill", "--stream", "s.csv", "--predictions",
+                                          "log.csv", "--auc", "--bootstrap", "5",
+                                          "--no-probabilities", "--out", "unused"])
+    config = _config(args, [])
+    assert (config.auc, config.bootstrap, config.probabilities) == (True, 5, False)
