@@ -252,7 +252,7 @@ def _backfill_parser(sub) -> argparse.ArgumentParser:
                     "of a replayed model's.")
     _stream_args(backfill)
     backfill.add_argument("--predictions", default=None, metavar="LOG",
-                          help='the prediction log: a .parquet/.csv file, glob or directory '
+                          help='the prediction log: a .parquet/.csv/.jsonl file, glob or directory '
                                '(hive partitions welcome), with optional {json} column names: '
                                'stream, model, id, kind, time, prediction (defaults: those of '
                                'run\'s predictions.parquet)')
