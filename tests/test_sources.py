@@ -120,6 +120,26 @@ def test_arff_declares_classes_in_header_order():
     assert [e[6] for e in events if e[3] == "label"] == ["no", "yes", "yes", "no"]
 
 
+def test_an_arff_date_is_a_number_and_features_choose_attributes(tmp_path):
+    path = tmp_path / "d.arff"
+    path.write_text('@relation r\n@attribute when date "yyyy-MM-dd HH:mm:ss"\n'
+                    "@attribute x numeric\n@attribute class {a,b}\n@data\n"
+                    '"2026-01-01 10:00:00",1.0,a\n"soon",2.0,b\n?,3.0,a\n')
+    events, dead = read(str(path), delay="1")
+    # Seconds since the epoch, as Weka keeps a date (in ms) for a model to learn from.
+    assert [e[5] for e in events if e[3] == "instance"] == [
+        {"when": 1767261600.0, "x": 1.0}, {"x": 3.0}]
+    assert [(d["row"], d["field"], d["reason"]) for d in dead] == [
+        (7, "when", "'\"soon\"' is not an ISO date")]
+    events, _ = read(f'{path}{{"features": ["x"]}}', delay="1")
+    assert [e[5] for e in events if e[3] == "instance"] == [{"x": 1.0}, {"x": 2.0}, {"x": 3.0}]
+    # A table's column options name nothing in an ARFF file: one line, not ignored.
+    for options, message in (('{"label": "class"}', "leave out label"),
+                             ('{"features": ["y"]}', r"feature attribute\(s\) \['y'\] not")):
+        with pytest.raises(InputError, match=message):
+            StreamSpec.parse(f"{path}{options}").check()
+
+
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.text(alphabet="ab1.5 \t,'\"?%{-", min_size=1, max_size=12), min_size=1,
                 max_size=8))

@@ -175,13 +175,21 @@ class ArffValueError(ValueError):
 
 
 def convert(attribute: Attribute, text: str):
-    """One ARFF cell as a Python value; raises ArffValueError if it does not fit the type.
+    """One ARFF cell as a Python value (a date as seconds since the epoch, a number as Weka
+    keeps it); raises ArffValueError if it does not fit the type.
 
     >>> convert(Attribute("a", "numeric"), "1.5"), convert(Attribute("c", "nominal", ("x",)), "?")
     (1.5, None)
+    >>> convert(Attribute("d", "date"), '"1970-01-01 00:01:00"')
+    60.0
     """
     if text == "?":
         return None
+    if attribute.type == "date":
+        try:
+            return parse_time_value(text)
+        except ValueError:
+            raise ArffValueError(f"{text!r} is not an ISO date") from None
     if attribute.type == "numeric":
         try:
             return float(text)
@@ -248,6 +256,30 @@ def arff_class_index(spec, attrs) -> int:
     return len(attrs) - (3 if spec.options.get("delayed") else 1)
 
 
+def check_arff_options(spec, attrs: list[Attribute]) -> None:
+    """The stream options an ARFF file takes: a table's column options name nothing in it,
+    and `features` names its attributes.
+
+    >>> from transforms.streams.sources import StreamSpec
+    >>> attrs = [Attribute("a", "numeric"), Attribute("class", "nominal", ("x", "y"))]
+    >>> check_arff_options(StreamSpec.parse('s.arff{"label": "class"}'), attrs)
+    ... # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    transforms.errors.InputError: s.arff: an ARFF file's class is ...; leave out label
+    """
+    o = spec.options
+    columns = sorted({"id", "time", "kind", "label", "label_time", "label_id", "labels"} & set(o))
+    if columns:
+        raise InputError(f"{spec.source}: an ARFF file's class is its last attribute or the one "
+                         f'{{"target": ...}} names; leave out {", ".join(columns)}')
+    names = [a.name for a in attrs]
+    unknown = [f for f in o.get("features") or [] if f not in names]
+    if unknown:
+        raise InputError(f"{spec.source}: feature attribute(s) {unknown} not found; attributes "
+                         f"are {names}")
+
+
 def arff_events(spec, delay, checks) -> Iterator:
     """Events of an ARFF stream: labelled rows (delay model) or MOA-style delayed ARFF.
 
@@ -271,6 +303,9 @@ def arff_events(spec, delay, checks) -> Iterator:
     ci = arff_class_index(spec, attrs)
     delayed = bool(spec.options.get("delayed"))
     feature_idx = [i for i in range(len(attrs)) if i != ci and not (delayed and i > ci)]
+    if "features" in spec.options:  # (`arff_features` checked the names)
+        wanted = set(spec.options["features"] or [])
+        feature_idx = [i for i in feature_idx if attrs[i].name in wanted]
 
     def parse(lineno, values):
         if len(values) != len(attrs):

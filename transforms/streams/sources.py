@@ -361,6 +361,7 @@ class StreamSpec:
                                  f"leave it out")
             attrs, rows = arff.load_arff(self.source, max_rows=1)
             arff.arff_class_index(self, attrs)
+            arff.check_arff_options(self, attrs)
             if not rows:
                 raise InputError(f"{self.source}: the stream is empty (no @data rows)")
             return
