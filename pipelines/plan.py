@@ -145,8 +145,8 @@ def plan(config: RunConfig) -> Plan:
     if len(set(names)) != len(names):
         raise ConfigError(f"stream names must be unique, got {names}; name them with NAME=SOURCE")
     try:
-        lengths = [n for n in (s.approximate_length() for s in streams) if n]
-        curve_every = config.curve_every or curve_step(min(lengths, default=None))
+        curve_every = config.curve_every or curve_step(min(
+            (n for n in (s.approximate_length() for s in streams) if n), default=None))
         scoring = ScoringPlan.of(repredict, final=config.final, bins=config.bins,
                                  alphas=config.alphas, curve_every=curve_every,
                                  windows=config.windows, fadings=config.fadings,

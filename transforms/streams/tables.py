@@ -485,7 +485,7 @@ def _event_log(spec, rows, instance_t: dict, repeated: set, set_aside: set, kind
     were only dead letters (their labels are too, saying so). An instance's second label is a
     dead letter (the first counts)."""
     o = spec.options
-    labelled: set = set()
+    labelled: set = set()  # (their ids leave `instance_t`)
     for path, item, from_labels in rows:
         if isinstance(item, dict):
             yield item
@@ -508,6 +508,10 @@ def _event_log(spec, rows, instance_t: dict, repeated: set, set_aside: set, kind
                 yield problem
                 continue
             t0 = instance_t.get(key)
+            if t0 is None and key in labelled:
+                yield dead_letter(spec.name, f"a second label for instance {key!r} (the first "
+                                  f"counts)", file=path, row=row, field=o.get("label", "label"))
+                continue
             if t0 is None and key in set_aside:
                 yield dead_letter(spec.name, f"label of instance {key!r}, which was set aside "
                                   f"as a dead letter when it was read", file=path, row=row,
@@ -521,11 +525,7 @@ def _event_log(spec, rows, instance_t: dict, repeated: set, set_aside: set, kind
                                   else o.get("time", "time"))
                 continue
             if t0 is not None:
-                if key in labelled:
-                    yield dead_letter(spec.name, f"a second label for instance {key!r} (the "
-                                      f"first counts)", file=path, row=row,
-                                      field=o.get("label", "label"))
-                    continue
+                del instance_t[key]
                 labelled.add(key)
             rank = RANK_LABEL if t0 is None or t > t0 else RANK_LABEL_AFTER_INSTANCE
             yield (t, rank, seq, LABEL, key, x or None, y)
