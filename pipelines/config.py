@@ -139,8 +139,7 @@ class RunConfig:
     end: str | None = None
 
     def __post_init__(self):
-        if not all(isinstance(m, str) for m in (self.models if isinstance(self.models, list)
-                                                else [None])):
+        if not (isinstance(self.models, list) and all(isinstance(m, str) for m in self.models)):
             from transforms.models.specs import model_specs  # (river: only when needed)
 
             self.models = model_specs(self.models)  # river estimators built in Python too
