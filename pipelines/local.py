@@ -8,7 +8,7 @@ from typing import NamedTuple
 
 import pandas as pd
 
-from transforms.models.specs import ModelSpec
+from transforms.models.specs import ModelSpec, spec_of
 from transforms.replay.engine import ReplayEngine
 from transforms.replay.repredict import RepredictPolicy
 from transforms.scoring.curves import score_locally, with_class_names
@@ -44,8 +44,9 @@ def evaluate_locally(stream: str, model: str, delay: str = "0", *, final: bool =
                      repredict: str = "none", bins: int = 100, alphas=(1.0, 2.0, 10.0),
                      windows=(), fadings=(), time_windows=(),
                      curve_every: int | None = None, auc: bool = False) -> LocalResult:
-    """Evaluate `model` (a spec, as for `--model`) on `stream` (as for `--stream`) with the
-    label `delay`, in this process: the same engine and scoring as `run`, the same numbers.
+    """Evaluate `model` (a spec, as for `--model`, or a river estimator) on `stream` (as for
+    `--stream`) with the label `delay`, in this process: the same engine and scoring as `run`,
+    the same numbers.
 
     Parameters
     ----------
@@ -72,7 +73,7 @@ def evaluate_locally(stream: str, model: str, delay: str = "0", *, final: bool =
     """
     spec = StreamSpec.parse(stream)
     spec.check()
-    model_spec = ModelSpec.parse(model)
+    model_spec = ModelSpec.parse(spec_of(model))  # (a river estimator too)
     policy = RepredictPolicy.parse(repredict).with_bins(bins)
     plan = ScoringPlan.of(policy, final=final, bins=bins, alphas=alphas,
                           curve_every=curve_every or curve_step(spec.approximate_length()),

@@ -45,6 +45,12 @@ def test_evaluate_locally_gives_the_numbers_of_run(tmp_path):
     assert sorted(local.curves["value"].fillna(-1).tolist()) == \
         sorted(curves["value"].fillna(-1).tolist())
     assert local.counts["labelled"] == 1200 and not local.dead_letters
+    # A river estimator itself, as from a notebook: the same numbers.
+    from river import naive_bayes
+
+    again = evaluate_locally(STREAM, naive_bayes.GaussianNB(), OPTIONS["delay"], bins=10)
+    plain = evaluate_locally(STREAM, "gaussian-nb", OPTIONS["delay"], bins=10)
+    assert _rows(again.summary) == _rows(plain.summary)
 
 
 def test_evaluate_delayed_composes_with_a_sink_of_ones_own(tmp_path):
