@@ -16,7 +16,7 @@ from apache_beam.io.filesystems import FileSystems
 from transforms.errors import InputError
 from transforms.specs import split_options
 from transforms.streams.delays import TIME_UNITS
-from transforms.streams.table_files import table_files
+from transforms.streams.table_files import other_separator, table_files
 
 # Defaults: the columns of `run`'s own predictions.parquet.
 LOG_COLUMNS = {"stream": "stream", "model": "model", "id": "id", "kind": "kind", "time": "t",
@@ -186,8 +186,8 @@ class PredictionLogSpec:
                                  f'{{"time": "ts"}})')
             names = [rename.get(n, n) for n in batch.schema.names]
             if "proba" in names and pa.types.is_struct(batch.column(names.index("proba")).type):
-                batch = _with_column(batch, names.index("proba"),
-                                     struct_as_map(batch.column(names.index("proba"))))
+                i = names.index("proba")
+                batch = batch.set_column(i, batch.schema.names[i], struct_as_map(batch.column(i)))
             if sources:
                 batch = pa.RecordBatch.from_arrays(
                     [*batch.columns, self._proba_map(batch, path)], names=[*names, "proba"])
@@ -204,9 +204,9 @@ class PredictionLogSpec:
         except pa.ArrowInvalid as e:
             with FileSystems.open(path) as again:
                 header = again.readline().decode("utf-8", "replace")
-            other = next((c for c in ";\t|," if c != sep and c in header), None)
+            other = other_separator(header.rstrip("\r\n"), sep)
             hint = f'; the file seems separated by {other!r}: give the option ' \
-                f'{json.dumps({"sep": other})}' if other and sep not in header else ""
+                f'{json.dumps({"sep": other})}' if other else ""
             raise InputError(f"{path}: not a readable CSV file ({str(e).strip()}){hint}") \
                 from None
 
@@ -251,12 +251,6 @@ class PredictionLogSpec:
         return pa.MapArray.from_arrays(pa.array(offsets), pa.array(keys, pa.string()),
                                        pa.array(matrix[made].ravel(), pa.float64()),
                                        mask=pa.array(~made))
-
-
-def _with_column(batch: pa.RecordBatch, i: int, column: pa.Array) -> pa.RecordBatch:
-    columns = list(batch.columns)
-    columns[i] = column
-    return pa.RecordBatch.from_arrays(columns, names=batch.schema.names)
 
 
 def struct_as_map(column: pa.StructArray) -> pa.MapArray:

@@ -48,7 +48,8 @@ from transforms.streams.delays import TIME_UNITS, DelaySpec
 from transforms.streams.rows import Checks, labelled_rows
 from transforms.streams.table_files import (CSV_OPTIONS, FORMATS, columns_of,
                                             csv_options, event_seconds, fmt_of, has_rows,
-                                            head_of, row_count, table_files, time_problem)
+                                            head_of, other_separator, row_count, table_files,
+                                            time_problem)
 from transforms.streams.tables import table_columns, table_events
 
 # Text that reads as a date: ISO 2026-11-01[T10:00[:00]], or 01/11/2026, 1.11.26.
@@ -422,7 +423,7 @@ class StreamSpec:
         else:
             required, optional = (), ("id", "time", "kind", "label", "label_time")
         if len(columns) == 1 and self.format == "csv" and "sep" not in o:
-            sep = next((s for s in (";", "\t", "|") if s in columns[0]), None)
+            sep = other_separator(columns[0])
             if sep is not None:
                 raise InputError(f"{path}: one column, {columns[0][:60]!r}: the file seems "
                                  f"separated by {sep!r}; give the stream option "

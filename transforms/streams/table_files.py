@@ -465,6 +465,18 @@ def head_of(path: str, fmt: str, csv: dict | None = None, rows: int = 1000) -> p
     return _read_table(path, fmt, csv).head(rows)
 
 
+def other_separator(header: str, sep: str = ",") -> str | None:
+    """The delimiter a CSV header line seems split by, when it is not `sep` (`sep` absent from
+    it, another one there); None otherwise.
+
+    >>> other_separator("time;x;label"), other_separator("time,x"), other_separator("a|b", "\\t")
+    (';', None, '|')
+    """
+    if sep in header:
+        return None
+    return next((c for c in ";\t|," if c != sep and c in header), None)
+
+
 def row_count(path: str, fmt: str, csv: dict | None = None) -> int:
     """A table file's rows: from a Parquet file's metadata, from the pass over a text file.
 
