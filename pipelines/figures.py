@@ -225,28 +225,33 @@ def _fig_forgetting(plt, run: RunFiles):
 
 def _fig_comparison(plt, run: RunFiles):
     """Figs. 5-7 of Gama et al. 2009: Q statistic and signed McNemar over T, with the threshold."""
-    pairs = [m for m in dict.fromkeys(run.curves.loc[run.curves["category"] == "comparison",
-                                                     "model"])]
-    fig, axes = _grid(plt, 2 * len(run.streams), "Comparing models over T "
-                                                 "(initial predictions, cumulative)")
-    for k, stream in enumerate(run.streams):
-        q_ax, m_ax = axes[2 * k], axes[2 * k + 1]
+    comparisons = run.curves[run.curves["category"] == "comparison"]
+    pairs = list(dict.fromkeys(comparisons["model"]))
+    # McNemar counts errors, so a regression stream has none: its Q panel stands alone.
+    with_mcnemar = set(comparisons.loc[(comparisons["metric"] == "mcnemar")
+                                       & comparisons["value"].notna(), "stream"])
+    panels = [(stream, metric) for stream in run.streams
+              for metric in ("q_statistic", "mcnemar")
+              if metric == "q_statistic" or stream in with_mcnemar]
+    fig, axes = _grid(plt, len(panels), "Comparing models over T "
+                                        "(initial predictions, cumulative)")
+    for (stream, metric), ax in zip(panels, axes):
         for i, pair in enumerate(pairs):
             # bin 0: the initial predictions (B+1 would be the final ones)
-            x, y = run.curve(stream, pair, "comparison", "q_statistic", bin=0)
-            q_ax.plot(x, y, color=f"C{i}", label=pair)
-            x, y = run.curve(stream, pair, "comparison", "mcnemar", bin=0)
-            m_ax.plot(x, y, color=f"C{i}", label=pair)
-        m_ax.set_yscale("symlog", linthresh=10)  # keeps ±6.635 visible next to large values
-        m_ax.yaxis.set_major_formatter(_plain_ticks())  # 100, not 10^2
-        q_ax.axhline(0, color="black", linewidth=0.8)
+            x, y = run.curve(stream, pair, "comparison", metric, bin=0)
+            ax.plot(x, y, color=f"C{i}", label=pair)
+        if metric == "q_statistic":
+            ax.axhline(0, color="black", linewidth=0.8)
+            _label_axis(ax, f"{stream}: Q = log(S_A / S_B)", "Q statistic (> 0: B better)")
+            _legend(ax)
+            continue
+        ax.set_yscale("symlog", linthresh=10)  # keeps ±6.635 visible next to large values
+        ax.yaxis.set_major_formatter(_plain_ticks())  # 100, not 10^2
         for sign in (1, -1):
-            m_ax.axhline(sign * MCNEMAR_CRITICAL, color="red", linestyle=":",
-                         label="significance 0.99 (±6.635)" if sign == 1 else None)
-        _label_axis(q_ax, f"{stream}: Q = log(S_A / S_B)", "Q statistic (> 0: B better)")
-        _label_axis(m_ax, f"{stream}: signed McNemar", "signed McNemar statistic")
-        _legend(q_ax)
-        _legend(m_ax)
+            ax.axhline(sign * MCNEMAR_CRITICAL, color="red", linestyle=":",
+                       label="significance 0.99 (±6.635)" if sign == 1 else None)
+        _label_axis(ax, f"{stream}: signed McNemar", "signed McNemar statistic")
+        _legend(ax)
     return _png(plt, fig)
 
 
@@ -513,8 +518,9 @@ def figures(run: RunFiles) -> tuple[list[Figure], list[str]]:
         _fig_initial_final)
     add("binned", "Binned performance Λ(T, b)",
         "For every bin of the latency period (0: at arrival, B+1: just before the label), the "
-        "accuracy of the predictions standing in that bin, over all labels of the stream. A "
-        "rising line means re-predicting pending instances pays off while they wait.",
+        "accuracy (MAE for regressors) of the predictions standing in that bin, over all "
+        "labels of the stream. A rising accuracy (a falling MAE) means re-predicting pending "
+        "instances pays off while they wait.",
         _fig_binned, run.bins > 0, "needs re-evaluation (--repredict, not none)")
     add("weights", "Weights of Ψα",
         "How Ψα weighs the bins: α = 1 weighs them all alike; a larger α favours the "
@@ -535,8 +541,8 @@ def figures(run: RunFiles) -> tuple[list[Figure], list[str]]:
         _fig_forgetting)
     add("comparison", "Q statistic and McNemar over T",
         "For each pair A vs B: Q > 0 when B has made fewer errors (log ratio of cumulative "
-        "losses); the signed McNemar statistic is significant at 0.99 outside the dotted "
-        "lines.",
+        "losses); the signed McNemar statistic (classifiers: it counts errors) is significant "
+        "at 0.99 outside the dotted lines.",
         _fig_comparison, "comparison" in has, "needs two or more models")
     add("drift", "Error rate, Page-Hinkley alarms and known drifts",
         "The error within each curve period, the Page-Hinkley alarms (▼, at the label that "

@@ -135,7 +135,7 @@ def run(config: RunConfig) -> pd.DataFrame:
         print(format_table(summary, streams) + "\n")
         segments = segment_table(summary, streams)
         if not segments.empty:
-            print("segments: initial and final scores with their Wilson 95 % intervals")
+            print("segments: initial and final scores (a proportion with its Wilson 95 % interval)")
             print(segments.to_string(index=False) + "\n")
         print(format_profiles(json.loads(read_bytes(FileSystems.join(config.out,
                                                                       "profile.json")))))

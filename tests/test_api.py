@@ -143,3 +143,28 @@ def test_river_estimators_built_in_python_are_the_models_their_specs_build():
     with pytest.raises(ModelSpecError, match="parameter classifier: a pipeline inside"):
         RunConfig(streams=[STREAM], models=[multiclass.OneVsRestClassifier(inner)],
                   out="unused")
+
+
+def test_a_random_engine_a_model_makes_for_itself_is_seeded():
+    """river's kNN left without an engine makes an unseeded approximate one (SWINN): built from
+    one spec, two models that learn the same stream predict alike, as they would with the
+    engine seeded by hand."""
+    import itertools
+
+    from river import datasets, neighbors
+
+    from transforms.models.specs import ModelSpec
+
+    data = list(itertools.islice(datasets.synth.Friedman(seed=2), 700))
+
+    def predictions(model):
+        out = []
+        for x, y in data:
+            out.append(model.predict_one(x))
+            model.learn_one(x, y)
+        return out
+
+    spec = ModelSpec.parse("river.neighbors.KNNRegressor")
+    by_hand = predictions(neighbors.KNNRegressor(engine=neighbors.SWINN(
+        dist_func=neighbors.KNNRegressor().engine.dist_func, seed=42)))
+    assert predictions(spec.build()) == predictions(spec.build()) == by_hand

@@ -95,6 +95,17 @@ def test_a_curve_without_any_value_is_neither_drawn_nor_in_the_legend(tmp_path):
     assert "no-change initial" in svg and "no-change final" not in svg
 
 
+def test_a_regression_report_compares_by_q_alone_and_reads_its_mae_the_right_way(tmp_path):
+    """McNemar counts errors, so two regressors are compared by Q alone, and the binned
+    figure's reading says that a falling MAE is the improvement."""
+    evaluate('f=synth:Friedman{"n": 300, "seed": 1}', ["linear-regression", "knn-regressor"],
+             delay="20", out=str(tmp_path), curve_every=100, report=True)
+    svg = (tmp_path / "figures" / "comparison.svg").read_text(encoding="utf-8")
+    assert "Q = log" in svg and "McNemar" not in svg
+    page = (tmp_path / "report.html").read_text(encoding="utf-8")
+    assert "a falling MAE" in page
+
+
 def test_the_reports_facts_and_slices_are_those_of_the_terminal(tmp_path):
     """The delay a stream's own option gives (not --delay's default), and each slice's
     positive-class precision with its interval, as the terminal's segment table has them."""

@@ -159,6 +159,19 @@ def exact_knn(n_neighbors: int = 5, window_size: int = 1000, **params):
                                    engine=neighbors.LazySearch(window_size=window_size),
                                    **params)
 
+
+def exact_knn_regressor(n_neighbors: int = 5, window_size: int = 1000, **params):
+    """river's KNNRegressor with the exact search of `exact_knn`.
+
+    >>> type(exact_knn_regressor().engine).__name__
+    'LazySearch'
+    """
+    from river import neighbors
+
+    return neighbors.KNNRegressor(n_neighbors=n_neighbors,
+                                  engine=neighbors.LazySearch(window_size=window_size),
+                                  **params)
+
 # Short names for the models users reach for most; anything else by import path.
 REGISTRY = {
     "gaussian-nb": "river.naive_bayes.GaussianNB",
@@ -166,6 +179,7 @@ REGISTRY = {
     "hoeffding-adaptive-tree": "river.tree.HoeffdingAdaptiveTreeClassifier",
     "adaptive-random-forest": "river.forest.ARFClassifier",
     "knn": "transforms.models.specs.exact_knn",
+    "knn-regressor": "transforms.models.specs.exact_knn_regressor",
     "logistic-regression": "river.linear_model.LogisticRegression",
     "linear-regression": "river.linear_model.LinearRegression",
     "hoeffding-tree-regressor": "river.tree.HoeffdingTreeRegressor",
@@ -206,7 +220,9 @@ class Step:
         if "seed" not in params and _takes_seed(cls):
             params["seed"] = DEFAULT_SEED
         try:
-            return cls(**params)
+            model = cls(**params)
+            seeded = _seeded_defaults(model, params)
+            return cls(**params, **seeded) if seeded else model
         except Exception as e:  # the user's parameters, reported with the spec
             raise ModelSpecError(f"cannot build {target} with {self.params}: {e}") from None
 
@@ -336,6 +352,25 @@ def model_specs(models) -> list:
     if isinstance(models, (list, tuple)):
         return [spec_of(m) for m in models]
     return [spec_of(models)]
+
+
+def _seeded_defaults(model, given: dict) -> dict:
+    """The parameters a model filled itself with an unseeded random object, each with that
+    object seeded: river's KNNClassifier left without an engine makes an unseeded SWINN.
+
+    >>> from river import neighbors
+    >>> _seeded_defaults(neighbors.KNNRegressor(), {})["engine"].seed
+    42
+    """
+    from river.base import Base
+
+    seeded = {}
+    for name in inspect.signature(type(model)).parameters:
+        value = getattr(model, name, None)
+        if (name not in given and isinstance(value, Base) and _takes_seed(type(value))
+                and getattr(value, "seed", DEFAULT_SEED) is None):
+            seeded[name] = value.clone({"seed": DEFAULT_SEED})
+    return seeded
 
 
 def _takes_seed(cls) -> bool:
