@@ -154,7 +154,8 @@ def join_predictions(labels: dict, preds: dict, classes: list | None, bins: int,
 
 def join_columns(labels: dict, preds: dict, classes: list | None, bins: int,
                  final: bool = True, binned_probabilities: bool = False,
-                 evaluated: tuple = (-math.inf, math.inf)) -> tuple[dict, dict]:
+                 evaluated: tuple = (-math.inf, math.inf),
+                 aliases: dict | None = None) -> tuple[dict, dict]:
     """`join_predictions`'s outcomes as columns (`labels`' columns `n`, `id`, `y`, `y_prev`,
     `y_majority`; `t_arrival`, `t_label`, `initial`, and `final` and `bins` unless absent;
     with class probabilities `initial_proba`, `final_proba` and, with
@@ -162,7 +163,8 @@ def join_columns(labels: dict, preds: dict, classes: list | None, bins: int,
     one row per labelled instance: compact to ship (no Python object per prediction), made
     into `Outcome`s by `outcomes_of`. A prediction of no labelled instance made outside the
     `evaluated` arrival times [start, end) is counted as outside the range (its instance
-    arrived outside it: it is no initial prediction of one inside).
+    arrived outside it: it is no initial prediction of one inside). `aliases`: predicted
+    classes spelled otherwise than their class (`class_aliases`).
 
     >>> labels = label_columns([Outcome(1, 7, 0.0, 100.0, 1, 0, 1, None, None)])
     >>> preds = {"id": np.array(["7", "7"], dtype=object), "t": np.array([0.0, 100.0]),
@@ -195,7 +197,7 @@ def join_columns(labels: dict, preds: dict, classes: list | None, bins: int,
 
     values = preds["y_pred"]
     if classification:  # a class's index, −1 for none (None / NaN are no class)
-        values = lookup(values, classes)[pos]
+        values = lookup(with_aliases(values, aliases or {}), classes)[pos]
     else:
         values = pd.to_numeric(pd.Series(np.asarray(values)[pos], dtype=object),
                                errors="coerce").to_numpy(dtype=np.float64)
@@ -226,7 +228,8 @@ def join_columns(labels: dict, preds: dict, classes: list | None, bins: int,
         columns["final"] = final_values
     if classification and preds.get("proba") is not None and preds["proba"].null_count < \
             len(preds["proba"]):
-        vectors = proba_vectors(preds["proba"].take(pa.array(pos[order])), classes)
+        vectors = proba_vectors(preds["proba"].take(pa.array(pos[order])), classes,
+                                aliases or {})
         for name, rows, wanted in (("initial_proba", first_initial, True),
                                    ("final_proba", np.flatnonzero(is_final), final)):
             if wanted:
@@ -247,11 +250,11 @@ def join_columns(labels: dict, preds: dict, classes: list | None, bins: int,
     return columns, counts
 
 
-def proba_vectors(maps: pa.MapArray, classes: list) -> np.ndarray:
+def proba_vectors(maps: pa.MapArray, classes: list, aliases: dict | None = None) -> np.ndarray:
     """Maps {class: probability} as rows over `classes` (strings, in index order): 0 for a
-    class a map does not name, NaN rows for a null map; a class not in `classes` is left out.
-    In a binary task a map that names one class gives the other 1 − its probability (a
-    logged score).
+    class a map does not name, NaN rows for a null map; a class not in `classes` is left out
+    (a key among `aliases` is its class). In a binary task a map that names one class gives
+    the other 1 − its probability (a logged score).
 
     >>> maps = pa.array([[("b", 0.8)], None, [("a", 0.3), ("b", 0.7)]],
     ...                 pa.map_(pa.string(), pa.float64()))
@@ -265,7 +268,7 @@ def proba_vectors(maps: pa.MapArray, classes: list) -> np.ndarray:
     start = offsets[0]
     keys = maps.keys.slice(start, offsets[-1] - start)
     items = maps.items.slice(start, offsets[-1] - start).to_numpy(zero_copy_only=False)
-    column = lookup(keys, classes)
+    column = lookup(with_aliases(keys, aliases or {}), classes)
     row = np.repeat(np.arange(n), lengths)
     known = column >= 0
     out[row[known], column[known]] = items[known]
@@ -357,10 +360,76 @@ def outcomes_of(columns: dict, classification: bool) -> list:
 def model_classes(label_classes: list, predicted: set) -> list[str]:
     """A model's classes as strings in index order: the label pass's classes (declared, else
     first appearance in label order, as the replay indexes them), then classes only ever
-    predicted, sorted.
+    predicted, sorted (a predicted number that spells a label class otherwise is that class:
+    `class_aliases`).
 
     >>> model_classes([True, False], {"False", "maybe"})
     ['True', 'False', 'maybe']
+    >>> model_classes([0, 1], {"1.0", "2.0"})
+    ['0', '1', '2.0']
     """
     names = [str(c) for c in label_classes]
-    return names + sorted(set(predicted) - set(names))
+    return names + sorted(set(predicted) - set(names) - set(class_aliases(names, predicted)))
+
+
+def _number(name: str) -> float | None:
+    try:
+        value = float(name)
+    except ValueError:
+        return None
+    return value if math.isfinite(value) else None
+
+
+def class_aliases(label_names: list[str], predicted: set) -> dict[str, str]:
+    """Predicted classes that are a label class's number spelled otherwise -> that class: a
+    log that went through a float column says "1.0" for the label 1 (and "1" for a label 1.0).
+
+    >>> class_aliases(["0", "1"], {"0.0", "1.0", "1", "7.0"})
+    {'0.0': '0', '1.0': '1'}
+    """
+    by_number = {}
+    for name in label_names:
+        by_number.setdefault(_number(name), []).append(name)
+    by_number.pop(None, None)
+    return {p: by_number[v][0] for p in sorted(set(predicted) - set(label_names))
+            if len(by_number.get(v := _number(p), ())) == 1}
+
+
+def with_aliases(values: pa.Array, aliases: dict[str, str]) -> pa.Array:
+    """Class names (an Arrow string array) with each alias replaced by its class.
+
+    >>> with_aliases(pa.array(["1.0", None, "0"]), {"1.0": "1"}).to_pylist()
+    ['1', None, '0']
+    """
+    if not aliases:
+        return values
+    if not isinstance(values, pa.Array):
+        values = pa.array(values, type=pa.string(), from_pandas=True)
+    at = lookup(values, list(aliases))
+    names = np.array(list(aliases.values()) + [None], dtype=object)
+    return pc.if_else(pa.array(at >= 0), pa.array(names[at], pa.string()), values)
+
+
+def check_shared_classes(label_names: list[str], predicted: set, where: str) -> None:
+    """Refuse predictions that can never be right: two or more predicted classes, none a label
+    class, while the labels have two or more (a score column read as the prediction, labels
+    0/1 against predictions "fraud"/"ok").
+
+    >>> check_shared_classes(["0", "1"], {"ok"}, "model m")
+    >>> check_shared_classes(["0", "1"], {"ok", "fraud"}, "model m")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    transforms.errors.InputError: model m: the predictions name none of the label classes \
+(predicted: 'fraud', 'ok'; labels: '0', '1'); log the label's classes as predictions, or ...
+    """
+    if len(predicted) < 2 or len(label_names) < 2 or set(predicted) & set(label_names):
+        return
+
+    def few(names):
+        names = sorted(names)
+        return ", ".join(map(repr, names[:5])) + (", …" if len(names) > 5 else "")
+
+    raise InputError(f"{where}: the predictions name none of the label classes (predicted: "
+                     f"{few(predicted)}; labels: {few(label_names)}); log the label's classes "
+                     f'as predictions, or choose the columns with the options {{"prediction": '
+                     f'...}} (the log) and {{"label": ...}} (the stream)')

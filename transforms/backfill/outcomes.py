@@ -32,8 +32,9 @@ import pyarrow.compute as pc
 from apache_beam.io.filesystems import FileSystems
 from river import base
 
-from transforms.backfill.join import (id_bucket, join_columns, kind_codes, label_columns,
-                                      lookup, model_classes, outcomes_of, split_by)
+from transforms.backfill.join import (check_shared_classes, class_aliases, id_bucket,
+                                      join_columns, kind_codes, label_columns, lookup,
+                                      model_classes, outcomes_of, split_by)
 from transforms.backfill.logs import PredictionLogSpec
 from transforms.errors import InputError, reports_errors
 from transforms.replay.keyed import GroupedReplay
@@ -244,12 +245,16 @@ class _Join(beam.DoFn):
             rows = np.flatnonzero(preds["model"] == code) if preds else None
             mine = take_rows(preds, rows) if preds else \
                 {"id": np.empty(0, object), "t": np.empty(0), "y_pred": np.empty(0, object)}
-            classes = None
+            classes, aliases = None, {}
             if self.classification:
-                classes = model_classes(label_classes.get((stream, LABELS), []),
-                                        predicted.get((stream, model), set()))
+                names = [str(c) for c in label_classes.get((stream, LABELS), [])]
+                values = predicted.get((stream, model), set())
+                aliases = class_aliases(names, values)
+                check_shared_classes(names, {aliases.get(v, v) for v in values},
+                                     f"prediction log, model {model}, stream {stream}")
+                classes = model_classes(names, values)
             columns, counts = join_columns(labels, mine, classes, self.bins, self.final,
-                                           self.binned_probabilities, self.evaluated)
+                                           self.binned_probabilities, self.evaluated, aliases)
             for r, part in split_by(columns, columns["n"] // self.span):
                 yield (stream, model, int(r)), part
             yield beam.pvalue.TaggedOutput(self.COUNTS, ((stream, model), counts))
