@@ -167,10 +167,12 @@ def _parser() -> argparse.ArgumentParser:
                     "instances still pending.")
     trend.add_argument("root", metavar="ROOT", help="the folder the runs are below")
     trend.add_argument("--metric", action="append", default=None,
-                       help="a measure, or a per-class one as 'recall (fraud)' (repeatable; "
+                       help="a measure as --fail-if names one, '[initial|final] METRIC "
+                            "[(CLASS)]', e.g. 'recall (fraud)' or 'final kappa' (repeatable; "
                             "default accuracy)")
-    trend.add_argument("--category", default="initial", help="initial (default) or final")
-    trend.add_argument("--window", default="cumulative", help="the view (default cumulative)")
+    trend.add_argument("--category", default="initial",
+                       help="the category of a --metric that names none: initial or final")
+    trend.add_argument("--window", default="cumulative", help="the view")
     trend.add_argument("--segment", default=None, metavar="COLUMN",
                        help="one line per slice of this --segment column of the runs, instead "
                             "of the whole stream")

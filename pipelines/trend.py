@@ -19,19 +19,26 @@ _DATE = re.compile(r"(?:^|[/\\])date=([^/\\]+)")
 # Interval rows of a measure: the Wilson interval of a proportion, or the bootstrap's.
 _INTERVALS = {m: (f"{m}_wilson_low", f"{m}_wilson_high")
               for m in ("accuracy", "precision", "recall")}
-_MEASURE = re.compile(r"^\s*(\w+)\s*(?:\((.+)\))?\s*$")
+_MEASURE = re.compile(r"^\s*(?:(initial|final)\s+)?(\w+)\s*(?:\((.+)\))?\s*$")
 
 
-def _measure(text: str) -> tuple[str, str | None]:
-    """`METRIC` or `METRIC (CLASS)` (a per-class measure) -> (metric, class or None).
+def _measure(text: str, category: str) -> tuple[str, str, str | None]:
+    """`[initial|final] METRIC [(CLASS)]` (as --fail-if names a measure; the category
+    defaults to `category`) -> (category, metric, class or None).
 
-    >>> _measure("recall (fraud)"), _measure("accuracy")
-    (('recall', 'fraud'), ('accuracy', None))
+    >>> _measure("recall (fraud)", "initial"), _measure("final accuracy", "initial")
+    (('initial', 'recall', 'fraud'), ('final', 'accuracy', None))
     """
     match = _MEASURE.match(text)
     if not match:
-        raise ConfigError(f"--metric {text!r}: not METRIC or METRIC (CLASS)")
-    return match[1], match[2].strip() if match[2] else None
+        raise ConfigError(f"--metric {text!r}: not [initial|final] METRIC [(CLASS)]; name a "
+                          f"measure as 'accuracy', 'recall (fraud)' or 'final kappa'")
+    return match[1] or category, match[2], match[3].strip() if match[3] else None
+
+
+def _full_name(text: str, category: str) -> str:
+    """A --metric as named with its category: 'initial recall (fraud)'."""
+    return text if _MEASURE.match(text)[1] else f"{category} {text}"
 
 
 def _runs(root: str) -> list[str]:
@@ -59,7 +66,8 @@ def trend_table(root: str, metrics: list[str], category: str = "initial",
     """One row per (run, stream, model, metric): `date`, `run` (its folder), the value, the
     interval (`low`, `high`: Wilson for accuracy, precision and recall, the bootstrap's where
     the run made one, else empty), `n`, and from the manifest the instances, those still
-    pending and their share. A metric `recall (fraud)` is a per-class measure's class. With
+    pending and their share. A metric `recall (fraud)` is a per-class measure's class; one
+    named `final kappa` is of that category, whatever `category` says. With
     `segment` (a --segment column of the runs), one row per slice of that column instead of
     the whole stream (`segment` = `country=DE`; the pending share stays the stream's).
 
@@ -77,6 +85,7 @@ def trend_table(root: str, metrics: list[str], category: str = "initial",
     (['2026-11-01', '2026-11-02'], True)
     """
     parts, reported = [], set()  # the trend's rows; every measure the runs report (a hint)
+    wanted = {_measure(m, category): m for m in metrics}
     for folder in _runs(root):
         with open(os.path.join(folder, "manifest.json"), encoding="utf-8") as f:
             manifest = json.load(f)
@@ -86,20 +95,20 @@ def trend_table(root: str, metrics: list[str], category: str = "initial",
         else:
             summary = summary[summary["segment"].str.startswith(f"{segment}=", na=False)] \
                 if "segment" in summary else summary.iloc[:0]
-        rows = summary[(summary["category"] == category) & (summary["window"] == window)
-                       & summary["bin"].isna()]
+        rows = summary[summary["category"].isin({c for c, _, _ in wanted})
+                       & (summary["window"] == window) & summary["bin"].isna()]
         slices = rows["segment"] if "segment" in rows else [None] * len(rows)
-        values = {(s, g, m, metric, None if pd.isna(c) else c): (v, n)
-                  for s, g, m, metric, c, v, n in zip(rows["stream"], slices, rows["model"],
-                                                      rows["metric"], rows["class"],
-                                                      rows["value"], rows["n"])}
+        values = {(s, g, m, kind, metric, None if pd.isna(c) else c): (v, n)
+                  for s, g, m, kind, metric, c, v, n in zip(
+                      rows["stream"], slices, rows["model"], rows["category"], rows["metric"],
+                      rows["class"], rows["value"], rows["n"])}
         counts = {(c["stream"], c["model"]): c for c in manifest.get("counts", [])}
-        wanted = {_measure(m): m for m in metrics}
-        for (stream, piece, model, metric, label_class), (value, n) in values.items():
+        for (stream, piece, model, kind, metric, label_class), (value, n) in values.items():
             reported.add(metric if label_class is None else f"{metric} ({label_class})")
-            if (metric, label_class) not in wanted:
+            if (kind, metric, label_class) not in wanted:
                 continue
-            low, high = (values.get((stream, piece, model, name, label_class), (np.nan,))[0]
+            low, high = (values.get((stream, piece, model, kind, name, label_class),
+                                    (np.nan,))[0]
                          for name in _INTERVALS.get(metric, (f"{metric}_bootstrap_low",
                                                              f"{metric}_bootstrap_high")))
             c = counts.get((stream, model), {})
@@ -107,18 +116,26 @@ def trend_table(root: str, metrics: list[str], category: str = "initial",
             parts.append({
                 "date": _date_of(os.path.relpath(folder, root), manifest), "run": folder,
                 "stream": stream, "segment": None if pd.isna(piece) else piece, "model": model,
-                "category": category, "window": window,
-                "metric": wanted[metric, label_class], "value": value, "low": low,
+                "category": kind, "window": window,
+                "metric": wanted[kind, metric, label_class], "value": value, "low": low,
                 "high": high, "n": n, "instances": instances, "pending": pending,
                 "pending_share": pending / instances if instances else np.nan})
     found = {p["metric"] for p in parts}  # (as --metric names them)
-    missing = [m for m in metrics if m not in found]
+    missing = [m for m in metrics if wanted[_measure(m, category)] not in found]
     if missing:
         sliced = f" per {segment} (run them with --segment {segment})" if segment else ""
         close = difflib.get_close_matches(missing[0], sorted(reported), n=1, cutoff=0.6)
         hint = f" (did you mean {close[0]!r}?)" if close else ""
-        raise ConfigError(f"{root}: the runs report no {category} {', '.join(missing)} "
+        named = ", ".join(_full_name(m, category) for m in missing)
+        raise ConfigError(f"{root}: the runs report no {named} "
                           f"({window}){sliced}{hint}; name measures they report with --metric")
+    scored = {p["metric"] for p in parts if p["n"] > 0}
+    unscored = [_full_name(m, category) for m in metrics
+                if wanted[_measure(m, category)] not in scored]
+    if unscored:
+        raise ConfigError(f"{root}: no run scored {', '.join(unscored)} ({window}): it counts "
+                          f"no label in any of them (runs without final predictions have no "
+                          f"final measure); name measures they scored with --metric")
     return pd.DataFrame(parts).sort_values(
         ["stream", "segment", "model", "metric", "date", "run"], kind="stable",
         ignore_index=True, na_position="first")
@@ -137,7 +154,7 @@ def write_trend(root: str, out: str, metrics: list[str], category: str = "initia
 
     plt = _pyplot()
     panels = list(dict.fromkeys(zip(table["stream"], table["metric"])))
-    fig, axes = _grid(plt, len(panels), f"{category} measures across runs ({window})")
+    fig, axes = _grid(plt, len(panels), f"Measures across runs ({window})")
     for ax, (stream, metric) in zip(axes, panels):
         mine = table[(table["stream"] == stream) & (table["metric"] == metric)]
         dates = list(dict.fromkeys(sorted(mine["date"])))
@@ -161,7 +178,7 @@ def write_trend(root: str, out: str, metrics: list[str], category: str = "initia
         ax.set_zorder(twin.get_zorder() + 1)
         ax.patch.set_visible(False)
         ax.set_xticks(range(len(dates)), dates, rotation=45, ha="right", fontsize=8)
-        ax.set_ylabel(metric)
+        ax.set_ylabel(_full_name(metric, mine["category"].iloc[0]))
         ax.set_title(stream)
         ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.12, 1.0), borderaxespad=0)
     save_figure(_png(plt, fig), out, "trend")

@@ -69,3 +69,38 @@ def test_a_measure_no_run_reports_is_named_with_the_closest_one(nightly, capsys)
     assert err.count("\n") == 0 and err.endswith(
         "the runs report no initial recall (frud) (cumulative) (did you mean 'recall (fraud)'?)"
         "; name measures they report with --metric")
+
+
+def test_a_metric_named_with_its_category_follows_it(nightly, tmp_path, capsys):
+    """'final accuracy' and 'initial recall (fraud)', as --fail-if names measures: each is its
+    own category's row of every run's summary, whatever --category says."""
+    assert main(["trend", str(nightly), "--metric", "final accuracy", "--metric",
+                 "initial recall (fraud)", "--category", "final", "--out",
+                 str(tmp_path / "t")]) == 0
+    table = pd.read_parquet(tmp_path / "t" / "trend.parquet")
+    assert set(table["metric"]) == {"final accuracy", "initial recall (fraud)"}
+    for row in table.itertuples():
+        summary = pd.read_csv(nightly / f"date={row.date}" / "summary.csv")
+        category, metric = row.metric.split(" ", 1)
+        metric, label_class = (metric.split(" (")[0], "fraud") if "(" in metric \
+            else (metric, None)
+        mine = summary[(summary["model"] == row.model) & (summary["category"] == category)
+                       & (summary["window"] == "cumulative") & (summary["metric"] == metric)
+                       & (summary["class"].isna() if label_class is None
+                          else summary["class"] == label_class)]
+        assert row.category == category and row.value == mine["value"].item()
+    # A backfill of a log without final predictions scored no final measure (n 0): one
+    # line, not an empty trend.
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    kw = dict(streams=['synth:SEA{"n": 200}'], delay="10", quiet=True, runner="direct")
+    run(RunConfig(models=["gaussian-nb"], out=str(tmp_path / "run"), **kw))
+    log = pq.read_table(tmp_path / "run" / "predictions.parquet")
+    pq.write_table(log.filter(pc.equal(log["kind"], "initial")), tmp_path / "initial.parquet")
+    run(RunConfig(models=[], predictions=str(tmp_path / "initial.parquet"),
+                  out=str(tmp_path / "runs" / "date=2026-11-01"), **kw))
+    capsys.readouterr()
+    assert main(["trend", str(tmp_path / "runs"), "--metric", "final accuracy"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "no run scored final accuracy (cumulative)" in err
