@@ -289,14 +289,20 @@ def check_evaluated(pl: Plan, counts: dict, dead_letters: bytes) -> None:
                 f"({instances} instances" + (f", {failed} set aside by model errors"
                                              if failed else "") +
                 f"); check that instances and labels share ids (option id){example}")
-    for (stream, model), c in keys.items():
-        logged = c.get("logged_predictions")
-        if logged is None:
-            continue
+    logged_keys = {k: c for k, c in keys.items() if c.get("logged_predictions") is not None}
+    # A model deployed before or after the range (a new version) has nothing in it: the other
+    # models are still scored, unless none has anything either.
+    if logged_keys and all(c["unmatched_outside_range"] == c["logged_predictions"]
+                           for c in logged_keys.values()):
+        raise InputError(f"prediction log {pl.log.pattern}: none of its predictions was made "
+                         f"for an instance arriving in --from/--to; give the range the log "
+                         f"covers")
+    for (stream, model), c in logged_keys.items():
+        logged = c["logged_predictions"]
         if not logged:
             raise InputError(f"prediction log {pl.log.pattern}: no prediction of model "
                              f"{model!r} for stream {stream!r}")
-        if c["unmatched_predictions"] == logged:
+        if c["unmatched_predictions"] == logged != c["unmatched_outside_range"]:
             raise InputError(
                 f"prediction log {pl.log.pattern}: 0 of {logged} predictions of model "
                 f"{model!r} matched a labelled instance of stream {stream!r}: check that the "

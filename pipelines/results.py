@@ -333,7 +333,8 @@ def format_unmatched(keys) -> str:
     """One line per (stream, model) of a backfill whose log has predictions timed outside
     their instance's latency period, which no output shows otherwise (often a log kept by
     another clock than the stream), with every reason a prediction found no instance (the
-    manifest's `unmatched_*` counts); "" when there are none such.
+    manifest's `unmatched_*` counts), or none made in --from/--to (a model version deployed
+    before or after the range); "" when there are none such.
 
     Example
     -------
@@ -349,7 +350,12 @@ def format_unmatched(keys) -> str:
     """
     lines = []
     for (stream, model), c in keys:
-        if c.get("unmatched_before_arrival") or c.get("unmatched_after_label"):
+        if c.get("logged_predictions") and \
+                c.get("unmatched_outside_range") == c["logged_predictions"]:
+            lines.append(f"{stream} / {model}: none of its {c['logged_predictions']:,} logged "
+                         f"predictions was made for an instance arriving in --from/--to: "
+                         f"nothing of it to score")
+        elif c.get("unmatched_before_arrival") or c.get("unmatched_after_label"):
             lines.append(
                 f"{stream} / {model}: {c['unmatched_predictions']:,} of "
                 f"{c['logged_predictions']:,} logged predictions belong to no labelled instance: "

@@ -268,6 +268,46 @@ def test_a_date_range_reads_later_labels_reports_pending_and_skips_older_partiti
     assert read["outside_range"] == 4  # instances 0, 1 and their labels
 
 
+def test_a_model_version_without_predictions_in_the_range_leaves_the_others_scored(
+        tmp_path, capsys):
+    """v1 served Nov 1 and 2, v2 from Nov 3: a day's backfill scores the version that served
+    it and says the other had nothing there; a day neither served is one error line."""
+    day, base = 86400.0, 1793491200.0  # 2026-11-01T00:00:00Z
+    t = [base + d * day + h * 3600 for d in range(3) for h in (6, 18)]
+    stream = tmp_path / "instances.csv"
+    pd.DataFrame({"id": range(6), "time": t, "f": [0.0] * 6}).to_csv(stream, index=False)
+    labels = tmp_path / "labels.csv"
+    pd.DataFrame({"id": range(5), "time": [x + 20 * 3600 for x in t[:5]],
+                  "label": list("ababa")}).to_csv(labels, index=False)
+    log = tmp_path / "log.csv"
+    pd.DataFrame({"id": [str(i) for i in range(2, 6)], "t": t[2:], "y_pred": list("aaaa"),
+                  "model": ["v1", "v1", "v2", "v2"]}).to_csv(log, index=False)
+
+    def backfill(date):
+        out = tmp_path / date
+        code = main(["backfill", "--stream", f'{stream}{{"labels": "{labels}"}}',
+                     "--predictions", str(log), "--model", "v1", "--model", "v2",
+                     "--from", date, "--to", date, "--out", str(out), "--runner", "direct"])
+        printed = capsys.readouterr()
+        err = printed.out + printed.err
+        if code:
+            return code, err, None
+        summary = pd.read_csv(out / "summary.csv").query(
+            "category == 'initial' and metric == 'accuracy'")
+        return code, err, {m: (v, n) for m, v, n in summary[["model", "value", "n"]].values}
+
+    # Nov 2: ids 2 (a, right) and 3 (b, predicted a); Nov 3: id 4 (a, right), 5 pending.
+    code, err, scores = backfill("2026-11-02")
+    assert code == 0 and scores["v1"] == (0.5, 2) and scores["v2"][1] == 0
+    assert "v2: none of its 2 logged predictions was made for an instance arriving in " \
+           "--from/--to" in err
+    code, err, scores = backfill("2026-11-03")
+    assert code == 0 and scores["v2"] == (1.0, 1) and scores["v1"][1] == 0
+    code, err, _ = backfill("2026-11-01")
+    assert code == 2 and err.count("error:") == 1 and "none of its predictions was made " \
+        "for an instance arriving in --from/--to" in err
+
+
 def _daily_tables(tmp_path):
     """Instance and label tables of 6 instances over 3 days (a label in a later partition than
     its instance, a bad value in the third instance partition): in one file each (`single`) and
