@@ -622,7 +622,10 @@ def test_text_columns_that_look_like_ids_or_dates_are_refused_with_a_hint(tmp_pa
                  str(tmp_path / "out"), "--runner", "direct", "--quiet"])
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1 and "features 'merchant' hold text" in err
-    assert "'river.preprocessing.OneHotEncoder | MODEL'" in err
+    assert "'one-hot-text | MODEL'" in err
+    # ... which then learns from the text feature and the number alike.
+    assert main(["run", "--stream", spec, "--model", "one-hot-text | gaussian-nb", "--delay",
+                 "1", "--out", str(tmp_path / "out"), "--runner", "direct", "--quiet"]) == 0
 
 
 def test_a_table_whose_only_feature_is_refused_can_be_read_with_none(tmp_path):

@@ -2,7 +2,8 @@
 
 `ModelSpec` parses `NAME=PATH{json}` (or a short name, or a `|` pipeline) and builds a fresh river
 estimator; `Majority` and `NoChange` are the MOA baselines; `TemporalCorrection` and
-`TemporallyAugmented` wrap a classifier to use the labels' temporal dependence; `batch_predictor`
+`TemporallyAugmented` wrap a classifier to use the labels' temporal dependence; `OneHotText`
+encodes text features for models that take numbers; `batch_predictor`
 gives the exact vectorised predictor that re-evaluation uses for a model, if there is one.
 Plain Python, no Beam.
 
@@ -15,6 +16,7 @@ from transforms import lazy_exports
 
 _WHERE = {"ModelSpec": "specs", "Majority": "specs", "NoChange": "specs",
           "TemporalCorrection": "temporal", "TemporallyAugmented": "temporal",
+          "OneHotText": "encoding",
           "batch_predictor": "batch"}
 __all__ = sorted(_WHERE)
 __getattr__ = lazy_exports(__name__, _WHERE)

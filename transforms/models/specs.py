@@ -183,6 +183,7 @@ REGISTRY = {
     "logistic-regression": "river.linear_model.LogisticRegression",
     "linear-regression": "river.linear_model.LinearRegression",
     "hoeffding-tree-regressor": "river.tree.HoeffdingTreeRegressor",
+    "one-hot-text": "transforms.models.encoding.OneHotText",
     "temporal-correction": "transforms.models.temporal.TemporalCorrection",
     "temporally-augmented": "transforms.models.temporal.TemporallyAugmented",
 }
@@ -364,6 +365,8 @@ def _seeded_defaults(model, given: dict) -> dict:
     """
     from river.base import Base
 
+    if not isinstance(model, Base):  # (no river model: no parameters of its making to seed)
+        return {}
     seeded = {}
     for name in inspect.signature(type(model)).parameters:
         value = getattr(model, name, None)

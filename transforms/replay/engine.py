@@ -383,8 +383,8 @@ class ReplayEngine:
         elif text and typed:
             hint = ("features " + ", ".join(map(repr, text)) + " hold text, which this model "
                     "cannot take: leave them out with the stream option {\"features\": [...]}, "
-                    "or encode them in the model, e.g. 'river.preprocessing.OneHotEncoder | "
-                    "MODEL' (which encodes every feature)")
+                    "or encode them in the model: 'one-hot-text | MODEL' (one-hot for text, "
+                    "numbers as they are)")
         else:
             hint = "fix the model or its input"
         return ModelError(f"{self._where(key)}: {call} raised {type(error).__name__}: {error}; "
