@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import uuid
 from dataclasses import dataclass, field
 
@@ -16,8 +17,6 @@ REPLAYS = ("auto", "grouped", "stateful", "per-key", "per-stream")
 TASKS = ("classification", "regression")
 MODEL_ERRORS = ("fail", "dead-letter")  # what a model failing on an instance does
 LOGGED = "logged"  # backfill's default description of how its predictions were made
-
-
 
 
 # The command line's long options whose field has another name (the rest: dashes as _).
@@ -201,8 +200,12 @@ class RunConfig:
         for key, value in data.items():
             name = field_of(str(key))
             if name not in known:
-                raise ConfigError(f"{path}: unknown field {key!r}; known: {sorted(known)} (or "
-                                  f"the command line's long options)")
+                options = {*known, *(n.replace("_", "-") for n in known),
+                           *(k for k, v in OPTION_FIELDS.items() if v)}
+                close = difflib.get_close_matches(str(key), sorted(options), n=1)
+                raise ConfigError(f"{path}: unknown field {key!r}; " + (
+                    f"did you mean {close[0]!r}?" if close else
+                    f"known: {sorted(known)} (or the command line's long options)"))
             if name in fields:
                 raise ConfigError(f"{path}: {name} is given twice")
             fields[name] = (not value) if key in ("no-final", "no-probabilities") else value

@@ -289,6 +289,13 @@ def check_evaluated(pl: Plan, counts: dict, dead_letters: bytes) -> None:
                 f"({instances} instances" + (f", {failed} set aside by model errors"
                                              if failed else "") +
                 f"); check that instances and labels share ids (option id){example}")
+        if not pl.backfill and mine and all(
+                c.get("labelled") and c["labelled"] == c.get("unscored_initial") for c in mine):
+            raise InputError(
+                f"stream {s.name}: no initial prediction could be scored: no model had learned "
+                f"a label when any of its {instances} instances arrived (delay "
+                f"{stream_delay(s, pl)}: the first label comes after the last instance); give "
+                f"a shorter --delay, or a longer stream")
     logged_keys = {k: c for k, c in keys.items() if c.get("logged_predictions") is not None}
     # A model deployed before or after the range (a new version) has nothing in it: the other
     # models are still scored, unless none has anything either.

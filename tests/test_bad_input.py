@@ -587,6 +587,16 @@ def test_a_run_that_evaluates_nothing_is_an_error_and_publishes_nothing(tmp_path
     err = capsys.readouterr().err
     assert code == 2 and "stream l: none of its 2 labels met a pending instance (2 " \
         "instances); check that instances and labels share ids" in err
+    # A delay as long as the stream: the first label comes after the last instance, so no
+    # classifier had learned anything when an instance arrived (only final scores).
+    code = main(["run", "--stream", 's=synth:SEA{"n": 30}', "--model", "majority", "--model",
+                 "gaussian-nb", "--delay", "30", "--out", str(out), "--runner", "direct",
+                 "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2 and "stream s: no initial prediction could be scored: no model had " \
+        "learned a label when any of its 30 instances arrived (delay 30: " in err
+    assert main(["run", "--stream", 's=synth:SEA{"n": 30}', "--model", "majority", "--delay",
+                 "29", "--out", str(out), "--runner", "direct", "--quiet"]) == 0
 
 
 def test_a_backfill_whose_predictions_match_nothing_is_an_error(tmp_path, capsys):

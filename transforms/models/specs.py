@@ -341,17 +341,19 @@ def spec_of(model) -> str:
 
 
 def model_specs(models) -> list:
-    """`--model` specs from what a Python caller gives: a spec, a river estimator, a list of
-    them, or a dict {display name: spec or estimator}.
+    """`--model` specs from what a Python caller (or a YAML config) gives: a spec, a river
+    estimator, a dict {display name: spec or estimator}, or a list of any of them.
 
     >>> from river import naive_bayes
     >>> model_specs({"nb": naive_bayes.GaussianNB(), "base": "majority"})
     ['nb=river.naive_bayes.GaussianNB', 'base=majority']
+    >>> model_specs(["majority", {"nb": "gaussian-nb"}])
+    ['majority', 'nb=gaussian-nb']
     """
     if isinstance(models, dict):
         return [f"{name}={spec_of(m)}" for name, m in models.items()]
     if isinstance(models, (list, tuple)):
-        return [spec_of(m) for m in models]
+        return [spec for m in models for spec in model_specs(m)]
     return [spec_of(models)]
 
 
