@@ -65,7 +65,7 @@ def test_yaml_config_and_cli_overrides(tmp_path):
     cfg.write_text(f"""
 streams:
   - rows={data("rows.csv")}
-models: [no-change]
+models: [{{nc: no-change}}]
 delay: 1
 out: {tmp_path / "from-yaml"}
 runner: direct
@@ -76,6 +76,7 @@ quiet: true
     # rows.csv labels a, b, a, b with delay 1: No-Change predicts the previous label.
     acc = summary.query("category == 'initial' and metric == 'accuracy'")
     assert acc["value"].item() == 0.0 and acc["n"].item() == 3
+    assert acc["model"].item() == "nc"  # a list item {name: spec} names its model
     assert main(["run", "--config", str(cfg), "--out", str(tmp_path / "override")]) == 0
     assert (tmp_path / "override" / "summary.csv").exists()
 
@@ -85,6 +86,9 @@ def test_unknown_config_field_is_reported(tmp_path, capsys):
     cfg.write_text("streams: [x]\nmodels: [y]\nout: z\nspeed: fast\n")
     assert main(["run", "--config", str(cfg)]) == 2
     assert "unknown field 'speed'" in capsys.readouterr().err
+    cfg.write_text("streams: [x]\nmodels: [y]\nout: z\ndealy: 5\n")
+    assert main(["run", "--config", str(cfg)]) == 2
+    assert "unknown field 'dealy'; did you mean 'delay'?" in capsys.readouterr().err
     cfg.write_text("streams: [x]\nmodels: [y]\nout: z\nbins: many\n")
     assert main(["run", "--config", str(cfg)]) == 2
     assert capsys.readouterr().err == f"delayed-eval: error: {cfg}: bins: 'many' is not a " \
