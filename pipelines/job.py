@@ -128,7 +128,10 @@ def run(config: RunConfig) -> pd.DataFrame:
     if not config.quiet:
         counters = job_counters(result)
         if counters:
-            print("job counters: " + ", ".join(f"{k} {v:,}" for k, v in counters.items()),
+            replays = "the label pass, one per stream" if pl.backfill else \
+                "summed over the replays, one per stream × model"
+            print(f"job counters ({replays}): " + ", ".join(f"{k} {v:,}"
+                                                             for k, v in counters.items()),
                   file=sys.stderr)
         streams = {s.name: {"positive": s.options.get("positive"),
                             "declared": pl.classes[s.name]} for s in pl.streams}

@@ -150,7 +150,8 @@ def test_progress_lines_and_counters_on_stderr_unless_quiet(tmp_path, capsys):
     err = capsys.readouterr().err
     assert re.search(r"progress: [\d,]+ events, [\d,]+ labels, [\d,]+ pending, 0 dead letters "
                      r"\(1 stream × model\), [\d,]+ events/s", err)
-    assert "job counters: instances 400, updates 0, labels 400, dead_letters 0, pending 0" in err
+    assert "job counters (summed over the replays, one per stream × model): instances 400, " \
+        "updates 0, labels 400, dead_letters 0, pending 0" in err
     assert main([*args, "--out", str(tmp_path / "b"), "--quiet"]) == 0
     printed = capsys.readouterr()
     assert printed.err == "" and printed.out == ""

@@ -32,6 +32,18 @@ TIME_UNITS = {"s": 1, "ms": 1_000, "us": 1_000_000, "ns": 1_000_000_000}
 _UNITS = {"s": 1.0, "min": 60.0, "h": 3600.0, "d": 86400.0}
 
 
+def duration_text(secs: float) -> str:
+    """Seconds in the largest unit of `_UNITS` that counts them whole, as --delay reads them.
+
+    >>> duration_text(7200), duration_text(90), duration_text(1.5), duration_text(0)
+    ('2h', '90s', '1.5s', '0s')
+    """
+    for unit, size in sorted(_UNITS.items(), key=lambda u: -u[1]):
+        if secs >= size and secs % size == 0:
+            return f"{secs / size:g}{unit}"
+    return f"{secs:g}s"
+
+
 class DelaySpecError(ConfigError):
     """A delay spec that cannot be parsed.
 
@@ -149,7 +161,7 @@ class DelaySpec:
     def __str__(self) -> str:
         if self.kind == "column":
             return f"column:{self.column}:{self.unit}"
-        fmt = (lambda v: f"{v:g}s") if self.unit == "seconds" else (lambda v: f"{int(v)}")
+        fmt = duration_text if self.unit == "seconds" else (lambda v: f"{int(v)}")
         if self.kind == "random":
             return f"random:{fmt(self.value)}:{fmt(self.high)}:{self.seed}"
         return fmt(self.value)
