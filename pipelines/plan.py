@@ -221,10 +221,8 @@ def _logged_models(log: PredictionLogSpec, models: list) -> list:
     models), else every model in the log."""
     try:
         logged = log.model_names()
-    except InputError:  # no model column: the log is the one named model's
-        if not models:
-            raise
-        return list(models)
+    except InputError:  # no model column: the log is one model's, named or named after it
+        return list(models) or [log.own_model_name()]
     missing = [m for m in models if m not in logged]
     if missing:
         raise ConfigError(f"prediction log {log.pattern}: no predictions of model(s) "

@@ -214,6 +214,21 @@ def test_predicted_classes_are_matched_to_the_labels_by_number_or_refused(tmp_pa
         "(predicted: 'fraud', 'ok'; labels: '0', '1')" in err
 
 
+def test_a_log_without_a_model_column_is_one_model_named_after_it(tmp_path):
+    stream = tmp_path / "s.csv"
+    pd.DataFrame({"id": range(4), "time": range(4), "label": list("abab")}).to_csv(
+        stream, index=False)
+    log = tmp_path / "fraud_v3.csv"
+    pd.DataFrame({"id": range(4), "t": range(4), "y_pred": list("aaab")}).to_csv(
+        log, index=False)
+    summary = run(RunConfig(streams=[f'{stream}{{"features": []}}'], models=[],
+                            predictions=str(log), delay="1", out=str(tmp_path / "o"),
+                            quiet=True, runner="direct", repredict="none"))
+    initial = summary.query("category == 'initial' and metric == 'accuracy'")
+    # Labels a, b, a, b against a, a, a, b: ids 0, 2 and 3 right.
+    assert initial[["model", "value", "n"]].values.tolist() == [["fraud_v3", 0.75, 4]]
+
+
 def test_a_log_without_its_columns_is_one_error_line(tmp_path, capsys):
     log = tmp_path / "p.parquet"
     pd.DataFrame({"id": ["1"], "when": [0.0], "y_pred": ["a"]}).to_parquet(log)

@@ -54,7 +54,8 @@ class PredictionLogSpec:
     e.g. hive partitions `date=2026-11-01/part-0.parquet`), read with Beam's FileSystems so
     gs:// and s3:// work too. Options rename the columns (defaults: those of `run`'s
     predictions.parquet): `stream`, `model`, `id`, `kind`, `time`, `prediction`. A log without
-    a stream (model) column belongs to the only configured stream (model). `time_unit` (`s`,
+    a stream (model) column belongs to the only configured stream (model; with none
+    configured, one named after the log: `own_model_name`). `time_unit` (`s`,
     `ms`, `us`, `ns`) is the unit of times given as numbers (seconds by default); `sep` and
     `decimal` say how a CSV file is written (`{"sep": ";", "decimal": ","}`).
 
@@ -123,6 +124,20 @@ class PredictionLogSpec:
             raise InputError(f"prediction log {self.pattern}: no .parquet, .csv or .jsonl file "
                              f"found")
         return files
+
+    def own_model_name(self) -> str:
+        """The name of the one model of a log without a model column, when no --model names
+        it: the log's file or folder name, without its extension.
+
+        >>> [PredictionLogSpec.parse(p).own_model_name() for p in (
+        ...     "logs/fraud_v3.csv", "gs://b/scores/", "logs/scores/*.parquet", "*.csv")]
+        ['fraud_v3', 'scores', 'scores', 'model']
+        """
+        parts = [p for p in self.pattern.replace("\\", "/").split("/")
+                 if p and not any(ch in p for ch in "*?[")]
+        last = parts[-1] if parts and not parts[-1].endswith(":") else ""
+        return os.path.splitext(last)[0] if os.path.splitext(last)[1].lower() in LOG_FORMATS \
+            else last or "model"
 
     def model_names(self) -> list[str]:
         """The distinct model names in the log (reads only that column), in the order the run
