@@ -261,7 +261,7 @@ def _backfill_parser(sub) -> argparse.ArgumentParser:
     backfill.add_argument("--model", action="append", default=[], metavar="NAME",
                           help="a model name in the log, in report order (repeatable; default "
                                "every model in the log, in the order its run recorded, then "
-                               "sorted)")
+                               "sorted; a log without a model column: one named after it)")
     backfill.add_argument("--task", choices=TASKS, default=None,
                           help="what the predictions are (default classification)")
     backfill.add_argument("--repredict", default=None, metavar="POLICY",
