@@ -208,6 +208,32 @@ def test_dead_letters_name_dated_times_as_datetimes(tmp_path):
                                            "than its instance at 2026-11-01 10:00:00 UTC"]
 
 
+def test_labelled_rows_time_each_label_by_their_own_column_or_set_it_aside(tmp_path):
+    """With a label time column every label's time is its row's: an empty or unreadable one
+    is a dead letter (the instance waits), not a label placed by a delay model."""
+    path = _write(tmp_path, "rows.csv", "id,time,f,label,done\na,0,1.0,x,5\nb,1,2.0,y,\n"
+                  "c,2,3.0,x,soon\nd,3,4.0,y,2\ne,4,5.0,,\nf,6,6.0,x,7\n")
+    spec = path + '{"label_time": "done"}'
+    events, dead = read(spec)
+    assert [(d["row"], d["field"], d["reason"]) for d in dead] == [
+        (2, "done", "the label time is missing (an empty cell, NaN or null); the label is set "
+                    "aside, its instance waits"),
+        (3, "done", "label time 'soon' is neither a number nor an ISO datetime; the label is "
+                    "set aside, its instance waits"),
+        (4, "done", "label time 2 is earlier than the instance time 3")]
+    assert [(e[0], e[3], e[4]) for e in events if e[3] == "label"] == [
+        (5.0, "label", "a"), (7.0, "label", "f")]
+    code = main(["run", "--stream", spec, "--model", "majority", "--out",
+                 str(tmp_path / "out"), "--runner", "direct", "--quiet"])
+    assert code == 0
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    counts = manifest["counts"][0]
+    assert (counts["instances"], counts["labelled"], counts["pending_at_end"]) == (6, 2, 4)
+    assert manifest["streams"]["rows"]["delay"] == "input"
+    assert main(["run", "--stream", spec, "--model", "majority", "--delay", "5", "--out",
+                 str(tmp_path / "out2"), "--runner", "direct", "--quiet"]) == 2
+
+
 def test_malformed_arff_is_an_error_with_file_and_line(tmp_path):
     bad = tmp_path / "bad.arff"
     bad.write_text("@relation r\n@attribute a numeric\n@attribute c blob\n@data\n1,2\n")
@@ -310,7 +336,9 @@ def test_a_refused_rows_label_never_meets_the_pending_instance(tmp_path):
     has a label due before the first a's. The first 'a' is scored against its own label, over
     its own latency period [0, 10]; the refused row's label is a dead letter, not an orphan."""
     path = tmp_path / "rows.csv"
-    path.write_text("id,time,f,label,wait\na,0,1.0,x,10\na,1,2.0,y,2\nb,2,3.0,y,1\n")
+    # (c, after b's label, gives the run an initial prediction to score.)
+    path.write_text("id,time,f,label,wait\na,0,1.0,x,10\na,1,2.0,y,2\nb,2,3.0,y,1\n"
+                    "c,4,4.0,x,1\n")
     out = tmp_path / "out"
     run(RunConfig(streams=[f's={path}{{"unique_ids": "pending"}}'], models=["majority"],
                   delay="column:wait", out=str(out), runner="direct", quiet=True,
@@ -319,16 +347,17 @@ def test_a_refused_rows_label_never_meets_the_pending_instance(tmp_path):
     assert dead == ["instance id 'a' is already pending",
                     "label of an instance refused because id 'a' was pending"]
     finals = pd.read_parquet(out / "predictions.parquet").query("kind == 'final'")
-    assert dict(zip(finals["id"], finals["t"])) == {"a": 10.0, "b": 3.0}
+    assert dict(zip(finals["id"], finals["t"])) == {"a": 10.0, "b": 3.0, "c": 5.0}
     counts = json.load(open(out / "manifest.json"))["counts"][0]
     assert (counts["instances"], counts["labelled"], counts["orphan_labels"],
-            counts["dead_letters"], counts["pending_at_end"]) == (3, 2, 0, 2, 0)
-    # Final predictions: b's comes before any label (none made); a's at t=10, after b's label
-    # y was learned: Majority says y, a's own label is x.
+            counts["dead_letters"], counts["pending_at_end"]) == (4, 3, 0, 2, 0)
+    # Final predictions: b's comes before any label (none made); c's at t=5, after b's label
+    # y: Majority says y; a's at t=10, after y and x: the tie goes to y, the first class.
+    # Neither is a's or c's own label, x.
     summary = pd.read_csv(out / "summary.csv")
     final = summary.query("category == 'final' and metric == 'accuracy' and "
                           "window == 'cumulative'")
-    assert (final["n"].item(), final["value"].item()) == (1, 0.0)
+    assert (final["n"].item(), final["value"].item()) == (2, 0.0)
 
 
 def test_unique_ids_pending_is_only_for_labelled_rows(tmp_path):

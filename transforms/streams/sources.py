@@ -279,12 +279,14 @@ class StreamSpec:
 
     def label_times_given(self) -> bool:
         """Whether every label time comes from the input itself (a label table, an event log,
-        MOA-style delayed ARFF), so no delay model is used."""
+        labelled rows with a label time column, MOA-style delayed ARFF), so no delay model is
+        used."""
         if self.kind != "file":
             return False
         if self.format == "arff":
             return bool(self.options.get("delayed"))
-        return "labels" in self.options or self.options.get("kind", "kind") in self.columns()
+        return "labels" in self.options or bool({self.options.get(k, k) for k in (
+            "kind", "label_time")} & set(self.columns()))
 
     def label_kind(self) -> str | None:
         """What the stream's first labels are: 'classes' (text or true/false, or declared

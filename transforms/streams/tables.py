@@ -225,6 +225,9 @@ class _TableColumns:
         t, unplaced, feats, fx, bad_cells, finite = self._checked(frame, seq0)
         lt = event_seconds(frame, self.label_time, unit=self.unit)[0] \
             if self.label_time in frame.columns else None
+        # Labelled rows with a label time column: each label's time is its row's.
+        own_label_times = lt is not None and not self.label_table and \
+            self.kind not in frame.columns
         new_row = tuple.__new__  # TableRow(...) costs 2.5 times as much per row
         stream, missing = self.stream, self.missing  # locals: read per row
         # Rows without any feature (an event log's label rows, a label table's) have x None,
@@ -270,8 +273,12 @@ class _TableColumns:
                 elif isinstance(y, np.generic):
                     y = y.item()
                 label_t = None
-                if lt is not None and y is not None and math.isfinite(lt[j]):
-                    label_t = float(lt[j])
+                if lt is not None and y is not None:
+                    if math.isfinite(lt[j]):
+                        label_t = float(lt[j])
+                    elif own_label_times:  # no delay model to place the label instead
+                        yield self._bad_label_time(frame, j, path, row)
+                        y = None
                 key = ids[i].item() if isinstance(ids[i], np.generic) else ids[i]
                 yield new_row(TableRow, (seq0 + j, row, key, float(t[j]), x, y, label_t,
                                          own[i], kinds[i]))
@@ -283,6 +290,13 @@ class _TableColumns:
         value = frame[self.time].iloc[j]
         return dead_letter(self.stream, time_problem(value, self.unit), file=path, row=row,
                            field=self.time)
+
+    def _bad_label_time(self, frame: pd.DataFrame, j: int, path: str, row: int) -> dict:
+        value = frame[self.label_time].iloc[j]
+        what = "the label time is missing (an empty cell, NaN or null)" if pd.isna(value) \
+            else "label " + time_problem(value, self.unit)
+        return dead_letter(self.stream, f"{what}; the label is set aside, its instance waits",
+                           file=path, row=row, field=self.label_time)
 
     def numbered(self, chunks, seq0: int = 0) -> Iterator:
         """(file, `TableRow` or dead letter) over chunks, each chunk's first row numbered in
