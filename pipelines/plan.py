@@ -21,7 +21,7 @@ from transforms.scoring.drift import DriftPlan
 from transforms.scoring.plan import ScoringPlan, curve_step
 from transforms.streams.delays import DelaySpec
 from transforms.streams.read import TimeRange
-from transforms.streams.sources import StreamSpec
+from transforms.streams.sources import StreamSpec, kind_of_labels
 
 
 @dataclass
@@ -197,6 +197,13 @@ def _segmented(streams: list, segments: list, delay: DelaySpec) -> list:
             if column not in columns:
                 raise ConfigError(f"--segment {column}: stream {s.name} has no instance column "
                                   f"{column!r}; its columns are {columns}")
+            values = s.first_values(column)
+            if kind_of_labels(values) == "numbers":  # a slice per value: thousands of them
+                shown = ", ".join(f"{v:g}" for v in values[:3])
+                raise ConfigError(f"--segment {column}: stream {s.name}'s column {column!r} "
+                                  f"holds numbers with fractions ({shown}, …), a slice per "
+                                  f"value; segment by a column of categories (a country, a "
+                                  f"model version), or add one that bins these numbers")
         features = s.options.get("features")
         extra = tuple(c for c in segments if not s.reads_features
                       or features is not None and c not in features)

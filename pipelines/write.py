@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import collections
 import json
 import math
 import os
@@ -307,8 +308,7 @@ def _merge_curve_parts(parts: list, folder: str, path: str, row_group: int = 16_
         for (stream, model), paths in sorted(by_key.items()):
             groups = _spill_by_group(paths, stream, model, spill)
             for group in sorted(groups, key=lambda g: tuple(v or "" for v in g)):
-                with pa.OSFile(groups[group]) as source:
-                    held.append(pa.ipc.open_stream(source).read_all())
+                held.append(read_spilled(groups[group]))
                 if sum(t.num_rows for t in held) >= row_group:
                     write_held()
         if held:
@@ -346,12 +346,67 @@ def keep_segments(path: str, kept: set, row_group: int = 16_384) -> None:
 SERIES_GROUP = ("category", "window", "metric", "segment")
 
 
+# Spill files open at once: a run with thousands of --segment slices has a group per slice and
+# measure, more than a process may open.
+OPEN_SPILLS = 64
+
+
+class _GroupSpill:
+    """One local file per `SERIES_GROUP`, at most `limit` of them open: a file closed to make
+    room is appended to later as a further Arrow stream (`read_spilled` reads them all)."""
+
+    def __init__(self, folder: str, limit: int | None = None):
+        self.folder, self.limit = folder, limit or OPEN_SPILLS
+        self.files: dict = {}
+        self.open: collections.OrderedDict = collections.OrderedDict()  # group -> (sink, writer)
+
+    def write(self, group: tuple, table: pa.Table) -> None:
+        if group in self.open:
+            self.open.move_to_end(group)
+        else:
+            if len(self.open) >= self.limit:
+                self._close(next(iter(self.open)))
+            mode = "ab" if group in self.files else "wb"  # (the folder serves key after key)
+            path = self.files.setdefault(group, os.path.join(self.folder,
+                                                             f"{len(self.files)}.arrows"))
+            sink = pa.OSFile(path, mode)
+            self.open[group] = (sink, pa.ipc.new_stream(sink, CURVE_SCHEMA))
+        self.open[group][1].write_table(table)
+
+    def _close(self, group: tuple) -> None:
+        sink, writer = self.open.pop(group)
+        writer.close()
+        sink.close()
+
+    def close(self) -> None:
+        for group in list(self.open):
+            self._close(group)
+
+
+def read_spilled(path: str) -> pa.Table:
+    """Every Arrow stream written one after the other to the file at `path`, as one table.
+
+    >>> import tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "g.arrows")
+    >>> spill = _GroupSpill(os.path.dirname(path), limit=1)
+    >>> rows = pa.Table.from_pylist([{"stream": "s"}], CURVE_SCHEMA)
+    >>> for group in ("a", "b", "a"):  # "a" is closed to open "b", then appended to
+    ...     spill.write((group,), rows)
+    >>> spill.close()
+    >>> read_spilled(spill.files[("a",)]).num_rows
+    2
+    """
+    tables = []
+    with pa.OSFile(path) as source:
+        while source.tell() < source.size():
+            tables.append(pa.ipc.open_stream(source).read_all())
+    return pa.concat_tables(tables)
+
+
 def _spill_by_group(paths: list, stream: str, model: str, spill: str) -> dict:
-    """A key's rows from its parts, one part at a time, appended to one local Arrow stream file
-    per `SERIES_GROUP` -> {group: file}."""
-    writers: dict = {}
-    files: dict = {}
-    sinks: list = []
+    """A key's rows from its parts, one part at a time, appended to one local Arrow file per
+    `SERIES_GROUP` -> {group: file}."""
+    groups = _GroupSpill(spill)
     try:
         for part, mixed in paths:
             table = read_arrow(part)
@@ -365,16 +420,9 @@ def _spill_by_group(paths: list, stream: str, model: str, spill: str) -> dict:
             start = 0
             for run in keys.group_by(list(SERIES_GROUP), use_threads=False).aggregate(
                     [([], "count_all")]).to_pylist():
-                group = tuple(run[c] for c in SERIES_GROUP)
-                if group not in writers:
-                    files[group] = os.path.join(spill, f"{len(files)}.arrows")
-                    sinks.append(pa.OSFile(files[group], "wb"))
-                    writers[group] = pa.ipc.new_stream(sinks[-1], CURVE_SCHEMA)
-                writers[group].write_table(table.slice(start, run["count_all"]))
+                groups.write(tuple(run[c] for c in SERIES_GROUP),
+                             table.slice(start, run["count_all"]))
                 start += run["count_all"]
     finally:
-        for w in writers.values():
-            w.close()
-        for sink in sinks:
-            sink.close()
-    return files
+        groups.close()
+    return groups.files

@@ -164,6 +164,45 @@ def test_a_segment_column_the_stream_does_not_have_is_one_line(tmp_path, capsys)
     assert "--segment country: stream sea has no instance column 'country'" in err[0]
 
 
+def test_a_column_of_fractional_numbers_is_refused_as_a_segment(tmp_path, capsys):
+    """A slice per distinct value of a measurement: one line instead of thousands of slices."""
+    path, features = segmented_csv(tmp_path)
+    status = main(["run", "--stream", path, "--model", "no-change", "--delay", "5",
+                   "--segment", features[0], "--out", str(tmp_path / "o"), "--runner", "direct"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert status == 2 and len(err) == 1
+    assert f"column {features[0]!r} holds numbers with fractions (" in err[0]
+
+
+def test_curves_of_more_groups_than_files_open_at_once_are_merged_alike(tmp_path, monkeypatch):
+    """A run with many slices has more curve groups (slice × measure) than a process may open
+    at once; with one spill file open at a time, a key's parts (each with rows of every group)
+    still merge into every row once, in row order."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    import pipelines.write as write
+    from transforms.vocabulary import CURVE_SCHEMA
+
+    def part(labels):
+        return pa.Table.from_pylist([
+            {"stream": "s", "segment": segment, "model": "m", "category": "initial",
+             "window": "cumulative", "metric": metric, "value": labels / 10, "n": labels,
+             "labels": labels}
+            for segment in (None, "c=DE", "c=FR") for metric in ("accuracy", "kappa")],
+            CURVE_SCHEMA)
+
+    monkeypatch.setattr(write, "OPEN_SPILLS", 1)
+    folder = tmp_path / "parts"
+    parts = [write._write_curve_part(part(labels), str(folder)) for labels in (100, 200)]
+    write._merge_curve_parts(parts, str(folder), str(tmp_path / "curves.parquet"), row_group=4)
+    merged = pq.read_table(tmp_path / "curves.parquet").to_pylist()
+    # The oracle: both parts' rows sorted as the file orders them, by a plain sort.
+    expected = sorted(part(100).to_pylist() + part(200).to_pylist(), key=lambda r: (
+        r["metric"], r["segment"] or "", r["labels"]))
+    assert merged == expected
+
+
 def test_a_backfill_of_the_run_gives_the_same_slices(tmp_path):
     # A feature as the segment (the models see it, as without --segment), re-evaluation with
     # bins and Ψα, a window, a fading factor and a comparison, per slice.

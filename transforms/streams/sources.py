@@ -300,24 +300,33 @@ class StreamSpec:
         """
         if self.declared_classes() is not None:
             return "classes"
-        return kind_of_labels(self._first_labels())
+        return kind_of_labels(self.first_values())
 
-    def _first_labels(self, rows: int = 1000) -> list:
+    def first_values(self, feature: str | None = None, rows: int = 1000) -> list:
+        """The values of the first `rows` rows' label (or of an instance column, `feature`),
+        missing ones left out.
+
+        >>> StreamSpec.parse('synth:SEA{"n": 3, "seed": 1}').first_values(rows=2)
+        [True, False]
+        """
         if self.kind in ("synth", "dataset"):
-            labels = []
+            values = []
             try:
-                for _, y in itertools.islice(_river_stream(self), rows):
-                    labels.append(y)
+                for x, y in itertools.islice(_river_stream(self), rows):
+                    values.append(y if feature is None else x.get(feature))
             except Exception:  # a generator failing as it draws: the read says where
                 pass
-            return labels
+            return [v for v in values if v is not None]
         if self.format == "arff":
             attrs, data = arff.load_arff(self.source, max_rows=rows)
-            ci = arff.arff_class_index(self, attrs)
-            return [v[ci].strip("'\"") for _, v in data[:rows] if len(v) > ci and v[ci] != "?"]
+            names = [a[0] for a in attrs]
+            at = arff.arff_class_index(self, attrs) if feature is None else \
+                names.index(feature) if feature in names else len(names)
+            return [v[at].strip("'\"") for _, v in data[:rows] if len(v) > at and v[at] != "?"]
         o = self.options
-        files = table_files(o["labels"] if "labels" in o else self.source)
-        column = o.get("label", "label")
+        labels = feature is None and "labels" in o
+        files = table_files(o["labels"] if labels else self.source)
+        column = o.get("label", "label") if feature is None else feature
         head = head_of(files[0], fmt_of(files[0], self.format), csv_options(o), rows) \
             if files else pd.DataFrame()
         return head[column].dropna().tolist() if column in head.columns else []
