@@ -26,6 +26,7 @@ STREAM = 'sea=synth:SEA{"n": 1500, "seed": 5, "noise": 0.1}'
 
 
 def _run(out, runner, replay, models, repredict="every_k_labels:3", stream=STREAM, **options):
+    options = {"curve_every": 100, **options}  # (a few curve points: the keys are the point)
     run(RunConfig(streams=[stream], models=models, delay="100", bins=4, windows=[150],
                   repredict=repredict, out=str(out), runner=runner, replay=replay,
                   run_id="same", quiet=True, **options))

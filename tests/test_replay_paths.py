@@ -54,7 +54,7 @@ def test_grouped_and_stateful_paths_give_identical_records(tmp_path):
         out = tmp_path / name
         run(RunConfig(streams=[SHORT], models=MODELS, delay="random:20:200:4", out=str(out),
                       runner="direct", replay=replay, timer_bucket=bucket, chunk_size=128,
-                      repredicted_probabilities=True, quiet=True))
+                      repredicted_probabilities=True, curve_every=100, quiet=True))
         results.append(_outputs(out))
     (p0, s0, c0, n0) = results[0]
     assert (p0["kind"] != "re-prediction").sum() == 3 * SHORT_N * 2

@@ -208,7 +208,7 @@ def test_a_backfill_of_the_run_gives_the_same_slices(tmp_path):
     # bins and Ψα, a window, a fading factor and a comparison, per slice.
     kw = dict(streams=['synth:Agrawal{"n": 1200, "seed": 4}'], delay="60", bins=10,
               repredict="every_k_labels:3", windows=[200], fadings=[0.99],
-              segments=["elevel"], quiet=True, run_id="same", runner="direct")
+              segments=["elevel"], curve_every=200, quiet=True, run_id="same", runner="direct")
     replayed = run(RunConfig(models=["no-change", "gaussian-nb"], out=str(tmp_path / "run"),
                              **kw))
     assert {"binned", "intermediate", "comparison"} <= set(
