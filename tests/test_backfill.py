@@ -248,16 +248,21 @@ def test_backfill_argument_errors(tmp_path, capsys, argv, message):
     assert code == 2 and message in capsys.readouterr().err
 
 
-def test_a_date_range_reads_later_labels_reports_pending_and_skips_older_partitions(tmp_path):
-    day = 86400.0
-    base = 1793491200.0  # 2026-11-01T00:00:00Z
-    # Instances at 06:00 and 18:00 of Nov 1, 2, 3; each label 20 h later (the last one never).
+def _three_days(tmp_path):
+    """Instances 0-5 at 06:00 and 18:00 of Nov 1, 2, 3 2026 (UTC); labels a, b, a, b, a 20 h
+    after instances 0-4 (5's never comes) -> (their times, instance table, label table)."""
+    day, base = 86400.0, 1793491200.0  # 2026-11-01T00:00:00Z
     t = [base + d * day + h * 3600 for d in range(3) for h in (6, 18)]
     stream = tmp_path / "instances.csv"
     pd.DataFrame({"id": range(6), "time": t, "f": [0.0] * 6}).to_csv(stream, index=False)
     labels = tmp_path / "labels.csv"
     pd.DataFrame({"id": range(5), "time": [x + 20 * 3600 for x in t[:5]],
                   "label": list("ababa")}).to_csv(labels, index=False)
+    return t, stream, labels
+
+
+def test_a_date_range_reads_later_labels_reports_pending_and_skips_older_partitions(tmp_path):
+    t, stream, labels = _three_days(tmp_path)
     log = tmp_path / "log"
     for d, rows in enumerate(([0, 1], [2, 3], [4, 5])):
         part = log / f"date=2026-11-0{d + 1}"
@@ -287,13 +292,7 @@ def test_a_model_version_without_predictions_in_the_range_leaves_the_others_scor
         tmp_path, capsys):
     """v1 served Nov 1 and 2, v2 from Nov 3: a day's backfill scores the version that served
     it and says the other had nothing there; a day neither served is one error line."""
-    day, base = 86400.0, 1793491200.0  # 2026-11-01T00:00:00Z
-    t = [base + d * day + h * 3600 for d in range(3) for h in (6, 18)]
-    stream = tmp_path / "instances.csv"
-    pd.DataFrame({"id": range(6), "time": t, "f": [0.0] * 6}).to_csv(stream, index=False)
-    labels = tmp_path / "labels.csv"
-    pd.DataFrame({"id": range(5), "time": [x + 20 * 3600 for x in t[:5]],
-                  "label": list("ababa")}).to_csv(labels, index=False)
+    t, stream, labels = _three_days(tmp_path)
     log = tmp_path / "log.csv"
     pd.DataFrame({"id": [str(i) for i in range(2, 6)], "t": t[2:], "y_pred": list("aaaa"),
                   "model": ["v1", "v1", "v2", "v2"]}).to_csv(log, index=False)

@@ -172,6 +172,7 @@ def exact_knn_regressor(n_neighbors: int = 5, window_size: int = 1000, **params)
                                   engine=neighbors.LazySearch(window_size=window_size),
                                   **params)
 
+
 # Short names for the models users reach for most; anything else by import path.
 REGISTRY = {
     "gaussian-nb": "river.naive_bayes.GaussianNB",
