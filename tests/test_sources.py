@@ -454,3 +454,10 @@ def test_a_csv_cell_is_missing_as_pandas_reads_it_unless_the_stream_names_the_te
         StreamSpec.parse(str(path.with_suffix(".jsonl")) + '{"na_values": []}').check()
     with pytest.raises(InputError, match=r"small\.arff: na_values, time_unit is for table files"):
         StreamSpec.parse(data("small.arff") + '{"na_values": [], "time_unit": "ms"}').check()
+
+
+def test_a_stream_from_a_folder_or_a_glob_is_named_after_the_folder():
+    # A glob's `date=*` is a hive partition, not NAME=SPEC.
+    assert [StreamSpec.parse(p).name for p in (
+        "logs/Instances/", "logs/instances/date=*/*.parquet", "gs://bucket/tx/*.csv",
+        "*.csv")] == ["instances", "instances", "tx", "stream"]

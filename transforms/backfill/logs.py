@@ -16,7 +16,7 @@ from apache_beam.io.filesystems import FileSystems
 from transforms.errors import InputError
 from transforms.specs import split_options
 from transforms.streams.delays import TIME_UNITS
-from transforms.streams.table_files import other_separator, table_files
+from transforms.streams.table_files import other_separator, source_name, table_files
 
 # Defaults: the columns of `run`'s own predictions.parquet.
 LOG_COLUMNS = {"stream": "stream", "model": "model", "id": "id", "kind": "kind", "time": "t",
@@ -127,17 +127,13 @@ class PredictionLogSpec:
 
     def own_model_name(self) -> str:
         """The name of the one model of a log without a model column, when no --model names
-        it: the log's file or folder name, without its extension.
+        it: the log's file or folder name, without its extension (`source_name`).
 
         >>> [PredictionLogSpec.parse(p).own_model_name() for p in (
         ...     "logs/fraud_v3.csv", "gs://b/scores/", "logs/scores/*.parquet", "*.csv")]
         ['fraud_v3', 'scores', 'scores', 'model']
         """
-        parts = [p for p in self.pattern.replace("\\", "/").split("/")
-                 if p and not any(ch in p for ch in "*?[")]
-        last = parts[-1] if parts and not parts[-1].endswith(":") else ""
-        return os.path.splitext(last)[0] if os.path.splitext(last)[1].lower() in LOG_FORMATS \
-            else last or "model"
+        return source_name(self.pattern) or "model"
 
     def model_names(self) -> list[str]:
         """The distinct model names in the log (reads only that column), in the order the run

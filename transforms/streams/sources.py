@@ -48,8 +48,8 @@ from transforms.streams.delays import TIME_UNITS, DelaySpec
 from transforms.streams.rows import Checks, labelled_rows
 from transforms.streams.table_files import (CSV_OPTIONS, FORMATS, columns_of,
                                             csv_options, event_seconds, fmt_of, has_rows,
-                                            head_of, other_separator, row_count, table_files,
-                                            time_problem)
+                                            head_of, other_separator, row_count, source_name,
+                                            table_files, time_problem)
 from transforms.streams.tables import table_columns, table_events
 
 # Text that reads as a date: ISO 2026-11-01[T10:00[:00]], or 01/11/2026, 1.11.26.
@@ -95,7 +95,7 @@ def _split_spec(text: str) -> tuple[str | None, str, dict]:
     head, options = split_options(text)
     name = None
     eq = head.find("=")
-    if eq > 0:
+    if eq > 0 and not any(c in head[:eq] for c in "/\\"):  # (not a path's date=DAY part)
         name, head = head[:eq].strip(), head[eq + 1:]
     return name, head.strip(), options
 
@@ -152,7 +152,7 @@ class StreamSpec:
             raise InputError(f"stream spec {text!r} names no source")
         if name is None:
             base = source.split(":", 1)[1] if source.startswith(("synth:", "dataset:")) else \
-                os.path.splitext(os.path.basename(source))[0]
+                source_name(source) or "stream"
             name = base.lower()
         return cls(name, source, options)
 

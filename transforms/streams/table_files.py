@@ -32,6 +32,19 @@ FORMATS = {".csv": "csv", ".jsonl": "jsonl", ".json": "jsonl", ".ndjson": "jsonl
 TABLE_FORMATS = tuple(ext for ext, fmt in FORMATS.items() if fmt != "arff")
 
 
+def source_name(pattern: str) -> str:
+    """What a file, folder or glob is called: its last path part that is no glob, without its
+    extension ("" when there is none) — the default name of a stream, or of a log's model.
+
+    >>> [source_name(p) for p in ("logs/Fraud_v3.csv", "gs://b/scores/",
+    ...                           "logs/scores/date=*/*.parquet", "*.csv")]
+    ['Fraud_v3', 'scores', 'scores', '']
+    """
+    parts = [p for p in pattern.replace("\\", "/").split("/")
+             if p and not any(ch in p for ch in "*?[") and not p.endswith(":")]
+    return os.path.splitext(parts[-1])[0] if parts else ""
+
+
 def table_files(pattern: str, extensions: tuple = TABLE_FORMATS) -> list[str]:
     """A table's files, sorted: a file, a glob, or a directory (every file below it with one of
     the `extensions`, e.g. hive partitions `date=2026-11-01/part-0.parquet`), found through
