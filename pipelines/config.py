@@ -16,6 +16,7 @@ DRIFT_ON = ("initial", "final", "none")
 REPLAYS = ("auto", "grouped", "stateful", "per-key", "per-stream")
 TASKS = ("classification", "regression")
 MODEL_ERRORS = ("fail", "dead-letter")  # what a model failing on an instance does
+BACKFILL_FIELDS = ("predictions", "task", "buckets")  # the fields only a backfill reads
 LOGGED = "logged"  # backfill's default description of how its predictions were made
 
 
@@ -221,4 +222,14 @@ class RunConfig:
             raise ConfigError(f"{path}: {e}") from None
 
     def to_dict(self) -> dict:
-        return dataclasses.asdict(self)
+        """The fields as the manifest records them; a run's leave out the backfill's own.
+
+        >>> sorted(set(RunConfig(["synth:SEA"], ["majority"], "out").to_dict())
+        ...        & {"predictions", "task", "buckets", "models"})
+        ['models']
+        """
+        fields = dataclasses.asdict(self)
+        if self.predictions is None:  # (a regression run's manifest said task: classification)
+            for name in BACKFILL_FIELDS:
+                del fields[name]
+        return fields

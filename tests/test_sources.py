@@ -454,6 +454,10 @@ def test_a_csv_cell_is_missing_as_pandas_reads_it_unless_the_stream_names_the_te
         StreamSpec.parse(str(path.with_suffix(".jsonl")) + '{"na_values": []}').check()
     with pytest.raises(InputError, match=r"small\.arff: na_values, time_unit is for table files"):
         StreamSpec.parse(data("small.arff") + '{"na_values": [], "time_unit": "ms"}').check()
+    # river's iter_csv names the label column `target`; for a table it is `label`.
+    with pytest.raises(InputError, match=r't\.jsonl: target is for ARFF files; a table\'s label '
+                                         r'column is named by the option \{"label": "x"\}'):
+        StreamSpec.parse(str(path.with_suffix(".jsonl")) + '{"target": "x"}').check()
 
 
 def test_a_stream_from_a_folder_or_a_glob_is_named_after_the_folder():

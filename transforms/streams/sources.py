@@ -377,6 +377,12 @@ class StreamSpec:
             if not rows:
                 raise InputError(f"{self.source}: the stream is empty (no @data rows)")
             return
+        arff_only = sorted({"target", "delayed"} & set(self.options))
+        if arff_only:  # river's iter_csv calls the label column target
+            label = self.options.get("target", "...")
+            raise InputError(f"{self.source}: {', '.join(arff_only)} is for ARFF files; a "
+                             f"table's label column is named by the option "
+                             f"{json.dumps({'label': label})}")
         for pattern, role in self._tables():
             files = table_files(pattern)
             _check_not_an_empty_directory(pattern, files)
