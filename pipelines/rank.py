@@ -18,6 +18,29 @@ from transforms.replay.protocols import model_and_fold
 
 
 
+def _summary(d: str) -> pd.DataFrame:
+    try:
+        return whole_streams(load_results(d))
+    except FileNotFoundError:
+        raise ConfigError(f"{d}: no summary.csv; give the output folders of finished "
+                          f"runs") from None
+
+
+def default_metric(dirs: list[str]) -> str:
+    """accuracy, or mae when no run reports accuracy (regression runs only).
+
+    >>> import tempfile
+    >>> from pipelines import evaluate
+    >>> out = tempfile.mkdtemp()
+    >>> _ = evaluate(['synth:Friedman{"n": 100, "seed": 1}'], ["linear-regression"],
+    ...              delay="10", out=out, repredict="none")
+    >>> default_metric([out])
+    'mae'
+    """
+    reported = set().union(*(set(_summary(d)["metric"]) for d in dirs))
+    return "accuracy" if "accuracy" in reported or "mae" not in reported else "mae"
+
+
 def measure_table(dirs: list[str], metric: str = "accuracy", category: str = "initial",
                   window: str = "cumulative", psi: float | None = None) -> pd.DataFrame:
     """Streams × models: one measure's end-of-stream value in each run's summary (every run's
@@ -36,13 +59,12 @@ def measure_table(dirs: list[str], metric: str = "accuracy", category: str = "in
     >>> measure_table([out]).shape
     (2, 2)
     """
-    parts = []
+    parts, reported, windows = [], set(), set()
     for d in dirs:
-        try:
-            summary = whole_streams(load_results(d))
-        except FileNotFoundError:
-            raise ConfigError(f"{d}: no summary.csv; give the output folders of finished "
-                              f"runs") from None
+        summary = _summary(d)
+        viewed = summary[(summary["category"] == category) & (summary["window"] == window)]
+        reported |= set(viewed["metric"])
+        windows |= set(summary["window"].dropna())
         rows = summary[(summary["metric"] == metric) & (summary["category"] == category)
                        & (summary["window"] == window) & summary["class"].isna()
                        & summary["bin"].isna()]
@@ -55,8 +77,11 @@ def measure_table(dirs: list[str], metric: str = "accuracy", category: str = "in
         parts.append(rows.assign(source=d))
     rows = pd.concat(parts)
     if rows.empty:
+        some = ", ".join(sorted(reported)[:12]) + (", ..." if len(reported) > 12 else "")
         raise ConfigError(f"no {category} {metric} ({window}) in {', '.join(dirs)}; name a "
-                          f"measure the runs report with --metric, --category and --window")
+                          f"measure the runs report with --metric, --category and --window"
+                          + (f" ({category} {window}: {some})" if reported else
+                             f" (windows: {', '.join(sorted(windows))})"))
     repeated = rows.groupby("stream")["source"].transform("nunique") > 1
     rows["stream"] = np.where(repeated, rows["source"] + ":" + rows["stream"], rows["stream"])
     models = list(dict.fromkeys(rows["model"]))
@@ -65,12 +90,13 @@ def measure_table(dirs: list[str], metric: str = "accuracy", category: str = "in
     return table[models]
 
 
-def rank_runs(dirs: list[str], out: str | None = None, metric: str = "accuracy",
+def rank_runs(dirs: list[str], out: str | None = None, metric: str | None = None,
               category: str = "initial", window: str = "cumulative",
               alpha: float = 0.05, psi: float | None = None) -> dict:
     """Rank the models of `dirs`' runs on one measure; with `out`, write `ranks.csv` (each
     stream's values and ranks, and the average ranks), `rank.json` (the tests) and the
-    critical-difference diagram (PNG, SVG, PDF). Returns what `rank.json` holds.
+    critical-difference diagram (PNG, SVG, PDF). Returns what `rank.json` holds. The measure
+    is `metric`, else `default_metric`'s.
 
     Example
     -------
@@ -85,6 +111,7 @@ def rank_runs(dirs: list[str], out: str | None = None, metric: str = "accuracy",
     >>> result["streams"], min(result["average_ranks"], key=result["average_ranks"].get)
     (4, 'gaussian-nb')
     """
+    metric = metric or default_metric(dirs)
     table = measure_table(dirs, metric, category, window, psi)
     complete = table.dropna()
     left_out = sorted(set(table.index) - set(complete.index))

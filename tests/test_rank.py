@@ -144,6 +144,24 @@ def test_runs_sharing_a_stream_name_and_cv_folds_give_one_column_per_model(tmp_p
         "n": {f"{tmp_path / 'a'}:s": 0.6, "t": 0.9, f"{tmp_path / 'b'}:s": -1}}
 
 
+def test_regression_runs_are_ranked_on_mae_unless_told(tmp_path, capsys):
+    """Runs with no accuracy (regressors only) rank MAE, lower first; a measure they lack is
+    refused with the measures they have."""
+    rows = [("s", "a", "mae", 0.3), ("s", "b", "mae", 0.2), ("t", "a", "mae", 0.5),
+            ("t", "b", "mae", 0.4), ("s", "a", "rmse", 0.9), ("s", "b", "rmse", 0.1),
+            ("t", "a", "rmse", 0.8), ("t", "b", "rmse", 0.7)]
+    pd.DataFrame([{"stream": st, "segment": None, "model": m, "category": "initial",
+                   "bin": None, "alpha": None, "window": "cumulative", "metric": metric,
+                   "class": None, "value": v} for st, m, metric, v in rows]).to_csv(
+        tmp_path / "summary.csv", index=False)
+    assert main(["rank", str(tmp_path)]) == 0
+    result = json.loads((tmp_path / "rank" / "rank.json").read_text())
+    assert (result["metric"], result["better"]) == ("mae", "lower")
+    assert result["average_ranks"] == {"a": 2.0, "b": 1.0}
+    assert main(["rank", str(tmp_path), "--metric", "accuracy"]) == 2
+    assert capsys.readouterr().err.strip().endswith("(initial cumulative: mae, rmse)")
+
+
 @pytest.mark.parametrize("argv, message", [
     (["nowhere"], "no summary.csv"),
     (["{three}", "--metric", "no_such_measure"], "no initial no_such_measure"),
