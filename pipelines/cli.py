@@ -170,7 +170,7 @@ def _parser() -> argparse.ArgumentParser:
     trend.add_argument("--metric", action="append", default=None,
                        help="a measure as --fail-if names one, '[initial|final] METRIC "
                             "[(CLASS)]', e.g. 'recall (fraud)' or 'final kappa' (repeatable; "
-                            "default accuracy)")
+                            "default accuracy; mae when the runs are regression)")
     trend.add_argument("--category", default="initial",
                        help="the category of a --metric that names none: initial or final")
     trend.add_argument("--window", default="cumulative", help="the view")
@@ -419,7 +419,7 @@ def _command(args, beam_args: list, debug: bool) -> int:
             from pipelines.trend import format_trend, write_trend
 
             out = args.out or os.path.join(args.root, "trend")
-            print(format_trend(write_trend(args.root, out, args.metric or ["accuracy"],
+            print(format_trend(write_trend(args.root, out, args.metric,
                                            args.category, args.window, args.segment)))
             print(f"written to {out}/")
             return 0

@@ -12,7 +12,7 @@ import pandas as pd
 from scipy import stats
 
 from metrics.ranking import LOWER_IS_BETTER, cliques, critical_difference, friedman, ranks
-from pipelines.results import load_results, whole_streams
+from pipelines.results import default_metric, load_results, whole_streams
 from transforms.errors import ConfigError
 from transforms.replay.protocols import model_and_fold
 
@@ -24,21 +24,6 @@ def _summary(d: str) -> pd.DataFrame:
     except FileNotFoundError:
         raise ConfigError(f"{d}: no summary.csv; give the output folders of finished "
                           f"runs") from None
-
-
-def default_metric(dirs: list[str]) -> str:
-    """accuracy, or mae when no run reports accuracy (regression runs only).
-
-    >>> import tempfile
-    >>> from pipelines import evaluate
-    >>> out = tempfile.mkdtemp()
-    >>> _ = evaluate(['synth:Friedman{"n": 100, "seed": 1}'], ["linear-regression"],
-    ...              delay="10", out=out, repredict="none")
-    >>> default_metric([out])
-    'mae'
-    """
-    reported = set().union(*(set(_summary(d)["metric"]) for d in dirs))
-    return "accuracy" if "accuracy" in reported or "mae" not in reported else "mae"
 
 
 def measure_table(dirs: list[str], metric: str = "accuracy", category: str = "initial",
@@ -111,7 +96,7 @@ def rank_runs(dirs: list[str], out: str | None = None, metric: str | None = None
     >>> result["streams"], min(result["average_ranks"], key=result["average_ranks"].get)
     (4, 'gaussian-nb')
     """
-    metric = metric or default_metric(dirs)
+    metric = metric or default_metric(set().union(*(set(_summary(d)["metric"]) for d in dirs)))
     table = measure_table(dirs, metric, category, window, psi)
     complete = table.dropna()
     left_out = sorted(set(table.index) - set(complete.index))

@@ -45,6 +45,16 @@ def load_results(path: str, kind: str = "summary") -> pd.DataFrame:
     raise ValueError(f"kind must be summary, curves, predictions or manifest, not {kind!r}")
 
 
+def default_metric(reported: set[str]) -> str:
+    """The measure `rank` and `trend` read when none is named: accuracy, or MAE when the runs
+    report no accuracy (regression runs only).
+
+    >>> default_metric({"accuracy", "kappa"}), default_metric({"mae", "rmse"})
+    ('accuracy', 'mae')
+    """
+    return "accuracy" if "accuracy" in reported or "mae" not in reported else "mae"
+
+
 def whole_streams(frame: pd.DataFrame) -> pd.DataFrame:
     """The rows of whole streams: without the rows of --segment slices.
 

@@ -12,7 +12,7 @@ import re
 import numpy as np
 import pandas as pd
 
-from pipelines.results import load_results, whole_streams
+from pipelines.results import default_metric, load_results, whole_streams
 from transforms.errors import ConfigError
 
 _DATE = re.compile(r"(?:^|[/\\])date=([^/\\]+)")
@@ -61,7 +61,7 @@ def _date_of(folder: str, manifest: dict) -> str:
     return str(start or manifest.get("finished", ""))[:10]
 
 
-def trend_table(root: str, metrics: list[str], category: str = "initial",
+def trend_table(root: str, metrics: list[str] | None = None, category: str = "initial",
                 window: str = "cumulative", segment: str | None = None) -> pd.DataFrame:
     """One row per (run, stream, model, metric): `date`, `run` (its folder), the value, the
     interval (`low`, `high`: Wilson for accuracy, precision and recall, the bootstrap's where
@@ -70,6 +70,7 @@ def trend_table(root: str, metrics: list[str], category: str = "initial",
     named `final kappa` is of that category, whatever `category` says. With
     `segment` (a --segment column of the runs), one row per slice of that column instead of
     the whole stream (`segment` = `country=DE`; the pending share stays the stream's).
+    Without `metrics`, `results.default_metric`'s.
 
     Example
     -------
@@ -84,6 +85,9 @@ def trend_table(root: str, metrics: list[str], category: str = "initial",
     >>> table["date"].tolist(), bool((table["low"] < table["value"]).all())
     (['2026-11-01', '2026-11-02'], True)
     """
+    if not metrics:
+        metrics = [default_metric({m for folder in _runs(root)
+                                   for m in load_results(folder)["metric"]})]
     parts, reported = [], set()  # the trend's rows; every measure the runs report (a hint)
     wanted = {_measure(m, category): m for m in metrics}
     for folder in _runs(root):
@@ -125,7 +129,9 @@ def trend_table(root: str, metrics: list[str], category: str = "initial",
     if missing:
         sliced = f" per {segment} (run them with --segment {segment})" if segment else ""
         close = difflib.get_close_matches(missing[0], sorted(reported), n=1, cutoff=0.6)
-        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        some = ", ".join(sorted(reported)[:12]) + (", ..." if len(reported) > 12 else "")
+        hint = f" (did you mean {close[0]!r}?)" if close else \
+            f" (they report {some})" if reported else ""
         named = ", ".join(_full_name(m, category) for m in missing)
         raise ConfigError(f"{root}: the runs report no {named} "
                           f"({window}){sliced}{hint}; name measures they report with --metric")
@@ -141,7 +147,7 @@ def trend_table(root: str, metrics: list[str], category: str = "initial",
         ignore_index=True, na_position="first")
 
 
-def write_trend(root: str, out: str, metrics: list[str], category: str = "initial",
+def write_trend(root: str, out: str, metrics: list[str] | None = None, category: str = "initial",
                 window: str = "cumulative", segment: str | None = None) -> pd.DataFrame:
     """`trend_table`, written to `out` as `trend.parquet` (for dashboards) and `trend.csv`,
     and drawn (`trend.png`, `.svg`, `.pdf`): per stream and measure, a line per model with
@@ -201,5 +207,5 @@ def format_trend(table: pd.DataFrame) -> str:
     columns = ["stream", "segment", "model", "metric"] if "segment" in table and \
         table["segment"].notna().any() else ["stream", "model", "metric"]
     wide = table.pivot_table(index="date", columns=columns, values="value", aggfunc="last",
-                             sort=False)
-    return wide.to_string(float_format=lambda v: f"{v:.4f}")
+                             sort=False)  # (columns as the table orders them, dates in order)
+    return wide.sort_index(kind="stable").to_string(float_format=lambda v: f"{v:.4f}")

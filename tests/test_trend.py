@@ -55,6 +55,28 @@ def test_trend_has_each_runs_numbers_in_date_order(nightly, capsys):
     assert shares["2026-11-01"] == 0 and shares["2026-11-03"] > 0
 
 
+def test_regression_runs_trend_mae_and_print_in_date_order(tmp_path, capsys):
+    """Without --metric, runs with no accuracy trend their MAE; a stream that a later night
+    adds comes first in the table, yet the printed dates stay in order."""
+    nights = {"2026-11-01": [("b", 0.5)], "2026-11-02": [("a", 0.7), ("b", 0.4)]}
+    for day, values in nights.items():
+        folder = tmp_path / f"date={day}"
+        folder.mkdir()
+        (folder / "manifest.json").write_text(json.dumps({"counts": []}))
+        pd.DataFrame([{"stream": stream, "segment": None, "model": "lr", "category": "initial",
+                       "bin": None, "window": "cumulative", "metric": metric, "class": None,
+                       "value": value * scale, "n": 10}
+                      for stream, value in values for metric, scale in (("mae", 1), ("rmse", 2))]
+                     ).to_csv(folder / "summary.csv", index=False)
+    assert main(["trend", str(tmp_path)]) == 0
+    printed = capsys.readouterr().out
+    assert printed.index("2026-11-01") < printed.index("2026-11-02")
+    table = pd.read_parquet(tmp_path / "trend" / "trend.parquet")
+    assert sorted(zip(table["date"], table["stream"], table["metric"], table["value"])) == [
+        ("2026-11-01", "b", "mae", 0.5), ("2026-11-02", "a", "mae", 0.7),
+        ("2026-11-02", "b", "mae", 0.4)]
+
+
 def test_a_folder_without_runs_is_one_line(tmp_path, capsys):
     assert main(["trend", str(tmp_path)]) == 2
     err = capsys.readouterr().err.strip()
