@@ -71,10 +71,24 @@ def _grid(plt, n_panels: int, title: str, width: float = 6.0, height: float = 3.
     return fig, list(axes.flat[:n_panels])
 
 
+def _below_the_title(fig, gap: float = 0.15) -> None:
+    """Lower the panels until their tops are `gap` inches below the figure's title:
+    tight_layout leaves it a share of the height, so a tall grid's top panels ran into it."""
+    title = fig._suptitle
+    if title is None or not fig.axes:
+        return
+    renderer = fig.canvas.get_renderer()
+    top = max(ax.get_tightbbox(renderer).y1 for ax in fig.axes if ax.get_visible())
+    overlap = top - title.get_window_extent(renderer).y0 + gap * fig.dpi
+    if overlap > 0:
+        fig.subplots_adjust(top=fig.subplotpars.top - overlap / fig.dpi / fig.get_figheight())
+
+
 def _png(plt, fig) -> dict:
     """The figure in every format of `FORMATS` ({format: bytes}); legends outside the axes are
     kept in the picture."""
     fig.tight_layout()
+    _below_the_title(fig)
     files = {}
     for fmt in FORMATS:
         buf = io.BytesIO()

@@ -136,6 +136,25 @@ def test_report_command(finished_run, tmp_path, capsys):
     assert "not a finished run" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("panels", [1, 4, 17])
+def test_a_figures_title_is_above_every_panel_however_tall_the_grid(panels):
+    """Measured on the drawn figure: each panel's box, its title included, ends below the
+    bottom of the figure's title (17 panels: a binned figure of 3 streams x 6 models)."""
+    from pipelines.figures import _below_the_title, _grid, _pyplot
+
+    plt = _pyplot()
+    fig, axes = _grid(plt, panels, "A figure's title")
+    for ax in axes:
+        ax.plot([0, 1], [0, 1])
+        ax.set_title("a panel's title")
+    fig.tight_layout()
+    _below_the_title(fig)
+    renderer = fig.canvas.get_renderer()
+    title_bottom = fig._suptitle.get_window_extent(renderer).y0
+    assert all(ax.get_tightbbox(renderer).y1 < title_bottom for ax in axes)
+    plt.close(fig)
+
+
 def test_period_loss_is_the_error_between_curve_points():
     labels = np.array([100, 200, 300])
     accuracy = np.array([0.9, 0.85, 0.8])  # 90, 170, 240 correct
