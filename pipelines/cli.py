@@ -264,7 +264,9 @@ def _backfill_parser(sub) -> argparse.ArgumentParser:
                                "every model in the log, in the order its run recorded, then "
                                "sorted; a log without a model column: one named after it)")
     backfill.add_argument("--task", choices=TASKS, default=None,
-                          help="what the predictions are (default classification)")
+                          help="what the predictions are (default: regression when the "
+                               "labels, or else the logged predictions, are numbers with "
+                               "fractions; classification otherwise)")
     backfill.add_argument("--repredict", default=None, metavar="POLICY",
                           help="how the logged re-predictions were made, for the protocol "
                                "column (default logged); none ignores them (no binned measures)")

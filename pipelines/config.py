@@ -131,7 +131,7 @@ class RunConfig:
     # Backfill (`delayed-eval backfill`): score this prediction log instead of replaying
     # models; `models` are then model names in the log (none: every model in it).
     predictions: str | None = None
-    task: str = "classification"  # backfill: what the logged predictions are
+    task: str | None = None  # backfill: what the logged predictions are (None: plan tells)
     buckets: int = 16  # backfill: instances are joined with their predictions in id buckets
     # Evaluate only instances arriving in [start, end): ISO dates (end: that whole day),
     # datetimes or seconds; their labels count whenever they arrive.
@@ -152,7 +152,7 @@ class RunConfig:
         for name, choices in (("task", TASKS), ("replay", REPLAYS), ("drift_on", DRIFT_ON),
                               ("on_model_error", MODEL_ERRORS),
                               ("log_predictions", LOG_LEVELS)):
-            if getattr(self, name) not in choices:
+            if getattr(self, name) not in choices and not (name == "task" and self.task is None):
                 raise ConfigError(f"{name} must be one of {', '.join(choices)}, not "
                                   f"{getattr(self, name)!r}")
         if self.progress_every < 0:

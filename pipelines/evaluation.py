@@ -137,13 +137,14 @@ class EvaluateDelayed(beam.PTransform):
                              cfg.chunk_size, pl.time_range)
         progress = None if cfg.quiet else cfg.progress_every
         if pl.backfill:
+            task = next(iter(pl.tasks.values()))  # (every logged model's: --task or the plan's)
             label_engines = EngineFactory(
                 {LABELS: ModelSpec(LABELS, (Step(f"{LabelsOnly.__module__}.LabelsOnly"),))},
-                pl.classes, {LABELS: cfg.task}, final=False, log_predictions="none",
+                pl.classes, {LABELS: task}, final=False, log_predictions="none",
                 progress=progress, baselines=pl.scoring.baseline_views,
                 segments=tuple(cfg.segments), hidden=pl.hidden, maturity=True)
             return dict(pbegin | "Backfill" >> BackfillOutcomes(
-                reader, label_engines, pl.log, list(pl.models), cfg.task == "classification",
+                reader, label_engines, pl.log, list(pl.models), task == "classification",
                 pl.scoring.bins, cfg.final, cfg.buckets, cfg.chunk_size,
                 "per-key" if pl.replay in ("per-key", "per-stream") else "grouped",
                 self.spill, cfg.probabilities, pl.scoring.binned_probabilities))

@@ -111,7 +111,7 @@ def plan(config: RunConfig) -> Plan:
                 if name in models:
                     raise ConfigError(f"model {name!r} is given twice")
                 models[name] = None
-            tasks = dict.fromkeys(models, config.task)
+            tasks = dict.fromkeys(models, config.task or _logged_task(streams, log))
             repredict = config.repredict if config.repredict == LOGGED else \
                 RepredictPolicy.parse(config.repredict).with_bins(config.bins)
         else:
@@ -237,6 +237,18 @@ def _logged_models(log: PredictionLogSpec, models: list) -> list:
     return list(models) or logged
 
 
+def _logged_task(streams: list, log: PredictionLogSpec) -> str:
+    """What a backfill's predictions are when --task does not say: regression when a stream's
+    labels are numbers with fractions, or are whole numbers and the log's predictions are
+    numbers with fractions; else classification."""
+    kinds = {s.label_kind() for s in streams}
+    if "numbers" in kinds:
+        return "regression"
+    if "classes" in kinds:
+        return "classification"
+    return "regression" if log.predicts_numbers() else "classification"
+
+
 def _check_tasks(streams: list, tasks: dict) -> None:
     """A regressor on class labels, or a classifier on numbers with fractions, is refused
     before any pipeline runs (the stream's first labels tell)."""
@@ -245,9 +257,9 @@ def _check_tasks(streams: list, tasks: dict) -> None:
         for model, task in tasks.items():
             if kind == "classes" and task == "regression":
                 raise ConfigError(f"model {model} is a regressor, but stream {s.name} has class "
-                                  f"labels; use a classifier (or --task classification to "
-                                  f"backfill class predictions)")
+                                  f"labels; use a classifier (or, in a backfill, leave out "
+                                  f"--task regression)")
             if kind == "numbers" and task == "classification":
                 raise ConfigError(f"model {model} is a classifier, but stream {s.name}'s labels "
-                                  f"are numbers with fractions; use a regressor (or --task "
-                                  f"regression to backfill numeric predictions)")
+                                  f"are numbers with fractions; use a regressor (or, in a "
+                                  f"backfill, leave out --task classification)")

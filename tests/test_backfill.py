@@ -49,10 +49,29 @@ def test_backfill_of_a_runs_predictions_gives_the_identical_summary(tmp_path):
 
 
 def test_backfill_of_a_regression_run(tmp_path):
+    # No --task: the labels, numbers with fractions, say the predictions are a regressor's.
     replayed, backfilled = _run_then_backfill(
         tmp_path, 'synth:Friedman{"n": 800, "seed": 3}', ["linear-regression"], delay="50",
-        bins=4, repredict="every_k_labels:5", task="regression", name_models=True)
+        bins=4, repredict="every_k_labels:5", name_models=True)
     assert "rmse" in replayed and backfilled == replayed
+
+
+def test_whole_number_labels_with_fractional_predictions_are_a_regression(tmp_path):
+    """Counts as labels (0, 3, 5, ...) and a log of 2.5, 4.1, ...: without --task the
+    predictions are scored as a regressor's (MAE by hand), not as classes none of which match."""
+    y = [0, 3, 5, 2, 7, 1]
+    pd.DataFrame({"time": range(6), "x": 1.0, "label": y}).to_csv(tmp_path / "counts.csv",
+                                                                   index=False)
+    predicted = [0.5, 2.5, 4.1, 2.0, 6.0, 1.5]
+    pd.DataFrame({"id": range(6), "t": range(6), "kind": "initial", "y_pred": predicted}) \
+        .to_csv(tmp_path / "log.csv", index=False)
+    assert main(["backfill", "--stream", str(tmp_path / "counts.csv"), "--predictions",
+                 str(tmp_path / "log.csv"), "--out", str(tmp_path / "out"),
+                 "--quiet", "--runner", "direct"]) == 0
+    summary = pd.read_csv(tmp_path / "out" / "summary.csv")
+    mae = summary[(summary["metric"] == "mae") & (summary["category"] == "initial")
+                  & (summary["window"] == "cumulative")]
+    assert mae["value"].item() == pytest.approx(np.mean(np.abs(np.subtract(y, predicted))))
 
 
 def _labels():

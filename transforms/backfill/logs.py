@@ -125,6 +125,28 @@ class PredictionLogSpec:
                              f"found")
         return files
 
+    def predicts_numbers(self, rows: int = 1000) -> bool:
+        """Whether the log's first predictions (of its first file) are numbers, some with a
+        fraction, however written (a run's log writes them as text): a regressor's.
+
+        >>> import os, tempfile
+        >>> path = os.path.join(tempfile.mkdtemp(), "p.csv")
+        >>> with open(path, "w") as f:
+        ...     _ = f.write("id,time,y_pred\\n1,0,2.5\\n2,1,3\\n")
+        >>> PredictionLogSpec.parse(path).predicts_numbers()
+        True
+        """
+        batch = next(self.read(self.files()[0], columns=["prediction"]), None)
+        if batch is None or batch.num_columns == 0:
+            return False
+        values = [v for v in batch.column(0).slice(0, rows).to_pylist() if v is not None]
+        try:
+            numbers = [float(v) for v in values if not isinstance(v, bool)]
+        except (TypeError, ValueError):
+            return False
+        return len(numbers) == len(values) and any(
+            np.isfinite(v) and not v.is_integer() for v in numbers)
+
     def own_model_name(self) -> str:
         """The name of the one model of a log without a model column, when no --model names
         it: the log's file or folder name, without its extension (`source_name`).
