@@ -523,6 +523,15 @@ def test_numbers_with_decimal_commas_are_named_and_the_decimal_option_reads_them
     # A delay column too, when the features are named.
     with pytest.raises(InputError, match=r"column 'wait' holds numbers written with a decimal"):
         StreamSpec.parse(path + '{"sep": ";", "features": [], "delay": "column:wait"}').check()
+    # A label (it would be read as classes), and before the check for id-like text columns:
+    # 20 rows of distinct decimal-comma numbers are neither an id nor classes.
+    rows = "".join(f"{i};{i},{i + 1};{i},25\n" for i in range(20))
+    many = _write(tmp_path, "many.csv", "time;f;price\n" + rows)
+    for options, column in (('{"label": "price"}', "f"), ('{"label": "price", "features": []}',
+                                                          "price")):
+        with pytest.raises(InputError, match=rf"many\.csv: column '{column}' holds numbers "
+                                             rf"written with a decimal comma"):
+            StreamSpec.parse(many + options[:-1] + ', "sep": ";"}').check()
     spec = path + '{"sep": ";", "decimal": ",", "thousands": ".", "delay": "column:wait"}'
     StreamSpec.parse(spec).check()
     events, dead = read(spec)

@@ -393,10 +393,10 @@ class StreamSpec:
                     raise InputError(f"{path}: na_values is for CSV files (in JSON Lines null "
                                      f"is missing, in Parquet a null); leave it out")
                 self._check_columns(path, role)
+            if role == "instances":  # (first: such numbers are text to the next check too)
+                self._check_decimal_commas(files[0])
             if role == "instances" and "features" not in self.options and self.reads_features:
                 self._check_text_features(files[0])  # the first rows of the first file
-            if role == "instances":
-                self._check_decimal_commas(files[0])
             self._check_times(files[0], role)
             if not any(has_rows(path, fmt_of(path, self.format), csv_options(self.options))
                    for path in files):
@@ -500,8 +500,9 @@ class StreamSpec:
                                  f"{leave_out}")
 
     def _check_decimal_commas(self, path: str) -> None:
-        """Features and a delay column written with decimal commas (read from the file's first
-        rows) would be text to a model and no delay: one line that says how to read them."""
+        """Features, labels and a delay column written with decimal commas (read from the
+        file's first rows) would be text to a model, classes and no delay: one line that says
+        how to read them."""
         o = self.options
         if fmt_of(path, self.format) != "csv" or "decimal" in o:
             return
@@ -510,6 +511,8 @@ class StreamSpec:
         delay = self.delay(DelaySpec.parse("0"))
         if delay.kind == "column":
             numbers.append(delay.column)
+        if "labels" not in o:  # (a label table's labels are in another file)
+            numbers.append(o.get("label", "label"))
         for col in numbers:
             values = head[col].dropna() if col in head.columns else pd.Series([], dtype=object)
             if not len(values) or pd.api.types.is_numeric_dtype(values):
