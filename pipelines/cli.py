@@ -37,7 +37,9 @@ def _stream_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", default=None, help="output directory")
     parser.add_argument("--from", dest="start", default=None, metavar="WHEN",
                         help="evaluate only instances arriving at or after WHEN: an ISO date "
-                             "or datetime, or seconds; their labels count whenever they come")
+                             "or datetime (UTC unless it gives its offset, +02:00), or seconds; "
+                             "their labels count whenever they come; a run's models start "
+                             "there, untrained")
     parser.add_argument("--to", dest="end", default=None, metavar="WHEN",
                         help="... and before WHEN (an ISO date: to the end of that day); "
                              "instances still waiting for a label are reported as pending")
