@@ -260,6 +260,7 @@ def _check_tasks(streams: list, tasks: dict) -> None:
                                   f"labels; use a classifier (or, in a backfill, leave out "
                                   f"--task regression)")
             if kind == "numbers" and task == "classification":
+                why = "river's regression dataset" if s.kind == "dataset" else "with fractions"
                 raise ConfigError(f"model {model} is a classifier, but stream {s.name}'s labels "
-                                  f"are numbers with fractions; use a regressor (or, in a "
-                                  f"backfill, leave out --task classification)")
+                                  f"are numbers ({why}); use a regressor (or, in a backfill, "
+                                  f"leave out --task classification)")

@@ -771,8 +771,12 @@ def test_a_rerun_replaces_only_the_files_the_previous_run_wrote(tmp_path):
     ('synth:SEA{"n": 10}', "linear-regression",
      "model linear-regression is a regressor, but stream sea has class labels"),
     ('synth:Friedman{"n": 10}', "gaussian-nb",
-     "model gaussian-nb is a classifier, but stream friedman's labels are numbers with "
-     "fractions"),
+     "model gaussian-nb is a classifier, but stream friedman's labels are numbers (with "
+     "fractions)"),
+    # Whole numbers (chick weights in grams), which river calls a regression target.
+    ("dataset:ChickWeights", "gaussian-nb",
+     "model gaussian-nb is a classifier, but stream chickweights's labels are numbers "
+     "(river's regression dataset)"),
 ])
 def test_models_and_generators_that_cannot_fit_are_refused_before_the_run(
         tmp_path, capsys, stream, model, message):

@@ -185,6 +185,7 @@ REGISTRY = {
     "linear-regression": "river.linear_model.LinearRegression",
     "hoeffding-tree-regressor": "river.tree.HoeffdingTreeRegressor",
     "one-hot-text": "transforms.models.encoding.OneHotText",
+    "standard-scaler": "river.preprocessing.StandardScaler",
     "temporal-correction": "transforms.models.temporal.TemporalCorrection",
     "temporally-augmented": "transforms.models.temporal.TemporallyAugmented",
 }

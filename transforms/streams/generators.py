@@ -54,6 +54,25 @@ class ConceptDriftStream(synth.ConceptDriftStream):
             yield x, y
 
 
+def dataset_label_kind(spec) -> str | None:
+    """What river says a `dataset:` stream's labels are: 'numbers' for a regression dataset
+    (ChickWeights' weights are whole numbers, yet no classes), 'classes' for a classification
+    one, None for others (multi-output) and unknown names.
+
+    >>> from transforms.streams.sources import StreamSpec
+    >>> [dataset_label_kind(StreamSpec.parse(f"dataset:{name}"))
+    ...  for name in ("ChickWeights", "Phishing", "SolarFlare")]
+    ['numbers', 'classes', None]
+    """
+    from river import datasets
+    from river.datasets import base
+
+    cls = getattr(datasets, spec.source.split(":", 1)[1], None)
+    task = getattr(cls(), "task", None) if isinstance(cls, type) else None
+    return {base.REG: "numbers", base.BINARY_CLF: "classes",
+            base.MULTI_CLF: "classes"}.get(task)
+
+
 def river_stream(spec):
     """The (x, y) iterator of a `synth:` or `dataset:` stream spec.
 

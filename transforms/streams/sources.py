@@ -291,7 +291,8 @@ class StreamSpec:
     def label_kind(self) -> str | None:
         """What the stream's first labels are: 'classes' (text or true/false, or declared
         classes), 'numbers' (numbers with a fraction), or None when they cannot tell (whole
-        numbers are class codes or counts alike; no label among the first rows).
+        numbers are class codes or counts alike; no label among the first rows). A river
+        dataset's are what river says (`generators.dataset_label_kind`).
 
         >>> StreamSpec.parse('synth:Friedman{"n": 50}').label_kind()
         'numbers'
@@ -300,6 +301,10 @@ class StreamSpec:
         """
         if self.declared_classes() is not None:
             return "classes"
+        if self.kind == "dataset":
+            from transforms.streams.generators import dataset_label_kind
+
+            return dataset_label_kind(self) or kind_of_labels(self.first_values())
         return kind_of_labels(self.first_values())
 
     def first_values(self, feature: str | None = None, rows: int = 1000) -> list:
