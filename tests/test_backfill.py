@@ -74,6 +74,33 @@ def test_whole_number_labels_with_fractional_predictions_are_a_regression(tmp_pa
     assert mae["value"].item() == pytest.approx(np.mean(np.abs(np.subtract(y, predicted))))
 
 
+@pytest.mark.parametrize("log_fmt", ["csv", "jsonl"])
+def test_ids_with_leading_zeros_meet_in_every_file(tmp_path, log_fmt):
+    """Account numbers 000001, 000002, ... in CSV instance and label tables and in a CSV or
+    JSON Lines log: every prediction is matched (as 1, 2, ... none was) and scored."""
+    ids = [f"{i:06d}" for i in range(1, 9)]
+    labels = ["a", "b", "a", "a", "b", "b", "a", "b"]
+    predicted = ["a", "a", "a", "b", "b", "b", "a", "a"]
+    (tmp_path / "inst.csv").write_text("id,time,x\n" + "".join(
+        f"{i},{t},1.0\n" for t, i in enumerate(ids)))
+    (tmp_path / "lab.csv").write_text("id,time,label\n" + "".join(
+        f"{i},{t + 3},{y}\n" for t, (i, y) in enumerate(zip(ids, labels))))
+    log = pd.DataFrame({"id": ids, "t": range(8), "kind": "initial", "y_pred": predicted})
+    path = tmp_path / f"log.{log_fmt}"
+    if log_fmt == "csv":
+        log.to_csv(path, index=False)
+    else:
+        log.to_json(path, orient="records", lines=True)
+    assert main(["backfill", "--stream", f'{tmp_path / "inst.csv"}{{"labels": '
+                 f'"{tmp_path / "lab.csv"}"}}', "--predictions", str(path), "--out",
+                 str(tmp_path / "out"), "--quiet", "--runner", "direct"]) == 0
+    summary = pd.read_csv(tmp_path / "out" / "summary.csv")
+    accuracy = summary[(summary["metric"] == "accuracy") & (summary["category"] == "initial")
+                       & (summary["window"] == "cumulative")]
+    assert (accuracy["value"].item(), accuracy["n"].item()) == (
+        np.mean(np.array(labels) == np.array(predicted)), 8)
+
+
 def _labels():
     # Instance 7 waits from t=0 to its label at t=100 (true class b = 1); instance 8 from 50
     # to 60 (class a = 0).

@@ -268,14 +268,14 @@ def test_instance_and_label_tables_in_time_order_replay_per_stream(tmp_path):
             assert got == expected
     dead = [json.loads(line) for line in results["auto"][-1]]
     label_row = {i: k + 1 for k, (_, i, _) in enumerate(labels)}  # (ids 50 and 77: one label)
-    not_pending = "label for id {}, which is not pending (no instance had it, or its " \
+    not_pending = "label for id '{}', which is not pending (no instance had it, or its " \
         "instance was labelled already)"
     assert {(os.path.basename(d["file"]), d["row"], d["reason"].split(" at ")[0])
             for d in dead} == {
         ("instances.csv", 78, "value 'oops' is not a number"),
-        ("instances.csv", 202, "duplicate instance id 3"),
+        ("instances.csv", 202, "duplicate instance id '3'"),
         ("labels.csv", labels.index((499.0, 50, "a")) + 1, "label"),
         # Its instance, the bad row, was set aside: so is the label, when it is read.
-        ("labels.csv", label_row[77], "label of instance 77, which was set aside as a dead "
+        ("labels.csv", label_row[77], "label of instance '77', which was set aside as a dead "
                                       "letter when it was read"),
         ("labels.csv", label_row[999], not_pending.format(999))}

@@ -56,9 +56,29 @@ def test_instance_table_plus_label_table(tmp_path, fmt):
                                                                         fmt)
     events, dead = read(f'{inst}{{"labels": "{lab}"}}')
     assert dead == []
-    assert brief(events) == [(0, "instance", 1, None), (1, "instance", 2, None),
-                             (2, "label", 1, 0), (2, "label", 2, 1), (2, "instance", 3, None),
-                             (3, "instance", 4, None), (5, "label", 3, 0)]
+    assert brief(events) == [(0, "instance", "1", None), (1, "instance", "2", None),
+                             (2, "label", "1", 0), (2, "label", "2", 1),
+                             (2, "instance", "3", None), (3, "instance", "4", None),
+                             (5, "label", "3", 0)]
+
+
+@pytest.mark.parametrize("label_fmt", ["jsonl", "parquet"])
+def test_ids_are_text_so_tables_of_any_format_meet(tmp_path, label_fmt):
+    """A CSV's ids 000017 keep their zeros and meet a JSON Lines table's "000017"; its ids 17
+    meet a Parquet table's integers 17 (and a CSV id column with a gap, 18.0, is 18)."""
+    for ids, written in ((["000017", "000018"], ["000017", "000018"]), (["17", ""], [17, 18])):
+        (tmp_path / "inst.csv").write_text(
+            "id,time,x\n" + "".join(f"{i},{t},1.5\n" for t, i in enumerate(ids)) + "18,2,1.0\n")
+        labels = pd.DataFrame({"id": written, "time": [5, 6], "label": ["a", "b"]})
+        path = tmp_path / f"lab.{label_fmt}"
+        if label_fmt == "jsonl":
+            labels.to_json(path, orient="records", lines=True)
+        else:
+            labels.to_parquet(path)
+        events, dead = read(f'{tmp_path / "inst.csv"}{{"labels": "{path}"}}')
+        named = [e[4] for e in events if e[3] == "label"]
+        assert named == [str(i) for i in written] and not any(
+            d["reason"].startswith("label for id") for d in dead)
 
 
 def test_labelled_rows_with_a_duration_column(tmp_path):

@@ -233,7 +233,9 @@ class PredictionLogSpec:
         sep, decimal = self.csv["sep"], self.csv["decimal"]
         try:
             return pcsv.read_csv(f, parse_options=pcsv.ParseOptions(delimiter=sep),
-                                 convert_options=pcsv.ConvertOptions(decimal_point=decimal))
+                                 convert_options=pcsv.ConvertOptions(
+                                     decimal_point=decimal,  # ids as text: 000017 keeps its 0s
+                                     column_types={self.columns["id"]: pa.string()}))
         except pa.ArrowInvalid as e:
             with FileSystems.open(path) as again:
                 header = again.readline().decode("utf-8", "replace")

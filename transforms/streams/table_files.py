@@ -552,13 +552,14 @@ PARQUET_STREAMING = {"pre_buffer": False, "buffer_size": 1 << 20}
 
 def table_chunks(files: list[str], fmt: str | None, default: str = "csv",
                  columns: list[str] | None = None, csv: dict | None = None,
-                 stream: str | None = None) -> Iterator:
+                 stream: str | None = None, text: tuple = ()) -> Iterator:
     """(file, row numbers, chunk) for a table's files, in order, in chunks of `CHUNK_ROWS`
     rows, so memory does not grow with the table's length: Parquet batch by batch (its column
     types are the file's); CSV with one type per column for the whole file (`csv_dtypes`); JSON
     Lines line by line. `fmt`, if given, overrides the files' extensions;
     `default` is the format of a file without a known one; `columns`, if given, are the only
-    columns read (with the values the whole read gives them); `csv`: `csv_options`.
+    columns read (with the values the whole read gives them); `csv`: `csv_options`; `text`:
+    CSV columns read as text whatever they hold (ids: `000123` keeps its zeros).
 
     The row numbers are each chunk row's 1-based data row in its file. A CSV line with more or
     fewer fields than the header, or a JSON Lines line that is no JSON object, is a dead letter
@@ -592,7 +593,8 @@ def table_chunks(files: list[str], fmt: str | None, default: str = "csv",
                             batch.to_pandas()
                         row0 += batch.num_rows
             elif file_fmt == "csv":
-                dtypes = csv_dtypes(path, columns, csv)  # (the file's one pass before)
+                dtypes = {**csv_dtypes(path, columns, csv),  # (the file's one pass before)
+                          **dict.fromkeys(text, str)}
                 with opened(path) as source:
                     for item in _csv_chunks(source, path, dtypes, columns, csv, stream):
                         if not isinstance(item, dict):

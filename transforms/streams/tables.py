@@ -124,6 +124,24 @@ def _times_in_order(files: list[str], fmt: str | None, time_col: str, options: d
     return True
 
 
+def id_texts(column: pd.Series) -> list:
+    """An id column's values as text, however its file typed them, so that a CSV instance
+    table's ids (read as text: `000123` keeps its zeros) meet a Parquet label table's 7 and a
+    log's "7": a whole number 7 or 7.0 (a column of numbers with a gap) is "7"; a missing id
+    stays missing (None).
+
+    >>> id_texts(pd.Series([7, 8])), id_texts(pd.Series([7.0, np.nan, 2.5]))
+    (['7', '8'], ['7', None, '2.5'])
+    >>> id_texts(pd.Series(["000123", 9, None], dtype=object))
+    ['000123', '9', None]
+    """
+    if pd.api.types.is_integer_dtype(column):
+        return column.astype(str).tolist()
+    return [v if isinstance(v, str) else None if v is None or v != v else
+            str(int(v)) if isinstance(v, float) and v.is_integer() else str(v)
+            for v in column.tolist()]
+
+
 class TableRow(NamedTuple):
     """One row of a logged table as the readers hand it on: its place in the stream (`seq`)
     and in its file (`row`), id, time, features (None: none), label, label time, own delay
@@ -178,6 +196,11 @@ class _TableColumns:
     def _column(self, frame: pd.DataFrame, name: str | None, a: int, b: int, default) -> list:
         return frame[name].iloc[a:b].tolist() if name in frame.columns else default
 
+    def _ids(self, frame: pd.DataFrame, at) -> list:
+        """The ids of rows `at` (a slice or positions) as text (`id_texts`)."""
+        column = frame[self.id]
+        return id_texts(column.iloc[at] if isinstance(at, slice) else column.take(at))
+
     def _checked(self, frame: pd.DataFrame, seq0: int) -> tuple:
         """A chunk's times (and the rows unplaced: a time that did not parse, no id), its
         feature columns and values, the cells that are no number in a column read as numbers,
@@ -214,8 +237,7 @@ class _TableColumns:
         if self.id not in frame.columns:  # (no label can name an instance by its row)
             return (seq0 + at).tolist(), t[at], seq0 + at, []
         aside = np.flatnonzero(instance & ~keep & frame[self.id].notna().to_numpy())
-        return frame[self.id].take(at).tolist(), t[at], seq0 + at, \
-            frame[self.id].take(aside).tolist()
+        return self._ids(frame, at), t[at], seq0 + at, self._ids(frame, aside)
 
     def rows(self, frame: pd.DataFrame, path: str, seq0: int,
              row_numbers: np.ndarray) -> Iterator:
@@ -237,7 +259,8 @@ class _TableColumns:
             b = min(a + CHUNK_ROWS, len(frame))
             n = b - a
             records = _records(fx, a, b, empty)
-            ids = self._column(frame, self.id, a, b, list(range(seq0 + a, seq0 + b)))
+            ids = self._ids(frame, slice(a, b)) if self.id in frame.columns else \
+                list(range(seq0 + a, seq0 + b))
             ys = self._column(frame, self.label, a, b, [None] * n)
             own = self._column(frame, self.delay, a, b, [None] * n)
             kinds = self._column(frame, self.kind, a, b, [INSTANCE] * n)
@@ -361,12 +384,13 @@ def table_events(spec, delay, checks: Checks) -> Iterator:
     ...     _ = f.write("id,time,kind,x,label\\n7,0,instance,1.5,\\n7,4,label,,yes\\n")
     >>> spec = StreamSpec.parse(path)
     >>> [(e[0], e[3], e[4], e[6]) for e in table_events(spec, DelaySpec.parse("0"), Checks(spec))]
-    [(0.0, 'instance', 7, None), (4.0, 'label', 7, 'yes')]
+    [(0.0, 'instance', '7', None), (4.0, 'label', '7', 'yes')]
 
     """
     o = spec.options
     csv = csv_options(o)
-    chunks = table_chunks(table_files(spec.source), o.get("format"), csv=csv, stream=spec.name)
+    chunks = table_chunks(table_files(spec.source), o.get("format"), csv=csv, stream=spec.name,
+                          text=(o.get("id", "id"),))
     leading = []  # dead letters (bad lines) before the first chunk
     first = next(chunks, None)
     while isinstance(first, dict):
@@ -403,10 +427,11 @@ def _logged_events(spec, table: _TableColumns, chunks, checks: Checks) -> Iterat
     instance_t, repeated, set_aside, n_rows = _instance_times(table, chunks)
     o, csv = spec.options, csv_options(spec.options)
     instances = table.numbered(table_chunks(table_files(spec.source), o.get("format"), csv=csv,
-                                            stream=spec.name))
+                                            stream=spec.name, text=(table.id,)))
     label_files = table_files(o["labels"]) if "labels" in o else []
     labels = table.for_label_table(spec).numbered(
-        table_chunks(label_files, None, default=spec.format, csv=csv, stream=spec.name), n_rows)
+        table_chunks(label_files, None, default=spec.format, csv=csv, stream=spec.name,
+                     text=(spec.label_table_id,)), n_rows)
     rows = _merged_in_time(instances, labels) if label_files else \
         ((path, item, False) for path, item in instances)  # an event log: nothing to merge
     yield from _event_log(spec, rows, instance_t, repeated, set_aside, table.kind, checks)
