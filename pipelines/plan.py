@@ -114,6 +114,13 @@ def plan(config: RunConfig) -> Plan:
             tasks = dict.fromkeys(models, config.task or _logged_task(streams, log))
             repredict = config.repredict if config.repredict == LOGGED else \
                 RepredictPolicy.parse(config.repredict).with_bins(config.bins)
+            if repredict == LOGGED and not log.has_repredictions():
+                # (binned and Ψα rows would each repeat the initial one)
+                repredict = RepredictPolicy.parse("none")
+                if config.repredicted_probabilities:
+                    raise ConfigError(f"--repredicted-probabilities means nothing here: the "
+                                      f"prediction log {log.pattern} has no re-predictions "
+                                      f"(its kind column names none); leave it out")
         else:
             for text in config.models:
                 spec = ModelSpec.parse(text)

@@ -48,6 +48,27 @@ def test_backfill_of_a_runs_predictions_gives_the_identical_summary(tmp_path):
         assert c["logged_predictions"] == (logged["model"] == c["model"]).sum()
 
 
+def test_a_log_without_re_predictions_gives_no_binned_measures(tmp_path, capsys):
+    """A log of initial and final predictions (`--log-predictions initial-final`): its binned
+    and Ψα rows would each repeat the initial ones. The backfill scores it as a run without
+    re-evaluation scores that stream: byte for byte the same summary."""
+    kw = dict(streams=[SEA], delay="150", quiet=True, run_id="same", runner="direct",
+              curve_every=250)
+    run(RunConfig(models=["gaussian-nb"], out=str(tmp_path / "logged"),
+                  log_predictions="initial-final", **kw))
+    run(RunConfig(models=["gaussian-nb"], out=str(tmp_path / "none"), repredict="none", **kw))
+    log = str(tmp_path / "logged" / "predictions.parquet")
+    run(RunConfig(models=[], predictions=log, out=str(tmp_path / "backfill"),
+                  repredict="logged", **kw))
+    summary = (tmp_path / "backfill" / "summary.csv").read_text()
+    assert ",binned," not in summary and ",intermediate," not in summary
+    assert summary == (tmp_path / "none" / "summary.csv").read_text()
+    assert main(["backfill", "--stream", SEA, "--delay", "150", "--predictions", log,
+                 "--repredicted-probabilities", "--out", str(tmp_path / "x"), "--runner",
+                 "direct"]) == 2
+    assert "has no re-predictions" in capsys.readouterr().err
+
+
 def test_backfill_of_a_regression_run(tmp_path):
     # No --task: the labels, numbers with fractions, say the predictions are a regressor's.
     replayed, backfilled = _run_then_backfill(

@@ -17,6 +17,7 @@ from transforms.errors import InputError
 from transforms.specs import split_options
 from transforms.streams.delays import TIME_UNITS
 from transforms.streams.table_files import other_separator, source_name, table_files
+from transforms.vocabulary import REPREDICTION
 
 # Defaults: the columns of `run`'s own predictions.parquet.
 LOG_COLUMNS = {"stream": "stream", "model": "model", "id": "id", "kind": "kind", "time": "t",
@@ -173,6 +174,18 @@ class PredictionLogSpec:
                 names.update(batch.column(0).cast(pa.string()).to_pylist())
         names.discard(None)
         return [n for n in recorded if n in names] + sorted(names - set(recorded))
+
+    def has_repredictions(self) -> bool:
+        """Whether the log may hold re-predictions: its `kind` column names one (read until
+        one is found), or it has no kind column (its kinds are then told by time, in the
+        join). A log of initial and final predictions only has no binned measures to give."""
+        for path in self.files():
+            for batch in self.read(path, columns=["kind"]):
+                if "kind" not in batch.schema.names:
+                    return True
+                if REPREDICTION in batch.column(0).cast(pa.string()).unique().to_pylist():
+                    return True
+        return False
 
     @staticmethod
     def _recorded_order(path: str) -> list:
