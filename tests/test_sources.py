@@ -472,8 +472,10 @@ def test_a_csv_cell_is_missing_as_pandas_reads_it_unless_the_stream_names_the_te
     path.with_suffix(".jsonl").write_text('{"time": 0, "x": 1.0, "label": "a"}\n')
     with pytest.raises(InputError, match=r"t\.jsonl: na_values is for CSV files"):
         StreamSpec.parse(str(path.with_suffix(".jsonl")) + '{"na_values": []}').check()
-    with pytest.raises(InputError, match=r"small\.arff: na_values, time_unit is for table files"):
-        StreamSpec.parse(data("small.arff") + '{"na_values": [], "time_unit": "ms"}').check()
+    with pytest.raises(InputError, match=r"small\.arff: missing, na_values, time_unit is for "
+                                         r"table files"):
+        StreamSpec.parse(data("small.arff") + '{"na_values": [], "time_unit": "ms", '
+                                              '"missing": "drop"}').check()
     # river's iter_csv names the label column `target`; for a table it is `label`.
     with pytest.raises(InputError, match=r't\.jsonl: target is for ARFF files; a table\'s label '
                                          r'column is named by the option \{"label": "x"\}'):

@@ -371,11 +371,11 @@ class StreamSpec:
         _ = self.ordering  # raises on an unknown order
         self._check_unique_ids()
         if self.format == "arff":
-            given = sorted({"time_unit", *CSV_OPTIONS} & set(self.options))
+            given = sorted({"time_unit", "missing", *CSV_OPTIONS} & set(self.options))
             if given:
                 raise InputError(f"{self.source}: {', '.join(given)} is for table files (an "
-                                 f"ARFF file's values and timestamps are read as written); "
-                                 f"leave it out")
+                                 f"ARFF file's values and timestamps are read as written, a "
+                                 f"? value leaves its attribute out); leave it out")
             attrs, rows = arff.load_arff(self.source, max_rows=1)
             arff.arff_class_index(self, attrs)
             arff.check_arff_options(self, attrs)
