@@ -28,8 +28,8 @@ from pipelines.files import (ERRORS_FILE, delete_folder, disk_error, io_reason, 
 from pipelines.manifest import check_evaluated, complete_summary, manifest
 from pipelines.maturity import maturity_manifest, maturity_table
 from pipelines.plan import plan
-from pipelines.results import (drift_delay_table, format_profiles, format_table,
-                               format_unmatched, segment_table)
+from pipelines.results import (drift_delay_table, format_profiles, format_set_aside,
+                               format_table, format_unmatched, segment_table)
 from pipelines.write import WriteResults, keep_segments, located
 from runners import runner_session
 from transforms.backfill.outcomes import LOG_PARTS
@@ -151,6 +151,10 @@ def run(config: RunConfig) -> pd.DataFrame:
                       f"{', …' if len(days) > 3 else ''}): its measures may still move by up "
                       f"to {m['pending']:,} labels, a proportion by up to "
                       f"{m['proportion_may_move_by']:.4f}; per day in maturity.csv")
+        set_aside = format_set_aside(dead_letters, FileSystems.join(
+            config.out, "dead_letters.jsonl"), counts["keys"], pl.backfill)
+        if set_aside:
+            print("\n" + set_aside)
         unmatched = format_unmatched(counts["keys"])
         if unmatched:
             print("\n" + unmatched)

@@ -21,6 +21,7 @@ from metrics.probabilistic import (AUC_BOOTSTRAP_METRICS, CURVE_METRICS,
                                    PROBABILITY_METRICS, RANK_METRICS, RELIABILITY_METRICS)
 from metrics.regression import QUANTILE_METRICS, REGRESSION_METRICS
 from pipelines.plan import Plan
+from pipelines.results import where_and_why
 from transforms.backfill.logs import LOG_COUNTERS
 from transforms.errors import InputError
 from transforms.replay.protocols import model_and_fold
@@ -263,9 +264,7 @@ def check_evaluated(pl: Plan, counts: dict, dead_letters: bytes) -> None:
         columns = f"; its columns are {s.columns()}" if s.kind == "file" and \
             s.format != "arff" else ""
         first = next((d for d in dead if d["stream"] == s.name), None)
-        example = "" if first is None else (
-            f"; the first: {first['file'] or s.name}, row {first['row']}, field "
-            f"{first['field']}: {first['reason']}")
+        example = "" if first is None else f"; the first: {where_and_why(first)}"
         instances, labels = read.get("instance_events", 0), read.get("label_events", 0)
         if not instances:
             outside = read.get("outside_range", 0)

@@ -339,6 +339,55 @@ def format_profiles(profiles: dict) -> str:
     return "\n".join(lines)
 
 
+def where_and_why(dead_letter: dict) -> str:
+    """A dead letter's place and reason, as one line names it.
+
+    >>> where_and_why({"stream": "s", "file": "l.csv", "row": 2, "field": "time",
+    ...                "reason": "label at 18 is earlier than its instance at 20"})
+    'l.csv, row 2, field time: label at 18 is earlier than its instance at 20'
+    >>> where_and_why({"stream": "s", "file": None, "row": None, "field": None, "reason": "x"})
+    's: x'
+    """
+    place = [dead_letter.get("file") or dead_letter["stream"]]
+    for name in ("row", "field"):
+        if dead_letter.get(name) is not None:
+            place.append(f"{name} {dead_letter[name]}")
+    return f"{', '.join(map(str, place))}: {dead_letter['reason']}"
+
+
+def format_set_aside(dead_letters: bytes, path: str, keys=(), backfill: bool = False) -> str:
+    """Per stream, what no score shows: its dead letters (how many, where they are written,
+    the first) and, for a run, the instances whose label never came; "" when there are none.
+
+    Example
+    -------
+
+    >>> line = (b'{"stream": "s", "file": "l.csv", "row": 2, "field": "time", '
+    ...         b'"reason": "label at 18 is earlier than its instance at 20"}\n')
+    >>> print(format_set_aside(line * 2, "out/dead_letters.jsonl",
+    ...                        [(("s", "nb"), {"instances": 4, "pending": 2})]))
+    ... # doctest: +NORMALIZE_WHITESPACE
+    s: 2 dead letters in out/dead_letters.jsonl, the first l.csv, row 2, field time: label at
+    18 is earlier than its instance at 20; 2 of 4 instances still wait for their label at the
+    end of the input (not scored)
+    """
+    dead = [json.loads(line) for line in dead_letters.splitlines() if line.strip()]
+    pending = {} if backfill else {  # (the job's raw counts: `pending` at the end)
+        stream: (c.get("pending", 0), c.get("instances", 0))
+        for (stream, _), c in keys if c.get("pending")}
+    lines = []
+    for stream in dict.fromkeys([*(d["stream"] for d in dead), *pending]):
+        mine = [d for d in dead if d["stream"] == stream]
+        parts = [f"{len(mine):,} dead letter{'s' * (len(mine) != 1)} in {path}, the first "
+                 f"{where_and_why(mine[0])}"] if mine else []
+        if stream in pending:
+            waiting, instances = pending[stream]
+            parts.append(f"{waiting:,} of {instances:,} instances still wait for their label "
+                         f"at the end of the input (not scored)")
+        lines.append(f"{stream}: " + "; ".join(parts))
+    return "\n".join(lines)
+
+
 def format_unmatched(keys) -> str:
     """One line per (stream, model) of a backfill whose log has predictions timed outside
     their instance's latency period, which no output shows otherwise (often a log kept by

@@ -540,6 +540,20 @@ def test_numbers_with_decimal_commas_are_named_and_the_decimal_option_reads_them
     assert sorted(e[0] for e in events if e[3] == "label") == [1.5, 2.5, 3.0]
 
 
+def test_the_terminal_says_what_was_set_aside_and_what_still_waits(tmp_path, capsys):
+    """Labels timed before their instances (a clock off by seconds) are dead letters, and
+    their instances wait to the end: no score shows either, so the terminal says both."""
+    inst = _write(tmp_path, "inst.csv", "id,time,x\n1,10,1.0\n2,20,2.0\n3,30,0.5\n4,40,1.5\n")
+    lab = _write(tmp_path, "lab.csv", "id,time,label\n1,15,a\n2,18,b\n3,25,a\n4,41,b\n")
+    out = tmp_path / "out"
+    assert main(["run", "--stream", f'{inst}{{"labels": "{lab}"}}', "--model", "majority",
+                 "--out", str(out), "--runner", "direct"]) == 0
+    assert capsys.readouterr().out.rstrip().endswith(
+        f"inst: 2 dead letters in {out}/dead_letters.jsonl, the first {lab}, row 2, field "
+        f"time: label at 18 is earlier than its instance at 20; 2 of 4 instances still wait "
+        f"for their label at the end of the input (not scored)")
+
+
 def test_a_stream_whose_every_label_is_a_dead_letter_says_why(tmp_path):
     path = _write(tmp_path, "soon.csv", "time,f,label,wait\n0,1.0,a,soon\n1,2.0,b,later\n")
     with pytest.raises(InputError, match=r"stream s: no label among 2 instances; 2 dead "
