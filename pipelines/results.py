@@ -363,7 +363,7 @@ def format_set_aside(dead_letters: bytes, path: str, keys=(), backfill: bool = F
     -------
 
     >>> line = (b'{"stream": "s", "file": "l.csv", "row": 2, "field": "time", '
-    ...         b'"reason": "label at 18 is earlier than its instance at 20"}\n')
+    ...         b'"reason": "label at 18 is earlier than its instance at 20"}\\n')
     >>> print(format_set_aside(line * 2, "out/dead_letters.jsonl",
     ...                        [(("s", "nb"), {"instances": 4, "pending": 2})]))
     ... # doctest: +NORMALIZE_WHITESPACE
