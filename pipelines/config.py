@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import dataclasses
 import difflib
 import uuid
@@ -47,6 +48,8 @@ def _typed(name: str, value, annotation: str):
 
     >>> _typed("bins", 10.0, "int"), _typed("windows", 500, "list[int]")
     (10, [500])
+    >>> _typed("start", dt.date(2026, 11, 1), "str | None")
+    '2026-11-01'
     >>> _typed("bins", "many", "int")
     Traceback (most recent call last):
     ...
@@ -63,6 +66,8 @@ def _typed(name: str, value, annotation: str):
         return value
     if kind == "str" and number:
         return str(value)
+    if kind == "str" and isinstance(value, (dt.date, dt.datetime)):  # YAML's `from: 2026-11-01`
+        return value.isoformat()
     if kind == "float" and number:
         return float(value)
     if kind == "int" and number and float(value).is_integer():

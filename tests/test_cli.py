@@ -81,6 +81,17 @@ quiet: true
     assert (tmp_path / "override" / "summary.csv").exists()
 
 
+def test_a_yaml_date_is_the_day_it_names(tmp_path):
+    """`from: 2026-11-01` unquoted is a date to YAML; it is the day, as on the command line."""
+    from pipelines.config import RunConfig
+
+    cfg = tmp_path / "nightly.yaml"
+    cfg.write_text("streams: [x]\nmodels: [y]\nout: z\nfrom: 2026-11-01\n"
+                   "to: 2026-11-02 10:30:00\n")
+    config = RunConfig.from_yaml(str(cfg))
+    assert (config.start, config.end) == ("2026-11-01", "2026-11-02T10:30:00")
+
+
 def test_unknown_config_field_is_reported(tmp_path, capsys):
     cfg = tmp_path / "bad.yaml"
     cfg.write_text("streams: [x]\nmodels: [y]\nout: z\nspeed: fast\n")
