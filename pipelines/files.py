@@ -139,6 +139,9 @@ def publish(staging: str, out: str) -> None:
     made = staged_names(staging)
     stale = [FileSystems.join(out, n) for n in previous_outputs(out) if n not in made]
     FileSystems.delete([p for p in stale if FileSystems.exists(p)])
+    for folder in sorted({os.path.dirname(p) for p in stale} - {out.rstrip("/")}, reverse=True):
+        if os.path.isdir(folder) and not os.listdir(folder):  # (a report's figures/, emptied)
+            os.rmdir(folder)
     names = sorted(made)
     FileSystems.rename([made[n] for n in names], [FileSystems.join(out, n) for n in names])
 

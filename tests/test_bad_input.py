@@ -771,6 +771,11 @@ def test_a_rerun_replaces_only_the_files_the_previous_run_wrote(tmp_path):
     assert not (out / "report.html").exists() and not (out / "figures" / "binned.png").exists()
     assert (out / "figures" / "mine.png").read_bytes() == b"my own figure"
     assert (out / "notes.md").read_text() == "my notes"
+    # Without the user's figure, the report's emptied figures/ goes with its files.
+    (out / "figures" / "mine.png").unlink()
+    run(RunConfig(**config, report=True))
+    run(RunConfig(**config))
+    assert not (out / "figures").exists() and (out / "notes.md").exists()
 
 
 # -- models and generators that cannot fit -----------------------------------------------------
