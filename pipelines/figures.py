@@ -136,7 +136,8 @@ def _label_axis(ax, title: str, ylabel: str) -> None:
 
 def _fig_initial_final(plt, run: RunFiles):
     """Fig. 1 of Grzenda et al. 2020: initial (at arrival) vs final (test-then-train) over T."""
-    fig, axes = _grid(plt, len(run.streams), "Initial vs final performance over T")
+    fig, axes = _grid(plt, len(run.streams), "Initial vs final performance over T"
+                      if run.has_final else "Initial performance over T")
     for ax, stream in zip(axes, run.streams):
         for i, model in enumerate(run.models):
             metric = PRIMARY[run.task(model)]
@@ -356,10 +357,13 @@ def _fig_confusion(plt, run: RunFiles):
     by their share of the true class's labels (the class's recall on the diagonal)."""
     cells = run.summary[run.summary["metric"] == "confusion"]
     keys = list(dict.fromkeys(zip(cells["stream"], cells["model"])))
-    fig, axes = plt.subplots(len(keys), 2, figsize=(9.0, 3.8 * len(keys)), squeeze=False)
-    fig.suptitle("Confusion matrices: initial vs final (share of each true class)", fontsize=12)
+    categories = ("initial", "final") if run.has_final else ("initial",)
+    fig, axes = plt.subplots(len(keys), len(categories), figsize=(4.5 * len(categories) + 1,
+                                                                  3.8 * len(keys)), squeeze=False)
+    fig.suptitle(f"Confusion matrices: {' vs '.join(categories)} (share of each true class)",
+                 fontsize=12)
     for (stream, model), pair in zip(keys, axes):
-        for ax, category in zip(pair, ("initial", "final")):
+        for ax, category in zip(pair, categories):
             part = cells[(cells["stream"] == stream) & (cells["model"] == model)
                          & (cells["category"] == category)]
             if part.empty:
@@ -524,11 +528,15 @@ def figures(run: RunFiles) -> tuple[list[Figure], list[str]]:
         else:
             notes.append(f"{title}: {why}")
 
-    add("initial_final", "Initial vs final over T",
+    add("initial_final", "Initial vs final over T" if run.has_final else "Initial over T",
         "Each model's cumulative accuracy (MAE for regressors) of its initial predictions, "
         "made when an instance arrived (solid), and of its final ones, made just before the "
         "label arrived (dashed). The gap is what the delay costs: a test-then-train score "
-        "(final) overstates what the model delivered when the prediction was needed.",
+        "(final) overstates what the model delivered when the prediction was needed."
+        if run.has_final else
+        "Each model's cumulative accuracy (MAE for regressors) of its initial predictions, "
+        "made when an instance arrived. No final prediction (just before the label) was "
+        "scored: the run had --no-final, or the log holds none.",
         _fig_initial_final)
     add("binned", "Binned performance Λ(T, b)",
         "For every bin of the latency period (0: at arrival, B+1: just before the label), the "
@@ -563,7 +571,8 @@ def figures(run: RunFiles) -> tuple[list[Figure], list[str]]:
         "raised them) and, for generated streams with a drift chain, the true drift points. "
         "An alarm soon after a dashed line is a detection; others are false alarms.",
         _fig_drift, "drift" in has, "needs drift detection (--drift-on initial or final)")
-    add("confusion", "Confusion matrices, initial vs final",
+    add("confusion", "Confusion matrices, initial vs final" if run.has_final else
+        "Confusion matrices, initial",
         "Rows are true classes, columns predicted ones; each cell counts the labels, shaded by "
         "its share of the row. The diagonal's shade is each class's recall: a rare class "
         "whose row sits in another column is one the model does not find, whatever the "

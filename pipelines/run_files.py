@@ -81,6 +81,13 @@ class RunFiles:
         return int(self.manifest.get("bins") or 0)
 
     @property
+    def has_final(self) -> bool:
+        """Whether any final prediction was scored: not with --no-final, nor in a backfill of
+        a log without final predictions."""
+        final = self.summary[self.summary["category"] == "final"]
+        return bool((final["n"] > 0).any())
+
+    @property
     def alphas(self) -> list[float]:
         return [float(a) for a in self.manifest["config"].get("alphas", [])]
 

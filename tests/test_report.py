@@ -93,6 +93,12 @@ def test_a_curve_without_any_value_is_neither_drawn_nor_in_the_legend(tmp_path):
              predictions=str(tmp_path / "initial.parquet"), report=True)
     svg = (tmp_path / "backfill" / "figures" / "initial_final.svg").read_text(encoding="utf-8")
     assert "no-change initial" in svg and "no-change final" not in svg
+    # Titles promise no final: "Initial vs final" named a comparison the page cannot show.
+    assert "Initial performance over T" in svg
+    confusion = (tmp_path / "backfill" / "figures" / "confusion.svg").read_text(encoding="utf-8")
+    assert "Confusion matrices: initial (share" in confusion and ": final" not in confusion
+    page = (tmp_path / "backfill" / "report.html").read_text(encoding="utf-8")
+    assert "Initial over T" in page and "vs final" not in page
 
 
 def test_a_regression_report_compares_by_q_alone_and_reads_its_mae_the_right_way(tmp_path):
