@@ -771,11 +771,26 @@ def test_a_rerun_replaces_only_the_files_the_previous_run_wrote(tmp_path):
     assert not (out / "report.html").exists() and not (out / "figures" / "binned.png").exists()
     assert (out / "figures" / "mine.png").read_bytes() == b"my own figure"
     assert (out / "notes.md").read_text() == "my notes"
-    # Without the user's figure, the report's emptied figures/ goes with its files.
-    (out / "figures" / "mine.png").unlink()
-    run(RunConfig(**config, report=True))
-    run(RunConfig(**config))
-    assert not (out / "figures").exists() and (out / "notes.md").exists()
+
+
+def test_a_folder_of_ours_that_a_rerun_empties_goes_with_its_files(tmp_path):
+    """The previous run's report wrote figures/; a rerun without --report removes its files
+    and, when nothing else is in it, the folder (a user's file in it keeps it)."""
+    from pipelines.files import new_staging, publish, write_bytes
+
+    for mine in (False, True):
+        out = tmp_path / f"out{mine}"
+        (out / "figures").mkdir(parents=True)
+        (out / "figures" / "binned.png").write_bytes(b"ours")
+        if mine:
+            (out / "figures" / "mine.png").write_bytes(b"the user's")
+        (out / "manifest.json").write_text(json.dumps(
+            {"outputs": ["figures/binned.png", "manifest.json"]}))
+        staging = new_staging(str(out), "rerun")
+        write_bytes(os.path.join(staging, "manifest.json"), b"{}")
+        publish(staging, str(out))
+        assert not (out / "figures" / "binned.png").exists()
+        assert (out / "figures").exists() == mine
 
 
 # -- models and generators that cannot fit -----------------------------------------------------
