@@ -52,8 +52,9 @@ def test_a_log_without_re_predictions_gives_no_binned_measures(tmp_path, capsys)
     """A log of initial and final predictions (`--log-predictions initial-final`): its binned
     and Ψα rows would each repeat the initial ones. The backfill scores it as a run without
     re-evaluation scores that stream: byte for byte the same summary."""
-    kw = dict(streams=[SEA], delay="150", quiet=True, run_id="same", runner="direct",
-              curve_every=250)
+    stream = 'synth:SEA{"n": 500, "seed": 3}'
+    kw = dict(streams=[stream], delay="50", quiet=True, run_id="same", runner="direct",
+              curve_every=100)
     run(RunConfig(models=["gaussian-nb"], out=str(tmp_path / "logged"),
                   log_predictions="initial-final", **kw))
     run(RunConfig(models=["gaussian-nb"], out=str(tmp_path / "none"), repredict="none", **kw))
@@ -63,7 +64,7 @@ def test_a_log_without_re_predictions_gives_no_binned_measures(tmp_path, capsys)
     summary = (tmp_path / "backfill" / "summary.csv").read_text()
     assert ",binned," not in summary and ",intermediate," not in summary
     assert summary == (tmp_path / "none" / "summary.csv").read_text()
-    assert main(["backfill", "--stream", SEA, "--delay", "150", "--predictions", log,
+    assert main(["backfill", "--stream", stream, "--delay", "50", "--predictions", log,
                  "--repredicted-probabilities", "--out", str(tmp_path / "x"), "--runner",
                  "direct"]) == 2
     assert "has no re-predictions" in capsys.readouterr().err
