@@ -306,6 +306,11 @@ def _merge_curve_parts(parts: list, folder: str, path: str, row_group: int = 16_
             pa.default_memory_pool().release_unused()  # mimalloc would keep the pages
 
         for (stream, model), paths in sorted(by_key.items()):
+            if sum(_size(part) for part, _ in paths) <= IN_MEMORY_KEY:  # (no spill files)
+                held.append(_key_rows(paths, stream, model))
+                if sum(t.num_rows for t in held) >= row_group:
+                    write_held()
+                continue
             groups = _spill_by_group(paths, stream, model, spill)
             for group in sorted(groups, key=lambda g: tuple(v or "" for v in g)):
                 held.append(read_spilled(groups[group]))
@@ -346,14 +351,26 @@ def keep_segments(path: str, kept: set, row_group: int = 16_384) -> None:
 SERIES_GROUP = ("category", "window", "metric", "segment")
 
 
-# Spill files open at once: a run with thousands of --segment slices has a group per slice and
-# measure, more than a process may open.
-OPEN_SPILLS = 64
+def _open_spills() -> int:
+    """Spill files open at once: a run with thousands of --segment slices has a group per slice
+    and measure, more than a process may open; half of what it may (64 to 4096)."""
+    try:
+        import resource
+
+        soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    except (ImportError, OSError, ValueError):  # (no such limit where resource is missing)
+        return 64
+    return 4096 if soft == resource.RLIM_INFINITY else max(64, min(4096, soft // 2))
+
+
+OPEN_SPILLS = _open_spills()
 
 
 class _GroupSpill:
     """One local file per `SERIES_GROUP`, at most `limit` of them open: a file closed to make
-    room is appended to later as a further Arrow stream (`read_spilled` reads them all)."""
+    room is appended to later as a further Arrow stream (`read_spilled` reads them all). The
+    one closed is the last written to: each part visits the groups in the same order, so the
+    others stay open for the next part (closing the oldest would reopen every file each time)."""
 
     def __init__(self, folder: str, limit: int | None = None):
         self.folder, self.limit = folder, limit or OPEN_SPILLS
@@ -365,7 +382,7 @@ class _GroupSpill:
             self.open.move_to_end(group)
         else:
             if len(self.open) >= self.limit:
-                self._close(next(iter(self.open)))
+                self._close(next(reversed(self.open)))
             mode = "ab" if group in self.files else "wb"  # (the folder serves key after key)
             path = self.files.setdefault(group, os.path.join(self.folder,
                                                              f"{len(self.files)}.arrows"))
@@ -400,6 +417,27 @@ def read_spilled(path: str) -> pa.Table:
     with pa.OSFile(path) as source:
         while source.tell() < source.size():
             tables.append(pa.ipc.open_stream(source).read_all())
+    return pa.concat_tables(tables)
+
+
+# A key whose curve parts take at most this many bytes is merged in memory; a larger one is
+# spilled group by group (`_spill_by_group`), so memory holds one part and one group.
+IN_MEMORY_KEY = 64 << 20
+
+
+def _size(path: str) -> int:
+    return FileSystems.match([path])[0].metadata_list[0].size_in_bytes
+
+
+def _key_rows(paths: list, stream: str, model: str) -> pa.Table:
+    """A key's rows from all its parts, read at once."""
+    tables = []
+    for part, mixed in paths:
+        table = read_arrow(part)
+        if mixed:
+            table = table.filter(pc.and_(pc.equal(table["stream"], stream),
+                                         pc.equal(table["model"], model)))
+        tables.append(table)
     return pa.concat_tables(tables)
 
 

@@ -174,10 +174,13 @@ def test_a_column_of_fractional_numbers_is_refused_as_a_segment(tmp_path, capsys
     assert f"column {features[0]!r} holds numbers with fractions (" in err[0]
 
 
-def test_curves_of_more_groups_than_files_open_at_once_are_merged_alike(tmp_path, monkeypatch):
+@pytest.mark.parametrize("spilled", [True, False])
+def test_curves_of_more_groups_than_files_open_at_once_are_merged_alike(tmp_path, monkeypatch,
+                                                                        spilled):
     """A run with many slices has more curve groups (slice × measure) than a process may open
     at once; with one spill file open at a time, a key's parts (each with rows of every group)
-    still merge into every row once, in row order."""
+    still merge into every row once, in row order — as they do read at once, in memory (a
+    key's parts under `IN_MEMORY_KEY` bytes)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -193,6 +196,8 @@ def test_curves_of_more_groups_than_files_open_at_once_are_merged_alike(tmp_path
             CURVE_SCHEMA)
 
     monkeypatch.setattr(write, "OPEN_SPILLS", 1)
+    if spilled:
+        monkeypatch.setattr(write, "IN_MEMORY_KEY", 0)
     folder = tmp_path / "parts"
     parts = [write._write_curve_part(part(labels), str(folder)) for labels in (100, 200)]
     write._merge_curve_parts(parts, str(folder), str(tmp_path / "curves.parquet"), row_group=4)
