@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 
 import pandas as pd
 import pytest
@@ -132,6 +133,17 @@ def test_unknown_model_and_generator_are_config_errors(tmp_path):
     with pytest.raises(ConfigError, match="not valid JSON"):
         plan(RunConfig(streams=['synth:SEA{"n": 10}'], models=['gaussian-nb{"a": }'],
                        out=str(tmp_path)))
+    # A typo is named with what was meant.
+    for streams, models, meant in (
+            (['synth:SEA{"n": 10}'], ["gausian-nb"], "unknown model 'gausian-nb' (did you "
+                                                     "mean 'gaussian-nb'?)"),
+            (['synth:SEA{"n": 10}'], ['hoeffding-tree{"grace_periode": 50}'],
+             "(did you mean 'grace_period' for 'grace_periode'?)"),
+            (["synth:sea"], ["majority"], "river has no generator 'sea' (did you mean 'SEA'?)"),
+            (["dataset:Phising"], ["majority"], "river has no dataset 'Phising' (did you mean "
+                                                "'Phishing'?)")):
+        with pytest.raises(DelayedEvalError, match=re.escape(meant)):
+            plan(RunConfig(streams=streams, models=models, out=str(tmp_path)))
 
 
 def test_cli_reports_errors_without_a_traceback(tmp_path, capsys):

@@ -17,6 +17,7 @@ importlib and parameters parsed as JSON.
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import inspect
 import json
@@ -212,9 +213,12 @@ class Step:
         target = REGISTRY.get(self.path, self.path)
         module_name, _, attr = target.rpartition(".")
         if not module_name:
+            names = sorted({**BASELINES, **REGISTRY})
+            close = difflib.get_close_matches(self.path, names, n=1)
             raise ModelSpecError(
-                f"unknown model {self.path!r}: give an import path such as "
-                f"river.naive_bayes.GaussianNB, or one of {sorted({**BASELINES, **REGISTRY})}")
+                f"unknown model {self.path!r}" + (f" (did you mean {close[0]!r}?)" if close
+                                                   else "") +
+                f": give an import path such as river.naive_bayes.GaussianNB, or one of {names}")
         try:
             cls = getattr(importlib.import_module(module_name), attr)
         except (ImportError, AttributeError) as e:
@@ -227,7 +231,12 @@ class Step:
             seeded = _seeded_defaults(model, params)
             return cls(**params, **seeded) if seeded else model
         except Exception as e:  # the user's parameters, reported with the spec
-            raise ModelSpecError(f"cannot build {target} with {self.params}: {e}") from None
+            known = list(inspect.signature(cls).parameters)
+            typos = {k: difflib.get_close_matches(k, known, n=1) for k in self.params
+                     if k not in known}
+            hint = "; ".join(f"did you mean {m[0]!r} for {k!r}?" for k, m in typos.items() if m)
+            raise ModelSpecError(f"cannot build {target} with {self.params}: {e}"
+                                 + (f" ({hint})" if hint else "")) from None
 
 
 def _names_an_object(value) -> bool:

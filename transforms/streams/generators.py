@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import inspect
 import itertools
 import math
@@ -73,6 +74,18 @@ def dataset_label_kind(spec) -> str | None:
             base.MULTI_CLF: "classes"}.get(task)
 
 
+def _did_you_mean(name: str, module) -> str:
+    """' (did you mean 'X'?)' for the class of `module` whose name is closest to `name`.
+
+    >>> _did_you_mean("SEAA", synth)
+    " (did you mean 'SEA'?)"
+    """
+    names = [n for n, v in vars(module).items() if isinstance(v, type)]
+    close = difflib.get_close_matches(name, names, n=1) or \
+        [n for n in names if n.lower() == name.lower()]
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
 def river_stream(spec):
     """The (x, y) iterator of a `synth:` or `dataset:` stream spec.
 
@@ -92,7 +105,8 @@ def river_stream(spec):
     if spec.kind == "dataset":
         cls = getattr(datasets, name, None)
         if cls is None or not isinstance(cls, type):
-            raise InputError(f"stream {spec.name}: river has no dataset {name!r}")
+            raise InputError(f"stream {spec.name}: river has no dataset {name!r}"
+                             + _did_you_mean(name, datasets))
         try:
             ds = cls()
         except Exception as e:
@@ -106,8 +120,8 @@ def river_stream(spec):
         return itertools.islice(ds, n) if n else ds
     cls = getattr(synth, name, None)
     if cls is None or not isinstance(cls, type):
-        raise InputError(f"stream {spec.name}: river has no generator {name!r}; see "
-                         f"river.datasets.synth")
+        raise InputError(f"stream {spec.name}: river has no generator {name!r}"
+                         f"{_did_you_mean(name, synth)}; see river.datasets.synth")
     params = {k: v for k, v in opts.items() if k not in _SYNTH_RESERVED}
     seed = opts.get("seed", 42)
     n = opts.get("n", 10_000)
