@@ -47,6 +47,18 @@ def test_event_log_with_iso_times(tmp_path, fmt):
     assert by_kind[("label", "a")][5] is None
 
 
+def test_an_event_logs_kinds_are_read_whatever_their_case(tmp_path):
+    """A service that logs `Instance`, ` LABEL` or `Update` logs our three kinds."""
+    spelled = {"instance": "Instance", "label": " LABEL", "update": "Update"}
+    rows = data("events.csv")
+    text = open(rows).read().splitlines()
+    path = tmp_path / "events.csv"
+    path.write_text("\n".join([text[0]] + [spelled[line.split(",")[0]] + line[
+        line.index(","):] for line in text[1:]]) + "\n")
+    events, dead = read(str(path))
+    assert dead == [] and brief(events) == EVENT_LOG
+
+
 @pytest.mark.parametrize("fmt", ["csv", "parquet"])
 def test_instance_table_plus_label_table(tmp_path, fmt):
     if fmt == "csv":

@@ -196,6 +196,13 @@ class _TableColumns:
     def _column(self, frame: pd.DataFrame, name: str | None, a: int, b: int, default) -> list:
         return frame[name].iloc[a:b].tolist() if name in frame.columns else default
 
+    def _kinds(self, frame: pd.DataFrame) -> pd.Series:
+        """The kind column as our words spell it: a log's `Instance` or ` LABEL` is one."""
+        column = frame[self.kind]
+        if pd.api.types.is_numeric_dtype(column):
+            return column
+        return column.map(lambda v: v.strip().lower() if isinstance(v, str) else v)
+
     def _ids(self, frame: pd.DataFrame, at) -> list:
         """The ids of rows `at` (a slice or positions) as text (`id_texts`)."""
         column = frame[self.id]
@@ -226,7 +233,7 @@ class _TableColumns:
         keep = ~unplaced
         for bad in bad_cells.values():
             keep &= ~bad
-        instance = (frame[self.kind] == INSTANCE).to_numpy() if self.kind in frame.columns \
+        instance = (self._kinds(frame) == INSTANCE).to_numpy() if self.kind in frame.columns \
             else np.ones(len(frame), dtype=bool)
         keep &= instance
         if feats:
@@ -263,7 +270,8 @@ class _TableColumns:
                 list(range(seq0 + a, seq0 + b))
             ys = self._column(frame, self.label, a, b, [None] * n)
             own = self._column(frame, self.delay, a, b, [None] * n)
-            kinds = self._column(frame, self.kind, a, b, [INSTANCE] * n)
+            kinds = self._kinds(frame).iloc[a:b].tolist() if self.kind in frame.columns \
+                else [INSTANCE] * n
             segments = [(c, self._column(frame, c, a, b, [None] * n))
                         for c in self.segment_only]
             for j in range(a, b):  # j: the row in `frame`, i: in this slice's lists
