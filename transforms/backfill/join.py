@@ -94,6 +94,15 @@ def lookup(values, table) -> np.ndarray:
     return found.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
 
 
+def spelled_kinds(column: pa.Array) -> pa.Array:
+    """A log's kind column as our words spell them: `Initial` and ` FINAL` are two.
+
+    >>> spelled_kinds(pa.array(["Initial", " FINAL", None])).to_pylist()
+    ['initial', 'final', None]
+    """
+    return pc.utf8_lower(pc.utf8_trim_whitespace(column.cast(pa.string())))
+
+
 def kind_codes(kinds) -> np.ndarray:
     """Prediction kinds as codes into `PREDICTION_KINDS` (codes pass through).
 

@@ -13,6 +13,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from apache_beam.io.filesystems import FileSystems
 
+from transforms.backfill.join import spelled_kinds
 from transforms.errors import InputError
 from transforms.specs import split_options
 from transforms.streams.delays import TIME_UNITS
@@ -183,7 +184,7 @@ class PredictionLogSpec:
             for batch in self.read(path, columns=["kind"]):
                 if "kind" not in batch.schema.names:
                     return True
-                if REPREDICTION in batch.column(0).cast(pa.string()).unique().to_pylist():
+                if REPREDICTION in spelled_kinds(batch.column(0)).unique().to_pylist():
                     return True
         return False
 

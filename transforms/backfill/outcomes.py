@@ -34,7 +34,7 @@ from river import base
 
 from transforms.backfill.join import (check_shared_classes, class_aliases, id_bucket,
                                       join_columns, kind_codes, label_columns, lookup,
-                                      model_classes, outcomes_of, split_by)
+                                      model_classes, outcomes_of, spelled_kinds, split_by)
 from transforms.backfill.logs import PredictionLogSpec
 from transforms.errors import InputError, reports_errors
 from transforms.replay.keyed import GroupedReplay
@@ -175,8 +175,8 @@ class _KeyLogBatches(beam.DoFn):
                 cols["proba"] = _proba_column(batch, path)
             if "kind" in names:
                 try:
-                    cols["kind"] = kind_codes(batch.column(names.index("kind"))
-                                              .cast(pa.string()).to_numpy(zero_copy_only=False))
+                    cols["kind"] = kind_codes(spelled_kinds(batch.column(names.index("kind")))
+                                              .to_numpy(zero_copy_only=False))
                 except InputError as e:
                     raise InputError(f"{path}: {e}") from None
             cols = take_rows(cols, np.flatnonzero(keep))
