@@ -31,9 +31,9 @@ from pipelines.plan import plan
 from pipelines.results import (drift_delay_table, format_profiles, format_set_aside,
                                format_table, format_unmatched, segment_table)
 from pipelines.write import WriteResults, keep_segments, located
-from runners import runner_session
+from runners import PRESETS, runner_session
 from transforms.backfill.outcomes import LOG_PARTS
-from transforms.errors import DelayedEvalError, OutputError
+from transforms.errors import ConfigError, DelayedEvalError, OutputError
 from transforms.replay.progress import job_counters
 
 
@@ -57,15 +57,22 @@ def run(config: RunConfig) -> pd.DataFrame:
     staging = new_staging(config.out, config.run_id)
     try:
         with runner_session(config.runner, config.beam_args, config.quiet) as (runner, options):
-            p = beam.Pipeline(runner=runner, options=options)
-            spill = FileSystems.join(staging, LOG_PARTS)
-            _ = (p | "Evaluate" >> EvaluateDelayed(pl, spill)
-                 | "Write" >> WriteResults(pl, staging))
             try:
+                p = beam.Pipeline(runner=runner, options=options)  # (Dataflow checks them here)
+                spill = FileSystems.join(staging, LOG_PARTS)
+                _ = (p | "Evaluate" >> EvaluateDelayed(pl, spill)
+                     | "Write" >> WriteResults(pl, staging))
                 result = p.run()
                 result.wait_until_finish()
             except Exception as e:
                 disk = disk_error(e)
+                if disk is None and config.runner not in PRESETS and \
+                        not isinstance(e, DelayedEvalError):  # its options, not our bug
+                    reason = " ".join(str(e).split())
+                    raise ConfigError(f"--runner {config.runner}: the job failed or could not "
+                                      f"start: {type(e).__name__}: {reason[:400]}; give the "
+                                      f"runner's options after the command (docs/runners.md)"
+                                      ) from None
                 if disk is None:
                     raise
                 raise OutputError(f"--out {config.out}: writing the results failed "

@@ -46,6 +46,19 @@ def test_a_worker_side_error_is_one_line_on_a_portable_runner(tmp_path):
     assert str(log) in str(e.value) and "'t'" in str(e.value) and "\n" not in str(e.value)
 
 
+def test_a_runner_without_its_options_is_one_line_not_an_internal_error(tmp_path, capsys):
+    """Dataflow without a project (its options are checked offline): the user's setup to fix,
+    named with the runner, exit 2 — not 'internal error ... please report it'."""
+    from pipelines.cli import main
+
+    assert main(["run", "--stream", 'synth:SEA{"n": 20}', "--model", "majority", "--out",
+                 str(tmp_path / "o"), "--runner", "DataflowRunner"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("delayed-eval: error: --runner DataflowRunner: the job failed or "
+                          "could not start: ") and "Missing required option: project" in err
+    assert "\n" not in err and err.endswith("give the runner's options after the command "
+                                             "(docs/runners.md)")
+
 
 def _thread_variables_seen_by_the_workers(name, beam_args, folder) -> set:
     """What the numerical libraries' thread variables are in the processes running a step."""
