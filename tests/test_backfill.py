@@ -100,7 +100,7 @@ def test_whole_number_labels_with_fractional_predictions_are_a_regression(tmp_pa
 def test_ids_with_leading_zeros_meet_in_every_file(tmp_path, log_fmt):
     """Account numbers 000001, 000002, ... in CSV instance and label tables and in a CSV or
     JSON Lines log: every prediction is matched (as 1, 2, ... none was) and scored. (The JSON
-    Lines log spells its kinds ' Initial': it is read as 'initial'.)"""
+    Lines log is gzipped, and spells its kinds ' Initial': it is read as 'initial'.)"""
     ids = [f"{i:06d}" for i in range(1, 9)]
     labels = ["a", "b", "a", "a", "b", "b", "a", "b"]
     predicted = ["a", "a", "a", "b", "b", "b", "a", "a"]
@@ -110,11 +110,11 @@ def test_ids_with_leading_zeros_meet_in_every_file(tmp_path, log_fmt):
         f"{i},{t + 3},{y}\n" for t, (i, y) in enumerate(zip(ids, labels))))
     log = pd.DataFrame({"id": ids, "t": range(8), "y_pred": predicted,
                         "kind": "initial" if log_fmt == "csv" else " Initial"})
-    path = tmp_path / f"log.{log_fmt}"
+    path = tmp_path / ("log.csv" if log_fmt == "csv" else "log.jsonl.gz")
     if log_fmt == "csv":
         log.to_csv(path, index=False)
     else:
-        log.to_json(path, orient="records", lines=True)
+        log.to_json(path, orient="records", lines=True, compression="gzip")
     assert main(["backfill", "--stream", f'{tmp_path / "inst.csv"}{{"labels": '
                  f'"{tmp_path / "lab.csv"}"}}', "--predictions", str(path), "--out",
                  str(tmp_path / "out"), "--quiet", "--runner", "direct"]) == 0

@@ -47,6 +47,30 @@ def test_event_log_with_iso_times(tmp_path, fmt):
     assert by_kind[("label", "a")][5] is None
 
 
+@pytest.mark.parametrize("suffix", [".gz", ".bz2"])
+def test_compressed_tables_are_read_as_their_content(tmp_path, suffix):
+    """events.csv.gz, a folder of .jsonl.bz2 partitions, and a .csv.gz through a non-local
+    filesystem (Beam decompresses it): the same events as the plain files, named alike."""
+    import bz2
+    import gzip
+
+    from tests.helpers import RemoteFileSystem  # noqa: F401 (registers remote://)
+
+    pack = gzip.compress if suffix == ".gz" else bz2.compress
+    plain = open(data("events.csv"), "rb").read()
+    packed = tmp_path / f"events.csv{suffix}"
+    packed.write_bytes(pack(plain))
+    folder = tmp_path / "log" / "date=2026-01-01"
+    folder.mkdir(parents=True)
+    frame = pd.read_csv(data("events.csv"))
+    (folder / f"part-0.jsonl{suffix}").write_bytes(pack(frame.to_json(
+        orient="records", lines=True).encode()))
+    for source in (str(packed), str(tmp_path / "log"), f"remote://{packed}"):
+        assert StreamSpec.parse(source).name in ("events", "log")
+        events, dead = read(source)
+        assert dead == [] and brief(events) == EVENT_LOG
+
+
 def test_an_event_logs_kinds_are_read_whatever_their_case(tmp_path):
     """A service that logs `Instance`, ` LABEL` or `Update` logs our three kinds."""
     spelled = {"instance": "Instance", "label": " LABEL", "update": "Update"}

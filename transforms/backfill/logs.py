@@ -6,7 +6,6 @@ models' order in its metadata (`MODEL_ORDER_KEY`)."""
 from __future__ import annotations
 
 import json
-import os
 
 import numpy as np
 import pyarrow as pa
@@ -17,7 +16,8 @@ from transforms.backfill.join import spelled_kinds
 from transforms.errors import InputError
 from transforms.specs import split_options
 from transforms.streams.delays import TIME_UNITS
-from transforms.streams.table_files import other_separator, source_name, table_files
+from transforms.streams.table_files import (extension, other_separator, source_name,
+                                            table_files)
 from transforms.vocabulary import REPREDICTION
 
 # Defaults: the columns of `run`'s own predictions.parquet.
@@ -120,7 +120,7 @@ class PredictionLogSpec:
         """The log's files, sorted (a directory: every log file below it, `LOG_FORMATS`); with a
         `TimeRange`, partitions `date=DAY` before its first day are skipped."""
         files = [f for f in table_files(self.pattern, tuple(LOG_FORMATS))
-                 if os.path.splitext(f)[1].lower() in LOG_FORMATS
+                 if extension(f) in LOG_FORMATS
                  and (time_range is None or time_range.keeps_partition(f))]
         if not files:
             raise InputError(f"prediction log {self.pattern}: no .parquet, .csv or .jsonl file "
@@ -190,7 +190,7 @@ class PredictionLogSpec:
 
     @staticmethod
     def _recorded_order(path: str) -> list:
-        if LOG_FORMATS[os.path.splitext(path)[1].lower()] != "parquet":
+        if LOG_FORMATS[extension(path)] != "parquet":
             return []
         import pyarrow.parquet as pq
 
@@ -203,7 +203,7 @@ class PredictionLogSpec:
 
     def read(self, path: str, columns: list[str] | None = None):
         """The file's rows as Arrow record batches, columns renamed to the defaults."""
-        fmt = LOG_FORMATS[os.path.splitext(path)[1].lower()]
+        fmt = LOG_FORMATS[extension(path)]
         wanted = None if columns is None else [self.columns[c] for c in columns]
         if wanted is not None and "proba" in columns:
             wanted += self._source_columns()
@@ -216,7 +216,10 @@ class PredictionLogSpec:
                     wanted = [c for c in wanted if c in file.schema_arrow.names]
                 batches = list(file.iter_batches(batch_size=1 << 16, columns=wanted))
             else:
-                table = self._read_csv(f, path) if fmt == "csv" else self._read_jsonl(f, path)
+                whole = pa.BufferReader(f.read())  # (read whole anyway; Arrow cannot read
+                # the stream Beam decompresses a .gz log through)
+                table = self._read_csv(whole, path) if fmt == "csv" else \
+                    self._read_jsonl(whole, path)
                 if wanted is not None:
                     table = table.select([c for c in wanted if c in table.column_names])
                 batches = table.to_batches(max_chunksize=1 << 16)

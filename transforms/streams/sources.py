@@ -47,7 +47,8 @@ from transforms.streams import arff
 from transforms.streams.delays import TIME_UNITS, DelaySpec
 from transforms.streams.rows import Checks, labelled_rows
 from transforms.streams.table_files import (CSV_OPTIONS, FORMATS, columns_of,
-                                            csv_options, event_seconds, fmt_of, has_rows,
+                                            csv_options, event_seconds, extension, fmt_of,
+                                            has_rows,
                                             head_of, other_separator, row_count, source_name,
                                             table_files, time_problem)
 from transforms.streams.tables import table_columns, table_events
@@ -169,10 +170,10 @@ class StreamSpec:
     def format(self) -> str | None:
         if self.kind != "file":
             return None
-        fmt = self.options.get("format") or FORMATS.get(os.path.splitext(self.source)[1].lower())
+        fmt = self.options.get("format") or FORMATS.get(extension(self.source))
         if fmt is None:  # a directory or a glob: the format of its files
             files = table_files(self.source)
-            fmt = FORMATS.get(os.path.splitext(files[0])[1].lower()) if files else None
+            fmt = FORMATS.get(extension(files[0])) if files else None
         if fmt not in set(FORMATS.values()):
             raise InputError(f"{self.source}: unknown format; give one of "
                              f"{sorted(set(FORMATS.values()))} with {{\"format\": ...}}")

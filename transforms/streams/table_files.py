@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import io
 import json
 import math
 import os
@@ -30,6 +31,21 @@ FORMATS = {".csv": "csv", ".jsonl": "jsonl", ".json": "jsonl", ".ndjson": "jsonl
 
 
 TABLE_FORMATS = tuple(ext for ext, fmt in FORMATS.items() if fmt != "arff")
+# Compressed files are read as their content's format (logs.csv.gz is CSV), decompressed by
+# pandas for a local path and by Beam's FileSystems for a remote one.
+COMPRESSED = (".gz", ".bz2")
+
+
+def extension(path: str) -> str:
+    """A file's extension, in lower case, past a compression suffix.
+
+    >>> extension("logs/day.CSV"), extension("logs/day.jsonl.gz"), extension("day.bz2")
+    ('.csv', '.jsonl', '')
+    """
+    root, ext = os.path.splitext(path)
+    if ext.lower() in COMPRESSED:
+        ext = os.path.splitext(root)[1]
+    return ext.lower()
 
 
 def source_name(pattern: str) -> str:
@@ -37,12 +53,17 @@ def source_name(pattern: str) -> str:
     extension ("" when there is none) — the default name of a stream, or of a log's model.
 
     >>> [source_name(p) for p in ("logs/Fraud_v3.csv", "gs://b/scores/",
-    ...                           "logs/scores/date=*/*.parquet", "*.csv")]
-    ['Fraud_v3', 'scores', 'scores', '']
+    ...                           "logs/scores/date=*/*.parquet", "*.csv", "trips.csv.gz")]
+    ['Fraud_v3', 'scores', 'scores', '', 'trips']
     """
     parts = [p for p in pattern.replace("\\", "/").split("/")
              if p and not any(ch in p for ch in "*?[") and not p.endswith(":")]
-    return os.path.splitext(parts[-1])[0] if parts else ""
+    if not parts:
+        return ""
+    name = parts[-1]
+    if os.path.splitext(name)[1].lower() in COMPRESSED:
+        name = os.path.splitext(name)[0]
+    return os.path.splitext(name)[0]
 
 
 def table_files(pattern: str, extensions: tuple = TABLE_FORMATS) -> list[str]:
@@ -62,10 +83,24 @@ def table_files(pattern: str, extensions: tuple = TABLE_FORMATS) -> list[str]:
         return [pattern]
     from apache_beam.io.filesystems import FileSystems  # here: reading a local file needs no Beam
 
-    if FileSystems.exists(pattern) and not pattern.lower().endswith(extensions):
+    if FileSystems.exists(pattern) and extension(pattern) not in extensions:
         pattern = FileSystems.join(pattern, "**")
     found = [m.path for m in FileSystems.match([pattern])[0].metadata_list]
-    return sorted(f for f in found if os.path.splitext(f)[1].lower() in extensions)
+    return sorted(f for f in found if extension(f) in extensions)
+
+
+def _local_binary(path: str):
+    """A local file opened for reading its bytes, decompressed if it is .gz or .bz2."""
+    suffix = os.path.splitext(path)[1].lower()
+    if suffix == ".gz":
+        import gzip
+
+        return gzip.open(path, "rb")
+    if suffix == ".bz2":
+        import bz2
+
+        return bz2.open(path, "rb")
+    return open(path, "rb")
 
 
 @contextlib.contextmanager
@@ -87,7 +122,8 @@ def opened(path: str):
     from apache_beam.io.filesystem import CompressionTypes
     from apache_beam.io.filesystems import FileSystems
 
-    with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as f:
+    # (AUTO: a .gz or .bz2 file decompressed, any other as it is)
+    with FileSystems.open(path, compression_type=CompressionTypes.AUTO) as f:
         yield f
 
 
@@ -370,7 +406,7 @@ def _undecodable(path: str, error: UnicodeDecodeError, csv: dict | None) -> Inpu
     encoding = (csv or {}).get("encoding", "utf-8")
     where = path
     if "://" not in path:
-        with open(path, "rb") as f:
+        with _local_binary(path) as f:
             for number, line in enumerate(f, 1):
                 try:
                     line.decode(encoding)
@@ -642,7 +678,7 @@ def _jsonl_chunks(path: str, columns, csv: dict | None, stream: str | None) -> I
         return path, np.array(numbers), frame
 
     with opened(path) as source:
-        lines = open(source, "rb") if isinstance(source, str) else source
+        lines = _local_binary(source) if isinstance(source, str) else source
         with lines:
             for number, raw in enumerate(lines, 1):
                 text = raw.decode(encoding).strip()
@@ -732,7 +768,7 @@ def _short_rows_of(path: str, version: tuple, sep: str, encoding: str) -> dict:
     import csv as csvlib
 
     short, row = {}, 0
-    with open(path, encoding=encoding, newline="") as f:
+    with io.TextIOWrapper(_local_binary(path), encoding=encoding, newline="") as f:
         records = csvlib.reader(f, delimiter=sep)
         width = len(next(records, []))
         for fields in records:
@@ -741,7 +777,7 @@ def _short_rows_of(path: str, version: tuple, sep: str, encoding: str) -> dict:
             row += 1
             if len(fields) < width:
                 short[row] = f"the line is cut short: {len(fields)} of {width} fields"
-    if row in short:
+    if row in short and os.path.splitext(path)[1].lower() not in COMPRESSED:
         with open(path, "rb") as f:
             f.seek(-1, os.SEEK_END)
             if f.read(1) not in (b"\n", b"\r"):
@@ -772,4 +808,4 @@ def fmt_of(path: str, default: str) -> str:
     >>> fmt_of("logs/day.parquet", "csv"), fmt_of("logs/day.txt", "csv")
     ('parquet', 'csv')
     """
-    return FORMATS.get(os.path.splitext(path)[1].lower(), default)
+    return FORMATS.get(extension(path), default)
