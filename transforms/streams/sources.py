@@ -46,9 +46,8 @@ from transforms.specs import split_options
 from transforms.streams import arff
 from transforms.streams.delays import TIME_UNITS, DelaySpec
 from transforms.streams.rows import Checks, labelled_rows
-from transforms.streams.table_files import (CSV_OPTIONS, FORMATS, columns_of,
-                                            csv_options, event_seconds, extension, fmt_of,
-                                            has_rows,
+from transforms.streams.table_files import (CSV_OPTIONS, FORMATS, columns_of, csv_options,
+                                            event_seconds, extension, fmt_of, has_rows,
                                             head_of, other_separator, row_count, source_name,
                                             table_files, time_problem)
 from transforms.streams.tables import table_columns, table_events

@@ -262,6 +262,7 @@ class _TableColumns:
         # Rows without any feature (an event log's label rows, a label table's) have x None,
         # and are no dicts first.
         empty = fx.isna().to_numpy().all(axis=1) if feats else np.ones(len(frame), dtype=bool)
+        spelled = self._kinds(frame) if self.kind in frame.columns else None
         for a in range(0, len(frame), CHUNK_ROWS):
             b = min(a + CHUNK_ROWS, len(frame))
             n = b - a
@@ -270,8 +271,7 @@ class _TableColumns:
                 list(range(seq0 + a, seq0 + b))
             ys = self._column(frame, self.label, a, b, [None] * n)
             own = self._column(frame, self.delay, a, b, [None] * n)
-            kinds = self._kinds(frame).iloc[a:b].tolist() if self.kind in frame.columns \
-                else [INSTANCE] * n
+            kinds = spelled.iloc[a:b].tolist() if spelled is not None else [INSTANCE] * n
             segments = [(c, self._column(frame, c, a, b, [None] * n))
                         for c in self.segment_only]
             for j in range(a, b):  # j: the row in `frame`, i: in this slice's lists
