@@ -429,16 +429,18 @@ def _size(path: str) -> int:
     return FileSystems.match([path])[0].metadata_list[0].size_in_bytes
 
 
+def _part_rows(part: str, mixed: bool, stream: str, model: str) -> pa.Table:
+    """A key's rows in one part (a part `mixed` with other keys' rows is filtered)."""
+    table = read_arrow(part)
+    if mixed:
+        table = table.filter(pc.and_(pc.equal(table["stream"], stream),
+                                     pc.equal(table["model"], model)))
+    return table
+
+
 def _key_rows(paths: list, stream: str, model: str) -> pa.Table:
     """A key's rows from all its parts, read at once."""
-    tables = []
-    for part, mixed in paths:
-        table = read_arrow(part)
-        if mixed:
-            table = table.filter(pc.and_(pc.equal(table["stream"], stream),
-                                         pc.equal(table["model"], model)))
-        tables.append(table)
-    return pa.concat_tables(tables)
+    return pa.concat_tables([_part_rows(part, mixed, stream, model) for part, mixed in paths])
 
 
 def _spill_by_group(paths: list, stream: str, model: str, spill: str) -> dict:
@@ -447,10 +449,7 @@ def _spill_by_group(paths: list, stream: str, model: str, spill: str) -> dict:
     groups = _GroupSpill(spill)
     try:
         for part, mixed in paths:
-            table = read_arrow(part)
-            if mixed:
-                table = table.filter(pc.and_(pc.equal(table["stream"], stream),
-                                             pc.equal(table["model"], model)))
+            table = _part_rows(part, mixed, stream, model)
             # Sorted by group, each group is a slice (one pass, not a filter per group).
             keys = pa.table({c: table[c] for c in SERIES_GROUP})
             order = pc.sort_indices(keys, sort_keys=[(c, "ascending") for c in SERIES_GROUP])
