@@ -67,15 +67,14 @@ class _ObjectKey:  # a key type Beam cannot encode deterministically by itself
 
 
 def test_no_key_needs_a_fallback_coder(tmp_path, caplog):
-    # Every keyed step of a run with every feature on (four replay paths, comparisons,
-    # windows, fading, time windows, drift, profile) and of a backfill.
+    # Every keyed step of a backfill with every feature on (the replay paths' are checked in
+    # test_replay_paths' identity test).
+    short = 'sea=synth:SEA{"n": 400, "seed": 5, "noise": 0.1}'  # (keys, not numbers)
+    _run(tmp_path / "run", "direct", "per-stream", ["no-change", "gaussian-nb"], stream=short)
     with caplog.at_level(logging.WARNING):
-        short = 'sea=synth:SEA{"n": 400, "seed": 5, "noise": 0.1}'  # (keys, not numbers)
-        for replay in ("grouped", "stateful", "per-key", "per-stream"):
-            _run(tmp_path / replay, "direct", replay, ["no-change", "gaussian-nb"],
-                 stream=short, fadings=[0.99], time_windows=["50"])
         run(RunConfig(streams=[short], models=[], delay="100", bins=4, windows=[150],
-                      predictions=str(tmp_path / "grouped" / "predictions.parquet"),
+                      fadings=[0.99], time_windows=["50"], repredict="logged",
+                      predictions=str(tmp_path / "run" / "predictions.parquet"),
                       out=str(tmp_path / "backfill"), runner="direct", quiet=True))
     fallbacks = [r.getMessage() for r in caplog.records if "deterministic" in r.getMessage()]
     assert fallbacks == []
