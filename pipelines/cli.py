@@ -213,7 +213,9 @@ def _run_parser(sub) -> argparse.ArgumentParser:
                           "grouped")
     run.add_argument("--repredict", default=None, metavar="POLICY",
                      help="re-prediction policy while labels are pending: every_k_labels:K "
-                          "(default every_k_labels:10) or none (initial and final only)")
+                          "(default every_k_labels:10), bin_boundaries[:B] (at the start of "
+                          "each bin of the latency period), every:DURATION (every 30s, 5min, "
+                          "... of event time) or none (initial and final only)")
     run.add_argument("--timer-bucket", type=float, default=None, metavar="SECONDS",
                      help="streaming (--replay stateful): seconds of event time per drain of "
                           "the looping timer (default: one drain at the end of bounded input)")
