@@ -7,7 +7,8 @@ Python API for notebooks and scripts:
 - `evaluate(streams, models, delay, runner=..., **options)`: run an evaluation and get its
   summary as a pandas DataFrame (the output directory is in `.attrs["out"]`);
 - `load_results(dir, kind)`: read a finished run (summary, curves, predictions, manifest);
-- `write_report(dir)`: the HTML report and PNG figures of a finished run.
+- `write_report(dir)`: the HTML report and PNG figures of a finished run;
+- `stream_spec_of(stream, **options)`: the `--stream` spec of a river dataset or generator.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from transforms import lazy_exports
 
 _WHERE = {"EvaluateDelayed": "evaluation", "RunConfig": "config", "WriteResults": "write",
           "evaluate_locally": "local", "load_results": "results", "summary_table": "results",
-          "write_report": "report"}
+          "write_report": "report", "stream_spec_of": "local"}
 __all__ = sorted([*_WHERE, "evaluate"])
 __getattr__ = lazy_exports(__name__, _WHERE)
 
@@ -33,7 +34,9 @@ def evaluate(streams, models, delay="0", out: str | None = None, runner: str = "
     Parameters
     ----------
     streams, models
-        Stream and model specs, as for `--stream` and `--model` (one or a list).
+        Stream and model specs, as for `--stream` and `--model`, or river datasets, generators
+        and estimators themselves (`stream_spec_of` gives a generator's spec with options such
+        as `n`): one, a list, or a dict {name: stream or model}.
     delay
         As for `--delay`.
     out
@@ -60,10 +63,8 @@ def evaluate(streams, models, delay="0", out: str | None = None, runner: str = "
     from pipelines.config import RunConfig
     from pipelines.job import run
 
-    if isinstance(streams, str):
-        streams = [streams]
     out = out or tempfile.mkdtemp(prefix="delayed-eval-")
-    summary = run(RunConfig(streams=list(streams), models=models, delay=str(delay),
+    summary = run(RunConfig(streams=streams, models=models, delay=str(delay),
                             out=out, runner=runner, report=report, quiet=quiet, **options))
     summary.attrs["out"] = out
     return summary

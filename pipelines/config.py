@@ -148,6 +148,10 @@ class RunConfig:
             from transforms.models.specs import model_specs  # (river: only when needed)
 
             self.models = model_specs(self.models)  # river estimators built in Python too
+        if not (isinstance(self.streams, list) and all(isinstance(s, str) for s in self.streams)):
+            from transforms.streams.generators import stream_specs
+
+            self.streams = stream_specs(self.streams)  # river datasets and generators too
         for f in dataclasses.fields(self):
             setattr(self, f.name, _typed(f.name, getattr(self, f.name), f.type))
         if not self.streams:

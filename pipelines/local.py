@@ -14,6 +14,7 @@ from transforms.replay.repredict import RepredictPolicy
 from transforms.scoring.curves import score_locally, with_class_names
 from transforms.scoring.plan import ScoringPlan, curve_step
 from transforms.streams.delays import DelaySpec
+from transforms.streams.generators import stream_spec_of
 from transforms.streams.sources import StreamSpec
 
 ROW_COLUMNS = ["stream", "model", "category", "bin", "alpha", "window", "metric", "class",
@@ -45,8 +46,8 @@ def evaluate_locally(stream: str, model: str, delay: str = "0", *, final: bool =
                      windows=(), fadings=(), time_windows=(),
                      curve_every: int | None = None, auc: bool = False) -> LocalResult:
     """Evaluate `model` (a spec, as for `--model`, or a river estimator) on `stream` (as for
-    `--stream`) with the label `delay`, in this process: the same engine and scoring as `run`,
-    the same numbers.
+    `--stream`, or a river dataset or generator) with the label `delay`, in this process: the
+    same engine and scoring as `run`, the same numbers.
 
     Parameters
     ----------
@@ -71,7 +72,7 @@ def evaluate_locally(stream: str, model: str, delay: str = "0", *, final: bool =
     progressive validation: the `initial` rows).
 
     """
-    spec = StreamSpec.parse(stream)
+    spec = StreamSpec.parse(stream_spec_of(stream))  # (a river dataset or generator too)
     spec.check()
     model_spec = ModelSpec.parse(spec_of(model))  # (a river estimator too)
     policy = RepredictPolicy.parse(repredict).with_bins(bins)

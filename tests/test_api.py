@@ -168,3 +168,59 @@ def test_a_random_engine_a_model_makes_for_itself_is_seeded():
     by_hand = predictions(neighbors.KNNRegressor(engine=neighbors.SWINN(
         dist_func=neighbors.KNNRegressor().engine.dist_func, seed=42)))
     assert predictions(spec.build()) == predictions(spec.build()) == by_hand
+
+
+def test_river_datasets_and_generators_built_in_python_are_the_streams_their_specs_give():
+    """Each object's spec yields the (x, y) pairs the object itself yields; the generator's
+    size is its own or `n`; what no spec can say is one clear error."""
+    import itertools
+
+    from river import datasets
+    from river.datasets import synth
+
+    from transforms.errors import ConfigError
+    from transforms.streams.generators import river_stream, stream_spec_of
+    from transforms.streams.sources import StreamSpec
+
+    objects = {"sea": (synth.SEA(variant=2, noise=0.1, seed=7), 300),
+               "agrawal": (synth.Agrawal(classification_function=4, seed=3), 300),
+               "rbf": (synth.RandomRBF(seed_model=1, seed_sample=2, n_classes=3), 300),
+               "led": (synth.LED(seed=5, noise_percentage=0.2, irrelevant_features=True), 300),
+               "phishing": (datasets.Phishing(), None)}
+    config = RunConfig(streams={name: obj for name, (obj, _) in objects.items()},
+                       models=["majority"], out="unused")
+    assert [s.split("=")[0] for s in config.streams] == list(objects)
+    for text, (name, (obj, n)) in zip(config.streams, objects.items()):
+        spec = StreamSpec.parse(text)
+        assert spec.name == name
+        given = list(itertools.islice(river_stream(spec), n))
+        assert given == list(itertools.islice(obj, n)), name
+    assert len(list(river_stream(StreamSpec.parse(stream_spec_of(datasets.Phishing()))))) == 1250
+    sized = StreamSpec.parse(stream_spec_of(synth.SEA(seed=1), n=40, positive=True))
+    assert len(list(river_stream(sized))) == 40 and sized.options["positive"] is True
+    assert len(list(river_stream(StreamSpec.parse(stream_spec_of(synth.SEA()))))) == 10_000
+    longer = synth.AnomalySine(n_samples=12_000, seed=1)  # a finite generator's own size
+    assert len(list(river_stream(StreamSpec.parse(stream_spec_of(longer))))) == 12_000
+    for wrong in (datasets.Phishing().take(10), [({"a": 1.0}, True)],
+                  synth.ConceptDriftStream()):
+        with pytest.raises(ConfigError, match="stream"):
+            RunConfig(streams=wrong, models=["majority"], out="unused")
+
+
+def test_a_river_generator_evaluated_from_python_scores_as_river_does(tmp_path):
+    """`evaluate` with river objects for stream and model: the initial accuracy is river's
+    `progressive_val_score` on the same generator and delay."""
+    from river import evaluate as river_evaluate
+    from river import metrics, naive_bayes
+    from river.datasets import synth
+
+    from pipelines import evaluate
+
+    summary = evaluate({"sea": synth.SEA(seed=7, noise=0.1)}, [naive_bayes.GaussianNB()],
+                       delay=25, repredict="none", out=str(tmp_path), runner="direct")
+    row = summary.query("category == 'initial' and metric == 'accuracy' "
+                        "and window == 'cumulative'")
+    river_accuracy = river_evaluate.progressive_val_score(
+        synth.SEA(seed=7, noise=0.1).take(10_000), naive_bayes.GaussianNB(),
+        metrics.Accuracy(), delay=25)
+    assert row["value"].iloc[0] == river_accuracy.get()

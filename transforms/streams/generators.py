@@ -162,3 +162,78 @@ def river_stream(spec):
         stream = ConceptDriftStream(stream, tail, position=drifts[0]["at"],
                                           width=drifts[0].get("width", 1), seed=seed)
     return itertools.islice(stream, n)
+
+
+def stream_spec_of(stream, **options) -> str:
+    """A stream spec (text) for a river dataset or generator built in Python, with the
+    generator's parameters that differ from its defaults and any stream `options` (`n`,
+    `positive`, `drift`, ...); a spec as it is. A generator gives its own `n_samples` events,
+    or 10 000 as a `synth:` spec without `n`; a seed left to river is 42, as in a spec.
+
+    Example
+    -------
+
+    >>> from river import datasets
+    >>> stream_spec_of(datasets.synth.SEA(seed=7, noise=0.1), n=50_000)
+    'synth:SEA{"noise": 0.1, "seed": 7, "n": 50000}'
+    >>> stream_spec_of(datasets.Phishing())
+    'dataset:Phishing'
+    >>> stream_spec_of('synth:SEA{"n": 100}')
+    'synth:SEA{"n": 100}'
+    """
+    import json
+
+    from river.datasets import base
+
+    from transforms.errors import ConfigError
+
+    if isinstance(stream, str):
+        if options:
+            raise ConfigError(f"stream {stream}: give its options inside the spec, "
+                              f"{stream}{json.dumps(options)}")
+        return stream
+    where = f"stream {type(stream).__name__}"
+    if isinstance(stream, synth.ConceptDriftStream):
+        raise ConfigError(f"{where}: a drift is given as the generator's drift option, "
+                          f'e.g. stream_spec_of(SEA(seed=7), drift=[{{"at": 5000, "variant": 1}}])')
+    if isinstance(stream, base.SyntheticDataset) and getattr(synth, type(stream).__name__,
+                                                             None) is type(stream):
+        from transforms.models.specs import _changed_params
+
+        params = _changed_params(type(stream), stream._get_params(), where)
+        if stream.n_samples is not None:
+            params["n"] = stream.n_samples
+        kind = "synth"
+    elif isinstance(stream, base.Dataset) and getattr(
+            _river_datasets(), type(stream).__name__, None) is type(stream):
+        if inspect.signature(type(stream)).parameters:
+            raise ConfigError(f"{where} takes parameters, which a dataset: spec cannot give; "
+                              f"write its rows to a CSV or Parquet file and give its path")
+        params, kind = {}, "dataset"
+    else:
+        raise ConfigError(f"{where}: a stream is a spec (as for --stream), a river dataset or a "
+                          f"river generator; write other (x, y) rows to a CSV or Parquet file "
+                          f"(a column per feature and one for the label) and give its path")
+    params.update(options)
+    return f"{kind}:{type(stream).__name__}" + (json.dumps(params) if params else "")
+
+
+def stream_specs(streams) -> list:
+    """`--stream` specs from what a Python caller gives: a spec, a river dataset or
+    generator, a dict {name: any of them}, or a list of any of them.
+
+    >>> from river import datasets
+    >>> stream_specs({"sea": datasets.synth.SEA(), "web": "dataset:Phishing"})
+    ['sea=synth:SEA', 'web=dataset:Phishing']
+    """
+    if isinstance(streams, dict):
+        return [f"{name}={stream_spec_of(s)}" for name, s in streams.items()]
+    if isinstance(streams, (list, tuple)):
+        return [spec for s in streams for spec in stream_specs(s)]
+    return [stream_spec_of(streams)]
+
+
+def _river_datasets():
+    from river import datasets
+
+    return datasets
