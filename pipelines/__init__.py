@@ -38,7 +38,7 @@ def evaluate(streams, models, delay="0", out: str | None = None, runner: str = "
         and estimators themselves (`stream_spec_of` gives a generator's spec with options such
         as `n`): one, a list, or a dict {name: stream or model}.
     delay
-        As for `--delay`.
+        As for `--delay`; a number is events, a `datetime.timedelta` event time (as river).
     out
         The output directory (default: a fresh temporary one).
     runner
@@ -64,7 +64,7 @@ def evaluate(streams, models, delay="0", out: str | None = None, runner: str = "
     from pipelines.job import run
 
     out = out or tempfile.mkdtemp(prefix="delayed-eval-")
-    summary = run(RunConfig(streams=streams, models=models, delay=str(delay),
+    summary = run(RunConfig(streams=streams, models=models, delay=delay,
                             out=out, runner=runner, report=report, quiet=quiet, **options))
     summary.attrs["out"] = out
     return summary

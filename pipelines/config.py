@@ -50,6 +50,8 @@ def _typed(name: str, value, annotation: str):
     (10, [500])
     >>> _typed("start", dt.date(2026, 11, 1), "str | None")
     '2026-11-01'
+    >>> _typed("delay", dt.timedelta(hours=2), "str")
+    '7200s'
     >>> _typed("bins", "many", "int")
     Traceback (most recent call last):
     ...
@@ -68,6 +70,8 @@ def _typed(name: str, value, annotation: str):
         return str(value)
     if kind == "str" and isinstance(value, (dt.date, dt.datetime)):  # YAML's `from: 2026-11-01`
         return value.isoformat()
+    if kind == "str" and isinstance(value, dt.timedelta):  # a delay or window from Python
+        return f"{value.total_seconds():g}s"
     if kind == "float" and number:
         return float(value)
     if kind == "int" and number and float(value).is_integer():

@@ -224,3 +224,20 @@ def test_a_river_generator_evaluated_from_python_scores_as_river_does(tmp_path):
         synth.SEA(seed=7, noise=0.1).take(10_000), naive_bayes.GaussianNB(),
         metrics.Accuracy(), delay=25)
     assert row["value"].iloc[0] == river_accuracy.get()
+
+
+def test_a_delay_given_as_a_timedelta_is_that_much_event_time(tmp_path):
+    """river takes `delay=dt.timedelta(...)`; so do `evaluate_locally` and `RunConfig`: the
+    numbers of the same delay written as text."""
+    import datetime as dt
+
+    path = tmp_path / "s.csv"
+    rows = [f"{i * 7},{(i * 37) % 11},{int((i * 37) % 11 > 4)}" for i in range(300)]
+    path.write_text("time,x,y\n" + "\n".join(rows) + "\n")
+    stream = f'{path}{{"time": "time", "label": "y"}}'
+    by_text = evaluate_locally(stream, "gaussian-nb", "2min")
+    by_timedelta = evaluate_locally(stream, "gaussian-nb", dt.timedelta(minutes=2))
+    assert _rows(by_timedelta.summary) == _rows(by_text.summary)
+    assert RunConfig(streams=[stream], models=["majority"], out="unused",
+                     delay=dt.timedelta(minutes=2), time_windows=[dt.timedelta(hours=1)]
+                     ).delay == "120s"

@@ -17,6 +17,7 @@ of the stream, in instance order: river's `progressive_val_score` does the same.
 
 from __future__ import annotations
 
+import datetime as dt
 import heapq
 import math
 import random
@@ -107,6 +108,8 @@ class DelaySpec:
     ('ms', 'column:took:seconds')
     >>> DelaySpec.parse("column:wait:h").unit
     'h'
+    >>> DelaySpec.parse(dt.timedelta(minutes=5)) == DelaySpec.parse("5min")  # as river takes it
+    True
 
     References
     ----------
@@ -122,7 +125,9 @@ class DelaySpec:
     column: str | None = None
 
     @classmethod
-    def parse(cls, text: str | int | float) -> DelaySpec:
+    def parse(cls, text: str | int | float | dt.timedelta) -> DelaySpec:
+        if isinstance(text, dt.timedelta):
+            text = f"{text.total_seconds():g}s"
         text = str(text).strip()
         parts = text.split(":")
         try:
