@@ -239,6 +239,28 @@ def test_deferred_tree_repredictions_equal_algorithm_1_with_every_decision_exact
 
 
 
+def test_deferred_tree_repredictions_of_a_tree_of_more_than_64_leaves():
+    """A tree that grows past 64 leaves (the batch's first allocation of leaf serials): a
+    window opened when its new leaves are first seen still holds a snapshot of each (it
+    raised IndexError at 'index 64 is out of bounds'), and every re-prediction equals the
+    per-label scan's."""
+    import random
+
+    from river.datasets import synth
+
+    rng = random.Random(3)
+    events = []
+    for i, (x, y) in enumerate(synth.Agrawal(classification_function=5, seed=1).take(8000)):
+        events.append(event(float(i), RANK_INSTANCE, 2 * i, INSTANCE, i, x))
+        events.append(event(i + rng.uniform(1, 30), RANK_LABEL, 2 * i + 1, LABEL, i, None, y))
+    spec = ModelSpec.parse('river.tree.HoeffdingTreeClassifier{"grace_period": 10, '
+                           '"delta": 0.5}')
+    engine = ReplayEngine(spec, "s", [0, 1], repredict=RepredictPolicy("every_k_labels", 4))
+    outcomes = engine.drain(events).outcomes
+    assert engine.rows.deferred and engine.model._n_active_leaves > 64
+    assert _equals_algorithm_1(engine, outcomes, events, spec, 4) == 0
+
+
 @pytest.mark.parametrize("k", [10, 20])
 def test_deferred_tree_repredictions_with_labels_sooner_than_k_labels(k):
     """Labels that often come before an instance's first round (its row is taken before it

@@ -376,9 +376,11 @@ class HoeffdingTreeBatch(DenseBatch):
         answers in a way a snapshot cannot hold."""
         self._window = None
         self._follow_shape(model)
+        # Every leaf's entry first: a leaf seen for the first time gets a new serial, which
+        # may grow the serials the window is sized by.
+        entries = [(leaf, self._entry(leaf, model)) for leaf in model._root.iter_leaves()]
         window = LeafSnapshots(len(self._slot_of_serial))
-        for leaf in model._root.iter_leaves():
-            entry = self._entry(leaf, model)
+        for leaf, entry in entries:
             snap = self._snapshot(window, entry, leaf, model)
             if snap is None:
                 return None
