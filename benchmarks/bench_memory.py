@@ -2,7 +2,7 @@
 
     python -m benchmarks.bench_memory [--sizes 125000 250000 500000 1000000] [--delay 1000]
         [--models no-change majority] [--replays auto grouped] [--curve-every 1000]
-        [--fading 0.999] [--source synth|csv|parquet|jsonl|arff]
+        [--fading 0.999] [--source synth|csv|parquet|jsonl|arff] [--defaults]
 
 Each (replay path, size) runs in a fresh child process (the `direct` runner, SEA, the models
 given — two or more are compared, Q and McNemar —, a window of the last 1000 labels, a fading
@@ -16,7 +16,8 @@ csv|parquet|jsonl|arff` writes the same SEA events to a file first (columns time
 label; not timed) and reads the stream from it; `--ids stream|pending` adds an `id` column of
 text ids, checked for duplicates over the whole stream (a set of every id) or only while
 pending; `--label-table` puts the labels in a label table (an instance + label table, joined
-by id).
+by id). `--defaults` turns re-evaluation (every 10 labels, B = 100) and the prediction log of
+every prediction on, as a run without options has them.
 """
 
 from __future__ import annotations
@@ -34,11 +35,13 @@ import json, sys, time
 from benchmarks.bench_memory import own_peak_mib
 from pipelines.config import RunConfig
 from pipelines.job import run
-stream, delay, models, replay, curve_every, fading, out = sys.argv[1:]
+stream, delay, models, replay, curve_every, fading, outputs, out = sys.argv[1:]
 start = time.perf_counter()
+defaults = outputs == "defaults"  # re-evaluation and the prediction log as a run has them
 run(RunConfig(streams=[stream], models=models.split(","),
-              delay=delay, repredict="none", windows=[1000],
-              fadings=[float(fading)] if fading != "none" else [], log_predictions="none",
+              delay=delay, repredict="every_k_labels:10" if defaults else "none",
+              windows=[1000], fadings=[float(fading)] if fading != "none" else [],
+              log_predictions="all" if defaults else "none",
               replay=replay, curve_every=int(curve_every), out=out, runner="direct",
               quiet=True))
 print(json.dumps({"seconds": time.perf_counter() - start,
@@ -119,10 +122,11 @@ def _write(table, path: str, source: str) -> None:
 
 
 def measure(stream: str, delay: int, models: list[str], replay: str, curve_every: int,
-            fading: str) -> dict:
+            fading: str, defaults: bool = False) -> dict:
     out = tempfile.mkdtemp()
     done = subprocess.run([sys.executable, "-c", CHILD, stream, str(delay), ",".join(models),
-                           replay, str(curve_every), fading, out],
+                           replay, str(curve_every), fading,
+                           "defaults" if defaults else "lean", out],
                           capture_output=True, text=True, check=True)
     return json.loads(done.stdout.strip().splitlines()[-1])
 
@@ -146,13 +150,17 @@ def main(argv=None) -> None:
     parser.add_argument("--ids", choices=["stream", "pending"],
                         help="the file gets an id column of text ids, unique over the stream "
                              "or only while pending (its unique_ids option)")
+    parser.add_argument("--defaults", action="store_true",
+                        help="with a run's default re-evaluation (every 10 labels, B = 100) "
+                             "and its prediction log of every prediction")
     args = parser.parse_args(argv)
     source = args.source + {None: "", "stream": ", text ids unique over the stream",
                             "pending": ", text ids unique while pending"}[args.ids] + (
         ", an instance + label table" if args.label_table else "")
     print(f"SEA ({source}), {' + '.join(args.models)}, delay {args.delay} events, a curve "
-          f"point every {args.curve_every} labels, fading {args.fading}, direct runner; peak "
-          f"RSS of a fresh process per run")
+          f"point every {args.curve_every} labels, fading {args.fading}, "
+          + ("re-evaluation every 10 labels and every prediction logged, " if args.defaults
+             else "") + "direct runner; peak RSS of a fresh process per run")
     print("| replay | events | wall time | peak memory |")
     print("|---|---|---|---|")
     for replay in args.replays:
@@ -163,7 +171,7 @@ def main(argv=None) -> None:
                                     args.delay if args.label_table else None)
                 started = time.perf_counter()
                 r = measure(stream, args.delay, args.models, replay, args.curve_every,
-                            args.fading)
+                            args.fading, args.defaults)
             peaks.append(r["peak_mib"])
             print(f"| {replay} | {n:,} | {time.perf_counter() - started:.0f} s | "
                   f"{r['peak_mib']:.0f} MiB |", flush=True)

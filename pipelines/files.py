@@ -8,6 +8,7 @@ import errno
 import io
 import json
 import os
+import uuid
 
 import pandas as pd
 import pyarrow as pa
@@ -146,22 +147,28 @@ def publish(staging: str, out: str) -> None:
     FileSystems.rename([made[n] for n in names], [FileSystems.join(out, n) for n in names])
 
 
-def read_arrow(path: str) -> pa.Table:
-    """An Arrow IPC file at `path`, read whole.
+def write_part(table: pa.Table, folder: str) -> str:
+    """Write `table` as an Arrow IPC file of a fresh name in `folder` (local or on an object
+    store) -> its path: rows written by a worker where they were made, for one step to gather
+    later (a retried bundle writes a new part; only the paths its outputs carry are read).
 
     Example
     -------
 
-    >>> import os, tempfile
-    >>> import pyarrow as pa
-    >>> path = os.path.join(tempfile.mkdtemp(), "t.arrow")
+    >>> import tempfile
     >>> table = pa.table({"x": [1, 2]})
-    >>> with pa.OSFile(path, "wb") as f, pa.ipc.new_file(f, table.schema) as w:
-    ...     w.write_table(table)
-    >>> read_arrow(path).equals(table)
+    >>> read_arrow(write_part(table, tempfile.mkdtemp())).equals(table)
     True
 
     """
+    path = FileSystems.join(folder, f"{uuid.uuid4().hex}.arrow")
+    with FileSystems.create(path) as f, pa.ipc.new_file(f, table.schema) as writer:
+        writer.write_table(table)
+    return path
+
+
+def read_arrow(path: str) -> pa.Table:
+    """An Arrow IPC file at `path` (`write_part`'s), read whole."""
     with FileSystems.open(path) as f:
         return pa.ipc.open_file(pa.BufferReader(f.read())).read_all()
 

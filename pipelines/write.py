@@ -9,7 +9,6 @@ import json
 import math
 import os
 import tempfile
-import uuid
 
 import apache_beam as beam
 import numpy as np
@@ -21,7 +20,7 @@ from apache_beam.io.filesystems import FileSystems
 
 from pipelines.evaluation import PROFILES
 from pipelines.files import (ERRORS_FILE, delete_folder, read_arrow, read_bytes, write_json,
-                             write_jsonl)
+                             write_jsonl, write_part)
 from transforms.backfill.logs import MODEL_ORDER_KEY
 from transforms.vocabulary import (CLASSES, COUNTS, CURVE_SCHEMA, CURVES, DEAD_LETTERS, ERRORS,
                                    PREDICTION_KINDS, PREDICTION_SCHEMA, PREDICTIONS, READ_COUNTS)
@@ -53,6 +52,37 @@ def _prediction_table(element) -> pa.Table:
         "t": pa.array(cols["t"], pa.float64()), "y_pred": y_pred,
         "proba": _proba_column(cols.get("proba"), cols.get("proba_width"), classes, n)},
         schema=PREDICTION_SCHEMA)
+
+
+PREDICTION_PARTS = "_prediction_parts"
+
+
+def _write_prediction_part(element, folder: str) -> tuple[tuple, str]:
+    """Write a replay's prediction columns where they were made, as an Arrow file (a long
+    stream's re-predictions are tens of millions of rows: shuffled to one writer, the runner
+    would hold them all) -> (its place in the file, its path): the key, then its first and
+    last time and its rows, so the file's row order does not depend on the runner."""
+    table = _prediction_table(element)
+    path = write_part(table, folder)
+    times = pc.min_max(table["t"]).as_py() if table.num_rows else {"min": None, "max": None}
+    place = (*element[0], times["min"] or 0.0, times["max"] or 0.0, table.num_rows)
+    return place, path
+
+
+def _merge_prediction_parts(parts: list, folder: str, path: str, schema: pa.Schema,
+                            row_group: int = 1 << 17) -> None:
+    """predictions.parquet from the parts, in the order of their places, in row groups of at
+    least `row_group` rows (the last one fewer); memory holds about one row group."""
+    with FileSystems.create(path) as f, pq.ParquetWriter(f, schema) as writer:
+        held: list = []
+        for _, part in sorted(parts):
+            held.append(read_arrow(part))
+            if sum(t.num_rows for t in held) >= row_group:
+                writer.write_table(pa.concat_tables(held))
+                held.clear()
+        if held or not parts:
+            writer.write_table(pa.concat_tables(held) if held else schema.empty_table())
+    delete_folder(folder)
 
 
 def _proba_column(proba, widths, classes, n: int) -> pa.Array:
@@ -140,10 +170,12 @@ class WriteResults(beam.PTransform):
             # The models' order goes with the log, so a backfill of it names pairs as this run.
             schema = PREDICTION_SCHEMA.with_metadata(
                 {MODEL_ORDER_KEY: json.dumps(list(self.plan.models)).encode()})
-            (results[PREDICTIONS] | "PredictionTables" >> beam.Map(_prediction_table)
-             | "WritePredictions" >> beam.io.WriteToParquetBatched(
-                 self._path("predictions.parquet"), schema=schema, num_shards=1,
-                 shard_name_template=""))
+            parts = self._path(PREDICTION_PARTS)
+            (results[PREDICTIONS] | "WritePredictionParts" >> beam.Map(_write_prediction_part,
+                                                                         parts)
+             | "PredictionPartList" >> beam.combiners.ToList()
+             | "WritePredictions" >> beam.Map(_merge_prediction_parts, parts,
+                                              self._path("predictions.parquet"), schema))
         (results[ERRORS] | "ErrorList" >> beam.combiners.ToList()
          | "WriteErrors" >> beam.Map(_write_json_to, self._path(ERRORS_FILE)))
         (results[DEAD_LETTERS] | "DeadList" >> beam.combiners.ToList()
@@ -273,9 +305,7 @@ def _write_curve_part(table: pa.Table, folder: str) -> tuple[list, str]:
     shuffled to one worker they would be held several times over) -> (its (stream, model)
     pairs, its path). A retried bundle writes a new part; only the parts listed by the
     committed outputs are read, and the folder goes when the file is made."""
-    path = FileSystems.join(folder, f"{uuid.uuid4().hex}.arrow")
-    with FileSystems.create(path) as f, pa.ipc.new_file(f, table.schema) as writer:
-        writer.write_table(table)
+    path = write_part(table, folder)
     keys = pa.table({"stream": table["stream"], "model": table["model"]})
     return sorted(set(zip(*keys.group_by(["stream", "model"]).aggregate([]).to_pydict()
                           .values()))), path

@@ -12,17 +12,19 @@ STREAMS = ['sea=synth:SEA{"n": 1200, "seed": 3, "noise": 0.1}',
 MODELS = ["no-change", "gaussian-nb", "hoeffding-tree"]
 
 
-def _summary(tmp_path, runner, beam_args=()):
+def _results(tmp_path, runner, beam_args=()):
+    """The summary, and the prediction log's bytes (its parts, written by the workers, are
+    gathered in one order whatever the runner)."""
     out = tmp_path / runner
     run(RunConfig(streams=STREAMS, models=MODELS, delay="100", bins=5, windows=[200],
                   repredict="every_k_labels:2", out=str(out), runner=runner, run_id="same",
                   beam_args=list(beam_args), quiet=True))
-    return (out / "summary.csv").read_text()
+    return (out / "summary.csv").read_text(), (out / "predictions.parquet").read_bytes()
 
 
 @pytest.fixture(scope="module")
 def in_memory(tmp_path_factory):
-    return _summary(tmp_path_factory.mktemp("direct"), "direct")
+    return _results(tmp_path_factory.mktemp("direct"), "direct")
 
 
 @pytest.mark.parametrize("runner,beam_args", [
@@ -31,8 +33,10 @@ def in_memory(tmp_path_factory):
     ("portable-pool", ["--sdk_worker_parallelism=2"]),  # ... and an EXTERNAL worker pool
 ])
 def test_every_runner_gives_the_identical_summary(tmp_path, in_memory, runner, beam_args):
-    assert "comparison" in in_memory and "binned" in in_memory
-    assert _summary(tmp_path, runner, beam_args) == in_memory
+    summary, predictions = _results(tmp_path, runner, beam_args)
+    assert "comparison" in in_memory[0] and "binned" in in_memory[0]
+    assert summary == in_memory[0]
+    assert predictions == in_memory[1]
 
 
 def test_a_worker_side_error_is_one_line_on_a_portable_runner(tmp_path):
