@@ -284,18 +284,18 @@ def _as_json(value, where: str):
         if cls.__name__ == "Pipeline":  # (its steps are no parameters a spec can name)
             raise ModelSpecError(f"{where}: a pipeline inside a parameter cannot be written as "
                                  f"a spec; give the model as a spec")
-        return {_public_path(cls): _changed_params(cls, params, where)}
+        return {_public_path(cls): changed_params(cls, params, where)}
     if isinstance(value, (list, tuple)):
         return [_as_json(v, where) for v in value]
     if isinstance(value, dict) and all(isinstance(k, str) for k in value):
         return {k: _as_json(v, where) for k, v in value.items()}
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
-    raise ModelSpecError(f"{where}: {value!r} cannot be written as JSON; give the model as a "
-                         f"spec (import path and JSON parameters)")
+    raise ModelSpecError(f"{where}: {value!r} cannot be written as JSON; give it as a spec "
+                         f"(a name and JSON parameters)")
 
 
-def _changed_params(cls, params: dict, where: str) -> dict:
+def changed_params(cls, params: dict, where: str) -> dict:
     """The parameters (river's `_get_params()`) that differ from a default-built object's."""
     try:
         defaults = cls()._get_params()
@@ -347,7 +347,7 @@ def spec_of(model) -> str:
     if not isinstance(model, base.Base):
         raise ModelSpecError(f"model {model!r} is neither a spec nor a river estimator")
     where = f"model {type(model).__qualname__}"
-    params = _changed_params(type(model), model._get_params(), where)
+    params = changed_params(type(model), model._get_params(), where)
     return _public_path(type(model)) + (json.dumps(params) if params else "")
 
 

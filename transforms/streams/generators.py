@@ -183,7 +183,7 @@ def stream_spec_of(stream, **options) -> str:
     """
     import json
 
-    from river.datasets import base
+    from river import datasets
 
     from transforms.errors import ConfigError
 
@@ -196,16 +196,16 @@ def stream_spec_of(stream, **options) -> str:
     if isinstance(stream, synth.ConceptDriftStream):
         raise ConfigError(f"{where}: a drift is given as the generator's drift option, "
                           f'e.g. stream_spec_of(SEA(seed=7), drift=[{{"at": 5000, "variant": 1}}])')
-    if isinstance(stream, base.SyntheticDataset) and getattr(synth, type(stream).__name__,
-                                                             None) is type(stream):
-        from transforms.models.specs import _changed_params
+    if isinstance(stream, datasets.base.SyntheticDataset) and getattr(
+            synth, type(stream).__name__, None) is type(stream):
+        from transforms.models.specs import changed_params
 
-        params = _changed_params(type(stream), stream._get_params(), where)
+        params = changed_params(type(stream), stream._get_params(), where)
         if stream.n_samples is not None:
             params["n"] = stream.n_samples
         kind = "synth"
-    elif isinstance(stream, base.Dataset) and getattr(
-            _river_datasets(), type(stream).__name__, None) is type(stream):
+    elif isinstance(stream, datasets.base.Dataset) and getattr(
+            datasets, type(stream).__name__, None) is type(stream):
         if inspect.signature(type(stream)).parameters:
             raise ConfigError(f"{where} takes parameters, which a dataset: spec cannot give; "
                               f"write its rows to a CSV or Parquet file and give its path")
@@ -231,9 +231,3 @@ def stream_specs(streams) -> list:
     if isinstance(streams, (list, tuple)):
         return [spec for s in streams for spec in stream_specs(s)]
     return [stream_spec_of(streams)]
-
-
-def _river_datasets():
-    from river import datasets
-
-    return datasets
