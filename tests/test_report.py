@@ -194,3 +194,16 @@ def test_api_returns_the_summary_and_load_results_reads_the_run(finished_run):
                                                                        .to_dict()))
     assert set(load_results(str(out), "curves")["window"]) == {"cumulative", "w=300",
                                                                 "fading=0.99"}
+
+
+def test_a_long_drain_shows_progress_as_it_goes(tmp_path, capsys):
+    """One drain of 5 000 instances (the per-stream replay drains 20 000 events at a time): a
+    line every 1 000 events, their counts rising, not one line when the drain ends."""
+    args = ["run", "--stream", 'synth:SEA{"n": 5000, "seed": 2}', "--model", "no-change",
+            "--delay", "10", "--runner", "direct", "--repredict", "none", "--replay",
+            "per-stream", "--progress-every", "0", "--out", str(tmp_path)]
+    assert main(args) == 0
+    events = [int(m.replace(",", "")) for m in
+              re.findall(r"progress: ([\d,]+) events", capsys.readouterr().err)]
+    assert events[:3] == [1000, 2000, 3000] and events == sorted(events)
+    assert events[-1] == 10_000  # the drain's own line: every instance and label

@@ -55,6 +55,8 @@ DAY_SECONDS = 86_400
 # Re-predictions mapped to bins in one go: large enough to amortise numpy's per-call cost,
 # small enough to keep the temporary arrays of a K=1 run at a few tens of MB.
 BIN_BATCH = 1 << 18
+# Events between a drain's heartbeats (`ReplayEngine.drain`).
+HEARTBEAT = 1000
 
 
 @dataclass
@@ -303,9 +305,11 @@ class ReplayEngine:
                 if ev[KIND] == LABEL:
                     self.expected_labels[ev[ID]] = ev[TIME]
 
-    def drain(self, events, T: float = math.inf) -> DrainResult:
+    def drain(self, events, T: float = math.inf, heartbeat=None) -> DrainResult:
         """Process `events` (all with t ≤ T, in any order) in `(t, rank, seq)` order. Timed
-        re-predictions due at t are made before the events of time t."""
+        re-predictions due at t are made before the events of time t. `heartbeat`, if given,
+        is called with the drain's counts so far after every `HEARTBEAT` events (a long drain
+        of a slow model still shows progress)."""
         out = DrainResult(PredictionLog(self.classification, self.log_predictions))
         batch = sorted(events)
         if batch:
@@ -319,10 +323,12 @@ class ReplayEngine:
         self.expect_labels(batch)
         handlers = {INSTANCE: self._on_instance, UPDATE: self._on_update, LABEL: self._on_label}
         timers = self.rows.timers if self.rows is not None else []
-        for ev in batch:
+        for i, ev in enumerate(batch, start=1):
             if timers and timers[0][0] <= ev[TIME]:
                 self._repredict_timed(ev[TIME], out)
             handlers[ev[KIND]](ev, out)
+            if heartbeat is not None and i % HEARTBEAT == 0:
+                heartbeat(out.counts)
         if self.rows is not None:
             self._repredicting(self.rows.resolve)
         self._map_bins(out)

@@ -132,6 +132,15 @@ class _ReplayDoFn(beam.DoFn):
         if self.factory.progress is not None:
             self.lines = ProgressLines(self.factory.progress)
 
+    def heartbeat(self, key, engine: ReplayEngine):
+        """What `engine`'s next drain calls with its counts so far, for progress lines during
+        a long drain (None: no lines)."""
+        if self.lines is None:
+            return None
+        before = len(engine.pending)
+        return lambda counts: self.lines.during(
+            key, {**counts, "pending": len(engine.pending) - before})
+
 
 class _DrainGrouped(_ReplayDoFn):
 
@@ -145,7 +154,7 @@ class _DrainGrouped(_ReplayDoFn):
         step = 20 * self.batch_size
         for i in range(0, max(len(events), 1), step):
             pending_before = len(engine.pending)
-            result = engine.drain(events[i:i + step], math.inf)
+            result = engine.drain(events[i:i + step], math.inf, self.heartbeat(key, engine))
             yield from _emit(key, engine, result, pending_before, self.lines,
                              self.batch_size)
 
@@ -241,7 +250,7 @@ class _StatefulDrain(_ReplayDoFn):
         engine = engine_state.read() or self.factory.new(key)
         pending_before = len(engine.pending)
         engine.expect_labels(rest)
-        result = engine.drain(due, T)
+        result = engine.drain(due, T, self.heartbeat(key, engine))
         engine_state.write(engine)
         if rest:
             buffer.add(rest)

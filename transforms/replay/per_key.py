@@ -128,7 +128,7 @@ class _DrainPerKey(_ReplayDoFn):
             engine.expect_labels(waiting)  # label times known ahead (bin_boundaries schedules)
             pending_before = len(engine.pending)
             try:
-                result = engine.drain(due)
+                result = engine.drain(due, heartbeat=self.heartbeat((stream, model), engine))
             except LateEventError as e:
                 raise InputError(f"{e}: the per-stream and per-key replays read a stream in "
                                  f"time order; sort it, or use --replay grouped (or auto, "

@@ -41,13 +41,20 @@ class ProgressLines:
         self.last = -float("inf")
 
     def add(self, key, counts: dict) -> None:
+        """A drain's counts, kept in the totals."""
         self.keys.add(key)
         for name in PROGRESS_COUNTERS:
             self.totals[name] += counts.get(name, 0)
+        self.during(key, {})
+
+    def during(self, key, counts: dict) -> None:
+        """A drain under way: its counts so far, shown with the totals (a line if one is due)
+        but not kept (`add` keeps the drain's when it ends)."""
         now = time.monotonic()
         if now - self.last >= self.every:
+            self.keys.add(key)
             self.last = now
-            t = self.totals
+            t = {name: self.totals[name] + counts.get(name, 0) for name in PROGRESS_COUNTERS}
             events = t["instances"] + t["updates"] + t["labels"]
             rate = events / max(now - self.started, 1e-9)
             print(f"progress: {events:,} events, {t['labels']:,} labels, {t['pending']:,} "
