@@ -29,3 +29,19 @@ def split_options(text: str, what: str = "stream", error: type = InputError,
     return text[:brace].strip(), options
 
 
+
+
+def named_specs(items, spec_of) -> list[str]:
+    """Specs from what a Python caller gives: one item, a dict {name: item} (`NAME=SPEC`), or
+    a list of either; `spec_of` writes one item (a spec, or an object as its spec).
+
+    >>> named_specs({"nb": "gaussian-nb", "base": "majority"}, str)
+    ['nb=gaussian-nb', 'base=majority']
+    >>> named_specs(["majority", {"nb": "gaussian-nb"}], str)
+    ['majority', 'nb=gaussian-nb']
+    """
+    if isinstance(items, dict):
+        return [f"{name}={spec_of(item)}" for name, item in items.items()]
+    if isinstance(items, (list, tuple)):
+        return [spec for item in items for spec in named_specs(item, spec_of)]
+    return [spec_of(items)]

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from river import base
 
 from transforms.errors import ConfigError
-from transforms.specs import split_options
+from transforms.specs import named_specs, split_options
 
 
 class ModelSpecError(ConfigError):
@@ -361,11 +361,7 @@ def model_specs(models) -> list:
     >>> model_specs(["majority", {"nb": "gaussian-nb"}])
     ['majority', 'nb=gaussian-nb']
     """
-    if isinstance(models, dict):
-        return [f"{name}={spec_of(m)}" for name, m in models.items()]
-    if isinstance(models, (list, tuple)):
-        return [spec for m in models for spec in model_specs(m)]
-    return [spec_of(models)]
+    return named_specs(models, spec_of)
 
 
 def _seeded_defaults(model, given: dict) -> dict:

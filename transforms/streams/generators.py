@@ -11,6 +11,7 @@ import random
 from river.datasets import synth
 
 from transforms.errors import InputError
+from transforms.specs import named_specs
 
 _SYNTH_RESERVED = {"n", "seed", "drift", "delay", "classes", "positive", "order"}
 
@@ -226,8 +227,4 @@ def stream_specs(streams) -> list:
     >>> stream_specs({"sea": datasets.synth.SEA(), "web": "dataset:Phishing"})
     ['sea=synth:SEA', 'web=dataset:Phishing']
     """
-    if isinstance(streams, dict):
-        return [f"{name}={stream_spec_of(s)}" for name, s in streams.items()]
-    if isinstance(streams, (list, tuple)):
-        return [spec for s in streams for spec in stream_specs(s)]
-    return [stream_spec_of(streams)]
+    return named_specs(streams, stream_spec_of)
