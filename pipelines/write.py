@@ -60,12 +60,13 @@ PREDICTION_PARTS = "_prediction_parts"
 def _write_prediction_part(element, folder: str) -> tuple[tuple, str]:
     """Write a replay's prediction columns where they were made, as an Arrow file (a long
     stream's re-predictions are tens of millions of rows: shuffled to one writer, the runner
-    would hold them all) -> (its place in the file, its path): the key, then its first and
-    last time and its rows, so the file's row order does not depend on the runner."""
+    would hold them all) -> (its place in the file, its path): the key, then its last and
+    first time (a key's drains follow each other in time, each ending with the predictions of
+    its last events) and its rows, so the file's row order does not depend on the runner."""
     table = _prediction_table(element)
     path = write_part(table, folder)
     times = pc.min_max(table["t"]).as_py() if table.num_rows else {"min": None, "max": None}
-    place = (*element[0], times["min"] or 0.0, times["max"] or 0.0, table.num_rows)
+    place = (*element[0], times["max"] or 0.0, times["min"] or 0.0, table.num_rows)
     return place, path
 
 
