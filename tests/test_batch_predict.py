@@ -194,3 +194,77 @@ def test_naive_bayes_single_prediction_ties_are_left_to_predict_one(monkeypatch)
                         lambda self, x: asked.append(x) or original(self, x))
     assert naive_bayes_batch.naive_bayes_predict_one(model, {"a": 0.5}) == "u"
     assert asked == [{"a": 0.5}]
+
+
+def _sparse(stream):
+    """Agrawal's rows without their commission where it is 0 (river's dicts leave out what a
+    row lacks), so rows come with two sets of features."""
+    for x, y in stream:
+        yield {k: v for k, v in x.items() if k != "commission" or v}, y
+
+
+def _with_text(stream):
+    """... with two of their codes as text (a table's categorical columns)."""
+    for x, y in stream:
+        yield {**x, "elevel": f"level{x['elevel']}", "car": f"make{x['car']}"}, y
+
+
+@pytest.mark.parametrize("spec", ["one-hot-text | gaussian-nb",
+                                  "standard-scaler | gaussian-nb",
+                                  "one-hot-text | standard-scaler | gaussian-nb"])
+def test_a_pipeline_ending_in_gaussian_nb_equals_predict_one_while_learning(spec):
+    """The rows go through the transformers as they stand at each prediction (a scaler's
+    means move, the encoder meets new categories) and GaussianNB decides for them at once,
+    grouped by their features' names: the pipeline's own predict_one, at every stage."""
+    rows = _sparse(synth.Agrawal(classification_function=2, seed=3))
+    data = list(itertools.islice(_with_text(rows) if "one-hot" in spec else rows, 1500))
+    probe = [x for x, _ in data[-300:]]
+    model = ModelSpec.parse(spec).build()
+    predictor = batch_predictor(model)
+    assert type(predictor).__name__ == "GaussianNBPipelineBatch"
+    nb = list(model.steps.values())[-1]
+    asked = []
+    own = nb.predict_one
+    nb.predict_one = lambda x, **kw: asked.append(x) or own(x, **kw)
+    checked = 0
+    for i, (x, y) in enumerate(data[:1200]):
+        if i in (0, 1, 3) or i % 97 == 0:
+            expected = [model.predict_one(x) for x in probe]
+            asked.clear()
+            assert answers(predictor, model, probe) == expected
+            assert i < 3 or len(asked) <= len(probe) // 20  # ... decided at once, not by nb
+            checked += 1
+        model.learn_one(x, y)
+    assert checked > 10
+
+
+@pytest.mark.parametrize("spec", ["one-hot-text | gaussian-nb",
+                                  "one-hot-text | standard-scaler | gaussian-nb"])
+def test_a_pipelines_initial_and_final_predictions_are_its_own(spec):
+    """A pipeline ending in GaussianNB predicts an instance through its transformers, then
+    the last step's single-row fast path: the class of `predict_one` and the probabilities of
+    `predict_proba_one` (within a few units in the last place), at every stage; while river's
+    steps learn as they predict, the pipeline answers itself."""
+    from river import compose
+
+    from transforms.models.naive_bayes_batch import fast_predict_one, predict_with_proba
+
+    data = list(itertools.islice(_with_text(_sparse(synth.Agrawal(classification_function=2,
+                                                                   seed=3))), 900))
+    model = ModelSpec.parse(spec).build()
+    predict, scored = fast_predict_one(model), predict_with_proba(model)
+    assert predict.args[1].func.__name__ == "naive_bayes_predict_one"
+    for i, (x, y) in enumerate(data):
+        if i % 7 == 0:
+            assert predict(x) == model.predict_one(x)
+            label, proba = scored(x)
+            proba, river_proba = proba or {}, model.predict_proba_one(x)  # (untrained: none)
+            assert label == model.predict_one(x) and proba.keys() == river_proba.keys()
+            assert all(abs(proba[c] - river_proba[c]) < 1e-12 for c in proba)
+        model.learn_one(x, y)
+    asked = []
+    own = model.predict_one
+    model.predict_one = lambda x, **kw: asked.append(x) or own(x, **kw)
+    with compose.learn_during_predict():
+        fast_predict_one(model)(data[0][0])
+    assert asked == [data[0][0]]

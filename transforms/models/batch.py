@@ -275,16 +275,19 @@ def batch_predictor(model) -> BatchPredictor:
     >>> type(batch_predictor(linear_model.LogisticRegression())).__name__
     'BatchPredictor'
     """
+    from river.compose import Pipeline
     from river.naive_bayes import GaussianNB
     from river.tree import HoeffdingTreeClassifier
 
-    from transforms.models.naive_bayes_batch import GaussianNBBatch
+    from transforms.models.naive_bayes_batch import GaussianNBBatch, GaussianNBPipelineBatch
     from transforms.models.specs import Majority, NoChange
     from transforms.models.tree_batch import HoeffdingTreeBatch
 
     kind = type(model)
     if kind is GaussianNB:
         return GaussianNBBatch()
+    if kind is Pipeline and type(list(model.steps.values())[-1]) is GaussianNB:
+        return GaussianNBPipelineBatch()
     if kind is HoeffdingTreeClassifier:
         return HoeffdingTreeBatch()
     if kind in (Majority, NoChange):

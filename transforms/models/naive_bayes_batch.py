@@ -8,7 +8,8 @@ import math
 
 import numpy as np
 
-from transforms.models.batch import NONE, TIE_MARGIN, DenseBatch, argmax_with_margin
+from transforms.models.batch import (NONE, TIE_MARGIN, BatchPredictor, DenseBatch, _codes,
+                                     _merge_codes, argmax_with_margin, finish_unsure)
 
 _PDF_EPS = 10e-10  # river.naive_bayes.gaussian._PDF_EPS
 
@@ -61,23 +62,17 @@ class GaussianNBBatch(DenseBatch):
     """
 
     def decide(self, model, rows):
-        classes = list(model.class_counts)
-        if not classes:
+        return self.decide_with(rows, parameters(model, self.names))
+
+    def decide_with(self, rows, params):
+        """`decide` with the model's `parameters` over the rows' features."""
+        if params is None:
             return np.full(len(rows), NONE), [], np.empty(0, dtype=np.int64), None
-        total = sum(model.class_counts.values())
-        shape = (len(classes), len(self.names))
-        mu, sigma, known = np.zeros(shape), np.ones(shape), np.zeros(shape, dtype=bool)
-        for j, c in enumerate(classes):
-            gaussians = model.gaussians.get(c, {})
-            for f, name in enumerate(self.names):
-                params = gaussian_parameters(gaussians.get(name))
-                if params is not None:
-                    mu[j, f], sigma[j, f], known[j, f] = params[0], math.sqrt(params[1]), True
+        classes, prior, mu, sigma, known = params
         z = (rows[:, None, :] - mu) / sigma  # rows x classes x features
         with np.errstate(over="ignore", under="ignore"):
             terms = np.log(_PDF_EPS + np.exp(-0.5 * z * z) / _SQRT_TAU / sigma)
         terms[:, ~known] = math.log(_PDF_EPS)  # river's pdf is 0 there
-        prior = np.array([math.log(model.class_counts[c] / total) for c in classes])
         jll = prior + terms.sum(axis=2)
         scale = np.abs(prior) + np.abs(terms).sum(axis=2)
         best, unsure = argmax_with_margin(jll, scale)
@@ -106,6 +101,89 @@ class GaussianNBBatch(DenseBatch):
         out = np.zeros((len(rows), len(labels)))
         out[:, :proba.shape[1]] = proba  # `labels` start with decide's classes
         return out
+
+
+def parameters(model, names) -> tuple | None:
+    """river GaussianNB's state over the features `names`: (classes, log priors, μ and σ
+    (classes × features), whether each class has a Gaussian with a variance for each
+    feature); None before it has seen a class.
+
+    >>> from river import naive_bayes
+    >>> model = naive_bayes.GaussianNB()
+    >>> for a, y in [(1.0, "x"), (3.0, "x"), (5.0, "y")]:
+    ...     model.learn_one({"a": a}, y)
+    >>> classes, prior, mu, sigma, known = parameters(model, ("a",))
+    >>> classes, mu.tolist(), known.tolist()  # one value of y: no variance yet
+    (['x', 'y'], [[2.0], [0.0]], [[True], [False]])
+    """
+    classes = list(model.class_counts)
+    if not classes:
+        return None
+    total = sum(model.class_counts.values())
+    shape = (len(classes), len(names))
+    mu, sigma, known = np.zeros(shape), np.ones(shape), np.zeros(shape, dtype=bool)
+    for j, c in enumerate(classes):
+        gaussians = model.gaussians.get(c, {})
+        for f, name in enumerate(names):
+            params = gaussian_parameters(gaussians.get(name))
+            if params is not None:
+                mu[j, f], sigma[j, f], known[j, f] = params[0], math.sqrt(params[1]), True
+    prior = np.array([math.log(model.class_counts[c] / total) for c in classes])
+    return classes, prior, mu, sigma, known
+
+
+class GaussianNBPipelineBatch(BatchPredictor):
+    """A river pipeline ending in `GaussianNB` (`one-hot-text | gaussian-nb`, a scaler first):
+    each row's features go through the pipeline's transformers as `predict_one` sends them,
+    when the prediction is made (transformers learn too), then GaussianNB decides for the rows
+    at once, grouped by their features' names (a one-hot encoding names each row's category).
+    Rows near a tie, or with a value that is no plain number, get GaussianNB's own answer.
+
+    Example
+    -------
+
+    >>> from transforms.models.specs import ModelSpec
+    >>> model = ModelSpec.parse("one-hot-text | gaussian-nb").build()
+    >>> for a, c, y in [(0.0, "p", "u"), (0.2, "q", "u"), (5.0, "p", "v"), (5.3, "q", "v")]:
+    ...     model.learn_one({"a": a, "c": c}, y)
+    >>> xs = [{"a": 0.1, "c": "p"}, {"a": 4.9, "c": "q"}, {"a": 2.6, "c": "r"}]
+    >>> codes, labels = GaussianNBPipelineBatch().predict(model, None, xs)
+    >>> [labels[c] for c in codes] == [model.predict_one(x) for x in xs]
+    True
+
+    """
+
+    def predict(self, model, rows, xs):
+        if getattr(model, "_LEARN_UNSUPERVISED_DURING_PREDICT", True):  # (steps learn as
+            return super().predict(model, rows, xs)                       # they predict)
+        transformed, nb = [], None
+        for x in xs:
+            x, nb = model._transform_one(x)
+            transformed.append(x)
+        groups: dict = {}
+        for i, x in enumerate(transformed):
+            groups.setdefault(tuple(x), []).append(i)
+        union = list(dict.fromkeys(name for names in groups for name in names))
+        params = parameters(nb, union) if nb is not None else None
+        column = {name: j for j, name in enumerate(union)}
+        codes, labels = np.full(len(xs), NONE, dtype=np.int64), []
+        for names, at in groups.items():
+            group = GaussianNBBatch()
+            group.names = names
+            encoded = [group.encode(transformed[i]) for i in at]
+            dense = [r is not None for r in encoded]
+            xs_at = [transformed[i] for i in at]
+            if all(dense) and params is not None:
+                cols = [column[name] for name in names]
+                classes, prior, mu, sigma, known = params
+                decided = group.decide_with(np.array(encoded).reshape(len(at), len(names)),
+                                            (classes, prior, mu[:, cols], sigma[:, cols],
+                                             known[:, cols]))
+                got = finish_unsure(nb, xs_at, *decided)
+            else:  # (rare: a value that is no number; an untrained model answers None)
+                got = _codes([nb.predict_one(x) for x in xs_at])
+            codes, labels = _merge_codes(codes, labels, np.array(at), *got)
+        return codes, labels
 
 
 def _best_class(jll: dict):
@@ -213,9 +291,14 @@ def predict_with_proba(model):
     True
     """
     from river.base import Classifier
+    from river.compose import Pipeline
     from river.naive_bayes.base import BaseNB
 
     kind = type(model)
+    if kind is Pipeline:
+        last = predict_with_proba(list(model.steps.values())[-1])
+        return None if last is None else functools.partial(
+            _transformed_first, model, last, functools.partial(_class_and_proba, model))
     if not isinstance(model, Classifier) or not hasattr(model, "predict_proba_one") or \
             kind.predict_proba_one is Classifier.predict_proba_one:
         return None
@@ -252,10 +335,33 @@ def fast_predict_one(model):
     'predict_one'
     """
     from river.base import Classifier
+    from river.compose import Pipeline
     from river.naive_bayes.base import BaseNB
 
     kind = type(model)
+    if kind is Pipeline:  # a pipeline's last step, once the transformers have done their part
+        last = fast_predict_one(list(model.steps.values())[-1])
+        return functools.partial(_transformed_first, model, last, model.predict_one) \
+            if isinstance(last, functools.partial) else model.predict_one
     if isinstance(model, BaseNB) and kind.predict_proba_one is BaseNB.predict_proba_one \
             and kind.predict_one is Classifier.predict_one:
         return functools.partial(naive_bayes_predict_one, model)
     return model.predict_one
+
+
+def _transformed_first(pipeline, predict, otherwise, x: dict):
+    """`predict` (a stand-in for the pipeline's last step) on `x` as the pipeline's
+    predict-time methods hand it to that step, through its transformers; `otherwise(x)` while
+    its steps learn as they predict (river's `learn_during_predict`).
+
+    >>> from transforms.models.specs import ModelSpec
+    >>> model = ModelSpec.parse("standard-scaler | gaussian-nb").build()
+    >>> for a, y in [(0.0, "u"), (0.2, "u"), (5.0, "v"), (5.3, "v")]:
+    ...     model.learn_one({"a": a}, y)
+    >>> xs = [{"a": a} for a in (0.1, 2.6, 4.9)]
+    >>> [fast_predict_one(model)(x) for x in xs] == [model.predict_one(x) for x in xs]
+    True
+    """
+    if getattr(pipeline, "_LEARN_UNSUPERVISED_DURING_PREDICT", True):
+        return otherwise(x)
+    return predict(pipeline._transform_one(x)[0])
