@@ -268,3 +268,30 @@ def test_a_pipelines_initial_and_final_predictions_are_its_own(spec):
     with compose.learn_during_predict():
         fast_predict_one(model)(data[0][0])
     assert asked == [data[0][0]]
+
+
+def test_text_features_are_one_hot_encoded_as_rivers_encoder_does_and_learned_from():
+    """one-hot-text gives a row's text features the indicators river's `OneHotEncoder` gives
+    them (0 for each value seen before, 1 for the row's) and leaves numbers as they are; with
+    those zeros a Hoeffding tree learns a label that only a text column tells (without them
+    every indicator it saw was 1 and it stayed at the majority rate)."""
+    import random
+
+    from river import preprocessing
+
+    rng = random.Random(4)
+    ours, rivers = ModelSpec.parse("one-hot-text").build(), preprocessing.OneHotEncoder()
+    for _ in range(200):
+        text = {"colour": rng.choice("rgbk"), "shop": rng.choice(["a", "b", "c"])}
+        x = {**text, "amount": rng.random()}
+        assert ours.transform_one(x) == {**rivers.transform_one(text), "amount": x["amount"]}
+        ours.learn_one(x)
+        rivers.learn_one(text)
+    model = ModelSpec.parse("one-hot-text | hoeffding-tree").build()
+    correct = 0
+    for i in range(6000):  # (the tree's Hoeffding bound lets it split after ~3 500)
+        x = {"colour": rng.choice("rgbk"), "amount": rng.random()}
+        y = x["colour"] in "rg"
+        correct += i >= 5000 and model.predict_one(x) == y
+        model.learn_one(x, y)
+    assert correct / 1000 > 0.99

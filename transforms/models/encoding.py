@@ -9,23 +9,41 @@ class OneHotText(base.Transformer):
     """One-hot encodes the features that hold text and passes numbers through, so a model that
     takes numbers alone can learn from a table with categorical columns.
 
+    A text feature becomes one indicator per value it has held so far, in the order they came:
+    1 for the row's value, 0 for the others (river's `OneHotEncoder`, whose zeros are what let
+    a model tell the values apart: a tree splits on them, GaussianNB's variances are not 0).
     river's `OneHotEncoder` encodes every feature, so a numeric column becomes one indicator per
     distinct value and its order is lost; this one leaves it a number. A missing value (None)
-    is left out, as river models read a feature that is absent. Stateless: the encoding of a
-    value does not depend on what came before.
+    is left out, as river models read a feature that is absent. A column of thousands of
+    distinct texts (an id) makes thousands of features: leave it out with `features`.
 
     Example
     -------
 
-    >>> OneHotText().transform_one({"amount": 12.5, "colour": "red", "note": None})
-    {'amount': 12.5, 'colour_red': 1}
-    >>> from river import naive_bayes
-    >>> model = OneHotText() | naive_bayes.GaussianNB()
-    >>> model.learn_one({"amount": 12.5, "colour": "red"}, True)
-    >>> model.predict_one({"amount": 11.0, "colour": "red"})
-    True
+    >>> encoder = OneHotText()
+    >>> encoder.learn_one({"amount": 12.5, "colour": "red"})
+    >>> encoder.learn_one({"amount": 3.0, "colour": "blue"})
+    >>> encoder.transform_one({"amount": 7.0, "colour": "blue", "note": None})
+    {'amount': 7.0, 'colour_red': 0, 'colour_blue': 1}
+    >>> encoder.transform_one({"amount": 7.0, "colour": "green"})  # a value not learned yet
+    {'amount': 7.0, 'colour_red': 0, 'colour_blue': 0, 'colour_green': 1}
     """
 
+    def __init__(self):
+        self.values: dict = {}  # text feature -> {its values so far: None}, in order
+
+    def learn_one(self, x: dict) -> None:
+        for k, v in x.items():
+            if isinstance(v, str):
+                self.values.setdefault(k, {}).setdefault(v, None)
+
     def transform_one(self, x: dict) -> dict:
-        return {(f"{k}_{v}" if isinstance(v, str) else k): (1 if isinstance(v, str) else v)
-                for k, v in x.items() if v is not None}
+        out = {}
+        for k, v in x.items():
+            if isinstance(v, str):
+                for known in self.values.get(k, ()):
+                    out[f"{k}_{known}"] = 0
+                out[f"{k}_{v}"] = 1
+            elif v is not None:
+                out[k] = v
+        return out
