@@ -54,7 +54,7 @@ class BatchPredictor:
         return None
 
     def predict(self, model, rows, xs) -> tuple[np.ndarray, list]:
-        return _codes([model.predict_one(x) for x in xs])
+        return as_codes([model.predict_one(x) for x in xs])
 
     def predict_scored(self, model, rows, xs, scored) -> tuple[np.ndarray, list, np.ndarray]:
         """`predict` with class probabilities: `(codes, labels, proba)`, proba a matrix (rows ×
@@ -62,7 +62,7 @@ class BatchPredictor:
         {class: probability}) in one call. Labels named only by probabilities are appended
         to `labels` (no code points at them)."""
         pairs = [scored(x) for x in xs]
-        codes, labels = _codes([c for c, _ in pairs])
+        codes, labels = as_codes([c for c, _ in pairs])
         return codes, labels, proba_rows([p for _, p in pairs], labels)
 
     stamps_rows = False  # whether `predict_changed` can skip rows whose answer is unchanged
@@ -102,7 +102,13 @@ def proba_rows(dicts, labels: list) -> np.ndarray:
     return out
 
 
-def _codes(predictions) -> tuple[np.ndarray, list]:
+def as_codes(predictions) -> tuple[np.ndarray, list]:
+    """Predictions as (codes, labels): prediction i is `labels[codes[i]]` (`NONE`: None).
+
+    >>> codes, labels = as_codes(["b", None, "a", "b"])
+    >>> codes.tolist(), labels
+    ([0, -1, 1, 0], ['b', 'a'])
+    """
     labels: list = []
     index: dict = {}
     codes = np.empty(len(predictions), dtype=np.int64)
@@ -135,7 +141,7 @@ class ConstantBatch(BatchPredictor):
     def predict(self, model, rows, xs):
         if not len(xs):
             return np.empty(0, dtype=np.int64), []
-        codes, labels = _codes([model.predict_one(xs[0])])
+        codes, labels = as_codes([model.predict_one(xs[0])])
         return np.full(len(xs), codes[0]), labels
 
     def predict_scored(self, model, rows, xs, scored):
@@ -220,14 +226,21 @@ def finish_unsure(model, xs, codes, labels, unsure, leader):
 
     """
     if len(unsure):
-        exact, exact_labels = _codes([model.predict_one(xs[i]) for i in unsure])
-        codes, labels = _merge_codes(codes, labels, unsure, exact, exact_labels)
+        exact, exact_labels = as_codes([model.predict_one(xs[i]) for i in unsure])
+        codes, labels = merge_codes(codes, labels, unsure, exact, exact_labels)
     if leader is not None:
         codes = codes[leader]
     return codes, labels
 
 
-def _merge_codes(codes, labels, at, other_codes, other_labels):
+def merge_codes(codes, labels, at, other_codes, other_labels):
+    """`codes` with rows `at` given `other_codes` (into `other_labels`), and the labels both
+    use.
+
+    >>> codes, labels = merge_codes(np.array([0, 0]), ["a"], [1], np.array([0]), ["b"])
+    >>> codes.tolist(), labels
+    ([0, 1], ['a', 'b'])
+    """
     labels = list(labels)
     lut = np.empty(len(other_labels) + 1, dtype=np.int64)
     lut[-1] = NONE

@@ -8,8 +8,8 @@ import math
 
 import numpy as np
 
-from transforms.models.batch import (NONE, TIE_MARGIN, BatchPredictor, DenseBatch, _codes,
-                                     _merge_codes, argmax_with_margin, finish_unsure)
+from transforms.models.batch import (NONE, TIE_MARGIN, BatchPredictor, DenseBatch,
+                                     argmax_with_margin, as_codes, finish_unsure, merge_codes)
 
 _PDF_EPS = 10e-10  # river.naive_bayes.gaussian._PDF_EPS
 
@@ -181,8 +181,8 @@ class GaussianNBPipelineBatch(BatchPredictor):
                                              known[:, cols]))
                 got = finish_unsure(nb, xs_at, *decided)
             else:  # (rare: a value that is no number; an untrained model answers None)
-                got = _codes([nb.predict_one(x) for x in xs_at])
-            codes, labels = _merge_codes(codes, labels, np.array(at), *got)
+                got = as_codes([nb.predict_one(x) for x in xs_at])
+            codes, labels = merge_codes(codes, labels, np.array(at), *got)
         return codes, labels
 
 
