@@ -136,7 +136,7 @@ class GaussianNBPipelineBatch(BatchPredictor):
     """A river pipeline ending in `GaussianNB` (`one-hot-text | gaussian-nb`, a scaler first):
     each row's features go through the pipeline's transformers as `predict_one` sends them,
     when the prediction is made (transformers learn too), then GaussianNB decides for the rows
-    at once, grouped by their features' names (a one-hot encoding names each row's category).
+    at once, grouped by their features' names (rows may differ in the features they have).
     Rows near a tie, or with a value that is no plain number, get GaussianNB's own answer.
 
     Example
