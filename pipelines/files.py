@@ -168,7 +168,12 @@ def write_part(table: pa.Table, folder: str) -> str:
 
 
 def read_arrow(path: str) -> pa.Table:
-    """An Arrow IPC file at `path` (`write_part`'s), read whole."""
+    """An Arrow IPC file at `path` (`write_part`'s), read whole.
+
+    >>> import tempfile
+    >>> read_arrow(write_part(pa.table({"x": [1, 2]}), tempfile.mkdtemp()))["x"].to_pylist()
+    [1, 2]
+    """
     with FileSystems.open(path) as f:
         return pa.ipc.open_file(pa.BufferReader(f.read())).read_all()
 

@@ -29,8 +29,6 @@ def split_options(text: str, what: str = "stream", error: type = InputError,
     return text[:brace].strip(), options
 
 
-
-
 def named_specs(items, spec_of) -> list[str]:
     """Specs from what a Python caller gives: one item, a dict {name: item} (`NAME=SPEC`), or
     a list of either; `spec_of` writes one item (a spec, or an object as its spec).

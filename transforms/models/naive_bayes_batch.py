@@ -154,8 +154,8 @@ class GaussianNBPipelineBatch(BatchPredictor):
     """
 
     def predict(self, model, rows, xs):
-        if getattr(model, "_LEARN_UNSUPERVISED_DURING_PREDICT", True):  # (steps learn as
-            return super().predict(model, rows, xs)                       # they predict)
+        if _learns_while_predicting(model):
+            return super().predict(model, rows, xs)
         transformed, nb = [], None
         for x in xs:
             x, nb = model._transform_one(x)
@@ -362,6 +362,13 @@ def _transformed_first(pipeline, predict, otherwise, x: dict):
     >>> [fast_predict_one(model)(x) for x in xs] == [model.predict_one(x) for x in xs]
     True
     """
-    if getattr(pipeline, "_LEARN_UNSUPERVISED_DURING_PREDICT", True):
+    if _learns_while_predicting(pipeline):
         return otherwise(x)
     return predict(pipeline._transform_one(x)[0])
+
+
+def _learns_while_predicting(pipeline) -> bool:
+    """Whether the pipeline's unsupervised steps learn as it predicts (river's
+    `compose.learn_during_predict()`; unknown: as if they did): then only its own methods
+    predict as it does."""
+    return getattr(pipeline, "_LEARN_UNSUPERVISED_DURING_PREDICT", True)
