@@ -154,7 +154,8 @@ class EvaluateDelayed(beam.PTransform):
                                 cfg.probabilities,
                                 pl.scoring.curve_every if cfg.resources else 0,
                                 tuple(cfg.segments), pl.hidden, cv=pl.cv, holdout=pl.holdout,
-                                repredicted_probabilities=cfg.repredicted_probabilities)
+                                repredicted_probabilities=cfg.repredicted_probabilities,
+                                binary=pl.binary)
         if pl.replay in ("per-key", "per-stream"):
             scores = StreamScores(pl.tasks, pl.scoring) if pl.replay == "per-stream" else None
             replay = pbegin | "Replay" >> PerKeyReplay(

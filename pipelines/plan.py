@@ -12,6 +12,7 @@ from pipelines.thresholds import parse_thresholds
 from runners import check_runner
 from transforms.backfill.logs import PredictionLogSpec
 from transforms.errors import ConfigError, DelayedEvalError, InputError
+from transforms.models.binary import binary_classes
 from transforms.models.specs import ModelSpec
 from transforms.replay.per_key import in_time_order
 from transforms.replay.protocols import (FOLD_SEPARATOR, CrossValidation, Holdout,
@@ -52,6 +53,9 @@ class Plan:
     time_range: TimeRange = TimeRange()
     holdout: Holdout | None = None
     cv: CrossValidation | None = None  # `models` then holds each model's folds, MODEL#1..K
+    # Per stream, the (positive, negative) classes its binary classifiers learn as True and
+    # False (`binary_targets`); None: labels that are True/False or 1/0 already.
+    binary: dict = dataclasses.field(default_factory=dict)
 
     @property
     def backfill(self) -> bool:
@@ -133,6 +137,7 @@ def plan(config: RunConfig) -> Plan:
         holdout, cv, models, tasks = _protocols(config, models, tasks)
         classes = {s.name: s.declared_classes() for s in streams}
         _check_tasks(streams, tasks)
+        binary = binary_classes(streams, models, tasks)
         time_range = TimeRange.parse(config.start, config.end)
     except DelayedEvalError:
         raise
@@ -169,7 +174,7 @@ def plan(config: RunConfig) -> Plan:
     parse_thresholds(config.fail_if, list(dict.fromkeys(
         [*models, *(model_and_fold(m)[0] for m in models)])), config.segments)
     return Plan(config, streams, models, tasks, classes, delay, repredict, scoring, drift, log,
-                time_range, holdout, cv)
+                time_range, holdout, cv, binary)
 
 
 def _protocols(config: RunConfig, models: dict, tasks: dict) -> tuple:

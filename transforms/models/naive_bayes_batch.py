@@ -294,7 +294,12 @@ def predict_with_proba(model):
     from river.compose import Pipeline
     from river.naive_bayes.base import BaseNB
 
+    from transforms.models.binary import BinaryLabels
+
     kind = type(model)
+    if kind is BinaryLabels:
+        inner = predict_with_proba(model.model)
+        return None if inner is None else model.mapped(inner)
     if kind is Pipeline:
         last = predict_with_proba(list(model.steps.values())[-1])
         return None if last is None else functools.partial(
@@ -338,7 +343,11 @@ def fast_predict_one(model):
     from river.compose import Pipeline
     from river.naive_bayes.base import BaseNB
 
+    from transforms.models.binary import BinaryLabels
+
     kind = type(model)
+    if kind is BinaryLabels:
+        return model.mapped(fast_predict_one(model.model))
     if kind is Pipeline:  # a pipeline's last step, once the transformers have done their part
         last = fast_predict_one(list(model.steps.values())[-1])
         return functools.partial(_transformed_first, model, last, model.predict_one) \

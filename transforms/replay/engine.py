@@ -22,6 +22,7 @@ import numpy as np
 from metrics.baselines import BaselineViews
 from metrics.binning import binned_many, binned_proba_many
 from transforms.errors import ModelError
+from transforms.models.binary import BinaryLabels, LabelsError, binary_only
 from transforms.models.naive_bayes_batch import fast_predict_one, predict_with_proba
 from transforms.models.specs import ModelSpec
 from transforms.models.temporal import delay_aware
@@ -158,6 +159,10 @@ class ReplayEngine:
         N > 0: measure the model's cost — the CPU seconds (this thread's) spent in learning
         and in predicting, the model's size (river's `_raw_memory_usage`) and MOA's RAM-hours —
         every N labels and at the end of each drain (`DrainResult.resources`).
+    binary
+        For a binary classifier (river's, `_multiclass` False): the stream's (positive,
+        negative) classes, which it learns as True and False (`BinaryLabels`); None: labels
+        that are True/False or 1/0 already.
 
     >>> from transforms.records import event, RANK_INSTANCE, RANK_LABEL
     >>> engine = ReplayEngine(ModelSpec.parse("no-change"), stream="s", classes=["a", "b"])
@@ -186,7 +191,8 @@ class ReplayEngine:
                  on_model_error: str = "fail", probabilities: bool = True,
                  resources_every: int = 0, segments: tuple = (), hidden=frozenset(),
                  maturity: bool = False, fold: tuple | None = None,
-                 holdout: Holdout | None = None, repredicted_probabilities: bool = False):
+                 holdout: Holdout | None = None, repredicted_probabilities: bool = False,
+                 binary: tuple | None = None):
         self.stream = stream
         self.model_name = model.name
         # fail: a model that raises (or returns no single value) stops the run with a
@@ -204,6 +210,8 @@ class ReplayEngine:
         self.classes: list = list(classes) if classes else []
         self._class_index = {c: i for i, c in enumerate(self.classes)}
         self.model = model.build(list(classes) if classes else None)
+        if self.classification and binary_only(self.model):  # learns label == positive
+            self.model = BinaryLabels(self.model, *(binary or (None, None)))
         self._predict_one = fast_predict_one(self.model)  # its exact answers, sooner
         # x -> (class, {class: probability}), or None: classes only.
         self._predict_scored = predict_with_proba(self.model) \
@@ -382,7 +390,9 @@ class ReplayEngine:
         text = sorted(k for k, v in (x or {}).items() if isinstance(v, str))
         nested = sorted(k for k, v in (x or {}).items() if isinstance(v, (dict, list)))
         typed = isinstance(error, (TypeError, ValueError))
-        if nested and typed:
+        if isinstance(error, LabelsError):  # its message says what to do
+            hint = "fix the stream's classes or the model"
+        elif nested and typed:
             hint = ("features " + ", ".join(map(repr, nested)) + " hold JSON objects or "
                     "lists, where a model takes one number or text: leave them out with the "
                     "stream option {\"features\": [...]}, or flatten them in the file")

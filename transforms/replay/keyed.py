@@ -78,6 +78,7 @@ class EngineFactory:
     cv: CrossValidation | None = None  # a model `name#i` is fold i of it (`ReplayEngine`)
     holdout: Holdout | None = None  # a periodic holdout (`ReplayEngine`)
     repredicted_probabilities: bool = False  # re-predictions keep them too (`ReplayEngine`)
+    binary: dict | None = None  # per stream, its binary classifiers' classes (`ReplayEngine`)
 
 
     def new(self, key) -> ReplayEngine:
@@ -87,7 +88,8 @@ class EngineFactory:
                             self.log_predictions, self.baselines, self.on_model_error,
                             self.probabilities, self.resources_every, self.segments,
                             (self.hidden or {}).get(stream, ()), self.maturity,
-                            self._fold(model), self.holdout, self.repredicted_probabilities)
+                            self._fold(model), self.holdout, self.repredicted_probabilities,
+                            (self.binary or {}).get(stream))
 
     def _fold(self, model: str) -> tuple | None:
         fold = model_and_fold(model)[1] if self.cv is not None else None

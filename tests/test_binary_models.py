@@ -1,0 +1,136 @@
+"""river's binary classifiers (LogisticRegression, ...) on streams whose two classes are not
+True/False: they learn label == positive, and score as river scores them on those booleans."""
+
+import itertools
+import json
+
+import pandas as pd
+import pytest
+from river import datasets, evaluate, linear_model, metrics, preprocessing
+
+from pipelines.cli import main
+from pipelines.local import evaluate_locally
+from transforms.errors import ModelError
+
+N, DELAY = 2000, 50
+
+
+def sea_rows(n=N):
+    return list(itertools.islice(datasets.synth.SEA(seed=3, noise=0.1), n))
+
+
+def write_rows(tmp_path, rows, label_of, name="tx.csv") -> str:
+    path = tmp_path / name
+    pd.DataFrame([{**x, "label": label_of(y)} for x, y in rows]).to_csv(path, index=False)
+    return str(path)
+
+
+def initial(summary: pd.DataFrame) -> dict:
+    rows = summary[(summary["category"] == "initial") & (summary["window"] == "cumulative")
+                   & summary["class"].isna()]
+    return dict(zip(rows["metric"], rows["value"])) | {"n": int(rows["n"].iloc[0])}
+
+
+def river_on_booleans(rows, is_positive, model):
+    """river's delayed progressive validation on the same rows, labelled True/False."""
+    accuracy, log_loss = metrics.Accuracy(), metrics.LogLoss()
+    evaluate.progressive_val_score([(x, is_positive(y)) for x, y in rows], model,
+                                   accuracy, delay=DELAY)
+    model = model.clone()
+    evaluate.progressive_val_score([(x, is_positive(y)) for x, y in rows], model,
+                                   log_loss, delay=DELAY)
+    return accuracy.cm.total_weight, accuracy.get(), log_loss.get()
+
+
+@pytest.mark.parametrize("labels, options, positive", [
+    ({True: "fraud", False: "ok"}, {"positive": "fraud"}, "fraud"),
+    ({True: "fraud", False: "ok"}, {"classes": ["ok", "fraud"]}, "fraud"),  # river's second
+    ({True: "ok", False: "fraud"}, {"positive": "fraud"}, "fraud"),
+    ({True: 2, False: 1}, {}, 1),  # 1 is positive, as it is in the summary
+])
+def test_text_and_other_labels_score_as_river_does_on_booleans(tmp_path, labels, options,
+                                                               positive):
+    rows = sea_rows()
+    path = write_rows(tmp_path, rows, labels.get)
+    summary = evaluate_locally(path + json.dumps(options), "logistic-regression",
+                               str(DELAY), final=False).summary
+    ours = initial(summary)
+    n, accuracy, log_loss = river_on_booleans(
+        [(x, labels[y]) for x, y in rows], lambda y: y == positive,
+        linear_model.LogisticRegression())
+    assert ours["n"] == n == N
+    assert ours["accuracy"] == accuracy
+    assert ours["log_loss"] == pytest.approx(log_loss, rel=1e-12)
+
+
+def test_a_pipeline_ending_in_a_binary_model_learns_the_positive_class(tmp_path):
+    rows = sea_rows()
+    path = write_rows(tmp_path, rows, {True: "yes", False: "no"}.get)
+    ours = initial(evaluate_locally(path + '{"positive": "yes"}',
+                                    "standard-scaler | logistic-regression", str(DELAY),
+                                    final=False).summary)
+    _, accuracy, _ = river_on_booleans(
+        [(x, "yes" if y else "no") for x, y in rows], lambda y: y == "yes",
+        preprocessing.StandardScaler() | linear_model.LogisticRegression())
+    assert ours["accuracy"] == accuracy > 0.8
+
+
+def test_river_labels_pass_through_unchanged():
+    rows = sea_rows()
+    ours = initial(evaluate_locally('synth:SEA{"n": 2000, "seed": 3, "noise": 0.1}',
+                                    "logistic-regression", str(DELAY), final=False).summary)
+    _, accuracy, _ = river_on_booleans(rows, bool, linear_model.LogisticRegression())
+    assert ours["accuracy"] == accuracy
+
+
+def test_a_third_class_after_the_first_rows_stops_the_model(tmp_path):
+    rows = sea_rows(1500)
+    labels = ["fraud" if y else "ok" for _, y in rows]
+    labels[1400] = "chargeback"
+    path = tmp_path / "tx.csv"
+    pd.DataFrame([{**x, "label": y} for (x, _), y in zip(rows, labels)]).to_csv(path,
+                                                                                  index=False)
+    with pytest.raises(ModelError, match="label 'chargeback' is a third class"):
+        evaluate_locally(str(path) + '{"positive": "fraud"}', "logistic-regression", "10")
+    out = tmp_path / "out"
+    code = main(["run", "--stream", str(path) + '{"positive": "fraud"}', "--model",
+                 "logistic-regression", "--delay", "10", "--on-model-error", "dead-letter",
+                 "--out", str(out), "--runner", "direct", "--quiet"])
+    assert code == 0
+    letters = [json.loads(line) for line in open(out / "dead_letters.jsonl")]
+    assert len(letters) == 1 and "third class" in letters[0]["reason"]
+    counts, = json.load(open(out / "manifest.json"))["counts"]
+    assert (counts["labelled"], counts["dead_letters"], counts["model_errors"]) == (1499, 1, 1)
+
+
+@pytest.mark.parametrize("stream, meant", [
+    ('synth:LED{"n": 300}', "stream led has 10 classes (1, 6, 2, 0, 5, ...): wrap the model, "
+                            "e.g. river.multiclass.OneVsRestClassifier"),
+    ("TX", 'stream tx has the labels \'fraud\' and \'ok\', not True/False or 1/0: name the '
+           'positive class with the stream option {"positive": "fraud"}'),
+])
+def test_a_binary_model_on_classes_it_cannot_tell_is_one_clear_error(tmp_path, capsys,
+                                                                     stream, meant):
+    if stream == "TX":  # ok three times as often as fraud: the example names the rarer
+        stream = write_rows(tmp_path, [({"a": i}, i % 4 == 0) for i in range(100)],
+                            {True: "fraud", False: "ok"}.get)
+    code = main(["run", "--stream", stream, "--model", "lr=logistic-regression", "--delay",
+                 "10", "--out", str(tmp_path / "out"), "--runner", "direct", "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1
+    assert err.startswith("delayed-eval: error: model lr is a binary classifier (it predicts "
+                          "True or False), and " + meant)
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_multiclass_wrapper_of_a_binary_model_is_not_refused():
+    from river import multiclass
+
+    summary = evaluate_locally('synth:LED{"n": 500, "seed": 5}',
+                               'river.multiclass.OneVsRestClassifier'
+                               '{"classifier": {"logistic-regression": {}}}', "10").summary
+    accuracy = metrics.Accuracy()
+    evaluate.progressive_val_score(
+        datasets.synth.LED(seed=5).take(500),
+        multiclass.OneVsRestClassifier(linear_model.LogisticRegression()), accuracy, delay=10)
+    assert initial(summary)["accuracy"] == accuracy.get()

@@ -1,0 +1,228 @@
+"""Binary classifiers on any two classes.
+
+river's binary classifiers (`LogisticRegression`, `Perceptron`, `PAClassifier`, `ALMAClassifier`,
+the factorization machines, `SGTClassifier`: `_multiclass` is False) learn True/False (or 1/0)
+and predict True or False. On a stream whose two classes are `fraud` and `ok`, river's
+`LogisticRegression` fails (`int('fraud')`); on classes −1/1 or 1/2 it learns, but its False is
+never a label, so it is scored wrong whenever it says "not positive"; on ten classes it learns
+every class but 0 as positive. So a binary model on such a stream learns `label == positive`
+and its True/False are reported as the positive class and the other one (`BinaryLabels`); on
+more than two classes it is refused, with the way out (`binary_targets`). Labels that are
+already True/False or 1/0 are left as river takes them.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+
+from river import base
+
+from transforms.errors import ConfigError
+
+_RIVER_LABELS = (False, True)  # 0 and 1 equal these: river's binary models take them as they are
+_MULTICLASS_HINT = ("wrap the model, e.g. river.multiclass.OneVsRestClassifier{\"classifier\": "
+                    "{\"logistic-regression\": {}}}, or use a multiclass model (gaussian-nb, "
+                    "hoeffding-tree)")
+
+
+class LabelsError(ValueError):
+    """A label that a binary classifier cannot learn; the message says what to do."""
+
+
+def binary_only(model) -> bool:
+    """Whether `model` is one of river's classifiers that take two classes only: its
+    `_multiclass` is False (a pipeline's and a wrapper's are their model's) and the estimator
+    that says so is river's. A classifier of one's own that does not set `_multiclass` is
+    taken as it is.
+
+    >>> from river import linear_model, multiclass, naive_bayes
+    >>> binary_only(linear_model.LogisticRegression()), binary_only(naive_bayes.GaussianNB())
+    (True, False)
+    >>> binary_only(multiclass.OneVsRestClassifier(linear_model.LogisticRegression()))
+    False
+    """
+    from river import compose
+
+    if not isinstance(model, base.Classifier) or getattr(model, "_multiclass", True):
+        return False
+    while isinstance(model, (compose.Pipeline, base.Wrapper)):
+        model = list(model.steps.values())[-1] if isinstance(model, compose.Pipeline) \
+            else model._wrapped_model
+    return type(model).__module__.startswith("river.")
+
+
+def _river_labels(classes) -> bool:
+    return all(type(c) in (bool, int) or hasattr(c, "dtype") for c in classes) and \
+        all(c in _RIVER_LABELS for c in classes)
+
+
+def binary_targets(labels, declared: list | None = None, positive=None) -> tuple | None:
+    """(positive, negative) classes a binary classifier maps True and False to on a stream,
+    from its declared classes or its first labels and its `positive` option (else its second
+    declared class, as river, else True or 1); negative is None when no other class has come
+    yet. None when the labels are already river's (True/False, 1/0). A `LabelsError` saying what
+    to do when there are more than two classes or the positive class cannot be told.
+
+    >>> binary_targets(["ok", "fraud", "ok"], positive="fraud")
+    ('fraud', 'ok')
+    >>> binary_targets([], declared=["ok", "fraud"])
+    ('fraud', 'ok')
+    >>> binary_targets([1, 2, 2]), binary_targets([True, False]), binary_targets([0, 1])
+    ((1, 2), None, None)
+    >>> binary_targets(["a", "b", "c"])
+    Traceback (most recent call last):
+    ...
+    transforms.models.binary.LabelsError: has 3 classes ('a', 'b', 'c'): wrap the model, e.g. ...
+    """
+    classes = list(dict.fromkeys(declared if declared is not None else labels))
+    if len(classes) > 2:
+        shown = ", ".join(map(repr, classes[:5])) + (", ..." if len(classes) > 5 else "")
+        raise LabelsError(f"has {len(classes)} classes ({shown}): " + _MULTICLASS_HINT)
+    if _river_labels(classes):
+        return None
+    if positive is None and declared is not None and len(declared) == 2:
+        positive = declared[1]
+    if positive is None:
+        positive = next((c for c in classes if c in _RIVER_LABELS[1:]), None)
+    shown = " and ".join(map(repr, classes))
+    if positive is None:
+        rarest = min(classes, key=list(labels).count) if labels else classes[-1]
+        example = json.dumps(rarest if isinstance(rarest, (str, int, float)) else "...")
+        raise LabelsError(f"has the labels {shown}, not True/False or 1/0: name the positive "
+                          f"class with the stream option {{\"positive\": {example}}} (the "
+                          f"model learns label == positive)")
+    if len(classes) == 2 and positive not in classes:
+        raise LabelsError(f"has the labels {shown}, and not the positive class {positive!r}: "
+                          f"name one of them")
+    negative = next((c for c in classes if c != positive), None)
+    return positive, negative
+
+
+def binary_classes(streams: list, models: dict, tasks: dict) -> dict:
+    """Per stream, the classes its binary classifiers learn as True and False
+    (`binary_targets`, from its declared classes or first labels); a ConfigError where there
+    are more than two classes or no way to tell the positive one.
+
+    >>> from transforms.models.specs import ModelSpec
+    >>> models = {"lr": ModelSpec.parse("logistic-regression")}
+    >>> from transforms.streams.sources import StreamSpec
+    >>> sea = StreamSpec.parse('synth:SEA{"n": 10}')
+    >>> binary_classes([sea], models, {"lr": "classification"})  # True/False already
+    {'sea': None}
+    >>> led = StreamSpec.parse('synth:LED{"n": 100}')
+    >>> binary_classes([led], models, {"lr": "classification"})
+    Traceback (most recent call last):
+    ...
+    transforms.errors.ConfigError: model lr is a binary classifier (it predicts True or ...
+    """
+    binary = [name for name, spec in models.items()
+              if spec is not None and tasks[name] == "classification"
+              and binary_only(spec.build())]
+    targets = {}
+    for s in streams if binary else ():
+        try:
+            targets[s.name] = binary_targets(s.first_values(), s.declared_classes(),
+                                             s.options.get("positive"))
+        except LabelsError as e:
+            raise ConfigError(f"model {binary[0]} is a binary classifier (it predicts True or "
+                              f"False), and stream {s.name} {e}") from None
+    return targets
+
+
+class BinaryLabels(base.Wrapper, base.Classifier):
+    """A binary classifier that learns `label == positive` and reports its True and False as
+    the positive class and the other one (`binary_targets`). Without classes (river's own
+    labels) it passes them through, and refuses a label that is not True/False or 1/0. The
+    other class is learned from the first label that is not the positive one when it is not
+    known ahead; until then the model's False is no prediction. A third class is a
+    `LabelsError`.
+
+    Example
+    -------
+
+    >>> from river import linear_model
+    >>> model = BinaryLabels(linear_model.LogisticRegression(), "fraud", "ok")
+    >>> for _ in range(20):
+    ...     model.learn_one({"amount": 9.0}, "fraud")
+    ...     model.learn_one({"amount": -9.0}, "ok")
+    >>> model.predict_one({"amount": 8.0}), model.predict_one({"amount": -8.0})
+    ('fraud', 'ok')
+    >>> sorted(model.predict_proba_one({"amount": 8.0}))
+    ['fraud', 'ok']
+    >>> model.learn_one({"amount": 1.0}, "chargeback")
+    Traceback (most recent call last):
+    ...
+    transforms.models.binary.LabelsError: label 'chargeback' is a third class (after 'ok' ...
+    """
+
+    def __init__(self, model: base.Classifier, positive=None, negative=None):
+        self.model = model
+        self.positive = positive
+        self.negative = negative
+
+    @property
+    def _wrapped_model(self):
+        return self.model
+
+    @property
+    def _multiclass(self):
+        return False
+
+    def _target(self, y) -> bool:
+        if self.positive is None:
+            if y not in _RIVER_LABELS:
+                raise LabelsError(f"label {y!r} is not True/False or 1/0, which this binary "
+                                  f"model learns: declare the stream's two classes, e.g. "
+                                  f"{{\"classes\": [\"ok\", \"fraud\"]}} (the second is "
+                                  f"positive), or " + _MULTICLASS_HINT)
+            return y
+        if y == self.positive:
+            return True
+        if self.negative is None:
+            self.negative = y
+        elif y != self.negative:
+            raise LabelsError(f"label {y!r} is a third class (after {self.negative!r} and "
+                              f"{self.positive!r}), and this model predicts one of two: "
+                              + _MULTICLASS_HINT)
+        return False
+
+    def _class(self, prediction):
+        if self.positive is None or prediction is None:
+            return prediction
+        return self.positive if prediction else self.negative  # (None: no other class yet)
+
+    def _proba(self, proba: dict) -> dict:
+        if self.positive is None or not proba:
+            return proba
+        if self.negative is None:  # no other class yet: no probabilities over the classes
+            return {}
+        # False first, as river's dicts: a tie goes to the other class, as river's to False.
+        return {self.negative: proba.get(False, 0.0), self.positive: proba.get(True, 0.0)}
+
+    def learn_one(self, x, y, **kwargs):
+        self.model.learn_one(x, self._target(y), **kwargs)
+
+    def predict_one(self, x, **kwargs):
+        return self._class(self.model.predict_one(x, **kwargs))
+
+    def predict_proba_one(self, x, **kwargs):
+        return self._proba(self.model.predict_proba_one(x, **kwargs))
+
+    def mapped(self, predict):
+        """`predict` of the wrapped model (x -> class, or x -> (class, probabilities), as
+        `fast_predict_one` and `predict_with_proba` give), answering in this one's classes.
+
+        >>> from river import linear_model
+        >>> model = BinaryLabels(linear_model.LogisticRegression(), "yes", "no")
+        >>> model.mapped(lambda x: (True, {False: 0.2, True: 0.8}))({})
+        ('yes', {'no': 0.2, 'yes': 0.8})
+        """
+        return functools.partial(_mapped, self, predict)
+
+
+def _mapped(wrapper: BinaryLabels, predict, x):
+    answer = predict(x)
+    if isinstance(answer, tuple):
+        return wrapper._class(answer[0]), wrapper._proba(answer[1])
+    return wrapper._class(answer)
