@@ -1,17 +1,18 @@
-"""Re-evaluation of a river pipeline ending in GaussianNB (`one-hot-text | gaussian-nb`, as a
-table with categorical columns needs): its fast path against one `predict_one` per row, each
-side its own process, on the same file.
+"""Re-evaluation of a river pipeline (`one-hot-text | gaussian-nb`, as a table with categorical
+columns needs, or `one-hot-text | standard-scaler | logistic-regression`): its fast path against
+one `predict_one` per row, each side its own process, on the same file.
 
-    python -m benchmarks.bench_pipeline [--n 5000] [--extra 100] [--delay 500] [--k 10]
-        [--repeats 3]
+    python -m benchmarks.bench_pipeline [--model SPEC] [--n 5000] [--extra 100] [--delay 500]
+        [--k 10] [--repeats 3]
 
-The stream: Agrawal (seed 1) with its `elevel` and `car` codes as text and `--extra` standard
-normal features besides (a wide table), written once to a CSV file. Each side runs
+The stream: Agrawal (seed 1) with its `elevel` and `car` codes as text (as numbers when the
+model has no `one-hot-text`) and `--extra` standard normal features besides (a wide table),
+written once to a CSV file. Each side runs
 `evaluate_locally` (the replay engine and the scoring a run uses, no Beam) with re-evaluation
 every `--k` labels and the label delay given, B = 100:
 
-- fast path: as a run does it (`transforms.models.naive_bayes_batch.GaussianNBPipelineBatch` for
-  re-predictions, the last step's single-row path for initial and final predictions);
+- fast path: as a run does it (`transforms.models.batch.PipelineBatch` for re-predictions, the
+  last step's single-row path for initial and final predictions);
 - one by one: the same engine with the pipeline's own `predict_one` / `predict_proba_one` for
   every prediction (the fast paths switched off in that process).
 
@@ -31,7 +32,7 @@ import tempfile
 
 CHILD = """
 import json, sys, time
-path, delay, k, fast = sys.argv[1:]
+path, model, delay, k, fast = sys.argv[1:]
 if fast == "0":  # every prediction by the pipeline's own methods
     import functools
     from transforms.models import batch, naive_bayes_batch
@@ -42,7 +43,7 @@ if fast == "0":  # every prediction by the pipeline's own methods
         naive_bayes_batch._class_and_proba, model)
 from pipelines import evaluate_locally
 start = time.perf_counter()
-result = evaluate_locally(path + '{"label": "y"}', "one-hot-text | gaussian-nb", delay,
+result = evaluate_locally(path + '{"label": "y"}', model, delay,
                           repredict=f"every_k_labels:{k}")
 seconds = time.perf_counter() - start
 rows = result.summary.query("metric in ('accuracy', 'kappa', 'kappa_t')")
@@ -52,7 +53,7 @@ print(json.dumps({"seconds": seconds,
 """
 
 
-def write_stream(path: str, n: int, extra: int) -> None:
+def write_stream(path: str, n: int, extra: int, text: bool) -> None:
     import itertools
 
     import numpy as np
@@ -62,20 +63,22 @@ def write_stream(path: str, n: int, extra: int) -> None:
     rng = np.random.default_rng(1)
     rows = []
     for x, y in itertools.islice(synth.Agrawal(seed=1), n):
-        rows.append({**x, "elevel": f"level{x['elevel']}", "car": f"make{x['car']}", "y": y})
+        codes = {"elevel": f"level{x['elevel']}", "car": f"make{x['car']}"} if text else {}
+        rows.append({**x, **codes, "y": y})
     table = pd.DataFrame(rows)
     noise = pd.DataFrame(rng.normal(size=(n, extra)), columns=[f"noise{j}" for j in range(extra)])
     pd.concat([table.drop(columns="y"), noise, table["y"]], axis=1).to_csv(path, index=False)
 
 
-def measure(path: str, delay: int, k: int, fast: bool) -> dict:
-    done = subprocess.run([sys.executable, "-c", CHILD, path, str(delay), str(k),
+def measure(path: str, model: str, delay: int, k: int, fast: bool) -> dict:
+    done = subprocess.run([sys.executable, "-c", CHILD, path, model, str(delay), str(k),
                            "1" if fast else "0"], capture_output=True, text=True, check=True)
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", default="one-hot-text | gaussian-nb")
     parser.add_argument("--n", type=int, default=5000)
     parser.add_argument("--extra", type=int, default=100,
                         help="standard normal features besides Agrawal's nine")
@@ -85,18 +88,19 @@ def main(argv=None) -> None:
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as folder:
         path = os.path.join(folder, "agrawal.csv")
-        write_stream(path, args.n, args.extra)
+        write_stream(path, args.n, args.extra, "one-hot-text" in args.model)
         times: dict = {True: [], False: []}
         scores = {}
         for _ in range(args.repeats):
             for fast in (True, False):
-                r = measure(path, args.delay, args.k, fast)
+                r = measure(path, args.model, args.delay, args.k, fast)
                 times[fast].append(r["seconds"])
                 scores[fast] = r["scores"]
     if scores[True] != scores[False]:
         raise SystemExit("the fast path and predict_one gave different scores")
     fast, slow = statistics.median(times[True]), statistics.median(times[False])
-    print(f"one-hot-text | gaussian-nb, Agrawal with text codes + {args.extra} features, "
+    codes = "text" if "one-hot-text" in args.model else "numeric"
+    print(f"{args.model}, Agrawal with {codes} codes + {args.extra} features, "
           f"{args.n:,} events, delay {args.delay}, re-evaluation every {args.k} labels, B = 100; "
           f"medians of {args.repeats} interleaved runs (same scores)")
     print("| predictions | time | ratio |")

@@ -4,7 +4,7 @@ import itertools
 
 import numpy as np
 import pytest
-from river import naive_bayes, tree
+from river import linear_model, naive_bayes, tree
 from river.datasets import synth
 
 from transforms.models.batch import NONE, batch_predictor
@@ -24,17 +24,28 @@ MODELS = {
     "ht-mc": lambda: tree.HoeffdingTreeClassifier(grace_period=50, leaf_prediction="mc"),
     "majority": lambda: ModelSpec.parse("majority").build(None),
     "no-change": lambda: ModelSpec.parse("no-change").build(None),
+    "logistic-regression": linear_model.LogisticRegression,
 }
 
 
-def answers(predictor, model, xs):
-    rows = None
-    if predictor.dense:
-        encoded = [predictor.encode(x) for x in xs]
-        assert all(r is not None for r in encoded)
-        rows = np.vstack(encoded)
-    codes, labels = predictor.predict(model, rows, xs)
-    return [None if c == NONE else labels[c] for c in codes]
+def answers(predictor, model, xs, all_dense=True):
+    """The predictor's answers for xs, split as the engine splits them: rows it could encode
+    as dense rows, and the others (`all_dense`: there must be none)."""
+    if not predictor.dense:
+        codes, labels = predictor.predict(model, None, xs)
+        return [None if c == NONE else labels[c] for c in codes]
+    encoded = [predictor.encode(x) for x in xs]
+    dense = [i for i, r in enumerate(encoded) if r is not None]
+    assert not all_dense or len(dense) == len(xs)
+    out = [None] * len(xs)
+    other = [i for i, r in enumerate(encoded) if r is None]
+    for at, rows in ((dense, np.vstack([encoded[i] for i in dense]) if dense else None),
+                     (other, None)):
+        if at:
+            codes, labels = predictor.predict(model, rows, [xs[i] for i in at])
+            for i, c in zip(at, codes):
+                out[i] = None if c == NONE else labels[c]
+    return out
 
 
 @pytest.mark.parametrize("stream", sorted(STREAMS))
@@ -64,7 +75,8 @@ def test_fast_paths_are_chosen():
     names = {name: type(batch_predictor(make())).__name__ for name, make in MODELS.items()}
     assert names == {"gaussian-nb": "GaussianNBBatch", "ht-nba": "HoeffdingTreeBatch",
                      "ht-nb": "HoeffdingTreeBatch", "ht-mc": "HoeffdingTreeBatch",
-                     "majority": "ConstantBatch", "no-change": "ConstantBatch"}
+                     "majority": "ConstantBatch", "no-change": "ConstantBatch",
+                     "logistic-regression": "LogisticRegressionBatch"}
 
 
 def test_rows_that_differ_from_the_first_are_not_encoded():
@@ -211,17 +223,19 @@ def _with_text(stream):
 
 @pytest.mark.parametrize("spec", ["one-hot-text | gaussian-nb",
                                   "standard-scaler | gaussian-nb",
-                                  "one-hot-text | standard-scaler | gaussian-nb"])
-def test_a_pipeline_ending_in_gaussian_nb_equals_predict_one_while_learning(spec):
+                                  "one-hot-text | standard-scaler | gaussian-nb",
+                                  "standard-scaler | logistic-regression",
+                                  "one-hot-text | standard-scaler | logistic-regression"])
+def test_a_pipeline_ending_in_a_vectorised_model_equals_predict_one_while_learning(spec):
     """The rows go through the transformers as they stand at each prediction (a scaler's
-    means move, the encoder meets new categories) and GaussianNB decides for them at once,
+    means move, the encoder meets new categories) and the last step decides for them at once,
     grouped by their features' names: the pipeline's own predict_one, at every stage."""
     rows = _sparse(synth.Agrawal(classification_function=2, seed=3))
     data = list(itertools.islice(_with_text(rows) if "one-hot" in spec else rows, 1500))
     probe = [x for x, _ in data[-300:]]
     model = ModelSpec.parse(spec).build()
     predictor = batch_predictor(model)
-    assert type(predictor).__name__ == "GaussianNBPipelineBatch"
+    assert type(predictor).__name__ == "PipelineBatch"
     nb = list(model.steps.values())[-1]
     asked = []
     own = nb.predict_one
@@ -231,11 +245,39 @@ def test_a_pipeline_ending_in_gaussian_nb_equals_predict_one_while_learning(spec
         if i in (0, 1, 3) or i % 97 == 0:
             expected = [model.predict_one(x) for x in probe]
             asked.clear()
-            assert answers(predictor, model, probe) == expected
-            assert i < 3 or len(asked) <= len(probe) // 20  # ... decided at once, not by nb
+            assert answers(predictor, model, probe, all_dense=False) == expected
+            # ... decided at once, not by the last step, but for rows that are not dense (other
+            # features, or text) when the last step answers them faster one by one (LR).
+            one_by_one = 0 if predictor.last.group_transformed else sum(
+                predictor.encode(x) is None for x in probe)
+            assert i < 3 or len(asked) <= len(probe) // 20 + one_by_one
             checked += 1
         model.learn_one(x, y)
     assert checked > 10
+
+
+def test_a_binary_model_on_text_labels_equals_predict_one_while_learning():
+    """A logistic regression on classes "yes"/"no" (`BinaryLabels`): its batch answers are its
+    own predict_one's, mapped, at every stage, before the other class is known too (no
+    prediction)."""
+    from transforms.models.binary import BinaryLabels
+
+    data = list(itertools.islice(synth.SEA(seed=5, noise=0.2), 1500))
+    data = [(x, "yes" if y else "no") for x, y in data]
+    first = [i for i, (_, y) in enumerate(data) if y == "yes"][:300]  # only "yes" at first
+    data = [data[i] for i in first] + [p for i, p in enumerate(data) if i not in set(first)]
+    model = BinaryLabels(ModelSpec.parse("standard-scaler | logistic-regression").build(),
+                         "yes", None)
+    predictor = batch_predictor(model)
+    assert type(predictor).__name__ == "BinaryLabelsBatch"
+    probe = [x for x, _ in data[-300:]]
+    seen = set()
+    for i, (x, y) in enumerate(data[:1200]):
+        if i in (0, 1, 3) or i % 97 == 0:
+            assert answers(predictor, model, probe) == [model.predict_one(x) for x in probe]
+            seen.add(model.negative)
+        model.learn_one(x, y)
+    assert seen == {None, "no"}
 
 
 @pytest.mark.parametrize("spec", ["one-hot-text | gaussian-nb",

@@ -10,6 +10,11 @@ feature rows with numpy:
 - `HoeffdingTreeBatch` (`tree_batch`): river's `tree.HoeffdingTreeClassifier`; rows are routed
   down numeric splits as arrays, a leaf predicting its majority class answers once for all its
   rows, a naive Bayes leaf scores its rows like GaussianNB.
+- `LogisticRegressionBatch` (`linear_batch`): river's `linear_model.LogisticRegression`, the
+  sign of w·x + b for a matrix of rows.
+- `PipelineBatch`: a river pipeline ending in one of these; rows through standard scalers as
+  arrays, through other transformers one by one.
+- `BinaryLabelsBatch` (`binary`): a binary model on two other classes, its answers mapped.
 - `ConstantBatch`: models whose prediction does not depend on x (Majority, No-Change).
 
 numpy's `exp`/`log` may differ from libm's in the last bit, so a vectorised decision is kept
@@ -199,9 +204,27 @@ class DenseBatch(BatchPredictor):
         codes, labels = self.predict(model, rows, xs)
         return codes, labels, self.proba_of(model, rows, xs, labels, scored)
 
+    by_feature = False  # whether it has `state`, `select` and `decide_with` (PipelineBatch)
+    # Whether rows a pipeline's transformers must take one by one are better decided at once,
+    # grouped by their features, than asked one by one (`PipelineBatch`).
+    group_transformed = True
+
     def decide(self, model, rows):
         """(codes, labels, rows left to `predict_one`, leader): a row's answer is its leader's
         (leader None: every row answers for itself)."""
+        return self.decide_with(rows, self.state(model, self.names))
+
+    def state(self, model, names):
+        """What the model's decision needs, over the features `names` (None: it has learned
+        nothing to decide with)."""
+        raise NotImplementedError
+
+    def select(self, state, columns: list):
+        """`state` over some of its features, by position."""
+        raise NotImplementedError
+
+    def decide_with(self, rows, state):
+        """`decide` with the model's `state` over the rows' features."""
         raise NotImplementedError
 
     def proba_of(self, model, rows, xs, labels: list, scored) -> np.ndarray:
@@ -279,28 +302,151 @@ def argmax_with_margin(scores: np.ndarray, scale: np.ndarray) -> tuple[np.ndarra
     return best, (~(gap > top_scale)).nonzero()[0]
 
 
+class PipelineBatch(BatchPredictor):
+    """A river pipeline whose last step has a vectorised decision over features
+    (`DenseBatch.by_feature`: GaussianNB, logistic regression): each row's features go through
+    the pipeline's transformers as `predict_one` sends them, when the prediction is made
+    (transformers learn too), then the last step decides for the rows at once, grouped by their
+    features' names (rows may differ in the features they have: `one-hot-text` adds one for a
+    category it has not seen). Rows near a tie, or with a value that is no plain number, get the
+    last step's own answer.
+
+    Example
+    -------
+
+    >>> from transforms.models.naive_bayes_batch import GaussianNBBatch
+    >>> from transforms.models.specs import ModelSpec
+    >>> model = ModelSpec.parse("one-hot-text | gaussian-nb").build()
+    >>> for a, c, y in [(0.0, "p", "u"), (0.2, "q", "u"), (5.0, "p", "v"), (5.3, "q", "v")]:
+    ...     model.learn_one({"a": a, "c": c}, y)
+    >>> xs = [{"a": 0.1, "c": "p"}, {"a": 4.9, "c": "q"}, {"a": 2.6, "c": "r"}]
+    >>> codes, labels = PipelineBatch(GaussianNBBatch).predict(model, None, xs)
+    >>> [labels[c] for c in codes] == [model.predict_one(x) for x in xs]
+    True
+
+    """
+
+    dense = True  # rows of plain numbers (`DenseBatch.encode`) are kept: see `scaled`
+
+    def __init__(self, last: type[DenseBatch]):
+        self.last = last
+        self.raw = DenseBatch()  # the rows as they come, before the transformers
+        self.encode = self.raw.encode
+
+    def predict(self, model, rows, xs):
+        if learns_while_predicting(model):
+            return super().predict(model, rows, xs)
+        *transformers, step = model.steps.values()
+        scaled = None if rows is None else scaled_rows(transformers, self.raw.names, rows)
+        if scaled is not None:  # every transformer a standard scaler: no row goes one by one
+            group = self.last()
+            group.names = self.raw.names
+            state = group.state(step, group.names)
+            if state is not None:
+                return finish_unsure(model, xs, *group.decide_with(scaled, state))
+        if not self.last.group_transformed:
+            return super().predict(model, rows, xs)
+        transformed = []
+        for x in xs:
+            x, step = model._transform_one(x)
+            transformed.append(x)
+        groups: dict = {}
+        for i, x in enumerate(transformed):
+            groups.setdefault(tuple(x), []).append(i)
+        union = list(dict.fromkeys(name for names in groups for name in names))
+        group = self.last()
+        state = group.state(step, union) if step is not None else None
+        column = {name: j for j, name in enumerate(union)}
+        codes, labels = np.full(len(xs), NONE, dtype=np.int64), []
+        for names, at in groups.items():
+            group = self.last()
+            group.names = names
+            encoded = [group.encode(transformed[i]) for i in at]
+            xs_at = [transformed[i] for i in at]
+            if state is not None and all(r is not None for r in encoded):
+                decided = group.decide_with(
+                    np.array(encoded).reshape(len(at), len(names)),
+                    group.select(state, [column[name] for name in names]))
+                got = finish_unsure(step, xs_at, *decided)
+            else:  # (rare: a value that is no number; an untrained model)
+                got = as_codes([step.predict_one(x) for x in xs_at])
+            codes, labels = merge_codes(codes, labels, np.array(at), *got)
+        return codes, labels
+
+
+def scaled_rows(transformers: list, names: tuple, rows: np.ndarray):
+    """Dense rows (features `names`) through river `StandardScaler`s, as their
+    `transform_one` gives them — (x − mean) / √var, 0 where the variance is 0 — up to the last
+    bit (river's √ is `** 0.5`, numpy's `sqrt`), which the decisions' tie margin covers; None
+    when a transformer is anything else.
+
+    >>> from river import preprocessing
+    >>> scaler = preprocessing.StandardScaler()
+    >>> for a in (1.0, 2.0, 3.0):
+    ...     scaler.learn_one({"a": a, "b": 5.0})
+    >>> scaled_rows([scaler], ("a", "b"), np.array([[4.0, 7.0]])).tolist()
+    [[1.4142135623730951, 0.0]]
+    >>> scaler.transform_one({"a": 4.0, "b": 7.0})
+    {'a': 1.4142135623730951, 'b': 0.0}
+    """
+    from river.preprocessing import StandardScaler
+
+    for scaler in transformers:
+        if type(scaler) is not StandardScaler or scaler.window_size is not None:
+            return None
+        means = np.array([scaler.means.get(name, 0.0) for name in names])
+        rows = rows - means
+        if scaler.with_std:
+            variances = np.array([scaler.vars.get(name, 0.0) for name in names])
+            known = variances != 0.0
+            rows[:, known] /= np.sqrt(variances[known])
+            rows[:, ~known] = 0.0
+    return rows
+
+
+def learns_while_predicting(pipeline) -> bool:
+    """Whether the pipeline's unsupervised steps learn as it predicts (river's
+    `compose.learn_during_predict()`; unknown: as if they did): then only its own methods
+    predict as it does.
+
+    >>> from transforms.models.specs import ModelSpec
+    >>> learns_while_predicting(ModelSpec.parse("standard-scaler | gaussian-nb").build())
+    False
+    """
+    return getattr(pipeline, "_LEARN_UNSUPERVISED_DURING_PREDICT", True)
+
+
 def batch_predictor(model) -> BatchPredictor:
     """The fastest exact way to predict many rows with `model`.
 
     >>> from river import naive_bayes, linear_model
     >>> type(batch_predictor(naive_bayes.GaussianNB())).__name__
     'GaussianNBBatch'
-    >>> type(batch_predictor(linear_model.LogisticRegression())).__name__
+    >>> type(batch_predictor(linear_model.Perceptron())).__name__
     'BatchPredictor'
     """
     from river.compose import Pipeline
+    from river.linear_model import LogisticRegression
     from river.naive_bayes import GaussianNB
     from river.tree import HoeffdingTreeClassifier
 
-    from transforms.models.naive_bayes_batch import GaussianNBBatch, GaussianNBPipelineBatch
+    from transforms.models.binary import BinaryLabels, BinaryLabelsBatch
+    from transforms.models.linear_batch import LogisticRegressionBatch, fits_batch
+    from transforms.models.naive_bayes_batch import GaussianNBBatch
     from transforms.models.specs import Majority, NoChange
     from transforms.models.tree_batch import HoeffdingTreeBatch
 
     kind = type(model)
     if kind is GaussianNB:
         return GaussianNBBatch()
-    if kind is Pipeline and type(list(model.steps.values())[-1]) is GaussianNB:
-        return GaussianNBPipelineBatch()
+    if kind is LogisticRegression and fits_batch(model):
+        return LogisticRegressionBatch()
+    if kind is Pipeline:
+        last = batch_predictor(list(model.steps.values())[-1])
+        return PipelineBatch(type(last)) if getattr(last, "by_feature", False) \
+            else BatchPredictor()
+    if kind is BinaryLabels:
+        return BinaryLabelsBatch(batch_predictor(model.model))
     if kind is HoeffdingTreeClassifier:
         return HoeffdingTreeBatch()
     if kind in (Majority, NoChange):

@@ -16,9 +16,11 @@ from __future__ import annotations
 import functools
 import json
 
+import numpy as np
 from river import base
 
 from transforms.errors import ConfigError
+from transforms.models.batch import NONE, BatchPredictor
 
 _RIVER_LABELS = (False, True)  # 0 and 1 equal these: river's binary models take them as they are
 _MULTICLASS_HINT = ("wrap the model, e.g. river.multiclass.OneVsRestClassifier{\"classifier\": "
@@ -226,3 +228,38 @@ def _mapped(wrapper: BinaryLabels, predict, x):
     if isinstance(answer, tuple):
         return wrapper._class(answer[0]), wrapper._proba(answer[1])
     return wrapper._class(answer)
+
+
+class BinaryLabelsBatch(BatchPredictor):
+    """Many rows of a `BinaryLabels` model at once: its wrapped model's batch predictor, whose
+    True and False are mapped to the classes (a False before the other class is known is no
+    prediction). Class probabilities come row by row, mapped the same way.
+
+    Example
+    -------
+
+    >>> from river import linear_model
+    >>> from transforms.models.linear_batch import LogisticRegressionBatch
+    >>> model = BinaryLabels(linear_model.LogisticRegression(), "fraud", "ok")
+    >>> for a, y in [(-2.0, "ok"), (2.0, "fraud")] * 10:
+    ...     model.learn_one({"a": a}, y)
+    >>> batch = BinaryLabelsBatch(LogisticRegressionBatch())
+    >>> xs = [{"a": -1.0}, {"a": 1.0}]
+    >>> codes, labels = batch.predict(model, np.array([batch.encode(x) for x in xs]), xs)
+    >>> [labels[c] for c in codes]
+    ['ok', 'fraud']
+    """
+
+    def __init__(self, inner: BatchPredictor):
+        self.inner = inner
+        self.dense = inner.dense
+        self.encode = inner.encode
+
+    def predict(self, model, rows, xs):
+        codes, labels = self.inner.predict(model.model, rows, xs)
+        mapped = [model._class(label) for label in labels]
+        if None not in mapped:
+            return codes, mapped
+        kept = [c for c in mapped if c is not None]
+        lut = np.array([NONE if c is None else kept.index(c) for c in mapped] + [NONE])
+        return lut[codes], kept

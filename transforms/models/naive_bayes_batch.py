@@ -8,8 +8,8 @@ import math
 
 import numpy as np
 
-from transforms.models.batch import (NONE, TIE_MARGIN, BatchPredictor, DenseBatch,
-                                     argmax_with_margin, as_codes, finish_unsure, merge_codes)
+from transforms.models.batch import (NONE, TIE_MARGIN, DenseBatch, argmax_with_margin,
+                                     learns_while_predicting)
 
 _PDF_EPS = 10e-10  # river.naive_bayes.gaussian._PDF_EPS
 
@@ -61,11 +61,16 @@ class GaussianNBBatch(DenseBatch):
 
     """
 
-    def decide(self, model, rows):
-        return self.decide_with(rows, parameters(model, self.names))
+    by_feature = True
+
+    def state(self, model, names):
+        return parameters(model, names)
+
+    def select(self, params, columns: list):
+        classes, prior, mu, sigma, known = params
+        return classes, prior, mu[:, columns], sigma[:, columns], known[:, columns]
 
     def decide_with(self, rows, params):
-        """`decide` with the model's `parameters` over the rows' features."""
         if params is None:
             return np.full(len(rows), NONE), [], np.empty(0, dtype=np.int64), None
         classes, prior, mu, sigma, known = params
@@ -130,60 +135,6 @@ def parameters(model, names) -> tuple | None:
                 mu[j, f], sigma[j, f], known[j, f] = params[0], math.sqrt(params[1]), True
     prior = np.array([math.log(model.class_counts[c] / total) for c in classes])
     return classes, prior, mu, sigma, known
-
-
-class GaussianNBPipelineBatch(BatchPredictor):
-    """A river pipeline ending in `GaussianNB` (`one-hot-text | gaussian-nb`, a scaler first):
-    each row's features go through the pipeline's transformers as `predict_one` sends them,
-    when the prediction is made (transformers learn too), then GaussianNB decides for the rows
-    at once, grouped by their features' names (rows may differ in the features they have).
-    Rows near a tie, or with a value that is no plain number, get GaussianNB's own answer.
-
-    Example
-    -------
-
-    >>> from transforms.models.specs import ModelSpec
-    >>> model = ModelSpec.parse("one-hot-text | gaussian-nb").build()
-    >>> for a, c, y in [(0.0, "p", "u"), (0.2, "q", "u"), (5.0, "p", "v"), (5.3, "q", "v")]:
-    ...     model.learn_one({"a": a, "c": c}, y)
-    >>> xs = [{"a": 0.1, "c": "p"}, {"a": 4.9, "c": "q"}, {"a": 2.6, "c": "r"}]
-    >>> codes, labels = GaussianNBPipelineBatch().predict(model, None, xs)
-    >>> [labels[c] for c in codes] == [model.predict_one(x) for x in xs]
-    True
-
-    """
-
-    def predict(self, model, rows, xs):
-        if _learns_while_predicting(model):
-            return super().predict(model, rows, xs)
-        transformed, nb = [], None
-        for x in xs:
-            x, nb = model._transform_one(x)
-            transformed.append(x)
-        groups: dict = {}
-        for i, x in enumerate(transformed):
-            groups.setdefault(tuple(x), []).append(i)
-        union = list(dict.fromkeys(name for names in groups for name in names))
-        params = parameters(nb, union) if nb is not None else None
-        column = {name: j for j, name in enumerate(union)}
-        codes, labels = np.full(len(xs), NONE, dtype=np.int64), []
-        for names, at in groups.items():
-            group = GaussianNBBatch()
-            group.names = names
-            encoded = [group.encode(transformed[i]) for i in at]
-            dense = [r is not None for r in encoded]
-            xs_at = [transformed[i] for i in at]
-            if all(dense) and params is not None:
-                cols = [column[name] for name in names]
-                classes, prior, mu, sigma, known = params
-                decided = group.decide_with(np.array(encoded).reshape(len(at), len(names)),
-                                            (classes, prior, mu[:, cols], sigma[:, cols],
-                                             known[:, cols]))
-                got = finish_unsure(nb, xs_at, *decided)
-            else:  # (rare: a value that is no number; an untrained model answers None)
-                got = as_codes([nb.predict_one(x) for x in xs_at])
-            codes, labels = merge_codes(codes, labels, np.array(at), *got)
-        return codes, labels
 
 
 def _best_class(jll: dict):
@@ -371,13 +322,6 @@ def _transformed_first(pipeline, predict, otherwise, x: dict):
     >>> [fast_predict_one(model)(x) for x in xs] == [model.predict_one(x) for x in xs]
     True
     """
-    if _learns_while_predicting(pipeline):
+    if learns_while_predicting(pipeline):
         return otherwise(x)
     return predict(pipeline._transform_one(x)[0])
-
-
-def _learns_while_predicting(pipeline) -> bool:
-    """Whether the pipeline's unsupervised steps learn as it predicts (river's
-    `compose.learn_during_predict()`; unknown: as if they did): then only its own methods
-    predict as it does."""
-    return getattr(pipeline, "_LEARN_UNSUPERVISED_DURING_PREDICT", True)

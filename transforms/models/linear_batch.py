@@ -1,0 +1,71 @@
+"""river's `linear_model.LogisticRegression`, many rows at once (`LogisticRegressionBatch`).
+
+river predicts True when p > 1 − p, p = sigmoid(w·x + b): that is when w·x + b > 0, except
+within rounding of 0, where exp(−z) rounds to 1 and p to 1/2, a tie river gives to False. river
+sums w·x in its own order (a Rust `VectorDict`), numpy in another; the two differ by far less
+than the margin (1e-9 of Σ|w_i·x_i| + |b| + 1) inside which a row is left to `predict_one`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from transforms.models.batch import TIE_MARGIN, DenseBatch
+
+
+def fits_batch(model) -> bool:
+    """Whether `LogisticRegressionBatch` decides as the model does: its loss is river's log
+    loss (whose mean function is the sigmoid) and it predicts as river's classifiers do.
+
+    >>> from river import linear_model, optim
+    >>> fits_batch(linear_model.LogisticRegression())
+    True
+    >>> fits_batch(linear_model.LogisticRegression(loss=optim.losses.Hinge()))
+    False
+    """
+    from river import base, linear_model, optim
+
+    kind = type(model)
+    return type(model.loss) is optim.losses.Log \
+        and kind.predict_one is base.Classifier.predict_one \
+        and kind.predict_proba_one is linear_model.LogisticRegression.predict_proba_one
+
+
+class LogisticRegressionBatch(DenseBatch):
+    """river `LogisticRegression`: True where w·x + b > 0, by a clear margin.
+
+    Example
+    -------
+
+    >>> from river import linear_model
+    >>> model = linear_model.LogisticRegression()
+    >>> for a, y in [(-2.0, False), (-1.0, False), (1.5, True), (2.5, True)] * 10:
+    ...     model.learn_one({"a": a, "b": 1.0}, y)
+    >>> batch = LogisticRegressionBatch()
+    >>> xs = [{"a": a, "b": 1.0} for a in (-3.0, -0.1, 0.4, 3.0)]
+    >>> rows = np.array([batch.encode(x) for x in xs])
+    >>> codes, labels = batch.predict(model, rows, xs)
+    >>> [labels[c] for c in codes] == [model.predict_one(x) for x in xs]
+    True
+
+    """
+
+    by_feature = True
+    # Its predict_one is one dot product (in Rust): a transformed row costs more to encode.
+    group_transformed = False
+
+    def state(self, model, names):
+        weights = model._weights.to_dict()
+        return np.array([float(weights.get(name, 0.0)) for name in names]), \
+            float(model.intercept)
+
+    def select(self, state, columns: list):
+        return state[0][columns], state[1]
+
+    def decide_with(self, rows, state):
+        weights, intercept = state
+        z = rows @ weights + intercept
+        scale = np.abs(rows) @ np.abs(weights) + (abs(intercept) + 1.0)
+        # NaN (diverged weights) is unsure too: river decides it.
+        unsure = (~(np.abs(z) > TIE_MARGIN * scale)).nonzero()[0]
+        return (z > 0).astype(np.int64), [False, True], unsure, None
