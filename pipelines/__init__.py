@@ -13,6 +13,8 @@ Python API for notebooks and scripts:
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import tempfile
 
 from transforms import lazy_exports
@@ -61,10 +63,30 @@ def evaluate(streams, models, delay="0", out: str | None = None, runner: str = "
     ['comparison', 'final', 'initial']
     """
     from pipelines.config import RunConfig
-    from pipelines.job import run
+
+    with _root_logger_left_alone():
+        from pipelines.job import run
 
     out = out or tempfile.mkdtemp(prefix="delayed-eval-")
     summary = run(RunConfig(streams=streams, models=models, delay=delay,
                             out=out, runner=runner, report=report, quiet=quiet, **options))
     summary.attrs["out"] = out
     return summary
+
+
+@contextlib.contextmanager
+def _root_logger_left_alone():
+    """Beam announces missing optional clients (GCP) with `logging.warning` as it is imported:
+    a `WARNING:root:apitools not found ...` line in a notebook that has not configured logging.
+    A stand-in root handler takes it meanwhile; a program's own handlers are left as they
+    are."""
+    root = logging.getLogger()
+    if root.handlers:
+        yield
+        return
+    stand_in = logging.NullHandler()
+    root.addHandler(stand_in)
+    try:
+        yield
+    finally:
+        root.removeHandler(stand_in)

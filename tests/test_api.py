@@ -241,3 +241,17 @@ def test_a_delay_given_as_a_timedelta_is_that_much_event_time(tmp_path):
     assert RunConfig(streams=[stream], models=["majority"], out="unused",
                      delay=dt.timedelta(minutes=2), time_windows=[dt.timedelta(hours=1)]
                      ).delay == "120s"
+
+
+def test_evaluate_in_a_fresh_program_prints_nothing_on_stderr(tmp_path):
+    """A notebook or script that calls `evaluate` sees no Beam import notices (`WARNING:root:
+    apitools not found ...`)."""
+    import subprocess
+    import sys
+
+    code = ("import pipelines\n"
+            f"pipelines.evaluate('synth:SEA{{\"n\": 200}}', 'gaussian-nb', delay=10, "
+            f"repredict='none', out={str(tmp_path / 'out')!r})\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True)
+    assert done.stderr == ""
