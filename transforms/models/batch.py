@@ -385,9 +385,9 @@ def scaled_rows(transformers: list, names: tuple, rows: np.ndarray):
     >>> for a in (1.0, 2.0, 3.0):
     ...     scaler.learn_one({"a": a, "b": 5.0})
     >>> scaled_rows([scaler], ("a", "b"), np.array([[4.0, 7.0]])).tolist()
-    [[1.4142135623730951, 0.0]]
+    [[2.449489742783178, 0.0]]
     >>> scaler.transform_one({"a": 4.0, "b": 7.0})
-    {'a': 1.4142135623730951, 'b': 0.0}
+    {'a': 2.449489742783178, 'b': 0.0}
     """
     from river.preprocessing import StandardScaler
 
