@@ -25,6 +25,7 @@ MODELS = {
     "majority": lambda: ModelSpec.parse("majority").build(None),
     "no-change": lambda: ModelSpec.parse("no-change").build(None),
     "logistic-regression": linear_model.LogisticRegression,
+    "knn": lambda: ModelSpec.parse('knn{"window_size": 200}').build(None),
 }
 
 
@@ -76,7 +77,7 @@ def test_fast_paths_are_chosen():
     assert names == {"gaussian-nb": "GaussianNBBatch", "ht-nba": "HoeffdingTreeBatch",
                      "ht-nb": "HoeffdingTreeBatch", "ht-mc": "HoeffdingTreeBatch",
                      "majority": "ConstantBatch", "no-change": "ConstantBatch",
-                     "logistic-regression": "LogisticRegressionBatch"}
+                     "logistic-regression": "LogisticRegressionBatch", "knn": "KNNBatch"}
 
 
 def test_rows_that_differ_from_the_first_are_not_encoded():
@@ -337,3 +338,24 @@ def test_text_features_are_one_hot_encoded_as_rivers_encoder_does_and_learned_fr
         correct += i >= 5000 and model.predict_one(x) == y
         model.learn_one(x, y)
     assert correct / 1000 > 0.99
+
+
+def test_knn_keeps_its_window_in_step_with_rivers():
+    """The window's matrix follows river's deque: a few new points (the oldest dropped), more
+    new points than the window holds, and a copy of the model (other entries): each time the
+    answers are predict_one's."""
+    import copy
+
+    data = list(itertools.islice(synth.Hyperplane(seed=2, n_features=4), 900))
+    model = ModelSpec.parse('knn{"window_size": 50, "n_neighbors": 3}').build(None)
+    predictor = batch_predictor(model)
+    probe = [x for x, _ in data[-100:]]
+    at = 0
+    for step in (1, 7, 3, 49, 50, 51, 120, 2):
+        for x, y in data[at:at + step]:
+            model.learn_one(x, y)
+        at += step
+        assert answers(predictor, model, probe) == [model.predict_one(x) for x in probe]
+    model = copy.deepcopy(model)
+    model.learn_one(*data[at])
+    assert answers(predictor, model, probe) == [model.predict_one(x) for x in probe]

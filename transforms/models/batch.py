@@ -15,6 +15,8 @@ feature rows with numpy:
 - `PipelineBatch`: a river pipeline ending in one of these; rows through standard scalers as
   arrays, through other transformers one by one.
 - `BinaryLabelsBatch` (`binary`): a binary model on two other classes, its answers mapped.
+- `KNNBatch` (`knn_batch`): river's `neighbors.KNNClassifier` over a window (the `knn` model):
+  distances to the window's points as river sums them, bit for bit.
 - `ConstantBatch`: models whose prediction does not depend on x (Majority, No-Change).
 
 numpy's `exp`/`log` may differ from libm's in the last bit, so a vectorised decision is kept
@@ -430,6 +432,7 @@ def batch_predictor(model) -> BatchPredictor:
     from river.naive_bayes import GaussianNB
     from river.tree import HoeffdingTreeClassifier
 
+    from transforms.models import knn_batch
     from transforms.models.binary import BinaryLabels, BinaryLabelsBatch
     from transforms.models.linear_batch import LogisticRegressionBatch, fits_batch
     from transforms.models.naive_bayes_batch import GaussianNBBatch
@@ -441,6 +444,8 @@ def batch_predictor(model) -> BatchPredictor:
         return GaussianNBBatch()
     if kind is LogisticRegression and fits_batch(model):
         return LogisticRegressionBatch()
+    if knn_batch.fits_batch(model):
+        return knn_batch.KNNBatch()
     if kind is Pipeline:
         last = batch_predictor(list(model.steps.values())[-1])
         return PipelineBatch(type(last)) if getattr(last, "by_feature", False) \

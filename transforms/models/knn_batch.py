@@ -1,0 +1,162 @@
+"""river's `neighbors.KNNClassifier` over a `LazySearch` window (the `knn` model, MOA's kNN), many
+rows at once, with exactly `predict_one`'s answers (`KNNBatch`).
+
+river's search measures each distance as √(Σ (x_f − w_f)²), summed feature by feature in the
+row's key order, and takes the k smallest by (distance, place in the window): the oldest of equal
+distances first. Here the window is a matrix kept in step with river's, the same sums are made
+column by column for many rows at once (the same additions in the same order: bit for bit),
+and the same order picks the neighbours. Their votes (1/distance, added in neighbour order),
+the normalisation and the choice of the first best class in the order of the model's class set
+are river's too. A row within a distance of 0 of a window point takes that point's class, as
+river's does.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+from transforms.models.batch import NONE, DenseBatch
+
+_BLOCK = 1 << 20  # distances computed per block of rows: rows × window ≤ this
+
+
+def fits_batch(model) -> bool:
+    """Whether `KNNBatch` decides as the model does: river's `KNNClassifier` with inverse
+    distance votes, no softmax and no class clean-up, over a `LazySearch` window with its
+    Euclidean distance.
+
+    >>> from transforms.models.specs import exact_knn
+    >>> fits_batch(exact_knn()), fits_batch(exact_knn(weighted=False))
+    (True, False)
+    """
+    from river import neighbors
+    from river.utils.vectordict import euclidean_distance_tuple
+
+    engine = getattr(model, "_nn", None)
+    return type(model) is neighbors.KNNClassifier and type(engine) is neighbors.LazySearch \
+        and engine.dist_func is euclidean_distance_tuple and model.weighted \
+        and not model.softmax and not model.cleanup_every
+
+
+class KNNBatch(DenseBatch):
+    """river `KNNClassifier` (`fits_batch`): the k nearest window points of each row, their
+    inverse-distance votes.
+
+    Example
+    -------
+
+    >>> from transforms.models.specs import exact_knn
+    >>> model = exact_knn(n_neighbors=3)
+    >>> for a, y in [(0.0, "u"), (0.5, "u"), (1.0, "v"), (4.0, "v"), (4.5, "w")]:
+    ...     model.learn_one({"a": a}, y)
+    >>> batch = KNNBatch()
+    >>> xs = [{"a": a} for a in (0.2, 0.5, 2.6, 4.4)]
+    >>> rows = np.array([batch.encode(x) for x in xs])
+    >>> codes, labels = batch.predict(model, rows, xs)
+    >>> [labels[c] for c in codes] == [model.predict_one(x) for x in xs]
+    True
+    """
+
+    def __init__(self):
+        super().__init__()
+        self._points = np.empty((0, 0))  # the window's points, in its order
+        self._targets: list = []  # their classes
+        self._dense = np.empty(0, dtype=bool)  # whether each point is a row of `names`
+        self._newest = None  # the window's newest entry when last seen
+
+    def _sync(self, window) -> bool:
+        """Bring the matrix in step with river's window (its newest entries appended, the
+        oldest dropped); whether every point is a row of the features' names."""
+        fresh = 0
+        if self._newest is not None:
+            for entry in reversed(window):
+                if entry is self._newest:
+                    break
+                fresh += 1
+            else:  # (not found: a window replaced, or every entry new)
+                fresh = len(window)
+        else:
+            fresh = len(window)
+        if fresh == len(window):
+            self._points = np.empty((0, len(self.names)))
+            self._targets, self._dense = [], np.empty(0, dtype=bool)
+        if fresh:
+            entries = list(itertools.islice(reversed(window), fresh))[::-1]
+            encoded = [self.encode(entry[0][0]) for entry in entries]
+            ok = np.array([r is not None for r in encoded])
+            new = np.zeros((fresh, len(self.names)))
+            if ok.any():
+                new[ok] = np.vstack([r for r in encoded if r is not None])
+            keep = len(window) - fresh
+            start = len(self._targets) - keep
+            self._points = np.concatenate([self._points[start:], new])
+            self._targets = self._targets[start:] + [entry[0][1] for entry in entries]
+            self._dense = np.concatenate([self._dense[start:], ok])
+            self._newest = window[-1]
+        if not len(window):
+            self._newest = None
+        return bool(self._dense.all())
+
+    def decide(self, model, rows):
+        window = model._nn.window
+        classes = list(model.classes)  # in the order of predict_proba_one's dict
+        everyone = np.arange(len(rows))
+        if not len(window) or not classes or not self._sync(window):
+            return np.full(len(rows), NONE), [], everyone, None
+        k = min(model.n_neighbors, len(window))
+        column = {c: j for j, c in enumerate(classes)}
+        try:
+            targets = np.array([column[y] for y in self._targets])
+        except KeyError:  # (a point whose class the model has dropped: river's own answer)
+            return np.full(len(rows), NONE), [], everyone, None
+        codes = np.empty(len(rows), dtype=np.int64)
+        unsure = []
+        step = max(1, _BLOCK // len(window))
+        for lo in range(0, len(rows), step):
+            block = rows[lo:lo + step]
+            nearest, distances = self._nearest(block, k)
+            votes = targets[nearest]
+            scores = np.zeros((len(block), len(classes)))
+            at = np.arange(len(block))
+            with np.errstate(invalid="ignore", divide="ignore"):  # (distance 0: below)
+                for j in range(k):  # added in neighbour order, as river adds them
+                    scores[at, votes[:, j]] += 1.0 / distances[:, j]
+                total = scores[:, 0].copy()
+                for j in range(1, len(classes)):
+                    total += scores[:, j]
+                best = np.argmax(scores / total[:, None], axis=1)
+            exact = distances[:, 0] == 0.0  # river answers with the first such point's class
+            best[exact] = votes[exact, 0]
+            odd = ~(np.isfinite(total) & (total > 0.0)) & ~exact
+            unsure.extend((lo + np.nonzero(odd)[0]).tolist())
+            codes[lo:lo + len(block)] = best
+        return codes, classes, np.array(unsure, dtype=np.int64), None
+
+    def _nearest(self, block: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """The k nearest points of each row (window places) and their distances, by (distance,
+        place): river's order."""
+        points = self._points
+        squares = None
+        for f in range(points.shape[1]):  # feature by feature, as river sums them
+            diff = block[:, f:f + 1] - points[:, f]
+            diff *= diff
+            squares = diff if squares is None else squares + diff
+        if squares is None:  # (no features: every point at distance 0)
+            squares = np.zeros((len(block), len(points)))
+        distances = np.sqrt(squares)
+        if k < distances.shape[1]:
+            nearest = np.argpartition(distances, k - 1, axis=1)[:, :k]
+            kth = np.take_along_axis(distances, nearest, axis=1).max(axis=1)
+            # Where points beyond the k share the k-th distance, which of them are in is the
+            # window's order: a stable sort of those rows (equal distances, the oldest first).
+            tied = ((distances <= kth[:, None]).sum(axis=1) > k).nonzero()[0]
+            if len(tied):
+                nearest[tied] = np.argsort(distances[tied], axis=1, kind="stable")[:, :k]
+        else:
+            nearest = np.broadcast_to(np.arange(k), (len(block), k))
+        near = np.take_along_axis(distances, nearest, axis=1)
+        order = np.lexsort((nearest, near))  # by distance, then place: river's order
+        nearest = np.take_along_axis(nearest, order, axis=1)
+        return nearest, np.take_along_axis(near, order, axis=1)
