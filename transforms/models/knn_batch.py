@@ -138,22 +138,26 @@ class KNNBatch(DenseBatch):
         """The k nearest points of each row (window places) and their distances, by (distance,
         place): river's order."""
         points = self._points
-        squares = None
+        squares = np.zeros((len(block), len(points)))
+        diff = np.empty_like(squares)
         for f in range(points.shape[1]):  # feature by feature, as river sums them
-            diff = block[:, f:f + 1] - points[:, f]
+            np.subtract(block[:, f:f + 1], points[:, f], out=diff)
             diff *= diff
-            squares = diff if squares is None else squares + diff
-        if squares is None:  # (no features: every point at distance 0)
-            squares = np.zeros((len(block), len(points)))
-        distances = np.sqrt(squares)
+            squares += diff
+        distances = np.sqrt(squares, out=squares)
         if k < distances.shape[1]:
             nearest = np.argpartition(distances, k - 1, axis=1)[:, :k]
             kth = np.take_along_axis(distances, nearest, axis=1).max(axis=1)
             # Where points beyond the k share the k-th distance, which of them are in is the
-            # window's order: a stable sort of those rows (equal distances, the oldest first).
+            # window's order: the closer ones, then the oldest of those at the k-th distance.
             tied = ((distances <= kth[:, None]).sum(axis=1) > k).nonzero()[0]
             if len(tied):
-                nearest[tied] = np.argsort(distances[tied], axis=1, kind="stable")[:, :k]
+                near, at_kth = distances[tied], kth[tied, None]
+                closer = near < at_kth
+                equal = near == at_kth
+                wanted = k - closer.sum(axis=1, keepdims=True)
+                chosen = closer | equal & (np.cumsum(equal, axis=1) <= wanted)
+                nearest[tied] = chosen.nonzero()[1].reshape(len(tied), k)
         else:
             nearest = np.broadcast_to(np.arange(k), (len(block), k))
         near = np.take_along_axis(distances, nearest, axis=1)
