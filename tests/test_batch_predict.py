@@ -359,3 +359,17 @@ def test_knn_keeps_its_window_in_step_with_rivers():
     model = copy.deepcopy(model)
     model.learn_one(*data[at])
     assert answers(predictor, model, probe) == [model.predict_one(x) for x in probe]
+
+
+@pytest.mark.parametrize("aggregation", ["mean", "median", "weighted_mean"])
+def test_knn_regressor_batch_equals_predict_one_bit_for_bit(aggregation):
+    data = list(itertools.islice(synth.Friedman(seed=4), 900))
+    model = ModelSpec.parse(f'knn-regressor{{"window_size": 150, "aggregation_method": '
+                            f'"{aggregation}"}}').build(None)
+    predictor = batch_predictor(model)
+    assert type(predictor).__name__ == "KNNRegressorBatch"
+    probe = [x for x, _ in data[-200:]] + [data[3][0]]  # ... and a point of the window
+    for i, (x, y) in enumerate(data[:700]):
+        if i in (0, 1, 4) or i % 61 == 0:
+            assert answers(predictor, model, probe) == [model.predict_one(x) for x in probe]
+        model.learn_one(x, y)

@@ -196,6 +196,25 @@ def test_engine_equals_the_straightforward_algorithm_1(model, k):
 
 
 
+@pytest.mark.parametrize("aggregation", ["mean", "weighted_mean"])
+def test_knn_regressor_repredictions_equal_the_straightforward_algorithm_1(aggregation):
+    """A regressor's re-predictions are values: each equals predict_one's, bit for bit."""
+    events = random_stream(n=400)
+    spec = ModelSpec.parse(f'knn-regressor{{"window_size": 100, "aggregation_method": '
+                           f'"{aggregation}"}}')
+    engine = ReplayEngine(spec, "s", None, repredict=RepredictPolicy("every_k_labels", 2))
+    assert engine.task == "regression"
+    ours = engine.drain(events).outcomes
+    naive = naive_replay(events, spec.build(None), 2)
+    assert len(ours) == len(naive) > 350
+    n_reps = 0
+    for o, (key, _, _, _, initial, reps, final) in zip(ours, naive):
+        assert (o.id, o.initial, o.final) == (key, initial, final)
+        assert [(t, v) for t, v in repredictions(o)] == reps
+        n_reps += len(reps)
+    assert n_reps > 2000
+
+
 def _equals_algorithm_1(engine, outcomes, events, spec, k, classes=(0, 1)) -> int:
     """How many outcomes' re-predictions differ from the per-label predict_one scan's (the
     model built with `classes`, None: undeclared)."""

@@ -15,8 +15,9 @@ feature rows with numpy:
 - `PipelineBatch`: a river pipeline ending in one of these; rows through standard scalers as
   arrays, through other transformers one by one.
 - `BinaryLabelsBatch` (`binary`): a binary model on two other classes, its answers mapped.
-- `KNNBatch` (`knn_batch`): river's `neighbors.KNNClassifier` over a window (the `knn` model):
-  distances to the window's points as river sums them, bit for bit.
+- `KNNBatch`, `KNNRegressorBatch` (`knn_batch`): river's `neighbors.KNNClassifier` and
+  `KNNRegressor` over a window (`knn`, `knn-regressor`): distances to the window's points as
+  river sums them, bit for bit.
 - `ConstantBatch`: models whose prediction does not depend on x (Majority, No-Change).
 
 numpy's `exp`/`log` may differ from libm's in the last bit, so a vectorised decision is kept
@@ -446,6 +447,8 @@ def batch_predictor(model) -> BatchPredictor:
         return LogisticRegressionBatch()
     if knn_batch.fits_batch(model):
         return knn_batch.KNNBatch()
+    if knn_batch.fits_regressor_batch(model):
+        return knn_batch.KNNRegressorBatch()
     if kind is Pipeline:
         last = batch_predictor(list(model.steps.values())[-1])
         return PipelineBatch(type(last)) if getattr(last, "by_feature", False) \

@@ -14,12 +14,33 @@ river's does.
 from __future__ import annotations
 
 import itertools
+import statistics
 
 import numpy as np
 
 from transforms.models.batch import NONE, DenseBatch
 
 _BLOCK = 1 << 20  # distances computed per block of rows: rows × window ≤ this
+
+
+def _lazy_euclidean(engine) -> bool:
+    from river import neighbors
+    from river.utils.vectordict import euclidean_distance_tuple
+
+    return type(engine) is neighbors.LazySearch and engine.dist_func is euclidean_distance_tuple
+
+
+def fits_regressor_batch(model) -> bool:
+    """Whether `KNNRegressorBatch` predicts as the model does: river's `KNNRegressor` over a
+    `LazySearch` window with its Euclidean distance.
+
+    >>> from transforms.models.specs import exact_knn_regressor
+    >>> fits_regressor_batch(exact_knn_regressor())
+    True
+    """
+    from river import neighbors
+
+    return type(model) is neighbors.KNNRegressor and _lazy_euclidean(getattr(model, "_nn", None))
 
 
 def fits_batch(model) -> bool:
@@ -32,12 +53,9 @@ def fits_batch(model) -> bool:
     (True, False)
     """
     from river import neighbors
-    from river.utils.vectordict import euclidean_distance_tuple
 
-    engine = getattr(model, "_nn", None)
-    return type(model) is neighbors.KNNClassifier and type(engine) is neighbors.LazySearch \
-        and engine.dist_func is euclidean_distance_tuple and model.weighted \
-        and not model.softmax and not model.cleanup_every
+    return type(model) is neighbors.KNNClassifier and _lazy_euclidean(getattr(model, "_nn", None)) \
+        and model.weighted and not model.softmax and not model.cleanup_every
 
 
 class KNNBatch(DenseBatch):
@@ -164,3 +182,53 @@ class KNNBatch(DenseBatch):
         order = np.lexsort((nearest, near))  # by distance, then place: river's order
         nearest = np.take_along_axis(nearest, order, axis=1)
         return nearest, np.take_along_axis(near, order, axis=1)
+
+
+class KNNRegressorBatch(KNNBatch):
+    """river `KNNRegressor` (`fits_regressor_batch`): the k nearest window points of many rows
+    at once, as `KNNBatch` finds them; each row's value is then made from its neighbours' targets
+    and distances by river's own formula (mean, median or inverse-distance weighted mean): the
+    same value, bit for bit.
+
+    Example
+    -------
+
+    >>> from transforms.models.specs import exact_knn_regressor
+    >>> model = exact_knn_regressor(n_neighbors=2)
+    >>> for a, y in [(0.0, 1.0), (1.0, 3.0), (4.0, 10.0)]:
+    ...     model.learn_one({"a": a}, y)
+    >>> batch = KNNRegressorBatch()
+    >>> xs = [{"a": 0.2}, {"a": 1.0}, {"a": 3.0}]
+    >>> codes, values = batch.predict(model, np.array([batch.encode(x) for x in xs]), xs)
+    >>> [values[c] for c in codes] == [model.predict_one(x) for x in xs]
+    True
+    """
+
+    def decide(self, model, rows):
+        window = model._nn.window
+        everyone = np.arange(len(rows))
+        if not len(window):
+            return np.zeros(len(rows), dtype=np.int64), [0.0], np.empty(0, np.int64), None
+        if not self._sync(window):
+            return np.full(len(rows), NONE), [], everyone, None
+        k = min(model.n_neighbors, len(window))
+        targets, method = self._targets, model.aggregation_method
+        values = []
+        step = max(1, _BLOCK // len(window))
+        for lo in range(0, len(rows), step):
+            nearest, distances = self._nearest(rows[lo:lo + step], k)
+            for places, ds in zip(nearest.tolist(), distances.tolist()):
+                values.append(_aggregate(method, [targets[i] for i in places], ds))
+        return np.arange(len(rows)), values, np.empty(0, dtype=np.int64), None
+
+
+def _aggregate(method: str, targets: list, distances: list):
+    """river `KNNRegressor.predict_one`'s value from the neighbours it found."""
+    if distances[0] == 0:
+        return targets[0]
+    if method == "median":
+        return statistics.median(targets)
+    total = sum(1 / d for d in distances)
+    if method == "mean" or total == 0.0:
+        return statistics.mean(targets)
+    return sum(y / d for y, d in zip(targets, distances)) / total
