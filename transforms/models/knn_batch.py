@@ -13,6 +13,7 @@ river's does.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import statistics
 
@@ -226,9 +227,21 @@ def _aggregate(method: str, targets: list, distances: list):
     """river `KNNRegressor.predict_one`'s value from the neighbours it found."""
     if distances[0] == 0:
         return targets[0]
-    if method == "median":
-        return statistics.median(targets)
+    if method == "weighted_mean":
+        return _weighted_mean(tuple(targets), tuple(distances))
+    return _mean_or_median(method, tuple(targets))
+
+
+# A pending row keeps its neighbours over many rounds: their value is remembered (the mean
+# and median, exact, depend on the targets alone; statistics.mean sums them as fractions).
+@functools.lru_cache(maxsize=1 << 16)
+def _mean_or_median(method: str, targets: tuple):
+    return statistics.median(targets) if method == "median" else statistics.mean(targets)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _weighted_mean(targets: tuple, distances: tuple):
     total = sum(1 / d for d in distances)
-    if method == "mean" or total == 0.0:
+    if total == 0.0:
         return statistics.mean(targets)
     return sum(y / d for y, d in zip(targets, distances)) / total
