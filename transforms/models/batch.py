@@ -307,12 +307,14 @@ def argmax_with_margin(scores: np.ndarray, scale: np.ndarray) -> tuple[np.ndarra
 
 class PipelineBatch(BatchPredictor):
     """A river pipeline whose last step has a vectorised decision over features
-    (`DenseBatch.by_feature`: GaussianNB, logistic regression): each row's features go through
-    the pipeline's transformers as `predict_one` sends them, when the prediction is made
-    (transformers learn too), then the last step decides for the rows at once, grouped by their
-    features' names (rows may differ in the features they have: `one-hot-text` adds one for a
-    category it has not seen). Rows near a tie, or with a value that is no plain number, get the
-    last step's own answer.
+    (`DenseBatch.by_feature`: GaussianNB, logistic regression). Rows of plain numbers through
+    standard scalers alone are scaled as arrays (`scaled_rows`). Otherwise each row's features
+    go through the pipeline's transformers as `predict_one` sends them, when the prediction is
+    made (transformers learn too), then the last step decides for the rows at once, grouped by
+    their features' names (rows may differ in the features they have: `one-hot-text` adds one
+    for a category it has not seen) — or, where its own `predict_one` costs less than grouping
+    (`group_transformed` False), answers them one by one. Rows near a tie, or with a value that
+    is no plain number, get the pipeline's own answer.
 
     Example
     -------
@@ -329,7 +331,7 @@ class PipelineBatch(BatchPredictor):
 
     """
 
-    dense = True  # rows of plain numbers (`DenseBatch.encode`) are kept: see `scaled`
+    dense = True  # rows of plain numbers (`DenseBatch.encode`) are kept: see `scaled_rows`
 
     def __init__(self, last: type[DenseBatch]):
         self.last = last
