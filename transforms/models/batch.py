@@ -207,9 +207,10 @@ class DenseBatch(BatchPredictor):
         codes, labels = self.predict(model, rows, xs)
         return codes, labels, self.proba_of(model, rows, xs, labels, scored)
 
-    by_feature = False  # whether it has `state`, `select` and `decide_with` (PipelineBatch)
-    # Whether rows a pipeline's transformers must take one by one are better decided at once,
-    # grouped by their features, than asked one by one (`PipelineBatch`).
+    # Whether it decides rows a pipeline's standard scalers made (`state`, `decide_with`), and
+    # rows its other transformers made one by one, grouped by their features (`select` too),
+    # rather than asking its own `predict_one` for each (`PipelineBatch`).
+    in_pipeline = False
     group_transformed = True
 
     def decide(self, model, rows):
@@ -306,8 +307,8 @@ def argmax_with_margin(scores: np.ndarray, scale: np.ndarray) -> tuple[np.ndarra
 
 
 class PipelineBatch(BatchPredictor):
-    """A river pipeline whose last step has a vectorised decision over features
-    (`DenseBatch.by_feature`: GaussianNB, logistic regression). Rows of plain numbers through
+    """A river pipeline whose last step has a vectorised decision (`DenseBatch.in_pipeline`:
+    GaussianNB, logistic regression, kNN). Rows of plain numbers through
     standard scalers alone are scaled as arrays (`scaled_rows`). Otherwise each row's features
     go through the pipeline's transformers as `predict_one` sends them, when the prediction is
     made (transformers learn too), then the last step decides for the rows at once, grouped by
@@ -337,6 +338,7 @@ class PipelineBatch(BatchPredictor):
         self.last = last
         self.raw = DenseBatch()  # the rows as they come, before the transformers
         self.encode = self.raw.encode
+        self.scaled = last()  # the last step on scaled rows (a scaler keeps the names)
 
     def predict(self, model, rows, xs):
         if learns_while_predicting(model):
@@ -344,11 +346,10 @@ class PipelineBatch(BatchPredictor):
         *transformers, step = model.steps.values()
         scaled = None if rows is None else scaled_rows(transformers, self.raw.names, rows)
         if scaled is not None:  # every transformer a standard scaler: no row goes one by one
-            group = self.last()
-            group.names = self.raw.names
-            state = group.state(step, group.names)
+            self.scaled.names = self.raw.names
+            state = self.scaled.state(step, self.raw.names)
             if state is not None:
-                return finish_unsure(model, xs, *group.decide_with(scaled, state))
+                return finish_unsure(model, xs, *self.scaled.decide_with(scaled, state))
         if not self.last.group_transformed:
             return super().predict(model, rows, xs)
         transformed = []
@@ -381,8 +382,8 @@ class PipelineBatch(BatchPredictor):
 
 def scaled_rows(transformers: list, names: tuple, rows: np.ndarray):
     """Dense rows (features `names`) through river `StandardScaler`s, as their
-    `transform_one` gives them — (x − mean) / √var, 0 where the variance is 0 — up to the last
-    bit (river's √ is `** 0.5`, numpy's `sqrt`), which the decisions' tie margin covers; None
+    `transform_one` gives them — (x − mean) / var ** 0.5, 0 where the variance is 0 — bit for
+    bit (the same operations on the same doubles; the roots are Python's, as river's); None
     when a transformer is anything else.
 
     >>> from river import preprocessing
@@ -402,9 +403,9 @@ def scaled_rows(transformers: list, names: tuple, rows: np.ndarray):
         means = np.array([scaler.means.get(name, 0.0) for name in names])
         rows = rows - means
         if scaler.with_std:
-            variances = np.array([scaler.vars.get(name, 0.0) for name in names])
-            known = variances != 0.0
-            rows[:, known] /= np.sqrt(variances[known])
+            variances = [scaler.vars.get(name, 0.0) for name in names]
+            known = np.array([v != 0.0 for v in variances], dtype=bool)
+            rows[:, known] /= np.array([v ** 0.5 for v in variances if v])
             rows[:, ~known] = 0.0
     return rows
 
@@ -453,7 +454,7 @@ def batch_predictor(model) -> BatchPredictor:
         return knn_batch.KNNRegressorBatch()
     if kind is Pipeline:
         last = batch_predictor(list(model.steps.values())[-1])
-        return PipelineBatch(type(last)) if getattr(last, "by_feature", False) \
+        return PipelineBatch(type(last)) if getattr(last, "in_pipeline", False) \
             else BatchPredictor()
     if kind is BinaryLabels:
         return BinaryLabelsBatch(batch_predictor(model.model))

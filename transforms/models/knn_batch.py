@@ -78,6 +78,9 @@ class KNNBatch(DenseBatch):
     True
     """
 
+    in_pipeline = True  # (on scaled rows: the window holds what the scalers made of its rows)
+    group_transformed = False
+
     def __init__(self):
         super().__init__()
         self._points = np.empty((0, 0))  # the window's points, in its order
@@ -117,6 +120,12 @@ class KNNBatch(DenseBatch):
         if not len(window):
             self._newest = None
         return bool(self._dense.all())
+
+    def state(self, model, names):
+        return model
+
+    def decide_with(self, rows, model):
+        return self.decide(model, rows)
 
     def decide(self, model, rows):
         window = model._nn.window

@@ -50,7 +50,7 @@ class LogisticRegressionBatch(DenseBatch):
 
     """
 
-    by_feature = True
+    in_pipeline = True
     # Its predict_one is one dot product (in Rust): a transformed row costs more to encode.
     group_transformed = False
 

@@ -61,7 +61,7 @@ class GaussianNBBatch(DenseBatch):
 
     """
 
-    by_feature = True
+    in_pipeline = True
 
     def state(self, model, names):
         return parameters(model, names)
