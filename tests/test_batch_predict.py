@@ -228,7 +228,8 @@ def _with_text(stream):
                                   "standard-scaler | logistic-regression",
                                   "one-hot-text | standard-scaler | logistic-regression",
                                   'standard-scaler | knn{"window_size": 300}',
-                                  'standard-scaler | knn-regressor{"window_size": 300}'])
+                                  'standard-scaler | knn-regressor{"window_size": 300}',
+                                  "standard-scaler | linear-regression"])
 def test_a_pipeline_ending_in_a_vectorised_model_equals_predict_one_while_learning(spec):
     """The rows go through the transformers as they stand at each prediction (a scaler's
     means move, the encoder meets new categories) and the last step decides for them at once,
@@ -397,3 +398,15 @@ def test_scaled_rows_are_the_scalers_own_values_bit_for_bit():
     theirs = [[second.transform_one(first.transform_one(x))[n] for n in names]
               for x in data[300:]]
     assert ours.tolist() == theirs
+
+
+def test_linear_regression_batch_equals_predict_one_bit_for_bit():
+    data = list(itertools.islice(synth.Friedman(seed=4), 900))
+    model = linear_model.LinearRegression()
+    predictor = batch_predictor(model)
+    assert type(predictor).__name__ == "LinearRegressionBatch"
+    probe = [x for x, _ in data[-200:]]
+    for i, (x, y) in enumerate(data[:700]):
+        if i in (0, 1, 4) or i % 61 == 0:
+            assert answers(predictor, model, probe) == [model.predict_one(x) for x in probe]
+        model.learn_one(x, y)

@@ -196,12 +196,14 @@ def test_engine_equals_the_straightforward_algorithm_1(model, k):
 
 
 
-@pytest.mark.parametrize("aggregation", ["mean", "weighted_mean"])
-def test_knn_regressor_repredictions_equal_the_straightforward_algorithm_1(aggregation):
+@pytest.mark.parametrize("model", ['knn-regressor{"window_size": 100}',
+                                   'knn-regressor{"window_size": 100, "aggregation_method": '
+                                   '"weighted_mean"}',
+                                   "standard-scaler | linear-regression"])
+def test_regressor_repredictions_equal_the_straightforward_algorithm_1(model):
     """A regressor's re-predictions are values: each equals predict_one's, bit for bit."""
     events = random_stream(n=400)
-    spec = ModelSpec.parse(f'knn-regressor{{"window_size": 100, "aggregation_method": '
-                           f'"{aggregation}"}}')
+    spec = ModelSpec.parse(model)
     engine = ReplayEngine(spec, "s", None, repredict=RepredictPolicy("every_k_labels", 2))
     assert engine.task == "regression"
     ours = engine.drain(events).outcomes

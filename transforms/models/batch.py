@@ -10,8 +10,8 @@ feature rows with numpy:
 - `HoeffdingTreeBatch` (`tree_batch`): river's `tree.HoeffdingTreeClassifier`; rows are routed
   down numeric splits as arrays, a leaf predicting its majority class answers once for all its
   rows, a naive Bayes leaf scores its rows like GaussianNB.
-- `LogisticRegressionBatch` (`linear_batch`): river's `linear_model.LogisticRegression`, the
-  sign of w·x + b for a matrix of rows.
+- `LogisticRegressionBatch`, `LinearRegressionBatch` (`linear_batch`): river's
+  `linear_model.LogisticRegression` and `LinearRegression`: w·x + b for a matrix of rows.
 - `PipelineBatch`: a river pipeline ending in one of these; rows through standard scalers as
   arrays, through other transformers one by one.
 - `BinaryLabelsBatch` (`binary`): a binary model on two other classes, its answers mapped.
@@ -438,7 +438,7 @@ def batch_predictor(model) -> BatchPredictor:
 
     from transforms.models import knn_batch
     from transforms.models.binary import BinaryLabels, BinaryLabelsBatch
-    from transforms.models.linear_batch import LogisticRegressionBatch, fits_batch
+    from transforms.models import linear_batch
     from transforms.models.naive_bayes_batch import GaussianNBBatch
     from transforms.models.specs import Majority, NoChange
     from transforms.models.tree_batch import HoeffdingTreeBatch
@@ -446,8 +446,10 @@ def batch_predictor(model) -> BatchPredictor:
     kind = type(model)
     if kind is GaussianNB:
         return GaussianNBBatch()
-    if kind is LogisticRegression and fits_batch(model):
-        return LogisticRegressionBatch()
+    if kind is LogisticRegression and linear_batch.fits_batch(model):
+        return linear_batch.LogisticRegressionBatch()
+    if linear_batch.fits_regression_batch(model):
+        return linear_batch.LinearRegressionBatch()
     if knn_batch.fits_batch(model):
         return knn_batch.KNNBatch()
     if knn_batch.fits_regressor_batch(model):

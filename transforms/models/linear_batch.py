@@ -31,6 +31,21 @@ def fits_batch(model) -> bool:
         and kind.predict_proba_one is linear_model.LogisticRegression.predict_proba_one
 
 
+def weights_over(model, names) -> tuple:
+    """A river linear model's (weights over the features `names`, 0 for a feature it has not
+    learned; intercept).
+
+    >>> from river import linear_model
+    >>> model = linear_model.LinearRegression()
+    >>> model.learn_one({"a": 1.0}, 2.0)
+    >>> weights, intercept = weights_over(model, ("a", "b"))
+    >>> weights.tolist(), intercept
+    ([0.04, 0.0], 0.04)
+    """
+    weights = model._weights.to_dict()
+    return np.array([float(weights.get(name, 0.0)) for name in names]), float(model.intercept)
+
+
 class LogisticRegressionBatch(DenseBatch):
     """river `LogisticRegression`: True where w·x + b > 0, by a clear margin.
 
@@ -55,9 +70,7 @@ class LogisticRegressionBatch(DenseBatch):
     group_transformed = False
 
     def state(self, model, names):
-        weights = model._weights.to_dict()
-        return np.array([float(weights.get(name, 0.0)) for name in names]), \
-            float(model.intercept)
+        return weights_over(model, names)
 
     def select(self, state, columns: list):
         return state[0][columns], state[1]
@@ -69,3 +82,54 @@ class LogisticRegressionBatch(DenseBatch):
         # NaN (diverged weights) is unsure too: river decides it.
         unsure = (~(np.abs(z) > TIE_MARGIN * scale)).nonzero()[0]
         return (z > 0).astype(np.int64), [False, True], unsure, None
+
+
+def fits_regression_batch(model) -> bool:
+    """Whether `LinearRegressionBatch` predicts as the model does: river's `LinearRegression`
+    with a loss whose mean function is the identity (squared, absolute, Huber, ...).
+
+    >>> from river import linear_model, optim
+    >>> fits_regression_batch(linear_model.LinearRegression())
+    True
+    >>> fits_regression_batch(linear_model.LinearRegression(loss=optim.losses.Poisson()))
+    False
+    """
+    from river import linear_model, optim
+
+    return type(model) is linear_model.LinearRegression \
+        and type(model.loss).mean_func is optim.losses.RegressionLoss.mean_func
+
+
+class LinearRegressionBatch(DenseBatch):
+    """river `LinearRegression`: w·x + b for a matrix of rows, bit for bit. river's weights sum
+    w_f·x_f feature by feature in the row's key order, from 0, then add the intercept; here the
+    same additions are made column by column.
+
+    Example
+    -------
+
+    >>> from river import linear_model
+    >>> model = linear_model.LinearRegression()
+    >>> for a, y in [(0.1, 1.0), (0.7, 2.1), (0.4, 1.3)] * 20:
+    ...     model.learn_one({"a": a, "b": 1.0 - a}, y)
+    >>> batch = LinearRegressionBatch()
+    >>> xs = [{"a": a, "b": 1.0 - a} for a in (0.0, 0.33, 0.9)]
+    >>> codes, values = batch.predict(model, np.array([batch.encode(x) for x in xs]), xs)
+    >>> [values[c] for c in codes] == [model.predict_one(x) for x in xs]
+    True
+
+    """
+
+    in_pipeline = True
+    group_transformed = False  # (one row: river's own dot product is as fast)
+
+    def state(self, model, names):
+        return weights_over(model, names)
+
+    def decide_with(self, rows, state):
+        weights, intercept = state
+        values = np.zeros(len(rows))
+        for f in range(rows.shape[1]):  # feature by feature, as river sums them
+            values += rows[:, f] * weights[f]
+        values += intercept
+        return np.arange(len(rows)), values.tolist(), np.empty(0, dtype=np.int64), None
