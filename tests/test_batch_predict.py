@@ -26,6 +26,8 @@ MODELS = {
     "no-change": lambda: ModelSpec.parse("no-change").build(None),
     "logistic-regression": linear_model.LogisticRegression,
     "knn": lambda: ModelSpec.parse('knn{"window_size": 200}').build(None),
+    "arf": lambda: ModelSpec.parse('adaptive-random-forest{"n_models": 4, "grace_period": 50}'
+                                   ).build(None),
 }
 
 
@@ -77,7 +79,8 @@ def test_fast_paths_are_chosen():
     assert names == {"gaussian-nb": "GaussianNBBatch", "ht-nba": "HoeffdingTreeBatch",
                      "ht-nb": "HoeffdingTreeBatch", "ht-mc": "HoeffdingTreeBatch",
                      "majority": "ConstantBatch", "no-change": "ConstantBatch",
-                     "logistic-regression": "LogisticRegressionBatch", "knn": "KNNBatch"}
+                     "logistic-regression": "LogisticRegressionBatch", "knn": "KNNBatch",
+                     "arf": "ARFBatch"}
 
 
 def test_rows_that_differ_from_the_first_are_not_encoded():
@@ -410,3 +413,22 @@ def test_linear_regression_batch_equals_predict_one_bit_for_bit():
         if i in (0, 1, 4) or i % 61 == 0:
             assert answers(predictor, model, probe) == [model.predict_one(x) for x in probe]
         model.learn_one(x, y)
+
+
+def test_arf_batch_follows_trees_replaced_after_a_drift():
+    """After a drift, ARF swaps trees for their background learners or new ones: the batch
+    answers with the trees the forest has, each time predict_one's."""
+    stream = synth.ConceptDriftStream(synth.Agrawal(classification_function=0, seed=1),
+                                      synth.Agrawal(classification_function=4, seed=2),
+                                      position=800, width=50, seed=3)
+    data = list(itertools.islice(stream, 2600))
+    model = ModelSpec.parse('adaptive-random-forest{"n_models": 4, "grace_period": 50}').build()
+    predictor = batch_predictor(model)
+    probe = [x for x, _ in data[-200:]]
+    trees = set()
+    for i, (x, y) in enumerate(data[:2400]):
+        if i in (0, 1, 3) or i % 101 == 0:
+            assert answers(predictor, model, probe) == [model.predict_one(x) for x in probe]
+            trees |= {id(tree) for tree in model}
+        model.learn_one(x, y)
+    assert len(trees) > 4  # trees were replaced

@@ -172,7 +172,8 @@ def random_stream(n=600, delay_lo=5, delay_hi=60, seed=3, updates=True, orphans=
 @pytest.mark.parametrize("model", ["river.naive_bayes.GaussianNB",
                                    'river.tree.HoeffdingTreeClassifier{"grace_period": 50}',
                                    "knn", "standard-scaler | gaussian-nb",
-                                   "standard-scaler | logistic-regression"])
+                                   "standard-scaler | logistic-regression",
+                                   'adaptive-random-forest{"n_models": 3, "grace_period": 30}'])
 @pytest.mark.parametrize("k", [1, 3])
 def test_engine_equals_the_straightforward_algorithm_1(model, k):
     """Every initial, re-prediction (time and value) and final equals a per-label scan of the

@@ -18,6 +18,8 @@ feature rows with numpy:
 - `KNNBatch`, `KNNRegressorBatch` (`knn_batch`): river's `neighbors.KNNClassifier` and
   `KNNRegressor` over a window (`knn`, `knn-regressor`): distances to the window's points as
   river sums them, bit for bit.
+- `ARFBatch` (`forest_batch`): river's `forest.ARFClassifier`: its trees' probabilities as
+  `HoeffdingTreeBatch` gives them, weighted and summed as river sums them.
 - `ConstantBatch`: models whose prediction does not depend on x (Majority, No-Change).
 
 numpy's `exp`/`log` may differ from libm's in the last bit, so a vectorised decision is kept
@@ -436,7 +438,7 @@ def batch_predictor(model) -> BatchPredictor:
     from river.naive_bayes import GaussianNB
     from river.tree import HoeffdingTreeClassifier
 
-    from transforms.models import knn_batch
+    from transforms.models import forest_batch, knn_batch
     from transforms.models.binary import BinaryLabels, BinaryLabelsBatch
     from transforms.models import linear_batch
     from transforms.models.naive_bayes_batch import GaussianNBBatch
@@ -462,6 +464,8 @@ def batch_predictor(model) -> BatchPredictor:
         return BinaryLabelsBatch(batch_predictor(model.model))
     if kind is HoeffdingTreeClassifier:
         return HoeffdingTreeBatch()
+    if forest_batch.fits_batch(model):
+        return forest_batch.ARFBatch()
     if kind in (Majority, NoChange):
         return ConstantBatch()
     return BatchPredictor()
