@@ -554,21 +554,27 @@ def _slots_of(slots: int, classes: int, features: int) -> dict:
 
 @functools.cache
 def _leaf_classes() -> tuple:
+    """river's HTC leaf types by how they predict: (majority class, naive Bayes, adaptive).
+    A random-subspace leaf of a forest's tree learns from some features only and predicts as
+    its base type."""
+    from river.tree.nodes.arf_htc_nodes import (RandomLeafMajorityClass, RandomLeafNaiveBayes,
+                                                RandomLeafNaiveBayesAdaptive)
     from river.tree.nodes.htc_nodes import LeafMajorityClass, LeafNaiveBayes, LeafNaiveBayesAdaptive
 
-    return LeafMajorityClass, LeafNaiveBayes, LeafNaiveBayesAdaptive
+    return ((LeafMajorityClass, RandomLeafMajorityClass), (LeafNaiveBayes, RandomLeafNaiveBayes),
+            (LeafNaiveBayesAdaptive, RandomLeafNaiveBayesAdaptive))
 
 
 def _leaf_mode(leaf, tree) -> str:
     """How a river HTC leaf predicts now: "mc" (majority class, x-free), "nb", or "other"."""
-    LeafMajorityClass, LeafNaiveBayes, LeafNaiveBayesAdaptive = _leaf_classes()
+    majority, naive_bayes, adaptive = _leaf_classes()
     kind = type(leaf)
-    if kind is LeafMajorityClass:
+    if kind in majority:
         return "mc"
-    if kind is LeafNaiveBayesAdaptive:
+    if kind in adaptive:
         nb = leaf.is_active() and leaf._nb_correct_weight >= leaf._mc_correct_weight
         return "nb" if nb else "mc"
-    if kind is LeafNaiveBayes:
+    if kind in naive_bayes:
         nb = leaf.is_active() and leaf.total_weight >= tree.nb_threshold
         return "nb" if nb else "mc"
     return "other"
