@@ -432,3 +432,25 @@ def test_arf_batch_follows_trees_replaced_after_a_drift():
             trees |= {id(tree) for tree in model}
         model.learn_one(x, y)
     assert len(trees) > 4  # trees were replaced
+
+
+@pytest.mark.parametrize("spec", ['knn{"window_size": 100}', "knn-regressor",
+                                  'adaptive-random-forest{"n_models": 3}'])
+def test_a_saved_predictor_keeps_no_copy_of_the_model_and_answers_after(spec):
+    """An engine's saved state holds its predictor: its caches of the model (kNN's window, the
+    forest's trees) are left out, and made again when it next predicts."""
+    import pickle
+
+    data = list(itertools.islice(synth.SEA(seed=5), 400))
+    model = ModelSpec.parse(spec).build(None)
+    predictor = batch_predictor(model)
+    probe = [x for x, _ in data[-50:]]
+    for x, y in data[:300]:
+        model.learn_one(x, y)
+    assert answers(predictor, model, probe) == [model.predict_one(x) for x in probe]
+    saved = pickle.dumps(predictor)
+    assert len(saved) < 2_000
+    predictor = pickle.loads(saved)
+    for x, y in data[300:340]:
+        model.learn_one(x, y)
+    assert answers(predictor, model, probe) == [model.predict_one(x) for x in probe]

@@ -54,6 +54,10 @@ class ARFBatch(DenseBatch):
         super().__init__()
         self._trees: dict = {}  # id(tree) -> (tree, its HoeffdingTreeBatch)
 
+    def __getstate__(self):
+        # Caches of the model's trees: a saved engine makes them again.
+        return self.__dict__ | {"_trees": {}}
+
     def _tree_batch(self, tree):
         from transforms.models.tree_batch import HoeffdingTreeBatch
 

@@ -88,6 +88,11 @@ class KNNBatch(DenseBatch):
         self._dense = np.empty(0, dtype=bool)  # whether each point is a row of `names`
         self._newest = None  # the window's newest entry when last seen
 
+    def __getstate__(self):
+        # The window's matrix is a cache of the model's window: a saved engine rebuilds it.
+        return self.__dict__ | {"_points": np.empty((0, 0)), "_targets": [],
+                                "_dense": np.empty(0, dtype=bool), "_newest": None}
+
     def _sync(self, window) -> bool:
         """Bring the matrix in step with river's window (its newest entries appended, the
         oldest dropped); whether every point is a row of the features' names."""
