@@ -46,7 +46,18 @@ def weights_over(model, names) -> tuple:
     return np.array([float(weights.get(name, 0.0)) for name in names]), float(model.intercept)
 
 
-class LogisticRegressionBatch(DenseBatch):
+class _LinearBatch(DenseBatch):
+    """A river linear model's rows: its state is its weights over the rows' features."""
+
+    in_pipeline = True
+    # Its predict_one is one dot product (in Rust): a transformed row costs more to encode.
+    group_transformed = False
+
+    def state(self, model, names):
+        return weights_over(model, names)
+
+
+class LogisticRegressionBatch(_LinearBatch):
     """river `LogisticRegression`: True where w·x + b > 0, by a clear margin.
 
     Example
@@ -64,16 +75,6 @@ class LogisticRegressionBatch(DenseBatch):
     True
 
     """
-
-    in_pipeline = True
-    # Its predict_one is one dot product (in Rust): a transformed row costs more to encode.
-    group_transformed = False
-
-    def state(self, model, names):
-        return weights_over(model, names)
-
-    def select(self, state, columns: list):
-        return state[0][columns], state[1]
 
     def decide_with(self, rows, state):
         weights, intercept = state
@@ -100,7 +101,7 @@ def fits_regression_batch(model) -> bool:
         and type(model.loss).mean_func is optim.losses.RegressionLoss.mean_func
 
 
-class LinearRegressionBatch(DenseBatch):
+class LinearRegressionBatch(_LinearBatch):
     """river `LinearRegression`: w·x + b for a matrix of rows, bit for bit. river's weights sum
     w_f·x_f feature by feature in the row's key order, from 0, then add the intercept; here the
     same additions are made column by column.
@@ -119,12 +120,6 @@ class LinearRegressionBatch(DenseBatch):
     True
 
     """
-
-    in_pipeline = True
-    group_transformed = False  # (one row: river's own dot product is as fast)
-
-    def state(self, model, names):
-        return weights_over(model, names)
 
     def decide_with(self, rows, state):
         weights, intercept = state
