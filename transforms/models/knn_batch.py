@@ -138,23 +138,17 @@ class KNNBatch(DenseBatch):
         everyone = np.arange(len(rows))
         if not len(window) or not classes or not self._sync(window):
             return np.full(len(rows), NONE), [], everyone, None
-        k = min(model.n_neighbors, len(window))
+        # (No class clean-up, `fits_batch`: every point's class is in the model's set.)
         column = {c: j for j, c in enumerate(classes)}
-        try:
-            targets = np.array([column[y] for y in self._targets])
-        except KeyError:  # (a point whose class the model has dropped: river's own answer)
-            return np.full(len(rows), NONE), [], everyone, None
+        targets = np.array([column[y] for y in self._targets])
         codes = np.empty(len(rows), dtype=np.int64)
         unsure = []
-        step = max(1, _BLOCK // len(window))
-        for lo in range(0, len(rows), step):
-            block = rows[lo:lo + step]
-            nearest, distances = self._nearest(block, k)
+        for lo, nearest, distances in self._neighbours(model, rows):
             votes = targets[nearest]
-            scores = np.zeros((len(block), len(classes)))
-            at = np.arange(len(block))
+            scores = np.zeros((len(nearest), len(classes)))
+            at = np.arange(len(nearest))
             with np.errstate(invalid="ignore", divide="ignore"):  # (distance 0: below)
-                for j in range(k):  # added in neighbour order, as river adds them
+                for j in range(nearest.shape[1]):  # added in neighbour order, as river adds them
                     scores[at, votes[:, j]] += 1.0 / distances[:, j]
                 total = scores[:, 0].copy()
                 for j in range(1, len(classes)):
@@ -164,8 +158,16 @@ class KNNBatch(DenseBatch):
             best[exact] = votes[exact, 0]
             odd = ~(np.isfinite(total) & (total > 0.0)) & ~exact
             unsure.extend((lo + np.nonzero(odd)[0]).tolist())
-            codes[lo:lo + len(block)] = best
+            codes[lo:lo + len(nearest)] = best
         return codes, classes, np.array(unsure, dtype=np.int64), None
+
+    def _neighbours(self, model, rows):
+        """(first row, nearest, distances) for blocks of rows: `_nearest` of the model's k
+        (fewer while the window holds fewer points)."""
+        k = min(model.n_neighbors, len(self._targets))
+        step = max(1, _BLOCK // len(self._targets))
+        for lo in range(0, len(rows), step):
+            yield lo, *self._nearest(rows[lo:lo + step], k)
 
     def _nearest(self, block: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         """The k nearest points of each row (window places) and their distances, by (distance,
@@ -226,12 +228,9 @@ class KNNRegressorBatch(KNNBatch):
             return np.zeros(len(rows), dtype=np.int64), [0.0], np.empty(0, np.int64), None
         if not self._sync(window):
             return np.full(len(rows), NONE), [], everyone, None
-        k = min(model.n_neighbors, len(window))
         targets, method = self._targets, model.aggregation_method
         values = []
-        step = max(1, _BLOCK // len(window))
-        for lo in range(0, len(rows), step):
-            nearest, distances = self._nearest(rows[lo:lo + step], k)
+        for _, nearest, distances in self._neighbours(model, rows):
             for places, ds in zip(nearest.tolist(), distances.tolist()):
                 values.append(_aggregate(method, [targets[i] for i in places], ds))
         return np.arange(len(rows)), values, np.empty(0, dtype=np.int64), None
