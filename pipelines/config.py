@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 import yaml
 
 from transforms.errors import ConfigError
+from transforms.streams.delays import seconds_text
 
 LOG_LEVELS = ("all", "initial-final", "none")
 DRIFT_ON = ("initial", "final", "none")
@@ -50,8 +51,8 @@ def _typed(name: str, value, annotation: str):
     (10, [500])
     >>> _typed("start", dt.date(2026, 11, 1), "str | None")
     '2026-11-01'
-    >>> _typed("delay", dt.timedelta(hours=2), "str")
-    '7200s'
+    >>> _typed("delay", dt.timedelta(hours=2), "str"), _typed("delay", dt.timedelta(days=15), "str")
+    ('7200s', '1296000s')
     >>> _typed("bins", "many", "int")
     Traceback (most recent call last):
     ...
@@ -71,7 +72,7 @@ def _typed(name: str, value, annotation: str):
     if kind == "str" and isinstance(value, (dt.date, dt.datetime)):  # YAML's `from: 2026-11-01`
         return value.isoformat()
     if kind == "str" and isinstance(value, dt.timedelta):  # a delay or window from Python
-        return f"{value.total_seconds():g}s"
+        return seconds_text(value.total_seconds())
     if kind == "float" and number:
         return float(value)
     if kind == "int" and number and float(value).is_integer():

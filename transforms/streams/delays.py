@@ -34,15 +34,31 @@ _UNITS = {"s": 1.0, "min": 60.0, "h": 3600.0, "d": 86400.0}
 
 
 def duration_text(secs: float) -> str:
-    """Seconds in the largest unit of `_UNITS` that counts them whole, as --delay reads them.
+    """Seconds in the largest unit of `_UNITS` that counts them whole, as --delay reads them,
+    every digit kept.
 
     >>> duration_text(7200), duration_text(90), duration_text(1.5), duration_text(0)
     ('2h', '90s', '1.5s', '0s')
+    >>> duration_text(1234567), duration_text(1234567.25)
+    ('1234567s', '1234567.25s')
     """
     for unit, size in sorted(_UNITS.items(), key=lambda u: -u[1]):
         if secs >= size and secs % size == 0:
-            return f"{secs / size:g}{unit}"
-    return f"{secs:g}s"
+            return f"{_exact(secs / size)}{unit}"
+    return seconds_text(secs)
+
+
+def seconds_text(secs: float) -> str:
+    """Seconds as --delay reads them, every digit kept (`:g` keeps 6).
+
+    >>> seconds_text(7200), seconds_text(1234567.25)
+    ('7200s', '1234567.25s')
+    """
+    return f"{_exact(secs)}s"
+
+
+def _exact(number: float) -> str:
+    return str(int(number)) if float(number).is_integer() else repr(float(number))
 
 
 class DelaySpecError(ConfigError):
@@ -110,6 +126,8 @@ class DelaySpec:
     'h'
     >>> DelaySpec.parse(dt.timedelta(minutes=5)) == DelaySpec.parse("5min")  # as river takes it
     True
+    >>> DelaySpec.parse(dt.timedelta(days=14, seconds=25367)) == DelaySpec.parse("1234967s")
+    True
 
     References
     ----------
@@ -127,7 +145,7 @@ class DelaySpec:
     @classmethod
     def parse(cls, text: str | int | float | dt.timedelta) -> DelaySpec:
         if isinstance(text, dt.timedelta):
-            text = f"{text.total_seconds():g}s"
+            text = seconds_text(text.total_seconds())
         text = str(text).strip()
         parts = text.split(":")
         try:
