@@ -134,3 +134,26 @@ def test_a_multiclass_wrapper_of_a_binary_model_is_not_refused():
         datasets.synth.LED(seed=5).take(500),
         multiclass.OneVsRestClassifier(linear_model.LogisticRegression()), accuracy, delay=10)
     assert initial(summary)["accuracy"] == accuracy.get()
+
+
+@pytest.mark.parametrize("wrapper", ['temporal-correction{"model": "logistic-regression"}',
+                                     'temporally-augmented{"model": "logistic-regression", '
+                                     '"lags": 2}'])
+def test_a_temporal_wrapper_of_a_binary_model_learns_the_positive_class(tmp_path, wrapper):
+    """The wrapper keeps its transitions or lagged labels in the stream's classes; its
+    model learns label == positive. Oracle: river's LogisticRegression in the same wrapper
+    on the True/False labels, a plain predict-then-learn loop (delay 1), its answers named."""
+    from transforms.models.specs import ModelSpec
+
+    rows = sea_rows(600)
+    name = {True: "fraud", False: "ok"}
+    path = write_rows(tmp_path, rows, name.get)
+    ours = initial(evaluate_locally(path + '{"classes": ["ok", "fraud"]}', wrapper, "1",
+                                    final=False).summary)
+    loop = ModelSpec.parse(wrapper).build()
+    hits = 0
+    for x, y in rows:
+        hits += name[loop.predict_one(x)] == name[y]
+        loop.learn_one(x, y)
+    assert ours["n"] == len(rows)
+    assert ours["accuracy"] == hits / len(rows) > 0.6

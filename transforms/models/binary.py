@@ -54,6 +54,49 @@ def binary_only(model) -> bool:
     return type(model).__module__.startswith("river.")
 
 
+def _binary_inside(model):
+    """The temporal wrapper (itself, or a pipeline's last step) whose own model is one of
+    river's binary classifiers, or None: the wrapper takes any labels, its model does not."""
+    from transforms.models.temporal import delay_aware
+
+    wrapper = delay_aware(model)
+    return wrapper if wrapper is not None and binary_only(wrapper._model) else None
+
+
+def learns_two_classes(model) -> bool:
+    """Whether `model`, or the model a temporal wrapper holds, is a binary classifier
+    (`binary_only`): on other labels than True/False it must learn `label == positive`.
+
+    >>> from transforms.models.temporal import TemporalCorrection
+    >>> learns_two_classes(TemporalCorrection("logistic-regression"))
+    True
+    >>> learns_two_classes(TemporalCorrection("gaussian-nb"))
+    False
+    """
+    return binary_only(model) or _binary_inside(model) is not None
+
+
+def with_binary_labels(model, positive=None, negative=None):
+    """`model` with its binary classifier wrapped in `BinaryLabels`: the model itself, or the
+    one inside a temporal wrapper, which then keeps its transitions and lagged labels in the
+    stream's own classes.
+
+    >>> from river import linear_model
+    >>> from transforms.models.temporal import TemporalCorrection
+    >>> type(with_binary_labels(linear_model.LogisticRegression(), "fraud", "ok")).__name__
+    'BinaryLabels'
+    >>> m = with_binary_labels(TemporalCorrection("logistic-regression"), "fraud", "ok")
+    >>> type(m).__name__, type(m._model).__name__
+    ('TemporalCorrection', 'BinaryLabels')
+    """
+    if binary_only(model):
+        return BinaryLabels(model, positive, negative)
+    wrapper = _binary_inside(model)
+    if wrapper is not None:
+        wrapper._model = BinaryLabels(wrapper._model, positive, negative)
+    return model
+
+
 def _river_labels(classes) -> bool:
     return all(type(c) in (bool, int) or hasattr(c, "dtype") for c in classes) and \
         all(c in _RIVER_LABELS for c in classes)
@@ -118,17 +161,18 @@ def binary_classes(streams: list, models: dict, tasks: dict) -> dict:
     ...
     transforms.errors.ConfigError: model lr is a binary classifier (it predicts True or ...
     """
-    binary = [name for name, spec in models.items()
-              if spec is not None and tasks[name] == "classification"
-              and binary_only(spec.build())]
+    built = {name: spec.build() for name, spec in models.items()
+             if spec is not None and tasks[name] == "classification"}
+    binary = [name for name, model in built.items() if learns_two_classes(model)]
     targets = {}
     for s in streams if binary else ():
         try:
             targets[s.name] = binary_targets(s.first_values(), s.declared_classes(),
                                              s.options.get("positive"))
         except LabelsError as e:
-            raise ConfigError(f"model {binary[0]} is a binary classifier (it predicts True or "
-                              f"False), and stream {s.name} {e}") from None
+            what = "is" if binary_only(built[binary[0]]) else "holds"
+            raise ConfigError(f"model {binary[0]} {what} a binary classifier (it predicts True "
+                              f"or False), and stream {s.name} {e}") from None
     return targets
 
 

@@ -22,7 +22,7 @@ import numpy as np
 from metrics.baselines import BaselineViews
 from metrics.binning import binned_many, binned_proba_many
 from transforms.errors import ModelError
-from transforms.models.binary import BinaryLabels, LabelsError, binary_only
+from transforms.models.binary import LabelsError, with_binary_labels
 from transforms.models.naive_bayes_batch import fast_predict_one, predict_with_proba
 from transforms.models.specs import ModelSpec
 from transforms.models.temporal import delay_aware
@@ -210,8 +210,8 @@ class ReplayEngine:
         self.classes: list = list(classes) if classes else []
         self._class_index = {c: i for i, c in enumerate(self.classes)}
         self.model = model.build(list(classes) if classes else None)
-        if self.classification and binary_only(self.model):  # learns label == positive
-            self.model = BinaryLabels(self.model, *(binary or (None, None)))
+        if self.classification:  # a binary classifier learns label == positive
+            self.model = with_binary_labels(self.model, *(binary or (None, None)))
         self._predict_one = fast_predict_one(self.model)  # its exact answers, sooner
         # x -> (class, {class: probability}), or None: classes only.
         self._predict_scored = predict_with_proba(self.model) \
