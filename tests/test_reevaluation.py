@@ -142,9 +142,10 @@ def test_missing_predictions_take_no_part_in_the_vote():
     assert binned_predictions(0, 10, None, ((6, None), (8, None)), 1, bins=1) == [None, None, 1]
 
 
-def random_stream(n=600, delay_lo=5, delay_hi=60, seed=3, updates=True, orphans=True):
-    """Agrawal rows with random label delays (in seconds), some feature updates while
-    pending and some orphan labels with features: every path of the engine at once."""
+def random_stream(n=600, delay_lo=5, delay_hi=60, seed=3, updates=True, orphans=True,
+                  data=None):
+    """Agrawal rows (or `data`'s) with random label delays (in seconds), some feature updates
+    while pending and some orphan labels with features: every path of the engine at once."""
     import random
 
     from river.datasets import synth
@@ -153,7 +154,7 @@ def random_stream(n=600, delay_lo=5, delay_hi=60, seed=3, updates=True, orphans=
 
     rng = random.Random(seed)
     events, seq = [], 0
-    for i, (x, y) in enumerate(synth.Agrawal(seed=seed).take(n)):
+    for i, (x, y) in enumerate((data or synth.Agrawal(seed=seed)).take(n)):
         t = float(i)
         events.append(event(t, RANK_INSTANCE, seq, INSTANCE, i, x))
         t_label = t + rng.uniform(delay_lo, delay_hi)
@@ -195,6 +196,32 @@ def test_engine_equals_the_straightforward_algorithm_1(model, k):
         n_reps += len(reps)
     assert n_reps > 5000 // k
 
+
+
+def test_forest_repredictions_follow_its_trees_through_a_drift():
+    """ARF keeps each tree's answer for a pending row until the row's leaf learns or splits;
+    across a drift its trees are replaced while rows are pending. Every re-prediction equals
+    the per-label scan's predict_one."""
+    from river.datasets import synth
+
+    drifting = synth.ConceptDriftStream(synth.Agrawal(classification_function=0, seed=1),
+                                        synth.Agrawal(classification_function=4, seed=2),
+                                        position=600, width=50, seed=3)
+    events = random_stream(n=1500, delay_lo=20, delay_hi=120, data=drifting)
+    spec = ModelSpec.parse('adaptive-random-forest{"n_models": 4, "grace_period": 40}')
+    engine = ReplayEngine(spec, "s", [0, 1], repredict=RepredictPolicy("every_k_labels", 2))
+    ours = engine.drain(events).outcomes
+    naive = naive_replay(events, spec.build([0, 1]), 2)
+    assert len(ours) == len(naive) > 1400
+    trees = {id(tree) for tree in engine.model}
+    assert len(engine.rows.predictor._trees) == len(trees) and \
+        engine.model.n_drifts_detected() > 0  # trees were replaced
+    n_reps = 0
+    for o, (key, _, _, _, initial, reps, final) in zip(ours, naive):
+        assert (o.id, o.initial, o.final) == (key, initial, final)
+        assert [(t, v) for t, v in repredictions(o)] == reps
+        n_reps += len(reps)
+    assert n_reps > 20_000
 
 
 @pytest.mark.parametrize("model", ['knn-regressor{"window_size": 100}',

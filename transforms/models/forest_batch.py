@@ -52,41 +52,97 @@ class ARFBatch(DenseBatch):
 
     def __init__(self):
         super().__init__()
-        self._trees: dict = {}  # id(tree) -> (tree, its HoeffdingTreeBatch)
+        # id(tree) -> (tree, its HoeffdingTreeBatch, its rows' stamps and probabilities)
+        self._trees: dict = {}
+        self._columns: dict = {}  # class -> column of the sums, in the order classes came
+        self._round = 0
 
     def __getstate__(self):
         # Caches of the model's trees: a saved engine makes them again.
         return self.__dict__ | {"_trees": {}}
 
-    def _tree_batch(self, tree):
+    def _tree(self, tree) -> tuple:
         from transforms.models.tree_batch import HoeffdingTreeBatch
 
         kept = self._trees.get(id(tree))
         if kept is None or kept[0] is not tree:
             batch = HoeffdingTreeBatch()
             batch.names = self.names
-            kept = self._trees[id(tree)] = (tree, batch)
-        return kept[1]
+            kept = self._trees[id(tree)] = (tree, batch, _TreeRows())
+        return kept
+
+    def _column(self, label) -> int:
+        j = self._columns.get(label)
+        if j is None:
+            j = self._columns[label] = len(self._columns)
+        return j
 
     def predict(self, model, rows, xs):
         from transforms.models.naive_bayes_batch import predict_with_proba
 
         if rows is None or not len(model):  # (the first prediction builds the forest)
             return super(DenseBatch, self).predict(model, rows, xs)
-        columns: dict = {}  # class -> column of `sums`
-        sums = np.zeros((len(rows), 0))
+
+        def tree_proba(tree):
+            _, labels, proba = self._tree(tree)[1].predict_scored(tree, rows, xs,
+                                                                  predict_with_proba(tree))
+            return self._in_columns(labels, proba)
+
+        return self._vote(model, xs, tree_proba)
+
+    stamps_rows = True
+
+    def predict_changed(self, model, rows, xs, before, at=None, scored=None):
+        """`predict` for pending rows `rows[at]`: each tree's probabilities of a row are kept
+        with the stamp of its leaf (`HoeffdingTreeBatch.predict_changed`), so a row is routed
+        down a tree again only after a split, and scored again only when its leaf learned.
+        The weights change with every label, so the forest's answers are all made anew."""
+        from transforms.models.naive_bayes_batch import predict_with_proba
+
+        n = len(before)
+        at = np.arange(n) if at is None else at
+        self._round += 1
+        stamps, changed = np.full(n, self._round, dtype=np.int64), np.ones(n, dtype=bool)
+        if scored is not None or not len(model):  # (river's own probabilities, row by row)
+            if scored is None:
+                return (*super(DenseBatch, self).predict(model, None, xs), stamps, changed,
+                        None)
+            return (*super(DenseBatch, self).predict_scored(model, None, xs, scored), stamps,
+                    changed)
+        fresh = at[before == 0]  # rows new since their last prediction: no tree stamps yet
+
+        def tree_proba(tree):
+            _, batch, kept = self._tree(tree)
+            kept.reserve(int(at.max()) + 1, fresh)
+            _, labels, leaf_stamps, moved, proba = batch.predict_changed(
+                tree, rows, xs, kept.stamps[at], at=at, scored=predict_with_proba(tree))
+            kept.stamps[at] = leaf_stamps
+            if moved.any():
+                kept.store(at[moved], *self._in_columns(labels, proba[moved]))
+            return kept.proba_of(at, len(self._columns))
+
+        return (*self._vote(model, xs, tree_proba), stamps, changed, None)
+
+    def _in_columns(self, labels: list, proba: np.ndarray) -> tuple:
+        """A tree's probabilities (no numbers: 0) and the columns of its labels."""
+        return np.nan_to_num(proba, nan=0.0), [self._column(c) for c in labels]
+
+    def _vote(self, model, xs, tree_proba) -> tuple:
+        """The forest's classes for the rows from its trees' probabilities (`tree_proba(tree)`:
+        rows × columns, or with the columns they are in), weighted and summed as river does."""
+        sums = np.zeros((len(xs), 0))
         for i, tree in enumerate(model):
-            _, labels, proba = self._tree_batch(tree).predict_scored(
-                tree, rows, xs, predict_with_proba(tree))
-            proba = np.nan_to_num(proba, nan=0.0)  # (a tree with no probabilities adds none)
+            proba = tree_proba(tree)
+            if isinstance(proba, tuple):
+                values, columns = proba
+                proba = np.zeros((len(xs), len(self._columns)))
+                proba[:, columns] = values
             weight = model._metrics[i].get()
             if not model.disable_weighted_vote and weight > 0.0:
                 proba = proba * weight
-            for j, label in enumerate(labels):
-                if label not in columns:
-                    columns[label] = len(columns)
-                    sums = np.column_stack([sums, np.zeros(len(rows))])
-                sums[:, columns[label]] += proba[:, j]
+            if proba.shape[1] > sums.shape[1]:
+                sums = np.hstack([sums, np.zeros((len(xs), proba.shape[1] - sums.shape[1]))])
+            sums[:, :proba.shape[1]] += proba
         alive = {id(tree) for tree in model}
         self._trees = {k: v for k, v in self._trees.items() if k in alive}
         total = sums.sum(axis=1)
@@ -95,4 +151,34 @@ class ARFBatch(DenseBatch):
         best, unsure = argmax_with_margin(shares, np.ones_like(shares))
         odd = ~(total > 0.0)  # (no probabilities at all: river's own answer)
         unsure = np.union1d(unsure, odd.nonzero()[0]).astype(np.int64)
-        return finish_unsure(model, xs, best, list(columns), unsure, None)
+        return finish_unsure(model, xs, best, list(self._columns), unsure, None)
+
+
+class _TreeRows:
+    """One tree's answers for the pending rows: the stamp of the leaf each row reached (0: to
+    route) and the probabilities that leaf gave it, in the forest's class columns."""
+
+    def __init__(self):
+        self.stamps = np.zeros(0, dtype=np.int64)
+        self.proba = np.zeros((0, 0))
+
+    def reserve(self, rows: int, fresh: np.ndarray) -> None:
+        if rows > len(self.stamps):
+            size = max(rows, 2 * len(self.stamps))
+            self.stamps = np.concatenate([self.stamps, np.zeros(size - len(self.stamps),
+                                                                dtype=np.int64)])
+            self.proba = np.vstack([self.proba, np.zeros((size - len(self.proba),
+                                                          self.proba.shape[1]))])
+        self.stamps[fresh] = 0
+
+    def store(self, at: np.ndarray, values: np.ndarray, columns: list) -> None:
+        if max(columns, default=-1) >= self.proba.shape[1]:
+            self.proba = np.hstack([self.proba, np.zeros(
+                (len(self.proba), max(columns) + 1 - self.proba.shape[1]))])
+        self.proba[at] = 0.0
+        self.proba[at[:, None], columns] = values
+
+    def proba_of(self, at: np.ndarray, width: int) -> np.ndarray:
+        kept = self.proba[at]
+        return kept if kept.shape[1] == width else np.hstack(
+            [kept, np.zeros((len(at), width - kept.shape[1]))])
