@@ -28,6 +28,12 @@ MODELS = {
     "knn": lambda: ModelSpec.parse('knn{"window_size": 200}').build(None),
     "arf": lambda: ModelSpec.parse('adaptive-random-forest{"n_models": 4, "grace_period": 50}'
                                    ).build(None),
+    "hat-nba": lambda: tree.HoeffdingAdaptiveTreeClassifier(grace_period=50, seed=1),
+    "hat-nb": lambda: tree.HoeffdingAdaptiveTreeClassifier(grace_period=50, seed=1,
+                                                           leaf_prediction="nb",
+                                                           nb_threshold=20),
+    "hat-mc": lambda: tree.HoeffdingAdaptiveTreeClassifier(grace_period=50, seed=1,
+                                                           leaf_prediction="mc"),
 }
 
 
@@ -80,7 +86,9 @@ def test_fast_paths_are_chosen():
                      "ht-nb": "HoeffdingTreeBatch", "ht-mc": "HoeffdingTreeBatch",
                      "majority": "ConstantBatch", "no-change": "ConstantBatch",
                      "logistic-regression": "LogisticRegressionBatch", "knn": "KNNBatch",
-                     "arf": "ARFBatch"}
+                     "arf": "ARFBatch", "hat-nba": "HoeffdingAdaptiveTreeBatch",
+                     "hat-nb": "HoeffdingAdaptiveTreeBatch",
+                     "hat-mc": "HoeffdingAdaptiveTreeBatch"}
 
 
 def test_rows_that_differ_from_the_first_are_not_encoded():
@@ -432,6 +440,37 @@ def test_arf_batch_follows_trees_replaced_after_a_drift():
             trees |= {id(tree) for tree in model}
         model.learn_one(x, y)
     assert len(trees) > 4  # trees were replaced
+
+
+@pytest.mark.parametrize("leaf_prediction, n_rows", [("nba", 300), ("mc", 300), ("nba", 20)])
+def test_hat_batch_follows_alternate_trees_through_a_drift(leaf_prediction, n_rows):
+    """After a drift HAT grows alternate trees and switches to them or prunes them; a row
+    that passes one is answered with both trees' votes. The stamped path gives predict_one's
+    answer for every row at every stage, the same rows kept across labels as the engine keeps
+    them (20 rows: each routed by river's walk, not as arrays)."""
+    stream = synth.ConceptDriftStream(synth.Agrawal(classification_function=0, seed=1),
+                                      synth.Agrawal(classification_function=4, seed=2),
+                                      position=1500, width=50, seed=3)
+    data = list(itertools.islice(stream, 5000))
+    model = tree.HoeffdingAdaptiveTreeClassifier(grace_period=50, seed=1,
+                                                 leaf_prediction=leaf_prediction)
+    predictor = batch_predictor(model)
+    probe = [x for x, _ in data[-n_rows:]]
+    rows = np.array([predictor.encode(x) for x in probe])
+    stamps = np.zeros(len(rows), dtype=np.int64)
+    kept = [None] * len(rows)
+    with_alternates = 0
+    for i, (x, y) in enumerate(data[:4700]):
+        if i % 7 == 0:
+            codes, labels, stamps, changed, _ = predictor.predict_changed(model, rows, probe,
+                                                                          stamps)
+            kept = [(None if c == NONE else labels[c]) if now else was
+                    for c, now, was in zip(codes.tolist(), changed.tolist(), kept)]
+            assert kept == [model.predict_one(x) for x in probe]
+            with_alternates += bool(predictor._alternates)
+        model.learn_one(x, y)
+    assert with_alternates > 10 and model.n_switch_alternate_trees + \
+        model.n_pruned_alternate_trees > 0
 
 
 @pytest.mark.parametrize("spec", ['knn{"window_size": 100}', "knn-regressor",

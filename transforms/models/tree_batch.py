@@ -207,9 +207,15 @@ class HoeffdingTreeBatch(DenseBatch):
         self._mode[slot] = _NB if total > 0 else _OTHER
         return entry
 
+    @staticmethod
+    def _shape_of(model) -> tuple:
+        """What changes when leaves leave the tree: this tree only grows, a leaf replaced by a
+        branch."""
+        return id(model._root), model._n_active_leaves, model._n_inactive_leaves
+
     def _follow_shape(self, model) -> None:
         """After a split, forget the leaves that left the tree (their rows are routed again)."""
-        shape = (id(model._root), model._n_active_leaves, model._n_inactive_leaves)
+        shape = self._shape_of(model)
         if shape == self._shape:
             return
         self._shape = shape
@@ -242,10 +248,13 @@ class HoeffdingTreeBatch(DenseBatch):
         stamps = now[serials]
         unsure: list = []
         lost = (stamps == 0).nonzero()[0]
-        if len(lost):
-            self._locate(model, rows, at, xs, lost, stamps)
+        whole = self._locate(model, rows, at, xs, lost, stamps) if len(lost) else None
         changed = stamps != before
-        todo = changed.nonzero()[0]
+        if whole is not None:  # rows the model itself answers, every time
+            changed[whole] = True
+            unsure.extend(whole.tolist())
+            stamps[whole] = 0
+        todo = (changed & (stamps != 0)).nonzero()[0]
         # Class probabilities: a naive Bayes leaf's rows from their votes, the rest below.
         proba = None if scored is None else np.zeros((n, len(self._classes)))
         codes, leader = self._score(rows, at, todo, stamps, unsure, proba)
@@ -262,17 +271,28 @@ class HoeffdingTreeBatch(DenseBatch):
                 proba = proba[leader]
         return codes, labels, stamps, changed, proba
 
-    def _locate(self, model, rows, at, xs, idx, stamps) -> None:
-        """Stamp rows `idx` (of `rows[at]`) with the tokens of the leaves they reach now."""
+    def _locate(self, model, rows, at, xs, idx, stamps) -> np.ndarray | None:
+        """Stamp rows `idx` (of `rows[at]`) with the tokens of the leaves they reach now;
+        returns the rows that only the model itself answers (None: none)."""
         root = model._root
         if not isinstance(root, _branch_class()):
             stamps[idx] = self._entry(root, model).token
-        elif len(idx) <= self.ROUTE_ONE_BY_ONE:
-            for i in idx.tolist():
-                stamps[i] = self._entry(root.traverse(xs[i], until_leaf=True), model).token
+            return None
+        whole = []
+        if len(idx) <= self.ROUTE_ONE_BY_ONE:
+            reached = ((self._reach(root, xs[i]), np.array([i])) for i in idx.tolist())
         else:
-            for leaf, reached in self._route(root, rows, xs, idx, at):
-                stamps[reached] = self._entry(leaf, model).token
+            reached = self._route(root, rows, xs, idx, at)
+        for leaf, at_leaf in reached:
+            if leaf is None:
+                whole.extend(at_leaf.tolist())
+            else:
+                stamps[at_leaf] = self._entry(leaf, model).token
+        return np.array(whole, dtype=np.int64) if whole else None
+
+    def _reach(self, node, x):
+        """The leaf `x` reaches from `node` (None: the model itself must answer)."""
+        return node.traverse(x, until_leaf=True)
 
     def _route(self, node, rows, xs, idx, at=None):
         """(leaf, row indices) for the rows `idx` (of `rows[at]`, or of `rows`) reaching each
@@ -291,7 +311,7 @@ class HoeffdingTreeBatch(DenseBatch):
             yield from self._route(node.children[1], rows, xs, idx[~go_left], at)
         else:
             for i in idx.tolist():
-                yield node.traverse(xs[i], until_leaf=True), np.array([i])
+                yield self._reach(node, xs[i]), np.array([i])
 
     @property
     def _columns(self) -> dict:
@@ -402,7 +422,7 @@ class HoeffdingTreeBatch(DenseBatch):
         deactivated, a leaf no snapshot can hold); the caller makes the window's
         re-predictions first."""
         window = self._window
-        shape = (id(model._root), model._n_active_leaves, model._n_inactive_leaves)
+        shape = self._shape_of(model)
         if shape != self._shape \
                 or model._train_weight_seen_by_model % model.memory_estimate_period == 0:
             return False
@@ -565,12 +585,26 @@ def _leaf_classes() -> tuple:
             (LeafNaiveBayesAdaptive, RandomLeafNaiveBayesAdaptive))
 
 
+@functools.cache
+def _hat_leaf_class():
+    from river.tree.nodes.hatc_nodes import AdaLeafClassifier
+
+    return AdaLeafClassifier
+
+
 def _leaf_mode(leaf, tree) -> str:
     """How a river HTC leaf predicts now: "mc" (majority class, x-free), "nb", or "other"."""
     majority, naive_bayes, adaptive = _leaf_classes()
     kind = type(leaf)
     if kind in majority:
         return "mc"
+    if kind is _hat_leaf_class():  # one leaf type, predicting as the tree's option says
+        option = tree.leaf_prediction
+        if not leaf.is_active() or option == tree._MAJORITY_CLASS:
+            return "mc"
+        if option == tree._NAIVE_BAYES:
+            return "nb" if leaf.total_weight >= tree.nb_threshold else "mc"
+        return "nb" if leaf._nb_correct_weight >= leaf._mc_correct_weight else "mc"
     if kind in adaptive:
         nb = leaf.is_active() and leaf._nb_correct_weight >= leaf._mc_correct_weight
         return "nb" if nb else "mc"
@@ -684,3 +718,78 @@ def river_leaf_answer(x: dict, record: tuple):
     for c, v in votes.items():
         proba[c] = math.exp(v - lse)
     return max(proba, key=proba.get) if proba else None
+
+
+class HoeffdingAdaptiveTreeBatch(HoeffdingTreeBatch):
+    """river `HoeffdingAdaptiveTreeClassifier`: a row whose path passes no alternate tree gets
+    its one leaf's answer, as `HoeffdingTreeBatch` gives it (the tree's leaf prediction option
+    read per leaf; the leaf's scaling by its error changes no decision, and a near tie is
+    `predict_one`'s); a row that passes one (after a drift, while the alternate grows) is
+    answered by `predict_one`, which adds the leaves' votes. When an alternate appears every row
+    is routed again; re-predictions are made as labels come (no window of snapshots).
+
+    Example
+    -------
+
+    >>> import itertools
+    >>> from river import datasets, tree
+    >>> model = tree.HoeffdingAdaptiveTreeClassifier(grace_period=50, seed=1)
+    >>> data = list(itertools.islice(datasets.synth.Agrawal(seed=1), 800))
+    >>> for x, y in data[:700]:
+    ...     model.learn_one(x, y)
+    >>> xs = [x for x, _ in data[700:]]
+    >>> batch = HoeffdingAdaptiveTreeBatch()
+    >>> codes, labels = batch.predict(model, np.array([batch.encode(x) for x in xs]), xs)
+    >>> [labels[c] for c in codes] == [model.predict_one(x) for x in xs]
+    True
+    """
+
+    defers = False
+
+    def __init__(self):
+        super().__init__()
+        self._counts = None  # the tree's alternate-tree counters when last read
+        self._alternates: frozenset = frozenset()  # ids of branches holding an alternate
+
+    @staticmethod
+    def _shape_of(model) -> tuple:
+        # A switch replaces a subtree, maybe by one with as many leaves.
+        return (id(model._root), model._n_active_leaves, model._n_inactive_leaves,
+                model._n_alternate_trees, model._n_switch_alternate_trees,
+                model._n_pruned_alternate_trees)
+
+    def predict_changed(self, model, rows, xs, before, at=None, scored=None):
+        counts = self._shape_of(model)
+        if counts != self._counts:
+            self._counts = counts
+            alternates = frozenset(id(node) for node in _branches(model._root)
+                                   if node._alternate_tree is not None)
+            if alternates - self._alternates:
+                # A row may pass a new one, whether due now or later: every row stamped so
+                # far is routed again (its leaf is forgotten, its slot freed).
+                self._free.extend(entry.slot for entry in self._entries.values())
+                self._entries, self._in_tree = {}, {}
+            self._alternates = alternates
+        return super().predict_changed(model, rows, xs, before, at, scored)
+
+    def _reach(self, node, x):
+        path = list(node.walk(x, until_leaf=True))
+        if self._alternates and any(id(step) in self._alternates for step in path):
+            return None  # (river adds the alternate tree's votes)
+        return path[-1]
+
+    def _route(self, node, rows, xs, idx, at=None):
+        if len(idx) and id(node) in self._alternates:
+            yield None, idx  # (river adds the alternate tree's votes)
+            return
+        yield from super()._route(node, rows, xs, idx, at)
+
+
+def _branches(node):
+    """The branches of a tree under `node`, alternate trees' included."""
+    if isinstance(node, _branch_class()):
+        yield node
+        for child in node.children:
+            yield from _branches(child)
+        if node._alternate_tree is not None:
+            yield from _branches(node._alternate_tree)
