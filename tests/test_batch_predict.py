@@ -423,6 +423,34 @@ def test_linear_regression_batch_equals_predict_one_bit_for_bit():
         model.learn_one(x, y)
 
 
+@pytest.mark.parametrize("leaf_prediction, n_rows", [("adaptive", 300), ("model", 300),
+                                                     ("mean", 300), ("adaptive", 20)])
+def test_tree_regressor_batch_equals_predict_one_bit_for_bit(leaf_prediction, n_rows):
+    """The stamped path, the same rows kept across labels as the engine keeps them: each value
+    is predict_one's at every stage of the tree's growth, and the tree answers none itself."""
+    data = list(itertools.islice(synth.Friedman(seed=4), 4000))
+    model = tree.HoeffdingTreeRegressor(grace_period=50, leaf_prediction=leaf_prediction)
+    predictor = batch_predictor(model)
+    assert type(predictor).__name__ == "HoeffdingTreeRegressorBatch"
+    probe = [x for x, _ in data[-n_rows:]]
+    rows = np.array([predictor.encode(x) for x in probe])
+    stamps = np.zeros(len(rows), dtype=np.int64)
+    kept = [None] * len(rows)
+    for i, (x, y) in enumerate(data[:3700]):
+        if i % 13 == 0 or i < 3:
+            codes, values, stamps, changed, _ = predictor.predict_changed(model, rows, probe,
+                                                                          stamps)
+            kept = [values[c] if now else was
+                    for c, now, was in zip(codes.tolist(), changed.tolist(), kept)]
+            assert kept == [model.predict_one(x) for x in probe]
+        model.learn_one(x, y)
+    assert model.n_leaves > 4
+    asked = []
+    own = model.predict_one
+    model.predict_one = lambda x, **kw: asked.append(x) or own(x, **kw)
+    assert answers(predictor, model, probe) == [own(x) for x in probe] and not asked
+
+
 def test_arf_batch_follows_trees_replaced_after_a_drift():
     """After a drift, ARF swaps trees for their background learners or new ones: the batch
     answers with the trees the forest has, each time predict_one's."""

@@ -239,7 +239,8 @@ def test_repredictions_follow_the_trees_through_a_drift(model, stream):
 @pytest.mark.parametrize("model", ['knn-regressor{"window_size": 100}',
                                    'knn-regressor{"window_size": 100, "aggregation_method": '
                                    '"weighted_mean"}',
-                                   "standard-scaler | linear-regression"])
+                                   "standard-scaler | linear-regression",
+                                   'hoeffding-tree-regressor{"grace_period": 40}'])
 def test_regressor_repredictions_equal_the_straightforward_algorithm_1(model):
     """A regressor's re-predictions are values: each equals predict_one's, bit for bit."""
     events = random_stream(n=400)

@@ -11,7 +11,8 @@ feature rows with numpy:
   down numeric splits as arrays, a leaf predicting its majority class answers once for all its
   rows, a naive Bayes leaf scores its rows like GaussianNB. `HoeffdingAdaptiveTreeBatch`: the
   same for `tree.HoeffdingAdaptiveTreeClassifier`, a row that passes an alternate tree asking
-  `predict_one`.
+  `predict_one`. `HoeffdingTreeRegressorBatch`: `tree.HoeffdingTreeRegressor`, its leaves'
+  means or linear models' w·x + b.
 - `LogisticRegressionBatch`, `LinearRegressionBatch` (`linear_batch`): river's
   `linear_model.LogisticRegression` and `LinearRegression`: w·x + b for a matrix of rows.
 - `PipelineBatch`: a river pipeline ending in one of these; rows through standard scalers as
@@ -438,14 +439,16 @@ def batch_predictor(model) -> BatchPredictor:
     from river.compose import Pipeline
     from river.linear_model import LogisticRegression
     from river.naive_bayes import GaussianNB
-    from river.tree import HoeffdingAdaptiveTreeClassifier, HoeffdingTreeClassifier
+    from river.tree import (HoeffdingAdaptiveTreeClassifier, HoeffdingTreeClassifier,
+                            HoeffdingTreeRegressor)
 
     from transforms.models import forest_batch, knn_batch
     from transforms.models.binary import BinaryLabels, BinaryLabelsBatch
     from transforms.models import linear_batch
     from transforms.models.naive_bayes_batch import GaussianNBBatch
     from transforms.models.specs import Majority, NoChange
-    from transforms.models.tree_batch import HoeffdingAdaptiveTreeBatch, HoeffdingTreeBatch
+    from transforms.models.tree_batch import (HoeffdingAdaptiveTreeBatch, HoeffdingTreeBatch,
+                                              HoeffdingTreeRegressorBatch)
 
     kind = type(model)
     if kind is GaussianNB:
@@ -468,6 +471,8 @@ def batch_predictor(model) -> BatchPredictor:
         return HoeffdingTreeBatch()
     if kind is HoeffdingAdaptiveTreeClassifier:
         return HoeffdingAdaptiveTreeBatch()
+    if kind is HoeffdingTreeRegressor:
+        return HoeffdingTreeRegressorBatch()
     if forest_batch.fits_batch(model):
         return forest_batch.ARFBatch()
     if kind in (Majority, NoChange):

@@ -104,7 +104,7 @@ def fits_regression_batch(model) -> bool:
 class LinearRegressionBatch(_LinearBatch):
     """river `LinearRegression`: w·x + b for a matrix of rows, bit for bit. river's weights sum
     w_f·x_f feature by feature in the row's key order, from 0, then add the intercept; here the
-    same additions are made column by column.
+    same additions are made along each row.
 
     Example
     -------
@@ -123,8 +123,9 @@ class LinearRegressionBatch(_LinearBatch):
 
     def decide_with(self, rows, state):
         weights, intercept = state
-        values = np.zeros(len(rows))
-        for f in range(rows.shape[1]):  # feature by feature, as river sums them
-            values += rows[:, f] * weights[f]
+        # Feature by feature, as river sums them: a running sum along each row is exactly that
+        # sequence of additions (numpy's pairwise summation is not).
+        values = np.cumsum(rows * weights, axis=1)[:, -1] if rows.shape[1] else \
+            np.zeros(len(rows))
         values += intercept
         return np.arange(len(rows)), values.tolist(), np.empty(0, dtype=np.int64), None

@@ -46,6 +46,7 @@ class LeafEntry:
     known: dict | None = None
     gaussian: tuple | None = None
     exact: dict | None = None  # class -> ((feature, μ, σ²), ...) in splitter order, as river reads
+    value: tuple | None = None  # a regression leaf's answer (`_regression_answer`)
 
 
 class HoeffdingTreeBatch(DenseBatch):
@@ -235,25 +236,8 @@ class HoeffdingTreeBatch(DenseBatch):
         if model._root is None:
             return (np.full(n, NONE), [], np.zeros(n, dtype=np.int64),
                     np.ones(n, dtype=bool), None if scored is None else np.full((n, 0), math.nan))
-        self._follow_shape(model)
-        # Rows whose leaf is still in the tree take its current token (0: route the row again).
-        # Serials are small numbers: bincount finds the few present without sorting.
-        serials = before >> self.SERIAL_SHIFT
-        now = np.zeros(int(serials.max()) + 1, dtype=np.int64)
-        in_tree = self._in_tree
-        for serial in np.bincount(serials).nonzero()[0].tolist():
-            entry = in_tree.get(serial)
-            if entry is not None:
-                now[serial] = self._entry(entry.leaf, model).token
-        stamps = now[serials]
-        unsure: list = []
-        lost = (stamps == 0).nonzero()[0]
-        whole = self._locate(model, rows, at, xs, lost, stamps) if len(lost) else None
-        changed = stamps != before
-        if whole is not None:  # rows the model itself answers, every time
-            changed[whole] = True
-            unsure.extend(whole.tolist())
-            stamps[whole] = 0
+        stamps, changed, whole = self._restamp(model, rows, xs, before, at)
+        unsure: list = [] if whole is None else whole.tolist()
         todo = (changed & (stamps != 0)).nonzero()[0]
         # Class probabilities: a naive Bayes leaf's rows from their votes, the rest below.
         proba = None if scored is None else np.zeros((n, len(self._classes)))
@@ -270,6 +254,29 @@ class HoeffdingTreeBatch(DenseBatch):
             if leader is not None:
                 proba = proba[leader]
         return codes, labels, stamps, changed, proba
+
+    def _restamp(self, model, rows, xs, before, at) -> tuple:
+        """(stamps, changed, whole) for rows `rows[at]` last stamped `before`: each row's stamp
+        is its leaf's current token, changed where it differs; `whole` (None: none) the rows
+        the model itself answers, every time (stamp 0, changed)."""
+        self._follow_shape(model)
+        # Rows whose leaf is still in the tree take its current token (0: route the row again).
+        # Serials are small numbers: bincount finds the few present without sorting.
+        serials = before >> self.SERIAL_SHIFT
+        now = np.zeros(int(serials.max()) + 1, dtype=np.int64)
+        in_tree = self._in_tree
+        for serial in np.bincount(serials).nonzero()[0].tolist():
+            entry = in_tree.get(serial)
+            if entry is not None:
+                now[serial] = self._entry(entry.leaf, model).token
+        stamps = now[serials]
+        lost = (stamps == 0).nonzero()[0]
+        whole = self._locate(model, rows, at, xs, lost, stamps) if len(lost) else None
+        changed = stamps != before
+        if whole is not None:
+            changed[whole] = True
+            stamps[whole] = 0
+        return stamps, changed, whole
 
     def _locate(self, model, rows, at, xs, idx, stamps) -> np.ndarray | None:
         """Stamp rows `idx` (of `rows[at]`) with the tokens of the leaves they reach now;
@@ -793,3 +800,79 @@ def _branches(node):
             yield from _branches(child)
         if node._alternate_tree is not None:
             yield from _branches(node._alternate_tree)
+
+
+class HoeffdingTreeRegressorBatch(HoeffdingTreeBatch):
+    """river `HoeffdingTreeRegressor` (leaf prediction mean, model or adaptive): rows routed
+    and stamped as `HoeffdingTreeBatch` does, so a row is predicted again only when its leaf
+    learned; a leaf answers with its mean, for all its rows at once, or with its linear
+    model's w·x + b (`LinearRegressionBatch`, bit for bit), whichever it predicts with now.
+    Another leaf model answers each row with the tree's `predict_one`.
+
+    Example
+    -------
+
+    >>> import itertools
+    >>> from river import datasets, tree
+    >>> model = tree.HoeffdingTreeRegressor(grace_period=50)
+    >>> data = list(itertools.islice(datasets.synth.Friedman(seed=1), 800))
+    >>> for x, y in data[:700]:
+    ...     model.learn_one(x, y)
+    >>> xs = [x for x, _ in data[700:]]
+    >>> batch = HoeffdingTreeRegressorBatch()
+    >>> codes, values = batch.predict(model, np.array([batch.encode(x) for x in xs]), xs)
+    >>> [values[c] for c in codes] == [model.predict_one(x) for x in xs]
+    True
+    """
+
+    defers = False
+
+    def _refresh(self, entry: LeafEntry, model) -> LeafEntry:
+        leaf = entry.leaf
+        entry.splitters, entry.weight = leaf.splitters, leaf.total_weight
+        entry.token = entry.token >> self.SERIAL_SHIFT << self.SERIAL_SHIFT | self._next_token
+        self._next_token += 1
+        entry.value = _regression_answer(leaf, self.names)
+        return entry
+
+    def predict_changed(self, model, rows, xs, before, at=None, scored=None):
+        from transforms.models.linear_batch import LinearRegressionBatch
+
+        n = len(before)
+        at = np.arange(n) if at is None else at
+        values = np.zeros(n)
+        if model._root is None:  # (river's 0.0)
+            return np.arange(n), values.tolist(), np.zeros(n, dtype=np.int64), \
+                np.ones(n, dtype=bool), None
+        stamps, changed, whole = self._restamp(model, rows, xs, before, at)
+        ask = [] if whole is None else whole.tolist()
+        todo = (changed & (stamps != 0)).nonzero()[0]
+        serials = stamps[todo] >> self.SERIAL_SHIFT
+        order = np.argsort(serials, kind="stable")
+        starts = np.flatnonzero(np.r_[True, np.diff(serials[order]) != 0])
+        for idx in np.split(todo[order], starts[1:]) if len(todo) else ():
+            kind, answer = self._in_tree[int(stamps[idx[0]] >> self.SERIAL_SHIFT)].value
+            if kind == "mean":
+                values[idx] = answer
+            elif kind == "model":
+                values[idx] = LinearRegressionBatch().decide_with(rows[at[idx]], answer)[1]
+            else:
+                ask.extend(idx.tolist())
+        for i in ask:
+            values[i] = model.predict_one(xs[i])
+        return np.arange(n), values.tolist(), stamps, changed, None
+
+
+def _regression_answer(leaf, names) -> tuple:
+    """How a river HTR leaf predicts now: ("mean", its mean), ("model", its linear model's
+    weights over `names` and intercept), or ("other", None)."""
+    from river.tree.nodes.htr_nodes import LeafAdaptive, LeafMean, LeafModel
+
+    from transforms.models.linear_batch import fits_regression_batch, weights_over
+
+    kind = type(leaf)
+    if kind is LeafMean or (kind is LeafAdaptive and leaf._fmse_mean < leaf._fmse_model):
+        return "mean", leaf.stats.mean.get()
+    if kind in (LeafModel, LeafAdaptive) and fits_regression_batch(leaf._leaf_model):
+        return "model", weights_over(leaf._leaf_model, names)
+    return "other", None
