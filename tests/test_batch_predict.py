@@ -4,7 +4,7 @@ import itertools
 
 import numpy as np
 import pytest
-from river import linear_model, naive_bayes, tree
+from river import ensemble, linear_model, naive_bayes, tree
 from river.datasets import synth
 
 from transforms.models.batch import NONE, batch_predictor
@@ -86,7 +86,7 @@ def test_fast_paths_are_chosen():
                      "ht-nb": "HoeffdingTreeBatch", "ht-mc": "HoeffdingTreeBatch",
                      "majority": "ConstantBatch", "no-change": "ConstantBatch",
                      "logistic-regression": "LogisticRegressionBatch", "knn": "KNNBatch",
-                     "arf": "ARFBatch", "hat-nba": "HoeffdingAdaptiveTreeBatch",
+                     "arf": "TreeEnsembleBatch", "hat-nba": "HoeffdingAdaptiveTreeBatch",
                      "hat-nb": "HoeffdingAdaptiveTreeBatch",
                      "hat-mc": "HoeffdingAdaptiveTreeBatch"}
 
@@ -451,15 +451,30 @@ def test_tree_regressor_batch_equals_predict_one_bit_for_bit(leaf_prediction, n_
     assert answers(predictor, model, probe) == [own(x) for x in probe] and not asked
 
 
-def test_arf_batch_follows_trees_replaced_after_a_drift():
-    """After a drift, ARF swaps trees for their background learners or new ones: the batch
-    answers with the trees the forest has, each time predict_one's."""
+ENSEMBLES = {
+    "arf": lambda: ModelSpec.parse('adaptive-random-forest{"n_models": 4, "grace_period": 50}'
+                                   ).build(),
+    "bagging": lambda: ensemble.BaggingClassifier(tree.HoeffdingTreeClassifier(grace_period=50),
+                                                  n_models=4, seed=1),
+    "leveraging-bagging": lambda: ensemble.LeveragingBaggingClassifier(
+        tree.HoeffdingTreeClassifier(grace_period=50), n_models=4, seed=1),
+    "adwin-bagging-of-hat": lambda: ensemble.ADWINBaggingClassifier(
+        tree.HoeffdingAdaptiveTreeClassifier(grace_period=50, seed=1), n_models=3, seed=1),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ENSEMBLES))
+def test_tree_ensemble_batch_follows_trees_replaced_after_a_drift(name):
+    """After a drift, ARF swaps trees for their background learners or new ones, leveraging
+    bagging resets its worst: the batch answers with the trees the ensemble has, each time
+    predict_one's, with each tree's own batch, leaving few rows to predict_one."""
     stream = synth.ConceptDriftStream(synth.Agrawal(classification_function=0, seed=1),
                                       synth.Agrawal(classification_function=4, seed=2),
                                       position=800, width=50, seed=3)
     data = list(itertools.islice(stream, 2600))
-    model = ModelSpec.parse('adaptive-random-forest{"n_models": 4, "grace_period": 50}').build()
+    model = ENSEMBLES[name]()
     predictor = batch_predictor(model)
+    assert type(predictor).__name__ == "TreeEnsembleBatch"
     probe = [x for x, _ in data[-200:]]
     trees = set()
     for i, (x, y) in enumerate(data[:2400]):
@@ -467,7 +482,15 @@ def test_arf_batch_follows_trees_replaced_after_a_drift():
             assert answers(predictor, model, probe) == [model.predict_one(x) for x in probe]
             trees |= {id(tree) for tree in model}
         model.learn_one(x, y)
-    assert len(trees) > 4  # trees were replaced
+    assert {type(batch).__name__ for _, batch, _ in predictor._trees.values()} <= \
+        {"HoeffdingTreeBatch", "HoeffdingAdaptiveTreeBatch"}
+    if name in ("arf", "leveraging-bagging"):
+        assert len(trees) > len(model)  # trees were replaced
+    asked = []
+    own = model.predict_one
+    model.predict_one = lambda x, **kw: asked.append(x) or own(x, **kw)
+    assert answers(predictor, model, probe) == [own(x) for x in probe]
+    assert len(asked) <= len(probe) // 20
 
 
 @pytest.mark.parametrize("leaf_prediction, n_rows", [("nba", 300), ("mc", 300), ("nba", 20)])

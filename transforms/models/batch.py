@@ -21,8 +21,9 @@ feature rows with numpy:
 - `KNNBatch`, `KNNRegressorBatch` (`knn_batch`): river's `neighbors.KNNClassifier` and
   `KNNRegressor` over a window (`knn`, `knn-regressor`): distances to the window's points as
   river sums them, bit for bit.
-- `ARFBatch` (`forest_batch`): river's `forest.ARFClassifier`: its trees' probabilities as
-  `HoeffdingTreeBatch` gives them, weighted and summed as river sums them.
+- `TreeEnsembleBatch` (`forest_batch`): river's `forest.ARFClassifier` and bagging ensembles
+  of Hoeffding (adaptive) trees: the trees' probabilities as their tree batches give them,
+  weighted (the forest) and summed as river sums them.
 - `ConstantBatch`: models whose prediction does not depend on x (Majority, No-Change).
 
 numpy's `exp`/`log` may differ from libm's in the last bit, so a vectorised decision is kept
@@ -474,7 +475,7 @@ def batch_predictor(model) -> BatchPredictor:
     if kind is HoeffdingTreeRegressor:
         return HoeffdingTreeRegressorBatch()
     if forest_batch.fits_batch(model):
-        return forest_batch.ARFBatch()
+        return forest_batch.TreeEnsembleBatch()
     if kind in (Majority, NoChange):
         return ConstantBatch()
     return BatchPredictor()

@@ -1,10 +1,13 @@
-"""river's `forest.ARFClassifier` (`adaptive-random-forest`), many rows at once (`ARFBatch`).
+"""river's ensembles of Hoeffding trees, many rows at once (`TreeEnsembleBatch`): the adaptive
+random forest (`forest.ARFClassifier`, `adaptive-random-forest`) and the bagging ensembles
+(`ensemble.BaggingClassifier`, `ADWINBaggingClassifier`, `LeveragingBaggingClassifier`) of
+Hoeffding trees or Hoeffding adaptive trees.
 
-river's forest adds its trees' class probabilities, each weighted by the tree's own accuracy
-(when above 0), and predicts the most probable class of the normalised sums. Each tree is a
-Hoeffding tree, whose probabilities `HoeffdingTreeBatch` gives for many rows; the sums are made
-here in the same way, and a row whose best two classes are within the tie margin (or whose
-sums are 0) gets the forest's own `predict_one`.
+river's ensemble adds its trees' class probabilities (the forest weighs each by the tree's own
+accuracy, when above 0) and predicts the most probable class of the normalised sums. Each tree's
+probabilities for many rows come from its tree batch (`tree_batch`); the sums are made here in
+the same way, and a row whose best two classes are within the tie margin (or whose sums are 0)
+gets the ensemble's own `predict_one`.
 """
 
 from __future__ import annotations
@@ -15,23 +18,35 @@ from transforms.models.batch import DenseBatch, argmax_with_margin, finish_unsur
 
 
 def fits_batch(model) -> bool:
-    """Whether `ARFBatch` decides as the model does: river's `ARFClassifier` as it predicts
-    (its trees Hoeffding trees; `predict_one` the most probable class of `predict_proba_one`).
+    """Whether `TreeEnsembleBatch` decides as the model does: river's `ARFClassifier`, or a
+    bagging classifier of Hoeffding (adaptive) trees, as they predict (`predict_one` the most
+    probable class of river's `predict_proba_one`).
 
+    >>> from river import ensemble, naive_bayes, tree
     >>> from transforms.models.specs import ModelSpec
     >>> fits_batch(ModelSpec.parse("adaptive-random-forest").build())
     True
+    >>> fits_batch(ensemble.LeveragingBaggingClassifier(tree.HoeffdingTreeClassifier()))
+    True
+    >>> fits_batch(ensemble.BaggingClassifier(naive_bayes.GaussianNB()))
+    False
     """
-    from river import base, forest
+    from river import base, ensemble, forest, tree
 
     kind = type(model)
-    return kind is forest.ARFClassifier and kind.predict_one is base.Classifier.predict_one \
-        and kind.predict_proba_one is forest.ARFClassifier.predict_proba_one
+    if kind.predict_one is not base.Classifier.predict_one:
+        return False
+    if kind is forest.ARFClassifier:
+        return kind.predict_proba_one is forest.ARFClassifier.predict_proba_one
+    trees = (tree.HoeffdingTreeClassifier, tree.HoeffdingAdaptiveTreeClassifier)
+    return issubclass(kind, ensemble.BaggingClassifier) \
+        and kind.predict_proba_one is ensemble.BaggingClassifier.predict_proba_one \
+        and type(model.model) in trees and all(type(member) in trees for member in model)
 
 
-class ARFBatch(DenseBatch):
-    """river `ARFClassifier` (`fits_batch`): its trees' probabilities for the rows, weighted and
-    summed as river sums them, the best class by a clear margin.
+class TreeEnsembleBatch(DenseBatch):
+    """A river ensemble of trees (`fits_batch`): its trees' probabilities for the rows, weighted
+    (the forest) and summed as river sums them, the best class by a clear margin.
 
     Example
     -------
@@ -43,7 +58,7 @@ class ARFBatch(DenseBatch):
     >>> data = list(itertools.islice(synth.SEA(seed=1), 600))
     >>> for x, y in data[:500]:
     ...     model.learn_one(x, y)
-    >>> batch = ARFBatch()
+    >>> batch = TreeEnsembleBatch()
     >>> xs = [x for x, _ in data[500:]]
     >>> codes, labels = batch.predict(model, np.array([batch.encode(x) for x in xs]), xs)
     >>> [labels[c] for c in codes] == [model.predict_one(x) for x in xs]
@@ -52,7 +67,7 @@ class ARFBatch(DenseBatch):
 
     def __init__(self):
         super().__init__()
-        # id(tree) -> (tree, its HoeffdingTreeBatch, its rows' stamps and probabilities)
+        # id(tree) -> (tree, its tree batch, its rows' stamps and probabilities)
         self._trees: dict = {}
         self._columns: dict = {}  # class -> column of the sums, in the order classes came
         self._round = 0
@@ -62,11 +77,15 @@ class ARFBatch(DenseBatch):
         return self.__dict__ | {"_trees": {}}
 
     def _tree(self, tree) -> tuple:
-        from transforms.models.tree_batch import HoeffdingTreeBatch
+        from river.tree import HoeffdingAdaptiveTreeClassifier
+
+        from transforms.models.tree_batch import HoeffdingAdaptiveTreeBatch, HoeffdingTreeBatch
 
         kept = self._trees.get(id(tree))
         if kept is None or kept[0] is not tree:
-            batch = HoeffdingTreeBatch()
+            # (a forest's trees are a subclass of the Hoeffding tree, predicting as it does)
+            batch = HoeffdingAdaptiveTreeBatch() \
+                if isinstance(tree, HoeffdingAdaptiveTreeClassifier) else HoeffdingTreeBatch()
             batch.names = self.names
             kept = self._trees[id(tree)] = (tree, batch, _TreeRows())
         return kept
@@ -137,8 +156,8 @@ class ARFBatch(DenseBatch):
                 values, columns = proba
                 proba = np.zeros((len(xs), len(self._columns)))
                 proba[:, columns] = values
-            weight = model._metrics[i].get()
-            if not model.disable_weighted_vote and weight > 0.0:
+            weight = model._metrics[i].get() if hasattr(model, "_metrics") else 0.0
+            if weight > 0.0 and not model.disable_weighted_vote:  # (the forest's weights)
                 proba = proba * weight
             if proba.shape[1] > sums.shape[1]:
                 sums = np.hstack([sums, np.zeros((len(xs), proba.shape[1] - sums.shape[1]))])
