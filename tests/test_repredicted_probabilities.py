@@ -25,7 +25,9 @@ from transforms.replay.repredict import RepredictPolicy
 MODELS = ["river.naive_bayes.GaussianNB",
           'river.tree.HoeffdingTreeClassifier{"grace_period": 50}',
           'river.tree.HoeffdingTreeClassifier{"grace_period": 50, "leaf_prediction": "mc"}',
-          "knn", "river.linear_model.LogisticRegression"]
+          "knn", "river.linear_model.LogisticRegression",
+          'river.tree.HoeffdingAdaptiveTreeClassifier{"grace_period": 50, "seed": 1}',
+          'adaptive-random-forest{"n_models": 3, "grace_period": 50}']
 
 
 class _WithProbabilities:

@@ -126,8 +126,9 @@ class TreeEnsembleBatch(DenseBatch):
             if scored is None:
                 return (*super(DenseBatch, self).predict(model, None, xs), stamps, changed,
                         None)
-            return (*super(DenseBatch, self).predict_scored(model, None, xs, scored), stamps,
-                    changed)
+            codes, labels, proba = super(DenseBatch, self).predict_scored(model, None, xs,
+                                                                          scored)
+            return codes, labels, stamps, changed, proba
         fresh = at[before == 0]  # rows new since their last prediction: no tree stamps yet
 
         def tree_proba(tree):
