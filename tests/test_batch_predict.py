@@ -525,7 +525,9 @@ def test_hat_batch_follows_alternate_trees_through_a_drift(leaf_prediction, n_ro
 
 
 @pytest.mark.parametrize("spec", ['knn{"window_size": 100}', "knn-regressor",
-                                  'adaptive-random-forest{"n_models": 3}'])
+                                  'adaptive-random-forest{"n_models": 3}',
+                                  'hoeffding-adaptive-tree{"grace_period": 50}',
+                                  'hoeffding-tree-regressor{"grace_period": 50}'])
 def test_a_saved_predictor_keeps_no_copy_of_the_model_and_answers_after(spec):
     """An engine's saved state holds its predictor: its caches of the model (kNN's window, the
     forest's trees) are left out, and made again when it next predicts."""

@@ -451,8 +451,12 @@ def test_bin_start_lands_in_its_bin():
             assert bin_of(bin_start(t0, t_label, bins, b), t0, t_label - t0, bins) == b
 
 
+@pytest.mark.parametrize("model", [
+    "river.naive_bayes.GaussianNB", 'river.tree.HoeffdingTreeClassifier{"grace_period": 30}',
+    'river.tree.HoeffdingAdaptiveTreeClassifier{"grace_period": 30, "seed": 1}',
+    'adaptive-random-forest{"n_models": 3, "grace_period": 30}'])
 @pytest.mark.parametrize("policy", ["every:7", "bin_boundaries:5", "bin_boundaries:40"])
-def test_timed_policies_equal_a_straightforward_schedule(policy):
+def test_timed_policies_equal_a_straightforward_schedule(policy, model):
     events = random_stream(n=300)
     parsed = RepredictPolicy.parse(policy)
 
@@ -470,7 +474,7 @@ def test_timed_policies_equal_a_straightforward_schedule(policy):
             t = math.nextafter(t, math.inf)
         return t
 
-    spec = ModelSpec.parse("river.naive_bayes.GaussianNB")
+    spec = ModelSpec.parse(model)
     engine = ReplayEngine(spec, "s", [0, 1], repredict=parsed)
     ours = engine.drain(events).outcomes
     naive = naive_replay(events, spec.build([0, 1]), k=None, timed=timed)

@@ -758,6 +758,10 @@ class HoeffdingAdaptiveTreeBatch(HoeffdingTreeBatch):
         self._counts = None  # the tree's alternate-tree counters when last read
         self._alternates: frozenset = frozenset()  # ids of branches holding an alternate
 
+    def __getstate__(self):
+        # (ids of this process's objects)
+        return super().__getstate__() | {"_counts": None, "_alternates": frozenset()}
+
     @staticmethod
     def _shape_of(model) -> tuple:
         # A switch replaces a subtree, maybe by one with as many leaves.
