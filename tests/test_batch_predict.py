@@ -423,6 +423,41 @@ def test_linear_regression_batch_equals_predict_one_bit_for_bit():
         model.learn_one(x, y)
 
 
+NOMINAL = ["elevel", "car", "zipcode"]
+
+
+@pytest.mark.parametrize("make", [
+    lambda: tree.HoeffdingTreeClassifier(grace_period=50, nominal_attributes=NOMINAL),
+    lambda: tree.HoeffdingAdaptiveTreeClassifier(grace_period=50, seed=1,
+                                                 nominal_attributes=NOMINAL),
+    lambda: tree.HoeffdingTreeRegressor(grace_period=50, nominal_attributes=NOMINAL)],
+    ids=["tree", "adaptive-tree", "tree-regressor"])
+def test_rows_below_a_branch_without_their_value_follow_the_most_traversed_path(make):
+    """A multiway branch on a category has a child for each value it has seen; a row with
+    another value goes down the branch's most traversed path, which changes as the tree
+    learns, and to a child of its own once the tree sees its value. The stamped path gives
+    predict_one's answer to every row at every stage."""
+    stream = synth.ConceptDriftStream(synth.Agrawal(classification_function=0, seed=1),
+                                      synth.Agrawal(classification_function=4, seed=2),
+                                      position=1500, width=50, seed=3)
+    data = list(itertools.islice(stream, 5000))
+    model = make()
+    regression = isinstance(model, tree.HoeffdingTreeRegressor)
+    predictor = batch_predictor(model)
+    probe = [x for x, _ in data[-300:]]
+    rows = np.array([predictor.encode(x) for x in probe])
+    stamps = np.zeros(len(rows), dtype=np.int64)
+    kept = [None] * len(rows)
+    for i, (x, y) in enumerate(data[:4700]):
+        if i % 23 == 0:
+            codes, labels, stamps, changed, _ = predictor.predict_changed(model, rows, probe,
+                                                                          stamps)
+            kept = [(None if c == NONE else labels[c]) if now else was
+                    for c, now, was in zip(codes.tolist(), changed.tolist(), kept)]
+            assert kept == [model.predict_one(x) for x in probe], i
+        model.learn_one(x, float(y) if regression else y)
+
+
 @pytest.mark.parametrize("leaf_prediction, n_rows", [("adaptive", 300), ("model", 300),
                                                      ("mean", 300), ("adaptive", 20)])
 def test_tree_regressor_batch_equals_predict_one_bit_for_bit(leaf_prediction, n_rows):

@@ -298,8 +298,22 @@ class HoeffdingTreeBatch(DenseBatch):
         return np.array(whole, dtype=np.int64) if whole else None
 
     def _reach(self, node, x):
-        """The leaf `x` reaches from `node` (None: the model itself must answer)."""
-        return node.traverse(x, until_leaf=True)
+        """The leaf `x` reaches from `node`, or None where the model itself must answer: below
+        a branch that has no child for x's value (a category or slot it has not seen, a
+        feature x lacks) river takes the branch's most traversed path, which changes as the
+        tree learns, so no stamp holds the row's answer."""
+        while isinstance(node, _branch_class()):
+            if self._asks(node):
+                return None
+            try:
+                node = node.next(x)
+            except KeyError:
+                return None
+        return node
+
+    def _asks(self, branch) -> bool:
+        """Whether the rows that reach `branch` are the model's own to answer."""
+        return False
 
     def _route(self, node, rows, xs, idx, at=None):
         """(leaf, row indices) for the rows `idx` (of `rows[at]`, or of `rows`) reaching each
@@ -311,6 +325,8 @@ class HoeffdingTreeBatch(DenseBatch):
             return
         if not isinstance(node, _branch_class()):
             yield node, idx
+        elif self._asks(node):
+            yield None, idx
         elif isinstance(node, NumericBinaryBranch) and node.feature in self._columns:
             column = self._columns[node.feature]
             go_left = rows[idx if at is None else at[idx], column] <= node.threshold
@@ -417,10 +433,12 @@ class HoeffdingTreeBatch(DenseBatch):
         known[list(self._in_tree)] = True
         return ~known[np.minimum(serials, len(known) - 1)] | (serials == 0)
 
-    def window_route(self, model, rows, xs, at) -> np.ndarray:
-        """The serials of the leaves rows `at` (of `rows`) reach (`xs[i]`: row at[i]'s dict)."""
+    def window_route(self, model, rows, xs, at) -> np.ndarray | None:
+        """The serials of the leaves rows `at` (of `rows`) reach (`xs[i]`: row at[i]'s dict);
+        None if a row reaches no leaf a snapshot can stand for (`_reach`)."""
         stamps = np.zeros(len(at), dtype=np.int64)
-        self._locate(model, rows, at, xs, np.arange(len(at)), stamps)
+        if self._locate(model, rows, at, xs, np.arange(len(at)), stamps) is not None:
+            return None
         return stamps >> self.SERIAL_SHIFT
 
     def window_learned(self, model, x, label_number: int) -> bool:
@@ -783,17 +801,8 @@ class HoeffdingAdaptiveTreeBatch(HoeffdingTreeBatch):
             self._alternates = alternates
         return super().predict_changed(model, rows, xs, before, at, scored)
 
-    def _reach(self, node, x):
-        path = list(node.walk(x, until_leaf=True))
-        if self._alternates and any(id(step) in self._alternates for step in path):
-            return None  # (river adds the alternate tree's votes)
-        return path[-1]
-
-    def _route(self, node, rows, xs, idx, at=None):
-        if len(idx) and id(node) in self._alternates:
-            yield None, idx  # (river adds the alternate tree's votes)
-            return
-        yield from super()._route(node, rows, xs, idx, at)
+    def _asks(self, branch) -> bool:
+        return id(branch) in self._alternates  # (river adds the alternate tree's votes)
 
 
 def _branches(node):

@@ -468,15 +468,17 @@ class PendingRows:
             self.resolve()
             rows = ((self.arrival != -1) & (self.end == _OPEN)).nonzero()[0]
             lost = predictor.open_window(model, self.leaf[rows])
-            if lost is None:
+            if lost is None or not self._route(model, rows[lost]):
                 self.stop_deferring()
                 return False
-            self._route(model, rows[lost])
         elif self._unrouted and (self._route_all or
                                  self._unrouted_since + 1 + self.policy.k <= label_number):
             # Routed when first due, or before the tree changes shape (then all at once).
             rows = np.array(self._unrouted, dtype=np.int64)
-            self._route(model, rows[(self.arrival[rows] != -1) & (self.end[rows] == _OPEN)])
+            if not self._route(model, rows[(self.arrival[rows] != -1)
+                                            & (self.end[rows] == _OPEN)]):
+                self.stop_deferring()
+                return False
         self.rounds = label_number
         labels = label_number - self.resolved
         if labels >= 4 * self.policy.k and labels * (self._cap - len(self._free)) \
@@ -484,13 +486,18 @@ class PendingRows:
             self.resolve()
         return True
 
-    def _route(self, model, rows: np.ndarray) -> None:
-        """The leaves `rows` reach now (the rows waiting to be routed are then all routed)."""
+    def _route(self, model, rows: np.ndarray) -> bool:
+        """The leaves `rows` reach now (the rows waiting to be routed are then all routed);
+        False if a row reaches none a snapshot can stand for (re-predict at once instead)."""
         if len(rows):
-            self.leaf[rows] = self.predictor.window_route(model, self.features,
-                                                          _Features(self.x, rows), rows)
+            serials = self.predictor.window_route(model, self.features,
+                                                  _Features(self.x, rows), rows)
+            if serials is None:
+                return False
+            self.leaf[rows] = serials
         self._unrouted.clear()
         self._route_all = False
+        return True
 
     def learned(self, model, x: dict) -> None:
         """After the model learned `x` (the label of the last round), deferred; x None: its
