@@ -105,7 +105,10 @@ class TreeEnsembleBatch(DenseBatch):
         def tree_proba(tree):
             _, labels, proba = self._tree(tree)[1].predict_scored(tree, rows, xs,
                                                                   predict_with_proba(tree))
-            return self._in_columns(labels, proba)
+            values, columns = self._in_columns(labels, proba)
+            matrix = np.zeros((len(xs), len(self._columns)))
+            matrix[:, columns] = values
+            return matrix
 
         return self._vote(model, xs, tree_proba)
 
@@ -115,7 +118,7 @@ class TreeEnsembleBatch(DenseBatch):
         """`predict` for pending rows `rows[at]`: each tree's probabilities of a row are kept
         with the stamp of its leaf (`HoeffdingTreeBatch.predict_changed`), so a row is routed
         down a tree again only after a split, and scored again only when its leaf learned.
-        The weights change with every label, so the forest's answers are all made anew."""
+        The sums are all made anew (the forest's weights change with every label)."""
         from transforms.models.naive_bayes_batch import predict_with_proba
 
         n = len(before)
@@ -148,15 +151,11 @@ class TreeEnsembleBatch(DenseBatch):
         return np.nan_to_num(proba, nan=0.0), [self._column(c) for c in labels]
 
     def _vote(self, model, xs, tree_proba) -> tuple:
-        """The forest's classes for the rows from its trees' probabilities (`tree_proba(tree)`:
-        rows × columns, or with the columns they are in), weighted and summed as river does."""
+        """The ensemble's classes for the rows from its trees' probabilities (`tree_proba(tree)`:
+        rows × the columns so far), weighted and summed as river does."""
         sums = np.zeros((len(xs), 0))
         for i, tree in enumerate(model):
             proba = tree_proba(tree)
-            if isinstance(proba, tuple):
-                values, columns = proba
-                proba = np.zeros((len(xs), len(self._columns)))
-                proba[:, columns] = values
             weight = model._metrics[i].get() if hasattr(model, "_metrics") else 0.0
             if weight > 0.0 and not model.disable_weighted_vote:  # (the forest's weights)
                 proba = proba * weight
