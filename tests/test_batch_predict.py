@@ -57,6 +57,24 @@ def answers(predictor, model, xs, all_dense=True):
     return out
 
 
+class Stamped:
+    """Rows kept across labels as the engine keeps them: a row is answered anew only where the
+    predictor says its answer may have changed (`predict_changed`)."""
+
+    def __init__(self, predictor, probe):
+        self.predictor, self.probe = predictor, probe
+        self.rows = np.array([predictor.encode(x) for x in probe])
+        self.stamps = np.zeros(len(probe), dtype=np.int64)
+        self.kept = [None] * len(probe)
+
+    def answers(self, model) -> list:
+        codes, labels, self.stamps, changed, _ = self.predictor.predict_changed(
+            model, self.rows, self.probe, self.stamps)
+        self.kept = [(None if c == NONE else labels[c]) if now else was
+                     for c, now, was in zip(codes.tolist(), changed.tolist(), self.kept)]
+        return self.kept
+
+
 @pytest.mark.parametrize("stream", sorted(STREAMS))
 @pytest.mark.parametrize("model_name", sorted(MODELS))
 def test_batch_equals_predict_one_while_learning(stream, model_name):
@@ -443,18 +461,11 @@ def test_rows_below_a_branch_without_their_value_follow_the_most_traversed_path(
     data = list(itertools.islice(stream, 5000))
     model = make()
     regression = isinstance(model, tree.HoeffdingTreeRegressor)
-    predictor = batch_predictor(model)
     probe = [x for x, _ in data[-300:]]
-    rows = np.array([predictor.encode(x) for x in probe])
-    stamps = np.zeros(len(rows), dtype=np.int64)
-    kept = [None] * len(rows)
+    stamped = Stamped(batch_predictor(model), probe)
     for i, (x, y) in enumerate(data[:4700]):
         if i % 23 == 0:
-            codes, labels, stamps, changed, _ = predictor.predict_changed(model, rows, probe,
-                                                                          stamps)
-            kept = [(None if c == NONE else labels[c]) if now else was
-                    for c, now, was in zip(codes.tolist(), changed.tolist(), kept)]
-            assert kept == [model.predict_one(x) for x in probe], i
+            assert stamped.answers(model) == [model.predict_one(x) for x in probe], i
         model.learn_one(x, float(y) if regression else y)
 
 
@@ -468,16 +479,10 @@ def test_tree_regressor_batch_equals_predict_one_bit_for_bit(leaf_prediction, n_
     predictor = batch_predictor(model)
     assert type(predictor).__name__ == "HoeffdingTreeRegressorBatch"
     probe = [x for x, _ in data[-n_rows:]]
-    rows = np.array([predictor.encode(x) for x in probe])
-    stamps = np.zeros(len(rows), dtype=np.int64)
-    kept = [None] * len(rows)
+    stamped = Stamped(predictor, probe)
     for i, (x, y) in enumerate(data[:3700]):
         if i % 13 == 0 or i < 3:
-            codes, values, stamps, changed, _ = predictor.predict_changed(model, rows, probe,
-                                                                          stamps)
-            kept = [values[c] if now else was
-                    for c, now, was in zip(codes.tolist(), changed.tolist(), kept)]
-            assert kept == [model.predict_one(x) for x in probe]
+            assert stamped.answers(model) == [model.predict_one(x) for x in probe]
         model.learn_one(x, y)
     assert model.n_leaves > 4
     asked = []
@@ -542,17 +547,11 @@ def test_hat_batch_follows_alternate_trees_through_a_drift(leaf_prediction, n_ro
                                                  leaf_prediction=leaf_prediction)
     predictor = batch_predictor(model)
     probe = [x for x, _ in data[-n_rows:]]
-    rows = np.array([predictor.encode(x) for x in probe])
-    stamps = np.zeros(len(rows), dtype=np.int64)
-    kept = [None] * len(rows)
+    stamped = Stamped(predictor, probe)
     with_alternates = 0
     for i, (x, y) in enumerate(data[:4700]):
         if i % 7 == 0:
-            codes, labels, stamps, changed, _ = predictor.predict_changed(model, rows, probe,
-                                                                          stamps)
-            kept = [(None if c == NONE else labels[c]) if now else was
-                    for c, now, was in zip(codes.tolist(), changed.tolist(), kept)]
-            assert kept == [model.predict_one(x) for x in probe]
+            assert stamped.answers(model) == [model.predict_one(x) for x in probe]
             with_alternates += bool(predictor._alternates)
         model.learn_one(x, y)
     assert with_alternates > 10 and model.n_switch_alternate_trees + \

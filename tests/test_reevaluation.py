@@ -198,6 +198,17 @@ def test_engine_equals_the_straightforward_algorithm_1(model, k):
 
 
 
+def same_as_the_scan(ours, naive) -> int:
+    """Assert each outcome's initial, final and re-predictions (times and values, as the model
+    gave them) equal the per-label scan's; returns how many re-predictions."""
+    n_reps = 0
+    for o, (key, _, _, _, initial, reps, final) in zip(ours, naive):
+        assert (o.id, o.initial, o.final) == (key, initial, final)
+        assert [(t, v) for t, v in repredictions(o)] == reps
+        n_reps += len(reps)
+    return n_reps
+
+
 def drifting_events(n, position, function, **options):
     """Agrawal function 0, then `function` from `position` on, as `random_stream` events."""
     from river.datasets import synth
@@ -242,12 +253,7 @@ def test_repredictions_follow_the_trees_through_a_drift(model, stream):
         assert m.n_switch_alternate_trees > 0
     else:
         assert not engine.rows.deferred
-    n_reps = 0
-    for o, (key, _, _, _, initial, reps, final) in zip(ours, naive):
-        assert (o.id, o.initial, o.final) == (key, initial, final)
-        assert [(t, v) for t, v in repredictions(o)] == reps
-        n_reps += len(reps)
-    assert n_reps > 20_000
+    assert same_as_the_scan(ours, naive) > 20_000
 
 
 def test_a_row_no_leaf_snapshot_stands_for_ends_the_window_of_rounds(monkeypatch):
@@ -288,12 +294,7 @@ def test_regressor_repredictions_equal_the_straightforward_algorithm_1(model):
     ours = engine.drain(events).outcomes
     naive = naive_replay(events, spec.build(None), 2)
     assert len(ours) == len(naive) > 350
-    n_reps = 0
-    for o, (key, _, _, _, initial, reps, final) in zip(ours, naive):
-        assert (o.id, o.initial, o.final) == (key, initial, final)
-        assert [(t, v) for t, v in repredictions(o)] == reps
-        n_reps += len(reps)
-    assert n_reps > 2000
+    assert same_as_the_scan(ours, naive) > 2000
 
 
 def _equals_algorithm_1(engine, outcomes, events, spec, k, classes=(0, 1)) -> int:
