@@ -73,10 +73,61 @@ class RegressionScore:
             self.abs_error.add_many(np.abs(e))
             self.abs_errors.add_many(np.abs(e))
             self.squared_error.add_many(e * e)
-            self.sum_y.add_many(y)
-            self.sum_y2.add_many(np.concatenate(exact_squares(y)))
             self.abs_pct_error.add_many(np.abs(e[nonzero]) / np.abs(y[nonzero]))
-        self.nonzero.add_many(nonzero.astype(np.float64))
+            self.update_target(y)
+
+    @staticmethod
+    def update_columns(scores: list, y_true, predictions, made) -> None:
+        """`update_many` of one score per prediction column (the bins) at once: `predictions`
+        is labels × columns, `made` (labels × columns) marks the labels each column scores.
+        Each sum takes all columns' terms in one `ExactSum.add_grouped`, so every score gets
+        exactly what its own `update_many` would give it.
+
+        >>> a, b = RegressionScore(), RegressionScore()
+        >>> RegressionScore.update_columns([a, b], [3.0, -0.5], [[2.5, 3.0], [0.0, 9.0]],
+        ...                                [[True, True], [True, False]])
+        >>> (a.n, a.get()["mae"]), (b.n, b.get()["mae"])
+        ((2, 0.5), (1, 0.0))
+        """
+        y = np.asarray(y_true, dtype=np.float64)
+        made = np.asarray(made, dtype=bool)
+        label, column = np.nonzero(made)  # cells in label order
+        if not len(label):
+            return
+        order = np.argsort(column, kind="stable")
+        label, column = label[order], column[order]  # column by column, labels in order
+        target = y[label]
+        nonzero = target != 0
+        with np.errstate(over="ignore"):  # a term beyond the floats is ±inf (`ExactSum`)
+            e = target - np.asarray(predictions, dtype=np.float64)[label, column]
+            abs_e = np.abs(e)
+
+            def add(name, values, groups=column):
+                ExactSum.add_grouped([getattr(score, name) for score in scores], values, groups)
+
+            add("abs_error", abs_e)
+            add("squared_error", e * e)
+            add("abs_pct_error", abs_e[nonzero] / np.abs(target[nonzero]), column[nonzero])
+            if made.all():  # every column scores every label: the target's sums once
+                shared = RegressionScore()
+                shared.update_target(y)
+                for score in scores:
+                    for name in ("sum_y", "sum_y2", "nonzero"):
+                        getattr(score, name).merge(getattr(shared, name))
+            else:
+                add("sum_y", target)
+                add("sum_y2", np.concatenate(exact_squares(target)), np.tile(column, 2))
+                add("nonzero", nonzero.astype(np.float64))
+        counts = np.bincount(column, minlength=len(scores))
+        for j, part in enumerate(np.split(abs_e, np.cumsum(counts)[:-1])):
+            scores[j].n += int(counts[j])
+            scores[j].abs_errors.add_many(part)
+
+    def update_target(self, y) -> None:
+        """The sums of the targets alone (Σy, Σy² exactly, how many are not 0)."""
+        self.sum_y.add_many(y)
+        self.sum_y2.add_many(np.concatenate(exact_squares(y)))
+        self.nonzero.add_many((y != 0).astype(np.float64))
 
     def merge(self, other: RegressionScore) -> RegressionScore:
         self.n += other.n

@@ -155,6 +155,29 @@ def test_update_many_equals_one_update_per_row(cls, rows):
     check()
 
 
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.floats(-1e6, 1e6), st.lists(
+    st.one_of(st.floats(-1e6, 1e6), st.just(math.nan)), min_size=3, max_size=3)), max_size=40),
+    st.booleans())
+@example([(0.0, [1.0, math.nan, 2.0]), (4.3e-303, [777798.0, 1.0, 1.0])], False)
+def test_regression_columns_at_once_equal_each_columns_own_update(rows, all_made):
+    """Every bin's sums made at once (`update_columns`) equal the bin's own `update_many` of
+    the labels it has a prediction for."""
+    import numpy as np
+
+    y = np.array([r[0] for r in rows], dtype=np.float64)
+    matrix = np.array([r[1] for r in rows], dtype=np.float64).reshape(len(rows), 3)
+    if all_made:
+        matrix = np.nan_to_num(matrix, nan=0.5)
+    made = ~np.isnan(matrix)
+    together = [RegressionScore() for _ in range(3)]
+    RegressionScore.update_columns(together, y, matrix, made)
+    for j, score in enumerate(together):
+        alone = RegressionScore()
+        alone.update_many(y[made[:, j]], matrix[made[:, j], j])
+        assert score == alone
+
+
 def test_confidence_statistics_by_hand():
     import math
 

@@ -11,6 +11,7 @@ import pyarrow as pa
 from metrics.binning import NO_CLASS, binned_many, binned_proba_many
 from metrics.bootstrap import poisson_weights
 from metrics.probabilistic import ProbabilityScore, proba_matrix
+from metrics.regression import RegressionScore
 from metrics.blocks import BlockScore, FadingCurve, LabelBlock, new_score
 from metrics.windows import block_ends
 from transforms.scoring.plan import LABEL_AXIS, ScoringPlan
@@ -190,6 +191,11 @@ def _bin_scores(cols: dict, rows: np.ndarray, category: str, task: str,
     last_n = int(cols["n"][rows].max()) if len(rows) else 0
     last_t = float(cols["t"][rows].max()) if len(rows) else -math.inf
     matrix, y, baselines = matrix[rows], y[rows], [base[rows] for base in baselines]
+    if task == "regression":  # every bin's sums at once
+        scores = {b: BlockScore(new_score(task), last_n, last_t) for b in plan.bins_of(category)}
+        RegressionScore.update_columns([acc.score for acc in scores.values()], y, matrix,
+                                       ~np.isnan(matrix))
+        return scores
     # A classifier's class probabilities (ranked for --auc; for the binned category a
     # matrix per bin), and its labels' bootstrap weights (by label number).
     extra, ranked = {}, {}
@@ -197,10 +203,10 @@ def _bin_scores(cols: dict, rows: np.ndarray, category: str, task: str,
     if proba is not None:
         proba = proba[rows]
         ranked = {"auc": plan.auc}
-    if plan.bootstrap and task == "classification":
+    if plan.bootstrap:
         extra["weights"] = poisson_weights(cols["n"][rows], plan.bootstrap)
     # An untrained model made no prediction: not scored, as in river.
-    made = matrix != NO_CLASS if task == "classification" else ~np.isnan(matrix)
+    made = matrix != NO_CLASS
     # The bins' unranked probability measures: all bins in one pass, after the loop.
     at_once = proba is not None and proba.ndim == 3 and not plan.auc
     scores = {}
