@@ -74,7 +74,7 @@ class RegressionScore:
             self.abs_errors.add_many(np.abs(e))
             self.squared_error.add_many(e * e)
             self.abs_pct_error.add_many(np.abs(e[nonzero]) / np.abs(y[nonzero]))
-            self.update_target(y)
+            self._update_target(y)
 
     @staticmethod
     def update_columns(scores: list, y_true, predictions, made) -> None:
@@ -110,7 +110,7 @@ class RegressionScore:
             add("abs_pct_error", abs_e[nonzero] / np.abs(target[nonzero]), column[nonzero])
             if made.all():  # every column scores every label: the target's sums once
                 shared = RegressionScore()
-                shared.update_target(y)
+                shared._update_target(y)
                 for score in scores:
                     for name in ("sum_y", "sum_y2", "nonzero"):
                         getattr(score, name).merge(getattr(shared, name))
@@ -123,7 +123,7 @@ class RegressionScore:
             scores[j].n += int(counts[j])
             scores[j].abs_errors.add_many(part)
 
-    def update_target(self, y) -> None:
+    def _update_target(self, y) -> None:
         """The sums of the targets alone (Σy, Σy² exactly, how many are not 0)."""
         self.sum_y.add_many(y)
         self.sum_y2.add_many(np.concatenate(exact_squares(y)))
