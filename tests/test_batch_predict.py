@@ -57,6 +57,14 @@ def answers(predictor, model, xs, all_dense=True):
     return out
 
 
+def drifting_agrawal(n: int, position: int) -> list:
+    """n rows of Agrawal function 0, then function 4 from `position` on (width 50)."""
+    stream = synth.ConceptDriftStream(synth.Agrawal(classification_function=0, seed=1),
+                                      synth.Agrawal(classification_function=4, seed=2),
+                                      position=position, width=50, seed=3)
+    return list(itertools.islice(stream, n))
+
+
 class Stamped:
     """Rows kept across labels as the engine keeps them: a row is answered anew only where the
     predictor says its answer may have changed (`predict_changed`)."""
@@ -455,10 +463,7 @@ def test_rows_below_a_branch_without_their_value_follow_the_most_traversed_path(
     another value goes down the branch's most traversed path, which changes as the tree
     learns, and to a child of its own once the tree sees its value. The stamped path gives
     predict_one's answer to every row at every stage."""
-    stream = synth.ConceptDriftStream(synth.Agrawal(classification_function=0, seed=1),
-                                      synth.Agrawal(classification_function=4, seed=2),
-                                      position=1500, width=50, seed=3)
-    data = list(itertools.islice(stream, 5000))
+    data = drifting_agrawal(5000, position=1500)
     model = make()
     regression = isinstance(model, tree.HoeffdingTreeRegressor)
     probe = [x for x, _ in data[-300:]]
@@ -508,10 +513,7 @@ def test_tree_ensemble_batch_follows_trees_replaced_after_a_drift(name):
     """After a drift, ARF swaps trees for their background learners or new ones, leveraging
     bagging resets its worst: the batch answers with the trees the ensemble has, each time
     predict_one's, with each tree's own batch, leaving few rows to predict_one."""
-    stream = synth.ConceptDriftStream(synth.Agrawal(classification_function=0, seed=1),
-                                      synth.Agrawal(classification_function=4, seed=2),
-                                      position=800, width=50, seed=3)
-    data = list(itertools.islice(stream, 2600))
+    data = drifting_agrawal(2600, position=800)
     model = ENSEMBLES[name]()
     predictor = batch_predictor(model)
     assert type(predictor).__name__ == "TreeEnsembleBatch"
@@ -539,10 +541,7 @@ def test_hat_batch_follows_alternate_trees_through_a_drift(leaf_prediction, n_ro
     that passes one is answered with both trees' votes. The stamped path gives predict_one's
     answer for every row at every stage, the same rows kept across labels as the engine keeps
     them (20 rows: each routed by river's walk, not as arrays)."""
-    stream = synth.ConceptDriftStream(synth.Agrawal(classification_function=0, seed=1),
-                                      synth.Agrawal(classification_function=4, seed=2),
-                                      position=1500, width=50, seed=3)
-    data = list(itertools.islice(stream, 5000))
+    data = drifting_agrawal(5000, position=1500)
     model = tree.HoeffdingAdaptiveTreeClassifier(grace_period=50, seed=1,
                                                  leaf_prediction=leaf_prediction)
     predictor = batch_predictor(model)
