@@ -235,8 +235,9 @@ def test_wrappers_at_delay_one_behave_as_in_a_plain_river_loop():
         assert replay_initial(spec, xs, ys, 1) == loop
 
 
-# Seeds 0..19 of the stream at delay 20 (initial accuracy, wrapper − GaussianNB, mean ± s.e.):
-# stay 0.97 (the label 20 back repeats with P ≈ 0.60): TC +7.4 ± 0.5 points (20 of 20 seeds no
+# `python -m benchmarks.bench_temporal_delay`, seeds 0..19 at delay 20 (initial accuracy,
+# wrapper − GaussianNB, mean ± s.e.):
+# stay 0.97 (the label 20 back repeats with P ≈ 0.60): TC +7.4 ± 0.4 points (20 of 20 seeds no
 # worse), TA lags 1 +4.7 ± 0.7 (19 of 20), lags 2 +2.5 ± 0.8 (14 of 20); stay 0.9 (P ≈ 0.36
 # against 1/3): TC −0.8 ± 0.1, TA lags 1 −2.5 ± 0.2, lags 2 −5.5 ± 0.2 — the relation is too weak
 # for its estimate from the labels seen so far: TC with the chain's true P(y_t | y_{t−20}) in
