@@ -41,7 +41,8 @@ sys.exit(code)
 """
 
 
-def write_log(folder: str, n: int, per_instance: int, classes: int = 2, seed: int = 7) -> dict:
+def write_log(folder: str, n: int, per_instance: int, classes: int = 2, seed: int = 7,
+              log_format: str = "parquet") -> dict:
     """Instance, label and prediction tables of n instances, partitioned by day; their paths."""
     rng = np.random.default_rng(seed)
     t0 = np.arange(n, dtype=np.float64)
@@ -72,7 +73,13 @@ def write_log(folder: str, n: int, per_instance: int, classes: int = 2, seed: in
         for d in np.unique(day):
             part = os.path.join(paths[name], f"date=2026-11-{d + 1:02d}")
             os.makedirs(part)
-            table[day == d].to_parquet(os.path.join(part, "part-0.parquet"), index=False)
+            if name == "predictions" and log_format == "csv":
+                table[day == d].to_csv(os.path.join(part, "part-0.csv"), index=False)
+            elif name == "predictions" and log_format == "jsonl":
+                table[day == d].to_json(os.path.join(part, "part-0.jsonl"), orient="records",
+                                        lines=True)
+            else:
+                table[day == d].to_parquet(os.path.join(part, "part-0.parquet"), index=False)
     return paths
 
 
@@ -97,20 +104,24 @@ def main(argv=None) -> None:
                         help="logged predictions per instance: initial, re-predictions, final")
     parser.add_argument("--bins", type=int, default=100)
     parser.add_argument("--runner", default="direct")
+    parser.add_argument("--log-format", choices=("parquet", "csv", "jsonl"), default="parquet",
+                        help="the prediction log's files (the instance and label tables are "
+                             "Parquet)")
     parser.add_argument("--keep", help="write the logs and results here, or use the logs "
                                        "already there (default: a temporary folder, removed)")
     args = parser.parse_args(argv)
     print(f"backfill, {args.per_instance} logged predictions per instance, B = {args.bins}, "
-          f"every default measure, --runner {args.runner}, Parquet partitioned by day")
+          f"every default measure, --runner {args.runner}, partitioned by day, the prediction "
+          f"log as {args.log_format}")
     print("| instances | predictions | wall time | per million predictions | peak memory |")
     print("|---|---|---|---|---|")
     for n in sorted(args.instances):
         folder = args.keep or tempfile.mkdtemp()
-        root = os.path.join(folder, f"n{n}")
+        root = os.path.join(folder, f"n{n}-{args.log_format}")
         paths = {name: os.path.join(root, name) for name in ("instances", "labels",
                                                               "predictions")}
         if not os.path.isdir(paths["predictions"]):  # a kept log is used again
-            paths = write_log(root, n, args.per_instance)
+            paths = write_log(root, n, args.per_instance, log_format=args.log_format)
         result = backfill(paths, args.bins, args.runner, os.path.join(root, "results"))
         predictions = n * args.per_instance
         print(f"| {n:,} | {predictions:,} | {result['seconds']:.1f} s | "

@@ -36,6 +36,7 @@ CASES = {
     "adwin-bagging-hat-drift": (DRIFTING, 'river.ensemble.ADWINBaggingClassifier{"model": '
                                           '{"hoeffding-adaptive-tree": {"grace_period": 50}}, '
                                           '"n_models": 3}', 3),
+    "srp-led": (LED, 'river.ensemble.SRPClassifier{"n_models": 5}', 3),
     "tree-regressor-friedman": ('synth:Friedman{"n": 3000, "seed": 5}',
                                 'hoeffding-tree-regressor{"grace_period": 50}', 2),
 }

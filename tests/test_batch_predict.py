@@ -505,14 +505,27 @@ ENSEMBLES = {
         tree.HoeffdingTreeClassifier(grace_period=50), n_models=4, seed=1),
     "adwin-bagging-of-hat": lambda: ensemble.ADWINBaggingClassifier(
         tree.HoeffdingAdaptiveTreeClassifier(grace_period=50, seed=1), n_models=3, seed=1),
+    # Each SRP tree learns a subspace of the features; a drift resets it on a new one.
+    "srp": lambda: ensemble.SRPClassifier(tree.HoeffdingTreeClassifier(grace_period=50),
+                                          n_models=4, seed=1),
+    "srp-subspaces-of-hat": lambda: ensemble.SRPClassifier(
+        tree.HoeffdingAdaptiveTreeClassifier(grace_period=50, seed=1), n_models=3,
+        subspace_size=0.4, training_method="subspaces", seed=2),
 }
+
+
+def ensemble_trees(model) -> list:
+    """The trees that vote: an SRP member's tree is its `model`."""
+    return [member.model for member in model] if isinstance(model, ensemble.SRPClassifier) \
+        else list(model)
 
 
 @pytest.mark.parametrize("name", sorted(ENSEMBLES))
 def test_tree_ensemble_batch_follows_trees_replaced_after_a_drift(name):
     """After a drift, ARF swaps trees for their background learners or new ones, leveraging
-    bagging resets its worst: the batch answers with the trees the ensemble has, each time
-    predict_one's, with each tree's own batch, leaving few rows to predict_one."""
+    bagging resets its worst, SRP a tree on a new subspace: the batch answers with the trees
+    the ensemble has, each time predict_one's, with each tree's own batch, leaving few rows to
+    predict_one."""
     data = drifting_agrawal(2600, position=800)
     model = ENSEMBLES[name]()
     predictor = batch_predictor(model)
@@ -522,11 +535,11 @@ def test_tree_ensemble_batch_follows_trees_replaced_after_a_drift(name):
     for i, (x, y) in enumerate(data[:2400]):
         if i in (0, 1, 3) or i % 101 == 0:
             assert answers(predictor, model, probe) == [model.predict_one(x) for x in probe]
-            trees |= {id(tree) for tree in model}
+            trees |= {id(tree) for tree in ensemble_trees(model)}
         model.learn_one(x, y)
     assert {type(batch).__name__ for _, batch, _ in predictor._trees.values()} <= \
         {"HoeffdingTreeBatch", "HoeffdingAdaptiveTreeBatch"}
-    if name in ("arf", "leveraging-bagging"):
+    if name in ("arf", "leveraging-bagging", "srp"):
         assert len(trees) > len(model)  # trees were replaced
     asked = []
     own = model.predict_one

@@ -226,6 +226,9 @@ def drifting_events(n, position, function, **options):
     # Leveraging bagging resets its worst tree at a drift.
     ('river.ensemble.LeveragingBaggingClassifier{"model": {"hoeffding-tree": {"grace_period": '
      '40}}, "n_models": 3, "seed": 1}', (1500, 600, 4, {})),
+    # SRP's trees each see a subspace of the features, and are reset on a new one at a drift.
+    ('river.ensemble.SRPClassifier{"model": {"hoeffding-tree": {"grace_period": 40}}, '
+     '"n_models": 3, "seed": 1}', (1500, 600, 4, {})),
     # A multiway branch on a category sends a value it has not seen down its most traversed
     # path: such rows ask predict_one (the leaves' category splitters keep re-predictions out
     # of windows of snapshots: they are made at once).

@@ -1,13 +1,16 @@
 """river's ensembles of Hoeffding trees, many rows at once (`TreeEnsembleBatch`): the adaptive
-random forest (`forest.ARFClassifier`, `adaptive-random-forest`) and the bagging ensembles
-(`ensemble.BaggingClassifier`, `ADWINBaggingClassifier`, `LeveragingBaggingClassifier`) of
-Hoeffding trees or Hoeffding adaptive trees.
+random forest (`forest.ARFClassifier`, `adaptive-random-forest`), streaming random patches
+(`ensemble.SRPClassifier`) and the bagging ensembles (`ensemble.BaggingClassifier`,
+`ADWINBaggingClassifier`, `LeveragingBaggingClassifier`) of Hoeffding trees or Hoeffding
+adaptive trees.
 
-river's ensemble adds its trees' class probabilities (the forest weighs each by the tree's own
-accuracy, when above 0) and predicts the most probable class of the normalised sums. Each tree's
-probabilities for many rows come from its tree batch (`tree_batch`); the sums are made here in
-the same way, and a row whose best two classes are within the tie margin (or whose sums are 0)
-gets the ensemble's own `predict_one`.
+river's ensemble adds its trees' class probabilities (the forest and SRP weigh each by the
+tree's own accuracy, when above 0) and predicts the most probable class of the normalised sums.
+Each tree's probabilities for many rows come from its tree batch (`tree_batch`); the sums are
+made here in the same way, and a row whose best two classes are within the tie margin (or whose
+sums are 0) gets the ensemble's own `predict_one`. An SRP tree sees only its subspace's
+features, so only those reach its splits and its leaves' splitters: given the whole row, its
+batch reads the same features.
 """
 
 from __future__ import annotations
@@ -18,9 +21,9 @@ from transforms.models.batch import DenseBatch, argmax_with_margin, finish_unsur
 
 
 def fits_batch(model) -> bool:
-    """Whether `TreeEnsembleBatch` decides as the model does: river's `ARFClassifier`, or a
-    bagging classifier of Hoeffding (adaptive) trees, as they predict (`predict_one` the most
-    probable class of river's `predict_proba_one`).
+    """Whether `TreeEnsembleBatch` decides as the model does: river's `ARFClassifier`, or an
+    SRP or bagging classifier of Hoeffding (adaptive) trees, as they predict (`predict_one` the
+    most probable class of river's `predict_proba_one`).
 
     >>> from river import ensemble, naive_bayes, tree
     >>> from transforms.models.specs import ModelSpec
@@ -28,10 +31,15 @@ def fits_batch(model) -> bool:
     True
     >>> fits_batch(ensemble.LeveragingBaggingClassifier(tree.HoeffdingTreeClassifier()))
     True
+    >>> fits_batch(ensemble.SRPClassifier(n_models=3, seed=1))
+    True
     >>> fits_batch(ensemble.BaggingClassifier(naive_bayes.GaussianNB()))
+    False
+    >>> fits_batch(ensemble.SRPClassifier(naive_bayes.GaussianNB()))
     False
     """
     from river import base, ensemble, forest, tree
+    from river.ensemble.streaming_random_patches import BaseSRPClassifier
 
     kind = type(model)
     if kind.predict_one is not base.Classifier.predict_one:
@@ -39,6 +47,12 @@ def fits_batch(model) -> bool:
     if kind is forest.ARFClassifier:
         return kind.predict_proba_one is forest.ARFClassifier.predict_proba_one
     trees = (tree.HoeffdingTreeClassifier, tree.HoeffdingAdaptiveTreeClassifier)
+    if issubclass(kind, ensemble.SRPClassifier):
+        return kind.predict_proba_one is ensemble.SRPClassifier.predict_proba_one \
+            and type(model.model) in trees and all(
+                type(member.model) in trees and
+                type(member).predict_proba_one is BaseSRPClassifier.predict_proba_one
+                for member in model)
     return issubclass(kind, ensemble.BaggingClassifier) \
         and kind.predict_proba_one is ensemble.BaggingClassifier.predict_proba_one \
         and type(model.model) in trees and all(type(member) in trees for member in model)
@@ -154,15 +168,16 @@ class TreeEnsembleBatch(DenseBatch):
         """The ensemble's classes for the rows from its trees' probabilities (`tree_proba(tree)`:
         rows × the columns so far), weighted and summed as river does."""
         sums = np.zeros((len(xs), 0))
-        for i, tree in enumerate(model):
+        trees = []
+        for tree, weight in _weighted_trees(model):
+            trees.append(tree)
             proba = tree_proba(tree)
-            weight = model._metrics[i].get() if hasattr(model, "_metrics") else 0.0
-            if weight > 0.0 and not model.disable_weighted_vote:  # (the forest's weights)
+            if weight > 0.0 and not model.disable_weighted_vote:  # (the forest's, SRP's)
                 proba = proba * weight
             if proba.shape[1] > sums.shape[1]:
                 sums = np.hstack([sums, np.zeros((len(xs), proba.shape[1] - sums.shape[1]))])
             sums[:, :proba.shape[1]] += proba
-        alive = {id(tree) for tree in model}
+        alive = {id(tree) for tree in trees}
         self._trees = {k: v for k, v in self._trees.items() if k in alive}
         total = sums.sum(axis=1)
         with np.errstate(invalid="ignore", divide="ignore"):
@@ -171,6 +186,18 @@ class TreeEnsembleBatch(DenseBatch):
         odd = ~(total > 0.0)  # (no probabilities at all: river's own answer)
         unsure = np.union1d(unsure, odd.nonzero()[0]).astype(np.int64)
         return finish_unsure(model, xs, best, list(self._columns), unsure, None)
+
+
+def _weighted_trees(model) -> list:
+    """The ensemble's trees in river's order, each with the weight of its vote: the forest's
+    and SRP's, each tree's accuracy; bagging's, 0 (an unweighted vote)."""
+    from river.ensemble import SRPClassifier
+
+    if isinstance(model, SRPClassifier):
+        return [(member.model, member.metric.get()) for member in model]
+    if hasattr(model, "_metrics"):
+        return [(tree, model._metrics[i].get()) for i, tree in enumerate(model)]
+    return [(tree, 0.0) for tree in model]
 
 
 class _TreeRows:
