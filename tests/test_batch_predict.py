@@ -137,6 +137,27 @@ def grown_tree(n: int, learned: int, rows_from: int):
     return model, predictor, data, xs, np.array([predictor.encode(x) for x in xs])
 
 
+@pytest.mark.parametrize("make", [
+    lambda: tree.HoeffdingTreeClassifier(leaf_prediction="mc", grace_period=1000),
+    lambda: tree.HoeffdingAdaptiveTreeClassifier(leaf_prediction="mc", grace_period=1000, seed=1)])
+def test_a_majority_class_leaf_answers_its_most_common_class_and_river_breaks_its_ties(make):
+    """A majority-class leaf's rows take its most common class; when classes tie, river's
+    own order decides (the tree's classes sorted, or as its set holds them): "b" is learned
+    first, so it is the batch's first column, while the tree answers "a" to a tie of the two."""
+    model = make()
+    predictor = batch_predictor(model)
+    probe = [{"x": float(v)} for v in range(5)]
+    counts = dict.fromkeys("abc", 0)
+    ties = 0
+    for y in "baabbccac":
+        model.learn_one({"x": 0.0}, y)
+        counts[y] += 1
+        most = max(counts.values())
+        ties += sum(n == most for n in counts.values()) > 1
+        assert answers(predictor, model, probe) == [model.predict_one(x) for x in probe]
+    assert ties >= 3
+
+
 def test_tree_stamps_change_exactly_when_a_rows_leaf_changes():
     model, predictor, data, xs, rows = grown_tree(3000, 2000, 2000)
 

@@ -167,6 +167,13 @@ class HoeffdingTreeBatch(DenseBatch):
         if mode != "nb" or not entry.gaussian[1]:
             self._mode[slot] = _X_FREE if mode == "mc" else _OTHER
             entry.known = entry.exact = None
+            if mode == "mc":  # its answer: the shares of its classes, as river normalises them
+                stats = leaf.stats
+                total = sum(stats.values())
+                columns = [self._class_column(c) for c in stats]
+                self._base[slot] = 0.0
+                if total:
+                    self._base[slot, columns] = [w / total for w in stats.values()]
             return entry
         stats = leaf.stats
         rebuild = whole or entry.known is None
@@ -358,10 +365,11 @@ class HoeffdingTreeBatch(DenseBatch):
 
     def _score(self, rows, at, todo, stamps, unsure: list, proba=None):
         """Codes (into `self._classes`) of rows `todo` (of `rows[at]`) from their leaves'
-        slots, all leaves in one pass; rows of x-free leaves follow a leader, the rest go to
-        `unsure`. With `proba` (rows × classes), a naive Bayes leaf's rows get river's
-        probabilities from their votes, exp(vote − lse) (within a few units in the last
-        place)."""
+        slots, all leaves in one pass; a majority-class leaf's rows take its most common class,
+        unless two tie (then they follow a leader, which goes to `unsure` with the rest). With
+        `proba` (rows × classes), a naive Bayes leaf's rows get river's probabilities from their
+        votes, exp(vote − lse) (within a few units in the last place), a majority-class leaf's
+        the shares of its classes."""
         codes = np.full(len(at), NONE)
         leader = None
         if not len(todo):
@@ -391,8 +399,17 @@ class HoeffdingTreeBatch(DenseBatch):
             unsure.extend(idx[near].tolist())
         if n_nb < len(nb):
             x_free = modes == _X_FREE
-            if x_free.any():  # the leaf's first row answers for all of its rows
+            if x_free.any():
                 idx, s = todo[x_free], slots[x_free]
+                shares = self._base[s]
+                best, near = argmax_with_margin(shares, np.zeros_like(shares)) \
+                    if shares.shape[1] else (None, np.arange(len(idx)))
+                if best is not None:
+                    codes[idx] = best
+                if proba is not None:
+                    proba[idx] = shares
+                idx, s = idx[near], s[near]
+            if x_free.any() and len(idx):  # a tie: the leaf's first row answers for all
                 first = np.unique(s, return_index=True)[1]
                 leader = np.arange(len(at))
                 leader[idx] = idx[first[np.searchsorted(s[first], s)]]
