@@ -4,7 +4,7 @@ import itertools
 
 import numpy as np
 import pytest
-from river import ensemble, linear_model, naive_bayes, tree
+from river import ensemble, forest, linear_model, naive_bayes, tree
 from river.datasets import synth
 
 from transforms.models.batch import NONE, batch_predictor
@@ -567,6 +567,47 @@ def test_tree_ensemble_batch_follows_trees_replaced_after_a_drift(name):
     model.predict_one = lambda x, **kw: asked.append(x) or own(x, **kw)
     assert answers(predictor, model, probe) == [own(x) for x in probe]
     assert len(asked) <= len(probe) // 20
+
+
+REGRESSOR_ENSEMBLES = {
+    "arf-median": lambda: forest.ARFRegressor(n_models=4, seed=1, grace_period=50),
+    "arf-weighted-mean": lambda: forest.ARFRegressor(n_models=4, seed=1, grace_period=50,
+                                                     aggregation_method="mean",
+                                                     disable_weighted_vote=False),
+    "srp-mean": lambda: ensemble.SRPRegressor(tree.HoeffdingTreeRegressor(grace_period=50),
+                                              n_models=4, seed=1),
+    "srp-weighted": lambda: ensemble.SRPRegressor(tree.HoeffdingTreeRegressor(grace_period=50),
+                                                  n_models=4, seed=1, disable_weighted_vote=False),
+    "srp-median-of-means": lambda: ensemble.SRPRegressor(
+        tree.HoeffdingTreeRegressor(grace_period=50, leaf_prediction="mean"), n_models=5, seed=1,
+        aggregation_method="median"),
+    "bagging": lambda: ensemble.BaggingRegressor(tree.HoeffdingTreeRegressor(grace_period=50),
+                                                 n_models=3, seed=1),
+}
+
+
+@pytest.mark.parametrize("name", sorted(REGRESSOR_ENSEMBLES))
+def test_tree_regressor_ensemble_batch_gives_predict_ones_values_through_a_drift(name):
+    """The forest's, SRP's and bagging's regressors: each tree's values from its leaves,
+    aggregated (mean, weighted mean, median, `statistics.mean`) to predict_one's value bit for
+    bit at every stage, trees replaced after a drift in Friedman's function, and no row left to
+    predict_one."""
+    drifting = synth.ConceptDriftStream(
+        synth.Friedman(seed=1), synth.FriedmanDrift(drift_type="gra", seed=2, position=(10, 20)),
+        position=900, width=50, seed=3)
+    data = list(itertools.islice(drifting, 2400))
+    model = REGRESSOR_ENSEMBLES[name]()
+    predictor = batch_predictor(model)
+    assert type(predictor).__name__ == "TreeRegressorEnsembleBatch"
+    probe = [x for x, _ in data[-200:]]
+    for i, (x, y) in enumerate(data[:2200]):
+        if i in (0, 1, 3) or i % 101 == 0:
+            assert answers(predictor, model, probe) == [model.predict_one(x) for x in probe]
+        model.learn_one(x, y)
+    asked = []
+    own = model.predict_one
+    model.predict_one = lambda x, **kw: asked.append(x) or own(x, **kw)
+    assert answers(predictor, model, probe) == [own(x) for x in probe] and not asked
 
 
 @pytest.mark.parametrize("leaf_prediction, n_rows", [("nba", 300), ("mc", 300), ("nba", 20)])

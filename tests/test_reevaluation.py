@@ -287,7 +287,11 @@ def test_a_row_no_leaf_snapshot_stands_for_ends_the_window_of_rounds(monkeypatch
                                    'knn-regressor{"window_size": 100, "aggregation_method": '
                                    '"weighted_mean"}',
                                    "standard-scaler | linear-regression",
-                                   'hoeffding-tree-regressor{"grace_period": 40}'])
+                                   'hoeffding-tree-regressor{"grace_period": 40}',
+                                   'river.forest.ARFRegressor{"n_models": 3, "grace_period": 40}',
+                                   'river.ensemble.SRPRegressor{"model": '
+                                   '{"hoeffding-tree-regressor": {"grace_period": 40}}, '
+                                   '"n_models": 3}'])
 def test_regressor_repredictions_equal_the_straightforward_algorithm_1(model):
     """A regressor's re-predictions are values: each equals predict_one's, bit for bit."""
     events = random_stream(n=400)

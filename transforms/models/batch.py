@@ -21,9 +21,11 @@ feature rows with numpy:
 - `KNNBatch`, `KNNRegressorBatch` (`knn_batch`): river's `neighbors.KNNClassifier` and
   `KNNRegressor` over a window (`knn`, `knn-regressor`): distances to the window's points as
   river sums them, bit for bit.
-- `TreeEnsembleBatch` (`forest_batch`): river's `forest.ARFClassifier` and bagging ensembles
-  of Hoeffding (adaptive) trees: the trees' probabilities as their tree batches give them,
-  weighted (the forest) and summed as river sums them.
+- `TreeEnsembleBatch` (`forest_batch`): river's `forest.ARFClassifier`, `SRPClassifier` and
+  bagging ensembles of Hoeffding (adaptive) trees: the trees' probabilities as their tree
+  batches give them, weighted (the forest, SRP) and summed as river sums them.
+  `TreeRegressorEnsembleBatch`: their regressors of Hoeffding tree regressors, the trees'
+  values aggregated as river aggregates them.
 - `ConstantBatch`: models whose prediction does not depend on x (Majority, No-Change).
 
 numpy's `exp`/`log` may differ from libm's in the last bit, so a vectorised decision is kept
@@ -476,6 +478,8 @@ def batch_predictor(model) -> BatchPredictor:
         return HoeffdingTreeRegressorBatch()
     if forest_batch.fits_batch(model):
         return forest_batch.TreeEnsembleBatch()
+    if forest_batch.fits_regressor_batch(model):
+        return forest_batch.TreeRegressorEnsembleBatch()
     if kind in (Majority, NoChange):
         return ConstantBatch()
     return BatchPredictor()

@@ -1,8 +1,9 @@
-"""river's ensembles of Hoeffding trees, many rows at once (`TreeEnsembleBatch`): the adaptive
-random forest (`forest.ARFClassifier`, `adaptive-random-forest`), streaming random patches
-(`ensemble.SRPClassifier`) and the bagging ensembles (`ensemble.BaggingClassifier`,
+"""river's ensembles of Hoeffding trees, many rows at once: `TreeEnsembleBatch`, for the
+adaptive random forest (`forest.ARFClassifier`, `adaptive-random-forest`), streaming random
+patches (`ensemble.SRPClassifier`) and the bagging ensembles (`ensemble.BaggingClassifier`,
 `ADWINBaggingClassifier`, `LeveragingBaggingClassifier`) of Hoeffding trees or Hoeffding
-adaptive trees.
+adaptive trees; `TreeRegressorEnsembleBatch`, for their regressors of Hoeffding tree
+regressors (`ARFRegressor`, `SRPRegressor`, `BaggingRegressor`).
 
 river's ensemble adds its trees' class probabilities (the forest and SRP weigh each by the
 tree's own accuracy, when above 0) and predicts the most probable class of the normalised sums.
@@ -186,6 +187,159 @@ class TreeEnsembleBatch(DenseBatch):
         odd = ~(total > 0.0)  # (no probabilities at all: river's own answer)
         unsure = np.union1d(unsure, odd.nonzero()[0]).astype(np.int64)
         return finish_unsure(model, xs, best, list(self._columns), unsure, None)
+
+
+def fits_regressor_batch(model) -> bool:
+    """Whether `TreeRegressorEnsembleBatch` predicts as the model does: river's `ARFRegressor`,
+    `SRPRegressor` or `BaggingRegressor` of Hoeffding tree regressors, with river's own
+    `predict_one`.
+
+    >>> from river import ensemble, forest, linear_model, tree
+    >>> fits_regressor_batch(forest.ARFRegressor(n_models=3, seed=1))
+    True
+    >>> fits_regressor_batch(ensemble.SRPRegressor(n_models=3, seed=1))
+    True
+    >>> fits_regressor_batch(ensemble.BaggingRegressor(tree.HoeffdingTreeRegressor()))
+    True
+    >>> fits_regressor_batch(ensemble.BaggingRegressor(linear_model.LinearRegression()))
+    False
+    """
+    from river import ensemble, forest, tree
+    from river.ensemble.streaming_random_patches import BaseSRPRegressor
+
+    kind, trees = type(model), (tree.HoeffdingTreeRegressor, forest.adaptive_random_forest.
+                                BaseTreeRegressor)
+    if kind is forest.ARFRegressor:
+        return all(type(member) in trees for member in model)
+    if kind is ensemble.SRPRegressor:
+        return type(model.model) in trees and all(
+            type(member.model) in trees and
+            type(member).predict_one is BaseSRPRegressor.predict_one for member in model)
+    return kind is ensemble.BaggingRegressor and type(model.model) in trees \
+        and all(type(member) in trees for member in model)
+
+
+class TreeRegressorEnsembleBatch(DenseBatch):
+    """A river ensemble of Hoeffding tree regressors (`fits_regressor_batch`): each tree's
+    values for the rows from its tree batch (`HoeffdingTreeRegressorBatch`), kept with the
+    stamps of their leaves, so a row goes down a tree again only after a split and is answered
+    again only when its leaf learned; then aggregated as river does — the forest's and SRP's
+    mean or median (weighted as they weigh their trees), bagging's `statistics.mean` —, the
+    same numbers as `predict_one`.
+
+    Example
+    -------
+
+    >>> import itertools
+    >>> from river import datasets, forest
+    >>> model = forest.ARFRegressor(n_models=3, seed=1)
+    >>> data = list(itertools.islice(datasets.synth.Friedman(seed=1), 600))
+    >>> for x, y in data[:500]:
+    ...     model.learn_one(x, y)
+    >>> batch = TreeRegressorEnsembleBatch()
+    >>> xs = [x for x, _ in data[500:]]
+    >>> codes, values = batch.predict(model, np.array([batch.encode(x) for x in xs]), xs)
+    >>> [values[c] for c in codes] == [model.predict_one(x) for x in xs]
+    True
+    """
+
+    def __init__(self):
+        super().__init__()
+        self._trees: dict = {}  # id(tree) -> (tree, its batch, its rows' stamps and values)
+        self._round = 0
+
+    def __getstate__(self):
+        return self.__dict__ | {"_trees": {}}  # (caches of the model's trees)
+
+    def _tree(self, tree) -> tuple:
+        from transforms.models.tree_batch import HoeffdingTreeRegressorBatch
+
+        kept = self._trees.get(id(tree))
+        if kept is None or kept[0] is not tree:
+            batch = HoeffdingTreeRegressorBatch()
+            batch.names = self.names
+            kept = self._trees[id(tree)] = (tree, batch, _TreeRows())
+        return kept
+
+    def predict(self, model, rows, xs):
+        if rows is None or not len(model):  # (the first prediction builds the forest)
+            return super(DenseBatch, self).predict(model, rows, xs)
+
+        def tree_values(tree):
+            codes, values = self._tree(tree)[1].predict(tree, rows, xs)
+            return np.asarray(values, dtype=np.float64)[codes]
+
+        return self._aggregate(model, len(xs), tree_values)
+
+    stamps_rows = True
+
+    def predict_changed(self, model, rows, xs, before, at=None, scored=None):
+        """`predict` for pending rows `rows[at]`, each tree's values kept with its leaves'
+        stamps (every row is given anew: the weights change with every label)."""
+        n = len(before)
+        at = np.arange(n) if at is None else at
+        self._round += 1
+        stamps, changed = np.full(n, self._round, dtype=np.int64), np.ones(n, dtype=bool)
+        if not len(model):
+            return (*super(DenseBatch, self).predict(model, None, xs), stamps, changed, None)
+        fresh = at[before == 0]
+
+        def tree_values(tree):
+            _, batch, kept = self._tree(tree)
+            kept.reserve(int(at.max()) + 1, fresh)
+            codes, values, leaf_stamps, moved, _ = batch.predict_changed(
+                tree, rows, xs, kept.stamps[at], at=at)
+            kept.stamps[at] = leaf_stamps
+            if moved.any():
+                kept.store(at[moved], np.asarray(values, dtype=np.float64)[codes[moved], None],
+                           [0])
+            return kept.proba_of(at, 1)[:, 0]
+
+        return (*self._aggregate(model, n, tree_values), stamps, changed, None)
+
+    def _aggregate(self, model, n: int, tree_values) -> tuple:
+        """(codes, values) of the rows: the trees' values (`tree_values(tree)`, one per row)
+        as river's `predict_one` aggregates them."""
+        import statistics
+
+        from river import ensemble, forest
+
+        trees = [member.model for member in model] \
+            if isinstance(model, ensemble.SRPRegressor) else list(model)
+        values = np.empty((n, len(trees)))
+        for i, tree in enumerate(trees):
+            values[:, i] = tree_values(tree)
+        alive = {id(tree) for tree in trees}
+        self._trees = {k: v for k, v in self._trees.items() if k in alive}
+        if isinstance(model, forest.ARFRegressor):
+            if not model.disable_weighted_vote and model.aggregation_method != model._MEDIAN:
+                weights, total = np.zeros(len(trees)), 0.0
+                for i in range(len(trees)):
+                    weights[i] = model._metrics[i].get()
+                    total += weights[i]
+                if total != 0:  # (a tree of larger error weighs less)
+                    weights = total - weights
+                    weights /= weights.sum()
+                    values *= weights
+            out = values.mean(axis=1) if model.aggregation_method == model._MEAN else \
+                np.median(values, axis=1)
+        elif isinstance(model, ensemble.SRPRegressor):
+            weights = np.ones(len(trees))
+            if not model.disable_weighted_vote:
+                for i, member in enumerate(model):
+                    weights[i] = max(member.metric.get(), 0.0)
+            if model.aggregation_method != model._MEAN:
+                out = np.median(values, axis=1)
+            elif not model.disable_weighted_vote and not model.metric.bigger_is_better and \
+                    sum(-(weights - max(weights))) == 0:
+                out = np.zeros(n)  # (river's 0.0: the average is undefined)
+            else:
+                if not model.disable_weighted_vote and not model.metric.bigger_is_better:
+                    weights = -(weights - max(weights))
+                out = np.average(values, axis=1, weights=weights)
+        else:
+            out = np.array([statistics.mean(row) for row in values.tolist()])
+        return np.arange(n), out.tolist()
 
 
 def _weighted_trees(model) -> list:
