@@ -106,9 +106,10 @@ def plan(config: RunConfig) -> Plan:
                               f"times come from its input (a label table, an event log or "
                               f"delayed ARFF); leave it out")
         log, models = None, {}
+        time_range = TimeRange.parse(config.start, config.end)
         if config.predictions is not None:  # backfill: model names, no specs
             log = PredictionLogSpec.parse(config.predictions)
-            names = _logged_models(log, config.models)
+            names = _logged_models(log, config.models, time_range)
             if not names:
                 raise ConfigError(f"prediction log {log.pattern}: no model names in it")
             for name in names:
@@ -118,7 +119,7 @@ def plan(config: RunConfig) -> Plan:
             tasks = dict.fromkeys(models, config.task or _logged_task(streams, log))
             repredict = config.repredict if config.repredict == LOGGED else \
                 RepredictPolicy.parse(config.repredict).with_bins(config.bins)
-            if repredict == LOGGED and not log.has_repredictions():
+            if repredict == LOGGED and not log.has_repredictions(time_range):
                 # (binned and Ψα rows would each repeat the initial one)
                 repredict = RepredictPolicy.parse("none")
                 if config.repredicted_probabilities:
@@ -138,7 +139,6 @@ def plan(config: RunConfig) -> Plan:
         classes = {s.name: s.declared_classes() for s in streams}
         _check_tasks(streams, tasks)
         binary = binary_classes(streams, models, tasks)
-        time_range = TimeRange.parse(config.start, config.end)
     except DelayedEvalError:
         raise
     except ValueError as e:
@@ -235,13 +235,16 @@ def _instance_columns(spec: StreamSpec, delay: DelaySpec) -> list[str]:
     return [c for c in spec.columns() if c not in roles]
 
 
-def _logged_models(log: PredictionLogSpec, models: list) -> list:
+def _logged_models(log: PredictionLogSpec, models: list, time_range: TimeRange) -> list:
     """The models a backfill scores: those named (each must be in the log, when the log names
-    models), else every model in the log."""
+    models), else every model in the files it reads for `time_range` (a nightly backfill
+    does not read a year of partitions before its day)."""
     try:
-        logged = log.model_names()
+        logged = log.model_names(time_range)
     except InputError:  # no model column: the log is one model's, named or named after it
         return list(models) or [log.own_model_name()]
+    if any(m not in logged for m in models):  # (one with no predictions in the range is fine)
+        logged = log.model_names()
     missing = [m for m in models if m not in logged]
     if missing:
         raise ConfigError(f"prediction log {log.pattern}: no predictions of model(s) "

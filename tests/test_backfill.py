@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from pipelines.cli import main
-from pipelines.config import RunConfig
+from pipelines.config import LOGGED, RunConfig
 from pipelines.job import run
 from tests.helpers import RemoteFileSystem
 from transforms.backfill.join import join_predictions, label_columns
@@ -356,6 +356,30 @@ def test_a_date_range_reads_later_labels_reports_pending_and_skips_older_partiti
     assert counts["orphan_labels"] == 0
     read = manifest["streams"]["instances"]["read"]
     assert read["outside_range"] == 4  # instances 0, 1 and their labels
+
+
+def test_a_date_range_takes_its_models_and_kinds_from_the_partitions_it_reads(tmp_path):
+    """Models and whether there are re-predictions come from the partitions the range reads:
+    v0, retired on Nov 1, with re-predictions, is not a model of the Nov 2-3 backfill, whose
+    log holds initial predictions only (so no binned rows); a nightly run does not read the
+    whole history of the log before its day."""
+    t, stream, labels = _three_days(tmp_path)
+    log = tmp_path / "log"
+    for d, rows in enumerate(([0, 1], [2, 3], [4, 5])):
+        part = log / f"date=2026-11-0{d + 1}"
+        part.mkdir(parents=True)
+        pd.DataFrame({"id": [str(i) for i in rows], "t": [t[i] for i in rows],
+                      "y_pred": ["a", "b"], "model": "v1" if d else "v0",
+                      "kind": ["initial", "initial"] if d else ["initial", "re-prediction"]}
+                     ).to_csv(part / "p.csv", index=False)
+    summary = run(RunConfig(
+        streams=[f'{stream}{{"labels": "{labels}", "classes": ["a", "b"]}}'], models=[],
+        predictions=str(log), out=str(tmp_path / "out"), start="2026-11-02", end="2026-11-03",
+        quiet=True, runner="direct", final=False, repredict=LOGGED))
+    assert set(summary["model"]) == {"v1"}
+    assert "binned" not in set(summary["category"])
+    assert summary.query("category == 'initial' and metric == 'accuracy'")[
+        ["value", "n"]].values.tolist() == [[1.0, 3]]
 
 
 def test_a_model_version_without_predictions_in_the_range_leaves_the_others_scored(

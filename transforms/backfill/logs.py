@@ -159,28 +159,29 @@ class PredictionLogSpec:
         """
         return source_name(self.pattern) or "model"
 
-    def model_names(self) -> list[str]:
-        """The distinct model names in the log (reads only that column), in the order the run
-        that wrote it configured them (`MODEL_ORDER_KEY` in a Parquet file's metadata), then
-        any others sorted by name."""
+    def model_names(self, time_range=None) -> list[str]:
+        """The distinct model names in the log's files (`files(time_range)`; reads only that
+        column), in the order the run that wrote it configured them (`MODEL_ORDER_KEY` in a
+        Parquet file's metadata), then any others sorted by name."""
         names: set = set()
         recorded: list = []
-        for path in self.files():
+        for path in self.files(time_range):
             recorded = recorded or self._recorded_order(path)
             for batch in self.read(path, columns=["model"]):
                 if "model" not in batch.schema.names:
                     raise InputError(f"{path}: no model column {self.columns['model']!r}; "
                                      f"name the models with --model or the column with "
                                      f'{{"model": "..."}}')
-                names.update(batch.column(0).cast(pa.string()).to_pylist())
+                names.update(pc.unique(batch.column(0).cast(pa.string())).to_pylist())
         names.discard(None)
         return [n for n in recorded if n in names] + sorted(names - set(recorded))
 
-    def has_repredictions(self) -> bool:
-        """Whether the log may hold re-predictions: its `kind` column names one (read until
-        one is found), or it has no kind column (its kinds are then told by time, in the
-        join). A log of initial and final predictions only has no binned measures to give."""
-        for path in self.files():
+    def has_repredictions(self, time_range=None) -> bool:
+        """Whether the log's files (`files(time_range)`) may hold re-predictions: its `kind`
+        column names one (read until one is found), or it has no kind column (its kinds are
+        then told by time, in the join). A log of initial and final predictions only has no
+        binned measures to give."""
+        for path in self.files(time_range):
             for batch in self.read(path, columns=["kind"]):
                 if "kind" not in batch.schema.names:
                     return True
