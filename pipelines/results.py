@@ -393,7 +393,8 @@ def format_unmatched(keys) -> str:
     their instance's latency period, which no output shows otherwise (often a log kept by
     another clock than the stream), with every reason a prediction found no instance (the
     manifest's `unmatched_*` counts), or none made in --from/--to (a model version deployed
-    before or after the range); "" when there are none such.
+    before or after the range), or none in the partitions read (one retired before it); ""
+    when there are none such.
 
     Example
     -------
@@ -409,7 +410,10 @@ def format_unmatched(keys) -> str:
     """
     lines = []
     for (stream, model), c in keys:
-        if c.get("logged_predictions") and \
+        if c.get("logged_predictions") == 0:  # (its predictions lie in partitions before --from)
+            lines.append(f"{stream} / {model}: no logged prediction in the log's files from "
+                         f"--from on: nothing of it to score")
+        elif c.get("logged_predictions") and \
                 c.get("unmatched_outside_range") == c["logged_predictions"]:
             lines.append(f"{stream} / {model}: none of its {c['logged_predictions']:,} logged "
                          f"predictions was made for an instance arriving in --from/--to: "

@@ -358,7 +358,8 @@ def test_a_date_range_reads_later_labels_reports_pending_and_skips_older_partiti
     assert read["outside_range"] == 4  # instances 0, 1 and their labels
 
 
-def test_a_date_range_takes_its_models_and_kinds_from_the_partitions_it_reads(tmp_path):
+def test_a_date_range_takes_its_models_and_kinds_from_the_partitions_it_reads(tmp_path,
+                                                                              capsys):
     """Models and whether there are re-predictions come from the partitions the range reads:
     v0, retired on Nov 1, with re-predictions, is not a model of the Nov 2-3 backfill, whose
     log holds initial predictions only (so no binned rows); a nightly run does not read the
@@ -380,6 +381,16 @@ def test_a_date_range_takes_its_models_and_kinds_from_the_partitions_it_reads(tm
     assert "binned" not in set(summary["category"])
     assert summary.query("category == 'initial' and metric == 'accuracy'")[
         ["value", "n"]].values.tolist() == [[1.0, 3]]
+    # Named, the retired version has nothing there to score, and says so; it is no error.
+    code = main(["backfill", "--stream", f'{stream}{{"labels": "{labels}"}}', "--predictions",
+                 str(log), "--model", "v0", "--model", "v1", "--from", "2026-11-02", "--to",
+                 "2026-11-03", "--out", str(tmp_path / "named"), "--runner", "direct"])
+    assert code == 0
+    assert "instances / v0: no logged prediction in the log's files from --from on" in \
+        capsys.readouterr().out
+    scores = pd.read_csv(tmp_path / "named" / "summary.csv").query(
+        "category == 'initial' and metric == 'accuracy'")
+    assert dict(zip(scores["model"], scores["n"])) == {"v0": 0, "v1": 3}
 
 
 def test_a_model_version_without_predictions_in_the_range_leaves_the_others_scored(
