@@ -39,6 +39,9 @@ CASES = {
     "srp-led": (LED, 'river.ensemble.SRPClassifier{"n_models": 5}', 3),
     "tree-regressor-friedman": ('synth:Friedman{"n": 3000, "seed": 5}',
                                 'hoeffding-tree-regressor{"grace_period": 50}', 2),
+    "tc-of-nb-drift": (DRIFTING, 'temporal-correction{"model": "gaussian-nb"}', 2),
+    "ta-of-tree-led": (LED, 'temporally-augmented{"model": {"hoeffding-tree": '
+                            '{"grace_period": 50}}, "lags": 2}', 2),
     "arf-regressor-friedman": ('synth:Friedman{"n": 3000, "seed": 5}',
                                'river.forest.ARFRegressor{"n_models": 5}', 3),
     "srp-regressor-friedman": ('synth:Friedman{"n": 3000, "seed": 5}',

@@ -317,3 +317,71 @@ def test_the_verdict_claims_temporal_dependence_only_beyond_chance():
     assert "temporal dependence: Persistent beats Majority" in sticky
     periodic = format_profiles({"p": stream_profile([int(i % 3 != 0) for i in range(300)])})
     assert "labels repeat less often than independent ones would" in periodic
+
+
+WRAPPED = {"TC of GaussianNB": 'temporal-correction{"model": "gaussian-nb"}',
+           "TC of a Hoeffding tree": 'temporal-correction{"model": {"hoeffding-tree": '
+                                     '{"grace_period": 50}}}',
+           "TA lags 2 of GaussianNB": 'temporally-augmented{"model": "gaussian-nb", "lags": 2}',
+           "TA lags 1 of a Hoeffding tree": 'temporally-augmented{"model": {"hoeffding-tree": '
+                                            '{"grace_period": 50}}, "lags": 1}'}
+
+
+@pytest.mark.parametrize("name", sorted(WRAPPED))
+def test_wrappers_batches_give_predict_ones_answers_at_every_stage(name):
+    """Many rows at once, through the wrapped model's batch: Temporal Correction's corrected
+    probabilities (a class whose transition count is 0 corrected to 0; none yet: the model's
+    own view) and Temporally Augmented's rows with the lagged labels' columns (more columns as
+    classes appear) give each row predict_one's answer, as the latest label changes."""
+    from tests.test_batch_predict import answers
+    from transforms.models.batch import batch_predictor
+    from transforms.models.specs import ModelSpec
+
+    xs, ys = markov_rows(1200, stay=0.8)
+    model = ModelSpec.parse(WRAPPED[name]).build()
+    predictor = batch_predictor(model)
+    assert type(predictor).__name__.startswith("Temporal")
+    probe = xs[-150:]
+    for i, (x, y) in enumerate(zip(xs[:1000], ys[:1000])):
+        if i < 4 or i % 37 == 0:
+            assert answers(predictor, model, probe) == [model.predict_one(x) for x in probe]
+        model.learn_one(x, y)
+    asked = []
+    own = model.predict_one
+    model.predict_one = lambda x, **kw: asked.append(x) or own(x, **kw)
+    assert answers(predictor, model, probe) == [own(x) for x in probe]
+    assert len(asked) <= len(probe) // 20
+
+
+@pytest.mark.parametrize("name", sorted(WRAPPED))
+def test_wrappers_repredictions_are_those_of_predict_one_under_delay(name):
+    """The replay's re-predictions through the batches equal those it makes with one
+    predict_one per due instance (the wrapper learning under a delay of 20, K = 2)."""
+    from transforms.models import batch
+    from transforms.models.specs import ModelSpec
+    from transforms.records import INSTANCE, LABEL, RANK_INSTANCE, RANK_LABEL, event
+    from transforms.replay import repredict
+    from transforms.replay.engine import ReplayEngine
+    from transforms.replay.repredict import RepredictPolicy
+
+    xs, ys = markov_rows(600, stay=0.8)
+    events = sorted([event(t, RANK_INSTANCE, 2 * t, INSTANCE, t, x) for t, x in enumerate(xs)] +
+                    [event(t + 20, RANK_LABEL, 2 * t + 1, LABEL, t, None, y)
+                     for t, y in enumerate(ys)])
+
+    def outcomes(generic):
+        chosen = repredict.batch_predictor
+        if generic:
+            repredict.batch_predictor = lambda model: batch.BatchPredictor()
+        try:
+            engine = ReplayEngine(ModelSpec.parse(WRAPPED[name]), "m",
+                                  repredict=RepredictPolicy("every_k_labels", 2))
+            out = engine.drain(events).outcomes
+        finally:
+            repredict.batch_predictor = chosen
+        assert type(engine.rows.predictor).__name__ != "BatchPredictor" or generic
+        return [(o.id, o.initial, o.final) + (() if o.rep_times is None else (
+            o.rep_times.tolist(), o.rep_values.tolist())) for o in out]
+
+    fast = outcomes(generic=False)
+    assert fast == outcomes(generic=True) and sum(len(o[3]) for o in fast if o[3:]) > 2000

@@ -26,6 +26,8 @@ feature rows with numpy:
   batches give them, weighted (the forest, SRP) and summed as river sums them.
   `TreeRegressorEnsembleBatch`: their regressors of Hoeffding tree regressors, the trees'
   values aggregated as river aggregates them.
+- `TemporalCorrectionBatch`, `TemporallyAugmentedBatch` (`temporal_batch`): the temporal
+  wrappers, through the batch of the model they wrap.
 - `ConstantBatch`: models whose prediction does not depend on x (Majority, No-Change).
 
 numpy's `exp`/`log` may differ from libm's in the last bit, so a vectorised decision is kept
@@ -450,6 +452,9 @@ def batch_predictor(model) -> BatchPredictor:
     from transforms.models import linear_batch
     from transforms.models.naive_bayes_batch import GaussianNBBatch
     from transforms.models.specs import Majority, NoChange
+    from transforms.models.temporal import TemporalCorrection, TemporallyAugmented
+    from transforms.models.temporal_batch import (TemporalCorrectionBatch,
+                                                  TemporallyAugmentedBatch)
     from transforms.models.tree_batch import (HoeffdingAdaptiveTreeBatch, HoeffdingTreeBatch,
                                               HoeffdingTreeRegressorBatch)
 
@@ -480,6 +485,10 @@ def batch_predictor(model) -> BatchPredictor:
         return forest_batch.TreeEnsembleBatch()
     if forest_batch.fits_regressor_batch(model):
         return forest_batch.TreeRegressorEnsembleBatch()
+    if kind is TemporalCorrection:
+        return TemporalCorrectionBatch(model)
+    if kind is TemporallyAugmented:
+        return TemporallyAugmentedBatch()
     if kind in (Majority, NoChange):
         return ConstantBatch()
     return BatchPredictor()
