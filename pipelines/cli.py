@@ -265,7 +265,8 @@ def _backfill_parser(sub) -> argparse.ArgumentParser:
                                'run\'s predictions.parquet)')
     backfill.add_argument("--model", action="append", default=[], metavar="NAME",
                           help="a model name in the log, in report order (repeatable; default "
-                               "every model in the log, in the order its run recorded, then "
+                               "every model in the log's files it reads (with --from, none of "
+                               "a partition before it), in the order its run recorded, then "
                                "sorted; a log without a model column: one named after it)")
     backfill.add_argument("--task", choices=TASKS, default=None,
                           help="what the predictions are (default: regression when the "

@@ -583,6 +583,8 @@ REGRESSOR_ENSEMBLES = {
         aggregation_method="median"),
     "bagging": lambda: ensemble.BaggingRegressor(tree.HoeffdingTreeRegressor(grace_period=50),
                                                  n_models=3, seed=1),
+    "bagging-of-adaptive-trees": lambda: ensemble.BaggingRegressor(
+        tree.HoeffdingAdaptiveTreeRegressor(grace_period=50, seed=1), n_models=3, seed=1),
 }
 
 
@@ -608,6 +610,31 @@ def test_tree_regressor_ensemble_batch_gives_predict_ones_values_through_a_drift
     own = model.predict_one
     model.predict_one = lambda x, **kw: asked.append(x) or own(x, **kw)
     assert answers(predictor, model, probe) == [own(x) for x in probe] and not asked
+
+
+@pytest.mark.parametrize("leaf_prediction", ["mean", "model", "adaptive"])
+def test_adaptive_tree_regressor_batch_follows_alternate_trees_through_a_drift(leaf_prediction):
+    """After a drift in Friedman's function the adaptive tree regressor grows alternate trees
+    and switches to them; a row that passes one is answered by predict_one (the mean of the
+    leaves it reaches), the others with their leaf's value: predict_one's, bit for bit, at
+    every stage, the same rows kept across labels as the engine keeps them."""
+    drifting = synth.ConceptDriftStream(
+        synth.Friedman(seed=1), synth.FriedmanDrift(drift_type="gra", seed=2, position=(10, 20)),
+        position=1500, width=50, seed=3)
+    data = list(itertools.islice(drifting, 5000))
+    model = tree.HoeffdingAdaptiveTreeRegressor(grace_period=50, seed=1,
+                                                leaf_prediction=leaf_prediction)
+    predictor = batch_predictor(model)
+    assert type(predictor).__name__ == "HoeffdingAdaptiveTreeRegressorBatch"
+    probe = [x for x, _ in data[-300:]]
+    stamped = Stamped(predictor, probe)
+    with_alternates = 0
+    for i, (x, y) in enumerate(data[:4700]):
+        if i % 7 == 0:
+            assert stamped.answers(model) == [model.predict_one(x) for x in probe]
+            with_alternates += bool(predictor._alternates)
+        model.learn_one(x, y)
+    assert with_alternates > 10 and model.n_alternate_trees > 0
 
 
 @pytest.mark.parametrize("leaf_prediction, n_rows", [("nba", 300), ("mc", 300), ("nba", 20)])

@@ -288,6 +288,8 @@ def test_a_row_no_leaf_snapshot_stands_for_ends_the_window_of_rounds(monkeypatch
                                    '"weighted_mean"}',
                                    "standard-scaler | linear-regression",
                                    'hoeffding-tree-regressor{"grace_period": 40}',
+                                   'river.tree.HoeffdingAdaptiveTreeRegressor{"grace_period": '
+                                   '40, "seed": 1}',
                                    'river.forest.ARFRegressor{"n_models": 3, "grace_period": 40}',
                                    'river.ensemble.SRPRegressor{"model": '
                                    '{"hoeffding-tree-regressor": {"grace_period": 40}}, '

@@ -12,7 +12,8 @@ feature rows with numpy:
   rows, a naive Bayes leaf scores its rows like GaussianNB. `HoeffdingAdaptiveTreeBatch`: the
   same for `tree.HoeffdingAdaptiveTreeClassifier`, a row that passes an alternate tree asking
   `predict_one`. `HoeffdingTreeRegressorBatch`: `tree.HoeffdingTreeRegressor`, its leaves'
-  means or linear models' w·x + b.
+  means or linear models' w·x + b; `HoeffdingAdaptiveTreeRegressorBatch` the same for
+  `tree.HoeffdingAdaptiveTreeRegressor`.
 - `LogisticRegressionBatch`, `LinearRegressionBatch` (`linear_batch`): river's
   `linear_model.LogisticRegression` and `LinearRegression`: w·x + b for a matrix of rows.
 - `PipelineBatch`: a river pipeline ending in one of these; rows through standard scalers as
@@ -444,8 +445,8 @@ def batch_predictor(model) -> BatchPredictor:
     from river.compose import Pipeline
     from river.linear_model import LogisticRegression
     from river.naive_bayes import GaussianNB
-    from river.tree import (HoeffdingAdaptiveTreeClassifier, HoeffdingTreeClassifier,
-                            HoeffdingTreeRegressor)
+    from river.tree import (HoeffdingAdaptiveTreeClassifier, HoeffdingAdaptiveTreeRegressor,
+                            HoeffdingTreeClassifier, HoeffdingTreeRegressor)
 
     from transforms.models import forest_batch, knn_batch
     from transforms.models.binary import BinaryLabels, BinaryLabelsBatch
@@ -455,8 +456,9 @@ def batch_predictor(model) -> BatchPredictor:
     from transforms.models.temporal import TemporalCorrection, TemporallyAugmented
     from transforms.models.temporal_batch import (TemporalCorrectionBatch,
                                                   TemporallyAugmentedBatch)
-    from transforms.models.tree_batch import (HoeffdingAdaptiveTreeBatch, HoeffdingTreeBatch,
-                                              HoeffdingTreeRegressorBatch)
+    from transforms.models.tree_batch import (HoeffdingAdaptiveTreeBatch,
+                                              HoeffdingAdaptiveTreeRegressorBatch,
+                                              HoeffdingTreeBatch, HoeffdingTreeRegressorBatch)
 
     kind = type(model)
     if kind is GaussianNB:
@@ -481,6 +483,8 @@ def batch_predictor(model) -> BatchPredictor:
         return HoeffdingAdaptiveTreeBatch()
     if kind is HoeffdingTreeRegressor:
         return HoeffdingTreeRegressorBatch()
+    if kind is HoeffdingAdaptiveTreeRegressor:
+        return HoeffdingAdaptiveTreeRegressorBatch()
     if forest_batch.fits_batch(model):
         return forest_batch.TreeEnsembleBatch()
     if forest_batch.fits_regressor_batch(model):

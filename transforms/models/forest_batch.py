@@ -191,8 +191,8 @@ class TreeEnsembleBatch(DenseBatch):
 
 def fits_regressor_batch(model) -> bool:
     """Whether `TreeRegressorEnsembleBatch` predicts as the model does: river's `ARFRegressor`,
-    `SRPRegressor` or `BaggingRegressor` of Hoeffding tree regressors, with river's own
-    `predict_one`.
+    `SRPRegressor` or `BaggingRegressor` of Hoeffding (adaptive) tree regressors, with river's
+    own `predict_one`.
 
     >>> from river import ensemble, forest, linear_model, tree
     >>> fits_regressor_batch(forest.ARFRegressor(n_models=3, seed=1))
@@ -207,8 +207,8 @@ def fits_regressor_batch(model) -> bool:
     from river import ensemble, forest, tree
     from river.ensemble.streaming_random_patches import BaseSRPRegressor
 
-    kind, trees = type(model), (tree.HoeffdingTreeRegressor, forest.adaptive_random_forest.
-                                BaseTreeRegressor)
+    kind, trees = type(model), (tree.HoeffdingTreeRegressor, tree.HoeffdingAdaptiveTreeRegressor,
+                                forest.adaptive_random_forest.BaseTreeRegressor)
     if kind is forest.ARFRegressor:
         return all(type(member) in trees for member in model)
     if kind is ensemble.SRPRegressor:
@@ -252,11 +252,16 @@ class TreeRegressorEnsembleBatch(DenseBatch):
         return self.__dict__ | {"_trees": {}}  # (caches of the model's trees)
 
     def _tree(self, tree) -> tuple:
-        from transforms.models.tree_batch import HoeffdingTreeRegressorBatch
+        from river.tree import HoeffdingAdaptiveTreeRegressor
+
+        from transforms.models.tree_batch import (HoeffdingAdaptiveTreeRegressorBatch,
+                                                  HoeffdingTreeRegressorBatch)
 
         kept = self._trees.get(id(tree))
         if kept is None or kept[0] is not tree:
-            batch = HoeffdingTreeRegressorBatch()
+            batch = HoeffdingAdaptiveTreeRegressorBatch() \
+                if isinstance(tree, HoeffdingAdaptiveTreeRegressor) else \
+                HoeffdingTreeRegressorBatch()
             batch.names = self.names
             kept = self._trees[id(tree)] = (tree, batch, _TreeRows())
         return kept

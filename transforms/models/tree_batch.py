@@ -895,14 +895,40 @@ class HoeffdingTreeRegressorBatch(HoeffdingTreeBatch):
 
 def _regression_answer(leaf, names) -> tuple:
     """How a river HTR leaf predicts now: ("mean", its mean), ("model", its linear model's
-    weights over `names` and intercept), or ("other", None)."""
+    weights over `names` and intercept), or ("other", None). The leaves of the forest's trees
+    and of the adaptive tree predict as the tree regressor's (they learn otherwise)."""
     from river.tree.nodes.htr_nodes import LeafAdaptive, LeafMean, LeafModel
 
     from transforms.models.linear_batch import fits_regression_batch, weights_over
 
-    kind = type(leaf)
-    if kind is LeafMean or (kind is LeafAdaptive and leaf._fmse_mean < leaf._fmse_model):
+    how = type(leaf).prediction
+    if how is LeafMean.prediction or (
+            how is LeafAdaptive.prediction and leaf._fmse_mean < leaf._fmse_model):
         return "mean", leaf.stats.mean.get()
-    if kind in (LeafModel, LeafAdaptive) and fits_regression_batch(leaf._leaf_model):
+    if how in (LeafModel.prediction, LeafAdaptive.prediction) and \
+            fits_regression_batch(leaf._leaf_model):
         return "model", weights_over(leaf._leaf_model, names)
     return "other", None
+
+
+class HoeffdingAdaptiveTreeRegressorBatch(HoeffdingAdaptiveTreeBatch, HoeffdingTreeRegressorBatch):
+    """river `HoeffdingAdaptiveTreeRegressor`: a row whose path passes no alternate tree gets
+    its one leaf's value, as `HoeffdingTreeRegressorBatch` gives it (river's mean over the
+    leaves reached is that value); a row that passes one is answered by `predict_one`, which
+    averages the leaves' values, as `HoeffdingAdaptiveTreeBatch` does for the classifier.
+
+    Example
+    -------
+
+    >>> import itertools
+    >>> from river import datasets, tree
+    >>> model = tree.HoeffdingAdaptiveTreeRegressor(grace_period=50, seed=1)
+    >>> data = list(itertools.islice(datasets.synth.Friedman(seed=1), 800))
+    >>> for x, y in data[:700]:
+    ...     model.learn_one(x, y)
+    >>> xs = [x for x, _ in data[700:]]
+    >>> batch = HoeffdingAdaptiveTreeRegressorBatch()
+    >>> codes, values = batch.predict(model, np.array([batch.encode(x) for x in xs]), xs)
+    >>> [values[c] for c in codes] == [model.predict_one(x) for x in xs]
+    True
+    """
