@@ -612,6 +612,43 @@ def test_tree_regressor_ensemble_batch_gives_predict_ones_values_through_a_drift
     assert answers(predictor, model, probe) == [own(x) for x in probe] and not asked
 
 
+@pytest.mark.parametrize("pred_type, ordered", [("adaptive", True), ("mean", True),
+                                                 ("model", False), ("adaptive", False)])
+def test_amrules_batch_gives_predict_ones_values_through_a_drift(pred_type, ordered):
+    """AMRules' rules tested on all rows at once: the first covering rule's value (ordered) or
+    the mean of the covering rules' values, else the default rule's, each a mean or a linear
+    model's w·x + b, as predict_one gives them bit for bit at every stage, rules added and
+    dropped after a drift in Friedman's function, and no row left to predict_one."""
+    from river import rules
+
+    drifting = synth.ConceptDriftStream(
+        synth.Friedman(seed=1), synth.FriedmanDrift(drift_type="gra", seed=2, position=(10, 20)),
+        position=1500, width=50, seed=3)
+    data = list(itertools.islice(drifting, 4000))
+    model = rules.AMRules(n_min=30, delta=0.05, tau=0.1, pred_type=pred_type,
+                          ordered_rule_set=ordered)
+    predictor = batch_predictor(model)
+    assert type(predictor).__name__ == "AMRulesBatch"
+    probe = [x for x, _ in data[-300:]]
+    most = 0
+    for i, (x, y) in enumerate(data[:3700]):
+        if i < 3 or i % 61 == 0:
+            assert answers(predictor, model, probe) == [model.predict_one(x) for x in probe]
+            most = max(most, len(model._rules))
+        model.learn_one(x, y)
+    assert most >= 3
+    # Rows on a rule's thresholds (x ≤ t holds there, x > t does not), covered by the rule.
+    on_edges = [{**x, **{literal.on: literal.at + 0.01 * literal.neg
+                         for literal in rule.literals}}
+                for rule in model._rules.values() for x in probe[:5]]
+    assert sum(any(rule.covers(x) for rule in model._rules.values()) for x in on_edges) > 10
+    assert answers(predictor, model, on_edges) == [model.predict_one(x) for x in on_edges]
+    asked = []
+    own = model.predict_one
+    model.predict_one = lambda x, **kw: asked.append(x) or own(x, **kw)
+    assert answers(predictor, model, probe) == [own(x) for x in probe] and not asked
+
+
 @pytest.mark.parametrize("leaf_prediction", ["mean", "model", "adaptive"])
 def test_adaptive_tree_regressor_batch_follows_alternate_trees_through_a_drift(leaf_prediction):
     """After a drift in Friedman's function the adaptive tree regressor grows alternate trees

@@ -306,6 +306,22 @@ def test_regressor_repredictions_equal_the_straightforward_algorithm_1(model):
     assert same_as_the_scan(ours, naive) > 2000
 
 
+def test_amrules_repredictions_equal_the_straightforward_algorithm_1():
+    """AMRules on Friedman's targets (rules grow while instances wait; orphan labels among the
+    events): each re-prediction equals predict_one's, bit for bit."""
+    from river.datasets import synth
+
+    events = random_stream(n=1500, data=synth.Friedman(seed=1), updates=False)
+    spec = ModelSpec.parse('river.rules.AMRules{"n_min": 30, "delta": 0.05, "tau": 0.1}')
+    engine = ReplayEngine(spec, "s", None, repredict=RepredictPolicy("every_k_labels", 2))
+    assert type(engine.rows.predictor).__name__ == "AMRulesBatch"
+    ours = engine.drain(events).outcomes
+    naive = naive_replay(events, spec.build(None), 2)
+    assert len(ours) == len(naive) > 1400
+    assert same_as_the_scan(ours, naive) > 10000
+    assert len(engine.model._rules) > 3
+
+
 def _equals_algorithm_1(engine, outcomes, events, spec, k, classes=(0, 1)) -> int:
     """How many outcomes' re-predictions differ from the per-label predict_one scan's (the
     model built with `classes`, None: undeclared)."""

@@ -27,6 +27,8 @@ feature rows with numpy:
   batches give them, weighted (the forest, SRP) and summed as river sums them.
   `TreeRegressorEnsembleBatch`: their regressors of Hoeffding tree regressors, the trees'
   values aggregated as river aggregates them.
+- `AMRulesBatch` (`rules_batch`): river's `rules.AMRules`: the rules' literals tested on all
+  rows at once, their means or linear models' w·x + b summed as river sums them.
 - `TemporalCorrectionBatch`, `TemporallyAugmentedBatch` (`temporal_batch`): the temporal
   wrappers, through the batch of the model they wrap.
 - `ConstantBatch`: models whose prediction does not depend on x (Majority, No-Change).
@@ -448,7 +450,7 @@ def batch_predictor(model) -> BatchPredictor:
     from river.tree import (HoeffdingAdaptiveTreeClassifier, HoeffdingAdaptiveTreeRegressor,
                             HoeffdingTreeClassifier, HoeffdingTreeRegressor)
 
-    from transforms.models import forest_batch, knn_batch
+    from transforms.models import forest_batch, knn_batch, rules_batch
     from transforms.models.binary import BinaryLabels, BinaryLabelsBatch
     from transforms.models import linear_batch
     from transforms.models.naive_bayes_batch import GaussianNBBatch
@@ -489,6 +491,8 @@ def batch_predictor(model) -> BatchPredictor:
         return forest_batch.TreeEnsembleBatch()
     if forest_batch.fits_regressor_batch(model):
         return forest_batch.TreeRegressorEnsembleBatch()
+    if rules_batch.fits_batch(model):
+        return rules_batch.AMRulesBatch()
     if kind is TemporalCorrection:
         return TemporalCorrectionBatch(model)
     if kind is TemporallyAugmented:
