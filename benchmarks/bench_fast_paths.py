@@ -42,6 +42,13 @@ CASES = {
     "tc-of-nb-drift": (DRIFTING, 'temporal-correction{"model": "gaussian-nb"}', 2),
     "ta-of-tree-led": (LED, 'temporally-augmented{"model": {"hoeffding-tree": '
                             '{"grace_period": 50}}, "lags": 2}', 2),
+    "adaptive-tree-regressor-friedman": ('synth:Friedman{"n": 3000, "seed": 5}',
+                                         'river.tree.HoeffdingAdaptiveTreeRegressor'
+                                         '{"grace_period": 50}', 2),
+    "amrules-friedman": ('synth:Friedman{"n": 3000, "seed": 5}', 'river.rules.AMRules', 2),
+    "amrules-12-rules-friedman": ('synth:Friedman{"n": 3000, "seed": 5}',
+                                  'river.rules.AMRules{"n_min": 30, "delta": 0.05, "tau": 0.1}',
+                                  2),
     "arf-regressor-friedman": ('synth:Friedman{"n": 3000, "seed": 5}',
                                'river.forest.ARFRegressor{"n_models": 5}', 3),
     "srp-regressor-friedman": ('synth:Friedman{"n": 3000, "seed": 5}',
@@ -72,7 +79,7 @@ def main() -> None:
     parser.add_argument("--cases", nargs="+", choices=sorted(CASES), default=list(CASES))
     args = parser.parse_args()
     print(f"delay {args.delay} events; the replay alone (no Beam, no scoring)")
-    print(f"{'case':26s} {'K':>2s} {'fast path':28s} {'fast s':>7s} {'generic s':>9s} "
+    print(f"{'case':34s} {'K':>2s} {'fast path':36s} {'fast s':>7s} {'generic s':>9s} "
           f"{'speed-up':>8s} {'outcomes':>8s} {'differ':>6s}")
     for name in args.cases:
         stream, model, k = CASES[name]
@@ -82,7 +89,7 @@ def main() -> None:
         fast_s, predictor, fast = drain(events, spec, k, generic=False)
         generic_s, _, generic = drain(events, spec, k, generic=True)
         differ = sum(a != b for a, b in zip(fast, generic)) + abs(len(fast) - len(generic))
-        print(f"{name:26s} {k:2d} {predictor:28s} {fast_s:7.1f} {generic_s:9.1f} "
+        print(f"{name:34s} {k:2d} {predictor:36s} {fast_s:7.1f} {generic_s:9.1f} "
               f"{generic_s / fast_s:7.1f}x {len(fast):8d} {differ:6d}", flush=True)
 
 
