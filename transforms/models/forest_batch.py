@@ -332,15 +332,15 @@ class TreeRegressorEnsembleBatch(DenseBatch):
             weights = np.ones(len(trees))
             if not model.disable_weighted_vote:
                 for i, member in enumerate(model):
-                    weights[i] = max(member.metric.get(), 0.0)
+                    value = member.metric.get()
+                    weights[i] = value if value >= 0 else 0.0  # (river's test: NaN too)
+            if not model.disable_weighted_vote and not model.metric.bigger_is_better:
+                weights = -(weights - max(weights))  # (a tree of larger error weighs less)
             if model.aggregation_method != model._MEAN:
                 out = np.median(values, axis=1)
-            elif not model.disable_weighted_vote and not model.metric.bigger_is_better and \
-                    sum(-(weights - max(weights))) == 0:
+            elif not model.disable_weighted_vote and sum(weights) == 0:
                 out = np.zeros(n)  # (river's 0.0: the average is undefined)
             else:
-                if not model.disable_weighted_vote and not model.metric.bigger_is_better:
-                    weights = -(weights - max(weights))
                 out = np.average(values, axis=1, weights=weights)
         else:
             out = np.array([statistics.mean(row) for row in values.tolist()])
