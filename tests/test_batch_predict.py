@@ -65,6 +65,42 @@ def drifting_agrawal(n: int, position: int) -> list:
     return list(itertools.islice(stream, n))
 
 
+def drifting_friedman(n: int, position: int) -> list:
+    """n rows of Friedman's function, then its global recurring abrupt drift (river's
+    `FriedmanDrift`, drift type "gra") from `position` on (width 50)."""
+    stream = synth.ConceptDriftStream(
+        synth.Friedman(seed=1), synth.FriedmanDrift(drift_type="gra", seed=2, position=(10, 20)),
+        position=position, width=50, seed=3)
+    return list(itertools.islice(stream, n))
+
+
+def learn_checking(predictor, model, data, probe, every, at_check=None) -> int:
+    """Learn `data` row by row; before rows 0, 1, 3 and every `every`-th row, the predictor's
+    answers for `probe` must be predict_one's (then `at_check()` runs). The checks made."""
+    checks = 0
+    for i, (x, y) in enumerate(data):
+        if i in (0, 1, 3) or i % every == 0:  # untrained, barely trained, ... grown
+            assert answers(predictor, model, probe) == [model.predict_one(x) for x in probe]
+            checks += 1
+            if at_check is not None:
+                at_check()
+        model.learn_one(x, y)
+    return checks
+
+
+def left_to_predict_one(predictor, model, probe) -> list:
+    """The probe rows the predictor leaves to the model's own predict_one (its answers for all
+    of them checked against predict_one)."""
+    asked = []
+    own = model.predict_one
+    model.predict_one = lambda x, **kw: asked.append(x) or own(x, **kw)
+    try:
+        assert answers(predictor, model, probe) == [own(x) for x in probe]
+    finally:
+        del model.predict_one
+    return asked
+
+
 class Stamped:
     """Rows kept across labels as the engine keeps them: a row is answered anew only where the
     predictor says its answer may have changed (`predict_changed`)."""
@@ -83,6 +119,20 @@ class Stamped:
         return self.kept
 
 
+def stamped_through_a_drift(predictor, model, data, probe) -> int:
+    """Learn `data` row by row, the probe kept as the engine keeps pending rows (`Stamped`):
+    every 7th row its answers must be predict_one's. How many of those checks found an
+    alternate tree in an adaptive tree."""
+    stamped = Stamped(predictor, probe)
+    with_alternates = 0
+    for i, (x, y) in enumerate(data):
+        if i % 7 == 0:
+            assert stamped.answers(model) == [model.predict_one(x) for x in probe]
+            with_alternates += bool(predictor._alternates)
+        model.learn_one(x, y)
+    return with_alternates
+
+
 @pytest.mark.parametrize("stream", sorted(STREAMS))
 @pytest.mark.parametrize("model_name", sorted(MODELS))
 def test_batch_equals_predict_one_while_learning(stream, model_name):
@@ -90,18 +140,9 @@ def test_batch_equals_predict_one_while_learning(stream, model_name):
     probe = [x for x, _ in data[-300:]]
     model = MODELS[model_name]()
     predictor = batch_predictor(model)
-    checked = 0
-    for i, (x, y) in enumerate(data[:1200]):
-        if i in (0, 1, 3) or i % 97 == 0:  # untrained, barely trained, ... grown
-            assert answers(predictor, model, probe) == [model.predict_one(x) for x in probe]
-            checked += 1
-        model.learn_one(x, y)
-    assert checked > 10
+    assert learn_checking(predictor, model, data[:1200], probe, 97) > 10
     # ... and the fast path really answers: few rows are left to predict_one.
-    asked = []
-    own = model.predict_one
-    model.predict_one = lambda x, **kw: asked.append(x) or own(x, **kw)
-    assert answers(predictor, model, probe) == [own(x) for x in probe]
+    asked = left_to_predict_one(predictor, model, probe)
     limit = len(probe) if type(predictor).__name__ == "BatchPredictor" else len(probe) // 20
     assert len(asked) <= max(limit, 1)
 
@@ -336,11 +377,7 @@ def test_a_binary_model_on_text_labels_equals_predict_one_while_learning():
     assert type(predictor).__name__ == "BinaryLabelsBatch"
     probe = [x for x, _ in data[-300:]]
     seen = set()
-    for i, (x, y) in enumerate(data[:1200]):
-        if i in (0, 1, 3) or i % 97 == 0:
-            assert answers(predictor, model, probe) == [model.predict_one(x) for x in probe]
-            seen.add(model.negative)
-        model.learn_one(x, y)
+    learn_checking(predictor, model, data[:1200], probe, 97, lambda: seen.add(model.negative))
     assert seen == {None, "no"}
 
 
@@ -432,10 +469,7 @@ def test_knn_regressor_batch_equals_predict_one_bit_for_bit(aggregation):
     predictor = batch_predictor(model)
     assert type(predictor).__name__ == "KNNRegressorBatch"
     probe = [x for x, _ in data[-200:]] + [data[3][0]]  # ... and a point of the window
-    for i, (x, y) in enumerate(data[:700]):
-        if i in (0, 1, 4) or i % 61 == 0:
-            assert answers(predictor, model, probe) == [model.predict_one(x) for x in probe]
-        model.learn_one(x, y)
+    learn_checking(predictor, model, data[:700], probe, 61)
 
 
 def test_scaled_rows_are_the_scalers_own_values_bit_for_bit():
@@ -463,11 +497,7 @@ def test_linear_regression_batch_equals_predict_one_bit_for_bit():
     model = linear_model.LinearRegression()
     predictor = batch_predictor(model)
     assert type(predictor).__name__ == "LinearRegressionBatch"
-    probe = [x for x, _ in data[-200:]]
-    for i, (x, y) in enumerate(data[:700]):
-        if i in (0, 1, 4) or i % 61 == 0:
-            assert answers(predictor, model, probe) == [model.predict_one(x) for x in probe]
-        model.learn_one(x, y)
+    learn_checking(predictor, model, data[:700], [x for x, _ in data[-200:]], 61)
 
 
 NOMINAL = ["elevel", "car", "zipcode"]
@@ -511,10 +541,7 @@ def test_tree_regressor_batch_equals_predict_one_bit_for_bit(leaf_prediction, n_
             assert stamped.answers(model) == [model.predict_one(x) for x in probe]
         model.learn_one(x, y)
     assert model.n_leaves > 4
-    asked = []
-    own = model.predict_one
-    model.predict_one = lambda x, **kw: asked.append(x) or own(x, **kw)
-    assert answers(predictor, model, probe) == [own(x) for x in probe] and not asked
+    assert not left_to_predict_one(predictor, model, probe)
 
 
 ENSEMBLES = {
@@ -553,20 +580,13 @@ def test_tree_ensemble_batch_follows_trees_replaced_after_a_drift(name):
     assert type(predictor).__name__ == "TreeEnsembleBatch"
     probe = [x for x, _ in data[-200:]]
     trees = set()
-    for i, (x, y) in enumerate(data[:2400]):
-        if i in (0, 1, 3) or i % 101 == 0:
-            assert answers(predictor, model, probe) == [model.predict_one(x) for x in probe]
-            trees |= {id(tree) for tree in ensemble_trees(model)}
-        model.learn_one(x, y)
+    learn_checking(predictor, model, data[:2400], probe, 101,
+                   lambda: trees.update(id(tree) for tree in ensemble_trees(model)))
     assert {type(batch).__name__ for _, batch, _ in predictor._trees.values()} <= \
         {"HoeffdingTreeBatch", "HoeffdingAdaptiveTreeBatch"}
     if name in ("arf", "leveraging-bagging", "srp"):
         assert len(trees) > len(model)  # trees were replaced
-    asked = []
-    own = model.predict_one
-    model.predict_one = lambda x, **kw: asked.append(x) or own(x, **kw)
-    assert answers(predictor, model, probe) == [own(x) for x in probe]
-    assert len(asked) <= len(probe) // 20
+    assert len(left_to_predict_one(predictor, model, probe)) <= len(probe) // 20
 
 
 REGRESSOR_ENSEMBLES = {
@@ -594,22 +614,13 @@ def test_tree_regressor_ensemble_batch_gives_predict_ones_values_through_a_drift
     aggregated (mean, weighted mean, median, `statistics.mean`) to predict_one's value bit for
     bit at every stage, trees replaced after a drift in Friedman's function, and no row left to
     predict_one."""
-    drifting = synth.ConceptDriftStream(
-        synth.Friedman(seed=1), synth.FriedmanDrift(drift_type="gra", seed=2, position=(10, 20)),
-        position=900, width=50, seed=3)
-    data = list(itertools.islice(drifting, 2400))
+    data = drifting_friedman(2400, position=900)
     model = REGRESSOR_ENSEMBLES[name]()
     predictor = batch_predictor(model)
     assert type(predictor).__name__ == "TreeRegressorEnsembleBatch"
     probe = [x for x, _ in data[-200:]]
-    for i, (x, y) in enumerate(data[:2200]):
-        if i in (0, 1, 3) or i % 101 == 0:
-            assert answers(predictor, model, probe) == [model.predict_one(x) for x in probe]
-        model.learn_one(x, y)
-    asked = []
-    own = model.predict_one
-    model.predict_one = lambda x, **kw: asked.append(x) or own(x, **kw)
-    assert answers(predictor, model, probe) == [own(x) for x in probe] and not asked
+    learn_checking(predictor, model, data[:2200], probe, 101)
+    assert not left_to_predict_one(predictor, model, probe)
 
 
 @pytest.mark.parametrize("pred_type, ordered", [("adaptive", True), ("mean", True),
@@ -621,32 +632,23 @@ def test_amrules_batch_gives_predict_ones_values_through_a_drift(pred_type, orde
     dropped after a drift in Friedman's function, and no row left to predict_one."""
     from river import rules
 
-    drifting = synth.ConceptDriftStream(
-        synth.Friedman(seed=1), synth.FriedmanDrift(drift_type="gra", seed=2, position=(10, 20)),
-        position=1500, width=50, seed=3)
-    data = list(itertools.islice(drifting, 4000))
+    data = drifting_friedman(4000, position=1500)
     model = rules.AMRules(n_min=30, delta=0.05, tau=0.1, pred_type=pred_type,
                           ordered_rule_set=ordered)
     predictor = batch_predictor(model)
     assert type(predictor).__name__ == "AMRulesBatch"
     probe = [x for x, _ in data[-300:]]
-    most = 0
-    for i, (x, y) in enumerate(data[:3700]):
-        if i < 3 or i % 61 == 0:
-            assert answers(predictor, model, probe) == [model.predict_one(x) for x in probe]
-            most = max(most, len(model._rules))
-        model.learn_one(x, y)
-    assert most >= 3
+    rules_seen = []
+    learn_checking(predictor, model, data[:3700], probe, 61,
+                   lambda: rules_seen.append(len(model._rules)))
+    assert max(rules_seen) >= 3
     # Rows on a rule's thresholds (x ≤ t holds there, x > t does not), covered by the rule.
     on_edges = [{**x, **{literal.on: literal.at + 0.01 * literal.neg
                          for literal in rule.literals}}
                 for rule in model._rules.values() for x in probe[:5]]
     assert sum(any(rule.covers(x) for rule in model._rules.values()) for x in on_edges) > 10
     assert answers(predictor, model, on_edges) == [model.predict_one(x) for x in on_edges]
-    asked = []
-    own = model.predict_one
-    model.predict_one = lambda x, **kw: asked.append(x) or own(x, **kw)
-    assert answers(predictor, model, probe) == [own(x) for x in probe] and not asked
+    assert not left_to_predict_one(predictor, model, probe)
 
 
 @pytest.mark.parametrize("leaf_prediction", ["mean", "model", "adaptive"])
@@ -655,22 +657,13 @@ def test_adaptive_tree_regressor_batch_follows_alternate_trees_through_a_drift(l
     and switches to them; a row that passes one is answered by predict_one (the mean of the
     leaves it reaches), the others with their leaf's value: predict_one's, bit for bit, at
     every stage, the same rows kept across labels as the engine keeps them."""
-    drifting = synth.ConceptDriftStream(
-        synth.Friedman(seed=1), synth.FriedmanDrift(drift_type="gra", seed=2, position=(10, 20)),
-        position=1500, width=50, seed=3)
-    data = list(itertools.islice(drifting, 5000))
+    data = drifting_friedman(5000, position=1500)
     model = tree.HoeffdingAdaptiveTreeRegressor(grace_period=50, seed=1,
                                                 leaf_prediction=leaf_prediction)
     predictor = batch_predictor(model)
     assert type(predictor).__name__ == "HoeffdingAdaptiveTreeRegressorBatch"
     probe = [x for x, _ in data[-300:]]
-    stamped = Stamped(predictor, probe)
-    with_alternates = 0
-    for i, (x, y) in enumerate(data[:4700]):
-        if i % 7 == 0:
-            assert stamped.answers(model) == [model.predict_one(x) for x in probe]
-            with_alternates += bool(predictor._alternates)
-        model.learn_one(x, y)
+    with_alternates = stamped_through_a_drift(predictor, model, data[:4700], probe)
     assert with_alternates > 10 and model.n_alternate_trees > 0
 
 
@@ -685,13 +678,7 @@ def test_hat_batch_follows_alternate_trees_through_a_drift(leaf_prediction, n_ro
                                                  leaf_prediction=leaf_prediction)
     predictor = batch_predictor(model)
     probe = [x for x, _ in data[-n_rows:]]
-    stamped = Stamped(predictor, probe)
-    with_alternates = 0
-    for i, (x, y) in enumerate(data[:4700]):
-        if i % 7 == 0:
-            assert stamped.answers(model) == [model.predict_one(x) for x in probe]
-            with_alternates += bool(predictor._alternates)
-        model.learn_one(x, y)
+    with_alternates = stamped_through_a_drift(predictor, model, data[:4700], probe)
     assert with_alternates > 10 and model.n_switch_alternate_trees + \
         model.n_pruned_alternate_trees > 0
 
