@@ -182,6 +182,23 @@ def test_progress_lines_and_counters_on_stderr_unless_quiet(tmp_path, capsys):
     assert printed.err == "" and printed.out == ""
 
 
+def test_progress_rate_is_the_current_one_since_the_last_line(monkeypatch):
+    """A slow start (100 events in the first 10 s) does not hide the speed that follows: the
+    second line's rate is 1 000 events in 1 s, not 1 100 over 11 s."""
+    import io
+
+    from transforms.replay import progress
+
+    clock = iter([0.0, 10.0, 11.0])
+    monkeypatch.setattr(progress.time, "monotonic", lambda: next(clock))
+    lines = progress.ProgressLines(every=0.0, stream=io.StringIO())
+    counts = dict.fromkeys(progress.PROGRESS_COUNTERS, 0)
+    lines.add(("s", "m"), {**counts, "instances": 100})
+    lines.add(("s", "m"), {**counts, "instances": 1000})
+    first, second = lines.stream.getvalue().splitlines()
+    assert first.endswith(", 10 events/s") and second.endswith(", 1,000 events/s")
+
+
 def test_api_returns_the_summary_and_load_results_reads_the_run(finished_run):
     out, summary = finished_run
     assert summary.attrs["out"] == str(out)

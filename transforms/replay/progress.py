@@ -20,7 +20,8 @@ PROGRESS_COUNTERS = ("instances", "updates", "labels", "dead_letters", "pending"
 
 class ProgressLines:
     """Totals of one replay DoFn instance (all its keys), printed at most every `every`
-    seconds (0: at every drain); the rate is over the time since the DoFn was set up.
+    seconds (0: at every drain); the rate is the current one, over the time since the last
+    line (the first line's: since the DoFn was set up, its start-up included).
 
     >>> import io
     >>> lines = ProgressLines(every=0.0, stream=io.StringIO())
@@ -37,8 +38,8 @@ class ProgressLines:
         self.stream = stream
         self.totals = dict.fromkeys(PROGRESS_COUNTERS, 0)
         self.keys: set = set()
-        self.started = time.monotonic()
         self.last = -float("inf")
+        self.since = (time.monotonic(), 0)  # (time, events) of the last line
 
     def add(self, key, counts: dict) -> None:
         """A drain's counts, kept in the totals."""
@@ -56,7 +57,8 @@ class ProgressLines:
             self.last = now
             t = {name: self.totals[name] + counts.get(name, 0) for name in PROGRESS_COUNTERS}
             events = t["instances"] + t["updates"] + t["labels"]
-            rate = events / max(now - self.started, 1e-9)
+            rate = (events - self.since[1]) / max(now - self.since[0], 1e-9)
+            self.since = (now, events)
             print(f"progress: {events:,} events, {t['labels']:,} labels, {t['pending']:,} "
                   f"pending, {t['dead_letters']:,} dead letters ({len(self.keys)} stream × "
                   f"model{'s' if len(self.keys) != 1 else ''}), {rate:,.0f} events/s",
