@@ -2,15 +2,16 @@
 peak memory at several sizes, each run its own process as a scheduler runs it.
 
     python -m benchmarks.bench_backfill [--instances 100000 1000000] [--per-instance 10]
-        [--bins 100] [--runner direct] [--keep DIR]
+        [--bins 100] [--runner direct] [--log-format parquet|csv|jsonl] [--keep DIR]
 
 The log of N instances, one arriving per second with a text id, each labelled 600–3 600 s
 later (seeded): an instance table (id, time, one feature), a label table (id, time, label;
 rows in label-time order) and a prediction log of `--per-instance` predictions per instance
 (initial at arrival, re-predictions evenly spread while pending, final at the label time),
-each table a Parquet file per day (`date=YYYY-MM-DD/part-0.parquet`, hive style), as a
-deployed service writes them. The backfill scores every logged prediction with every default
-measure (B bins, curves, windows, fading, drift). Printed: wall time, the time per million
+each table a Parquet file per day (`date=YYYY-MM-DD/part-0.parquet`, hive style; the
+prediction log as CSV or JSON Lines with `--log-format`), as a deployed service writes them.
+The backfill scores every logged prediction with every default measure (B bins, curves,
+windows, fading, drift). Printed: wall time, the time per million
 predictions, and the process's own peak resident memory (`bench_memory.own_peak_mib`: not
 the generating parent's).
 """
