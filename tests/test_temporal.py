@@ -350,31 +350,16 @@ def test_wrappers_batches_give_predict_ones_answers_at_every_stage(name):
 def test_wrappers_repredictions_are_those_of_predict_one_under_delay(name):
     """The replay's re-predictions through the batches equal those it makes with one
     predict_one per due instance (the wrapper learning under a delay of 20, K = 2)."""
-    from transforms.models import batch
+    from benchmarks.bench_fast_paths import drain
     from transforms.models.specs import ModelSpec
     from transforms.records import INSTANCE, LABEL, RANK_INSTANCE, RANK_LABEL, event
-    from transforms.replay import repredict
-    from transforms.replay.engine import ReplayEngine
-    from transforms.replay.repredict import RepredictPolicy
 
     xs, ys = markov_rows(600, stay=0.8)
     events = sorted([event(t, RANK_INSTANCE, 2 * t, INSTANCE, t, x) for t, x in enumerate(xs)] +
                     [event(t + 20, RANK_LABEL, 2 * t + 1, LABEL, t, None, y)
                      for t, y in enumerate(ys)])
-
-    def outcomes(generic):
-        chosen = repredict.batch_predictor
-        if generic:
-            repredict.batch_predictor = lambda model: batch.BatchPredictor()
-        try:
-            engine = ReplayEngine(ModelSpec.parse(WRAPPED[name]), "m",
-                                  repredict=RepredictPolicy("every_k_labels", 2))
-            out = engine.drain(events).outcomes
-        finally:
-            repredict.batch_predictor = chosen
-        assert type(engine.rows.predictor).__name__ != "BatchPredictor" or generic
-        return [(o.id, o.initial, o.final) + (() if o.rep_times is None else (
-            o.rep_times.tolist(), o.rep_values.tolist())) for o in out]
-
-    fast = outcomes(generic=False)
-    assert fast == outcomes(generic=True) and sum(len(o[3]) for o in fast if o[3:]) > 2000
+    spec = ModelSpec.parse(WRAPPED[name])
+    _, predictor, fast = drain(events, spec, 2, generic=False)
+    _, generic_predictor, generic = drain(events, spec, 2, generic=True)
+    assert predictor.startswith("Temporal") and generic_predictor == "BatchPredictor"
+    assert fast == generic and sum(len(o[3][0]) for o in fast if o[3]) > 2000
