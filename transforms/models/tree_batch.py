@@ -560,14 +560,24 @@ class HoeffdingTreeBatch(DenseBatch):
         window.mu[n], window.inv[n] = self._mu[slot], self._inv[slot]
         window.base[n], window.abs[n], window.mode[n] = self._base[slot], self._abs[slot], mode
         if mode == _X_FREE:  # predict_one's answer, without the traversal
-            proba = dict.fromkeys(self._sorted, 0.0)
-            proba.update(leaf.prediction({}, tree=model))
-            answer = max(proba, key=proba.get) if proba else None
-            window.code[n] = NONE if answer is None else self._class_column(answer)
+            window.code[n] = self._x_free_code(slot, leaf, model)
             window.records.append(None)
         else:
             window.records.append((tuple(leaf.stats.items()), dict(entry.exact), self._sorted))
         return n
+
+    def _x_free_code(self, slot: int, leaf, model) -> int:
+        """A majority-class leaf's answer: its most common class, from the shares its slot
+        keeps; a tie (or no weight yet) as river breaks it, over the tree's classes sorted."""
+        shares = self._base[slot]
+        if len(shares) and shares.max() > 0.0:
+            best, near = argmax_with_margin(shares[None, :], np.zeros((1, len(shares))))
+            if not len(near):
+                return int(best[0])
+        proba = dict.fromkeys(self._sorted, 0.0)
+        proba.update(leaf.prediction({}, tree=model))
+        answer = max(proba, key=proba.get) if proba else None
+        return NONE if answer is None else self._class_column(answer)
 
 
 def _leaf_votes(x: np.ndarray, mu: np.ndarray, inv: np.ndarray, base: np.ndarray) -> np.ndarray:
