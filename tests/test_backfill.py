@@ -12,7 +12,7 @@ from pipelines.config import LOGGED, RunConfig
 from pipelines.job import run
 from tests.helpers import RemoteFileSystem
 from transforms.backfill.join import join_predictions, label_columns
-from transforms.backfill.logs import PredictionLogSpec
+from transforms.backfill.logs import PredictionLogSpec, TypesChanged
 from transforms.errors import InputError
 from transforms.records import Outcome
 
@@ -282,6 +282,37 @@ def test_predicted_classes_are_matched_to_the_labels_by_number_or_refused(tmp_pa
     assert code == 2 and err.count("\n") == 0
     assert "model gaussian-nb" in err and "the predictions name none of the label classes " \
         "(predicted: 'fraud', 'ok'; labels: '0', '1')" in err
+
+
+@pytest.mark.parametrize("second_half", ["as the first", "as floats"])
+def test_a_csv_log_read_block_by_block_scores_as_the_runs_own_log(tmp_path, monkeypatch,
+                                                                 second_half):
+    """A CSV log is read a block at a time (here 4 KiB). Its predictions 0/1 written as 0.0/1.0
+    from half-way on no longer fit the integers the first block read: the file is read again
+    whole, nothing counted twice, and both score as the run's own Parquet log."""
+    kw = dict(streams=['synth:Agrawal{"n": 600, "seed": 2}'], delay="30", curve_every=100,
+              quiet=True, run_id="same", runner="direct", probabilities=False,
+              repredict="every_k_labels:7", bins=5)
+    run(RunConfig(models=["gaussian-nb", "no-change"], out=str(tmp_path / "run"), **kw))
+    log = pd.read_parquet(tmp_path / "run" / "predictions.parquet")
+    if second_half == "as floats":
+        later = np.arange(len(log)) >= len(log) // 2
+        log["y_pred"] = log["y_pred"].where(~later, log["y_pred"].astype(float).astype(str))
+    log.to_csv(tmp_path / "log.csv", index=False)
+    monkeypatch.setattr("transforms.backfill.logs.CSV_BLOCK", 4096)
+    spec = PredictionLogSpec.parse(str(tmp_path / "log.csv"))
+    if second_half == "as floats":
+        with pytest.raises(TypesChanged):
+            list(spec.read(str(tmp_path / "log.csv"), streamed=True))
+    else:
+        assert len(list(spec.read(str(tmp_path / "log.csv"), streamed=True))) > 10
+    run(RunConfig(models=[], out=str(tmp_path / "backfill"),
+                  predictions=str(tmp_path / "log.csv"), **kw))
+    assert (tmp_path / "backfill" / "summary.csv").read_text() == \
+        (tmp_path / "run" / "summary.csv").read_text()
+    counts = json.loads((tmp_path / "backfill" / "manifest.json").read_text())["counts"]
+    assert [c["logged_predictions"] for c in counts] == \
+        [(log["model"] == c["model"]).sum() for c in counts]
 
 
 def test_a_log_without_a_model_column_is_one_model_named_after_it(tmp_path):

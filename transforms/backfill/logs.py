@@ -5,6 +5,7 @@ models' order in its metadata (`MODEL_ORDER_KEY`)."""
 
 from __future__ import annotations
 
+import csv
 import json
 
 import numpy as np
@@ -27,6 +28,8 @@ LOG_COLUMNS = {"stream": "stream", "model": "model", "id": "id", "kind": "kind",
 # (`score`, with the class it belongs to, `positive`), or one column per class (`proba_columns`:
 # {class: column}). Either becomes the `proba` map column {class: probability}.
 PROBA_OPTIONS = ("score", "positive", "proba_columns")
+# The bytes of a CSV log read at a time when it is read block by block.
+CSV_BLOCK = 8 << 20
 # How a CSV log is read: its delimiter and its numbers' decimal mark.
 CSV_LOG_OPTIONS = {"sep": ",", "decimal": "."}
 
@@ -141,7 +144,11 @@ class PredictionLogSpec:
         batch = next(self.read(self.files()[0], columns=["prediction"]), None)
         if batch is None or batch.num_columns == 0:
             return False
-        values = [v for v in batch.column(0).slice(0, rows).to_pylist() if v is not None]
+        import pyarrow.csv as pcsv
+
+        missing = set(pcsv.ConvertOptions().null_values)  # (a CSV log's cells come as text)
+        values = [v for v in batch.column(0).slice(0, rows).to_pylist()
+                  if v is not None and v not in missing]
         try:
             numbers = [float(v) for v in values if not isinstance(v, bool)]
         except (TypeError, ValueError):
@@ -202,8 +209,13 @@ class PredictionLogSpec:
         except ValueError:
             return []
 
-    def read(self, path: str, columns: list[str] | None = None):
-        """The file's rows as Arrow record batches, columns renamed to the defaults."""
+    def read(self, path: str, columns: list[str] | None = None, streamed: bool = False):
+        """The file's rows as Arrow record batches, columns renamed to the defaults.
+
+        `streamed`: a CSV file is read block by block, each column's type fixed by its first
+        block; a later block that does not fit raises `TypesChanged` (read the file again
+        without `streamed`: parsed whole, a column's type is then the one all its values fit,
+        which is the first block's whenever every block fits it)."""
         fmt = LOG_FORMATS[extension(path)]
         wanted = None if columns is None else [self.columns[c] for c in columns]
         if wanted is not None and "proba" in columns:
@@ -215,15 +227,25 @@ class PredictionLogSpec:
                 file = pq.ParquetFile(f)
                 if wanted is not None:
                     wanted = [c for c in wanted if c in file.schema_arrow.names]
-                batches = list(file.iter_batches(batch_size=1 << 16, columns=wanted))
+                batches = file.iter_batches(batch_size=1 << 16, columns=wanted)
+            elif fmt == "csv" and wanted is not None and wanted == [
+                    self.columns[c] for c in columns]:
+                # Named columns only, as text: read block by block, whatever the others hold.
+                batches = self._stream_csv(f, path, wanted)
+            elif fmt == "csv" and streamed and columns is None:
+                batches = self._stream_csv(f, path)
             else:
-                whole = pa.BufferReader(f.read())  # (read whole anyway; Arrow cannot read
-                # the stream Beam decompresses a .gz log through)
-                table = self._read_csv(whole, path) if fmt == "csv" else \
-                    self._read_jsonl(whole, path)
+                # Parsed whole, so that a column's type holds for the whole file (a streaming
+                # reader fixes it from the first block).
+                table = self._read_csv(_Readable(f), path) if fmt == "csv" \
+                    else self._read_jsonl(_Readable(f), path)
                 if wanted is not None:
                     table = table.select([c for c in wanted if c in table.column_names])
-                batches = table.to_batches(max_chunksize=1 << 16)
+                batches = _released(table.to_batches(max_chunksize=1 << 16))
+                del table
+            yield from self._renamed(batches, columns, path)
+
+    def _renamed(self, batches, columns: list[str] | None, path: str):
         rename = {v: k for k, v in self.columns.items()}
         for batch in batches:
             missing = [] if columns is not None else [
@@ -245,23 +267,64 @@ class PredictionLogSpec:
                 names = [*names, "proba"]
             yield pa.RecordBatch.from_arrays(batch.columns, names=names)
 
+    def _csv_options(self, text: list[str]):
+        """How a CSV log is parsed: its separator and decimal mark; ids, model and stream
+        names and kinds as text (`000017` keeps its 0s; a model named `1.0` stays `1.0`), and
+        the `text` columns too."""
+        import pyarrow.csv as pcsv
+
+        as_text = {self.columns[c]: pa.string() for c in ("id", "model", "stream", "kind")}
+        as_text.update({c: pa.string() for c in text})
+        return pcsv.ParseOptions(delimiter=self.csv["sep"]), pcsv.ConvertOptions(
+            decimal_point=self.csv["decimal"], column_types=as_text)
+
     def _read_csv(self, f, path: str) -> pa.Table:
         import pyarrow.csv as pcsv
 
-        sep, decimal = self.csv["sep"], self.csv["decimal"]
+        parse, convert = self._csv_options([])
         try:
-            return pcsv.read_csv(f, parse_options=pcsv.ParseOptions(delimiter=sep),
-                                 convert_options=pcsv.ConvertOptions(
-                                     decimal_point=decimal,  # ids as text: 000017 keeps its 0s
-                                     column_types={self.columns["id"]: pa.string()}))
+            return pcsv.read_csv(f, parse_options=parse, convert_options=convert)
         except pa.ArrowInvalid as e:
-            with FileSystems.open(path) as again:
-                header = again.readline().decode("utf-8", "replace")
-            other = other_separator(header.rstrip("\r\n"), sep)
-            hint = f'; the file seems separated by {other!r}: give the option ' \
-                f'{json.dumps({"sep": other})}' if other else ""
-            raise InputError(f"{path}: not a readable CSV file ({str(e).strip()}){hint}") \
-                from None
+            raise self._unreadable_csv(path, e) from None
+
+    def _stream_csv(self, f, path: str, wanted: list[str] | None = None):
+        """The file's `wanted` columns that it has, as text (a file without any of them: one
+        batch of no columns), or all its columns (`read(streamed=True)`), block by block."""
+        import pyarrow.csv as pcsv
+
+        parse, convert = self._csv_options(wanted or [])
+        if wanted is not None:
+            names = next(csv.reader([self._header(path)], delimiter=self.csv["sep"]), [])
+            convert.include_columns = [c for c in wanted if c in names]
+            if not convert.include_columns:  # (Arrow would read every column)
+                yield pa.RecordBatch.from_pylist([])
+                return
+        try:
+            reader = pcsv.open_csv(_Readable(f), parse_options=parse, convert_options=convert,
+                                   read_options=pcsv.ReadOptions(block_size=CSV_BLOCK))
+        except pa.ArrowInvalid as e:
+            raise self._unreadable_csv(path, e) from None
+        while True:
+            try:
+                batch = reader.read_next_batch()
+            except StopIteration:
+                return
+            except pa.ArrowInvalid as e:
+                if wanted is None:  # (a type that no longer fits, or a bad row: the whole
+                    raise TypesChanged(path) from e  # file's read tells which)
+                raise self._unreadable_csv(path, e) from None
+            yield batch
+
+    @staticmethod
+    def _header(path: str) -> str:
+        with FileSystems.open(path) as f:
+            return f.readline().decode("utf-8-sig", "replace").rstrip("\r\n")
+
+    def _unreadable_csv(self, path: str, error: Exception) -> InputError:
+        other = other_separator(self._header(path), self.csv["sep"])
+        hint = f'; the file seems separated by {other!r}: give the option ' \
+            f'{json.dumps({"sep": other})}' if other else ""
+        return InputError(f"{path}: not a readable CSV file ({str(error).strip()}){hint}")
 
     @staticmethod
     def _read_jsonl(f, path: str) -> pa.Table:
@@ -304,6 +367,41 @@ class PredictionLogSpec:
         return pa.MapArray.from_arrays(pa.array(offsets), pa.array(keys, pa.string()),
                                        pa.array(matrix[made].ravel(), pa.float64()),
                                        mask=pa.array(~made))
+
+
+class TypesChanged(Exception):
+    """A block of a CSV log read block by block holds a value that does not fit the type its
+    column took from the first block (`PredictionLogSpec.read(streamed=True)`)."""
+
+
+class _Readable:
+    """A file Beam opened (a .gz one decompressed as it is read), as Arrow reads a Python
+    stream: Beam's `closed` is a method, always true as Arrow tests it."""
+
+    closed = False
+
+    def __init__(self, f):
+        self.read = f.read
+
+    @staticmethod
+    def readable() -> bool:
+        return True
+
+    @staticmethod
+    def seekable() -> bool:
+        return False
+
+
+def _released(batches: list):
+    """The batches one by one, each let go of once the next is asked for (so that a file
+    parsed whole is not held whole until its last batch is used).
+
+    >>> list(_released([1, 2]))
+    [1, 2]
+    """
+    batches.reverse()
+    while batches:
+        yield batches.pop()
 
 
 def struct_as_map(column: pa.StructArray) -> pa.MapArray:

@@ -35,7 +35,7 @@ from river import base
 from transforms.backfill.join import (check_shared_classes, class_aliases, id_bucket,
                                       join_columns, kind_codes, label_columns, lookup,
                                       model_classes, outcomes_of, spelled_kinds, split_by)
-from transforms.backfill.logs import PredictionLogSpec
+from transforms.backfill.logs import PredictionLogSpec, TypesChanged
 from transforms.errors import InputError, reports_errors
 from transforms.replay.keyed import GroupedReplay
 from transforms.replay.per_key import PerKeyReplay
@@ -159,7 +159,22 @@ class _KeyLogBatches(beam.DoFn):
 
     @reports_errors
     def process(self, path: str):
-        for batch in self.log.read(path):
+        if self.spill is None:
+            yield from self._keyed(self.log.read(path), path)
+            return
+        # Read block by block; the parts are let out when the file is done, so that if a
+        # column's type changes part-way, they are deleted and the file read again whole.
+        made = []
+        try:
+            for out in self._keyed(self.log.read(path, streamed=True), path):
+                made.append(out)
+        except TypesChanged:
+            FileSystems.delete([out[1][1] for out in made if isinstance(out, tuple)])
+            made = list(self._keyed(self.log.read(path), path))
+        yield from made
+
+    def _keyed(self, batches, path: str):
+        for batch in batches:
             names = batch.schema.names
             stream = self._names(batch, "stream", self.streams, path)
             model = self._names(batch, "model", self.models, path)
