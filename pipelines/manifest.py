@@ -272,6 +272,13 @@ def check_evaluated(pl: Plan, counts: dict, dead_letters: bytes) -> None:
                 f"stream {s.name}: no instance to evaluate: " + (
                     f"all {outside} fall outside --from/--to" if outside else
                     f"{read.get('dead_letters', 0)} rows were dead letters{example}") + columns)
+        if mine and read.get("outside_range") and not any(c.get("instances") for c in mine):
+            generated = "; the instances of synth: and dataset: streams arrive one a second " \
+                "from 1970-01-01T00:00:00Z" if s.kind in ("synth", "dataset") else ""
+            raise InputError(
+                f"stream {s.name}: no instance to evaluate: none of its {instances} instances "
+                f"arrives in the range {pl.time_range.describe()} (--from/--to); check the "
+                f"range against the stream's times{generated}")
         if not labels and read.get("dead_letters"):
             raise InputError(
                 f"stream {s.name}: no label among {instances} instances; "

@@ -663,6 +663,33 @@ def test_a_run_that_evaluates_nothing_is_an_error_and_publishes_nothing(tmp_path
                  "29", "--out", str(out), "--runner", "direct", "--quiet"]) == 0
 
 
+def test_a_date_range_that_holds_no_instance_says_so(tmp_path, capsys):
+    """A range outside the stream's times is named as the cause, not unmatched ids."""
+    path = _write(tmp_path, "s.csv", "time,f,label\n2026-11-01T00:00:00Z,1.0,a\n"
+                  "2026-11-01T00:00:10Z,2.0,b\n2026-11-01T00:00:20Z,1.0,a\n")
+    for argv, what in [(["--stream", "s=" + path, "--from", "2027-01-01"],
+                        "none of its 3 instances arrives in the range from "
+                        "2027-01-01T00:00:00Z (--from/--to); check the range against the "
+                        "stream's times"),
+                       (["--stream", "s=" + path, "--to", "2026-10-31"],
+                        "in the range before 2026-11-01T00:00:00Z (--from/--to)"),
+                       (["--stream", 's=synth:SEA{"n": 30}', "--from", "2026-11-01"],
+                        "none of its 30 instances arrives in the range from 2026-11-01T00:00:00Z "
+                        "(--from/--to); check the range against the stream's times; the "
+                        "instances of synth: and dataset: streams arrive one a second from "
+                        "1970-01-01T00:00:00Z")]:
+        code = main(["run", *argv, "--model", "majority", "--delay", "1", "--out",
+                     str(tmp_path / "out"), "--runner", "direct", "--quiet"])
+        err = capsys.readouterr().err
+        assert code == 2 and err.count("\n") == 1
+        assert err.startswith("delayed-eval: error: stream s: no instance to evaluate: ")
+        assert what in err
+    # Half the stream in the range: evaluated.
+    assert main(["run", "--stream", "s=" + path, "--from", "2026-11-01T00:00:05Z", "--model",
+                 "majority", "--delay", "1", "--out", str(tmp_path / "out"), "--runner",
+                 "direct", "--quiet"]) == 0
+
+
 def test_a_backfill_whose_predictions_match_nothing_is_an_error(tmp_path, capsys):
     stream = 'synth:SEA{"n": 50, "seed": 1}'
     log = tmp_path / "log.csv"

@@ -51,6 +51,25 @@ class TimeRange:
             first = dt.datetime.fromtimestamp(lo, dt.timezone.utc).date().isoformat()
         return cls(lo, hi, first)
 
+    def describe(self) -> str:
+        """The range in words, its bounds as UTC datetimes.
+
+        >>> TimeRange.parse("2026-11-01", None).describe()
+        'from 2026-11-01T00:00:00Z'
+        >>> TimeRange.parse("0", "2026-11-01").describe()
+        'from 1970-01-01T00:00:00Z to 2026-11-02T00:00:00Z'
+        >>> TimeRange.parse(None, "2026-11-01").describe()
+        'before 2026-11-02T00:00:00Z'
+        """
+        def utc(seconds):
+            return dt.datetime.fromtimestamp(seconds, dt.timezone.utc).strftime(
+                "%Y-%m-%dT%H:%M:%S") + "Z"
+
+        if not math.isfinite(self.start):
+            return f"before {utc(self.end)}"
+        return f"from {utc(self.start)}" + (f" to {utc(self.end)}" if math.isfinite(self.end)
+                                            else "")
+
     @property
     def everything(self) -> bool:
         return self.start == -math.inf and self.end == math.inf
