@@ -141,7 +141,12 @@ def test_unknown_model_and_generator_are_config_errors(tmp_path):
              "(did you mean 'grace_period' for 'grace_periode'?)"),
             (["synth:sea"], ["majority"], "river has no generator 'sea' (did you mean 'SEA'?)"),
             (["dataset:Phising"], ["majority"], "river has no dataset 'Phising' (did you mean "
-                                                "'Phishing'?)")):
+                                                "'Phishing'?)"),
+            # An object's import path given as text, where the object was meant.
+            (["synth:Friedman"], ['river.dummy.StatisticRegressor{"statistic": '
+                                  '"river.stats.Mean"}'],
+             "parameter 'statistic' is the text 'river.stats.Mean'; an object is written as "
+             'its path with its parameters: {"statistic": {"river.stats.Mean": {}}}')):
         with pytest.raises(DelayedEvalError, match=re.escape(meant)):
             plan(RunConfig(streams=streams, models=models, out=str(tmp_path)))
 

@@ -223,6 +223,12 @@ class Step:
             cls = getattr(importlib.import_module(module_name), attr)
         except (ImportError, AttributeError) as e:
             raise ModelSpecError(f"cannot import model {target!r}: {e}") from None
+        for name, value in self.params.items():
+            if _names_a_class(value):
+                raise ModelSpecError(
+                    f"cannot build {target}: parameter {name!r} is the text {value!r}; an "
+                    f"object is written as its path with its parameters: "
+                    f"{json.dumps({name: {value: {}}})}")
         params = {k: _built(v, classes) for k, v in self.params.items()}
         if "seed" not in params and _takes_seed(cls):
             params["seed"] = DEFAULT_SEED
@@ -246,6 +252,21 @@ def _names_an_object(value) -> bool:
     (path, params), = value.items()
     return isinstance(params, dict) and isinstance(path, str) and (
         path in BASELINES or path in REGISTRY or "." in path and " " not in path)
+
+
+def _names_a_class(value) -> bool:
+    """A text parameter that is the import path of a class (meant as the object).
+
+    >>> _names_a_class("river.stats.Mean"), _names_a_class("info_gain"), _names_a_class("a.b")
+    (True, False, False)
+    """
+    if not isinstance(value, str) or "." not in value or " " in value:
+        return False
+    module_name, _, attr = value.rpartition(".")
+    try:
+        return inspect.isclass(getattr(importlib.import_module(module_name), attr, None))
+    except (ImportError, ValueError, TypeError):
+        return False
 
 
 def _built(value, classes: list | None):
