@@ -111,7 +111,16 @@ def plan(config: RunConfig) -> Plan:
             log = PredictionLogSpec.parse(config.predictions)
             names = _logged_models(log, config.models, time_range)
             if not names:
-                raise ConfigError(f"prediction log {log.pattern}: no model names in it")
+                raise ConfigError(f"prediction log {log.pattern}: " + (
+                    "no model names in its model column" if log.has_rows(time_range) else
+                    "no prediction in it (its files have no rows; a run with "
+                    "--log-predictions none writes such files)"))
+            folds = [m for m in names if model_and_fold(m)[1] is not None]
+            if folds and not config.models:
+                raise ConfigError(f"prediction log {log.pattern}: model {folds[0]!r} is a fold "
+                                  f"of a --cv run (its name ends in {FOLD_SEPARATOR}N); "
+                                  f"a backfill scores logged models, not --cv folds: score "
+                                  f"them with run --cv")
             for name in names:
                 if name in models:
                     raise ConfigError(f"model {name!r} is given twice")

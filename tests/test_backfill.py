@@ -340,6 +340,24 @@ def test_a_log_without_its_columns_is_one_error_line(tmp_path, capsys):
     assert str(log) in err and "'t'" in err and "when" in err
 
 
+@pytest.mark.parametrize("rows,message", [
+    ([], "no prediction in it (its files have no rows; a run with --log-predictions none "
+         "writes such files)"),
+    ([None, None], "no model names in its model column"),
+    (["m#1", "m#2"], "model 'm#1' is a fold of a --cv run (its name ends in #N); a backfill "
+                     "scores logged models, not --cv folds: score them with run --cv"),
+])
+def test_a_log_with_no_model_to_score_says_why(tmp_path, capsys, rows, message):
+    log = tmp_path / "p.parquet"
+    pd.DataFrame({"model": pd.Series(rows, dtype=object), "id": [str(i) for i in range(len(rows))],
+                  "t": [0.0] * len(rows), "y_pred": ["a"] * len(rows)}).to_parquet(log)
+    code = main(["backfill", "--stream", 'synth:SEA{"n": 20}', "--predictions", str(log),
+                 "--out", str(tmp_path / "o"), "--quiet", "--runner", "direct"])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and err.count("\n") == 0
+    assert err == f"delayed-eval: error: prediction log {log}: {message}"
+
+
 @pytest.mark.parametrize("argv,message", [
     (["--model", "m"], "--predictions LOG is required"),
     (["--predictions", "nowhere/*.parquet", "--model", "m"], "no .parquet, .csv or .jsonl file"),

@@ -183,6 +183,19 @@ class PredictionLogSpec:
         names.discard(None)
         return [n for n in recorded if n in names] + sorted(names - set(recorded))
 
+    def has_rows(self, time_range=None) -> bool:
+        """Whether any of the log's files (`files(time_range)`) has a row.
+
+        >>> import os, tempfile
+        >>> path = os.path.join(tempfile.mkdtemp(), "p.csv")
+        >>> with open(path, "w") as f:
+        ...     _ = f.write("id,t,y_pred\\n")
+        >>> PredictionLogSpec.parse(path).has_rows()
+        False
+        """
+        return any(batch.num_rows for path in self.files(time_range)
+                   for batch in self.read(path, columns=["id"]))
+
     def has_repredictions(self, time_range=None) -> bool:
         """Whether the log's files (`files(time_range)`) may hold re-predictions: its `kind`
         column names one (read until one is found), or it has no kind column (its kinds are
