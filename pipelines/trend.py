@@ -43,13 +43,30 @@ def _full_name(text: str, category: str) -> str:
 
 def _runs(root: str) -> list[str]:
     """Every folder at or below `root` that holds a finished run (summary.csv and
-    manifest.json), sorted by path."""
-    found = [folder for folder, _, files in os.walk(root)
-             if "summary.csv" in files and "manifest.json" in files]
+    manifest.json), sorted by path; a run linked in (date=… -> where it was written) is read
+    too, once, at its own path if it also has one below `root`."""
+    direct = _run_folders(root, follow_links=False)
+    found = {os.path.realpath(f): f for f in direct}
+    for folder in _run_folders(root, follow_links=True):
+        found.setdefault(os.path.realpath(folder), folder)
     if not found:
         raise ConfigError(f"{root}: no finished run below it (a folder with summary.csv and "
                           f"manifest.json); give the folder the nightly runs write into")
-    return sorted(found)
+    return sorted(found.values())
+
+
+def _run_folders(root: str, follow_links: bool) -> list[str]:
+    found, seen = [], set()
+    for folder, subfolders, files in os.walk(root, followlinks=follow_links):
+        real = os.path.realpath(folder)
+        if real in seen:  # reached again through a link (one back up is no loop)
+            subfolders.clear()
+            continue
+        seen.add(real)
+        subfolders.sort()
+        if "summary.csv" in files and "manifest.json" in files:
+            found.append(folder)
+    return found
 
 
 def _date_of(folder: str, manifest: dict) -> str:

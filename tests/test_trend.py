@@ -2,6 +2,7 @@
 intervals and pending share (read back from its files), in date order."""
 
 import json
+import shutil
 
 import numpy as np
 import pandas as pd
@@ -53,6 +54,26 @@ def test_trend_has_each_runs_numbers_in_date_order(nightly, capsys):
         assert row.pending_share == counts["pending_at_end"] / counts["instances"]
     shares = nb.set_index("date")["pending_share"]
     assert shares["2026-11-01"] == 0 and shares["2026-11-03"] > 0
+
+
+def test_runs_linked_into_the_folder_are_read_once_each(nightly, tmp_path):
+    """A night linked in (date=… -> where it was written) is read, a link back up is not a
+    loop, and a run reached twice counts once."""
+    root = tmp_path / "links"
+    root.mkdir()
+    for day in ("2026-11-01", "2026-11-02"):
+        (root / f"date={day}").symlink_to(nightly / f"date={day}", target_is_directory=True)
+    (root / "date=2026-11-02-copy").symlink_to(nightly / "date=2026-11-02",
+                                                target_is_directory=True)
+    (root / "again").symlink_to(root, target_is_directory=True)
+    # A run below the folder, and a link to it that is walked first: read at its own path.
+    shutil.copytree(nightly / "date=2026-11-03", root / "own" / "date=2026-11-03")
+    (root / "a-latest").symlink_to(root / "own" / "date=2026-11-03", target_is_directory=True)
+    assert main(["trend", str(root), "--metric", "accuracy", "--out",
+                 str(tmp_path / "t")]) == 0
+    table = pd.read_parquet(tmp_path / "t" / "trend.parquet")
+    assert sorted(table.loc[table["model"] == "majority", "date"]) == [
+        "2026-11-01", "2026-11-02", "2026-11-03"]
 
 
 def test_regression_runs_trend_mae_and_print_in_date_order(tmp_path, capsys):
