@@ -315,6 +315,26 @@ def test_a_csv_log_read_block_by_block_scores_as_the_runs_own_log(tmp_path, monk
         [(log["model"] == c["model"]).sum() for c in counts]
 
 
+def test_an_empty_prediction_cell_is_no_prediction(tmp_path):
+    """Text classes: the run's first instances, predicted before any label, have no prediction;
+    in its log written as CSV they are empty cells, unscored as in the run, not a class ''."""
+    rng = np.random.default_rng(4)
+    x = rng.normal(size=300)
+    stream = tmp_path / "s.csv"
+    pd.DataFrame({"x": x, "label": np.where(x > 0.3, "fraud", np.where(x < -0.3, "ok", "check"))
+                  }).to_csv(stream, index=False)
+    kw = dict(streams=[f"s={stream}"], delay="20", quiet=True, run_id="same", runner="direct",
+              probabilities=False, repredict="none")
+    run(RunConfig(models=["gaussian-nb"], out=str(tmp_path / "run"), **kw))
+    log = pd.read_parquet(tmp_path / "run" / "predictions.parquet")
+    assert log["y_pred"].isna().sum() >= 20  # initial, before the first label
+    log.to_csv(tmp_path / "log.csv", index=False)
+    run(RunConfig(models=[], out=str(tmp_path / "backfill"),
+                  predictions=str(tmp_path / "log.csv"), **kw))
+    assert (tmp_path / "backfill" / "summary.csv").read_text() == \
+        (tmp_path / "run" / "summary.csv").read_text()
+
+
 def test_a_log_without_a_model_column_is_one_model_named_after_it(tmp_path):
     stream = tmp_path / "s.csv"
     pd.DataFrame({"id": range(4), "time": range(4), "label": list("abab")}).to_csv(

@@ -77,14 +77,19 @@ def _no_model(dead_letter: dict) -> dict:
 
 # -- Beam ----------------------------------------------------------------------------------------
 def _prediction_column(batch: pa.RecordBatch, classification: bool):
-    """Predictions: floats for regression; classes as an Arrow string array."""
+    """Predictions: floats for regression; classes as an Arrow string array (none: null).
+
+    >>> _prediction_column(pa.record_batch({"prediction": ["a", "", None]}), True).to_pylist()
+    ['a', None, None]
+    """
     col = batch.column(batch.schema.get_field_index("prediction"))
     if not classification:  # a value that is no finite number is no prediction (NaN)
         values = pd.to_numeric(pd.Series(col.to_pylist(), dtype=object), errors="coerce") \
             .to_numpy(dtype=np.float64)
         return np.where(np.isfinite(values), values, np.nan)
     if pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
-        return col.cast(pa.string())
+        col = col.cast(pa.string())  # an empty text is no class: no prediction (a CSV cell)
+        return pc.if_else(pc.equal(col, ""), pa.scalar(None, pa.string()), col)
     # Not strings: the class as `run` logs it, str(value) (True, not Arrow's "true").
     return pa.array([None if v is None else str(v) for v in col.to_pylist()], pa.string())
 
