@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import tempfile
 
 from transforms import lazy_exports
@@ -38,7 +39,10 @@ def evaluate(streams, models, delay="0", out: str | None = None, runner: str = "
     streams, models
         Stream and model specs, as for `--stream` and `--model`, or river datasets, generators
         and estimators themselves (`stream_spec_of` gives a generator's spec with options such
-        as `n`): one, a list, or a dict {name: stream or model}.
+        as `n`): one, a list, or a dict {name: stream or model}. A stream may also be data:
+        (x, y) pairs (`river.stream.iter_pandas(X, y)`, or a list) or a DataFrame with a
+        `label` column, written to `out/inputs/NAME.parquet` and read from there (ids and
+        times are the row numbers, so an integer delay is a number of rows, as in river).
     delay
         As for `--delay`; a number is events, a `datetime.timedelta` event time (as river).
     out
@@ -67,7 +71,10 @@ def evaluate(streams, models, delay="0", out: str | None = None, runner: str = "
     with _root_logger_left_alone():
         from pipelines.job import run
 
+    from transforms.streams.python_rows import written_streams
+
     out = out or tempfile.mkdtemp(prefix="delayed-eval-")
+    streams = written_streams(streams, os.path.join(out, "inputs"))
     summary = run(RunConfig(streams=streams, models=models, delay=delay,
                             out=out, runner=runner, report=report, quiet=quiet, **options))
     summary.attrs["out"] = out

@@ -4,6 +4,7 @@ runs, without Beam (for notebooks, tests and quick looks; the whole stream is he
 
 from __future__ import annotations
 
+import tempfile
 from typing import NamedTuple
 
 import pandas as pd
@@ -16,6 +17,7 @@ from transforms.scoring.curves import score_locally, with_class_names
 from transforms.scoring.plan import ScoringPlan, curve_step
 from transforms.streams.delays import DelaySpec
 from transforms.streams.generators import stream_spec_of
+from transforms.streams.python_rows import is_rows, written_streams
 from transforms.streams.sources import StreamSpec
 
 ROW_COLUMNS = ["stream", "model", "category", "bin", "alpha", "window", "metric", "class",
@@ -53,7 +55,8 @@ def evaluate_locally(stream: str, model: str, delay: str = "0", *, final: bool =
     Parameters
     ----------
     stream, model, delay
-        As for `--stream`, `--model` and `--delay` (a `datetime.timedelta` too).
+        As for `--stream`, `--model` and `--delay` (a `datetime.timedelta` too); the stream
+        may be data, as for `evaluate`.
     final, repredict, bins, alphas, windows, fadings, time_windows, curve_every, auc
         As the `RunConfig` fields of the same names (re-evaluation is off by default here).
 
@@ -73,6 +76,8 @@ def evaluate_locally(stream: str, model: str, delay: str = "0", *, final: bool =
     progressive validation: the `initial` rows).
 
     """
+    if is_rows(stream):  # (x, y) pairs or a DataFrame: read from a file, as `run` does
+        stream = written_streams(stream, tempfile.mkdtemp(prefix="delayed-eval-"))
     spec = StreamSpec.parse(stream_spec_of(stream))  # (a river dataset or generator too)
     spec.check()
     model_spec = ModelSpec.parse(spec_of(model))  # (a river estimator too)

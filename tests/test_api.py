@@ -226,6 +226,54 @@ def test_a_river_generator_evaluated_from_python_scores_as_river_does(tmp_path):
     assert row["value"].iloc[0] == river_accuracy.get()
 
 
+def test_data_given_from_python_scores_as_river_does_on_it(tmp_path):
+    """(x, y) pairs as river's `iter_pandas` yields them, the same as a list, a DataFrame
+    with a label column, and sparse rows (a feature missing from some x): each `evaluate`d,
+    the initial score is river's `progressive_val_score` on the same pairs and delay."""
+    import numpy as np
+    from river import evaluate as river_evaluate
+    from river import linear_model, metrics, naive_bayes, stream
+
+    from pipelines import evaluate
+    from transforms.errors import ConfigError
+
+    rng = np.random.default_rng(3)
+    X = pd.DataFrame({"a": rng.normal(size=400), "b": rng.normal(size=400)})
+    y = pd.Series(np.where(X["a"] + rng.normal(scale=0.5, size=400) > 0, "up", "down"))
+
+    def accuracy(data, delay):
+        summary = evaluate(data, naive_bayes.GaussianNB(), delay=delay, repredict="none",
+                           out=str(tmp_path / "o"), runner="direct")
+        return summary.query("category == 'initial' and metric == 'accuracy' and "
+                             "window == 'cumulative' and `class`.isna()")["value"].iloc[0]
+
+    def river_accuracy(data, delay):
+        return river_evaluate.progressive_val_score(data, naive_bayes.GaussianNB(),
+                                                    metrics.Accuracy(), delay=delay).get()
+
+    expected = river_accuracy(stream.iter_pandas(X, y), 15)
+    assert accuracy(stream.iter_pandas(X, y), 15) == expected
+    assert accuracy(list(stream.iter_pandas(X, y)), 15) == expected
+    assert accuracy(X.assign(label=y), 15) == expected
+    assert (tmp_path / "o" / "inputs" / "data.parquet").exists()
+    sparse = [({k: v for k, v in x.items() if not (k == "b" and i % 3 == 0)}, label)
+              for i, (x, label) in enumerate(stream.iter_pandas(X, y))]
+    assert accuracy(sparse, 7) == river_accuracy(sparse, 7)
+    # evaluate_locally takes them too; a regression's MAE is river's within its running mean.
+    target = X["a"] * 2 + X["b"]
+    local = evaluate_locally(stream.iter_pandas(X, target), "linear-regression", "10")
+    mae = river_evaluate.progressive_val_score(stream.iter_pandas(X, target),
+                                               linear_model.LinearRegression(), metrics.MAE(),
+                                               delay=10).get()
+    ours = local.summary.query("category == 'initial' and metric == 'mae'")["value"].iloc[0]
+    assert math.isclose(ours, mae, rel_tol=1e-12)
+    with pytest.raises(ConfigError, match="a DataFrame stream needs a 'label' column"):
+        evaluate(X, "gaussian-nb", out=str(tmp_path / "o"), runner="direct")
+    with pytest.raises(ConfigError, match="row 2 is list, not an"):
+        evaluate(iter([({"a": 1.0}, "x"), [1.0, "y"]]), "gaussian-nb", out=str(tmp_path / "o"),
+                 runner="direct")
+
+
 def test_a_delay_given_as_a_timedelta_is_that_much_event_time(tmp_path):
     """river takes `delay=dt.timedelta(...)`; so do `evaluate_locally` and `RunConfig`: the
     numbers of the same delay written as text."""

@@ -6,6 +6,7 @@ import difflib
 import inspect
 import itertools
 import math
+import os
 import random
 
 from river.datasets import synth
@@ -188,6 +189,8 @@ def stream_spec_of(stream, **options) -> str:
 
     from transforms.errors import ConfigError
 
+    if isinstance(stream, os.PathLike):
+        stream = os.fspath(stream)
     if isinstance(stream, str):
         if options:
             raise ConfigError(f"stream {stream}: give its options inside the spec, "
@@ -212,9 +215,9 @@ def stream_spec_of(stream, **options) -> str:
                               f"write its rows to a CSV or Parquet file and give its path")
         params, kind = {}, "dataset"
     else:
-        raise ConfigError(f"{where}: a stream is a spec (as for --stream), a river dataset or a "
-                          f"river generator; write other (x, y) rows to a CSV or Parquet file "
-                          f"(a column per feature and one for the label) and give its path")
+        raise ConfigError(f"{where}: a stream is a spec (as for --stream), a file's path, a "
+                          f"river dataset or generator, or (to evaluate) (x, y) pairs or a "
+                          f"DataFrame with a label column")
     params.update(options)
     return f"{kind}:{type(stream).__name__}" + (json.dumps(params) if params else "")
 

@@ -1,0 +1,109 @@
+"""Streams given from Python as data rather than as a spec: (x, y) pairs, as river's
+`stream.iter_pandas(X, y)` yields them or in a list, and pandas DataFrames with a `label`
+column. Each is written once to a Parquet file (one row per instance: its features and its
+label; ids and times are the row numbers, as for a generator), whose path is then the spec, so
+every runner's workers read it as any other table."""
+
+from __future__ import annotations
+
+import collections.abc
+import json
+import os
+
+import pandas as pd
+
+from transforms.errors import ConfigError
+
+# The label column's name: the first of these that no feature has.
+LABEL_NAMES = ("label", "y", "target", "_label")
+
+
+def is_rows(stream) -> bool:
+    """Whether `stream` is data to write (a DataFrame, an iterator of (x, y) pairs, or a list
+    of them), not a spec or a river dataset.
+
+    >>> is_rows([({"a": 1.0}, True)]), is_rows(iter([])), is_rows("synth:SEA")
+    (True, True, False)
+    >>> from river import datasets
+    >>> is_rows(datasets.Phishing()), is_rows(["synth:SEA", "dataset:Phishing"])
+    (False, False)
+    """
+    if isinstance(stream, pd.DataFrame):
+        return True
+    if isinstance(stream, list):
+        return bool(stream) and all(isinstance(p, tuple) and len(p) == 2 and isinstance(
+            p[0], dict) for p in stream)
+    return isinstance(stream, collections.abc.Iterator) and not isinstance(stream, str)
+
+
+def written_streams(streams, folder: str):
+    """`streams` as given to `evaluate` (one, a list, or a dict {name: stream}), with each one
+    that is data (`is_rows`) written to `folder`/NAME.parquet and named by its spec.
+
+    >>> import tempfile
+    >>> folder = tempfile.mkdtemp()
+    >>> spec = written_streams([({"a": 1.0}, "x"), ({"a": 2.0}, "y")], folder)
+    >>> spec == f"data={folder}/data.parquet"
+    True
+    >>> pd.read_parquet(f"{folder}/data.parquet").to_dict("list")
+    {'a': [1.0, 2.0], 'label': ['x', 'y']}
+    >>> written_streams({"web": "dataset:Phishing"}, folder)
+    {'web': 'dataset:Phishing'}
+    """
+    names: list = []
+
+    def written(stream, name):
+        if isinstance(stream, os.PathLike):
+            return os.fspath(stream)
+        if not is_rows(stream):
+            return stream
+        if name is None:
+            name = "data" if "data" not in names else f"data{len(names) + 1}"
+        names.append(name)
+        table, options = _table(stream, name)
+        path = f"{folder.rstrip('/')}/{name}.parquet"
+        with _created(path) as f:
+            table.to_parquet(f, index=False)
+        return f"{name}={path}" + (json.dumps(options) if options else "")
+
+    if isinstance(streams, dict):
+        return {name: written(s, name) for name, s in streams.items()}
+    if isinstance(streams, list) and not is_rows(streams):
+        return [written(s, None) for s in streams]
+    return written(streams, None)
+
+
+def _created(path: str):
+    """A new file at `path`, local or (through Beam's FileSystems) on an object store."""
+    if "://" in path:
+        from apache_beam.io.filesystems import FileSystems
+
+        return FileSystems.create(path)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    return open(path, "wb")
+
+
+def _table(stream, name: str) -> tuple[pd.DataFrame, dict]:
+    """The rows as a table and the stream options that read it."""
+    if isinstance(stream, pd.DataFrame):
+        if "label" not in stream.columns:
+            raise ConfigError(f"stream {name}: a DataFrame stream needs a 'label' column (its "
+                              f"columns are {list(stream.columns)[:10]}); rename the target "
+                              f"column to label, or give river.stream.iter_pandas(X, y)")
+        return stream, {}
+    xs, ys = [], []
+    for pair in stream:
+        if not (isinstance(pair, tuple) and len(pair) == 2 and isinstance(pair[0], dict)):
+            raise ConfigError(f"stream {name}: row {len(xs) + 1} is {type(pair).__name__}, "
+                              f"not an (x, y) pair with x a dict of features")
+        xs.append(pair[0])
+        ys.append(pair[1])
+    if not xs:
+        raise ConfigError(f"stream {name}: no (x, y) pair in it")
+    table = pd.DataFrame.from_records(xs)
+    label = next(n for n in LABEL_NAMES if n not in table.columns)
+    table[label] = ys
+    options = {} if label == "label" else {"label": label}
+    if any(x.keys() != xs[0].keys() for x in xs):  # a row without a feature: river's sparse x
+        options["missing"] = "drop"
+    return table, options
