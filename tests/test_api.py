@@ -274,6 +274,28 @@ def test_data_given_from_python_scores_as_river_does_on_it(tmp_path):
                  runner="direct")
 
 
+def test_a_time_series_frame_keeps_its_times_and_mixed_features_are_refused(tmp_path):
+    """A DataFrame indexed by time is evaluated with those times (a 5-minute delay means
+    what it means for the same rows in a CSV file with a time column); a feature holding
+    numbers in some rows and text in others is one clear error."""
+    import numpy as np
+
+    from transforms.errors import ConfigError
+
+    rng = np.random.default_rng(5)
+    times = pd.Timestamp("2026-11-01", tz="UTC") + pd.to_timedelta(
+        np.cumsum(rng.integers(1, 120, size=300)), unit="s")
+    frame = pd.DataFrame({"x": rng.normal(size=300)}, index=pd.DatetimeIndex(times))
+    frame["label"] = np.where(frame["x"] > 0, "a", "b")
+    frame.reset_index(names="time").to_csv(tmp_path / "s.csv", index=False)
+    from_file = evaluate_locally(f"data={tmp_path / 's.csv'}", "gaussian-nb", "5min")
+    from_frame = evaluate_locally(frame, "gaussian-nb", "5min")
+    assert _rows(from_frame.summary) == _rows(from_file.summary)
+    assert from_frame.counts["unscored_initial"] > 1  # (the delay is time, not one row)
+    with pytest.raises(ConfigError, match="stream data: its rows cannot be written as a table"):
+        evaluate_locally([({"x": 1.0}, "a"), ({"x": "high"}, "b")], "gaussian-nb", "1")
+
+
 def test_a_delay_given_as_a_timedelta_is_that_much_event_time(tmp_path):
     """river takes `delay=dt.timedelta(...)`; so do `evaluate_locally` and `RunConfig`: the
     numbers of the same delay written as text."""

@@ -1,8 +1,9 @@
 """Streams given from Python as data rather than as a spec: (x, y) pairs, as river's
 `stream.iter_pandas(X, y)` yields them or in a list, and pandas DataFrames with a `label`
 column. Each is written once to a Parquet file (one row per instance: its features and its
-label; ids and times are the row numbers, as for a generator), whose path is then the spec, so
-every runner's workers read it as any other table."""
+label; ids and times are the row numbers, as for a generator, unless a DataFrame has a `time`
+column or a DatetimeIndex), whose path is then the spec, so every runner's workers read it as
+any other table."""
 
 from __future__ import annotations
 
@@ -62,8 +63,13 @@ def written_streams(streams, folder: str):
         names.append(name)
         table, options = _table(stream, name)
         path = f"{folder.rstrip('/')}/{name}.parquet"
-        with _created(path) as f:
-            table.to_parquet(f, index=False)
+        try:
+            with _created(path) as f:
+                table.to_parquet(f, index=False)
+        except (ValueError, TypeError) as e:  # (Arrow's errors are ValueErrors and TypeErrors)
+            raise ConfigError(f"stream {name}: its rows cannot be written as a table ("
+                              f"{' '.join(str(e).split())[:200]}); give each feature numbers "
+                              f"or text, one kind per feature") from None
         return f"{name}={path}" + (json.dumps(options) if options else "")
 
     if isinstance(streams, dict):
@@ -90,6 +96,8 @@ def _table(stream, name: str) -> tuple[pd.DataFrame, dict]:
             raise ConfigError(f"stream {name}: a DataFrame stream needs a 'label' column (its "
                               f"columns are {list(stream.columns)[:10]}); rename the target "
                               f"column to label, or give river.stream.iter_pandas(X, y)")
+        if isinstance(stream.index, pd.DatetimeIndex) and "time" not in stream.columns:
+            return stream.reset_index(names="time"), {}  # (a time series: its times)
         return stream, {}
     xs, ys = [], []
     for pair in stream:
