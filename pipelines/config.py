@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import dataclasses
 import difflib
+import os
 import uuid
 from dataclasses import dataclass, field
 
@@ -79,6 +80,33 @@ def _typed(name: str, value, annotation: str):
         return int(value)
     quote = "; quote a value that holds ': '" if isinstance(value, dict) else ""
     raise ConfigError(f"{name}: {value!r} is not {_KINDS.get(kind, kind)}{quote}")
+
+
+def _check_relative_paths(path: str, config: RunConfig) -> None:
+    """A config's file paths are relative to the current folder, as on the command line; one
+    that names nothing there but a file next to the config is refused with the path to
+    write."""
+    import glob
+
+    from transforms.streams.sources import StreamSpec
+
+    here = os.path.dirname(os.path.abspath(path))
+    if here == os.getcwd():
+        return
+    sources = [StreamSpec.parse(s) for s in config.streams]
+    given = [(f"stream {s.name}", s.source) for s in sources if s.kind == "file"] + [
+        (f"stream {s.name}, option {key}", s.options[key]) for s in sources
+        for key in ("labels",) if isinstance(s.options.get(key), str)] + (
+        [("predictions", config.predictions.split("{")[0])] if config.predictions else [])
+    for what, source in given:
+        if "://" in source or os.path.isabs(source) or glob.glob(source):
+            continue
+        beside = os.path.relpath(os.path.join(here, source))
+        if glob.glob(beside):
+            raise ConfigError(f"{path}: {what}: {source!r} is not in the current folder "
+                              f"({os.getcwd()}) but next to the config; its paths are "
+                              f"relative to the current folder, as on the command line: "
+                              f"write {beside!r}")
 
 
 @dataclass
@@ -229,11 +257,13 @@ class RunConfig:
             raise ConfigError(f"{path}: no out given (out: DIR in the file, or --out DIR)")
         data = {"streams": [], "models": [], **fields}
         try:
-            return cls(**data)
+            config = cls(**data)
         except ConfigError as e:
             raise ConfigError(f"{path}: {e}") from None
         except TypeError as e:
             raise ConfigError(f"{path}: {e}") from None
+        _check_relative_paths(path, config)
+        return config
 
     def to_dict(self) -> dict:
         """The fields as the manifest records them; a run's leave out the backfill's own.

@@ -92,6 +92,23 @@ def test_a_yaml_date_is_the_day_it_names(tmp_path):
     assert (config.start, config.end) == ("2026-11-01", "2026-11-02T10:30:00")
 
 
+def test_a_config_path_written_relative_to_the_config_says_which_path_to_write(
+        tmp_path, monkeypatch, capsys):
+    """A config's paths are relative to the current folder, as flags are; a file named as if
+    relative to the config file is refused with the path that names it."""
+    (tmp_path / "conf").mkdir()
+    (tmp_path / "conf" / "s.csv").write_text("x,label\n1.0,a\n2.0,b\n1.5,a\n")
+    (tmp_path / "conf" / "run.yaml").write_text("stream: [s.csv]\nmodel: majority\nout: o\n")
+    monkeypatch.chdir(tmp_path)
+    assert main(["run", "--config", "conf/run.yaml", "--runner", "direct", "--quiet"]) == 2
+    assert capsys.readouterr().err == (
+        f"delayed-eval: error: conf/run.yaml: stream s: 's.csv' is not in the current folder "
+        f"({tmp_path}) but next to the config; its paths are relative to the current folder, "
+        f"as on the command line: write 'conf/s.csv'\n")
+    monkeypatch.chdir(tmp_path / "conf")
+    assert main(["run", "--config", "run.yaml", "--runner", "direct", "--quiet"]) == 0
+
+
 def test_unknown_config_field_is_reported(tmp_path, capsys):
     cfg = tmp_path / "bad.yaml"
     cfg.write_text("streams: [x]\nmodels: [y]\nout: z\nspeed: fast\n")
