@@ -196,6 +196,26 @@ def test_an_arff_date_is_a_number_and_features_choose_attributes(tmp_path):
             StreamSpec.parse(f"{path}{options}").check()
 
 
+def test_a_sparse_arff_row_is_its_dense_row_with_zeros_and_first_values(tmp_path):
+    """Weka's sparse rows: `{index value, ...}`, an omitted value 0 (a nominal attribute's
+    first value), not missing; `?` is missing. The events are those of the dense file written
+    out by hand; a malformed entry is one error naming its line."""
+    header = ("@relation r\n@attribute a numeric\n@attribute b numeric\n"
+              "@attribute colour {red,blue}\n@attribute class {x,y}\n@data\n")
+    sparse, dense = tmp_path / "sparse.arff", tmp_path / "dense.arff"
+    sparse.write_text(header + "{0 1.5, 3 y}\n{1 2.0,2 blue}\n% note\n{}\n{0 ?, 3 y}\n"
+                      "1.0,2.0,blue,y\n")
+    dense.write_text(header + "1.5,0,red,y\n0,2.0,blue,x\n% note\n0,0,red,x\n?,0,red,y\n"
+                     "1.0,2.0,blue,y\n")
+    assert read(str(sparse), delay="1") == read(str(dense), delay="1")
+    events, _ = read(str(sparse), delay="1")
+    assert [e[5] for e in events if e[3] == "instance"][-2] == {"b": 0.0, "colour": "red"}
+    for row, entry in (("{0 1.5, 7 y}", "'7 y'"), ("{0 1.5 3 y", "a sparse row must end")):
+        sparse.write_text(header + row + "\n")
+        with pytest.raises(InputError, match=f"sparse.arff, line 7: .*{entry}"):
+            read(str(sparse), delay="1")
+
+
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.text(alphabet="ab1.5 \t,'\"?%{-", min_size=1, max_size=12), min_size=1,
                 max_size=8))

@@ -109,19 +109,48 @@ def _header(path: str, numbered) -> list[Attribute]:
     return attributes
 
 
-def _data_rows(path: str, numbered) -> Iterator[tuple[int, list]]:
-    """(line number, values as text) of the data lines that follow the header."""
+def _data_rows(path: str, numbered, attributes: list) -> Iterator[tuple[int, list]]:
+    """(line number, values as text) of the data lines that follow the header; a sparse
+    row's omitted values are 0 (a nominal attribute's first value), as the format has them."""
+    omitted = None
     for lineno, raw in numbered:
         line = raw.strip()
         if not line or line.startswith("%"):
             continue
         if line.startswith("{"):
-            raise ArffError(f"{path}, line {lineno}: sparse ARFF rows are not supported")
-        # Without a quote, a line's fields are what csv's reader would make of it: split at
-        # commas, spaces around them stripped (a reader per line cost half the file's read).
-        values = line.split(",") if "'" not in line else \
-            next(csv.reader(io.StringIO(line), skipinitialspace=True, quotechar="'"))
-        yield lineno, [v.strip() for v in values]
+            if omitted is None:
+                omitted = [a.values[0] if a.type == "nominal" and a.values else
+                           "" if a.type == "string" else "0" for a in attributes]
+            yield lineno, _sparse_values(path, lineno, line, omitted)
+            continue
+        yield lineno, _fields(line)
+
+
+def _fields(line: str) -> list:
+    # Without a quote, a line's fields are what csv's reader would make of it: split at
+    # commas, spaces around them stripped (a reader per line cost half the file's read).
+    values = line.split(",") if "'" not in line else \
+        next(csv.reader(io.StringIO(line), skipinitialspace=True, quotechar="'"))
+    return [v.strip() for v in values]
+
+
+def _sparse_values(path: str, lineno: int, line: str, omitted: list) -> list:
+    """A sparse row `{index value, ...}` as every attribute's value.
+
+    >>> _sparse_values("f", 9, "{0 1.5, 2 'a b'}", ["0", "0", "x"])
+    ['1.5', '0', 'a b']
+    """
+    values = list(omitted)
+    if not line.endswith("}"):
+        raise ArffError(f"{path}, line {lineno}: a sparse row must end with '}}'")
+    for entry in _fields(line[1:-1]) if line[1:-1].strip() else []:
+        index, _, value = entry.partition(" ")
+        if not index.isdigit() or int(index) >= len(values) or not value.strip():
+            raise ArffError(f"{path}, line {lineno}: {entry!r} is not 'INDEX VALUE' with "
+                            f"INDEX one of the {len(values)} attributes' (0 to "
+                            f"{len(values) - 1})")
+        values[int(index)] = value.strip().strip("'")
+    return values
 
 
 def arff_rows(path: str) -> Iterator[tuple[int, list]]:
@@ -142,8 +171,7 @@ def arff_rows(path: str) -> Iterator[tuple[int, list]]:
     """
     with _as_input_errors(path), open(path, encoding="utf-8") as f:
         numbered = enumerate(f, start=1)
-        _header(path, numbered)
-        yield from _data_rows(path, numbered)
+        yield from _data_rows(path, numbered, _header(path, numbered))
 
 
 @contextlib.contextmanager
@@ -223,8 +251,9 @@ def load_arff(path: str, max_rows: int | None = None):
     """
     with _as_input_errors(path), open(path, encoding="utf-8") as f:
         numbered = enumerate(f, start=1)
-        return _header(path, numbered), list(itertools.islice(_data_rows(path, numbered),
-                                                              max_rows))
+        attributes = _header(path, numbered)
+        return attributes, list(itertools.islice(_data_rows(path, numbered, attributes),
+                                                 max_rows))
 
 
 def arff_class_index(spec, attrs) -> int:
