@@ -41,8 +41,9 @@ def evaluate(streams, models, delay="0", out: str | None = None, runner: str = "
         and estimators themselves (`stream_spec_of` gives a generator's spec with options such
         as `n`): one, a list, or a dict {name: stream or model}. A stream may also be data:
         (x, y) pairs (`river.stream.iter_pandas(X, y)`, or a list) or a DataFrame with a
-        `label` column, written to `out/inputs/NAME.parquet` and read from there (ids and
-        times are the row numbers, so an integer delay is a number of rows, as in river).
+        `label` column, written to `out/inputs/NAME.parquet` and read from there (ids are
+        the row numbers, and so are times unless a DataFrame has a `time` column or a
+        DatetimeIndex; an integer delay is a number of rows, as in river).
     delay
         As for `--delay`; a number is events, a `datetime.timedelta` event time (as river).
     out

@@ -93,7 +93,10 @@ def _check_relative_paths(path: str, config: RunConfig) -> None:
     here = os.path.dirname(os.path.abspath(path))
     if here == os.getcwd():
         return
-    sources = [StreamSpec.parse(s) for s in config.streams]
+    try:
+        sources = [StreamSpec.parse(s) for s in config.streams]
+    except ConfigError:  # (the plan says what is wrong with it)
+        return
     given = [(f"stream {s.name}", s.source) for s in sources if s.kind == "file"] + [
         (f"stream {s.name}, option {key}", s.options[key]) for s in sources
         for key in ("labels",) if isinstance(s.options.get(key), str)] + (

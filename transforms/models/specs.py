@@ -21,6 +21,7 @@ import difflib
 import importlib
 import inspect
 import json
+import sys
 from dataclasses import dataclass, field
 
 from river import base
@@ -263,6 +264,8 @@ def _names_a_class(value) -> bool:
     if not isinstance(value, str) or "." not in value or " " in value:
         return False
     module_name, _, attr = value.rpartition(".")
+    if module_name.split(".")[0] not in sys.modules:  # (a text such as "model.pkl" imports
+        return False  # no module of that name)
     try:
         return inspect.isclass(getattr(importlib.import_module(module_name), attr, None))
     except (ImportError, ValueError, TypeError):
