@@ -101,11 +101,11 @@ class Threshold:
                                    segments[rows.index].isna())]
                     value = float(mine["value"].iloc[0]) if len(mine) else math.nan
                     if self.crossed(value):
-                        what = "no such measure in the results" if mine.empty else \
-                            "undefined (nothing scored)" if math.isnan(value) else \
-                            f"{value:.4g}"
+                        what = "the results have no such measure" if mine.empty else \
+                            "it is undefined: nothing scored" if math.isnan(value) else \
+                            f"it is {value:.4g}"
                         where = " / ".join(filter(None, (stream, model, segment)))
-                        lines.append(f"{where}: {self.text} (it is {what})")
+                        lines.append(f"{where}: {self.text} ({what})")
         return lines
 
     def _segments(self, present: pd.Series) -> list:
