@@ -234,6 +234,12 @@ def test_a_csv_log_with_semicolons_and_decimal_commas_reads_as_its_plain_twin(tm
     assert rows("semi.csv", ', "sep": ";", "decimal": ","') == rows("plain.csv") == [
         {"id": "a", "time": 1.5, "prediction": "x", "p": 0.25, "proba": [("x", 0.25)]},
         {"id": "b", "time": 12.0, "prediction": "y", "p": None, "proba": None}]
+    # A regressor's predictions with decimal commas are numbers with fractions, as its twin's.
+    (tmp_path / "plain.csv").write_text("id,t,y_pred\na,1,2.5\nb,2,3\n")
+    (tmp_path / "semi.csv").write_text("id;t;y_pred\na;1;2,5\nb;2;3\n")
+    assert PredictionLogSpec.parse(f'{tmp_path / "semi.csv"}{{"sep": ";", "decimal": ","}}'
+                                   ).predicts_numbers() is True
+    assert PredictionLogSpec.parse(str(tmp_path / "plain.csv")).predicts_numbers() is True
 
 
 def test_a_json_lines_log_reads_its_probability_objects_as_maps(tmp_path):

@@ -149,6 +149,9 @@ class PredictionLogSpec:
         missing = set(pcsv.ConvertOptions().null_values)  # (a CSV log's cells come as text)
         values = [v for v in batch.column(0).slice(0, rows).to_pylist()
                   if v is not None and v not in missing]
+        if self.csv["decimal"] != ".":  # (a CSV log's text, written with its decimal mark)
+            values = [v.replace(self.csv["decimal"], ".") if isinstance(v, str) else v
+                      for v in values]
         try:
             numbers = [float(v) for v in values if not isinstance(v, bool)]
         except (TypeError, ValueError):
