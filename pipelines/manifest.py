@@ -274,7 +274,7 @@ def check_evaluated(pl: Plan, counts: dict, dead_letters: bytes) -> None:
                     f"{read.get('dead_letters', 0)} rows were dead letters{example}") + columns)
         if mine and read.get("outside_range") and not any(c.get("instances") for c in mine):
             generated = "; the instances of synth: and dataset: streams arrive one a second " \
-                "from 1970-01-01T00:00:00Z" if s.kind in ("synth", "dataset") else ""
+                "from 1970-01-01 00:00:00 UTC" if s.kind in ("synth", "dataset") else ""
             raise InputError(
                 f"stream {s.name}: no instance to evaluate: none of its {instances} instances "
                 f"arrives in the range {pl.time_range.describe()} (--from/--to); check the "

@@ -674,15 +674,15 @@ def test_a_date_range_that_holds_no_instance_says_so(tmp_path, capsys):
                   "2026-11-01T00:00:10Z,2.0,b\n2026-11-01T00:00:20Z,1.0,a\n")
     for argv, what in [(["--stream", "s=" + path, "--from", "2027-01-01"],
                         "none of its 3 instances arrives in the range from "
-                        "2027-01-01T00:00:00Z (--from/--to); check the range against the "
+                        "2027-01-01 00:00:00 UTC (--from/--to); check the range against the "
                         "stream's times"),
                        (["--stream", "s=" + path, "--to", "2026-10-31"],
-                        "in the range before 2026-11-01T00:00:00Z (--from/--to)"),
+                        "in the range before 2026-11-01 00:00:00 UTC (--from/--to)"),
                        (["--stream", 's=synth:SEA{"n": 30}', "--from", "2026-11-01"],
-                        "none of its 30 instances arrives in the range from 2026-11-01T00:00:00Z "
-                        "(--from/--to); check the range against the stream's times; the "
-                        "instances of synth: and dataset: streams arrive one a second from "
-                        "1970-01-01T00:00:00Z")]:
+                        "none of its 30 instances arrives in the range from 2026-11-01 "
+                        "00:00:00 UTC (--from/--to); check the range against the stream's "
+                        "times; the instances of synth: and dataset: streams arrive one a "
+                        "second from 1970-01-01 00:00:00 UTC")]:
         code = main(["run", *argv, "--model", "majority", "--delay", "1", "--out",
                      str(tmp_path / "out"), "--runner", "direct", "--quiet"])
         err = capsys.readouterr().err

@@ -54,9 +54,7 @@ def written_streams(streams, folder: str):
     names: list = []
 
     def written(stream, name):
-        if isinstance(stream, os.PathLike):
-            return os.fspath(stream)
-        if not is_rows(stream):
+        if not is_rows(stream):  # (a spec, a path, a river object: `stream_spec_of`'s)
             return stream
         if name is None:
             name = "data" if "data" not in names else f"data{len(names) + 1}"

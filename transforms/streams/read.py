@@ -11,7 +11,7 @@ import apache_beam as beam
 from apache_beam.transforms.window import TimestampedValue
 
 from transforms.errors import InputError, reports_errors
-from transforms.records import EVENT_KINDS, ID, INSTANCE, KIND, UPDATE, T
+from transforms.records import EVENT_KINDS, ID, INSTANCE, KIND, UPDATE, T, readable_time
 from transforms.replay.keyed import KEYED_CHUNKS
 from transforms.streams.delays import DelaySpec
 from transforms.streams.rows import parse_time_value
@@ -52,23 +52,19 @@ class TimeRange:
         return cls(lo, hi, first)
 
     def describe(self) -> str:
-        """The range in words, its bounds as UTC datetimes.
+        """The range in words, its bounds as messages show event times (`readable_time`).
 
         >>> TimeRange.parse("2026-11-01", None).describe()
-        'from 2026-11-01T00:00:00Z'
+        'from 2026-11-01 00:00:00 UTC'
         >>> TimeRange.parse("0", "2026-11-01").describe()
-        'from 1970-01-01T00:00:00Z to 2026-11-02T00:00:00Z'
+        'from 0 to 2026-11-02 00:00:00 UTC'
         >>> TimeRange.parse(None, "2026-11-01").describe()
-        'before 2026-11-02T00:00:00Z'
+        'before 2026-11-02 00:00:00 UTC'
         """
-        def utc(seconds):
-            return dt.datetime.fromtimestamp(seconds, dt.timezone.utc).strftime(
-                "%Y-%m-%dT%H:%M:%S") + "Z"
-
         if not math.isfinite(self.start):
-            return f"before {utc(self.end)}"
-        return f"from {utc(self.start)}" + (f" to {utc(self.end)}" if math.isfinite(self.end)
-                                            else "")
+            return f"before {readable_time(self.end)}"
+        return f"from {readable_time(self.start)}" + (
+            f" to {readable_time(self.end)}" if math.isfinite(self.end) else "")
 
     @property
     def everything(self) -> bool:
