@@ -291,6 +291,8 @@ def test_a_time_series_frame_keeps_its_times_and_mixed_features_are_refused(tmp_
     from_file = evaluate_locally(f"data={tmp_path / 's.csv'}", "gaussian-nb", "5min")
     from_frame = evaluate_locally(frame, "gaussian-nb", "5min")
     assert _rows(from_frame.summary) == _rows(from_file.summary)
+    assert _rows(evaluate_locally(tmp_path / "s.csv", "gaussian-nb", "5min").summary) == \
+        _rows(from_file.summary)  # a pathlib.Path is the file's path
     assert from_frame.counts["unscored_initial"] > 1  # (the delay is time, not one row)
     with pytest.raises(ConfigError, match="stream data: its rows cannot be written as a table"):
         evaluate_locally([({"x": 1.0}, "a"), ({"x": "high"}, "b")], "gaussian-nb", "1")
