@@ -110,7 +110,6 @@ def run(config: RunConfig) -> pd.DataFrame:
             maturity = maturity_manifest(days, histograms, {
                 s: list(dict.fromkeys(summary.loc[summary["stream"] == s, "category"]))
                 for s in first})
-        n_dead = dead_letters.count(b"\n")
         try:
             write_bytes(staged("summary.csv"), summary.to_csv(index=False).encode())
             write_parquet(staged("summary.parquet"), summary)
@@ -118,7 +117,7 @@ def run(config: RunConfig) -> pd.DataFrame:
                                                           ERRORS_FILE)])
             delete_folder(spill)
             outputs = sorted([*staged_names(staging), "manifest.json"])
-            write_json(staged("manifest.json"), {**manifest(pl, counts, n_dead, started),
+            write_json(staged("manifest.json"), {**manifest(pl, counts, dead_letters, started),
                                                   **({"maturity": maturity} if maturity else {}),
                                                   "outputs": outputs})
             publish(staging, config.out)

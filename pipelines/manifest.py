@@ -352,7 +352,7 @@ def versions() -> dict:
     return out
 
 
-def manifest(pl: Plan, counts: dict, n_dead: int, started: str) -> dict:
+def manifest(pl: Plan, counts: dict, dead_letters: bytes, started: str) -> dict:
     """`manifest.json`'s content: the configuration, versions, per-stream read counts and, per
     (stream, model), the counts that add up (see docs/semantics.md).
 
@@ -365,11 +365,12 @@ def manifest(pl: Plan, counts: dict, n_dead: int, started: str) -> dict:
     ...                     delay="10", out="unused", repredict="none", drift_on="none"))
     >>> counts = {"keys": [[["s", "nb"], {"instances": 100, "labels": 100, "labelled": 100}]],
     ...           "classes": [], "streams": {"s": {"instance_events": 100, "label_events": 100}}}
-    >>> m = manifest(pl, counts, 0, "2026-11-23T00:00:00+00:00")
+    >>> m = manifest(pl, counts, b"", "2026-11-23T00:00:00+00:00")
     >>> m["counts"][0]["labelled"], m["counts"][0]["scored_initial"], m["dead_letters"]
     (100, 100, 0)
 
     """
+    dead = [json.loads(line) for line in dead_letters.splitlines()]
     keys = []
     for (stream, model), raw in counts["keys"]:
         c = {k: int(raw.get(k, 0)) for k in (*COUNTERS, "pending")}
@@ -401,5 +402,7 @@ def manifest(pl: Plan, counts: dict, n_dead: int, started: str) -> dict:
                    for name, spec in pl.models.items()},
         "classes": {f"{k[0]} / {k[1]}": v for k, v in counts["classes"]},
         "counts": keys,
-        "dead_letters": n_dead,
+        "dead_letters": len(dead),
+        # A backfill's unreadable log lines: dead letters of no stream (nor in its counts).
+        **({"log_dead_letters": sum(d["stream"] is None for d in dead)} if pl.backfill else {}),
     }

@@ -358,6 +358,7 @@ def where_and_why(dead_letter: dict) -> str:
 def format_set_aside(dead_letters: bytes, path: str, keys=(), backfill: bool = False) -> str:
     """Per stream, what no score shows: its dead letters (how many, where they are written,
     the first) and, for a run, the instances whose label never came; "" when there are none.
+    A backfill's prediction log has its own line (its dead letters have no stream).
 
     Example
     -------
@@ -384,7 +385,7 @@ def format_set_aside(dead_letters: bytes, path: str, keys=(), backfill: bool = F
             waiting, instances = pending[stream]
             parts.append(f"{waiting:,} of {instances:,} instances still wait for their label "
                          f"at the end of the input (not scored)")
-        lines.append(f"{stream}: " + "; ".join(parts))
+        lines.append(f"{'prediction log' if stream is None else stream}: " + "; ".join(parts))
     return "\n".join(lines)
 
 

@@ -321,6 +321,61 @@ def test_a_csv_log_read_block_by_block_scores_as_the_runs_own_log(tmp_path, monk
         [(log["model"] == c["model"]).sum() for c in counts]
 
 
+@pytest.mark.parametrize("second_half", ["as the first", "as floats"])
+def test_a_csv_log_line_of_the_wrong_width_is_a_dead_letter(tmp_path, monkeypatch, capsys,
+                                                            second_half):
+    """Two malformed lines added to the run's own log written as CSV (one field too many near
+    the start, one cut short near the end), read a 4 KiB block at a time, the second half
+    possibly re-read whole: each is a dead letter naming its file, data row and line, and the
+    rest scores as the run's own Parquet log."""
+    kw = dict(streams=['synth:Agrawal{"n": 600, "seed": 2}'], delay="30", curve_every=100,
+              run_id="same", runner="direct", probabilities=False,
+              repredict="every_k_labels:7", bins=5)
+    run(RunConfig(models=["gaussian-nb"], out=str(tmp_path / "run"), quiet=True, **kw))
+    log = pd.read_parquet(tmp_path / "run" / "predictions.parquet")
+    if second_half == "as floats":
+        later = np.arange(len(log)) >= len(log) // 2
+        log["y_pred"] = log["y_pred"].where(~later, log["y_pred"].astype(float).astype(str))
+    header, *rows = log.to_csv(index=False).splitlines()
+    width = header.count(",") + 1
+    extra, short = ",".join(["9"] * (width + 1)), "cut,short"
+    rows.insert(len(rows) - 3, short)
+    rows.insert(2, extra)  # data rows 3 and len(rows) - 3 (counted from 1, after the header)
+    (tmp_path / "log.csv").write_text("\n".join([header, *rows]) + "\n")
+    monkeypatch.setattr("transforms.backfill.logs.CSV_BLOCK", 4096)
+    capsys.readouterr()
+    run(RunConfig(models=[], out=str(tmp_path / "backfill"),
+                  predictions=str(tmp_path / "log.csv"), **kw))
+    assert (tmp_path / "backfill" / "summary.csv").read_text() == \
+        (tmp_path / "run" / "summary.csv").read_text()
+    dead = [json.loads(line) for line in
+            (tmp_path / "backfill" / "dead_letters.jsonl").read_text().splitlines()]
+    assert [(d["stream"], d["row"], d["reason"], d["record"]) for d in dead] == [
+        (None, 3, f"expected {width} fields, saw {width + 1} (more fields than the header)",
+         repr(extra)),
+        (None, len(rows) - 3, f"the line is cut short: 2 of {width} fields", repr(short))]
+    assert {d["file"] for d in dead} == {str(tmp_path / "log.csv")}
+    manifest = json.loads((tmp_path / "backfill" / "manifest.json").read_text())
+    assert manifest["log_dead_letters"] == manifest["dead_letters"] == 2
+    assert manifest["counts"][0]["logged_predictions"] == len(log)
+    assert "prediction log: 2 dead letters in " in capsys.readouterr().out
+
+
+def test_a_csv_log_line_with_an_unclosed_quote_says_how_many_lines_it_took(tmp_path):
+    (tmp_path / "log.csv").write_text('id,t,y_pred\na,1,x\nb,"2,y\nc,3,z\n\nd,4,w\n')
+    bad: list = []
+    spec = PredictionLogSpec.parse(str(tmp_path / "log.csv"))
+    assert sum(b.num_rows for b in spec.read(str(tmp_path / "log.csv"), bad_rows=bad)) == 1
+    assert bad == [(2, "the line is cut short: 2 of 3 fields (a quote opened in it is not "
+                       "closed on its line: it runs over 4 lines)", 'b,"2,y\nc,3,z\n\nd,4,w')]
+    assert spec.has_rows()
+    (tmp_path / "log.csv").write_text("id,t,y_pred\na,1,x,0\nb,2,y,0\n")
+    with pytest.raises(InputError, match=r"log\.csv, row 1: expected 3 fields, saw 4 \(more "
+                                         r"fields than the header\); no line of the log can "
+                                         r"be read"):
+        spec.has_rows()
+
+
 def test_an_empty_prediction_cell_is_no_prediction(tmp_path):
     """Text classes: the run's first instances, predicted before any label, have no prediction;
     in its log written as CSV they are empty cells, unscored as in the run, not a class ''."""

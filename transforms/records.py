@@ -221,3 +221,16 @@ def dead_letter(stream: str, reason: str, *, file: str | None = None, row: int |
     """
     return {"stream": stream, "file": file, "row": row, "field": field, "reason": reason,
             "record": None if record is None else repr(record)[:500]}
+
+
+def field_count_reason(expected: int, saw: int) -> str:
+    """Why a CSV line with another number of fields than its header is a dead letter.
+
+    >>> field_count_reason(4, 5)
+    'expected 4 fields, saw 5 (more fields than the header)'
+    >>> field_count_reason(4, 1)
+    'the line is cut short: 1 of 4 fields'
+    """
+    if saw > expected:
+        return f"expected {expected} fields, saw {saw} (more fields than the header)"
+    return f"the line is cut short: {saw} of {expected} fields"

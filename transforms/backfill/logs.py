@@ -15,6 +15,7 @@ from apache_beam.io.filesystems import FileSystems
 
 from transforms.backfill.join import spelled_kinds
 from transforms.errors import InputError
+from transforms.records import field_count_reason
 from transforms.specs import split_options
 from transforms.streams.delays import TIME_UNITS
 from transforms.streams.table_files import (extension, other_separator, source_name,
@@ -187,7 +188,9 @@ class PredictionLogSpec:
         return [n for n in recorded if n in names] + sorted(names - set(recorded))
 
     def has_rows(self, time_range=None) -> bool:
-        """Whether any of the log's files (`files(time_range)`) has a row.
+        """Whether any of the log's files (`files(time_range)`) has a row. A log of CSV lines
+        none of which can be read (each has another number of fields than its header) is
+        refused, with the first.
 
         >>> import os, tempfile
         >>> path = os.path.join(tempfile.mkdtemp(), "p.csv")
@@ -196,8 +199,17 @@ class PredictionLogSpec:
         >>> PredictionLogSpec.parse(path).has_rows()
         False
         """
-        return any(batch.num_rows for path in self.files(time_range)
-                   for batch in self.read(path, columns=["id"]))
+        first_bad = None
+        for path in self.files(time_range):
+            bad: list = []
+            if any(batch.num_rows for batch in self.read(path, columns=["id"], bad_rows=bad)):
+                return True
+            first_bad = first_bad or (bad and (path, *bad[0][:2]))
+        if first_bad:
+            path, row, reason = first_bad
+            raise InputError(f"{path}, row {row}: {reason}; no line of the log can be read "
+                             f"(check its separator and quotes)")
+        return False
 
     def has_repredictions(self, time_range=None) -> bool:
         """Whether the log's files (`files(time_range)`) may hold re-predictions: its `kind`
@@ -225,17 +237,32 @@ class PredictionLogSpec:
         except ValueError:
             return []
 
-    def read(self, path: str, columns: list[str] | None = None, streamed: bool = False):
+    def read(self, path: str, columns: list[str] | None = None, streamed: bool = False,
+             bad_rows: list | None = None):
         """The file's rows as Arrow record batches, columns renamed to the defaults.
 
         `streamed`: a CSV file is read block by block, each column's type fixed by its first
         block; a later block that does not fit raises `TypesChanged` (read the file again
         without `streamed`: parsed whole, a column's type is then the one all its values fit,
-        which is the first block's whenever every block fits it)."""
+        which is the first block's whenever every block fits it).
+
+        A CSV line with more or fewer fields than the header is left out and, as it is met,
+        appended to `bad_rows` (if given) as (data row, reason, the line's text).
+
+        >>> import os, tempfile
+        >>> path = os.path.join(tempfile.mkdtemp(), "p.csv")
+        >>> with open(path, "w") as f:
+        ...     _ = f.write("id,t,y_pred\\na,1,x\\nb,2,y,extra\\nc,3,z\\n")
+        >>> bad = []
+        >>> [b.num_rows for b in PredictionLogSpec.parse(path).read(path, bad_rows=bad)], bad
+        ([2], [(2, 'expected 3 fields, saw 4 (more fields than the header)', 'b,2,y,extra')])
+        """
         fmt = LOG_FORMATS[extension(path)]
         wanted = None if columns is None else [self.columns[c] for c in columns]
         if wanted is not None and "proba" in columns:
             wanted += self._source_columns()
+        if fmt == "csv":
+            self._check_separator(path)
         with FileSystems.open(path) as f:
             if fmt == "parquet":
                 import pyarrow.parquet as pq
@@ -247,13 +274,13 @@ class PredictionLogSpec:
             elif fmt == "csv" and wanted is not None and wanted == [
                     self.columns[c] for c in columns]:
                 # Named columns only, as text: read block by block, whatever the others hold.
-                batches = self._stream_csv(f, path, wanted)
+                batches = self._stream_csv(f, path, wanted, bad_rows)
             elif fmt == "csv" and streamed and columns is None:
-                batches = self._stream_csv(f, path)
+                batches = self._stream_csv(f, path, bad_rows=bad_rows)
             else:
                 # Parsed whole, so that a column's type holds for the whole file (a streaming
                 # reader fixes it from the first block).
-                table = self._read_csv(_Readable(f), path) if fmt == "csv" \
+                table = self._read_csv(_Readable(f), path, bad_rows) if fmt == "csv" \
                     else self._read_jsonl(_Readable(f), path)
                 if wanted is not None:
                     table = table.select([c for c in wanted if c in table.column_names])
@@ -283,32 +310,46 @@ class PredictionLogSpec:
                 names = [*names, "proba"]
             yield pa.RecordBatch.from_arrays(batch.columns, names=names)
 
-    def _csv_options(self, text: list[str]):
+    def _csv_options(self, text: list[str], bad_rows: list | None):
         """How a CSV log is parsed: its separator and decimal mark; ids, model and stream
         names and kinds as text (`000017` keeps its 0s; a model named `1.0` stays `1.0`), and
-        the `text` columns too."""
+        the `text` columns too; lines with another number of fields than the header skipped
+        (into `bad_rows`, see `read`). One thread, so that Arrow knows each line's number."""
         import pyarrow.csv as pcsv
+
+        def skipped(line) -> str:
+            if bad_rows is not None:  # (Arrow counts the header as row 1, blank lines not)
+                reason = field_count_reason(line.expected_columns, line.actual_columns)
+                spans = line.text.count("\n") + 1
+                if spans > 1:
+                    reason += f" (a quote opened in it is not closed on its line: it runs " \
+                              f"over {spans:,} lines)"
+                bad_rows.append((line.number - 1, reason, line.text[:500]))
+            return "skip"
 
         as_text = {self.columns[c]: pa.string() for c in ("id", "model", "stream", "kind")}
         as_text.update({c: pa.string() for c in text})
-        return pcsv.ParseOptions(delimiter=self.csv["sep"]), pcsv.ConvertOptions(
-            decimal_point=self.csv["decimal"], column_types=as_text)
+        return (pcsv.ParseOptions(delimiter=self.csv["sep"], invalid_row_handler=skipped),
+                pcsv.ConvertOptions(decimal_point=self.csv["decimal"], column_types=as_text),
+                pcsv.ReadOptions(block_size=CSV_BLOCK, use_threads=False))
 
-    def _read_csv(self, f, path: str) -> pa.Table:
+    def _read_csv(self, f, path: str, bad_rows: list | None) -> pa.Table:
         import pyarrow.csv as pcsv
 
-        parse, convert = self._csv_options([])
+        parse, convert, read = self._csv_options([], bad_rows)
         try:
-            return pcsv.read_csv(f, parse_options=parse, convert_options=convert)
+            return pcsv.read_csv(f, parse_options=parse, convert_options=convert,
+                                 read_options=read)
         except pa.ArrowInvalid as e:
             raise self._unreadable_csv(path, e) from None
 
-    def _stream_csv(self, f, path: str, wanted: list[str] | None = None):
+    def _stream_csv(self, f, path: str, wanted: list[str] | None = None,
+                    bad_rows: list | None = None):
         """The file's `wanted` columns that it has, as text (a file without any of them: one
         batch of no columns), or all its columns (`read(streamed=True)`), block by block."""
         import pyarrow.csv as pcsv
 
-        parse, convert = self._csv_options(wanted or [])
+        parse, convert, read = self._csv_options(wanted or [], bad_rows)
         if wanted is not None:
             names = next(csv.reader([self._header(path)], delimiter=self.csv["sep"]), [])
             convert.include_columns = [c for c in wanted if c in names]
@@ -317,7 +358,7 @@ class PredictionLogSpec:
                 return
         try:
             reader = pcsv.open_csv(_Readable(f), parse_options=parse, convert_options=convert,
-                                   read_options=pcsv.ReadOptions(block_size=CSV_BLOCK))
+                                   read_options=read)
         except pa.ArrowInvalid as e:
             raise self._unreadable_csv(path, e) from None
         while True:
@@ -326,8 +367,8 @@ class PredictionLogSpec:
             except StopIteration:
                 return
             except pa.ArrowInvalid as e:
-                if wanted is None:  # (a type that no longer fits, or a bad row: the whole
-                    raise TypesChanged(path) from e  # file's read tells which)
+                if wanted is None:  # (a type that no longer fits: the whole file's read
+                    raise TypesChanged(path) from e  # gives the type all values fit)
                 raise self._unreadable_csv(path, e) from None
             yield batch
 
@@ -336,11 +377,19 @@ class PredictionLogSpec:
         with FileSystems.open(path) as f:
             return f.readline().decode("utf-8-sig", "replace").rstrip("\r\n")
 
-    def _unreadable_csv(self, path: str, error: Exception) -> InputError:
-        other = other_separator(self._header(path), self.csv["sep"])
-        hint = f'; the file seems separated by {other!r}: give the option ' \
-            f'{json.dumps({"sep": other})}' if other else ""
-        return InputError(f"{path}: not a readable CSV file ({str(error).strip()}){hint}")
+    def _check_separator(self, path: str) -> None:
+        """Refuses a CSV log whose header seems split by another separator than the
+        configured one: each of its lines would otherwise be a dead letter."""
+        header = self._header(path)
+        other = other_separator(header, self.csv["sep"])
+        if other:
+            raise InputError(f"{path}: not a readable CSV file (its header {header[:80]!r} has "
+                             f"no {self.csv['sep']!r}); the file seems separated by {other!r}: "
+                             f'give the option {json.dumps({"sep": other})}')
+
+    @staticmethod
+    def _unreadable_csv(path: str, error: Exception) -> InputError:
+        return InputError(f"{path}: not a readable CSV file ({str(error).strip()})")
 
     @staticmethod
     def _read_jsonl(f, path: str) -> pa.Table:

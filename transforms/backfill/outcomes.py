@@ -37,6 +37,7 @@ from transforms.backfill.join import (check_shared_classes, class_aliases, id_bu
                                       model_classes, outcomes_of, spelled_kinds, split_by)
 from transforms.backfill.logs import PredictionLogSpec, TypesChanged
 from transforms.errors import InputError, reports_errors
+from transforms.records import dead_letter
 from transforms.replay.keyed import GroupedReplay
 from transforms.replay.per_key import PerKeyReplay
 from transforms.scoring.columns import concat_rows, take_rows
@@ -164,19 +165,24 @@ class _KeyLogBatches(beam.DoFn):
 
     @reports_errors
     def process(self, path: str):
+        bad: list = []  # (data row, reason, text) of the lines that cannot be read
         if self.spill is None:
-            yield from self._keyed(self.log.read(path), path)
-            return
-        # Read block by block; the parts are let out when the file is done, so that if a
-        # column's type changes part-way, they are deleted and the file read again whole.
-        made = []
-        try:
-            for out in self._keyed(self.log.read(path, streamed=True), path):
-                made.append(out)
-        except TypesChanged:
-            FileSystems.delete([out[1][1] for out in made if isinstance(out, tuple)])
-            made = list(self._keyed(self.log.read(path), path))
-        yield from made
+            yield from self._keyed(self.log.read(path, bad_rows=bad), path)
+        else:
+            # Read block by block; the parts are let out when the file is done, so that if a
+            # column's type changes part-way, they are deleted and the file read again whole.
+            made = []
+            try:
+                for out in self._keyed(self.log.read(path, streamed=True, bad_rows=bad), path):
+                    made.append(out)
+            except TypesChanged:
+                FileSystems.delete([out[1][1] for out in made if isinstance(out, tuple)])
+                bad.clear()
+                made = list(self._keyed(self.log.read(path, bad_rows=bad), path))
+            yield from made
+        for row, reason, text in bad:  # (no stream or model: the line names none readably)
+            yield beam.pvalue.TaggedOutput(DEAD_LETTERS, dead_letter(
+                None, reason, file=path, row=row, record=text))
 
     def _keyed(self, batches, path: str):
         for batch in batches:
@@ -377,7 +383,8 @@ class BackfillOutcomes(beam.PTransform):
                   | "ReadLog" >> beam.ParDo(_KeyLogBatches(
                       self.log, streams, self.models, self.classification, self.buckets,
                       self.spill, self.probabilities))
-                  .with_outputs(_KeyLogBatches.VALUES, ERRORS, main="predictions"))
+                  .with_outputs(_KeyLogBatches.VALUES, DEAD_LETTERS, ERRORS,
+                                main="predictions"))
         predicted = (logged[_KeyLogBatches.VALUES]
                      | "PredictedClasses" >> beam.CombinePerKey(
                          lambda sets: set().union(*sets)))
@@ -414,7 +421,8 @@ class BackfillOutcomes(beam.PTransform):
                     | "InLabelOrder" >> beam.FlatMap(_in_label_order, self.classification,
                                                      self.batch_size))
         return {"outcomes": in_order,
-                DEAD_LETTERS: dead | "Unmodelled" >> beam.Map(_no_model),
+                DEAD_LETTERS: (dead | "Unmodelled" >> beam.Map(_no_model),
+                               logged[DEAD_LETTERS]) | "WithLogs" >> beam.Flatten(),
                 COUNTS: counts,
                 CLASSES: label_classes | "ModelClasses" >> beam.FlatMap(
                     model_class_list, beam.pvalue.AsDict(predicted)),

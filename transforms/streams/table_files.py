@@ -23,7 +23,7 @@ import pandas as pd
 import pyarrow as pa
 
 from transforms.errors import InputError
-from transforms.records import dead_letter
+from transforms.records import dead_letter, field_count_reason
 from transforms.streams.delays import TIME_UNITS
 
 FORMATS = {".csv": "csv", ".jsonl": "jsonl", ".json": "jsonl", ".ndjson": "jsonl",
@@ -732,9 +732,10 @@ def _csv_chunks(source, path: str, dtypes: dict, columns, csv: dict | None,
             chunk = next(reader, None)
         skipped = []
         for w in caught:
-            for line, why in re.findall(r"Skipping line (\d+): (.+)", str(w.message)):
+            for line, expected, saw in re.findall(
+                    r"Skipping line (\d+): expected (\d+) fields, saw (\d+)", str(w.message)):
                 skipped.append(int(line) - 1)  # the header is line 1
-                yield dead_letter(stream, f"{why.strip()} (more fields than the header)",
+                yield dead_letter(stream, field_count_reason(int(expected), int(saw)),
                                   file=path, row=int(line) - 1)
         if chunk is None:
             return
@@ -776,7 +777,7 @@ def _short_rows_of(path: str, version: tuple, sep: str, encoding: str) -> dict:
                 continue
             row += 1
             if len(fields) < width:
-                short[row] = f"the line is cut short: {len(fields)} of {width} fields"
+                short[row] = field_count_reason(width, len(fields))
     if row in short and os.path.splitext(path)[1].lower() not in COMPRESSED:
         with open(path, "rb") as f:
             f.seek(-1, os.SEEK_END)
