@@ -67,6 +67,8 @@ def _render_html(run: RunFiles, made: list[Figure], notes: list[str]) -> str:
              ("delay", _delays(m)), ("re-prediction", m.get("repredict")),
              ("bins B", m.get("bins")), ("replay", m.get("replay")),
              ("dead letters", m.get("dead_letters"))]
+    if m.get("log_dead_letters"):
+        facts.append(("of which prediction log lines", m["log_dead_letters"]))
     parts = [
         "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
         f"<title>delayed-eval report {esc(str(m.get('run_id')))}</title>",
