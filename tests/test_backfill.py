@@ -252,7 +252,14 @@ def test_a_json_lines_log_reads_its_probability_objects_as_maps(tmp_path):
     [batch] = log.read(log.files()[0])
     assert batch.column(batch.schema.names.index("proba")).to_pylist() == [
         [("x", 0.25), ("y", 0.75)], None, [("y", 1.0)]]
-    (tmp_path / "log.jsonl").write_text('{"id": "a", "t": 1}\n{"id": "b", t: 2}\n')
+    (tmp_path / "log.jsonl").write_text('{"id": "a", "t": 1, "y_pred": "x"}\n\n'
+                                        '{"id": "b", t: 2, "y_pred": "x"}\n[3]\n')
+    bad: list = []
+    [batch] = log.read(log.files()[0], bad_rows=bad)
+    assert batch.column(0).to_pylist() == ["a"]
+    assert [(row, reason[:9], text[:9]) for row, reason, text in bad] == [
+        (3, "not JSON:", '{"id": "b'), (4, "not a JSO", "[3]")]
+    (tmp_path / "log.jsonl").write_text('{"id": "a", "t": 1}\n{"id": "b", "t": "x"}\n')
     with pytest.raises(InputError, match=r"log\.jsonl: not a readable JSON Lines file"):
         list(log.read(log.files()[0]))
 
@@ -305,7 +312,7 @@ def test_a_csv_log_read_block_by_block_scores_as_the_runs_own_log(tmp_path, monk
         later = np.arange(len(log)) >= len(log) // 2
         log["y_pred"] = log["y_pred"].where(~later, log["y_pred"].astype(float).astype(str))
     log.to_csv(tmp_path / "log.csv", index=False)
-    monkeypatch.setattr("transforms.backfill.logs.CSV_BLOCK", 4096)
+    monkeypatch.setattr("transforms.backfill.logs.LOG_BLOCK", 4096)
     spec = PredictionLogSpec.parse(str(tmp_path / "log.csv"))
     if second_half == "as floats":
         with pytest.raises(TypesChanged):
@@ -342,7 +349,7 @@ def test_a_csv_log_line_of_the_wrong_width_is_a_dead_letter(tmp_path, monkeypatc
     rows.insert(len(rows) - 3, short)
     rows.insert(2, extra)  # data rows 3 and len(rows) - 3 (counted from 1, after the header)
     (tmp_path / "log.csv").write_text("\n".join([header, *rows]) + "\n")
-    monkeypatch.setattr("transforms.backfill.logs.CSV_BLOCK", 4096)
+    monkeypatch.setattr("transforms.backfill.logs.LOG_BLOCK", 4096)
     capsys.readouterr()
     run(RunConfig(models=[], out=str(tmp_path / "backfill"),
                   predictions=str(tmp_path / "log.csv"), **kw))
@@ -359,6 +366,49 @@ def test_a_csv_log_line_of_the_wrong_width_is_a_dead_letter(tmp_path, monkeypatc
     assert manifest["log_dead_letters"] == manifest["dead_letters"] == 2
     assert manifest["counts"][0]["logged_predictions"] == len(log)
     assert "prediction log: 2 dead letters in " in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("second_half", ["as the first", "as floats"])
+def test_a_json_lines_log_is_read_block_by_block_its_bad_lines_dead_letters(
+        tmp_path, monkeypatch, second_half):
+    """The run's own log as JSON Lines, its predictions numbers (0/1; from half-way on 0.0/1.0,
+    which no longer fit the integers the first blocks gave: read again whole), read 4 KiB at a
+    time, with a line that is not JSON and one that is no object added: it scores as the run's
+    own Parquet log, and the two lines are dead letters at their line numbers."""
+    kw = dict(streams=['synth:Agrawal{"n": 600, "seed": 2}'], delay="30", curve_every=100,
+              quiet=True, run_id="same", runner="direct", probabilities=False,
+              repredict="every_k_labels:7", bins=5)
+    run(RunConfig(models=["gaussian-nb", "no-change"], out=str(tmp_path / "run"), **kw))
+    log = pd.read_parquet(tmp_path / "run" / "predictions.parquet").drop(columns="proba",
+                                                                          errors="ignore")
+    lines = []
+    for i, row in enumerate(log.astype(object).where(log.notna(), None).to_dict("records")):
+        if row["y_pred"] is not None:
+            as_float = second_half == "as floats" and i >= len(log) // 2
+            row["y_pred"] = float(row["y_pred"]) if as_float else int(row["y_pred"])
+        lines.append(json.dumps(row))
+    lines.insert(len(lines) - 3, "[1, 2]")
+    lines.insert(2, '{"id": "7", t: 1}')  # lines 3 and len(lines) - 3
+    (tmp_path / "log.jsonl").write_text("\n".join(lines) + "\n")
+    monkeypatch.setattr("transforms.backfill.logs.LOG_BLOCK", 4096)
+    spec = PredictionLogSpec.parse(str(tmp_path / "log.jsonl"))
+    if second_half == "as floats":
+        with pytest.raises(TypesChanged):
+            list(spec.read(str(tmp_path / "log.jsonl"), streamed=True))
+    else:
+        assert len(list(spec.read(str(tmp_path / "log.jsonl"), streamed=True))) > 10
+    run(RunConfig(models=[], out=str(tmp_path / "backfill"),
+                  predictions=str(tmp_path / "log.jsonl"), **kw))
+    assert (tmp_path / "backfill" / "summary.csv").read_text() == \
+        (tmp_path / "run" / "summary.csv").read_text()
+    dead = [json.loads(line) for line in
+            (tmp_path / "backfill" / "dead_letters.jsonl").read_text().splitlines()]
+    assert [(d["row"], d["reason"][:9], d["record"]) for d in dead] == [
+        (3, "not JSON:", repr('{"id": "7", t: 1}')),
+        (len(lines) - 3, "not a JSO", repr("[1, 2]"))]
+    counts = json.loads((tmp_path / "backfill" / "manifest.json").read_text())["counts"]
+    assert [c["logged_predictions"] for c in counts] == \
+        [(log["model"] == c["model"]).sum() for c in counts]
 
 
 def test_a_csv_log_line_with_an_unclosed_quote_says_how_many_lines_it_took(tmp_path):

@@ -6,7 +6,9 @@ models' order in its metadata (`MODEL_ORDER_KEY`)."""
 from __future__ import annotations
 
 import csv
+import io
 import json
+from collections.abc import Iterator
 
 import numpy as np
 import pyarrow as pa
@@ -18,8 +20,8 @@ from transforms.errors import InputError
 from transforms.records import field_count_reason
 from transforms.specs import split_options
 from transforms.streams.delays import TIME_UNITS
-from transforms.streams.table_files import (extension, other_separator, source_name,
-                                            table_files)
+from transforms.streams.table_files import (extension, json_object, other_separator,
+                                            source_name, table_files)
 from transforms.vocabulary import REPREDICTION
 
 # Defaults: the columns of `run`'s own predictions.parquet.
@@ -29,8 +31,8 @@ LOG_COLUMNS = {"stream": "stream", "model": "model", "id": "id", "kind": "kind",
 # (`score`, with the class it belongs to, `positive`), or one column per class (`proba_columns`:
 # {class: column}). Either becomes the `proba` map column {class: probability}.
 PROBA_OPTIONS = ("score", "positive", "proba_columns")
-# The bytes of a CSV log read at a time when it is read block by block.
-CSV_BLOCK = 8 << 20
+# The bytes of a CSV or JSON Lines log read at a time when it is read block by block.
+LOG_BLOCK = 8 << 20
 # How a CSV log is read: its delimiter and its numbers' decimal mark.
 CSV_LOG_OPTIONS = {"sep": ",", "decimal": "."}
 
@@ -241,13 +243,15 @@ class PredictionLogSpec:
              bad_rows: list | None = None):
         """The file's rows as Arrow record batches, columns renamed to the defaults.
 
-        `streamed`: a CSV file is read block by block, each column's type fixed by its first
-        block; a later block that does not fit raises `TypesChanged` (read the file again
-        without `streamed`: parsed whole, a column's type is then the one all its values fit,
-        which is the first block's whenever every block fits it).
+        `streamed`: a CSV or JSON Lines file is read block by block, each column's type fixed
+        by the first block that has a value in it; a later block that does not fit raises
+        `TypesChanged` (read the file again without `streamed`: parsed whole, a column's type
+        is then the one all its values fit, which is the fixed one whenever every block fits
+        it). Named `columns` are read block by block too, each block's types its own.
 
-        A CSV line with more or fewer fields than the header is left out and, as it is met,
-        appended to `bad_rows` (if given) as (data row, reason, the line's text).
+        A line that cannot be read is left out and, as it is met, appended to `bad_rows` (if
+        given) as (row, reason, the line's text): a CSV line with more or fewer fields than the
+        header (row: the data row), a JSON Lines line that is no JSON object (row: the line).
 
         >>> import os, tempfile
         >>> path = os.path.join(tempfile.mkdtemp(), "p.csv")
@@ -277,11 +281,13 @@ class PredictionLogSpec:
                 batches = self._stream_csv(f, path, wanted, bad_rows)
             elif fmt == "csv" and streamed and columns is None:
                 batches = self._stream_csv(f, path, bad_rows=bad_rows)
+            elif fmt == "jsonl" and (streamed or wanted is not None):
+                batches = _stream_jsonl(f, path, wanted, bad_rows)
             else:
                 # Parsed whole, so that a column's type holds for the whole file (a streaming
                 # reader fixes it from the first block).
                 table = self._read_csv(_Readable(f), path, bad_rows) if fmt == "csv" \
-                    else self._read_jsonl(_Readable(f), path)
+                    else _read_jsonl(f, path, bad_rows)
                 if wanted is not None:
                     table = table.select([c for c in wanted if c in table.column_names])
                 batches = _released(table.to_batches(max_chunksize=1 << 16))
@@ -331,7 +337,7 @@ class PredictionLogSpec:
         as_text.update({c: pa.string() for c in text})
         return (pcsv.ParseOptions(delimiter=self.csv["sep"], invalid_row_handler=skipped),
                 pcsv.ConvertOptions(decimal_point=self.csv["decimal"], column_types=as_text),
-                pcsv.ReadOptions(block_size=CSV_BLOCK, use_threads=False))
+                pcsv.ReadOptions(block_size=LOG_BLOCK, use_threads=False))
 
     def _read_csv(self, f, path: str, bad_rows: list | None) -> pa.Table:
         import pyarrow.csv as pcsv
@@ -391,17 +397,6 @@ class PredictionLogSpec:
     def _unreadable_csv(path: str, error: Exception) -> InputError:
         return InputError(f"{path}: not a readable CSV file ({str(error).strip()})")
 
-    @staticmethod
-    def _read_jsonl(f, path: str) -> pa.Table:
-        import pyarrow.json as pjson
-
-        try:
-            return pjson.read_json(f)
-        except pa.ArrowInvalid as e:
-            raise InputError(f"{path}: not a readable JSON Lines file ({str(e).strip()}); each "
-                             f"line must be one JSON object, a column's values of one type") \
-                from None
-
     def _proba_map(self, batch: pa.RecordBatch, path: str) -> pa.MapArray:
         """The `score` or `proba_columns` columns as one map column {class: probability}
         (null where a row has no number)."""
@@ -455,6 +450,100 @@ class _Readable:
     @staticmethod
     def seekable() -> bool:
         return False
+
+
+def _line_blocks(f) -> Iterator[tuple[int, bytes]]:
+    """A text file's whole lines, about `LOG_BLOCK` bytes at a time, each block with the number
+    of its first line.
+
+    >>> list(_line_blocks(io.BytesIO(b"a\\nb\\nc")))  # (the last line has no newline)
+    [(1, b'a\\nb\\n'), (3, b'c')]
+    """
+    number, rest = 1, b""
+    while True:
+        data = f.read(LOG_BLOCK)
+        if not data:
+            break
+        data = rest + data
+        end = data.rfind(b"\n") + 1
+        if end == 0:  # (a line longer than a block)
+            rest = data
+            continue
+        yield number, data[:end]
+        number += data.count(b"\n", 0, end)
+        rest = data[end:]
+    if rest.strip():
+        yield number, rest
+
+
+def _parsed_jsonl(block: bytes, first_line: int, path: str, bad_rows: list | None,
+                  schema: pa.Schema | None = None) -> pa.Table:
+    """A block of JSON Lines as a table (the `schema` columns of those types, the others
+    inferred); lines that are no JSON object left out, into `bad_rows`. Raises ArrowInvalid
+    where the objects do not fit `schema`, InputError where they do not fit one another."""
+    import pyarrow.json as pjson
+
+    options = pjson.ParseOptions(explicit_schema=schema, unexpected_field_behavior="infer")
+    try:
+        return pjson.read_json(io.BytesIO(block), parse_options=options)
+    except pa.ArrowInvalid:
+        objects, dropped = [], 0
+        for number, line in enumerate(block.split(b"\n"), first_line):
+            text = line.decode("utf-8", "replace").strip()
+            reason = json_object(text)[1] if text else None
+            if reason is None:
+                objects.append(line)
+                continue
+            dropped += 1
+            if bad_rows is not None:
+                bad_rows.append((number, reason, text[:500]))
+        if not dropped:
+            raise  # (every line an object: their values do not fit)
+        if not any(line.strip() for line in objects):
+            return pa.table({})
+    try:
+        return pjson.read_json(io.BytesIO(b"\n".join(objects)), parse_options=options)
+    except pa.ArrowInvalid as e:
+        if schema is not None:
+            raise
+        raise _unreadable_jsonl(path, e) from None
+
+
+def _unreadable_jsonl(path: str, error: Exception) -> InputError:
+    return InputError(f"{path}: not a readable JSON Lines file ({str(error).strip()}); a "
+                      f"column's values must be of one type")
+
+
+def _stream_jsonl(f, path: str, wanted: list[str] | None, bad_rows: list | None):
+    """A JSON Lines log block by block: its `wanted` columns that it has, each block's types
+    its own, or all its columns (`read(streamed=True)`), each column of the type the first
+    block with a value in it gave (`TypesChanged` when a later block does not fit)."""
+    fixed: dict = {}  # column: type (numbers, text, times: not null, nor nested)
+    for first_line, block in _line_blocks(f):
+        schema = pa.schema(list(fixed.items())) if wanted is None and fixed else None
+        try:
+            table = _parsed_jsonl(block, first_line, path, bad_rows, schema)
+        except pa.ArrowInvalid as e:
+            if schema is None:
+                raise _unreadable_jsonl(path, e) from None
+            raise TypesChanged(path) from e
+        if wanted is not None:
+            table = table.select([c for c in wanted if c in table.column_names])
+        for field in table.schema:
+            if not (pa.types.is_null(field.type) or pa.types.is_nested(field.type)):
+                fixed.setdefault(field.name, field.type)
+        yield from table.to_batches(max_chunksize=1 << 16)
+
+
+def _read_jsonl(f, path: str, bad_rows: list | None) -> pa.Table:
+    """A JSON Lines log parsed whole (a column's type: the one all its values fit)."""
+    data = f.read()
+    if not data.strip():
+        return pa.table({})
+    try:
+        return _parsed_jsonl(data, 1, path, bad_rows)
+    except pa.ArrowInvalid as e:
+        raise _unreadable_jsonl(path, e) from None
 
 
 def _released(batches: list):
