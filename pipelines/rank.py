@@ -54,7 +54,13 @@ def measure_table(dirs: list[str], metric: str = "accuracy", category: str = "in
                        & (summary["window"] == window) & summary["class"].isna()
                        & summary["bin"].isna()]
         rows = rows[[model_and_fold(m)[1] is None for m in rows["model"]]]
-        if psi is not None:
+        if psi is not None and not rows.empty:
+            alphas = sorted(set(rows["alpha"].dropna()))
+            if psi not in alphas:
+                raise ConfigError(f"--psi {psi:g}: {d} has " + (
+                    f"{category} {metric} for α in {', '.join(f'{a:g}' for a in alphas)}, not "
+                    f"{psi:g}; choose one of them" if alphas else
+                    f"no Ψα of {category} {metric}; --psi goes with --category intermediate"))
             rows = rows[rows["alpha"] == psi]
         elif rows.duplicated(["stream", "model"]).any():
             raise ConfigError(f"{d}: {category} {metric} has one value per α "

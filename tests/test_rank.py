@@ -119,6 +119,12 @@ def test_psi_alpha_chooses_one_intermediate_measure(tmp_path, capsys):
     expected = np.mean([_plain_ranks(row) for row in table.to_numpy().tolist()], axis=0)
     assert result["average_ranks"] == pytest.approx(dict(zip(table.columns, expected)))
     assert result["metric"] == "accuracy (Ψ2)"
+    assert main([*argv, "--psi", "3"]) == 2
+    assert "has intermediate accuracy for α in 1, 2, 10, not 3; choose one of them" in \
+        capsys.readouterr().err
+    assert main(["rank", str(out), "--psi", "2"]) == 2
+    assert "has no Ψα of initial accuracy; --psi goes with --category intermediate" in \
+        capsys.readouterr().err
 
 
 def test_runs_sharing_a_stream_name_and_cv_folds_give_one_column_per_model(tmp_path):
