@@ -252,8 +252,8 @@ def test_a_json_lines_log_reads_its_probability_objects_as_maps(tmp_path):
     [batch] = log.read(log.files()[0])
     assert batch.column(batch.schema.names.index("proba")).to_pylist() == [
         [("x", 0.25), ("y", 0.75)], None, [("y", 1.0)]]
-    (tmp_path / "log.jsonl").write_text('{"id": "a", "t": 1, "y_pred": "x"}\n\n'
-                                        '{"id": "b", t: 2, "y_pred": "x"}\n[3]\n')
+    (tmp_path / "log.jsonl").write_text('\ufeff{"id": "a", "t": 1, "y_pred": "x"}\n\n'
+                                        '{"id": "b", t: 2, "y_pred": "x"}\n[3]\n')  # BOM
     bad: list = []
     [batch] = log.read(log.files()[0], bad_rows=bad)
     assert batch.column(0).to_pylist() == ["a"]

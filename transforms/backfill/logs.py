@@ -489,7 +489,7 @@ def _parsed_jsonl(block: bytes, first_line: int, path: str, bad_rows: list | Non
     except pa.ArrowInvalid:
         objects, dropped = [], 0
         for number, line in enumerate(block.split(b"\n"), first_line):
-            text = line.decode("utf-8", "replace").strip()
+            text = line.decode("utf-8-sig", "replace").strip()  # (Arrow skips a BOM too)
             reason = json_object(text)[1] if text else None
             if reason is None:
                 objects.append(line)
