@@ -403,10 +403,11 @@ def format_unmatched(keys) -> str:
     >>> print(format_unmatched([(("s", "v3"), {
     ...     "logged_predictions": 10, "unmatched_predictions": 3, "unmatched_outside_range": 0,
     ...     "unmatched_no_instance": 1, "unmatched_before_arrival": 2,
-    ...     "unmatched_after_label": 0})]))
+    ...     "unmatched_after_label": 0, "unmatched_unreadable_time": 0})]))
     ... # doctest: +ELLIPSIS
-    s / v3: 3 of 10 logged predictions belong to no labelled instance: 2 were made before their
-    instance arrived, 0 after its label (do the log and the stream keep the same clock?); 1 ...
+    s / v3: 3 of 10 logged predictions belong to no labelled instance: 2 made before their
+    instance arrived, 1 naming no instance that had arrived (it waits for its label, was set
+    aside, or the id is unknown)
 
     """
     lines = []
@@ -419,15 +420,20 @@ def format_unmatched(keys) -> str:
             lines.append(f"{stream} / {model}: none of its {c['logged_predictions']:,} logged "
                          f"predictions was made for an instance arriving in --from/--to: "
                          f"nothing of it to score")
-        elif c.get("unmatched_before_arrival") or c.get("unmatched_after_label"):
-            lines.append(
-                f"{stream} / {model}: {c['unmatched_predictions']:,} of "
-                f"{c['logged_predictions']:,} logged predictions belong to no labelled instance: "
-                f"{c['unmatched_before_arrival']:,} were made before their instance arrived, "
-                f"{c['unmatched_after_label']:,} after its label (do the log and the stream keep "
-                f"the same clock?); {c['unmatched_no_instance']:,} name no instance that had "
-                f"arrived (it waits for its label, was set aside, or the id is unknown), "
-                f"{c['unmatched_outside_range']:,} were made outside --from/--to")
+        elif c.get("unmatched_before_arrival") or c.get("unmatched_after_label") or \
+                c.get("unmatched_unreadable_time"):
+            whys = {"before_arrival": "made before their instance arrived",
+                    "after_label": "after its label (do the log and the stream keep the same "
+                                   "clock?)",
+                    "unreadable_time": "with no readable time (seconds, or an ISO datetime)",
+                    "no_instance": "naming no instance that had arrived (it waits for its "
+                                   "label, was set aside, or the id is unknown)",
+                    "outside_range": "made outside --from/--to"}
+            lines.append(f"{stream} / {model}: {c['unmatched_predictions']:,} of "
+                         f"{c['logged_predictions']:,} logged predictions belong to no "
+                         f"labelled instance: " + ", ".join(
+                             f"{c[f'unmatched_{k}']:,} {why}" for k, why in whys.items()
+                             if c.get(f"unmatched_{k}")))
     return "\n".join(lines)
 
 

@@ -1,6 +1,7 @@
 """Backfill: a prediction log scored without a model gives what the replay gave."""
 
 import json
+import math
 import os
 
 import numpy as np
@@ -160,7 +161,8 @@ def test_join_by_hand_with_and_without_kinds():
         assert counts == {"logged_predictions": 9, "unmatched_predictions": 0,
                           "unmatched_outside_range": 0, "unmatched_no_instance": 0,
                           "unmatched_before_arrival": 0, "unmatched_after_label": 0,
-                          "unscored_initial": 0, "unscored_final": 0}
+                          "unmatched_unreadable_time": 0, "unscored_initial": 0,
+                          "unscored_final": 0}
 
 
 def test_unmatched_and_missing_predictions_are_counted():
@@ -168,12 +170,13 @@ def test_unmatched_and_missing_predictions_are_counted():
             ("8", "re-prediction", 40.0, "a"),   # before 8 arrived
             ("8", "re-prediction", 61.0, "a"),   # after 8's label
             ("9", "initial", 5.0, "b"),          # no such labelled instance (pending)
-            ("7", "re-prediction", 50.0, None)]  # the model could not predict
+            ("7", "re-prediction", 50.0, None),  # the model could not predict
+            ("7", "re-prediction", math.nan, "b")]  # a time the log's reader could not read
     outcomes, counts = join_predictions(_labels(), _log(rows), ["a", "b"], bins=2)
-    assert counts == {"logged_predictions": 5, "unmatched_predictions": 3,
+    assert counts == {"logged_predictions": 6, "unmatched_predictions": 4,
                       "unmatched_outside_range": 0, "unmatched_no_instance": 1,
                       "unmatched_before_arrival": 1, "unmatched_after_label": 1,
-                      "unscored_initial": 1, "unscored_final": 2}
+                      "unmatched_unreadable_time": 1, "unscored_initial": 1, "unscored_final": 2}
     assert outcomes[0].initial is None and outcomes[0].bins.tolist() == [-1, -1, -1, -1]
     # 7 (B=2): bin 1 [0, 50) carries the initial a; bin 2 [50, 100) takes its one
     # re-prediction, "none"; no final.
@@ -779,13 +782,16 @@ def test_a_label_table_names_its_own_time_and_id_columns(tmp_path, capsys):
 
 def test_a_backfill_says_why_logged_predictions_belong_to_no_instance(tmp_path, capsys):
     """Ten predictions logged a second before their instance (another clock), five after its
-    label, five for instances still waiting: counted apart in the manifest, and said."""
+    label, two with no readable time, five for instances still waiting: counted apart in the
+    manifest, and said."""
     _fraud_logs(tmp_path)
     log = pd.read_csv(tmp_path / "log.csv")
     instances, labels = pd.read_csv(tmp_path / "instances.csv"), pd.read_csv(tmp_path /
                                                                                "labels.csv")
     log.loc[:9, "scored_at"] = instances["created_at"][:10] - 1.0
     log.loc[10:14, "scored_at"] = labels["labelled_at"][10:15].to_numpy() + 10.0
+    log = log.astype({"scored_at": object})
+    log.loc[15:16, "scored_at"] = [None, "soon"]
     log.to_csv(tmp_path / "log.csv", index=False)
     code = main(["backfill", "--stream", f'fraud={tmp_path / "instances.csv"}{{"labels": '
                  f'"{tmp_path / "labels.csv"}", "id": "txn", "time": "created_at", '
@@ -795,10 +801,13 @@ def test_a_backfill_says_why_logged_predictions_belong_to_no_instance(tmp_path, 
                  "--runner", "direct"])
     counts = json.loads((tmp_path / "o" / "manifest.json").read_text())["counts"][0]
     assert code == 0 and {k: v for k, v in counts.items() if "matched" in k} == {
-        "unmatched_predictions": 20, "unmatched_outside_range": 0, "unmatched_no_instance": 5,
-        "unmatched_before_arrival": 10, "unmatched_after_label": 5}
-    assert "fraud / v3: 20 of 60 logged predictions belong to no labelled instance: 10 were " \
-        "made before their instance arrived, 5 after its label" in capsys.readouterr().out
+        "unmatched_predictions": 22, "unmatched_outside_range": 0, "unmatched_no_instance": 5,
+        "unmatched_before_arrival": 10, "unmatched_after_label": 5,
+        "unmatched_unreadable_time": 2}
+    assert "fraud / v3: 22 of 60 logged predictions belong to no labelled instance: 10 made " \
+        "before their instance arrived, 5 after its label (do the log and the stream keep the " \
+        "same clock?), 2 with no readable time (seconds, or an ISO datetime), 5 naming no " \
+        "instance" in capsys.readouterr().out
     # Over the second half of the arrivals only: the first half's predictions (made before
     # --from, their instances outside the range) are counted apart, and nothing is said of
     # the log's five that were pending.
@@ -814,5 +823,5 @@ def test_a_backfill_says_why_logged_predictions_belong_to_no_instance(tmp_path, 
     counts = json.loads((tmp_path / "r" / "manifest.json").read_text())["counts"][0]
     assert {k: v for k, v in counts.items() if "matched" in k} == {
         "unmatched_predictions": 35, "unmatched_outside_range": 30, "unmatched_no_instance": 5,
-        "unmatched_before_arrival": 0, "unmatched_after_label": 0}
+        "unmatched_before_arrival": 0, "unmatched_after_label": 0, "unmatched_unreadable_time": 0}
     assert "logged predictions belong" not in capsys.readouterr().out

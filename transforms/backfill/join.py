@@ -189,7 +189,8 @@ def join_columns(labels: dict, preds: dict, classes: list | None, bins: int,
     t_label = labels["t_label"].astype(np.float64) if n else np.empty(0)
     label_keys = labels["key"]
     t_all = np.asarray(preds["t"], dtype=np.float64)
-    row = _owners(label_keys, t0, preds["id"], t_all)
+    timed = ~np.isnan(t_all)  # (a time the log's reader could not read: no place to match)
+    row = np.where(timed, _owners(label_keys, t0, preds["id"], t_all), -1)
     known = row >= 0
     early = late = np.zeros(len(t_all), dtype=bool)
     if n:
@@ -200,7 +201,8 @@ def join_columns(labels: dict, preds: dict, classes: list | None, bins: int,
     outside = ~known & ((t_all < evaluated[0]) | (t_all >= evaluated[1]))
     counts = {"logged_predictions": len(t_all), "unmatched_predictions": len(t_all) - len(pos),
               "unmatched_outside_range": int(np.count_nonzero(outside)),
-              "unmatched_no_instance": int(np.count_nonzero(~known & ~outside)),
+              "unmatched_no_instance": int(np.count_nonzero(~known & ~outside & timed)),
+              "unmatched_unreadable_time": int(np.count_nonzero(~timed)),
               "unmatched_before_arrival": int(np.count_nonzero(early)),
               "unmatched_after_label": int(np.count_nonzero(late))}
 

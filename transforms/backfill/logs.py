@@ -38,12 +38,13 @@ CSV_LOG_OPTIONS = {"sep": ",", "decimal": "."}
 
 
 # Per (stream, model): prediction rows read, those that belong to no labelled instance, and
-# why, in four counts that add up to them: made outside --from/--to with no labelled
+# why, in five counts that add up to them: made outside --from/--to with no labelled
 # instance of its id; no labelled instance with the id had arrived by then (it waits for its
 # label, was set aside, or the id is unknown); the time is before the instance's arrival, or
-# after its label.
+# after its label; the time is missing or not a time.
 LOG_COUNTERS = ("logged_predictions", "unmatched_predictions", "unmatched_outside_range",
-                "unmatched_no_instance", "unmatched_before_arrival", "unmatched_after_label")
+                "unmatched_no_instance", "unmatched_before_arrival", "unmatched_after_label",
+                "unmatched_unreadable_time")
 
 
 LOG_FORMATS = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv", ".jsonl": "jsonl",
