@@ -146,7 +146,14 @@ def test_unknown_model_and_generator_are_config_errors(tmp_path):
             (["synth:Friedman"], ['river.dummy.StatisticRegressor{"statistic": '
                                   '"river.stats.Mean"}'],
              "parameter 'statistic' is the text 'river.stats.Mean'; an object is written as "
-             'its path with its parameters: {"statistic": {"river.stats.Mean": {}}}')):
+             'its path with its parameters: {"statistic": {"river.stats.Mean": {}}}'),
+            (['synth:SEA{"n": 10}'], ["river.tree.HoeffdingTreeClassifer"],
+             "(did you mean river.tree.HoeffdingTreeClassifier?)"),
+            # A number in quotes (a YAML config's "100"), where river compares numbers.
+            (['synth:SEA{"n": 10}'], ['hoeffding-tree{"grace_period": "100", '
+                                      '"split_criterion": "gini"}'],
+             "parameter 'grace_period' is the text '100', where a number is expected (its "
+             'default is 200); write it without quotes: {"grace_period": 100}')):
         with pytest.raises(DelayedEvalError, match=re.escape(meant)):
             plan(RunConfig(streams=streams, models=models, out=str(tmp_path)))
 

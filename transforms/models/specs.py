@@ -221,15 +221,26 @@ class Step:
                                                    else "") +
                 f": give an import path such as river.naive_bayes.GaussianNB, or one of {names}")
         try:
-            cls = getattr(importlib.import_module(module_name), attr)
+            module = importlib.import_module(module_name)
+            cls = getattr(module, attr)
         except (ImportError, AttributeError) as e:
-            raise ModelSpecError(f"cannot import model {target!r}: {e}") from None
+            close = [] if isinstance(e, ImportError) else difflib.get_close_matches(
+                attr, [n for n in dir(module) if not n.startswith("_")], n=1)
+            raise ModelSpecError(f"cannot import model {target!r}: {e}" + (
+                f" (did you mean {module_name}.{close[0]}?)" if close else "")) from None
+        defaults = _defaults(cls)
         for name, value in self.params.items():
             if _names_a_class(value):
                 raise ModelSpecError(
                     f"cannot build {target}: parameter {name!r} is the text {value!r}; an "
                     f"object is written as its path with its parameters: "
                     f"{json.dumps({name: {value: {}}})}")
+            number = _number_in_text(value)
+            if number is not None and _is_number(defaults.get(name)):
+                raise ModelSpecError(
+                    f"cannot build {target}: parameter {name!r} is the text {value!r}, where "
+                    f"a number is expected (its default is {defaults[name]!r}); write it "
+                    f"without quotes: {json.dumps({name: number})}")
         params = {k: _built(v, classes) for k, v in self.params.items()}
         if "seed" not in params and _takes_seed(cls):
             params["seed"] = DEFAULT_SEED
@@ -270,6 +281,34 @@ def _names_a_class(value) -> bool:
         return inspect.isclass(getattr(importlib.import_module(module_name), attr, None))
     except (ImportError, ValueError, TypeError):
         return False
+
+
+def _defaults(cls) -> dict:
+    """A class's parameters' default values (those it has)."""
+    try:
+        parameters = inspect.signature(cls).parameters.values()
+    except (TypeError, ValueError):
+        return {}
+    return {p.name: p.default for p in parameters if p.default is not inspect.Parameter.empty}
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _number_in_text(value) -> int | float | None:
+    """The number a text parameter spells (JSON's reading of it), else None.
+
+    >>> _number_in_text("100"), _number_in_text("1e-7"), _number_in_text("auto"), _number_in_text(5)
+    (100, 1e-07, None, None)
+    """
+    if not isinstance(value, str):
+        return None
+    try:
+        number = json.loads(value.strip())
+    except ValueError:
+        return None
+    return number if _is_number(number) else None
 
 
 def _built(value, classes: list | None):
