@@ -153,7 +153,20 @@ def test_unknown_model_and_generator_are_config_errors(tmp_path):
             (['synth:SEA{"n": 10}'], ['hoeffding-tree{"grace_period": "100", '
                                       '"split_criterion": "gini"}'],
              "parameter 'grace_period' is the text '100', where a number is expected (its "
-             'default is 200); write it without quotes: {"grace_period": 100}')):
+             'default is 200); write it without quotes: {"grace_period": 100}'),
+            # A wrapped model named by its short name as text.
+            (['synth:SEA{"n": 10}'], ['river.ensemble.BaggingClassifier{"model": '
+                                      '"hoeffding-tree"}'],
+             '(a model is written as its name with its parameters: {"model": '
+             '{"hoeffding-tree": {}}})'),
+            # A pipeline's steps in the wrong order, and a pipeline of none.
+            (['synth:SEA{"n": 10}'], ["river.linear_model.LogisticRegression | "
+                                      "river.preprocessing.StandardScaler"],
+             "a pipeline's estimator comes last, after its transformers; this one ends with "
+             "river.preprocessing.scale.StandardScaler, which has no predict_one: reorder "
+             "its steps"),
+            (['synth:SEA{"n": 10}'], ["river.compose.Pipeline"],
+             "model Pipeline: a pipeline without steps")):
         with pytest.raises(DelayedEvalError, match=re.escape(meant)):
             plan(RunConfig(streams=streams, models=models, out=str(tmp_path)))
 

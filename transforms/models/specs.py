@@ -252,7 +252,11 @@ class Step:
             known = list(inspect.signature(cls).parameters)
             typos = {k: difflib.get_close_matches(k, known, n=1) for k in self.params
                      if k not in known}
-            hint = "; ".join(f"did you mean {m[0]!r} for {k!r}?" for k, m in typos.items() if m)
+            hints = [f"did you mean {m[0]!r} for {k!r}?" for k, m in typos.items() if m]
+            hints += [f"a model is written as its name with its parameters: "
+                      f"{json.dumps({k: {v: {}}})}" for k, v in self.params.items()
+                      if isinstance(v, str) and (v in REGISTRY or v in BASELINES)]
+            hint = "; ".join(hints)
             raise ModelSpecError(f"cannot build {target} with {self.params}: {e}"
                                  + (f" ({hint})" if hint else "")) from None
 
@@ -535,11 +539,24 @@ class ModelSpec:
         ...
         transforms.models.specs.ModelSpecError: model m: collections.OrderedDict is not ...
         """
+        from river import compose
+
         model = self.build()
+        steps = list(model.steps.values()) if isinstance(model, compose.Pipeline) else [model]
+        if not steps:
+            raise ModelSpecError(f"model {self.name}: a pipeline without steps; write its steps "
+                                 f"joined by |, e.g. river.preprocessing.StandardScaler | "
+                                 f"river.linear_model.LogisticRegression")
+        estimator = steps[-1]  # (a river pipeline predicts with its last step)
         missing = [m for m in ("learn_one", "predict_one")
-                   if not callable(getattr(model, m, None))]
+                   if not callable(getattr(estimator, m, None))]
         if missing:
-            kind = f"{type(model).__module__}.{type(model).__qualname__}"
+            kind = f"{type(estimator).__module__}.{type(estimator).__qualname__}"
+            if len(steps) > 1 and any(callable(getattr(s, "predict_one", None))
+                                      for s in steps[:-1]):
+                raise ModelSpecError(f"model {self.name}: a pipeline's estimator comes last, "
+                                     f"after its transformers; this one ends with {kind}, "
+                                     f"which has no predict_one: reorder its steps")
             raise ModelSpecError(f"model {self.name}: {kind} is not an online model (it has no "
                                  f"{' and '.join(missing)}); give a river estimator, e.g. "
                                  f"river.naive_bayes.GaussianNB")
