@@ -166,7 +166,10 @@ def test_unknown_model_and_generator_are_config_errors(tmp_path):
              "river.preprocessing.scale.StandardScaler, which has no predict_one: reorder "
              "its steps"),
             (['synth:SEA{"n": 10}'], ["river.compose.Pipeline"],
-             "model Pipeline: a pipeline without steps")):
+             "model Pipeline: a pipeline without steps"),
+            (['synth:SEA{"n": 10}'], ["river.preprocessing.StandardScaler | "
+                                      "river.cluster.KMeans"],
+             "KMeans learns without labels (its learn_one takes no y: a clusterer?)")):
         with pytest.raises(DelayedEvalError, match=re.escape(meant)):
             plan(RunConfig(streams=streams, models=models, out=str(tmp_path)))
 

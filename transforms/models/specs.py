@@ -287,6 +287,21 @@ def _names_a_class(value) -> bool:
         return False
 
 
+def _learns_labels(model) -> bool:
+    """Whether a model's learn_one takes a label (learn_one(x, y)), as river's supervised
+    models do and its clusterers do not.
+
+    >>> from river import cluster, linear_model
+    >>> _learns_labels(linear_model.LinearRegression()), _learns_labels(cluster.KMeans())
+    (True, False)
+    """
+    try:
+        parameters = list(inspect.signature(model.learn_one).parameters.values())
+    except (TypeError, ValueError):
+        return True
+    return len(parameters) >= 2 or any(p.kind == p.VAR_POSITIONAL for p in parameters)
+
+
 def _defaults(cls) -> dict:
     """A class's parameters' default values (those it has)."""
     try:
@@ -560,6 +575,11 @@ class ModelSpec:
             raise ModelSpecError(f"model {self.name}: {kind} is not an online model (it has no "
                                  f"{' and '.join(missing)}); give a river estimator, e.g. "
                                  f"river.naive_bayes.GaussianNB")
+        if not _learns_labels(estimator):
+            raise ModelSpecError(f"model {self.name}: {type(estimator).__qualname__} learns "
+                                 f"without labels (its learn_one takes no y: a clusterer?), so "
+                                 f"nothing it predicts has a true label to meet; give a "
+                                 f"classifier or a regressor")
         if isinstance(model, base.Regressor) and not isinstance(model, base.Classifier):
             return "regression"
         return "classification"
