@@ -106,6 +106,10 @@ def check_beam_args(args: list[str], ours: list[str]) -> list[str]:
         close = difflib.get_close_matches(flag, known, n=1)
         hint = f"did you mean {close[0]}? " if close else ""
         what = "unknown option" if flag.startswith("-") else "unexpected argument"
+        if not flag.startswith("-") and ":" in flag:  # (a spec's {a,b} split by the shell)
+            from transforms.specs import SHELL_QUOTES
+
+            raise ConfigError(f"{what} {flag}; {SHELL_QUOTES}")
         raise ConfigError(f"{what} {flag}; {hint}(Beam's own options after -- pass unchecked)")
     return checked + rest
 

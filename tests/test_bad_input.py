@@ -174,6 +174,18 @@ def test_unknown_model_and_generator_are_config_errors(tmp_path):
             plan(RunConfig(streams=streams, models=models, out=str(tmp_path)))
 
 
+def test_a_spec_the_shell_took_apart_is_named_with_the_quoting_that_keeps_it(tmp_path, capsys):
+    """bash turns an unquoted synth:SEA{"n":300,"seed":3} into two words without quotes
+    (synth:SEAn:300 synth:SEAseed:3), and synth:SEA{"n":300} into synth:SEA{n:300}."""
+    for argv in (["--stream", "synth:SEAn:300", "synth:SEAseed:3", "--model", "majority"],
+                 ["--stream", "synth:SEA{n:300}", "--model", "majority"],
+                 ["--stream", "synth:SEA", "--model", "hoeffding-tree{grace_period:50}"]):
+        code = main(["run", *argv, "--out", str(tmp_path), "--runner", "direct"])
+        err = capsys.readouterr().err
+        assert code == 2 and err.count("\n") == 1
+        assert "in a shell, put the whole spec in single quotes" in err
+
+
 def test_cli_reports_errors_without_a_traceback(tmp_path, capsys):
     code = main(["run", "--stream", data("instances.csv") + '{"time": "ts"}', "--model",
                  "majority", "--out", str(tmp_path), "--runner", "direct"])

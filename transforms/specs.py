@@ -3,8 +3,14 @@
 from __future__ import annotations
 
 import json
+import re
 
 from transforms.errors import InputError
+
+# What to do when a spec's {json} reached us without its quotes, or split in two: a shell
+# (bash) removes the quotes of an unquoted word, and expands {a,b} into two words.
+SHELL_QUOTES = ("in a shell, put the whole spec in single quotes (the shell takes away "
+                "unquoted quotes, and splits {a,b}), e.g. 'synth:SEA{\"n\": 300}'")
 
 
 def split_options(text: str, what: str = "stream", error: type = InputError,
@@ -16,6 +22,11 @@ def split_options(text: str, what: str = "stream", error: type = InputError,
     ('logs/p', {'time': 'ts'})
     >>> split_options("gaussian-nb")
     ('gaussian-nb', {})
+    >>> try:  # the quotes a shell took away
+    ...     split_options("synth:SEA{n:300}")
+    ... except InputError as e:
+    ...     print(str(e).split("; ")[1][:47])
+    in a shell, put the whole spec in single quotes
     """
     brace = text.find("{")
     if brace < 0:
@@ -23,7 +34,9 @@ def split_options(text: str, what: str = "stream", error: type = InputError,
     try:
         options = json.loads(text[brace:])
     except json.JSONDecodeError as e:
-        raise error(f"{noun} of {what} {text!r} are not valid JSON: {e}") from None
+        unquoted = re.search(r"[{,]\s*[A-Za-z_][\w.-]*\s*:", text[brace:])
+        raise error(f"{noun} of {what} {text!r} are not valid JSON: {e}" + (
+            f"; {SHELL_QUOTES}" if unquoted else "")) from None
     if not isinstance(options, dict):
         raise error(f"{noun} of {what} {text!r} must be a JSON object")
     return text[:brace].strip(), options
