@@ -100,7 +100,7 @@ def plan(config: RunConfig) -> Plan:
             streams = [dataclasses.replace(s, reads_features=False) for s in streams]
         for s in streams:
             s.check()
-            s.delay(delay)
+            s.check_delay(s.delay(delay))
         if config.delay != "0" and streams and all(s.label_times_given() for s in streams):
             raise ConfigError(f"--delay {config.delay} means nothing here: every stream's label "
                               f"times come from its input (a label table, an event log or "

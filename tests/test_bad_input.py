@@ -186,6 +186,22 @@ def test_a_spec_the_shell_took_apart_is_named_with_the_quoting_that_keeps_it(tmp
         assert "in a shell, put the whole spec in single quotes" in err
 
 
+def test_a_delay_column_the_stream_lacks_is_refused_before_the_run(tmp_path):
+    """Each row would be a dead letter ('delay is empty'): the plan names the columns."""
+    path = tmp_path / "rows.csv"
+    path.write_text("x,label,wait_s\n1.0,a,5\n2.0,b,3\n")
+    with pytest.raises(InputError, match=re.escape(
+            "stream rows: delay column 'wait' not found; columns are ['x', 'label', "
+            "'wait_s'] (did you mean column:wait_s?)")):
+        plan(RunConfig(streams=[str(path)], models=["majority"], delay="column:wait",
+                       out=str(tmp_path / "o")))
+    with pytest.raises(InputError, match="a generated stream or a river dataset has none"):
+        plan(RunConfig(streams=['synth:SEA{"n": 10, "delay": "column:wait"}'],
+                       models=["majority"], out=str(tmp_path / "o")))
+    plan(RunConfig(streams=[str(path)], models=["majority"], delay="column:wait_s",
+                   out=str(tmp_path / "o")))
+
+
 def test_cli_reports_errors_without_a_traceback(tmp_path, capsys):
     code = main(["run", "--stream", data("instances.csv") + '{"time": "ts"}', "--model",
                  "majority", "--out", str(tmp_path), "--runner", "direct"])

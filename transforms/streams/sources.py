@@ -216,6 +216,27 @@ class StreamSpec:
         d = self.options.get("delay")
         return default if d is None else DelaySpec.parse(d)
 
+    def check_delay(self, delay: DelaySpec) -> None:
+        """A delay read from a column (`column:NAME`) names a column of the stream's rows.
+
+        >>> StreamSpec.parse('synth:SEA{"n": 10}').check_delay(DelaySpec.parse("column:wait"))
+        Traceback (most recent call last):
+        ...
+        transforms.errors.InputError: stream sea: delay column:wait reads each row's delay ...
+        """
+        if delay.kind != "column" or self.label_times_given() or self.format == "arff":
+            return
+        if self.kind != "file":
+            raise InputError(f"stream {self.name}: delay column:{delay.column} reads each "
+                             f"row's delay from a column of a file; a generated stream or a "
+                             f"river dataset has none: give a number of events or a duration")
+        columns = self.columns()
+        if columns and delay.column not in columns:
+            close = difflib.get_close_matches(delay.column, columns, n=1)
+            raise InputError(f"stream {self.name}: delay column {delay.column!r} not found; "
+                             f"columns are {columns}" + (f" (did you mean column:{close[0]}?)"
+                                                         if close else ""))
+
     def feature_columns(self, columns, delay: DelaySpec | None = None) -> list[str]:
         """The columns a model sees: the `features` option's, else every column but the id,
         time, kind, label, label time and delay (`delay`, else the stream's own) columns; none
