@@ -212,6 +212,15 @@ class RunConfig:
         if any(not 0 < a < 1 for a in self.fadings):
             raise ConfigError(f"a fading factor must be between 0 and 1 (exclusive), got "
                               f"{self.fadings}")
+        for name, least in (("bootstrap", "0 (off) or more replicates"),
+                            ("ph_delta", "0 or more"), ("ph_min_instances", "0 or more")):
+            if getattr(self, name) < 0:
+                raise ConfigError(f"{name} must be {least}, not {getattr(self, name)}")
+        if self.ph_threshold <= 0:
+            raise ConfigError(f"ph_threshold must be positive, not {self.ph_threshold}")
+        if self.timer_bucket is not None and self.timer_bucket <= 0:
+            raise ConfigError(f"timer_bucket must be a positive number of seconds, not "
+                              f"{self.timer_bucket}")
         if any(not 0 < a <= 1 for a in self.ph_alphas):
             raise ConfigError(f"a Page-Hinkley fading factor must be in (0, 1], got "
                               f"{self.ph_alphas}")
