@@ -405,6 +405,7 @@ def _command(args, beam_args: list, debug: bool) -> int:
     try:
         if args.command in ("report", "rank", "trend") and beam_args:
             _refuse_extra(args.command, beam_args[0])  # no pipeline: no Beam options
+        _refuse_the_other_commands(args.command, beam_args)
         beam_args = check_beam_args(beam_args, _our_flags(args.command))
         if args.command == "report":
             from pipelines.report import write_report
@@ -479,6 +480,29 @@ def _refuse_extra(command: str, given: str) -> None:
     what = "unknown option" if flag.startswith("-") else "unexpected argument"
     hint = f"did you mean {close[0]}? " if close else ""
     raise ConfigError(f"{command}: {what} {flag}; {hint}see delayed-eval {command} --help")
+
+
+def _refuse_the_other_commands(command: str, given: list[str]) -> None:
+    """A ConfigError for an option of `run` given to `backfill`, or the other way round (it is
+    no Beam option: naming the closest one of those would mislead).
+
+    >>> _refuse_the_other_commands("backfill", ["--cv", "k-fold:3"])
+    Traceback (most recent call last):
+    ...
+    transforms.errors.ConfigError: backfill: --cv is an option of run, which replays models; \
+a backfill scores the predictions a deployed model logged (see delayed-eval backfill --help)
+    """
+    what = {"run": "replays models",
+            "backfill": "scores the predictions a deployed model logged"}
+    if command not in what:
+        return
+    other = next(c for c in what if c != command)
+    theirs = set(_our_flags(other)) - set(_our_flags(command))
+    for arg in given[:given.index("--")] if "--" in given else given:  # (then Beam's own)
+        flag = arg.split("=", 1)[0]
+        if flag in theirs:
+            raise ConfigError(f"{command}: {flag} is an option of {other}, which {what[other]}; "
+                              f"a {command} {what[command]} (see delayed-eval {command} --help)")
 
 
 def _our_flags(command: str) -> list[str]:

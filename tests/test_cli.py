@@ -109,6 +109,17 @@ def test_a_config_path_written_relative_to_the_config_says_which_path_to_write(
     assert main(["run", "--config", "run.yaml", "--runner", "direct", "--quiet"]) == 0
 
 
+def test_an_option_of_the_other_command_says_whose_it_is(tmp_path, capsys):
+    """Not 'unknown option --cv; did you mean --auc?' (the closest Beam or own flag)."""
+    for argv, said in (
+            (["backfill", "--stream", 'synth:SEA{"n": 10}', "--predictions", "p.csv",
+              "--cv", "k-fold:3"], "backfill: --cv is an option of run, which replays models"),
+            (["run", "--stream", 'synth:SEA{"n": 10}', "--model", "majority",
+              "--predictions=p.csv"], "run: --predictions is an option of backfill")):
+        assert main([*argv, "--out", str(tmp_path), "--runner", "direct"]) == 2
+        assert said in capsys.readouterr().err
+
+
 def test_unknown_config_field_is_reported(tmp_path, capsys):
     cfg = tmp_path / "bad.yaml"
     cfg.write_text("streams: [x]\nmodels: [y]\nout: z\nspeed: fast\n")
