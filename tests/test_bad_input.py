@@ -957,7 +957,7 @@ def test_backfill_options_that_mean_nothing_are_refused_or_absent(tmp_path, caps
     assert f"prediction log {log}: no predictions of model(s) ['nb']; the models in it are " \
         "['m']" in capsys.readouterr().err
     assert main([*args, "--no-final"]) == 2  # a run's option: no model, no final prediction
-    assert "unknown option --no-final" in capsys.readouterr().err
+    assert "backfill: --no-final is an option of run" in capsys.readouterr().err
     # Label times from an event log: a delay would be silently unused.
     events = _write(tmp_path, "events.csv", "kind,id,time,f,label\ninstance,a,0,1.0,\n"
                                             "label,a,5,,x\n")

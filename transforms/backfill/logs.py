@@ -248,7 +248,8 @@ class PredictionLogSpec:
         by the first block that has a value in it; a later block that does not fit raises
         `TypesChanged` (read the file again without `streamed`: parsed whole, a column's type
         is then the one all its values fit, which is the fixed one whenever every block fits
-        it). Named `columns` are read block by block too, each block's types its own.
+        it). Named `columns` are read block by block too: a CSV file's as text, a JSON Lines
+        file's each block's types its own.
 
         A line that cannot be read is left out and, as it is met, appended to `bad_rows` (if
         given) as (row, reason, the line's text): a CSV line with more or fewer fields than the
@@ -477,11 +478,11 @@ def _line_blocks(f) -> Iterator[tuple[int, bytes]]:
         yield number, rest
 
 
-def _parsed_jsonl(block: bytes, first_line: int, path: str, bad_rows: list | None,
+def _parsed_jsonl(block: bytes, first_line: int, bad_rows: list | None,
                   schema: pa.Schema | None = None) -> pa.Table:
     """A block of JSON Lines as a table (the `schema` columns of those types, the others
     inferred); lines that are no JSON object left out, into `bad_rows`. Raises ArrowInvalid
-    where the objects do not fit `schema`, InputError where they do not fit one another."""
+    where the objects do not fit `schema`, or one another."""
     import pyarrow.json as pjson
 
     options = pjson.ParseOptions(explicit_schema=schema, unexpected_field_behavior="infer")
@@ -502,12 +503,7 @@ def _parsed_jsonl(block: bytes, first_line: int, path: str, bad_rows: list | Non
             raise  # (every line an object: their values do not fit)
         if not any(line.strip() for line in objects):
             return pa.table({})
-    try:
-        return pjson.read_json(io.BytesIO(b"\n".join(objects)), parse_options=options)
-    except pa.ArrowInvalid as e:
-        if schema is not None:
-            raise
-        raise _unreadable_jsonl(path, e) from None
+    return pjson.read_json(io.BytesIO(b"\n".join(objects)), parse_options=options)
 
 
 def _unreadable_jsonl(path: str, error: Exception) -> InputError:
@@ -523,7 +519,7 @@ def _stream_jsonl(f, path: str, wanted: list[str] | None, bad_rows: list | None)
     for first_line, block in _line_blocks(f):
         schema = pa.schema(list(fixed.items())) if wanted is None and fixed else None
         try:
-            table = _parsed_jsonl(block, first_line, path, bad_rows, schema)
+            table = _parsed_jsonl(block, first_line, bad_rows, schema)
         except pa.ArrowInvalid as e:
             if schema is None:
                 raise _unreadable_jsonl(path, e) from None
@@ -542,7 +538,7 @@ def _read_jsonl(f, path: str, bad_rows: list | None) -> pa.Table:
     if not data.strip():
         return pa.table({})
     try:
-        return _parsed_jsonl(data, 1, path, bad_rows)
+        return _parsed_jsonl(data, 1, bad_rows)
     except pa.ArrowInvalid as e:
         raise _unreadable_jsonl(path, e) from None
 
