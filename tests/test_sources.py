@@ -71,6 +71,20 @@ def test_compressed_tables_are_read_as_their_content(tmp_path, suffix):
         assert dead == [] and brief(events) == EVENT_LOG
 
 
+def test_a_tsv_file_is_read_as_tab_separated(tmp_path):
+    """events.tsv (and events.tsv.gz) hold the events of events.csv, tabs for commas."""
+    import gzip
+
+    frame = pd.read_csv(data("events.csv"))
+    frame.to_csv(tmp_path / "events.tsv", sep="\t", index=False)
+    (tmp_path / "z.tsv.gz").write_bytes(gzip.compress(frame.to_csv(sep="\t", index=False)
+                                                      .encode()))
+    for path in ("events.tsv", "z.tsv.gz"):
+        events, dead = read(str(tmp_path / path))
+        assert dead == [] and brief(events) == EVENT_LOG
+    assert StreamSpec.parse(f'{tmp_path / "events.tsv"}{{"sep": ","}}').options["sep"] == ","
+
+
 def test_an_event_logs_kinds_are_read_whatever_their_case(tmp_path):
     """A service that logs `Instance`, ` LABEL` or `Update` logs our three kinds."""
     spelled = {"instance": "Instance", "label": " LABEL", "update": "Update"}

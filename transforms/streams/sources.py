@@ -154,6 +154,8 @@ class StreamSpec:
             base = source.split(":", 1)[1] if source.startswith(("synth:", "dataset:")) else \
                 source_name(source) or "stream"
             name = base.lower()
+        if extension(source) == ".tsv" and "sep" not in options:  # (tab-separated values)
+            options = {**options, "sep": "\t"}
         return cls(name, source, options)
 
     # -- what kind of source -------------------------------------------------------------------

@@ -26,7 +26,7 @@ from transforms.errors import InputError
 from transforms.records import dead_letter, field_count_reason
 from transforms.streams.delays import TIME_UNITS
 
-FORMATS = {".csv": "csv", ".jsonl": "jsonl", ".json": "jsonl", ".ndjson": "jsonl",
+FORMATS = {".csv": "csv", ".tsv": "csv", ".jsonl": "jsonl", ".json": "jsonl", ".ndjson": "jsonl",
            ".parquet": "parquet", ".pq": "parquet", ".arff": "arff"}
 
 
