@@ -4,6 +4,7 @@ import json
 import os
 import re
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -915,6 +916,27 @@ def test_models_and_generators_that_cannot_fit_are_refused_before_the_run(
     err = capsys.readouterr().err
     assert err.startswith(f"delayed-eval: error: {message}") and err.count("\n") == 1
     assert not out.exists()  # refused before anything was made
+
+
+def test_a_regression_label_column_with_a_few_odd_texts_says_which(tmp_path, capsys):
+    """Numbers written with 3 decimals (2.480, 0.125) and three odd cells: not taken for a
+    file of decimal commas (2.480 is no thousands group where 0.125 is a number), and not a
+    classification stream: the odd texts are named, and na_values makes them missing."""
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=300)
+    y = np.array([f"{v:.3f}" for v in 2 * x + rng.normal(size=300)], dtype=object)
+    y[[50, 100, 150]] = ["?", "-", "1,5"]
+    pd.DataFrame({"x": x, "label": y}).to_csv(tmp_path / "reg.csv", index=False)
+    args = ["--model", "linear-regression", "--delay", "20", "--out", str(tmp_path / "o"),
+            "--runner", "direct", "--quiet"]
+    assert main(["run", "--stream", str(tmp_path / "reg.csv"), *args]) == 2
+    assert "stream reg's labels are read as text: most of its first labels are numbers, some " \
+        "are not ('?', '-', '1,5'); give those that mean no label with the stream option " \
+        '{"na_values": ["?", "-", "1,5"]}' in capsys.readouterr().err
+    assert main(["run", "--stream", f'{tmp_path / "reg.csv"}{{"na_values": ["?", "-", "1,5"]}}',
+                 *args]) == 0
+    counts = json.loads((tmp_path / "o" / "manifest.json").read_text())["counts"][0]
+    assert (counts["labelled"], counts["pending_at_end"]) == (297, 3)
 
 
 def test_backfill_of_class_predictions_as_regression_is_refused(tmp_path, capsys):

@@ -547,7 +547,10 @@ class StreamSpec:
                 continue
             text = values.astype(str)
             commas = text[text.str.contains(",")]
-            if len(commas) and text.str.fullmatch(DECIMAL_COMMA).mean() >= 0.9:
+            # A "." followed by other than 3 digits, or after a lone 0, is a decimal point
+            # (1.5, 0.250), not a thousands mark: a comma there is a typo, not the decimal mark.
+            points = text.str.contains(r"\.(?:\d{1,2}|\d{4,})(?!\d)|(?<!\d)0\.\d").any()
+            if len(commas) and not points and text.str.fullmatch(DECIMAL_COMMA).mean() >= 0.9:
                 marks = {"decimal": ","}
                 if text.str.contains(r"\d\.\d{3}(?:,|$)").any():
                     marks["thousands"] = "."
