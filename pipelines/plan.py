@@ -226,6 +226,13 @@ def _segmented(streams: list, segments: list, delay: DelaySpec) -> list:
                                   f"holds numbers with fractions ({shown}, …), a slice per "
                                   f"value; segment by a column of categories (a country, a "
                                   f"model version), or add one that bins these numbers")
+            distinct = list(dict.fromkeys(map(str, values)))
+            if len(values) >= 20 and len(distinct) > len(values) / 2:  # (ids: a slice each)
+                raise ConfigError(f"--segment {column}: stream {s.name}'s column {column!r} "
+                                  f"has {len(distinct):,} distinct values in its first "
+                                  f"{len(values):,} rows ({', '.join(distinct[:3])}, …), "
+                                  f"nearly a slice per instance; segment by a column of "
+                                  f"categories (a country, a model version)")
         features = s.options.get("features")
         extra = tuple(c for c in segments if not s.reads_features
                       or features is not None and c not in features)

@@ -174,6 +174,25 @@ def test_a_column_of_fractional_numbers_is_refused_as_a_segment(tmp_path, capsys
     assert f"column {features[0]!r} holds numbers with fractions (" in err[0]
 
 
+def test_a_column_of_ids_is_refused_as_a_segment(tmp_path, capsys):
+    """A slice per customer would take ~0.3 s each to score (minutes for a few thousand): one
+    line instead; a column of 20 categories in the same rows is accepted."""
+    path, features = segmented_csv(tmp_path)
+    frame = pd.read_csv(path)
+    frame["customer"] = [f"c{i}" for i in range(len(frame))]
+    frame["store"] = [f"s{i % 20}" for i in range(len(frame))]
+    frame.to_csv(path, index=False)
+    stream = f'w={path}{{"features": {features!r}}}'.replace("'", '"')
+    args = ["run", "--stream", stream, "--model", "no-change", "--delay", "5", "--out",
+            str(tmp_path / "o"), "--runner", "direct", "--quiet"]
+    assert main([*args, "--segment", "customer"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--segment customer: stream w's column 'customer' has 1,000 " \
+        "distinct values in its first 1,000 rows (c0, c1, c2, …), nearly a slice per " \
+        "instance" in err[0]
+    assert main([*args, "--segment", "store", "--curve-every", "1000"]) == 0
+
+
 @pytest.mark.parametrize("spilled", [True, False])
 def test_curves_of_more_groups_than_files_open_at_once_are_merged_alike(tmp_path, monkeypatch,
                                                                         spilled):
