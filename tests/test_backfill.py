@@ -300,6 +300,22 @@ def test_predicted_classes_are_matched_to_the_labels_by_number_or_refused(tmp_pa
         "(predicted: 'fraud', 'ok'; labels: '0', '1')" in err
 
 
+def _block_by_block_as_the_run(folder, name: str, types_change: bool, kw: dict) -> None:
+    """The log `folder/name`, read block by block, raises `TypesChanged` when its predictions'
+    type changes (else it comes in many blocks), and backfills to the summary of the run in
+    `folder/run`."""
+    path = str(folder / name)
+    spec = PredictionLogSpec.parse(path)
+    if types_change:
+        with pytest.raises(TypesChanged):
+            list(spec.read(path, streamed=True))
+    else:
+        assert len(list(spec.read(path, streamed=True))) > 10
+    run(RunConfig(models=[], out=str(folder / "backfill"), predictions=path, **kw))
+    assert (folder / "backfill" / "summary.csv").read_text() == \
+        (folder / "run" / "summary.csv").read_text()
+
+
 @pytest.mark.parametrize("second_half", ["as the first", "as floats"])
 def test_a_csv_log_read_block_by_block_scores_as_the_runs_own_log(tmp_path, monkeypatch,
                                                                  second_half):
@@ -316,16 +332,7 @@ def test_a_csv_log_read_block_by_block_scores_as_the_runs_own_log(tmp_path, monk
         log["y_pred"] = log["y_pred"].where(~later, log["y_pred"].astype(float).astype(str))
     log.to_csv(tmp_path / "log.csv", index=False)
     monkeypatch.setattr("transforms.backfill.logs.LOG_BLOCK", 4096)
-    spec = PredictionLogSpec.parse(str(tmp_path / "log.csv"))
-    if second_half == "as floats":
-        with pytest.raises(TypesChanged):
-            list(spec.read(str(tmp_path / "log.csv"), streamed=True))
-    else:
-        assert len(list(spec.read(str(tmp_path / "log.csv"), streamed=True))) > 10
-    run(RunConfig(models=[], out=str(tmp_path / "backfill"),
-                  predictions=str(tmp_path / "log.csv"), **kw))
-    assert (tmp_path / "backfill" / "summary.csv").read_text() == \
-        (tmp_path / "run" / "summary.csv").read_text()
+    _block_by_block_as_the_run(tmp_path, "log.csv", second_half == "as floats", kw)
     counts = json.loads((tmp_path / "backfill" / "manifest.json").read_text())["counts"]
     assert [c["logged_predictions"] for c in counts] == \
         [(log["model"] == c["model"]).sum() for c in counts]
@@ -394,16 +401,7 @@ def test_a_json_lines_log_is_read_block_by_block_its_bad_lines_dead_letters(
     lines.insert(2, '{"id": "7", t: 1}')  # lines 3 and len(lines) - 3
     (tmp_path / "log.jsonl").write_text("\n".join(lines) + "\n")
     monkeypatch.setattr("transforms.backfill.logs.LOG_BLOCK", 4096)
-    spec = PredictionLogSpec.parse(str(tmp_path / "log.jsonl"))
-    if second_half == "as floats":
-        with pytest.raises(TypesChanged):
-            list(spec.read(str(tmp_path / "log.jsonl"), streamed=True))
-    else:
-        assert len(list(spec.read(str(tmp_path / "log.jsonl"), streamed=True))) > 10
-    run(RunConfig(models=[], out=str(tmp_path / "backfill"),
-                  predictions=str(tmp_path / "log.jsonl"), **kw))
-    assert (tmp_path / "backfill" / "summary.csv").read_text() == \
-        (tmp_path / "run" / "summary.csv").read_text()
+    _block_by_block_as_the_run(tmp_path, "log.jsonl", second_half == "as floats", kw)
     dead = [json.loads(line) for line in
             (tmp_path / "backfill" / "dead_letters.jsonl").read_text().splitlines()]
     assert [(d["row"], d["reason"][:9], d["record"]) for d in dead] == [
