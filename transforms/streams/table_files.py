@@ -732,10 +732,9 @@ def _csv_chunks(source, path: str, dtypes: dict, columns, csv: dict | None,
             chunk = next(reader, None)
         skipped = []
         for w in caught:
-            for line, expected, saw in re.findall(
-                    r"Skipping line (\d+): expected (\d+) fields, saw (\d+)", str(w.message)):
+            for line, why in re.findall(r"Skipping line (\d+): (.+)", str(w.message)):
                 skipped.append(int(line) - 1)  # the header is line 1
-                yield dead_letter(stream, field_count_reason(int(expected), int(saw)),
+                yield dead_letter(stream, f"{why.strip()} (more fields than the header)",
                                   file=path, row=int(line) - 1)
         if chunk is None:
             return
