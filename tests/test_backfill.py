@@ -412,6 +412,19 @@ def test_a_json_lines_log_is_read_block_by_block_its_bad_lines_dead_letters(
         [(log["model"] == c["model"]).sum() for c in counts]
 
 
+def test_a_tsv_log_is_read_as_its_csv_twin(tmp_path):
+    """Tabs, the separator of a .tsv file unless the sep option names another."""
+    frame = pd.DataFrame({"id": ["a", "b"], "t": [1.5, 2.0], "y_pred": ["x", "y, z"]})
+    frame.to_csv(tmp_path / "log.csv", index=False)
+    frame.to_csv(tmp_path / "log.tsv", sep="\t", index=False)
+    rows = {name: [r for b in PredictionLogSpec.parse(str(tmp_path)).read(
+        str(tmp_path / name)) for r in b.to_pylist()] for name in ("log.csv", "log.tsv")}
+    assert rows["log.tsv"] == rows["log.csv"] == frame.rename(
+        columns={"t": "time", "y_pred": "prediction"}).to_dict("records")
+    assert PredictionLogSpec.parse(str(tmp_path)).files() == [str(tmp_path / "log.csv"),
+                                                              str(tmp_path / "log.tsv")]
+
+
 def test_a_csv_log_line_with_an_unclosed_quote_says_how_many_lines_it_took(tmp_path):
     (tmp_path / "log.csv").write_text('id,t,y_pred\na,1,x\nb,"2,y\nc,3,z\n\nd,4,w\n')
     bad: list = []
@@ -492,7 +505,8 @@ def test_a_log_with_no_model_to_score_says_why(tmp_path, capsys, rows, message):
 
 @pytest.mark.parametrize("argv,message", [
     (["--model", "m"], "--predictions LOG is required"),
-    (["--predictions", "nowhere/*.parquet", "--model", "m"], "no .parquet, .csv or .jsonl file"),
+    (["--predictions", "nowhere/*.parquet", "--model", "m"],
+     "no .parquet, .csv, .tsv or .jsonl file"),
 ])
 def test_backfill_argument_errors(tmp_path, capsys, argv, message):
     code = main(["backfill", "--stream", 'synth:SEA{"n": 20}', "--out", str(tmp_path), *argv])

@@ -47,8 +47,8 @@ LOG_COUNTERS = ("logged_predictions", "unmatched_predictions", "unmatched_outsid
                 "unmatched_unreadable_time")
 
 
-LOG_FORMATS = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv", ".jsonl": "jsonl",
-               ".ndjson": "jsonl"}
+LOG_FORMATS = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv", ".tsv": "csv",
+               ".jsonl": "jsonl", ".ndjson": "jsonl"}
 
 
 # A run's prediction log records its models' order here (Parquet metadata): a backfill of it
@@ -86,6 +86,7 @@ class PredictionLogSpec:
         self.proba = proba or {}  # the options of `PROBA_OPTIONS` given
         self.time_unit = time_unit
         self.csv = {**CSV_LOG_OPTIONS, **(csv or {})}
+        self.sep_given = "sep" in (csv or {})  # (else a .tsv file's is a tab)
 
     @classmethod
     def parse(cls, text: str) -> PredictionLogSpec:
@@ -130,8 +131,8 @@ class PredictionLogSpec:
                  if extension(f) in LOG_FORMATS
                  and (time_range is None or time_range.keeps_partition(f))]
         if not files:
-            raise InputError(f"prediction log {self.pattern}: no .parquet, .csv or .jsonl file "
-                             f"found")
+            raise InputError(f"prediction log {self.pattern}: no .parquet, .csv, .tsv or "
+                             f".jsonl file found")
         return files
 
     def predicts_numbers(self, rows: int = 1000) -> bool:
@@ -318,7 +319,16 @@ class PredictionLogSpec:
                 names = [*names, "proba"]
             yield pa.RecordBatch.from_arrays(batch.columns, names=names)
 
-    def _csv_options(self, text: list[str], bad_rows: list | None):
+    def _sep(self, path: str) -> str:
+        """A CSV log file's separator: the `sep` option's, else a tab for a .tsv file, else a
+        comma.
+
+        >>> [PredictionLogSpec.parse(p)._sep(p) for p in ("a.csv", "a.tsv", 'a.tsv{"sep": ";"}')]
+        [',', '\\t', ';']
+        """
+        return "\t" if extension(path) == ".tsv" and not self.sep_given else self.csv["sep"]
+
+    def _csv_options(self, path: str, text: list[str], bad_rows: list | None):
         """How a CSV log is parsed: its separator and decimal mark; ids, model and stream
         names and kinds as text (`000017` keeps its 0s; a model named `1.0` stays `1.0`), and
         the `text` columns too; lines with another number of fields than the header skipped
@@ -337,14 +347,14 @@ class PredictionLogSpec:
 
         as_text = {self.columns[c]: pa.string() for c in ("id", "model", "stream", "kind")}
         as_text.update({c: pa.string() for c in text})
-        return (pcsv.ParseOptions(delimiter=self.csv["sep"], invalid_row_handler=skipped),
+        return (pcsv.ParseOptions(delimiter=self._sep(path), invalid_row_handler=skipped),
                 pcsv.ConvertOptions(decimal_point=self.csv["decimal"], column_types=as_text),
                 pcsv.ReadOptions(block_size=LOG_BLOCK, use_threads=False))
 
     def _read_csv(self, f, path: str, bad_rows: list | None) -> pa.Table:
         import pyarrow.csv as pcsv
 
-        parse, convert, read = self._csv_options([], bad_rows)
+        parse, convert, read = self._csv_options(path, [], bad_rows)
         try:
             return pcsv.read_csv(f, parse_options=parse, convert_options=convert,
                                  read_options=read)
@@ -357,9 +367,9 @@ class PredictionLogSpec:
         batch of no columns), or all its columns (`read(streamed=True)`), block by block."""
         import pyarrow.csv as pcsv
 
-        parse, convert, read = self._csv_options(wanted or [], bad_rows)
+        parse, convert, read = self._csv_options(path, wanted or [], bad_rows)
         if wanted is not None:
-            names = next(csv.reader([self._header(path)], delimiter=self.csv["sep"]), [])
+            names = next(csv.reader([self._header(path)], delimiter=self._sep(path)), [])
             convert.include_columns = [c for c in wanted if c in names]
             if not convert.include_columns:  # (Arrow would read every column)
                 yield pa.RecordBatch.from_pylist([])
@@ -389,10 +399,10 @@ class PredictionLogSpec:
         """Refuses a CSV log whose header seems split by another separator than the
         configured one: each of its lines would otherwise be a dead letter."""
         header = self._header(path)
-        other = other_separator(header, self.csv["sep"])
+        other = other_separator(header, self._sep(path))
         if other:
             raise InputError(f"{path}: not a readable CSV file (its header {header[:80]!r} has "
-                             f"no {self.csv['sep']!r}); the file seems separated by {other!r}: "
+                             f"no {self._sep(path)!r}); the file seems separated by {other!r}: "
                              f'give the option {json.dumps({"sep": other})}')
 
     @staticmethod
