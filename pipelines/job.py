@@ -98,7 +98,8 @@ def run(config: RunConfig) -> pd.DataFrame:
             sliced = summary[summary["segment"].notna()]
             keep_segments(staged("curves.parquet"), set(zip(sliced["stream"],
                                                             sliced["segment"])))
-        dead_letters = located(pl, staged("dead_letters.jsonl"))
+        dead_letters = [json.loads(line) for line in
+                        located(pl, staged("dead_letters.jsonl")).splitlines() if line.strip()]
         check_evaluated(pl, counts, dead_letters)
         maturity = None
         if pl.backfill:  # how final each arrival day's numbers are

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import datetime as dt
 import itertools
-import json
 import math
 import platform
 import sys
@@ -237,9 +236,9 @@ def _class_rows(raw: pd.DataFrame, pl: Plan, protocol: str, classes: list,
             for r in sorted(raw.to_dict("records"), key=order)]
 
 
-def check_evaluated(pl: Plan, counts: dict, dead_letters: bytes) -> None:
+def check_evaluated(pl: Plan, counts: dict, dead: list[dict]) -> None:
     """A run that evaluated nothing is a mistake, not a success: say which stream (or logged
-    model) and what would fix it.
+    model) and what would fix it (`dead`: the run's dead letters).
 
     Example
     -------
@@ -250,14 +249,13 @@ def check_evaluated(pl: Plan, counts: dict, dead_letters: bytes) -> None:
     ...                     delay="10", out="unused", repredict="none", drift_on="none"))
     >>> counts = {"keys": [[["s", "nb"], {"labelled": 0}]],
     ...           "streams": {"s": {"instance_events": 100, "label_events": 0}}}
-    >>> check_evaluated(pl, counts, b"")  # doctest: +ELLIPSIS
+    >>> check_evaluated(pl, counts, [])  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
     transforms.errors.InputError: stream s: no label among 100 instances...
 
     """
     keys = {tuple(k): v for k, v in counts["keys"]}
-    dead = [json.loads(line) for line in dead_letters.splitlines()]
     for s in pl.streams:
         read = counts["streams"].get(s.name, {})
         mine = [c for (stream, _), c in keys.items() if stream == s.name]
@@ -352,9 +350,10 @@ def versions() -> dict:
     return out
 
 
-def manifest(pl: Plan, counts: dict, dead_letters: bytes, started: str) -> dict:
+def manifest(pl: Plan, counts: dict, dead: list[dict], started: str) -> dict:
     """`manifest.json`'s content: the configuration, versions, per-stream read counts and, per
-    (stream, model), the counts that add up (see docs/semantics.md).
+    (stream, model), the counts that add up (see docs/semantics.md); `dead`: the run's dead
+    letters.
 
     Example
     -------
@@ -365,12 +364,11 @@ def manifest(pl: Plan, counts: dict, dead_letters: bytes, started: str) -> dict:
     ...                     delay="10", out="unused", repredict="none", drift_on="none"))
     >>> counts = {"keys": [[["s", "nb"], {"instances": 100, "labels": 100, "labelled": 100}]],
     ...           "classes": [], "streams": {"s": {"instance_events": 100, "label_events": 100}}}
-    >>> m = manifest(pl, counts, b"", "2026-11-23T00:00:00+00:00")
+    >>> m = manifest(pl, counts, [], "2026-11-23T00:00:00+00:00")
     >>> m["counts"][0]["labelled"], m["counts"][0]["scored_initial"], m["dead_letters"]
     (100, 100, 0)
 
     """
-    dead = [json.loads(line) for line in dead_letters.splitlines()]
     keys = []
     for (stream, model), raw in counts["keys"]:
         c = {k: int(raw.get(k, 0)) for k in (*COUNTERS, "pending")}

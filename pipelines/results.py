@@ -355,24 +355,23 @@ def where_and_why(dead_letter: dict) -> str:
     return f"{', '.join(map(str, place))}: {dead_letter['reason']}"
 
 
-def format_set_aside(dead_letters: bytes, path: str, keys=(), backfill: bool = False) -> str:
-    """Per stream, what no score shows: its dead letters (how many, where they are written,
-    the first) and, for a run, the instances whose label never came; "" when there are none.
-    A backfill's prediction log has its own line (its dead letters have no stream).
+def format_set_aside(dead: list[dict], path: str, keys=(), backfill: bool = False) -> str:
+    """Per stream, what no score shows: its dead letters (`dead`: how many, where they are
+    written, the first) and, for a run, the instances whose label never came; "" when there
+    are none. A backfill's prediction log has its own line (its dead letters have no stream).
 
     Example
     -------
 
-    >>> line = (b'{"stream": "s", "file": "l.csv", "row": 2, "field": "time", '
-    ...         b'"reason": "label at 18 is earlier than its instance at 20"}\\n')
-    >>> print(format_set_aside(line * 2, "out/dead_letters.jsonl",
+    >>> letter = {"stream": "s", "file": "l.csv", "row": 2, "field": "time",
+    ...           "reason": "label at 18 is earlier than its instance at 20"}
+    >>> print(format_set_aside([letter] * 2, "out/dead_letters.jsonl",
     ...                        [(("s", "nb"), {"instances": 4, "pending": 2})]))
     ... # doctest: +NORMALIZE_WHITESPACE
     s: 2 dead letters in out/dead_letters.jsonl, the first l.csv, row 2, field time: label at
     18 is earlier than its instance at 20; 2 of 4 instances still wait for their label at the
     end of the input (not scored)
     """
-    dead = [json.loads(line) for line in dead_letters.splitlines() if line.strip()]
     pending = {} if backfill else {  # (the job's raw counts: `pending` at the end)
         stream: (c.get("pending", 0), c.get("instances", 0))
         for (stream, _), c in keys if c.get("pending")}
