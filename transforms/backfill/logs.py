@@ -268,8 +268,7 @@ class PredictionLogSpec:
         wanted = None if columns is None else [self.columns[c] for c in columns]
         if wanted is not None and "proba" in columns:
             wanted += self._source_columns()
-        if fmt == "csv":
-            self._check_separator(path)
+        header = self._checked_header(path) if fmt == "csv" else None
         with FileSystems.open(path) as f:
             if fmt == "parquet":
                 import pyarrow.parquet as pq
@@ -281,7 +280,7 @@ class PredictionLogSpec:
             elif fmt == "csv" and wanted is not None and wanted == [
                     self.columns[c] for c in columns]:
                 # Named columns only, as text: read block by block, whatever the others hold.
-                batches = self._stream_csv(f, path, wanted, bad_rows)
+                batches = self._stream_csv(f, path, wanted, bad_rows, header)
             elif fmt == "csv" and streamed and columns is None:
                 batches = self._stream_csv(f, path, bad_rows=bad_rows)
             elif fmt == "jsonl" and (streamed or wanted is not None):
@@ -362,14 +361,15 @@ class PredictionLogSpec:
             raise self._unreadable_csv(path, e) from None
 
     def _stream_csv(self, f, path: str, wanted: list[str] | None = None,
-                    bad_rows: list | None = None):
-        """The file's `wanted` columns that it has, as text (a file without any of them: one
-        batch of no columns), or all its columns (`read(streamed=True)`), block by block."""
+                    bad_rows: list | None = None, header: str = ""):
+        """The file's `wanted` columns that it has (among those its `header` line names), as
+        text (a file without any of them: one batch of no columns), or all its columns
+        (`read(streamed=True)`), block by block."""
         import pyarrow.csv as pcsv
 
         parse, convert, read = self._csv_options(path, wanted or [], bad_rows)
         if wanted is not None:
-            names = next(csv.reader([self._header(path)], delimiter=self._sep(path)), [])
+            names = next(csv.reader([header], delimiter=self._sep(path)), [])
             convert.include_columns = [c for c in wanted if c in names]
             if not convert.include_columns:  # (Arrow would read every column)
                 yield pa.RecordBatch.from_pylist([])
@@ -390,20 +390,18 @@ class PredictionLogSpec:
                 raise self._unreadable_csv(path, e) from None
             yield batch
 
-    @staticmethod
-    def _header(path: str) -> str:
+    def _checked_header(self, path: str) -> str:
+        """A CSV log's header line; a header that seems split by another separator than the
+        configured one is refused: each of the file's lines would otherwise be a dead
+        letter."""
         with FileSystems.open(path) as f:
-            return f.readline().decode("utf-8-sig", "replace").rstrip("\r\n")
-
-    def _check_separator(self, path: str) -> None:
-        """Refuses a CSV log whose header seems split by another separator than the
-        configured one: each of its lines would otherwise be a dead letter."""
-        header = self._header(path)
+            header = f.readline().decode("utf-8-sig", "replace").rstrip("\r\n")
         other = other_separator(header, self._sep(path))
         if other:
             raise InputError(f"{path}: not a readable CSV file (its header {header[:80]!r} has "
                              f"no {self._sep(path)!r}); the file seems separated by {other!r}: "
                              f'give the option {json.dumps({"sep": other})}')
+        return header
 
     @staticmethod
     def _unreadable_csv(path: str, error: Exception) -> InputError:
@@ -527,7 +525,7 @@ def _stream_jsonl(f, path: str, wanted: list[str] | None, bad_rows: list | None)
     block with a value in it gave (`TypesChanged` when a later block does not fit)."""
     fixed: dict = {}  # column: type (numbers, text, times: not null, nor nested)
     for first_line, block in _line_blocks(f):
-        schema = pa.schema(list(fixed.items())) if wanted is None and fixed else None
+        schema = pa.schema(list(fixed.items())) if fixed else None
         try:
             table = _parsed_jsonl(block, first_line, bad_rows, schema)
         except pa.ArrowInvalid as e:
@@ -536,9 +534,10 @@ def _stream_jsonl(f, path: str, wanted: list[str] | None, bad_rows: list | None)
             raise TypesChanged(path) from e
         if wanted is not None:
             table = table.select([c for c in wanted if c in table.column_names])
-        for field in table.schema:
-            if not (pa.types.is_null(field.type) or pa.types.is_nested(field.type)):
-                fixed.setdefault(field.name, field.type)
+        else:
+            for field in table.schema:
+                if not (pa.types.is_null(field.type) or pa.types.is_nested(field.type)):
+                    fixed.setdefault(field.name, field.type)
         yield from table.to_batches(max_chunksize=1 << 16)
 
 
