@@ -570,6 +570,17 @@ def test_non_utf8_text_names_the_line_and_the_encoding_option_reads_it(tmp_path)
         ["Paris", "Z\xfcrich"]
 
 
+@pytest.mark.parametrize("row", [1, 5000])  # in the rows the checks read first, or after
+def test_non_utf8_text_is_named_before_the_run_wherever_it_is(tmp_path, row):
+    lines = [f"{i},{i % 7}.5,{'a' if i % 2 else 'b'}" for i in range(6000)]
+    lines[row - 1] = lines[row - 1][:-1] + "\xe9"
+    path = _write(tmp_path, "late.csv", ("time,f,label\n" + "\n".join(lines) + "\n")
+                  .encode("latin-1"), mode="wb")
+    with pytest.raises(DelayedEvalError, match=rf"late\.csv, line {row + 1}: not utf-8 text .*"
+                                         r'\{"encoding": "latin-1"\}'):
+        plan(RunConfig(streams=[path], models=["majority"], out=str(tmp_path / "out")))
+
+
 def test_another_delimiter_is_named_and_the_sep_option_reads_it(tmp_path):
     path = _write(tmp_path, "semi.csv", "time;f;label\n0;1.0;a\n1;2.0;b\n")
     with pytest.raises(InputError, match=r'seems separated by \';\'; give the stream option '

@@ -301,7 +301,10 @@ def text_facts(path: str, fmt: str, csv: dict | None) -> TextFacts:
     (['id', 'time', 'label'], (True, 1.0, 3.0))
     """
     key = json.dumps(csv or {}, sort_keys=True)
-    return _text_facts_of(path, fmt, file_version(path), key, CHUNK_ROWS)
+    try:
+        return _text_facts_of(path, fmt, file_version(path), key, CHUNK_ROWS)
+    except UnicodeDecodeError as e:
+        raise _undecodable(path, e, csv) from None
 
 
 def file_version(path: str) -> tuple:
@@ -509,6 +512,8 @@ def head_of(path: str, fmt: str, csv: dict | None = None, rows: int = 1000) -> p
                                        **(csv or {}))
             except pd.errors.EmptyDataError:
                 return pd.DataFrame()
+            except UnicodeDecodeError as e:
+                raise _undecodable(path, e, csv) from None
     if fmt == "jsonl" and rows <= JSONL_HEAD:
         return text_facts(path, fmt, csv).head.head(rows)
     return _read_table(path, fmt, csv).head(rows)
