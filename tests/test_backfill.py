@@ -425,6 +425,35 @@ def test_a_tsv_log_is_read_as_its_csv_twin(tmp_path):
                                                               str(tmp_path / "log.tsv")]
 
 
+@pytest.mark.parametrize("column", ["id", "y_pred"])  # (read as text; types inferred)
+@pytest.mark.parametrize("suffix", ["csv", "jsonl"])
+def test_a_log_in_latin_1_is_named_by_line_and_read_with_its_encoding(tmp_path, column,
+                                                                        suffix):
+    frame = pd.DataFrame({"id": ["a", "b", "c"], "t": [1.0, 2.0, 3.0], "y_pred": ["x", "y", "z"]})
+    frame.loc[2, column] = "caf\xe9"  # (in latin-1, a byte that is not UTF-8)
+    path = tmp_path / f"log.{suffix}"
+    text = frame.to_csv(index=False) if suffix == "csv" else \
+        frame.to_json(orient="records", lines=True, force_ascii=False)
+    path.write_bytes(text.encode("latin-1"))
+    line = 4 if suffix == "csv" else 3  # (the CSV header is line 1)
+
+    def rows(options="", **kw):
+        spec = PredictionLogSpec.parse(str(path) + options)
+        return [r for b in spec.read(str(path), **kw) for r in b.to_pylist()]
+
+    for kw in ({}, {"streamed": True}, {"columns": ["id", "prediction"]}):
+        with pytest.raises(InputError, match=rf"log\.{suffix}, line {line}: not utf-8 text "
+                                             r".*; give the file's encoding with the "
+                                             r'--predictions option \{"encoding": "latin-1"\}'):
+            rows(**kw)
+        expected = frame.rename(columns={"t": "time", "y_pred": "prediction"})
+        if "columns" in kw:
+            expected = expected[["id", "prediction"]]
+        assert rows('{"encoding": "latin-1"}', **kw) == expected.to_dict("records")
+    with pytest.raises(InputError, match=r"unknown encoding 'latin-9x'"):
+        rows('{"encoding": "latin-9x"}')
+
+
 def test_a_csv_log_line_with_an_unclosed_quote_says_how_many_lines_it_took(tmp_path):
     (tmp_path / "log.csv").write_text('id,t,y_pred\na,1,x\nb,"2,y\nc,3,z\n\nd,4,w\n')
     bad: list = []

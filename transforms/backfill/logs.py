@@ -5,6 +5,7 @@ models' order in its metadata (`MODEL_ORDER_KEY`)."""
 
 from __future__ import annotations
 
+import codecs
 import csv
 import io
 import json
@@ -21,7 +22,7 @@ from transforms.records import field_count_reason
 from transforms.specs import split_options
 from transforms.streams.delays import TIME_UNITS
 from transforms.streams.table_files import (extension, json_object, other_separator,
-                                            source_name, table_files)
+                                            source_name, table_files, undecodable)
 from transforms.vocabulary import REPREDICTION
 
 # Defaults: the columns of `run`'s own predictions.parquet.
@@ -35,6 +36,8 @@ PROBA_OPTIONS = ("score", "positive", "proba_columns")
 LOG_BLOCK = 8 << 20
 # How a CSV log is read: its delimiter and its numbers' decimal mark.
 CSV_LOG_OPTIONS = {"sep": ",", "decimal": "."}
+# Where a log's options are given, for messages.
+OPTION = "the --predictions option"
 
 
 # Per (stream, model): prediction rows read, those that belong to no labelled instance, and
@@ -66,7 +69,8 @@ class PredictionLogSpec:
     a stream (model) column belongs to the only configured stream (model; with none
     configured, one named after the log: `own_model_name`). `time_unit` (`s`,
     `ms`, `us`, `ns`) is the unit of times given as numbers (seconds by default); `sep` and
-    `decimal` say how a CSV file is written (`{"sep": ";", "decimal": ","}`).
+    `decimal` say how a CSV file is written (`{"sep": ";", "decimal": ","}`), `encoding` how a
+    CSV or JSON Lines file's text is (UTF-8 by default; `{"encoding": "latin-1"}`).
 
     Class probabilities (for log-loss, Brier, AUC and calibration) come from a map column
     {class: probability} (`proba`, as `run` writes it; a JSON object in a JSON Lines log), from
@@ -80,18 +84,19 @@ class PredictionLogSpec:
     """
 
     def __init__(self, pattern: str, columns: dict, proba: dict | None = None,
-                 time_unit: str = "s", csv: dict | None = None):
+                 time_unit: str = "s", csv: dict | None = None, encoding: str = "utf-8"):
         self.pattern = pattern
         self.columns = columns
         self.proba = proba or {}  # the options of `PROBA_OPTIONS` given
         self.time_unit = time_unit
         self.csv = {**CSV_LOG_OPTIONS, **(csv or {})}
         self.sep_given = "sep" in (csv or {})  # (else a .tsv file's is a tab)
+        self.encoding = encoding
 
     @classmethod
     def parse(cls, text: str) -> PredictionLogSpec:
         pattern, options = split_options(text, "prediction log")
-        known = [*LOG_COLUMNS, *PROBA_OPTIONS, *CSV_LOG_OPTIONS, "time_unit"]
+        known = [*LOG_COLUMNS, *PROBA_OPTIONS, *CSV_LOG_OPTIONS, "time_unit", "encoding"]
         unknown = set(options) - set(known)
         if unknown:
             raise InputError(f"prediction log {pattern}: unknown option(s) {sorted(unknown)}; "
@@ -102,6 +107,12 @@ class PredictionLogSpec:
         if any(not isinstance(v, str) or len(v) != 1 for v in csv.values()):
             raise InputError(f'{where}: sep and decimal are one character each, e.g. '
                              f'{{"sep": ";", "decimal": ","}}')
+        encoding = options.pop("encoding", "utf-8")
+        try:
+            codecs.lookup(encoding)
+        except (LookupError, TypeError):
+            raise InputError(f"{where}: unknown encoding {encoding!r}; give one Python knows, "
+                             f"e.g. latin-1, cp1252, utf-16") from None
         time_unit = options.pop("time_unit", "s")
         if time_unit not in TIME_UNITS:
             raise InputError(f"{where}: time_unit must be one of {', '.join(TIME_UNITS)} (the "
@@ -116,7 +127,7 @@ class PredictionLogSpec:
                 isinstance(c, str) for c in columns.values())):
             raise InputError(f'{where}: proba_columns must map each class to its column, e.g. '
                              f'{{"proba_columns": {{"fraud": "p_fraud", "ok": "p_ok"}}}}')
-        return cls(pattern, {**LOG_COLUMNS, **options}, proba, time_unit, csv)
+        return cls(pattern, {**LOG_COLUMNS, **options}, proba, time_unit, csv, encoding)
 
     def _source_columns(self) -> list[str]:
         """The columns the class probabilities are read from (renamed into `proba`)."""
@@ -284,16 +295,18 @@ class PredictionLogSpec:
             elif fmt == "csv" and streamed and columns is None:
                 batches = self._stream_csv(f, path, bad_rows=bad_rows)
             elif fmt == "jsonl" and (streamed or wanted is not None):
-                batches = _stream_jsonl(f, path, wanted, bad_rows)
+                batches = _stream_jsonl(f, path, wanted, bad_rows, self.encoding)
             else:
                 # Parsed whole, so that a column's type holds for the whole file (a streaming
                 # reader fixes it from the first block).
                 table = self._read_csv(_Readable(f), path, bad_rows) if fmt == "csv" \
-                    else _read_jsonl(f, path, bad_rows)
+                    else _read_jsonl(f, path, bad_rows, self.encoding)
                 if wanted is not None:
                     table = table.select([c for c in wanted if c in table.column_names])
                 batches = _released(table.to_batches(max_chunksize=1 << 16))
                 del table
+            if fmt == "csv":
+                batches = self._all_text(batches, path)
             yield from self._renamed(batches, columns, path)
 
     def _renamed(self, batches, columns: list[str] | None, path: str):
@@ -348,7 +361,8 @@ class PredictionLogSpec:
         as_text.update({c: pa.string() for c in text})
         return (pcsv.ParseOptions(delimiter=self._sep(path), invalid_row_handler=skipped),
                 pcsv.ConvertOptions(decimal_point=self.csv["decimal"], column_types=as_text),
-                pcsv.ReadOptions(block_size=LOG_BLOCK, use_threads=False))
+                pcsv.ReadOptions(block_size=LOG_BLOCK, use_threads=False,
+                                 encoding="utf8" if _is_utf8(self.encoding) else self.encoding))
 
     def _read_csv(self, f, path: str, bad_rows: list | None) -> pa.Table:
         import pyarrow.csv as pcsv
@@ -395,7 +409,8 @@ class PredictionLogSpec:
         configured one is refused: each of the file's lines would otherwise be a dead
         letter."""
         with FileSystems.open(path) as f:
-            header = f.readline().decode("utf-8-sig", "replace").rstrip("\r\n")
+            header = f.readline().decode("utf-8-sig" if _is_utf8(self.encoding)
+                                         else self.encoding, "replace").rstrip("\r\n")
         other = other_separator(header, self._sep(path))
         if other:
             raise InputError(f"{path}: not a readable CSV file (its header {header[:80]!r} has "
@@ -403,9 +418,19 @@ class PredictionLogSpec:
                              f'give the option {json.dumps({"sep": other})}')
         return header
 
-    @staticmethod
-    def _unreadable_csv(path: str, error: Exception) -> InputError:
+    def _unreadable_csv(self, path: str, error: Exception) -> InputError:
+        if "invalid UTF8" in str(error):  # (in a column read as text)
+            return undecodable(path, self.encoding, "invalid UTF-8", OPTION)
         return InputError(f"{path}: not a readable CSV file ({str(error).strip()})")
+
+    def _all_text(self, batches, path: str):
+        """The batches of a CSV log, each checked for a column Arrow could not read as UTF-8
+        text (it reads such a column as bytes)."""
+        for batch in batches:
+            if any(pa.types.is_binary(t) or pa.types.is_large_binary(t)
+                   for t in batch.schema.types):
+                raise undecodable(path, self.encoding, "invalid UTF-8", OPTION)
+            yield batch
 
     def _proba_map(self, batch: pa.RecordBatch, path: str) -> pa.MapArray:
         """The `score` or `proba_columns` columns as one map column {class: probability}
@@ -519,12 +544,14 @@ def _unreadable_jsonl(path: str, error: Exception) -> InputError:
                       f"column's values must be of one type")
 
 
-def _stream_jsonl(f, path: str, wanted: list[str] | None, bad_rows: list | None):
+def _stream_jsonl(f, path: str, wanted: list[str] | None, bad_rows: list | None,
+                  encoding: str = "utf-8"):
     """A JSON Lines log block by block: its `wanted` columns that it has, each block's types
     its own, or all its columns (`read(streamed=True)`), each column of the type the first
     block with a value in it gave (`TypesChanged` when a later block does not fit)."""
     fixed: dict = {}  # column: type (numbers, text, times: not null, nor nested)
     for first_line, block in _line_blocks(f):
+        block = _as_utf8(block, first_line, path, encoding)
         schema = pa.schema(list(fixed.items())) if fixed else None
         try:
             table = _parsed_jsonl(block, first_line, bad_rows, schema)
@@ -541,15 +568,50 @@ def _stream_jsonl(f, path: str, wanted: list[str] | None, bad_rows: list | None)
         yield from table.to_batches(max_chunksize=1 << 16)
 
 
-def _read_jsonl(f, path: str, bad_rows: list | None) -> pa.Table:
+def _read_jsonl(f, path: str, bad_rows: list | None, encoding: str = "utf-8") -> pa.Table:
     """A JSON Lines log parsed whole (a column's type: the one all its values fit)."""
-    data = f.read()
+    data = _as_utf8(f.read(), 1, path, encoding)
     if not data.strip():
         return pa.table({})
     try:
         return _parsed_jsonl(data, 1, bad_rows)
     except pa.ArrowInvalid as e:
         raise _unreadable_jsonl(path, e) from None
+
+
+def _is_utf8(encoding: str) -> bool:
+    return codecs.lookup(encoding).name == "utf-8"
+
+
+def _as_utf8(block: bytes, first_line: int, path: str, encoding: str) -> bytes:
+    """Whole lines of a JSON Lines log as UTF-8: checked (Arrow's JSON reader would put U+FFFD
+    in place of what is not UTF-8, silently), or decoded from the log's `encoding`.
+
+    >>> _as_utf8("{}\\n".encode("latin-1"), 1, "p.jsonl", "latin-1")
+    b'{}\\n'
+    >>> _as_utf8(b'{}\\n{"y_pred": "caf\\xe9"}\\n', 7, "p.jsonl", "utf-8")
+    ... # doctest: +NORMALIZE_WHITESPACE
+    Traceback (most recent call last):
+    ...
+    transforms.errors.InputError: p.jsonl, line 8: not utf-8 text (invalid continuation byte);
+    give the file's encoding with the --predictions option {"encoding": "latin-1"}
+    (or cp1252, utf-16, ...)
+    """
+    if "\n".encode(encoding) != b"\n":  # (its lines are not split at the byte \n)
+        raise InputError(f"{path}: a JSON Lines log is read as UTF-8 or an encoding that "
+                         f"extends ASCII, not {encoding}; write it as UTF-8")
+    decoder, view, text = codecs.getincrementaldecoder(encoding)(), memoryview(block), []
+    for start in range(0, len(block), LOG_BLOCK):  # (a file read whole: a piece at a time)
+        held = len(decoder.getstate()[0])
+        try:
+            piece = decoder.decode(view[start:start + LOG_BLOCK],
+                                   final=start + LOG_BLOCK >= len(block))
+        except UnicodeDecodeError as e:
+            line = first_line + block.count(b"\n", 0, start - held + e.start)
+            raise undecodable(path, encoding, e.reason, OPTION, line=line) from None
+        if not _is_utf8(encoding):
+            text.append(piece.encode("utf-8"))
+    return block if _is_utf8(encoding) else b"".join(text)
 
 
 def _released(batches: list):

@@ -405,20 +405,48 @@ def _raw_chunks(path: str, fmt: str, csv: dict, chunk_rows: int,
 
 
 def _undecodable(path: str, error: UnicodeDecodeError, csv: dict | None) -> InputError:
-    """The error of a file that is not in its encoding, naming the first line that is not."""
-    encoding = (csv or {}).get("encoding", "utf-8")
-    where = path
+    return undecodable(path, (csv or {}).get("encoding", "utf-8"), error.reason)
+
+
+def undecodable(path: str, encoding: str, reason: str, option: str = "the stream option",
+                line: int | None = None) -> InputError:
+    """The error of a file that is not `encoding` text, naming its first line that is not (the
+    `line` found so, else read from the file) and the `option` that gives the file's encoding.
+
+    Example
+    -------
+
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "t.csv")
+    >>> with open(path, "wb") as f:
+    ...     _ = f.write("city\\nParis\\nZ\\xfcrich\\n".encode("latin-1"))
+    >>> print(undecodable(path, "utf-8", "?"))  # doctest: +ELLIPSIS +NORMALIZE_WHITESPACE
+    /.../t.csv, line 3: not utf-8 text (invalid start byte); give the file's encoding with
+    the stream option {"encoding": "latin-1"} (or cp1252, utf-16, ...)
+
+    """
+    where = path if line is None else f"{path}, line {line:,}"
+    with contextlib.nullcontext([]) if line else _binary(path) as f:
+        for number, text in enumerate(f, 1):
+            try:
+                text.decode(encoding)
+            except UnicodeDecodeError as e:
+                where, reason = f"{path}, line {number:,}", e.reason
+                break
+    return InputError(f"{where}: not {encoding} text ({reason}); give the file's encoding "
+                      f'with {option} {{"encoding": "latin-1"}} (or cp1252, utf-16, ...)')
+
+
+@contextlib.contextmanager
+def _binary(path: str):
+    """A file's bytes, decompressed if it is .gz or .bz2: a local file, else through Beam's
+    FileSystems."""
     if "://" not in path:
         with _local_binary(path) as f:
-            for number, line in enumerate(f, 1):
-                try:
-                    line.decode(encoding)
-                except UnicodeDecodeError:
-                    where = f"{path}, line {number}"
-                    break
-    return InputError(f"{where}: not {encoding} text ({error.reason}); give the file's "
-                      f'encoding with the stream option {{"encoding": "latin-1"}} (or '
-                      f"cp1252, utf-16, ...)")
+            yield f
+        return
+    with opened(path) as f:
+        yield f
 
 
 def columns_of(path: str, fmt: str, csv: dict | None = None) -> list[str]:
