@@ -600,6 +600,8 @@ def _as_utf8(block: bytes, first_line: int, path: str, encoding: str) -> bytes:
     if "\n".encode(encoding) != b"\n":  # (its lines are not split at the byte \n)
         raise InputError(f"{path}: a JSON Lines log is read as UTF-8 or an encoding that "
                          f"extends ASCII, not {encoding}; write it as UTF-8")
+    if block.isascii():  # (text in every encoding that extends ASCII, as it is in UTF-8)
+        return block
     decoder, view, text = codecs.getincrementaldecoder(encoding)(), memoryview(block), []
     for start in range(0, len(block), LOG_BLOCK):  # (a file read whole: a piece at a time)
         held = len(decoder.getstate()[0])
