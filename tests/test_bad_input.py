@@ -821,11 +821,41 @@ def test_a_json_object_as_a_feature_is_named_in_one_line(tmp_path, capsys):
     path = _write(tmp_path, "nested.jsonl", "".join(
         json.dumps({"time": i, "x": i / 10, "meta": {"a": i}, "label": i % 2}) + "\n"
         for i in range(20)))
-    code = main(["run", "--stream", path, "--model", "gaussian-nb", "--delay", "1", "--out",
-                 str(tmp_path / "out"), "--runner", "direct", "--quiet"])
-    err = capsys.readouterr().err
-    assert code == 2 and err.count("\n") == 1
+
+    def error(spec):
+        code = main(["run", "--stream", spec, "--model", "gaussian-nb", "--delay", "1",
+                     "--out", str(tmp_path / "out"), "--runner", "direct", "--quiet"])
+        err = capsys.readouterr().err
+        assert code == 2 and err.count("\n") == 1
+        return err
+
+    assert "column 'meta' holds lists or objects, which a model cannot take as a feature; " \
+        'flatten them into columns of their own, or leave it out with {"features": ["x"]}' \
+        in error(path)
+    # Chosen as a feature, it is named when the model fails on it.
+    err = error(path + '{"features": ["x", "meta"]}')
     assert "features 'meta' hold JSON objects or lists" in err and '{"features": [...]}' in err
+
+
+@pytest.mark.parametrize("column, values, kind", [
+    ("v", [[1.0, 2.0]] * 20, "lists or objects"),
+    ("seen", pd.date_range("2026-01-01", periods=20, freq="min"), "dates"),
+    ("waited", pd.to_timedelta(range(20), unit="s"), "durations")])
+def test_a_parquet_column_of_lists_dates_or_durations_is_refused_as_a_feature(
+        tmp_path, capsys, column, values, kind):
+    path = tmp_path / "typed.parquet"
+    pd.DataFrame({"time": range(20), "x": np.arange(20) / 10, column: values,
+                  "label": [i % 2 for i in range(20)]}).to_parquet(path)
+    with pytest.raises(InputError, match=rf"column '{column}' holds {kind}, which a model "
+                                         r'cannot take as a feature; .*\{"features": \["x"\]\}'):
+        StreamSpec.parse(str(path)).check()
+    # Chosen as a feature, it is named when the model fails on it.
+    code = main(["run", "--stream", f'{path}{{"features": ["x", "{column}"]}}', "--model",
+                 "gaussian-nb", "--delay", "1", "--out", str(tmp_path / "out"),
+                 "--runner", "direct", "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2 and f"features '{column}' hold " + (
+        "JSON objects or lists" if kind == "lists or objects" else "dates or durations") in err
 
 
 # -- the output directory ------------------------------------------------------------------------

@@ -388,7 +388,10 @@ class ReplayEngine:
 
     def _model_error(self, key, call: str, error: Exception, x) -> ModelError:
         text = sorted(k for k, v in (x or {}).items() if isinstance(v, str))
-        nested = sorted(k for k, v in (x or {}).items() if isinstance(v, (dict, list)))
+        nested = sorted(k for k, v in (x or {}).items()
+                        if isinstance(v, (dict, list, tuple, np.ndarray)))
+        dated = sorted(k for k, v in (x or {}).items() if isinstance(
+            v, (datetime.date, datetime.timedelta, np.datetime64, np.timedelta64)))
         typed = isinstance(error, (TypeError, ValueError))
         if isinstance(error, LabelsError):  # its message says what to do
             hint = "fix the stream's classes or the model"
@@ -396,6 +399,10 @@ class ReplayEngine:
             hint = ("features " + ", ".join(map(repr, nested)) + " hold JSON objects or "
                     "lists, where a model takes one number or text: leave them out with the "
                     "stream option {\"features\": [...]}, or flatten them in the file")
+        elif dated and typed:
+            hint = ("features " + ", ".join(map(repr, dated)) + " hold dates or durations, "
+                    "where a model takes one number or text: leave them out with the stream "
+                    "option {\"features\": [...]}, or write them as numbers in the file")
         elif text and typed:
             hint = ("features " + ", ".join(map(repr, text)) + " hold text, which this model "
                     "cannot take: leave them out with the stream option {\"features\": [...]}, "

@@ -62,6 +62,27 @@ FILE_OPTIONS = {"format", "id", "time", "kind", "label", "label_time", "label_id
                 "target", "unique_ids", "time_unit", *CSV_OPTIONS}
 
 
+def _untaken(values: pd.Series) -> tuple[str, str]:
+    """What a feature column's values are when no model takes them as they are, and how to
+    write them so: ("", "") when a model takes them.
+
+    >>> _untaken(pd.Series(pd.to_timedelta([1, 2], unit="s")))
+    ('durations', 'write them as numbers (seconds), or ')
+    >>> _untaken(pd.Series([[1.0, 2.0], [3.0]]))
+    ('lists or objects', 'flatten them into columns of their own, or ')
+    >>> _untaken(pd.Series([1.5, 2.0]))
+    ('', '')
+    """
+    if pd.api.types.is_datetime64_any_dtype(values):
+        return "dates", ""
+    if pd.api.types.is_timedelta64_dtype(values):
+        return "durations", "write them as numbers (seconds), or "
+    if values.dtype == object and any(isinstance(v, (list, tuple, dict, np.ndarray))
+                                      for v in values):
+        return "lists or objects", "flatten them into columns of their own, or "
+    return "", ""
+
+
 def _check_not_an_empty_directory(pattern: str, files: list) -> None:
     """A directory without one table file below it says what it holds instead."""
     if files or not os.path.isdir(pattern):
@@ -500,19 +521,26 @@ class StreamSpec:
                                      f"are {columns}")
 
     def _check_text_features(self, path: str) -> None:
-        """Text columns that would become features but look like event times or ids (read
-        from the file's first rows): a model would learn from them, or fail on them."""
+        """Columns that would become features but hold what no model takes (dates, durations,
+        lists or objects), or text that looks like event times or ids (read from the file's
+        first rows): a model would learn from them, or fail on them."""
         o = self.options
         head = head_of(path, fmt_of(path, self.format), csv_options(o))
         others = self.feature_columns(list(head.columns))
         for col in others:
             values = head[col].dropna()
+            keep = [c for c in others if c != col]
+            leave_out = f'leave it out with {json.dumps({"features": keep})}'
+            kind, hint = _untaken(values)
+            if kind == "dates" and "time" not in o:
+                hint = f'give {json.dumps({"time": col})} if it is the event time, or '
+            if kind:
+                raise InputError(f"{path}: column {col!r} holds {kind}, which a model cannot "
+                                 f"take as a feature; {hint}{leave_out}")
             if pd.api.types.is_numeric_dtype(values) or not len(values) or \
                     not all(isinstance(v, str) for v in values) or \
                     pd.to_numeric(values, errors="coerce").notna().mean() >= 0.9:
                 continue  # numbers (a few bad cells make them text: dead letters per row)
-            keep = [c for c in others if c != col]
-            leave_out = f'leave it out with {json.dumps({"features": keep})}'
             if values.str.match(DATE_LIKE).mean() >= 0.9:
                 hint = f'give {json.dumps({"time": col})} if it is the event time, or ' \
                     if "time" not in o else ""
