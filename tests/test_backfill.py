@@ -514,6 +514,25 @@ def test_a_log_without_its_columns_is_one_error_line(tmp_path, capsys):
     assert str(log) in err and "'t'" in err and "when" in err
 
 
+@pytest.mark.parametrize("kind,told", [("inital", "kind 'inital'"), (None, "no kind")])
+def test_a_prediction_of_no_known_kind_is_named_by_id_and_time(tmp_path, capsys, kind, told):
+    stream = tmp_path / "s.csv"
+    pd.DataFrame({"id": range(4), "time": range(4), "label": list("abab")}).to_csv(
+        stream, index=False)
+    log = tmp_path / "log.csv"
+    pd.DataFrame({"id": [0, 0, 1, 1], "at": [0, 1, 1, 2.5], "type": ["Initial", " FINAL", kind,
+                                                                       "final"],
+                  "y_pred": list("aaab")}).to_csv(log, index=False)
+    code = main(["backfill", "--stream", f'{stream}{{"features": []}}', "--predictions",
+                 f'{log}{{"kind": "type", "time": "at"}}', "--out", str(tmp_path / "o"),
+                 "--quiet", "--runner", "direct"])
+    err = capsys.readouterr().err
+    assert code == 2 and err == (
+        f"delayed-eval: error: {log}: the prediction of id '1' at at = 1.0 has {told}; write "
+        f"each prediction's kind in column 'type' as initial, re-prediction or final (in any "
+        f"case)\n")
+
+
 @pytest.mark.parametrize("rows,message", [
     ([], "no prediction in it (its files have no rows; a run with --log-predictions none "
          "writes such files)"),

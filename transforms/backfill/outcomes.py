@@ -43,8 +43,8 @@ from transforms.replay.per_key import PerKeyReplay
 from transforms.scoring.columns import concat_rows, take_rows
 from transforms.streams.read import ReadStreams
 from transforms.streams.table_files import event_seconds
-from transforms.vocabulary import (CLASSES, COUNTS, DEAD_LETTERS, ERRORS, PREDICTION_SCHEMA,
-                                   READ_COUNTS)
+from transforms.vocabulary import (CLASSES, COUNTS, DEAD_LETTERS, ERRORS, PREDICTION_KINDS,
+                                   PREDICTION_SCHEMA, READ_COUNTS)
 
 # The label pass's model key: one engine per stream, whatever the models.
 LABELS = "<labels>"
@@ -200,11 +200,11 @@ class _KeyLogBatches(beam.DoFn):
             if self.probabilities:  # every part has the column: parts concatenate
                 cols["proba"] = _proba_column(batch, path)
             if "kind" in names:
+                kinds = spelled_kinds(batch.column(names.index("kind")))
                 try:
-                    cols["kind"] = kind_codes(spelled_kinds(batch.column(names.index("kind")))
-                                              .to_numpy(zero_copy_only=False))
-                except InputError as e:
-                    raise InputError(f"{path}: {e}") from None
+                    cols["kind"] = kind_codes(kinds.to_numpy(zero_copy_only=False))
+                except InputError:
+                    raise self._unknown_kind(batch, kinds, path) from None
             cols = take_rows(cols, np.flatnonzero(keep))
             if self.classification:
                 encoded = pc.dictionary_encode(cols["y_pred"])
@@ -223,6 +223,19 @@ class _KeyLogBatches(beam.DoFn):
             for key, part in split_by(cols, keys):
                 yield (self.streams[key // self.buckets], int(key % self.buckets)), \
                     ("predictions", part if self.spill is None else spill_part(part, self.spill))
+
+
+    def _unknown_kind(self, batch, kinds: pa.Array, path: str) -> InputError:
+        """The error of a log whose kind column holds a word that is no prediction kind,
+        naming the first such prediction by its id and time."""
+        first = pc.index(pc.is_in(kinds, pa.array(PREDICTION_KINDS)), False).as_py()
+        row = batch.slice(first, 1).to_pylist()[0]
+        given = self.log.columns["kind"]
+        kind = f"kind {row['kind']!r}" if str(row["kind"] or "").strip() else "no kind"
+        return InputError(
+            f"{path}: the prediction of id {row['id']!r} at {self.log.columns['time']} = "
+            f"{row['time']!r} has {kind}; write each prediction's kind in column {given!r} as "
+            f"{', '.join(PREDICTION_KINDS[:-1])} or {PREDICTION_KINDS[-1]} (in any case)")
 
 
 def _in_label_order(element, classification: bool, batch_size: int):
