@@ -489,6 +489,32 @@ def test_an_empty_prediction_cell_is_no_prediction(tmp_path):
         (tmp_path / "run" / "summary.csv").read_text()
 
 
+def test_a_json_lines_log_with_nan_for_no_prediction_scores_as_the_run(tmp_path, monkeypatch):
+    """Python's json writes a missing value of a pandas column as NaN, which is not JSON: among
+    text classes, NaN is no prediction, as null is (the run's first instances, predicted before
+    any label), read whole and block by block."""
+    rng = np.random.default_rng(4)
+    x = rng.normal(size=300)
+    stream = tmp_path / "s.csv"
+    pd.DataFrame({"x": x, "label": np.where(x > 0.3, "fraud", np.where(x < -0.3, "ok", "check"))
+                  }).to_csv(stream, index=False)
+    kw = dict(streams=[f"s={stream}"], delay="20", quiet=True, run_id="same", runner="direct",
+              repredict="every_k_labels:5", bins=4)
+    run(RunConfig(models=["gaussian-nb"], out=str(tmp_path / "run"), **kw))
+    log = pd.read_parquet(tmp_path / "run" / "predictions.parquet")
+    log["y_pred"] = log["y_pred"].where(log["y_pred"].notna(), np.nan)
+    log["proba"] = [dict(p) if p is not None else math.nan for p in log["proba"]]
+    lines = [json.dumps(row) for row in log.to_dict("records")]
+    assert sum("NaN" in line for line in lines) >= 20
+    (tmp_path / "log.jsonl").write_text("\n".join(lines) + "\n")
+    for block in (1 << 20, 4096):  # (the file in one block; many blocks)
+        monkeypatch.setattr("transforms.backfill.logs.LOG_BLOCK", block)
+        run(RunConfig(models=[], out=str(tmp_path / "backfill"),
+                      predictions=str(tmp_path / "log.jsonl"), **kw))
+        assert (tmp_path / "backfill" / "summary.csv").read_text() == \
+            (tmp_path / "run" / "summary.csv").read_text()
+
+
 def test_a_log_without_a_model_column_is_one_model_named_after_it(tmp_path):
     stream = tmp_path / "s.csv"
     pd.DataFrame({"id": range(4), "time": range(4), "label": list("abab")}).to_csv(

@@ -9,6 +9,7 @@ import codecs
 import csv
 import io
 import json
+import math
 from collections.abc import Iterator
 
 import numpy as np
@@ -522,21 +523,41 @@ def _parsed_jsonl(block: bytes, first_line: int, bad_rows: list | None,
     try:
         return pjson.read_json(io.BytesIO(block), parse_options=options)
     except pa.ArrowInvalid:
-        objects, dropped = [], 0
+        objects, dropped, nulled = [], 0, 0
         for number, line in enumerate(block.split(b"\n"), first_line):
             text = line.decode("utf-8-sig", "replace").strip()  # (Arrow skips a BOM too)
-            reason = json_object(text)[1] if text else None
+            record, reason = json_object(text) if text else (None, None)
             if reason is None:
+                if b"NaN" in line or b"Infinity" in line:
+                    finite = json.dumps(_non_finite_as_null(record)).encode()
+                    nulled += finite != line
+                    line = finite
                 objects.append(line)
                 continue
             dropped += 1
             if bad_rows is not None:
                 bad_rows.append((number, reason, text[:500]))
-        if not dropped:
+        if not dropped and not nulled:
             raise  # (every line an object: their values do not fit)
         if not any(line.strip() for line in objects):
             return pa.table({})
     return pjson.read_json(io.BytesIO(b"\n".join(objects)), parse_options=options)
+
+
+def _non_finite_as_null(value):
+    """A JSON value with NaN and ±Infinity (not JSON, but Python's json writes them, e.g. for a
+    missing value in a pandas column of text) as null: no value, as a number column's NaN is.
+
+    >>> _non_finite_as_null({"y_pred": math.nan, "proba": {"a": math.inf, "b": 0.5}})
+    {'y_pred': None, 'proba': {'a': None, 'b': 0.5}}
+    """
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _non_finite_as_null(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_non_finite_as_null(v) for v in value]
+    return value
 
 
 def _unreadable_jsonl(path: str, error: Exception) -> InputError:
