@@ -182,7 +182,8 @@ def _parser() -> argparse.ArgumentParser:
     trend.add_argument("--out", default=None, help="where to write (default ROOT/trend)")
     for command in (run, backfill, quick, report, rank, trend):
         command.add_argument("--debug", action="store_true",
-                             help="show Beam's logs and the Python traceback of an error")
+                             help="show Beam's logs (its worker processes' too) and the "
+                                  "Python traceback of an error")
     parser.add_argument("--version", action="version", version=f"delayed-eval {_version()}")
     return parser
 
@@ -388,8 +389,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO if debug else logging.ERROR)
     beam_logger = logging.getLogger("apache_beam")
     level = beam_logger.level
-    if not debug:
-        beam_logger.setLevel(logging.CRITICAL)
+    beam_logger.setLevel(logging.INFO if debug else logging.CRITICAL)
     try:
         return _command(args, beam_args, debug)
     finally:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import datetime as dt
 import io
 import json
+import logging
 import sys
 
 import apache_beam as beam
@@ -56,7 +57,9 @@ def run(config: RunConfig) -> pd.DataFrame:
     started = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
     staging = new_staging(config.out, config.run_id)
     try:
-        with runner_session(config.runner, config.beam_args, config.quiet) as (runner, options):
+        # Worker processes log what this process would log of Beam's (--debug: everything).
+        worker_logs = logging.getLogger("apache_beam").isEnabledFor(logging.INFO)
+        with runner_session(config.runner, config.beam_args, worker_logs) as (runner, options):
             try:
                 p = beam.Pipeline(runner=runner, options=options)  # (Dataflow checks them here)
                 spill = FileSystems.join(staging, LOG_PARTS)

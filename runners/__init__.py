@@ -241,12 +241,13 @@ def threads_per_worker(workers: int):
 
 
 @contextlib.contextmanager
-def runner_session(name: str, beam_args: list[str] | None = None, quiet: bool = False):
+def runner_session(name: str, beam_args: list[str] | None = None, worker_logs: bool = False):
     """(runner, options) for a preset, with whatever it needs running for the duration: for
     `portable` without `--job_endpoint`, a job service in this process; for `portable-pool`,
     that and an SDK worker pool process (`--sdk_worker_parallelism` workers per job). Several
-    local worker processes share the cores (`threads_per_worker`). `quiet`: `direct-mp`'s
-    worker processes log nothing (their stderr is /dev/null).
+    local worker processes share the cores (`threads_per_worker`). `direct-mp`'s worker
+    processes log (~20 lines each on stderr) only with `worker_logs`; a worker's failure
+    reaches this process as the pipeline's error either way.
 
     >>> with runner_session("direct") as (runner, options):
     ...     type(runner).__name__
@@ -269,6 +270,6 @@ def runner_session(name: str, beam_args: list[str] | None = None, quiet: bool = 
             args += ["--environment_type=EXTERNAL", f"--environment_config={address}"]
         elif name == "portable" and not _has(args, "--environment_type"):
             args.append("--environment_type=LOOPBACK")
-        if quiet and name == "direct-mp":
+        if name == "direct-mp" and not worker_logs:
             stack.enter_context(_stderr_to_devnull())
         yield make_runner(name), pipeline_options(name, args)

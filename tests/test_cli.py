@@ -265,15 +265,22 @@ def test_a_misspelled_flag_is_an_error_with_a_suggestion_not_a_beam_option(tmp_p
 
 
 def test_beam_flags_in_either_form_and_quiet_workers(tmp_path, capfd):
-    """`--direct_num_workers 2` (space form) reaches Beam; with --quiet, direct-mp's worker
-    processes print nothing either (their stderr is the process's file descriptor 2)."""
-    code = main(["run", "--stream", 'synth:SEA{"n": 60}', "--model", "majority", "--out",
-                 str(tmp_path / "out"), "--runner", "direct-mp", "--direct_num_workers", "2",
-                 "--quiet"])
+    """`--direct_num_workers 2` (space form) reaches Beam; direct-mp's worker processes print
+    nothing (their stderr is the process's file descriptor 2) unless --debug asks for Beam's
+    logs; --quiet prints nothing at all."""
+    argv = ["run", "--stream", 'synth:SEA{"n": 60}', "--model", "majority", "--out",
+            str(tmp_path / "out"), "--runner", "direct-mp", "--direct_num_workers", "2"]
+    code = main([*argv, "--quiet"])
     printed = capfd.readouterr()
     assert code == 0 and printed.out == "" and printed.err == ""
     manifest = json.load(open(tmp_path / "out" / "manifest.json"))
     assert manifest["config"]["beam_args"] == ["--direct_num_workers", "2"]
+    code = main(argv)
+    printed = capfd.readouterr()
+    assert code == 0 and "initial accuracy" in printed.out
+    assert printed.err.startswith("job counters") and printed.err.count("\n") == 1
+    code = main([*argv, "--debug"])
+    assert code == 0 and "Python sdk harness starting" in capfd.readouterr().err
 
 
 def test_fail_if_exits_with_status_3_after_writing_the_results(tmp_path, capsys):

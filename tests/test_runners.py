@@ -76,7 +76,7 @@ def _thread_variables_seen_by_the_workers(name, beam_args, folder) -> set:
         with open(os.path.join(folder, str(os.getpid())), "w") as f:
             f.write(repr(tuple(os.environ.get(v) for v in THREAD_VARIABLES)))
 
-    with runner_session(name, beam_args, quiet=True) as (runner, options):
+    with runner_session(name, beam_args) as (runner, options):
         with beam.Pipeline(runner=runner, options=options) as p:
             _ = p | beam.Create(range(8)) | beam.Reshuffle() | beam.Map(note)
     return {eval(path.read_text()) for path in folder.iterdir()}
