@@ -658,6 +658,11 @@ def test_a_table_without_its_label_column_is_refused_with_a_hint(tmp_path):
                                          r"'label_time'\).*\{\"label_time\": \"labelled_at\"\}"):
         StreamSpec.parse(_write(tmp_path, "inst.csv", "id,time,f\n0,0,1.0\n") +
                          f'{{"labels": "{labels}", "label_time": "labeled_at"}}').check()
+    # A label table's time column named as its option (whose default is `time`).
+    labels = _write(tmp_path, "labels.csv", "id,label_time,label\n0,5.0,a\n")
+    with pytest.raises(InputError, match=r"labels\.csv: column 'time' \(option 'label_time'\)"
+                                         r'.*\{"label_time": "label_time"\}'):
+        StreamSpec.parse(str(tmp_path / "inst.csv") + f'{{"labels": "{labels}"}}').check()
     # Spaces around a header's names ("id, time, x"): " time" would be a feature, row numbers
     # the times.
     spaced = _write(tmp_path, "spaced.csv", "id, time, f, label\n0,0,1.0,a\n")

@@ -509,7 +509,8 @@ class StreamSpec:
             col = own.get(opt) or o.get(opt, opt)
             if col not in columns:
                 alike = [c for c in columns if c.strip().lower() == col.strip().lower()] or \
-                    difflib.get_close_matches(col, columns, n=1, cutoff=0.8)  # a typo
+                    difflib.get_close_matches(col, columns, n=1, cutoff=0.8) or \
+                    [c for c in columns if c.lower() == opt]  # a typo; the option's name
                 hint = (f"name it with the stream option {json.dumps({opt: alike[0]})}"
                         if alike else f'name yours with the stream option {{"{opt}": "..."}}')
                 raise InputError(f"{path}: column {col!r} (option {opt!r}) not found; columns "
