@@ -425,13 +425,13 @@ def undecodable(path: str, encoding: str, reason: str, option: str = "the stream
     the stream option {"encoding": "latin-1"} (or cp1252, utf-16, ...)
 
     """
-    where = path if line is None else f"{path}, line {line:,}"
+    where = path if line is None else f"{path}, line {line}"
     with contextlib.nullcontext([]) if line else _binary(path) as f:
         for number, text in enumerate(f, 1):
             try:
                 text.decode(encoding)
             except UnicodeDecodeError as e:
-                where, reason = f"{path}, line {number:,}", e.reason
+                where, reason = f"{path}, line {number}", e.reason
                 break
     return InputError(f"{where}: not {encoding} text ({reason}); give the file's encoding "
                       f'with {option} {{"encoding": "latin-1"}} (or cp1252, utf-16, ...)')
