@@ -8,6 +8,7 @@ import collections
 import json
 import math
 import os
+import pickle
 import tempfile
 
 import apache_beam as beam
@@ -179,7 +180,7 @@ class WriteResults(beam.PTransform):
                                               self._path("predictions.parquet"), schema))
         (results[ERRORS] | "ErrorList" >> beam.combiners.ToList()
          | "WriteErrors" >> beam.Map(_write_json_to, self._path(ERRORS_FILE)))
-        (results[DEAD_LETTERS] | "DeadList" >> beam.combiners.ToList()
+        (results[DEAD_LETTERS] | "DeadList" >> Gathered()
          | "WriteDead" >> beam.Map(_write_jsonl_to, self._path("dead_letters.jsonl")))
         self._write_counts(results)
 
@@ -190,7 +191,7 @@ class WriteResults(beam.PTransform):
             with FileSystems.create(path) as f:
                 pq.write_table(in_row_order(table), f)
 
-        (summary | "SummaryList" >> beam.combiners.ToList()
+        (summary | "SummaryList" >> Gathered()
          | "WriteSummary" >> beam.Map(write, self._path("_summary.parquet")))
 
     def _write_curves(self, curves) -> None:
@@ -214,6 +215,31 @@ class WriteResults(beam.PTransform):
          | "WriteCounts" >> beam.Map(write, beam.pvalue.AsList(key_counts),
                                      beam.pvalue.AsList(classes),
                                      beam.pvalue.AsList(read_counts), self._path("_counts.json")))
+
+
+class Gathered(beam.PTransform):
+    """A PCollection's elements as one list, in no particular order, carried as pickled batches
+    of `BATCH`: as `beam.combiners.ToList` carries them, one Python object each, the runner's
+    state cache weighs the gathered list object by object (objsize; 2.6 s for the 148 000
+    summary rows of a run with 40 segments).
+
+    >>> from runners import make_runner
+    >>> with beam.Pipeline(runner=make_runner("direct")) as p:
+    ...     _ = (p | beam.Create(range(5)) | Gathered()
+    ...          | beam.Map(lambda rows: print(sorted(rows))))
+    [0, 1, 2, 3, 4]
+    """
+
+    BATCH = 4096
+
+    def expand(self, pcoll):
+        return (pcoll
+                | "Batches" >> beam.BatchElements(min_batch_size=self.BATCH,
+                                                  max_batch_size=self.BATCH)
+                | "Pickled" >> beam.Map(pickle.dumps)
+                | "List" >> beam.combiners.ToList()
+                | "Unpickled" >> beam.Map(lambda blobs: [element for blob in blobs
+                                                         for element in pickle.loads(blob)]))
 
 
 def _write_json_to(value, path: str) -> None:
