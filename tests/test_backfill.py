@@ -469,18 +469,24 @@ def test_a_csv_log_line_with_an_unclosed_quote_says_how_many_lines_it_took(tmp_p
         spec.has_rows()
 
 
-def test_an_empty_prediction_cell_is_no_prediction(tmp_path):
-    """Text classes: the run's first instances, predicted before any label, have no prediction;
-    in its log written as CSV they are empty cells, unscored as in the run, not a class ''."""
+def _run_on_text_classes(tmp_path, **options) -> tuple[dict, pd.DataFrame]:
+    """GaussianNB run at delay 20 on 300 rows of three text classes (in `tmp_path / "run"`):
+    its configuration (`options` added) and its prediction log."""
     rng = np.random.default_rng(4)
     x = rng.normal(size=300)
     stream = tmp_path / "s.csv"
     pd.DataFrame({"x": x, "label": np.where(x > 0.3, "fraud", np.where(x < -0.3, "ok", "check"))
                   }).to_csv(stream, index=False)
     kw = dict(streams=[f"s={stream}"], delay="20", quiet=True, run_id="same", runner="direct",
-              probabilities=False, repredict="none")
+              **options)
     run(RunConfig(models=["gaussian-nb"], out=str(tmp_path / "run"), **kw))
-    log = pd.read_parquet(tmp_path / "run" / "predictions.parquet")
+    return kw, pd.read_parquet(tmp_path / "run" / "predictions.parquet")
+
+
+def test_an_empty_prediction_cell_is_no_prediction(tmp_path):
+    """Text classes: the run's first instances, predicted before any label, have no prediction;
+    in its log written as CSV they are empty cells, unscored as in the run, not a class ''."""
+    kw, log = _run_on_text_classes(tmp_path, probabilities=False, repredict="none")
     assert log["y_pred"].isna().sum() >= 20  # initial, before the first label
     log.to_csv(tmp_path / "log.csv", index=False)
     run(RunConfig(models=[], out=str(tmp_path / "backfill"),
@@ -493,15 +499,7 @@ def test_a_json_lines_log_with_nan_for_no_prediction_scores_as_the_run(tmp_path,
     """Python's json writes a missing value of a pandas column as NaN, which is not JSON: among
     text classes, NaN is no prediction, as null is (the run's first instances, predicted before
     any label), read whole and block by block."""
-    rng = np.random.default_rng(4)
-    x = rng.normal(size=300)
-    stream = tmp_path / "s.csv"
-    pd.DataFrame({"x": x, "label": np.where(x > 0.3, "fraud", np.where(x < -0.3, "ok", "check"))
-                  }).to_csv(stream, index=False)
-    kw = dict(streams=[f"s={stream}"], delay="20", quiet=True, run_id="same", runner="direct",
-              repredict="every_k_labels:5", bins=4)
-    run(RunConfig(models=["gaussian-nb"], out=str(tmp_path / "run"), **kw))
-    log = pd.read_parquet(tmp_path / "run" / "predictions.parquet")
+    kw, log = _run_on_text_classes(tmp_path, repredict="every_k_labels:5", bins=4)
     log["y_pred"] = log["y_pred"].where(log["y_pred"].notna(), np.nan)
     log["proba"] = [dict(p) if p is not None else math.nan for p in log["proba"]]
     lines = [json.dumps(row) for row in log.to_dict("records")]
