@@ -13,6 +13,10 @@ from transforms.replay.protocols import model_and_fold
 
 TABLE_METRICS = ("accuracy", "precision", "recall", "f1", "roc_auc", "average_precision",
                  "kappa", "kappa_m", "kappa_t", "kappa_plus", "mae", "rmse")
+# The summary's columns of names and words: text, whatever they look like (a stream named after
+# `inf.csv`, a model `1.0`, a class `NA`, a run id of digits).
+SUMMARY_TEXT_COLUMNS = ("run_id", "stream", "segment", "model", "protocol", "category", "window",
+                        "metric", "class", "predicted")
 # Of the per-class measures, the table shows a binary task's positive class's.
 POSITIVE_CLASS_METRICS = ("precision", "recall", "f1", "average_precision")
 
@@ -30,13 +34,13 @@ def load_results(path: str, kind: str = "summary") -> pd.DataFrame:
     >>> import tempfile
     >>> d = tempfile.mkdtemp()
     >>> with open(os.path.join(d, "summary.csv"), "w") as f:
-    ...     _ = f.write("stream,model,metric,value\\ns,m,accuracy,0.5\\n")
-    >>> load_results(d)["value"].tolist()
-    [0.5]
+    ...     _ = f.write("stream,model,class,metric,value\\ninf,1.0,NA,recall,0.5\\n")
+    >>> load_results(d).to_dict("records")  # names stay text, as in summary.parquet
+    [{'stream': 'inf', 'model': '1.0', 'class': 'NA', 'metric': 'recall', 'value': 0.5}]
     """
-    if kind == "summary":  # class names stay text ("True", "1"), as in summary.parquet
-        return pd.read_csv(os.path.join(path, "summary.csv"),
-                           dtype={"class": str, "predicted": str, "segment": str})
+    if kind == "summary":  # (an empty cell is missing: to_csv writes NaN and None so)
+        return pd.read_csv(os.path.join(path, "summary.csv"), keep_default_na=False,
+                           na_values=[""], dtype=dict.fromkeys(SUMMARY_TEXT_COLUMNS, str))
     if kind in ("curves", "predictions"):
         return pd.read_parquet(os.path.join(path, f"{kind}.parquet"))
     if kind == "manifest":

@@ -147,3 +147,26 @@ def test_a_metric_named_with_its_category_follows_it(nightly, tmp_path, capsys):
     assert main(["trend", str(tmp_path / "runs"), "--metric", "final accuracy"]) == 2
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and "no run scored final accuracy (cumulative)" in err
+
+
+def test_names_that_read_as_numbers_or_missing_stay_names(tmp_path, capsys):
+    """A stream named `inf` (after inf.csv), models `1.0` and `NA`, a class `NA`: read back
+    from summary.csv as the text summary.parquet holds, and trended as such."""
+    from pipelines.results import SUMMARY_TEXT_COLUMNS, load_results
+
+    rng = np.random.default_rng(5)
+    x = rng.normal(size=200)
+    path = tmp_path / "inf.csv"
+    pd.DataFrame({"x": x, "label": np.where(x > 0, "NA", "EU")}).to_csv(path, index=False)
+    out = tmp_path / "runs" / "date=2026-11-01"
+    run(RunConfig(streams=[f'{path}{{"na_values": []}}'], models=["1.0=gaussian-nb",
+                                                                  "NA=majority"],
+                  delay="10", repredict="none", out=str(out), quiet=True, runner="direct"))
+    read = load_results(str(out))
+    written = pd.read_parquet(out / "summary.parquet")
+    assert "NA" in set(read["class"]) and set(read["model"]) == {"1.0", "NA", "1.0 vs NA"}
+    for column in SUMMARY_TEXT_COLUMNS:  # (missing: NaN in one, None in the other)
+        assert read[column].fillna("").tolist() == written[column].fillna("").tolist()
+    assert main(["trend", str(tmp_path / "runs")]) == 0
+    table = pd.read_parquet(tmp_path / "runs" / "trend" / "trend.parquet")
+    assert set(zip(table["stream"], table["model"])) == {("inf", "1.0"), ("inf", "NA")}
