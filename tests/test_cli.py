@@ -132,6 +132,13 @@ def test_unknown_config_field_is_reported(tmp_path, capsys):
     assert main(["run", "--config", str(cfg)]) == 2
     assert capsys.readouterr().err == f"delayed-eval: error: {cfg}: bins: 'many' is not a " \
                                       "whole number\n"
+    # A stream as a mapping of its file and options would be streams named path and label.
+    cfg.write_text("streams:\n  - path: tx.csv\n    label: fraud\nmodels: [y]\nout: z\n")
+    assert main(["run", "--config", str(cfg)]) == 2
+    assert capsys.readouterr().err == (
+        f"delayed-eval: error: {cfg}: stream {{'path': 'tx.csv', 'label': 'fraud'}}: a stream "
+        f"is one spec, its options in JSON after the file: 'tx.csv{{\"label\": \"fraud\"}}' "
+        f"(name it NAME=SPEC)\n")
 
 
 def test_the_example_yaml_runs_with_the_command_lines_option_names(tmp_path):

@@ -5,13 +5,14 @@ from __future__ import annotations
 import difflib
 import inspect
 import itertools
+import json
 import math
 import os
 import random
 
 from river.datasets import synth
 
-from transforms.errors import InputError
+from transforms.errors import ConfigError, InputError
 from transforms.specs import named_specs
 
 _SYNTH_RESERVED = {"n", "seed", "drift", "delay", "classes", "positive", "order"}
@@ -183,11 +184,7 @@ def stream_spec_of(stream, **options) -> str:
     >>> stream_spec_of('synth:SEA{"n": 100}')
     'synth:SEA{"n": 100}'
     """
-    import json
-
     from river import datasets
-
-    from transforms.errors import ConfigError
 
     if isinstance(stream, os.PathLike):
         stream = os.fspath(stream)
@@ -229,5 +226,21 @@ def stream_specs(streams) -> list:
     >>> from river import datasets
     >>> stream_specs({"sea": datasets.synth.SEA(), "web": "dataset:Phishing"})
     ['sea=synth:SEA', 'web=dataset:Phishing']
+
+    A stream written as a mapping of its file and options (as a YAML config may) would be
+    streams named `path`, `label`, ...: refused, with the spec that says it.
+
+    >>> stream_specs([{"path": "tx.csv", "label": "fraud"}])  # doctest: +NORMALIZE_WHITESPACE
+    Traceback (most recent call last):
+    ...
+    transforms.errors.ConfigError: stream {'path': 'tx.csv', 'label': 'fraud'}: a stream is one
+    spec, its options in JSON after the file: 'tx.csv{"label": "fraud"}' (name it NAME=SPEC)
     """
+    for item in streams if isinstance(streams, (list, tuple)) else [streams]:
+        place = [k for k in ("path", "source", "file") if isinstance(item, dict) and k in item]
+        if place:
+            options = {k: v for k, v in item.items() if k != place[0]}
+            raise ConfigError(f"stream {item}: a stream is one spec, its options in JSON after "
+                              f"the file: '{item[place[0]]}{json.dumps(options) if options else ''}"
+                              f"' (name it NAME=SPEC)")
     return named_specs(streams, stream_spec_of)
