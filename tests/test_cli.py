@@ -139,6 +139,13 @@ def test_unknown_config_field_is_reported(tmp_path, capsys):
         f"delayed-eval: error: {cfg}: stream {{'path': 'tx.csv', 'label': 'fraud'}}: a stream "
         f"is one spec, its options in JSON after the file: 'tx.csv{{\"label\": \"fraud\"}}' "
         f"(name it NAME=SPEC)\n")
+    # ... and a model as a mapping of its class and parameters, a model named class.
+    cfg.write_text("streams: [x]\nmodels:\n  - class: hoeffding-tree\n    grace_period: 50\n"
+                   "out: z\n")
+    assert main(["run", "--config", str(cfg)]) == 2
+    assert capsys.readouterr().err.endswith(
+        "a model is one spec, its parameters in JSON after its class: "
+        "'hoeffding-tree{\"grace_period\": 50}'\n")
 
 
 def test_the_example_yaml_runs_with_the_command_lines_option_names(tmp_path):

@@ -442,8 +442,42 @@ def model_specs(models) -> list:
     ['nb=river.naive_bayes.GaussianNB', 'base=majority']
     >>> model_specs(["majority", {"nb": "gaussian-nb"}])
     ['majority', 'nb=gaussian-nb']
+
+    A model written as a mapping of its class and parameters (as a YAML config may) is refused
+    with the spec that says it.
+
+    >>> model_specs([{"name": "tree", "class": "hoeffding-tree", "grace_period": 50}])
+    ... # doctest: +NORMALIZE_WHITESPACE
+    Traceback (most recent call last):
+    ...
+    transforms.models.specs.ModelSpecError: model {'name': 'tree', 'class': 'hoeffding-tree',
+    'grace_period': 50}: a model is one spec, its parameters in JSON after its class:
+    'tree=hoeffding-tree{"grace_period": 50}'
     """
+    for item in models if isinstance(models, (list, tuple)) else [models]:
+        spec = _spec_of_mapping(item) if isinstance(item, dict) else None
+        if spec:
+            raise ModelSpecError(f"model {item}: a model is one spec, its parameters in JSON "
+                                 f"after its class: '{spec}'")
     return named_specs(models, spec_of)
+
+
+def _spec_of_mapping(item: dict) -> str | None:
+    """The spec a mapping of a model's class (`class`, `model` or `spec`), parameters and
+    `name` means, or of {class: {parameters}}; None for {name: spec}.
+
+    >>> _spec_of_mapping({"river.tree.HoeffdingTreeClassifier": {"grace_period": 50}})
+    'river.tree.HoeffdingTreeClassifier{"grace_period": 50}'
+    >>> _spec_of_mapping({"nb": "gaussian-nb"}), _spec_of_mapping({"model": "gaussian-nb"})
+    (None, None)
+    """
+    key = next((k for k in ("class", "model", "spec") if isinstance(item.get(k), str)), None)
+    if key is not None and (len(item) > 1 or key != "model"):  # ({model: X}: one named model)
+        params = {k: v for k, v in item.items() if k not in (key, "name")}
+        name = f"{item['name']}=" if "name" in item else ""
+        return f"{name}{item[key]}{json.dumps(params) if params else ''}"
+    nested = [(k, v) for k, v in item.items() if isinstance(v, dict)]
+    return f"{nested[0][0]}{json.dumps(nested[0][1])}" if nested else None
 
 
 def _seeded_defaults(model, given: dict) -> dict:
