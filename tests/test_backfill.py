@@ -269,8 +269,8 @@ def test_a_json_lines_log_reads_its_probability_objects_as_maps(tmp_path):
 
 def test_predicted_classes_are_matched_to_the_labels_by_number_or_refused(tmp_path, capsys):
     """Agrawal's labels are the integers 0 and 1: a log whose predictions went through a float
-    column (0.0, 1.0) scores as the run's own log does; a log whose predictions share no
-    class with the labels is refused in one line, not scored 0."""
+    column (0.0, 1.0), or are booleans, scores as the run's own log does; a log whose
+    predictions share no class with the labels is refused in one line, not scored 0."""
     kw = dict(streams=['synth:Agrawal{"n": 600, "seed": 2}'], delay="30", curve_every=100,
               quiet=True, run_id="same", runner="direct")
     run(RunConfig(models=["gaussian-nb"], out=str(tmp_path / "run"), **kw))
@@ -286,10 +286,12 @@ def test_predicted_classes_are_matched_to_the_labels_by_number_or_refused(tmp_pa
     predicted = log["y_pred"].to_pylist()
     assert set(predicted) == {"0", "1", None}
     write([None if v is None else float(v) for v in predicted], "floats.parquet")
-    run(RunConfig(models=[], out=str(tmp_path / "backfill"),
-                  predictions=str(tmp_path / "floats.parquet"), **kw))
-    assert (tmp_path / "backfill" / "summary.csv").read_text() == \
-        (tmp_path / "run" / "summary.csv").read_text()
+    write([None if v is None else v == "1" for v in predicted], "booleans.parquet")
+    for name in ("floats.parquet", "booleans.parquet"):  # (1.0, True: the label 1)
+        run(RunConfig(models=[], out=str(tmp_path / "backfill"),
+                      predictions=str(tmp_path / name), **kw))
+        assert (tmp_path / "backfill" / "summary.csv").read_text() == \
+            (tmp_path / "run" / "summary.csv").read_text()
     write([{"0": "ok", "1": "fraud", None: None}[v] for v in predicted], "words.parquet")
     code = main(["backfill", "--stream", kw["streams"][0], "--delay", "30", "--predictions",
                  str(tmp_path / "words.parquet"), "--out", str(tmp_path / "o"), "--quiet",

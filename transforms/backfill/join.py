@@ -384,6 +384,8 @@ def model_classes(label_classes: list, predicted: set) -> list[str]:
 
 
 def _number(name: str) -> float | None:
+    if name.strip().lower() in ("true", "false"):  # (Python's True, Arrow's and JSON's true)
+        return float(name.strip().lower() == "true")
     try:
         value = float(name)
     except ValueError:
@@ -393,10 +395,13 @@ def _number(name: str) -> float | None:
 
 def class_aliases(label_names: list[str], predicted: set) -> dict[str, str]:
     """Predicted classes that are a label class's number spelled otherwise -> that class: a
-    log that went through a float column says "1.0" for the label 1 (and "1" for a label 1.0).
+    log that went through a float column says "1.0" for the label 1 (and "1" for a label 1.0);
+    a boolean is the number 1 or 0, as in Python (labels True/False, predictions 1/0).
 
     >>> class_aliases(["0", "1"], {"0.0", "1.0", "1", "7.0"})
     {'0.0': '0', '1.0': '1'}
+    >>> class_aliases(["False", "True"], {"0", "1"}), class_aliases(["0", "1"], {"true"})
+    ({'0': 'False', '1': 'True'}, {'true': '1'})
     """
     by_number = {}
     for name in label_names:
