@@ -1,5 +1,6 @@
 """Backfill: a prediction log scored without a model gives what the replay gave."""
 
+import gzip
 import json
 import math
 import os
@@ -454,6 +455,11 @@ def test_a_log_in_latin_1_is_named_by_line_and_read_with_its_encoding(tmp_path, 
         assert rows('{"encoding": "latin-1"}', **kw) == expected.to_dict("records")
     with pytest.raises(InputError, match=r"unknown encoding 'latin-9x'"):
         rows('{"encoding": "latin-9x"}')
+    # Its line found through Beam's FileSystems, decompressed.
+    (tmp_path / f"log.{suffix}.gz").write_bytes(gzip.compress(path.read_bytes()))
+    remote = f"{RemoteFileSystem.PREFIX}{path}.gz"
+    with pytest.raises(InputError, match=rf"log\.{suffix}\.gz, line {line}: not utf-8 text"):
+        list(PredictionLogSpec.parse(remote).read(remote))
 
 
 def test_a_csv_log_line_with_an_unclosed_quote_says_how_many_lines_it_took(tmp_path):

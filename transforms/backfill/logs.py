@@ -528,10 +528,9 @@ def _parsed_jsonl(block: bytes, first_line: int, bad_rows: list | None,
             text = line.decode("utf-8-sig", "replace").strip()  # (Arrow skips a BOM too)
             record, reason = json_object(text) if text else (None, None)
             if reason is None:
-                if b"NaN" in line or b"Infinity" in line:
-                    finite = json.dumps(_non_finite_as_null(record)).encode()
-                    nulled += finite != line
-                    line = finite
+                if b"NaN" in line or b"Infinity" in line:  # (may be a value: not JSON)
+                    line = json.dumps(_non_finite_as_null(record)).encode()
+                    nulled += 1
                 objects.append(line)
                 continue
             dropped += 1

@@ -426,8 +426,8 @@ def undecodable(path: str, encoding: str, reason: str, option: str = "the stream
 
     """
     where = path if line is None else f"{path}, line {line}"
-    with contextlib.nullcontext([]) if line else _binary(path) as f:
-        for number, text in enumerate(f, 1):
+    with contextlib.nullcontext(None) if line else _binary(path) as f:
+        for number, text in enumerate(iter(f.readline, b"") if f else [], 1):
             try:
                 text.decode(encoding)
             except UnicodeDecodeError as e:
