@@ -30,6 +30,11 @@ class TimeRange:
     (172800.0, '2026-11-01')
     >>> TimeRange.parse(None, "100").end
     100.0
+    >>> TimeRange.parse("yesterday", None)  # doctest: +NORMALIZE_WHITESPACE
+    Traceback (most recent call last):
+    ...
+    ValueError: --from 'yesterday': not an ISO date or datetime (2026-11-01,
+    2026-11-01T06:00:00+02:00) nor seconds; write it so
     """
 
     start: float = -math.inf
@@ -42,10 +47,18 @@ class TimeRange:
         def day(text):
             return text is not None and re.fullmatch(r"\d{4}-\d{2}-\d{2}", str(text))
 
-        lo = -math.inf if start is None else parse_time_value(start)
-        hi = math.inf if end is None else parse_time_value(end) + (86400.0 if day(end) else 0)
+        def seconds(text, flag):
+            try:
+                return parse_time_value(text)
+            except ValueError:
+                raise ValueError(f"{flag} {text!r}: not an ISO date or datetime (2026-11-01, "
+                                 f"2026-11-01T06:00:00+02:00) nor seconds; write it so") from None
+
+        lo = -math.inf if start is None else seconds(start, "--from")
+        hi = math.inf if end is None else seconds(end, "--to") + (86400.0 if day(end) else 0)
         if hi <= lo:
-            raise ValueError(f"the range from {start} to {end} is empty")
+            raise ValueError(f"the range from {start} to {end} is empty; give a --to after "
+                             f"--from")
         first = str(start) if day(start) else None
         if first is None and math.isfinite(lo):
             first = dt.datetime.fromtimestamp(lo, dt.timezone.utc).date().isoformat()
