@@ -3,6 +3,7 @@ line per threshold crossed, when a measure crosses one — after the results are
 
 from __future__ import annotations
 
+import difflib
 import math
 import operator
 import re
@@ -66,8 +67,10 @@ class Threshold:
                               f"[[SEGMENT]] [WINDOW] OP VALUE; e.g. \"initial precision (fraud) "
                               f"< 0.8\"")
         if match["metric"] not in _METRICS:
-            raise ConfigError(f"--fail-if {text!r}: unknown measure {match['metric']!r}; "
-                              f"known: {', '.join(sorted(_METRICS))}")
+            close = difflib.get_close_matches(match["metric"], sorted(_METRICS), n=1)
+            raise ConfigError(f"--fail-if {text!r}: unknown measure {match['metric']!r}; " + (
+                f"did you mean {close[0]!r}?" if close else
+                f"known: {', '.join(sorted(_METRICS))}"))
         try:
             value = float(match["value"])
         except ValueError:

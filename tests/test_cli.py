@@ -321,7 +321,7 @@ def test_fail_if_exits_with_status_3_after_writing_the_results(tmp_path, capsys)
                  "majority: initial log_loss > 1"]) == 3
     assert "sea / majority: majority: initial log_loss > 1" in capsys.readouterr().err
     assert main([*base, "--out", str(tmp_path / "bad"), "--fail-if", "initial acuracy < 1"]) == 2
-    assert "unknown measure 'acuracy'" in capsys.readouterr().err
+    assert "unknown measure 'acuracy'; did you mean 'accuracy'?" in capsys.readouterr().err
     assert not (tmp_path / "bad").exists()
 
 
