@@ -10,6 +10,7 @@ import csv
 import io
 import json
 import math
+import os
 from collections.abc import Iterator
 
 import numpy as np
@@ -137,10 +138,22 @@ class PredictionLogSpec:
         return list(self.proba.get("proba_columns", {}).values())
 
     def files(self, time_range=None) -> list[str]:
-        """The log's files, sorted (a directory: every log file below it, `LOG_FORMATS`); with a
-        `TimeRange`, partitions `date=DAY` before its first day are skipped."""
-        files = [f for f in table_files(self.pattern, tuple(LOG_FORMATS))
-                 if extension(f) in LOG_FORMATS
+        """The log's files, sorted (a directory: every log file below it, `LOG_FORMATS`, but of
+        a run's results, those beside a manifest.json, its log predictions.parquet alone); with
+        a `TimeRange`, partitions `date=DAY` before its first day are skipped.
+
+        >>> import os, tempfile
+        >>> out = tempfile.mkdtemp()
+        >>> for name in ("manifest.json", "summary.parquet", "predictions.parquet"):
+        ...     open(os.path.join(out, name), "w").close()
+        >>> [os.path.basename(f) for f in PredictionLogSpec.parse(out).files()]
+        ['predictions.parquet']
+        """
+        found = table_files(self.pattern, (*LOG_FORMATS, ".json"))
+        runs = {os.path.dirname(f) for f in found if os.path.basename(f) == "manifest.json"}
+        files = [f for f in found if extension(f) in LOG_FORMATS
+                 and (os.path.dirname(f) not in runs
+                      or os.path.basename(f) == "predictions.parquet")
                  and (time_range is None or time_range.keeps_partition(f))]
         if not files:
             raise InputError(f"prediction log {self.pattern}: no .parquet, .csv, .tsv or "
