@@ -7,6 +7,7 @@ import datetime as dt
 import itertools
 import math
 import platform
+import re
 import sys
 from importlib import metadata
 
@@ -202,7 +203,8 @@ def _keyed_by_segment(raw: pd.DataFrame) -> pd.DataFrame:
 
 def _stream_keys(pl: Plan, raw: pd.DataFrame):
     """(stream spec, scoring key, segment) in the summary's order: each stream, then its
-    segments with at least --min-segment-size labels, by --segment column, then by name."""
+    segments with at least --min-segment-size labels, by --segment column, then by name
+    (`natural_order`)."""
     sizes: dict = {}
     if not raw.empty:
         counted = raw[raw["category"].isin((INITIAL, FINAL)) & (raw["window"] == "cumulative")]
@@ -213,8 +215,19 @@ def _stream_keys(pl: Plan, raw: pd.DataFrame):
         prefix = s.name + SEGMENT_SEPARATOR
         segments = [k[len(prefix):] for k in sizes if k.startswith(prefix)
                     and sizes[k] >= pl.config.min_segment_size]
-        for segment in sorted(segments, key=lambda g: (columns.index(g.split("=", 1)[0]), g)):
+        for segment in sorted(segments, key=lambda g: (columns.index(g.split("=", 1)[0]),
+                                                       natural_order(g))):
             yield s, prefix + segment, segment
+
+
+def natural_order(name: str) -> list:
+    """A sort key that orders the numbers in names by value: hour=2 before hour=10.
+
+    >>> sorted(["hour=10", "hour=2", "hour=(missing)", "hour=1"], key=natural_order)
+    ['hour=1', 'hour=2', 'hour=10', 'hour=(missing)']
+    """
+    return [(0, int(part), part) if part.isdigit() else (1, 0, part)
+            for part in re.split(r"(\d+)", name)]
 
 
 def _class_rows(raw: pd.DataFrame, pl: Plan, protocol: str, classes: list,
