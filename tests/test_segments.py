@@ -191,6 +191,9 @@ def test_a_column_of_ids_is_refused_as_a_segment(tmp_path, capsys):
         "distinct values in its first 1,000 rows (c0, c1, c2, …), nearly a slice per " \
         "instance" in err[0]
     assert main([*args, "--segment", "store", "--curve-every", "1000"]) == 0
+    # The slices in order, the numbers in their names by value (s2 before s10).
+    summary = pd.read_csv(tmp_path / "o" / "summary.csv")
+    assert list(dict.fromkeys(summary["segment"].dropna())) == [f"store=s{i}" for i in range(20)]
 
 
 @pytest.mark.parametrize("spilled", [True, False])
