@@ -565,6 +565,30 @@ def test_a_prediction_of_no_known_kind_is_named_by_id_and_time(tmp_path, capsys,
         f"case)\n")
 
 
+def test_a_logged_probability_outside_0_1_is_refused_naming_its_prediction(tmp_path, capsys):
+    """A score or logit logged as a probability would make every probability measure wrong;
+    a probability past 1 by rounding is one."""
+    stream = tmp_path / "s.csv"
+    pd.DataFrame({"id": range(4), "time": range(4), "label": list("abab")}).to_csv(
+        stream, index=False)
+    log = tmp_path / "log.csv"
+
+    def backfill(scores):
+        pd.DataFrame({"id": [0, 1, 2, 3], "t": [0, 1, 2, 3], "y_pred": list("aaab"),
+                      "p_a": scores}).to_csv(log, index=False)
+        return main(["backfill", "--stream", f'{stream}{{"features": []}}', "--predictions",
+                     f'{log}{{"score": "p_a", "positive": "a"}}', "--out",
+                     str(tmp_path / "o"), "--quiet", "--runner", "direct"])
+
+    assert backfill([0.9, 0.7, 1 + 1e-12, 0.2]) == 0
+    capsys.readouterr()
+    assert backfill([0.9, 0.7, 2.5, -0.5]) == 2
+    assert capsys.readouterr().err == (
+        f"delayed-eval: error: {log}: the prediction of id '2' gives class 'a' the probability "
+        f"2.5, not one in [0, 1]; log probabilities (a score, margin or logit is none), or "
+        f"leave them out with --no-probabilities\n")
+
+
 @pytest.mark.parametrize("rows,message", [
     ([], "no prediction in it (its files have no rows; a run with --log-predictions none "
          "writes such files)"),

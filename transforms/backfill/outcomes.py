@@ -123,6 +123,10 @@ def read_part(path: str) -> dict:
             for name, column in zip(table.column_names, table.columns)}
 
 
+# How far past 0 or 1 a logged probability may be, from rounding, before it is refused.
+PROBABILITY_SLACK = 1e-9
+
+
 def _proba_column(batch: pa.RecordBatch, path: str) -> pa.MapArray:
     """A log batch's class probabilities as maps {class: probability} (all null without)."""
     kind = PREDICTION_SCHEMA.field("proba").type
@@ -130,12 +134,25 @@ def _proba_column(batch: pa.RecordBatch, path: str) -> pa.MapArray:
         return pa.nulls(batch.num_rows, kind)
     column = batch.column(batch.schema.get_field_index("proba"))
     try:
-        return column.cast(kind)
+        maps = column.cast(kind)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         raise InputError(f"{path}: column proba is {column.type}, not a map from class to "
                          f"probability; name per-class probability columns with "
                          f'{{"proba_columns": {{...}}}} or a score with {{"score": ...}}') \
             from None
+    offsets = maps.offsets.to_numpy()  # (into the whole of `items`, also of a slice)
+    values = maps.items.to_numpy(zero_copy_only=False)[offsets[0]:offsets[-1]]
+    outside = (values < -PROBABILITY_SLACK) | (values > 1 + PROBABILITY_SLACK)
+    if outside.any():  # (a score or a logit logged as a probability: every measure of it wrong)
+        at = int(np.argmax(outside))
+        row = int(np.searchsorted(offsets, offsets[0] + at, side="right")) - 1
+        ids = batch.column(batch.schema.get_field_index("id"))
+        raise InputError(
+            f"{path}: the prediction of id {ids[row].as_py()!r} gives class "
+            f"{maps.keys[offsets[0] + at].as_py()!r} the probability {float(values[at])!r}, "
+            f"not one in [0, 1]; log probabilities (a score, margin or logit is none), or leave "
+            f"them out with --no-probabilities")
+    return maps
 
 
 class _KeyLogBatches(beam.DoFn):
