@@ -521,14 +521,21 @@ def test_a_json_lines_log_with_nan_for_no_prediction_scores_as_the_run(tmp_path,
             (tmp_path / "run" / "summary.csv").read_text()
 
 
-def test_a_log_without_a_model_column_is_one_model_named_after_it(tmp_path):
-    stream = tmp_path / "s.csv"
+def _four_labels(tmp_path) -> str:
+    """The spec of a stream of four instances without features, ids and times 0..3, labelled
+    a, b, a, b."""
+    path = tmp_path / "s.csv"
     pd.DataFrame({"id": range(4), "time": range(4), "label": list("abab")}).to_csv(
-        stream, index=False)
+        path, index=False)
+    return f'{path}{{"features": []}}'
+
+
+def test_a_log_without_a_model_column_is_one_model_named_after_it(tmp_path):
+    stream = _four_labels(tmp_path)
     log = tmp_path / "fraud_v3.csv"
     pd.DataFrame({"id": range(4), "t": range(4), "y_pred": list("aaab")}).to_csv(
         log, index=False)
-    summary = run(RunConfig(streams=[f'{stream}{{"features": []}}'], models=[],
+    summary = run(RunConfig(streams=[stream], models=[],
                             predictions=str(log), delay="1", out=str(tmp_path / "o"),
                             quiet=True, runner="direct", repredict="none"))
     initial = summary.query("category == 'initial' and metric == 'accuracy'")
@@ -548,14 +555,12 @@ def test_a_log_without_its_columns_is_one_error_line(tmp_path, capsys):
 
 @pytest.mark.parametrize("kind,told", [("inital", "kind 'inital'"), (None, "no kind")])
 def test_a_prediction_of_no_known_kind_is_named_by_id_and_time(tmp_path, capsys, kind, told):
-    stream = tmp_path / "s.csv"
-    pd.DataFrame({"id": range(4), "time": range(4), "label": list("abab")}).to_csv(
-        stream, index=False)
+    stream = _four_labels(tmp_path)
     log = tmp_path / "log.csv"
     pd.DataFrame({"id": [0, 0, 1, 1], "at": [0, 1, 1, 2.5], "type": ["Initial", " FINAL", kind,
                                                                        "final"],
                   "y_pred": list("aaab")}).to_csv(log, index=False)
-    code = main(["backfill", "--stream", f'{stream}{{"features": []}}', "--predictions",
+    code = main(["backfill", "--stream", stream, "--predictions",
                  f'{log}{{"kind": "type", "time": "at"}}', "--out", str(tmp_path / "o"),
                  "--quiet", "--runner", "direct"])
     err = capsys.readouterr().err
@@ -568,15 +573,13 @@ def test_a_prediction_of_no_known_kind_is_named_by_id_and_time(tmp_path, capsys,
 def test_a_logged_probability_outside_0_1_is_refused_naming_its_prediction(tmp_path, capsys):
     """A score or logit logged as a probability would make every probability measure wrong;
     a probability past 1 by rounding is one."""
-    stream = tmp_path / "s.csv"
-    pd.DataFrame({"id": range(4), "time": range(4), "label": list("abab")}).to_csv(
-        stream, index=False)
+    stream = _four_labels(tmp_path)
     log = tmp_path / "log.csv"
 
     def backfill(scores):
         pd.DataFrame({"id": [0, 1, 2, 3], "t": [0, 1, 2, 3], "y_pred": list("aaab"),
                       "p_a": scores}).to_csv(log, index=False)
-        return main(["backfill", "--stream", f'{stream}{{"features": []}}', "--predictions",
+        return main(["backfill", "--stream", stream, "--predictions",
                      f'{log}{{"score": "p_a", "positive": "a"}}', "--out",
                      str(tmp_path / "o"), "--quiet", "--runner", "direct"])
 
