@@ -76,6 +76,13 @@ def run(config: RunConfig) -> pd.DataFrame:
                                       f"start: {type(e).__name__}: {reason[:400]}; give the "
                                       f"runner's options after the command (docs/runners.md)"
                                       ) from None
+                if disk is None and "Channel closed prematurely" in str(e):
+                    raise DelayedEvalError(
+                        f"--runner {config.runner}: a worker process ended during the run "
+                        f"({type(e).__name__}: {str(e).strip()}): a model or a library it calls "
+                        f"may have ended it, or memory ran out; run with --runner direct to see "
+                        f"the failure in this process, or with --debug for the workers' logs"
+                    ) from None
                 if disk is None:
                     raise
                 raise OutputError(f"--out {config.out}: writing the results failed "

@@ -1,5 +1,7 @@
 """The same evaluation on every local runner arrangement gives the same files."""
 
+import os
+
 import pandas as pd
 import pytest
 
@@ -62,6 +64,21 @@ def test_a_runner_without_its_options_is_one_line_not_an_internal_error(tmp_path
                           "could not start: ") and "Missing required option: project" in err
     assert "\n" not in err and err.endswith("give the runner's options after the command "
                                              "(docs/runners.md)")
+
+
+def test_a_worker_process_that_ends_is_one_line(tmp_path, capsys):
+    """A model that ends its worker process (a crash, memory): not 'internal error ...
+    please report it' but where to look; nothing is published."""
+    from pipelines.cli import main
+
+    assert main(["run", "--stream", 'synth:SEA{"n": 50}', "--model",
+                 "tests.helpers.EndsItsProcess", "--out", str(tmp_path / "o"), "--runner",
+                 "direct-mp", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("delayed-eval: error: --runner direct-mp: a worker process ended "
+                          "during the run (") and err.count("\n") == 1
+    assert "--runner direct to see the failure in this process" in err
+    assert not os.listdir(tmp_path / "o")
 
 
 def _thread_variables_seen_by_the_workers(name, beam_args, folder) -> set:
