@@ -658,6 +658,12 @@ def test_a_table_without_its_label_column_is_refused_with_a_hint(tmp_path):
                                          r"'label_time'\).*\{\"label_time\": \"labelled_at\"\}"):
         StreamSpec.parse(_write(tmp_path, "inst.csv", "id,time,f\n0,0,1.0\n") +
                          f'{{"labels": "{labels}", "label_time": "labeled_at"}}').check()
+    # A label table without rows: no label has come yet.
+    empty = _write(tmp_path, "none_yet.csv", "id,time,label\n")
+    with pytest.raises(InputError, match=r"none_yet\.csv: the label table has no rows, so no "
+                                         r"instance of stream inst can be scored; evaluate it "
+                                         r"once labels have arrived"):
+        StreamSpec.parse(str(tmp_path / "inst.csv") + f'{{"labels": "{empty}"}}').check()
     # A label table's time column named as its option (whose default is `time`).
     labels = _write(tmp_path, "labels.csv", "id,label_time,label\n0,5.0,a\n")
     with pytest.raises(InputError, match=r"labels\.csv: column 'time' \(option 'label_time'\)"

@@ -449,7 +449,10 @@ class StreamSpec:
             self._check_times(files[0], role)
             if not any(has_rows(path, fmt_of(path, self.format), csv_options(self.options))
                    for path in files):
-                raise InputError(f"{pattern}: the stream is empty (no rows)")
+                raise InputError(f"{pattern}: the stream is empty (no rows)" if role != "labels"
+                                 else f"{pattern}: the label table has no rows, so no instance "
+                                 f"of stream {self.name} can be scored; evaluate it once labels "
+                                 f"have arrived")
         if self.options.get("missing", "dead-letter") not in ("dead-letter", "drop"):
             raise InputError(f"stream {self.name}: missing must be 'dead-letter' or 'drop'")
 
