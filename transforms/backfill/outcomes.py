@@ -241,7 +241,6 @@ class _KeyLogBatches(beam.DoFn):
                 yield (self.streams[key // self.buckets], int(key % self.buckets)), \
                     ("predictions", part if self.spill is None else spill_part(part, self.spill))
 
-
     def _unknown_kind(self, batch, kinds: pa.Array, path: str) -> InputError:
         """The error of a log whose kind column holds a word that is no prediction kind,
         naming the first such prediction by its id and time."""
