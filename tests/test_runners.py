@@ -66,6 +66,8 @@ def test_a_runner_without_its_options_is_one_line_not_an_internal_error(tmp_path
                                              "(docs/runners.md)")
 
 
+# (Beam's thread that watched the worker raises as it goes: the CLI's stderr drops it)
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnhandledThreadExceptionWarning")
 def test_a_worker_process_that_ends_is_one_line(tmp_path, capsys):
     """A model that ends its worker process (a crash, memory): not 'internal error ...
     please report it' but where to look; nothing is published."""
