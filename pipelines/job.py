@@ -26,11 +26,11 @@ from pipelines.evaluation import EvaluateDelayed
 from pipelines.files import (ERRORS_FILE, delete_folder, disk_error, io_reason, new_staging,
                              publish, read_bytes, staged_names, write_bytes, write_json,
                              write_parquet)
-from pipelines.manifest import check_evaluated, complete_summary, manifest
+from pipelines.manifest import alike_classes, check_evaluated, complete_summary, manifest
 from pipelines.maturity import maturity_manifest, maturity_table
 from pipelines.plan import plan
-from pipelines.results import (drift_delay_table, format_profiles, format_set_aside,
-                               format_table, format_unmatched, segment_table)
+from pipelines.results import (drift_delay_table, format_alike_classes, format_profiles,
+                               format_set_aside, format_table, format_unmatched, segment_table)
 from pipelines.write import WriteResults, keep_segments, located
 from runners import PRESETS, runner_session
 from transforms.backfill.outcomes import LOG_PARTS
@@ -175,6 +175,9 @@ def run(config: RunConfig) -> pd.DataFrame:
         unmatched = format_unmatched(counts["keys"])
         if unmatched:
             print("\n" + unmatched)
+        alike = format_alike_classes(alike_classes(counts["classes"]), pl.backfill)
+        if alike:
+            print("\n" + alike)
         delays = drift_delay_table(summary)
         if not delays.empty:
             print("\nPage-Hinkley: each known drift's detection delay and the false alarms "

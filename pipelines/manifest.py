@@ -363,6 +363,28 @@ def versions() -> dict:
     return out
 
 
+def alike_classes(classes: list) -> dict[str, list[list[str]]]:
+    """Per stream, the groups of its classes (its labels' and every model's predictions') that
+    differ only in case or in spaces around them: most likely one class written two ways, which
+    every measure counts as two (`classes`: [[(stream, model), class names], ...]).
+
+    >>> alike_classes([[["s", "m"], ["pos", "neg", "pos ", "Pos"]], [["s", "n"], ["neg", "NEG"]],
+    ...                [["t", "m"], ["a", "b"]]])
+    {'s': [['pos', 'pos ', 'Pos'], ['neg', 'NEG']]}
+    """
+    names: dict = {}
+    for (stream, _), values in classes:
+        names.setdefault(stream, {}).update(dict.fromkeys(map(str, values)))
+    alike = {}
+    for stream, seen in names.items():
+        groups: dict = {}
+        for name in seen:
+            groups.setdefault(name.strip().casefold(), []).append(name)
+        if any(len(g) > 1 for g in groups.values()):
+            alike[stream] = [g for g in groups.values() if len(g) > 1]
+    return alike
+
+
 def manifest(pl: Plan, counts: dict, dead: list[dict], started: str) -> dict:
     """`manifest.json`'s content: the configuration, versions, per-stream read counts and, per
     (stream, model), the counts that add up (see docs/semantics.md); `dead`: the run's dead
@@ -412,6 +434,7 @@ def manifest(pl: Plan, counts: dict, dead: list[dict], started: str) -> dict:
                           "task": pl.tasks[name]}
                    for name, spec in pl.models.items()},
         "classes": {f"{k[0]} / {k[1]}": v for k, v in counts["classes"]},
+        **({"alike_classes": alike} if (alike := alike_classes(counts["classes"])) else {}),
         "counts": keys,
         "dead_letters": len(dead),
         # A backfill's unreadable log lines: dead letters of no stream (nor in its counts).

@@ -49,6 +49,23 @@ def load_results(path: str, kind: str = "summary") -> pd.DataFrame:
     raise ValueError(f"kind must be summary, curves, predictions or manifest, not {kind!r}")
 
 
+def format_alike_classes(alike: dict, backfill: bool) -> str:
+    """Lines naming each stream's classes that differ only in case or spaces (the manifest's
+    `alike_classes`), or ''.
+
+    >>> print(format_alike_classes({"s": [["pos", "pos ", "Pos"]]}, backfill=False))
+    ... # doctest: +NORMALIZE_WHITESPACE
+    s: classes 'pos', 'pos ' and 'Pos' differ only in case or spaces, and each is counted as a
+    class of its own; if they are one class, write it one way in the labels
+    """
+    where = "the labels and the log" if backfill else "the labels"
+    return "\n".join(
+        f"{stream}: classes {', '.join(map(repr, group[:-1]))} and {group[-1]!r} differ only "
+        f"in case or spaces, and each is counted as a class of its own; if they are one class, "
+        f"write it one way in {where}"
+        for stream, groups in alike.items() for group in groups)
+
+
 def default_metric(reported: set[str]) -> str:
     """The measure `rank` and `trend` read when none is named: accuracy, or MAE when the runs
     report no accuracy (regression runs only).

@@ -869,6 +869,24 @@ def test_a_parquet_column_of_lists_dates_or_durations_is_refused_as_a_feature(
         "JSON objects or lists" if kind == "lists or objects" else "dates or durations") in err
 
 
+def test_classes_that_differ_only_in_case_or_spaces_are_named(tmp_path, capsys):
+    """'fraud', 'fraud ' and 'Fraud' are three classes to every measure: the run says so (the
+    labels are the user's to clean), in its output and its manifest."""
+    labels = ["fraud" if i % 3 else "ok" for i in range(60)]
+    labels[7], labels[20], labels[33] = "fraud ", "Fraud", " ok"
+    path = _write(tmp_path, "cased.csv", "x,label\n" + "".join(
+        f"{i % 5},{y}\n" for i, y in enumerate(labels)))
+    out = tmp_path / "out"
+    assert main(["run", "--stream", path, "--model", "majority", "--delay", "2", "--out",
+                 str(out), "--runner", "direct"]) == 0
+    printed = capsys.readouterr().out
+    assert "cased: classes 'fraud', 'fraud ' and 'Fraud' differ only in case or spaces, and " \
+        "each is counted as a class of its own; if they are one class, write it one way in " \
+        "the labels" in printed and "cased: classes 'ok' and ' ok' differ only" in printed
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["alike_classes"] == {"cased": [["ok", " ok"], ["fraud", "fraud ", "Fraud"]]}
+
+
 # -- the output directory ------------------------------------------------------------------------
 def test_an_out_that_cannot_be_written_is_one_line(tmp_path, capsys):
     a_file = tmp_path / "notes.txt"
