@@ -17,7 +17,8 @@ import os
 import pandas as pd
 
 from pipelines.figures import Figure, figures, save_figure
-from pipelines.results import drift_delay_table, record_outputs, segment_table, summary_table
+from pipelines.results import (drift_delay_table, format_alike_classes, record_outputs,
+                               segment_table, summary_table)
 from pipelines.run_files import RunFiles
 
 FIGURES = "figures"
@@ -69,6 +70,9 @@ def _render_html(run: RunFiles, made: list[Figure], notes: list[str]) -> str:
              ("dead letters", m.get("dead_letters"))]
     if m.get("log_dead_letters"):
         facts.append(("of which prediction log lines", m["log_dead_letters"]))
+    if m.get("alike_classes"):
+        facts.append(("classes alike", format_alike_classes(m["alike_classes"],
+                                                            m.get("replay") == "backfill")))
     parts = [
         "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
         f"<title>delayed-eval report {esc(str(m.get('run_id')))}</title>",

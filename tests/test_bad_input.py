@@ -885,6 +885,10 @@ def test_classes_that_differ_only_in_case_or_spaces_are_named(tmp_path, capsys):
         "the labels" in printed and "cased: classes 'ok' and ' ok' differ only" in printed
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["alike_classes"] == {"cased": [["ok", " ok"], ["fraud", "fraud ", "Fraud"]]}
+    from pipelines.report import write_report
+
+    page = open(write_report(str(out)), encoding="utf-8").read()
+    assert "<b>classes alike</b>: cased: classes &#x27;ok&#x27; and &#x27; ok&#x27;" in page
 
 
 # -- the output directory ------------------------------------------------------------------------
