@@ -380,8 +380,9 @@ def alike_classes(classes: list) -> dict[str, list[list[str]]]:
         groups: dict = {}
         for name in seen:
             groups.setdefault(name.strip().casefold(), []).append(name)
-        if any(len(g) > 1 for g in groups.values()):
-            alike[stream] = [g for g in groups.values() if len(g) > 1]
+        written_twice = [g for g in groups.values() if len(g) > 1]
+        if written_twice:
+            alike[stream] = written_twice
     return alike
 
 
