@@ -270,8 +270,8 @@ def test_a_json_lines_log_reads_its_probability_objects_as_maps(tmp_path):
 
 def test_predicted_classes_are_matched_to_the_labels_by_number_or_refused(tmp_path, capsys):
     """Agrawal's labels are the integers 0 and 1: a log whose predictions went through a float
-    column (0.0, 1.0), or are booleans, scores as the run's own log does; a log whose
-    predictions share no class with the labels is refused in one line, not scored 0."""
+    column (0.0, 1.0; NaN for none), or are booleans, scores as the run's own log does; a log
+    whose predictions share no class with the labels is refused in one line, not scored 0."""
     kw = dict(streams=['synth:Agrawal{"n": 600, "seed": 2}'], delay="30", curve_every=100,
               quiet=True, run_id="same", runner="direct")
     run(RunConfig(models=["gaussian-nb"], out=str(tmp_path / "run"), **kw))
@@ -293,6 +293,17 @@ def test_predicted_classes_are_matched_to_the_labels_by_number_or_refused(tmp_pa
                       predictions=str(tmp_path / name), **kw))
         assert (tmp_path / "backfill" / "summary.csv").read_text() == \
             (tmp_path / "run" / "summary.csv").read_text()
+    # Python's json writes a float column's missing value as NaN: no prediction, not a class.
+    with open(tmp_path / "nans.jsonl", "w") as f:
+        for row in log.drop(columns="proba").to_pylist():
+            f.write(json.dumps({**row, "y_pred": math.nan if row["y_pred"] is None
+                                else float(row["y_pred"])}) + "\n")
+    run(RunConfig(models=[], out=str(tmp_path / "backfill"),
+                  predictions=str(tmp_path / "nans.jsonl"), probabilities=False, **kw))
+    run(RunConfig(models=["gaussian-nb"], out=str(tmp_path / "run_without"),
+                  probabilities=False, **kw))
+    assert (tmp_path / "backfill" / "summary.csv").read_text() == \
+        (tmp_path / "run_without" / "summary.csv").read_text()
     write([{"0": "ok", "1": "fraud", None: None}[v] for v in predicted], "words.parquet")
     code = main(["backfill", "--stream", kw["streams"][0], "--delay", "30", "--predictions",
                  str(tmp_path / "words.parquet"), "--out", str(tmp_path / "o"), "--quiet",

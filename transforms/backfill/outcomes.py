@@ -78,10 +78,13 @@ def _no_model(dead_letter: dict) -> dict:
 
 # -- Beam ----------------------------------------------------------------------------------------
 def _prediction_column(batch: pa.RecordBatch, classification: bool):
-    """Predictions: floats for regression; classes as an Arrow string array (none: null).
+    """Predictions: floats for regression; classes as an Arrow string array (none: null; of
+    numbers, NaN too, as Python's json writes a float column's missing value).
 
     >>> _prediction_column(pa.record_batch({"prediction": ["a", "", None]}), True).to_pylist()
     ['a', None, None]
+    >>> _prediction_column(pa.record_batch({"prediction": [1.0, math.nan]}), True).to_pylist()
+    ['1.0', None]
     """
     col = batch.column(batch.schema.get_field_index("prediction"))
     if not classification:  # a value that is no finite number is no prediction (NaN)
@@ -92,7 +95,8 @@ def _prediction_column(batch: pa.RecordBatch, classification: bool):
         col = col.cast(pa.string())  # an empty text is no class: no prediction (a CSV cell)
         return pc.if_else(pc.equal(col, ""), pa.scalar(None, pa.string()), col)
     # Not strings: the class as `run` logs it, str(value) (True, not Arrow's "true").
-    return pa.array([None if v is None else str(v) for v in col.to_pylist()], pa.string())
+    return pa.array([None if v is None or (isinstance(v, float) and math.isnan(v)) else str(v)
+                     for v in col.to_pylist()], pa.string())
 
 
 def spill_part(columns: dict, folder: str) -> str:
