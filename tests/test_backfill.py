@@ -532,6 +532,27 @@ def test_a_json_lines_log_with_nan_for_no_prediction_scores_as_the_run(tmp_path,
             (tmp_path / "run" / "summary.csv").read_text()
 
 
+def test_probabilities_written_as_nan_are_no_probabilities(tmp_path):
+    """A JSON Lines log written with Python's json, every 7th prediction's probabilities NaN:
+    scored as its twin with null there (it scored each as p = 0, log-loss ~34.5)."""
+    stream = 'synth:Agrawal{"n": 600, "seed": 2}'
+    kw = dict(streams=[stream], delay="30", quiet=True, run_id="same", runner="direct",
+              log_predictions="initial-final")
+    run(RunConfig(models=["gaussian-nb"], out=str(tmp_path / "run"), **kw))
+    rows = pd.read_parquet(tmp_path / "run" / "predictions.parquet").to_dict("records")
+    for name, gone in (("null", lambda p: None), ("nan", lambda p: dict.fromkeys(p, math.nan))):
+        with open(tmp_path / f"{name}.jsonl", "w") as f:
+            for i, row in enumerate(rows):
+                proba = None if row["proba"] is None else dict(row["proba"])
+                if i % 7 == 0 and proba is not None:
+                    proba = gone(proba)
+                f.write(json.dumps({**row, "proba": proba}) + "\n")
+        run(RunConfig(models=[], out=str(tmp_path / name),
+                      predictions=str(tmp_path / f"{name}.jsonl"), **kw))
+    summaries = [(tmp_path / name / "summary.csv").read_text() for name in ("null", "nan")]
+    assert "log_loss" in summaries[0] and summaries[1] == summaries[0]
+
+
 def _four_labels(tmp_path) -> str:
     """The spec of a stream of four instances without features, ids and times 0..3, labelled
     a, b, a, b."""

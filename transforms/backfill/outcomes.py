@@ -132,7 +132,14 @@ PROBABILITY_SLACK = 1e-9
 
 
 def _proba_column(batch: pa.RecordBatch, path: str) -> pa.MapArray:
-    """A log batch's class probabilities as maps {class: probability} (all null without)."""
+    """A log batch's class probabilities as maps {class: probability} (all null without; a map
+    with a NaN, or of no class: null).
+
+    >>> maps = pa.array([[("a", 0.2), ("b", 0.8)], [("a", math.nan), ("b", 0.5)], []],
+    ...                 pa.map_(pa.string(), pa.float64()))
+    >>> _proba_column(pa.record_batch({"id": ["1", "2", "3"], "proba": maps}), "p").to_pylist()
+    [[('a', 0.2), ('b', 0.8)], None, None]
+    """
     kind = PREDICTION_SCHEMA.field("proba").type
     if "proba" not in batch.schema.names:
         return pa.nulls(batch.num_rows, kind)
@@ -156,7 +163,17 @@ def _proba_column(batch: pa.RecordBatch, path: str) -> pa.MapArray:
             f"{maps.keys[offsets[0] + at].as_py()!r} the probability {float(values[at])!r}, "
             f"not one in [0, 1]; log probabilities (a score, margin or logit is none), or leave "
             f"them out with --no-probabilities")
-    return maps
+    # A map with a NaN (Python's json writes a missing value so) or with no class at all (a
+    # JSON object of NaN) is no probabilities, as a NaN score is (`PredictionLogSpec._proba_map`).
+    empty = (np.diff(offsets) == 0) & ~maps.is_null().to_numpy(zero_copy_only=False)
+    if not np.isnan(values).any() and not empty.any():
+        return maps
+    rows = np.searchsorted(offsets, offsets[0] + np.flatnonzero(np.isnan(values)), "right") - 1
+    missing = maps.is_null().to_numpy(zero_copy_only=False) | empty
+    missing[rows] = True
+    return pa.MapArray.from_arrays(pa.array(offsets - offsets[0], pa.int32()),
+                                   maps.keys[offsets[0]:offsets[-1]], pa.array(values),
+                                   mask=pa.array(missing))
 
 
 class _KeyLogBatches(beam.DoFn):
