@@ -26,7 +26,7 @@ from pipelines.evaluation import EvaluateDelayed
 from pipelines.files import (ERRORS_FILE, delete_folder, disk_error, io_reason, new_staging,
                              publish, read_bytes, staged_names, write_bytes, write_json,
                              write_parquet)
-from pipelines.manifest import alike_classes, check_evaluated, complete_summary, manifest
+from pipelines.manifest import check_evaluated, complete_summary, manifest
 from pipelines.maturity import maturity_manifest, maturity_table
 from pipelines.plan import plan
 from pipelines.results import (drift_delay_table, format_alike_classes, format_profiles,
@@ -128,7 +128,8 @@ def run(config: RunConfig) -> pd.DataFrame:
                                                           ERRORS_FILE)])
             delete_folder(spill)
             outputs = sorted([*staged_names(staging), "manifest.json"])
-            write_json(staged("manifest.json"), {**manifest(pl, counts, dead_letters, started),
+            record = manifest(pl, counts, dead_letters, started)
+            write_json(staged("manifest.json"), {**record,
                                                   **({"maturity": maturity} if maturity else {}),
                                                   "outputs": outputs})
             publish(staging, config.out)
@@ -175,7 +176,7 @@ def run(config: RunConfig) -> pd.DataFrame:
         unmatched = format_unmatched(counts["keys"])
         if unmatched:
             print("\n" + unmatched)
-        alike = format_alike_classes(alike_classes(counts["classes"]), pl.backfill)
+        alike = format_alike_classes(record.get("alike_classes", {}), pl.backfill)
         if alike:
             print("\n" + alike)
         delays = drift_delay_table(summary)
