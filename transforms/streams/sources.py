@@ -445,7 +445,7 @@ class StreamSpec:
             if role == "instances":  # (first: such numbers are text to the next check too)
                 self._check_decimal_commas(files[0])
             if role == "instances" and "features" not in self.options and self.reads_features:
-                self._check_text_features(files[0])  # the first rows of the first file
+                self._check_feature_columns(files[0])  # the first rows of the first file
             self._check_times(files[0], role)
             if not any(has_rows(path, fmt_of(path, self.format), csv_options(self.options))
                    for path in files):
@@ -524,7 +524,7 @@ class StreamSpec:
                     raise InputError(f"{path}: feature column {col!r} not found; columns "
                                      f"are {columns}")
 
-    def _check_text_features(self, path: str) -> None:
+    def _check_feature_columns(self, path: str) -> None:
         """Columns that would become features but hold what no model takes (dates, durations,
         lists or objects), or text that looks like event times or ids (read from the file's
         first rows): a model would learn from them, or fail on them."""
