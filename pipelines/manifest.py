@@ -21,7 +21,7 @@ from metrics.probabilistic import (AUC_BOOTSTRAP_METRICS, CURVE_METRICS,
                                    PROBABILITY_METRICS, RANK_METRICS, RELIABILITY_METRICS)
 from metrics.regression import QUANTILE_METRICS, REGRESSION_METRICS
 from pipelines.plan import Plan
-from pipelines.results import where_and_why
+from pipelines.results import unmatched_reasons, where_and_why
 from transforms.backfill.logs import LOG_COUNTERS
 from transforms.errors import InputError
 from transforms.replay.protocols import model_and_fold
@@ -331,11 +331,27 @@ def check_evaluated(pl: Plan, counts: dict, dead: list[dict]) -> None:
                              f"{model!r} for stream {stream!r}")
         if c["unmatched_predictions"] == logged != c["unmatched_outside_range"]:
             raise InputError(
-                f"prediction log {pl.log.pattern}: 0 of {logged} predictions of model "
-                f"{model!r} matched a labelled instance of stream {stream!r}: check that the "
-                f"log's ids and times are the stream's (ids as text alike, times in seconds "
-                f"— or the log's time_unit — or ISO datetimes, each within its instance's "
-                f"latency period)")
+                f"prediction log {pl.log.pattern}: 0 of {logged:,} predictions of model "
+                f"{model!r} matched a labelled instance of stream {stream!r} "
+                f"({unmatched_reasons(c)}); {_matching_advice(c)}")
+
+
+def _matching_advice(counts: dict) -> str:
+    """What to check when no logged prediction of a model matched, for its commonest reason.
+
+    >>> _matching_advice({"unmatched_no_instance": 3, "unmatched_before_arrival": 1})
+    "check that the log's ids are the stream's (compared as text: 007 is not 7)"
+    """
+    reason = max(("no_instance", "before_arrival", "after_label", "unreadable_time"),
+                 key=lambda k: counts.get(f"unmatched_{k}", 0))
+    if reason == "no_instance":
+        return "check that the log's ids are the stream's (compared as text: 007 is not 7)"
+    if reason == "unreadable_time":
+        return ('name the log\'s time column with {"time": ...}; its values must be seconds '
+                '(or the log\'s time_unit) or ISO datetimes')
+    return ("check that the log's times and the stream's are kept alike: numbers in the same "
+            "unit (the time_unit options), ISO datetimes in the same time zone (one without a "
+            "UTC offset is read as UTC)")
 
 
 def _opt(v):

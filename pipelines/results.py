@@ -442,19 +442,30 @@ def format_unmatched(keys) -> str:
                          f"nothing of it to score")
         elif c.get("unmatched_before_arrival") or c.get("unmatched_after_label") or \
                 c.get("unmatched_unreadable_time"):
-            whys = {"before_arrival": "made before their instance arrived",
-                    "after_label": "after its label (do the log and the stream keep the same "
-                                   "clock?)",
-                    "unreadable_time": "with no readable time (seconds, or an ISO datetime)",
-                    "no_instance": "naming no instance that had arrived (it waits for its "
-                                   "label, was set aside, or the id is unknown)",
-                    "outside_range": "made outside --from/--to"}
             lines.append(f"{stream} / {model}: {c['unmatched_predictions']:,} of "
                          f"{c['logged_predictions']:,} logged predictions belong to no "
-                         f"labelled instance: " + ", ".join(
-                             f"{c[f'unmatched_{k}']:,} {why}" for k, why in whys.items()
-                             if c.get(f"unmatched_{k}")))
+                         f"labelled instance: {unmatched_reasons(c)}")
     return "\n".join(lines)
+
+
+# Why a logged prediction belongs to no labelled instance, by the manifest's `unmatched_*` count.
+UNMATCHED_WHYS = {
+    "before_arrival": "made before their instance arrived",
+    "after_label": "after its label (do the log and the stream keep the same clock?)",
+    "unreadable_time": "with no readable time (seconds, or an ISO datetime)",
+    "no_instance": "naming no instance that had arrived (it waits for its label, was set "
+                   "aside, or the id is unknown)",
+    "outside_range": "made outside --from/--to"}
+
+
+def unmatched_reasons(counts: dict) -> str:
+    """The manifest's `unmatched_*` counts of one (stream, model) in words.
+
+    >>> unmatched_reasons({"unmatched_before_arrival": 2, "unmatched_after_label": 0})
+    '2 made before their instance arrived'
+    """
+    return ", ".join(f"{counts[f'unmatched_{k}']:,} {why}" for k, why in UNMATCHED_WHYS.items()
+                     if counts.get(f"unmatched_{k}"))
 
 
 DELAY = "detection delay (instances)"

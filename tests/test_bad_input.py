@@ -777,8 +777,45 @@ def test_a_backfill_whose_predictions_match_nothing_is_an_error(tmp_path, capsys
     code = main(["backfill", "--stream", stream, "--predictions", str(log), "--delay", "5",
                  "--out", str(tmp_path / "out"), "--runner", "direct", "--quiet"])
     err = capsys.readouterr().err
-    assert code == 2 and f"prediction log {log}: 0 of 50 predictions of model 'm' matched a " \
-        "labelled instance of stream 'sea'" in err
+    assert code == 2 and err.count("\n") == 1
+    assert f"prediction log {log}: 0 of 50 predictions of model 'm' matched a labelled " \
+        "instance of stream 'sea' (50 naming no instance that had arrived" in err
+    assert err.endswith("check that the log's ids are the stream's (compared as text: 007 is "
+                        "not 7)\n")
+
+
+def test_a_backfill_whose_log_keeps_another_time_zone_says_so(tmp_path, capsys):
+    """Instances logged in local time (UTC+2) without an offset, predictions a second later in
+    UTC: every prediction is two hours before its instance, as the stream's times are read."""
+    utc = pd.date_range("2026-11-01", periods=20, freq="1min")
+    local = (utc + pd.Timedelta("2h")).strftime("%Y-%m-%dT%H:%M:%S")
+    pd.DataFrame({"id": range(20), "time": local, "label": [0, 1] * 10}).to_csv(
+        tmp_path / "rows.csv", index=False)
+    pd.DataFrame({"id": range(20), "time": (utc + pd.Timedelta("1s")).strftime(
+        "%Y-%m-%dT%H:%M:%SZ"), "prediction": 1}).to_csv(tmp_path / "log.csv", index=False)
+    argv = ["backfill", "--delay", "5min", "--out", str(tmp_path / "out"), "--runner",
+            "direct", "--quiet", "--predictions"]
+    stream = ["--stream", f"s={tmp_path / 'rows.csv'}"]
+    code = main([*argv, f'{tmp_path / "log.csv"}{{"time": "time"}}', *stream])
+    err = capsys.readouterr().err
+    assert code == 2 and err == (
+        f"delayed-eval: error: {tmp_path / 'log.csv'}: column 'y_pred' (option \"prediction\") "
+        f"not found; columns are ['id', 'time', 'prediction']; name it with the --predictions "
+        f'option {{"prediction": "prediction"}}\n')
+    log = f'{tmp_path / "log.csv"}{{"time": "time", "prediction": "prediction"}}'
+    code = main([*argv, log, *stream])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1
+    assert "0 of 20 predictions of model 'log' matched a labelled instance of stream 's' (20 " \
+        "made before their instance arrived); check that the log's times and the stream's " \
+        "are kept alike: numbers in the same unit (the time_unit options), ISO datetimes in " \
+        "the same time zone (one without a UTC offset is read as UTC)" in err
+    # The stream's times with their offset: every prediction matches.
+    pd.DataFrame({"id": range(20), "time": [t + "+02:00" for t in local],
+                  "label": [0, 1] * 10}).to_csv(tmp_path / "rows.csv", index=False)
+    assert main([*argv, log, *stream]) == 0
+    counts = json.loads((tmp_path / "out" / "manifest.json").read_text())["counts"][0]
+    assert counts["logged_predictions"] == 20 and counts["unmatched_predictions"] == 0
 
 
 def test_text_columns_that_look_like_ids_or_dates_are_refused_with_a_hint(tmp_path, capsys):

@@ -23,8 +23,9 @@ from transforms.errors import InputError
 from transforms.records import field_count_reason
 from transforms.specs import split_options
 from transforms.streams.delays import TIME_UNITS
-from transforms.streams.table_files import (extension, json_object, other_separator,
-                                            source_name, table_files, undecodable)
+from transforms.streams.table_files import (extension, guess_column, json_object,
+                                            other_separator, source_name, table_files,
+                                            undecodable)
 from transforms.vocabulary import REPREDICTION
 
 # Defaults: the columns of `run`'s own predictions.parquet.
@@ -326,15 +327,8 @@ class PredictionLogSpec:
     def _renamed(self, batches, columns: list[str] | None, path: str):
         rename = {v: k for k, v in self.columns.items()}
         for batch in batches:
-            missing = [] if columns is not None else [
-                self.columns[k] for k in ("id", "time", "prediction")
-                if self.columns[k] not in batch.schema.names]
             sources = self._source_columns() if columns is None or "proba" in columns else []
-            missing += [c for c in sources if c not in batch.schema.names]
-            if missing:
-                raise InputError(f"{path}: column(s) {missing} not found; columns are "
-                                 f"{batch.schema.names} (rename with options such as "
-                                 f'{{"time": "ts"}})')
+            self._check_named(batch.schema.names, columns is None, sources, path)
             names = [rename.get(n, n) for n in batch.schema.names]
             if "proba" in names and pa.types.is_struct(batch.column(names.index("proba")).type):
                 i = names.index("proba")
@@ -344,6 +338,37 @@ class PredictionLogSpec:
                     [*batch.columns, self._proba_map(batch, path)], names=[*names, "proba"])
                 names = [*names, "proba"]
             yield pa.RecordBatch.from_arrays(batch.columns, names=names)
+
+    def _check_named(self, names: list[str], whole: bool, sources: list[str],
+                     path: str) -> None:
+        """The columns a log must have (id, time and prediction, when it is read `whole`, and
+        the probabilities' `sources`) are among its `names`; else one line names each missing
+        one with its option and the column it most likely is (`guess_column`).
+
+        >>> spec = PredictionLogSpec.parse("p.csv")
+        >>> spec._check_named(["id", "time", "prediction"], True, [], "p.csv")
+        Traceback (most recent call last):
+        ...
+        transforms.errors.InputError: p.csv: column 't' (option "time") and column 'y_pred' \
+(option "prediction") not found; columns are ['id', 'time', 'prediction']; name them with the \
+--predictions option {"time": "time", "prediction": "prediction"}
+        """
+        options = [k for k in ("id", "time", "prediction") if whole]
+        missing = {k: self.columns[k] for k in options if self.columns[k] not in names}
+        for column in sources:
+            if column not in names:
+                missing["score" if "score" in self.proba else f"proba_columns: {column}"] = \
+                    column
+        if not missing:
+            return
+        what = " and ".join(f'column {c!r} (option "{k.split(":")[0]}")'
+                            for k, c in missing.items())
+        names_them = {k: guess_column(k, c, names) or "..." for k, c in missing.items()
+                      if ":" not in k}
+        them = "them" if len(names_them) > 1 else "it"
+        hint = f"name {them} with {OPTION} {json.dumps(names_them)}" if names_them else \
+            "name each class's column in the proba_columns option"
+        raise InputError(f"{path}: {what} not found; columns are {names}; {hint}")
 
     def _sep(self, path: str) -> str:
         """A CSV log file's separator: the `sep` option's, else a tab for a .tsv file, else a

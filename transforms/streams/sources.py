@@ -47,9 +47,9 @@ from transforms.streams import arff
 from transforms.streams.delays import TIME_UNITS, DelaySpec
 from transforms.streams.rows import Checks, labelled_rows
 from transforms.streams.table_files import (CSV_OPTIONS, FORMATS, columns_of, csv_options,
-                                            event_seconds, extension, fmt_of, has_rows,
-                                            head_of, other_separator, row_count, source_name,
-                                            table_files, time_problem)
+                                            event_seconds, extension, fmt_of, guess_column,
+                                            has_rows, head_of, other_separator, row_count,
+                                            source_name, table_files, time_problem)
 from transforms.streams.tables import table_columns, table_events
 
 # Text that reads as a date: ISO 2026-11-01[T10:00[:00]], or 01/11/2026, 1.11.26.
@@ -511,11 +511,9 @@ class StreamSpec:
         for opt in dict.fromkeys(named):
             col = own.get(opt) or o.get(opt, opt)
             if col not in columns:
-                alike = [c for c in columns if c.strip().lower() == col.strip().lower()] or \
-                    difflib.get_close_matches(col, columns, n=1, cutoff=0.8) or \
-                    [c for c in columns if c.lower() == opt]  # a typo; the option's name
-                hint = (f"name it with the stream option {json.dumps({opt: alike[0]})}"
-                        if alike else f'name yours with the stream option {{"{opt}": "..."}}')
+                guess = guess_column(opt, col, columns)
+                hint = (f"name it with the stream option {json.dumps({opt: guess})}"
+                        if guess else f'name yours with the stream option {{"{opt}": "..."}}')
                 raise InputError(f"{path}: column {col!r} (option {opt!r}) not found; columns "
                                  f"are {columns}; {hint}")
         if role == "instances":

@@ -5,6 +5,7 @@ them in chunks of rows (`table_chunks`) so that a long log does not have to fit 
 from __future__ import annotations
 
 import contextlib
+import difflib
 import functools
 import io
 import json
@@ -64,6 +65,22 @@ def source_name(pattern: str) -> str:
     if os.path.splitext(name)[1].lower() in COMPRESSED:
         name = os.path.splitext(name)[0]
     return os.path.splitext(name)[0]
+
+
+def guess_column(option: str, name: str, columns: list[str]) -> str | None:
+    """The column among `columns` that the column `name`, not among them, most likely is
+    (the one the `option` names): `name` in another case or spacing, a close spelling of it, or
+    the column named as the option.
+
+    >>> guess_column("time", "t", ["id", "time", "prediction"])
+    'time'
+    >>> guess_column("label", "label", ["id", " Label"]), guess_column("id", "tx", ["a", "b"])
+    (' Label', None)
+    """
+    found = [c for c in columns if c.strip().lower() == name.strip().lower()] or \
+        difflib.get_close_matches(name, columns, n=1, cutoff=0.8) or \
+        [c for c in columns if c.strip().lower() == option]
+    return found[0] if found else None
 
 
 def table_files(pattern: str, extensions: tuple = TABLE_FORMATS) -> list[str]:
