@@ -78,7 +78,8 @@ def evaluate_locally(stream: str, model: str, delay: str = "0", *, final: bool =
     """
     if is_rows(stream):  # (x, y) pairs or a DataFrame: read from a file, as `run` does
         stream = written_streams(stream, tempfile.mkdtemp(prefix="delayed-eval-"))
-    spec = StreamSpec.parse(stream_spec_of(stream))  # (a river dataset or generator too)
+    # (a river dataset or generator too)
+    spec = StreamSpec.parse(stream_spec_of(stream)).with_label_table_time()
     spec.check()
     model_spec = ModelSpec.parse(spec_of(model))  # (a river estimator too)
     policy = RepredictPolicy.parse(repredict).with_bins(bins)

@@ -96,7 +96,7 @@ def plan(config: RunConfig) -> Plan:
     check_runner(config.runner)
     try:
         delay = DelaySpec.parse(config.delay)
-        streams = [StreamSpec.parse(s) for s in config.streams]
+        streams = [StreamSpec.parse(s).with_label_table_time() for s in config.streams]
         if config.predictions is not None:  # a backfill: no model reads the features
             streams = [dataclasses.replace(s, reads_features=False) for s in streams]
         for s in streams:

@@ -10,9 +10,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from river import datasets
 
+from pipelines.config import RunConfig
+from pipelines.plan import plan
 from tests.helpers import brief, data, read
 from transforms.errors import InputError
 from transforms.records import RANK_INSTANCE, RANK_LABEL, RANK_LABEL_AFTER_INSTANCE
+from transforms.streams.delays import DelaySpec
 from transforms.streams.sources import StreamSpec
 
 T0 = pd.Timestamp("2026-01-01T00:00:00Z").value / 1e9
@@ -110,6 +113,35 @@ def test_instance_table_plus_label_table(tmp_path, fmt):
                              (2, "label", "1", 0), (2, "label", "2", 1),
                              (2, "instance", "3", None), (3, "instance", "4", None),
                              (5, "label", "3", 0)]
+
+
+@pytest.mark.parametrize("fmt", ["csv", "parquet"])
+def test_a_label_tables_label_time_column_is_its_time_unless_it_has_the_instances(tmp_path,
+                                                                                  fmt):
+    """A label table whose time column is `label_time` (the option's name) is read so without
+    the option; one that also has a column named as the instances' time keeps that one."""
+    pd.DataFrame({"id": ["1", "2"], "time": [0, 1], "x": [0.5, 1.5]}).to_csv(
+        tmp_path / "inst.csv", index=False)
+    labels = pd.DataFrame({"id": ["1", "2"], "label_time": [4, 6], "label": ["a", "b"]})
+    path = tmp_path / f"lab.{fmt}"
+    def write(frame):
+        (frame.to_csv if fmt == "csv" else frame.to_parquet)(path, index=False)
+
+    write(labels)
+    text = f'{tmp_path / "inst.csv"}{{"labels": "{path}"}}'
+    spec = StreamSpec.parse(text)
+    with pytest.raises(InputError, match=r"column 'time' \(option 'label_time'\) not found"):
+        spec.check()
+    assert plan(RunConfig(streams=[text], models=["majority"], out=str(tmp_path / "o"))
+                ).streams[0].label_table_time == "label_time"  # (as a run reads it)
+    spec = spec.with_label_table_time()
+    spec.check()
+    events = sorted(e for e in spec.events(DelaySpec.parse("0")) if not isinstance(e, dict))
+    assert brief(events) == [(0, "instance", "1", None), (1, "instance", "2", None),
+                             (4, "label", "1", "a"), (6, "label", "2", "b")]
+    write(labels.assign(time=[2, 3]))
+    spec = StreamSpec.parse(text)
+    assert spec.with_label_table_time() == spec and spec.label_table_time == "time"
 
 
 @pytest.mark.parametrize("label_fmt", ["jsonl", "parquet"])

@@ -36,7 +36,7 @@ import itertools
 import json
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
@@ -201,10 +201,38 @@ class StreamSpec:
                              f"{sorted(set(FORMATS.values()))} with {{\"format\": ...}}")
         return fmt
 
+    def with_label_table_time(self) -> StreamSpec:
+        """This stream, its label table's time column named by the `label_time` option when
+        none is given and the table (its first file) has a column `label_time` but none named
+        as the instance table's time column: that one is the label time, as it is in a table
+        of labelled rows.
+
+        >>> import os, tempfile
+        >>> folder = tempfile.mkdtemp()
+        >>> with open(os.path.join(folder, "l.csv"), "w") as f:
+        ...     _ = f.write("id,label_time,label\\n1,5,a\\n")
+        >>> StreamSpec.parse(f'i.csv{{"labels": "{folder}/l.csv"}}').with_label_table_time(
+        ...     ).label_table_time
+        'label_time'
+        """
+        o = self.options
+        if self.kind != "file" or "label_time" in o or not isinstance(o.get("labels"), str):
+            return self
+        files = table_files(o["labels"])
+        try:
+            columns = columns_of(files[0], fmt_of(files[0], "csv"), csv_options(o)) \
+                if files else []
+        except InputError:  # (the checks say what is wrong with the file)
+            return self
+        if "label_time" in columns and o.get("time", "time") not in columns:
+            return replace(self, options={**o, "label_time": "label_time"})
+        return self
+
     @property
     def label_table_time(self) -> str:
         """The label table's time column: the `label_time` option, else the name of the
-        instance table's time column (`time`).
+        instance table's time column (`time`); `with_label_table_time` gives the option when
+        the table's own column is `label_time`.
 
         >>> StreamSpec.parse('i.csv{"labels": "l.csv", "time": "created_at"}').label_table_time
         'created_at'
