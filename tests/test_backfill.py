@@ -976,3 +976,30 @@ def test_a_backfill_says_why_logged_predictions_belong_to_no_instance(tmp_path, 
         "unmatched_predictions": 35, "unmatched_outside_range": 30, "unmatched_no_instance": 5,
         "unmatched_before_arrival": 0, "unmatched_after_label": 0, "unmatched_unreadable_time": 0}
     assert "logged predictions belong" not in capsys.readouterr().out
+
+
+def test_predictions_at_one_time_keep_log_order_whatever_order_the_runner_groups_them(
+        tmp_path):
+    """Two files log instance 7 at the same time, 'b' in a.csv and 'a' in b.csv, and 'a' then
+    'b' at its label: the log's order (files in path order, rows in file order) makes 'b' its
+    initial prediction and 'b' its final one, however the runner's grouping orders the parts
+    of the bucket."""
+    from transforms.backfill.outcomes import LABELS, _Join, _key_labels, _KeyLogBatches
+
+    (tmp_path / "log").mkdir()
+    (tmp_path / "log" / "a.csv").write_text("id,t,y_pred\n7,0,b\n7,100,a\n")
+    (tmp_path / "log" / "b.csv").write_text("id,t,y_pred\n7,0,a\n7,100,b\n")
+    log = PredictionLogSpec.parse(str(tmp_path / "log"))
+    reader = _KeyLogBatches(log, ["s"], ["m"], classification=True, buckets=1)
+    parts = [out[1] for path in log.files() for out in reader.process(path)
+             if isinstance(out, tuple)]  # (not the tagged outputs: classes, dead letters)
+    label_part = next(_key_labels((("s", 0), [Outcome(1, 7, 0.0, 100.0, "a", None, None,
+                                                       None, None)]), 1))[1]
+    join = _Join(["m"], classification=True, bins=0, final=True, span=100)
+    seen = []
+    for order in (parts, parts[::-1]):
+        out = list(join.process((("s", 0), [label_part, *order]), {("s", LABELS): ["a"]},
+                                {("s", "m"): {"a", "b"}}))
+        columns = out[0][1]
+        seen.append((columns["initial"].tolist(), columns["final"].tolist()))
+    assert seen == [([1], [1]), ([1], [1])]  # classes a, b: 'b' is 1

@@ -178,9 +178,10 @@ def _proba_column(batch: pa.RecordBatch, path: str) -> pa.MapArray:
 
 class _KeyLogBatches(beam.DoFn):
     """A prediction log file -> ((stream, bucket), ("predictions", columns, or the path of a
-    file holding them)) and each (stream, model)'s predicted values (for classes never seen in
-    a label). With a `spill` folder, a bucket's rows go to files there and only their paths
-    are shuffled: a night's log is not held in the runner's memory."""
+    file holding them, (file, block): their place in the log)) and each (stream, model)'s
+    predicted values (for classes never seen in a label). With a `spill` folder, a bucket's
+    rows go to files there and only their paths are shuffled: a night's log is not held in the
+    runner's memory."""
 
     VALUES = "values"
 
@@ -223,7 +224,7 @@ class _KeyLogBatches(beam.DoFn):
                 None, reason, file=path, row=row, record=text))
 
     def _keyed(self, batches, path: str):
-        for batch in batches:
+        for block, batch in enumerate(batches):
             names = batch.schema.names
             stream = self._names(batch, "stream", self.streams, path)
             model = self._names(batch, "model", self.models, path)
@@ -258,9 +259,10 @@ class _KeyLogBatches(beam.DoFn):
             # The key names the stream; the model travels as its position in `models`.
             cols["model"] = lookup(cols.pop("model"), self.models).astype(np.int16)
             del cols["stream"]
-            for key, part in split_by(cols, keys):
-                yield (self.streams[key // self.buckets], int(key % self.buckets)), \
-                    ("predictions", part if self.spill is None else spill_part(part, self.spill))
+            for key, part in split_by(cols, keys):  # (with its place in the log: `_Join`)
+                yield (self.streams[key // self.buckets], int(key % self.buckets)), (
+                    "predictions", part if self.spill is None else spill_part(part, self.spill),
+                    (path, block))
 
     def _unknown_kind(self, batch, kinds: pa.Array, path: str) -> InputError:
         """The error of a log whose kind column holds a word that is no prediction kind,
@@ -312,9 +314,12 @@ class _Join(beam.DoFn):
     @reports_errors
     def process(self, element, label_classes, predicted):
         (stream, _), parts = element
-        labels = concat_rows([p for tag, p in parts if tag == "labels"])
-        preds = concat_rows([read_part(p) if isinstance(p, str) else p
-                             for tag, p in parts if tag == "predictions"])
+        labels = concat_rows([p for tag, p, *_ in parts if tag == "labels"])
+        # In log order (the grouping's order is the runner's): predictions at equal times are
+        # then taken in the order of files by path and of rows in a file, on every runner.
+        logged = sorted((part for part in parts if part[0] == "predictions"),
+                        key=lambda part: part[2])
+        preds = concat_rows([read_part(p) if isinstance(p, str) else p for _, p, _ in logged])
         if not labels:
             labels = label_columns([])
         for code, model in enumerate(self.models):
