@@ -226,11 +226,13 @@ def join_columns(labels: dict, preds: dict, classes: list | None, bins: int,
     dtype = np.int64 if classification else np.float64
     initial = np.full(n, missing, dtype=dtype)
     final_values = np.full(n, missing, dtype=dtype)
-    # The first initial prediction of each instance, and its last final one.
-    first_initial = np.flatnonzero(is_initial)[::-1]
+    # The first initial prediction of each instance, and its last final one (chosen here: an
+    # assignment to a repeated index keeps no value numpy promises).
+    first_initial = _ends(np.flatnonzero(is_initial), row, first=True)
+    last_final = _ends(np.flatnonzero(is_final), row, first=False)
     initial[row[first_initial]] = values[first_initial]
     if final:
-        final_values[row[is_final]] = values[is_final]
+        final_values[row[last_final]] = values[last_final]
     columns = {name: labels[name] for name in ("id", "y", "y_prev", "y_majority", "segments")
                if name in labels}
     columns.update(n=labels["n"].astype(np.int64), t_arrival=t0, t_label=t_label,
@@ -242,7 +244,7 @@ def join_columns(labels: dict, preds: dict, classes: list | None, bins: int,
         vectors = proba_vectors(preds["proba"].take(pa.array(pos[order])), classes,
                                 aliases or {})
         for name, rows, wanted in (("initial_proba", first_initial, True),
-                                   ("final_proba", np.flatnonzero(is_final), final)):
+                                   ("final_proba", last_final, final)):
             if wanted:
                 columns[name] = np.full((n, len(classes)), math.nan)
                 columns[name][row[rows]] = vectors[rows]
@@ -259,6 +261,19 @@ def join_columns(labels: dict, preds: dict, classes: list | None, bins: int,
     counts["unscored_initial"] = int(unscored(initial).sum())
     counts["unscored_final"] = int(unscored(final_values).sum()) if final else 0
     return columns, counts
+
+
+def _ends(at: np.ndarray, row: np.ndarray, first: bool) -> np.ndarray:
+    """Of the positions `at` (ascending), the first (or last) of each `row[at]`, rows sorted.
+
+    >>> row = np.array([0, 0, 1, 1, 1])
+    >>> _ends(np.array([0, 1, 2, 4]), row, True).tolist(), _ends(np.array([0, 1, 2, 4]), row,
+    ...                                                          False).tolist()
+    ([0, 2], [1, 4])
+    """
+    rows = row[at]
+    edge = np.r_[True, rows[1:] != rows[:-1]] if first else np.r_[rows[1:] != rows[:-1], True]
+    return at[edge] if len(at) else at
 
 
 def proba_vectors(maps: pa.MapArray, classes: list, aliases: dict | None = None) -> np.ndarray:
