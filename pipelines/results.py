@@ -414,8 +414,9 @@ def format_unmatched(keys) -> str:
     their instance's latency period, which no output shows otherwise (often a log kept by
     another clock than the stream), with every reason a prediction found no instance (the
     manifest's `unmatched_*` counts), or none made in --from/--to (a model version deployed
-    before or after the range), or none in the partitions read (one retired before it); ""
-    when there are none such.
+    before or after the range), or none in the partitions read (one retired before it), and
+    one for its predictions that repeat an instance's initial or final one; "" when there are
+    none such.
 
     Example
     -------
@@ -445,6 +446,11 @@ def format_unmatched(keys) -> str:
             lines.append(f"{stream} / {model}: {c['unmatched_predictions']:,} of "
                          f"{c['logged_predictions']:,} logged predictions belong to no "
                          f"labelled instance: {unmatched_reasons(c)}")
+        if c.get("repeated_predictions"):
+            lines.append(f"{stream} / {model}: {c['repeated_predictions']:,} of "
+                         f"{c['logged_predictions']:,} logged predictions repeat their "
+                         f"instance's initial or final prediction (logged twice?): the first "
+                         f"initial and the last final one count")
     return "\n".join(lines)
 
 

@@ -1003,3 +1003,35 @@ def test_predictions_at_one_time_keep_log_order_whatever_order_the_runner_groups
         columns = out[0][1]
         seen.append((columns["initial"].tolist(), columns["final"].tolist()))
     assert seen == [([1], [1]), ([1], [1])]  # classes a, b: 'b' is 1
+
+
+def test_predictions_logged_twice_are_counted_and_the_first_initial_and_last_final_count(
+        tmp_path, capsys):
+    """Each instance's initial prediction logged twice (the copy says otherwise) and its final
+    one twice: the first initial and the last final are scored, the 40 repeats counted."""
+    labels = ["a", "b", "b", "a"] * 5
+    pd.DataFrame({"id": range(20), "time": range(20), "label": labels}).to_csv(
+        tmp_path / "rows.csv", index=False)
+    rows = []
+    for i in range(20):
+        first, other = ("a", "b") if i % 3 else ("b", "a")
+        rows += [(i, i + 1, "initial", first), (i, i + 1, "initial", other),
+                 (i, i + 5, "final", first), (i, i + 5, "final", other)]
+    pd.DataFrame(rows, columns=["id", "t", "kind", "y_pred"]).to_csv(tmp_path / "log.csv",
+                                                                     index=False)
+    code = main(["backfill", "--stream", f"s={tmp_path / 'rows.csv'}", "--predictions",
+                 str(tmp_path / "log.csv"), "--delay", "5s", "--out", str(tmp_path / "o"),
+                 "--runner", "direct"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "s / log: 40 of 80 logged predictions repeat their instance's initial or final " \
+        "prediction (logged twice?): the first initial and the last final one count" in out
+    counts = json.loads((tmp_path / "o" / "manifest.json").read_text())["counts"][0]
+    assert counts["repeated_predictions"] == 40 and counts["unmatched_predictions"] == 0
+    summary = pd.read_csv(tmp_path / "o" / "summary.csv")
+    accuracy = summary[(summary.metric == "accuracy") & (summary.window == "cumulative")
+                       ].set_index("category")["value"]
+    first = ["a" if i % 3 else "b" for i in range(20)]
+    last = ["b" if i % 3 else "a" for i in range(20)]
+    assert accuracy["initial"] == sum(p == y for p, y in zip(first, labels)) / 20
+    assert accuracy["final"] == sum(p == y for p, y in zip(last, labels)) / 20

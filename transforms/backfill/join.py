@@ -257,6 +257,8 @@ def join_columns(labels: dict, preds: dict, classes: list | None, bins: int,
         columns["bins"] = _binned(t0, t_label, initial, final_values, row[rep], t[rep],
                                   values[rep], bins, classification,
                                   len(classes) if classification else 0)
+    counts["repeated_predictions"] = int(is_initial.sum()) - len(first_initial) + (
+        int(is_final.sum()) - len(last_final) if final else 0)
     unscored = (lambda a: a == NO_CLASS) if classification else np.isnan
     counts["unscored_initial"] = int(unscored(initial).sum())
     counts["unscored_final"] = int(unscored(final_values).sum()) if final else 0

@@ -47,10 +47,11 @@ OPTION = "the --predictions option"
 # why, in five counts that add up to them: made outside --from/--to with no labelled
 # instance of its id; no labelled instance with the id had arrived by then (it waits for its
 # label, was set aside, or the id is unknown); the time is before the instance's arrival, or
-# after its label; the time is missing or not a time.
+# after its label; the time is missing or not a time. And of the matched ones, those that
+# repeat their instance's initial or final prediction (the first initial and last final count).
 LOG_COUNTERS = ("logged_predictions", "unmatched_predictions", "unmatched_outside_range",
                 "unmatched_no_instance", "unmatched_before_arrival", "unmatched_after_label",
-                "unmatched_unreadable_time")
+                "unmatched_unreadable_time", "repeated_predictions")
 
 
 LOG_FORMATS = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv", ".tsv": "csv",
