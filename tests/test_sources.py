@@ -144,6 +144,30 @@ def test_a_label_tables_label_time_column_is_its_time_unless_it_has_the_instance
     assert spec.with_label_table_time() == spec and spec.label_table_time == "time"
 
 
+@pytest.mark.parametrize("fmt", ["parquet", "jsonl"])
+def test_integer_ids_beyond_a_floats_precision_stay_exact_beside_a_missing_one(tmp_path,
+                                                                                fmt):
+    """Ids 2**60 + i with one missing: pandas would make the column floats, 2**60 + 1 would be
+    2**60 (every id one, a duplicate), and no label would meet its instance."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    ids = [2 ** 60 + i for i in range(4)]
+    rows = [{"id": i, "time": t, "x": 0.5} for t, i in enumerate(ids)] + [
+        {"id": None, "time": 4, "x": 0.5}]
+    path = tmp_path / f"inst.{fmt}"
+    if fmt == "parquet":
+        pq.write_table(pa.Table.from_pylist(rows), path)
+    else:
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    pq.write_table(pa.table({"id": pa.array(ids, pa.int64()), "time": [9, 9, 9, 9],
+                             "label": ["a", "b", "a", "b"]}), tmp_path / "lab.parquet")
+    events, dead = read(f'{path}{{"labels": "{tmp_path / "lab.parquet"}"}}')
+    assert [e[4] for e in events if e[3] == "instance"] == [str(i) for i in ids]
+    assert [e[4] for e in events if e[3] == "label"] == [str(i) for i in ids]
+    assert [(d["row"], d["field"]) for d in dead] == [(5, "id")]
+
+
 @pytest.mark.parametrize("label_fmt", ["jsonl", "parquet"])
 def test_ids_are_text_so_tables_of_any_format_meet(tmp_path, label_fmt):
     """A CSV's ids 000017 keep their zeros and meet a JSON Lines table's "000017"; its ids 17

@@ -645,7 +645,8 @@ def table_chunks(files: list[str], fmt: str | None, default: str = "csv",
     Lines line by line. `fmt`, if given, overrides the files' extensions;
     `default` is the format of a file without a known one; `columns`, if given, are the only
     columns read (with the values the whole read gives them); `csv`: `csv_options`; `text`:
-    CSV columns read as text whatever they hold (ids: `000123` keeps its zeros).
+    columns read as text whatever they hold (ids: a CSV's `000123` keeps its zeros, a Parquet
+    integer stays exact where pandas would make its column of integers and nulls floats).
 
     The row numbers are each chunk row's 1-based data row in its file. A CSV line with more or
     fewer fields than the header, or a JSON Lines line that is no JSON object, is a dead letter
@@ -676,7 +677,7 @@ def table_chunks(files: list[str], fmt: str | None, default: str = "csv",
                     parquet = pq.ParquetFile(source, **PARQUET_STREAMING)
                     for batch in parquet.iter_batches(batch_size=CHUNK_ROWS, columns=columns):
                         yield path, np.arange(row0 + 1, row0 + batch.num_rows + 1), \
-                            batch.to_pandas()
+                            _numbers_as_text(batch, text).to_pandas()
                         row0 += batch.num_rows
             elif file_fmt == "csv":
                 dtypes = {**csv_dtypes(path, columns, csv),  # (the file's one pass before)
@@ -701,6 +702,40 @@ def table_chunks(files: list[str], fmt: str | None, default: str = "csv",
                 from None
 
 
+def _numbers_as_text(batch: pa.RecordBatch, text: tuple) -> pa.RecordBatch:
+    """The batch with its `text` columns of numbers as text, by Arrow: exact for any 64-bit
+    integer (pandas makes a column of integers with a null floats, and 2**53 + 1 is then
+    2**53), a whole float as an integer's text.
+
+    >>> batch = pa.RecordBatch.from_pydict({"id": [2**53 + 1, None], "x": [1, None]})
+    >>> _numbers_as_text(batch, ("id",)).to_pandas()["id"].tolist()
+    ['9007199254740993', nan]
+    """
+    for name in text:
+        i = batch.schema.get_field_index(name)
+        if i >= 0 and (pa.types.is_integer(batch.schema.types[i])
+                       or pa.types.is_floating(batch.schema.types[i])):
+            batch = batch.set_column(i, name, batch.column(i).cast(pa.string()))
+    return batch
+
+
+def _exact_integers(frame: pd.DataFrame, records: list[dict]) -> pd.DataFrame:
+    """A JSON Lines chunk's columns that pandas made floats though they hold integers a float
+    cannot hold (beyond 2**53: ids, most often), as their values (Python ints and None).
+
+    >>> records = [{"id": 2**53 + 1, "x": 1}, {"x": 2}]
+    >>> frame = _exact_integers(pd.DataFrame.from_records(records), records)
+    >>> frame["id"].tolist(), frame["x"].tolist()
+    ([9007199254740993, None], [1, 2])
+    """
+    for name in frame.columns[(frame.dtypes == np.float64).to_numpy()]:
+        if frame[name].abs().max() >= 2.0 ** 53:
+            values = [r.get(name) for r in records]
+            if any(isinstance(v, int) and abs(v) > 2 ** 53 for v in values):
+                frame[name] = pd.Series(values, index=frame.index, dtype=object)
+    return frame
+
+
 def _jsonl_rows(path: str, columns, csv: dict | None, stream: str | None) -> Iterator:
     """`_jsonl_chunks`, from the chunks the file's one pass kept (`TextFacts.chunks`) when it
     could keep them: the file is parsed once per process."""
@@ -722,7 +757,7 @@ def _jsonl_chunks(path: str, columns, csv: dict | None, stream: str | None) -> I
     records, numbers = [], []
 
     def chunk():
-        frame = pd.DataFrame.from_records(records)
+        frame = _exact_integers(pd.DataFrame.from_records(records), records)
         if columns is not None:
             frame = frame.reindex(columns=columns)
         return path, np.array(numbers), frame
