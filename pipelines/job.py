@@ -29,8 +29,8 @@ from pipelines.files import (ERRORS_FILE, delete_folder, disk_error, io_reason, 
 from pipelines.manifest import check_evaluated, complete_summary, manifest
 from pipelines.maturity import maturity_manifest, maturity_table
 from pipelines.plan import plan
-from pipelines.results import (drift_delay_table, format_alike_classes, format_profiles,
-                               format_set_aside, format_table, format_unmatched, segment_table)
+from pipelines.results import (drift_delay_table, format_alike_classes, format_log_notices,
+                               format_profiles, format_set_aside, format_table, segment_table)
 from pipelines.write import WriteResults, keep_segments, located
 from runners import PRESETS, runner_session
 from transforms.backfill.outcomes import LOG_PARTS
@@ -173,9 +173,9 @@ def run(config: RunConfig) -> pd.DataFrame:
             config.out, "dead_letters.jsonl"), counts["keys"], pl.backfill)
         if set_aside:
             print("\n" + set_aside)
-        unmatched = format_unmatched(counts["keys"])
-        if unmatched:
-            print("\n" + unmatched)
+        log_notices = format_log_notices(counts["keys"])
+        if log_notices:
+            print("\n" + log_notices)
         alike = format_alike_classes(record.get("alike_classes", {}), pl.backfill)
         if alike:
             print("\n" + alike)

@@ -409,19 +409,19 @@ def format_set_aside(dead: list[dict], path: str, keys=(), backfill: bool = Fals
     return "\n".join(lines)
 
 
-def format_unmatched(keys) -> str:
+def format_log_notices(keys) -> str:
     """One line per (stream, model) of a backfill whose log has predictions timed outside
     their instance's latency period, which no output shows otherwise (often a log kept by
     another clock than the stream), with every reason a prediction found no instance (the
     manifest's `unmatched_*` counts), or none made in --from/--to (a model version deployed
-    before or after the range), or none in the partitions read (one retired before it), and
-    one for its predictions that repeat an instance's initial or final one; "" when there are
-    none such.
+    before or after the range), or none in the partitions read (one retired before it), one
+    for its predictions that repeat an instance's initial or final one, and one for those
+    whose class probabilities do not sum to 1; "" when there are none such.
 
     Example
     -------
 
-    >>> print(format_unmatched([(("s", "v3"), {
+    >>> print(format_log_notices([(("s", "v3"), {
     ...     "logged_predictions": 10, "unmatched_predictions": 3, "unmatched_outside_range": 0,
     ...     "unmatched_no_instance": 1, "unmatched_before_arrival": 2,
     ...     "unmatched_after_label": 0, "unmatched_unreadable_time": 0})]))
@@ -451,6 +451,12 @@ def format_unmatched(keys) -> str:
                          f"{c['logged_predictions']:,} logged predictions repeat their "
                          f"instance's initial or final prediction (logged twice?): the first "
                          f"initial and the last final one count")
+        if c.get("probabilities_not_summing_to_1"):
+            lines.append(f"{stream} / {model}: the class probabilities of "
+                         f"{c['probabilities_not_summing_to_1']:,} scored initial and final "
+                         f"predictions do not sum to 1 (scores, one-vs-rest probabilities, or "
+                         f"classes left out?): log-loss, Brier and calibration take them as "
+                         f"given")
     return "\n".join(lines)
 
 

@@ -163,6 +163,7 @@ def test_join_by_hand_with_and_without_kinds():
                           "unmatched_outside_range": 0, "unmatched_no_instance": 0,
                           "unmatched_before_arrival": 0, "unmatched_after_label": 0,
                           "unmatched_unreadable_time": 0, "repeated_predictions": 0,
+                          "probabilities_not_summing_to_1": 0,
                           "unscored_initial": 0, "unscored_final": 0}
 
 
@@ -178,6 +179,7 @@ def test_unmatched_and_missing_predictions_are_counted():
                       "unmatched_outside_range": 0, "unmatched_no_instance": 1,
                       "unmatched_before_arrival": 1, "unmatched_after_label": 1,
                       "unmatched_unreadable_time": 1, "repeated_predictions": 0,
+                      "probabilities_not_summing_to_1": 0,
                       "unscored_initial": 1, "unscored_final": 2}
     assert outcomes[0].initial is None and outcomes[0].bins.tolist() == [-1, -1, -1, -1]
     # 7 (B=2): bin 1 [0, 50) carries the initial a; bin 2 [50, 100) takes its one

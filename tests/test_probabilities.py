@@ -285,6 +285,42 @@ def test_backfill_reads_a_score_or_per_class_columns_and_gives_runs_numbers(tmp_
         assert b[key] == pytest.approx(value, rel=1e-9, abs=1e-12), key
 
 
+def test_logged_probabilities_that_do_not_sum_to_1_are_counted_and_scored_as_given(
+        tmp_path, capsys):
+    """Three classes, one column each: every 4th prediction's columns are one-vs-rest scores
+    (summing to 1.5), every 5th's rounded to two decimals (0.99: within the slack)."""
+    labels = ["a", "b", "c"] * 10
+    pd.DataFrame({"id": range(30), "time": range(30), "label": labels}).to_csv(
+        tmp_path / "rows.csv", index=False)
+    probabilities = []
+    for i in range(30):
+        p = [0.5, 0.3, 0.2] if i % 2 else [0.2, 0.2, 0.6]
+        if i % 4 == 0:
+            p = [0.9, 0.4, 0.2]
+        elif i % 5 == 0:
+            p = [0.33, 0.33, 0.33]
+        probabilities.append(p)
+    pd.DataFrame({"id": range(30), "t": [i + 0.5 for i in range(30)], "y_pred": "a",
+                  **{f"p_{c}": [p[k] for p in probabilities] for k, c in enumerate("abc")}}
+                 ).to_csv(tmp_path / "log.csv", index=False)
+    options = {"proba_columns": {c: f"p_{c}" for c in "abc"}}
+    code = main(["backfill", "--stream", f"s={tmp_path / 'rows.csv'}", "--predictions",
+                 f"{tmp_path / 'log.csv'}{json.dumps(options)}", "--delay", "3s",
+                 "--out", str(tmp_path / "o"), "--runner", "direct"])
+    out = capsys.readouterr().out
+    off = sum(abs(sum(p) - 1) > 0.02 for p in probabilities)
+    assert code == 0 and off == 8
+    assert "s / log: the class probabilities of 8 scored initial and final predictions do not " \
+        "sum to 1" in out
+    counts = json.loads((tmp_path / "o" / "manifest.json").read_text())["counts"][0]
+    assert counts["probabilities_not_summing_to_1"] == 8
+    summary = pd.read_csv(tmp_path / "o" / "summary.csv")
+    log_loss = summary[(summary.metric == "log_loss") & (summary.category == "initial") &
+                       (summary.window == "cumulative")]["value"].item()
+    assert log_loss == pytest.approx(np.mean([-math.log(p["abc".index(y)])
+                                              for p, y in zip(probabilities, labels)]), rel=1e-12)
+
+
 @pytest.mark.parametrize("options, message", [
     ({"score": "p"}, "score needs the class whose probability it is"),
     ({"score": "p", "positive": "True", "proba_columns": {"True": "p"}}, "not both"),

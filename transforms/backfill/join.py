@@ -24,6 +24,9 @@ from transforms.vocabulary import PREDICTION_KINDS
 
 # (instance, bin) cells binned at once by the join.
 BIN_CELLS = 1 << 16
+# How far from 1 a prediction's logged probabilities may sum: three classes' probabilities
+# rounded to two decimals may be off by 0.015 (1/3 each: 0.33, summing to 0.99).
+PROBABILITY_SUM_SLACK = 0.02
 
 
 def id_bucket(ids: np.ndarray, buckets: int) -> np.ndarray:
@@ -200,6 +203,7 @@ def join_columns(labels: dict, preds: dict, classes: list | None, bins: int,
     row, t = row[pos], t_all[pos]
     outside = ~known & ((t_all < evaluated[0]) | (t_all >= evaluated[1]))
     counts = {"logged_predictions": len(t_all), "unmatched_predictions": len(t_all) - len(pos),
+              "probabilities_not_summing_to_1": 0,
               "unmatched_outside_range": int(np.count_nonzero(outside)),
               "unmatched_no_instance": int(np.count_nonzero(~known & ~outside & timed)),
               "unmatched_unreadable_time": int(np.count_nonzero(~timed)),
@@ -248,6 +252,8 @@ def join_columns(labels: dict, preds: dict, classes: list | None, bins: int,
             if wanted:
                 columns[name] = np.full((n, len(classes)), math.nan)
                 columns[name][row[rows]] = vectors[rows]
+                counts["probabilities_not_summing_to_1"] += int(np.count_nonzero(
+                    np.abs(vectors[rows].sum(axis=1) - 1) > PROBABILITY_SUM_SLACK))
         if bins and binned_probabilities:
             columns["bins_proba"] = _binned_proba(
                 t0, t_label, columns["initial_proba"],

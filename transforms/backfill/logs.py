@@ -49,9 +49,11 @@ OPTION = "the --predictions option"
 # label, was set aside, or the id is unknown); the time is before the instance's arrival, or
 # after its label; the time is missing or not a time. And of the matched ones, those that
 # repeat their instance's initial or final prediction (the first initial and last final count).
+# Apart: the initial and final predictions scored whose class probabilities do not sum to 1.
 LOG_COUNTERS = ("logged_predictions", "unmatched_predictions", "unmatched_outside_range",
                 "unmatched_no_instance", "unmatched_before_arrival", "unmatched_after_label",
-                "unmatched_unreadable_time", "repeated_predictions")
+                "unmatched_unreadable_time", "repeated_predictions",
+                "probabilities_not_summing_to_1")
 
 
 LOG_FORMATS = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv", ".tsv": "csv",
