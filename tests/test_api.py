@@ -256,6 +256,8 @@ def test_data_given_from_python_scores_as_river_does_on_it(tmp_path):
     assert accuracy(list(stream.iter_pandas(X, y)), 15) == expected
     assert accuracy(X.assign(label=y), 15) == expected
     assert (tmp_path / "o" / "inputs" / "data.parquet").exists()
+    assert accuracy({"moves": stream.iter_pandas(X, y)}, 15) == expected  # named by its key
+    assert (tmp_path / "o" / "inputs" / "moves.parquet").exists()
     sparse = [({k: v for k, v in x.items() if not (k == "b" and i % 3 == 0)}, label)
               for i, (x, label) in enumerate(stream.iter_pandas(X, y))]
     assert accuracy(sparse, 7) == river_accuracy(sparse, 7)

@@ -48,8 +48,9 @@ def written_streams(streams, folder: str):
     True
     >>> pd.read_parquet(f"{folder}/data.parquet").to_dict("list")
     {'a': [1.0, 2.0], 'label': ['x', 'y']}
-    >>> written_streams({"web": "dataset:Phishing"}, folder)
-    {'web': 'dataset:Phishing'}
+    >>> written_streams({"web": "dataset:Phishing", "xy": [({"a": 1.0}, "x")]}, folder
+    ...                 ) == {"web": "dataset:Phishing", "xy": f"{folder}/xy.parquet"}
+    True
     """
     names: list = []
 
@@ -68,13 +69,17 @@ def written_streams(streams, folder: str):
             raise ConfigError(f"stream {name}: its rows cannot be written as a table ("
                               f"{' '.join(str(e).split())[:200]}); give each feature numbers "
                               f"or text, one kind per feature") from None
-        return f"{name}={path}" + (json.dumps(options) if options else "")
+        return path + (json.dumps(options) if options else "")
+
+    def named(stream):  # (a dict's streams are named by its keys)
+        spec = written(stream, None)
+        return spec if spec is stream else f"{names[-1]}={spec}"
 
     if isinstance(streams, dict):
         return {name: written(s, name) for name, s in streams.items()}
     if isinstance(streams, list) and not is_rows(streams):
-        return [written(s, None) for s in streams]
-    return written(streams, None)
+        return [named(s) for s in streams]
+    return named(streams)
 
 
 def _created(path: str):
