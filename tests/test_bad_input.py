@@ -1217,3 +1217,19 @@ def test_times_in_milliseconds_are_named_and_read_with_their_unit(tmp_path, caps
                  f'{tmp_path}/preds.csv{{"time_unit": "ms"}}']) == 0
     maturity = pd.read_csv(tmp_path / "bf" / "maturity.csv")
     assert maturity[["date", "instances", "labelled"]].values.tolist() == [["2023-11-14", 30, 30]]
+
+
+def test_a_quote_never_closed_names_its_row(tmp_path, capsys):
+    """A quote opened in a field and never closed makes pandas read the rest of the file as
+    that field: in the first rows, or after the first chunk (70 000 rows)."""
+    for rows, bad in ((5, 2), (70_010, 70_000)):
+        lines = [f"{i},{i % 7 / 7},{'ab'[i % 2]}" for i in range(1, rows + 1)]
+        lines[bad - 1] = lines[bad - 1][:-1] + '"' + lines[bad - 1][-1]
+        path = tmp_path / "q.csv"
+        path.write_text("time,x,label\n" + "\n".join(lines) + "\n")
+        code = main(["run", "--stream", str(path), "--model", "majority", "--delay", "1",
+                     "--out", str(tmp_path / "o"), "--runner", "direct", "--quiet"])
+        assert code == 2 and capsys.readouterr().err == (
+            f"delayed-eval: error: {path}, row {bad}: a quote opened in the row is not closed "
+            f"before the end of the file, so the rest of the file would be one field; close it "
+            f'(a quote inside a quoted field is written twice, "")\n')

@@ -178,6 +178,8 @@ def _read_table(path: str, fmt: str, csv: dict | None = None) -> pd.DataFrame:
             return pd.read_parquet(source)
     except UnicodeDecodeError as e:
         raise _undecodable(path, e, csv) from None
+    except pd.errors.ParserError as e:
+        raise _unparsable(path, e) from None
     except (OSError, ValueError) as e:
         raise InputError(f"{path}: cannot read as {fmt}: {e}") from None
     except pd.errors.EmptyDataError:
@@ -418,7 +420,30 @@ def _raw_chunks(path: str, fmt: str, csv: dict, chunk_rows: int,
         return
     with opened(path) as source, warnings.catch_warnings():
         warnings.simplefilter("ignore", pd.errors.ParserWarning)
-        yield from pd.read_csv(source, chunksize=chunk_rows, on_bad_lines="warn", **csv)
+        try:
+            yield from pd.read_csv(source, chunksize=chunk_rows, on_bad_lines="warn", **csv)
+        except pd.errors.ParserError as e:
+            raise _unparsable(path, e) from None
+
+
+def _unparsable(path: str, error: pd.errors.ParserError) -> InputError:
+    """The error of a CSV file pandas cannot split into rows: most often a quote opened in a
+    field and never closed, which pandas reads to the end of the file for (its row named).
+
+    >>> print(_unparsable("tx.csv", pd.errors.ParserError(
+    ...     "Error tokenizing data. C error: EOF inside string starting at row 149")))
+    ... # doctest: +NORMALIZE_WHITESPACE
+    tx.csv, row 149: a quote opened in the row is not closed before the end of the file, so
+    the rest of the file would be one field; close it (a quote inside a quoted field is
+    written twice, "")
+    """
+    found = re.search(r"EOF inside string starting at row (\d+)", str(error))
+    if found:
+        return InputError(f"{path}, row {found[1]}: a quote opened in the row is not closed "
+                          f"before the end of the file, so the rest of the file would be one "
+                          f'field; close it (a quote inside a quoted field is written twice, "")')
+    return InputError(f"{path}: cannot be read as CSV ({' '.join(str(error).split())}); check "
+                      f"its separator (the option sep) and its quotes")
 
 
 def _undecodable(path: str, error: UnicodeDecodeError, csv: dict | None) -> InputError:
@@ -501,6 +526,8 @@ def columns_of(path: str, fmt: str, csv: dict | None = None) -> list[str]:
         raise _undecodable(path, e, csv) from None
     except InputError:
         raise
+    except pd.errors.ParserError as e:
+        raise _unparsable(path, e) from None
     except (OSError, ValueError, pa.ArrowException) as e:  # a truncated or corrupt file
         raise InputError(f"{path}: not a readable {fmt} file ({e}); is it complete?") from None
     if fmt == "jsonl":
@@ -559,6 +586,8 @@ def head_of(path: str, fmt: str, csv: dict | None = None, rows: int = 1000) -> p
                 return pd.DataFrame()
             except UnicodeDecodeError as e:
                 raise _undecodable(path, e, csv) from None
+            except pd.errors.ParserError as e:
+                raise _unparsable(path, e) from None
     if fmt == "jsonl" and rows <= JSONL_HEAD:
         return text_facts(path, fmt, csv).head.head(rows)
     return _read_table(path, fmt, csv).head(rows)
@@ -622,6 +651,8 @@ def has_rows(path: str, fmt: str, csv: dict | None = None) -> bool:
                 return len(pd.read_csv(source, nrows=1, **(csv or {}))) > 0
             except pd.errors.EmptyDataError:
                 return False
+            except pd.errors.ParserError as e:
+                raise _unparsable(path, e) from None
     if fmt == "jsonl":
         return not text_facts(path, fmt, csv).head.empty
     return len(_read_table(path, fmt, csv)) > 0
@@ -697,6 +728,8 @@ def table_chunks(files: list[str], fmt: str | None, default: str = "csv",
             continue
         except UnicodeDecodeError as e:
             raise _undecodable(path, e, csv) from None
+        except pd.errors.ParserError as e:
+            raise _unparsable(path, e) from None
         except (OSError, ValueError, pa.ArrowException) as e:  # truncated, corrupt, unreadable
             raise InputError(f"{path}: cannot read as {file_fmt} after {row0} rows: {e}") \
                 from None
