@@ -1024,11 +1024,12 @@ def test_predictions_logged_twice_are_counted_and_the_first_initial_and_last_fin
                                                                      index=False)
     code = main(["backfill", "--stream", f"s={tmp_path / 'rows.csv'}", "--predictions",
                  str(tmp_path / "log.csv"), "--delay", "5s", "--out", str(tmp_path / "o"),
-                 "--runner", "direct"])
+                 "--runner", "direct", "--report"])
     out = capsys.readouterr().out
-    assert code == 0
-    assert "s / log: 40 of 80 logged predictions repeat their instance's initial or final " \
-        "prediction (logged twice?): the first initial and the last final one count" in out
+    notice = "s / log: 40 of 80 logged predictions repeat their instance's initial or final " \
+        "prediction (logged twice?): the first initial and the last final one count"
+    assert code == 0 and notice in out
+    assert notice.replace("'", "&#x27;") in (tmp_path / "o" / "report.html").read_text()
     counts = json.loads((tmp_path / "o" / "manifest.json").read_text())["counts"][0]
     assert counts["repeated_predictions"] == 40 and counts["unmatched_predictions"] == 0
     summary = pd.read_csv(tmp_path / "o" / "summary.csv")
