@@ -705,3 +705,30 @@ def test_a_saved_predictor_keeps_no_copy_of_the_model_and_answers_after(spec):
     for x, y in data[300:340]:
         model.learn_one(x, y)
     assert answers(predictor, model, probe) == [model.predict_one(x) for x in probe]
+
+
+def test_one_hot_text_encodes_as_a_plain_loop_does():
+    """Rows of two text features (one sometimes missing) and a number, learned and encoded
+    in turn: each encoding is the one a plain loop over the values seen so far gives."""
+    from transforms.models.encoding import OneHotText
+
+    rng = np.random.default_rng(4)
+    encoder, seen = OneHotText(), {}
+    for _ in range(300):
+        x = {"amount": float(rng.normal()), "shop": f"s{rng.integers(12)}",
+             "country": None if rng.random() < 0.2 else str(rng.choice(["DE", "FR", "IT"]))}
+        expected = {}
+        for k, v in x.items():
+            if isinstance(v, str):
+                for known in seen.get(k, []):
+                    expected[f"{k}_{known}"] = 0
+                expected[f"{k}_{v}"] = 1
+            elif v is not None:
+                expected[k] = v
+        encoded = encoder.transform_one(x)
+        assert encoded == expected and list(encoded) == list(expected)
+        if rng.random() < 0.8:  # (some rows are encoded before they are learned)
+            encoder.learn_one(x)
+            for k, v in x.items():
+                if isinstance(v, str) and v not in seen.setdefault(k, []):
+                    seen[k].append(v)

@@ -30,20 +30,27 @@ class OneHotText(base.Transformer):
     """
 
     def __init__(self):
-        self.values: dict = {}  # text feature -> {its values so far: None}, in order
+        self.values: dict = {}  # text feature -> {its values so far: their names}, in order
+        self._zeros: dict = {}  # text feature -> {its values' names: 0} (made once per value)
 
     def learn_one(self, x: dict) -> None:
         for k, v in x.items():
             if isinstance(v, str):
-                self.values.setdefault(k, {}).setdefault(v, None)
+                known = self.values.setdefault(k, {})
+                if v not in known:
+                    known[v] = f"{k}_{v}"
+                    self._zeros[k] = dict.fromkeys(known.values(), 0)
 
     def transform_one(self, x: dict) -> dict:
         out = {}
         for k, v in x.items():
             if isinstance(v, str):
-                for known in self.values.get(k, ()):
-                    out[f"{k}_{known}"] = 0
-                out[f"{k}_{v}"] = 1
+                known = self.values.get(k)
+                name = None
+                if known:
+                    out.update(self._zeros[k])
+                    name = known.get(v)
+                out[name or f"{k}_{v}"] = 1
             elif v is not None:
                 out[k] = v
         return out
