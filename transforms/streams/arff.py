@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import contextlib
-import csv
-import io
 import itertools
 import math
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -70,9 +69,7 @@ def _split_header_value(line: str) -> tuple[str, str]:
 
 
 def _parse_nominal(spec: str) -> tuple:
-    inner = spec.strip()[1:-1]
-    return tuple(v.strip().strip("'\"") for v in next(csv.reader([inner],
-                                                                  skipinitialspace=True)))
+    return tuple(_fields(spec.strip()[1:-1]))
 
 
 def _header(path: str, numbered) -> list[Attribute]:
@@ -126,12 +123,33 @@ def _data_rows(path: str, numbered, attributes: list) -> Iterator[tuple[int, lis
         yield lineno, _fields(line)
 
 
+# A value in single or double quotes (Weka's ARFF has both; a backslash escapes the quote or
+# itself in it), spaces around it, and the comma after it (or the end).
+_QUOTED = re.compile(r"""\s*(?:'((?:[^'\\]|\\.)*)'|"((?:[^"\\]|\\.)*)")\s*(,|$)""")
+
+
 def _fields(line: str) -> list:
-    # Without a quote, a line's fields are what csv's reader would make of it: split at
-    # commas, spaces around them stripped (a reader per line cost half the file's read).
-    values = line.split(",") if "'" not in line else \
-        next(csv.reader(io.StringIO(line), skipinitialspace=True, quotechar="'"))
-    return [v.strip() for v in values]
+    r"""The comma-separated values of a data line or a nominal attribute's list, spaces around
+    each left out; a value in quotes, single or double, may hold commas and spaces.
+
+    >>> _fields("0.2, \"dark,blue\" , 'no, thanks', 'it\\'s', ?")
+    ['0.2', 'dark,blue', 'no, thanks', "it's", '?']
+    """
+    if "'" not in line and '"' not in line:  # (most lines: split at once)
+        return [v.strip() for v in line.split(",")]
+    values, at = [], 0
+    while True:
+        quoted = _QUOTED.match(line, at)
+        if quoted:
+            text = quoted[1] if quoted[1] is not None else quoted[2]
+            values.append(re.sub(r"\\(.)", r"\1", text) if "\\" in text else text)
+            at, more = quoted.end(), quoted[3] == ","
+        else:
+            comma = line.find(",", at)
+            values.append((line[at:] if comma < 0 else line[at:comma]).strip())
+            at, more = comma + 1, comma >= 0
+        if not more:
+            return values
 
 
 def _sparse_values(path: str, lineno: int, line: str, omitted: list) -> list:
@@ -143,14 +161,25 @@ def _sparse_values(path: str, lineno: int, line: str, omitted: list) -> list:
     values = list(omitted)
     if not line.endswith("}"):
         raise ArffError(f"{path}, line {lineno}: a sparse row must end with '}}'")
-    for entry in _fields(line[1:-1]) if line[1:-1].strip() else []:
-        index, _, value = entry.partition(" ")
-        if not index.isdigit() or int(index) >= len(values) or not value.strip():
-            raise ArffError(f"{path}, line {lineno}: {entry!r} is not 'INDEX VALUE' with "
+    inner, at = line[1:-1], 0
+    while inner.strip():
+        entry = _SPARSE_ENTRY.match(inner, at)
+        index = entry and entry[1]
+        if not entry or int(index) >= len(values):
+            shown = inner[at:].split(",")[0].strip()
+            raise ArffError(f"{path}, line {lineno}: {shown!r} is not 'INDEX VALUE' with "
                             f"INDEX one of the {len(values)} attributes' (0 to "
                             f"{len(values) - 1})")
-        values[int(index)] = value.strip().strip("'")
+        values[int(index)] = _fields(entry[2])[0]
+        if entry[3] != ",":
+            break
+        at = entry.end()
     return values
+
+
+# A sparse row's entry: an index, a value (quoted or not), the comma after it (or the end).
+_SPARSE_ENTRY = re.compile(
+    r"""\s*(\d+)\s+('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|[^,'"\s][^,]*?)\s*(,|$)""")
 
 
 def arff_rows(path: str) -> Iterator[tuple[int, list]]:
