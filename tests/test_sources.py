@@ -1,6 +1,5 @@
 """Reading streams: logs in three formats, two table shapes, ARFF, river streams, delays."""
 
-import csv
 import itertools
 import json
 
