@@ -1,5 +1,6 @@
 """The same evaluation on every local runner arrangement gives the same files."""
 
+import json
 import os
 
 import pandas as pd
@@ -81,6 +82,25 @@ def test_a_worker_process_that_ends_is_one_line(tmp_path, capsys):
                           "during the run (") and err.count("\n") == 1
     assert "--runner direct to see the failure in this process" in err
     assert not os.listdir(tmp_path / "o")
+
+
+@pytest.mark.parametrize("runner", ["direct", "direct-mp"])
+def test_a_model_that_exits_the_program_is_a_model_error(tmp_path, capsys, runner):
+    """sys.exit(0) in learn_one: not an internal error (nor exit 0 with nothing evaluated) but
+    the model's error, naming it and the instance; with --on-model-error dead-letter, the
+    instance is set aside and the run goes on."""
+    from pipelines.cli import main
+
+    argv = ["run", "--stream", 's=synth:SEA{"n": 50}', "--model", "tests.helpers.ExitsTheProgram",
+            "--delay", "1", "--out", str(tmp_path / "o"), "--runner", runner, "--quiet"]
+    assert main(argv) == 2
+    assert capsys.readouterr().err == (
+        "delayed-eval: error: model ExitsTheProgram, stream s, instance 19: learn_one raised "
+        "SystemExit: 0; a model that ends the program (sys.exit) would end the run: fix the "
+        "model; or skip such instances with --on-model-error dead-letter\n")
+    assert main([*argv, "--on-model-error", "dead-letter"]) == 0
+    counts = json.loads((tmp_path / "o" / "manifest.json").read_text())["counts"][0]
+    assert counts["model_errors"] == 1 and counts["labelled"] == 49
 
 
 def _thread_variables_seen_by_the_workers(name, beam_args, folder) -> set:

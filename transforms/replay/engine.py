@@ -386,7 +386,7 @@ class ReplayEngine:
     def _where(self, key) -> str:
         return f"model {self.model_name}, stream {self.stream}, instance {key!r}"
 
-    def _model_error(self, key, call: str, error: Exception, x) -> ModelError:
+    def _model_error(self, key, call: str, error: BaseException, x) -> ModelError:
         text = sorted(k for k, v in (x or {}).items() if isinstance(v, str))
         nested = sorted(k for k, v in (x or {}).items()
                         if isinstance(v, (dict, list, tuple, np.ndarray)))
@@ -395,6 +395,8 @@ class ReplayEngine:
         typed = isinstance(error, (TypeError, ValueError))
         if isinstance(error, LabelsError):  # its message says what to do
             hint = "fix the stream's classes or the model"
+        elif isinstance(error, SystemExit):
+            hint = "a model that ends the program (sys.exit) would end the run: fix the model"
         elif nested and typed:
             hint = ("features " + ", ".join(map(repr, nested)) + " hold JSON objects or "
                     "lists, where a model takes one number or text: leave them out with the "
@@ -434,7 +436,7 @@ class ReplayEngine:
             if self.rows is not None:
                 self.rows.scored = None
             return self._predict(key, x)
-        except Exception as e:
+        except (Exception, SystemExit) as e:  # (a model's sys.exit ends no run in silence)
             raise self._model_error(key, "predict_one", e, x) from e
         try:
             value = self._value(prediction)
@@ -480,7 +482,7 @@ class ReplayEngine:
                 self.cpu[0] += time.thread_time() - started
         except MemoryError:
             raise
-        except Exception as e:
+        except (Exception, SystemExit) as e:
             raise self._model_error(key, "learn_one", e, x) from e
 
     def _model_failed(self, error: ModelError, ev, out: DrainResult,
