@@ -260,6 +260,10 @@ def _logged_models(log: PredictionLogSpec, models: list, time_range: TimeRange) 
         logged = log.model_names(time_range)
     except InputError:  # no model column: the log is one model's, named or named after it
         return list(models) or [log.own_model_name()]
+    if "" in logged and not models:
+        raise ConfigError(f"prediction log {log.pattern}: some of its rows name no model (their "
+                          f"{log.columns['model']!r} is empty or missing); name their model in "
+                          f"the log, or score the named ones alone with --model NAME")
     if any(m not in logged for m in models):  # (one with no predictions in the range is fine)
         logged = log.model_names()
     missing = [m for m in models if m not in logged]

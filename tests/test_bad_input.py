@@ -1233,3 +1233,26 @@ def test_a_quote_never_closed_names_its_row(tmp_path, capsys):
             f"delayed-eval: error: {path}, row {bad}: a quote opened in the row is not closed "
             f"before the end of the file, so the rest of the file would be one field; close it "
             f'(a quote inside a quoted field is written twice, "")\n')
+
+
+@pytest.mark.parametrize("fmt", ["csv", "parquet"])
+def test_a_log_whose_rows_name_no_model_is_refused_unless_models_are_named(tmp_path, capsys,
+                                                                           fmt):
+    """A model column with gaps: as a CSV's empty text those rows were a model named '', as
+    Parquet nulls they were left out unsaid."""
+    pd.DataFrame({"id": range(20), "time": range(20), "label": [0, 1] * 10}).to_csv(
+        tmp_path / "rows.csv", index=False)
+    log = pd.DataFrame({"id": range(20), "t": [i + 0.5 for i in range(20)], "y_pred": 1,
+                        "model": [None] * 5 + ["v1"] * 15})
+    path = tmp_path / f"log.{fmt}"
+    log.to_csv(path, index=False) if fmt == "csv" else log.to_parquet(path)
+    argv = ["backfill", "--stream", f"s={tmp_path / 'rows.csv'}", "--predictions", str(path),
+            "--delay", "3", "--out", str(tmp_path / "o"), "--runner", "direct", "--quiet"]
+    assert main(argv) == 2
+    assert capsys.readouterr().err == (
+        f"delayed-eval: error: prediction log {path}: some of its rows name no model (their "
+        f"'model' is empty or missing); name their model in the log, or score the named ones "
+        f"alone with --model NAME\n")
+    assert main([*argv, "--model", "v1"]) == 0
+    counts = json.loads((tmp_path / "o" / "manifest.json").read_text())["counts"]
+    assert [(c["model"], c["logged_predictions"]) for c in counts] == [("v1", 15)]

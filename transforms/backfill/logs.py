@@ -206,7 +206,8 @@ class PredictionLogSpec:
     def model_names(self, time_range=None) -> list[str]:
         """The distinct model names in the log's files (`files(time_range)`; reads only that
         column), in the order the run that wrote it configured them (`MODEL_ORDER_KEY` in a
-        Parquet file's metadata), then any others sorted by name."""
+        Parquet file's metadata), then any others sorted by name; "" stands for rows that
+        name none (an empty or missing value)."""
         names: set = set()
         recorded: list = []
         for path in self.files(time_range):
@@ -217,7 +218,8 @@ class PredictionLogSpec:
                                      f"name the models with --model or the column with "
                                      f'{{"model": "..."}}')
                 names.update(pc.unique(batch.column(0).cast(pa.string())).to_pylist())
-        names.discard(None)
+        if None in names:
+            names = (names - {None}) | {""}
         return [n for n in recorded if n in names] + sorted(names - set(recorded))
 
     def has_rows(self, time_range=None) -> bool:
