@@ -55,7 +55,7 @@ class Plan:
     holdout: Holdout | None = None
     cv: CrossValidation | None = None  # `models` then holds each model's folds, MODEL#1..K
     # Per stream, the (positive, negative) classes its binary classifiers learn as True and
-    # False (`binary_targets`); None: labels that are True/False or 1/0 already.
+    # False (`binary_targets`); None: labels that are True/False.
     binary: dict = dataclasses.field(default_factory=dict)
 
     @property

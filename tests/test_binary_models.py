@@ -83,6 +83,27 @@ def test_river_labels_pass_through_unchanged():
     assert ours["accuracy"] == accuracy
 
 
+def test_labels_1_and_0_keep_their_names_in_a_binary_models_results(tmp_path):
+    """river's LogisticRegression predicts True/False; on labels 1/0 its classes are the labels'
+    1 and 0 (as GaussianNB's are), not True and False beside them, and it scores as river."""
+    rows = sea_rows()
+    path = write_rows(tmp_path, rows, int)
+    out = tmp_path / "out"
+    assert main(["run", "--stream", path, "--model", "gaussian-nb", "--model",
+                 "logistic-regression", "--delay", str(DELAY), "--repredict", "none",
+                 "--out", str(out), "--runner", "direct", "--quiet"]) == 0
+    summary = pd.read_csv(out / "summary.csv", dtype={"class": str, "predicted": str})
+    confusion = summary[summary["metric"] == "confusion"]
+    for model in ("gaussian-nb", "logistic-regression"):
+        cells = confusion[confusion["model"] == model]
+        assert set(cells["class"]) == set(cells["predicted"]) == {"0", "1"}, model
+    log = pd.read_parquet(out / "predictions.parquet")
+    assert set(log["y_pred"].dropna()) == {"0", "1"}
+    ours = initial(summary[summary["model"] == "logistic-regression"])
+    _, accuracy, _ = river_on_booleans(rows, bool, linear_model.LogisticRegression())
+    assert ours["accuracy"] == accuracy
+
+
 def test_a_third_class_after_the_first_rows_stops_the_model(tmp_path):
     rows = sea_rows(1500)
     labels = ["fraud" if y else "ok" for _, y in rows]

@@ -8,7 +8,9 @@ never a label, so it is scored wrong whenever it says "not positive"; on ten cla
 every class but 0 as positive. So a binary model on such a stream learns `label == positive`
 and its True/False are reported as the positive class and the other one (`BinaryLabels`); on
 more than two classes it is refused, with the way out (`binary_targets`). Labels that are
-already True/False or 1/0 are left as river takes them.
+True/False are left as river takes them; labels 1/0 are learned as river takes them (1 as
+True), and its True/False are reported as the label's own 1 and 0, so that every model's
+classes are named as the labels (not `True` beside `1`).
 """
 
 from __future__ import annotations
@@ -102,19 +104,29 @@ def _river_labels(classes) -> bool:
         all(c in _RIVER_LABELS for c in classes)
 
 
+def _as_labels(classes) -> tuple | None:
+    """(one, zero) in the type of labels that are 1/0 (one of them may not have come yet), so
+    that the model's True/False read as they do; None for True/False themselves."""
+    if not classes or all(isinstance(c, (bool, np.bool_)) for c in classes):
+        return None
+    kind = type(classes[0])
+    return tuple(next((c for c in classes if c == v), kind(v)) for v in (1, 0))
+
+
 def binary_targets(labels, declared: list | None = None, positive=None) -> tuple | None:
     """(positive, negative) classes a binary classifier maps True and False to on a stream,
     from its declared classes or its first labels and its `positive` option (else its second
     declared class, as river, else True or 1); negative is None when no other class has come
-    yet. None when the labels are already river's (True/False, 1/0). A `LabelsError` saying what
-    to do when there are more than two classes or the positive class cannot be told.
+    yet. For labels 1/0, (1, 0) in their type whatever the positive class (the model learns as
+    river's does); None for True/False, or no labels yet. A `LabelsError` saying what to do when
+    there are more than two classes or the positive class cannot be told.
 
     >>> binary_targets(["ok", "fraud", "ok"], positive="fraud")
     ('fraud', 'ok')
     >>> binary_targets([], declared=["ok", "fraud"])
     ('fraud', 'ok')
-    >>> binary_targets([1, 2, 2]), binary_targets([True, False]), binary_targets([0, 1])
-    ((1, 2), None, None)
+    >>> binary_targets([1, 2, 2]), binary_targets([True, False]), binary_targets([0, 1, 0])
+    ((1, 2), None, (1, 0))
     >>> binary_targets(["a", "b", "c"])
     Traceback (most recent call last):
     ...
@@ -125,7 +137,7 @@ def binary_targets(labels, declared: list | None = None, positive=None) -> tuple
         shown = ", ".join(map(repr, classes[:5])) + (", ..." if len(classes) > 5 else "")
         raise LabelsError(f"has {len(classes)} classes ({shown}): " + _MULTICLASS_HINT)
     if _river_labels(classes):
-        return None
+        return _as_labels(classes)
     if positive is None and declared is not None and len(declared) == 2:
         positive = declared[1]
     if positive is None:
