@@ -9,6 +9,7 @@ import json
 from dataclasses import dataclass
 
 from pipelines.config import LOGGED, RunConfig
+from pipelines.results import positive_class
 from pipelines.thresholds import parse_thresholds
 from runners import check_runner
 from transforms.backfill.logs import PredictionLogSpec
@@ -110,6 +111,8 @@ def plan(config: RunConfig) -> Plan:
         time_range = TimeRange.parse(config.start, config.end)
         if config.predictions is not None:  # backfill: model names, no specs
             log = PredictionLogSpec.parse(config.predictions)
+            if log.needs_score_class():
+                log = log.with_score_class(_positive_of_labels(streams))
             names = _logged_models(log, config.models, time_range)
             if not names:
                 raise ConfigError(f"prediction log {log.pattern}: " + (
@@ -271,6 +274,20 @@ def _logged_models(log: PredictionLogSpec, models: list, time_range: TimeRange) 
         raise ConfigError(f"prediction log {log.pattern}: no predictions of model(s) "
                           f"{missing}; the models in it are {logged}")
     return list(models) or logged
+
+
+def _positive_of_labels(streams: list) -> str | None:
+    """The positive class every stream names alike (`results.positive_class`, not guessed from
+    rarity), as text; with labels 1/0 or True/False, 1 or True even when the first labels hold
+    one class only (a rare fraud). None when they do not tell, or differ."""
+    told = set()
+    for s in streams:
+        labels = [str(c) for c in dict.fromkeys(s.first_values())]
+        if len(labels) == 1 and labels[0] in ("0", "1", "False", "True"):
+            labels.append({"0": "1", "1": "0", "False": "True", "True": "False"}[labels[0]])
+        told.add(positive_class(labels, [0] * len(labels), s.options.get("positive"),
+                                s.declared_classes(), rarer=False))
+    return told.pop() if len(told) == 1 else None
 
 
 def _logged_task(streams: list, log: PredictionLogSpec) -> str:

@@ -256,10 +256,11 @@ def test_without_probabilities_the_class_measures_stay_and_the_others_go(tmp_pat
     assert logged["proba"].isna().all()
 
 
-@pytest.mark.parametrize("source", ["score", "proba_columns"])
+@pytest.mark.parametrize("source", ["score", "score of True/False labels", "proba_columns"])
 def test_backfill_reads_a_score_or_per_class_columns_and_gives_runs_numbers(tmp_path, source):
-    """A user's log with the positive class's probability (the other class: 1 − it), or one
-    column per class, scored by backfill: the run's probability measures."""
+    """A user's log with the positive class's probability (the other class: 1 − it; with labels
+    True/False, True's without saying so), or one column per class, scored by backfill: the
+    run's probability measures."""
     stream = 's=synth:SEA{"n": 800, "seed": 5}'
     common = dict(streams=[stream], delay="40", repredict="none", quiet=True, runner="direct",
                   auc=True)
@@ -271,6 +272,7 @@ def test_backfill_reads_a_score_or_per_class_columns_and_gives_runs_numbers(tmp_
     log = tmp_path / "log.csv"
     logged.drop(columns=["proba"]).to_csv(log, index=False)
     options = {"score": "p_True", "positive": "True"} if source == "score" else \
+        {"score": "p_True"} if source.startswith("score") else \
         {"proba_columns": {"True": "p_True", "False": "p_False"}}
     run(RunConfig(**common, models=[], predictions=f"{log}{json.dumps(options)}",
                   out=str(tmp_path / "backfill")))
@@ -279,7 +281,7 @@ def test_backfill_reads_a_score_or_per_class_columns_and_gives_runs_numbers(tmp_
     keys = ["category", "window", "metric", "class"]
     a, b = (df[df["metric"].isin(names)].set_index(keys)["value"] for df in (replayed, backfilled))
     assert len(a) == len(b) > 0 and set(a.index) == set(b.index)
-    if source == "score":  # 1 − p(True) rounds where p(False) did not: False's ranks differ
+    if source != "proba_columns":  # 1 − p(True) rounds where p(False) did not: ranks differ
         a = a[[k[2] in ("log_loss", "brier", "ece") or k[3] == "True" for k in a.index]]
     for key, value in a.items():
         assert b[key] == pytest.approx(value, rel=1e-9, abs=1e-12), key
@@ -322,7 +324,7 @@ def test_logged_probabilities_that_do_not_sum_to_1_are_counted_and_scored_as_giv
 
 
 @pytest.mark.parametrize("options, message", [
-    ({"score": "p"}, "score needs the class whose probability it is"),
+    ({"positive": "True"}, "positive names the class of a score column"),
     ({"score": "p", "positive": "True", "proba_columns": {"True": "p"}}, "not both"),
     ({"proba_columns": ["p"]}, "proba_columns must map each class to its column"),
     ({"score": "nowhere", "positive": "True"}, "'nowhere'"),
@@ -337,6 +339,36 @@ def test_a_log_whose_probability_options_are_wrong_is_one_error_line(tmp_path, c
     err = capsys.readouterr().err.strip()
     assert code == 2 and err.count("\n") == 0 and err.startswith("delayed-eval: error: ")
     assert message in err
+
+
+@pytest.mark.parametrize("labels, positive", [([0] * 1000 + [1, 0] * 20, "1"),
+                                              (["ok"] * 20 + ["fraud", "ok"] * 20, None)])
+def test_a_score_without_its_class_is_the_probability_of_1(tmp_path, capsys, labels, positive):
+    """Labels 1/0 (the first 1 000, all a run reads ahead, all 0, as a rare fraud's are): the
+    score is P(1), log-loss by hand. Labels ok/fraud: which class the score is of is not
+    guessed; one line asks."""
+    n = len(labels)
+    p = [round(0.1 + 0.8 * ((i * 7) % 11) / 10, 3) for i in range(n)]
+    pd.DataFrame({"id": range(n), "time": range(n), "label": labels}).to_csv(
+        tmp_path / "rows.csv", index=False)
+    pd.DataFrame({"id": range(n), "t": [i + 0.5 for i in range(n)], "y_pred": labels,
+                  "p_fraud": p}).to_csv(tmp_path / "log.csv", index=False)
+    code = main(["backfill", "--stream", f"s={tmp_path / 'rows.csv'}", "--predictions",
+                 f'{tmp_path / "log.csv"}{{"score": "p_fraud"}}', "--delay", "3s",
+                 "--out", str(tmp_path / "o"), "--runner", "direct", "--quiet"])
+    if positive is None:
+        assert code == 2 and capsys.readouterr().err == (
+            f"delayed-eval: error: prediction log {tmp_path / 'log.csv'}: score 'p_fraud' needs "
+            f"the class whose probability it is (told by itself only for labels 1/0 or "
+            f"True/False, or a stream's positive or two declared classes): give it, e.g. "
+            f'{{"score": "p_fraud", "positive": "fraud"}}\n')
+        return
+    assert code == 0
+    summary = pd.read_csv(tmp_path / "o" / "summary.csv")
+    log_loss = summary[(summary.metric == "log_loss") & (summary.category == "initial") &
+                       (summary.window == "cumulative")]["value"].item()
+    assert log_loss == pytest.approx(np.mean([-math.log(q if y == 1 else 1 - q)
+                                              for q, y in zip(p, labels)]), rel=1e-12)
 
 
 def test_roc_and_precision_recall_curve_points_are_scikit_learns(waveform_run):

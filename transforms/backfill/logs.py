@@ -125,8 +125,8 @@ class PredictionLogSpec:
                              f"unit of times given as numbers)")
         if "score" in proba and "proba_columns" in proba:
             raise InputError(f"{where}: give score or proba_columns, not both")
-        if ("score" in proba) != ("positive" in proba):
-            raise InputError(f"{where}: score needs the class whose probability it is: give "
+        if "positive" in proba and "score" not in proba:
+            raise InputError(f"{where}: positive names the class of a score column: give "
                              f'both, e.g. {{"score": "p_fraud", "positive": "fraud"}}')
         columns = proba.get("proba_columns")
         if columns is not None and (not isinstance(columns, dict) or not columns or not all(
@@ -134,6 +134,29 @@ class PredictionLogSpec:
             raise InputError(f'{where}: proba_columns must map each class to its column, e.g. '
                              f'{{"proba_columns": {{"fraud": "p_fraud", "ok": "p_ok"}}}}')
         return cls(pattern, {**LOG_COLUMNS, **options}, proba, time_unit, csv, encoding)
+
+    def needs_score_class(self) -> bool:
+        """Whether its `score` column's class is still to be told (`with_score_class`)."""
+        return "score" in self.proba and "positive" not in self.proba
+
+    def with_score_class(self, positive) -> PredictionLogSpec:
+        """This log with its `score` column the probability of class `positive` (the streams'
+        positive class when the option does not name it); an InputError when it is None.
+
+        >>> spec = PredictionLogSpec.parse('preds.csv{"score": "p"}')
+        >>> spec.needs_score_class(), spec.with_score_class("1").proba
+        (True, {'score': 'p', 'positive': '1'})
+        """
+        if positive is None:
+            raise InputError(f"prediction log {self.pattern}: score {self.proba['score']!r} "
+                             f"needs the class whose probability it is (told by itself only "
+                             f"for labels 1/0 or True/False, or a stream's positive or two "
+                             f'declared classes): give it, e.g. {{"score": '
+                             f'"{self.proba["score"]}", "positive": "fraud"}}')
+        copy = PredictionLogSpec(self.pattern, self.columns, {**self.proba, "positive": positive},
+                                 self.time_unit, self.csv, self.encoding)
+        copy.sep_given = self.sep_given
+        return copy
 
     def _source_columns(self) -> list[str]:
         """The columns the class probabilities are read from (renamed into `proba`)."""
