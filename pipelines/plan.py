@@ -263,6 +263,8 @@ def _logged_models(log: PredictionLogSpec, models: list, time_range: TimeRange) 
         logged = log.model_names(time_range)
     except InputError:  # no model column: the log is one model's, named or named after it
         return list(models) or [log.own_model_name()]
+    if logged == [""] and not models:
+        return []  # (none of its rows names a model: the caller says so)
     if "" in logged and not models:
         raise ConfigError(f"prediction log {log.pattern}: some of its rows name no model (their "
                           f"{log.columns['model']!r} is empty or missing); name their model in "

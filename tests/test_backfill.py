@@ -72,6 +72,33 @@ def test_a_log_without_re_predictions_gives_no_binned_measures(tmp_path, capsys)
     assert "has no re-predictions" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("asked_again", [False, True])
+def test_a_log_without_kinds_has_binned_measures_only_if_an_instance_is_predicted_again(
+        tmp_path, asked_again):
+    """A deployed model's log of one decision per request, without a kind column (as most
+    are): its binned and Ψα rows would repeat the initial ones, so there are none; one
+    instance predicted again half-way through its wait makes them."""
+    labels = [i % 3 == 0 for i in range(30)]
+    pd.DataFrame({"id": range(30), "time": range(30), "label": labels}).to_csv(
+        tmp_path / "rows.csv", index=False)
+    said = [i % 2 == 0 for i in range(30)]
+    log = pd.DataFrame({"id": range(30), "t": [i + 0.5 for i in range(30)], "y_pred": said,
+                        "model": ["v1"] * 15 + ["v2"] * 15})
+    if asked_again:
+        log = pd.concat([log, pd.DataFrame({"id": [4], "t": [6.0], "y_pred": [True],
+                                            "model": ["v1"]})])
+    log.to_csv(tmp_path / "log.csv", index=False)
+    assert main(["backfill", "--stream", f"s={tmp_path / 'rows.csv'}", "--predictions",
+                 str(tmp_path / "log.csv"), "--delay", "4s", "--out", str(tmp_path / "o"),
+                 "--runner", "direct", "--quiet"]) == 0
+    summary = pd.read_csv(tmp_path / "o" / "summary.csv")
+    assert ({"binned", "intermediate"} <= set(summary["category"])) == asked_again
+    initial = summary[(summary.metric == "accuracy") & (summary.category == "initial") &
+                      (summary.window == "cumulative")].set_index("model")["value"]
+    for model, rows in (("v1", range(15)), ("v2", range(15, 30))):
+        assert initial[model] == np.mean([said[i] == labels[i] for i in rows])
+
+
 def test_backfill_of_a_regression_run(tmp_path):
     # No --task: the labels, numbers with fractions, say the predictions are a regressor's.
     replayed, backfilled = _run_then_backfill(

@@ -271,16 +271,42 @@ class PredictionLogSpec:
 
     def has_repredictions(self, time_range=None) -> bool:
         """Whether the log's files (`files(time_range)`) may hold re-predictions: its `kind`
-        column names one (read until one is found), or it has no kind column (its kinds are
-        then told by time, in the join). A log of initial and final predictions only has no
-        binned measures to give."""
+        column names one (read until one is found), or, in files without a kind column (whose
+        kinds the join tells by time), a model predicted an instance more than once. A log of
+        one prediction per instance, or of initial and final predictions only, has no binned
+        measures to give.
+
+        >>> import os, tempfile
+        >>> path = os.path.join(tempfile.mkdtemp(), "p.csv")
+        >>> with open(path, "w") as f:
+        ...     _ = f.write("id,t,y_pred,model\\n1,0,a,v1\\n2,1,b,v1\\n1,2,a,v2\\n")
+        >>> PredictionLogSpec.parse(path).has_repredictions()
+        False
+        """
+        kindless = []
         for path in self.files(time_range):
             for batch in self.read(path, columns=["kind"]):
                 if "kind" not in batch.schema.names:
-                    return True
+                    kindless.append(path)
+                    break
                 if REPREDICTION in spelled_kinds(batch.column(0)).unique().to_pylist():
                     return True
-        return False
+        return self._predicted_twice(kindless)
+
+    def _predicted_twice(self, paths: list) -> bool:
+        """Whether a (stream, model, id) has two rows or more in these files (read by
+        column: each batch's distinct keys are kept, as Arrow text, not Python objects)."""
+        seen = []
+        for path in paths:
+            for batch in self.read(path, columns=["id", "model", "stream"]):
+                parts = [pc.cast(column, pa.string()) for column in batch.columns]
+                keys = pc.unique(pc.binary_join_element_wise(
+                    *parts, "\x1f", null_handling="replace", null_replacement=""))
+                if len(keys) < batch.num_rows:
+                    return True
+                seen.append(keys)
+        everything = pa.chunked_array(seen, pa.string())
+        return pc.count_distinct(everything).as_py() < len(everything)
 
     @staticmethod
     def _recorded_order(path: str) -> list:
