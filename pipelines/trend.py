@@ -192,6 +192,9 @@ def write_trend(root: str, out: str, metrics: list[str] | None = None, category:
             if part["low"].notna().any():
                 ax.fill_between(xs, part["low"], part["high"], color=f"C{i}", alpha=0.15,
                                 linewidth=0)
+                # Bars too: a night alone (a model's first, or one between gaps) has no band.
+                ax.vlines(xs, part["low"], part["high"], color=f"C{i}", alpha=0.5,
+                          linewidth=1, label="_interval")
         share = mine.groupby("date")["pending_share"].max()
         twin = ax.twinx()
         twin.bar([x[d] for d in share.index], share.to_numpy(), color="0.6", alpha=0.25,

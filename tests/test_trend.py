@@ -56,6 +56,26 @@ def test_trend_has_each_runs_numbers_in_date_order(nightly, capsys):
     assert shares["2026-11-01"] == 0 and shares["2026-11-03"] > 0
 
 
+def test_each_nights_interval_is_drawn_as_a_bar(nightly, tmp_path, monkeypatch):
+    """A band joins the nights, and a bar shows each one's interval, so a model scored on one
+    night alone (no band) shows it too: the bars' ends are the table's low and high."""
+    from matplotlib.collections import LineCollection
+
+    import pipelines.figures
+    from pipelines.trend import write_trend
+
+    drawn = []
+    monkeypatch.setattr(pipelines.figures, "_png", lambda plt, fig: drawn.append(fig) or {})
+    table = write_trend(str(nightly), str(tmp_path / "t"), ["accuracy"])
+    ax = drawn[0].axes[0]
+    bars = [c for c in ax.collections if isinstance(c, LineCollection)]
+    assert len(bars) == table["model"].nunique() == 2
+    for model, collection in zip(dict.fromkeys(table["model"]), bars):
+        mine = table[table["model"] == model]
+        ends = [tuple(sorted(segment[:, 1])) for segment in collection.get_segments()]
+        assert ends == list(zip(mine["low"], mine["high"])), model
+
+
 def test_runs_linked_into_the_folder_are_read_once_each(nightly, tmp_path):
     """A night linked in (date=… -> where it was written) is read, a link back up is not a
     loop, and a run reached twice counts once."""
