@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import math
 import os
+from collections import Counter
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -565,7 +566,11 @@ def figures(run: RunFiles) -> tuple[list[Figure], list[str]]:
         "For each pair A vs B: Q > 0 when B has made fewer errors (log ratio of cumulative "
         "losses); the signed McNemar statistic (classifiers: it counts errors) is significant "
         "at 0.99 outside the dotted lines.",
-        _fig_comparison, "comparison" in has, "needs two or more models")
+        _fig_comparison, "comparison" in has,
+        "needs two or more models" if max(Counter(map(run.task, run.models)).values(),
+                                          default=0) < 2 else
+        "the models scored no instance in common (a pair is compared on the instances both "
+        "predicted; a backfill's model versions may each have served other requests)")
     add("drift", "Error rate, Page-Hinkley alarms and known drifts",
         "The error within each curve period, the Page-Hinkley alarms (▼, at the label that "
         "raised them) and, for generated streams with a drift chain, the true drift points. "

@@ -101,6 +101,26 @@ def test_a_curve_without_any_value_is_neither_drawn_nor_in_the_legend(tmp_path):
     assert "Initial over T" in page and "vs final" not in page
 
 
+def test_models_that_scored_no_instance_in_common_are_said_so_not_too_few(tmp_path):
+    """A backfill of two model versions, each serving half the requests: no pair to compare,
+    and the page says why (it said "needs two or more models")."""
+    stream = 'synth:SEA{"n": 300, "seed": 1}'
+    evaluate(stream, "no-change", delay="10", out=str(tmp_path / "run"), repredict="none")
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    log = pq.read_table(tmp_path / "run" / "predictions.parquet")
+    versions = np.where(np.array(log["id"].to_pylist(), dtype=int) < 150, "v1", "v2")
+    log = log.set_column(log.schema.get_field_index("model"), "model",
+                         pa.array(versions, log.schema.field("model").type))
+    pq.write_table(log, tmp_path / "versions.parquet")
+    evaluate(stream, [], delay="10", out=str(tmp_path / "backfill"), report=True,
+             predictions=str(tmp_path / "versions.parquet"))
+    page = (tmp_path / "backfill" / "report.html").read_text(encoding="utf-8")
+    assert "the models scored no instance in common" in page
+    assert "needs two or more models" not in page
+
+
 def test_a_regression_report_compares_by_q_alone_and_reads_its_mae_the_right_way(tmp_path):
     """McNemar counts errors, so two regressors are compared by Q alone, and the binned
     figure's reading says that a falling MAE is the improvement."""
