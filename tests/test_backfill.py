@@ -72,31 +72,36 @@ def test_a_log_without_re_predictions_gives_no_binned_measures(tmp_path, capsys)
     assert "has no re-predictions" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("asked_again", [False, True])
+@pytest.mark.parametrize("again_at", [None, 4.5, 6.0])
 def test_a_log_without_kinds_has_binned_measures_only_if_an_instance_is_predicted_again(
-        tmp_path, asked_again):
+        tmp_path, again_at):
     """A deployed model's log of one decision per request, without a kind column (as most
-    are): its binned and Ψα rows would repeat the initial ones, so there are none; one
-    instance predicted again half-way through its wait makes them."""
+    are): its binned and Ψα rows would repeat the initial ones, so there are none. Instance 4
+    (arriving at 4, labelled at 8) predicted again half-way through its wait makes them; a
+    prediction logged twice at the same time (a retry, here with another answer) is a repeat:
+    the first counts, and it is counted."""
     labels = [i % 3 == 0 for i in range(30)]
     pd.DataFrame({"id": range(30), "time": range(30), "label": labels}).to_csv(
         tmp_path / "rows.csv", index=False)
     said = [i % 2 == 0 for i in range(30)]
     log = pd.DataFrame({"id": range(30), "t": [i + 0.5 for i in range(30)], "y_pred": said,
                         "model": ["v1"] * 15 + ["v2"] * 15})
-    if asked_again:
-        log = pd.concat([log, pd.DataFrame({"id": [4], "t": [6.0], "y_pred": [True],
+    if again_at is not None:
+        log = pd.concat([log, pd.DataFrame({"id": [4], "t": [again_at], "y_pred": [not said[4]],
                                             "model": ["v1"]})])
     log.to_csv(tmp_path / "log.csv", index=False)
     assert main(["backfill", "--stream", f"s={tmp_path / 'rows.csv'}", "--predictions",
                  str(tmp_path / "log.csv"), "--delay", "4s", "--out", str(tmp_path / "o"),
                  "--runner", "direct", "--quiet"]) == 0
     summary = pd.read_csv(tmp_path / "o" / "summary.csv")
-    assert ({"binned", "intermediate"} <= set(summary["category"])) == asked_again
+    assert ({"binned", "intermediate"} <= set(summary["category"])) == (again_at == 6.0)
     initial = summary[(summary.metric == "accuracy") & (summary.category == "initial") &
                       (summary.window == "cumulative")].set_index("model")["value"]
     for model, rows in (("v1", range(15)), ("v2", range(15, 30))):
         assert initial[model] == np.mean([said[i] == labels[i] for i in rows])
+    counts = {c["model"]: c for c in json.loads((tmp_path / "o" / "manifest.json").read_text())[
+        "counts"]}
+    assert counts["v1"]["repeated_predictions"] == (again_at == 4.5)
 
 
 def test_backfill_of_a_regression_run(tmp_path):

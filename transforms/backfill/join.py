@@ -222,9 +222,10 @@ def join_columns(labels: dict, preds: dict, classes: list | None, bins: int,
     row, t, values = row[order], t[order], values[order]
     if preds.get("kind") is not None:
         kind = kind_codes(preds["kind"])[pos[order]]
-    else:
-        first = np.r_[True, row[1:] != row[:-1]]
-        kind = np.where(first, 0, np.where(t >= t_label[row], 2, 1))
+    else:  # the first is the initial one, and so is one at its time (a repeat: counted)
+        first = np.r_[True, row[1:] != row[:-1]][:len(row)]
+        t_first = t[np.flatnonzero(first)][np.cumsum(first) - 1]
+        kind = np.where(first, 0, np.where(t >= t_label[row], 2, np.where(t == t_first, 0, 1)))
     is_initial, rep, is_final = (kind == k for k in range(len(PREDICTION_KINDS)))
 
     dtype = np.int64 if classification else np.float64

@@ -272,14 +272,18 @@ class PredictionLogSpec:
     def has_repredictions(self, time_range=None) -> bool:
         """Whether the log's files (`files(time_range)`) may hold re-predictions: its `kind`
         column names one (read until one is found), or, in files without a kind column (whose
-        kinds the join tells by time), a model predicted an instance more than once. A log of
-        one prediction per instance, or of initial and final predictions only, has no binned
-        measures to give.
+        kinds the join tells by time), a model predicted an instance at two times or more. A
+        log of one prediction per instance (repeats at the same time aside), or of initial and
+        final predictions only, has no binned measures to give.
 
         >>> import os, tempfile
         >>> path = os.path.join(tempfile.mkdtemp(), "p.csv")
         >>> with open(path, "w") as f:
         ...     _ = f.write("id,t,y_pred,model\\n1,0,a,v1\\n2,1,b,v1\\n1,2,a,v2\\n")
+        >>> PredictionLogSpec.parse(path).has_repredictions()
+        False
+        >>> with open(path, "a") as f:
+        ...     _ = f.write("1,0,a,v1\\n")  # logged twice: no re-prediction
         >>> PredictionLogSpec.parse(path).has_repredictions()
         False
         """
@@ -294,19 +298,27 @@ class PredictionLogSpec:
         return self._predicted_twice(kindless)
 
     def _predicted_twice(self, paths: list) -> bool:
-        """Whether a (stream, model, id) has two rows or more in these files (read by
-        column: each batch's distinct keys are kept, as Arrow text, not Python objects)."""
-        seen = []
+        """Whether a (stream, model, id) has rows at two times or more in these files (read by
+        column: each batch's distinct keys, with and without the time, are kept as Arrow
+        text, not Python objects)."""
+        keys, timed = [], []
         for path in paths:
-            for batch in self.read(path, columns=["id", "model", "stream"]):
-                parts = [pc.cast(column, pa.string()) for column in batch.columns]
-                keys = pc.unique(pc.binary_join_element_wise(
-                    *parts, "\x1f", null_handling="replace", null_replacement=""))
-                if len(keys) < batch.num_rows:
+            for batch in self.read(path, columns=["id", "model", "stream", "time"]):
+                names = batch.schema.names
+                if "time" not in names:
+                    return True  # (the join names the missing column)
+                parts = [pc.cast(batch.column(i), pa.string()) for i, name in enumerate(names)
+                         if name != "time"]
+                joined = [pc.binary_join_element_wise(*columns, "\x1f", null_handling="replace",
+                                                      null_replacement="")
+                          for columns in (parts, [*parts, pc.cast(batch.column("time"),
+                                                                  pa.string())])]
+                keys.append(pc.unique(joined[0]))
+                timed.append(pc.unique(joined[1]))
+                if len(timed[-1]) > len(keys[-1]):
                     return True
-                seen.append(keys)
-        everything = pa.chunked_array(seen, pa.string())
-        return pc.count_distinct(everything).as_py() < len(everything)
+        return pc.count_distinct(pa.chunked_array(timed, pa.string())).as_py() > \
+            pc.count_distinct(pa.chunked_array(keys, pa.string())).as_py()
 
     @staticmethod
     def _recorded_order(path: str) -> list:
