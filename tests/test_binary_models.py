@@ -104,6 +104,20 @@ def test_labels_1_and_0_keep_their_names_in_a_binary_models_results(tmp_path):
     assert ours["accuracy"] == accuracy
 
 
+def test_labels_1_and_0_written_as_text_take_1_as_positive(tmp_path):
+    """A JSON Lines file whose labels are "1" and "0": text, but the positive class is "1", as
+    the summary's positive class is; it was refused, asking to name the positive class."""
+    rows = sea_rows()
+    path = tmp_path / "tx.jsonl"
+    pd.DataFrame([{**x, "label": str(int(y))} for x, y in rows]).to_json(path, orient="records",
+                                                                          lines=True)
+    ours = initial(evaluate_locally(str(path), "logistic-regression", str(DELAY),
+                                    final=False).summary)
+    _, accuracy, _ = river_on_booleans([(x, str(int(y))) for x, y in rows],
+                                       lambda y: y == "1", linear_model.LogisticRegression())
+    assert ours["accuracy"] == accuracy
+
+
 def test_a_third_class_after_the_first_rows_stops_the_model(tmp_path):
     rows = sea_rows(1500)
     labels = ["fraud" if y else "ok" for _, y in rows]

@@ -127,6 +127,8 @@ def binary_targets(labels, declared: list | None = None, positive=None) -> tuple
     ('fraud', 'ok')
     >>> binary_targets([1, 2, 2]), binary_targets([True, False]), binary_targets([0, 1, 0])
     ((1, 2), None, (1, 0))
+    >>> binary_targets(["0", "1"])  # as a JSON Lines file may write them
+    ('1', '0')
     >>> binary_targets(["a", "b", "c"])
     Traceback (most recent call last):
     ...
@@ -141,7 +143,8 @@ def binary_targets(labels, declared: list | None = None, positive=None) -> tuple
     if positive is None and declared is not None and len(declared) == 2:
         positive = declared[1]
     if positive is None:
-        positive = next((c for c in classes if c in _RIVER_LABELS[1:]), None)
+        positive = next((c for c in classes if c in _RIVER_LABELS[1:] or c in ("True", "1")),
+                        None)  # (text too, as `results.positive_class` names the positive)
     shown = " and ".join(map(repr, classes))
     if positive is None:
         rarest = min(classes, key=list(labels).count) if labels else classes[-1]
