@@ -9,7 +9,6 @@ import json
 from dataclasses import dataclass
 
 from pipelines.config import LOGGED, RunConfig
-from pipelines.results import positive_class
 from pipelines.thresholds import parse_thresholds
 from runners import check_runner
 from transforms.backfill.logs import PredictionLogSpec
@@ -279,16 +278,18 @@ def _logged_models(log: PredictionLogSpec, models: list, time_range: TimeRange) 
 
 
 def _positive_of_labels(streams: list) -> str | None:
-    """The positive class every stream names alike (`results.positive_class`, not guessed from
-    rarity), as text; with labels 1/0 or True/False, 1 or True even when the first labels hold
-    one class only (a rare fraud). None when they do not tell, or differ."""
+    """The positive class every stream names alike, as text: its `positive` option, else its
+    second declared class, else 1 or True when its labels are 1/0 or True/False (even when the
+    first labels read hold one class only, as a rare fraud's do); not guessed from rarity, as
+    the summary's (`results.positive_class`) may be. None when they do not tell, or differ."""
     told = set()
     for s in streams:
-        labels = [str(c) for c in dict.fromkeys(s.first_values())]
-        if len(labels) == 1 and labels[0] in ("0", "1", "False", "True"):
-            labels.append({"0": "1", "1": "0", "False": "True", "True": "False"}[labels[0]])
-        told.add(positive_class(labels, [0] * len(labels), s.options.get("positive"),
-                                s.declared_classes(), rarer=False))
+        declared = s.declared_classes() or []
+        labels = {str(c) for c in s.first_values()}
+        told.add(str(s.options["positive"]) if s.options.get("positive") is not None else
+                 str(declared[1]) if len(declared) == 2 else
+                 "1" if labels in ({"0", "1"}, {"0"}, {"1"}) else
+                 "True" if labels in ({"False", "True"}, {"False"}, {"True"}) else None)
     return told.pop() if len(told) == 1 else None
 
 

@@ -129,18 +129,16 @@ def record_outputs(out: str, names: list[str]) -> None:
 
 
 def positive_class(classes: list[str], label_counts: list[int], option=None,
-                   declared: list | None = None, rarer: bool = True) -> str | None:
+                   declared: list | None = None) -> str | None:
     """The positive class of a binary task, as the summary names classes: the stream's
     `positive` option; else its second declared class (as river); else `True` or `1` when it
-    is one of the two; else (unless not `rarer`) the rarer class among the labels (ties: the
-    second). None unless there are two classes.
+    is one of the two; else the rarer class among the labels (ties: the second). None unless
+    there are two classes.
 
     >>> positive_class(["ok", "fraud"], [990, 10]), positive_class(["1", "0"], [10, 990])
     ('fraud', '1')
     >>> positive_class(["a", "b"], [5, 5], declared=["b", "a"])
     'a'
-    >>> print(positive_class(["ok", "fraud"], [990, 10], rarer=False))
-    None
     """
     if len(classes) != 2:
         return None
@@ -151,8 +149,6 @@ def positive_class(classes: list[str], label_counts: list[int], option=None,
     for name in ("True", "1"):
         if name in classes:
             return name
-    if not rarer:
-        return None
     return classes[0] if label_counts[0] < label_counts[1] else classes[1]
 
 

@@ -341,19 +341,22 @@ def test_a_log_whose_probability_options_are_wrong_is_one_error_line(tmp_path, c
     assert message in err
 
 
-@pytest.mark.parametrize("labels, positive", [([0] * 1000 + [1, 0] * 20, "1"),
-                                              (["ok"] * 20 + ["fraud", "ok"] * 20, None)])
-def test_a_score_without_its_class_is_the_probability_of_1(tmp_path, capsys, labels, positive):
+@pytest.mark.parametrize("labels, options, positive", [
+    ([0] * 1000 + [1, 0] * 20, "", 1),
+    (["ok"] * 1000 + ["fraud", "ok"] * 20, '{"positive": "fraud"}', "fraud"),
+    (["ok"] * 20 + ["fraud", "ok"] * 20, "", None)])
+def test_a_score_without_its_class_is_the_probability_of_1(tmp_path, capsys, labels, options,
+                                                            positive):
     """Labels 1/0 (the first 1 000, all a run reads ahead, all 0, as a rare fraud's are): the
-    score is P(1), log-loss by hand. Labels ok/fraud: which class the score is of is not
-    guessed; one line asks."""
+    score is P(1), log-loss by hand; so it is P(fraud) where the stream names fraud positive.
+    Labels ok/fraud: which class the score is of is not guessed; one line asks."""
     n = len(labels)
     p = [round(0.1 + 0.8 * ((i * 7) % 11) / 10, 3) for i in range(n)]
     pd.DataFrame({"id": range(n), "time": range(n), "label": labels}).to_csv(
         tmp_path / "rows.csv", index=False)
     pd.DataFrame({"id": range(n), "t": [i + 0.5 for i in range(n)], "y_pred": labels,
                   "p_fraud": p}).to_csv(tmp_path / "log.csv", index=False)
-    code = main(["backfill", "--stream", f"s={tmp_path / 'rows.csv'}", "--predictions",
+    code = main(["backfill", "--stream", f"s={tmp_path / 'rows.csv'}{options}", "--predictions",
                  f'{tmp_path / "log.csv"}{{"score": "p_fraud"}}', "--delay", "3s",
                  "--out", str(tmp_path / "o"), "--runner", "direct", "--quiet"])
     if positive is None:
@@ -367,7 +370,7 @@ def test_a_score_without_its_class_is_the_probability_of_1(tmp_path, capsys, lab
     summary = pd.read_csv(tmp_path / "o" / "summary.csv")
     log_loss = summary[(summary.metric == "log_loss") & (summary.category == "initial") &
                        (summary.window == "cumulative")]["value"].item()
-    assert log_loss == pytest.approx(np.mean([-math.log(q if y == 1 else 1 - q)
+    assert log_loss == pytest.approx(np.mean([-math.log(q if y == positive else 1 - q)
                                               for q, y in zip(p, labels)]), rel=1e-12)
 
 
