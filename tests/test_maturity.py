@@ -1,6 +1,6 @@
 """Label maturity of a backfill: per arrival day the labelled and pending instances and the
-latency in whole days equal a plain count over the input tables; the manifest says how far the
-measures may still move."""
+latency in days (labelled within d days) equal a plain count over the input tables; the
+manifest says how far the measures may still move."""
 
 import json
 
@@ -35,7 +35,7 @@ def test_each_arrival_day_counts_its_labelled_pending_and_latencies(tmp_path):
 
     table = pd.read_csv(out / "maturity.csv")
     day = ((t - BASE) // DAY).astype(int)
-    days = (latency // DAY).astype(int)
+    days = np.ceil(latency / DAY).astype(int)  # within d days: (d − 1, d]
     assert table["date"].tolist() == [f"2026-11-0{d + 1}" for d in range(4)]
     for d, row in zip(range(4), table.itertuples()):
         mine = day == d

@@ -50,7 +50,7 @@ COUNTERS = ("instances", "updates", "labels", "labelled", "orphan_labels", "lear
 # With `maturity`, counts per arrival day (UTC) also go into the counts, as flat keys that add
 # up like the others: `day:2026-11-01:instances` (arrived and waiting for a label),
 # `day:…:labelled`, `day:…:left` (set aside unlabelled: the model failed on it) and
-# `day:…:latency=D` (labelled D whole days after arrival).
+# `day:…:latency=D` (labelled within D days of arrival and after D − 1: D = ⌈latency / 1 day⌉).
 DAY_PREFIX = "day:"
 DAY_SECONDS = 86_400
 # Re-predictions mapped to bins in one go: large enough to amortise numpy's per-call cost,
@@ -643,7 +643,7 @@ class ReplayEngine:
         if self._days is not None:
             day = self._day(t_arrival)
             out.counts[day + "labelled"] += 1
-            out.counts[f"{day}latency={int((t - t_arrival) // DAY_SECONDS)}"] += 1
+            out.counts[f"{day}latency={math.ceil((t - t_arrival) / DAY_SECONDS)}"] += 1
         if initial is None:
             out.counts["unscored_initial"] += 1
         if self.classification:
