@@ -97,7 +97,7 @@ def evaluate_locally(stream: str, model: str, delay: str = "0", *, final: bool =
     result = engine.drain([i for i in items if not isinstance(i, dict)])
     summary, curves = score_locally((spec.name, model_spec.name), result.outcomes,
                                     engine.task, plan)
-    classes = list(engine.classes)
+    classes = list(engine.outcome_classes)
     return LocalResult(pd.DataFrame([with_class_names(r, classes) for r in summary],
                                     columns=ROW_COLUMNS),
                        pd.DataFrame([with_class_names(r, classes) for r in curves],

@@ -8,6 +8,7 @@ import os
 import numpy as np
 import pandas as pd
 import pytest
+from river import datasets
 
 from pipelines.cli import main
 from pipelines.config import LOGGED, RunConfig
@@ -70,6 +71,28 @@ def test_a_log_without_re_predictions_gives_no_binned_measures(tmp_path, capsys)
                  "--repredicted-probabilities", "--out", str(tmp_path / "x"), "--runner",
                  "direct"]) == 2
     assert "has no re-predictions" in capsys.readouterr().err
+
+
+def test_a_model_predicting_before_the_first_label_indexes_classes_in_label_order(tmp_path):
+    """river's LogisticRegression predicts from the first instance, before any label: its
+    classes are still indexed in label order (the first label, 1, first), so its per-class rows
+    and the bins' vote ties (to the lowest index) are those of the backfill of its log, whose
+    classes come from the labels alone; it was indexed by its first prediction (0), and the
+    binned accuracy at bin 100 differed in the third decimal."""
+    stream = 'synth:Agrawal{"n": 2000}'
+    first_label = next(iter(datasets.synth.Agrawal(seed=42)))[1]
+    replayed, backfilled = _run_then_backfill(
+        tmp_path, stream, ["logistic-regression", "gaussian-nb"], delay="100", bins=100,
+        curve_every=500)
+    assert backfilled == replayed
+    curves = [pd.read_parquet(tmp_path / d / "curves.parquet") for d in ("run", "backfill")]
+    pd.testing.assert_frame_equal(*curves)
+    logged = pd.read_parquet(tmp_path / "run" / "predictions.parquet")
+    assert logged[logged["model"] == "logistic-regression"]["y_pred"].iloc[0] == "0"
+    summary = pd.read_csv(tmp_path / "run" / "summary.csv", dtype={"class": str})
+    for model in ("logistic-regression", "gaussian-nb"):
+        rows = summary[(summary["model"] == model) & (summary["metric"] == "precision")]
+        assert rows["class"].iloc[0] == str(first_label) == "1", model
 
 
 @pytest.mark.parametrize("again_at", [None, 4.5, 6.0])

@@ -209,6 +209,12 @@ class ReplayEngine:
         self.declared_classes = classes is not None
         self.classes: list = list(classes) if classes else []
         self._class_index = {c: i for i, c in enumerate(self.classes)}
+        # The outcomes' class indices (`_out_code`): `classes` also indexes a class a model
+        # predicts before its first label (a binary classifier's other class), the outcomes in
+        # label order, as a backfill's join does. `outcome_classes` names them.
+        self.outcome_classes: list = list(self.classes)
+        self._out: list = list(range(len(self.classes)))  # index -> outcome index (−1: none)
+        self._out_shifted = False  # some class's outcome index is not its index
         self.model = model.build(list(classes) if classes else None)
         if self.classification:  # a binary classifier learns label == positive
             self.model = with_binary_labels(self.model, *(binary or (None, None)))
@@ -268,6 +274,55 @@ class ReplayEngine:
             i = self._class_index[value] = len(self.classes)
             self.classes.append(value)
         return i
+
+    def _out_code(self, i):
+        """Class index `i` (None or −1: no prediction) as the outcomes index classes: declared,
+        else in order of first appearance as a label (`_label_code`), then classes only
+        predicted so far, as they first come in an outcome."""
+        if i is None or i < 0:
+            return i
+        out = self._out
+        if i < len(out) and out[i] >= 0:
+            return out[i]
+        out.extend([-1] * (i + 1 - len(out)))
+        code = out[i] = len(self.outcome_classes)
+        self.outcome_classes.append(self.classes[i])
+        self._out_shifted |= code != i
+        return code
+
+    def _label_code(self, y) -> int:
+        """A label's class as the outcomes index it (the first appearance fixes it)."""
+        return self._out_code(self._index(y, extend=True))
+
+    @property
+    def _out_same(self) -> bool:
+        """Whether every class's outcome index is its index (no translation needed)."""
+        return not self._out_shifted and len(self.outcome_classes) == len(self.classes)
+
+    def _out_proba(self, vector):
+        """A probability vector over class indices as one over the outcomes' indices."""
+        if vector is None:
+            return vector
+        codes = [self._out_code(i) for i in range(len(vector))]
+        out = [0.0] * len(self.outcome_classes)
+        for code, p in zip(codes, vector):
+            out[code] = p
+        return tuple(out)
+
+    def _out_repredictions(self, values: np.ndarray, proba):
+        """Re-predictions' class indices (−1: none) and probability rows as the outcomes'."""
+        if self._out_same:
+            return values, proba
+        for i in np.unique(values[values >= 0]).tolist():  # (in index order)
+            self._out_code(i)
+        lut = np.array([*self._out, -1], dtype=np.int64)
+        values = lut[values]
+        if proba is not None:
+            moved = np.zeros((len(proba), len(self.outcome_classes)))
+            for i in range(proba.shape[1]):
+                moved[:, self._out_code(i)] = proba[:, i]
+            proba = moved
+        return values, proba
 
     def _value(self, prediction):
         """A prediction as it is stored: class index or float (None: no prediction — also a
@@ -360,6 +415,11 @@ class ReplayEngine:
             return
         self._repredicting(self.rows.resolve)  # (the values of deferred re-predictions)
         waiting = [out.outcomes[i] for i in out.unbinned]
+        if self.classification and not self._out_same:  # (the vote's ties: label order)
+            waiting = [o._replace(**dict(zip(("rep_values", "rep_proba"),
+                                             self._out_repredictions(o.rep_values,
+                                                                     o.rep_proba))))
+                       for o in waiting]
         binned = binned_many([o.t_arrival for o in waiting], [o.t_label for o in waiting],
                              [o.initial for o in waiting], [o.rep_times for o in waiting],
                              [o.rep_values for o in waiting], [o.final for o in waiting],
@@ -606,7 +666,7 @@ class ReplayEngine:
             return
         out.counts["learned_orphans"] += 1
         if self.classification:
-            self.baselines.update(self._index(y, extend=True), t)
+            self.baselines.update(self._label_code(y), t)
 
     def _on_labelled(self, ev, state: list, out: DrainResult) -> None:
         """A label that met its pending instance: the final prediction, learning, and the
@@ -647,12 +707,16 @@ class ReplayEngine:
         if initial is None:
             out.counts["unscored_initial"] += 1
         if self.classification:
-            y_index = self._index(y, extend=True)
-            prev, majority = self.baselines.update(y_index, t)
-            out.outcomes.append(Outcome(self.n_labels, key, t_arrival, t, y_index, prev,
+            y_code = self._label_code(y)  # (first: a new label's class comes before others)
+            if not self._out_same:
+                initial, final = self._out_code(initial), self._out_code(final)
+                initial_proba = self._out_proba(initial_proba)
+                final_proba = self._out_proba(final_proba)
+            prev, majority = self.baselines.update(y_code, t)
+            out.outcomes.append(Outcome(self.n_labels, key, t_arrival, t, y_code, prev,
                                         majority, initial, final, rep_times, rep_values, None,
                                         initial_proba, final_proba,
-                                        segments and self._places(segments, y_index, t),
+                                        segments and self._places(segments, y_code, t),
                                         rep_proba))
         else:
             prev, self.prev_label = self.prev_label, y
@@ -686,7 +750,10 @@ class ReplayEngine:
     def _score_held_out(self, ev, out: DrainResult) -> None:
         """A held-out instance's label: it scores the holdout point, and is not learned."""
         point, prediction = self.held.pop(ev[ID])
-        y = self._index(ev[Y], extend=True) if self.classification else ev[Y]
+        if self.classification:
+            y, prediction = self._label_code(ev[Y]), self._out_code(prediction)
+        else:
+            y = ev[Y]
         out.holdout.append((point, ev[TIME], y, prediction))
         out.counts["held_out_labels"] += 1
 

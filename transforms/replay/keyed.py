@@ -115,7 +115,7 @@ def _emit(key, engine: ReplayEngine, result, pending_before: int,
     counts["pending"] = len(engine.pending) - pending_before
     report_progress(key, counts, lines)
     yield beam.pvalue.TaggedOutput(COUNTS, (key, counts))
-    yield beam.pvalue.TaggedOutput(CLASSES, (key, list(engine.classes)))
+    yield beam.pvalue.TaggedOutput(CLASSES, (key, list(engine.outcome_classes)))
     if result.resources:
         yield beam.pvalue.TaggedOutput(RESOURCE_POINTS, (key, result.resources))
     if result.holdout:

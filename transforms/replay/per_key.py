@@ -90,7 +90,7 @@ def in_time_order(spec: StreamSpec, delay: DelaySpec, time_range: TimeRange = Ti
 def _classes_of(stream: str, engines: dict) -> dict:
     """(stream, model) -> the classes its engine has indexed so far (rows scored now name
     no class it has not seen)."""
-    return {(stream, model): engine.classes for model, engine in engines.items()}
+    return {(stream, model): engine.outcome_classes for model, engine in engines.items()}
 
 
 class _DrainPerKey(_ReplayDoFn):
