@@ -500,6 +500,15 @@ def _num(v) -> float:
     return math.nan if v is None else float(v)
 
 
+def _why_no_comparison(run: RunFiles) -> str:
+    """Why a run has no comparison rows: fewer than two models of a task, or none of its pairs
+    scored an instance in common."""
+    if max(Counter(map(run.task, run.models)).values(), default=0) < 2:
+        return "needs two or more models"
+    return ("the models scored no instance in common (a pair is compared on the instances "
+            "both predicted; a backfill's model versions may each have served other requests)")
+
+
 def figures(run: RunFiles) -> tuple[list[Figure], list[str]]:
     """Draw every figure the run's files allow; returns (figures, notes on the missing).
 
@@ -566,11 +575,7 @@ def figures(run: RunFiles) -> tuple[list[Figure], list[str]]:
         "For each pair A vs B: Q > 0 when B has made fewer errors (log ratio of cumulative "
         "losses); the signed McNemar statistic (classifiers: it counts errors) is significant "
         "at 0.99 outside the dotted lines.",
-        _fig_comparison, "comparison" in has,
-        "needs two or more models" if max(Counter(map(run.task, run.models)).values(),
-                                          default=0) < 2 else
-        "the models scored no instance in common (a pair is compared on the instances both "
-        "predicted; a backfill's model versions may each have served other requests)")
+        _fig_comparison, "comparison" in has, _why_no_comparison(run))
     add("drift", "Error rate, Page-Hinkley alarms and known drifts",
         "The error within each curve period, the Page-Hinkley alarms (▼, at the label that "
         "raised them) and, for generated streams with a drift chain, the true drift points. "

@@ -103,22 +103,27 @@ def test_a_curve_without_any_value_is_neither_drawn_nor_in_the_legend(tmp_path):
 
 def test_models_that_scored_no_instance_in_common_are_said_so_not_too_few(tmp_path):
     """A backfill of two model versions, each serving half the requests: no pair to compare,
-    and the page says why (it said "needs two or more models")."""
-    stream = 'synth:SEA{"n": 300, "seed": 1}'
-    evaluate(stream, "no-change", delay="10", out=str(tmp_path / "run"), repredict="none")
+    and the report says why (it said "needs two or more models")."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    from pipelines.figures import _why_no_comparison
+    from pipelines.run_files import RunFiles
+
+    stream = 'synth:SEA{"n": 300, "seed": 1}'
+    evaluate(stream, "no-change", delay="10", out=str(tmp_path / "run"), repredict="none")
     log = pq.read_table(tmp_path / "run" / "predictions.parquet")
     versions = np.where(np.array(log["id"].to_pylist(), dtype=int) < 150, "v1", "v2")
     log = log.set_column(log.schema.get_field_index("model"), "model",
                          pa.array(versions, log.schema.field("model").type))
     pq.write_table(log, tmp_path / "versions.parquet")
-    evaluate(stream, [], delay="10", out=str(tmp_path / "backfill"), report=True,
+    evaluate(stream, [], delay="10", out=str(tmp_path / "backfill"),
              predictions=str(tmp_path / "versions.parquet"))
-    page = (tmp_path / "backfill" / "report.html").read_text(encoding="utf-8")
-    assert "the models scored no instance in common" in page
-    assert "needs two or more models" not in page
+    run = RunFiles.read(str(tmp_path / "backfill"))
+    assert run.models == ["v1", "v2"] and "comparison" not in set(run.summary["category"])
+    assert _why_no_comparison(run).startswith("the models scored no instance in common")
+    assert _why_no_comparison(RunFiles.read(str(tmp_path / "run"))) == \
+        "needs two or more models"
 
 
 def test_a_regression_report_compares_by_q_alone_and_reads_its_mae_the_right_way(tmp_path):

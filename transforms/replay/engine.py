@@ -318,9 +318,10 @@ class ReplayEngine:
         lut = np.array([*self._out, -1], dtype=np.int64)
         values = lut[values]
         if proba is not None:
+            codes = [self._out_code(i) for i in range(proba.shape[1])]
             moved = np.zeros((len(proba), len(self.outcome_classes)))
-            for i in range(proba.shape[1]):
-                moved[:, self._out_code(i)] = proba[:, i]
+            moved[:, codes] = proba
+            moved[np.isnan(proba).all(axis=1)] = np.nan  # (a row without probabilities)
             proba = moved
         return values, proba
 
