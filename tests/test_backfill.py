@@ -73,19 +73,18 @@ def test_a_log_without_re_predictions_gives_no_binned_measures(tmp_path, capsys)
     assert "has no re-predictions" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("binned_probabilities", [False, True])
-def test_a_model_predicting_before_the_first_label_indexes_classes_in_label_order(
-        tmp_path, binned_probabilities):
+def test_a_model_predicting_before_the_first_label_indexes_classes_in_label_order(tmp_path):
     """river's LogisticRegression predicts from the first instance, before any label: its
     classes are still indexed in label order (the first label, 1, first), so its per-class rows
     and the bins' vote ties (to the lowest index) are those of the backfill of its log, whose
     classes come from the labels alone; it was indexed by its first prediction (0), and the
-    binned accuracy at bin 100 differed in the third decimal."""
+    binned accuracy at bin 100 differed in the third decimal. With the re-predictions' class
+    probabilities binned too."""
     stream = 'synth:Agrawal{"n": 2000}'
     first_label = next(iter(datasets.synth.Agrawal(seed=42)))[1]
     replayed, backfilled = _run_then_backfill(
         tmp_path, stream, ["logistic-regression", "gaussian-nb"], delay="100", bins=100,
-        curve_every=500, repredicted_probabilities=binned_probabilities)
+        curve_every=500, repredicted_probabilities=True)
     assert backfilled == replayed
     curves = [pd.read_parquet(tmp_path / d / "curves.parquet") for d in ("run", "backfill")]
     pd.testing.assert_frame_equal(*curves)
