@@ -275,7 +275,8 @@ def _backfill_parser(sub) -> argparse.ArgumentParser:
                                "fractions; classification otherwise)")
     backfill.add_argument("--repredict", default=None, metavar="POLICY",
                           help="how the logged re-predictions were made, for the protocol "
-                               "column (default logged); none ignores them (no binned measures)")
+                               "column (default: a run log's own, else logged); none ignores "
+                               "them (no binned measures)")
     backfill.add_argument("--buckets", type=int, default=None,
                           help="id buckets the join of instances and predictions is split "
                                "into (default 16): the backfill's parallelism")

@@ -131,13 +131,17 @@ def plan(config: RunConfig) -> Plan:
             tasks = dict.fromkeys(models, config.task or _logged_task(streams, log))
             repredict = config.repredict if config.repredict == LOGGED else \
                 RepredictPolicy.parse(config.repredict).with_bins(config.bins)
-            if repredict == LOGGED and not log.has_repredictions(time_range):
+            if repredict == LOGGED and log.has_repredictions(time_range):
+                # (a run's own log says how it re-predicted: its protocol, as the run's)
+                repredict = log.recorded_repredict(time_range) or LOGGED
+            elif repredict == LOGGED:
                 # (binned and Ψα rows would each repeat the initial one)
                 repredict = RepredictPolicy.parse("none")
                 if config.repredicted_probabilities:
                     raise ConfigError(f"--repredicted-probabilities means nothing here: the "
                                       f"prediction log {log.pattern} has no re-predictions "
-                                      f"(its kind column names none); leave it out")
+                                      f"(its kind column names none, or without one, no "
+                                      f"instance was predicted at two times); leave it out")
         else:
             for text in config.models:
                 spec = ModelSpec.parse(text)

@@ -51,6 +51,20 @@ def test_backfill_of_a_runs_predictions_gives_the_identical_summary(tmp_path):
         assert c["logged_predictions"] == (logged["model"] == c["model"]).sum()
 
 
+def test_the_commands_backfill_of_a_runs_folder_gives_its_summary_byte_for_byte(tmp_path):
+    """As the README says, with the commands' defaults: no --repredict (its protocol names how
+    the run re-predicted, from the log), no --model."""
+    common = ["--stream", 'synth:SEA{"n": 400, "seed": 2}', "--delay", "40", "--run-id",
+              "same", "--runner", "direct", "--quiet"]
+    assert main(["run", *common, "--model", "no-change", "--model", "gaussian-nb", "--out",
+                 str(tmp_path / "run")]) == 0
+    assert main(["backfill", *common, "--predictions", str(tmp_path / "run"), "--out",
+                 str(tmp_path / "backfill")]) == 0
+    replayed, backfilled = ((tmp_path / d / "summary.csv").read_text()
+                            for d in ("run", "backfill"))
+    assert "repredict=every_k_labels:10,binned" in replayed and backfilled == replayed
+
+
 def test_a_log_without_re_predictions_gives_no_binned_measures(tmp_path, capsys):
     """A log of initial and final predictions (`--log-predictions initial-final`): its binned
     and Ψα rows would each repeat the initial ones. The backfill scores it as a run without

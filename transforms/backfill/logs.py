@@ -63,6 +63,8 @@ LOG_FORMATS = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv", ".tsv": "
 # A run's prediction log records its models' order here (Parquet metadata): a backfill of it
 # without --model orders models, and so names comparison pairs, as the run did.
 MODEL_ORDER_KEY = b"delayed-eval.models"
+# And how it re-predicted (`RepredictPolicy`), which a backfill of it names in its protocol.
+REPREDICT_KEY = b"delayed-eval.repredict"
 
 
 class PredictionLogSpec:
@@ -322,16 +324,29 @@ class PredictionLogSpec:
 
     @staticmethod
     def _recorded_order(path: str) -> list:
-        if LOG_FORMATS[extension(path)] != "parquet":
+        try:
+            return list(json.loads(PredictionLogSpec._metadata(path).get(MODEL_ORDER_KEY,
+                                                                         b"[]")))
+        except ValueError:
             return []
+
+    @staticmethod
+    def _metadata(path: str) -> dict:
+        """A Parquet log file's key-value metadata ({} for other formats)."""
+        if LOG_FORMATS[extension(path)] != "parquet":
+            return {}
         import pyarrow.parquet as pq
 
         with FileSystems.open(path) as f:
-            metadata = pq.ParquetFile(f).schema_arrow.metadata or {}
-        try:
-            return list(json.loads(metadata.get(MODEL_ORDER_KEY, b"[]")))
-        except ValueError:
-            return []
+            return pq.ParquetFile(f).schema_arrow.metadata or {}
+
+    def recorded_repredict(self, time_range=None) -> str | None:
+        """How the run that wrote the log re-predicted (its `REPREDICT_KEY`, as the run's
+        protocol names it), from the first of its files (`files(time_range)`); None for a log
+        a run did not write."""
+        files = self.files(time_range)
+        recorded = self._metadata(files[0]).get(REPREDICT_KEY) if files else None
+        return recorded.decode() if recorded else None
 
     def read(self, path: str, columns: list[str] | None = None, streamed: bool = False,
              bad_rows: list | None = None):
