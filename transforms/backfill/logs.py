@@ -6,6 +6,7 @@ models' order in its metadata (`MODEL_ORDER_KEY`)."""
 from __future__ import annotations
 
 import codecs
+import copy
 import csv
 import io
 import json
@@ -155,10 +156,9 @@ class PredictionLogSpec:
                              f"for labels 1/0 or True/False, or a stream's positive or two "
                              f'declared classes): give it, e.g. {{"score": '
                              f'"{self.proba["score"]}", "positive": "fraud"}}')
-        copy = PredictionLogSpec(self.pattern, self.columns, {**self.proba, "positive": positive},
-                                 self.time_unit, self.csv, self.encoding)
-        copy.sep_given = self.sep_given
-        return copy
+        told = copy.copy(self)
+        told.proba = {**self.proba, "positive": positive}
+        return told
 
     def _source_columns(self) -> list[str]:
         """The columns the class probabilities are read from (renamed into `proba`)."""

@@ -311,8 +311,6 @@ class ReplayEngine:
 
     def _out_repredictions(self, values: np.ndarray, proba):
         """Re-predictions' class indices (−1: none) and probability rows as the outcomes'."""
-        if self._out_same:
-            return values, proba
         for i in np.unique(values[values >= 0]).tolist():  # (in index order)
             self._out_code(i)
         lut = np.array([*self._out, -1], dtype=np.int64)
@@ -417,10 +415,9 @@ class ReplayEngine:
         self._repredicting(self.rows.resolve)  # (the values of deferred re-predictions)
         waiting = [out.outcomes[i] for i in out.unbinned]
         if self.classification and not self._out_same:  # (the vote's ties: label order)
-            waiting = [o._replace(**dict(zip(("rep_values", "rep_proba"),
-                                             self._out_repredictions(o.rep_values,
-                                                                     o.rep_proba))))
-                       for o in waiting]
+            for k, o in enumerate(waiting):
+                values, proba = self._out_repredictions(o.rep_values, o.rep_proba)
+                waiting[k] = o._replace(rep_values=values, rep_proba=proba)
         binned = binned_many([o.t_arrival for o in waiting], [o.t_label for o in waiting],
                              [o.initial for o in waiting], [o.rep_times for o in waiting],
                              [o.rep_values for o in waiting], [o.final for o in waiting],
