@@ -610,3 +610,50 @@ def wilson_interval(successes: float, n: float, z: float = Z) -> tuple[float, fl
     center = (successes + z2 / 2) / (n + z2)
     half = z * math.sqrt(max(successes * (n - successes) / n, 0.0) + z2 / 4) / (n + z2)
     return max(0.0, center - half), min(1.0, center + half)
+
+
+def named_positive_class(classes, positive=None, declared=None):
+    """The positive class of a binary stream as the stream names it: its `positive` option;
+    else its second declared class (river's convention); else the class that is 1 or True, as
+    a value or as text, also when the labels seen so far hold only its partner 0 or False (a
+    rare fraud's first labels). None when none of these tells, or for more than two classes:
+    the caller decides then (the summary takes the rarer class, a binary model and a backfill's
+    score ask for the option).
+
+    >>> named_positive_class(["ok", "fraud"], positive="fraud")
+    'fraud'
+    >>> named_positive_class(["ok", "fraud"], declared=["ok", "fraud"])
+    'fraud'
+    >>> named_positive_class([0, 1]), named_positive_class(["True", "False"])
+    (1, 'True')
+    >>> named_positive_class(["0"]), named_positive_class([False])  # 0s only, so far
+    ('1', True)
+    >>> named_positive_class(["ok", "fraud"]), named_positive_class(["0", "1", "2"])
+    (None, None)
+    """
+    if positive is not None:
+        return positive
+    if declared is not None and len(declared) == 2:
+        return declared[1]
+    classes = list(dict.fromkeys(classes))
+    if len(classes) > 2:
+        return None
+    one = next((c for c in classes if _is_binary_value(c, 1)), None)
+    if one is not None:
+        return one
+    if len(classes) == 1 and _is_binary_value(classes[0], 0):
+        zero = classes[0]
+        if isinstance(zero, str):
+            return {"0": "1", "False": "True"}[zero]
+        return True if isinstance(zero, (bool, np.bool_)) else type(zero)(1)
+    return None
+
+
+def _is_binary_value(label, value: int) -> bool:
+    """Whether label is `value` (0 or 1) or its bool, as a value or as text ('1', 'True')."""
+    if isinstance(label, str):
+        return label in (str(value), str(bool(value)))
+    try:
+        return bool(label == value)
+    except (TypeError, ValueError):  # (a label whose == is not a truth value)
+        return False

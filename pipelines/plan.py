@@ -8,6 +8,7 @@ import functools
 import json
 from dataclasses import dataclass
 
+from metrics.classification import named_positive_class
 from pipelines.config import LOGGED, RunConfig
 from pipelines.thresholds import parse_thresholds
 from runners import check_runner
@@ -282,18 +283,13 @@ def _logged_models(log: PredictionLogSpec, models: list, time_range: TimeRange) 
 
 
 def _positive_of_labels(streams: list) -> str | None:
-    """The positive class every stream names alike, as text: its `positive` option, else its
-    second declared class, else 1 or True when its labels are 1/0 or True/False (even when the
-    first labels read hold one class only, as a rare fraud's do); not guessed from rarity, as
-    the summary's (`results.positive_class`) may be. None when they do not tell, or differ."""
-    told = set()
-    for s in streams:
-        declared = s.declared_classes() or []
-        labels = {str(c) for c in s.first_values()}
-        told.add(str(s.options["positive"]) if s.options.get("positive") is not None else
-                 str(declared[1]) if len(declared) == 2 else
-                 "1" if labels in ({"0", "1"}, {"0"}, {"1"}) else
-                 "True" if labels in ({"False", "True"}, {"False"}, {"True"}) else None)
+    """The positive class every stream names alike (`named_positive_class`), as text; not
+    guessed from rarity, as the summary's (`results.positive_class`) may be. None when they
+    do not tell, or differ."""
+    told = {named_positive_class([str(c) for c in s.first_values()],
+                                 s.options.get("positive"), s.declared_classes())
+            for s in streams}
+    told = {None if c is None else str(c) for c in told}
     return told.pop() if len(told) == 1 else None
 
 

@@ -8,6 +8,7 @@ import os
 
 import pandas as pd
 
+from metrics.classification import named_positive_class
 from metrics.temporal import REPEATS_LEVEL
 from transforms.replay.protocols import model_and_fold
 
@@ -130,10 +131,9 @@ def record_outputs(out: str, names: list[str]) -> None:
 
 def positive_class(classes: list[str], label_counts: list[int], option=None,
                    declared: list | None = None) -> str | None:
-    """The positive class of a binary task, as the summary names classes: the stream's
-    `positive` option; else its second declared class (as river); else `True` or `1` when it
-    is one of the two; else the rarer class among the labels (ties: the second). None unless
-    there are two classes.
+    """The positive class of a binary task, as the summary names classes (text): the one the
+    stream names (`metrics.classification.named_positive_class`), else the rarer class among
+    the labels (ties: the second). None unless there are two classes.
 
     >>> positive_class(["ok", "fraud"], [990, 10]), positive_class(["1", "0"], [10, 990])
     ('fraud', '1')
@@ -142,13 +142,9 @@ def positive_class(classes: list[str], label_counts: list[int], option=None,
     """
     if len(classes) != 2:
         return None
-    if option is not None:
-        return str(option)
-    if declared is not None and len(declared) == 2:
-        return str(declared[1])
-    for name in ("True", "1"):
-        if name in classes:
-            return name
+    named = named_positive_class(classes, option, declared)
+    if named is not None:
+        return str(named)
     return classes[0] if label_counts[0] < label_counts[1] else classes[1]
 
 

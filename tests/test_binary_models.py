@@ -104,10 +104,18 @@ def test_labels_1_and_0_keep_their_names_in_a_binary_models_results(tmp_path):
     assert ours["accuracy"] == accuracy
 
 
-def test_labels_1_and_0_written_as_text_take_1_as_positive(tmp_path):
+@pytest.mark.parametrize("zeros_first", [False, True])
+def test_labels_1_and_0_written_as_text_take_1_as_positive(tmp_path, zeros_first):
     """A JSON Lines file whose labels are "1" and "0": text, but the positive class is "1", as
-    the summary's positive class is; it was refused, asking to name the positive class."""
+    the summary's positive class is, also when the first labels read are all "0" (a rare
+    positive class's); each was refused, asking to name the positive class."""
     rows = sea_rows()
+    if zeros_first:  # the first 1 000 rows read hold no positive label
+        rows = sea_rows(3 * N)
+        zeros = [i for i, (_, y) in enumerate(rows) if not y][:1000]
+        zeros = dict.fromkeys(zeros)  # (in order, and a set)
+        rows = [rows[i] for i in zeros] + [r for i, r in enumerate(rows) if i not in zeros]
+        rows = rows[:N]
     path = tmp_path / "tx.jsonl"
     pd.DataFrame([{**x, "label": str(int(y))} for x, y in rows]).to_json(path, orient="records",
                                                                           lines=True)

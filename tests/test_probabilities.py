@@ -343,13 +343,15 @@ def test_a_log_whose_probability_options_are_wrong_is_one_error_line(tmp_path, c
 
 @pytest.mark.parametrize("labels, options, positive", [
     ([0] * 1000 + [1, 0] * 20, "", 1),
+    ([2] * 10 + [1, 2] * 500, "", 1),  # 1, as the summary's positive class
     (["ok"] * 1000 + ["fraud", "ok"] * 20, '{"positive": "fraud"}', "fraud"),
     (["ok"] * 20 + ["fraud", "ok"] * 20, "", None)])
 def test_a_score_without_its_class_is_the_probability_of_1(tmp_path, capsys, labels, options,
                                                             positive):
     """Labels 1/0 (the first 1 000, all a run reads ahead, all 0, as a rare fraud's are): the
     score is P(1), log-loss by hand; so it is P(fraud) where the stream names fraud positive.
-    Labels ok/fraud: which class the score is of is not guessed; one line asks."""
+    Labels 2/1: P(1) too. Labels ok/fraud: which class the score is of is not guessed; one line
+    asks."""
     n = len(labels)
     p = [round(0.1 + 0.8 * ((i * 7) % 11) / 10, 3) for i in range(n)]
     pd.DataFrame({"id": range(n), "time": range(n), "label": labels}).to_csv(
@@ -362,8 +364,8 @@ def test_a_score_without_its_class_is_the_probability_of_1(tmp_path, capsys, lab
     if positive is None:
         assert code == 2 and capsys.readouterr().err == (
             f"delayed-eval: error: prediction log {tmp_path / 'log.csv'}: score 'p_fraud' needs "
-            f"the class whose probability it is (told by itself only for labels 1/0 or "
-            f"True/False, or a stream's positive or two declared classes): give it, e.g. "
+            f"the class whose probability it is (told by itself only where a class is 1 or "
+            f"True, or by a stream's positive or two declared classes): give it, e.g. "
             f'{{"score": "p_fraud", "positive": "fraud"}}\n')
         return
     assert code == 0

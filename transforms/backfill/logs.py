@@ -153,7 +153,7 @@ class PredictionLogSpec:
         if positive is None:
             raise InputError(f"prediction log {self.pattern}: score {self.proba['score']!r} "
                              f"needs the class whose probability it is (told by itself only "
-                             f"for labels 1/0 or True/False, or a stream's positive or two "
+                             f"where a class is 1 or True, or by a stream's positive or two "
                              f'declared classes): give it, e.g. {{"score": '
                              f'"{self.proba["score"]}", "positive": "fraud"}}')
         told = copy.copy(self)

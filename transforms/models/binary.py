@@ -21,6 +21,7 @@ import json
 import numpy as np
 from river import base
 
+from metrics.classification import named_positive_class
 from transforms.errors import ConfigError
 from transforms.models.batch import NONE, BatchPredictor
 
@@ -140,11 +141,7 @@ def binary_targets(labels, declared: list | None = None, positive=None) -> tuple
         raise LabelsError(f"has {len(classes)} classes ({shown}): " + _MULTICLASS_HINT)
     if _river_labels(classes):
         return _as_labels(classes)
-    if positive is None and declared is not None and len(declared) == 2:
-        positive = declared[1]
-    if positive is None:
-        positive = next((c for c in classes if c in _RIVER_LABELS[1:] or c in ("True", "1")),
-                        None)  # (text too, as `results.positive_class` names the positive)
+    positive = named_positive_class(classes, positive, declared)
     shown = " and ".join(map(repr, classes))
     if positive is None:
         rarest = min(classes, key=list(labels).count) if labels else classes[-1]
