@@ -30,7 +30,8 @@ from pipelines.manifest import check_evaluated, complete_summary, manifest
 from pipelines.maturity import maturity_manifest, maturity_table
 from pipelines.plan import plan
 from pipelines.results import (drift_delay_table, format_alike_classes, format_log_notices,
-                               format_profiles, format_set_aside, format_table, segment_table)
+                               format_profiles, format_set_aside, format_table,
+                               format_uncompared, segment_table)
 from pipelines.write import WriteResults, keep_segments, located
 from runners import PRESETS, runner_session
 from transforms.backfill.outcomes import LOG_PARTS
@@ -176,6 +177,9 @@ def run(config: RunConfig) -> pd.DataFrame:
         log_notices = format_log_notices(counts["keys"])
         if log_notices:
             print("\n" + log_notices)
+        uncompared = format_uncompared(summary, pl.tasks)
+        if uncompared:
+            print("\n" + uncompared)
         alike = format_alike_classes(record.get("alike_classes", {}), pl.backfill)
         if alike:
             print("\n" + alike)

@@ -27,9 +27,9 @@ from transforms.errors import InputError
 from transforms.replay.protocols import model_and_fold
 from transforms.records import SEGMENT_SEPARATOR
 from transforms.replay.engine import COUNTERS
-from transforms.scoring.comparison import pair_name
 from transforms.vocabulary import (BINNED, CATEGORIES, COMPARISON, DRIFT, FINAL, HOLDOUT, INITIAL,
-                                   INTERMEDIATE, RESOURCE_METRICS, RESOURCES, SUMMARY_COLUMNS)
+                                   INTERMEDIATE, RESOURCE_METRICS, RESOURCES, SUMMARY_COLUMNS,
+                                   pair_name)
 
 
 def stream_delay(s, pl: Plan) -> str:

@@ -10,7 +10,8 @@ import pandas as pd
 
 from metrics.classification import named_positive_class
 from metrics.temporal import REPEATS_LEVEL
-from transforms.replay.protocols import model_and_fold
+from transforms.replay.protocols import comparable_pairs, model_and_fold
+from transforms.vocabulary import pair_name
 
 TABLE_METRICS = ("accuracy", "precision", "recall", "f1", "roc_auc", "average_precision",
                  "kappa", "kappa_m", "kappa_t", "kappa_plus", "mae", "rmse")
@@ -65,6 +66,37 @@ def format_alike_classes(alike: dict, backfill: bool) -> str:
         f"in case or spaces, and each is counted as a class of its own; if they are one class, "
         f"write it one way in {where}"
         for stream, groups in alike.items() for group in groups)
+
+
+def format_uncompared(summary: pd.DataFrame, tasks: dict) -> str:
+    """A line per stream naming its pairs of models of one task that have no comparison rows
+    because they scored no instance in common (a backfill's model versions that served other
+    requests), or ''.
+
+    >>> summary = pd.DataFrame({"stream": "s", "segment": None, "category": "initial",
+    ...                         "model": ["v1", "v2", "v3"]})
+    >>> summary.loc[3] = ["s", None, "comparison", "v2 vs v3"]
+    >>> print(format_uncompared(summary, dict.fromkeys(["v1", "v2", "v3"], "classification")))
+    ... # doctest: +NORMALIZE_WHITESPACE
+    s: v1 and v2, v1 and v3 scored no instance in common, so they are not compared (a pair is
+    compared on the instances both predicted)
+    >>> folds = pd.DataFrame({"stream": "s", "segment": None, "model": ["a#1", "b#1", "a", "b",
+    ...                       "a#1 vs b#1"], "category": ["initial"] * 4 + ["comparison"]})
+    >>> format_uncompared(folds, dict.fromkeys(["a#1", "b#1"], "classification"))  # --cv
+    ''
+    """
+    whole = whole_streams(summary)
+    compared = set(zip(*whole.loc[whole["category"] == "comparison", ["stream", "model"]].T.values))
+    lines = []
+    for stream, rows in whole[whole["category"] == "initial"].groupby("stream", sort=False):
+        models = [m for m in rows["model"].unique() if m in tasks]  # (not --cv's fold means)
+        apart = [f"{a} and {b}" for a, b in comparable_pairs(models, tasks)
+                 if (stream, pair_name(a, b)) not in compared]
+        if apart:
+            shown = ", ".join(apart[:3]) + (f", … ({len(apart)} pairs)" if len(apart) > 3 else "")
+            lines.append(f"{stream}: {shown} scored no instance in common, so they are not "
+                         f"compared (a pair is compared on the instances both predicted)")
+    return "\n".join(lines)
 
 
 def default_metric(reported: set[str]) -> str:

@@ -101,9 +101,9 @@ def test_a_curve_without_any_value_is_neither_drawn_nor_in_the_legend(tmp_path):
     assert "Initial over T" in page and "vs final" not in page
 
 
-def test_models_that_scored_no_instance_in_common_are_said_so_not_too_few(tmp_path):
+def test_models_that_scored_no_instance_in_common_are_said_so_not_too_few(tmp_path, capsys):
     """A backfill of two model versions, each serving half the requests: no pair to compare,
-    and the report says why (it said "needs two or more models")."""
+    and the report says why (it said "needs two or more models"), and so does the terminal."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -117,8 +117,12 @@ def test_models_that_scored_no_instance_in_common_are_said_so_not_too_few(tmp_pa
     log = log.set_column(log.schema.get_field_index("model"), "model",
                          pa.array(versions, log.schema.field("model").type))
     pq.write_table(log, tmp_path / "versions.parquet")
-    evaluate(stream, [], delay="10", out=str(tmp_path / "backfill"),
-             predictions=str(tmp_path / "versions.parquet"))
+    capsys.readouterr()
+    assert main(["backfill", "--stream", stream, "--predictions",
+                 str(tmp_path / "versions.parquet"), "--delay", "10", "--out",
+                 str(tmp_path / "backfill"), "--runner", "direct"]) == 0
+    assert "\nsea: v1 and v2 scored no instance in common, so they are not compared" in \
+        capsys.readouterr().out
     run = RunFiles.read(str(tmp_path / "backfill"))
     assert run.models == ["v1", "v2"] and "comparison" not in set(run.summary["category"])
     assert _why_no_comparison(run).startswith("the models scored no instance in common")

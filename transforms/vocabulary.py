@@ -94,3 +94,12 @@ RESOURCE_POINTS = "resources"  # per key: the replay's resource measurements
 HOLDOUT_POINTS = "holdout"  # per key: the held-out instances' labels and predictions
 REPLAY_OUTPUTS = (PREDICTIONS, DEAD_LETTERS, COUNTS, CLASSES, ERRORS, RESOURCE_POINTS,
                   HOLDOUT_POINTS)
+
+
+def pair_name(a: str, b: str) -> str:
+    """The model column of a comparison row: A first, as configured.
+
+    >>> pair_name("nb", "ht")
+    'nb vs ht'
+    """
+    return f"{a} vs {b}"

@@ -7,6 +7,7 @@ same numbers: which instances a holdout set takes, and which labels each fold's 
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 from metrics.bootstrap import poisson_weights
@@ -105,3 +106,17 @@ def model_and_fold(name: str) -> tuple[str, int | None]:
     if sep and fold.isdigit():
         return model, int(fold)
     return name, None
+
+
+def comparable_pairs(models, tasks: dict) -> list[tuple[str, str]]:
+    """Pairs of models of the same task, in configuration order (the order of `tasks`); with
+    --cv, the same fold of two models (they learned the same labels).
+
+    >>> tasks = {"nb": "classification", "lr": "regression", "ht": "classification"}
+    >>> comparable_pairs(["ht", "lr", "nb"], tasks)
+    [('nb', 'ht')]
+    """
+    order = {m: i for i, m in enumerate(tasks)}
+    models = sorted(models, key=order.get)
+    return [(a, b) for a, b in itertools.combinations(models, 2)
+            if tasks[a] == tasks[b] and model_and_fold(a)[1] == model_and_fold(b)[1]]

@@ -20,7 +20,6 @@ fading factors.
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass
 
 import apache_beam as beam
@@ -28,22 +27,13 @@ import numpy as np
 
 from metrics.blocks import BlockScore, FadingCurve, LabelBlock, new_score
 from metrics.windows import block_ends
-from transforms.replay.protocols import model_and_fold
+from transforms.replay.protocols import comparable_pairs
 from transforms.scoring.columns import concat_rows, group_rows, prediction_losses, take_rows
 from transforms.scoring.curves import curve_rows
 from transforms.scoring.outcomes import (BlocksByCurve, LastOutcomes, OutcomeTransform, first_of,
                                          route_rows)
 from transforms.scoring.plan import LABEL_AXIS, ScoringPlan
-from transforms.vocabulary import COMPARISON, CURVES, FINAL, INITIAL
-
-
-def pair_name(a: str, b: str) -> str:
-    """The model column of a comparison row: A first, as configured.
-
-    >>> pair_name("nb", "ht")
-    'nb vs ht'
-    """
-    return f"{a} vs {b}"
+from transforms.vocabulary import COMPARISON, CURVES, FINAL, INITIAL, pair_name
 
 
 def _loss_columns(outcomes, task: str, kind: str) -> dict:
@@ -104,13 +94,7 @@ class PairBlocks:
     plan: ScoringPlan
 
     def pairs(self, models) -> list[tuple[str, str]]:
-        """Pairs of models of the same task, in configuration order; with --cv, the same fold
-        of two models (they learned the same labels)."""
-        order = {m: i for i, m in enumerate(self.tasks)}
-        models = sorted(models, key=order.get)
-        return [(a, b) for a, b in itertools.combinations(models, 2)
-                if self.tasks[a] == self.tasks[b]
-                and model_and_fold(a)[1] == model_and_fold(b)[1]]
+        return comparable_pairs(models, self.tasks)
 
     @property
     def kinds(self) -> tuple:

@@ -15,10 +15,10 @@ import itertools
 from dataclasses import dataclass
 
 from transforms.records import segment_batches
-from transforms.scoring.comparison import PairBlocks, as_comparison, pair_name
+from transforms.scoring.comparison import PairBlocks, as_comparison
 from transforms.scoring.curves import InOrderCurves, InOrderScores
 from transforms.scoring.plan import ScoringPlan
-from transforms.vocabulary import COMPARISON
+from transforms.vocabulary import COMPARISON, pair_name
 
 
 @dataclass(frozen=True)
