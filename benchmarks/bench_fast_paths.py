@@ -27,7 +27,16 @@ from transforms.streams.sources import StreamSpec
 LED = 'synth:LED{"n": 3000, "seed": 2}'
 DRIFTING = 'synth:Agrawal{"n": 4000, "seed": 3, "drift": [{"at": 1500, ' \
     '"classification_function": 4, "width": 100}]}'
+SEA, FRIEDMAN = 'synth:SEA{"n": 3000, "seed": 7}', 'synth:Friedman{"n": 3000, "seed": 5}'
 CASES = {
+    "knn-sea": (SEA, "knn", 10),
+    "knn-led": (LED, "knn", 10),
+    "knn-regressor-friedman": (FRIEDMAN, "knn-regressor", 10),
+    "scaler-knn-sea": (SEA, "standard-scaler | knn", 10),
+    "scaler-linear-regression-friedman": (FRIEDMAN, "standard-scaler | linear-regression", 10),
+    "logistic-regression-sea": (SEA, "logistic-regression", 10),
+    "scaler-logistic-regression-sea": (SEA, "standard-scaler | logistic-regression", 10),
+    "scaler-gaussian-nb-sea": (SEA, "standard-scaler | gaussian-nb", 10),
     "arf-led": (LED, 'adaptive-random-forest{"n_models": 5}', 3),
     "hat-led": (LED, 'hoeffding-adaptive-tree{"grace_period": 50}', 3),
     "hat-drift": (DRIFTING, 'hoeffding-adaptive-tree{"grace_period": 50}', 2),
@@ -37,22 +46,19 @@ CASES = {
                                           '{"hoeffding-adaptive-tree": {"grace_period": 50}}, '
                                           '"n_models": 3}', 3),
     "srp-led": (LED, 'river.ensemble.SRPClassifier{"n_models": 5}', 3),
-    "tree-regressor-friedman": ('synth:Friedman{"n": 3000, "seed": 5}',
-                                'hoeffding-tree-regressor{"grace_period": 50}', 2),
+    "tree-regressor-friedman": (FRIEDMAN, 'hoeffding-tree-regressor{"grace_period": 50}', 2),
     "tc-of-nb-drift": (DRIFTING, 'temporal-correction{"model": "gaussian-nb"}', 2),
     "ta-of-tree-led": (LED, 'temporally-augmented{"model": {"hoeffding-tree": '
                             '{"grace_period": 50}}, "lags": 2}', 2),
-    "adaptive-tree-regressor-friedman": ('synth:Friedman{"n": 3000, "seed": 5}',
+    "adaptive-tree-regressor-friedman": (FRIEDMAN,
                                          'river.tree.HoeffdingAdaptiveTreeRegressor'
                                          '{"grace_period": 50}', 2),
-    "amrules-friedman": ('synth:Friedman{"n": 3000, "seed": 5}', 'river.rules.AMRules', 2),
-    "amrules-12-rules-friedman": ('synth:Friedman{"n": 3000, "seed": 5}',
+    "amrules-friedman": (FRIEDMAN, 'river.rules.AMRules', 2),
+    "amrules-12-rules-friedman": (FRIEDMAN,
                                   'river.rules.AMRules{"n_min": 30, "delta": 0.05, "tau": 0.1}',
                                   2),
-    "arf-regressor-friedman": ('synth:Friedman{"n": 3000, "seed": 5}',
-                               'river.forest.ARFRegressor{"n_models": 5}', 3),
-    "srp-regressor-friedman": ('synth:Friedman{"n": 3000, "seed": 5}',
-                               'river.ensemble.SRPRegressor{"n_models": 5}', 3),
+    "arf-regressor-friedman": (FRIEDMAN, 'river.forest.ARFRegressor{"n_models": 5}', 3),
+    "srp-regressor-friedman": (FRIEDMAN, 'river.ensemble.SRPRegressor{"n_models": 5}', 3),
 }
 
 

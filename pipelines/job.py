@@ -29,9 +29,9 @@ from pipelines.files import (ERRORS_FILE, delete_folder, disk_error, io_reason, 
 from pipelines.manifest import check_evaluated, complete_summary, manifest
 from pipelines.maturity import maturity_manifest, maturity_table
 from pipelines.plan import plan
-from pipelines.results import (drift_delay_table, format_alike_classes, format_log_notices,
-                               format_profiles, format_set_aside, format_table,
-                               format_uncompared, segment_table)
+from pipelines.results import (drift_delay_table, format_alike_classes, format_diverged,
+                               format_log_notices, format_profiles, format_set_aside,
+                               format_table, format_uncompared, segment_table)
 from pipelines.write import WriteResults, keep_segments, located
 from runners import PRESETS, runner_session
 from transforms.backfill.outcomes import LOG_PARTS
@@ -159,8 +159,10 @@ def run(config: RunConfig) -> pd.DataFrame:
         if not segments.empty:
             print("segments: initial and final scores (a proportion with its Wilson 95 % interval)")
             print(segments.to_string(index=False) + "\n")
-        print(format_profiles(json.loads(read_bytes(FileSystems.join(config.out,
-                                                                      "profile.json")))))
+        profiles = format_profiles(json.loads(read_bytes(FileSystems.join(config.out,
+                                                                          "profile.json"))))
+        if profiles:  # (none for regression streams)
+            print(profiles)
         for stream, m in (maturity or {}).items():
             if m["pending"]:
                 days = m["incomplete_days"]
@@ -177,6 +179,9 @@ def run(config: RunConfig) -> pd.DataFrame:
         log_notices = format_log_notices(counts["keys"])
         if log_notices:
             print("\n" + log_notices)
+        diverged = format_diverged(summary)
+        if diverged:
+            print("\n" + diverged)
         uncompared = format_uncompared(summary, pl.tasks)
         if uncompared:
             print("\n" + uncompared)

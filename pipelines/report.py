@@ -17,8 +17,9 @@ import os
 import pandas as pd
 
 from pipelines.figures import Figure, figures, save_figure
-from pipelines.results import (drift_delay_table, format_alike_classes, format_log_notices,
-                               record_outputs, segment_table, summary_table)
+from pipelines.results import (drift_delay_table, format_alike_classes, format_diverged,
+                               format_log_notices, record_outputs, segment_table,
+                               summary_table)
 from pipelines.run_files import RunFiles
 
 FIGURES = "figures"
@@ -75,6 +76,7 @@ def _render_html(run: RunFiles, made: list[Figure], notes: list[str]) -> str:
                                                             m.get("replay") == "backfill")))
     notices = format_log_notices([((c["stream"], c["model"]), c) for c in m.get("counts", [])])
     facts += [("prediction log", line) for line in notices.splitlines()]
+    facts += [("diverged", line) for line in format_diverged(run.summary).splitlines()]
     parts = [
         "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
         f"<title>delayed-eval report {esc(str(m.get('run_id')))}</title>",

@@ -99,6 +99,38 @@ def format_uncompared(summary: pd.DataFrame, tasks: dict) -> str:
     return "\n".join(lines)
 
 
+DIVERGED_R2 = -100.0  # errors 10× the labels' standard deviation: no model that learned does that
+
+
+def format_diverged(summary: pd.DataFrame) -> str:
+    """A line per regressor whose cumulative R² (final, else initial) is below -100, its root
+    mean squared error over ten times the labels' standard deviation: it most likely diverged,
+    as river's linear models do on features of large or mixed scale; or ''.
+
+    >>> summary = pd.DataFrame({"stream": "trips", "segment": None, "category": "final",
+    ...                         "window": "cumulative", "class": None, "metric": "r2",
+    ...                         "model": ["lr", "scaled"], "value": [-1.1e29, 0.94]})
+    >>> print(format_diverged(summary))  # doctest: +NORMALIZE_WHITESPACE
+    trips / lr: final R² -1.1e+29 (its errors 3.3e+14 times the labels' standard deviation):
+    the model most likely diverged; a river linear model does on features of large or mixed
+    scale: put 'standard-scaler |' before it, or lower its learning rate
+    """
+    whole = whole_streams(summary)
+    r2 = whole[(whole["metric"] == "r2") & (whole["window"] == "cumulative")
+               & whole["category"].isin(["initial", "final"])]
+    lines = []
+    for (stream, model), rows in r2.groupby(["stream", "model"], sort=False):
+        row = rows[rows["category"] == "final"] if "final" in set(rows["category"]) else rows
+        value = float(row["value"].iloc[0])
+        if value < DIVERGED_R2:
+            lines.append(f"{stream} / {model}: {row['category'].iloc[0]} R² {value:.2g} (its "
+                         f"errors {math.sqrt(1 - value):.2g} times the labels' standard "
+                         f"deviation): the model most likely diverged; a river linear model "
+                         f"does on features of large or mixed scale: put 'standard-scaler |' "
+                         f"before it, or lower its learning rate")
+    return "\n".join(lines)
+
+
 def default_metric(reported: set[str]) -> str:
     """The measure `rank` and `trend` read when none is named: accuracy, or MAE when the runs
     report no accuracy (regression runs only).
@@ -329,7 +361,8 @@ def segment_table(summary: pd.DataFrame, streams: dict | None = None) -> pd.Data
 
 
 def format_table(summary: pd.DataFrame, streams: dict | None = None) -> str:
-    """The summary as the terminal prints it: `summary_table` with four decimals.
+    """The summary as the terminal prints it: `summary_table` with four decimals (a value of a
+    billion or more in scientific notation, as a diverged regressor's MAE).
 
     Example
     -------
@@ -342,12 +375,18 @@ def format_table(summary: pd.DataFrame, streams: dict | None = None) -> str:
     stream measure
     s      initial accuracy   0.7000
            final accuracy     0.8000
+    >>> print(format_table(summary.assign(metric="mae", value=[4.02e16, 21.1])))
+    ... # doctest: +NORMALIZE_WHITESPACE
+    model                   nb
+    stream measure
+    s      initial mae  4.0200e+16
+           final mae    2.1100e+01
 
     """
     table = summary_table(summary, streams)
     if table.empty:
         return "(no results)"
-    return table.to_string(float_format=lambda v: f"{v:.4f}")
+    return table.to_string(float_format=lambda v: f"{v:.4f}" if abs(v) < 1e9 else f"{v:.4e}")
 
 
 def format_profiles(profiles: dict) -> str:

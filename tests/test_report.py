@@ -253,3 +253,30 @@ def test_a_long_drain_shows_progress_as_it_goes(tmp_path, capsys):
               re.findall(r"progress: ([\d,]+) events", capsys.readouterr().err)]
     assert events[:3] == [1000, 2000, 3000] and events == sorted(events)
     assert events[-1] == 10_000  # the drain's own line: every instance and label
+
+
+def test_a_regressor_that_diverged_is_named_in_the_terminal_and_the_report(tmp_path, capsys):
+    """river's linear regression on features in the thousands: its errors grow without bound.
+    The terminal and the report say so, for that model only (a plain loop over the logged
+    final predictions checks that its errors are over ten times the labels' spread)."""
+    rng = np.random.default_rng(1)
+    distance = rng.uniform(100, 5000, 400)
+    pd.DataFrame({"time": np.arange(400), "distance": distance,
+                  "label": 0.12 * distance + rng.normal(0, 20, 400)}).to_csv(
+        tmp_path / "trips.csv", index=False)
+    out = tmp_path / "out"
+    assert main(["run", "--stream", f"trips={tmp_path / 'trips.csv'}", "--model",
+                 "lr=linear-regression", "--model", "scaled=standard-scaler | linear-regression",
+                 "--delay", "10", "--repredict", "none", "--report", "--out", str(out),
+                 "--runner", "direct"]) == 0
+    lines = [line for line in capsys.readouterr().out.splitlines() if "likely diverged" in line]
+    assert len(lines) == 1 and lines[0].startswith("trips / lr: final R² ")
+    assert "trips / lr: final R²" in (out / "report.html").read_text(encoding="utf-8")
+    log = pd.read_parquet(out / "predictions.parquet")
+    labels = pd.read_csv(tmp_path / "trips.csv")["label"]
+    for model, diverged in (("lr", True), ("scaled", False)):
+        final = log[(log["model"] == model) & (log["kind"] == "final")]
+        errors = [float(p) - labels[int(i)] for i, p in zip(final["id"], final["y_pred"])
+                  if p is not None]
+        rmse = (sum(e * e for e in errors) / len(errors)) ** 0.5
+        assert (rmse > 10 * labels.std(ddof=0)) == diverged
