@@ -126,6 +126,26 @@ def test_labels_1_and_0_written_as_text_take_1_as_positive(tmp_path, zeros_first
     assert ours["accuracy"] == accuracy
 
 
+def test_an_arff_streams_binary_model_learns_its_second_declared_class(tmp_path):
+    """An ARFF file's nominal class {ok,fraud}: a binary model learns label == fraud (river's
+    second class) and scores as river on those booleans; the run stopped with an internal
+    error reading the file's first labels."""
+    rows = sea_rows()
+    path = tmp_path / "tx.arff"
+    with open(path, "w") as f:
+        f.write("@relation tx\n" + "".join(f"@attribute {name} numeric\n" for name in rows[0][0])
+                + "@attribute class {ok,fraud}\n@data\n")
+        f.writelines(",".join(map(repr, x.values())) + f",{'fraud' if y else 'ok'}\n"
+                     for x, y in rows)
+    ours = initial(evaluate_locally(str(path), "logistic-regression", str(DELAY),
+                                    final=False).summary)
+    _, accuracy, log_loss = river_on_booleans(rows, bool, linear_model.LogisticRegression())
+    assert (ours["accuracy"], ours["log_loss"]) == (accuracy, pytest.approx(log_loss, rel=1e-12))
+    out = tmp_path / "out"
+    assert main(["run", "--stream", str(path), "--model", "logistic-regression", "--delay",
+                 str(DELAY), "--out", str(out), "--runner", "direct", "--quiet"]) == 0
+
+
 def test_a_third_class_after_the_first_rows_stops_the_model(tmp_path):
     rows = sea_rows(1500)
     labels = ["fraud" if y else "ok" for _, y in rows]

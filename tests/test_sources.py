@@ -282,6 +282,22 @@ def test_arff_values_in_single_or_double_quotes_hold_commas_and_spaces(tmp_path)
                                                          "yes please"]
 
 
+def test_a_quoted_question_mark_in_arff_is_text_and_a_bare_one_is_missing(tmp_path):
+    """Weka reads '?' (quoted) as the value ?, and ? alone as missing: a survey's "?" answer
+    is a category of its own, and a label '?' is a label (the file's events written out by
+    hand)."""
+    path = tmp_path / "q.arff"
+    path.write_text("@relation q\n@attribute x numeric\n@attribute answer {yes,no,'?'}\n"
+                    "@attribute class {a,'?'}\n@data\n"
+                    "0.1,'?',a\n0.2,?,'?'\n?,yes,\"?\"\n")
+    assert StreamSpec.parse(str(path)).first_values() == ["a", "?", "?"]
+    events, dead = read(str(path), delay="1")
+    assert dead == []
+    assert [e[5] for e in events if e[3] == "instance"] == [
+        {"x": 0.1, "answer": "?"}, {"x": 0.2}, {"answer": "yes"}]
+    assert [e[6] for e in events if e[3] == "label"] == ["a", "?", "?"]
+
+
 def test_a_sparse_arff_row_is_its_dense_row_with_zeros_and_first_values(tmp_path):
     """Weka's sparse rows: `{index value, ...}`, an omitted value 0 (a nominal attribute's
     first value), not missing; `?` is missing. The events are those of the dense file written

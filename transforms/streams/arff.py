@@ -128,6 +128,20 @@ def _data_rows(path: str, numbered, attributes: list) -> Iterator[tuple[int, lis
 _QUOTED = re.compile(r"""\s*(?:'((?:[^'\\]|\\.)*)'|"((?:[^"\\]|\\.)*)")\s*(,|$)""")
 
 
+class Quoted(str):
+    """A value that was written in quotes: '?' in quotes is the text ?, not a missing value
+    (as Weka reads it).
+
+    >>> [is_missing(v) for v in _fields("'?', ?")]
+    [False, True]
+    """
+
+
+def is_missing(text: str) -> bool:
+    """Whether an ARFF cell is a missing value: ? without quotes."""
+    return text == "?" and not isinstance(text, Quoted)
+
+
 def _fields(line: str) -> list:
     r"""The comma-separated values of a data line or a nominal attribute's list, spaces around
     each left out; a value in quotes, single or double, may hold commas and spaces.
@@ -142,7 +156,7 @@ def _fields(line: str) -> list:
         quoted = _QUOTED.match(line, at)
         if quoted:
             text = quoted[1] if quoted[1] is not None else quoted[2]
-            values.append(re.sub(r"\\(.)", r"\1", text) if "\\" in text else text)
+            values.append(Quoted(re.sub(r"\\(.)", r"\1", text) if "\\" in text else text))
             at, more = quoted.end(), quoted[3] == ","
         else:
             comma = line.find(",", at)
@@ -237,10 +251,13 @@ def convert(attribute: Attribute, text: str):
 
     >>> convert(Attribute("a", "numeric"), "1.5"), convert(Attribute("c", "nominal", ("x",)), "?")
     (1.5, None)
+    >>> convert(Attribute("c", "nominal", ("?", "x")), Quoted("?"))  # '?': the text, not missing
+    '?'
+
     >>> convert(Attribute("d", "date"), '"1970-01-01 00:01:00"')
     60.0
     """
-    if text == "?":
+    if is_missing(text):
         return None
     if attribute.type == "date":
         try:

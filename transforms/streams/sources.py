@@ -396,10 +396,11 @@ class StreamSpec:
             return [v for v in values if v is not None]
         if self.format == "arff":
             attrs, data = arff.load_arff(self.source, max_rows=rows)
-            names = [a[0] for a in attrs]
+            names = [a.name for a in attrs]
             at = arff.arff_class_index(self, attrs) if feature is None else \
                 names.index(feature) if feature in names else len(names)
-            return [v[at].strip("'\"") for _, v in data[:rows] if len(v) > at and v[at] != "?"]
+            return [v[at].strip("'\"") for _, v in data[:rows]
+                    if len(v) > at and not arff.is_missing(v[at])]
         o = self.options
         labels = feature is None and "labels" in o
         files = table_files(o["labels"] if labels else self.source)
