@@ -324,7 +324,21 @@ WRAPPED = {"TC of GaussianNB": 'temporal-correction{"model": "gaussian-nb"}',
                                      '{"grace_period": 50}}}',
            "TA lags 2 of GaussianNB": 'temporally-augmented{"model": "gaussian-nb", "lags": 2}',
            "TA lags 1 of a Hoeffding tree": 'temporally-augmented{"model": {"hoeffding-tree": '
-                                            '{"grace_period": 50}}, "lags": 1}'}
+                                            '{"grace_period": 50}}, "lags": 1}',
+           "TC of a scaled GaussianNB": 'temporal-correction{"model": "standard-scaler | '
+                                        'gaussian-nb"}',
+           "TA lags 2 of a scaled GaussianNB": 'temporally-augmented{"model": "standard-scaler | '
+                                               'gaussian-nb", "lags": 2}',
+           "TC of a logistic regression, two classes":
+               'temporal-correction{"model": "logistic-regression"}',
+           "TA lags 1 of a scaled logistic regression, two classes":
+               'temporally-augmented{"model": "standard-scaler | logistic-regression"}'}
+
+
+def wrapped_rows(name: str, n: int) -> tuple[list, list]:
+    """The Markov stream's rows; for a binary model, its labels as True (class 0) or False."""
+    xs, ys = markov_rows(n, stay=0.8)
+    return (xs, [y == ys[0] for y in ys]) if name.endswith("two classes") else (xs, ys)
 
 
 @pytest.mark.parametrize("name", sorted(WRAPPED))
@@ -337,7 +351,7 @@ def test_wrappers_batches_give_predict_ones_answers_at_every_stage(name):
     from transforms.models.batch import batch_predictor
     from transforms.models.specs import ModelSpec
 
-    xs, ys = markov_rows(1200, stay=0.8)
+    xs, ys = wrapped_rows(name, 1200)
     model = ModelSpec.parse(WRAPPED[name]).build()
     predictor = batch_predictor(model)
     assert type(predictor).__name__.startswith("Temporal")
@@ -354,7 +368,7 @@ def test_wrappers_repredictions_are_those_of_predict_one_under_delay(name):
     from transforms.models.specs import ModelSpec
     from transforms.records import INSTANCE, LABEL, RANK_INSTANCE, RANK_LABEL, event
 
-    xs, ys = markov_rows(600, stay=0.8)
+    xs, ys = wrapped_rows(name, 600)
     events = sorted([event(t, RANK_INSTANCE, 2 * t, INSTANCE, t, x) for t, x in enumerate(xs)] +
                     [event(t + 20, RANK_LABEL, 2 * t + 1, LABEL, t, None, y)
                      for t, y in enumerate(ys)])

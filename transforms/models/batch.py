@@ -353,6 +353,15 @@ class PipelineBatch(BatchPredictor):
         self.encode = self.raw.encode
         self.scaled = last()  # the last step on scaled rows (a scaler keeps the names)
 
+    @property
+    def names(self) -> tuple | None:
+        """The features of the rows, in their order (a wrapper's batch may set them)."""
+        return self.raw.names
+
+    @names.setter
+    def names(self, names: tuple | None) -> None:
+        self.raw.names = names
+
     def predict(self, model, rows, xs):
         if learns_while_predicting(model):
             return super().predict(model, rows, xs)

@@ -311,6 +311,15 @@ class BinaryLabelsBatch(BatchPredictor):
         self.dense = inner.dense
         self.encode = inner.encode
 
+    @property
+    def names(self) -> tuple | None:
+        """The features of the wrapped model's rows (a wrapper's batch may set them)."""
+        return getattr(self.inner, "names", None)
+
+    @names.setter
+    def names(self, names: tuple | None) -> None:
+        self.inner.names = names
+
     def predict(self, model, rows, xs):
         codes, labels = self.inner.predict(model.model, rows, xs)
         mapped = [model._class(label) for label in labels]
