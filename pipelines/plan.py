@@ -22,6 +22,7 @@ from transforms.replay.protocols import (FOLD_SEPARATOR, CrossValidation, Holdou
 from transforms.replay.repredict import RepredictPolicy
 from transforms.scoring.drift import DriftPlan
 from transforms.scoring.plan import ScoringPlan, curve_step
+from transforms.streams import arff
 from transforms.streams.delays import DelaySpec
 from transforms.streams.read import TimeRange
 from transforms.streams.sources import StreamSpec, kind_of_labels
@@ -249,9 +250,12 @@ def _segmented(streams: list, segments: list, delay: DelaySpec) -> list:
 
 def _instance_columns(spec: StreamSpec, delay: DelaySpec) -> list[str]:
     """The columns an instance of `spec` can have: a table's columns (of all its files) but its
-    id, time, kind, label and label time; a generated or ARFF stream's features (of its first
-    instance)."""
-    if spec.kind in ("synth", "dataset") or spec.format == "arff":
+    id, time, kind, label and label time; an ARFF file's attributes but its class; a generated
+    stream's features (of its first instance)."""
+    if spec.format == "arff":
+        attrs = arff.load_arff(spec.source, max_rows=0)[0]
+        return [attrs[i].name for i in arff.instance_attributes(spec, attrs)]
+    if spec.kind in ("synth", "dataset"):
         first = next((e for e in spec.events(delay) if not isinstance(e, dict)), None)
         return sorted(first[5] or {}) if first is not None else []
     o = spec.options

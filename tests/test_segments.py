@@ -342,3 +342,44 @@ def test_a_column_read_only_for_slices_may_be_missing_and_changes_no_row(tmp_pat
     got = {s: (v, k) for s, v, k in zip(rows["segment"], rows["value"], rows["n"])}
     assert got == {s: (pytest.approx(np.mean(h)), len(h)) for s, h in expected.items()}
     assert set(got) == {"region=(missing)", "region=n", "region=s"}
+
+
+def test_an_arff_attribute_no_model_sees_segments_the_stream(segmented, tmp_path):
+    """An ARFF file's nominal attribute left out of `features` is read to segment by, as a
+    table's column is (it was refused as no instance column): each slice's accuracy is its own
+    predictions' (a loop), and the whole stream's rows are those of the run without it."""
+    folder, _ = segmented
+    frame = pd.read_csv(os.path.join(folder, "waveform.csv"))
+    features = [c for c in frame.columns if c not in ("label", "country")]
+    path = tmp_path / "w.arff"
+    with open(path, "w") as f:
+        f.write("@relation w\n" + "".join(f"@attribute {c} numeric\n" for c in features)
+                + f"@attribute country {{{','.join(SHARES)}}}\n"
+                f"@attribute class {{{','.join(sorted(set(frame['label'])))}}}\n@data\n")
+        frame[[*features, "country", "label"]].to_csv(f, header=False, index=False)
+    stream = f'w={path}{{"features": {json.dumps(features)}}}'
+    outs = {}
+    for name, segments in (("sliced", ["country"]), ("whole", [])):
+        outs[name] = str(tmp_path / name)
+        run(RunConfig(streams=[stream], models=["nb=gaussian-nb"], delay=str(DELAY),
+                      repredict="none", segments=segments, out=outs[name], quiet=True,
+                      runner="direct"))
+    summary = pd.read_csv(os.path.join(outs["sliced"], "summary.csv"))
+    whole = pd.read_csv(os.path.join(outs["whole"], "summary.csv"))
+    pd.testing.assert_frame_equal(
+        summary[summary["segment"].isna()].reset_index(drop=True).drop(columns=["run_id",
+                                                                                "segment"]),
+        whole.drop(columns=["run_id", "segment"]))
+    log = pd.read_parquet(os.path.join(outs["sliced"], "predictions.parquet"))
+    initial = log[log["kind"] == "initial"]
+    predicted = {i: None if pd.isna(p) else p
+                 for i, p in zip(initial["id"].astype(int), initial["y_pred"])}
+    for country in SHARES:
+        mine = frame.index[frame["country"] == country]
+        hits = [predicted[i] == str(y) for i, y in zip(mine, frame["label"][mine])
+                if predicted.get(i) is not None]
+        got = summary[(summary["segment"] == f"country={country}")
+                      & (summary["category"] == "initial") & (summary["window"] == "cumulative")
+                      & (summary["metric"] == "accuracy")]
+        assert (float(got["value"].iloc[0]), int(got["n"].iloc[0])) == \
+            (pytest.approx(np.mean(hits), abs=1e-12), len(hits))

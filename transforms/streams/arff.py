@@ -331,6 +331,20 @@ def arff_class_index(spec, attrs) -> int:
     return len(attrs) - (3 if spec.options.get("delayed") else 1)
 
 
+def instance_attributes(spec, attrs: list[Attribute]) -> list[int]:
+    """The indices of the attributes an instance has: all but the class (and a delayed ARFF's
+    instance id and timestamp after it), whether a model sees them or not.
+
+    >>> from transforms.streams.sources import StreamSpec
+    >>> attrs = [Attribute(n, "numeric") for n in ("a", "b", "class", "id", "ts")]
+    >>> instance_attributes(StreamSpec.parse('s.arff{"delayed": true}'), attrs)
+    [0, 1]
+    """
+    ci = arff_class_index(spec, attrs)
+    delayed = bool(spec.options.get("delayed"))
+    return [i for i in range(len(attrs)) if i != ci and not (delayed and i > ci)]
+
+
 def check_arff_options(spec, attrs: list[Attribute]) -> None:
     """The stream options an ARFF file takes: a table's column options name nothing in it,
     and `features` names its attributes.
@@ -377,10 +391,13 @@ def arff_events(spec, delay, checks) -> Iterator:
     attrs, rows = load_arff(spec.source, max_rows=0)[0], arff_rows(spec.source)
     ci = arff_class_index(spec, attrs)
     delayed = bool(spec.options.get("delayed"))
-    feature_idx = [i for i in range(len(attrs)) if i != ci and not (delayed and i > ci)]
+    feature_idx = instance_attributes(spec, attrs)
     if "features" in spec.options:  # (`arff_features` checked the names)
         wanted = set(spec.options["features"] or [])
         feature_idx = [i for i in feature_idx if attrs[i].name in wanted]
+    # Attributes read only to segment by (the engine takes them out of the features): as
+    # they are, None where missing.
+    segment_idx = [i for i, a in enumerate(attrs) if a.name in spec.segment_only]
 
     def parse(lineno, values):
         if len(values) != len(attrs):
@@ -399,6 +416,12 @@ def arff_events(spec, delay, checks) -> Iterator:
                 return dead_letter(spec.name, f"feature is {v}", file=spec.source, row=lineno,
                                    field=attrs[i].name, record=values)
             x[attrs[i].name] = v
+        for i in segment_idx:
+            try:
+                x[attrs[i].name] = convert(attrs[i], values[i])
+            except ArffValueError as e:
+                return dead_letter(spec.name, str(e), file=spec.source, row=lineno,
+                                   field=attrs[i].name, record=values)
         try:
             y = convert(attrs[ci], values[ci])
         except ArffValueError as e:
