@@ -8,7 +8,8 @@ Python API for notebooks and scripts:
   summary as a pandas DataFrame (the output directory is in `.attrs["out"]`);
 - `load_results(dir, kind)`: read a finished run (summary, curves, predictions, manifest);
 - `write_report(dir)`: the HTML report and PNG figures of a finished run;
-- `stream_spec_of(stream, **options)`: the `--stream` spec of a river dataset or generator.
+- `stream_spec_of(stream, **options)`: the `--stream` spec of a river dataset or generator,
+  or data with its stream options.
 """
 
 from __future__ import annotations
@@ -43,7 +44,8 @@ def evaluate(streams, models, delay="0", out: str | None = None, runner: str = "
         (x, y) pairs (`river.stream.iter_pandas(X, y)`, or a list) or a DataFrame with a
         `label` column, written to `out/inputs/NAME.parquet` and read from there (ids are
         the row numbers, and so are times unless a DataFrame has a `time` column or a
-        DatetimeIndex; an integer delay is a number of rows, as in river).
+        DatetimeIndex; an integer delay is a number of rows, as in river); data's stream
+        options (`positive`, `classes`, ...) come with `stream_spec_of(data, **options)`.
     delay
         As for `--delay`; a number is events, a `datetime.timedelta` event time (as river).
     out

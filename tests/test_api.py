@@ -276,6 +276,35 @@ def test_data_given_from_python_scores_as_river_does_on_it(tmp_path):
                  runner="direct")
 
 
+def test_data_from_python_takes_stream_options_through_stream_spec_of(tmp_path):
+    """A DataFrame whose labels are text, for a binary model: its positive class is a stream
+    option, given from Python with `stream_spec_of(data, positive=...)` (there was no way to
+    give it but writing a file); the score is river's on the booleans label == positive."""
+    import numpy as np
+    from river import evaluate as river_evaluate
+    from river import linear_model, metrics, stream
+
+    from pipelines import evaluate, stream_spec_of
+
+    rng = np.random.default_rng(4)
+    X = pd.DataFrame({"a": rng.normal(size=300), "b": rng.normal(size=300)})
+    y = pd.Series(np.where(X["a"] - X["b"] > 0.5, "fraud", "ok"))
+    expected = river_evaluate.progressive_val_score(
+        stream.iter_pandas(X, y == "fraud"), linear_model.LogisticRegression(),
+        metrics.Accuracy(), delay=10).get()
+    for data in (X.assign(label=y), stream.iter_pandas(X, y)):
+        summary = evaluate({"tx": stream_spec_of(data, positive="fraud")}, "logistic-regression",
+                           delay=10, repredict="none", out=str(tmp_path / "o"), runner="direct")
+        got = summary.query("category == 'initial' and metric == 'accuracy' and "
+                            "window == 'cumulative' and `class`.isna()")["value"].iloc[0]
+        assert got == expected
+        assert "recall" in set(summary.query("`class` == 'fraud'")["metric"])
+    local = evaluate_locally(stream_spec_of(X.assign(label=y), positive="fraud"),
+                             "logistic-regression", "10", final=False)
+    assert local.summary.query("category == 'initial' and metric == 'accuracy' and "
+                               "`class`.isna()")["value"].iloc[0] == expected
+
+
 def test_a_time_series_frame_keeps_its_times_and_mixed_features_are_refused(tmp_path):
     """A DataFrame indexed by time is evaluated with those times (a 5-minute delay means
     what it means for the same rows in a CSV file with a time column); a feature holding

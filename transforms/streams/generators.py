@@ -167,11 +167,13 @@ def river_stream(spec):
     return itertools.islice(stream, n)
 
 
-def stream_spec_of(stream, **options) -> str:
+def stream_spec_of(stream, **options):
     """A stream spec (text) for a river dataset or generator built in Python, with the
     generator's parameters that differ from its defaults and any stream `options` (`n`,
     `positive`, `drift`, ...); a spec as it is. A generator gives its own `n_samples` events,
-    or 10 000 as a `synth:` spec without `n`; a seed left to river is 42, as in a spec.
+    or 10 000 as a `synth:` spec without `n`; a seed left to river is 42, as in a spec. Data
+    (a DataFrame, (x, y) pairs) comes back with its options, for `evaluate` to write and read
+    so (`RowsWithOptions`).
 
     Example
     -------
@@ -183,8 +185,17 @@ def stream_spec_of(stream, **options) -> str:
     'dataset:Phishing'
     >>> stream_spec_of('synth:SEA{"n": 100}')
     'synth:SEA{"n": 100}'
+    >>> stream_spec_of([({"a": 1.0}, "ok")], positive="fraud").options
+    {'positive': 'fraud'}
     """
     from river import datasets
+
+    from transforms.streams.python_rows import RowsWithOptions, is_rows
+
+    if is_rows(stream):
+        if isinstance(stream, RowsWithOptions):
+            return RowsWithOptions(stream.rows, {**stream.options, **options})
+        return RowsWithOptions(stream, options)
 
     if isinstance(stream, os.PathLike):
         stream = os.fspath(stream)

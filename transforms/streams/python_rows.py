@@ -10,6 +10,7 @@ from __future__ import annotations
 import collections.abc
 import json
 import os
+from dataclasses import dataclass, field
 
 import pandas as pd
 
@@ -17,6 +18,23 @@ from transforms.errors import ConfigError
 
 # The label column's name: the first of these that no feature has.
 LABEL_NAMES = ("label", "y", "target", "_label")
+
+
+@dataclass(frozen=True)
+class RowsWithOptions:
+    """Data given from Python with its stream options (`{"positive": "fraud"}`, `classes`,
+    ...), as `stream_spec_of(data, **options)` gives it: written as any data, read with the
+    options.
+
+    >>> import tempfile
+    >>> data = RowsWithOptions([({"a": 1.0}, "ok"), ({"a": 2.0}, "fraud")], {"positive": "fraud"})
+    >>> written_streams({"tx": data}, tempfile.mkdtemp())["tx"].endswith(
+    ...     'tx.parquet{"positive": "fraud"}')
+    True
+    """
+
+    rows: object
+    options: dict = field(default_factory=dict)
 
 
 def is_rows(stream) -> bool:
@@ -29,7 +47,7 @@ def is_rows(stream) -> bool:
     >>> is_rows(datasets.Phishing()), is_rows(["synth:SEA", "dataset:Phishing"])
     (False, False)
     """
-    if isinstance(stream, pd.DataFrame):
+    if isinstance(stream, (pd.DataFrame, RowsWithOptions)):
         return True
     if isinstance(stream, list):
         return bool(stream) and all(isinstance(p, tuple) and len(p) == 2 and isinstance(
@@ -94,6 +112,9 @@ def _created(path: str):
 
 def _table(stream, name: str) -> tuple[pd.DataFrame, dict]:
     """The rows as a table and the stream options that read it."""
+    if isinstance(stream, RowsWithOptions):
+        table, options = _table(stream.rows, name)
+        return table, {**options, **stream.options}
     if isinstance(stream, pd.DataFrame):
         if "label" not in stream.columns:
             raise ConfigError(f"stream {name}: a DataFrame stream needs a 'label' column (its "
