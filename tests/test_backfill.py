@@ -626,6 +626,37 @@ def test_probabilities_written_as_nan_are_no_probabilities(tmp_path):
     assert "log_loss" in summaries[0] and summaries[1] == summaries[0]
 
 
+def test_probabilities_logged_as_json_text_score_as_the_runs_maps(tmp_path, capsys):
+    """A log whose probabilities are JSON text ('{"a": 0.2, "b": 0.8}'), as CSV holds a map and
+    many Parquet logs do: scored as the run's own log, whose maps they are (it was refused as
+    'not a map'); text that is no such object is one line naming its prediction."""
+    stream = 'synth:Agrawal{"n": 600, "seed": 2}'
+    kw = dict(streams=[stream], delay="30", quiet=True, run_id="same", runner="direct",
+              log_predictions="initial-final")
+    run(RunConfig(models=["gaussian-nb"], out=str(tmp_path / "run"), **kw))
+    log = pd.read_parquet(tmp_path / "run" / "predictions.parquet")
+    texts = [None if p is None else json.dumps(dict(p)) for p in log["proba"]]
+    log.assign(proba=texts).to_csv(tmp_path / "text.csv", index=False)
+    log.assign(proba=texts).to_parquet(tmp_path / "text.parquet", index=False)
+    run(RunConfig(models=[], out=str(tmp_path / "own"),
+                  predictions=str(tmp_path / "run" / "predictions.parquet"), **kw))
+    own = (tmp_path / "own" / "summary.csv").read_text()
+    assert "log_loss" in own
+    for name in ("text.csv", "text.parquet"):
+        run(RunConfig(models=[], out=str(tmp_path / f"of-{name}"), predictions=str(tmp_path / name),
+                      **kw))
+        assert (tmp_path / f"of-{name}" / "summary.csv").read_text() == own, name
+    texts[5] = "0.7"
+    log.assign(proba=texts).to_csv(tmp_path / "bad.csv", index=False)
+    assert main(["backfill", "--stream", stream, "--predictions", str(tmp_path / "bad.csv"),
+                 "--delay", "30", "--out", str(tmp_path / "bad"), "--runner", "direct",
+                 "--quiet"]) == 2
+    assert capsys.readouterr().err == (
+        f"delayed-eval: error: {tmp_path / 'bad.csv'}: prediction {log['id'][5]}: proba '0.7' "
+        f"is not a JSON object {{class: probability}}; log each prediction's probabilities as "
+        f'one, e.g. {{"fraud": 0.2, "ok": 0.8}}, or name a score with {{"score": ...}}\n')
+
+
 def _four_labels(tmp_path) -> str:
     """The spec of a stream of four instances without features, ids and times 0..3, labelled
     a, b, a, b."""

@@ -411,9 +411,15 @@ class PredictionLogSpec:
             sources = self._source_columns() if columns is None or "proba" in columns else []
             self._check_named(batch.schema.names, columns is None, sources, path)
             names = [rename.get(n, n) for n in batch.schema.names]
-            if "proba" in names and pa.types.is_struct(batch.column(names.index("proba")).type):
+            proba = batch.column(names.index("proba")) if "proba" in names else None
+            if proba is not None and pa.types.is_struct(proba.type):
                 i = names.index("proba")
-                batch = batch.set_column(i, batch.schema.names[i], struct_as_map(batch.column(i)))
+                batch = batch.set_column(i, batch.schema.names[i], struct_as_map(proba))
+            elif proba is not None and (pa.types.is_string(proba.type)
+                                        or pa.types.is_large_string(proba.type)):
+                i = names.index("proba")
+                batch = batch.set_column(i, batch.schema.names[i], json_text_as_map(
+                    proba, batch.column(names.index("id")) if "id" in names else None, path))
             if sources:
                 batch = pa.RecordBatch.from_arrays(
                     [*batch.columns, self._proba_map(batch, path)], names=[*names, "proba"])
@@ -765,6 +771,38 @@ def _released(batches: list):
     batches.reverse()
     while batches:
         yield batches.pop()
+
+
+def json_text_as_map(column: pa.Array, ids: pa.Array | None, path: str) -> pa.MapArray:
+    """Probabilities logged as JSON text, '{"fraud": 0.2, "ok": 0.8}' (a CSV log's only way to
+    hold a map, and a common one in Parquet), as maps; an empty or null cell, or a class whose
+    value is null, holds none. Text that is no such object stops the backfill with one line
+    naming its prediction's id.
+
+    >>> text = pa.array(['{"ok": 0.8, "fraud": 0.2}', None, "", '{"ok": 1, "fraud": null}'])
+    >>> json_text_as_map(text, None, "p.csv").to_pylist()
+    [[('ok', 0.8), ('fraud', 0.2)], None, None, [('ok', 1.0)]]
+    >>> json_text_as_map(pa.array(["0.7"]), pa.array(["a1"]), "p.csv")
+    Traceback (most recent call last):
+    ...
+    transforms.errors.InputError: p.csv: prediction a1: proba '0.7' is not a JSON object ...
+    """
+    maps = []
+    for row, text in enumerate(column.to_pylist()):
+        record = None
+        if text is not None and text.strip():
+            record, _ = json_object(text)
+            values = record.values() if record is not None else ()
+            if record is None or not all(v is None or isinstance(v, (int, float))
+                                         and not isinstance(v, bool) for v in values):
+                which = f"prediction {ids[row].as_py()}" if ids is not None else f"row {row + 1}"
+                raise InputError(
+                    f"{path}: {which}: proba {text[:80]!r} is not a JSON object {{class: "
+                    f"probability}}; log each prediction's probabilities as one, e.g. "
+                    f'{{"fraud": 0.2, "ok": 0.8}}, or name a score with {{"score": ...}}')
+        maps.append(None if record is None else
+                    [(str(k), float(v)) for k, v in record.items() if v is not None])
+    return pa.array(maps, pa.map_(pa.string(), pa.float64()))
 
 
 def struct_as_map(column: pa.StructArray) -> pa.MapArray:
