@@ -787,22 +787,31 @@ def json_text_as_map(column: pa.Array, ids: pa.Array | None, path: str) -> pa.Ma
     ...
     transforms.errors.InputError: p.csv: prediction a1: proba '0.7' is not a JSON object ...
     """
-    maps = []
+    import orjson
+
+    offsets, keys, values, missing = [0], [], [], []
     for row, text in enumerate(column.to_pylist()):
         record = None
         if text is not None and text.strip():
-            record, _ = json_object(text)
-            values = record.values() if record is not None else ()
-            if record is None or not all(v is None or isinstance(v, (int, float))
-                                         and not isinstance(v, bool) for v in values):
+            try:
+                record = orjson.loads(text)
+            except orjson.JSONDecodeError:  # (NaN, say: json reads it)
+                record = json_object(text)[0]
+            if not isinstance(record, dict) or not all(
+                    v is None or type(v) in (float, int) for v in record.values()):
                 which = f"prediction {ids[row].as_py()}" if ids is not None else f"row {row + 1}"
                 raise InputError(
                     f"{path}: {which}: proba {text[:80]!r} is not a JSON object {{class: "
                     f"probability}}; log each prediction's probabilities as one, e.g. "
                     f'{{"fraud": 0.2, "ok": 0.8}}, or name a score with {{"score": ...}}')
-        maps.append(None if record is None else
-                    [(str(k), float(v)) for k, v in record.items() if v is not None])
-    return pa.array(maps, pa.map_(pa.string(), pa.float64()))
+            for k, v in record.items():
+                if v is not None:
+                    keys.append(k)
+                    values.append(v)
+        offsets.append(len(keys))
+        missing.append(record is None)
+    return pa.MapArray.from_arrays(pa.array(offsets, pa.int32()), pa.array(keys, pa.string()),
+                                   pa.array(values, pa.float64()), mask=pa.array(missing))
 
 
 def struct_as_map(column: pa.StructArray) -> pa.MapArray:
