@@ -86,7 +86,8 @@ def format_uncompared(summary: pd.DataFrame, tasks: dict) -> str:
     ''
     """
     whole = whole_streams(summary)
-    compared = set(zip(*whole.loc[whole["category"] == "comparison", ["stream", "model"]].T.values))
+    pairs = whole[whole["category"] == "comparison"]
+    compared = set(zip(pairs["stream"], pairs["model"]))
     lines = []
     for stream, rows in whole[whole["category"] == "initial"].groupby("stream", sort=False):
         models = [m for m in rows["model"].unique() if m in tasks]  # (not --cv's fold means)

@@ -411,15 +411,15 @@ class PredictionLogSpec:
             sources = self._source_columns() if columns is None or "proba" in columns else []
             self._check_named(batch.schema.names, columns is None, sources, path)
             names = [rename.get(n, n) for n in batch.schema.names]
-            proba = batch.column(names.index("proba")) if "proba" in names else None
-            if proba is not None and pa.types.is_struct(proba.type):
+            if "proba" in names:  # JSON objects (a struct) or JSON text: as maps
                 i = names.index("proba")
-                batch = batch.set_column(i, batch.schema.names[i], struct_as_map(proba))
-            elif proba is not None and (pa.types.is_string(proba.type)
-                                        or pa.types.is_large_string(proba.type)):
-                i = names.index("proba")
-                batch = batch.set_column(i, batch.schema.names[i], json_text_as_map(
-                    proba, batch.column(names.index("id")) if "id" in names else None, path))
+                proba, kind = batch.column(i), batch.column(i).type
+                ids = batch.column(names.index("id")) if "id" in names else None
+                maps = struct_as_map(proba) if pa.types.is_struct(kind) else \
+                    json_text_as_map(proba, ids, path) if pa.types.is_string(kind) \
+                    or pa.types.is_large_string(kind) else None
+                if maps is not None:
+                    batch = batch.set_column(i, batch.schema.names[i], maps)
             if sources:
                 batch = pa.RecordBatch.from_arrays(
                     [*batch.columns, self._proba_map(batch, path)], names=[*names, "proba"])

@@ -253,7 +253,6 @@ def convert(attribute: Attribute, text: str):
     (1.5, None)
     >>> convert(Attribute("c", "nominal", ("?", "x")), Quoted("?"))  # '?': the text, not missing
     '?'
-
     >>> convert(Attribute("d", "date"), '"1970-01-01 00:01:00"')
     60.0
     """
