@@ -626,6 +626,9 @@ def named_positive_class(classes, positive=None, declared=None):
     'fraud'
     >>> named_positive_class([0, 1]), named_positive_class(["True", "False"])
     (1, 'True')
+    >>> named_positive_class(["0.0", "1.0"])  # 0/1 read as floats (a column with a NaN)
+    '1.0'
+
     >>> named_positive_class(["0"]), named_positive_class([False])  # 0s only, so far
     ('1', True)
     >>> named_positive_class(["ok", "fraud"]), named_positive_class(["0", "1", "2"])
@@ -644,15 +647,16 @@ def named_positive_class(classes, positive=None, declared=None):
     if len(classes) == 1 and _is_binary_value(classes[0], 0):
         zero = classes[0]
         if isinstance(zero, str):
-            return {"0": "1", "False": "True"}[zero]
+            return {"0": "1", "0.0": "1.0", "False": "True"}[zero]
         return True if isinstance(zero, (bool, np.bool_)) else type(zero)(1)
     return None
 
 
 def _is_binary_value(label, value: int) -> bool:
-    """Whether label is `value` (0 or 1) or its bool, as a value or as text ('1', 'True')."""
+    """Whether label is `value` (0 or 1) or its bool, as a value or as text ('1', '1.0',
+    'True')."""
     if isinstance(label, str):
-        return label in (str(value), str(bool(value)))
+        return label in (str(value), str(float(value)), str(bool(value)))
     try:
         return bool(label == value)
     except (TypeError, ValueError):  # (a label whose == is not a truth value)
