@@ -18,17 +18,17 @@ import pandas as pd
 
 from pipelines.figures import Figure, figures, save_figure
 from pipelines.results import (drift_delay_table, format_alike_classes, format_diverged,
-                               format_log_notices, record_outputs, segment_table,
-                               summary_table)
+                               format_log_notices, format_value, record_outputs,
+                               segment_table, summary_table)
 from pipelines.run_files import RunFiles
 
 FIGURES = "figures"
 
 
-def _table_html(df: pd.DataFrame, float_format="{:.4f}") -> str:
+def _table_html(df: pd.DataFrame, float_format=format_value) -> str:
     """A table for the page; a plain row count is no column of it."""
     plain = isinstance(df.index, pd.RangeIndex)
-    return df.to_html(float_format=float_format.format, na_rep="–", border=0,
+    return df.to_html(float_format=float_format, na_rep="–", border=0,
                       classes="results", index=not plain)
 
 
@@ -112,7 +112,7 @@ def _render_html(run: RunFiles, made: list[Figure], notes: list[str]) -> str:
         parts += ["<h2>Stream profile</h2>", _table_html(profile)]
     parts += ["<h2>Counts</h2><p>Nothing is dropped silently: every instance and label is "
               "counted, scored, pending at the end or dead-lettered.</p>",
-              _table_html(_counts_table(m), "{:g}"), "<h2>Figures</h2>"]
+              _table_html(_counts_table(m), "{:g}".format), "<h2>Figures</h2>"]
     for f in made:
         data = base64.b64encode(f.files["png"]).decode("ascii")
         parts += [f"<figure id='{f.name}'><h3>{esc(f.title)}</h3>",

@@ -361,6 +361,16 @@ def segment_table(summary: pd.DataFrame, streams: dict | None = None) -> pd.Data
     return pd.DataFrame(records)
 
 
+def format_value(value: float) -> str:
+    """A measure as tables show it: four decimals, or scientific notation from a billion on
+    (a diverged regressor's MAE).
+
+    >>> format_value(0.71234), format_value(4.02e16)
+    ('0.7123', '4.0200e+16')
+    """
+    return f"{value:.4f}" if abs(value) < 1e9 else f"{value:.4e}"
+
+
 def format_table(summary: pd.DataFrame, streams: dict | None = None) -> str:
     """The summary as the terminal prints it: `summary_table` with four decimals (a value of a
     billion or more in scientific notation, as a diverged regressor's MAE).
@@ -387,7 +397,7 @@ def format_table(summary: pd.DataFrame, streams: dict | None = None) -> str:
     table = summary_table(summary, streams)
     if table.empty:
         return "(no results)"
-    return table.to_string(float_format=lambda v: f"{v:.4f}" if abs(v) < 1e9 else f"{v:.4e}")
+    return table.to_string(float_format=format_value)
 
 
 def format_profiles(profiles: dict) -> str:

@@ -271,7 +271,12 @@ def test_a_regressor_that_diverged_is_named_in_the_terminal_and_the_report(tmp_p
                  "--runner", "direct"]) == 0
     lines = [line for line in capsys.readouterr().out.splitlines() if "likely diverged" in line]
     assert len(lines) == 1 and lines[0].startswith("trips / lr: final R² ")
-    assert "trips / lr: final R²" in (out / "report.html").read_text(encoding="utf-8")
+    page = (out / "report.html").read_text(encoding="utf-8")
+    assert "trips / lr: final R²" in page
+    summary = pd.read_csv(out / "summary.csv")
+    mae = summary.query("model == 'lr' and category == 'initial' and metric == 'mae' and "
+                        "window == 'cumulative'")["value"].item()
+    assert mae > 1e9 and f"{mae:.4e}" in page  # (its 17 digits and 4 decimals told nothing)
     log = pd.read_parquet(out / "predictions.parquet")
     labels = pd.read_csv(tmp_path / "trips.csv")["label"]
     for model, diverged in (("lr", True), ("scaled", False)):
