@@ -327,3 +327,45 @@ def test_wilson_interval_of_a_faded_count_near_zero_is_the_whole_range():
     for n in (1e-300, 1e-310, 5e-324):
         for successes in (n, 0.0):
             assert wilson_interval(successes, n) == pytest.approx((0.0, 1.0))
+
+
+def test_curves_keep_the_first_twenty_classes_and_the_summary_every_class(tmp_path):
+    """With 30 classes, per-class rows and confusion cells at every curve point would be
+    ~7·30 rows and 900 cells a point and view: the curves keep those of the first 20 classes
+    (index order: the order their labels first came), whole; the summary keeps every class,
+    and its values are the curves' last point's."""
+    from pipelines.config import RunConfig
+    from pipelines.job import run
+
+    rng = np.random.default_rng(2)
+    n, k = 3000, 30
+    codes = np.concatenate([np.arange(k), rng.integers(0, k, n - k)])
+    x = codes + rng.normal(0, 2, n)
+    labels = [f"c{c:02d}" for c in codes]
+    pd.DataFrame({"time": np.arange(n), "x": x, "label": labels}).to_csv(
+        tmp_path / "many.csv", index=False)
+    kw = dict(streams=[str(tmp_path / "many.csv")], delay="50", repredict="none", windows=[500],
+              quiet=True, runner="direct", run_id="same")
+    run(RunConfig(models=["gaussian-nb"], out=str(tmp_path / "o"), **kw))
+    summary = pd.read_csv(tmp_path / "o" / "summary.csv", dtype={"class": str, "predicted": str})
+    curves = pd.read_parquet(tmp_path / "o" / "curves.parquet")
+    first = list(dict.fromkeys(labels))[:20]
+    assert set(curves["class"].dropna()) == set(first)
+    assert set(curves["predicted"].dropna()) <= set(first)
+    recall = summary[(summary["metric"] == "recall") & (summary["category"] == "initial")
+                     & (summary["window"] == "cumulative")]
+    assert set(recall["class"]) == set(labels)
+    cells = summary[(summary["metric"] == "confusion") & (summary["category"] == "initial")]
+    assert len(cells) == k * k and cells["value"].sum() == recall["n"].iloc[0]
+    at_end = curves[(curves["labels"] == curves["labels"].max()) & curves["class"].notna()]
+    both = at_end.merge(summary, on=["category", "window", "metric", "class", "predicted"],
+                        suffixes=("", "_summary"))
+    assert len(both) == len(at_end) > 20
+    assert np.array_equal(both["value"], both["value_summary"], equal_nan=True)
+    # A point before the end has every kept class's rows (their series are whole).
+    early = curves[(curves["labels"] == 1000) & (curves["metric"] == "recall")
+                   & (curves["category"] == "initial") & (curves["window"] == "cumulative")]
+    assert sorted(early["class"]) == sorted(first)
+    # The backfill of the run's log keeps the same classes' rows: the same curves.
+    run(RunConfig(models=[], predictions=str(tmp_path / "o"), out=str(tmp_path / "b"), **kw))
+    pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "b" / "curves.parquet"), curves)

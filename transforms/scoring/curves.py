@@ -21,6 +21,12 @@ from transforms.vocabulary import (BINNED, CUMULATIVE, FINAL, INITIAL, INTERMEDI
                                    window_of_fading, window_of_sliding)
 
 
+# The classes whose per-class rows and confusion cells the curves keep, by class index: with
+# k classes those are ~7k rows and k² cells at every curve point of every view (300 classes,
+# 2 000 labels: 5.6 M curve rows, 4.8 GB). The summary keeps every class.
+CURVE_CLASSES = 20
+
+
 def keep_last(outcomes: list, size: int) -> list:
     """The `size` outcomes with the highest label numbers, in label order (`outcomes` is
     reordered and cut in place).
@@ -43,7 +49,9 @@ def _score_rows(stream, model, category, view, scores: dict, labels: int, t, pla
     for each α over bins 0..B (Ψ rows carry bin B's n: the labels with a prediction standing
     before their label came; it is every earlier bin's at least). `counts` overrides each bin's n
     (a faded score's own n is a weight, not a count). A point before the `last` one has only
-    the rows that curves keep (`in_curves`): no bin between 0 and B+1, no ROC curve's points.
+    the rows that curves keep (`in_curves`): no bin between 0 and B+1, no ROC curve's points,
+    no per-class row or confusion cell of a class beyond the first `CURVE_CLASSES`; the last
+    point's such rows have no `labels` (None): they are the summary's alone.
 
     >>> from transforms.records import Outcome
     >>> from transforms.scoring.columns import block_scores
@@ -58,11 +66,11 @@ def _score_rows(stream, model, category, view, scores: dict, labels: int, t, pla
     counts = counts or {b: s.n for b, s in scores.items()}
     rows = []
 
-    def add(metric, value, b, label_class=None, predicted=None, n=None):
+    def add(metric, value, b, label_class=None, predicted=None, n=None, curves=True):
         row = MeasureKey(stream, model, category, metric, bin=b, window=view,
                          label_class=label_class, predicted=predicted).row(
             value, counts[b] if n is None else n, t)
-        row["labels"] = labels
+        row["labels"] = labels if curves else None
         rows.append(row)
 
     bins = plan.bins_of(category)
@@ -77,10 +85,13 @@ def _score_rows(stream, model, category, view, scores: dict, labels: int, t, pla
         if not hasattr(score, "per_class"):  # a regression score
             continue
         for (metric, c), value in score.per_class().items():
-            add(metric, value, b, str(c))
+            if last or c < CURVE_CLASSES:
+                add(metric, value, b, str(c), curves=c < CURVE_CLASSES)
         if category in (INITIAL, FINAL) and view == CUMULATIVE:
             for (i, j), cell in score.confusion_matrix().items():
-                add(CONFUSION, cell, b, str(i), str(j))
+                few = i < CURVE_CLASSES and j < CURVE_CLASSES
+                if last or few:
+                    add(CONFUSION, cell, b, str(i), str(j), curves=few)
             # The reliability diagram: `bin` is the confidence bin, n its labels.
             for m, (confidence, accuracy, count) in (score.proba.reliability().items()
                                                      if score.proba is not None else ()):
@@ -421,7 +432,8 @@ def named_rows(rows, classes_of: dict):
 
 def in_curves(row: dict, plan: ScoringPlan) -> bool:
     """Curves keep Λ(T,0) and Λ(T,B+1) of the binned measures (with Ψα), not every bin, and
-    not the ROC and precision-recall curves' points (the summary has them at the end).
+    not the ROC and precision-recall curves' points, nor the rows of classes beyond the first
+    `CURVE_CLASSES` (`labels` None): the summary has them at the end.
 
     Example
     -------
@@ -432,6 +444,6 @@ def in_curves(row: dict, plan: ScoringPlan) -> bool:
     [True, False, True]
 
     """
-    if row.get("metric") in CURVE_METRICS:  # a curve of its own: the end of the stream's only
+    if row.get("metric") in CURVE_METRICS or row.get("labels", 0) is None:  # the summary's only
         return False
     return row["category"] != BINNED or row["bin"] in (0, plan.bins + 1)
