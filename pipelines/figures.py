@@ -81,8 +81,9 @@ def _below_the_title(fig, gap: float = 0.15) -> None:
     renderer = fig.canvas.get_renderer()
     top = max(ax.get_tightbbox(renderer).y1 for ax in fig.axes if ax.get_visible())
     overlap = top - title.get_window_extent(renderer).y0 + gap * fig.dpi
-    if overlap > 0:
-        fig.subplots_adjust(top=fig.subplotpars.top - overlap / fig.dpi / fig.get_figheight())
+    top = fig.subplotpars.top - overlap / fig.dpi / fig.get_figheight()
+    if overlap > 0 and top > fig.subplotpars.bottom:  # (else a legend taller than the figure)
+        fig.subplots_adjust(top=top)
 
 
 def _png(plt, fig) -> dict:
@@ -307,6 +308,7 @@ def _fig_drift(plt, run: RunFiles):
 
 
 FEW_RUNS = 30  # a Δ(ℓ) from fewer runs of ℓ+1 labels than this is drawn hollow
+NAMED_CLASSES = 10  # a legend names the first classes' lines, and stays shorter than its plot
 
 
 def _fig_profile(plt, run: RunFiles):
@@ -327,15 +329,17 @@ def _fig_profile(plt, run: RunFiles):
             x = np.array([int(lag) for lag in lags])
             y = np.array([_num(p["delta"][lag].get(c)) for lag in lags])
             few = np.array([runs.get(lag, {}).get(c, FEW_RUNS) < FEW_RUNS for lag in lags])
-            d_ax.plot(x, y, "-", color=f"C{i}", label=f"class {name}")
+            d_ax.plot(x, y, "-", color=f"C{i}",
+                      label=f"class {name}" if i < NAMED_CLASSES else None)
             d_ax.plot(x[~few], y[~few], "o", color=f"C{i}")
             d_ax.plot(x[few], y[few], "o", color=f"C{i}", markerfacecolor="white")
         d_ax.axhline(0, color="black", linewidth=0.8)
         d_ax.set_xticks([int(lag) for lag in lags])
         d_ax.set_xlabel("ℓ, labels of class i in a row")
         d_ax.set_ylabel("Δ(ℓ) = P(i | ℓ × i) − P(i | (ℓ+1) × i)")
+        first = f"; the first {NAMED_CLASSES} named" if len(indices) > NAMED_CLASSES else ""
         d_ax.set_title(f"{stream}: Δ(ℓ) per class (hollow: from fewer than {FEW_RUNS} "
-                       f"runs)", fontsize="medium")
+                       f"runs{first})", fontsize="medium")
         _legend(d_ax)
         names = ["Majority", "Persistent"]
         values = [p["majority_accuracy"], p["persistent_accuracy"]]
@@ -353,9 +357,15 @@ def _fig_profile(plt, run: RunFiles):
     return _png(plt, fig)
 
 
+# Classes up to which a confusion matrix shows each cell's count and names every class; with
+# more, counts are unreadable and k² texts took minutes to draw (300 classes: 180 000).
+ANNOTATED_CLASSES = 20
+
+
 def _fig_confusion(plt, run: RunFiles):
     """The confusion matrix of each (stream, classifier), initial beside final; cells shaded
-    by their share of the true class's labels (the class's recall on the diagonal)."""
+    by their share of the true class's labels (the class's recall on the diagonal), with their
+    counts up to `ANNOTATED_CLASSES` classes (beyond, every k/20-th class is named)."""
     cells = run.summary[run.summary["metric"] == "confusion"]
     keys = list(dict.fromkeys(zip(cells["stream"], cells["model"])))
     categories = ("initial", "final") if run.has_final else ("initial",)
@@ -377,15 +387,19 @@ def _fig_confusion(plt, run: RunFiles):
             share = np.divide(counts, totals, out=np.zeros_like(counts), where=totals > 0)
             # Vector cells (not an embedded raster): sharp in the SVG and PDF of a paper.
             edges = np.arange(len(classes) + 1) - 0.5
-            ax.pcolormesh(edges, edges, share, cmap="Blues", vmin=0, vmax=1)
+            few = len(classes) <= ANNOTATED_CLASSES
+            ax.pcolormesh(edges, edges, share, cmap="Blues", vmin=0, vmax=1,
+                          rasterized=len(classes) > 5 * ANNOTATED_CLASSES)
             ax.invert_yaxis()
             ax.set_aspect("equal")
             ax.grid(False)
-            for (i, j), count in np.ndenumerate(counts):
+            for (i, j), count in np.ndenumerate(counts if few else ()):
                 ax.text(j, i, f"{int(count):,}", ha="center", va="center", fontsize=8,
                         color="white" if share[i, j] > 0.6 else "black")
-            ax.set_xticks(range(len(classes)), classes, rotation=45, ha="right")
-            ax.set_yticks(range(len(classes)), classes)
+            named = range(0, len(classes), -(-len(classes) // ANNOTATED_CLASSES))
+            ax.set_xticks(named, [classes[i] for i in named], rotation=45 if few else 90,
+                          ha="right" if few else "center")
+            ax.set_yticks(named, [classes[i] for i in named])
             ax.set_xlabel("predicted class")
             ax.set_ylabel("true class")
             ax.set_title(f"{stream} / {model}: {category}")

@@ -285,3 +285,21 @@ def test_a_regressor_that_diverged_is_named_in_the_terminal_and_the_report(tmp_p
                   if p is not None]
         rmse = (sum(e * e for e in errors) / len(errors)) ** 0.5
         assert (rmse > 10 * labels.std(ddof=0)) == diverged
+
+
+def test_a_confusion_matrix_of_many_classes_is_drawn_without_a_count_per_cell(tmp_path):
+    """30 classes: 900 cells a matrix. Counts are written in the cells up to 20 classes; beyond,
+    the matrix is shaded alone and every k/20-th class named (300 classes took minutes to draw
+    180 000 counts). The SVG keeps text as text, so its texts are counted. The report is made
+    at all: the profile's legend of 30 classes stopped it ('bottom cannot be >= top')."""
+    rng = np.random.default_rng(2)
+    n, k = 1500, 30
+    codes = np.concatenate([np.arange(k), rng.integers(0, k, n - k)])
+    pd.DataFrame({"time": np.arange(n), "x": codes + rng.normal(0, 2, n),
+                  "label": [f"c{c:02d}" for c in codes]}).to_csv(tmp_path / "many.csv",
+                                                                 index=False)
+    evaluate(str(tmp_path / "many.csv"), "gaussian-nb", delay="20", repredict="none",
+             out=str(tmp_path / "o"), report=True)
+    svg = (tmp_path / "o" / "figures" / "confusion.svg").read_text(encoding="utf-8")
+    texts = svg.count("<text")
+    assert 2 * 15 <= texts < k * k  # the class names on two axes of two panels, no counts
