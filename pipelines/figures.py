@@ -81,9 +81,9 @@ def _below_the_title(fig, gap: float = 0.15) -> None:
     renderer = fig.canvas.get_renderer()
     top = max(ax.get_tightbbox(renderer).y1 for ax in fig.axes if ax.get_visible())
     overlap = top - title.get_window_extent(renderer).y0 + gap * fig.dpi
-    top = fig.subplotpars.top - overlap / fig.dpi / fig.get_figheight()
-    if overlap > 0 and top > fig.subplotpars.bottom:  # (else a legend taller than the figure)
-        fig.subplots_adjust(top=top)
+    lowered = fig.subplotpars.top - overlap / fig.dpi / fig.get_figheight()
+    if overlap > 0 and lowered > fig.subplotpars.bottom:  # (else a legend taller than the figure)
+        fig.subplots_adjust(top=lowered)
 
 
 def _png(plt, fig) -> dict:
@@ -385,7 +385,8 @@ def _fig_confusion(plt, run: RunFiles):
                 .loc[classes, classes].to_numpy()
             totals = counts.sum(axis=1, keepdims=True)
             share = np.divide(counts, totals, out=np.zeros_like(counts), where=totals > 0)
-            # Vector cells (not an embedded raster): sharp in the SVG and PDF of a paper.
+            # Vector cells (not an embedded raster): sharp in the SVG and PDF of a paper; over
+            # 100 classes, one raster rather than tens of thousands of cells.
             edges = np.arange(len(classes) + 1) - 0.5
             few = len(classes) <= ANNOTATED_CLASSES
             ax.pcolormesh(edges, edges, share, cmap="Blues", vmin=0, vmax=1,
@@ -393,9 +394,10 @@ def _fig_confusion(plt, run: RunFiles):
             ax.invert_yaxis()
             ax.set_aspect("equal")
             ax.grid(False)
-            for (i, j), count in np.ndenumerate(counts if few else ()):
-                ax.text(j, i, f"{int(count):,}", ha="center", va="center", fontsize=8,
-                        color="white" if share[i, j] > 0.6 else "black")
+            if few:
+                for (i, j), count in np.ndenumerate(counts):
+                    ax.text(j, i, f"{int(count):,}", ha="center", va="center", fontsize=8,
+                            color="white" if share[i, j] > 0.6 else "black")
             named = range(0, len(classes), -(-len(classes) // ANNOTATED_CLASSES))
             ax.set_xticks(named, [classes[i] for i in named], rotation=45 if few else 90,
                           ha="right" if few else "center")
