@@ -787,17 +787,12 @@ def json_text_as_map(column: pa.Array, ids: pa.Array | None, path: str) -> pa.Ma
     ...
     transforms.errors.InputError: p.csv: prediction a1: proba '0.7' is not a JSON object ...
     """
-    import orjson
-
     offsets, keys, values, missing = [0], [], [], []
     for row, text in enumerate(column.to_pylist()):
         record = None
         if text is not None and text.strip():
-            try:
-                record = orjson.loads(text)
-            except orjson.JSONDecodeError:  # (NaN, say: json reads it)
-                record = json_object(text)[0]
-            if not isinstance(record, dict) or not all(
+            record = json_object(text)[0]  # (None: not a JSON object)
+            if record is None or not all(
                     v is None or type(v) in (float, int) for v in record.values()):
                 which = f"prediction {ids[row].as_py()}" if ids is not None else f"row {row + 1}"
                 raise InputError(
