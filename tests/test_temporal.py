@@ -235,6 +235,32 @@ def test_wrappers_at_delay_one_behave_as_in_a_plain_river_loop():
         assert replay_initial(spec, xs, ys, 1) == loop
 
 
+def test_augmented_forest_on_features_named_by_numbers_is_the_forest_on_the_named_columns():
+    """A generator's features are named 0, 1, 2 and river's forests sort a row's names: the lag
+    columns sort after them. Oracle: river's ARF in a plain loop on the same rows with the
+    features named "f0", "f1", "f2" (the same order) and the lag columns added by hand."""
+    import itertools
+
+    from river import forest
+    from river.datasets import synth
+
+    from transforms.models.specs import DEFAULT_SEED
+
+    rows = list(itertools.islice(synth.SEA(seed=3, noise=0.1), 600))
+    xs, ys = [x for x, _ in rows], [y for _, y in rows]
+    oracle = forest.ARFClassifier(n_models=3, seed=DEFAULT_SEED)
+    classes, last, expected = [], None, []
+    for x, y in rows:
+        named = {f"f{k}": v for k, v in x.items()}
+        named |= {f"y_lag1={c}": float(c == last) for c in classes}
+        expected.append(oracle.predict_one(named))
+        oracle.learn_one(named, y)
+        classes += [y] if y not in classes else []
+        last = y
+    model = 'temporally-augmented{"model": "river.forest.ARFClassifier{\\"n_models\\": 3}"}'
+    assert replay_initial(model, xs, ys, 1) == expected
+
+
 # `python -m benchmarks.bench_temporal_delay`, seeds 0..19 at delay 20 (initial accuracy,
 # wrapper − GaussianNB, mean ± s.e.):
 # stay 0.97 (the label 20 back repeats with P ≈ 0.60): TC +7.4 ± 0.4 points (20 of 20 seeds no

@@ -161,6 +161,29 @@ class TemporalCorrection(_LabelAware):
         return _best(self.predict_proba_one(x))
 
 
+class LagColumn(str):
+    """The name of a lagged label's column: text that sorts after every name that is not text.
+    River's forests sort a row's names, and a generator's features are named 0, 1, 2, ...
+
+    >>> sorted([2, LagColumn("y_lag1=a"), 0])
+    [0, 2, 'y_lag1=a']
+    """
+
+    __slots__ = ()
+
+    def __lt__(self, other):
+        return str.__lt__(self, other) if isinstance(other, str) else False
+
+    def __gt__(self, other):
+        return str.__gt__(self, other) if isinstance(other, str) else True
+
+    def __le__(self, other):
+        return str.__le__(self, other) if isinstance(other, str) else False
+
+    def __ge__(self, other):
+        return str.__ge__(self, other) if isinstance(other, str) else True
+
+
 class TemporallyAugmented(_LabelAware):
     """The classifier sees the last `lags` arrived labels as extra one-hot features
     `y_lag{k}={class}` (Žliobaitė et al. 2015, §3.2).
@@ -204,7 +227,7 @@ class TemporallyAugmented(_LabelAware):
         for k in range(1, self.lags + 1):
             label = recent[-k] if k <= len(recent) else None
             for c in self._classes:
-                out[f"y_lag{k}={c}"] = 1.0 if label == c else 0.0
+                out[LagColumn(f"y_lag{k}={c}")] = 1.0 if label == c else 0.0
         return out
 
     def learn_one(self, x, y):
