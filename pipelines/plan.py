@@ -257,7 +257,7 @@ def _instance_columns(spec: StreamSpec, delay: DelaySpec) -> list[str]:
         return [attrs[i].name for i in arff.instance_attributes(spec, attrs)]
     if spec.kind in ("synth", "dataset"):
         first = next((e for e in spec.events(delay) if not isinstance(e, dict)), None)
-        return sorted(first[5] or {}) if first is not None else []
+        return [str(c) for c in first[5] or {}] if first is not None else []
     o = spec.options
     roles = {o.get(k, k) for k in ("id", "time", "kind", "label", "label_time")}
     return [c for c in spec.columns() if c not in roles]

@@ -155,6 +155,34 @@ def test_small_slices_are_left_out_but_still_count_overall(segmented, tmp_path):
                                   kept.drop(columns="run_id").reset_index(drop=True))
 
 
+def test_a_generators_feature_named_by_a_number_is_a_segment_column(tmp_path):
+    """River's LED names its features 0..6; `--segment 0` slices by the first one. Oracle: the
+    generator's own rows, each slice's labels and logged initial predictions by the loop."""
+    import itertools
+
+    from river.datasets import synth
+
+    run(RunConfig(streams=['led=synth:LED{"n": 1200, "seed": 2, "noise_percentage": 0.1}'],
+                  models=["gaussian-nb"], delay=str(DELAY), repredict="none", segments=["0"],
+                  out=str(tmp_path), quiet=True, runner="direct"))
+    rows = list(itertools.islice(synth.LED(seed=2, noise_percentage=0.1), 1200))
+    summary = pd.read_csv(tmp_path / "summary.csv")
+    log = pd.read_parquet(tmp_path / "predictions.parquet")
+    initial = log[log["kind"] == "initial"]
+    predicted = dict(zip(initial["id"].astype(int), initial["y_pred"]))
+    assert set(summary["segment"].dropna()) == {"0=0", "0=1"}
+    for value in (0, 1):
+        mine = [i for i, (x, _) in enumerate(rows) if x[0] == value]
+        expected = plain_measures([rows[i][1] for i in mine],
+                                  [None if pd.isna(predicted[i]) else int(predicted[i])
+                                   for i in mine])
+        got = summary[(summary["segment"] == f"0={value}") & (summary["category"] == "initial")
+                      & (summary["window"] == "cumulative") & (summary["metric"] == "accuracy")
+                      & summary["class"].isna()]
+        assert got["value"].item() == pytest.approx(expected["accuracy"], abs=1e-12)
+        assert got["n"].item() == expected["n"]
+
+
 def test_a_segment_column_the_stream_does_not_have_is_one_line(tmp_path, capsys):
     status = main(["run", "--stream", 'synth:SEA{"n": 50}', "--model", "no-change",
                    "--delay", "5", "--segment", "country", "--out", str(tmp_path / "o"),

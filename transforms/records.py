@@ -122,6 +122,20 @@ def segment_name(column: str, value: Any) -> str:
     return f"{column}={value}"
 
 
+def column_value(x: dict | None, column: str) -> Any:
+    """The value of `column` in the instance `x`, or None. A generator's features are named by
+    numbers (river's SEA: 0, 1, 2), which a column named on the command line finds too.
+
+    >>> column_value({0: "a", "b": 1}, "0"), column_value({"b": 1}, "b"), column_value(None, "b")
+    ('a', 1, None)
+    """
+    if not x:
+        return None
+    if column in x or not column.isdigit():
+        return x.get(column)
+    return x.get(int(column))
+
+
 def stream_and_segment(key: str) -> tuple[str, str | None]:
     """A scoring key's stream and segment (None: the whole stream).
 

@@ -27,7 +27,7 @@ from transforms.models.naive_bayes_batch import fast_predict_one, predict_with_p
 from transforms.models.specs import ModelSpec
 from transforms.models.temporal import delay_aware
 from transforms.records import (ID, INSTANCE, KIND, LABEL, SEQ, UPDATE, Outcome, SegmentPlace, X,
-                                Y, dead_letter, event_record, segment_name)
+                                Y, column_value, dead_letter, event_record, segment_name)
 from transforms.records import T as TIME
 from transforms.replay.predictions import PredictionLog
 from transforms.replay.protocols import Holdout
@@ -560,7 +560,7 @@ class ReplayEngine:
             return
         segments = None
         if self.segments:
-            segments = tuple(segment_name(c, (x or {}).get(c)) for c in self.segments)
+            segments = tuple(segment_name(c, column_value(x, c)) for c in self.segments)
             x = self._visible(x)
         if key in self.pending:
             out.counts["refused_instances"] += 1

@@ -42,6 +42,7 @@ import numpy as np
 import pandas as pd
 
 from transforms.errors import InputError
+from transforms.records import column_value
 from transforms.specs import split_options
 from transforms.streams import arff
 from transforms.streams.delays import TIME_UNITS, DelaySpec
@@ -390,7 +391,7 @@ class StreamSpec:
             values = []
             try:
                 for x, y in itertools.islice(_river_stream(self), rows):
-                    values.append(y if feature is None else x.get(feature))
+                    values.append(y if feature is None else column_value(x, feature))
             except Exception:  # a generator failing as it draws: the read says where
                 pass
             return [v for v in values if v is not None]
