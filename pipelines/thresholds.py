@@ -104,12 +104,42 @@ class Threshold:
                                    segments[rows.index].isna())]
                     value = float(mine["value"].iloc[0]) if len(mine) else math.nan
                     if self.crossed(value):
-                        what = "the results have no such measure" if mine.empty else \
-                            "it is undefined: nothing scored" if math.isnan(value) else \
-                            f"it is {value:.4g}"
+                        what = self._missing(summary[
+                            (summary["stream"] == stream) & (summary["model"] == model)
+                            & (segments == segment if segment else segments.isna())]) \
+                            if mine.empty else "it is undefined: nothing scored" \
+                            if math.isnan(value) else f"it is {value:.4g}"
                         where = " / ".join(filter(None, (stream, model, segment)))
                         lines.append(f"{where}: {self.text} ({what})")
         return lines
+
+    def _missing(self, results: pd.DataFrame) -> str:
+        """Why one (stream, model, slice)'s `results` have no row of this measure: the slice,
+        the window or the class it names is not among theirs.
+
+        >>> rows = pd.DataFrame({"category": "initial", "metric": "recall", "class": ["a", "b"],
+        ...                      "window": "cumulative"})
+        >>> Threshold.parse("initial recall (c) < 0.5")._missing(rows)
+        "the results have no such measure: no class 'c'; classes: a, b"
+        >>> Threshold.parse("initial recall (a) w=50 < 0.5")._missing(rows)
+        "the results have no such measure: no window 'w=50'; windows: cumulative"
+        >>> Threshold.parse("initial recall < 0.5")._missing(rows)
+        'the results have no such measure: recall is one per class; name one, e.g. (a)'
+        """
+        why = "the results have no such measure"
+        if results.empty:
+            return f"{why}: no slice {self.segment}" if self.segment else why
+        measure = results[(results["category"] == self.category)
+                          & (results["metric"] == self.metric)]
+        windows = list(dict.fromkeys(measure["window"]))
+        if windows and self.window not in windows:
+            return f"{why}: no window {self.window!r}; windows: {', '.join(windows)}"
+        classes = list(dict.fromkeys(measure["class"].dropna().astype(str)))
+        if classes and self.label_class is None:
+            return f"{why}: {self.metric} is one per class; name one, e.g. ({classes[0]})"
+        if classes and self.label_class not in classes:
+            return f"{why}: no class {self.label_class!r}; classes: {', '.join(classes)}"
+        return why
 
     def _segments(self, present: pd.Series) -> list:
         """The slices this threshold holds for among a stream's `present` segments: the whole

@@ -320,6 +320,17 @@ def test_fail_if_exits_with_status_3_after_writing_the_results(tmp_path, capsys)
     assert main([*base, "--out", str(tmp_path / "loss"), "--fail-if",
                  "majority: initial log_loss > 1"]) == 3
     assert "sea / majority: majority: initial log_loss > 1" in capsys.readouterr().err
+    # A measure the results do not have is crossed, and the line says which part is not theirs.
+    assert main([*base, "--out", str(tmp_path / "none"), "--fail-if",
+                 "nb: initial recall (Treu) < 0.5", "--fail-if", "nb: final accuracy w=50 < 0.5",
+                 "--fail-if", "nb: initial recall < 0.5"]) == 3
+    assert capsys.readouterr().err.splitlines() == [
+        "delayed-eval: threshold crossed: sea / nb: nb: initial recall (Treu) < 0.5 (the "
+        "results have no such measure: no class 'Treu'; classes: True, False)",
+        "delayed-eval: threshold crossed: sea / nb: nb: final accuracy w=50 < 0.5 (the results "
+        "have no such measure: no window 'w=50'; windows: cumulative)",
+        "delayed-eval: threshold crossed: sea / nb: nb: initial recall < 0.5 (the results have "
+        "no such measure: recall is one per class; name one, e.g. (True))"]
     assert main([*base, "--out", str(tmp_path / "bad"), "--fail-if", "initial acuracy < 1"]) == 2
     assert "unknown measure 'acuracy'; did you mean 'accuracy'?" in capsys.readouterr().err
     assert not (tmp_path / "bad").exists()
