@@ -82,6 +82,25 @@ def _typed(name: str, value, annotation: str):
     raise ConfigError(f"{name}: {value!r} is not {_KINDS.get(kind, kind)}{quote}")
 
 
+def _check_quoted_specs(path: str, what: str, value) -> None:
+    """A spec with JSON options left unquoted in a YAML file is read as a mapping, split at its
+    first ': ' (`synth:SEA{"n": 500}` -> {'synth:SEA{"n"': '500}'}): one line that says to quote
+    it, rather than a stream named `synth:SEA{"n"`.
+
+    >>> _check_quoted_specs("c.yaml", "stream", [{'synth:SEA{"n"': "500}"}])
+    Traceback (most recent call last):
+    ...
+    transforms.errors.ConfigError: c.yaml: stream 'synth:SEA{"n": 500}' is read by YAML as a \
+mapping (': ' outside quotes); quote it: - 'synth:SEA{"n": 500}'
+    """
+    for item in value if isinstance(value, list) else [value]:
+        for key, rest in item.items() if isinstance(item, dict) else ():
+            if isinstance(key, str) and key.count("{") > key.count("}"):
+                text = f"{key}: {rest}"
+                raise ConfigError(f"{path}: {what} {text!r} is read by YAML as a mapping (': ' "
+                                  f"outside quotes); quote it: - '{text}'")
+
+
 def _check_relative_paths(path: str, config: RunConfig) -> None:
     """A config's file paths are relative to the current folder, as on the command line; one
     that names nothing there but a file next to the config is refused with the path to
@@ -263,6 +282,8 @@ class RunConfig:
                     f"known: {sorted(known)} (or the command line's long options)"))
             if name in fields:
                 raise ConfigError(f"{path}: {name} is given twice")
+            if name in ("streams", "models"):
+                _check_quoted_specs(path, name[:-1], value)
             fields[name] = (not value) if key in ("no-final", "no-probabilities") else value
         fields.update({k: v for k, v in overrides.items() if v not in (None, [], ())})
         if "out" not in fields:

@@ -109,6 +109,22 @@ def test_a_config_path_written_relative_to_the_config_says_which_path_to_write(
     assert main(["run", "--config", "run.yaml", "--runner", "direct", "--quiet"]) == 0
 
 
+def test_a_spec_left_unquoted_in_a_config_says_to_quote_it(tmp_path, capsys):
+    """YAML reads `- synth:SEA{"n": 500}` as the mapping {'synth:SEA{"n"': '500}'}: one line
+    with the spec as written and its quoted form, for a stream and for a model."""
+    for field, spec in (("stream", 'synth:SEA{"n": 500}'),
+                        ("model", 'river.tree.HoeffdingTreeClassifier{"grace_period": 50}')):
+        other = "model: majority" if field == "stream" else "stream: synth:SEA"
+        config = tmp_path / f"{field}.yaml"
+        config.write_text(f"{field}:\n  - {spec}\n{other}\ndelay: 10\nout: {tmp_path}/o\n")
+        assert main(["run", "--config", str(config), "--runner", "direct", "--quiet"]) == 2
+        assert capsys.readouterr().err == (
+            f"delayed-eval: error: {config}: {field} {spec!r} is read by YAML as a mapping "
+            f"(': ' outside quotes); quote it: - '{spec}'\n")
+        config.write_text(f"{field}:\n  - '{spec}'\n{other}\ndelay: 10\nout: {tmp_path}/o\n")
+        assert RunConfig.from_yaml(str(config)).to_dict()[f"{field}s"] == [spec]
+
+
 def test_an_option_of_the_other_command_says_whose_it_is(tmp_path, capsys):
     """Not 'unknown option --cv; did you mean --auc?' (the closest Beam or own flag)."""
     for argv, said in (
