@@ -865,9 +865,9 @@ def test_a_table_whose_only_feature_is_refused_can_be_read_with_none(tmp_path):
         [sum(y[i] == y[i - 2] for i in range(2, 30)) / 28, 28]]
 
 
-def test_a_json_object_as_a_feature_is_named_in_one_line(tmp_path, capsys):
-    path = _write(tmp_path, "nested.jsonl", "".join(
-        json.dumps({"time": i, "x": i / 10, "meta": {"a": i}, "label": i % 2}) + "\n"
+def test_a_json_list_as_a_feature_is_named_in_one_line(tmp_path, capsys):
+    path = _write(tmp_path, "listed.jsonl", "".join(
+        json.dumps({"time": i, "x": i / 10, "meta": [i, i + 1], "label": i % 2}) + "\n"
         for i in range(20)))
 
     def error(spec):
@@ -883,6 +883,38 @@ def test_a_json_object_as_a_feature_is_named_in_one_line(tmp_path, capsys):
     # Chosen as a feature, it is named when the model fails on it.
     err = error(path + '{"features": ["x", "meta"]}')
     assert "features 'meta' hold JSON objects or lists" in err and '{"features": [...]}' in err
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "parquet"])
+def test_nested_objects_are_columns_named_by_their_path(tmp_path, fmt):
+    """A JSON Lines line's nested objects (a Parquet file's struct columns) are read as the
+    columns `features.amount`, `features.geo.country`, ...: as features, as a --segment column
+    and by the `features` option. Oracle: the same rows flattened by pandas' json_normalize
+    into a CSV file, run alike: the same summary."""
+    rng = np.random.default_rng(4)
+    records = [{"id": i, "time": i, "features": {"amount": float(rng.normal(i % 2)),
+                                                  "geo": {"country": ["DE", "FR"][i % 3 == 0]},
+                                                  "age": int(rng.integers(18, 80))},
+                "label": ["ok", "fraud"][i % 2]} for i in range(400)]
+    if fmt == "jsonl":
+        nested = _write(tmp_path, "nested.jsonl", "".join(json.dumps(r) + "\n"
+                                                           for r in records))
+    else:
+        nested = str(tmp_path / "nested.parquet")
+        pd.DataFrame(records).to_parquet(nested)
+    flat = str(tmp_path / "flat.csv")
+    pd.json_normalize(records).to_csv(flat, index=False)
+    summaries = []
+    for path in (nested, flat):
+        out = tmp_path / ("out-" + os.path.basename(path))
+        options = '{"features": ["features.amount", "features.age"]}'
+        assert main(["run", "--stream", f"s={path}{options}", "--model", "gaussian-nb",
+                     "--delay", "10", "--segment", "features.geo.country", "--out", str(out),
+                     "--runner", "direct", "--quiet"]) == 0
+        summaries.append(pd.read_csv(out / "summary.csv").drop(columns="run_id"))
+    assert set(summaries[0]["segment"].dropna()) == {"features.geo.country=DE",
+                                                      "features.geo.country=FR"}
+    pd.testing.assert_frame_equal(summaries[0], summaries[1])
 
 
 @pytest.mark.parametrize("column, values, kind", [

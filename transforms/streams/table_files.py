@@ -175,7 +175,9 @@ def _read_table(path: str, fmt: str, csv: dict | None = None) -> pd.DataFrame:
                 frames = [c[2] for c in _jsonl_chunks(path, None, csv, None)
                           if not isinstance(c, dict)]
                 return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
-            return pd.read_parquet(source)
+            import pyarrow.parquet as pq
+
+            return flat_table(pq.read_table(source)).to_pandas()
     except UnicodeDecodeError as e:
         raise _undecodable(path, e, csv) from None
     except pd.errors.ParserError as e:
@@ -511,7 +513,7 @@ def columns_of(path: str, fmt: str, csv: dict | None = None) -> list[str]:
             if fmt == "parquet":
                 import pyarrow.parquet as pq
 
-                return _named_once(path, list(pq.read_schema(source).names))
+                return _named_once(path, flat_names(pq.read_schema(source)))
             if fmt == "csv":
                 try:  # the header as it is: pandas renames a second `x` to `x.1`
                     header = pd.read_csv(source, nrows=1, header=None, dtype=str,
@@ -575,7 +577,8 @@ def head_of(path: str, fmt: str, csv: dict | None = None, rows: int = 1000) -> p
             import pyarrow.parquet as pq
 
             batch = next(pq.ParquetFile(source).iter_batches(batch_size=rows), None)
-            return batch.to_pandas() if batch is not None else pd.DataFrame()
+            return flat_table(pa.Table.from_batches([batch])).to_pandas() \
+                if batch is not None else pd.DataFrame()
         if fmt == "csv":
             try:
                 with warnings.catch_warnings():
@@ -708,7 +711,8 @@ def table_chunks(files: list[str], fmt: str | None, default: str = "csv",
                     parquet = pq.ParquetFile(source, **PARQUET_STREAMING)
                     for batch in parquet.iter_batches(batch_size=CHUNK_ROWS, columns=columns):
                         yield path, np.arange(row0 + 1, row0 + batch.num_rows + 1), \
-                            _numbers_as_text(batch, text).to_pandas()
+                            _numbers_as_text(flat_table(pa.Table.from_batches([batch])),
+                                             text).to_pandas()
                         row0 += batch.num_rows
             elif file_fmt == "csv":
                 dtypes = {**csv_dtypes(path, columns, csv),  # (the file's one pass before)
@@ -735,10 +739,10 @@ def table_chunks(files: list[str], fmt: str | None, default: str = "csv",
                 from None
 
 
-def _numbers_as_text(batch: pa.RecordBatch, text: tuple) -> pa.RecordBatch:
-    """The batch with its `text` columns of numbers as text, by Arrow: exact for any 64-bit
-    integer (pandas makes a column of integers with a null floats, and 2**53 + 1 is then
-    2**53), a whole float as an integer's text.
+def _numbers_as_text(batch: pa.RecordBatch | pa.Table, text: tuple):
+    """The batch (or table) with its `text` columns of numbers as text, by Arrow: exact for any
+    64-bit integer (pandas makes a column of integers with a null floats, and 2**53 + 1 is
+    then 2**53), a whole float as an integer's text.
 
     >>> batch = pa.RecordBatch.from_pydict({"id": [2**53 + 1, None], "x": [1, None]})
     >>> _numbers_as_text(batch, ("id",)).to_pandas()["id"].tolist()
@@ -806,13 +810,52 @@ def _jsonl_chunks(path: str, columns, csv: dict | None, stream: str | None) -> I
                 if reason:
                     yield dead_letter(stream, reason, file=path, row=number)
                     continue
-                records.append(record)
+                records.append(flat_record(record))
                 numbers.append(number)
                 if len(records) >= CHUNK_ROWS:
                     yield chunk()
                     records, numbers = [], []
     if records:
         yield chunk()
+
+
+def flat_record(record: dict, prefix: str = "") -> dict:
+    """A JSON object with its nested objects' members as columns of their own, named by their
+    path (`features.amount`), as a Parquet file's struct columns are (`flat_table`).
+
+    >>> flat_record({"id": 1, "features": {"amount": 9.5, "geo": {"country": "DE"}}})
+    {'id': 1, 'features.amount': 9.5, 'features.geo.country': 'DE'}
+    """
+    if not prefix and not any(type(v) is dict for v in record.values()):
+        return record  # (most lines: nothing nested)
+    out = {}
+    for key, value in record.items():
+        if type(value) is dict:
+            out.update(flat_record(value, f"{prefix}{key}."))
+        else:
+            out[f"{prefix}{key}"] = value
+    return out
+
+
+def flat_table(table: pa.Table) -> pa.Table:
+    """A table with its struct columns' fields as columns of their own, named by their path
+    (`features.amount`), as a JSON Lines file's nested objects are (`flat_record`).
+
+    >>> flat_table(pa.table({"id": [1], "f": [{"a": 9.5, "g": {"c": "DE"}}]})).column_names
+    ['id', 'f.a', 'f.g.c']
+    """
+    while any(pa.types.is_struct(t) for t in table.schema.types):
+        table = table.flatten()
+    return table
+
+
+def flat_names(schema: pa.Schema) -> list[str]:
+    """The column names of a schema's table as `flat_table` makes them.
+
+    >>> flat_names(pa.schema([("id", pa.int64()), ("f", pa.struct([("a", pa.float64())]))]))
+    ['id', 'f.a']
+    """
+    return flat_table(schema.empty_table()).column_names
 
 
 def json_object(text: str) -> tuple[dict | None, str | None]:
