@@ -896,6 +896,7 @@ def test_nested_objects_are_columns_named_by_their_path(tmp_path, fmt):
                                                   "geo": {"country": ["DE", "FR"][i % 3 == 0]},
                                                   "age": int(rng.integers(18, 80))},
                 "label": ["ok", "fraud"][i % 2]} for i in range(400)]
+    records[57]["features"] = None  # (its features missing: a dead letter, no column `features`)
     if fmt == "jsonl":
         nested = _write(tmp_path, "nested.jsonl", "".join(json.dumps(r) + "\n"
                                                            for r in records))
@@ -914,6 +915,12 @@ def test_nested_objects_are_columns_named_by_their_path(tmp_path, fmt):
         summaries.append(pd.read_csv(out / "summary.csv").drop(columns="run_id"))
     assert set(summaries[0]["segment"].dropna()) == {"features.geo.country=DE",
                                                       "features.geo.country=FR"}
+    # Every column a feature: the null object's line alone is a dead letter.
+    out = tmp_path / "every-column"
+    assert main(["run", "--stream", nested, "--model", "majority", "--delay", "10",
+                 "--out", str(out), "--runner", "direct", "--quiet"]) == 0
+    dead = pd.read_json(out / "dead_letters.jsonl", lines=True)
+    assert dead[["row", "reason"]].values.tolist() == [[58, "every feature is empty"]]
     pd.testing.assert_frame_equal(summaries[0], summaries[1])
 
 
