@@ -186,6 +186,48 @@ def test_ids_are_text_so_tables_of_any_format_meet(tmp_path, label_fmt):
             d["reason"].startswith("label for id") for d in dead)
 
 
+@pytest.mark.parametrize("layout", ["numbers, then text", "text, then numbers", "json lines"])
+def test_a_label_written_as_a_number_in_one_place_and_as_text_in_another_is_one_class(
+        tmp_path, layout):
+    """Daily partitions whose label column is integers one day and text the next (or a JSON
+    Lines file whose lines write 1 and "1") name two classes, not four: each label is written
+    as the stream's first one. Oracle: river's progressive_val_score, delay 10, on the rows
+    with integer labels."""
+    from river import evaluate, metrics, naive_bayes
+
+    from pipelines.job import run
+
+    rows = list(itertools.islice(datasets.synth.Agrawal(seed=3), 600))
+    frame = pd.DataFrame([x for x, _ in rows])[["salary", "age", "loan"]]
+    frame.insert(0, "time", range(len(rows)))
+    frame["label"] = [y for _, y in rows]
+    text_first = layout == "text, then numbers"
+    days = [frame[:300].copy(), frame[300:].copy()]
+    days[0 if text_first else 1]["label"] = days[0 if text_first else 1]["label"].astype(str)
+    if layout == "json lines":
+        path = tmp_path / "mixed.jsonl"
+        path.write_text("".join(json.dumps(r) + "\n" for day in days
+                                for r in day.to_dict("records")))
+    else:
+        path = tmp_path / "partitions"
+        for day, part in enumerate(days, 1):
+            (path / f"day={day}").mkdir(parents=True)
+            part.to_parquet(path / f"day={day}" / "part-0.parquet")
+    run(RunConfig(streams=[f"s={path}"], models=["gaussian-nb"], delay="10", repredict="none",
+                  out=str(tmp_path / "out"), quiet=True, runner="direct"))
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    classes = dict.fromkeys(y for _, y in rows)  # (in order of first appearance)
+    assert manifest["classes"] == {"s / gaussian-nb": [str(y) if text_first else y
+                                                        for y in classes]}
+    summary = pd.read_csv(tmp_path / "out" / "summary.csv")
+    accuracy = summary.query("category == 'initial' and metric == 'accuracy' and "
+                             "window == 'cumulative'")["value"].item()
+    river = metrics.Accuracy()
+    evaluate.progressive_val_score([({k: x[k] for k in ("salary", "age", "loan")}, y)
+                                    for x, y in rows], naive_bayes.GaussianNB(), river, delay=10)
+    assert accuracy == river.get()
+
+
 def test_labelled_rows_with_a_duration_column(tmp_path):
     events, dead = read(data("rows.csv") + '{"delay": "column:duration"}')
     assert dead == []

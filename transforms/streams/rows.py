@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 
+import numpy as np
 import pandas as pd
 
 from transforms.records import dead_letter, readable_time
@@ -39,6 +40,8 @@ class Checks:
         self.known = set(classes) if classes is not None else None
         remember = not generated_ids and spec.options.get("unique_ids", "stream") == "stream"
         self.seen: set | None = set() if remember else None
+        # Whether the stream's labels are text (its declared classes', else its first label's).
+        self.text_labels: bool | None = isinstance(classes[0], str) if classes else None
 
     def found(self, seq: int, file, row) -> None:
         """The event `seq` came from this file and row, if it was asked about."""
@@ -62,6 +65,39 @@ class Checks:
         """The dead letter of an instance whose id an earlier instance of the stream had."""
         return dead_letter(self.spec.name, f"duplicate instance id {key!r}", file=file, row=row,
                            field=field)
+
+    def as_stream_label(self, y):
+        """`y` written as the stream's labels are (text or numbers, as its first label or its
+        declared classes): a file of a partitioned table, or a line of a JSON Lines file, that
+        writes `1` where the others write `"1"` names the same class.
+
+        >>> from transforms.streams.sources import StreamSpec
+        >>> checks = Checks(StreamSpec.parse("logs.jsonl"))
+        >>> [checks.as_stream_label(y) for y in ("1", 0, 2.0, 1.5, "x")]
+        ['1', '0', '2', '1.5', 'x']
+        >>> checks = Checks(StreamSpec.parse("logs.jsonl"))
+        >>> [checks.as_stream_label(y) for y in (1, "0", " 2 ", "1.5", "x", "nan")]
+        [1, 0, 2, 1.5, 'x', 'nan']
+        """
+        if isinstance(y, (bool, np.bool_)):
+            return y
+        text = isinstance(y, str)
+        if self.text_labels is None:
+            self.text_labels = text
+        if text == self.text_labels:
+            return y
+        if not text:  # a number among text labels: its text, a whole float's as an integer's
+            whole = isinstance(y, (int, np.integer)) or float(y).is_integer()
+            return str(int(y)) if whole else str(y)
+        try:  # text among numbers: its number, if it is one
+            return int(y)
+        except ValueError:
+            pass
+        try:
+            value = float(y)
+        except ValueError:
+            return y
+        return value if math.isfinite(value) else y
 
     def label(self, y, file, row, field="label"):
         """A dead letter if `y` is an infinite number (no class, no target), or classes are
@@ -104,6 +140,8 @@ def labelled_rows(spec, rows, delay: DelaySpec, checks: Checks) -> Iterator:
         if problem:
             yield problem
             continue
+        if y is not None:
+            y = checks.as_stream_label(y)
         if y is not None and (problem := checks.label(y, file, row,
                                                       spec.options.get("label", "label"))):
             yield problem

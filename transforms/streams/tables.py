@@ -551,6 +551,7 @@ def _event_log(spec, rows, instance_t: dict, repeated: set, set_aside: set, kind
                 yield dead_letter(spec.name, "label row without a label", file=path, row=row,
                                   field=o.get("label", "label"))
                 continue
+            y = checks.as_stream_label(y)
             if problem := checks.label(y, path, row, o.get("label", "label")):
                 yield problem
                 continue
