@@ -76,11 +76,9 @@ class Checks:
         >>> [checks.as_stream_label(y) for y in ("1", 0, 2.0, 1.5, "x")]
         ['1', '0', '2', '1.5', 'x']
         >>> checks = Checks(StreamSpec.parse("logs.jsonl"))
-        >>> [checks.as_stream_label(y) for y in (1, "0", " 2 ", "1.5", "x", "nan")]
-        [1, 0, 2, 1.5, 'x', 'nan']
+        >>> [checks.as_stream_label(y) for y in (1, "0", " 2 ", "1.5", "x", "nan", "True")]
+        [1, 0, 2, 1.5, 'x', 'nan', True]
         """
-        if isinstance(y, (bool, np.bool_)):
-            return y
         text = isinstance(y, str)
         if self.text_labels is None:
             self.text_labels = text
@@ -88,7 +86,10 @@ class Checks:
             return y
         if not text:  # a number among text labels: its text, a whole float's as an integer's
             whole = isinstance(y, (int, np.integer)) or float(y).is_integer()
-            return str(int(y)) if whole else str(y)
+            return str(y) if isinstance(y, (bool, np.bool_)) else \
+                str(int(y)) if whole else str(y)
+        if y.strip().lower() in ("true", "false"):  # (as a CSV reader reads them)
+            return y.strip().lower() == "true"
         try:  # text among numbers: its number, if it is one
             return int(y)
         except ValueError:
