@@ -795,7 +795,7 @@ def _jsonl_chunks(path: str, columns, csv: dict | None, stream: str | None) -> I
 
     def chunk():
         frame = _exact_integers(pd.DataFrame.from_records(records), records)
-        frame = frame.drop(columns=_null_objects(frame.columns, frame))
+        frame = frame.drop(columns=_null_objects(frame))
         if columns is not None:
             frame = frame.reindex(columns=columns)
         return path, np.array(numbers), frame
@@ -838,18 +838,18 @@ def flat_record(record: dict, prefix: str = "") -> dict:
     return out
 
 
-def _null_objects(columns, frame: pd.DataFrame) -> list[str]:
+def _null_objects(frame: pd.DataFrame) -> list[str]:
     """The columns that are null on every line and are the path of nested objects' columns:
     `"features": null` on a line whose neighbours hold `"features": {...}` leaves that line's
     `features.*` columns missing, and makes no `features` column of its own.
 
     >>> frame = pd.DataFrame({"f.g.a": [1.0, None], "f": [None, None], "x": [None, None]})
-    >>> _null_objects(frame.columns, frame)
+    >>> _null_objects(frame)
     ['f']
     """
-    paths = {".".join(parts[:i]) for parts in (c.split(".") for c in columns)
+    paths = {".".join(parts[:i]) for parts in (str(c).split(".") for c in frame.columns)
              for i in range(1, len(parts))}
-    return [c for c in columns if c in paths and frame[c].isna().all()]
+    return [c for c in frame.columns if c in paths and frame[c].isna().all()]
 
 
 def flat_table(table: pa.Table) -> pa.Table:
