@@ -148,6 +148,11 @@ def test_unknown_model_and_generator_are_config_errors(tmp_path):
                                   '"river.stats.Mean"}'],
              "parameter 'statistic' is the text 'river.stats.Mean'; an object is written as "
              'its path with its parameters: {"statistic": {"river.stats.Mean": {}}}'),
+            # A parameter without a default, not given.
+            (["synth:Friedman"], ["river.dummy.StatisticRegressor"],
+             "missing 1 required positional argument: 'statistic' (give 'statistic': "
+             'river.dummy.StatisticRegressor{"statistic": ...}; an object is its import path '
+             'with its parameters, {"river.module.Class": {...}})'),
             (['synth:SEA{"n": 10}'], ["river.tree.HoeffdingTreeClassifer"],
              "(did you mean river.tree.HoeffdingTreeClassifier?)"),
             # A number in quotes (a YAML config's "100"), where river compares numbers.

@@ -256,6 +256,13 @@ class Step:
             hints += [f"a model is written as its name with its parameters: "
                       f"{json.dumps({k: {v: {}}})}" for k, v in self.params.items()
                       if isinstance(v, str) and (v in REGISTRY or v in BASELINES)]
+            required = [n for n, p in inspect.signature(cls).parameters.items()
+                        if p.default is inspect.Parameter.empty and n not in params
+                        and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+            if required:
+                hints.append(f"give {' and '.join(map(repr, required))}: "
+                             f"{target}{{\"{required[0]}\": ...}}; an object is its import "
+                             f"path with its parameters, {{\"river.module.Class\": {{...}}}}")
             hint = "; ".join(hints)
             raise ModelSpecError(f"cannot build {target} with {self.params}: {e}"
                                  + (f" ({hint})" if hint else "")) from None
