@@ -6,11 +6,22 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 
-import numpy as np
 import pandas as pd
 
 from transforms.records import dead_letter, readable_time
 from transforms.streams.delays import DelaySpec, LabelTimeAssigner
+
+
+def number_text(value) -> str:
+    """A number as the text a table's ids and labels meet on: a whole float as an integer's
+    (7.0 is "7": a column of integers with a gap is read as floats).
+
+    >>> number_text(7.0), number_text(2.5), number_text(7), number_text(True)
+    ('7', '2.5', '7', 'True')
+    """
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
 
 
 class Checks:
@@ -84,10 +95,8 @@ class Checks:
             self.text_labels = text
         if text == self.text_labels:
             return y
-        if not text:  # a number among text labels: its text, a whole float's as an integer's
-            whole = isinstance(y, (int, np.integer)) or float(y).is_integer()
-            return str(y) if isinstance(y, (bool, np.bool_)) else \
-                str(int(y)) if whole else str(y)
+        if not text:  # a number among text labels: its text
+            return number_text(y)
         if y.strip().lower() in ("true", "false"):  # (as a CSV reader reads them)
             return y.strip().lower() == "true"
         try:  # text among numbers: its number, if it is one

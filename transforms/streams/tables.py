@@ -16,7 +16,7 @@ import pandas as pd
 from transforms.errors import InputError
 from transforms.records import (EVENT_KINDS, INSTANCE, LABEL, RANK_INSTANCE, RANK_LABEL,
                                 RANK_LABEL_AFTER_INSTANCE, dead_letter, readable_time)
-from transforms.streams.rows import Checks, labelled_rows
+from transforms.streams.rows import Checks, labelled_rows, number_text
 from transforms.streams.table_files import (CHUNK_ROWS, columns_of, csv_options, event_seconds,
                                             fmt_of, table_chunks, table_files, text_facts,
                                             time_problem)
@@ -137,8 +137,7 @@ def id_texts(column: pd.Series) -> list:
     """
     if pd.api.types.is_integer_dtype(column):
         return column.astype(str).tolist()
-    return [v if isinstance(v, str) else None if v is None or v != v else
-            str(int(v)) if isinstance(v, float) and v.is_integer() else str(v)
+    return [v if isinstance(v, str) else None if v is None or v != v else number_text(v)
             for v in column.tolist()]
 
 
