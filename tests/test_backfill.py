@@ -499,6 +499,36 @@ def test_a_json_lines_log_is_read_block_by_block_its_bad_lines_dead_letters(
         [(log["model"] == c["model"]).sum() for c in counts]
 
 
+@pytest.mark.parametrize("fmt", ["jsonl", "parquet"])
+def test_a_log_of_nested_objects_names_its_columns_by_path(tmp_path, monkeypatch, fmt):
+    """A service's log nests its fields: {"request": {"id"}, "model": {"version"}, "output":
+    {"label", "proba": {class: p}}}. Options name them by path (`output.label`); the object
+    named as the probabilities stays a map. It scores as the run's own log, read 4 KiB at a
+    time (JSON Lines)."""
+    kw = dict(streams=['synth:Agrawal{"n": 600, "seed": 2}'], delay="30", curve_every=100,
+              quiet=True, run_id="same", runner="direct", repredict="every_k_labels:7",
+              bins=5)
+    run(RunConfig(models=["gaussian-nb", "no-change"], out=str(tmp_path / "run"), **kw))
+    log = pd.read_parquet(tmp_path / "run" / "predictions.parquet")
+    records = [{"stream": r["stream"], "kind": r["kind"], "ts": r["t"],
+                "request": {"id": r["id"]}, "model": {"version": r["model"]},
+                "output": {"label": None if pd.isna(r["y_pred"]) else int(r["y_pred"]),
+                           "proba": None if r["proba"] is None else dict(r["proba"])}}
+               for r in log.to_dict("records")]
+    path = tmp_path / f"nested.{fmt}"
+    if fmt == "jsonl":
+        path.write_text("".join(json.dumps(r) + "\n" for r in records))
+        monkeypatch.setattr("transforms.backfill.logs.LOG_BLOCK", 4096)
+    else:
+        pd.DataFrame(records).to_parquet(path)
+    options = {"time": "ts", "id": "request.id", "model": "model.version",
+               "prediction": "output.label", "proba": "output.proba"}
+    run(RunConfig(models=["gaussian-nb", "no-change"], out=str(tmp_path / "backfill"),
+                  predictions=f"{path}{json.dumps(options)}", **kw))
+    assert (tmp_path / "backfill" / "summary.csv").read_text() == \
+        (tmp_path / "run" / "summary.csv").read_text()
+
+
 def test_a_tsv_log_is_read_as_its_csv_twin(tmp_path):
     """Tabs, the separator of a .tsv file unless the sep option names another."""
     frame = pd.DataFrame({"id": ["a", "b"], "t": [1.5, 2.0], "y_pred": ["x", "y, z"]})

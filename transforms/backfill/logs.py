@@ -24,9 +24,9 @@ from transforms.errors import InputError
 from transforms.records import field_count_reason
 from transforms.specs import split_options
 from transforms.streams.delays import TIME_UNITS
-from transforms.streams.table_files import (extension, guess_column, json_object,
-                                            other_separator, source_name, table_files,
-                                            undecodable)
+from transforms.streams.table_files import (extension, flat_names, flat_table, guess_column,
+                                            json_object, other_separator, source_name,
+                                            table_files, undecodable)
 from transforms.vocabulary import REPREDICTION
 
 # Defaults: the columns of `run`'s own predictions.parquet.
@@ -376,14 +376,16 @@ class PredictionLogSpec:
         if wanted is not None and "proba" in columns:
             wanted += self._source_columns()
         header = self._checked_header(path) if fmt == "csv" else None
+        keep = (self.columns["proba"],)  # (its objects are maps of probabilities)
         with FileSystems.open(path) as f:
             if fmt == "parquet":
                 import pyarrow.parquet as pq
 
                 file = pq.ParquetFile(f)
                 if wanted is not None:
-                    wanted = [c for c in wanted if c in file.schema_arrow.names]
-                batches = file.iter_batches(batch_size=1 << 16, columns=wanted)
+                    wanted = [c for c in wanted if c in flat_names(file.schema_arrow, keep)]
+                batches = (flat_table(batch, keep) for batch in
+                           file.iter_batches(batch_size=1 << 16, columns=wanted))
             elif fmt == "csv" and wanted is not None and wanted == [
                     self.columns[c] for c in columns]:
                 # Named columns only, as text: read block by block, whatever the others hold.
@@ -391,12 +393,12 @@ class PredictionLogSpec:
             elif fmt == "csv" and streamed and columns is None:
                 batches = self._stream_csv(f, path, bad_rows=bad_rows)
             elif fmt == "jsonl" and (streamed or wanted is not None):
-                batches = _stream_jsonl(f, path, wanted, bad_rows, self.encoding)
+                batches = _stream_jsonl(f, path, wanted, bad_rows, self.encoding, keep)
             else:
                 # Parsed whole, so that a column's type holds for the whole file (a streaming
                 # reader fixes it from the first block).
                 table = self._read_csv(_Readable(f), path, bad_rows) if fmt == "csv" \
-                    else _read_jsonl(f, path, bad_rows, self.encoding)
+                    else flat_table(_read_jsonl(f, path, bad_rows, self.encoding), keep)
                 if wanted is not None:
                     table = table.select([c for c in wanted if c in table.column_names])
                 batches = _released(table.to_batches(max_chunksize=1 << 16))
@@ -690,10 +692,11 @@ def _unreadable_jsonl(path: str, error: Exception) -> InputError:
 
 
 def _stream_jsonl(f, path: str, wanted: list[str] | None, bad_rows: list | None,
-                  encoding: str = "utf-8"):
+                  encoding: str = "utf-8", keep: tuple = ()):
     """A JSON Lines log block by block: its `wanted` columns that it has, each block's types
     its own, or all its columns (`read(streamed=True)`), each column of the type the first
-    block with a value in it gave (`TypesChanged` when a later block does not fit)."""
+    block with a value in it gave (`TypesChanged` when a later block does not fit). Nested
+    objects are columns named by their path, but those named in `keep` (`flat_table`)."""
     fixed: dict = {}  # column: type (numbers, text, times: not null, nor nested)
     for first_line, block in _line_blocks(f):
         block = _as_utf8(block, first_line, path, encoding)
@@ -704,12 +707,13 @@ def _stream_jsonl(f, path: str, wanted: list[str] | None, bad_rows: list | None,
             if schema is None:
                 raise _unreadable_jsonl(path, e) from None
             raise TypesChanged(path) from e
-        if wanted is not None:
-            table = table.select([c for c in wanted if c in table.column_names])
-        else:
-            for field in table.schema:
+        if wanted is None:
+            for field in table.schema:  # (before flattening: the names the JSON has)
                 if not (pa.types.is_null(field.type) or pa.types.is_nested(field.type)):
                     fixed.setdefault(field.name, field.type)
+        table = flat_table(table, keep)
+        if wanted is not None:
+            table = table.select([c for c in wanted if c in table.column_names])
         yield from table.to_batches(max_chunksize=1 << 16)
 
 

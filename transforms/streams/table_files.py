@@ -852,25 +852,38 @@ def _null_objects(frame: pd.DataFrame) -> list[str]:
     return [c for c in frame.columns if c in paths and frame[c].isna().all()]
 
 
-def flat_table(table: pa.Table) -> pa.Table:
-    """A table with its struct columns' fields as columns of their own, named by their path
-    (`features.amount`), as a JSON Lines file's nested objects are (`flat_record`).
+def flat_table(table, keep: tuple = ()):
+    """A table (or record batch) with its struct columns' fields as columns of their own, named
+    by their path (`features.amount`), as a JSON Lines file's nested objects are
+    (`flat_record`); the struct columns named in `keep` stay as they are.
 
     >>> flat_table(pa.table({"id": [1], "f": [{"a": 9.5, "g": {"c": "DE"}}]})).column_names
     ['id', 'f.a', 'f.g.c']
+    >>> flat_table(pa.table({"f": [{"a": 1}], "p": [{"x": 0.5}]}), keep=("p",)).column_names
+    ['f.a', 'p']
     """
-    while any(pa.types.is_struct(t) for t in table.schema.types):
-        table = table.flatten()
-    return table
+    names, columns, nested = [], [], False
+    for field, column in zip(table.schema, table.columns):
+        if pa.types.is_struct(field.type) and field.name not in keep:
+            nested = True
+            names += [f"{field.name}.{child.name}" for child in field.type]
+            columns += column.flatten()  # (a null object: null fields)
+        else:
+            names.append(field.name)
+            columns.append(column)
+    if not nested:
+        return table
+    flat = type(table).from_arrays(columns, names=names)
+    return flat_table(flat.replace_schema_metadata(table.schema.metadata), keep)
 
 
-def flat_names(schema: pa.Schema) -> list[str]:
+def flat_names(schema: pa.Schema, keep: tuple = ()) -> list[str]:
     """The column names of a schema's table as `flat_table` makes them.
 
     >>> flat_names(pa.schema([("id", pa.int64()), ("f", pa.struct([("a", pa.float64())]))]))
     ['id', 'f.a']
     """
-    return flat_table(schema.empty_table()).column_names
+    return flat_table(schema.empty_table(), keep).column_names
 
 
 def json_object(text: str) -> tuple[dict | None, str | None]:
