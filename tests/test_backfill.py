@@ -529,6 +529,33 @@ def test_a_log_of_nested_objects_names_its_columns_by_path(tmp_path, monkeypatch
         (tmp_path / "run" / "summary.csv").read_text()
 
 
+@pytest.mark.parametrize("block", [4096, 8 << 20])
+def test_a_json_lines_log_writing_a_field_as_number_and_as_text_scores_as_one(
+        tmp_path, monkeypatch, block):
+    """Two services log to one file, one writing the prediction 1 and the id 17, the other
+    "1" and "17": one class, one id, read whole or 4 KiB at a time. It scores as the run's own
+    log."""
+    kw = dict(streams=['synth:Agrawal{"n": 600, "seed": 2}'], delay="30", curve_every=100,
+              quiet=True, run_id="same", runner="direct", probabilities=False,
+              repredict="every_k_labels:7", bins=5)
+    run(RunConfig(models=["gaussian-nb", "no-change"], out=str(tmp_path / "run"), **kw))
+    log = pd.read_parquet(tmp_path / "run" / "predictions.parquet").drop(columns="proba",
+                                                                          errors="ignore")
+    lines = []
+    for i, row in enumerate(log.astype(object).where(log.notna(), None).to_dict("records")):
+        as_text = i % 3 == 1
+        if row["y_pred"] is not None:
+            row["y_pred"] = str(int(row["y_pred"])) if as_text else int(row["y_pred"])
+        row["id"] = row["id"] if as_text else int(row["id"])
+        lines.append(json.dumps(row))
+    (tmp_path / "log.jsonl").write_text("\n".join(lines) + "\n")
+    monkeypatch.setattr("transforms.backfill.logs.LOG_BLOCK", block)
+    run(RunConfig(models=[], out=str(tmp_path / "backfill"),
+                  predictions=str(tmp_path / "log.jsonl"), **kw))
+    assert (tmp_path / "backfill" / "summary.csv").read_text() == \
+        (tmp_path / "run" / "summary.csv").read_text()
+
+
 def test_a_tsv_log_is_read_as_its_csv_twin(tmp_path):
     """Tabs, the separator of a .tsv file unless the sep option names another."""
     frame = pd.DataFrame({"id": ["a", "b"], "t": [1.5, 2.0], "y_pred": ["x", "y, z"]})

@@ -650,24 +650,68 @@ def _parsed_jsonl(block: bytes, first_line: int, bad_rows: list | None,
     try:
         return pjson.read_json(io.BytesIO(block), parse_options=options)
     except pa.ArrowInvalid:
-        objects, dropped, nulled = [], 0, 0
+        objects, records, dropped, nulled = [], [], 0, 0
         for number, line in enumerate(block.split(b"\n"), first_line):
             text = line.decode("utf-8-sig", "replace").strip()  # (Arrow skips a BOM too)
             record, reason = json_object(text) if text else (None, None)
             if reason is None:
                 if b"NaN" in line or b"Infinity" in line:  # (may be a value: not JSON)
-                    line = json.dumps(_non_finite_as_null(record)).encode()
+                    record = _non_finite_as_null(record)
+                    line = json.dumps(record).encode()
                     nulled += 1
                 objects.append(line)
+                records.append(record)
                 continue
             dropped += 1
             if bad_rows is not None:
                 bad_rows.append((number, reason, text[:500]))
-        if not dropped and not nulled:
+        one_kind = _one_kind_per_field(objects, records)
+        if one_kind is not None:
+            objects = one_kind
+        elif not dropped and not nulled:
             raise  # (every line an object: their values do not fit)
         if not any(line.strip() for line in objects):
             return pa.table({})
     return pjson.read_json(io.BytesIO(b"\n".join(objects)), parse_options=options)
+
+
+def _one_kind_per_field(lines: list[bytes], records: list) -> list[bytes] | None:
+    """JSON Lines (`lines`, parsed: `records`, None for a blank line) whose field (at any
+    depth) is a number on some lines and text on others (`1` and `"1"`, from two services'
+    serialisers), each value written as the field's first one is (`written_as`); None when
+    no field mixes them.
+
+    >>> lines = [b'{"y": 1, "o": {"id": "7"}}', b'', b'{"y": "0", "o": {"id": 8}}']
+    >>> _one_kind_per_field(lines, [json.loads(line) if line else None for line in lines])
+    [b'{"y": 1, "o": {"id": "7"}}', b'', b'{"y": 0, "o": {"id": "8"}}']
+    >>> _one_kind_per_field([b'{"y": 1}', b'{"y": 2.5}'], [{"y": 1}, {"y": 2.5}]) is None
+    True
+    """
+    from transforms.streams.rows import written_as
+
+    def kinds(value, path):
+        if isinstance(value, dict):
+            for k, v in value.items():
+                yield from kinds(v, (*path, k))
+        elif value is not None and not isinstance(value, list):
+            yield path, isinstance(value, str)
+
+    def rewritten(value, path):
+        if isinstance(value, dict):
+            return {k: rewritten(v, (*path, k)) for k, v in value.items()}
+        text = first.get(path)
+        return value if text is None or value is None or isinstance(value, list) \
+            else written_as(value, text)
+
+    first: dict = {}
+    mixed = False
+    for record in filter(None, records):
+        for path, text in kinds(record, ()):
+            mixed |= first.setdefault(path, text) != text
+    if not mixed:
+        return None
+    return [line if record is None else json.dumps(rewritten(record, ())).encode()
+            for line, record in zip(lines, records)]
 
 
 def _non_finite_as_null(value):

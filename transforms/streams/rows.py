@@ -24,6 +24,32 @@ def number_text(value) -> str:
     return str(value)
 
 
+def written_as(value, text: bool):
+    """`value` written as text (`text`: a number's text, `number_text`) or as a number (text's
+    number, or boolean, if it reads as one; else the text).
+
+    >>> written_as(2.0, True), written_as(" 2 ", False), written_as("1.5", False)
+    ('2', 2, 1.5)
+    >>> written_as("True", False), written_as("x", False), written_as("nan", False)
+    (True, 'x', 'nan')
+    """
+    if isinstance(value, str) == text:
+        return value
+    if text:
+        return number_text(value)
+    if value.strip().lower() in ("true", "false"):  # (as a CSV reader reads them)
+        return value.strip().lower() == "true"
+    try:
+        return int(value)
+    except ValueError:
+        pass
+    try:
+        number = float(value)
+    except ValueError:
+        return value
+    return number if math.isfinite(number) else value
+
+
 class Checks:
     """Row-level checks shared by every source: duplicate instance ids, undeclared classes.
 
@@ -90,24 +116,9 @@ class Checks:
         >>> [checks.as_stream_label(y) for y in (1, "0", " 2 ", "1.5", "x", "nan", "True")]
         [1, 0, 2, 1.5, 'x', 'nan', True]
         """
-        text = isinstance(y, str)
         if self.text_labels is None:
-            self.text_labels = text
-        if text == self.text_labels:
-            return y
-        if not text:  # a number among text labels: its text
-            return number_text(y)
-        if y.strip().lower() in ("true", "false"):  # (as a CSV reader reads them)
-            return y.strip().lower() == "true"
-        try:  # text among numbers: its number, if it is one
-            return int(y)
-        except ValueError:
-            pass
-        try:
-            value = float(y)
-        except ValueError:
-            return y
-        return value if math.isfinite(value) else y
+            self.text_labels = isinstance(y, str)
+        return written_as(y, self.text_labels)
 
     def label(self, y, file, row, field="label"):
         """A dead letter if `y` is an infinite number (no class, no target), or classes are
