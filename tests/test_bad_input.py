@@ -141,6 +141,10 @@ def test_unknown_model_and_generator_are_config_errors(tmp_path):
             (['synth:SEA{"n": 10}'], ['hoeffding-tree{"grace_periode": 50}'],
              "(did you mean 'grace_period' for 'grace_periode'?)"),
             (["synth:sea"], ["majority"], "river has no generator 'sea' (did you mean 'SEA'?)"),
+            # A name with a slash, which a path's date=DAY part has: read as a path.
+            (["fraud/eu=synth:SEA"], ["majority"],
+             "stream fraud/eu=synth:SEA: a stream's name holds no / or \\ (they tell a path); "
+             "name it otherwise, e.g. fraud-eu=synth:SEA"),
             (["dataset:Phising"], ["majority"], "river has no dataset 'Phising' (did you mean "
                                                 "'Phishing'?)"),
             # An object's import path given as text, where the object was meant.

@@ -35,6 +35,7 @@ import difflib
 import itertools
 import json
 import os
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 
@@ -114,11 +115,26 @@ def kind_of_labels(labels: list) -> str | None:
 
 
 def _split_spec(text: str) -> tuple[str | None, str, dict]:
+    """(name, source, options) of `[NAME=]SOURCE[{json}]`; a NAME holds no / or \\, which
+    tell a path's `date=DAY` part.
+
+    >>> _split_spec('sea=synth:SEA{"n": 5}'), _split_spec("logs/date=2026-11-01")
+    (('sea', 'synth:SEA', {'n': 5}), (None, 'logs/date=2026-11-01', {}))
+    >>> _split_spec("fraud/eu=synth:SEA")
+    Traceback (most recent call last):
+    ...
+    transforms.errors.InputError: stream fraud/eu=synth:SEA: a stream's name holds no / or \\ \
+(they tell a path); name it otherwise, e.g. fraud-eu=synth:SEA
+    """
     head, options = split_options(text)
     name = None
     eq = head.find("=")
     if eq > 0 and not any(c in head[:eq] for c in "/\\"):  # (not a path's date=DAY part)
         name, head = head[:eq].strip(), head[eq + 1:]
+    elif eq > 0 and head[eq + 1:].startswith(("synth:", "dataset:")):
+        named = re.sub(r"[/\\]", "-", head[:eq])
+        raise InputError(f"stream {head}: a stream's name holds no / or \\ (they tell a "
+                         f"path); name it otherwise, e.g. {named}={head[eq + 1:]}")
     return name, head.strip(), options
 
 
