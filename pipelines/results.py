@@ -246,7 +246,8 @@ def positive_class_rows(summary: pd.DataFrame, streams: dict) -> pd.DataFrame:
 
 
 def summary_table(summary: pd.DataFrame, streams: dict | None = None) -> pd.DataFrame:
-    """Rows: stream × measure; columns: models, in run order (Table II of Grzenda et al. 2020).
+    """Rows: stream × measure, streams in run order; columns: models, in run order (Table II of
+    Grzenda et al. 2020).
 
     Measures per metric: initial, the middle bin Λ(T, B/2), final and Ψα for each α; for a
     binary task also precision, recall, F1 and (with class probabilities) the average
@@ -299,7 +300,8 @@ def summary_table(summary: pd.DataFrame, streams: dict | None = None) -> pd.Data
     order = {"initial": 0, "binned": 1, "final": 2, "intermediate": 3}
     df["_m"] = df["metric"].map({m: i for i, m in enumerate(TABLE_METRICS)})
     df["_c"] = df["category"].map(order).fillna(4)
-    df = df.sort_values(["stream", "_m", "_c", "alpha"], na_position="first")
+    df["_s"] = df["stream"].map({s: i for i, s in enumerate(dict.fromkeys(summary["stream"]))})
+    df = df.sort_values(["_s", "_m", "_c", "alpha"], na_position="first")
     models = list(dict.fromkeys(df["model"]))
     table = df.pivot_table(index=["stream", "measure"], columns="model", values="value",
                            sort=False, dropna=False, aggfunc="first")

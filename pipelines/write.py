@@ -165,9 +165,11 @@ class WriteResults(beam.PTransform):
     def expand(self, results: dict):
         self._write_summary(results["summary"])
         self._write_curves(results[CURVES])
+        order = {s.name: i for i, s in enumerate(self.plan.streams)}  # (the run's order)
         (results[PROFILES] | "ProfileList" >> beam.combiners.ToList()
-         | "WriteProfiles" >> beam.Map(lambda items, path: write_json(path, dict(sorted(items))),
-                                       self._path("profile.json")))
+         | "WriteProfiles" >> beam.Map(
+             lambda items, path: write_json(path, dict(sorted(items, key=lambda i: (
+                 order.get(i[0], len(order)), i[0])))), self._path("profile.json")))
         if PREDICTIONS in results:
             # The models' order goes with the log, so a backfill of it names pairs as this run.
             schema = PREDICTION_SCHEMA.with_metadata(

@@ -390,3 +390,23 @@ def test_backfill_takes_every_scoring_option_of_run():
                                           "--no-probabilities", "--out", "unused"])
     config = _config(args, [])
     assert (config.auc, config.bootstrap, config.probabilities) == (True, 5, False)
+
+
+def test_streams_are_shown_in_the_order_given(tmp_path, capsys):
+    """zeta before alpha, as given: in the terminal's table and profile lines, profile.json
+    and the report's tables (not sorted by name)."""
+    from pipelines.results import summary_table
+
+    out = tmp_path / "o"
+    assert main(["run", "--stream", 'zeta=synth:SEA{"n": 300}', "--stream",
+                 'alpha=synth:SEA{"n": 300, "seed": 3}', "--model", "gaussian-nb", "--delay",
+                 "20", "--out", str(out), "--runner", "direct", "--report"]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    firsts = [line.split()[0] for line in printed if line.startswith(("zeta", "alpha"))]
+    assert firsts == ["zeta", "alpha", "zeta:", "alpha:"]  # the table's, then the profiles'
+    table = summary_table(load_results(str(out)))
+    assert list(dict.fromkeys(table.index.get_level_values("stream"))) == ["zeta", "alpha"]
+    assert list(json.loads((out / "profile.json").read_text())) == ["zeta", "alpha"]
+    report = (out / "report.html").read_text()
+    profile = report[report.index("<h2>Stream profile</h2>"):]
+    assert profile.index(">zeta<") < profile.index(">alpha<")
