@@ -22,8 +22,8 @@ def _summary(d: str) -> pd.DataFrame:
     try:
         return whole_streams(load_results(d))
     except FileNotFoundError:
-        raise ConfigError(f"{d}: no summary.csv; give the output folders of finished "
-                          f"runs") from None
+        what = "no summary.csv" if os.path.isdir(d) else "no such folder"
+        raise ConfigError(f"{d}: {what}; give the output folders of finished runs") from None
 
 
 def measure_table(dirs: list[str], metric: str = "accuracy", category: str = "initial",

@@ -50,8 +50,9 @@ def _runs(root: str) -> list[str]:
     for folder in _run_folders(root, follow_links=True):
         found.setdefault(os.path.realpath(folder), folder)
     if not found:
-        raise ConfigError(f"{root}: no finished run below it (a folder with summary.csv and "
-                          f"manifest.json); give the folder the nightly runs write into")
+        what = "no finished run below it (a folder with summary.csv and manifest.json)" \
+            if os.path.isdir(root) else "no such folder"
+        raise ConfigError(f"{root}: {what}; give the folder the nightly runs write into")
     return sorted(found.values())
 
 

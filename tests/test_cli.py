@@ -410,3 +410,13 @@ def test_streams_are_shown_in_the_order_given(tmp_path, capsys):
     report = (out / "report.html").read_text()
     profile = report[report.index("<h2>Stream profile</h2>"):]
     assert profile.index(">zeta<") < profile.index(">alpha<")
+
+
+@pytest.mark.parametrize("argv, told", [
+    (["report"], "give the --out folder of a run"),
+    (["trend"], "give the folder the nightly runs write into"),
+    (["rank", "also-missing"], "give the output folders of finished runs")])
+def test_a_results_folder_that_does_not_exist_is_named_so(tmp_path, capsys, argv, told):
+    missing = str(tmp_path / "no-such-run")
+    assert main([argv[0], missing, *argv[1:]]) == 2
+    assert capsys.readouterr().err == f"delayed-eval: error: {missing}: no such folder; {told}\n"

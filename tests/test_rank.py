@@ -169,7 +169,7 @@ def test_regression_runs_are_ranked_on_mae_unless_told(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["nowhere"], "no summary.csv"),
+    (["nowhere"], "nowhere: no such folder"),
     (["{three}", "--metric", "no_such_measure"], "no initial no_such_measure"),
 ])
 def test_rank_mistakes_are_one_line(runs, capsys, argv, message):

@@ -167,6 +167,7 @@ def test_report_command(finished_run, tmp_path, capsys):
     (out / "report.html").unlink()
     assert main(["report", str(out)]) == 0
     assert (out / "report.html").exists()
+    (tmp_path / "nothing").mkdir()
     assert main(["report", str(tmp_path / "nothing")]) == 2
     assert "not a finished run" in capsys.readouterr().err
 
