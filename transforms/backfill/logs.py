@@ -24,6 +24,7 @@ from transforms.errors import InputError
 from transforms.records import field_count_reason
 from transforms.specs import split_options
 from transforms.streams.delays import TIME_UNITS
+from transforms.streams.rows import written_as
 from transforms.streams.table_files import (extension, flat_names, flat_table, guess_column,
                                             json_object, other_separator, source_name,
                                             table_files, undecodable)
@@ -687,8 +688,6 @@ def _one_kind_per_field(lines: list[bytes], records: list) -> list[bytes] | None
     >>> _one_kind_per_field([b'{"y": 1}', b'{"y": 2.5}'], [{"y": 1}, {"y": 2.5}]) is None
     True
     """
-    from transforms.streams.rows import written_as
-
     def kinds(value, path):
         if isinstance(value, dict):
             for k, v in value.items():
