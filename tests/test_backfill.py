@@ -465,6 +465,21 @@ def test_a_csv_log_line_of_the_wrong_width_is_a_dead_letter(tmp_path, monkeypatc
     assert "prediction log: 2 dead letters in " in capsys.readouterr().out
 
 
+# A run whose own log the JSON Lines tests rewrite.
+AGRAWAL_RUN = dict(streams=['synth:Agrawal{"n": 600, "seed": 2}'], delay="30", curve_every=100,
+                   quiet=True, run_id="same", runner="direct", probabilities=False,
+                   repredict="every_k_labels:7", bins=5)
+
+
+def _agrawal_log_rows(folder) -> list[dict]:
+    """`AGRAWAL_RUN` of GaussianNB and No-Change into `folder/run`: its log's rows (missing
+    values None)."""
+    run(RunConfig(models=["gaussian-nb", "no-change"], out=str(folder / "run"), **AGRAWAL_RUN))
+    log = pd.read_parquet(folder / "run" / "predictions.parquet").drop(columns="proba",
+                                                                       errors="ignore")
+    return log.astype(object).where(log.notna(), None).to_dict("records")
+
+
 @pytest.mark.parametrize("second_half", ["as the first", "as floats"])
 def test_a_json_lines_log_is_read_block_by_block_its_bad_lines_dead_letters(
         tmp_path, monkeypatch, second_half):
@@ -472,14 +487,9 @@ def test_a_json_lines_log_is_read_block_by_block_its_bad_lines_dead_letters(
     which no longer fit the integers the first blocks gave: read again whole), read 4 KiB at a
     time, with a line that is not JSON and one that is no object added: it scores as the run's
     own Parquet log, and the two lines are dead letters at their line numbers."""
-    kw = dict(streams=['synth:Agrawal{"n": 600, "seed": 2}'], delay="30", curve_every=100,
-              quiet=True, run_id="same", runner="direct", probabilities=False,
-              repredict="every_k_labels:7", bins=5)
-    run(RunConfig(models=["gaussian-nb", "no-change"], out=str(tmp_path / "run"), **kw))
-    log = pd.read_parquet(tmp_path / "run" / "predictions.parquet").drop(columns="proba",
-                                                                          errors="ignore")
+    log = _agrawal_log_rows(tmp_path)
     lines = []
-    for i, row in enumerate(log.astype(object).where(log.notna(), None).to_dict("records")):
+    for i, row in enumerate(log):
         if row["y_pred"] is not None:
             as_float = second_half == "as floats" and i >= len(log) // 2
             row["y_pred"] = float(row["y_pred"]) if as_float else int(row["y_pred"])
@@ -488,7 +498,7 @@ def test_a_json_lines_log_is_read_block_by_block_its_bad_lines_dead_letters(
     lines.insert(2, '{"id": "7", t: 1}')  # lines 3 and len(lines) - 3
     (tmp_path / "log.jsonl").write_text("\n".join(lines) + "\n")
     monkeypatch.setattr("transforms.backfill.logs.LOG_BLOCK", 4096)
-    _block_by_block_as_the_run(tmp_path, "log.jsonl", second_half == "as floats", kw)
+    _block_by_block_as_the_run(tmp_path, "log.jsonl", second_half == "as floats", AGRAWAL_RUN)
     dead = [json.loads(line) for line in
             (tmp_path / "backfill" / "dead_letters.jsonl").read_text().splitlines()]
     assert [(d["row"], d["reason"][:9], d["record"]) for d in dead] == [
@@ -496,7 +506,7 @@ def test_a_json_lines_log_is_read_block_by_block_its_bad_lines_dead_letters(
         (len(lines) - 3, "not a JSO", repr("[1, 2]"))]
     counts = json.loads((tmp_path / "backfill" / "manifest.json").read_text())["counts"]
     assert [c["logged_predictions"] for c in counts] == \
-        [(log["model"] == c["model"]).sum() for c in counts]
+        [sum(row["model"] == c["model"] for row in log) for c in counts]
 
 
 @pytest.mark.parametrize("fmt", ["jsonl", "parquet"])
@@ -535,14 +545,8 @@ def test_a_json_lines_log_writing_a_field_as_number_and_as_text_scores_as_one(
     """Two services log to one file, one writing the prediction 1 and the id 17, the other
     "1" and "17": one class, one id, read whole or 4 KiB at a time. It scores as the run's own
     log."""
-    kw = dict(streams=['synth:Agrawal{"n": 600, "seed": 2}'], delay="30", curve_every=100,
-              quiet=True, run_id="same", runner="direct", probabilities=False,
-              repredict="every_k_labels:7", bins=5)
-    run(RunConfig(models=["gaussian-nb", "no-change"], out=str(tmp_path / "run"), **kw))
-    log = pd.read_parquet(tmp_path / "run" / "predictions.parquet").drop(columns="proba",
-                                                                          errors="ignore")
     lines = []
-    for i, row in enumerate(log.astype(object).where(log.notna(), None).to_dict("records")):
+    for i, row in enumerate(_agrawal_log_rows(tmp_path)):
         as_text = i % 3 == 1
         if row["y_pred"] is not None:
             row["y_pred"] = str(int(row["y_pred"])) if as_text else int(row["y_pred"])
@@ -551,7 +555,7 @@ def test_a_json_lines_log_writing_a_field_as_number_and_as_text_scores_as_one(
     (tmp_path / "log.jsonl").write_text("\n".join(lines) + "\n")
     monkeypatch.setattr("transforms.backfill.logs.LOG_BLOCK", block)
     run(RunConfig(models=[], out=str(tmp_path / "backfill"),
-                  predictions=str(tmp_path / "log.jsonl"), **kw))
+                  predictions=str(tmp_path / "log.jsonl"), **AGRAWAL_RUN))
     assert (tmp_path / "backfill" / "summary.csv").read_text() == \
         (tmp_path / "run" / "summary.csv").read_text()
 
