@@ -271,6 +271,11 @@ def test_data_given_from_python_scores_as_river_does_on_it(tmp_path):
     assert math.isclose(ours, mae, rel_tol=1e-12)
     with pytest.raises(ConfigError, match="a DataFrame stream needs a 'label' column"):
         evaluate(X, "gaussian-nb", out=str(tmp_path / "o"), runner="direct")
+    # Labels 1 and "1" in one list (from two sources' serialisers) are one class, as in a file.
+    codes = (y == "up").astype(int)
+    mixed = [(x, str(label) if i % 2 else label)
+             for i, (x, label) in enumerate(stream.iter_pandas(X, codes))]
+    assert accuracy(mixed, 15) == river_accuracy(stream.iter_pandas(X, codes), 15)
     with pytest.raises(ConfigError, match="row 2 is list, not an"):
         evaluate(iter([({"a": 1.0}, "x"), [1.0, "y"]]), "gaussian-nb", out=str(tmp_path / "o"),
                  runner="direct")

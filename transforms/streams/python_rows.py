@@ -79,6 +79,7 @@ def written_streams(streams, folder: str):
             name = "data" if "data" not in names else f"data{len(names) + 1}"
         names.append(name)
         table, options = _table(stream, name)
+        table = _labels_of_one_kind(table, options.get("label", "label"))
         path = f"{folder.rstrip('/')}/{name}.parquet"
         try:
             with _created(path) as f:
@@ -108,6 +109,28 @@ def _created(path: str):
         return FileSystems.create(path)
     os.makedirs(os.path.dirname(path), exist_ok=True)
     return open(path, "wb")
+
+
+def _labels_of_one_kind(table: pd.DataFrame, label: str) -> pd.DataFrame:
+    """The table with its labels written as its first label is (text or numbers,
+    `written_as`), as a file's are read: a column of 1 and "1" is one class, and can be
+    written as a table.
+
+    >>> table = pd.DataFrame({"label": pd.Series(["1", 0, 1.0, None], dtype=object)})
+    >>> _labels_of_one_kind(table, "label")["label"].tolist()
+    ['1', '0', '1', nan]
+    """
+    from transforms.streams.rows import written_as
+
+    labels = table[label] if label in table.columns else pd.Series([], dtype=float)
+    if labels.dtype != object:
+        return table
+    present = labels.dropna()
+    text = isinstance(present.iloc[0], str) if len(present) else True
+    if all(isinstance(y, str) == text for y in present):
+        return table
+    return table.assign(**{label: [y if y is None or y != y else written_as(y, text)
+                                   for y in labels]})
 
 
 def _table(stream, name: str) -> tuple[pd.DataFrame, dict]:
