@@ -561,7 +561,8 @@ def test_a_delay_column_with_a_few_bad_values_dead_letters_only_those_rows(tmp_p
                                      "3,1.0,b,-1\n4,2.0,a,\n5,3.0,b,1\n")
     events, dead = read(path + '{"delay": "column:wait"}')
     assert [(d["row"], d["field"], d["reason"]) for d in dead] == [
-        (2, "wait", "delay 'x' is not a non-negative number"),
+        (2, "wait", "delay 'x' is neither a non-negative number nor a duration (5min, PT5M, "
+                    "00:05:00)"),
         (4, "wait", "delay '-1' is not a non-negative number"), (5, "wait", "delay is empty")]
     # Rows 1, 3 and 6 keep their labels, at 0 + 2, 2 + 3 and 5 + 1.
     assert sorted((e[4], e[0]) for e in events if e[3] == "label") == [(0, 2.0), (2, 5.0),
@@ -647,7 +648,8 @@ def test_a_stream_whose_every_label_is_a_dead_letter_says_why(tmp_path):
     path = _write(tmp_path, "soon.csv", "time,f,label,wait\n0,1.0,a,soon\n1,2.0,b,later\n")
     with pytest.raises(InputError, match=r"stream s: no label among 2 instances; 2 dead "
                                          r"letters; the first: .*soon\.csv, row 1, field wait: "
-                                         r"delay 'soon' is not"):
+                                         r"delay 'soon' is neither a non-negative number "
+                                         r"nor a duration"):
         run(RunConfig(streams=[f"s={path}"], models=["majority"], delay="column:wait",
                       out=str(tmp_path / "out"), runner="direct", quiet=True))
 

@@ -246,6 +246,22 @@ def test_labelled_rows_with_a_duration_column(tmp_path):
     in_h, _ = read(data("rows.csv") + '{"delay": "column:duration:h"}')
     assert sorted(e[0] for e in in_h if e[3] == "label") == [
         1 + 0.5 * 3600, 3 + 1 * 3600, 0 + 2.5 * 3600, 2 + 10 * 3600]
+    # Durations written as text (as pandas writes a timedelta column, ISO 8601, --delay's
+    # own) or as a Parquet duration column: that much time, whatever the column's unit.
+    seconds = frame["duration"] / 1000
+    texts = ["0 days 00:00:02.500000", "PT0.5S", "10s", "00:00:01"]
+    assert pd.to_timedelta(texts).total_seconds().tolist() == seconds.tolist()
+    frame["duration"] = texts
+    frame.to_csv(tmp_path / "texts.csv", index=False)
+    frame.assign(duration=pd.to_timedelta(seconds, unit="s")).to_parquet(
+        tmp_path / "typed.parquet")
+    for path, unit in (("texts.csv", ""), ("texts.csv", ":ms"), ("typed.parquet", ":min")):
+        got, dead = read(f'{tmp_path / path}{{"delay": "column:duration{unit}"}}')
+        assert dead == [] and brief(got) == brief(events), (path, unit)
+    # A column of events has no durations: each is a dead letter naming it.
+    _, dead = read(f'{tmp_path / "texts.csv"}{{"delay": "column:duration:events"}}')
+    assert [d["reason"] for d in dead][:1] == [
+        "delay '0 days 00:00:02.500000' is a duration, where the delay column counts events"]
 
 
 def test_constant_delay_in_events_and_in_seconds():

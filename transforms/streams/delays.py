@@ -190,6 +190,17 @@ class DelaySpec:
         return fmt(self.value)
 
 
+def in_column_unit(seconds: float, unit: str) -> float:
+    """`seconds` in a delay column's `unit` (`LabelTimeAssigner` reads a row's own delay back).
+
+    >>> in_column_unit(300, "min"), in_column_unit(2, "ms"), in_column_unit(5, "seconds")
+    (5.0, 2000, 5)
+    """
+    if unit in _UNITS:
+        return seconds / _UNITS[unit]
+    return seconds * TIME_UNITS.get(unit, 1)
+
+
 class LabelTimeAssigner:
     """Turns labelled rows into instance and label events, with label times from the row or
     from the delay model. Rows arrive in stream order; `row(...)` returns the events that

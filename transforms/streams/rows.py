@@ -3,13 +3,15 @@ undeclared classes), labelled rows -> events, and time values."""
 
 from __future__ import annotations
 
+import datetime
 import math
 from collections.abc import Iterator
 
+import numpy as np
 import pandas as pd
 
 from transforms.records import dead_letter, readable_time
-from transforms.streams.delays import DelaySpec, LabelTimeAssigner
+from transforms.streams.delays import DelaySpec, LabelTimeAssigner, in_column_unit
 
 
 def number_text(value) -> str:
@@ -176,7 +178,7 @@ def labelled_rows(spec, rows, delay: DelaySpec, checks: Checks) -> Iterator:
             yield dead_letter(spec.name, "every feature is empty", file=file, row=row)
             continue
         if y is not None and delay.kind == "column" and label_t is None:
-            own_delay, problem = _delay_value(own_delay)
+            own_delay, problem = _delay_value(own_delay, delay.unit)
             if problem:
                 yield dead_letter(spec.name, problem, file=file, row=row, field=delay.column)
                 y = None
@@ -187,12 +189,17 @@ def labelled_rows(spec, rows, delay: DelaySpec, checks: Checks) -> Iterator:
     yield from assigner.finish()
 
 
-def _delay_value(value) -> tuple:
-    """A row's own delay as a number, and the reason it cannot be one (else None); a column
-    with one text value is read as text, so its numbers come as strings.
+def _delay_value(value, unit: str = "seconds") -> tuple:
+    """A row's own delay as a number in the delay column's `unit`, and the reason it cannot be
+    one (else None). A column with one text value is read as text, so its numbers come as
+    strings; a duration (`5min`, `PT5M`, `00:05:00`, `2 hours`, or a Parquet duration) is read
+    as that much time.
 
     >>> _delay_value("2.5"), _delay_value("x")[1], _delay_value(float("nan"))[1]
-    ((2.5, None), "delay 'x' is not a non-negative number", 'delay is empty')
+    ((2.5, None), "delay 'x' is neither a non-negative number nor a duration (5min, PT5M, \
+00:05:00)", 'delay is empty')
+    >>> _delay_value("5min"), _delay_value("00:05:00", "ms"), _delay_value("PT2H", "min")
+    ((300.0, None), (300000.0, None), (120.0, None))
     """
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return value, "delay is empty"
@@ -201,11 +208,39 @@ def _delay_value(value) -> tuple:
         try:
             number = float(value.strip())
         except ValueError:
-            number = None
+            number = _duration_seconds(value)
+            if number is None:
+                return value, (f"delay {value!r} is neither a non-negative number nor a "
+                               f"duration (5min, PT5M, 00:05:00)")
+            number = _in_unit(number, unit, value)
+    elif isinstance(value, (datetime.timedelta, np.timedelta64)):
+        number = _in_unit(pd.Timedelta(value).total_seconds(), unit, value)
+    if isinstance(number, str):  # (a duration where the column counts events)
+        return value, number
     if isinstance(number, (int, float)) and not isinstance(number, bool) and \
             math.isfinite(number) and number >= 0:
         return number, None
     return value, f"delay {value!r} is not a non-negative number"
+
+
+def _duration_seconds(text: str) -> float | None:
+    """The seconds a duration's text says (pandas' reading: `5min`, `1.5h`, `2 hours`,
+    ISO 8601 `PT5M`, `00:05:00`, `0 days 00:05:00`), or None."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (pandas warns of units it will rename: 1d)
+        try:
+            return pd.to_timedelta(text.strip()).total_seconds()
+        except ValueError:
+            return None
+
+
+def _in_unit(seconds: float, unit: str, value):
+    """`seconds` in the delay column's `unit`, or why a duration has none (events)."""
+    if unit == "events":
+        return f"delay {value!r} is a duration, where the delay column counts events"
+    return in_column_unit(seconds, unit)
 
 
 def parse_time_value(text) -> float:
