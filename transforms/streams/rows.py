@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime
 import math
+import warnings
 from collections.abc import Iterator
 
 import numpy as np
@@ -208,15 +209,13 @@ def _delay_value(value, unit: str = "seconds") -> tuple:
         try:
             number = float(value.strip())
         except ValueError:
-            number = _duration_seconds(value)
-            if number is None:
+            seconds = _duration_seconds(value)
+            if seconds is None:
                 return value, (f"delay {value!r} is neither a non-negative number nor a "
                                f"duration (5min, PT5M, 00:05:00)")
-            number = _in_unit(number, unit, value)
+            return _duration_in(seconds, unit, value)
     elif isinstance(value, (datetime.timedelta, np.timedelta64)):
-        number = _in_unit(pd.Timedelta(value).total_seconds(), unit, value)
-    if isinstance(number, str):  # (a duration where the column counts events)
-        return value, number
+        return _duration_in(pd.Timedelta(value).total_seconds(), unit, value)
     if isinstance(number, (int, float)) and not isinstance(number, bool) and \
             math.isfinite(number) and number >= 0:
         return number, None
@@ -226,8 +225,6 @@ def _delay_value(value, unit: str = "seconds") -> tuple:
 def _duration_seconds(text: str) -> float | None:
     """The seconds a duration's text says (pandas' reading: `5min`, `1.5h`, `2 hours`,
     ISO 8601 `PT5M`, `00:05:00`, `0 days 00:05:00`), or None."""
-    import warnings
-
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # (pandas warns of units it will rename: 1d)
         try:
@@ -236,11 +233,18 @@ def _duration_seconds(text: str) -> float | None:
             return None
 
 
-def _in_unit(seconds: float, unit: str, value):
-    """`seconds` in the delay column's `unit`, or why a duration has none (events)."""
+def _duration_in(seconds: float, unit: str, value) -> tuple:
+    """A duration `value` of `seconds` in the delay column's `unit`, and the reason it cannot
+    be one (else None): a column of events, or a negative duration.
+
+    >>> _duration_in(90.0, "min", "90s"), _duration_in(-60.0, "seconds", "-1min")[1]
+    ((1.5, None), "delay '-1min' is a negative duration")
+    """
     if unit == "events":
-        return f"delay {value!r} is a duration, where the delay column counts events"
-    return in_column_unit(seconds, unit)
+        return value, f"delay {value!r} is a duration, where the delay column counts events"
+    if not seconds >= 0:
+        return value, f"delay {value!r} is a negative duration"
+    return in_column_unit(seconds, unit), None
 
 
 def parse_time_value(text) -> float:
