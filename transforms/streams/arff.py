@@ -402,13 +402,18 @@ def arff_events(spec, delay, checks) -> Iterator:
         if len(values) != len(attrs):
             return dead_letter(spec.name, f"{len(values)} values for {len(attrs)} attributes",
                                file=spec.source, row=lineno, record=values)
+        def cell(i):  # -> (the i-th value, None), or (None, its dead letter)
+            try:
+                return convert(attrs[i], values[i]), None
+            except ArffValueError as e:
+                return None, dead_letter(spec.name, str(e), file=spec.source, row=lineno,
+                                         field=attrs[i].name, record=values)
+
         x = {}
         for i in feature_idx:
-            try:
-                v = convert(attrs[i], values[i])
-            except ArffValueError as e:
-                return dead_letter(spec.name, str(e), file=spec.source, row=lineno,
-                                   field=attrs[i].name, record=values)
+            v, dead = cell(i)
+            if dead:
+                return dead
             if v is None:
                 continue  # missing value: river models take sparse dicts
             if isinstance(v, float) and not math.isfinite(v):
@@ -416,17 +421,11 @@ def arff_events(spec, delay, checks) -> Iterator:
                                    field=attrs[i].name, record=values)
             x[attrs[i].name] = v
         for i in segment_idx:
-            try:
-                x[attrs[i].name] = convert(attrs[i], values[i])
-            except ArffValueError as e:
-                return dead_letter(spec.name, str(e), file=spec.source, row=lineno,
-                                   field=attrs[i].name, record=values)
-        try:
-            y = convert(attrs[ci], values[ci])
-        except ArffValueError as e:
-            return dead_letter(spec.name, str(e), file=spec.source, row=lineno,
-                               field=attrs[ci].name, record=values)
-        return x, y
+            x[attrs[i].name], dead = cell(i)
+            if dead:
+                return dead
+        y, dead = cell(ci)
+        return dead or (x, y)
 
     if not delayed:
         checks.numbered_ids()  # a row's id is its number: unique, nothing to remember

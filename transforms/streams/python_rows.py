@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from transforms.errors import ConfigError
+from transforms.streams.rows import written_as
 
 # The label column's name: the first of these that no feature has.
 LABEL_NAMES = ("label", "y", "target", "_label")
@@ -120,8 +121,6 @@ def _labels_of_one_kind(table: pd.DataFrame, label: str) -> pd.DataFrame:
     >>> _labels_of_one_kind(table, "label")["label"].tolist()
     ['1', '0', '1', nan]
     """
-    from transforms.streams.rows import written_as
-
     labels = table[label] if label in table.columns else pd.Series([], dtype=float)
     if labels.dtype != object:
         return table
