@@ -10,7 +10,9 @@ re-run replaces a previous run's files only once it has succeeded.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
+import gc
 import io
 import json
 import logging
@@ -43,6 +45,18 @@ def _where(error: OSError) -> str:
     return f" writing {error.filename}" if error.filename else ""
 
 
+@contextlib.contextmanager
+def _older_objects_frozen():
+    """The garbage collector leaves the objects alive before the run (modules, the plan) out of
+    its passes during the run: walking them in every full pass cost ~8 % of an in-process run.
+    They are handed back afterwards, so a caller's garbage is still collected."""
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+
+
 def run(config: RunConfig) -> pd.DataFrame:
     """Run the evaluation and return the summary (also written to `config.out`).
 
@@ -66,8 +80,9 @@ def run(config: RunConfig) -> pd.DataFrame:
                 spill = FileSystems.join(staging, LOG_PARTS)
                 _ = (p | "Evaluate" >> EvaluateDelayed(pl, spill)
                      | "Write" >> WriteResults(pl, staging))
-                result = p.run()
-                result.wait_until_finish()
+                with _older_objects_frozen():
+                    result = p.run()
+                    result.wait_until_finish()
             except Exception as e:
                 disk = disk_error(e)
                 if disk is None and config.runner not in PRESETS and \
