@@ -199,15 +199,7 @@ class DenseBatch(BatchPredictor):
         if names != self.names:
             return None
         values = tuple(x.values())
-        for v in values:
-            kind = type(v)
-            if kind is float:  # the usual case, checked first: finite (inf − inf is NaN)
-                if v - v != 0.0:
-                    return None
-            elif kind is not int and (not isinstance(v, Real) or isinstance(v, bool)
-                                      or not math.isfinite(v)):
-                return None
-        return np.array(values, dtype=np.float64)
+        return np.array(values, dtype=np.float64) if plain_numbers(values) else None
 
     def predict(self, model, rows, xs):
         if rows is None:
@@ -249,6 +241,136 @@ class DenseBatch(BatchPredictor):
         labels `predict` returned): one `scored` call per row unless a subclass knows
         better."""
         return proba_rows([scored(x)[1] for x in xs], labels)
+
+
+def plain_numbers(values) -> bool:
+    """Whether every value is a finite int or float (not a bool, not text).
+
+    >>> plain_numbers((1, 2.5)), plain_numbers((1.0, float("nan"))), plain_numbers((True,))
+    (True, False, False)
+    """
+    for v in values:
+        kind = type(v)
+        if kind is float:  # the usual case, checked first: finite (inf − inf is NaN)
+            if v - v != 0.0:
+                return False
+        elif kind is not int and (not isinstance(v, Real) or isinstance(v, bool)
+                                  or not math.isfinite(v)):
+            return False
+    return True
+
+
+class TextCodedRows(DenseBatch):
+    """Rows of numbers and texts, in the key order of the first instance encoded; a column
+    whose first value is text holds texts, each stored as its code: the order in which this
+    object first met it in that column (`words[j][code]` is the text). What `one_hot_rows`
+    turns into the rows `one-hot-text` makes.
+
+    Example
+    -------
+
+    >>> batch = TextCodedRows()
+    >>> [batch.encode(x).tolist() for x in ({"a": 1.5, "c": "red"}, {"a": 2.0, "c": "blue"},
+    ...                                      {"a": 0.5, "c": "red"})]
+    [[1.5, 0.0], [2.0, 1.0], [0.5, 0.0]]
+    >>> batch.words, batch.encode({"a": 1.0, "c": 3.0}), batch.encode({"a": "x", "c": "red"})
+    ([[], ['red', 'blue']], None, None)
+
+    """
+
+    def __init__(self):
+        super().__init__()
+        self.text: tuple | None = None  # per column, whether it holds text (None: not known)
+        self.words: list = []  # per column, its texts in the order of their codes
+        self._codes: list = []  # per column, {text: code}
+
+    def encode(self, x: dict):
+        if self.names is None:
+            self.names = tuple(x)
+            self.text = tuple(type(v) is str for v in x.values())
+            self.words = [[] for _ in self.text]
+            self._codes = [{} for _ in self.text]
+        if not any(self.text or ()):
+            return super().encode(x)
+        if tuple(x) != self.names:
+            return None
+        values = list(x.values())
+        for j, holds_text in enumerate(self.text):
+            if holds_text:
+                v = values[j]
+                if type(v) is not str:
+                    return None
+                code = self._codes[j].get(v)
+                if code is None:
+                    code = self._codes[j][v] = len(self.words[j])
+                    self.words[j].append(v)
+                values[j] = code
+            elif not plain_numbers((values[j],)):
+                return None
+        return np.array(values, dtype=np.float64)
+
+
+def one_hot_rows(encoder, coded: TextCodedRows, rows: np.ndarray, cache: dict):
+    """Rows `coded` encoded through a `OneHotText` encoder, as its `transform_one` makes them:
+    (feature names, rows over them, the rows it would give other features: a text it has not
+    learned, left to the pipeline's own `predict_one`); None where two features would share a
+    name. `cache` keeps the columns' places between calls, while the texts stay the same.
+
+    >>> from transforms.models.encoding import OneHotText
+    >>> encoder, coded = OneHotText(), TextCodedRows()
+    >>> xs = [{"a": 1.5, "c": "red"}, {"a": 2.0, "c": "blue"}, {"a": 0.5, "c": "green"}]
+    >>> for x in xs[:2]:
+    ...     encoder.learn_one(x)
+    >>> names, rows, own = one_hot_rows(encoder, coded, np.array([coded.encode(x) for x in xs]), {})
+    >>> names, rows.tolist(), own.tolist()
+    (('a', 'c_red', 'c_blue'), [[1.5, 1.0, 0.0], [2.0, 0.0, 1.0], [0.5, 0.0, 0.0]], [2])
+    >>> encoder.transform_one(xs[1])
+    {'a': 2.0, 'c_red': 0, 'c_blue': 1}
+    """
+    text = coded.text if coded.text is not None and len(coded.text) == rows.shape[1] \
+        else (False,) * rows.shape[1]  # (names a wrapper set: its rows are numbers)
+    learned = [encoder.values.get(name, {}) if text[j] else None  # {text: its feature}
+               for j, name in enumerate(coded.names)]
+    key = (coded.names, text, *((id(known), len(known), len(coded.words[j]))  # (all only grow)
+                                for j, known in enumerate(learned) if known is not None))
+    if cache.get("key") != key:
+        cache.clear()
+        cache["key"], cache["layout"] = key, _one_hot_layout(coded, learned)
+    if cache["layout"] is None:
+        return None
+    names, source, target, blocks = cache["layout"]
+    out = np.zeros((len(rows), len(names)))
+    out[:, target] = rows[:, source]
+    unknown = np.zeros(len(rows), dtype=bool)
+    for j, start, position in blocks:
+        at = position[rows[:, j].astype(np.int64)]  # each row's text among the learned ones
+        known = at >= 0
+        unknown |= ~known
+        out[known.nonzero()[0], start + at[known]] = 1.0
+    return names, out, unknown.nonzero()[0]
+
+
+def _one_hot_layout(coded: TextCodedRows, learned: list):
+    """Where `one_hot_rows` puts each column: (feature names, the number columns' places in
+    the rows and in the output, per text column (its place in the rows, its block's first
+    place in the output, each code's position among the texts learned, −1: not learned));
+    None where two features would share a name."""
+    names, source, target, blocks = [], [], [], []
+    for j, name in enumerate(coded.names):
+        known = learned[j]
+        if known is None:
+            source.append(j)
+            target.append(len(names))
+            names.append(name)
+            continue
+        position = {v: i for i, v in enumerate(known)}
+        blocks.append((j, len(names), np.array(
+            [position.get(w, -1) for w in coded.words[j]] + [-1], dtype=np.int64)))
+        names.extend(known.values())
+    if len(set(names)) < len(names):
+        return None
+    return tuple(names), np.array(source, dtype=np.int64), np.array(target, dtype=np.int64), \
+        blocks
 
 
 def finish_unsure(model, xs, codes, labels, unsure, leader):
@@ -321,14 +443,15 @@ def argmax_with_margin(scores: np.ndarray, scale: np.ndarray) -> tuple[np.ndarra
 
 class PipelineBatch(BatchPredictor):
     """A river pipeline whose last step has a vectorised decision (`DenseBatch.in_pipeline`:
-    GaussianNB, logistic regression, kNN). Rows of plain numbers through
-    standard scalers alone are scaled as arrays (`scaled_rows`). Otherwise each row's features
-    go through the pipeline's transformers as `predict_one` sends them, when the prediction is
-    made (transformers learn too), then the last step decides for the rows at once, grouped by
-    their features' names (rows may differ in the features they have: `one-hot-text` adds one
-    for a category it has not seen) — or, where its own `predict_one` costs less than grouping
-    (`group_transformed` False), answers them one by one. Rows near a tie, or with a value that
-    is no plain number, get the pipeline's own answer.
+    GaussianNB, logistic regression, kNN). Rows through a first `one-hot-text` (texts kept as
+    codes, `TextCodedRows`) and standard scalers are encoded and scaled as arrays
+    (`one_hot_rows`, `scaled_rows`), as the transformers stand at the prediction. Rows any other
+    transformer takes, or with a text the encoder has not learned (it gives them other
+    features), go through the pipeline's transformers one by one as `predict_one` sends them;
+    the last step then decides for them at once, grouped by their features' names — or, where
+    its own `predict_one` costs less than grouping (`group_transformed` False), answers them
+    one by one. Rows near a tie, or with a value that is no plain number, get the pipeline's own
+    answer.
 
     Example
     -------
@@ -339,7 +462,9 @@ class PipelineBatch(BatchPredictor):
     >>> for a, c, y in [(0.0, "p", "u"), (0.2, "q", "u"), (5.0, "p", "v"), (5.3, "q", "v")]:
     ...     model.learn_one({"a": a, "c": c}, y)
     >>> xs = [{"a": 0.1, "c": "p"}, {"a": 4.9, "c": "q"}, {"a": 2.6, "c": "r"}]
-    >>> codes, labels = PipelineBatch(GaussianNBBatch).predict(model, None, xs)
+    >>> batch = PipelineBatch(GaussianNBBatch, one_hot=True)
+    >>> rows = np.array([batch.encode(x) for x in xs])  # ("r": not learned, one by one)
+    >>> codes, labels = batch.predict(model, rows, xs)
     >>> [labels[c] for c in codes] == [model.predict_one(x) for x in xs]
     True
 
@@ -347,11 +472,18 @@ class PipelineBatch(BatchPredictor):
 
     dense = True  # rows of plain numbers (`DenseBatch.encode`) are kept: see `scaled_rows`
 
-    def __init__(self, last: type[DenseBatch]):
+    def __init__(self, last: type[DenseBatch], one_hot: bool = False):
         self.last = last
-        self.raw = DenseBatch()  # the rows as they come, before the transformers
+        # The rows as they come, before the transformers; after a first `one-hot-text`, texts
+        # too (`TextCodedRows`), one-hot encoded for many rows at once (`one_hot_rows`).
+        self.one_hot = one_hot
+        self.raw = TextCodedRows() if one_hot else DenseBatch()
+        self._one_hot_cache: dict = {}
         self.encode = self.raw.encode
         self.scaled = last()  # the last step on scaled rows (a scaler keeps the names)
+
+    def __getstate__(self):
+        return self.__dict__ | {"_one_hot_cache": {}}  # (made again)
 
     @property
     def names(self) -> tuple | None:
@@ -365,15 +497,41 @@ class PipelineBatch(BatchPredictor):
     def predict(self, model, rows, xs):
         if learns_while_predicting(model):
             return super().predict(model, rows, xs)
+        decided = None if rows is None else self._decide_rows(model, rows, xs)
+        if decided is None:
+            return self._decide_transformed(model, xs)
+        codes, labels, others = decided
+        if len(others):
+            codes, labels = merge_codes(codes, labels, others, *self._decide_transformed(
+                model, [xs[i] for i in others]))
+        return codes, labels
+
+    def _decide_rows(self, model, rows, xs):
+        """(codes, labels, the rows whose features differ from the others': a text the encoder
+        has not learned) for dense rows every transformer of which works on arrays; None where
+        one does not, or the last step has learned nothing."""
         *transformers, step = model.steps.values()
-        scaled = None if rows is None else scaled_rows(transformers, self.raw.names, rows)
-        if scaled is not None:  # every transformer a standard scaler: no row goes one by one
-            self.scaled.names = self.raw.names
-            state = self.scaled.state(step, self.raw.names)
-            if state is not None:
-                return finish_unsure(model, xs, *self.scaled.decide_with(scaled, state))
+        names, others = self.raw.names, np.empty(0, dtype=np.int64)
+        if self.one_hot:
+            encoded = one_hot_rows(transformers.pop(0), self.raw, rows, self._one_hot_cache)
+            if encoded is None:
+                return None
+            names, rows, others = encoded
+        scaled = scaled_rows(transformers, names, rows)
+        if scaled is None:
+            return None
+        self.scaled.names = names
+        state = self.scaled.state(step, names)
+        if state is None:
+            return None
+        return *finish_unsure(model, xs, *self.scaled.decide_with(scaled, state)), others
+
+    def _decide_transformed(self, model, xs):
+        """Each row through the transformers as `predict_one` sends it, then the last step
+        decides for the rows at once, grouped by their features' names (or, where its own
+        `predict_one` costs less than grouping, answers them one by one)."""
         if not self.last.group_transformed:
-            return super().predict(model, rows, xs)
+            return super().predict(model, None, xs)
         transformed = []
         for x in xs:
             x, step = model._transform_one(x)
@@ -461,6 +619,7 @@ def batch_predictor(model) -> BatchPredictor:
 
     from transforms.models import forest_batch, knn_batch, rules_batch
     from transforms.models.binary import BinaryLabels, BinaryLabelsBatch
+    from transforms.models.encoding import OneHotText
     from transforms.models import linear_batch
     from transforms.models.naive_bayes_batch import GaussianNBBatch
     from transforms.models.specs import Majority, NoChange
@@ -484,8 +643,9 @@ def batch_predictor(model) -> BatchPredictor:
         return knn_batch.KNNRegressorBatch()
     if kind is Pipeline:
         last = batch_predictor(list(model.steps.values())[-1])
-        return PipelineBatch(type(last)) if getattr(last, "in_pipeline", False) \
-            else BatchPredictor()
+        first = list(model.steps.values())[0]
+        return PipelineBatch(type(last), one_hot=type(first) is OneHotText) \
+            if getattr(last, "in_pipeline", False) else BatchPredictor()
     if kind is BinaryLabels:
         return BinaryLabelsBatch(batch_predictor(model.model))
     if kind is HoeffdingTreeClassifier:

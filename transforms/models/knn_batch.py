@@ -97,14 +97,14 @@ class KNNBatch(DenseBatch):
         """Bring the matrix in step with river's window (its newest entries appended, the
         oldest dropped); whether every point is a row of the features' names."""
         fresh = 0
-        if self._newest is not None:
+        if self._newest is not None and self._points.shape[1] == len(self.names):
             for entry in reversed(window):
                 if entry is self._newest:
                     break
                 fresh += 1
             else:  # (not found: a window replaced, or every entry new)
                 fresh = len(window)
-        else:
+        else:  # (nothing seen, or other features: `one-hot-text` learned a text)
             fresh = len(window)
         if fresh == len(window):
             self._points = np.empty((0, len(self.names)))
