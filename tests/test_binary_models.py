@@ -186,6 +186,27 @@ def test_a_binary_model_on_classes_it_cannot_tell_is_one_clear_error(tmp_path, c
     assert not (tmp_path / "out").exists()
 
 
+def test_a_pipeline_ending_in_a_binary_model_is_shown_wrapped(tmp_path, capsys):
+    """On more than two classes, the line shows the user's own pipeline with its last step
+    wrapped; that spec runs, and scores as river's same pipeline does."""
+    from river import multiclass, preprocessing
+
+    code = main(["run", "--stream", 'synth:LED{"n": 300, "seed": 5}', "--model",
+                 'standard-scaler | logistic-regression{"l2": 0.01}', "--delay", "10",
+                 "--out", str(tmp_path / "out"), "--runner", "direct", "--quiet"])
+    err = capsys.readouterr().err
+    suggested = ('standard-scaler | river.multiclass.OneVsRestClassifier{"classifier": '
+                 '{"logistic-regression": {"l2": 0.01}}}')
+    assert code == 2 and err.count("\n") == 1 and err.endswith(f"; here: '{suggested}'\n")
+    summary = evaluate_locally('synth:LED{"n": 300, "seed": 5}', suggested, "10").summary
+    accuracy = metrics.Accuracy()
+    evaluate.progressive_val_score(
+        datasets.synth.LED(seed=5).take(300), preprocessing.StandardScaler()
+        | multiclass.OneVsRestClassifier(linear_model.LogisticRegression(l2=0.01)),
+        accuracy, delay=10)
+    assert initial(summary)["accuracy"] == accuracy.get()
+
+
 def test_a_multiclass_wrapper_of_a_binary_model_is_not_refused():
     from river import multiclass
 

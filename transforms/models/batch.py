@@ -16,8 +16,8 @@ feature rows with numpy:
   `tree.HoeffdingAdaptiveTreeRegressor`.
 - `LogisticRegressionBatch`, `LinearRegressionBatch` (`linear_batch`): river's
   `linear_model.LogisticRegression` and `LinearRegression`: w·x + b for a matrix of rows.
-- `PipelineBatch`: a river pipeline ending in one of these; rows through standard scalers as
-  arrays, through other transformers one by one.
+- `PipelineBatch`: a river pipeline ending in one of these; rows through `one-hot-text` and
+  standard scalers as arrays, through other transformers one by one.
 - `BinaryLabelsBatch` (`binary`): a binary model on two other classes, its answers mapped.
 - `KNNBatch`, `KNNRegressorBatch` (`knn_batch`): river's `neighbors.KNNClassifier` and
   `KNNRegressor` over a window (`knn`, `knn-regressor`): distances to the window's points as

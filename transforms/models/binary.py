@@ -184,8 +184,19 @@ def binary_classes(streams: list, models: dict, tasks: dict) -> dict:
         except LabelsError as e:
             what = "is" if binary_only(built[binary[0]]) else "holds"
             raise ConfigError(f"model {binary[0]} {what} a binary classifier (it predicts True "
-                              f"or False), and stream {s.name} {e}") from None
+                              f"or False), and stream {s.name} {e}"
+                              f"{_wrapped_hint(models[binary[0]])}") from None
     return targets
+
+
+def _wrapped_hint(spec) -> str:
+    """For a pipeline ending in a binary classifier, the pipeline with that step wrapped."""
+    if len(spec.steps) < 2:
+        return ""
+    *first, last = spec.steps
+    steps = [step.path + (json.dumps(step.params) if step.params else "") for step in first]
+    wrapped = json.dumps({"classifier": {last.path: last.params}})
+    return f"; here: '{' | '.join(steps)} | river.multiclass.OneVsRestClassifier{wrapped}'"
 
 
 class BinaryLabels(base.Wrapper, base.Classifier):
