@@ -4,6 +4,7 @@ what follows from it (each model's task, each stream's classes, the replay arran
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import functools
 import json
 from dataclasses import dataclass
@@ -225,8 +226,10 @@ def _segmented(streams: list, segments: list, delay: DelaySpec) -> list:
         columns = _instance_columns(s, delay)
         for column in segments:
             if column not in columns:
+                close = difflib.get_close_matches(str(column), list(map(str, columns)), n=1)
                 raise ConfigError(f"--segment {column}: stream {s.name} has no instance column "
-                                  f"{column!r}; its columns are {columns}")
+                                  f"{column!r}" + (f" (did you mean {close[0]!r}?)" if close
+                                                   else "") + f"; its columns are {columns}")
             values = s.first_values(column)
             if kind_of_labels(values) == "numbers":  # a slice per value: thousands of them
                 shown = ", ".join(f"{v:g}" for v in values[:3])

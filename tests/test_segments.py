@@ -189,7 +189,16 @@ def test_a_segment_column_the_stream_does_not_have_is_one_line(tmp_path, capsys)
                    "--runner", "direct"])
     err = capsys.readouterr().err.strip().splitlines()
     assert status == 2 and len(err) == 1
-    assert "--segment country: stream sea has no instance column 'country'" in err[0]
+    assert "--segment country: stream sea has no instance column 'country'; its columns" in err[0]
+
+
+def test_a_misspelt_segment_column_is_named_with_the_closest_column(tmp_path, capsys):
+    path, _ = segmented_csv(tmp_path)
+    status = main(["run", "--stream", path, "--model", "no-change", "--delay", "5",
+                   "--segment", "contry", "--out", str(tmp_path / "o"), "--runner", "direct"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert status == 2 and len(err) == 1
+    assert "has no instance column 'contry' (did you mean 'country'?); its columns" in err[0]
 
 
 def test_a_column_of_fractional_numbers_is_refused_as_a_segment(tmp_path, capsys):
