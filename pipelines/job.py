@@ -33,7 +33,8 @@ from pipelines.maturity import maturity_manifest, maturity_table
 from pipelines.plan import plan
 from pipelines.results import (drift_delay_table, format_alike_classes, format_diverged,
                                format_log_notices, format_profiles, format_set_aside,
-                               format_table, format_uncompared, segment_table)
+                               format_table, format_uncompared, format_unknown_positive,
+                               segment_table)
 from pipelines.write import WriteResults, keep_segments, located
 from runners import PRESETS, runner_session
 from transforms.backfill.outcomes import LOG_PARTS
@@ -197,6 +198,9 @@ def run(config: RunConfig) -> pd.DataFrame:
         diverged = format_diverged(summary)
         if diverged:
             print("\n" + diverged)
+        unknown_positive = format_unknown_positive(summary, streams)
+        if unknown_positive:
+            print("\n" + unknown_positive)
         uncompared = format_uncompared(summary, pl.tasks)
         if uncompared:
             print("\n" + uncompared)

@@ -132,6 +132,36 @@ def format_diverged(summary: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
+def format_unknown_positive(summary: pd.DataFrame, streams: dict) -> str:
+    """A line per stream whose `positive` option names none of the classes its labels had
+    (`streams`: stream -> {"positive": its option, ...}): its precision, recall and F1 are
+    then shown for no class; or ''.
+
+    >>> summary = pd.DataFrame({"stream": "tx", "segment": None, "category": "initial",
+    ...                         "window": "cumulative", "metric": "confusion",
+    ...                         "class": ["ok", "ok", "fraud", "fraud"], "value": 1.0})
+    >>> print(format_unknown_positive(summary, {"tx": {"positive": "frau"}}))
+    ... # doctest: +NORMALIZE_WHITESPACE
+    tx: the positive class 'frau' is none of its classes ('ok', 'fraud'), so no class's
+    precision, recall and F1 are shown: name one of them with the stream option
+    {"positive": ...}
+    >>> format_unknown_positive(summary, {"tx": {"positive": "fraud"}})
+    ''
+    """
+    whole = whole_streams(summary)
+    cells = whole[whole["metric"] == "confusion"]
+    lines = []
+    for stream, options in streams.items():
+        positive = options.get("positive")
+        classes = list(dict.fromkeys(cells.loc[cells["stream"] == stream, "class"].astype(str)))
+        if positive is not None and classes and str(positive) not in classes:
+            shown = ", ".join(map(repr, classes[:5])) + (", …" if len(classes) > 5 else "")
+            lines.append(f"{stream}: the positive class {positive!r} is none of its classes "
+                         f"({shown}), so no class's precision, recall and F1 are shown: name "
+                         f"one of them with the stream option {{\"positive\": ...}}")
+    return "\n".join(lines)
+
+
 def default_metric(reported: set[str]) -> str:
     """The measure `rank` and `trend` read when none is named: accuracy, or MAE when the runs
     report no accuracy (regression runs only).

@@ -241,3 +241,20 @@ def test_a_temporal_wrapper_of_a_binary_model_learns_the_positive_class(tmp_path
         loop.learn_one(x, y)
     assert ours["n"] == len(rows)
     assert ours["accuracy"] == hits / len(rows) > 0.6
+
+
+@pytest.mark.parametrize("positive, said", [("frau", True), ("fraud", False)])
+def test_a_positive_class_none_of_the_labels_is_named_after_the_run(tmp_path, capsys,
+                                                                     positive, said):
+    """A multiclass model does not need the positive class, so a misspelt one would only leave
+    the terminal's table without any class's precision, recall and F1; a line says why."""
+    stream = write_rows(tmp_path, [({"a": i % 7}, i % 4 == 0) for i in range(200)],
+                        {True: "fraud", False: "ok"}.get)
+    code = main(["run", "--stream", stream + json.dumps({"positive": positive}), "--model",
+                 "gaussian-nb", "--delay", "10", "--out", str(tmp_path / "out"),
+                 "--runner", "direct", "--repredict", "none"])
+    out = capsys.readouterr().out
+    line = (f"tx: the positive class '{positive}' is none of its classes ('fraud', 'ok'), so "
+            f"no class's precision, recall and F1 are shown")
+    assert code == 0 and (line in out) == said
+    assert ("initial precision (fraud)" in out) != said
