@@ -294,20 +294,20 @@ class TextCodedRows(DenseBatch):
             return super().encode(x)
         if tuple(x) != self.names:
             return None
-        values = list(x.values())
+        values, numbers = list(x.values()), []
         for j, holds_text in enumerate(self.text):
-            if holds_text:
-                v = values[j]
-                if type(v) is not str:
-                    return None
-                code = self._codes[j].get(v)
-                if code is None:
-                    code = self._codes[j][v] = len(self.words[j])
-                    self.words[j].append(v)
-                values[j] = code
-            elif not plain_numbers((values[j],)):
+            v = values[j]
+            if not holds_text:
+                numbers.append(v)
+                continue
+            if type(v) is not str:
                 return None
-        return np.array(values, dtype=np.float64)
+            code = self._codes[j].get(v)
+            if code is None:
+                code = self._codes[j][v] = len(self.words[j])
+                self.words[j].append(v)
+            values[j] = code
+        return np.array(values, dtype=np.float64) if plain_numbers(numbers) else None
 
 
 def one_hot_rows(encoder, coded: TextCodedRows, rows: np.ndarray, cache: dict):
