@@ -22,7 +22,10 @@ from transforms.vocabulary import CUMULATIVE
 THRESHOLD_FAILED = 3
 
 _OPERATORS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
-_PATTERN = re.compile(r"""^\s*(?:(?P<model>[^\s:]+):\s*)?(?P<category>initial|final)\s+
+# MODEL: a model's name as the results show it, spaces and colons too ("one-hot-text |
+# gaussian-nb", 'HoeffdingTreeClassifier{"grace_period": 50}'), up to the colon before the
+# category.
+_PATTERN = re.compile(r"""^\s*(?:(?P<model>\S.*?)\s*:\s*)?(?P<category>initial|final)\s+
                           (?P<metric>\w+)\s*(?:\((?P<cls>[^)]*)\))?\s*
                           (?:\[(?P<segment>[^\]]+)\])?\s*(?P<window>\S+=\S+)?\s*
                           (?P<op><=|>=|<|>)\s*(?P<value>\S+)\s*$""", re.VERBOSE)
@@ -45,6 +48,8 @@ class Threshold:
     ('precision', 'fraud', 'cumulative', True, False)
     >>> Threshold.parse("nb: final accuracy w=1000 <= 0.9").model
     'nb'
+    >>> Threshold.parse("one-hot-text | gaussian-nb: initial accuracy < 0.9").model
+    'one-hot-text | gaussian-nb'
     >>> Threshold.parse("initial recall (fraud) [country=DE] w=500 < 0.5").segment
     'country=DE'
     """

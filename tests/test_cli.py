@@ -352,6 +352,23 @@ def test_fail_if_exits_with_status_3_after_writing_the_results(tmp_path, capsys)
     assert not (tmp_path / "bad").exists()
 
 
+def test_fail_if_names_a_model_as_the_results_name_it(tmp_path, capsys):
+    """A pipeline's or a parametrised model's default name holds spaces, `|` and `:`; --fail-if
+    names it as the results do, and only that model is checked."""
+    models = ["standard-scaler | gaussian-nb", 'river.tree.HoeffdingTreeClassifier'
+              '{"grace_period": 50}']
+    names = ["standard-scaler | gaussian-nb", 'HoeffdingTreeClassifier{"grace_period": 50}']
+    argv = ["run", "--stream", 'synth:SEA{"n": 400, "seed": 2}', "--model", models[0],
+            "--model", models[1], "--delay", "20", "--repredict", "none", "--runner", "direct",
+            "--quiet", "--out", str(tmp_path / "out")]
+    assert main([*argv, *(arg for name in names for arg in (
+        "--fail-if", f"{name}: initial accuracy < 0.99"))]) == 3
+    err = capsys.readouterr().err.splitlines()
+    assert [line.split(" (it is")[0] for line in err] == [
+        f"delayed-eval: threshold crossed: sea / {name}: {name}: initial accuracy < 0.99"
+        for name in names]
+
+
 def test_curve_points_are_spaced_for_the_shortest_stream(tmp_path):
     """Without --curve-every: at least 25 points on the shortest stream (its length from a
     generator's n or a table's rows), 1, 2 or 5 × 10^k labels apart, at most 1000."""
