@@ -1236,6 +1236,23 @@ def test_an_instance_set_aside_does_not_stand_for_its_id(tmp_path):
         (7, "duplicate instance id 'a'")]
 
 
+@pytest.mark.parametrize("written", ["01/11/2026 11:00", "1.11.2026", "11-01-26 8:00"])
+def test_a_date_written_day_or_month_first_is_told_to_be_written_year_first(tmp_path, capsys,
+                                                                            written):
+    """Such a date has no one reading (is 01/11 the 1st of November or the 11th of January?):
+    the line says so, and how to write it."""
+    path = tmp_path / "d.csv"
+    path.write_text("time,x,label\n" + "".join(f"{written},{i},{i % 2}\n" for i in range(20)))
+    code = main(["run", "--stream", str(path), "--model", "no-change", "--delay", "2",
+                 "--out", str(tmp_path / "o"), "--runner", "direct", "--quiet"])
+    err = capsys.readouterr().err
+    date = written.split(" ")[0]
+    assert code == 2 and err.count("\n") == 1
+    assert (f"time '{written}' is neither a number nor an ISO datetime: write dates year first, "
+            f"as ISO 8601 does (2026-11-01 11:00, with Z or +01:00 for a time zone); in {date} "
+            f"the order of day and month is not known") in err
+
+
 def test_times_in_milliseconds_are_named_and_read_with_their_unit(tmp_path, capsys):
     """Epoch milliseconds read as seconds are after the year 9999: one line before the run
     (the first rows), a dead letter for a later row; `time_unit` reads them, in a stream and

@@ -234,11 +234,18 @@ def event_seconds(df: pd.DataFrame, col: str | None, first: int = 0, unit: str =
     return t, bad
 
 
+_DAY_OR_MONTH_FIRST = re.compile(r"\d{1,2}[/.\-]\d{1,2}[/.\-]\d{2,4}")  # 01/11/2026, 1.11.26
+
+
 def time_problem(value, unit: str = "s") -> str:
     """Why a cell is no event time (`event_seconds` found it bad).
 
     >>> time_problem("soon")
     "time 'soon' is neither a number nor an ISO datetime"
+    >>> print(time_problem("01/11/2026 11:00"))  # doctest: +NORMALIZE_WHITESPACE
+    time '01/11/2026 11:00' is neither a number nor an ISO datetime: write dates year first, as
+    ISO 8601 does (2026-11-01 11:00, with Z or +01:00 for a time zone); in 01/11/2026 the order
+    of day and month is not known
     >>> print(time_problem(1700000000000))  # doctest: +NORMALIZE_WHITESPACE
     time 1700000000000 is after the year 9999 in seconds; are the times in milliseconds?
     give the stream option {"time_unit": "ms"} (or us, ns)
@@ -246,7 +253,11 @@ def time_problem(value, unit: str = "s") -> str:
     value = value.item() if isinstance(value, np.generic) else value  # (as the file says it)
     number = pd.to_numeric(pd.Series([value]), errors="coerce").iloc[0]
     if pd.isna(number) or not math.isfinite(number):
-        return f"time {value!r} is neither a number nor an ISO datetime"
+        dated = _DAY_OR_MONTH_FIRST.match(str(value))
+        return f"time {value!r} is neither a number nor an ISO datetime" + (
+            ": write dates year first, as ISO 8601 does (2026-11-01 11:00, with Z or +01:00 for "
+            f"a time zone); in {dated[0]} the order of day and month is not known"
+            if dated else "")
     names = {"s": "seconds", "ms": "milliseconds", "us": "microseconds", "ns": "nanoseconds"}
     units = list(names)
     finer = units[units.index(unit) + 1:]
