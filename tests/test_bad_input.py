@@ -795,6 +795,34 @@ def test_a_backfill_whose_predictions_match_nothing_is_an_error(tmp_path, capsys
                         "not 7)\n")
 
 
+def test_id_and_time_columns_named_as_logs_name_them_are_offered(tmp_path, capsys):
+    """A service's logs name their ids and times `request_id`, `scored_at`, `labelled_at`: the
+    line offers the one column of each such name, in the option to give."""
+    pd.DataFrame({"request_id": ["a", "b"], "created_at": ["2026-11-01T00:00Z"] * 2,
+                  "amount": [1.0, 2.0]}).to_csv(tmp_path / "instances.csv", index=False)
+    pd.DataFrame({"request_id": ["a", "b"], "labelled_at": ["2026-11-02T00:00Z"] * 2,
+                  "label": ["ok", "fraud"]}).to_csv(tmp_path / "labels.csv", index=False)
+    pd.DataFrame({"request_id": ["a", "b"], "scored_at": ["2026-11-01T00:01Z"] * 2,
+                  "decision": ["ok", "ok"]}).to_csv(tmp_path / "log.csv", index=False)
+    labels = f'"labels": "{tmp_path / "labels.csv"}"'
+    argv = ["backfill", "--out", str(tmp_path / "out"), "--runner", "direct", "--quiet"]
+    said = []
+    for stream in ["{" + labels + "}", '{"id": "request_id", "time": "created_at", ' + labels
+                   + "}"]:
+        assert main([*argv, "--stream", f"s={tmp_path / 'instances.csv'}{stream}",
+                     "--predictions", f'{tmp_path / "log.csv"}{{"prediction": "decision"}}'
+                     ]) == 2
+        said.append(capsys.readouterr().err.split("; ")[-1].strip())
+    assert said == ['name it with the stream option {"id": "request_id"}',
+                    'name it with the stream option {"label_time": "labelled_at"}']
+    log = f'{tmp_path / "log.csv"}{{"prediction": "decision"}}'
+    stream = f's={tmp_path / "instances.csv"}{{"id": "request_id", "time": "created_at", ' \
+        f'"label_time": "labelled_at", {labels}}}'
+    assert main([*argv, "--stream", stream, "--predictions", log]) == 2
+    assert capsys.readouterr().err.endswith(
+        'name them with the --predictions option {"id": "request_id", "time": "scored_at"}\n')
+
+
 def test_a_backfill_whose_log_keeps_another_time_zone_says_so(tmp_path, capsys):
     """Instances logged in local time (UTC+2) without an offset, predictions a second later in
     UTC: every prediction is two hours before its instance, as the stream's times are read."""

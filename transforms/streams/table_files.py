@@ -67,20 +67,32 @@ def source_name(pattern: str) -> str:
     return os.path.splitext(name)[0]
 
 
+# How the one column of a role is often named (`request_id`, `created_at`, `labelled_at`).
+_ROLE_ENDINGS = {"id": ("id",), "time": ("time", "timestamp", "_at", "_ts"),
+                 "label_time": ("time", "timestamp", "_at", "_ts")}
+
+
 def guess_column(option: str, name: str, columns: list[str]) -> str | None:
     """The column among `columns` that the column `name`, not among them, most likely is
-    (the one the `option` names): `name` in another case or spacing, a close spelling of it, or
-    the column named as the option.
+    (the one the `option` names): `name` in another case or spacing, a close spelling of it, the
+    column named as the option, or the only column named as such a column often ends.
 
     >>> guess_column("time", "t", ["id", "time", "prediction"])
     'time'
     >>> guess_column("label", "label", ["id", " Label"]), guess_column("id", "tx", ["a", "b"])
     (' Label', None)
+    >>> guess_column("id", "id", ["request_id", "scored_at", "p_fraud"])
+    'request_id'
+    >>> guess_column("time", "t", ["request_id", "scored_at"])
+    'scored_at'
     """
     found = [c for c in columns if c.strip().lower() == name.strip().lower()] or \
         difflib.get_close_matches(name, columns, n=1, cutoff=0.8) or \
         [c for c in columns if c.strip().lower() == option]
-    return found[0] if found else None
+    if found:
+        return found[0]
+    named = [c for c in columns if c.strip().lower().endswith(_ROLE_ENDINGS.get(option, ()))]
+    return named[0] if len(named) == 1 else None
 
 
 def table_files(pattern: str, extensions: tuple = TABLE_FORMATS) -> list[str]:
