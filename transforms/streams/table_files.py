@@ -68,8 +68,8 @@ def source_name(pattern: str) -> str:
 
 
 # How the one column of a role is often named (`request_id`, `created_at`, `labelled_at`).
-_ROLE_ENDINGS = {"id": ("id",), "time": ("time", "timestamp", "_at", "_ts"),
-                 "label_time": ("time", "timestamp", "_at", "_ts")}
+_TIME_ENDINGS = ("time", "timestamp", "_at", "_ts")
+_ROLE_ENDINGS = {"id": ("id",), "time": _TIME_ENDINGS, "label_time": _TIME_ENDINGS}
 
 
 def guess_column(option: str, name: str, columns: list[str]) -> str | None:
