@@ -27,6 +27,7 @@ from transforms.errors import InputError
 from transforms.replay.protocols import model_and_fold
 from transforms.records import SEGMENT_SEPARATOR
 from transforms.replay.engine import COUNTERS
+from transforms.streams.table_files import time_format_hint
 from transforms.vocabulary import (BINNED, CATEGORIES, COMPARISON, DRIFT, FINAL, HOLDOUT, INITIAL,
                                    INTERMEDIATE, RESOURCE_METRICS, RESOURCES, SUMMARY_COLUMNS,
                                    pair_name)
@@ -333,11 +334,13 @@ def check_evaluated(pl: Plan, counts: dict, dead: list[dict]) -> None:
             raise InputError(
                 f"prediction log {pl.log.pattern}: 0 of {logged:,} predictions of model "
                 f"{model!r} matched a labelled instance of stream {stream!r} "
-                f"({unmatched_reasons(c)}); {_matching_advice(c)}")
+                f"({unmatched_reasons(c)}); {_matching_advice(c, pl.log.written_times())}")
 
 
-def _matching_advice(counts: dict) -> str:
-    """What to check when no logged prediction of a model matched, for its commonest reason.
+def _matching_advice(counts: dict, written_times=()) -> str:
+    """What to check when no logged prediction of a model matched, for its commonest reason;
+    `written_times`: the log's first times as written (dates written day or month first get
+    the option that reads them).
 
     >>> _matching_advice({"unmatched_no_instance": 3, "unmatched_before_arrival": 1})
     "check that the log's ids are the stream's (compared as text: 007 is not 7)"
@@ -347,8 +350,10 @@ def _matching_advice(counts: dict) -> str:
     if reason == "no_instance":
         return "check that the log's ids are the stream's (compared as text: 007 is not 7)"
     if reason == "unreadable_time":
-        return ('name the log\'s time column with {"time": ...}; its values must be seconds '
-                '(or the log\'s time_unit) or ISO datetimes')
+        return time_format_hint(written_times, "log") or (
+            'name the log\'s time column with {"time": ...}; its values must be seconds (or '
+            'the log\'s time_unit), ISO datetimes or written as its time_format says '
+            '({"time_format": "%d/%m/%Y %H:%M"} for 01/11/2026 08:30)')
     return ("check that the log's times and the stream's are kept alike: numbers in the same "
             "unit (the time_unit options), ISO datetimes in the same time zone (one without a "
             "UTC offset is read as UTC)")

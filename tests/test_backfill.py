@@ -1201,3 +1201,30 @@ def test_predictions_logged_twice_are_counted_and_the_first_initial_and_last_fin
     last = ["b" if i % 3 else "a" for i in range(20)]
     assert accuracy["initial"] == sum(p == y for p, y in zip(first, labels)) / 20
     assert accuracy["final"] == sum(p == y for p, y in zip(last, labels)) / 20
+
+
+def test_a_log_whose_times_are_written_day_first_backfills_with_its_time_format(tmp_path,
+                                                                                capsys):
+    """The run's own log with its times written day first (02/01/1970 00:00:07.500000): with
+    `{"time_format": ...}` it backfills to the run's summary; without, no prediction's time
+    reads, and the line names the option."""
+    kw = dict(streams=['synth:Agrawal{"n": 400, "seed": 2}'], delay="30", curve_every=100,
+              run_id="same", runner="direct", probabilities=False, quiet=True,
+              repredict="every_k_labels:7", bins=5)
+    run(RunConfig(models=["gaussian-nb"], out=str(tmp_path / "run"), **kw))
+    log = pd.read_parquet(tmp_path / "run" / "predictions.parquet")
+    written = "%d/%m/%Y %H:%M:%S.%f"
+    log["t"] = pd.to_datetime(log["t"], unit="s").dt.strftime(written)
+    log.to_csv(tmp_path / "log.csv", index=False)
+    run(RunConfig(models=[], out=str(tmp_path / "backfill"), **kw,
+                  predictions=f'{tmp_path}/log.csv{{"time_format": "{written}"}}'))
+    assert (tmp_path / "backfill" / "summary.csv").read_text() == \
+        (tmp_path / "run" / "summary.csv").read_text()
+    assert main(["backfill", "--stream", kw["streams"][0], "--delay", "30", "--predictions",
+                 f"{tmp_path}/log.csv", "--out", str(tmp_path / "b2"), "--runner", "direct",
+                 "--quiet"]) == 2
+    assert capsys.readouterr().err.endswith(
+        " with no readable time (seconds, or an ISO datetime)); give the log option "
+        '{"time_format": "%d/%m/%Y %H:%M:%S.%f"} if the day comes first, {"time_format": '
+        '"%m/%d/%Y %H:%M:%S.%f"} if the month does (or write dates year first, as ISO 8601 '
+        "does: 1970-01-01 00:00:00.000000)\n")

@@ -13,6 +13,7 @@ from pipelines.config import ConfigError, RunConfig
 from pipelines.job import run
 from pipelines.plan import plan
 from tests.helpers import data, read
+from transforms.backfill.logs import PredictionLogSpec
 from transforms.errors import DelayedEvalError, InputError, OutputError
 from transforms.streams.sources import StreamSpec
 
@@ -1264,21 +1265,51 @@ def test_an_instance_set_aside_does_not_stand_for_its_id(tmp_path):
         (7, "duplicate instance id 'a'")]
 
 
-@pytest.mark.parametrize("written", ["01/11/2026 11:00", "1.11.2026", "11-01-26 8:00"])
-def test_a_date_written_day_or_month_first_is_told_to_be_written_year_first(tmp_path, capsys,
-                                                                            written):
+@pytest.mark.parametrize("written, day_first, iso", [
+    ("01/11/2026 11:00", "%d/%m/%Y %H:%M", "2026-11-01 11:00"),
+    ("1.11.2026", "%d.%m.%Y", "2026-11-01"),
+    ("11-01-26 8:00", "%d-%m-%y %H:%M", "2026-01-11 08:00")])
+def test_a_date_written_day_or_month_first_gets_the_time_format_that_reads_it(
+        tmp_path, capsys, written, day_first, iso):
     """Such a date has no one reading (is 01/11 the 1st of November or the 11th of January?):
-    the line says so, and how to write it."""
+    one line before the run gives both formats, or the one that reads every time of the first
+    rows once one of them says (30/11). With it given, the run reads the times; without the
+    line, every row was a dead letter. Oracle: the formats written by hand."""
+    month_first = day_first.replace("%d", "%D").replace("%m", "%d").replace("%D", "%m")
     path = tmp_path / "d.csv"
     path.write_text("time,x,label\n" + "".join(f"{written},{i},{i % 2}\n" for i in range(20)))
-    code = main(["run", "--stream", str(path), "--model", "no-change", "--delay", "2",
-                 "--out", str(tmp_path / "o"), "--runner", "direct", "--quiet"])
-    err = capsys.readouterr().err
-    date = written.split(" ")[0]
-    assert code == 2 and err.count("\n") == 1
-    assert (f"time '{written}' is neither a number nor an ISO datetime: write dates year first, "
-            f"as ISO 8601 does (2026-11-01 11:00, with Z or +01:00 for a time zone); in {date} "
-            f"the order of day and month is not known") in err
+    args = ["run", "--model", "no-change", "--delay", "2", "--out", str(tmp_path / "o"),
+            "--runner", "direct", "--quiet"]
+    code = main([*args, "--stream", str(path)])
+    assert code == 2 and capsys.readouterr().err == (
+        f"delayed-eval: error: {path}, column time: time '{written}' is neither a number nor "
+        f'an ISO datetime; give the stream option {{"time_format": "{day_first}"}} if the day '
+        f'comes first, {{"time_format": "{month_first}"}} if the month does (or write dates '
+        f"year first, as ISO 8601 does: {iso})\n")
+    later = re.sub(r"^\d+", "30", written)  # the 30th: the day comes first
+    path.write_text("time,x,label\n" + "".join(f"{written},{i},{i % 2}\n" for i in range(10))
+                    + "".join(f"{later},{i},{i % 2}\n" for i in range(10)))
+    assert main([*args, "--stream", str(path)]) == 2
+    assert capsys.readouterr().err.endswith(f'give the stream option {{"time_format": '
+                                            f'"{day_first}"}}\n')
+    assert main([*args, "--stream", f'{path}{{"time_format": "{day_first}"}}']) == 0
+
+
+def test_a_time_format_that_is_no_strftime_pattern_is_one_line(tmp_path, capsys):
+    """Weka's dd/MM/yyyy, or a pattern pandas refuses, in a stream and in a prediction log."""
+    path = tmp_path / "d.csv"
+    path.write_text("time,x,label\n01/11/2026,1,a\n")
+    for options, what in (('{"time_format": "dd/MM/yyyy"}', "'dd/MM/yyyy' is no strftime "
+                           "pattern;"),
+                          ('{"time_format": "%d/%m/%Q"}', "'%d/%m/%Q' is no strftime pattern "
+                           "('Q' is a bad directive in format '%d/%m/%Q');")):
+        assert main(["run", "--stream", f"{path}{options}", "--model", "no-change", "--out",
+                     str(tmp_path / "o"), "--runner", "direct", "--quiet"]) == 2
+        assert capsys.readouterr().err == (
+            f"delayed-eval: error: stream d: time_format {what} write it with % codes, e.g. "
+            f'{{"time_format": "%d/%m/%Y %H:%M"}} for 01/11/2026 08:30\n')
+    with pytest.raises(InputError, match=r"prediction log p.csv: time_format 'dd/MM/yyyy' is"):
+        PredictionLogSpec.parse('p.csv{"time_format": "dd/MM/yyyy"}')
 
 
 def test_times_in_milliseconds_are_named_and_read_with_their_unit(tmp_path, capsys):

@@ -313,7 +313,8 @@ def test_an_arff_date_is_a_number_and_features_choose_attributes(tmp_path):
     assert [e[5] for e in events if e[3] == "instance"] == [
         {"when": 1767261600.0, "x": 1.0}, {"x": 3.0}]
     assert [(d["row"], d["field"], d["reason"]) for d in dead] == [
-        (7, "when", "'soon' is not an ISO date")]
+        (7, "when", "'soon' is not a date written as '%Y-%m-%d %H:%M:%S' (its attribute's "
+                    "format), nor an ISO date")]
     events, _ = read(f'{path}{{"features": ["x"]}}', delay="1")
     assert [e[5] for e in events if e[3] == "instance"] == [{"x": 1.0}, {"x": 2.0}, {"x": 3.0}]
     # A table's column options name nothing in an ARFF file: one line, not ignored.
@@ -716,3 +717,112 @@ def test_a_stream_from_a_folder_or_a_glob_is_named_after_the_folder():
     assert [StreamSpec.parse(p).name for p in (
         "logs/Instances/", "logs/instances/date=*/*.parquet", "gs://bucket/tx/*.csv",
         "*.csv")] == ["instances", "instances", "tx", "stream"]
+
+
+def test_times_written_as_the_time_format_says_are_read_so(tmp_path):
+    """Dates written day first, as a spreadsheet exports them, in an instance table's time
+    column, its labels' `label_time`, and a label table, with `time_format`. Oracle: each
+    time's seconds from Python's datetime in UTC. The days cross a month, so the text's order
+    (01/12 before 30/11) is not the times' order; the per-stream replay still takes the file
+    (its time order is read with the format)."""
+    import datetime as dt
+
+    from transforms.streams.tables import rows_in_time_order
+
+    start = dt.datetime(2026, 11, 29, 22, 0, tzinfo=dt.timezone.utc)
+    times = [start + dt.timedelta(hours=7 * i) for i in range(8)]
+    day_first = "%d/%m/%Y %H:%M"
+    (tmp_path / "rows.csv").write_text("when,x,label,done\n" + "".join(
+        f"{t:{day_first}},{i},{'ab'[i % 2]},{t + dt.timedelta(hours=3):{day_first}}\n"
+        for i, t in enumerate(times)))
+    spec = f'{tmp_path}/rows.csv{{"time": "when", "label_time": "done", ' \
+           f'"time_format": "{day_first}"}}'
+    events, dead = read(spec)
+    assert dead == []
+    assert [(e[0], e[3]) for e in events] == sorted(
+        [(t.timestamp(), "instance") for t in times]
+        + [((t + dt.timedelta(hours=3)).timestamp(), "label") for t in times])
+    assert rows_in_time_order(StreamSpec.parse(spec))
+    # An instance table and its label table, the labels' times written alike.
+    (tmp_path / "inst.csv").write_text("id,when,x\n" + "".join(
+        f"{i},{t:{day_first}},{i}\n" for i, t in enumerate(times)))
+    (tmp_path / "lab.csv").write_text("id,when,label\n" + "".join(
+        f"{i},{t + dt.timedelta(hours=3):{day_first}},{'ab'[i % 2]}\n"
+        for i, t in enumerate(times)))
+    tables = f'{tmp_path}/inst.csv{{"time": "when", "labels": "{tmp_path}/lab.csv", ' \
+             f'"time_format": "{day_first}"}}'
+    table_events, dead = read(tables)
+    assert dead == [] and [(e[0], e[3]) for e in table_events] == [(e[0], e[3]) for e in events]
+    assert rows_in_time_order(StreamSpec.parse(tables))
+    # Out of time order, told so; a time not written so is a dead letter that says how.
+    rows = (tmp_path / "rows.csv").read_text().splitlines()
+    (tmp_path / "rows.csv").write_text("\n".join([rows[0], rows[2], rows[1], *rows[3:]]) + "\n")
+    assert not rows_in_time_order(StreamSpec.parse(spec))
+    (tmp_path / "rows.csv").write_text("\n".join([*rows, "30/11/2026,9,a,"]) + "\n")
+    _, dead = read(spec)
+    assert [(d["row"], d["field"], d["reason"]) for d in dead] == [
+        (9, "when", "time '30/11/2026' is not written as the time_format '%d/%m/%Y %H:%M' "
+                    "says, nor a number or an ISO datetime")]
+
+
+def test_a_time_format_reads_compact_dates_and_leaves_numbers_and_iso_times_as_they_are(
+        tmp_path):
+    """`{"time_format": "%Y%m%d"}` on a column pandas reads as numbers (with a gap: floats)
+    reads 20261101 as that day; a cell the format does not read is a number of seconds or an
+    ISO datetime, as without it. Oracle: datetime's seconds, and the numbers as written."""
+    import datetime as dt
+
+    day = dt.datetime(2026, 11, 1, tzinfo=dt.timezone.utc).timestamp()
+    pd.DataFrame({"t": [20261101, None, 20261102], "x": [1.0, 2.0, 3.0], "label": ["a"] * 3}
+                 ).to_parquet(tmp_path / "days.parquet")
+    events, dead = read(f'{tmp_path}/days.parquet{{"time": "t", "time_format": "%Y%m%d"}}')
+    assert [e[0] for e in events if e[3] == "instance"] == [day, day + 86400]
+    assert [(d["row"], d["field"]) for d in dead] == [(2, "t")]
+    (tmp_path / "mixed.csv").write_text(
+        "t,x,label\n01/11/2026,1,a\n1793491300,2,b\n2026-11-01T12:00:00+01:00,3,a\n")
+    events, dead = read(f'{tmp_path}/mixed.csv{{"time": "t", "time_format": "%d/%m/%Y"}}')
+    assert dead == [] and [e[0] for e in events if e[3] == "instance"] == [
+        day, 1793491300.0, day + 11 * 3600]
+
+
+@pytest.mark.parametrize("pattern, strftime, written, expected", [
+    ("dd/MM/yyyy HH:mm", "%d/%m/%Y %H:%M", "02/11/2026 08:30", (2026, 11, 2, 8, 30)),
+    ("MM/dd/yy", "%m/%d/%y", "11/02/26", (2026, 11, 2, 0, 0)),
+    ("d MMM yyyy, h:mm a", "%d %b %Y, %I:%M %p", "2 Nov 2026, 8:30 PM", (2026, 11, 2, 20, 30)),
+    ("yyyy-MM-dd'T'HH:mm:ss", None, "2026-11-02T08:30:00", (2026, 11, 2, 8, 30)),
+])
+def test_an_arff_date_is_read_as_its_attribute_format_says(tmp_path, pattern, strftime,
+                                                            written, expected):
+    """Weka writes a date attribute's format as Java's SimpleDateFormat (`dd/MM/yyyy`). A date
+    written otherwise is a dead letter that names the format: before, 01/11/2026 was read as
+    the 11th of January and 13/11/2026 as the 13th of November, in one file. Oracle:
+    datetime's seconds."""
+    import datetime as dt
+
+    path = tmp_path / "d.arff"
+    path.write_text(f"@relation r\n@attribute when date '{pattern}'\n@attribute x numeric\n"
+                    f"@attribute class {{a,b}}\n@data\n'{written}',1,a\n'soon',2,b\n")
+    events, dead = read(str(path), delay="1")
+    seconds = dt.datetime(*expected, tzinfo=dt.timezone.utc).timestamp()
+    assert [e[5] for e in events if e[3] == "instance"] == [{"when": seconds, "x": 1.0}]
+    assert [(d["row"], d["field"]) for d in dead] == [(7, "when")]
+    assert dead[0]["reason"] == ("'soon' is not an ISO date" if "'T'" in pattern else
+                                 f"'soon' is not a date written as '{strftime}' (its "
+                                 f"attribute's format), nor an ISO date")
+
+
+def test_dates_written_day_or_month_first_are_not_guessed_where_no_format_is_given(tmp_path):
+    """Without a format, an ARFF date, a MOA-style delayed ARFF timestamp and --from take ISO
+    8601 (or a number) only: 01/11/2026 is a dead letter or an error, not the 11th of
+    January."""
+    from transforms.streams.read import TimeRange
+
+    path = tmp_path / "d.arff"
+    path.write_text("@relation r\n@attribute when date\n@attribute x numeric\n"
+                    "@attribute class {a,b}\n@data\n'01/11/2026',1,a\n'2026-11-01',2,b\n")
+    events, dead = read(str(path), delay="1")
+    assert [e[5]["when"] for e in events if e[3] == "instance"] == [1793491200.0]
+    assert [(d["row"], d["reason"]) for d in dead] == [(6, "'01/11/2026' is not an ISO date")]
+    with pytest.raises(ValueError, match="--from '01/11/2026': not an ISO date"):
+        TimeRange.parse("01/11/2026", None)
+    assert TimeRange.parse("2026-11-01", None).start == 1793491200.0

@@ -25,9 +25,10 @@ from transforms.records import field_count_reason
 from transforms.specs import split_options
 from transforms.streams.delays import TIME_UNITS
 from transforms.streams.rows import written_as
-from transforms.streams.table_files import (extension, flat_names, flat_table, guess_column,
-                                            json_object, other_separator, source_name,
-                                            table_files, undecodable)
+from transforms.streams.table_files import (check_time_format, extension, flat_names,
+                                            flat_table, guess_column, json_object,
+                                            other_separator, source_name, table_files,
+                                            undecodable)
 from transforms.vocabulary import REPREDICTION
 
 # Defaults: the columns of `run`'s own predictions.parquet.
@@ -78,7 +79,9 @@ class PredictionLogSpec:
     predictions.parquet): `stream`, `model`, `id`, `kind`, `time`, `prediction`. A log without
     a stream (model) column belongs to the only configured stream (model; with none
     configured, one named after the log: `own_model_name`). `time_unit` (`s`,
-    `ms`, `us`, `ns`) is the unit of times given as numbers (seconds by default); `sep` and
+    `ms`, `us`, `ns`) is the unit of times given as numbers (seconds by default),
+    `time_format` a strftime pattern of times written otherwise than ISO 8601
+    (`{"time_format": "%d/%m/%Y %H:%M"}`); `sep` and
     `decimal` say how a CSV file is written (`{"sep": ";", "decimal": ","}`), `encoding` how a
     CSV or JSON Lines file's text is (UTF-8 by default; `{"encoding": "latin-1"}`).
 
@@ -94,11 +97,12 @@ class PredictionLogSpec:
     """
 
     def __init__(self, pattern: str, columns: dict, proba: dict | None = None,
-                 time_unit: str = "s", csv: dict | None = None, encoding: str = "utf-8"):
+                 time_unit: str = "s", csv: dict | None = None, encoding: str = "utf-8",
+                 time_format: str | None = None):
         self.pattern = pattern
         self.columns = columns
         self.proba = proba or {}  # the options of `PROBA_OPTIONS` given
-        self.time_unit = time_unit
+        self.time_unit, self.time_format = time_unit, time_format
         self.csv = {**CSV_LOG_OPTIONS, **(csv or {})}
         self.sep_given = "sep" in (csv or {})  # (else a .tsv file's is a tab)
         self.encoding = encoding
@@ -106,7 +110,8 @@ class PredictionLogSpec:
     @classmethod
     def parse(cls, text: str) -> PredictionLogSpec:
         pattern, options = split_options(text, "prediction log")
-        known = [*LOG_COLUMNS, *PROBA_OPTIONS, *CSV_LOG_OPTIONS, "time_unit", "encoding"]
+        known = [*LOG_COLUMNS, *PROBA_OPTIONS, *CSV_LOG_OPTIONS, "time_unit", "time_format",
+                 "encoding"]
         unknown = set(options) - set(known)
         if unknown:
             raise InputError(f"prediction log {pattern}: unknown option(s) {sorted(unknown)}; "
@@ -127,6 +132,8 @@ class PredictionLogSpec:
         if time_unit not in TIME_UNITS:
             raise InputError(f"{where}: time_unit must be one of {', '.join(TIME_UNITS)} (the "
                              f"unit of times given as numbers)")
+        time_format = options.pop("time_format", None)
+        check_time_format(time_format, where)
         if "score" in proba and "proba_columns" in proba:
             raise InputError(f"{where}: give score or proba_columns, not both")
         if "positive" in proba and "score" not in proba:
@@ -137,7 +144,8 @@ class PredictionLogSpec:
                 isinstance(c, str) for c in columns.values())):
             raise InputError(f'{where}: proba_columns must map each class to its column, e.g. '
                              f'{{"proba_columns": {{"fraud": "p_fraud", "ok": "p_ok"}}}}')
-        return cls(pattern, {**LOG_COLUMNS, **options}, proba, time_unit, csv, encoding)
+        return cls(pattern, {**LOG_COLUMNS, **options}, proba, time_unit, csv, encoding,
+                   time_format)
 
     def needs_score_class(self) -> bool:
         """Whether its `score` column's class is still to be told (`with_score_class`)."""
@@ -218,6 +226,22 @@ class PredictionLogSpec:
             return False
         return len(numbers) == len(values) and any(
             np.isfinite(v) and not v.is_integer() for v in numbers)
+
+    def written_times(self, rows: int = 20) -> list:
+        """The first times of the log (of its first file) as written.
+
+        >>> import os, tempfile
+        >>> path = os.path.join(tempfile.mkdtemp(), "p.csv")
+        >>> with open(path, "w") as f:
+        ...     _ = f.write("id,t,y_pred\\n1,01/11/2026 08:00,a\\n")
+        >>> PredictionLogSpec.parse(path).written_times()
+        ['01/11/2026 08:00']
+        """
+        files = self.files()
+        batch = next(self.read(files[0], columns=["time"]), None) if files else None
+        if batch is None or batch.num_columns == 0:
+            return []
+        return [v for v in batch.column(0).slice(0, rows).to_pylist() if v is not None]
 
     def own_model_name(self) -> str:
         """The name of the one model of a log without a model column, when no --model names

@@ -53,6 +53,53 @@ class Attribute:
     name: str
     type: str  # numeric | nominal | string | date
     values: tuple = ()  # nominal values, in header order
+    date_format: str | None = None  # a date's, as a strftime pattern (None: ISO 8601)
+
+
+# Weka writes a date attribute's format as Java's SimpleDateFormat does: letters repeated, text
+# in single quotes. Each run of a letter, by its length (the longest that fits), in strftime.
+_JAVA_DATE_LETTERS = {"y": ((4, "%Y"), (3, "%Y"), (2, "%y"), (1, "%Y")),
+                      "M": ((4, "%B"), (3, "%b"), (1, "%m")), "d": ((1, "%d"),),
+                      "H": ((1, "%H"),), "h": ((1, "%I"),), "m": ((1, "%M"),), "s": ((1, "%S"),),
+                      "S": ((1, "%f"),), "a": ((1, "%p"),), "E": ((4, "%A"), (1, "%a")),
+                      "Z": ((1, "%z"),), "X": ((1, "%z"),)}
+
+
+def date_format(pattern: str) -> str | None:
+    """An ARFF date attribute's format (Java's SimpleDateFormat, as Weka writes it) as a
+    strftime pattern; None for Weka's default, ISO 8601 (yyyy-MM-dd'T'HH:mm:ss). Raises
+    ValueError for a letter it does not read.
+
+    >>> date_format("dd/MM/yyyy HH:mm"), date_format("yyyy-MM-dd'T'HH:mm:ss")
+    ('%d/%m/%Y %H:%M', None)
+    >>> date_format("d MMM yy, h:mm a")
+    '%d %b %y, %I:%M %p'
+    """
+    if pattern in ("", "yyyy-MM-dd'T'HH:mm:ss"):
+        return None
+    out, i = [], 0
+    while i < len(pattern):
+        c = pattern[i]
+        run = len(pattern[i:]) - len(pattern[i:].lstrip(c))
+        if c == "'":
+            if run >= 2 and run % 2 == 0:  # '' is a quote
+                out.append("'" * (run // 2))
+                i += run
+                continue
+            end = pattern.find("'", i + 1)
+            if end < 0:
+                raise ValueError(f"a quote in {pattern!r} is not closed")
+            out.append(pattern[i + 1:end].replace("%", "%%"))
+            i = end + 1
+            continue
+        if c.isalpha():
+            if c not in _JAVA_DATE_LETTERS:
+                raise ValueError(f"the letter {c!r} in {pattern!r} is not read here")
+            out.append(next(code for length, code in _JAVA_DATE_LETTERS[c] if run >= length))
+        else:
+            out.append((c * run).replace("%", "%%"))
+        i += run
+    return "".join(out)
 
 
 def _split_header_value(line: str) -> tuple[str, str]:
@@ -93,7 +140,15 @@ def _header(path: str, numbered) -> list[Attribute]:
             elif lk.startswith("string"):
                 attributes.append(Attribute(name, "string"))
             elif lk.startswith("date"):
-                attributes.append(Attribute(name, "date"))
+                pattern = kind[4:].strip()
+                if len(pattern) > 1 and pattern[0] == pattern[-1] and pattern[0] in "'\"":
+                    pattern = pattern[1:-1]
+                try:
+                    attributes.append(Attribute(name, "date", date_format=date_format(pattern)))
+                except ValueError as e:
+                    raise ArffError(f"{path}, line {lineno}: the date format of attribute "
+                                    f"{name!r}: {e}; write its dates as ISO 8601 "
+                                    f"(yyyy-MM-dd'T'HH:mm:ss, Weka's default)") from None
             else:
                 raise ArffError(f"{path}, line {lineno}: attribute {name!r} has an "
                                 f"unsupported type {kind!r}")
@@ -255,14 +310,19 @@ def convert(attribute: Attribute, text: str):
     '?'
     >>> convert(Attribute("d", "date"), '"1970-01-01 00:01:00"')
     60.0
+    >>> convert(Attribute("d", "date", date_format="%d/%m/%Y"), "02/01/1970")
+    86400.0
     """
     if is_missing(text):
         return None
     if attribute.type == "date":
         try:
-            return parse_time_value(text)
+            return parse_time_value(text, attribute.date_format)
         except ValueError:
-            raise ArffValueError(f"{text!r} is not an ISO date") from None
+            written = "an ISO date" if attribute.date_format is None else \
+                f"a date written as {attribute.date_format!r} (its attribute's format), nor " \
+                f"an ISO date"
+            raise ArffValueError(f"{text!r} is not {written}") from None
     if attribute.type == "numeric":
         try:
             return float(text)
@@ -451,7 +511,7 @@ def arff_events(spec, delay, checks) -> Iterator:
             checks.found(seq, spec.source, lineno)
         key = values[ci + 1].strip("'\"")
         try:
-            t = parse_time_value(values[ci + 2])
+            t = parse_time_value(values[ci + 2], attrs[ci + 2].date_format)
         except ValueError as e:
             yield dead_letter(spec.name, str(e), file=spec.source, row=lineno,
                               field=attrs[ci + 2].name, record=values)

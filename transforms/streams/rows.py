@@ -13,6 +13,7 @@ import pandas as pd
 
 from transforms.records import dead_letter, readable_time
 from transforms.streams.delays import DelaySpec, LabelTimeAssigner, in_column_unit
+from transforms.streams.table_files import read_datetimes
 
 
 def number_text(value) -> str:
@@ -247,21 +248,32 @@ def _duration_in(seconds: float, unit: str, value) -> tuple:
     return in_column_unit(seconds, unit), None
 
 
-def parse_time_value(text) -> float:
-    """A time as seconds: a number, or an ISO datetime (UTC unless it says otherwise).
+def parse_time_value(text, time_format: str | None = None) -> float:
+    """A time as seconds: a number, or an ISO datetime (UTC unless it says otherwise), or
+    text written as the strftime pattern `time_format` says (`read_datetimes`: nothing else is
+    guessed, so 01/11/2026 is no time without a format).
 
     Example
     -------
 
     >>> parse_time_value("12.5"), parse_time_value("1970-01-01T00:01:00Z")
     (12.5, 60.0)
+    >>> parse_time_value("'02/01/1970'", "%d/%m/%Y")
+    86400.0
+    >>> parse_time_value("01/11/2026")
+    Traceback (most recent call last):
+    ...
+    ValueError: time '01/11/2026' is neither a number nor an ISO datetime
 
     """
-    try:
-        return float(text)
-    except (TypeError, ValueError):
-        pass
-    ts = pd.to_datetime(str(text).strip("'\""), utc=True, errors="coerce")
+    text = str(text).strip().strip("'\"")
+    ts = read_datetimes(text, time_format) if time_format is not None else pd.NaT
     if pd.isna(ts):
-        raise ValueError(f"time {text!r} is neither a number nor an ISO datetime")
+        try:
+            return float(text)
+        except ValueError:
+            ts = read_datetimes(text)
+    if pd.isna(ts):
+        written = "" if time_format is None else f", nor written as {time_format!r} says"
+        raise ValueError(f"time {text!r} is neither a number nor an ISO datetime{written}")
     return ts.value / 1e9

@@ -205,11 +205,70 @@ def _read_table(path: str, fmt: str, csv: dict | None = None) -> pd.DataFrame:
 LAST_SECOND = 253402300799.0
 
 
+def read_datetimes(values, time_format: str | None = None):
+    """Text (a Series, or one value) as UTC datetimes, NaT where it is not one: ISO 8601, or
+    written as the strftime pattern `time_format` says. A datetime without a UTC offset is read
+    as UTC. No other spelling is guessed: in 01/11/2026 the order of day and month is not
+    known.
+
+    >>> read_datetimes("2026-11-01T10:00+02:00"), read_datetimes("01/11/2026")
+    (Timestamp('2026-11-01 08:00:00+0000', tz='UTC'), NaT)
+    >>> read_datetimes("01/11/2026", "%d/%m/%Y")
+    Timestamp('2026-11-01 00:00:00+0000', tz='UTC')
+    """
+    return pd.to_datetime(values, utc=True, errors="coerce", format=time_format or "ISO8601")
+
+
+def check_time_format(time_format, where: str) -> None:
+    """Raise InputError unless `time_format` (an option's value) is None or a strftime
+    pattern that reads times.
+
+    >>> check_time_format("%d/%m/%Y %H:%M", "stream s")
+    >>> check_time_format("dd/MM/yyyy", "stream s")  # doctest: +NORMALIZE_WHITESPACE
+    Traceback (most recent call last):
+    ...
+    transforms.errors.InputError: stream s: time_format 'dd/MM/yyyy' is no strftime pattern;
+    write it with % codes, e.g. {"time_format": "%d/%m/%Y %H:%M"} for 01/11/2026 08:30
+    """
+    if time_format is None:
+        return
+    problem = None if isinstance(time_format, str) and "%" in time_format else \
+        "is no strftime pattern"
+    if problem is None:
+        try:
+            read_datetimes(pd.Series(["2026-11-01"]), time_format)
+        except ValueError as e:
+            problem = f"is no strftime pattern ({e})"
+    if problem:
+        raise InputError(f"{where}: time_format {time_format!r} {problem}; write it with % "
+                         f'codes, e.g. {{"time_format": "%d/%m/%Y %H:%M"}} for 01/11/2026 08:30')
+
+
+def _seconds_of(datetimes: pd.Series) -> np.ndarray:
+    t = (datetimes - pd.Timestamp(0, tz="UTC")).dt.total_seconds().to_numpy(dtype=float,
+                                                                            copy=True)
+    t[datetimes.isna().to_numpy()] = np.nan
+    return t
+
+
+def _formatted_seconds(s: pd.Series, time_format: str) -> np.ndarray:
+    """Seconds of the cells written as `time_format` says, NaN elsewhere. Whole numbers are
+    read as their digits (20261101 as "%Y%m%d" says), also in a column of floats."""
+    text = s.astype(object).where(s.notna())
+    if pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s):
+        whole = s.notna() & (s == s.round())
+        text = pd.Series(None, index=s.index, dtype=object)
+        text[whole] = s[whole].astype("int64").astype(str)
+    return _seconds_of(read_datetimes(text, time_format))
+
+
 def event_seconds(df: pd.DataFrame, col: str | None, first: int = 0, unit: str = "s",
-                  bounded: bool = True) -> tuple[np.ndarray, np.ndarray]:
+                  bounded: bool = True,
+                  time_format: str | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Seconds as floats and a mask of rows whose time did not parse (or, `bounded`, is after
-    the year 9999); numbers are in `unit` (`TIME_UNITS`). Without the column, the row's index
-    in the stream (`first` for the frame's first row).
+    the year 9999); numbers are in `unit` (`TIME_UNITS`), text is an ISO datetime
+    (`read_datetimes`). With `time_format`, a cell written so is read so first. Without the
+    column, the row's index in the stream (`first` for the frame's first row).
 
     Example
     -------
@@ -222,42 +281,109 @@ def event_seconds(df: pd.DataFrame, col: str | None, first: int = 0, unit: str =
     [True]
     >>> event_seconds(pd.DataFrame({"t": [1700000000000]}), "t", unit="ms")[0].tolist()
     [1700000000.0]
+    >>> event_seconds(pd.DataFrame({"t": ["02/01/1970 00:00", "60"]}), "t",
+    ...               time_format="%d/%m/%Y %H:%M")[0].tolist()
+    [86400.0, 60.0]
 
     """
     if col is None or col not in df.columns:
         t = np.arange(first, first + len(df), dtype=float)
         return t, np.zeros(len(df), dtype=bool)
     s = df[col]
-    per_second = TIME_UNITS[unit]
-    if pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s):
-        t = s.to_numpy(dtype=float) / per_second if per_second != 1 else s.to_numpy(dtype=float)
-    elif pd.api.types.is_datetime64_any_dtype(s):
-        dt = pd.to_datetime(s, utc=True)
-        t = (dt - pd.Timestamp(0, tz="UTC")).dt.total_seconds().to_numpy(dtype=float, copy=True)
-        t[dt.isna().to_numpy()] = np.nan
+    if time_format is not None and not pd.api.types.is_datetime64_any_dtype(s):
+        t = _formatted_seconds(s, time_format)
+        rest = np.isnan(t)
+        if rest.any():
+            t[rest] = _unformatted_seconds(s[rest], unit)
     else:
-        num = pd.to_numeric(s, errors="coerce")
-        dt = pd.to_datetime(s.where(num.isna()), utc=True, errors="coerce", format="ISO8601")
-        secs = (dt - pd.Timestamp(0, tz="UTC")).dt.total_seconds()
-        t = (num / per_second).fillna(secs).to_numpy(dtype=float)
+        t = _unformatted_seconds(s, unit)
     bad = ~np.isfinite(t)
     if bounded:
         bad |= np.abs(t) > LAST_SECOND
     return t, bad
 
 
-_DAY_OR_MONTH_FIRST = re.compile(r"\d{1,2}[/.\-]\d{1,2}[/.\-]\d{2,4}")  # 01/11/2026, 1.11.26
+def _unformatted_seconds(s: pd.Series, unit: str) -> np.ndarray:
+    """Seconds of numbers in `unit`, typed datetimes and ISO datetimes; NaN elsewhere."""
+    per_second = TIME_UNITS[unit]
+    if pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s):
+        return s.to_numpy(dtype=float) / per_second if per_second != 1 else \
+            s.to_numpy(dtype=float, copy=True)
+    if pd.api.types.is_datetime64_any_dtype(s):
+        return _seconds_of(pd.to_datetime(s, utc=True))
+    num = pd.to_numeric(s, errors="coerce")
+    secs = pd.Series(_seconds_of(read_datetimes(s.where(num.isna()))), index=s.index)
+    return (num / per_second).fillna(secs).to_numpy(dtype=float)
 
 
-def time_problem(value, unit: str = "s") -> str:
-    """Why a cell is no event time (`event_seconds` found it bad).
+# A date written day or month first, and the time after it: 01/11/2026 08:00, 1.11.26
+_DAY_OR_MONTH_FIRST = re.compile(r"(\d{1,2})([/.\-])(\d{1,2})\2(\d{4}|\d{2})"
+                                 r"(?:([ T])\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?)?")
+
+
+def day_or_month_first(values) -> list[str]:
+    """The time formats that read every one of `values`, dates written day first or month
+    first (as spreadsheets export them): day first before month first; [] when a value is
+    no such date, or no one format reads them all.
+
+    >>> day_or_month_first(["01/11/2026 08:00", "13/11/2026 09:30"])
+    ['%d/%m/%Y %H:%M']
+    >>> day_or_month_first(["1.11.26"])
+    ['%d.%m.%y', '%m.%d.%y']
+    >>> day_or_month_first(["2026-11-01"])
+    []
+    """
+    texts = [str(v).strip() for v in values]
+    found = [_DAY_OR_MONTH_FIRST.fullmatch(t) for t in texts]
+    if not texts or not all(found):
+        return []
+    first = found[0]
+    year = "%Y" if len(first[4]) == 4 else "%y"
+    clock = "" if not first[5] else first[5] + "%H:%M" + (
+        "" if not first[6] else ":%S" + ("" if not first[7] else ".%f"))
+    formats = [f"%d{first[2]}%m{first[2]}{year}{clock}", f"%m{first[2]}%d{first[2]}{year}{clock}"]
+    return [f for f in formats if read_datetimes(pd.Series(texts), f).notna().all()]
+
+
+def time_format_hint(values, whose: str = "stream") -> str:
+    """How to read `values` (a column's times) when they are dates written day or month first:
+    the `time_format` option to give `whose` options ("" when they are no such dates).
+
+    >>> time_format_hint(["30/11/2026"], "log")
+    'give the log option {"time_format": "%d/%m/%Y"}'
+    >>> print(time_format_hint(["01/11/2026 11:00"]))  # doctest: +NORMALIZE_WHITESPACE
+    give the stream option {"time_format": "%d/%m/%Y %H:%M"} if the day comes first,
+    {"time_format": "%m/%d/%Y %H:%M"} if the month does (or write dates year first, as ISO 8601
+    does: 2026-11-01 11:00)
+    """
+    values = [str(v).strip() for v in values]
+    formats = day_or_month_first(values)
+    if len(formats) == 1:
+        return f'give the {whose} option {{"time_format": "{formats[0]}"}}'
+    if not formats:
+        return ""
+    clock = re.split("%[Yy]", formats[0], maxsplit=1)[1]  # (as written: %H:%M, ...)
+    iso = read_datetimes(values[0], formats[0]).strftime("%Y-%m-%d" + clock)
+    return (f'give the {whose} option {{"time_format": "{formats[0]}"}} if the day comes '
+            f'first, {{"time_format": "{formats[1]}"}} if the month does (or write dates year '
+            f"first, as ISO 8601 does: {iso})")
+
+
+def time_problem(value, unit: str = "s", time_format: str | None = None,
+                 seen=None) -> str:
+    """Why a cell is no event time (`event_seconds` found it bad); a date written day or
+    month first gets the `time_format` option that reads it (told from `seen`, the values of
+    its column at hand, by default itself).
 
     >>> time_problem("soon")
     "time 'soon' is neither a number nor an ISO datetime"
-    >>> print(time_problem("01/11/2026 11:00"))  # doctest: +NORMALIZE_WHITESPACE
-    time '01/11/2026 11:00' is neither a number nor an ISO datetime: write dates year first, as
-    ISO 8601 does (2026-11-01 11:00, with Z or +01:00 for a time zone); in 01/11/2026 the order
-    of day and month is not known
+    >>> print(time_problem("01/11/2026", seen=["01/11/2026", "30/11/2026"]))
+    ... # doctest: +NORMALIZE_WHITESPACE
+    time '01/11/2026' is neither a number nor an ISO datetime; give the stream option
+    {"time_format": "%d/%m/%Y"}
+    >>> print(time_problem("1.11.26", time_format="%d/%m/%Y"))  # doctest: +NORMALIZE_WHITESPACE
+    time '1.11.26' is not written as the time_format '%d/%m/%Y' says, nor a number or an ISO
+    datetime
     >>> print(time_problem(1700000000000))  # doctest: +NORMALIZE_WHITESPACE
     time 1700000000000 is after the year 9999 in seconds; are the times in milliseconds?
     give the stream option {"time_unit": "ms"} (or us, ns)
@@ -265,11 +391,12 @@ def time_problem(value, unit: str = "s") -> str:
     value = value.item() if isinstance(value, np.generic) else value  # (as the file says it)
     number = pd.to_numeric(pd.Series([value]), errors="coerce").iloc[0]
     if pd.isna(number) or not math.isfinite(number):
-        dated = _DAY_OR_MONTH_FIRST.match(str(value))
-        return f"time {value!r} is neither a number nor an ISO datetime" + (
-            ": write dates year first, as ISO 8601 does (2026-11-01 11:00, with Z or +01:00 for "
-            f"a time zone); in {dated[0]} the order of day and month is not known"
-            if dated else "")
+        if time_format is not None:
+            return (f"time {value!r} is not written as the time_format {time_format!r} says, "
+                    f"nor a number or an ISO datetime")
+        hint = time_format_hint([value] if seen is None else seen)
+        hint = f"; {hint}" if hint else ""
+        return f"time {value!r} is neither a number nor an ISO datetime{hint}"
     names = {"s": "seconds", "ms": "milliseconds", "us": "microseconds", "ns": "nanoseconds"}
     units = list(names)
     finer = units[units.index(unit) + 1:]
