@@ -29,8 +29,9 @@ feature rows with numpy:
   values aggregated as river aggregates them.
 - `AMRulesBatch` (`rules_batch`): river's `rules.AMRules`: the rules' literals tested on all
   rows at once, their means or linear models' w·x + b summed as river sums them.
-- `TemporalCorrectionBatch`, `TemporallyAugmentedBatch` (`temporal_batch`): the temporal
-  wrappers, through the batch of the model they wrap.
+- `TemporalCorrectionBatch`, `TemporallyAugmentedNaiveBayesBatch`,
+  `TemporallyAugmentedBatch` (`temporal_batch`): the temporal wrappers, through the batch of
+  the model they wrap.
 - `ConstantBatch`: models whose prediction does not depend on x (Majority, No-Change).
 
 numpy's `exp`/`log` may differ from libm's in the last bit, so a vectorised decision is kept
@@ -625,7 +626,8 @@ def batch_predictor(model) -> BatchPredictor:
     from transforms.models.specs import Majority, NoChange
     from transforms.models.temporal import TemporalCorrection, TemporallyAugmented
     from transforms.models.temporal_batch import (TemporalCorrectionBatch,
-                                                  TemporallyAugmentedBatch)
+                                                  TemporallyAugmentedBatch,
+                                                  TemporallyAugmentedNaiveBayesBatch)
     from transforms.models.tree_batch import (HoeffdingAdaptiveTreeBatch,
                                               HoeffdingAdaptiveTreeRegressorBatch,
                                               HoeffdingTreeBatch, HoeffdingTreeRegressorBatch)
@@ -665,7 +667,8 @@ def batch_predictor(model) -> BatchPredictor:
     if kind is TemporalCorrection:
         return TemporalCorrectionBatch(model)
     if kind is TemporallyAugmented:
-        return TemporallyAugmentedBatch()
+        return TemporallyAugmentedNaiveBayesBatch(model) if model.nominal else \
+            TemporallyAugmentedBatch()
     if kind in (Majority, NoChange):
         return ConstantBatch()
     return BatchPredictor()

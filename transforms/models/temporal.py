@@ -184,9 +184,36 @@ class LagColumn(str):
         return str.__ge__(self, other) if isinstance(other, str) else True
 
 
+def _naive_bayes(model) -> bool:
+    """Whether `model` (itself, or a pipeline's last step) is one of river's naive Bayes.
+
+    >>> from river import naive_bayes, preprocessing, tree
+    >>> _naive_bayes(preprocessing.StandardScaler() | naive_bayes.GaussianNB())
+    True
+    >>> _naive_bayes(tree.HoeffdingTreeClassifier())
+    False
+    """
+    from river import compose
+    from river.naive_bayes.base import BaseNB
+
+    if isinstance(model, compose.Pipeline):
+        model = list(model.steps.values())[-1]
+    return isinstance(model, BaseNB)
+
+
 class TemporallyAugmented(_LabelAware):
-    """The classifier sees the last `lags` arrived labels as extra one-hot features
-    `y_lag{k}={class}` (Žliobaitė et al. 2015, §3.2).
+    """The classifier sees the last `lags` arrived labels as extra attributes (Žliobaitė et
+    al. 2015, §3.2), each a nominal attribute whose values are the classes, as in MOA's
+    `TemporallyAugmentedClassifier`.
+
+    How a river model takes a nominal attribute depends on the model:
+
+    - a naive Bayes (`gaussian-nb`, or a pipeline ending in one) counts its values per class,
+      as a naive Bayes does with a nominal attribute: P(y | x, lags) ∝ P(y | x) · Π_k
+      P(lag_k | y), with P(lag_k = v | y) = (n(v, y) + 1) / (n(y) + V) (the Laplace correction
+      of MOA's nominal attributes; V: the classes seen and "no label yet"). One-hot columns
+      would be counted once per class by its independence assumption;
+    - any other classifier gets one-hot columns `y_lag{k}={class}`.
 
     Parameters
     ----------
@@ -195,12 +222,20 @@ class TemporallyAugmented(_LabelAware):
     lags
         How many of the latest arrived labels are added as features.
 
-    >>> m = TemporallyAugmented("gaussian-nb", lags=2)
+    >>> m = TemporallyAugmented("hoeffding-tree", lags=2)
     >>> m.learn_one({"a": 1.0}, "u"); m.learn_one({"a": 2.0}, "v")
     >>> sorted(m.augment({"a": 3.0}).items())
     [('a', 3.0), ('y_lag1=u', 0.0), ('y_lag1=v', 1.0), ('y_lag2=u', 1.0), ('y_lag2=v', 0.0)]
     >>> m.augment({"a": 3.0}, recent=("u",))["y_lag1=u"]  # the labels known at some arrival
     1.0
+
+    Around a naive Bayes, the lags' counts: v was learned once, after u (lag 1 = u), and u
+    knowing no label yet; with classes u, v and "none", P(lag1 = u | v) = (1 + 1) / (1 + 3):
+
+    >>> m = TemporallyAugmented("gaussian-nb")
+    >>> m.learn_one({"a": 1.0}, "u"); m.learn_one({"a": 2.0}, "v")
+    >>> m.lag_likelihood("v", recent=("u",)), m.lag_likelihood("u", recent=("u",))
+    (0.5, 0.25)
 
     References
     ----------
@@ -216,28 +251,57 @@ class TemporallyAugmented(_LabelAware):
         self.lags = lags
         self._recent: deque = deque(maxlen=lags)
         self._classes: list = []
+        self.nominal = _naive_bayes(self._model)  # lags counted, not one-hot columns
+        self._lag_counts: dict = {}  # (lag k, class) -> Counter of the lag's values
 
     def _context(self):
         return tuple(self._recent)
+
+    def _lag(self, k: int, recent: tuple):
+        return recent[-k] if k <= len(recent) else None
 
     def augment(self, x: dict, recent: tuple | None = None) -> dict:
         """x with the one-hot lagged labels: `recent` (oldest first), or the labels known now."""
         recent = self._recent if recent is None else recent
         out = dict(x)
         for k in range(1, self.lags + 1):
-            label = recent[-k] if k <= len(recent) else None
+            label = self._lag(k, recent)
             for c in self._classes:
                 out[LagColumn(f"y_lag{k}={c}")] = 1.0 if label == c else 0.0
         return out
 
+    def lag_likelihood(self, c, recent: tuple | None = None) -> float:
+        """Π_k P(lag_k | c) of the lags `recent` (oldest first; by default those known now),
+        Laplace-corrected (a naive Bayes' nominal attributes)."""
+        recent = tuple(self._recent) if recent is None else recent
+        values = len(self._classes) + 1
+        likelihood = 1.0
+        for k in range(1, self.lags + 1):
+            counts = self._lag_counts.get((k, c), Counter())
+            likelihood *= (counts[self._lag(k, recent)] + 1) / (counts.total() + values)
+        return likelihood
+
     def learn_one(self, x, y):
-        self._model.learn_one(self.augment(x, self._learning_context()), y)
+        context = self._learning_context()
+        if self.nominal:
+            self._model.learn_one(x, y)
+            for k in range(1, self.lags + 1):
+                self._lag_counts.setdefault((k, y), Counter())[self._lag(k, context)] += 1
+        else:
+            self._model.learn_one(self.augment(x, context), y)
         if y not in self._classes:
             self._classes.append(y)
         self._recent.append(y)
 
     def predict_proba_one(self, x):
-        return self._model.predict_proba_one(self.augment(x))
+        if not self.nominal:
+            return self._model.predict_proba_one(self.augment(x))
+        proba = self._model.predict_proba_one(x)
+        weighted = {c: p * self.lag_likelihood(c) for c, p in proba.items()}
+        total = sum(weighted.values())
+        return {c: p / total for c, p in weighted.items()} if total > 0 else proba
 
     def predict_one(self, x):
+        if self.nominal:
+            return _best(self.predict_proba_one(x))
         return self._model.predict_one(self.augment(x))
