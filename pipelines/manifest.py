@@ -356,7 +356,7 @@ def _matching_advice(counts: dict, written_times=()) -> str:
             '({"time_format": "%d/%m/%Y %H:%M"} for 01/11/2026 08:30)')
     return ("check that the log's times and the stream's are kept alike: numbers in the same "
             "unit (the time_unit options), ISO datetimes in the same time zone (one without a "
-            "UTC offset is read as UTC)")
+            "UTC offset is read as UTC, or in the zone the time_zone options name)")
 
 
 def _opt(v):

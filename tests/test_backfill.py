@@ -1207,7 +1207,8 @@ def test_a_log_whose_times_are_written_day_first_backfills_with_its_time_format(
                                                                                 capsys):
     """The run's own log with its times written day first (02/01/1970 00:00:07.500000): with
     `{"time_format": ...}` it backfills to the run's summary; without, no prediction's time
-    reads, and the line names the option."""
+    reads, and the line names the option. Written as Berlin's clocks showed them (ISO, no
+    offset), `{"time_zone": "Europe/Berlin"}` reads them."""
     kw = dict(streams=['synth:Agrawal{"n": 400, "seed": 2}'], delay="30", curve_every=100,
               run_id="same", runner="direct", probabilities=False, quiet=True,
               repredict="every_k_labels:7", bins=5)
@@ -1219,6 +1220,14 @@ def test_a_log_whose_times_are_written_day_first_backfills_with_its_time_format(
     run(RunConfig(models=[], out=str(tmp_path / "backfill"), **kw,
                   predictions=f'{tmp_path}/log.csv{{"time_format": "{written}"}}'))
     assert (tmp_path / "backfill" / "summary.csv").read_text() == \
+        (tmp_path / "run" / "summary.csv").read_text()
+    seconds = pd.read_parquet(tmp_path / "run" / "predictions.parquet")["t"]
+    log["t"] = pd.to_datetime(seconds, unit="s").dt.tz_localize("UTC").dt.tz_convert(
+        "Europe/Berlin").dt.strftime("%Y-%m-%d %H:%M:%S.%f")
+    log.to_csv(tmp_path / "local.csv", index=False)
+    run(RunConfig(models=[], out=str(tmp_path / "local"), **kw,
+                  predictions=f'{tmp_path}/local.csv{{"time_zone": "Europe/Berlin"}}'))
+    assert (tmp_path / "local" / "summary.csv").read_text() == \
         (tmp_path / "run" / "summary.csv").read_text()
     assert main(["backfill", "--stream", kw["streams"][0], "--delay", "30", "--predictions",
                  f"{tmp_path}/log.csv", "--out", str(tmp_path / "b2"), "--runner", "direct",

@@ -849,8 +849,12 @@ def test_a_backfill_whose_log_keeps_another_time_zone_says_so(tmp_path, capsys):
     assert "0 of 20 predictions of model 'log' matched a labelled instance of stream 's' (20 " \
         "made before their instance arrived); check that the log's times and the stream's " \
         "are kept alike: numbers in the same unit (the time_unit options), ISO datetimes in " \
-        "the same time zone (one without a UTC offset is read as UTC)" in err
-    # The stream's times with their offset: every prediction matches.
+        "the same time zone (one without a UTC offset is read as UTC, or in the zone the " \
+        "time_zone options name)" in err
+    # The stream's times read in the zone they were kept in (UTC+2: Etc/GMT-2), or written
+    # with their offset: every prediction matches.
+    zoned = ["--stream", f's={tmp_path / "rows.csv"}{{"time_zone": "Etc/GMT-2"}}']
+    assert main([*argv, log, *zoned]) == 0
     pd.DataFrame({"id": range(20), "time": [t + "+02:00" for t in local],
                   "label": [0, 1] * 10}).to_csv(tmp_path / "rows.csv", index=False)
     assert main([*argv, log, *stream]) == 0

@@ -826,3 +826,44 @@ def test_dates_written_day_or_month_first_are_not_guessed_where_no_format_is_giv
     with pytest.raises(ValueError, match="--from '01/11/2026': not an ISO date"):
         TimeRange.parse("01/11/2026", None)
     assert TimeRange.parse("2026-11-01", None).start == 1793491200.0
+
+
+def test_times_without_an_offset_are_read_in_the_streams_time_zone(tmp_path):
+    """`{"time_zone": "Europe/Berlin"}`: an instance table kept in Berlin's wall-clock time
+    (text and a typed Parquet column) meets a label table written in UTC with offsets. Across
+    the night the clocks go back, 02:30 names two moments: a dead letter that says so, as is
+    03-29 02:30, which names none. Oracle: Python's zoneinfo."""
+    import datetime as dt
+    import zoneinfo
+
+    berlin = zoneinfo.ZoneInfo("Europe/Berlin")
+    walls = [dt.datetime(2026, 10, 24, 22, 0) + dt.timedelta(hours=h) for h in range(8)]
+    (tmp_path / "inst.csv").write_text("id,when,x\n" + "".join(
+        f"{i},{w:%Y-%m-%d %H:%M},{i}\n" for i, w in enumerate(walls))
+        + "8,2026-03-29 02:30,8\n")
+    labels = [(i, w.replace(tzinfo=berlin, fold=0).astimezone(dt.timezone.utc)
+               + dt.timedelta(minutes=30)) for i, w in enumerate(walls) if w.hour != 2]
+    (tmp_path / "lab.csv").write_text("id,when,label\n" + "".join(
+        f"{i},{t:%Y-%m-%dT%H:%M}Z,{'ab'[i % 2]}\n" for i, t in labels))
+    spec = f'{tmp_path}/inst.csv{{"time": "when", "labels": "{tmp_path}/lab.csv", ' \
+           f'"time_zone": "Europe/Berlin"}}'
+    events, dead = read(spec)
+    expected = [w.replace(tzinfo=berlin).timestamp() for w in walls if w.hour != 2]
+    assert [e[0] for e in events if e[3] == "instance"] == expected
+    assert [e[0] for e in events if e[3] == "label"] == [t.timestamp() for _, t in labels]
+    assert [(d["row"], d["reason"]) for d in dead] == [
+        (5, "time '2026-10-25 02:00' is in the hour the clocks go back in Europe/Berlin, so it "
+            "names two moments; write it with its UTC offset (2026-10-25T02:00+02:00, or "
+            "+01:00 an hour later)"),
+        (9, "time '2026-03-29 02:30' is in the hour the clocks skip in Europe/Berlin, so it "
+            "names no moment there; write it with its UTC offset, or give the zone it was "
+            "kept in")]
+    # A typed Parquet column without a zone, read in the stream's zone.
+    pd.DataFrame({"when": pd.to_datetime([f"{w:%Y-%m-%d %H:%M}" for w in walls]),
+                  "x": range(8), "label": ["a"] * 8}).to_parquet(tmp_path / "typed.parquet")
+    events, dead = read(f'{tmp_path}/typed.parquet{{"time": "when", '
+                        f'"time_zone": "Europe/Berlin"}}')
+    assert [e[0] for e in events if e[3] == "instance"] == expected and len(dead) == 1
+    with pytest.raises(InputError, match=r"stream inst: no time zone 'Europe/Berln' \(did you "
+                                         r"mean 'Europe/Berlin'\?\); name an IANA zone"):
+        StreamSpec.parse(spec.replace("Europe/Berlin", "Europe/Berln")).check()

@@ -23,9 +23,8 @@ from transforms.backfill.join import spelled_kinds
 from transforms.errors import InputError
 from transforms.records import field_count_reason
 from transforms.specs import split_options
-from transforms.streams.delays import TIME_UNITS
 from transforms.streams.rows import written_as
-from transforms.streams.table_files import (check_time_format, extension, flat_names,
+from transforms.streams.table_files import (TIME_OPTIONS, TimeReading, extension, flat_names,
                                             flat_table, guess_column, json_object,
                                             other_separator, source_name, table_files,
                                             undecodable)
@@ -78,10 +77,8 @@ class PredictionLogSpec:
     gs:// and s3:// work too. Options rename the columns (defaults: those of `run`'s
     predictions.parquet): `stream`, `model`, `id`, `kind`, `time`, `prediction`. A log without
     a stream (model) column belongs to the only configured stream (model; with none
-    configured, one named after the log: `own_model_name`). `time_unit` (`s`,
-    `ms`, `us`, `ns`) is the unit of times given as numbers (seconds by default),
-    `time_format` a strftime pattern of times written otherwise than ISO 8601
-    (`{"time_format": "%d/%m/%Y %H:%M"}`); `sep` and
+    configured, one named after the log: `own_model_name`). `time_unit`, `time_format` and
+    `time_zone` say how its times are read, as a stream's (`TimeReading`); `sep` and
     `decimal` say how a CSV file is written (`{"sep": ";", "decimal": ","}`), `encoding` how a
     CSV or JSON Lines file's text is (UTF-8 by default; `{"encoding": "latin-1"}`).
 
@@ -97,12 +94,12 @@ class PredictionLogSpec:
     """
 
     def __init__(self, pattern: str, columns: dict, proba: dict | None = None,
-                 time_unit: str = "s", csv: dict | None = None, encoding: str = "utf-8",
-                 time_format: str | None = None):
+                 reading: TimeReading = TimeReading(), csv: dict | None = None,
+                 encoding: str = "utf-8"):
         self.pattern = pattern
         self.columns = columns
         self.proba = proba or {}  # the options of `PROBA_OPTIONS` given
-        self.time_unit, self.time_format = time_unit, time_format
+        self.reading = reading  # how its times become seconds
         self.csv = {**CSV_LOG_OPTIONS, **(csv or {})}
         self.sep_given = "sep" in (csv or {})  # (else a .tsv file's is a tab)
         self.encoding = encoding
@@ -110,8 +107,7 @@ class PredictionLogSpec:
     @classmethod
     def parse(cls, text: str) -> PredictionLogSpec:
         pattern, options = split_options(text, "prediction log")
-        known = [*LOG_COLUMNS, *PROBA_OPTIONS, *CSV_LOG_OPTIONS, "time_unit", "time_format",
-                 "encoding"]
+        known = [*LOG_COLUMNS, *PROBA_OPTIONS, *CSV_LOG_OPTIONS, *TIME_OPTIONS, "encoding"]
         unknown = set(options) - set(known)
         if unknown:
             raise InputError(f"prediction log {pattern}: unknown option(s) {sorted(unknown)}; "
@@ -128,12 +124,8 @@ class PredictionLogSpec:
         except (LookupError, TypeError):
             raise InputError(f"{where}: unknown encoding {encoding!r}; give one Python knows, "
                              f"e.g. latin-1, cp1252, utf-16") from None
-        time_unit = options.pop("time_unit", "s")
-        if time_unit not in TIME_UNITS:
-            raise InputError(f"{where}: time_unit must be one of {', '.join(TIME_UNITS)} (the "
-                             f"unit of times given as numbers)")
-        time_format = options.pop("time_format", None)
-        check_time_format(time_format, where)
+        reading = TimeReading.of({k: options.pop(k) for k in TIME_OPTIONS if k in options},
+                                 where)
         if "score" in proba and "proba_columns" in proba:
             raise InputError(f"{where}: give score or proba_columns, not both")
         if "positive" in proba and "score" not in proba:
@@ -144,8 +136,7 @@ class PredictionLogSpec:
                 isinstance(c, str) for c in columns.values())):
             raise InputError(f'{where}: proba_columns must map each class to its column, e.g. '
                              f'{{"proba_columns": {{"fraud": "p_fraud", "ok": "p_ok"}}}}')
-        return cls(pattern, {**LOG_COLUMNS, **options}, proba, time_unit, csv, encoding,
-                   time_format)
+        return cls(pattern, {**LOG_COLUMNS, **options}, proba, reading, csv, encoding)
 
     def needs_score_class(self) -> bool:
         """Whether its `score` column's class is still to be told (`with_score_class`)."""

@@ -234,7 +234,7 @@ class _KeyLogBatches(beam.DoFn):
                     # Seconds, or ISO datetimes / timestamps (unreadable: NaN, unmatched).
                     "t": event_seconds(pd.DataFrame(
                         {"t": batch.column(names.index("time")).to_pandas()}), "t",
-                        unit=self.log.time_unit, time_format=self.log.time_format)[0],
+                        reading=self.log.reading)[0],
                     "y_pred": _prediction_column(batch, self.classification)}
             if self.probabilities:  # every part has the column: parts concatenate
                 cols["proba"] = _proba_column(batch, path)

@@ -46,13 +46,13 @@ from transforms.errors import InputError
 from transforms.records import column_value
 from transforms.specs import split_options
 from transforms.streams import arff
-from transforms.streams.delays import TIME_UNITS, DelaySpec
+from transforms.streams.delays import DelaySpec
 from transforms.streams.rows import Checks, labelled_rows
-from transforms.streams.table_files import (CSV_OPTIONS, FORMATS, check_time_format, columns_of,
-                                            csv_options, day_or_month_first, event_seconds,
-                                            extension, fmt_of, guess_column, has_rows, head_of,
-                                            other_separator, row_count, source_name,
-                                            table_files, time_problem)
+from transforms.streams.table_files import (CSV_OPTIONS, FORMATS, TIME_OPTIONS, TimeReading,
+                                            columns_of, csv_options, day_or_month_first,
+                                            event_seconds, extension, fmt_of, guess_column,
+                                            has_rows, head_of, other_separator, row_count,
+                                            source_name, table_files, time_problem)
 from transforms.streams.tables import table_columns, table_events
 
 # Text that reads as a date: ISO 2026-11-01[T10:00[:00]], or 01/11/2026, 1.11.26.
@@ -62,7 +62,7 @@ DATE_LIKE = r"\s*(\d{4}-\d{1,2}-\d{1,2}|\d{1,2}[/.]\d{1,2}[/.]\d{2,4})([ T]\d{1,
 DECIMAL_COMMA = r"\s*[-+]?(\d{1,3}(\.\d{3})+|\d+)(,\d+)?\s*"
 FILE_OPTIONS = {"format", "id", "time", "kind", "label", "label_time", "label_id", "labels",
                 "classes", "positive", "features", "missing", "delay", "order", "delayed",
-                "target", "unique_ids", "time_unit", "time_format", *CSV_OPTIONS}
+                "target", "unique_ids", *TIME_OPTIONS, *CSV_OPTIONS}
 
 
 def _untaken(values: pd.Series) -> tuple[str, str]:
@@ -439,10 +439,7 @@ class StreamSpec:
         if not isinstance(na_values, list) or not all(isinstance(v, str) for v in na_values):
             raise InputError(f"stream {self.name}: na_values must be a list of the texts a CSV "
                              f'cell is missing as, e.g. {{"na_values": ["NA", "?"]}}')
-        if self.options.get("time_unit", "s") not in TIME_UNITS:
-            raise InputError(f"stream {self.name}: time_unit must be one of "
-                             f"{', '.join(TIME_UNITS)} (the unit of times given as numbers)")
-        check_time_format(self.options.get("time_format"), f"stream {self.name}")
+        TimeReading.of(self.options, f"stream {self.name}")
         positive, declared = self.options.get("positive"), self.options.get("classes")
         if positive is not None and declared is not None and positive not in declared:
             raise InputError(f"stream {self.name}: the positive class {positive!r} is not one "
@@ -463,7 +460,7 @@ class StreamSpec:
         _ = self.ordering  # raises on an unknown order
         self._check_unique_ids()
         if self.format == "arff":
-            given = sorted({"time_unit", "time_format", "missing", *CSV_OPTIONS}
+            given = sorted({*TIME_OPTIONS, "missing", *CSV_OPTIONS}
                            & set(self.options))
             if given:
                 raise InputError(f"{self.source}: {', '.join(given)} is for table files (an "
@@ -648,17 +645,17 @@ class StreamSpec:
             columns = [o.get(name, name) for name in (("time",) if "labels" in o
                                                       else ("time", "label_time"))]
         head = head_of(path, fmt_of(path, self.format), csv_options(o), 20)
-        unit, time_format = o.get("time_unit", "s"), o.get("time_format")
+        reading = TimeReading.of(o)
         for column in columns:
             if column not in head.columns:
                 continue
-            t, bad = event_seconds(head, column, unit=unit, time_format=time_format)
+            t, bad = event_seconds(head, column, reading=reading)
             late = np.isfinite(t) & bad
             if late.any():
                 value = head[column][late].iloc[0]
-                raise InputError(f"{path}, column {column}: {time_problem(value, unit)}")
+                raise InputError(f"{path}, column {column}: {time_problem(value, reading)}")
             written = head[column].dropna()
-            if time_format is None and len(written) and bad.all() and \
+            if reading.format is None and len(written) and bad.all() and \
                     day_or_month_first(written):  # a column of such dates: one line, not a
                 raise InputError(f"{path}, column {column}: "  # dead letter per row
                                  f"{time_problem(written.iloc[0], seen=written)}")

@@ -17,9 +17,9 @@ from transforms.errors import InputError
 from transforms.records import (EVENT_KINDS, INSTANCE, LABEL, RANK_INSTANCE, RANK_LABEL,
                                 RANK_LABEL_AFTER_INSTANCE, dead_letter, readable_time)
 from transforms.streams.rows import Checks, labelled_rows, number_text
-from transforms.streams.table_files import (CHUNK_ROWS, columns_of, csv_options, event_seconds,
-                                            fmt_of, table_chunks, table_files, text_facts,
-                                            time_problem)
+from transforms.streams.table_files import (CHUNK_ROWS, TimeReading, columns_of, csv_options,
+                                            event_seconds, fmt_of, table_chunks, table_files,
+                                            text_facts, time_problem)
 
 
 def _feature_frame(df: pd.DataFrame, columns: list[str], numeric: dict) -> tuple[pd.DataFrame,
@@ -100,12 +100,12 @@ def _times_in_order(files: list[str], fmt: str | None, time_col: str, options: d
     """Whether a table's time column is in order, file after file (its times that parse);
     False also when a file lacks the column, or a column holds numbers and text alike (left
     to the whole read). `fmt` and `default` as `table_chunks` takes them."""
-    csv, time_format = csv_options(options), options.get("time_format")
+    csv, reading = csv_options(options), TimeReading.of(options)
     formats = [fmt or fmt_of(path, default) for path in files]
     if not all(time_col in columns_of(path, f, csv) for path, f in zip(files, formats)):
         return False
-    # Told by each file's one pass before (which reads times without a time_format)
-    if time_format is None and all(f in ("csv", "jsonl") for f in formats):
+    # Told by each file's one pass before (which reads times as ISO 8601 in UTC)
+    if reading.format is reading.zone is None and all(f in ("csv", "jsonl") for f in formats):
         told = _told_times_in_order(files, formats, time_col, csv)
         if told is not None:
             return told
@@ -117,8 +117,8 @@ def _times_in_order(files: list[str], fmt: str | None, time_col: str, options: d
         column = frame[time_col]
         if column.dtype == object and not all(isinstance(v, str) for v in column.dropna()):
             return False  # numbers and text in one column: left to the whole read
-        t, bad = event_seconds(frame, time_col, bounded=False,  # (order: in any unit)
-                               time_format=time_format)
+        t, bad = event_seconds(frame, time_col, reading=reading,
+                               bounded=False)  # (order: in any unit)
         t = t[~bad]
         if len(t) and (t[0] < last or np.count_nonzero(t[1:] < t[:-1])):
             return False
@@ -180,7 +180,7 @@ class _TableColumns:
         self.label, self.label_time = o.get("label", "label"), o.get("label_time", "label_time")
         self.delay = delay.column if delay.kind == "column" else None
         self.missing = o.get("missing", "dead-letter")
-        self.unit, self.time_format = o.get("time_unit", "s"), o.get("time_format")
+        self.reading = TimeReading.of(o)
         self.features = spec.feature_columns(columns, delay)
         self.segment_only = spec.segment_only  # read as they are, missing or not
         self.label_table = False  # a label table's rows are labels, whatever their features
@@ -214,8 +214,7 @@ class _TableColumns:
         feature columns and values, the cells that are no number in a column read as numbers,
         and the rows of finite numbers only (the usual case: clean as pandas gives them, no
         row-by-row check)."""
-        t, unplaced = event_seconds(frame, self.time, seq0, self.unit,
-                                    time_format=self.time_format)
+        t, unplaced = event_seconds(frame, self.time, seq0, self.reading)
         if self.id in frame.columns:  # an id that is missing stands for no instance
             unplaced = unplaced | frame[self.id].isna().to_numpy()
         feats = self.features
@@ -254,8 +253,7 @@ class _TableColumns:
         `row_numbers` its rows' numbers in their file. Rows become Python objects
         `CHUNK_ROWS` at a time."""
         t, unplaced, feats, fx, bad_cells, finite = self._checked(frame, seq0)
-        lt = event_seconds(frame, self.label_time, unit=self.unit,
-                           time_format=self.time_format)[0] \
+        lt = event_seconds(frame, self.label_time, reading=self.reading)[0] \
             if self.label_time in frame.columns else None
         # Labelled rows with a label time column: each label's time is its row's.
         own_label_times = lt is not None and not self.label_table and \
@@ -322,13 +320,13 @@ class _TableColumns:
             return dead_letter(self.stream, "the id is missing (an empty cell, NaN or null)",
                                file=path, row=row, field=self.id)
         value = frame[self.time].iloc[j]
-        return dead_letter(self.stream, time_problem(value, self.unit, self.time_format),
+        return dead_letter(self.stream, time_problem(value, self.reading),
                            file=path, row=row, field=self.time)
 
     def _bad_label_time(self, frame: pd.DataFrame, j: int, path: str, row: int) -> dict:
         value = frame[self.label_time].iloc[j]
         what = "the label time is missing (an empty cell, NaN or null)" if pd.isna(value) \
-            else "label " + time_problem(value, self.unit, self.time_format)
+            else "label " + time_problem(value, self.reading)
         return dead_letter(self.stream, f"{what}; the label is set aside, its instance waits",
                            file=path, row=row, field=self.label_time)
 
