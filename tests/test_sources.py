@@ -809,6 +809,12 @@ def test_an_arff_date_is_read_as_its_attribute_format_says(tmp_path, pattern, st
     assert dead[0]["reason"] == ("'soon' is not an ISO date" if "'T'" in pattern else
                                  f"'soon' is not a date written as '{strftime}' (its "
                                  f"attribute's format), nor an ISO date")
+    # A letter not read here (day of the year) is one line naming the attribute.
+    path.write_text("@relation r\n@attribute when date 'D/yyyy'\n@attribute class {a,b}\n"
+                    "@data\n'1/2026',a\n")
+    with pytest.raises(InputError, match=r"line 2: the date format of attribute 'when': 'D' in "
+                                         r"'D/yyyy' is not read here; write its dates as ISO"):
+        StreamSpec.parse(str(path)).check()
 
 
 def test_dates_written_day_or_month_first_are_not_guessed_where_no_format_is_given(tmp_path):

@@ -61,7 +61,7 @@ class Attribute:
 _JAVA_DATE_LETTERS = {"y": ((4, "%Y"), (3, "%Y"), (2, "%y"), (1, "%Y")),
                       "M": ((4, "%B"), (3, "%b"), (1, "%m")), "d": ((1, "%d"),),
                       "H": ((1, "%H"),), "h": ((1, "%I"),), "m": ((1, "%M"),), "s": ((1, "%S"),),
-                      "S": ((1, "%f"),), "a": ((1, "%p"),), "E": ((4, "%A"), (1, "%a")),
+                      "S": ((3, "%f"),), "a": ((1, "%p"),), "E": ((4, "%A"), (1, "%a")),
                       "Z": ((1, "%z"),), "X": ((1, "%z"),)}
 
 
@@ -72,8 +72,12 @@ def date_format(pattern: str) -> str | None:
 
     >>> date_format("dd/MM/yyyy HH:mm"), date_format("yyyy-MM-dd'T'HH:mm:ss")
     ('%d/%m/%Y %H:%M', None)
-    >>> date_format("d MMM yy, h:mm a")
-    '%d %b %y, %I:%M %p'
+    >>> date_format("d MMM yy, h:mm a"), date_format("HH:mm:ss.SSS")
+    ('%d %b %y, %I:%M %p', '%H:%M:%S.%f')
+    >>> date_format("D/yyyy")
+    Traceback (most recent call last):
+    ...
+    ValueError: 'D' in 'D/yyyy' is not read here
     """
     if pattern in ("", "yyyy-MM-dd'T'HH:mm:ss"):
         return None
@@ -93,9 +97,11 @@ def date_format(pattern: str) -> str | None:
             i = end + 1
             continue
         if c.isalpha():
-            if c not in _JAVA_DATE_LETTERS:
-                raise ValueError(f"the letter {c!r} in {pattern!r} is not read here")
-            out.append(next(code for length, code in _JAVA_DATE_LETTERS[c] if run >= length))
+            code = next((code for length, code in _JAVA_DATE_LETTERS.get(c, ()) if run >= length),
+                        None)
+            if code is None or (c == "S" and run != 3):  # (milliseconds: SSS alone reads so)
+                raise ValueError(f"{c * run!r} in {pattern!r} is not read here")
+            out.append(code)
         else:
             out.append((c * run).replace("%", "%%"))
         i += run
