@@ -115,6 +115,8 @@ def plan(config: RunConfig) -> Plan:
             log = PredictionLogSpec.parse(config.predictions)
             if log.needs_score_class():
                 log = log.with_score_class(_positive_of_labels(streams))
+            if log.decides_by_score():
+                log = log.deciding_by_score(_other_class(streams, log.proba["positive"]))
             names = _logged_models(log, config.models, time_range)
             if not names:
                 raise ConfigError(f"prediction log {log.pattern}: " + (
@@ -298,6 +300,21 @@ def _positive_of_labels(streams: list) -> str | None:
             for s in streams}
     told = {None if c is None else str(c) for c in told}
     return told.pop() if len(told) == 1 else None
+
+
+def _other_class(streams: list, positive) -> str | None:
+    """The class other than `positive` that the streams' declared classes, else their first
+    labels, name, as text; None unless there is exactly one.
+
+    >>> from transforms.streams.sources import StreamSpec
+    >>> _other_class([StreamSpec.parse('s.csv{"classes": ["ok", "fraud"]}')], "fraud")
+    'ok'
+    """
+    named = set()
+    for s in streams:
+        named |= {str(c) for c in (s.declared_classes() or s.first_values())}
+    others = named - {str(positive)}
+    return others.pop() if len(others) == 1 else None
 
 
 def _logged_task(streams: list, log: PredictionLogSpec) -> str:

@@ -1237,3 +1237,82 @@ def test_a_log_whose_times_are_written_day_first_backfills_with_its_time_format(
         '{"time_format": "%d/%m/%Y %H:%M:%S.%f"} if the day comes first, {"time_format": '
         '"%m/%d/%Y %H:%M:%S.%f"} if the month does (or write dates year first, as ISO 8601 '
         "does: 1970-01-01 00:00:00.000000)\n")
+
+
+def _score_log(folder, n: int = 300, seed: int = 3, extra: dict | None = None):
+    """Instances, their labels an hour later (fraud / ok) and a log of scores a second after
+    arrival, P(fraud), with `extra` columns."""
+    rng = np.random.default_rng(seed)
+    t = np.arange(n) * 60.0
+    x = rng.normal(size=n)
+    y = np.where(x + rng.normal(size=n) > 0.8, "fraud", "ok")
+    score = np.round(1 / (1 + np.exp(-(2 * x - 1.6))), 4)
+    pd.DataFrame({"id": range(n), "time": t, "x": x}).to_csv(folder / "inst.csv", index=False)
+    pd.DataFrame({"id": range(n), "time": t + 3600, "label": y}).to_csv(folder / "lab.csv",
+                                                                        index=False)
+    pd.DataFrame({"id": range(n), "t": t + 1, "p_fraud": score, **(extra or {})}).to_csv(
+        folder / "scores.csv", index=False)
+    return y, score
+
+
+def test_a_log_of_scores_alone_is_decided_at_its_threshold(tmp_path, capsys):
+    """A deployed model that logs P(fraud) only: its prediction is fraud where the score is at
+    least 0.5 (or the `threshold` given), else the other class the labels name; a missing
+    score is no prediction. A `threshold` also re-decides a log that has predictions. Oracle:
+    numpy on the same scores and labels."""
+    y, score = _score_log(tmp_path)
+    score[7] = np.nan
+    frame = pd.read_csv(tmp_path / "scores.csv").assign(p_fraud=score, y_pred="ok")
+    frame.drop(columns="y_pred").to_csv(tmp_path / "scores.csv", index=False)
+    frame.to_csv(tmp_path / "with_predictions.csv", index=False)
+    stream = f'{tmp_path}/inst.csv{{"labels": "{tmp_path}/lab.csv"}}'
+    for log, threshold in (("scores.csv", None), ("scores.csv", 0.3),
+                           ("with_predictions.csv", 0.3)):
+        options = {"score": "p_fraud", "positive": "fraud"} | (
+            {} if threshold is None else {"threshold": threshold})
+        out = tmp_path / f"{log}-{threshold}"
+        run(RunConfig(streams=[stream], models=[], out=str(out), runner="direct", quiet=True,
+                      predictions=f"{tmp_path}/{log}{json.dumps(options)}", delay="0"))
+        summary = pd.read_parquet(out / "summary.parquet")
+        initial = summary[(summary["category"] == "initial") & (summary["window"] ==
+                                                                "cumulative")]
+
+        def value(metric, cls=None):
+            rows = initial[(initial["metric"] == metric) & (
+                initial["class"].isna() if cls is None else initial["class"] == cls)]
+            return rows["value"].item(), rows["n"].item()
+
+        made = ~np.isnan(score)
+        decided = np.where(score >= (threshold or 0.5), "fraud", "ok")[made]
+        truth = y[made]
+        assert value("accuracy") == (pytest.approx(np.mean(decided == truth), abs=1e-12),
+                                     made.sum())
+        hits = np.sum((decided == "fraud") & (truth == "fraud"))
+        assert value("recall", "fraud")[0] == pytest.approx(hits / np.sum(truth == "fraud"))
+        assert value("precision", "fraud")[0] == pytest.approx(hits / np.sum(decided == "fraud"))
+        counts = json.loads((out / "manifest.json").read_text())["counts"][0]
+        assert counts["unscored_initial"] == 1
+
+
+def test_a_score_that_cannot_decide_is_one_line(tmp_path, capsys):
+    """A threshold without a score, or outside [0, 1]; a score alone where the labels name
+    three classes (a score decides between two)."""
+    _score_log(tmp_path)
+    labels = pd.read_csv(tmp_path / "lab.csv")
+    labels.loc[::3, "label"] = "review"
+    labels.to_csv(tmp_path / "lab3.csv", index=False)
+    argv = ["backfill", "--out", str(tmp_path / "o"), "--runner", "direct", "--quiet"]
+    for labels, options, line in (
+            ("lab.csv", {"threshold": 0.3}, "threshold is a number in [0, 1] that decides"),
+            ("lab.csv", {"score": "p_fraud", "positive": "fraud", "threshold": 2},
+             "threshold is a number in [0, 1] that decides"),
+            ("lab3.csv", {"score": "p_fraud", "positive": "fraud"},
+             "its predictions are decided from the score 'p_fraud', the probability of "
+             "'fraud', or else the other class, which the labels do not name as the only "
+             'one: declare the two classes with the stream option {"classes": ["fraud", '
+             '"..."]}, or log the predictions (the option prediction)')):
+        stream = f'{tmp_path}/inst.csv{{"labels": "{tmp_path}/{labels}"}}'
+        assert main([*argv, "--stream", stream, "--predictions",
+                     f"{tmp_path}/scores.csv{json.dumps(options)}"]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and line in err, err

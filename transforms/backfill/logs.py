@@ -37,6 +37,9 @@ LOG_COLUMNS = {"stream": "stream", "model": "model", "id": "id", "kind": "kind",
 # (`score`, with the class it belongs to, `positive`), or one column per class (`proba_columns`:
 # {class: column}). Either becomes the `proba` map column {class: probability}.
 PROBA_OPTIONS = ("score", "positive", "proba_columns")
+# A score's decision: the positive class where the score is at least this (`threshold`), else
+# the other class; for a log without a prediction column, or to score another threshold.
+DEFAULT_THRESHOLD = 0.5
 # The bytes of a CSV or JSON Lines log read at a time when it is read block by block.
 LOG_BLOCK = 8 << 20
 # How a CSV log is read: its delimiter and its numbers' decimal mark.
@@ -86,7 +89,10 @@ class PredictionLogSpec:
     {class: probability} (`proba`, as `run` writes it; a JSON object in a JSON Lines log), from
     the positive class's probability in a binary task (`{"score": "p_fraud", "positive":
     "fraud"}`: the other class has 1 − score), or from one column per class
-    (`{"proba_columns": {"fraud": "p_fraud", "ok": "p_ok"}}`).
+    (`{"proba_columns": {"fraud": "p_fraud", "ok": "p_ok"}}`). A log with a score and no
+    prediction column, or with a `threshold` (`{"score": "p_fraud", "threshold": 0.3}`),
+    predicts the positive class where the score is at least the threshold (0.5 by default),
+    else the other class (`deciding_by_score`).
 
     >>> spec = PredictionLogSpec.parse('logs/preds{"time": "ts", "prediction": "decision"}')
     >>> spec.pattern, spec.columns["time"], spec.columns["id"]
@@ -103,11 +109,14 @@ class PredictionLogSpec:
         self.csv = {**CSV_LOG_OPTIONS, **(csv or {})}
         self.sep_given = "sep" in (csv or {})  # (else a .tsv file's is a tab)
         self.encoding = encoding
+        self.threshold: float | None = None  # the `threshold` option's
+        self.decision: tuple | None = None  # (positive, other, threshold): `deciding_by_score`
 
     @classmethod
     def parse(cls, text: str) -> PredictionLogSpec:
         pattern, options = split_options(text, "prediction log")
-        known = [*LOG_COLUMNS, *PROBA_OPTIONS, *CSV_LOG_OPTIONS, *TIME_OPTIONS, "encoding"]
+        known = [*LOG_COLUMNS, *PROBA_OPTIONS, "threshold", *CSV_LOG_OPTIONS, *TIME_OPTIONS,
+                 "encoding"]
         unknown = set(options) - set(known)
         if unknown:
             raise InputError(f"prediction log {pattern}: unknown option(s) {sorted(unknown)}; "
@@ -126,6 +135,13 @@ class PredictionLogSpec:
                              f"e.g. latin-1, cp1252, utf-16") from None
         reading = TimeReading.of({k: options.pop(k) for k in TIME_OPTIONS if k in options},
                                  where)
+        threshold = options.pop("threshold", None)
+        if threshold is not None and ("score" not in proba or isinstance(threshold, bool) or
+                                      not isinstance(threshold, (int, float))
+                                      or not 0 <= threshold <= 1):
+            raise InputError(f"{where}: threshold is a number in [0, 1] that decides the "
+                             f'positive class from a score column, e.g. {{"score": "p_fraud", '
+                             f'"positive": "fraud", "threshold": 0.3}}')
         if "score" in proba and "proba_columns" in proba:
             raise InputError(f"{where}: give score or proba_columns, not both")
         if "positive" in proba and "score" not in proba:
@@ -136,7 +152,9 @@ class PredictionLogSpec:
                 isinstance(c, str) for c in columns.values())):
             raise InputError(f'{where}: proba_columns must map each class to its column, e.g. '
                              f'{{"proba_columns": {{"fraud": "p_fraud", "ok": "p_ok"}}}}')
-        return cls(pattern, {**LOG_COLUMNS, **options}, proba, reading, csv, encoding)
+        spec = cls(pattern, {**LOG_COLUMNS, **options}, proba, reading, csv, encoding)
+        spec.threshold = None if threshold is None else float(threshold)
+        return spec
 
     def needs_score_class(self) -> bool:
         """Whether its `score` column's class is still to be told (`with_score_class`)."""
@@ -159,6 +177,38 @@ class PredictionLogSpec:
         told = copy.copy(self)
         told.proba = {**self.proba, "positive": positive}
         return told
+
+    def decides_by_score(self) -> bool:
+        """Whether its predictions are to be decided from its score: it has a `threshold`, or
+        a score and no prediction column (in its first file)."""
+        if "score" not in self.proba:
+            return False
+        if self.threshold is not None:
+            return True
+        files = self.files()
+        batch = next(self.read(files[0], columns=["prediction"]), None) if files else None
+        return batch is None or "prediction" not in batch.schema.names
+
+    def deciding_by_score(self, other) -> PredictionLogSpec:
+        """This log with each prediction decided from its score: the positive class where the
+        score is at least the threshold, else `other` (a score is no prediction when missing).
+
+        >>> spec = PredictionLogSpec.parse('p.csv{"score": "p", "positive": "fraud"}')
+        >>> spec.deciding_by_score("ok").decision
+        ('fraud', 'ok', 0.5)
+        """
+        positive = self.proba["positive"]
+        if other is None:
+            raise InputError(f"prediction log {self.pattern}: its predictions are decided from "
+                             f"the score {self.proba['score']!r}, the probability of "
+                             f"{positive!r}, or else the other class, which the labels do not "
+                             f"name as the only one: declare the two classes with the stream "
+                             f'option {{"classes": [{json.dumps(positive)}, "..."]}}, or log '
+                             f"the predictions (the option prediction)")
+        decided = copy.copy(self)
+        decided.decision = (positive, other, DEFAULT_THRESHOLD if self.threshold is None
+                            else self.threshold)
+        return decided
 
     def _source_columns(self) -> list[str]:
         """The columns the class probabilities are read from (renamed into `proba`)."""
@@ -389,7 +439,8 @@ class PredictionLogSpec:
         """
         fmt = LOG_FORMATS[extension(path)]
         wanted = None if columns is None else [self.columns[c] for c in columns]
-        if wanted is not None and "proba" in columns:
+        if wanted is not None and ("proba" in columns or self.decision and
+                                   "prediction" in columns):
             wanted += self._source_columns()
         header = self._checked_header(path) if fmt == "csv" else None
         keep = (self.columns["proba"],)  # (its objects are maps of probabilities)
@@ -426,7 +477,8 @@ class PredictionLogSpec:
     def _renamed(self, batches, columns: list[str] | None, path: str):
         rename = {v: k for k, v in self.columns.items()}
         for batch in batches:
-            sources = self._source_columns() if columns is None or "proba" in columns else []
+            sources = self._source_columns() if columns is None or "proba" in columns or (
+                self.decision and "prediction" in columns) else []
             self._check_named(batch.schema.names, columns is None, sources, path)
             names = [rename.get(n, n) for n in batch.schema.names]
             if "proba" in names:  # JSON objects (a struct) or JSON text: as maps
@@ -442,7 +494,22 @@ class PredictionLogSpec:
                 batch = pa.RecordBatch.from_arrays(
                     [*batch.columns, self._proba_map(batch, path)], names=[*names, "proba"])
                 names = [*names, "proba"]
-            yield pa.RecordBatch.from_arrays(batch.columns, names=names)
+            batch = pa.RecordBatch.from_arrays(batch.columns, names=names)
+            if self.decision and (columns is None or "prediction" in columns):
+                batch = self._decided(batch, path)
+            yield batch
+
+    def _decided(self, batch: pa.RecordBatch, path: str) -> pa.RecordBatch:
+        """The batch with its prediction column decided from its score (`decision`)."""
+        positive, other, threshold = self.decision
+        score = self._numbers(batch, self.proba["score"], path)
+        decided = np.where(score >= threshold, str(positive), str(other)).astype(object)
+        decided[np.isnan(score)] = None  # (no score: no prediction)
+        column = pa.array(decided, pa.string())
+        if "prediction" in batch.schema.names:
+            return batch.set_column(batch.schema.get_field_index("prediction"), "prediction",
+                                    column)
+        return batch.append_column("prediction", column)
 
     def _check_named(self, names: list[str], whole: bool, sources: list[str],
                      path: str) -> None:
@@ -458,7 +525,8 @@ class PredictionLogSpec:
 (option "prediction") not found; columns are ['id', 'time', 'prediction']; name them with the \
 --predictions option {"time": "time", "prediction": "prediction"}
         """
-        options = [k for k in ("id", "time", "prediction") if whole]
+        options = [k for k in ("id", "time", "prediction") if whole
+                   and not (k == "prediction" and self.decision)]
         missing = {k: self.columns[k] for k in options if self.columns[k] not in names}
         for column in sources:
             if column not in names:
@@ -583,22 +651,8 @@ class PredictionLogSpec:
             by_class = {str(self.proba["positive"]): self.proba["score"]}
         else:
             by_class = {str(c): column for c, column in self.proba["proba_columns"].items()}
-        values = []
-        for column in by_class.values():
-            try:
-                values.append(pc.cast(batch.column(batch.schema.get_field_index(column)),
-                                      pa.float64()).to_numpy(zero_copy_only=False))
-            except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-                cells = batch.column(batch.schema.get_field_index(column))
-                first = next((v for v in cells.to_pylist() if v is not None), None)
-                if isinstance(first, str) and "," in first and self.csv["decimal"] != ",":
-                    raise InputError(f"{path}: column {column!r} holds numbers written with "
-                                     f"a decimal comma ({first!r}); give the option "
-                                     f'{{"decimal": ","}}') from None
-                raise InputError(f"{path}: column {column!r} holds something other than "
-                                 f"probabilities (numbers); name the probability column(s) "
-                                 f"with score or proba_columns") from None
-        matrix = np.column_stack(values)
+        matrix = np.column_stack([self._numbers(batch, column, path)
+                                  for column in by_class.values()])
         made = ~np.isnan(matrix).any(axis=1)
         k = len(by_class)
         keys = np.tile(np.array(list(by_class), dtype=object), int(made.sum()))
@@ -606,6 +660,23 @@ class PredictionLogSpec:
         return pa.MapArray.from_arrays(pa.array(offsets), pa.array(keys, pa.string()),
                                        pa.array(matrix[made].ravel(), pa.float64()),
                                        mask=pa.array(~made))
+
+
+    def _numbers(self, batch: pa.RecordBatch, column: str, path: str) -> np.ndarray:
+        """A probability column's values as floats (NaN: none)."""
+        try:
+            return pc.cast(batch.column(batch.schema.get_field_index(column)),
+                           pa.float64()).to_numpy(zero_copy_only=False)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            cells = batch.column(batch.schema.get_field_index(column))
+            first = next((v for v in cells.to_pylist() if v is not None), None)
+            if isinstance(first, str) and "," in first and self.csv["decimal"] != ",":
+                raise InputError(f"{path}: column {column!r} holds numbers written with a "
+                                 f"decimal comma ({first!r}); give the option "
+                                 f'{{"decimal": ","}}') from None
+            raise InputError(f"{path}: column {column!r} holds something other than "
+                             f"probabilities (numbers); name the probability column(s) with "
+                             f"score or proba_columns") from None
 
 
 class TypesChanged(Exception):
