@@ -1296,7 +1296,7 @@ def test_a_log_of_scores_alone_is_decided_at_its_threshold(tmp_path, capsys):
 
 def test_a_score_that_cannot_decide_is_one_line(tmp_path, capsys):
     """A threshold without a score, or outside [0, 1]; a score alone where the labels name
-    three classes (a score decides between two)."""
+    three classes (a score decides between two); a log of scores whose score is not named."""
     _score_log(tmp_path)
     labels = pd.read_csv(tmp_path / "lab.csv")
     labels.loc[::3, "label"] = "review"
@@ -1310,7 +1310,11 @@ def test_a_score_that_cannot_decide_is_one_line(tmp_path, capsys):
              "its predictions are decided from the score 'p_fraud', the probability of "
              "'fraud', or else the other class, which the labels do not name as the only "
              'one: declare the two classes with the stream option {"classes": ["fraud", '
-             '"..."]}, or log the predictions (the option prediction)')):
+             '"..."]}, or log the predictions (the option prediction)'),
+            ("lab.csv", {"time": "t"},
+             'name it with the --predictions option {"prediction": "..."}; or, a log of '
+             'scores, {"score": "p_fraud", "positive": "..."} (the class it is the '
+             "probability of: decided at 0.5)")):
         stream = f'{tmp_path}/inst.csv{{"labels": "{tmp_path}/{labels}"}}'
         assert main([*argv, "--stream", stream, "--predictions",
                      f"{tmp_path}/scores.csv{json.dumps(options)}"]) == 2

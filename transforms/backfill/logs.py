@@ -12,6 +12,7 @@ import io
 import json
 import math
 import os
+import re
 from collections.abc import Iterator
 
 import numpy as np
@@ -541,6 +542,10 @@ class PredictionLogSpec:
         them = "them" if len(names_them) > 1 else "it"
         hint = f"name {them} with {OPTION} {json.dumps(names_them)}" if names_them else \
             "name each class's column in the proba_columns option"
+        scores = [n for n in names if re.search(r"^p_|prob|score", str(n).lower())]
+        if names_them.get("prediction") == "..." and len(scores) == 1 and not self.proba:
+            hint += (f'; or, a log of scores, {{"score": "{scores[0]}", "positive": "..."}} '
+                     f"(the class it is the probability of: decided at 0.5)")
         raise InputError(f"{path}: {what} not found; columns are {names}; {hint}")
 
     def _sep(self, path: str) -> str:
