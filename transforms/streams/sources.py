@@ -460,8 +460,7 @@ class StreamSpec:
         _ = self.ordering  # raises on an unknown order
         self._check_unique_ids()
         if self.format == "arff":
-            given = sorted({*TIME_OPTIONS, "missing", *CSV_OPTIONS}
-                           & set(self.options))
+            given = sorted({*TIME_OPTIONS, "missing", *CSV_OPTIONS} & set(self.options))
             if given:
                 raise InputError(f"{self.source}: {', '.join(given)} is for table files (an "
                                  f"ARFF file's values and timestamps are read as written, its "

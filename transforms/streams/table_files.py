@@ -230,16 +230,16 @@ def read_datetimes(values, time_format: str | None = None, time_zone: str | None
             return read_datetimes(pd.Series([values]), time_format, time_zone).iloc[0]
         return pd.to_datetime(values, utc=True, errors="coerce",
                               format=time_format or "ISO8601")
-    dt = read_datetimes(values, time_format)
+    parsed = read_datetimes(values, time_format)
     if time_format is not None:
         naive = pd.Series("%z" not in time_format, index=values.index)
     else:
         naive = ~values.astype(str).str.contains(_OFFSET, regex=True)
-    naive &= dt.notna()
+    naive &= parsed.notna()
     if naive.any():
-        dt = dt.copy()
-        dt[naive] = in_zone(dt[naive].dt.tz_localize(None), time_zone)
-    return dt
+        parsed = parsed.copy()
+        parsed[naive] = in_zone(parsed[naive].dt.tz_localize(None), time_zone)
+    return parsed
 
 
 def in_zone(wall_times: pd.Series, time_zone: str) -> pd.Series:
@@ -306,11 +306,12 @@ class TimeReading(NamedTuple):
     def _formatted(self, s: pd.Series) -> np.ndarray:
         """Seconds of the cells written as `format` says, NaN elsewhere. Whole numbers are
         read as their digits (20261101 as "%Y%m%d" says), also in a column of floats."""
-        text = s.astype(object).where(s.notna())
         if pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s):
             whole = s.notna() & (s == s.round())
             text = pd.Series(None, index=s.index, dtype=object)
             text[whole] = s[whole].astype("int64").astype(str)
+        else:
+            text = s.astype(object).where(s.notna())
         return _seconds_of(read_datetimes(text, self.format, self.zone))
 
     def _unformatted(self, s: pd.Series) -> np.ndarray:
@@ -499,7 +500,7 @@ def _outside_the_clock(value, reading: TimeReading) -> str:
         read_datetimes(value, reading.format).tz_localize(None)
     try:
         early, late = (wall.tz_localize(zone, ambiguous=first) for first in (True, False))
-    except Exception:  # (the hour the clocks skip: no such moment)
+    except ValueError:  # (the hour the clocks skip: no such moment)
         return (f"time {value!r} is in the hour the clocks skip in {zone}, so it names no "
                 f"moment there; write it with its UTC offset, or give the zone it was kept in")
     iso = wall.strftime("%Y-%m-%dT%H:%M")
