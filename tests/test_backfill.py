@@ -1277,7 +1277,7 @@ def test_a_log_of_scores_alone_is_decided_at_its_threshold(tmp_path, capsys):
         initial = summary[(summary["category"] == "initial") & (summary["window"] ==
                                                                 "cumulative")]
 
-        def value(metric, cls=None):
+        def value(metric, cls=None, initial=initial):
             rows = initial[(initial["metric"] == metric) & (
                 initial["class"].isna() if cls is None else initial["class"] == cls)]
             return rows["value"].item(), rows["n"].item()
