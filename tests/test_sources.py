@@ -732,9 +732,11 @@ def test_times_written_as_the_time_format_says_are_read_so(tmp_path):
     start = dt.datetime(2026, 11, 29, 22, 0, tzinfo=dt.timezone.utc)
     times = [start + dt.timedelta(hours=7 * i) for i in range(8)]
     day_first = "%d/%m/%Y %H:%M"
-    (tmp_path / "rows.csv").write_text("when,x,label,done\n" + "".join(
-        f"{t:{day_first}},{i},{'ab'[i % 2]},{t + dt.timedelta(hours=3):{day_first}}\n"
-        for i, t in enumerate(times)))
+    arrived = [f"{t:{day_first}}" for t in times]
+    labelled = [f"{t + dt.timedelta(hours=3):{day_first}}" for t in times]
+    labels = ["ab"[i % 2] for i in range(len(times))]
+    pd.DataFrame({"when": arrived, "x": range(8), "label": labels, "done": labelled}).to_csv(
+        tmp_path / "rows.csv", index=False)
     spec = f'{tmp_path}/rows.csv{{"time": "when", "label_time": "done", ' \
            f'"time_format": "{day_first}"}}'
     events, dead = read(spec)
@@ -744,11 +746,10 @@ def test_times_written_as_the_time_format_says_are_read_so(tmp_path):
         + [((t + dt.timedelta(hours=3)).timestamp(), "label") for t in times])
     assert rows_in_time_order(StreamSpec.parse(spec))
     # An instance table and its label table, the labels' times written alike.
-    (tmp_path / "inst.csv").write_text("id,when,x\n" + "".join(
-        f"{i},{t:{day_first}},{i}\n" for i, t in enumerate(times)))
-    (tmp_path / "lab.csv").write_text("id,when,label\n" + "".join(
-        f"{i},{t + dt.timedelta(hours=3):{day_first}},{'ab'[i % 2]}\n"
-        for i, t in enumerate(times)))
+    pd.DataFrame({"id": range(8), "when": arrived, "x": range(8)}).to_csv(
+        tmp_path / "inst.csv", index=False)
+    pd.DataFrame({"id": range(8), "when": labelled, "label": labels}).to_csv(
+        tmp_path / "lab.csv", index=False)
     tables = f'{tmp_path}/inst.csv{{"time": "when", "labels": "{tmp_path}/lab.csv", ' \
              f'"time_format": "{day_first}"}}'
     table_events, dead = read(tables)
