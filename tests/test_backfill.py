@@ -1320,3 +1320,21 @@ def test_a_score_that_cannot_decide_is_one_line(tmp_path, capsys):
                      f"{tmp_path}/scores.csv{json.dumps(options)}"]) == 2
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and line in err, err
+
+
+def test_a_log_of_scores_alone_against_labels_0_and_1_is_classification(tmp_path):
+    """Labels 1 and 0 and a log of P(1) alone: the score is of class 1 (told by the labels),
+    the predictions decided from it are classes, not the score read as a regression.
+    Oracle: numpy on the same scores and labels."""
+    y, score = _score_log(tmp_path)
+    labels = pd.read_csv(tmp_path / "lab.csv")
+    labels["label"] = (labels["label"] == "fraud").astype(int)
+    labels.to_csv(tmp_path / "lab.csv", index=False)
+    run(RunConfig(streams=[f'{tmp_path}/inst.csv{{"labels": "{tmp_path}/lab.csv"}}'],
+                  models=[], out=str(tmp_path / "out"), runner="direct", quiet=True,
+                  predictions=f'{tmp_path}/scores.csv{{"score": "p_fraud"}}', delay="0"))
+    summary = pd.read_parquet(tmp_path / "out" / "summary.parquet")
+    accuracy = summary.query("category == 'initial' and window == 'cumulative' and "
+                             "metric == 'accuracy'")["value"].item()
+    assert "mae" not in set(summary["metric"])
+    assert accuracy == pytest.approx(np.mean((score >= 0.5) == (y == "fraud")), abs=1e-12)

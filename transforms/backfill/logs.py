@@ -184,11 +184,7 @@ class PredictionLogSpec:
         a score and no prediction column (in its first file)."""
         if "score" not in self.proba:
             return False
-        if self.threshold is not None:
-            return True
-        files = self.files()
-        batch = next(self.read(files[0], columns=["prediction"]), None) if files else None
-        return batch is None or "prediction" not in batch.schema.names
+        return self.threshold is not None or self._first_values("prediction") is None
 
     def deciding_by_score(self, other) -> PredictionLogSpec:
         """This log with each prediction decided from its score: the positive class where the
@@ -251,13 +247,13 @@ class PredictionLogSpec:
         >>> PredictionLogSpec.parse(path).predicts_numbers()
         True
         """
-        batch = next(self.read(self.files()[0], columns=["prediction"]), None)
-        if batch is None or batch.num_columns == 0:
+        predictions = self._first_values("prediction")
+        if predictions is None:
             return False
         import pyarrow.csv as pcsv
 
         missing = set(pcsv.ConvertOptions().null_values)  # (a CSV log's cells come as text)
-        values = [v for v in batch.column(0).slice(0, rows).to_pylist()
+        values = [v for v in predictions.slice(0, rows).to_pylist()
                   if v is not None and v not in missing]
         if self.csv["decimal"] != ".":  # (a CSV log's text, written with its decimal mark)
             values = [v.replace(self.csv["decimal"], ".") if isinstance(v, str) else v
@@ -279,11 +275,18 @@ class PredictionLogSpec:
         >>> PredictionLogSpec.parse(path).written_times()
         ['01/11/2026 08:00']
         """
+        times = self._first_values("time")
+        return [] if times is None else [v for v in times.slice(0, rows).to_pylist()
+                                         if v is not None]
+
+    def _first_values(self, column: str) -> pa.Array | None:
+        """The first block of one of the log's columns (`LOG_COLUMNS`; a prediction decided
+        from the score, `decision`), in its first file; None without rows or the column."""
         files = self.files()
-        batch = next(self.read(files[0], columns=["time"]), None) if files else None
-        if batch is None or batch.num_columns == 0:
-            return []
-        return [v for v in batch.column(0).slice(0, rows).to_pylist() if v is not None]
+        batch = next(self.read(files[0], columns=[column]), None) if files else None
+        if batch is None or column not in batch.schema.names:
+            return None
+        return batch.column(batch.schema.get_field_index(column))
 
     def own_model_name(self) -> str:
         """The name of the one model of a log without a model column, when no --model names
