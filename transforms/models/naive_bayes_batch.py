@@ -9,7 +9,7 @@ import math
 import numpy as np
 
 from transforms.models.batch import (NONE, TIE_MARGIN, DenseBatch, argmax_with_margin,
-                                     learns_while_predicting)
+                                     learns_while_predicting, plain_numbers)
 
 _PDF_EPS = 10e-10  # river.naive_bayes.gaussian._PDF_EPS
 
@@ -63,8 +63,13 @@ class GaussianNBBatch(DenseBatch):
 
     in_pipeline = True
 
+    def __getstate__(self):
+        return self.__dict__ | {"_arrays": None}  # (a cache: read again)
+
     def state(self, model, names):
-        return parameters(model, names)
+        if getattr(self, "_arrays", None) is None:
+            self._arrays = GaussianNBArrays()
+        return self._arrays.read(model, names)
 
     def select(self, params, columns: list):
         classes, prior, mu, sigma, known = params
@@ -135,6 +140,79 @@ def parameters(model, names) -> tuple | None:
                 mu[j, f], sigma[j, f], known[j, f] = params[0], math.sqrt(params[1]), True
     prior = np.array([math.log(model.class_counts[c] / total) for c in classes])
     return classes, prior, mu, sigma, known
+
+
+class GaussianNBArrays:
+    """river `GaussianNB`'s state over the features `names` as `parameters` gives it, kept
+    between calls: a label changes one class's Gaussians (and count), so only the classes
+    whose count changed are read again — a stream of hundreds of classes is not read whole
+    at every prediction.
+
+    Example
+    -------
+
+    >>> from river import naive_bayes
+    >>> model, arrays = naive_bayes.GaussianNB(), GaussianNBArrays()
+    >>> same = []
+    >>> for a, y in [(1.0, "x"), (3.0, "x"), (5.0, "y"), (6.0, "y"), (2.0, "z"), (2.5, "x")]:
+    ...     model.learn_one({"a": a}, y)
+    ...     kept, fresh = arrays.read(model, ("a",)), parameters(model, ("a",))
+    ...     same.append(kept[0] == fresh[0] and all(np.allclose(k, f, rtol=1e-15, atol=0)
+    ...                                             for k, f in zip(kept[1:], fresh[1:])))
+    >>> same
+    [True, True, True, True, True, True]
+
+    """
+
+    def __init__(self):
+        self._model = None
+        self._names: tuple | None = None
+        self._read_at: dict = {}  # class -> its count when its row was read
+        self._row: dict = {}  # class -> its row
+        self._classes: list = []  # in the model's order (`class_counts`, first seen first)
+        self._mu = self._sigma = self._known = self._count = None
+
+    def read(self, model, names) -> tuple | None:
+        """(classes, log priors, μ, σ, known), as `parameters(model, names)`."""
+        counts = model.class_counts
+        if not counts:
+            return None
+        if model is not self._model or names != self._names:
+            self.__init__()
+            self._model, self._names = model, names
+        read_at = self._read_at
+        for c, n in counts.items():
+            if read_at.get(c) != n:
+                self._read_class(model, c, n)
+        k = len(self._classes)
+        prior = np.log(self._count[:k] / sum(counts.values()))
+        return list(self._classes), prior, self._mu[:k], self._sigma[:k], self._known[:k]
+
+    def _read_class(self, model, c, n) -> None:
+        j = self._row.get(c)
+        if j is None:
+            j = self._row[c] = len(self._classes)
+            self._classes.append(c)
+            if self._count is None or j == len(self._count):
+                self._grow(max(8, 2 * j))
+        gaussians = model.gaussians.get(c, {})
+        for f, name in enumerate(self._names):
+            params = gaussian_parameters(gaussians.get(name))
+            if params is None:
+                self._mu[j, f], self._sigma[j, f], self._known[j, f] = 0.0, 1.0, False
+            else:
+                self._mu[j, f], self._sigma[j, f] = params[0], math.sqrt(params[1])
+                self._known[j, f] = True
+        self._count[j] = self._read_at[c] = n
+
+    def _grow(self, rows: int) -> None:
+        shape, k = (rows, len(self._names)), len(self._classes) - 1
+        old = (self._mu, self._sigma, self._known, self._count)
+        self._mu, self._sigma = np.zeros(shape), np.ones(shape)
+        self._known, self._count = np.zeros(shape, dtype=bool), np.zeros(rows)
+        if old[0] is not None:
+            for new, was in zip((self._mu, self._sigma, self._known, self._count), old):
+                new[:k] = was[:k]
 
 
 def _best_class(jll: dict):
@@ -223,6 +301,60 @@ def naive_bayes_predict_with_proba(model, x: dict) -> tuple:
             dict(zip(jll, [e / total for e in exps])))
 
 
+class ManyClassesGaussianNB:
+    """(`predict_one(x)`, `predict_proba_one(x)`) of river's `GaussianNB` (or `predict_one(x)`
+    alone, `with_proba=False`) from its state as arrays (`GaussianNBArrays`), once its classes
+    times the row's features reach `MANY`: river reads every class's Gaussians and sums the
+    class counts again for each class (~1 µs per class and feature, and milliseconds a
+    prediction at hundreds of classes), where the arrays cost ~40 µs a row whatever their
+    size. The row is one of `GaussianNBBatch`, so a near tie is `predict_one`'s and the
+    probabilities equal river's within a few units in the last place; below `MANY`, or for a
+    row that is not all numbers, `naive_bayes_predict_with_proba` (`naive_bayes_predict_one`)
+    answers.
+
+    Example
+    -------
+
+    >>> import random
+    >>> from river import naive_bayes
+    >>> model, rng = naive_bayes.GaussianNB(), random.Random(1)
+    >>> for _ in range(400):
+    ...     c = rng.randrange(40)
+    ...     model.learn_one({"a": c + rng.gauss(0, 1), "b": rng.random()}, f"c{c}")
+    >>> predict = ManyClassesGaussianNB(model)
+    >>> xs = [{"a": rng.uniform(0, 40), "b": rng.random()} for _ in range(200)]
+    >>> answers = [predict(x) for x in xs]
+    >>> [label for label, _ in answers] == [model.predict_one(x) for x in xs]
+    True
+    >>> max(abs(proba[c] - p) for (_, proba), x in zip(answers, xs)
+    ...     for c, p in model.predict_proba_one(x).items()) < 1e-12
+    True
+
+    """
+
+    MANY = 48  # classes × features: where the two took the same time on this machine
+
+    def __init__(self, model, with_proba: bool = True):
+        self.model, self.with_proba = model, with_proba
+        self._batch = GaussianNBBatch()
+
+    def __getstate__(self):
+        return self.__dict__ | {"_batch": GaussianNBBatch()}  # (a cache: read again)
+
+    def __call__(self, x: dict):
+        model, batch = self.model, self._batch
+        if len(model.class_counts) * len(x) < self.MANY or not plain_numbers(x.values()):
+            return naive_bayes_predict_with_proba(model, x) if self.with_proba else \
+                naive_bayes_predict_one(model, x)
+        batch.names = tuple(x)
+        rows = np.fromiter(x.values(), dtype=np.float64, count=len(x))[None, :]
+        if not self.with_proba:
+            codes, labels = batch.predict(model, rows, [x])
+            return labels[codes[0]]
+        codes, labels, proba = batch.predict_scored(model, rows, [x], None)
+        return labels[codes[0]], dict(zip(labels, proba[0].tolist()))
+
+
 def predict_with_proba(model):
     """x -> (`predict_one(x)`, `predict_proba_one(x)`) for a classifier that gives class
     probabilities, with one model call where its `predict_one` is its base class's (the most
@@ -232,7 +364,9 @@ def predict_with_proba(model):
     -------
 
     >>> from river import linear_model, naive_bayes, tree
-    >>> predict_with_proba(naive_bayes.GaussianNB()).func.__name__
+    >>> type(predict_with_proba(naive_bayes.GaussianNB())).__name__
+    'ManyClassesGaussianNB'
+    >>> predict_with_proba(naive_bayes.BernoulliNB()).func.__name__
     'naive_bayes_predict_with_proba'
     >>> model = tree.HoeffdingTreeClassifier()
     >>> model.learn_one({"a": 1.0}, True)
@@ -243,6 +377,7 @@ def predict_with_proba(model):
     """
     from river.base import Classifier
     from river.compose import Pipeline
+    from river.naive_bayes import GaussianNB
     from river.naive_bayes.base import BaseNB
 
     from transforms.models.binary import BinaryLabels
@@ -258,6 +393,8 @@ def predict_with_proba(model):
     if not isinstance(model, Classifier) or not hasattr(model, "predict_proba_one") or \
             kind.predict_proba_one is Classifier.predict_proba_one:
         return None
+    if kind is GaussianNB:
+        return ManyClassesGaussianNB(model)
     if isinstance(model, BaseNB) and kind.predict_proba_one is BaseNB.predict_proba_one \
             and kind.predict_one is Classifier.predict_one:
         return functools.partial(naive_bayes_predict_with_proba, model)
@@ -285,13 +422,14 @@ def fast_predict_one(model):
     -------
 
     >>> from river import linear_model, naive_bayes
-    >>> fast_predict_one(naive_bayes.GaussianNB()).func.__name__
+    >>> fast_predict_one(naive_bayes.BernoulliNB()).func.__name__
     'naive_bayes_predict_one'
     >>> fast_predict_one(linear_model.LogisticRegression()).__name__
     'predict_one'
     """
     from river.base import Classifier
     from river.compose import Pipeline
+    from river.naive_bayes import GaussianNB
     from river.naive_bayes.base import BaseNB
 
     from transforms.models.binary import BinaryLabels
@@ -300,9 +438,12 @@ def fast_predict_one(model):
     if kind is BinaryLabels:
         return model.mapped(fast_predict_one(model.model))
     if kind is Pipeline:  # a pipeline's last step, once the transformers have done their part
-        last = fast_predict_one(list(model.steps.values())[-1])
-        return functools.partial(_transformed_first, model, last, model.predict_one) \
-            if isinstance(last, functools.partial) else model.predict_one
+        step = list(model.steps.values())[-1]
+        last = fast_predict_one(step)
+        return model.predict_one if last == step.predict_one else \
+            functools.partial(_transformed_first, model, last, model.predict_one)
+    if kind is GaussianNB:
+        return ManyClassesGaussianNB(model, with_proba=False)
     if isinstance(model, BaseNB) and kind.predict_proba_one is BaseNB.predict_proba_one \
             and kind.predict_one is Classifier.predict_one:
         return functools.partial(naive_bayes_predict_one, model)
