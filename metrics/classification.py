@@ -376,10 +376,11 @@ class ClassificationScore:
         cov_tt = n * n - sum(t * t for _, t, _ in classes)
         return cov_tp / math.sqrt(cov_tt * cov_pp) if cov_tt * cov_pp else 0.0
 
-    def per_class(self) -> dict:
+    def per_class(self, first: int | None = None) -> dict:
         """{(metric, class): value}: each class's precision, recall and F1, and the Wilson
         intervals of its precision (h_c of p_c) and recall (h_c of t_c), for the classes that
-        occur as a label or a prediction; with probabilities, each label class's one-vs-rest
+        occur as a label or a prediction (of them, those of index below `first`, if given: a
+        curve point keeps no more); with probabilities, each label class's one-vs-rest
         ROC-AUC and average precision too.
 
         >>> s = ClassificationScore()
@@ -388,26 +389,34 @@ class ClassificationScore:
         (0.3333333333333333, 0.5)
         >>> round(s.per_class()[("recall_wilson_low", 0)], 4)  # 1 of 2
         0.0945
+        >>> sorted({c for _, c in s.per_class(first=2)})
+        [0, 1]
         """
         out = {}
         for c, (h, t, p) in self._class_counts().items():
+            if first is not None and c >= first:
+                break  # (classes come in index order)
             precision_ci, recall_ci = wilson_interval(h, p), wilson_interval(h, t)
             values = (self._precision(h, t, p), self._recall(h, t, p), self._f1(h, t, p),
                       *precision_ci, *recall_ci)
             out.update({(metric, c): v for metric, v in zip(PER_CLASS_METRICS, values)})
         if self.proba is not None:
-            out.update(self.proba.class_measures())
+            out.update({key: value for key, value in self.proba.class_measures().items()
+                        if first is None or key[1] < first})
         return out
 
-    def confusion_matrix(self) -> dict:
-        """{(true class, predicted class): labels} over the classes that occur, zeros included.
+    def confusion_matrix(self, first: int | None = None) -> dict:
+        """{(true class, predicted class): labels} over the classes that occur, zeros included
+        (of them, those of index below `first`, if given).
 
         >>> s = ClassificationScore()
         >>> s.update_many([0, 0, 1], [0, 1, 1], [0] * 3, [0] * 3)
         >>> s.confusion_matrix()
         {(0, 0): 1, (0, 1): 1, (1, 0): 0, (1, 1): 1}
+        >>> s.confusion_matrix(first=1)
+        {(0, 0): 1}
         """
-        classes = list(self._class_counts())
+        classes = [c for c in self._class_counts() if first is None or c < first]
         return {(i, j): self.confusion.get((i, j), 0) for i in classes for j in classes}
 
     @staticmethod

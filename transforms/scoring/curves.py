@@ -84,14 +84,13 @@ def _score_rows(stream, model, category, view, scores: dict, labels: int, t, pla
             add(metric, value, b)
         if not hasattr(score, "per_class"):  # a regression score
             continue
-        for (metric, c), value in score.per_class().items():
-            if last or c < CURVE_CLASSES:
-                add(metric, value, b, str(c), curves=c < CURVE_CLASSES)
+        first = None if last else CURVE_CLASSES
+        for (metric, c), value in score.per_class(first).items():
+            add(metric, value, b, str(c), curves=c < CURVE_CLASSES)
         if category in (INITIAL, FINAL) and view == CUMULATIVE:
-            for (i, j), cell in score.confusion_matrix().items():
-                few = i < CURVE_CLASSES and j < CURVE_CLASSES
-                if last or few:
-                    add(CONFUSION, cell, b, str(i), str(j), curves=few)
+            for (i, j), cell in score.confusion_matrix(first).items():
+                add(CONFUSION, cell, b, str(i), str(j),
+                    curves=i < CURVE_CLASSES and j < CURVE_CLASSES)
             # The reliability diagram: `bin` is the confidence bin, n its labels.
             for m, (confidence, accuracy, count) in (score.proba.reliability().items()
                                                      if score.proba is not None else ()):
