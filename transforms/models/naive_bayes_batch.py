@@ -1,5 +1,8 @@
-"""river's `naive_bayes.GaussianNB`, many rows at once: the joint log-likelihoods of every class
-for a matrix of feature rows, with the decisions `predict_one` makes (`GaussianNBBatch`)."""
+"""river's naive Bayes classifiers, faster and with `predict_one`'s answers: `GaussianNB` many rows
+at once, the joint log-likelihoods of every class for a matrix of feature rows
+(`GaussianNBBatch`, on the model's state as arrays, `GaussianNBArrays`), and one row at a time
+from those arrays once it has many classes (`ManyClassesGaussianNB`); any of them one row at a
+time without river's normalisation (`naive_bayes_predict_one`, `naive_bayes_predict_with_proba`)."""
 
 from __future__ import annotations
 
