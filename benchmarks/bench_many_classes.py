@@ -24,10 +24,10 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
+
+from benchmarks.bench_files import timed
 
 RIVER = """
 import json, sys
@@ -72,12 +72,8 @@ def write_stream(path: str, n: int, classes: int, features: int) -> None:
 
 def child(script: str, *args: str) -> dict:
     """The script's process, timed whole (start-up and imports included, as a user waits)."""
-    start = time.perf_counter()
-    done = subprocess.run([sys.executable, "-c", script, *args], capture_output=True, text=True)
-    seconds = time.perf_counter() - start
-    if done.returncode:
-        raise SystemExit(f"a run failed:\n{done.stderr[-2000:]}")
-    return json.loads(done.stdout.strip().splitlines()[-1]) | {"seconds": seconds}
+    seconds, out = timed([sys.executable, "-c", script, *args], cwd=os.getcwd())
+    return json.loads(out.strip().splitlines()[-1]) | {"seconds": seconds}
 
 
 def written(out: str) -> tuple[int, float]:
