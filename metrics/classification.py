@@ -406,18 +406,23 @@ class ClassificationScore:
         return out
 
     def confusion_matrix(self, first: int | None = None) -> dict:
-        """{(true class, predicted class): labels} over the classes that occur, zeros included
-        (of them, those of index below `first`, if given).
+        """{(true class, predicted class): labels}, in class-index order: the diagonal cell of
+        every class that occurs (a zero too, so each class has a row and a column) and each
+        other cell with a count (of them, those of classes of index below `first`, if given).
+        Cells left out are zeros; k classes need not make k² cells (1 000 classes: a million).
 
         >>> s = ClassificationScore()
-        >>> s.update_many([0, 0, 1], [0, 1, 1], [0] * 3, [0] * 3)
+        >>> s.update_many([0, 0, 1, 2], [0, 1, 1, 0], [0] * 4, [0] * 4)
         >>> s.confusion_matrix()
-        {(0, 0): 1, (0, 1): 1, (1, 0): 0, (1, 1): 1}
-        >>> s.confusion_matrix(first=1)
-        {(0, 0): 1}
+        {(0, 0): 1, (0, 1): 1, (1, 1): 1, (2, 0): 1, (2, 2): 0}
+        >>> s.confusion_matrix(first=2)
+        {(0, 0): 1, (0, 1): 1, (1, 1): 1}
         """
         classes = [c for c in self._class_counts() if first is None or c < first]
-        return {(i, j): self.confusion.get((i, j), 0) for i in classes for j in classes}
+        cells = {(c, c): 0 for c in classes}
+        cells.update((cell, count) for cell, count in self.confusion.items()
+                     if count and (first is None or max(cell) < first))
+        return dict(sorted(cells.items()))
 
     @staticmethod
     def _precision(h, t, p):

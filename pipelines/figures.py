@@ -381,8 +381,9 @@ def _fig_confusion(plt, run: RunFiles):
                 ax.set_visible(False)
                 continue
             classes = list(dict.fromkeys(part["class"]))  # the summary's class order
+            # Every class has its diagonal cell; a cell not written is a zero.
             counts = part.pivot(index="class", columns="predicted", values="value") \
-                .loc[classes, classes].to_numpy()
+                .loc[classes, classes].fillna(0).to_numpy()
             totals = counts.sum(axis=1, keepdims=True)
             share = np.divide(counts, totals, out=np.zeros_like(counts), where=totals > 0)
             # Vector cells (not an embedded raster): sharp in the SVG and PDF of a paper; over
