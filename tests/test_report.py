@@ -304,3 +304,23 @@ def test_a_confusion_matrix_of_many_classes_is_drawn_without_a_count_per_cell(tm
     svg = (tmp_path / "o" / "figures" / "confusion.svg").read_text(encoding="utf-8")
     texts = svg.count("<text")
     assert 2 * 15 <= texts < k * k  # the class names on two axes of two panels, no counts
+
+
+def test_a_confusion_matrix_draws_the_cells_not_written_as_zeros(tmp_path):
+    """The summary writes each class's diagonal cell and the cells with a count; the figure
+    shows the others as the zeros they are. Majority on labels mostly `a` never predicts `b`:
+    the cell (a, b) is not written, (b, b) is, as 0."""
+    labels = ["a"] * 10 + ["a", "a", "a", "b"] * 25
+    pd.DataFrame({"time": range(len(labels)), "x": 0.0, "label": labels}).to_csv(
+        tmp_path / "s.csv", index=False)
+    evaluate(str(tmp_path / "s.csv"), "majority", delay="1", repredict="none",
+             out=str(tmp_path / "o"), report=True)
+    summary = pd.read_csv(tmp_path / "o" / "summary.csv", dtype={"class": str, "predicted": str})
+    cells = summary[(summary["metric"] == "confusion") & (summary["category"] == "initial")]
+    assert set(zip(cells["class"], cells["predicted"])) == {("a", "a"), ("b", "a"), ("b", "b")}
+    svg = (tmp_path / "o" / "figures" / "confusion.svg").read_text(encoding="utf-8")
+    texts = re.findall(r"<text[^>]*>([^<]*)</text>", svg)
+    # Row by row, (a, a), (a, b), (b, a), (b, b); the first instance has no initial prediction.
+    counts = [str(labels[1:].count("a")), "0", str(labels.count("b")), "0"]
+    at = texts.index(counts[0])
+    assert texts[at:at + 4] == counts
