@@ -331,12 +331,11 @@ def check_evaluated(pl: Plan, counts: dict, dead: list[dict]) -> None:
                 c.get("labelled") and c["labelled"] == c.get("unscored_initial") for c in mine):
             delay = stream_delay(s, pl)
             raise InputError(
-                f"stream {s.name}: no initial prediction could be scored: no model had learned "
-                f"a label when any of its {instances} instances arrived (" + (
-                    "the label times of the input: the first label comes after the last "
-                    "instance); check the label times" if delay == "input" else
-                    f"delay {delay}: the first label comes after the last instance); give a "
-                    f"shorter --delay, or a longer stream"))
+                f"stream {s.name}: no initial prediction could be scored: every labelled "
+                f"instance arrived before any model had learned a label (" + (
+                    "the label times of the input); check the label times" if delay == "input"
+                    else f"delay {delay}: the first label comes after the last instance); "
+                    f"give a shorter --delay, or a longer stream"))
     logged_keys = {k: c for k, c in keys.items() if c.get("logged_predictions") is not None}
     # A model deployed before or after the range (a new version) has nothing in it: the other
     # models are still scored, unless none has anything either.

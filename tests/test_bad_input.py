@@ -748,10 +748,21 @@ def test_a_run_that_evaluates_nothing_is_an_error_and_publishes_nothing(tmp_path
                  "gaussian-nb", "--delay", "30", "--out", str(out), "--runner", "direct",
                  "--quiet"])
     err = capsys.readouterr().err
-    assert code == 2 and "stream s: no initial prediction could be scored: no model had " \
-        "learned a label when any of its 30 instances arrived (delay 30: " in err
+    assert code == 2 and "stream s: no initial prediction could be scored: every labelled " \
+        "instance arrived before any model had learned a label (delay 30: the first label " \
+        "comes after the last instance)" in err
     assert main(["run", "--stream", 's=synth:SEA{"n": 30}', "--model", "majority", "--delay",
                  "29", "--out", str(out), "--runner", "direct", "--quiet"]) == 0
+    # A log whose one label comes before its last instance, which is never labelled: a model
+    # had learned when that instance arrived, but no labelled instance arrived after a label.
+    log = _write(tmp_path, "log.csv", "id,time,kind,x,label\na,0,instance,1.0,\n"
+                 "a,2,label,,u\nb,2,instance,2.0,\n")
+    code = main(["run", "--stream", f"g={log}", "--model", "majority", "--out", str(out),
+                 "--runner", "direct", "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2 and "stream g: no initial prediction could be scored: every labelled " \
+        "instance arrived before any model had learned a label (the label times of the " \
+        "input); check the label times" in err
 
 
 def test_a_date_range_that_holds_no_instance_says_so(tmp_path, capsys):
