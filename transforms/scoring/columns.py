@@ -111,7 +111,9 @@ def take_rows(columns: dict, rows: np.ndarray) -> dict:
 
 
 def concat_rows(parts: list[dict]) -> dict:
-    """The columns of several parts, one part after another ({} for none).
+    """The columns of several parts, one part after another ({} for none). A float column
+    that some parts lack is NaN in their rows (class probabilities: a part of a log whose
+    predictions there had none).
 
     Example
     -------
@@ -119,12 +121,25 @@ def concat_rows(parts: list[dict]) -> dict:
     >>> rows = concat_rows([{"n": np.array([1, 2])}, {"n": np.array([3])}])
     >>> rows["n"].tolist()
     [1, 2, 3]
+    >>> rows = concat_rows([{"n": np.array([1])},
+    ...                     {"n": np.array([2]), "proba": np.array([[0.3, 0.7]])}])
+    >>> rows["proba"].tolist()
+    [[nan, nan], [0.3, 0.7]]
 
     """
     if not parts:
         return {}
-    return {k: pa.concat_arrays([p[k] for p in parts]) if isinstance(parts[0][k], pa.Array)
-            else np.concatenate([p[k] for p in parts]) for k in parts[0]}
+    def column(part, k, given):
+        if k in part or given.dtype.kind != "f":
+            return part[k]  # (a missing column of another kind: a KeyError, as it should)
+        return np.full((len(next(iter(part.values()))),) + given.shape[1:], np.nan)
+
+    out = {}
+    for k in dict.fromkeys(k for p in parts for k in p):
+        given = next(p[k] for p in parts if k in p)
+        out[k] = pa.concat_arrays([p[k] for p in parts]) if isinstance(given, pa.Array) \
+            else np.concatenate([column(p, k, given) for p in parts])
+    return out
 
 
 def group_rows(keys: np.ndarray):
