@@ -201,8 +201,8 @@ def proba_matrix(vectors: list, width: int | None = None) -> np.ndarray | None:
 
 def label_terms(y_true, proba) -> np.ndarray:
     """Each label's part of the probability measures (labels × 6): whether it has
-    probabilities, its log-loss and Brier terms (as `ProbabilityScore` sums them, halved for two
-    classes), its top-class confidence, that confidence's bin (0..9) and whether the top class
+    probabilities, its log-loss and Brier terms (as `ProbabilityScore` sums them), its top-class
+    confidence, that confidence's bin (0..9) and whether the top class
     is the label — what a fading factor weighs label by label (`FadedProbability`).
 
     >>> label_terms([1, 0], [[0.2, 0.8], [np.nan, np.nan]]).round(4).tolist()
@@ -215,15 +215,14 @@ def label_terms(y_true, proba) -> np.ndarray:
     if not made.any():
         return out
     y = y[made]
-    _, width, log_loss, brier, top, confidence, where = _per_label(y, p[made])
-    out[made] = np.column_stack([np.ones(len(y)), log_loss, brier / (2 if width <= 2 else 1),
-                                 confidence, where, top == y])
+    _, _, log_loss, brier, top, confidence, where = _per_label(y, p[made])
+    out[made] = np.column_stack([np.ones(len(y)), log_loss, brier, confidence, where, top == y])
     return out
 
 
 def _per_label(y: np.ndarray, p: np.ndarray) -> tuple:
     """The probability rows padded to every class a label names, their width, and per label:
-    −log p_y (p_y clamped), Σ_c (p_c − [y = c])², the top class (the first of equals), its
+    −log p_y (p_y clamped), ½ Σ_c (p_c − [y = c])², the top class (the first of equals), its
     confidence and that confidence's calibration bin (0..9)."""
     width = max(p.shape[1], int(y.max()) + 1)
     if p.shape[1] < width:
@@ -236,7 +235,7 @@ def _per_label(y: np.ndarray, p: np.ndarray) -> tuple:
     where = np.clip(np.ceil(confidence * CALIBRATION_BINS).astype(np.int64) - 1, 0,
                     CALIBRATION_BINS - 1)
     return (p, width, -np.log(np.clip(p[rows, y], PROBA_CLAMP, 1 - PROBA_CLAMP)),
-            ((p - onehot) ** 2).sum(axis=1), top, confidence, where)
+            ((p - onehot) ** 2).sum(axis=1) / 2, top, confidence, where)
 
 
 class FadedProbability:
@@ -294,8 +293,11 @@ class ProbabilityScore:
     """Sums and ranks behind the probability measures of some labels.
 
     - log-loss = mean of −log p_y, p_y clamped to [10⁻¹⁵, 1 − 10⁻¹⁵] (river's clamp);
-    - Brier = mean of Σ_c (p_c − [y = c])², halved when there are two classes (then it is
-      (p_positive − y)², scikit-learn's `scale_by_half="auto"`);
+    - Brier = mean of ½ Σ_c (p_c − [y = c])², in [0, 1] for any number of classes: with two
+      classes (p_positive − y)², scikit-learn's binary `brier_score_loss`, with more its
+      `scale_by_half=True`. Always halved, not only for two classes: whether a stream has two
+      classes is not known while it is read (a third can come late; a segment, a bin or the
+      first labels may see two of three), and the scale must not change with that;
     - with `ranked`, ROC-AUC and PR-AUC (average precision) per class, one against the rest,
       exact (every distinct probability is kept with its counts: memory grows with the
       distinct values, 24 bytes per class and value, and each result takes a pass over them);
@@ -463,7 +465,7 @@ class ProbabilityScore:
 
     @property
     def brier(self) -> float:
-        return ratio(self.brier_sum.value, self.n) / (2 if self.width <= 2 else 1)
+        return ratio(self.brier_sum.value, self.n)
 
     def class_measures(self) -> dict:
         """{(metric, class): value}: each class's one-vs-rest ROC-AUC and average precision,

@@ -39,7 +39,7 @@ def _sklearn(y, p) -> dict:
     onehot = np.eye(k)[y]
     return {"log_loss": sk.log_loss(y, p, labels=list(range(k))),
             "brier": sk.brier_score_loss(y, p[:, 1]) if k == 2 else
-            sk.brier_score_loss(y, p, labels=list(range(k))),
+            sk.brier_score_loss(y, p, labels=list(range(k)), scale_by_half=True),
             "roc_auc": sk.roc_auc_score(y, p[:, 1]) if k == 2 else
             sk.roc_auc_score(y, p, multi_class="ovr", average="macro"),
             "pr_auc": sk.average_precision_score(onehot, p, average="macro")}
@@ -104,6 +104,19 @@ def test_log_loss_clamps_as_river_and_a_missing_class_has_probability_zero():
     score.update_many([2, 0], [[1.0, 0.0], [1.0, 0.0]])  # class 2 never named: p = 0
     assert score.log_loss == pytest.approx((-math.log(1e-15) - math.log(1 - 1e-15)) / 2)
     assert score.width == 3
+
+
+def test_brier_has_one_scale_whatever_classes_a_score_has_seen():
+    # One prediction, P(a) = 0.7, P(b) = 0.3, label b, in a stream of classes a, b, c: by hand
+    # ½ · ((0.7 − 0)² + (0.3 − 1)² + 0²) = 0.49, whether the row names c or not yet, and whether
+    # a score saw a label of c (the first labels of a stream, or a segment, may see two of three).
+    two_wide, three_wide, with_c = ProbabilityScore(), ProbabilityScore(), ProbabilityScore()
+    two_wide.update_many([1], [[0.7, 0.3]])
+    three_wide.update_many([1], [[0.7, 0.3, 0.0]])
+    with_c.update_many([1, 2], [[0.7, 0.3, 0.0], [0.0, 0.0, 1.0]])
+    assert two_wide.brier == three_wide.brier == pytest.approx(0.49, abs=1e-15)
+    assert with_c.brier == pytest.approx(0.49 / 2, abs=1e-15)
+    assert two_wide.merge(three_wide).brier == pytest.approx(0.49, abs=1e-15)
 
 
 @pytest.mark.parametrize("model", [naive_bayes.GaussianNB, tree.HoeffdingTreeClassifier])
@@ -435,7 +448,7 @@ def test_faded_probability_measures_equal_a_weighted_loop(tmp_path):
                 w = alpha ** (end - 1 - i)
                 weight += w
                 num_ll += w * -math.log(min(max(p[y], 1e-15), 1 - 1e-15))
-                num_brier += w * float(((p - np.eye(3)[y]) ** 2).sum())
+                num_brier += w * float(((p - np.eye(3)[y]) ** 2).sum()) / 2  # halved
                 m = min(max(math.ceil(p.max() * 10) - 1, 0), 9)
                 hits[m] += w * (p.argmax() == y)
                 confidence[m] += w * p.max()
