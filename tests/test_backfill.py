@@ -51,6 +51,27 @@ def test_backfill_of_a_runs_predictions_gives_the_identical_summary(tmp_path):
         assert c["logged_predictions"] == (logged["model"] == c["model"]).sum()
 
 
+def test_a_class_first_labelled_late_gives_the_run_and_its_backfill_one_brier(tmp_path):
+    # Classes a and b, then from row 120 c as well: the run's early probability rows name two
+    # classes, the backfill's every class of the log. The early segment and the early curve
+    # points see only a and b; their Brier must be the same number in both.
+    rng = np.random.default_rng(5)
+    lines = ["time,x1,x2,phase,label"]
+    for i in range(240):
+        y = rng.choice(["a", "b"] if i < 120 else ["a", "b", "c"])
+        lines.append(f"{i},{rng.normal('abc'.index(y)):.4f},{rng.normal():.4f},"
+                     f"{'early' if i < 100 else 'late'},{y}")
+    path = tmp_path / "late.csv"
+    path.write_text("\n".join(lines) + "\n")
+    replayed, backfilled = _run_then_backfill(
+        tmp_path, f'late={path}{{"features": ["x1", "x2"]}}', ["gaussian-nb"], delay="10",
+        repredict="none", segments=["phase"], fadings=[0.9], curve_every=40)
+    assert ",phase=early," in replayed and ",brier," in replayed
+    assert backfilled == replayed
+    curves = [pd.read_parquet(tmp_path / d / "curves.parquet") for d in ("run", "backfill")]
+    pd.testing.assert_frame_equal(*curves)
+
+
 def test_the_commands_backfill_of_a_runs_folder_gives_its_summary_byte_for_byte(tmp_path):
     """As the README says, with the commands' defaults: no --repredict (its protocol names how
     the run re-predicted, from the log), no --model."""
