@@ -655,6 +655,28 @@ def test_a_stream_whose_every_label_is_a_dead_letter_says_why(tmp_path):
                       out=str(tmp_path / "out"), runner="direct", quiet=True))
 
 
+def test_an_empty_text_label_is_a_missing_label_not_a_class(tmp_path):
+    # Parquet and JSON keep "" as text where a CSV reader sees an empty cell: in an event log
+    # the label row has no label (a dead letter), in a table of labelled rows the instance has
+    # none (it waits). A class named "" would be learned, predicted and logged as "", which the
+    # backfill of that log reads as no prediction.
+    log = tmp_path / "events.parquet"
+    pd.DataFrame({"id": ["a", "a", "b", "b"], "time": [0.0, 1.0, 2.0, 3.0],
+                  "kind": ["instance", "label", "instance", "label"],
+                  "f": [1.0, None, 2.0, None], "label": ["", " ", "", "x"]}).to_parquet(log)
+    events, dead = read(str(log))
+    assert [(e[3], e[4], e[6]) for e in events] == [
+        ("instance", "a", None), ("instance", "b", None), ("label", "b", "x")]
+    assert [(d["row"], d["field"], d["reason"]) for d in dead] == [
+        (2, "label", "label row without a label")]
+    table = tmp_path / "rows.parquet"
+    pd.DataFrame({"time": [0.0, 1.0, 2.0], "f": [1.0, 2.0, 3.0],
+                  "label": ["x", "", "y"]}).to_parquet(table)
+    events, dead = read(str(table), delay="1")
+    assert [(e[3], e[4], e[6]) for e in events if e[3] == "label"] == [
+        ("label", 0, "x"), ("label", 2, "y")] and dead == []
+
+
 def test_a_table_without_its_label_column_is_refused_with_a_hint(tmp_path):
     cased = _write(tmp_path, "cased.csv", "time,f,Label\n0,1.0,a\n")
     with pytest.raises(InputError, match=r"column 'label' \(option 'label'\) not found; columns "

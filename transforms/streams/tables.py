@@ -300,7 +300,9 @@ class _TableColumns:
                     x = {} if x is None else x  # a table of no features: its segments
                     x.update((c, values[i]) for c, values in segments)
                 y = ys[i]
-                if isinstance(y, float) and math.isnan(y):
+                # An empty text label is a missing one, as an empty CSV cell is (and as an
+                # empty logged prediction is no prediction): not a class named "".
+                if isinstance(y, float) and math.isnan(y) or isinstance(y, str) and not y.strip():
                     y = None
                 elif isinstance(y, np.generic):
                     y = y.item()
