@@ -566,7 +566,9 @@ class ClassificationScore:
         averages = self._class_averages()
         out = {name: averages[name] if name in averages else getattr(self, name)
                for name in CLASSIFICATION_METRICS}
-        if self.proba is not None:
+        if self.proba is not None and self.proba.n:
+            # (only where a label had probabilities: a score made by subtraction, or merged
+            # from blocks whose labels had none, holds an empty ProbabilityScore)
             out.update(self.proba.get())
         if self.boot is not None:
             for name, values in self.boot.replicates().items():
