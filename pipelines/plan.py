@@ -78,9 +78,22 @@ class Plan:
         are read once here to find out, unless their times alone tell (`in_time_order`)."""
         if self.config.replay != "auto":
             return self.config.replay
+        if self.labels_anywhere_later:
+            return "grouped"
         ordered = all(s.kind in ("synth", "dataset") or in_time_order(
             s, self.delay, self.time_range, self.config.chunk_size) for s in self.streams)
         return "per-stream" if ordered else "grouped"
+
+    @property
+    def labels_anywhere_later(self) -> list[str]:
+        """The streams whose re-predictions at bin boundaries need label times that the
+        per-stream and per-key replays cannot know when an instance arrives: a run's
+        `bin_boundaries` policy on an event log, a label table or delayed ARFF, whose label
+        rows may come anywhere later (the grouped replay sees them all first)."""
+        if self.backfill or not isinstance(self.repredict, RepredictPolicy) \
+                or self.repredict.kind != "bin_boundaries":
+            return []
+        return [s.name for s in self.streams if s.label_lookahead(self.delay) is None]
 
 
 def plan(config: RunConfig) -> Plan:
@@ -194,8 +207,15 @@ def plan(config: RunConfig) -> Plan:
     # A mistake in a threshold is one before the run.
     parse_thresholds(config.fail_if, list(dict.fromkeys(
         [*models, *(model_and_fold(m)[0] for m in models)])), config.segments)
-    return Plan(config, streams, models, tasks, classes, delay, repredict, scoring, drift, log,
-                time_range, holdout, cv, binary)
+    pl = Plan(config, streams, models, tasks, classes, delay, repredict, scoring, drift, log,
+              time_range, holdout, cv, binary)
+    if config.replay in ("per-stream", "per-key") and pl.labels_anywhere_later:
+        raise ConfigError(f"--repredict {config.repredict} schedules each instance's "
+                          f"re-predictions from its label time, which stream "
+                          f"{pl.labels_anywhere_later[0]}'s own label rows give, anywhere later: "
+                          f"--replay {config.replay} cannot know it when the instance arrives; "
+                          f"use --replay grouped (or auto, which chooses it)")
+    return pl
 
 
 def _protocols(config: RunConfig, models: dict, tasks: dict) -> tuple:

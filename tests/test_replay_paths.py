@@ -1,5 +1,6 @@
 """Both Beam replay paths give the same records as the plain engine, in batch and streaming."""
 
+import dataclasses
 import json
 import logging
 import os
@@ -13,7 +14,7 @@ from apache_beam.testing.util import assert_that, equal_to
 from apache_beam.transforms.window import TimestampedValue
 
 from metrics.comparison import COMPARISON_METRICS
-from pipelines.config import RunConfig
+from pipelines.config import ConfigError, RunConfig
 from pipelines.job import run
 from pipelines.plan import plan
 from runners import make_runner, pipeline_options
@@ -102,6 +103,42 @@ def test_per_stream_scores_as_it_drains_what_the_pane_pipeline_scores(tmp_path, 
     assert n1 == n0
     pd.testing.assert_frame_equal(s1, s0)
     pd.testing.assert_frame_equal(c1, c0)
+
+
+def test_bin_boundaries_schedules_do_not_depend_on_the_replay_path_or_chunk_size(tmp_path):
+    """A delay of 150 events, far beyond what 20 batches of 2 events read ahead: every
+    instance's label time is still known when it arrives, on every path, so every instance
+    gets its re-predictions at bin boundaries (none `unscheduled`), and the records agree."""
+    results = []
+    for replay, chunk in [("grouped", 1000), ("per-stream", 2), ("per-key", 1000)]:
+        out = tmp_path / f"{replay}-{chunk}"
+        run(RunConfig(streams=[SHORT], models=["no-change", "gaussian-nb"], delay="150",
+                      repredict="bin_boundaries:5", bins=5, out=str(out), runner="direct",
+                      replay=replay, chunk_size=chunk, quiet=True))
+        results.append(_outputs(out))
+    (p0, s0, c0, n0) = results[0]
+    # Of the 500 instances, the last 150 are labelled when the stream ends, at 499 s.
+    assert [c["unscheduled"] for c in n0[0]] == [0, 0]
+    assert (p0["kind"] == "re-prediction").sum() > 2 * 300 * 3
+    for p, s, c, n in results[1:]:
+        assert n == n0
+        pd.testing.assert_frame_equal(p, p0)
+        pd.testing.assert_frame_equal(s, s0)
+        pd.testing.assert_frame_equal(c, c0)
+
+
+def test_bin_boundaries_on_labels_that_come_anywhere_later_is_replayed_grouped(tmp_path):
+    def config(replay):
+        return RunConfig(streams=[data("events.csv")], models=["no-change"], delay="0",
+                         repredict="bin_boundaries:4", out=str(tmp_path / replay),
+                         runner="direct", replay=replay, quiet=True)
+
+    assert plan(config("auto")).replay == "grouped"
+    assert plan(dataclasses.replace(config("auto"), repredict="none")).replay == "per-stream"
+    with pytest.raises(ConfigError, match=r"stream events's own label rows give, anywhere "
+                                          r"later: --replay per-stream cannot know it .* use "
+                                          r"--replay grouped"):
+        plan(config("per-stream"))
 
 
 def test_auto_reads_files_in_time_order_per_stream_and_sorts_the_others(tmp_path):

@@ -23,6 +23,7 @@ instance earlier than one already drained stops the replay with an `InputError` 
 from __future__ import annotations
 
 import heapq
+from collections import deque
 
 import apache_beam as beam
 
@@ -40,23 +41,38 @@ from transforms.streams.tables import rows_in_time_order
 from transforms.vocabulary import CURVES, DEAD_LETTERS, READ_COUNTS, REPLAY_OUTPUTS, SUMMARY
 
 
-def _due_batches(items, step: int):
+def _due_batches(items, step: int, lookahead: int = 0):
     """A stream's events (and dead-letter dicts, passed on) -> (due, waiting): batches of the
     events due, in time order, each with the events read but not yet due. Events wait in a
     heap; when `step` of them wait, those earlier than the latest instance read are due (no
-    event read later can be earlier, if the stream is in time order)."""
+    event read later can be earlier, if the stream is in time order) — with `lookahead` k,
+    those earlier than the instance read k instances before it: the bin_boundaries policy
+    needs an instance's label time when the instance arrives, and a delay of k events gives
+    the label when the k-th next instance is read. So which instances get their schedule
+    does not depend on `step` (the batch size) or on the replay path.
+
+    >>> events = [(float(t), 1, t, "instance", t, {}, None) for t in range(6)]
+    >>> [[e[0] for e in due] for due, _ in _due_batches(events, step=2)]
+    [[0.0], [1.0], [2.0], [3.0], [4.0], [5.0]]
+    >>> [[e[0] for e in due] for due, _ in _due_batches(events, step=2, lookahead=3)]
+    [[0.0], [1.0], [2.0, 3.0, 4.0, 5.0]]
+    """
     waiting: list = []  # a heap of events, in (t, rank, seq) order
     newest = float("-inf")  # the latest instance time read
+    recent: deque = deque(maxlen=lookahead + 1)  # the times of the last instances read
     for item in items:
         if isinstance(item, dict):
             yield item
             continue
         heapq.heappush(waiting, item)
-        if item[KIND] == INSTANCE and item[T] > newest:
-            newest = item[T]
-        if len(waiting) >= step and waiting[0][T] < newest:
+        if item[KIND] == INSTANCE:
+            newest = max(newest, item[T])
+            recent.append(item[T])
+        before = newest if not lookahead else \
+            min(newest, recent[0]) if len(recent) > lookahead else float("-inf")
+        if len(waiting) >= step and waiting[0][T] < before:
             due = []
-            while waiting and waiting[0][T] < newest:
+            while waiting and waiting[0][T] < before:
                 due.append(heapq.heappop(waiting))
             yield due, waiting
     yield sorted(waiting), []
@@ -102,6 +118,15 @@ class _DrainPerKey(_ReplayDoFn):
         self.time_range = time_range
         self.scores = scores
 
+    def _lookahead(self, spec: StreamSpec) -> int:
+        """Instances read ahead before one is due: a bin_boundaries schedule needs each label
+        time when its instance arrives (`plan` sends streams whose labels can come anywhere
+        later to the grouped replay)."""
+        policy = self.factory.repredict
+        if policy is None or policy.kind != "bin_boundaries":
+            return 0
+        return spec.label_lookahead(self.delay) or 0
+
     @reports_errors
     def process(self, element):
         spec, models, reports_stream = element  # the stream's first element reports its reading
@@ -110,7 +135,7 @@ class _DrainPerKey(_ReplayDoFn):
         router = None if self.scores is None else RowRouter(self.scores.plan, SUMMARY)
         counts = new_read_counts()
         for item in _due_batches(stream_items(spec, self.delay, counts, self.time_range),
-                                20 * self.batch_size):
+                                20 * self.batch_size, self._lookahead(spec)):
             if isinstance(item, dict):
                 if reports_stream:
                     yield beam.pvalue.TaggedOutput(DEAD_LETTERS, item)

@@ -34,6 +34,7 @@ from __future__ import annotations
 import difflib
 import itertools
 import json
+import math
 import os
 import re
 from collections.abc import Iterator
@@ -377,6 +378,26 @@ class StreamSpec:
             return bool(self.options.get("delayed"))
         return "labels" in self.options or bool({self.options.get(k, k) for k in (
             "kind", "label_time")} & set(self.columns()))
+
+    def label_lookahead(self, delay: DelaySpec) -> int | None:
+        """How many instances after its own an instance's label is read, at most (when its
+        label time is known): 0 when the label comes with its row (a delay in seconds or from
+        a column, a label time column), k for a delay of k events (a random one: its largest),
+        None when the input's own label rows give it, anywhere later (an event log, a label
+        table, a MOA-style delayed ARFF file).
+
+        >>> spec = StreamSpec.parse('synth:SEA{"n": 10}')
+        >>> [spec.label_lookahead(DelaySpec.parse(d)) for d in ("100", "random:5:20:1", "30s")]
+        [100, 20, 0]
+        """
+        if self.label_times_given():
+            labelled_rows = (self.format != "arff" and "labels" not in self.options
+                             and self.options.get("kind", "kind") not in self.columns())
+            return 0 if labelled_rows else None
+        d = self.delay(delay)
+        if d.unit != "events":
+            return 0
+        return math.ceil(d.high if d.high is not None else d.value)
 
     def label_kind(self) -> str | None:
         """What the stream's first labels are: 'classes' (text or true/false, or declared
