@@ -28,7 +28,7 @@ from collections import deque
 import apache_beam as beam
 
 from transforms.errors import InputError, reports_errors
-from transforms.records import INSTANCE, KIND, T
+from transforms.records import INSTANCE, KIND, SEQ, T
 from transforms.replay.engine import LateEventError
 from transforms.replay.keyed import EngineFactory, _emit, _ReplayDoFn
 from transforms.scoring.in_stream import StreamScores
@@ -45,21 +45,29 @@ def _due_batches(items, step: int, lookahead: int = 0):
     """A stream's events (and dead-letter dicts, passed on) -> (due, waiting): batches of the
     events due, in time order, each with the events read but not yet due. Events wait in a
     heap; when `step` of them wait, those earlier than the latest instance read are due (no
-    event read later can be earlier, if the stream is in time order) — with `lookahead` k,
-    those earlier than the instance read k instances before it: the bin_boundaries policy
-    needs an instance's label time when the instance arrives, and a delay of k events gives
-    the label when the k-th next instance is read. So which instances get their schedule
-    does not depend on `step` (the batch size) or on the replay path.
+    event read later can be earlier, if the stream is in time order) — with `lookahead` k, up
+    to the first instance read fewer than k instances ago: the bin_boundaries policy needs an
+    instance's label time when the instance arrives, and a delay of k events gives the label
+    when the k-th next instance is read. So which instances get their schedule depends
+    neither on `step` (the batch size) nor on the replay path.
 
     >>> events = [(float(t), 1, t, "instance", t, {}, None) for t in range(6)]
     >>> [[e[0] for e in due] for due, _ in _due_batches(events, step=2)]
     [[0.0], [1.0], [2.0], [3.0], [4.0], [5.0]]
     >>> [[e[0] for e in due] for due, _ in _due_batches(events, step=2, lookahead=3)]
-    [[0.0], [1.0], [2.0, 3.0, 4.0, 5.0]]
+    [[0.0], [1.0], [2.0], [3.0, 4.0, 5.0]]
+
+    Read order, not time, counts the instances read since: the instance at t = 1, read third,
+    waits for two more.
+
+    >>> events = [(float(t), 1, i, "instance", i, {}, None) for i, t in enumerate([0, 2, 1, 3, 4])]
+    >>> [[e[0] for e in due] for due, _ in _due_batches(events, step=1, lookahead=2)]
+    [[0.0], [1.0, 2.0], [3.0, 4.0]]
     """
     waiting: list = []  # a heap of events, in (t, rank, seq) order
     newest = float("-inf")  # the latest instance time read
-    recent: deque = deque(maxlen=lookahead + 1)  # the times of the last instances read
+    # The seqs (read order) of the last instances read: one read k instances ago is due.
+    recent: deque = deque(maxlen=lookahead + 1)
     for item in items:
         if isinstance(item, dict):
             yield item
@@ -67,14 +75,15 @@ def _due_batches(items, step: int, lookahead: int = 0):
         heapq.heappush(waiting, item)
         if item[KIND] == INSTANCE:
             newest = max(newest, item[T])
-            recent.append(item[T])
-        before = newest if not lookahead else \
-            min(newest, recent[0]) if len(recent) > lookahead else float("-inf")
-        if len(waiting) >= step and waiting[0][T] < before:
+            recent.append(item[SEQ])
+        if len(waiting) >= step and waiting[0][T] < newest:
             due = []
-            while waiting and waiting[0][T] < before:
+            while waiting and waiting[0][T] < newest and (
+                    not lookahead or waiting[0][KIND] != INSTANCE
+                    or len(recent) > lookahead and waiting[0][SEQ] <= recent[0]):
                 due.append(heapq.heappop(waiting))
-            yield due, waiting
+            if due:
+                yield due, waiting
     yield sorted(waiting), []
 
 
