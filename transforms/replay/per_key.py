@@ -55,7 +55,7 @@ def _due_batches(items, step: int, lookahead: int = 0):
     >>> [[e[0] for e in due] for due, _ in _due_batches(events, step=2)]
     [[0.0], [1.0], [2.0], [3.0], [4.0], [5.0]]
     >>> [[e[0] for e in due] for due, _ in _due_batches(events, step=2, lookahead=3)]
-    [[0.0], [1.0], [2.0], [3.0, 4.0, 5.0]]
+    [[0.0], [1.0, 2.0], [3.0, 4.0, 5.0]]
 
     Read order, not time, counts the instances read since: the instance at t = 1, read third,
     waits for two more.
@@ -68,21 +68,25 @@ def _due_batches(items, step: int, lookahead: int = 0):
     newest = float("-inf")  # the latest instance time read
     # The seqs (read order) of the last instances read: one read k instances ago is due.
     recent: deque = deque(maxlen=lookahead + 1)
+    read = 0  # events read since the last batch: with a look-ahead, the heap always holds
+    # more than `step`, so a batch waits for `step` new events (not one batch per event)
     for item in items:
         if isinstance(item, dict):
             yield item
             continue
         heapq.heappush(waiting, item)
+        read += 1
         if item[KIND] == INSTANCE:
             newest = max(newest, item[T])
             recent.append(item[SEQ])
-        if len(waiting) >= step and waiting[0][T] < newest:
+        if (read if lookahead else len(waiting)) >= step and waiting[0][T] < newest:
             due = []
             while waiting and waiting[0][T] < newest and (
                     not lookahead or waiting[0][KIND] != INSTANCE
                     or len(recent) > lookahead and waiting[0][SEQ] <= recent[0]):
                 due.append(heapq.heappop(waiting))
             if due:
+                read = 0
                 yield due, waiting
     yield sorted(waiting), []
 
