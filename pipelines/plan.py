@@ -210,11 +210,11 @@ def plan(config: RunConfig) -> Plan:
     pl = Plan(config, streams, models, tasks, classes, delay, repredict, scoring, drift, log,
               time_range, holdout, cv, binary)
     if config.replay in ("per-stream", "per-key") and pl.labels_anywhere_later:
-        raise ConfigError(f"--repredict {config.repredict} schedules each instance's "
-                          f"re-predictions from its label time, which stream "
-                          f"{pl.labels_anywhere_later[0]}'s own label rows give, anywhere later: "
-                          f"--replay {config.replay} cannot know it when the instance arrives; "
-                          f"use --replay grouped (or auto, which chooses it)")
+        raise ConfigError(f"stream {pl.labels_anywhere_later[0]}: --repredict "
+                          f"{config.repredict} needs each label time when its instance "
+                          f"arrives, and this stream's label rows may come anywhere later, "
+                          f"beyond what --replay {config.replay} reads ahead; use --replay "
+                          f"grouped (or auto, which chooses it)")
     return pl
 
 

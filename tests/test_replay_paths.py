@@ -135,9 +135,10 @@ def test_bin_boundaries_on_labels_that_come_anywhere_later_is_replayed_grouped(t
 
     assert plan(config("auto")).replay == "grouped"
     assert plan(dataclasses.replace(config("auto"), repredict="none")).replay == "per-stream"
-    with pytest.raises(ConfigError, match=r"stream events's own label rows give, anywhere "
-                                          r"later: --replay per-stream cannot know it .* use "
-                                          r"--replay grouped"):
+    with pytest.raises(ConfigError, match=r"stream events: --repredict bin_boundaries:4 needs "
+                                          r"each label time .* anywhere later, beyond what "
+                                          r"--replay per-stream reads ahead; use --replay "
+                                          r"grouped"):
         plan(config("per-stream"))
 
 
