@@ -117,7 +117,7 @@ def test_bin_boundaries_schedules_do_not_depend_on_the_replay_path_or_chunk_size
                       replay=replay, chunk_size=chunk, quiet=True))
         results.append(_outputs(out))
     (p0, s0, c0, n0) = results[0]
-    # Of the 500 instances, the last 150 are labelled when the stream ends, at 499 s.
+    # (the last 150 instances' labels come when the stream ends: their time is known then too)
     assert [c["unscheduled"] for c in n0[0]] == [0, 0]
     assert (p0["kind"] == "re-prediction").sum() > 2 * 300 * 3
     for p, s, c, n in results[1:]:
