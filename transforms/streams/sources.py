@@ -379,6 +379,18 @@ class StreamSpec:
         return "labels" in self.options or bool({self.options.get(k, k) for k in (
             "kind", "label_time")} & set(self.columns()))
 
+    def labels_in_rows_of_their_own(self) -> bool:
+        """Whether the stream's labels are rows of their own, matched to instances by id (an
+        event log, an instance + label table, MOA-style delayed ARFF), not a column of each
+        instance's row.
+
+        >>> StreamSpec.parse('synth:SEA{"n": 10}').labels_in_rows_of_their_own()
+        False
+        """
+        return self.kind == "file" and bool(
+            "labels" in self.options or self.options.get("delayed")
+            or self.options.get("kind", "kind") in self.columns())
+
     def label_lookahead(self, delay: DelaySpec) -> int | None:
         """How many instances after its own an instance's label is read, at most (when its
         label time is known): 0 when the label comes with its row (a delay in seconds or from
@@ -390,10 +402,10 @@ class StreamSpec:
         >>> [spec.label_lookahead(DelaySpec.parse(d)) for d in ("100", "random:5:20:1", "30s")]
         [100, 20, 0]
         """
-        if self.label_times_given():
-            labelled_rows = (self.format != "arff" and "labels" not in self.options
-                             and self.options.get("kind", "kind") not in self.columns())
-            return 0 if labelled_rows else None
+        if self.labels_in_rows_of_their_own():
+            return None
+        if self.label_times_given():  # labelled rows with a label time column
+            return 0
         d = self.delay(delay)
         if d.unit != "events":
             return 0
@@ -527,8 +539,7 @@ class StreamSpec:
         unique = self.options.get("unique_ids", "stream")
         if unique not in ("stream", "pending"):
             raise InputError(f"stream {self.name}: unique_ids must be 'stream' or 'pending'")
-        if unique == "pending" and ("labels" in self.options or self.options.get("delayed")
-                                    or self.options.get("kind", "kind") in self.columns()):
+        if unique == "pending" and self.labels_in_rows_of_their_own():
             raise InputError(f"stream {self.name}: unique_ids 'pending' is for labelled rows; "
                              f"an event log or an instance + label table matches labels to "
                              f"instances by id over the whole table, so its ids must be unique")
