@@ -93,12 +93,15 @@ def _merge_prediction_parts(parts: list, folder: str, path: str, schema: pa.Sche
     """
     with FileSystems.create(path) as f, pq.ParquetWriter(f, schema) as writer:
         held: list = []
+        rows = size = 0  # of the tables held
         for _, part in sorted(parts):
-            held.append(read_arrow(part))
-            if sum(t.num_rows for t in held) >= row_group or \
-                    sum(t.nbytes for t in held) >= row_group_bytes:
+            table = read_arrow(part)
+            held.append(table)
+            rows, size = rows + table.num_rows, size + table.nbytes
+            if rows >= row_group or size >= row_group_bytes:
                 writer.write_table(pa.concat_tables(held))
                 held.clear()
+                rows = size = 0
         if held or not parts:
             writer.write_table(pa.concat_tables(held) if held else schema.empty_table())
     delete_folder(folder)
