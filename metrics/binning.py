@@ -21,6 +21,9 @@ import numpy as np
 from metrics.probabilistic import proba_matrix
 
 NO_CLASS = -1  # a missing class prediction
+# The most bins B a run takes: each label is scored in B + 2 bins (and a bin_boundaries
+# schedule re-predicts each pending instance B times), so B is what memory and time scale with.
+MOST_BINS = 10_000
 
 
 def bin_of(t: float, t0: float, delta: float, bins: int) -> int:

@@ -25,6 +25,7 @@ BOOTSTRAP_METRICS = tuple(f"{m}_bootstrap_{end}" for m in BOOTSTRAP_STATISTICS
                           for end in ("low", "high"))
 BOOTSTRAP_LEVEL = 0.95
 BOOTSTRAP_SEED = 0x5EED_DE1A
+MOST_REPLICATES = 10_000  # R: each replicate keeps a full set of counts, updated at each label
 # P(W ≤ k) for W ~ Poisson(1), k = 0..19 (the rest, < 1e-18, is 20).
 _POISSON_CDF = np.cumsum([math.exp(-1) / math.factorial(k) for k in range(20)])
 _MASK = np.uint64(0xFFFFFFFFFFFFFFFF)

@@ -127,8 +127,44 @@ def _scoring_args(parser: argparse.ArgumentParser) -> None:
                         help="print nothing but errors (no progress lines, no tables)")
 
 
+class _OneLineParser(argparse.ArgumentParser):
+    """argparse, but a mistake in the arguments gets the one line every other mistake gets
+    (not the usage, which for `run` is 20 lines long).
+
+    >>> _parser().parse_args(["run", "--bins", "5min"])
+    Traceback (most recent call last):
+    ...
+    SystemExit: 2
+    """
+
+    def error(self, message: str):
+        command = self.prog.split()[1:]  # ["run"], or [] for the top level
+        see = " ".join(["delayed-eval", *command, "--help"])
+        self.exit(2, f"delayed-eval: error: {_plain(message)}; see {see}\n")
+
+
+def _plain(message: str) -> str:
+    """argparse's message in our words: the option first, then what is wrong with it.
+
+    >>> _plain("argument --bins: invalid int value: '5min'")
+    "--bins '5min': not a whole number"
+    >>> _plain("argument --replay: invalid choice: 'x' (choose from 'auto', 'grouped')")
+    "--replay: invalid choice: 'x' (choose from 'auto', 'grouped')"
+    >>> _plain("argument command: invalid choice: 'runn' (choose from 'run', 'rank')")
+    "unknown command 'runn' (choose from 'run', 'rank')"
+    """
+    import re
+
+    typed = re.fullmatch(r"argument (\S+): invalid (int|float) value: (.*)", message)
+    if typed:
+        option, kind, value = typed.groups()
+        return f"{option} {value}: not a {'whole number' if kind == 'int' else 'number'}"
+    message = re.sub(r"^argument (\S+): ", r"\1: ", message)
+    return message.replace("command: invalid choice: ", "unknown command ")
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _OneLineParser(
         prog="delayed-eval",
         description="Evaluate online learners when true labels arrive late (Apache Beam).")
     sub = parser.add_subparsers(dest="command", required=True)

@@ -11,7 +11,10 @@ from dataclasses import dataclass, field
 
 import yaml
 
+from metrics.binning import MOST_BINS
+from metrics.bootstrap import MOST_REPLICATES
 from transforms.errors import ConfigError
+from transforms.specs import LARGEST_COUNT
 from transforms.streams.delays import seconds_text
 
 LOG_LEVELS = ("all", "initial-final", "none")
@@ -222,12 +225,15 @@ class RunConfig:
         if self.progress_every < 0:
             raise ConfigError("progress_every must be 0 or more seconds")
         for name in ("chunk_size", "curve_every", "bins", "buckets", "min_segment_size"):
-            if getattr(self, name) is not None and getattr(self, name) < 1:
-                raise ConfigError(f"{name} must be at least 1")
+            most = MOST_BINS if name == "bins" else LARGEST_COUNT
+            if getattr(self, name) is not None and not 1 <= getattr(self, name) <= most:
+                raise ConfigError(f"{name} must be a whole number from 1 to {most:,}, not "
+                                  f"{getattr(self, name)}")
         if any(a <= 0 for a in self.alphas):
             raise ConfigError(f"alpha must be positive, got {self.alphas}")
-        if any(w < 1 for w in self.windows):
-            raise ConfigError(f"a window must be at least 1 label, got {self.windows}")
+        if any(not 1 <= w <= LARGEST_COUNT for w in self.windows):
+            raise ConfigError(f"a window must be from 1 to {LARGEST_COUNT:,} labels, got "
+                              f"{self.windows}")
         if any(not 0 < a < 1 for a in self.fadings):
             raise ConfigError(f"a fading factor must be between 0 and 1 (exclusive), got "
                               f"{self.fadings}")
@@ -235,6 +241,9 @@ class RunConfig:
                             ("ph_delta", "0 or more"), ("ph_min_instances", "0 or more")):
             if getattr(self, name) < 0:
                 raise ConfigError(f"{name} must be {least}, not {getattr(self, name)}")
+        if self.bootstrap > MOST_REPLICATES:
+            raise ConfigError(f"bootstrap must be at most {MOST_REPLICATES:,} replicates (each "
+                              f"keeps its own counts), not {self.bootstrap}")
         if self.ph_threshold <= 0:
             raise ConfigError(f"ph_threshold must be positive, not {self.ph_threshold}")
         if self.timer_bucket is not None and self.timer_bucket <= 0:

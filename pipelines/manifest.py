@@ -334,8 +334,11 @@ def check_evaluated(pl: Plan, counts: dict, dead: list[dict]) -> None:
                 f"stream {s.name}: no initial prediction could be scored: every labelled "
                 f"instance arrived before any model had learned a label (" + (
                     "the label times of the input); check the label times" if delay == "input"
-                    else f"delay {delay}: the first label comes after the last instance); "
-                    f"give a shorter --delay, or a longer stream"))
+                    else f"delay {delay}: the first label comes after the last of the "
+                    f"{max(c.get('instances', 0) for c in mine)} instances evaluated); give a "
+                    f"shorter --delay, or " + (
+                        f"a wider range than {pl.time_range.describe()} (--from/--to)"
+                        if read.get("outside_range") else "a longer stream")))
     logged_keys = {k: c for k, c in keys.items() if c.get("logged_predictions") is not None}
     # A model deployed before or after the range (a new version) has nothing in it: the other
     # models are still scored, unless none has anything either.

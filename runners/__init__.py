@@ -102,15 +102,17 @@ def check_beam_args(args: list[str], ours: list[str]) -> list[str]:
     _, unknown = parser.parse_known_args(checked)
     if unknown:
         flag = unknown[0].split("=", 1)[0]
-        known = ours + [s for a in parser._actions for s in a.option_strings]
-        close = difflib.get_close_matches(flag, known, n=1)
-        hint = f"did you mean {close[0]}? " if close else ""
+        beams = [s for a in parser._actions for s in a.option_strings]
+        # (only a near miss is worth naming: Beam alone has ~200 options)
+        close = difflib.get_close_matches(flag, ours, n=1, cutoff=0.75) or \
+            difflib.get_close_matches(flag, beams, n=1, cutoff=0.8)
+        hint = f"did you mean {close[0]}? " if close else "see --help; "
         what = "unknown option" if flag.startswith("-") else "unexpected argument"
         if not flag.startswith("-") and ":" in flag:  # (a spec's {a,b} split by the shell)
             from transforms.specs import SHELL_QUOTES
 
             raise ConfigError(f"{what} {flag}; {SHELL_QUOTES}")
-        raise ConfigError(f"{what} {flag}; {hint}(Beam's own options after -- pass unchecked)")
+        raise ConfigError(f"{what} {flag}; {hint}Beam's own options pass unchecked after --")
     return checked + rest
 
 

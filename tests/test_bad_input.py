@@ -772,7 +772,14 @@ def test_a_run_that_evaluates_nothing_is_an_error_and_publishes_nothing(tmp_path
     err = capsys.readouterr().err
     assert code == 2 and "stream s: no initial prediction could be scored: every labelled " \
         "instance arrived before any model had learned a label (delay 30: the first label " \
-        "comes after the last instance)" in err
+        "comes after the last of the 30 instances evaluated); give a shorter --delay, or a " \
+        "longer stream" in err
+    # The same when --to leaves 2 instances of 300: the range is what to widen.
+    code = main(["run", "--stream", 's=synth:SEA{"n": 300}', "--model", "majority", "--delay",
+                 "20", "--to", "1.5", "--out", str(out), "--runner", "direct", "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2 and "the last of the 2 instances evaluated); give a shorter --delay, or " \
+        "a wider range than before 1.5 (--from/--to)" in err
     assert main(["run", "--stream", 's=synth:SEA{"n": 30}', "--model", "majority", "--delay",
                  "29", "--out", str(out), "--runner", "direct", "--quiet"]) == 0
     # A log whose one label comes before its last instance, which is never labelled: a model

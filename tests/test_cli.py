@@ -278,8 +278,12 @@ def test_a_misspelled_flag_is_an_error_with_a_suggestion_not_a_beam_option(tmp_p
             str(tmp_path / "out"), "--quiet"]
     assert main([*args, "--bisn=5"]) == 2
     assert capsys.readouterr().err == ("delayed-eval: error: unknown option --bisn; did you "
-                                       "mean --bins? (Beam's own options after -- pass "
-                                       "unchecked)\n")
+                                       "mean --bins? Beam's own options pass unchecked "
+                                       "after --\n")
+    # Nothing close enough among our ~50 options and Beam's ~200: no guess.
+    assert main([*args, "--nope", "1"]) == 2
+    assert capsys.readouterr().err == ("delayed-eval: error: unknown option --nope; see --help; "
+                                       "Beam's own options pass unchecked after --\n")
     # After --, anything goes to Beam unchecked (Beam itself ignores what it does not know).
     assert main([*args, "--runner", "direct", "--", "--bisn=5"]) == 0
     assert json.load(open(tmp_path / "out" / "manifest.json"))["config"]["beam_args"] == \
@@ -437,3 +441,49 @@ def test_a_results_folder_that_does_not_exist_is_named_so(tmp_path, capsys, argv
     missing = str(tmp_path / "no-such-run")
     assert main([argv[0], missing, *argv[1:]]) == 2
     assert capsys.readouterr().err == f"delayed-eval: error: {missing}: no such folder; {told}\n"
+
+
+@pytest.mark.parametrize("argv, told", [
+    (["run", "--bins", "5min"], "--bins '5min': not a whole number; see delayed-eval run --help"),
+    (["backfill", "--ph-delta", "x"], "--ph-delta 'x': not a number; see delayed-eval "
+                                      "backfill --help"),
+    (["run", "--replay", "fast"], "--replay: invalid choice: 'fast' (choose from 'auto', "),
+    (["run", "--on-model-error"], "--on-model-error: expected one argument; see "),
+    (["rnu"], "unknown command 'rnu' (choose from 'run', "),
+    (["rank"], "the following arguments are required: DIR; see delayed-eval rank --help")])
+def test_a_mistake_argparse_finds_is_one_line_too(capsys, argv, told):
+    """Not argparse's usage (20 lines for run) followed by its message."""
+    with pytest.raises(SystemExit) as stop:
+        main(argv)
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and err.startswith(f"delayed-eval: error: {told}")
+    assert err.count("\n") == 1, err
+
+
+@pytest.mark.parametrize("option, told", [
+    (["--bins", "10001"], "bins must be a whole number from 1 to 10,000, not 10001"),
+    (["--repredict", "bin_boundaries:10001"], "re-prediction policy 'bin_boundaries:10001': "
+                                              "the argument must be a whole number from 1 to "
+                                              "10,000"),
+    (["--bootstrap", "10001"], "bootstrap must be at most 10,000 replicates"),
+    (["--cv", "k-fold:1001"], "--cv 'k-fold:1001': at most 1,000 folds"),
+    (["--window", str(10**20)], "a window must be from 1 to 1,000,000,000,000,000 labels"),
+    (["--curve-every", str(10**20)], "curve_every must be a whole number from 1 to "
+                                     "1,000,000,000,000,000")])
+def test_a_count_too_large_to_run_is_refused_before_the_run(tmp_path, capsys, option, told):
+    """Before: each of these ran out of memory (--cv k-fold:4000000000 took the machine's
+    24 GiB) or overflowed a 64-bit integer (an internal error)."""
+    assert main(["run", "--stream", 'synth:SEA{"n": 60}', "--model", "majority", "--delay",
+                 "5", "--out", str(tmp_path), "--runner", "direct", "--quiet", *option]) == 2
+    assert capsys.readouterr().err.startswith(f"delayed-eval: error: {told}")
+
+
+def test_every_k_labels_beyond_the_stream_re_predicts_nothing_and_costs_nothing(tmp_path):
+    """K far beyond the stream's length: no re-prediction (memory follows the pending rows,
+    not K: K buckets were allocated, MemoryError at K = 4·10⁹)."""
+    out = tmp_path / "out"
+    assert main(["run", "--stream", 'synth:SEA{"n": 60}', "--model", "gaussian-nb", "--delay",
+                 "5", "--repredict", f"every_k_labels:{10**15}", "--log-predictions", "all",
+                 "--out", str(out), "--runner", "direct", "--quiet"]) == 0
+    log = pd.read_parquet(out / "predictions.parquet")
+    assert set(log["kind"]) == {"initial", "final"}

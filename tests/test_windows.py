@@ -311,7 +311,7 @@ def test_fading_fold_takes_curve_points_wherever_the_batches_are_cut():
 
 def test_bad_window_options_are_config_errors(tmp_path):
     base = dict(streams=['synth:SEA{"n": 10}'], models=["no-change"], out=str(tmp_path))
-    for bad, message in [({"windows": [0]}, "at least 1"), ({"fadings": [1.0]}, "between 0"),
+    for bad, message in [({"windows": [0]}, "from 1 to"), ({"fadings": [1.0]}, "between 0"),
                          ({"windows": [5, 5]}, "repeated"),
                          ({"bootstrap": -1}, "bootstrap must be 0 .off. or more"),
                          ({"ph_delta": -0.1}, "ph_delta must be 0 or more"),

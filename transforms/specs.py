@@ -12,6 +12,10 @@ from transforms.errors import InputError
 SHELL_QUOTES = ("in a shell, put the whole spec in single quotes (the shell takes away "
                 "unquoted quotes, and splits {a,b}), e.g. 'synth:SEA{\"n\": 300}'")
 
+# The largest count an option takes (labels in a window, instances, K): more than any stream
+# holds, and within the 64-bit integers the arrays that hold counts use.
+LARGEST_COUNT = 10**15
+
 
 def split_options(text: str, what: str = "stream", error: type = InputError,
                   noun: str = "options") -> tuple[str, dict]:

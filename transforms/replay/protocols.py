@@ -17,6 +17,7 @@ CV_METHODS = ("k-fold", "bootstrap", "split")
 # A fold's model is named `model#fold` (1-based) in the results; `#` is refused in model names.
 FOLD_SEPARATOR = "#"
 CV_SEED = 0x5EED_CF
+MOST_FOLDS = 1_000  # K: each fold is a copy of each model
 
 
 @dataclass(frozen=True)
@@ -78,6 +79,9 @@ class CrossValidation:
         if method not in CV_METHODS or not folds.isdigit() or int(folds) < 2:
             raise ConfigError(f"--cv {text!r}: not METHOD:K with METHOD one of "
                               f"{', '.join(CV_METHODS)} and K ≥ 2 folds, e.g. k-fold:10")
+        if int(folds) > MOST_FOLDS:
+            raise ConfigError(f"--cv {text!r}: at most {MOST_FOLDS:,} folds (each fold is a "
+                              f"copy of each model, with results of its own)")
         return cls(method, int(folds))
 
     def learns(self, fold: int, m: int) -> bool:

@@ -28,8 +28,9 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from metrics.binning import NO_CLASS, bin_of
+from metrics.binning import MOST_BINS, NO_CLASS, bin_of
 from transforms.models.batch import batch_predictor
+from transforms.specs import LARGEST_COUNT
 from transforms.streams.delays import duration
 
 PROBA_CHUNK = 32  # re-predictions' probability vectors per row held before a chunk is set aside
@@ -84,9 +85,10 @@ class RepredictPolicy:
                 n = int(arg) if arg else None
             except ValueError:
                 n = 0
-            if n is not None and n < 1:
+            most = MOST_BINS if name == "bin_boundaries" else LARGEST_COUNT
+            if n is not None and not 1 <= n <= most:
                 raise ValueError(f"re-prediction policy {text!r}: the argument must be a "
-                                 f"positive integer")
+                                 f"whole number from 1 to {most:,}")
             if name == "every_k_labels":
                 return cls(name, k=n or 10)
             return cls(name, bins=n)
@@ -140,16 +142,26 @@ def _padded(vectors: np.ndarray, width: int) -> np.ndarray:
 
 class _Buckets:
     """Pending rows grouped by arrival residue modulo K; rows leave lazily (a row is still the
-    same instance if its arrival number is unchanged)."""
+    same instance if its arrival number is unchanged). Only residues with rows are held, so
+    memory follows the pending rows whatever K is (K may exceed the stream's length).
+
+    >>> buckets = _Buckets(1000)
+    >>> for n in range(3):
+    ...     buckets.add(version=n, row=n, arrival=n)
+    >>> buckets.due(1, np.arange(3)).tolist(), buckets.due(1001, np.arange(3)).tolist()
+    ([], [0])
+    >>> len(buckets.rows) + len(buckets.new)  # residues held: 3 rows, not K = 1 000 buckets
+    3
+    """
 
     def __init__(self, k: int):
         self.k = k
-        self.rows = [np.empty(0, dtype=np.int64) for _ in range(k)]
-        self.arrivals = [np.empty(0, dtype=np.int64) for _ in range(k)]
-        self.new: list[list] = [[] for _ in range(k)]
+        self.rows: dict[int, np.ndarray] = {}
+        self.arrivals: dict[int, np.ndarray] = {}
+        self.new: dict[int, list] = {}
 
     def add(self, version: int, row: int, arrival: int) -> None:
-        self.new[version % self.k].append((row, arrival, version))
+        self.new.setdefault(version % self.k, []).append((row, arrival, version))
 
     def due(self, label_number: int, arrival_of: np.ndarray):
         """Rows due before the model learns label `label_number` (every label number is
@@ -159,21 +171,22 @@ class _Buckets:
         after this visit, unless learning the label of that visit failed (the version stayed
         behind): then they are due already."""
         r = (label_number - 1) % self.k
-        rows, arrivals = self.rows[r], self.arrivals[r]
+        rows, arrivals = self.rows.pop(r, _NO_ROWS), self.arrivals.pop(r, _NO_ROWS)
         alive = arrival_of[rows] == arrivals
         if np.count_nonzero(alive) < len(alive):
             rows, arrivals = rows[alive], arrivals[alive]
         due = rows
-        if self.new[r]:
-            added = np.array(self.new[r], dtype=np.int64).reshape(-1, 3)
+        new = self.new.pop(r, None)
+        if new:
+            added = np.array(new, dtype=np.int64).reshape(-1, 3)
             late = added[:, 2] <= label_number - 1 - self.k
             if late.any():
                 late_rows, late_arrivals = added[late, 0], added[late, 1]
                 due = np.concatenate([due, late_rows[arrival_of[late_rows] == late_arrivals]])
             rows = np.concatenate([rows, added[:, 0]])
             arrivals = np.concatenate([arrivals, added[:, 1]])
-            self.new[r] = []
-        self.rows[r], self.arrivals[r] = rows, arrivals
+        if len(rows):
+            self.rows[r], self.arrivals[r] = rows, arrivals
         return due
 
     def rebuild(self, rows: np.ndarray, versions: np.ndarray, arrivals: np.ndarray,
@@ -182,14 +195,20 @@ class _Buckets:
         before `next_label`, for the pending `rows` (arrived at `versions`)."""
         k = self.k
         residue = versions % k
-        for r in range(k):
+        self.rows, self.arrivals, self.new = {}, {}, {}
+        for r in np.unique(residue).tolist():
             at = (residue == r).nonzero()[0]
             # The next visit of residue r is label L with L − 1 ≡ r (mod K), L ≥ next_label;
             # a row that arrived at version L − 1 joins then, the others are due then.
             fresh = versions[at] == next_label - 1 + (r - (next_label - 1)) % k
-            self.rows[r], self.arrivals[r] = rows[at[~fresh]], arrivals[at[~fresh]]
-            self.new[r] = list(zip(rows[at[fresh]].tolist(), arrivals[at[fresh]].tolist(),
-                                   versions[at[fresh]].tolist()))
+            if not fresh.all():
+                self.rows[r], self.arrivals[r] = rows[at[~fresh]], arrivals[at[~fresh]]
+            if fresh.any():
+                self.new[r] = list(zip(rows[at[fresh]].tolist(), arrivals[at[fresh]].tolist(),
+                                       versions[at[fresh]].tolist()))
+
+
+_NO_ROWS = np.empty(0, dtype=np.int64)
 
 
 def _chunks(start: int, stop: int, size: int):

@@ -487,7 +487,9 @@ class StreamSpec:
                                  f"{type(e).__name__}: {e}") from None
             return
         if not os.path.exists(self.source) and not table_files(self.source):
-            raise InputError(f"{self.source}: no such file")
+            raise InputError(f"stream {self.name}: no such file or folder {self.source!r}; "
+                             f"give a CSV, Parquet, JSON Lines or ARFF file (or a folder of "
+                             f"them), synth:NAME or dataset:NAME")
         if "format" not in self.options and not self.source.lower().endswith(".arff"):
             _check_not_an_empty_directory(self.source, table_files(self.source))
         _ = self.ordering  # raises on an unknown order
