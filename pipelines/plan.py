@@ -278,7 +278,7 @@ def _instance_columns(spec: StreamSpec, delay: DelaySpec) -> list[str]:
     id, time, kind, label and label time; an ARFF file's attributes but its class; a generated
     stream's features (of its first instance)."""
     if spec.format == "arff":
-        attrs = arff.load_arff(spec.source, max_rows=0)[0]
+        attrs = arff.header_of(spec)
         return [attrs[i].name for i in arff.instance_attributes(spec, attrs)]
     if spec.kind in ("synth", "dataset"):
         first = next((e for e in spec.events(delay) if not isinstance(e, dict)), None)

@@ -581,6 +581,22 @@ def test_non_utf8_text_names_the_line_and_the_encoding_option_reads_it(tmp_path)
         ["Paris", "Z\xfcrich"]
 
 
+def test_an_arff_file_in_another_encoding_is_named_so_and_read_with_the_option(tmp_path):
+    """Weka's older ARFF files are often Latin-1: the same line and option as a table gets."""
+    path = _write(tmp_path, "latin.arff", "@relation r\n@attribute city {Paris,Z\xfcrich}\n"
+                  "@attribute f numeric\n@attribute class {a,b}\n@data\nParis,1.0,a\n"
+                  "Z\xfcrich,2.0,b\n".encode("latin-1"), mode="wb")
+    with pytest.raises(InputError, match=r"latin\.arff, line 2: not utf-8 text .*"
+                                         r'\{"encoding": "latin-1"\}'):
+        StreamSpec.parse(path).check()
+    spec = path + '{"encoding": "latin-1"}'
+    StreamSpec.parse(spec).check()
+    assert StreamSpec.parse(spec).declared_classes() == ["a", "b"]
+    events, dead = read(spec, delay="1")
+    assert dead == [] and [e[5]["city"] for e in events if e[3] == "instance"] == \
+        ["Paris", "Z\xfcrich"]
+
+
 @pytest.mark.parametrize("row", [1, 5000])  # in the rows the checks read first, or after
 def test_non_utf8_text_is_named_before_the_run_wherever_it_is(tmp_path, row):
     lines = [f"{i},{i % 7}.5,{'a' if i % 2 else 'b'}" for i in range(6000)]
@@ -736,6 +752,33 @@ def test_a_corrupt_parquet_file_is_named(tmp_path):
     with pytest.raises(InputError, match=r"cut\.parquet: not a readable parquet file .*is it "
                                          r"complete\?"):
         StreamSpec.parse(cut).check()
+
+
+@pytest.mark.parametrize("rows", [100, 70_000])  # in the rows the checks read, or only after
+def test_a_parquet_file_corrupt_inside_is_one_line_wherever_it_is(tmp_path, capsys, rows):
+    """Its footer whole, its data not: a data page's bytes overwritten, or text that is not
+    UTF-8 (which Arrow writes and reads back unchecked, and pandas fails on later)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    labels = pa.array(["a", "b"] * (rows // 2 - 1) + ["a", "b\xff".encode("latin-1")],
+                      pa.binary()).view(pa.string())
+    table = pa.table({"time": np.arange(rows, dtype=float), "f": np.arange(rows) % 7 * 1.0,
+                      "label": labels})
+    pq.write_table(table, tmp_path / "text.parquet", compression="none")
+    pq.write_table(table.drop_columns("label").append_column(
+        "label", pa.array(["a", "b"] * (rows // 2))), tmp_path / "pages.parquet",
+        compression="snappy")
+    data = bytearray((tmp_path / "pages.parquet").read_bytes())
+    data[len(data) // 3:len(data) // 3 + 64] = b"\xff" * 64  # in a column's compressed pages
+    (tmp_path / "pages.parquet").write_bytes(bytes(data))
+    for name in ("text", "pages"):
+        code = main(["run", "--stream", str(tmp_path / f"{name}.parquet"), "--model", "majority",
+                     "--delay", "3", "--out", str(tmp_path / name), "--runner", "direct",
+                     "--quiet"])
+        err = capsys.readouterr().err
+        assert code == 2 and err.startswith(f"delayed-eval: error: {tmp_path / name}.parquet") \
+            and err.count("\n") == 1, err
 
 
 # -- a run that evaluates nothing is an error --------------------------------------------------

@@ -13,6 +13,7 @@ from transforms.errors import InputError
 from transforms.records import (INSTANCE, LABEL, RANK_INSTANCE, RANK_LABEL, dead_letter,
                                 readable_time)
 from transforms.streams.rows import labelled_rows, parse_time_value
+from transforms.streams.table_files import undecodable
 
 
 class ArffError(InputError):
@@ -257,7 +258,7 @@ _SPARSE_ENTRY = re.compile(
     r"""\s*(\d+)\s+('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|[^,'"\s][^,]*?)\s*(,|$)""")
 
 
-def arff_rows(path: str) -> Iterator[tuple[int, list]]:
+def arff_rows(path: str, encoding: str = "utf-8") -> Iterator[tuple[int, list]]:
     """An ARFF file's data rows, (line number, values as text), read as they are taken, so a
     long file need not fit in memory; an unreadable file is an InputError.
 
@@ -273,20 +274,22 @@ def arff_rows(path: str) -> Iterator[tuple[int, list]]:
     [(5, ['0.5', 'x, y']), (7, ['1.5', 'z'])]
 
     """
-    with _as_input_errors(path), open(path, encoding="utf-8") as f:
+    with _as_input_errors(path, encoding), open(path, encoding=encoding) as f:
         numbered = enumerate(f, start=1)
         yield from _data_rows(path, numbered, _header(path, numbered))
 
 
 @contextlib.contextmanager
-def _as_input_errors(path: str) -> Iterator[None]:
+def _as_input_errors(path: str, encoding: str) -> Iterator[None]:
     """An ARFF file's own error, or one that cannot be opened or decoded, as an InputError
-    naming the file."""
+    naming the file (and the first line that is not `encoding` text)."""
     try:
         yield
     except ArffError as e:
         raise InputError(str(e)) from None
-    except (OSError, UnicodeDecodeError) as e:
+    except UnicodeDecodeError as e:
+        raise undecodable(path, encoding, e.reason) from None
+    except OSError as e:
         raise InputError(f"{path}: {e}") from None
 
 
@@ -343,7 +346,7 @@ def convert(attribute: Attribute, text: str):
 
 
 # -- ARFF files as streams ---------------------------------------------------------------------
-def load_arff(path: str, max_rows: int | None = None):
+def load_arff(path: str, max_rows: int | None = None, encoding: str = "utf-8"):
     """Attributes and rows of an ARFF file (the first `max_rows` rows); an unreadable file is
     an InputError.
 
@@ -360,11 +363,21 @@ def load_arff(path: str, max_rows: int | None = None):
     (['a', 'class'], [(5, ['0.5', 'yes']), (6, ['1.5', 'no'])])
 
     """
-    with _as_input_errors(path), open(path, encoding="utf-8") as f:
+    with _as_input_errors(path, encoding), open(path, encoding=encoding) as f:
         numbered = enumerate(f, start=1)
         attributes = _header(path, numbered)
         return attributes, list(itertools.islice(_data_rows(path, numbered, attributes),
                                                  max_rows))
+
+
+def encoding_of(spec) -> str:
+    """The text encoding of a stream's ARFF file: UTF-8 unless its `encoding` option says."""
+    return spec.options.get("encoding", "utf-8")
+
+
+def header_of(spec) -> list[Attribute]:
+    """The attributes of a stream's ARFF file."""
+    return load_arff(spec.source, max_rows=0, encoding=encoding_of(spec))[0]
 
 
 def arff_class_index(spec, attrs) -> int:
@@ -453,7 +466,7 @@ def arff_events(spec, delay, checks) -> Iterator:
     [('instance', None), ('label', 'yes'), ('instance', None), ('label', 'no')]
 
     """
-    attrs, rows = load_arff(spec.source, max_rows=0)[0], arff_rows(spec.source)
+    attrs, rows = header_of(spec), arff_rows(spec.source, encoding_of(spec))
     ci = arff_class_index(spec, attrs)
     delayed = bool(spec.options.get("delayed"))
     feature_idx = instance_attributes(spec, attrs)

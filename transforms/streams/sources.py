@@ -363,7 +363,7 @@ class StreamSpec:
         if "classes" in self.options:
             return list(self.options["classes"])
         if self.format == "arff":
-            attrs, _ = arff.load_arff(self.source, max_rows=0)
+            attrs = arff.header_of(self)
             cls_attr = attrs[arff.arff_class_index(self, attrs)]
             return list(cls_attr.values) if cls_attr.type == "nominal" else None
         return None
@@ -446,7 +446,7 @@ class StreamSpec:
                 pass
             return [v for v in values if v is not None]
         if self.format == "arff":
-            attrs, data = arff.load_arff(self.source, max_rows=rows)
+            attrs, data = arff.load_arff(self.source, rows, arff.encoding_of(self))
             names = [a.name for a in attrs]
             at = arff.arff_class_index(self, attrs) if feature is None else \
                 names.index(feature) if feature in names else len(names)
@@ -495,13 +495,14 @@ class StreamSpec:
         _ = self.ordering  # raises on an unknown order
         self._check_unique_ids()
         if self.format == "arff":
-            given = sorted({*TIME_OPTIONS, "missing", *CSV_OPTIONS} & set(self.options))
+            given = sorted({*TIME_OPTIONS, "missing", *CSV_OPTIONS} - {"encoding"}
+                           & set(self.options))
             if given:
                 raise InputError(f"{self.source}: {', '.join(given)} is for table files (an "
                                  f"ARFF file's values and timestamps are read as written, its "
                                  f"dates as their attribute's format says, a ? value leaves "
                                  f"its attribute out); leave it out")
-            attrs, rows = arff.load_arff(self.source, max_rows=1)
+            attrs, rows = arff.load_arff(self.source, 1, arff.encoding_of(self))
             arff.arff_class_index(self, attrs)
             arff.check_arff_options(self, attrs)
             if not rows:

@@ -190,12 +190,12 @@ def _read_table(path: str, fmt: str, csv: dict | None = None) -> pd.DataFrame:
                 return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
             import pyarrow.parquet as pq
 
-            return flat_table(pq.read_table(source)).to_pandas()
+            return flat_table(_valid(pq.read_table(source))).to_pandas()
     except UnicodeDecodeError as e:
         raise _undecodable(path, e, csv) from None
     except pd.errors.ParserError as e:
         raise _unparsable(path, e) from None
-    except (OSError, ValueError) as e:
+    except (OSError, ValueError, pa.ArrowException) as e:
         raise InputError(f"{path}: cannot read as {fmt}: {e}") from None
     except pd.errors.EmptyDataError:
         return pd.DataFrame()
@@ -785,7 +785,8 @@ def columns_of(path: str, fmt: str, csv: dict | None = None) -> list[str]:
     except pd.errors.ParserError as e:
         raise _unparsable(path, e) from None
     except (OSError, ValueError, pa.ArrowException) as e:  # a truncated or corrupt file
-        raise InputError(f"{path}: not a readable {fmt} file ({e}); is it complete?") from None
+        raise InputError(f"{path}: not a readable {fmt} file ({' '.join(str(e).split())}); "
+                         f"is it complete?") from None
     if fmt == "jsonl":
         return list(text_facts(path, fmt, csv).head.columns)
     return list(_read_table(path, fmt, csv).columns)
@@ -830,9 +831,13 @@ def head_of(path: str, fmt: str, csv: dict | None = None, rows: int = 1000) -> p
         if fmt == "parquet":
             import pyarrow.parquet as pq
 
-            batch = next(pq.ParquetFile(source).iter_batches(batch_size=rows), None)
-            return flat_table(pa.Table.from_batches([batch])).to_pandas() \
-                if batch is not None else pd.DataFrame()
+            try:
+                batch = next(pq.ParquetFile(source).iter_batches(batch_size=rows), None)
+                return flat_table(pa.Table.from_batches([_valid(batch)])).to_pandas() \
+                    if batch is not None else pd.DataFrame()
+            except (OSError, ValueError, pa.ArrowException) as e:  # a corrupt file
+                raise InputError(f"{path}: not a readable parquet file "
+                                 f"({' '.join(str(e).split())}); is it complete?") from None
         if fmt == "csv":
             try:
                 with warnings.catch_warnings():
@@ -965,7 +970,7 @@ def table_chunks(files: list[str], fmt: str | None, default: str = "csv",
                     parquet = pq.ParquetFile(source, **PARQUET_STREAMING)
                     for batch in parquet.iter_batches(batch_size=CHUNK_ROWS, columns=columns):
                         yield path, np.arange(row0 + 1, row0 + batch.num_rows + 1), \
-                            _numbers_as_text(flat_table(pa.Table.from_batches([batch])),
+                            _numbers_as_text(flat_table(pa.Table.from_batches([_valid(batch)])),
                                              text).to_pandas()
                         row0 += batch.num_rows
             elif file_fmt == "csv":
@@ -991,6 +996,19 @@ def table_chunks(files: list[str], fmt: str | None, default: str = "csv",
         except (OSError, ValueError, pa.ArrowException) as e:  # truncated, corrupt, unreadable
             raise InputError(f"{path}: cannot read as {file_fmt} after {row0} rows: {e}") \
                 from None
+
+
+def _valid(data):
+    """A Parquet batch or table whose text is UTF-8: Arrow checks it only when asked, and
+    pandas would fail wherever it first touched a bad value.
+
+    >>> _valid(pa.table({"a": pa.array([b"\\xff"]).view(pa.string())}))
+    Traceback (most recent call last):
+    ...
+    pyarrow.lib.ArrowInvalid: Column 0: In chunk 0: Invalid: Invalid UTF8 sequence at string index 0
+    """
+    data.validate(full=True)
+    return data
 
 
 def _numbers_as_text(batch: pa.RecordBatch | pa.Table, text: tuple):
