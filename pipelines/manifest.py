@@ -330,13 +330,15 @@ def check_evaluated(pl: Plan, counts: dict, dead: list[dict]) -> None:
         if not pl.backfill and mine and all(
                 c.get("labelled") and c["labelled"] == c.get("unscored_initial") for c in mine):
             delay = stream_delay(s, pl)
+            evaluated = max(c.get("instances", 0) for c in mine)
+            last = "the only instance" if evaluated == 1 else \
+                f"the last of the {evaluated} instances"
             raise InputError(
                 f"stream {s.name}: no initial prediction could be scored: every labelled "
                 f"instance arrived before any model had learned a label (" + (
                     "the label times of the input); check the label times" if delay == "input"
-                    else f"delay {delay}: the first label comes after the last of the "
-                    f"{max(c.get('instances', 0) for c in mine)} instances evaluated); give a "
-                    f"shorter --delay, or " + (
+                    else f"delay {delay}: the first label comes after {last} evaluated); "
+                    f"give a shorter --delay, or " + (
                         f"a wider range than {pl.time_range.describe()} (--from/--to)"
                         if read.get("outside_range") else "a longer stream")))
     logged_keys = {k: c for k, c in keys.items() if c.get("logged_predictions") is not None}

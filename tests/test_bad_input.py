@@ -597,6 +597,28 @@ def test_an_arff_file_in_another_encoding_is_named_so_and_read_with_the_option(t
         ["Paris", "Z\xfcrich"]
 
 
+@pytest.mark.parametrize("name, text", [
+    ("s.csv", "time,f,c,label\n0,1.5,u,a\n1,2.5,v,b\n2,0.5,u,a\n"),
+    ("s.jsonl", '{"time": 0, "f": 1.5, "c": "u", "label": "a"}\n{"time": 1, "f": 2.5, "c": "v", '
+                '"label": "b"}\n{"time": 2, "f": 0.5, "c": "u", "label": "a"}\n'),
+    ("s.arff", "@relation s\n@attribute f numeric\n@attribute c {u,v}\n@attribute label {a,b}"
+               "\n@data\n1.5,u,a\n2.5,v,b\n0.5,u,a\n")])
+def test_a_byte_order_mark_and_windows_line_ends_read_as_the_plain_file(tmp_path, name, text):
+    """Windows tools write both; a JSON Lines file's first line was a dead letter ("not
+    JSON") and an ARFF file's @relation an "unexpected header line"."""
+    plain = read(_write(tmp_path, name, text.encode(), mode="wb"), delay="1")
+    assert plain[1] == [] and len(plain[0]) == 6
+    (tmp_path / "bom").mkdir()
+    (tmp_path / "crlf").mkdir()
+    bom = _write(tmp_path / "bom", name, b"\xef\xbb\xbf" + text.encode(), mode="wb")
+    crlf = _write(tmp_path / "crlf", name, text.replace("\n", "\r\n").encode(), mode="wb")
+    strip = lambda events: [e[:2] + e[3:] for e in events]  # noqa: E731 (not the file's seq)
+    for path in (bom, crlf):
+        StreamSpec.parse(path).check()
+        events, dead = read(path, delay="1")
+        assert dead == [] and strip(events) == strip(plain[0]), path
+
+
 @pytest.mark.parametrize("row", [1, 5000])  # in the rows the checks read first, or after
 def test_non_utf8_text_is_named_before_the_run_wherever_it_is(tmp_path, row):
     lines = [f"{i},{i % 7}.5,{'a' if i % 2 else 'b'}" for i in range(6000)]

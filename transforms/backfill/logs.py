@@ -28,7 +28,7 @@ from transforms.streams.rows import written_as
 from transforms.streams.table_files import (TIME_OPTIONS, TimeReading, extension, flat_names,
                                             flat_table, guess_column, json_object,
                                             other_separator, source_name, table_files,
-                                            undecodable)
+                                            undecodable, without_bom)
 from transforms.vocabulary import REPREDICTION
 
 # Defaults: the columns of `run`'s own predictions.parquet.
@@ -629,8 +629,7 @@ class PredictionLogSpec:
         configured one is refused: each of the file's lines would otherwise be a dead
         letter."""
         with FileSystems.open(path) as f:
-            header = f.readline().decode("utf-8-sig" if _is_utf8(self.encoding)
-                                         else self.encoding, "replace").rstrip("\r\n")
+            header = f.readline().decode(without_bom(self.encoding), "replace").rstrip("\r\n")
         other = other_separator(header, self._sep(path))
         if other:
             raise InputError(f"{path}: not a readable CSV file (its header {header[:80]!r} has "

@@ -13,7 +13,7 @@ from transforms.errors import InputError
 from transforms.records import (INSTANCE, LABEL, RANK_INSTANCE, RANK_LABEL, dead_letter,
                                 readable_time)
 from transforms.streams.rows import labelled_rows, parse_time_value
-from transforms.streams.table_files import undecodable
+from transforms.streams.table_files import undecodable, without_bom
 
 
 class ArffError(InputError):
@@ -274,7 +274,7 @@ def arff_rows(path: str, encoding: str = "utf-8") -> Iterator[tuple[int, list]]:
     [(5, ['0.5', 'x, y']), (7, ['1.5', 'z'])]
 
     """
-    with _as_input_errors(path, encoding), open(path, encoding=encoding) as f:
+    with _as_input_errors(path, encoding), open(path, encoding=without_bom(encoding)) as f:
         numbered = enumerate(f, start=1)
         yield from _data_rows(path, numbered, _header(path, numbered))
 
@@ -363,7 +363,7 @@ def load_arff(path: str, max_rows: int | None = None, encoding: str = "utf-8"):
     (['a', 'class'], [(5, ['0.5', 'yes']), (6, ['1.5', 'no'])])
 
     """
-    with _as_input_errors(path, encoding), open(path, encoding=encoding) as f:
+    with _as_input_errors(path, encoding), open(path, encoding=without_bom(encoding)) as f:
         numbered = enumerate(f, start=1)
         attributes = _header(path, numbered)
         return attributes, list(itertools.islice(_data_rows(path, numbered, attributes),

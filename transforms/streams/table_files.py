@@ -4,6 +4,7 @@ them in chunks of rows (`table_chunks`) so that a long log does not have to fit 
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import datetime as dt
 import difflib
@@ -158,6 +159,16 @@ def opened(path: str):
 
 
 CSV_OPTIONS = ("sep", "encoding", "na_values", "decimal", "thousands")  # how to read CSV
+
+
+def without_bom(encoding: str) -> str:
+    """The codec that reads `encoding` text and skips a UTF-8 byte-order mark, which Windows
+    tools write at the start of a file.
+
+    >>> b"\\xef\\xbb\\xbf{}".decode(without_bom("UTF8")), without_bom("latin-1")
+    ('{}', 'latin-1')
+    """
+    return "utf-8-sig" if codecs.lookup(encoding).name == "utf-8" else encoding
 
 
 def csv_options(options: dict) -> dict:
@@ -1062,7 +1073,7 @@ def _jsonl_rows(path: str, columns, csv: dict | None, stream: str | None) -> Ite
 def _jsonl_chunks(path: str, columns, csv: dict | None, stream: str | None) -> Iterator:
     """A JSON Lines file's chunks with their line numbers, and a dead letter for each line
     that is not a JSON object (blank lines are skipped)."""
-    encoding = (csv or {}).get("encoding", "utf-8")
+    encoding = without_bom((csv or {}).get("encoding", "utf-8"))
     records, numbers = [], []
 
     def chunk():
