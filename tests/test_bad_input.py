@@ -619,6 +619,13 @@ def test_a_byte_order_mark_and_windows_line_ends_read_as_the_plain_file(tmp_path
         assert dead == [] and strip(events) == strip(plain[0]), path
 
 
+def test_a_json_lines_file_without_one_json_object_says_why_not_that_it_is_empty(tmp_path):
+    path = _write(tmp_path, "pipes.jsonl", '{"time": 0|"x": 1.5|"label": "a"}\n' * 3)
+    with pytest.raises(InputError, match=r"pipes\.jsonl: no line is a JSON object \(line 1: "
+                                         r"not JSON: .*\); write one object per line"):
+        StreamSpec.parse(path).check()
+
+
 @pytest.mark.parametrize("row", [1, 5000])  # in the rows the checks read first, or after
 def test_non_utf8_text_is_named_before_the_run_wherever_it_is(tmp_path, row):
     lines = [f"{i},{i % 7}.5,{'a' if i % 2 else 'b'}" for i in range(6000)]

@@ -51,7 +51,8 @@ from transforms.streams.delays import DelaySpec
 from transforms.streams.rows import Checks, labelled_rows
 from transforms.streams.table_files import (CSV_OPTIONS, FORMATS, TIME_OPTIONS, TimeReading,
                                             columns_of, csv_options, day_or_month_first,
-                                            event_seconds, extension, fmt_of, guess_column,
+                                            event_seconds, extension, first_bad_line, fmt_of,
+                                            guess_column,
                                             has_rows, head_of, other_separator, row_count,
                                             source_name, table_files, time_problem)
 from transforms.streams.tables import table_columns, table_events
@@ -562,7 +563,11 @@ class StreamSpec:
         split = "labels" in o
         columns = columns_of(path, fmt_of(path, self.format), csv_options(self.options))
         if not columns:
-            raise InputError(f"{path}: the stream is empty (no columns)")
+            bad = first_bad_line(path, csv_options(o)) if fmt_of(path, self.format) == "jsonl" \
+                else None
+            raise InputError(f"{path}: the stream is empty (no columns)" if bad is None else
+                             f"{path}: no line is a JSON object ({bad}); write one object "
+                             f"per line, e.g. {{\"time\": 0, \"x\": 1.5, \"label\": \"a\"}}")
         # The label table's id and time columns have options of their own.
         own = {"label_id": self.label_table_id, "label_time": self.label_table_time} \
             if role == "labels" else {}

@@ -1103,6 +1103,21 @@ def _jsonl_chunks(path: str, columns, csv: dict | None, stream: str | None) -> I
         yield chunk()
 
 
+def first_bad_line(path: str, csv: dict | None = None) -> str | None:
+    """Where and why the first line of a JSON Lines file that is no JSON object is not (what a
+    file without any column has to say), or None.
+
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "t.jsonl")
+    >>> with open(path, "w") as f:
+    ...     _ = f.write('{"a": 1|"b": 2}\\n')
+    >>> first_bad_line(path)
+    "line 1: not JSON: Expecting ',' delimiter: line 1 column 8 (char 7)"
+    """
+    bad = next((c for c in _jsonl_chunks(path, None, csv, None) if isinstance(c, dict)), None)
+    return None if bad is None else f"line {bad['row']}: {bad['reason']}"
+
+
 def flat_record(record: dict, prefix: str = "") -> dict:
     """A JSON object with its nested objects' members as columns of their own, named by their
     path (`features.amount`), as a Parquet file's struct columns are (`flat_table`).
