@@ -340,6 +340,38 @@ def test_a_csv_log_with_semicolons_and_decimal_commas_reads_as_its_plain_twin(tm
     assert PredictionLogSpec.parse(str(tmp_path / "plain.csv")).predicts_numbers() is True
 
 
+def test_a_damaged_log_is_one_line_naming_it(tmp_path, capfd):
+    """Found by corrupting logs byte by byte: a Parquet log whose pages (or footer) are damaged
+    was an internal error; a Latin-1 row in a CSV log that also had a field too many printed
+    Arrow's 'Exception ignored' tracebacks before a parse error that did not say why."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    n = 5000
+    log = pa.table({"id": [str(i) for i in range(n)], "t": np.arange(n, dtype=float),
+                    "y_pred": ["a", "b"] * (n // 2)})
+    pq.write_table(log, tmp_path / "log.parquet")
+    data = bytearray((tmp_path / "log.parquet").read_bytes())
+    data[len(data) // 4:len(data) // 4 + 64] = b"\xff" * 64
+    (tmp_path / "pages.parquet").write_bytes(bytes(data))
+    (tmp_path / "footer.parquet").write_bytes(bytes(data[:-40]) + b"\x00" * 32 + data[-8:])
+    text = "id,t,y_pred\n" + "".join(f"{i},{i},a\n" for i in range(200))
+    (tmp_path / "latin.csv").write_bytes(text.replace("150,150,a", "150,150,\xe9,x")
+                                         .encode("latin-1"))
+    stream = tmp_path / "s.csv"
+    pd.DataFrame({"id": [str(i) for i in range(n)], "t": np.arange(n, dtype=float), "f": 1.0,
+                  "label": ["a", "b"] * (n // 2)}).to_csv(stream, index=False)
+    for name, told in [("pages.parquet", "not a readable parquet file"),
+                       ("footer.parquet", "not a readable parquet file"),
+                       ("latin.csv", "line 152: not utf-8 text")]:
+        code = main(["backfill", "--stream", f'{stream}{{"id": "id", "time": "t"}}',
+                     "--predictions", f'{tmp_path / name}{{"id": "id", "time": "t"}}',
+                     "--out", str(tmp_path / "out"), "--runner", "direct", "--quiet"])
+        err = capfd.readouterr().err
+        assert code == 2 and err.startswith(f"delayed-eval: error: {tmp_path / name}") and \
+            told in err and err.count("\n") == 1, err
+
+
 def test_a_json_lines_log_reads_its_probability_objects_as_maps(tmp_path):
     (tmp_path / "log.jsonl").write_text(
         '{"id": "a", "t": "2026-11-01T10:00:00Z", "y_pred": "x", "proba": {"x": 0.25, "y": 0.75}}'

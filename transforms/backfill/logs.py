@@ -6,6 +6,7 @@ models' order in its metadata (`MODEL_ORDER_KEY`)."""
 from __future__ import annotations
 
 import codecs
+import contextlib
 import copy
 import csv
 import io
@@ -13,6 +14,7 @@ import json
 import math
 import os
 import re
+import sys
 from collections.abc import Iterator
 
 import numpy as np
@@ -28,7 +30,8 @@ from transforms.streams.rows import written_as
 from transforms.streams.table_files import (TIME_OPTIONS, TimeReading, extension, flat_names,
                                             flat_table, guess_column, json_object,
                                             other_separator, source_name, table_files,
-                                            undecodable, without_bom)
+                                            parquet_batches, parquet_errors, undecodable,
+                                            without_bom)
 from transforms.vocabulary import REPREDICTION
 
 # Defaults: the columns of `run`'s own predictions.parquet.
@@ -407,7 +410,7 @@ class PredictionLogSpec:
             return {}
         import pyarrow.parquet as pq
 
-        with FileSystems.open(path) as f:
+        with FileSystems.open(path) as f, parquet_errors(path):
             return pq.ParquetFile(f).schema_arrow.metadata or {}
 
     def recorded_repredict(self, time_range=None) -> str | None:
@@ -452,11 +455,12 @@ class PredictionLogSpec:
             if fmt == "parquet":
                 import pyarrow.parquet as pq
 
-                file = pq.ParquetFile(f)
+                with parquet_errors(path):
+                    file = pq.ParquetFile(f)
                 if wanted is not None:
                     wanted = [c for c in wanted if c in flat_names(file.schema_arrow, keep)]
                 batches = (flat_table(batch, keep) for batch in
-                           file.iter_batches(batch_size=1 << 16, columns=wanted))
+                           parquet_batches(file, path, batch_size=1 << 16, columns=wanted))
             elif fmt == "csv" and wanted is not None and wanted == [
                     self.columns[c] for c in columns]:
                 # Named columns only, as text: read block by block, whatever the others hold.
@@ -570,11 +574,16 @@ class PredictionLogSpec:
         def skipped(line) -> str:
             if bad_rows is not None:  # (Arrow counts the header as row 1, blank lines not)
                 reason = field_count_reason(line.expected_columns, line.actual_columns)
-                spans = line.text.count("\n") + 1
+                try:
+                    text = line.text
+                except UnicodeDecodeError:  # (Arrow decodes it as UTF-8 whatever the file)
+                    text = None
+                    reason += "; not UTF-8 text either"
+                spans = 1 if text is None else text.count("\n") + 1
                 if spans > 1:
                     reason += f" (a quote opened in it is not closed on its line: it runs " \
                               f"over {spans:,} lines)"
-                bad_rows.append((line.number - 1, reason, line.text[:500]))
+                bad_rows.append((line.number - 1, reason, text and text[:500]))
             return "skip"
 
         as_text = {self.columns[c]: pa.string() for c in ("id", "model", "stream", "kind")}
@@ -588,11 +597,12 @@ class PredictionLogSpec:
         import pyarrow.csv as pcsv
 
         parse, convert, read = self._csv_options(path, [], bad_rows)
-        try:
-            return pcsv.read_csv(f, parse_options=parse, convert_options=convert,
-                                 read_options=read)
-        except pa.ArrowInvalid as e:
-            raise self._unreadable_csv(path, e) from None
+        with _undecodable_rows() as undecoded:
+            try:
+                return pcsv.read_csv(f, parse_options=parse, convert_options=convert,
+                                     read_options=read)
+            except pa.ArrowInvalid as e:
+                raise self._unreadable_csv(path, e, undecoded) from None
 
     def _stream_csv(self, f, path: str, wanted: list[str] | None = None,
                     bad_rows: list | None = None, header: str = ""):
@@ -603,25 +613,30 @@ class PredictionLogSpec:
 
         parse, convert, read = self._csv_options(path, wanted or [], bad_rows)
         if wanted is not None:
-            names = next(csv.reader([header], delimiter=self._sep(path)), [])
+            try:
+                names = next(csv.reader([header], delimiter=self._sep(path)), [])
+            except csv.Error as e:
+                raise InputError(f"{path}: not a readable CSV file (its header: {e})") from None
             convert.include_columns = [c for c in wanted if c in names]
             if not convert.include_columns:  # (Arrow would read every column)
                 yield pa.RecordBatch.from_pylist([])
                 return
-        try:
-            reader = pcsv.open_csv(_Readable(f), parse_options=parse, convert_options=convert,
-                                   read_options=read)
-        except pa.ArrowInvalid as e:
-            raise self._unreadable_csv(path, e) from None
-        while True:
+        with _undecodable_rows() as undecoded:
             try:
-                batch = reader.read_next_batch()
-            except StopIteration:
-                return
+                reader = pcsv.open_csv(_Readable(f), parse_options=parse,
+                                       convert_options=convert, read_options=read)
             except pa.ArrowInvalid as e:
-                if wanted is None:  # (a type that no longer fits: the whole file's read
-                    raise TypesChanged(path) from e  # gives the type all values fit)
-                raise self._unreadable_csv(path, e) from None
+                raise self._unreadable_csv(path, e, undecoded) from None
+        while True:
+            with _undecodable_rows() as undecoded:
+                try:
+                    batch = reader.read_next_batch()
+                except StopIteration:
+                    return
+                except pa.ArrowInvalid as e:
+                    if wanted is None and not undecoded:  # (a type that no longer fits: the
+                        raise TypesChanged(path) from e  # whole file's read gives the type
+                    raise self._unreadable_csv(path, e, undecoded) from None  # all values fit)
             yield batch
 
     def _checked_header(self, path: str) -> str:
@@ -637,8 +652,8 @@ class PredictionLogSpec:
                              f'give the option {json.dumps({"sep": other})}')
         return header
 
-    def _unreadable_csv(self, path: str, error: Exception) -> InputError:
-        if "invalid UTF8" in str(error):  # (in a column read as text)
+    def _unreadable_csv(self, path: str, error: Exception, undecoded: list) -> InputError:
+        if undecoded or "invalid UTF8" in str(error):  # (in a column read as text)
             return undecodable(path, self.encoding, "invalid UTF-8", OPTION)
         return InputError(f"{path}: not a readable CSV file ({str(error).strip()})")
 
@@ -862,6 +877,26 @@ def _read_jsonl(f, path: str, bad_rows: list | None, encoding: str = "utf-8") ->
         return _parsed_jsonl(data, 1, bad_rows)
     except pa.ArrowInvalid as e:
         raise _unreadable_jsonl(path, e) from None
+
+
+@contextlib.contextmanager
+def _undecodable_rows():
+    """The UnicodeDecodeErrors Arrow's CSV reader meets meanwhile, instead of their tracebacks
+    on stderr: it decodes a row with the wrong number of fields as UTF-8 to hand it to the
+    `invalid_row_handler`, and only reports the failure ("Exception ignored in ...")."""
+    seen, previous = [], sys.unraisablehook
+
+    def hook(unraisable):
+        if isinstance(unraisable.exc_value, UnicodeDecodeError):
+            seen.append(unraisable.exc_value)
+        else:
+            previous(unraisable)
+
+    sys.unraisablehook = hook
+    try:
+        yield seen
+    finally:
+        sys.unraisablehook = previous
 
 
 def _is_utf8(encoding: str) -> bool:

@@ -842,13 +842,11 @@ def head_of(path: str, fmt: str, csv: dict | None = None, rows: int = 1000) -> p
         if fmt == "parquet":
             import pyarrow.parquet as pq
 
-            try:
-                batch = next(pq.ParquetFile(source).iter_batches(batch_size=rows), None)
-                return flat_table(pa.Table.from_batches([_valid(batch)])).to_pandas() \
+            with parquet_errors(path):
+                batch = next(parquet_batches(pq.ParquetFile(source), path, batch_size=rows),
+                             None)
+                return flat_table(pa.Table.from_batches([batch])).to_pandas() \
                     if batch is not None else pd.DataFrame()
-            except (OSError, ValueError, pa.ArrowException) as e:  # a corrupt file
-                raise InputError(f"{path}: not a readable parquet file "
-                                 f"({' '.join(str(e).split())}); is it complete?") from None
         if fmt == "csv":
             try:
                 with warnings.catch_warnings():
@@ -1007,6 +1005,32 @@ def table_chunks(files: list[str], fmt: str | None, default: str = "csv",
         except (OSError, ValueError, pa.ArrowException) as e:  # truncated, corrupt, unreadable
             raise InputError(f"{path}: cannot read as {file_fmt} after {row0} rows: {e}") \
                 from None
+
+
+@contextlib.contextmanager
+def parquet_errors(path: str):
+    """A corrupt or truncated Parquet file's error as an InputError naming the file.
+
+    >>> with parquet_errors("p.parquet"):
+    ...     raise OSError("Couldn't deserialize thrift: Invalid data\\n")
+    Traceback (most recent call last):
+    ...
+    transforms.errors.InputError: p.parquet: not a readable parquet file (Couldn't \
+deserialize thrift: Invalid data); is it complete?
+    """
+    try:
+        yield
+    except (OSError, ValueError, pa.ArrowException) as e:
+        raise InputError(f"{path}: not a readable parquet file ({' '.join(str(e).split())}); "
+                         f"is it complete?") from None
+
+
+def parquet_batches(file, path: str, **options) -> Iterator[pa.RecordBatch]:
+    """A `pyarrow.parquet.ParquetFile`'s batches (`iter_batches` options), each checked
+    (`_valid`); damage is an InputError naming the file."""
+    with parquet_errors(path):
+        for batch in file.iter_batches(**options):
+            yield _valid(batch)
 
 
 def _valid(data):
