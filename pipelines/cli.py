@@ -507,7 +507,7 @@ def _command(args, beam_args: list, debug: bool) -> int:
 def _one_line(error: BaseException) -> str:
     """An error's message on one line (a library's own text may hold line breaks).
 
-    >>> _one_line(ValueError("Couldn't deserialize thrift: Invalid data\n"))
+    >>> _one_line(ValueError("Couldn't deserialize thrift: Invalid data\\n"))
     "Couldn't deserialize thrift: Invalid data"
     """
     return " ".join(str(error).split())

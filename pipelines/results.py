@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
 
 import pandas as pd
+import pyarrow as pa
 
 from metrics.classification import named_positive_class
 from metrics.temporal import REPEATS_LEVEL
+from transforms.errors import InputError
 from transforms.replay.protocols import comparable_pairs, model_and_fold
 from transforms.vocabulary import pair_name
 
@@ -36,19 +39,70 @@ def load_results(path: str, kind: str = "summary") -> pd.DataFrame:
     >>> import tempfile
     >>> d = tempfile.mkdtemp()
     >>> with open(os.path.join(d, "summary.csv"), "w") as f:
-    ...     _ = f.write("stream,model,class,metric,value\\ninf,1.0,NA,recall,0.5\\n")
+    ...     _ = f.write("stream,model,class,category,metric,value\\n"
+    ...                 "inf,1.0,NA,initial,recall,0.5\\n")
     >>> load_results(d).to_dict("records")  # names stay text, as in summary.parquet
-    [{'stream': 'inf', 'model': '1.0', 'class': 'NA', 'metric': 'recall', 'value': 0.5}]
+    [{'stream': 'inf', 'model': '1.0', 'class': 'NA', 'category': 'initial', 'metric': \
+'recall', 'value': 0.5}]
     """
     if kind == "summary":  # (an empty cell is missing: to_csv writes NaN and None so)
-        return pd.read_csv(os.path.join(path, "summary.csv"), keep_default_na=False,
-                           na_values=[""], dtype=dict.fromkeys(SUMMARY_TEXT_COLUMNS, str))
+        file = os.path.join(path, "summary.csv")
+        with written_by_us(file):
+            summary = pd.read_csv(file, keep_default_na=False, na_values=[""],
+                                  dtype=dict.fromkeys(SUMMARY_TEXT_COLUMNS, str))
+            missing = [c for c in ("stream", "model", "category", "metric", "value")
+                       if c not in summary]
+            if missing:
+                raise KeyError(f"no column {missing[0]!r}")
+        return summary
     if kind in ("curves", "predictions"):
-        return pd.read_parquet(os.path.join(path, f"{kind}.parquet"))
+        file = os.path.join(path, f"{kind}.parquet")
+        with written_by_us(file):
+            return pd.read_parquet(file)
     if kind == "manifest":
-        with open(os.path.join(path, "manifest.json"), encoding="utf-8") as f:
-            return pd.json_normalize(json.load(f))
+        return pd.json_normalize(read_manifest(path))
     raise ValueError(f"kind must be summary, curves, predictions or manifest, not {kind!r}")
+
+
+def read_manifest(path: str, keys: tuple = ()) -> dict:
+    """A finished run's manifest.json (the folder `path`'s), a JSON object with these `keys`.
+
+    >>> import tempfile
+    >>> d = tempfile.mkdtemp()
+    >>> with open(os.path.join(d, "manifest.json"), "w") as f:
+    ...     _ = f.write('{"streams": {}, "models": {}')  # (cut short)
+    >>> read_manifest(d)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    transforms.errors.InputError: .../manifest.json: damaged, or not written by delayed-eval \
+(JSONDecodeError: Expecting ',' delimiter: ...); write it again: rerun what wrote it
+    """
+    file = os.path.join(path, "manifest.json")
+    with written_by_us(file), open(file, encoding="utf-8") as f:
+        manifest = json.load(f)
+        if not isinstance(manifest, dict) or not set(keys) <= set(manifest):
+            raise KeyError(f"not an object with {', '.join(keys) or 'members'}")
+    return manifest
+
+
+def read_json(file: str):
+    """One of a finished run's JSON files (profile.json), damage named as `written_by_us`."""
+    with written_by_us(file), open(file, encoding="utf-8") as f:
+        return json.load(f)
+
+
+@contextlib.contextmanager
+def written_by_us(file: str):
+    """A result file that cannot be read back, damaged or written by something else, as one
+    InputError naming it (a missing one stays a FileNotFoundError: its callers name that)."""
+    try:
+        yield
+    except FileNotFoundError:
+        raise
+    except (ValueError, KeyError, TypeError, OSError, pa.ArrowException) as e:
+        raise InputError(f"{file}: damaged, or not written by delayed-eval ({type(e).__name__}: "
+                         f"{' '.join(str(e).split())}); write it again: rerun what wrote it"
+                         ) from None
 
 
 def format_alike_classes(alike: dict, backfill: bool) -> str:

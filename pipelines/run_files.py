@@ -3,14 +3,13 @@ its figures: the summary, the curves, the stream profiles and the manifest."""
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
-from pipelines.results import load_results, whole_streams
+from pipelines.results import load_results, read_json, read_manifest, whole_streams
 
 # The measure each figure shows: accuracy for classifiers, MAE for regressors.
 PRIMARY = {"classification": "accuracy", "regression": "mae"}
@@ -52,10 +51,8 @@ class RunFiles:
             raise FileNotFoundError(f"{out}: not a finished run (missing {', '.join(missing)})")
         profiles = {}
         if os.path.exists(os.path.join(out, "profile.json")):
-            with open(os.path.join(out, "profile.json"), encoding="utf-8") as f:
-                profiles = json.load(f)
-        with open(os.path.join(out, "manifest.json"), encoding="utf-8") as f:
-            manifest = json.load(f)
+            profiles = read_json(os.path.join(out, "profile.json"))
+        manifest = read_manifest(out, ("streams", "models"))
         summary = load_results(out)
         return cls(out, whole_streams(summary), whole_streams(load_results(out, "curves")),
                    profiles, manifest, summary.drop(whole_streams(summary).index))

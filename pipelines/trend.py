@@ -5,14 +5,13 @@ share of instances still pending when the run was made."""
 from __future__ import annotations
 
 import difflib
-import json
 import os
 import re
 
 import numpy as np
 import pandas as pd
 
-from pipelines.results import default_metric, load_results, whole_streams
+from pipelines.results import default_metric, load_results, read_manifest, whole_streams
 from transforms.errors import ConfigError
 
 _DATE = re.compile(r"(?:^|[/\\])date=([^/\\]+)")
@@ -109,8 +108,7 @@ def trend_table(root: str, metrics: list[str] | None = None, category: str = "in
     parts, reported = [], set()  # the trend's rows; every measure the runs report (a hint)
     wanted = {_measure(m, category): m for m in metrics}
     for folder in _runs(root):
-        with open(os.path.join(folder, "manifest.json"), encoding="utf-8") as f:
-            manifest = json.load(f)
+        manifest = read_manifest(folder)
         summary = load_results(folder)
         if segment is None:
             summary = whole_streams(summary)

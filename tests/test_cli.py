@@ -487,3 +487,26 @@ def test_every_k_labels_beyond_the_stream_re_predicts_nothing_and_costs_nothing(
                  "--out", str(out), "--runner", "direct", "--quiet"]) == 0
     log = pd.read_parquet(out / "predictions.parquet")
     assert set(log["kind"]) == {"initial", "final"}
+
+
+@pytest.mark.parametrize("file, damage", [
+    ("summary.csv", b"\xbb\xff garbage"), ("manifest.json", b'{"streams": {'),
+    ("curves.parquet", b"PAR1 not parquet PAR1"), ("profile.json", b"[1, 2"),
+    ("summary.csv", b"a,b\n1,2\n")])
+def test_report_rank_and_trend_name_a_damaged_result_file(tmp_path, capsys, file, damage):
+    """Each was an internal error (UnicodeDecodeError, JSONDecodeError, OSError, KeyError)."""
+    runs = tmp_path / "nightly"
+    for day in ("2026-11-01", "2026-11-02"):
+        assert main(["run", "--stream", 'synth:SEA{"n": 200}', "--model", "gaussian-nb",
+                     "--model", "no-change", "--delay", "10", "--repredict", "none",
+                     "--out", str(runs / f"date={day}"), "--runner", "direct", "--quiet"]) == 0
+    damaged = runs / "date=2026-11-02"
+    (damaged / file).write_bytes(damage)
+    commands = {"report": ["report", str(damaged)], "trend": ["trend", str(runs)],
+                "rank": ["rank", str(runs / "date=2026-11-01"), str(damaged)]}
+    readers = {"summary.csv": commands, "manifest.json": ["report", "trend"]}
+    for argv in (commands[c] for c in readers.get(file, ["report"])):
+        assert main(argv) == 2, argv
+        err = capsys.readouterr().err
+        assert err.startswith(f"delayed-eval: error: {damaged / file}: damaged, or not written "
+                              f"by delayed-eval (") and err.count("\n") == 1, (argv, err)
