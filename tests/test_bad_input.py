@@ -619,6 +619,25 @@ def test_a_byte_order_mark_and_windows_line_ends_read_as_the_plain_file(tmp_path
         assert dead == [] and strip(events) == strip(plain[0]), path
 
 
+@pytest.mark.parametrize("options, told", [
+    ({"label_time": -1}, 'option label_time must be a text, not -1; e.g. {"label_time": '),
+    ({"time": ["t", "u"]}, "option time must be a text, not ['t', 'u']"),
+    ({"sep": [";"]}, "option sep must be one character, not [';']"),
+    ({"decimal": None}, "option decimal must be one character, not None"),
+    ({"classes": 0}, "option classes must be a list of classes, not 0"),
+    ({"format": {"a": 1}}, "option format must be a text, not {'a': 1}"),
+    ({"encoding": "ms"}, "option encoding 'ms': Python knows no such text encoding")])
+def test_a_stream_option_of_the_wrong_kind_is_one_line(tmp_path, capsys, options, told):
+    """Found by fuzzing the options: each was an internal error (TypeError, AttributeError,
+    LookupError) somewhere in the reading."""
+    path = _write(tmp_path, "s.csv", "time,f,label\n0,1.0,a\n1,2.0,b\n2,1.5,a\n")
+    code = main(["run", "--stream", f"s={path}{json.dumps(options)}", "--model", "majority",
+                 "--delay", "1", "--out", str(tmp_path / "out"), "--runner", "direct",
+                 "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.startswith(f"delayed-eval: error: stream s: {told}"), err
+
+
 def test_a_json_lines_file_without_one_json_object_says_why_not_that_it_is_empty(tmp_path):
     path = _write(tmp_path, "pipes.jsonl", '{"time": 0|"x": 1.5|"label": "a"}\n' * 3)
     with pytest.raises(InputError, match=r"pipes\.jsonl: no line is a JSON object \(line 1: "

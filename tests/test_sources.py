@@ -696,8 +696,8 @@ def test_a_csv_cell_is_missing_as_pandas_reads_it_unless_the_stream_names_the_te
     assert seen({"na_values": []}) == (every, {0: "a", 1: "None", 3: "b", 4: "b"}, [(3, "x")])
     assert seen({"na_values": ["?"]}) == ({i: every[i] for i in (0, 1, 4)},
                                           {0: "a", 1: "None", 4: "b"}, [(3, "x"), (4, "country")])
-    with pytest.raises(InputError, match=r'stream t: na_values must be a list of the texts a '
-                                         r'CSV cell is missing as, e\.g\. \{"na_values"'):
+    with pytest.raises(InputError, match=r'stream t: option na_values must be a list of texts, '
+                                         r'not \'NA\'; e\.g\. \{"na_values": \["NA", "\?"\]\}'):
         StreamSpec.parse(str(path) + '{"na_values": "NA"}').check()
     path.with_suffix(".jsonl").write_text('{"time": 0, "x": 1.0, "label": "a"}\n')
     with pytest.raises(InputError, match=r"t\.jsonl: na_values is for CSV files"):

@@ -67,6 +67,69 @@ FILE_OPTIONS = {"format", "id", "time", "kind", "label", "label_time", "label_id
                 "target", "unique_ids", *TIME_OPTIONS, *CSV_OPTIONS}
 
 
+# What each file option's value is — a text (most name a column), one character, a class, a list
+# — with an example of it; `_check_option_types` says which is wrong before anything reads it.
+_TEXT, _CHARACTER, _CLASS, _CLASSES, _TEXTS, _FLAG, _DELAY = (
+    "a text", "one character", "a class (a text or a number)", "a list of classes",
+    "a list of texts", "true or false", "a delay (a text or a number)")
+OPTION_KINDS = {
+    "format": (_TEXT, "csv"), "id": (_TEXT, "request_id"), "time": (_TEXT, "event_time"),
+    "kind": (_TEXT, "event"), "label": (_TEXT, "is_fraud"), "label_time": (_TEXT, "labelled_at"),
+    "label_id": (_TEXT, "request_id"), "labels": (_TEXT, "labels.parquet"),
+    "missing": (_TEXT, "drop"), "order": (_TEXT, "input"), "target": (_TEXT, "class"),
+    "unique_ids": (_TEXT, "pending"), "time_unit": (_TEXT, "ms"),
+    "time_format": (_TEXT, "%d/%m/%Y %H:%M"), "time_zone": (_TEXT, "Europe/Berlin"),
+    "encoding": (_TEXT, "latin-1"), "sep": (_CHARACTER, ";"), "decimal": (_CHARACTER, ","),
+    "thousands": (_CHARACTER, "."), "positive": (_CLASS, "fraud"),
+    "classes": (_CLASSES, ["no", "yes"]), "features": (_TEXTS, ["x1", "x2"]),
+    "na_values": (_TEXTS, ["NA", "?"]), "delayed": (_FLAG, True), "delay": (_DELAY, "30s")}
+
+
+def _check_option_types(stream: str, options: dict) -> None:
+    """An InputError for a file option whose value is of the wrong kind (a list where a column
+    name goes, a number for a separator, an encoding Python does not know).
+
+    >>> _check_option_types("s", {"label": ["y"]})
+    Traceback (most recent call last):
+    ...
+    transforms.errors.InputError: stream s: option label must be a text, not ['y']; e.g. \
+{"label": "is_fraud"}
+    >>> _check_option_types("s", {"encoding": "latin-9x"})
+    Traceback (most recent call last):
+    ...
+    transforms.errors.InputError: stream s: option encoding 'latin-9x': Python knows no such \
+text encoding; e.g. {"encoding": "latin-1"} (or cp1252, utf-16, ...)
+    """
+    import codecs
+
+    def texts(value) -> bool:
+        return isinstance(value, list) and all(isinstance(v, str) for v in value)
+
+    def is_class(value) -> bool:
+        return isinstance(value, (str, int, float, bool))
+
+    for option, value in options.items():
+        kind, example = OPTION_KINDS.get(option, (None, None))
+        fits = {_TEXT: isinstance(value, str),
+                _CHARACTER: isinstance(value, str) and len(value) == 1,
+                _CLASS: is_class(value),
+                _CLASSES: isinstance(value, list) and all(is_class(v) for v in value),
+                _TEXTS: texts(value) or option == "features" and value is None,
+                _FLAG: isinstance(value, bool),
+                _DELAY: isinstance(value, (str, int, float)) and not isinstance(value, bool),
+                None: True}[kind]
+        if not fits:
+            raise InputError(f"stream {stream}: option {option} must be {kind}, not "
+                             f"{value!r}; e.g. {json.dumps({option: example})}")
+    if "encoding" in options:
+        try:
+            codecs.lookup(options["encoding"])
+        except LookupError:
+            raise InputError(f"stream {stream}: option encoding {options['encoding']!r}: Python "
+                             f"knows no such text encoding; e.g. {{\"encoding\": \"latin-1\"}} "
+                             f"(or cp1252, utf-16, ...)") from None
+
+
 def _untaken(values: pd.Series) -> tuple[str, str]:
     """What a feature column's values are when no model takes them as they are, and how to
     write them so: ("", "") when a model takes them.
@@ -197,6 +260,8 @@ class StreamSpec:
             name = base.lower()
         if extension(source) == ".tsv" and "sep" not in options:  # (tab-separated values)
             options = {**options, "sep": "\t"}
+        if not source.startswith(("synth:", "dataset:")):
+            _check_option_types(name, options)
         return cls(name, source, options)
 
     # -- what kind of source -------------------------------------------------------------------
@@ -469,10 +534,6 @@ class StreamSpec:
         if unknown:
             raise InputError(f"stream {self.name}: unknown option(s) {sorted(unknown)}; "
                              f"known: {sorted(FILE_OPTIONS)}")
-        na_values = self.options.get("na_values", [])
-        if not isinstance(na_values, list) or not all(isinstance(v, str) for v in na_values):
-            raise InputError(f"stream {self.name}: na_values must be a list of the texts a CSV "
-                             f'cell is missing as, e.g. {{"na_values": ["NA", "?"]}}')
         TimeReading.of(self.options, f"stream {self.name}")
         positive, declared = self.options.get("positive"), self.options.get("classes")
         if positive is not None and declared is not None and positive not in declared:
