@@ -4,6 +4,7 @@ import gzip
 import json
 import math
 import os
+import re
 
 import numpy as np
 import pandas as pd
@@ -338,6 +339,17 @@ def test_a_csv_log_with_semicolons_and_decimal_commas_reads_as_its_plain_twin(tm
     assert PredictionLogSpec.parse(f'{tmp_path / "semi.csv"}{{"sep": ";", "decimal": ","}}'
                                    ).predicts_numbers() is True
     assert PredictionLogSpec.parse(str(tmp_path / "plain.csv")).predicts_numbers() is True
+
+
+@pytest.mark.parametrize("options, told", [
+    ({"id": 3}, "option id names a column, so it is a text, not 3"),
+    ({"prediction": ["a"]}, "option prediction names a column, so it is a text, not ['a']"),
+    ({"score": "p", "positive": ["a"]}, "option positive is a class (a text or a number)"),
+    ({"time_unit": []}, "time_unit must be one of s, ms, us, ns")])
+def test_a_log_option_of_the_wrong_kind_is_an_input_error(options, told):
+    """Each was accepted, then failed as a TypeError wherever it was first used."""
+    with pytest.raises(InputError, match=re.escape(f"prediction log p.csv: {told}")):
+        PredictionLogSpec.parse(f"p.csv{json.dumps(options)}")
 
 
 def test_a_damaged_log_is_one_line_naming_it(tmp_path, capfd):

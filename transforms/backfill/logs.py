@@ -128,6 +128,15 @@ class PredictionLogSpec:
         proba = {k: options.pop(k) for k in PROBA_OPTIONS if k in options}
         csv = {k: options.pop(k) for k in CSV_LOG_OPTIONS if k in options}
         where = f"prediction log {pattern}"
+        named = {k: v for k, v in {**options, **proba}.items() if k in (*LOG_COLUMNS, "score")}
+        for option, column in named.items():
+            if not isinstance(column, str):
+                example = json.dumps({option: LOG_COLUMNS.get(option, "p_fraud")})
+                raise InputError(f"{where}: option {option} names a column, so it is a text, "
+                                 f"not {column!r}; e.g. {example}")
+        if not isinstance(proba.get("positive", ""), (str, int, float, bool)):
+            raise InputError(f"{where}: option positive is a class (a text or a number), not "
+                             f"{proba['positive']!r}; e.g. {{\"positive\": \"fraud\"}}")
         if any(not isinstance(v, str) or len(v) != 1 for v in csv.values()):
             raise InputError(f'{where}: sep and decimal are one character each, e.g. '
                              f'{{"sep": ";", "decimal": ","}}')

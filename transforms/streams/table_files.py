@@ -285,7 +285,7 @@ class TimeReading(NamedTuple):
     def of(cls, options: dict, where: str = "time options") -> TimeReading:
         """The reading the options give; raises InputError naming `where` for a bad one."""
         unit = options.get("time_unit", "s")
-        if unit not in TIME_UNITS:
+        if not isinstance(unit, str) or unit not in TIME_UNITS:
             raise InputError(f"{where}: time_unit must be one of {', '.join(TIME_UNITS)} (the "
                              f"unit of times given as numbers)")
         time_format, zone = options.get("time_format"), options.get("time_zone")
