@@ -142,6 +142,9 @@ def test_unknown_model_and_generator_are_config_errors(tmp_path):
             (['synth:SEA{"n": 10}'], ['hoeffding-tree{"grace_periode": 50}'],
              "(did you mean 'grace_period' for 'grace_periode'?)"),
             (["synth:sea"], ["majority"], "river has no generator 'sea' (did you mean 'SEA'?)"),
+            # A baseline given parameters (was a TypeError from its constructor).
+            (['synth:SEA{"n": 10}'], ['no-change{"window": 5}'],
+             "model no-change takes no parameters (it learns only the labels' classes)"),
             # A name with a slash, which a path's date=DAY part has: read as a path.
             (["fraud/eu=synth:SEA"], ["majority"],
              "stream fraud/eu=synth:SEA: a stream's name holds no / or \\ (they tell a path); "

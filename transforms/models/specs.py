@@ -209,8 +209,20 @@ class Step:
     params: dict = field(default_factory=dict)
 
     def build(self, classes: list | None):
+        """The model this step names, built with its parameters (and the stream's `classes`,
+        which a baseline is given).
+
+        >>> Step("majority", {"window": 5}).build(None)
+        Traceback (most recent call last):
+        ...
+        transforms.models.specs.ModelSpecError: model majority takes no parameters (it learns \
+only the labels' classes); give it as majority
+        """
         if self.path in BASELINES:
-            return BASELINES[self.path](classes=classes, **self.params)
+            if self.params:
+                raise ModelSpecError(f"model {self.path} takes no parameters (it learns only "
+                                     f"the labels' classes); give it as {self.path}")
+            return BASELINES[self.path](classes=classes)
         target = REGISTRY.get(self.path, self.path)
         module_name, _, attr = target.rpartition(".")
         if not module_name:
