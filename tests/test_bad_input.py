@@ -142,6 +142,15 @@ def test_unknown_model_and_generator_are_config_errors(tmp_path):
             (['synth:SEA{"n": 10}'], ['hoeffding-tree{"grace_periode": 50}'],
              "(did you mean 'grace_period' for 'grace_periode'?)"),
             (["synth:sea"], ["majority"], "river has no generator 'sea' (did you mean 'SEA'?)"),
+            # A parameter nothing is close to: the model's parameters are listed, and a short
+            # name is named as the user wrote it, with what it stands for.
+            (['synth:SEA{"n": 10}'], ['gaussian-nb{"seed": 1}'],
+             "cannot build gaussian-nb (river.naive_bayes.GaussianNB) with {'seed': 1}: "
+             "GaussianNB.__init__() got an unexpected keyword argument 'seed' (it takes no "
+             "parameters)"),
+            (['synth:SEA{"n": 10}'], ['river.linear_model.LogisticRegression{"lr": 1}'],
+             "(its parameters are optimizer, loss, l2, l1, intercept_init, intercept_lr, "
+             "clip_gradient, initializer)"),
             # A baseline given parameters (was a TypeError from its constructor).
             (['synth:SEA{"n": 10}'], ['no-change{"window": 5}'],
              "model no-change takes no parameters (it learns only the labels' classes)"),

@@ -265,6 +265,12 @@ only the labels' classes); give it as majority
             typos = {k: difflib.get_close_matches(k, known, n=1) for k in self.params
                      if k not in known}
             hints = [f"did you mean {m[0]!r} for {k!r}?" for k, m in typos.items() if m]
+            kinds = {n: p.kind for n, p in inspect.signature(cls).parameters.items()}
+            if any(not m for m in typos.values()) and inspect.Parameter.VAR_KEYWORD not in \
+                    kinds.values():  # (a factory passing more on names only some)
+                named = [n for n, k in kinds.items() if k != inspect.Parameter.VAR_POSITIONAL]
+                hints.append(f"its parameters are {', '.join(named)}" if named else
+                             "it takes no parameters")
             hints += [f"a model is written as its name with its parameters: "
                       f"{json.dumps({k: {v: {}}})}" for k, v in self.params.items()
                       if isinstance(v, str) and (v in REGISTRY or v in BASELINES)]
@@ -276,7 +282,9 @@ only the labels' classes); give it as majority
                              f"{target}{{\"{required[0]}\": ...}}; an object is its import "
                              f"path with its parameters, {{\"river.module.Class\": {{...}}}}")
             hint = "; ".join(hints)
-            raise ModelSpecError(f"cannot build {target} with {self.params}: {e}"
+            shown = self.path if target.startswith("transforms.") else target if \
+                self.path == target else f"{self.path} ({target})"
+            raise ModelSpecError(f"cannot build {shown} with {self.params}: {e}"
                                  + (f" ({hint})" if hint else "")) from None
 
 
