@@ -19,7 +19,7 @@ import sys
 
 from pipelines.config import (DRIFT_ON, LOG_LEVELS, LOGGED, MODEL_ERRORS, REPLAYS, TASKS,
                               ConfigError, RunConfig)
-from transforms.errors import DelayedEvalError
+from transforms.errors import DelayedEvalError, one_line
 
 QUICKSTART_STREAM = 'synth:Agrawal{"n": 20000, "seed": 42, "drift": [{"at": 10000, ' \
                     '"width": 1000, "classification_function": 2}]}'
@@ -489,7 +489,7 @@ def _command(args, beam_args: list, debug: bool) -> int:
     except DelayedEvalError as e:
         if debug:
             raise
-        print(f"delayed-eval: error: {_one_line(e)}", file=sys.stderr)
+        print(f"delayed-eval: error: {one_line(e)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return _interrupted(args)
@@ -498,19 +498,10 @@ def _command(args, beam_args: list, debug: bool) -> int:
             return _interrupted(args)
         if debug:
             raise
-        print(f"delayed-eval: error: internal error: {type(e).__name__}: {_one_line(e)}; rerun "
+        print(f"delayed-eval: error: internal error: {type(e).__name__}: {one_line(e)}; rerun "
               f"with --debug for the traceback, and please report it", file=sys.stderr)
         return 1
     return 0
-
-
-def _one_line(error: BaseException) -> str:
-    """An error's message on one line (a library's own text may hold line breaks).
-
-    >>> _one_line(ValueError("Couldn't deserialize thrift: Invalid data\\n"))
-    "Couldn't deserialize thrift: Invalid data"
-    """
-    return " ".join(str(error).split())
 
 
 def _refuse_extra(command: str, given: str) -> None:

@@ -38,7 +38,7 @@ from pipelines.results import (drift_delay_table, format_alike_classes, format_d
 from pipelines.write import WriteResults, keep_segments, located
 from runners import PRESETS, runner_session
 from transforms.backfill.outcomes import LOG_PARTS
-from transforms.errors import ConfigError, DelayedEvalError, OutputError
+from transforms.errors import ConfigError, DelayedEvalError, OutputError, one_line
 from transforms.replay.progress import job_counters
 
 
@@ -88,7 +88,7 @@ def run(config: RunConfig) -> pd.DataFrame:
                 disk = disk_error(e)
                 if disk is None and config.runner not in PRESETS and \
                         not isinstance(e, DelayedEvalError):  # its options, not our bug
-                    reason = " ".join(str(e).split())
+                    reason = one_line(e)
                     raise ConfigError(f"--runner {config.runner}: the job failed or could not "
                                       f"start: {type(e).__name__}: {reason[:400]}; give the "
                                       f"runner's options after the command (docs/runners.md)"

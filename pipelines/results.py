@@ -12,7 +12,7 @@ import pyarrow as pa
 
 from metrics.classification import named_positive_class
 from metrics.temporal import REPEATS_LEVEL
-from transforms.errors import InputError
+from transforms.errors import InputError, one_line
 from transforms.replay.protocols import comparable_pairs, model_and_fold
 from transforms.vocabulary import pair_name
 
@@ -101,7 +101,7 @@ def written_by_us(file: str):
         raise
     except (ValueError, KeyError, TypeError, OSError, pa.ArrowException) as e:
         raise InputError(f"{file}: damaged, or not written by delayed-eval ({type(e).__name__}: "
-                         f"{' '.join(str(e).split())}); write it again: rerun what wrote it"
+                         f"{one_line(e)}); write it again: rerun what wrote it"
                          ) from None
 
 

@@ -18,6 +18,15 @@ import functools
 from transforms.vocabulary import ERRORS  # the output that carries a worker's errors as records
 
 
+def one_line(error) -> str:
+    """An error's (or a text's) message on one line: a library's own may hold line breaks.
+
+    >>> one_line(OSError("Couldn't deserialize thrift: Invalid data\\n"))
+    "Couldn't deserialize thrift: Invalid data"
+    """
+    return " ".join(str(error).split())
+
+
 class DelayedEvalError(Exception):
     """A mistake the user can fix; its message is the one line the command line prints.
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from transforms.errors import ConfigError
+from transforms.errors import ConfigError, one_line
 from transforms.streams.rows import written_as
 
 # The label column's name: the first of these that no feature has.
@@ -87,7 +87,7 @@ def written_streams(streams, folder: str):
                 table.to_parquet(f, index=False)
         except (ValueError, TypeError) as e:  # (Arrow's errors are ValueErrors and TypeErrors)
             raise ConfigError(f"stream {name}: its rows cannot be written as a table ("
-                              f"{' '.join(str(e).split())[:200]}); give each feature numbers "
+                              f"{one_line(e)[:200]}); give each feature numbers "
                               f"or text, one kind per feature") from None
         return path + (json.dumps(options) if options else "")
 

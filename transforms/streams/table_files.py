@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from transforms.errors import InputError
+from transforms.errors import InputError, one_line
 from transforms.records import dead_letter, field_count_reason
 from transforms.streams.delays import TIME_UNITS
 
@@ -709,7 +709,7 @@ def _unparsable(path: str, error: pd.errors.ParserError) -> InputError:
         return InputError(f"{path}, row {found[1]}: a quote opened in the row is not closed "
                           f"before the end of the file, so the rest of the file would be one "
                           f'field; close it (a quote inside a quoted field is written twice, "")')
-    return InputError(f"{path}: cannot be read as CSV ({' '.join(str(error).split())}); check "
+    return InputError(f"{path}: cannot be read as CSV ({one_line(error)}); check "
                       f"its separator (the option sep) and its quotes")
 
 
@@ -796,7 +796,7 @@ def columns_of(path: str, fmt: str, csv: dict | None = None) -> list[str]:
     except pd.errors.ParserError as e:
         raise _unparsable(path, e) from None
     except (OSError, ValueError, pa.ArrowException) as e:  # a truncated or corrupt file
-        raise InputError(f"{path}: not a readable {fmt} file ({' '.join(str(e).split())}); "
+        raise InputError(f"{path}: not a readable {fmt} file ({one_line(e)}); "
                          f"is it complete?") from None
     if fmt == "jsonl":
         return list(text_facts(path, fmt, csv).head.columns)
@@ -1021,7 +1021,7 @@ deserialize thrift: Invalid data); is it complete?
     try:
         yield
     except (OSError, ValueError, pa.ArrowException) as e:
-        raise InputError(f"{path}: not a readable parquet file ({' '.join(str(e).split())}); "
+        raise InputError(f"{path}: not a readable parquet file ({one_line(e)}); "
                          f"is it complete?") from None
 
 
