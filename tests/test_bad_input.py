@@ -638,7 +638,7 @@ def test_a_byte_order_mark_and_windows_line_ends_read_as_the_plain_file(tmp_path
     ({"decimal": None}, "option decimal must be one character, not None"),
     ({"classes": 0}, "option classes must be a list of classes, not 0"),
     ({"format": {"a": 1}}, "option format must be a text, not {'a': 1}"),
-    ({"encoding": "ms"}, "option encoding 'ms': Python knows no such text encoding")])
+    ({"encoding": "ms"}, "unknown encoding 'ms'; give one Python knows with the stream option")])
 def test_a_stream_option_of_the_wrong_kind_is_one_line(tmp_path, capsys, options, told):
     """Found by fuzzing the options: each was an internal error (TypeError, AttributeError,
     LookupError) somewhere in the reading."""

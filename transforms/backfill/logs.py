@@ -27,8 +27,9 @@ from transforms.errors import InputError
 from transforms.records import field_count_reason
 from transforms.specs import split_options
 from transforms.streams.rows import written_as
-from transforms.streams.table_files import (TIME_OPTIONS, TimeReading, extension, flat_names,
-                                            flat_table, guess_column, json_object,
+from transforms.streams.table_files import (TIME_OPTIONS, TimeReading, check_encoding,
+                                            extension, flat_names, flat_table, guess_column,
+                                            json_object,
                                             other_separator, source_name, table_files,
                                             parquet_batches, parquet_errors, undecodable,
                                             without_bom)
@@ -141,11 +142,7 @@ class PredictionLogSpec:
             raise InputError(f'{where}: sep and decimal are one character each, e.g. '
                              f'{{"sep": ";", "decimal": ","}}')
         encoding = options.pop("encoding", "utf-8")
-        try:
-            codecs.lookup(encoding)
-        except (LookupError, TypeError):
-            raise InputError(f"{where}: unknown encoding {encoding!r}; give one Python knows, "
-                             f"e.g. latin-1, cp1252, utf-16") from None
+        check_encoding(encoding, where, OPTION)
         reading = TimeReading.of({k: options.pop(k) for k in TIME_OPTIONS if k in options},
                                  where)
         threshold = options.pop("threshold", None)

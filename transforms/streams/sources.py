@@ -50,11 +50,11 @@ from transforms.streams import arff
 from transforms.streams.delays import DelaySpec
 from transforms.streams.rows import Checks, labelled_rows
 from transforms.streams.table_files import (CSV_OPTIONS, FORMATS, TIME_OPTIONS, TimeReading,
-                                            columns_of, csv_options, day_or_month_first,
-                                            event_seconds, extension, first_bad_line, fmt_of,
-                                            guess_column,
-                                            has_rows, head_of, other_separator, row_count,
-                                            source_name, table_files, time_problem)
+                                            check_encoding, columns_of, csv_options,
+                                            day_or_month_first, event_seconds, extension,
+                                            first_bad_line, fmt_of, guess_column, has_rows,
+                                            head_of, other_separator, row_count, source_name,
+                                            table_files, time_problem)
 from transforms.streams.tables import table_columns, table_events
 
 # Text that reads as a date: ISO 2026-11-01[T10:00[:00]], or 01/11/2026, 1.11.26.
@@ -94,14 +94,12 @@ def _check_option_types(stream: str, options: dict) -> None:
     ...
     transforms.errors.InputError: stream s: option label must be a text, not ['y']; e.g. \
 {"label": "is_fraud"}
-    >>> _check_option_types("s", {"encoding": "latin-9x"})
+    >>> _check_option_types("s", {"sep": 59})
     Traceback (most recent call last):
     ...
-    transforms.errors.InputError: stream s: option encoding 'latin-9x': Python knows no such \
-text encoding; e.g. {"encoding": "latin-1"} (or cp1252, utf-16, ...)
+    transforms.errors.InputError: stream s: option sep must be one character, not 59; e.g. \
+{"sep": ";"}
     """
-    import codecs
-
     def texts(value) -> bool:
         return isinstance(value, list) and all(isinstance(v, str) for v in value)
 
@@ -122,12 +120,7 @@ text encoding; e.g. {"encoding": "latin-1"} (or cp1252, utf-16, ...)
             raise InputError(f"stream {stream}: option {option} must be {kind}, not "
                              f"{value!r}; e.g. {json.dumps({option: example})}")
     if "encoding" in options:
-        try:
-            codecs.lookup(options["encoding"])
-        except LookupError:
-            raise InputError(f"stream {stream}: option encoding {options['encoding']!r}: Python "
-                             f"knows no such text encoding; e.g. {{\"encoding\": \"latin-1\"}} "
-                             f"(or cp1252, utf-16, ...)") from None
+        check_encoding(options["encoding"], f"stream {stream}", "the stream option")
 
 
 def _untaken(values: pd.Series) -> tuple[str, str]:

@@ -161,6 +161,22 @@ def opened(path: str):
 CSV_OPTIONS = ("sep", "encoding", "na_values", "decimal", "thousands")  # how to read CSV
 
 
+def check_encoding(encoding, where: str, option: str = "the option") -> None:
+    """An InputError when Python knows no text encoding of this name.
+
+    >>> check_encoding("latin-9x", "stream s")
+    Traceback (most recent call last):
+    ...
+    transforms.errors.InputError: stream s: unknown encoding 'latin-9x'; give one Python knows \
+with the option {"encoding": "latin-1"} (or cp1252, utf-16, ...)
+    """
+    try:
+        codecs.lookup(encoding)
+    except (LookupError, TypeError):
+        raise InputError(f"{where}: unknown encoding {encoding!r}; give one Python knows with "
+                         f'{option} {{"encoding": "latin-1"}} (or cp1252, utf-16, ...)') from None
+
+
 def without_bom(encoding: str) -> str:
     """The codec that reads `encoding` text and skips a UTF-8 byte-order mark, which Windows
     tools write at the start of a file.
