@@ -15,6 +15,7 @@ import math
 import os
 import re
 import sys
+import threading
 from collections.abc import Iterator
 
 import numpy as np
@@ -608,7 +609,7 @@ class PredictionLogSpec:
                 return pcsv.read_csv(f, parse_options=parse, convert_options=convert,
                                      read_options=read)
             except pa.ArrowInvalid as e:
-                raise self._unreadable_csv(path, e, undecoded) from None
+                raise self._unreadable_csv(path, e, undecoded()) from None
 
     def _stream_csv(self, f, path: str, wanted: list[str] | None = None,
                     bad_rows: list | None = None, header: str = ""):
@@ -627,23 +628,22 @@ class PredictionLogSpec:
             if not convert.include_columns:  # (Arrow would read every column)
                 yield pa.RecordBatch.from_pylist([])
                 return
-        with _undecodable_rows() as undecoded:
+        with _undecodable_rows() as undecoded:  # (Arrow reads ahead: for the whole read)
             try:
                 reader = pcsv.open_csv(_Readable(f), parse_options=parse,
                                        convert_options=convert, read_options=read)
             except pa.ArrowInvalid as e:
-                raise self._unreadable_csv(path, e, undecoded) from None
-        while True:
-            with _undecodable_rows() as undecoded:
+                raise self._unreadable_csv(path, e, undecoded()) from None
+            while True:
                 try:
                     batch = reader.read_next_batch()
                 except StopIteration:
                     return
                 except pa.ArrowInvalid as e:
-                    if wanted is None and not undecoded:  # (a type that no longer fits: the
+                    if wanted is None and not undecoded():  # (a type that no longer fits: the
                         raise TypesChanged(path) from e  # whole file's read gives the type
-                    raise self._unreadable_csv(path, e, undecoded) from None  # all values fit)
-            yield batch
+                    raise self._unreadable_csv(path, e, undecoded()) from None  # all values fit)
+                yield batch
 
     def _checked_header(self, path: str) -> str:
         """A CSV log's header line; a header that seems split by another separator than the
@@ -658,7 +658,7 @@ class PredictionLogSpec:
                              f'give the option {json.dumps({"sep": other})}')
         return header
 
-    def _unreadable_csv(self, path: str, error: Exception, undecoded: list) -> InputError:
+    def _unreadable_csv(self, path: str, error: Exception, undecoded: bool) -> InputError:
         if undecoded or "invalid UTF8" in str(error):  # (in a column read as text)
             return undecodable(path, self.encoding, "invalid UTF-8", OPTION)
         return InputError(f"{path}: not a readable CSV file ({str(error).strip()})")
@@ -885,24 +885,34 @@ def _read_jsonl(f, path: str, bad_rows: list | None, encoding: str = "utf-8") ->
         raise _unreadable_jsonl(path, e) from None
 
 
+# `_undecodable_rows`' hook: installed once; counts while any read is inside it.
+_HOOK = {"lock": threading.Lock(), "previous": None, "active": 0, "seen": 0}
+
+
+def _collect_undecoded(unraisable) -> None:
+    if _HOOK["active"] and isinstance(unraisable.exc_value, UnicodeDecodeError):
+        _HOOK["seen"] += 1
+    else:
+        (_HOOK["previous"] or sys.__unraisablehook__)(unraisable)
+
+
 @contextlib.contextmanager
 def _undecodable_rows():
-    """The UnicodeDecodeErrors Arrow's CSV reader meets meanwhile, instead of their tracebacks
-    on stderr: it decodes a row with the wrong number of fields as UTF-8 to hand it to the
-    `invalid_row_handler`, and only reports the failure ("Exception ignored in ...")."""
-    seen, previous = [], sys.unraisablehook
-
-    def hook(unraisable):
-        if isinstance(unraisable.exc_value, UnicodeDecodeError):
-            seen.append(unraisable.exc_value)
-        else:
-            previous(unraisable)
-
-    sys.unraisablehook = hook
+    """Whether Arrow's CSV reader met a row that is not UTF-8 meanwhile (a function to ask),
+    instead of its tracebacks on stderr: it decodes a row with the wrong number of fields as
+    UTF-8 to hand it to the `invalid_row_handler`, on a thread of its own, and only reports
+    the failure ("Exception ignored in ..."). (Two logs read at once, both with such rows,
+    could each see the other's: either is told it is not UTF-8, which it is not.)"""
+    with _HOOK["lock"]:
+        if sys.unraisablehook is not _collect_undecoded:
+            _HOOK["previous"], sys.unraisablehook = sys.unraisablehook, _collect_undecoded
+        _HOOK["active"] += 1
+        before = _HOOK["seen"]
     try:
-        yield seen
+        yield lambda: _HOOK["seen"] > before
     finally:
-        sys.unraisablehook = previous
+        with _HOOK["lock"]:
+            _HOOK["active"] -= 1
 
 
 def _is_utf8(encoding: str) -> bool:
