@@ -624,7 +624,10 @@ def test_a_byte_order_mark_and_windows_line_ends_read_as_the_plain_file(tmp_path
     (tmp_path / "crlf").mkdir()
     bom = _write(tmp_path / "bom", name, b"\xef\xbb\xbf" + text.encode(), mode="wb")
     crlf = _write(tmp_path / "crlf", name, text.replace("\n", "\r\n").encode(), mode="wb")
-    strip = lambda events: [e[:2] + e[3:] for e in events]  # noqa: E731 (not the file's seq)
+
+    def strip(events):  # (all but the read sequence numbers)
+        return [e[:2] + e[3:] for e in events]
+
     for path in (bom, crlf):
         StreamSpec.parse(path).check()
         events, dead = read(path, delay="1")

@@ -471,16 +471,16 @@ def test_a_mistake_argparse_finds_is_one_line_too(capsys, argv, told):
     (["--curve-every", str(10**20)], "curve_every must be a whole number from 1 to "
                                      "1,000,000,000,000,000")])
 def test_a_count_too_large_to_run_is_refused_before_the_run(tmp_path, capsys, option, told):
-    """Before: each of these ran out of memory (--cv k-fold:4000000000 took the machine's
-    24 GiB) or overflowed a 64-bit integer (an internal error)."""
+    """Far larger values ran out of memory (--cv k-fold:4000000000 took the machine's 24 GiB)
+    or overflowed a 64-bit integer (an internal error); the bounds are refused first."""
     assert main(["run", "--stream", 'synth:SEA{"n": 60}', "--model", "majority", "--delay",
                  "5", "--out", str(tmp_path), "--runner", "direct", "--quiet", *option]) == 2
     assert capsys.readouterr().err.startswith(f"delayed-eval: error: {told}")
 
 
-def test_every_k_labels_beyond_the_stream_re_predicts_nothing_and_costs_nothing(tmp_path):
-    """K far beyond the stream's length: no re-prediction (memory follows the pending rows,
-    not K: K buckets were allocated, MemoryError at K = 4·10⁹)."""
+def test_every_k_labels_beyond_the_stream_re_predicts_nothing(tmp_path):
+    """K far beyond the stream's length: no re-prediction, and no K buckets allocated (a
+    MemoryError at K = 4·10⁹; `_Buckets`' doctest counts what it holds)."""
     out = tmp_path / "out"
     assert main(["run", "--stream", 'synth:SEA{"n": 60}', "--model", "gaussian-nb", "--delay",
                  "5", "--repredict", f"every_k_labels:{10**15}", "--log-predictions", "all",
