@@ -30,7 +30,7 @@ from transforms.specs import split_options
 from transforms.streams.rows import written_as
 from transforms.streams.table_files import (TIME_OPTIONS, TimeReading, check_encoding,
                                             extension, flat_names, flat_table, guess_column,
-                                            json_object,
+                                            is_utf8, json_object,
                                             other_separator, source_name, table_files,
                                             parquet_batches, parquet_errors, undecodable,
                                             without_bom)
@@ -598,7 +598,7 @@ class PredictionLogSpec:
         return (pcsv.ParseOptions(delimiter=self._sep(path), invalid_row_handler=skipped),
                 pcsv.ConvertOptions(decimal_point=self.csv["decimal"], column_types=as_text),
                 pcsv.ReadOptions(block_size=LOG_BLOCK, use_threads=False,
-                                 encoding="utf8" if _is_utf8(self.encoding) else self.encoding))
+                                 encoding="utf8" if is_utf8(self.encoding) else self.encoding))
 
     def _read_csv(self, f, path: str, bad_rows: list | None) -> pa.Table:
         import pyarrow.csv as pcsv
@@ -915,10 +915,6 @@ def _undecodable_rows():
             _HOOK["active"] -= 1
 
 
-def _is_utf8(encoding: str) -> bool:
-    return codecs.lookup(encoding).name == "utf-8"
-
-
 def _as_utf8(block: bytes, first_line: int, path: str, encoding: str) -> bytes:
     """Whole lines of a JSON Lines log as UTF-8: checked (Arrow's JSON reader would put U+FFFD
     in place of what is not UTF-8, silently), or decoded from the log's `encoding`.
@@ -947,9 +943,9 @@ def _as_utf8(block: bytes, first_line: int, path: str, encoding: str) -> bytes:
         except UnicodeDecodeError as e:
             line = first_line + block.count(b"\n", 0, start - held + e.start)
             raise undecodable(path, encoding, e.reason, OPTION, line=line) from None
-        if not _is_utf8(encoding):
+        if not is_utf8(encoding):
             text.append(piece.encode("utf-8"))
-    return block if _is_utf8(encoding) else b"".join(text)
+    return block if is_utf8(encoding) else b"".join(text)
 
 
 def _released(batches: list):

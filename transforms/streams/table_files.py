@@ -177,6 +177,15 @@ with the option {"encoding": "latin-1"} (or cp1252, utf-16, ...)
                          f'{option} {{"encoding": "latin-1"}} (or cp1252, utf-16, ...)') from None
 
 
+def is_utf8(encoding: str) -> bool:
+    """Whether Python's codec of this name is UTF-8 (`utf8`, `UTF-8`, `U8`, ...).
+
+    >>> is_utf8("UTF8"), is_utf8("latin-1")
+    (True, False)
+    """
+    return codecs.lookup(encoding).name == "utf-8"
+
+
 def without_bom(encoding: str) -> str:
     """The codec that reads `encoding` text and skips a UTF-8 byte-order mark, which Windows
     tools write at the start of a file.
@@ -184,7 +193,7 @@ def without_bom(encoding: str) -> str:
     >>> b"\\xef\\xbb\\xbf{}".decode(without_bom("UTF8")), without_bom("latin-1")
     ('{}', 'latin-1')
     """
-    return "utf-8-sig" if codecs.lookup(encoding).name == "utf-8" else encoding
+    return "utf-8-sig" if is_utf8(encoding) else encoding
 
 
 def csv_options(options: dict) -> dict:
