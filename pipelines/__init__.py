@@ -47,7 +47,8 @@ def evaluate(streams, models, delay="0", out: str | None = None, runner: str = "
         DatetimeIndex; an integer delay is a number of rows, as in river); data's stream
         options (`positive`, `classes`, ...) come with `stream_spec_of(data, **options)`.
     delay
-        As for `--delay`; a number is events, a `datetime.timedelta` event time (as river).
+        As for `--delay`; a number is events, a `datetime.timedelta` event time, None no
+        delay (as river).
     out
         The output directory (default: a fresh temporary one).
     runner

@@ -210,6 +210,8 @@ class RunConfig:
             from transforms.streams.generators import stream_specs
 
             self.streams = stream_specs(self.streams)  # river datasets and generators too
+        if self.delay is None:  # (river's delay=None: none)
+            self.delay = "0"
         for f in dataclasses.fields(self):
             setattr(self, f.name, _typed(f.name, getattr(self, f.name), f.type))
         if not self.streams:

@@ -55,8 +55,8 @@ def evaluate_locally(stream: str, model: str, delay: str = "0", *, final: bool =
     Parameters
     ----------
     stream, model, delay
-        As for `--stream`, `--model` and `--delay` (a `datetime.timedelta` too); the stream
-        may be data, as for `evaluate`.
+        As for `--stream`, `--model` and `--delay` (a `datetime.timedelta` too, None no
+        delay, as river); the stream may be data, as for `evaluate`.
     final, repredict, bins, alphas, windows, fadings, time_windows, curve_every, auc
         As the `RunConfig` fields of the same names (re-evaluation is off by default here).
 

@@ -363,3 +363,47 @@ def test_evaluate_in_a_fresh_program_prints_nothing_on_stderr(tmp_path):
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=True)
     assert done.stderr == ""
+
+
+def test_data_from_python_that_no_table_holds_is_one_clear_error(tmp_path):
+    """Rows a Parquet file cannot hold (an integer beyond 64 bits, a complex number), labels
+    that are lists, and names that cannot name a stream (blank, or with '/' or '=') are each
+    one `DelayedEvalError` naming the stream; a bad name is found before any data is written."""
+    from pipelines import evaluate
+    from transforms.errors import DelayedEvalError
+
+    def rows(feature=lambda i: i / 10, label=lambda i: i % 3 == 0):
+        return [({"a": float(i), "b": feature(i)}, label(i)) for i in range(30)]
+
+    cases = [
+        (rows(feature=lambda i: 2**70 + i), r"stream data: its rows cannot be written as a "
+                                            r"table \(Python int too large"),
+        (rows(feature=lambda i: 1 + 2j), r"stream data: its rows cannot be written as a table"),
+        (rows(label=lambda i: [i % 2]), r"data\.parquet: column 'label' holds lists"),
+        ({"ok": rows(), "x/y": rows()}, r"stream name 'x/y': .*e\.g\. 'x-y'"),
+        ({"ok": rows(), " ": rows()}, r"stream name ' ': a name is a text, not blank"),
+        ({"a=b": rows()}, r"stream name 'a=b'"),
+    ]
+    for i, (stream, message) in enumerate(cases):
+        out = tmp_path / str(i)
+        with pytest.raises(DelayedEvalError, match=message):
+            evaluate(stream, "gaussian-nb", delay="1", out=str(out), runner="direct")
+        if isinstance(stream, dict):
+            assert not out.exists()
+    with pytest.raises(DelayedEvalError, match="model name '': a name is a text, not blank"):
+        evaluate(rows(), {"": "majority"}, out=str(tmp_path / "m"), runner="direct")
+
+
+def test_a_delay_of_none_is_no_delay_as_in_river():
+    """river's `progressive_val_score(delay=None)` learns each label at once: so does a delay
+    of None here, in `evaluate_locally` and in `RunConfig`."""
+    from river import evaluate as river_evaluate
+    from river import metrics, naive_bayes
+    from river.datasets import synth
+
+    result = evaluate_locally('synth:SEA{"n": 400, "seed": 3}', "gaussian-nb", None)
+    accuracy = river_evaluate.progressive_val_score(
+        synth.SEA(seed=3).take(400), naive_bayes.GaussianNB(), metrics.Accuracy(), delay=None)
+    summary = result.summary.query("category == 'initial' and metric == 'accuracy'")
+    assert summary["value"].item() == accuracy.get()
+    assert RunConfig(streams=[STREAM], models=["majority"], out="unused", delay=None).delay == "0"

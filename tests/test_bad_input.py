@@ -1,5 +1,6 @@
 """Every kind of bad input gets a clear error or a dead-letter record, counted in the manifest."""
 
+import datetime
 import json
 import os
 import re
@@ -1117,8 +1118,12 @@ def test_nested_objects_are_columns_named_by_their_path(tmp_path, fmt):
 @pytest.mark.parametrize("column, values, kind", [
     ("v", [[1.0, 2.0]] * 20, "lists or objects"),
     ("seen", pd.date_range("2026-01-01", periods=20, freq="min"), "dates"),
-    ("waited", pd.to_timedelta(range(20), unit="s"), "durations")])
-def test_a_parquet_column_of_lists_dates_or_durations_is_refused_as_a_feature(
+    ("waited", pd.to_timedelta(range(20), unit="s"), "durations"),
+    # Arrow's date32, time64 and binary columns, which pandas reads as objects:
+    ("day", [datetime.date(2026, 1, 1 + i) for i in range(20)], "dates"),
+    ("at", [datetime.time(9, i) for i in range(20)], "times of day"),
+    ("digest", [bytes([i, 255]) for i in range(20)], "bytes")])
+def test_a_parquet_column_of_lists_dates_times_durations_or_bytes_is_refused_as_a_feature(
         tmp_path, capsys, column, values, kind):
     path = tmp_path / "typed.parquet"
     pd.DataFrame({"time": range(20), "x": np.arange(20) / 10, column: values,
@@ -1131,8 +1136,9 @@ def test_a_parquet_column_of_lists_dates_or_durations_is_refused_as_a_feature(
                  "gaussian-nb", "--delay", "1", "--out", str(tmp_path / "out"),
                  "--runner", "direct", "--quiet"])
     err = capsys.readouterr().err
-    assert code == 2 and f"features '{column}' hold " + (
-        "JSON objects or lists" if kind == "lists or objects" else "dates or durations") in err
+    assert code == 2 and f"features '{column}' hold " + {
+        "lists or objects": "JSON objects or lists", "bytes": "bytes"}.get(
+        kind, "dates, times or durations") in err
 
 
 def test_classes_that_differ_only_in_case_or_spaces_are_named(tmp_path, capsys):
@@ -1532,3 +1538,45 @@ def test_a_log_whose_rows_name_no_model_is_refused_unless_models_are_named(tmp_p
     assert main([*argv, "--model", "v1"]) == 0
     counts = json.loads((tmp_path / "o" / "manifest.json").read_text())["counts"]
     assert [(c["model"], c["logged_predictions"]) for c in counts] == [("v1", 15)]
+
+
+def test_a_label_that_is_a_list_is_no_class(tmp_path, capsys):
+    """A JSON Lines label written as a list (`[1]`) is neither the class `1` nor the text
+    `"[1]"`: a column of them stops the run in one line, a stray one is a dead letter (its
+    instance waits for a label), and the counts add up."""
+    lines = [{"time": i, "x": i / 10, "label": "a" if i % 3 else "b"} for i in range(40)]
+    lines[7]["label"] = [1]
+    stray = tmp_path / "stray.jsonl"
+    stray.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    out = tmp_path / "out"
+    assert main(["run", "--stream", f"s={stray}", "--model", "majority", "--delay", "2",
+                 "--repredict", "none", "--out", str(out), "--runner", "direct",
+                 "--quiet"]) == 0
+    dead = [json.loads(line) for line in (out / "dead_letters.jsonl").read_text().splitlines()]
+    assert [(d["row"], d["field"], d["reason"]) for d in dead] == [
+        (8, "label", "label [1] is a list, not one class or one number")]
+    manifest = json.loads((out / "manifest.json").read_text())
+    counts = manifest["counts"][0]
+    assert (counts["instances"], counts["labels"], counts["pending_at_end"]) == (40, 39, 1)
+    assert manifest["dead_letters"] == 1
+    summary = pd.read_csv(out / "summary.csv")
+    assert set(summary["class"].dropna()) == {"a", "b"}  # no class "[1]"
+    # A column of lists: one line before the run.
+    listed = tmp_path / "listed.parquet"
+    pd.DataFrame({"x": [0.5] * 20, "label": [[i % 2] for i in range(20)]}).to_parquet(listed)
+    capsys.readouterr()
+    assert main(["run", "--stream", f"s={listed}", "--model", "gaussian-nb", "--delay", "2",
+                 "--out", str(tmp_path / "out2"), "--runner", "direct", "--quiet"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == (f"delayed-eval: error: {listed}: column 'label' holds lists, and a label is "
+                   f"one class or one number; write one label per row, or name the label "
+                   f'column with the stream option {{"label": "..."}}')
+
+
+def test_a_stream_spec_with_an_empty_name_says_so(tmp_path, capsys):
+    """`=synth:SEA{...}` is not a file called `=synth:SEA` with unknown options."""
+    assert main(["run", "--stream", '=synth:SEA{"n": 100}', "--model", "majority",
+                 "--out", str(tmp_path), "--runner", "direct", "--quiet"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        "delayed-eval: error: stream =synth:SEA{\"n\": 100}: the name before '=' is empty; "
+        "give NAME=SOURCE, or leave out the '='")

@@ -712,6 +712,32 @@ def test_a_csv_cell_is_missing_as_pandas_reads_it_unless_the_stream_names_the_te
         StreamSpec.parse(str(path.with_suffix(".jsonl")) + '{"target": "x"}').check()
 
 
+def test_a_parquet_file_of_pandas_nullable_types_reads_as_the_same_table_in_csv(tmp_path):
+    """pandas' nullable types (`Int64`, `boolean`, `string`, as `convert_dtypes()` gives them)
+    are written to Parquet with their missing value, pd.NA, which is no missing value to a
+    reader: a gap in the labels would be a class, a gap in a feature a value. Oracle: the same
+    table written as CSV, its gaps empty cells."""
+    n = 40
+    frame = pd.DataFrame({
+        "time": pd.array(range(n), dtype="Int64"),
+        "x": pd.array([i / 4 if i % 6 else None for i in range(n)], dtype="Float64"),
+        "flag": pd.array([bool(i % 2) if i % 5 else None for i in range(n)], dtype="boolean"),
+        "city": pd.array(["a" if i % 3 else None for i in range(n)], dtype="string"),
+        "label": pd.array([i % 3 if i % 7 else None for i in range(n)], dtype="Int64")})
+    frame.to_parquet(tmp_path / "t.parquet")
+    frame.to_csv(tmp_path / "t.csv", index=False)
+    for options in ({}, {"missing": "drop"}):
+        parquet = read(str(tmp_path / "t.parquet") + json.dumps(options), delay="2")
+        csv = read(str(tmp_path / "t.csv") + json.dumps(options), delay="2")
+        assert brief(parquet[0]) == brief(csv[0])
+        assert [e[5] for e in parquet[0]] == [e[5] for e in csv[0]]  # the features
+        assert [(d["row"], d["field"]) for d in parquet[1]] == \
+            [(d["row"], d["field"]) for d in csv[1]]
+    labels = [e[6] for e in parquet[0] if e[3] == "label"]
+    # Six gaps (i % 7 == 0), and row 30's label goes with its row: its every feature is empty.
+    assert len(labels) == n - 7 and set(labels) == {0, 1, 2}
+
+
 def test_a_stream_from_a_folder_or_a_glob_is_named_after_the_folder():
     # A glob's `date=*` is a hive partition, not NAME=SPEC.
     assert [StreamSpec.parse(p).name for p in (

@@ -46,9 +46,10 @@ def split_options(text: str, what: str = "stream", error: type = InputError,
     return text[:brace].strip(), options
 
 
-def named_specs(items, spec_of) -> list[str]:
-    """Specs from what a Python caller gives: one item, a dict {name: item} (`NAME=SPEC`), or
-    a list of either; `spec_of` writes one item (a spec, or an object as its spec).
+def named_specs(items, spec_of, what: str = "model") -> list[str]:
+    """Specs from what a Python caller gives: one item, a dict {name: item} (`NAME=SPEC`, its
+    names checked by `checked_name`), or a list of either; `spec_of` writes one item (a spec,
+    or an object as its spec).
 
     >>> named_specs({"nb": "gaussian-nb", "base": "majority"}, str)
     ['nb=gaussian-nb', 'base=majority']
@@ -56,7 +57,29 @@ def named_specs(items, spec_of) -> list[str]:
     ['majority', 'nb=gaussian-nb']
     """
     if isinstance(items, dict):
-        return [f"{name}={spec_of(item)}" for name, item in items.items()]
+        return [f"{checked_name(name, what)}={spec_of(item)}" for name, item in items.items()]
     if isinstance(items, (list, tuple)):
-        return [spec for item in items for spec in named_specs(item, spec_of)]
+        return [spec for item in items for spec in named_specs(item, spec_of, what)]
     return [spec_of(items)]
+
+
+def checked_name(name, what: str) -> str:
+    """`name` if it can name a stream or model (`what`) in `NAME=SPEC`: a text, not blank,
+    without '=' (which ends the name), and a stream's without '/' or '\\' (which tell a
+    path, and would be folders of its data's file).
+
+    >>> checked_name("fraud-eu", "stream")
+    'fraud-eu'
+    >>> checked_name("fraud/eu", "stream")
+    Traceback (most recent call last):
+    ...
+    transforms.errors.InputError: stream name 'fraud/eu': a name is a text, not blank, \
+without = / \\; name it otherwise, e.g. 'fraud-eu'
+    """
+    banned = "=/\\" if what == "stream" else "="
+    if isinstance(name, str) and name.strip() and not any(c in name for c in banned):
+        return name
+    example = re.sub(f"[{re.escape(banned)}]", "-", name.strip()) if isinstance(name, str) else ""
+    raise InputError(f"{what} name {name!r}: a name is a text, not blank, without "
+                     f"{' '.join(banned)}; name it otherwise" +
+                     (f", e.g. {example!r}" if example.strip("-") else ""))

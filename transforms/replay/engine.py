@@ -449,7 +449,9 @@ class ReplayEngine:
         nested = sorted(k for k, v in (x or {}).items()
                         if isinstance(v, (dict, list, tuple, np.ndarray)))
         dated = sorted(k for k, v in (x or {}).items() if isinstance(
-            v, (datetime.date, datetime.timedelta, np.datetime64, np.timedelta64)))
+            v, (datetime.date, datetime.time, datetime.timedelta, np.datetime64,
+                np.timedelta64)))
+        binary = sorted(k for k, v in (x or {}).items() if isinstance(v, (bytes, bytearray)))
         typed = isinstance(error, (TypeError, ValueError))
         if isinstance(error, LabelsError):  # its message says what to do
             hint = "fix the stream's classes or the model"
@@ -460,9 +462,13 @@ class ReplayEngine:
                     "lists, where a model takes one number or text: leave them out with the "
                     "stream option {\"features\": [...]}, or flatten them in the file")
         elif dated and typed:
-            hint = ("features " + ", ".join(map(repr, dated)) + " hold dates or durations, "
-                    "where a model takes one number or text: leave them out with the stream "
-                    "option {\"features\": [...]}, or write them as numbers in the file")
+            hint = ("features " + ", ".join(map(repr, dated)) + " hold dates, times or "
+                    "durations, where a model takes one number or text: leave them out with the "
+                    "stream option {\"features\": [...]}, or write them as numbers in the file")
+        elif binary and typed:
+            hint = ("features " + ", ".join(map(repr, binary)) + " hold bytes, where a model "
+                    "takes one number or text: leave them out with the stream option "
+                    "{\"features\": [...]}, or write them as text in the file")
         elif text and typed:
             hint = ("features " + ", ".join(map(repr, text)) + " hold text, which this model "
                     "cannot take: leave them out with the stream option {\"features\": [...]}, "

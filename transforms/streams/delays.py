@@ -128,6 +128,8 @@ class DelaySpec:
     True
     >>> DelaySpec.parse(dt.timedelta(days=14, seconds=25367)) == DelaySpec.parse("1234967s")
     True
+    >>> DelaySpec.parse(None) == DelaySpec.parse("0")  # river's delay=None: no delay
+    True
 
     References
     ----------
@@ -143,7 +145,9 @@ class DelaySpec:
     column: str | None = None
 
     @classmethod
-    def parse(cls, text: str | int | float | dt.timedelta) -> DelaySpec:
+    def parse(cls, text: str | int | float | dt.timedelta | None) -> DelaySpec:
+        if text is None:
+            text = "0"
         if isinstance(text, dt.timedelta):
             text = seconds_text(text.total_seconds())
         text = str(text).strip()

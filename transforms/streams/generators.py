@@ -254,4 +254,4 @@ def stream_specs(streams) -> list:
             raise ConfigError(f"stream {item}: a stream is one spec, its options in JSON after "
                               f"the file: '{item[place[0]]}{json.dumps(options) if options else ''}"
                               f"' (name it NAME=SPEC)")
-    return named_specs(streams, stream_spec_of)
+    return named_specs(streams, stream_spec_of, "stream")

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from transforms.errors import ConfigError, one_line
+from transforms.specs import checked_name
 from transforms.streams.rows import written_as
 
 # The label column's name: the first of these that no feature has.
@@ -85,10 +86,11 @@ def written_streams(streams, folder: str):
         try:
             with _created(path) as f:
                 table.to_parquet(f, index=False)
-        except (ValueError, TypeError) as e:  # (Arrow's errors are ValueErrors and TypeErrors)
+        except (ValueError, TypeError, OverflowError, NotImplementedError) as e:  # (Arrow's)
             raise ConfigError(f"stream {name}: its rows cannot be written as a table ("
-                              f"{one_line(e)[:200]}); give each feature numbers "
-                              f"or text, one kind per feature") from None
+                              f"{one_line(e)[:200]}); give each feature and the label "
+                              f"numbers (of 64 bits at most) or text, one kind per column"
+                              ) from None
         return path + (json.dumps(options) if options else "")
 
     def named(stream):  # (a dict's streams are named by its keys)
@@ -96,6 +98,8 @@ def written_streams(streams, folder: str):
         return spec if spec is stream else f"{names[-1]}={spec}"
 
     if isinstance(streams, dict):
+        for name in streams:  # (they name files: all checked before one is written)
+            checked_name(name, "stream")
         return {name: written(s, name) for name, s in streams.items()}
     if isinstance(streams, list) and not is_rows(streams):
         return [named(s) for s in streams]

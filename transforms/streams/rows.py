@@ -15,6 +15,10 @@ from transforms.records import dead_letter, readable_time
 from transforms.streams.delays import DelaySpec, LabelTimeAssigner, in_column_unit
 from transforms.streams.table_files import read_datetimes
 
+# What a cell holds that is one value of many (a JSON list, a Parquet list column's array):
+# never one class or one number.
+COLLECTIONS = (list, tuple, dict, set, np.ndarray)
+
 
 def number_text(value) -> str:
     """A number as the text a table's ids and labels meet on: a whole float as an integer's
@@ -120,13 +124,25 @@ class Checks:
         >>> [checks.as_stream_label(y) for y in (1, "0", " 2 ", "1.5", "x", "nan", "True")]
         [1, 0, 2, 1.5, 'x', 'nan', True]
         """
+        if isinstance(y, COLLECTIONS):  # (`label` sets it aside as it is)
+            return y
         if self.text_labels is None:
             self.text_labels = isinstance(y, str)
         return written_as(y, self.text_labels)
 
     def label(self, y, file, row, field="label"):
-        """A dead letter if `y` is an infinite number (no class, no target), or classes are
-        declared and `y` is not one of them, else None."""
+        """A dead letter if `y` is a list (or another collection) or an infinite number (no
+        class, no target), or classes are declared and `y` is not one of them, else None.
+
+        >>> from transforms.streams.sources import StreamSpec
+        >>> Checks(StreamSpec.parse("logs.jsonl")).label([1, 2], "logs.jsonl", 4)["reason"]
+        'label [1, 2] is a list, not one class or one number'
+        """
+        if isinstance(y, COLLECTIONS):
+            kind = "list" if isinstance(y, (list, tuple, np.ndarray)) else type(y).__name__
+            shown = y.tolist() if isinstance(y, np.ndarray) else y
+            return dead_letter(self.spec.name, f"label {shown!r:.60} is a {kind}, not one "
+                               f"class or one number", file=file, row=row, field=field)
         if isinstance(y, float) and math.isinf(y):
             return dead_letter(self.spec.name, f"label {y} is not a finite number", file=file,
                                row=row, field=field)

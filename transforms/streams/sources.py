@@ -31,6 +31,7 @@ row index is the time in seconds; without an `id` column the row index is the id
 
 from __future__ import annotations
 
+import datetime
 import difflib
 import itertools
 import json
@@ -48,7 +49,7 @@ from transforms.records import column_value
 from transforms.specs import split_options
 from transforms.streams import arff
 from transforms.streams.delays import DelaySpec
-from transforms.streams.rows import Checks, labelled_rows
+from transforms.streams.rows import COLLECTIONS, Checks, labelled_rows
 from transforms.streams.table_files import (CSV_OPTIONS, FORMATS, TIME_OPTIONS, TimeReading,
                                             check_encoding, columns_of, csv_options,
                                             day_or_month_first, event_seconds, extension,
@@ -131,6 +132,8 @@ def _untaken(values: pd.Series) -> tuple[str, str]:
     ('durations', 'write them as numbers (seconds), or ')
     >>> _untaken(pd.Series([[1.0, 2.0], [3.0]]))
     ('lists or objects', 'flatten them into columns of their own, or ')
+    >>> _untaken(pd.Series([b"\\x01", b"\\x02"]))  # (a Parquet binary column)
+    ('bytes', 'decode them as text, or ')
     >>> _untaken(pd.Series([1.5, 2.0]))
     ('', '')
     """
@@ -138,9 +141,17 @@ def _untaken(values: pd.Series) -> tuple[str, str]:
         return "dates", ""
     if pd.api.types.is_timedelta64_dtype(values):
         return "durations", "write them as numbers (seconds), or "
-    if values.dtype == object and any(isinstance(v, (list, tuple, dict, np.ndarray))
-                                      for v in values):
-        return "lists or objects", "flatten them into columns of their own, or "
+    if values.dtype != object:
+        return "", ""
+    # (Arrow's date32, time64 and binary columns are objects to pandas.)
+    kinds = ((COLLECTIONS, "lists or objects", "flatten them into columns of their own, or "),
+             ((bytes, bytearray), "bytes", "decode them as text, or "),
+             (datetime.date, "dates", ""),
+             (datetime.time, "times of day", "write them as numbers (seconds since "
+                                             "midnight), or "))
+    for types, kind, hint in kinds:
+        if any(isinstance(v, types) for v in values):
+            return kind, hint
     return "", ""
 
 
@@ -179,6 +190,11 @@ def _split_spec(text: str) -> tuple[str | None, str, dict]:
 
     >>> _split_spec('sea=synth:SEA{"n": 5}'), _split_spec("logs/date=2026-11-01")
     (('sea', 'synth:SEA', {'n': 5}), (None, 'logs/date=2026-11-01', {}))
+    >>> _split_spec("=synth:SEA")
+    Traceback (most recent call last):
+    ...
+    transforms.errors.InputError: stream =synth:SEA: the name before '=' is empty; give \
+NAME=SOURCE, or leave out the '='
     >>> _split_spec("fraud/eu=synth:SEA")
     Traceback (most recent call last):
     ...
@@ -188,6 +204,9 @@ def _split_spec(text: str) -> tuple[str | None, str, dict]:
     head, options = split_options(text)
     name = None
     eq = head.find("=")
+    if eq >= 0 and not head[:eq].strip() and not os.path.exists(head):
+        raise InputError(f"stream {text}: the name before '=' is empty; give NAME=SOURCE, or "
+                         f"leave out the '='")
     if eq > 0 and not any(c in head[:eq] for c in "/\\"):  # (not a path's date=DAY part)
         name, head = head[:eq].strip(), head[eq + 1:]
     elif eq > 0 and head[eq + 1:].startswith(("synth:", "dataset:")):
@@ -517,7 +536,8 @@ class StreamSpec:
         column = o.get("label", "label") if feature is None else feature
         head = head_of(files[0], fmt_of(files[0], self.format), csv_options(o), rows) \
             if files else pd.DataFrame()
-        return head[column].dropna().tolist() if column in head.columns else []
+        values = head[column].dropna().tolist() if column in head.columns else []
+        return [v for v in values if not isinstance(v, COLLECTIONS)]  # (dead letters)
 
     # -- driver-side checks ----------------------------------------------------------------------
     def check(self) -> None:
@@ -579,6 +599,8 @@ class StreamSpec:
                     raise InputError(f"{path}: na_values is for CSV files (in JSON Lines null "
                                      f"is missing, in Parquet a null); leave it out")
                 self._check_columns(path, role)
+            if role == ("labels" if "labels" in self.options else "instances"):
+                self._check_label_column(files[0])
             if role == "instances":  # (first: such numbers are text to the next check too)
                 self._check_decimal_commas(files[0])
             if role == "instances" and "features" not in self.options and self.reads_features:
@@ -696,6 +718,18 @@ class StreamSpec:
                 raise InputError(f"{path}: column {col!r} has a different text value in every "
                                  f"row, like an id, which a model cannot learn from; {hint}"
                                  f"{leave_out}")
+
+    def _check_label_column(self, path: str) -> None:
+        """A label column whose first rows hold lists (JSON lists, a Parquet list column): no
+        class and no number, so one line now rather than a dead letter per row (a stray row's
+        list is one, `Checks.label`)."""
+        column = self.options.get("label", "label")
+        head = head_of(path, fmt_of(path, self.format), csv_options(self.options))
+        labels = head[column].dropna() if column in head.columns else pd.Series([])
+        if len(labels) and labels.map(lambda y: isinstance(y, COLLECTIONS)).mean() >= 0.9:
+            raise InputError(f"{path}: column {column!r} holds lists, and a label is one class "
+                             f"or one number; write one label per row, or name the label "
+                             f'column with the stream option {{"label": "..."}}')
 
     def _check_decimal_commas(self, path: str) -> None:
         """Features, labels and a delay column written with decimal commas (read from the

@@ -226,7 +226,7 @@ def _read_table(path: str, fmt: str, csv: dict | None = None) -> pd.DataFrame:
                 return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
             import pyarrow.parquet as pq
 
-            return flat_table(_valid(pq.read_table(source))).to_pandas()
+            return as_pandas(flat_table(_valid(pq.read_table(source))))
     except UnicodeDecodeError as e:
         raise _undecodable(path, e, csv) from None
     except pd.errors.ParserError as e:
@@ -330,7 +330,15 @@ class TimeReading(NamedTuple):
         return cls(unit, time_format, zone)
 
     def seconds(self, s: pd.Series) -> np.ndarray:
-        """Seconds of a column's cells; NaN where one is no time."""
+        """Seconds of a column's cells; NaN where one is no time. A pandas period (a day, a
+        month: Parquet written from a `period` column) is the time it starts, as a date is.
+
+        >>> days = pd.Series(pd.period_range("2026-11-01", periods=2, freq="D"))
+        >>> TimeReading().seconds(days) - TimeReading().seconds(pd.Series(["2026-11-01"]))[0]
+        array([    0., 86400.])
+        """
+        if isinstance(s.dtype, pd.PeriodDtype):
+            s = s.dt.start_time
         if self.format is not None and not pd.api.types.is_datetime64_any_dtype(s):
             t = self._formatted(s)
             rest = np.isnan(t)
@@ -870,7 +878,7 @@ def head_of(path: str, fmt: str, csv: dict | None = None, rows: int = 1000) -> p
             with parquet_errors(path):
                 batch = next(parquet_batches(pq.ParquetFile(source), path, batch_size=rows),
                              None)
-                return flat_table(pa.Table.from_batches([batch])).to_pandas() \
+                return as_pandas(flat_table(pa.Table.from_batches([batch]))) \
                     if batch is not None else pd.DataFrame()
         if fmt == "csv":
             try:
@@ -1004,8 +1012,8 @@ def table_chunks(files: list[str], fmt: str | None, default: str = "csv",
                     parquet = pq.ParquetFile(source, **PARQUET_STREAMING)
                     for batch in parquet.iter_batches(batch_size=CHUNK_ROWS, columns=columns):
                         yield path, np.arange(row0 + 1, row0 + batch.num_rows + 1), \
-                            _numbers_as_text(flat_table(pa.Table.from_batches([_valid(batch)])),
-                                             text).to_pandas()
+                            as_pandas(_numbers_as_text(flat_table(pa.Table.from_batches(
+                                [_valid(batch)])), text))
                         row0 += batch.num_rows
             elif file_fmt == "csv":
                 dtypes = {**csv_dtypes(path, columns, csv),  # (the file's one pass before)
@@ -1199,6 +1207,36 @@ def _null_objects(frame: pd.DataFrame) -> list[str]:
     paths = {".".join(parts[:i]) for parts in (str(c).split(".") for c in frame.columns)
              for i in range(1, len(parts))}
     return [c for c in frame.columns if c in paths and frame[c].isna().all()]
+
+
+def as_pandas(table) -> pd.DataFrame:
+    """An Arrow table (or record batch) as pandas, its columns read as any Parquet file's: a
+    file written from pandas' nullable types (`Int64`, `boolean`, `string`, as
+    `DataFrame.convert_dtypes()` makes them) names them in its metadata, and their missing
+    value, pd.NA, is no missing value to the readers (neither None nor NaN: not a missing
+    label, feature or time, but a class, a value, an error). Numbers with a gap are floats
+    with NaN, other columns with a gap objects with None, as Arrow reads a file without that
+    metadata.
+
+    >>> frame = pd.DataFrame({"n": pd.array([1, None], dtype="Int64"),
+    ...                       "b": pd.array([True, None], dtype="boolean"),
+    ...                       "k": pd.array([3, 4], dtype="Int64")})
+    >>> read = as_pandas(pa.Table.from_pandas(frame))
+    >>> read.to_dict("list"), read["k"].dtype
+    ({'n': [1.0, nan], 'b': [True, None], 'k': [3, 4]}, dtype('int64'))
+    """
+    frame = table.to_pandas()
+    for i, dtype in enumerate(frame.dtypes):
+        if getattr(dtype, "na_value", None) is not pd.NA:
+            continue
+        column = frame.iloc[:, i]
+        if not column.hasnans and hasattr(dtype, "numpy_dtype"):
+            frame.isetitem(i, column.to_numpy(dtype.numpy_dtype))
+        elif dtype.kind in "iuf":
+            frame.isetitem(i, column.to_numpy(float, na_value=np.nan))
+        else:
+            frame.isetitem(i, column.to_numpy(object, na_value=None))
+    return frame
 
 
 def flat_table(table, keep: tuple = ()):
