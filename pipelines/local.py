@@ -10,7 +10,7 @@ from typing import NamedTuple
 import pandas as pd
 
 from transforms.models.binary import binary_classes
-from transforms.models.specs import ModelSpec, spec_of
+from transforms.models.specs import ModelSpec, check_tasks, spec_of
 from transforms.replay.engine import ReplayEngine
 from transforms.replay.repredict import RepredictPolicy
 from transforms.scoring.curves import score_locally, with_class_names
@@ -87,8 +87,9 @@ def evaluate_locally(stream: str, model: str, delay: str = "0", *, final: bool =
                           curve_every=curve_every or curve_step(spec.approximate_length()),
                           windows=windows, fadings=fadings,
                           time_windows=time_windows, auc=auc)
-    binary = binary_classes([spec], {model_spec.name: model_spec},
-                            {model_spec.name: model_spec.task()})
+    tasks = {model_spec.name: model_spec.task()}
+    check_tasks([spec], tasks)
+    binary = binary_classes([spec], {model_spec.name: model_spec}, tasks)
     engine = ReplayEngine(model_spec, spec.name, spec.declared_classes(), final=final,
                           repredict=policy, bins=plan.bins, log_predictions="none",
                           baselines=plan.baseline_views, binary=binary.get(spec.name))

@@ -6,7 +6,6 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import functools
-import json
 from dataclasses import dataclass
 
 from metrics.classification import named_positive_class
@@ -16,7 +15,7 @@ from runners import check_runner
 from transforms.backfill.logs import PredictionLogSpec
 from transforms.errors import ConfigError, DelayedEvalError, InputError
 from transforms.models.binary import binary_classes
-from transforms.models.specs import ModelSpec
+from transforms.models.specs import ModelSpec, check_tasks
 from transforms.replay.per_key import in_time_order
 from transforms.replay.protocols import (FOLD_SEPARATOR, CrossValidation, Holdout,
                                          model_and_fold)
@@ -171,7 +170,7 @@ def plan(config: RunConfig) -> Plan:
             repredict = RepredictPolicy.parse(config.repredict).with_bins(config.bins)
         holdout, cv, models, tasks = _protocols(config, models, tasks)
         classes = {s.name: s.declared_classes() for s in streams}
-        _check_tasks(streams, tasks)
+        check_tasks(streams, tasks)
         binary = binary_classes(streams, models, tasks)
     except DelayedEvalError:
         raise
@@ -347,46 +346,3 @@ def _logged_task(streams: list, log: PredictionLogSpec) -> str:
     if "classes" in kinds:
         return "classification"
     return "regression" if log.predicts_numbers() else "classification"
-
-
-def _not_numbers(labels: list) -> list[str]:
-    """The distinct texts among labels that are numbers but for a few (at most 1 in 10) which
-    are not (a '?' or 'n/a' for a missing one, a typo), else [].
-
-    >>> _not_numbers(["1.5", "2.25", "?", "3", "4", "5", "6", "7", "8", "9"])
-    ['?']
-    >>> _not_numbers(["fraud", "ok", "1.5"])
-    []
-    """
-    odd = []
-    for label in labels:
-        try:
-            float(label)
-        except (TypeError, ValueError):
-            odd.append(str(label))
-    return list(dict.fromkeys(odd)) if 0 < len(odd) <= len(labels) / 10 else []
-
-
-def _check_tasks(streams: list, tasks: dict) -> None:
-    """A regressor on class labels, or a classifier on numbers with fractions, is refused
-    before any pipeline runs (the stream's first labels tell)."""
-    for s in streams:
-        kind = s.label_kind()
-        for model, task in tasks.items():
-            if kind == "classes" and task == "regression":
-                odd = _not_numbers(s.first_values()) if s.kind == "file" else None
-                if odd:
-                    raise ConfigError(
-                        f"model {model} is a regressor, but stream {s.name}'s labels are read "
-                        f"as text: most of its first labels are numbers, some are not "
-                        f"({', '.join(map(repr, odd[:3]))}); give those that mean no label "
-                        f"with the stream option {json.dumps({'na_values': odd[:3]})}, or "
-                        f"fix them")
-                raise ConfigError(f"model {model} is a regressor, but stream {s.name} has class "
-                                  f"labels; use a classifier (or, in a backfill, leave out "
-                                  f"--task regression)")
-            if kind == "numbers" and task == "classification":
-                why = "river's regression dataset" if s.kind == "dataset" else "with fractions"
-                raise ConfigError(f"model {model} is a classifier, but stream {s.name}'s labels "
-                                  f"are numbers ({why}); use a regressor (or, in a backfill, "
-                                  f"leave out --task classification)")

@@ -407,3 +407,19 @@ def test_a_delay_of_none_is_no_delay_as_in_river():
     summary = result.summary.query("category == 'initial' and metric == 'accuracy'")
     assert summary["value"].item() == accuracy.get()
     assert RunConfig(streams=[STREAM], models=["majority"], out="unused", delay=None).delay == "0"
+
+
+def test_evaluate_locally_refuses_a_model_of_the_other_task_as_a_run_does(tmp_path):
+    """A regressor on class labels is the run's one line in `evaluate_locally` too, not the
+    model's TypeError at its first label."""
+    from pipelines import evaluate
+    from transforms.errors import ConfigError
+
+    rows = [({"x": i / 10}, "ab"[i % 2]) for i in range(30)]
+    with pytest.raises(ConfigError) as run_error:
+        evaluate(rows, "linear-regression", delay="1", out=str(tmp_path), runner="direct")
+    with pytest.raises(ConfigError) as local_error:
+        evaluate_locally(rows, "linear-regression", "1")
+    assert str(local_error.value) == str(run_error.value) == (
+        "model linear-regression is a regressor, but stream data has class labels; use a "
+        "classifier (or, in a backfill, leave out --task regression)")

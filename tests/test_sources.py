@@ -738,6 +738,27 @@ def test_a_parquet_file_of_pandas_nullable_types_reads_as_the_same_table_in_csv(
     assert len(labels) == n - 7 and set(labels) == {0, 1, 2}
 
 
+def test_a_parquet_file_of_a_pandas_frame_with_an_index_reads_its_columns(tmp_path):
+    """A filtered frame written with `to_parquet()` keeps its row labels in a column of
+    pandas' own (`__index_level_0__`): no feature (it made every row a dead letter, a feature
+    missing). A named index (`set_index("key")`) is a column the options name, an id column
+    of nullable integers (`Int64`) included. Oracle: the frame's columns written as CSV."""
+    frame = pd.DataFrame({"key": pd.array(range(60), dtype="Int64"),
+                          "x": [i / 7 for i in range(60)],
+                          "label": [i % 3 == 0 for i in range(60)]})
+    kept = frame[frame.index % 7 != 0]
+    kept.drop(columns="key").to_parquet(tmp_path / "filtered.parquet")
+    kept.set_index("key").to_parquet(tmp_path / "indexed.parquet")
+    kept.to_csv(tmp_path / "t.csv", index=False)
+    csv = read(str(tmp_path / "t.csv") + '{"features": ["x"]}', delay="3")
+    filtered = read(str(tmp_path / "filtered.parquet"), delay="3")
+    assert filtered[1] == [] and filtered[0] == csv[0]
+    by_key = read(str(tmp_path / "t.csv") + '{"id": "key"}', delay="3")
+    indexed = read(str(tmp_path / "indexed.parquet") + '{"id": "key"}', delay="3")
+    assert indexed[1] == [] and indexed[0] == by_key[0]
+    assert {e[4] for e in indexed[0]} == {str(k) for k in kept["key"]}
+
+
 def test_a_stream_from_a_folder_or_a_glob_is_named_after_the_folder():
     # A glob's `date=*` is a hive partition, not NAME=SPEC.
     assert [StreamSpec.parse(p).name for p in (

@@ -648,3 +648,54 @@ class ModelSpec:
     def to_dict(self) -> dict:
         return {"name": self.name,
                 "steps": [{"path": s.path, "params": s.params} for s in self.steps]}
+
+
+def check_tasks(streams: list, tasks: dict) -> None:
+    """A regressor on class labels, or a classifier on numbers with fractions (`tasks`: model
+    name -> task), is a ConfigError before any pipeline runs (the streams' first labels tell).
+
+    >>> from transforms.streams.sources import StreamSpec
+    >>> check_tasks([StreamSpec.parse('synth:SEA{"n": 10}')], {"nb": "classification"})
+    >>> check_tasks([StreamSpec.parse('synth:SEA{"n": 10}')], {"lr": "regression"})
+    Traceback (most recent call last):
+    ...
+    transforms.errors.ConfigError: model lr is a regressor, but stream sea has class labels; ...
+    """
+    for s in streams:
+        kind = s.label_kind()
+        for model, task in tasks.items():
+            if kind == "classes" and task == "regression":
+                odd = _not_numbers(s.first_values()) if s.kind == "file" else None
+                if odd:
+                    raise ConfigError(
+                        f"model {model} is a regressor, but stream {s.name}'s labels are read "
+                        f"as text: most of its first labels are numbers, some are not "
+                        f"({', '.join(map(repr, odd[:3]))}); give those that mean no label "
+                        f"with the stream option {json.dumps({'na_values': odd[:3]})}, or "
+                        f"fix them")
+                raise ConfigError(f"model {model} is a regressor, but stream {s.name} has class "
+                                  f"labels; use a classifier (or, in a backfill, leave out "
+                                  f"--task regression)")
+            if kind == "numbers" and task == "classification":
+                why = "river's regression dataset" if s.kind == "dataset" else "with fractions"
+                raise ConfigError(f"model {model} is a classifier, but stream {s.name}'s labels "
+                                  f"are numbers ({why}); use a regressor (or, in a backfill, "
+                                  f"leave out --task classification)")
+
+
+def _not_numbers(labels: list) -> list[str]:
+    """The distinct texts among labels that are numbers but for a few (at most 1 in 10) which
+    are not (a '?' or 'n/a' for a missing one, a typo), else [].
+
+    >>> _not_numbers(["1.5", "2.25", "?", "3", "4", "5", "6", "7", "8", "9"])
+    ['?']
+    >>> _not_numbers(["fraud", "ok", "1.5"])
+    []
+    """
+    odd = []
+    for label in labels:
+        try:
+            float(label)
+        except (TypeError, ValueError):
+            odd.append(str(label))
+    return list(dict.fromkeys(odd)) if 0 < len(odd) <= len(labels) / 10 else []

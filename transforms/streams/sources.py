@@ -726,7 +726,7 @@ class StreamSpec:
         column = self.options.get("label", "label")
         head = head_of(path, fmt_of(path, self.format), csv_options(self.options))
         labels = head[column].dropna() if column in head.columns else pd.Series([])
-        if len(labels) and labels.map(lambda y: isinstance(y, COLLECTIONS)).mean() >= 0.9:
+        if len(labels) and np.mean([isinstance(y, COLLECTIONS) for y in labels]) >= 0.9:
             raise InputError(f"{path}: column {column!r} holds lists, and a label is one class "
                              f"or one number; write one label per row, or name the label "
                              f'column with the stream option {{"label": "..."}}')

@@ -1209,56 +1209,55 @@ def _null_objects(frame: pd.DataFrame) -> list[str]:
     return [c for c in frame.columns if c in paths and frame[c].isna().all()]
 
 
+# The column pandas writes an unnamed index to (`DataFrame.to_parquet`, `Table.from_pandas`).
+PANDAS_INDEX = re.compile(r"__index_level_\d+__")
+
+
 def as_pandas(table) -> pd.DataFrame:
-    """An Arrow table (or record batch) as pandas, its columns read as any Parquet file's: a
-    file written from pandas' nullable types (`Int64`, `boolean`, `string`, as
-    `DataFrame.convert_dtypes()` makes them) names them in its metadata, and their missing
-    value, pd.NA, is no missing value to the readers (neither None nor NaN: not a missing
-    label, feature or time, but a class, a value, an error). Numbers with a gap are floats
-    with NaN, other columns with a gap objects with None, as Arrow reads a file without that
-    metadata.
+    """An Arrow table (or record batch) as pandas, as its schema names its columns, whoever
+    wrote it. A file written from pandas carries metadata that pandas would read back: an
+    index (`set_index("key")`) would leave the columns, and nullable types (`Int64`,
+    `boolean`, `string`, as `convert_dtypes()` makes them) would come back with pd.NA for a
+    gap, which is no missing value to the readers (neither None nor NaN: a class, a value, an
+    error). Read without it, a named index is a column as any other (`{"id": "key"}` names
+    it), and a gap is NaN in numbers and None elsewhere, as in a file Spark or DuckDB wrote.
 
     >>> frame = pd.DataFrame({"n": pd.array([1, None], dtype="Int64"),
-    ...                       "b": pd.array([True, None], dtype="boolean"),
-    ...                       "k": pd.array([3, 4], dtype="Int64")})
-    >>> read = as_pandas(pa.Table.from_pandas(frame))
-    >>> read.to_dict("list"), read["k"].dtype
-    ({'n': [1.0, nan], 'b': [True, None], 'k': [3, 4]}, dtype('int64'))
+    ...                       "b": pd.array([True, None], dtype="boolean")},
+    ...                      index=pd.Index(["k1", "k2"], name="key"))
+    >>> as_pandas(pa.Table.from_pandas(frame)).to_dict("list")
+    {'n': [1.0, nan], 'b': [True, None], 'key': ['k1', 'k2']}
     """
-    frame = table.to_pandas()
-    for i, dtype in enumerate(frame.dtypes):
-        if getattr(dtype, "na_value", None) is not pd.NA:
-            continue
-        column = frame.iloc[:, i]
-        if not column.hasnans and hasattr(dtype, "numpy_dtype"):
-            frame.isetitem(i, column.to_numpy(dtype.numpy_dtype))
-        elif dtype.kind in "iuf":
-            frame.isetitem(i, column.to_numpy(float, na_value=np.nan))
-        else:
-            frame.isetitem(i, column.to_numpy(object, na_value=None))
-    return frame
+    return table.to_pandas(ignore_metadata=True)
 
 
 def flat_table(table, keep: tuple = ()):
     """A table (or record batch) with its struct columns' fields as columns of their own, named
     by their path (`features.amount`), as a JSON Lines file's nested objects are
-    (`flat_record`); the struct columns named in `keep` stay as they are.
+    (`flat_record`); the struct columns named in `keep` stay as they are. An unnamed pandas
+    index (`__index_level_0__`, where a filtered DataFrame's row labels are written) is left
+    out: a row's place in some earlier frame, no feature.
 
     >>> flat_table(pa.table({"id": [1], "f": [{"a": 9.5, "g": {"c": "DE"}}]})).column_names
     ['id', 'f.a', 'f.g.c']
     >>> flat_table(pa.table({"f": [{"a": 1}], "p": [{"x": 0.5}]}), keep=("p",)).column_names
     ['f.a', 'p']
+    >>> flat_table(pa.Table.from_pandas(pd.DataFrame({"x": [1.0, 2.0]}, index=[3, 7]))
+    ...            ).column_names
+    ['x']
     """
-    names, columns, nested = [], [], False
+    names, columns, changed = [], [], False
     for field, column in zip(table.schema, table.columns):
-        if pa.types.is_struct(field.type) and field.name not in keep:
-            nested = True
+        if PANDAS_INDEX.fullmatch(field.name):
+            changed = True  # (a new table, without it)
+        elif pa.types.is_struct(field.type) and field.name not in keep:
+            changed = True
             names += [f"{field.name}.{child.name}" for child in field.type]
             columns += column.flatten()  # (a null object: null fields)
         else:
             names.append(field.name)
             columns.append(column)
-    if not nested:
+    if not changed:
         return table
     flat = type(table).from_arrays(columns, names=names)
     return flat_table(flat.replace_schema_metadata(table.schema.metadata), keep)
