@@ -280,6 +280,33 @@ def test_constant_delay_in_events_and_in_seconds():
     assert [(e[3], e[4]) for e in events][:3] == [("instance", 0), ("label", 0), ("instance", 1)]
 
 
+def test_a_delay_in_events_over_rows_that_share_a_time_never_puts_a_label_first(tmp_path):
+    """Rows whose times are whole seconds (or days) share them: the label of row i, due at row
+    i + k, comes at that row's time before the instances arriving then, unless row i arrived
+    then too; then it comes after them, never before its own instance (such labels were
+    orphans and their instances never labelled). Oracle: the rule, checked label by label
+    against the rows' times."""
+    times = [0, 0, 0, 1, 1, 2, 2, 2, 2, 3, 5, 5]
+    n = len(times)
+    path = tmp_path / "seconds.csv"
+    path.write_text("time,x,label\n" + "".join(f"{t},{i / 10},{'ab'[i % 2]}\n"
+                                               for i, t in enumerate(times)))
+    for k in (1, 2, 3):
+        events, dead = read(str(path), delay=str(k))
+        order = [(e[3], e[4]) for e in events]
+        assert dead == [] and sorted(order) == sorted(
+            [("instance", i) for i in range(n)] + [("label", i) for i in range(n)])
+        for i in range(n):
+            at = order.index(("label", i))
+            due = times[min(i + k, n - 1)]  # (labels due after the last row: at its time)
+            assert events[at][0] == due and at > order.index(("instance", i))
+            same_time = [order.index(("instance", j)) for j in range(n) if times[j] == due]
+            if i + k < n and times[i] < due:  # before every instance arriving then
+                assert at < min(same_time), (k, i)
+            else:  # after them
+                assert at > max(same_time), (k, i)
+
+
 def test_random_delay_is_seeded_and_bounded():
     spec = 'synth:SEA{"n": 200, "seed": 5}'
     a, _ = read(spec, delay="random:3:9:7")

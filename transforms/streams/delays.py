@@ -215,6 +215,13 @@ class LabelTimeAssigner:
     ['instance0', 'label0', 'instance1']
     >>> [(e[0], e[1], e[3] + str(e[4])) for e in a.finish()]
     [(1.0, 2, 'label1')]
+
+    A label due at a row of its own instance's time comes after that time's instances:
+
+    >>> a = LabelTimeAssigner(DelaySpec.parse("1"))
+    >>> sorted(e[:5] for i in range(3) for e in a.row(i, float(i // 2), {}, "y", 2 * i))
+    [(0.0, 1, 0, 'instance', 0), (0.0, 1, 2, 'instance', 1), (0.0, 2, 1, 'label', 0), \
+(1.0, 0, 3, 'label', 1), (1.0, 1, 4, 'instance', 2)]
     """
 
     def __init__(self, delay: DelaySpec):
@@ -245,15 +252,18 @@ class LabelTimeAssigner:
         self._last_t = t
         waiting = self._waiting
         while waiting and waiting[0][0] <= i:
-            _, lseq, lid, ly = heapq.heappop(waiting)
-            out.append((t, RANK_LABEL, lseq, LABEL, lid, None, ly))
+            _, lseq, lid, ly, t0 = heapq.heappop(waiting)
+            # Before the instances arriving now, but never before its own: at a time its
+            # instance arrived too (a table whose rows share a time), after that time's.
+            rank = RANK_LABEL if t > t0 else RANK_LABEL_AFTER_INSTANCE
+            out.append((t, rank, lseq, LABEL, lid, None, ly))
         out.append((t, RANK_INSTANCE, seq, INSTANCE, id, x, None))
         if y is None:
             return out
         if label_t is None:
             d = self._draw(own_delay)
             if self.delay.unit == "events":
-                heapq.heappush(waiting, (i + max(1, int(d)), seq + 1, id, y))
+                heapq.heappush(waiting, (i + max(1, int(d)), seq + 1, id, y, t))
                 return out
             label_t = t + d
         rank = RANK_LABEL if label_t > t else RANK_LABEL_AFTER_INSTANCE
@@ -262,6 +272,6 @@ class LabelTimeAssigner:
 
     def finish(self) -> list[tuple]:
         out = [(self._last_t, RANK_LABEL_AFTER_INSTANCE, lseq, LABEL, lid, None, ly)
-               for _, lseq, lid, ly in sorted(self._waiting)]
+               for _, lseq, lid, ly, _ in sorted(self._waiting)]
         self._waiting = []
         return out
