@@ -1580,3 +1580,25 @@ def test_a_stream_spec_with_an_empty_name_says_so(tmp_path, capsys):
     assert capsys.readouterr().err.strip() == (
         "delayed-eval: error: stream =synth:SEA{\"n\": 100}: the name before '=' is empty; "
         "give NAME=SOURCE, or leave out the '='")
+
+
+def test_a_missing_time_or_a_list_of_times_is_a_dead_letter_that_says_which(tmp_path):
+    """An empty time cell is missing, not "time nan is neither a number ..."; a JSON list
+    as a time, a label time or an id is a dead letter of its row (it stopped the read: "the
+    truth value of an array ... is ambiguous")."""
+    path = tmp_path / "times.jsonl"
+    path.write_text(
+        '{"time": 1, "x": 1, "label": "a", "label_time": 2}\n'
+        '{"time": [2, 3], "x": 2, "label": "b", "label_time": 3}\n'
+        '{"time": 3, "x": 3, "label": "a", "label_time": [4, 5]}\n'
+        '{"time": null, "x": 4, "label": "b", "label_time": 5}\n'
+        '{"time": 5, "x": 5, "label": "b", "label_time": 6}\n')
+    events, dead = read(str(path))
+    assert [(e[3], e[0]) for e in events] == [("instance", 1.0), ("label", 2.0),
+                                              ("instance", 3.0), ("instance", 5.0),
+                                              ("label", 6.0)]
+    assert [(d["row"], d["field"], d["reason"]) for d in dead] == [
+        (2, "time", "time [2, 3] is neither a number nor an ISO datetime"),
+        (3, "label_time", "label time [4, 5] is neither a number nor an ISO datetime; the "
+                          "label is set aside, its instance waits"),
+        (4, "time", "the time is missing (an empty cell, NaN or null)")]

@@ -318,16 +318,17 @@ class _TableColumns:
                                          own[i], kinds[i]))
 
     def _bad_id_or_time(self, frame: pd.DataFrame, j: int, path: str, row: int) -> dict:
-        if self.id in frame.columns and pd.isna(frame[self.id].iloc[j]):
+        if self.id in frame.columns and _missing(frame[self.id].iloc[j]):
             return dead_letter(self.stream, "the id is missing (an empty cell, NaN or null)",
                                file=path, row=row, field=self.id)
         value = frame[self.time].iloc[j]
-        return dead_letter(self.stream, time_problem(value, self.reading),
-                           file=path, row=row, field=self.time)
+        what = "the time is missing (an empty cell, NaN or null)" if _missing(value) \
+            else time_problem(value, self.reading)
+        return dead_letter(self.stream, what, file=path, row=row, field=self.time)
 
     def _bad_label_time(self, frame: pd.DataFrame, j: int, path: str, row: int) -> dict:
         value = frame[self.label_time].iloc[j]
-        what = "the label time is missing (an empty cell, NaN or null)" if pd.isna(value) \
+        what = "the label time is missing (an empty cell, NaN or null)" if _missing(value) \
             else "label " + time_problem(value, self.reading)
         return dead_letter(self.stream, f"{what}; the label is set aside, its instance waits",
                            file=path, row=row, field=self.label_time)
@@ -584,3 +585,12 @@ def _event_log(spec, rows, instance_t: dict, repeated: set, set_aside: set, kind
             yield checks.duplicate(key, path, row, o.get("id", "id"))
         else:
             yield (t, RANK_INSTANCE, seq, kind, key, x or {}, None)
+
+
+def _missing(value) -> bool:
+    """Whether a cell is missing (None, NaN, NaT); a JSON list in it never is.
+
+    >>> _missing(float("nan")), _missing(None), _missing([2, 3]), _missing("")
+    (True, True, False, False)
+    """
+    return pd.api.types.is_scalar(value) and pd.isna(value)
