@@ -786,6 +786,34 @@ def test_a_parquet_file_of_a_pandas_frame_with_an_index_reads_its_columns(tmp_pa
     assert {e[4] for e in indexed[0]} == {str(k) for k in kept["key"]}
 
 
+def test_a_csv_export_with_an_index_or_a_separator_ending_each_line_reads_as_the_plain_file(
+        tmp_path):
+    """`DataFrame.to_csv()` writes the index first, under an empty header cell; some exports
+    end every line (or every line but the header) with the separator. Neither is a feature,
+    nor shifts the columns (pandas took a row's first field for an index when its lines had
+    one field more than the header: labels read from the empty last field, none found).
+    A value beyond the header's names is one line. Oracle: the plain file."""
+    frame = pd.DataFrame({"time": [1, 2, 3, 4, 5, 6], "x": [0.1, 0.4, 0.2, 0.9, 0.3, 0.8],
+                          "label": list("abaaba")})
+    frame.to_csv(tmp_path / "plain.csv", index=False)
+    frame.to_csv(tmp_path / "indexed.csv")
+    lines = (tmp_path / "plain.csv").read_text().splitlines()
+    (tmp_path / "ends.csv").write_text("".join(line + ",\n" for line in lines))
+    (tmp_path / "rows_end.csv").write_text(lines[0] + "\n" + "".join(
+        line + ",\n" for line in lines[1:]))
+    plain = read(str(tmp_path / "plain.csv"), delay="2")
+    assert plain[1] == [] and len(plain[0]) == 12
+    for name in ("indexed", "ends", "rows_end"):
+        assert read(str(tmp_path / f"{name}.csv"), delay="2") == plain, name
+        StreamSpec.parse(str(tmp_path / f"{name}.csv")).check()
+    (tmp_path / "extra.csv").write_text(lines[0] + "\n" + lines[1] + ",\n" + lines[2] +
+                                        ",7\n")
+    with pytest.raises(InputError, match=r"extra\.csv, row 2: 4 fields where the header names "
+                                         r"3 columns, and \['7'\] has no column; name every "
+                                         r"column in the header"):
+        StreamSpec.parse(str(tmp_path / "extra.csv")).check()
+
+
 def test_a_stream_from_a_folder_or_a_glob_is_named_after_the_folder():
     # A glob's `date=*` is a hive partition, not NAME=SPEC.
     assert [StreamSpec.parse(p).name for p in (

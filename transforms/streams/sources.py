@@ -55,7 +55,7 @@ from transforms.streams.table_files import (CSV_OPTIONS, FORMATS, TIME_OPTIONS, 
                                             day_or_month_first, event_seconds, extension,
                                             first_bad_line, fmt_of, guess_column, has_rows,
                                             head_of, other_separator, row_count, source_name,
-                                            table_files, time_problem)
+                                            table_files, time_problem, unnamed_fields)
 from transforms.streams.tables import table_columns, table_events
 
 # Text that reads as a date: ISO 2026-11-01[T10:00[:00]], or 01/11/2026, 1.11.26.
@@ -122,6 +122,11 @@ def _check_option_types(stream: str, options: dict) -> None:
                              f"{value!r}; e.g. {json.dumps({option: example})}")
     if "encoding" in options:
         check_encoding(options["encoding"], f"stream {stream}", "the stream option")
+
+
+# pandas' name for a CSV column whose header cell is empty: the index `DataFrame.to_csv()`
+# writes first, or the field after a separator that ends the header. No feature unless named.
+UNNAMED = re.compile(r"Unnamed: \d+")
 
 
 def _untaken(values: pd.Series) -> tuple[str, str]:
@@ -387,11 +392,11 @@ class StreamSpec:
 
     def feature_columns(self, columns, delay: DelaySpec | None = None) -> list[str]:
         """The columns a model sees: the `features` option's, else every column but the id,
-        time, kind, label, label time and delay (`delay`, else the stream's own) columns; none
-        when no model reads them (a backfill).
+        time, kind, label, label time and delay (`delay`, else the stream's own) columns and
+        those without a name (`UNNAMED`); none when no model reads them (a backfill).
 
         >>> spec = StreamSpec.parse('t.csv{"delay": "column:wait"}')
-        >>> spec.feature_columns(["time", "x", "label", "wait"])
+        >>> spec.feature_columns(["Unnamed: 0", "time", "x", "label", "wait"])
         ['x']
         """
         o = self.options
@@ -403,7 +408,7 @@ class StreamSpec:
         reserved = {o.get(k, k) for k in ("id", "time", "kind", "label", "label_time")}
         if delay.kind == "column":
             reserved.add(delay.column)
-        return [c for c in columns if c not in reserved]
+        return [c for c in columns if c not in reserved and not UNNAMED.fullmatch(str(c))]
 
     def approximate_length(self) -> int | None:
         """About how many instances the stream has, read cheaply: a generator's `n`, a river
@@ -659,6 +664,13 @@ class StreamSpec:
                 raise InputError(f"{path}: one column, {columns[0][:60]!r}: the file seems "
                                  f"separated by {sep!r}; give the stream option "
                                  f"{json.dumps({'sep': sep})}")
+        extra = unnamed_fields(path, csv_options(o)) \
+            if fmt_of(path, self.format) == "csv" else None
+        if extra is not None:
+            row, fields, header = extra
+            raise InputError(f"{path}, row {row}: {len(fields)} fields where the header names "
+                             f"{len(header)} columns, and {fields[len(header):]} has no "
+                             f"column; name every column in the header")
         named = required + tuple(k for k in optional if k in o)
         if role == "instances" and not split and o.get("kind", "kind") not in columns:
             named += ("label",)  # a table of rows: without labels nothing could be evaluated

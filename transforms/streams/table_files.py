@@ -10,6 +10,7 @@ import datetime as dt
 import difflib
 import functools
 import io
+import itertools
 import json
 import math
 import os
@@ -200,14 +201,18 @@ def csv_options(options: dict) -> dict:
     """The arguments of pandas' CSV reader that the stream options give (`sep`, `encoding`,
     `decimal` and `thousands`: the marks in numbers such as 1.234,5; `na_values`: the texts a
     cell is missing as, instead of pandas' list — NA, N/A, null, NaN, None, ... —; an empty
-    cell is always missing).
+    cell is always missing), and `index_col=False`: a file whose every line ends with the
+    separator (as some exports write them) has its fields read under the header's names, not
+    shifted by one as pandas would, taking the first field for an index.
 
     >>> csv_options({"sep": ";", "decimal": ",", "time": "ts"})
-    {'sep': ';', 'decimal': ','}
+    {'index_col': False, 'sep': ';', 'decimal': ','}
     >>> csv_options({"na_values": ["?"]})
-    {'na_values': ['', '?'], 'keep_default_na': False}
+    {'index_col': False, 'na_values': ['', '?'], 'keep_default_na': False}
     """
-    out = {k: options[k] for k in ("sep", "encoding", "decimal", "thousands") if k in options}
+    out = {"index_col": False}
+    out.update({k: options[k] for k in ("sep", "encoding", "decimal", "thousands")
+                if k in options})
     if "na_values" in options:
         out["na_values"] = ["", *options["na_values"]]
         out["keep_default_na"] = False
@@ -1324,6 +1329,43 @@ def _csv_chunks(source, path: str, dtypes: dict, columns, csv: dict | None,
                 yield dead_letter(stream, short_rows[number], file=path, row=number)
             numbers, chunk = numbers[~bad], chunk[~bad]
         yield path, numbers, chunk
+
+
+def unnamed_fields(path: str, csv: dict | None, rows: int = 1000) -> tuple | None:
+    """(data row, its fields, the header's) of the first of the first `rows` lines of a CSV
+    file that holds a value beyond the header's names, when its first line has more fields
+    than the header (pandas reads the extra fields of such a file as nothing, `csv_options`);
+    None when those fields are empty (every line ends with the separator) or there are none.
+    A later line with more fields than its first is a dead letter of the read.
+
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "t.csv")
+    >>> _ = open(path, "w").write("time,x\\n1,2,\\n2,3,\\n")
+    >>> unnamed_fields(path, None) is None
+    True
+    >>> _ = open(path, "w").write("time,x\\n1,2,\\n2,3,7\\n")
+    >>> unnamed_fields(path, None)
+    (2, ['2', '3', '7'], ['time', 'x'])
+    """
+    import csv as csvlib
+
+    options = csv or {}
+    try:
+        with _binary(path) as source, io.TextIOWrapper(
+                source, encoding=without_bom(options.get("encoding", "utf-8")),
+                newline="") as f:
+            records = csvlib.reader(f, delimiter=options.get("sep", ","))
+            header = next(records, [])
+            lines = (fields for fields in itertools.islice(records, rows) if fields)
+            first = next(lines, None)
+            if first is None or len(first) <= len(header):
+                return None
+            for row, fields in enumerate(itertools.chain([first], lines), start=1):
+                if any(value.strip() for value in fields[len(header):]):
+                    return row, fields, header
+    except (UnicodeDecodeError, csvlib.Error):  # (the read names such a line)
+        pass
+    return None
 
 
 def _short_rows(path: str, csv: dict | None) -> dict:
