@@ -711,6 +711,29 @@ def test_numbers_with_decimal_commas_are_named_and_the_decimal_option_reads_them
     assert sorted(e[0] for e in events if e[3] == "label") == [1.5, 2.5, 3.0]
 
 
+@pytest.mark.parametrize("written, marks, numbers", [
+    (['"1,234.50"', '"12,000"', "999.10"], {"thousands": ","}, [1234.5, 12000.0, 999.1]),
+    (['"1 234,50"', '"12 000"', '"999,10"'], {"thousands": " ", "decimal": ","},
+     [1234.5, 12000.0, 999.1]),
+    (["1'234.50", "-12'000", "3.25"], {"thousands": "'"}, [1234.5, -12000.0, 3.25])])
+def test_numbers_with_thousands_separators_are_named_and_the_option_reads_them(
+        tmp_path, written, marks, numbers):
+    """An amount exported as 1,234.50 (or 1 234,50, 1'234.50) is text to pandas: a model
+    would fail on it ("hold text ... one-hot"), or take it for a class. One line names the
+    options that read it; with them, the numbers as written."""
+    path = _write(tmp_path, "amounts.csv", "time,amount,label\n" + "".join(
+        f"{i},{w},{'ab'[i % 2]}\n" for i, w in enumerate(written)))
+    with pytest.raises(InputError, match=re.escape(
+            f"amounts.csv: column 'amount' holds numbers written with thousands separators "
+            f"({written[0].strip(chr(34))!r}), which would be read as text; give the stream "
+            f"option {json.dumps(marks)}")):
+        StreamSpec.parse(path).check()
+    spec = path + json.dumps(marks)
+    StreamSpec.parse(spec).check()
+    events, dead = read(spec, delay="1")
+    assert dead == [] and [e[5]["amount"] for e in events if e[3] == "instance"] == numbers
+
+
 def test_the_terminal_says_what_was_set_aside_and_what_still_waits(tmp_path, capsys):
     """Labels timed before their instances (a clock off by seconds) are dead letters, and
     their instances wait to the end: no score shows either, so the terminal says both."""

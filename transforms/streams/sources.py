@@ -129,6 +129,32 @@ def _check_option_types(stream: str, options: dict) -> None:
 UNNAMED = re.compile(r"Unnamed: \d+")
 
 
+def thousands_marks(text: pd.Series) -> tuple[dict, str]:
+    """The CSV options that read a text column of numbers written with thousands separators
+    (`1,234.50`, `1 234,50`, `1'234.50`), 9 in 10 of its values being numbers so, and one
+    value that needs them; ({}, "") if none does. (pandas reads no separator of more than
+    one byte, such as a no-break space.)
+
+    >>> thousands_marks(pd.Series(["1,234.50", "999.10", "12,000"]))
+    ({'thousands': ','}, '1,234.50')
+    >>> thousands_marks(pd.Series(["1 234,5", "87,25"]))
+    ({'thousands': ' ', 'decimal': ','}, '1 234,5')
+    >>> thousands_marks(pd.Series(["1,234", "New York"]))
+    ({}, '')
+    """
+    for sep in (",", " ", "'"):
+        marked = text[text.str.contains(rf"\d{re.escape(sep)}\d{{3}}(?!\d)")]
+        if not len(marked):
+            continue
+        decimal = "," if sep != "," and text.str.contains(r"\d,\d").any() else "."
+        number = (rf"\s*[-+]?(?:[1-9]\d{{0,2}}(?:{re.escape(sep)}\d{{3}})+|\d+)"
+                  rf"(?:{re.escape(decimal)}\d+)?\s*")
+        if text.str.fullmatch(number).mean() >= 0.9:
+            return {"thousands": sep, **({"decimal": ","} if decimal == "," else {})}, \
+                marked.iloc[0]
+    return {}, ""
+
+
 def _untaken(values: pd.Series) -> tuple[str, str]:
     """What a feature column's values are when no model takes them as they are, and how to
     write them so: ("", "") when a model takes them.
@@ -607,7 +633,7 @@ class StreamSpec:
             if role == ("labels" if "labels" in self.options else "instances"):
                 self._check_label_column(files[0])
             if role == "instances":  # (first: such numbers are text to the next check too)
-                self._check_decimal_commas(files[0])
+                self._check_number_marks(files[0])
             if role == "instances" and "features" not in self.options and self.reads_features:
                 self._check_feature_columns(files[0])  # the first rows of the first file
             self._check_times(files[0], role)
@@ -743,12 +769,12 @@ class StreamSpec:
                              f"or one number; write one label per row, or name the label "
                              f'column with the stream option {{"label": "..."}}')
 
-    def _check_decimal_commas(self, path: str) -> None:
-        """Features, labels and a delay column written with decimal commas (read from the
-        file's first rows) would be text to a model, classes and no delay: one line that says
-        how to read them."""
+    def _check_number_marks(self, path: str) -> None:
+        """Features, labels and a delay column written with decimal commas or thousands
+        separators (read from the file's first rows) would be text to a model, classes and no
+        delay: one line that says how to read them."""
         o = self.options
-        if fmt_of(path, self.format) != "csv" or "decimal" in o:
+        if fmt_of(path, self.format) != "csv" or "decimal" in o or "thousands" in o:
             return
         head = head_of(path, "csv", csv_options(o))
         numbers = self.feature_columns(list(head.columns))
@@ -772,6 +798,11 @@ class StreamSpec:
                     marks["thousands"] = "."
                 raise InputError(f"{path}: column {col!r} holds numbers written with a decimal "
                                  f"comma ({commas.iloc[0]!r}), which would be read as text; "
+                                 f"give the stream option {json.dumps(marks)}")
+            marks, example = thousands_marks(text)
+            if marks:
+                raise InputError(f"{path}: column {col!r} holds numbers written with thousands "
+                                 f"separators ({example!r}), which would be read as text; "
                                  f"give the stream option {json.dumps(marks)}")
 
     def _check_times(self, path: str, role: str) -> None:
