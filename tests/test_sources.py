@@ -3,6 +3,7 @@
 import itertools
 import json
 
+import numpy as np
 import pandas as pd
 import pytest
 from hypothesis import given, settings
@@ -305,6 +306,24 @@ def test_a_delay_in_events_over_rows_that_share_a_time_never_puts_a_label_first(
                 assert at < min(same_time), (k, i)
             else:  # after them
                 assert at > max(same_time), (k, i)
+
+
+def test_a_delay_in_events_counts_instances_in_time_order_in_a_file_out_of_order(tmp_path):
+    """A table not in time order is replayed in time order, and a delay of k events means k
+    instances later in that order, not k rows later in the file (the label of the row at 5 s
+    was due at the next row of the file, at 3 s, before its own instance: an orphan, its
+    instance never labelled). Oracle: the same rows written in time order."""
+    rng = np.random.default_rng(4)
+    times = rng.integers(0, 40, size=60)
+    frame = pd.DataFrame({"id": [f"r{i}" for i in range(60)], "time": times,
+                          "x": rng.normal(size=60), "label": rng.choice(["a", "b"], 60)})
+    frame.to_csv(tmp_path / "shuffled.csv", index=False)
+    frame.sort_values("time", kind="stable").to_csv(tmp_path / "sorted.csv", index=False)
+    for delay in ("1", "3", "random:1:5:2"):
+        shuffled, dead = read(str(tmp_path / "shuffled.csv"), delay=delay)
+        in_order, _ = read(str(tmp_path / "sorted.csv"), delay=delay)
+        assert dead == [] and [e[:2] + e[3:] for e in shuffled] == \
+            [e[:2] + e[3:] for e in in_order], delay
 
 
 def test_random_delay_is_seeded_and_bounded():

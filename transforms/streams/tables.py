@@ -427,7 +427,24 @@ def table_events(spec, delay, checks: Checks) -> Iterator:
                  item.x if table.features or table.segment_only else {}, item.y,
                  item.label_t, item.own_delay)
                 for path, item in table.numbered(chunks))
+    if delay.unit == "events" and spec.ordering == "time" and not rows_in_time_order(spec):
+        labelled = _in_time_order(labelled)  # (the replay sorts such a stream whole anyway)
     yield from labelled_rows(spec, labelled, delay, checks)
+
+
+def _in_time_order(rows) -> list:
+    """Labelled rows sorted by time, ties in file order (dead letters first, as they are): a
+    delay in events counts the instances in the order they arrive, not as the file lists
+    them (the label of the row at 5 s due at the next row of the file, at 3 s, came before
+    its own instance, and was an orphan).
+
+    >>> rows = [("f", 1, "a", 5.0), {"reason": "bad"}, ("f", 3, "c", 1.0), ("f", 4, "d", 5.0)]
+    >>> [r[2] if isinstance(r, tuple) else r["reason"] for r in _in_time_order(rows)]
+    ['bad', 'c', 'a', 'd']
+    """
+    items = list(rows)
+    return [i for i in items if isinstance(i, dict)] + sorted(
+        (i for i in items if not isinstance(i, dict)), key=lambda row: row[3])
 
 
 def _logged_events(spec, table: _TableColumns, chunks, checks: Checks) -> Iterator:
