@@ -423,3 +423,23 @@ def test_evaluate_locally_refuses_a_model_of_the_other_task_as_a_run_does(tmp_pa
     assert str(local_error.value) == str(run_error.value) == (
         "model linear-regression is a regressor, but stream data has class labels; use a "
         "classifier (or, in a backfill, leave out --task regression)")
+
+
+def test_a_frame_of_sparse_columns_scores_as_its_dense_twin(tmp_path):
+    """pandas' sparse columns (which Arrow cannot write) are data as any: the numbers of the
+    same frame made dense; a frame with two columns of one name is one clear error."""
+    import numpy as np
+
+    from pipelines import evaluate
+    from transforms.errors import ConfigError
+
+    x = np.where(np.arange(60) % 7 == 0, 1.0, 0.0)
+    frame = pd.DataFrame({"x": pd.arrays.SparseArray(x), "label": np.where(x > 0, "a", "b")})
+    sparse = evaluate(frame, "gaussian-nb", delay="2", out=str(tmp_path / "s"),
+                      runner="direct", repredict="none")
+    dense = evaluate(frame.astype({"x": float}), "gaussian-nb", delay="2",
+                     out=str(tmp_path / "d"), runner="direct", repredict="none")
+    pd.testing.assert_frame_equal(sparse.drop(columns="run_id"), dense.drop(columns="run_id"))
+    with pytest.raises(ConfigError, match="stream data: two columns are named 'x'; rename one"):
+        evaluate(pd.DataFrame([[1.0, 2.0, "a"]], columns=["x", "x", "label"]), "majority",
+                 out=str(tmp_path / "two"), runner="direct")

@@ -146,6 +146,13 @@ def _table(stream, name: str) -> tuple[pd.DataFrame, dict]:
             raise ConfigError(f"stream {name}: a DataFrame stream needs a 'label' column (its "
                               f"columns are {list(stream.columns)[:10]}); rename the target "
                               f"column to label, or give river.stream.iter_pandas(X, y)")
+        twice = stream.columns[stream.columns.duplicated()]
+        if len(twice):
+            raise ConfigError(f"stream {name}: two columns are named {twice[0]!r}; rename one "
+                              f"of them")
+        sparse = [c for c, dtype in stream.dtypes.items() if isinstance(dtype, pd.SparseDtype)]
+        if sparse:  # (Arrow writes no sparse column)
+            stream = stream.astype({c: stream[c].dtype.subtype for c in sparse})
         if isinstance(stream.index, pd.DatetimeIndex) and "time" not in stream.columns:
             return stream.reset_index(names="time"), {}  # (a time series: its times)
         return stream, {}
