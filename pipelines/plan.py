@@ -26,6 +26,7 @@ from transforms.streams import arff
 from transforms.streams.delays import DelaySpec
 from transforms.streams.read import TimeRange
 from transforms.streams.sources import StreamSpec, kind_of_labels
+from transforms.streams.tables import rows_in_time_order
 
 
 @dataclass
@@ -183,9 +184,11 @@ def plan(config: RunConfig) -> Plan:
             ": leave one of them out")
     streams = _segmented(streams, config.segments, delay)
     # A table's columns, found here (the checks have read them), so a worker reads no file for
-    # them: for JSON Lines that would be a whole pass.
-    streams = [dataclasses.replace(s, table_columns=tuple(s.columns()))
-               if s.kind == "file" and s.format != "arff" else s for s in streams]
+    # them: for JSON Lines that would be a whole pass; and, for a delay in events (counted in
+    # time order), whether its rows are in time order.
+    streams = [dataclasses.replace(s, table_columns=tuple(s.columns()), rows_ordered=(
+        rows_in_time_order(s) if s.delay(delay).unit == "events" else None))
+        if s.kind == "file" and s.format != "arff" else s for s in streams]
     names = [s.name for s in streams]
     if len(set(names)) != len(names):
         raise ConfigError(f"stream names must be unique, got {names}; name them with NAME=SOURCE")

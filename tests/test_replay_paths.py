@@ -195,7 +195,7 @@ def test_tables_in_time_order_are_told_from_their_times_alone(tmp_path, monkeypa
     for name in ("labels.csv", "late-labels.csv"):
         streams[f"instances+{name}"] = \
             f'{tmp_path / "instances.parquet"}{{"labels": "{tmp_path / name}"}}'
-    delay = DelaySpec.parse("random:0:40:3")
+    delay = DelaySpec.parse("random:0s:40s:3")
     told = {name: rows_in_time_order(StreamSpec.parse(stream)) for name, stream in streams.items()}
     assert told == {"ordered.parquet": True, "ties.parquet": True, "shuffled.parquet": False,
                     "numbered.parquet": True, "ordered.csv": True, "shuffled.csv": False,
@@ -207,6 +207,11 @@ def test_tables_in_time_order_are_told_from_their_times_alone(tmp_path, monkeypa
         read_whole = {name: in_time_order(StreamSpec.parse(stream), delay, batch_size=5)
                       for name, stream in streams.items()}
     assert read_whole == told
+    # With a delay in events (counted in time order) a table of rows out of order is sorted
+    # as it is read: its events come in time order.
+    for name in ("shuffled.csv", "shuffled.parquet", "shuffled.jsonl"):
+        assert in_time_order(StreamSpec.parse(streams[name]), DelaySpec.parse("random:1:40:3"),
+                             batch_size=5)
     # Told without reading the stream's events: the check is all there is. An ARFF file's
     # rows are numbered (read whole only by the replay), a delayed ARFF file is read.
     monkeypatch.setattr(per_key, "stream_items", None)

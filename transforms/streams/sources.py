@@ -271,6 +271,10 @@ class StreamSpec:
     table_columns
         A table's columns, those of all its files (`tables.table_columns`), when the plan has
         found them (None: found where the table is read). A worker then reads no file for them.
+    rows_ordered
+        Whether a table's rows are in time order (`tables.rows_in_time_order`), when the plan
+        has found out (None: found where the table is read, if needed: for a delay in events,
+        counted in time order).
     segment_only
         A table's columns read only to segment by (`--segment` columns its `features` option
         leaves out): each instance carries their values (None where missing) for its slices,
@@ -287,6 +291,7 @@ class StreamSpec:
     source: str
     options: dict = field(default_factory=dict)
     table_columns: tuple | None = field(default=None, compare=False, repr=False)
+    rows_ordered: bool | None = field(default=None, compare=False, repr=False)
     segment_only: tuple = field(default=(), repr=False)
     # False: no model sees a table's features (a backfill scores logged predictions), so none
     # is read, checked or dead-lettered; only `segment_only` columns are, as they are.

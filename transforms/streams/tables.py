@@ -427,7 +427,8 @@ def table_events(spec, delay, checks: Checks) -> Iterator:
                  item.x if table.features or table.segment_only else {}, item.y,
                  item.label_t, item.own_delay)
                 for path, item in table.numbered(chunks))
-    if delay.unit == "events" and spec.ordering == "time" and not rows_in_time_order(spec):
+    if delay.unit == "events" and spec.ordering == "time" and not (
+            spec.rows_ordered if spec.rows_ordered is not None else rows_in_time_order(spec)):
         labelled = _in_time_order(labelled)  # (the replay sorts such a stream whole anyway)
     yield from labelled_rows(spec, labelled, delay, checks)
 
