@@ -808,10 +808,11 @@ def test_a_parquet_file_of_a_pandas_frame_with_an_index_reads_its_columns(tmp_pa
 def test_a_csv_export_with_an_index_or_a_separator_ending_each_line_reads_as_the_plain_file(
         tmp_path):
     """`DataFrame.to_csv()` writes the index first, under an empty header cell; some exports
-    end every line (or every line but the header) with the separator. Neither is a feature,
-    nor shifts the columns (pandas took a row's first field for an index when its lines had
-    one field more than the header: labels read from the empty last field, none found).
-    A value beyond the header's names is one line. Oracle: the plain file."""
+    end every line (or every line but the header, or only the header) with the separator.
+    Neither is a feature, nor shifts the columns (pandas took a row's first field for an index
+    when its lines had one field more than the header: labels read from the empty last field,
+    none found; a header one field longer made every row a line cut short). A value beyond
+    the header's names is one line. Oracle: the plain file."""
     frame = pd.DataFrame({"time": [1, 2, 3, 4, 5, 6], "x": [0.1, 0.4, 0.2, 0.9, 0.3, 0.8],
                           "label": list("abaaba")})
     frame.to_csv(tmp_path / "plain.csv", index=False)
@@ -820,11 +821,17 @@ def test_a_csv_export_with_an_index_or_a_separator_ending_each_line_reads_as_the
     (tmp_path / "ends.csv").write_text("".join(line + ",\n" for line in lines))
     (tmp_path / "rows_end.csv").write_text(lines[0] + "\n" + "".join(
         line + ",\n" for line in lines[1:]))
+    (tmp_path / "header_ends.csv").write_text(lines[0] + ",\n" + "".join(
+        line + "\n" for line in lines[1:]))
     plain = read(str(tmp_path / "plain.csv"), delay="2")
     assert plain[1] == [] and len(plain[0]) == 12
-    for name in ("indexed", "ends", "rows_end"):
+    for name in ("indexed", "ends", "rows_end", "header_ends"):
         assert read(str(tmp_path / f"{name}.csv"), delay="2") == plain, name
         StreamSpec.parse(str(tmp_path / f"{name}.csv")).check()
+    # A line cut short is still one, under a header that ends with the separator.
+    (tmp_path / "short.csv").write_text(lines[0] + ",\n" + lines[1] + "\n2,0.4\n")
+    assert [(d["row"], d["reason"]) for d in read(str(tmp_path / "short.csv"))[1]] == [
+        (2, "the line is cut short: 2 of 3 fields")]
     (tmp_path / "extra.csv").write_text(lines[0] + "\n" + lines[1] + ",\n" + lines[2] +
                                         ",7\n")
     with pytest.raises(InputError, match=r"extra\.csv, row 2: 4 fields where the header names "

@@ -1370,7 +1370,8 @@ def unnamed_fields(path: str, csv: dict | None, rows: int = 1000) -> tuple | Non
 
 def _short_rows(path: str, csv: dict | None) -> dict:
     """{data row number: reason} of the lines of a local CSV file with fewer fields than its
-    header (one pass with Python's csv module; blank lines are skipped, as pandas skips them).
+    header names (one pass with Python's csv module; blank lines are skipped, as pandas skips
+    them; a header that ends with the separator names one column fewer than it has).
     The last line, without a newline, is a file cut mid-line. Found once per file version:
     an event log (whose label column is empty on instance rows) is read twice."""
     if "://" in path:
@@ -1387,7 +1388,10 @@ def _short_rows_of(path: str, version: tuple, sep: str, encoding: str) -> dict:
     short, row = {}, 0
     with io.TextIOWrapper(_local_binary(path), encoding=encoding, newline="") as f:
         records = csvlib.reader(f, delimiter=sep)
-        width = len(next(records, []))
+        header = next(records, [])
+        while header and not header[-1].strip():  # (a header ending with the separator)
+            header.pop()
+        width = len(header)
         for fields in records:
             if not fields:
                 continue
