@@ -58,7 +58,8 @@ def rows_in_time_order(spec) -> bool:
     label time before its instance's is a dead letter), so no event is read after a later one
     was due, and the per-stream replay can take it. False means "not told this cheaply" —
     times out of order, a table of events without times, a file that cannot be read — and
-    the caller reads the whole stream to find out.
+    the caller reads the whole stream to find out. A planned stream's answer was found once,
+    by the plan (`StreamSpec.rows_ordered`), and is not read again.
 
     >>> import tempfile, os
     >>> path = os.path.join(tempfile.mkdtemp(), "t.parquet")
@@ -70,6 +71,8 @@ def rows_in_time_order(spec) -> bool:
     >>> rows_in_time_order(StreamSpec.parse(path))
     False
     """
+    if spec.rows_ordered is not None:
+        return spec.rows_ordered
     o = spec.options
     time_col = o.get("time", "time")
     try:
@@ -427,8 +430,7 @@ def table_events(spec, delay, checks: Checks) -> Iterator:
                  item.x if table.features or table.segment_only else {}, item.y,
                  item.label_t, item.own_delay)
                 for path, item in table.numbered(chunks))
-    if delay.unit == "events" and spec.ordering == "time" and not (
-            spec.rows_ordered if spec.rows_ordered is not None else rows_in_time_order(spec)):
+    if delay.unit == "events" and spec.ordering == "time" and not rows_in_time_order(spec):
         labelled = _in_time_order(labelled)  # (the replay sorts such a stream whole anyway)
     yield from labelled_rows(spec, labelled, delay, checks)
 
