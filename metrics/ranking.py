@@ -43,11 +43,18 @@ def friedman(table) -> dict:
     p-value, and Iman and Davenport's F_F = (N − 1)χ²_F / (N(k − 1) − χ²_F) with (k − 1,
     (k − 1)(N − 1)) degrees of freedom, which Demšar recommends.
 
+    Models tied on every stream differ in nothing: χ²_F = F_F = 0 and p = 1, as the statistic
+    without the tie correction gives (with it, 0/0), and as `rank` says of two such models.
+
     >>> round(friedman([[1, 2, 3], [1, 3, 2], [1, 2, 3], [2, 1, 3]])["chi2"], 4)
     4.5
+    >>> friedman([[0.9, 0.9, 0.9], [0.7, 0.7, 0.7]])
+    {'chi2': 0.0, 'p_chi2': 1.0, 'f': 0.0, 'p_f': 1.0, 'df': [2, 2]}
     """
     values = np.asarray(table, dtype=np.float64)
     n, k = values.shape
+    if np.all(values == values[:, :1]):
+        return {"chi2": 0.0, "p_chi2": 1.0, "f": 0.0, "p_f": 1.0, "df": [k - 1, (k - 1) * (n - 1)]}
     chi2, p = stats.friedmanchisquare(*values.T)
     denominator = n * (k - 1) - chi2
     f = (n - 1) * chi2 / denominator if denominator > 0 else math.inf

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import errno
 import io
-import json
 import os
 import uuid
 
@@ -15,7 +14,7 @@ import pyarrow as pa
 from apache_beam.io.filesystem import BeamIOError
 from apache_beam.io.filesystems import FileSystems
 
-from pipelines.results import previous_outputs
+from pipelines.results import json_text, previous_outputs
 from transforms.errors import OutputError
 
 ERRORS_FILE = "_errors.json"  # the workers' errors (`transforms.errors`), read after the run
@@ -54,7 +53,7 @@ def read_bytes(path: str) -> bytes:
 
 
 def write_json(path: str, value) -> None:
-    """`value` as indented JSON at `path` (NaN kept as NaN; other objects as text).
+    """`value` as indented strict JSON at `path` (`results.json_text`: NaN is null).
 
     Example
     -------
@@ -62,10 +61,10 @@ def write_json(path: str, value) -> None:
     >>> import json, os, tempfile
     >>> path = os.path.join(tempfile.mkdtemp(), "a.json")
     >>> write_json(path, {"value": float("nan")}); json.loads(read_bytes(path))
-    {'value': nan}
+    {'value': None}
 
     """
-    write_bytes(path, json.dumps(value, indent=1, default=str, allow_nan=True).encode())
+    write_bytes(path, json_text(value).encode())
 
 
 def write_parquet(path: str, frame: pd.DataFrame) -> None:
@@ -195,7 +194,7 @@ def write_jsonl(path: str, rows) -> None:
     """
     rows = sorted(rows, key=lambda r: (str(r.get("stream")), str(r.get("model")),
                                        str(r.get("file")), r.get("row") or 0, r["reason"]))
-    write_bytes(path, "".join(json.dumps(r, default=str) + "\n" for r in rows).encode())
+    write_bytes(path, "".join(json_text(r, indent=None) + "\n" for r in rows).encode())
 
 
 def io_reason(error: BaseException) -> str:

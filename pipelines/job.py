@@ -34,7 +34,7 @@ from pipelines.plan import plan
 from pipelines.results import (drift_delay_table, format_alike_classes, format_diverged,
                                format_log_notices, format_profiles, format_set_aside,
                                format_table, format_uncompared, format_unknown_positive,
-                               segment_table)
+                               numbers_from_json, segment_table)
 from pipelines.write import WriteResults, keep_segments, located
 from runners import PRESETS, runner_session
 from transforms.backfill.outcomes import LOG_PARTS
@@ -175,8 +175,8 @@ def run(config: RunConfig) -> pd.DataFrame:
         if not segments.empty:
             print("segments: initial and final scores (a proportion with its Wilson 95 % interval)")
             print(segments.to_string(index=False) + "\n")
-        profiles = format_profiles(json.loads(read_bytes(FileSystems.join(config.out,
-                                                                          "profile.json"))))
+        profiles = format_profiles(numbers_from_json(read_bytes(FileSystems.join(config.out,
+                                                                                  "profile.json"))))
         if profiles:  # (none for regression streams)
             print(profiles)
         for stream, m in (maturity or {}).items():

@@ -4,7 +4,6 @@ and for two models the Wilcoxon signed-rank test."""
 
 from __future__ import annotations
 
-import json
 import os
 
 import numpy as np
@@ -12,7 +11,7 @@ import pandas as pd
 from scipy import stats
 
 from metrics.ranking import LOWER_IS_BETTER, cliques, critical_difference, friedman, ranks
-from pipelines.results import default_metric, load_results, whole_streams
+from pipelines.results import default_metric, json_text, load_results, whole_streams
 from transforms.errors import ConfigError
 from transforms.replay.protocols import model_and_fold
 
@@ -143,7 +142,7 @@ def _write(out: str, table: pd.DataFrame, r: np.ndarray, result: dict) -> None:
     ranked.loc["average rank"] = [np.nan] * len(table.columns) + list(r.mean(axis=0))
     ranked.to_csv(os.path.join(out, "ranks.csv"))
     with open(os.path.join(out, "rank.json"), "w", encoding="utf-8") as f:
-        json.dump(result, f, indent=2)
+        f.write(json_text(result, indent=2))
     if "critical_difference" in result:
         from pipelines.figures import _png, _pyplot, save_figure
 

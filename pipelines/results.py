@@ -85,10 +85,53 @@ def read_manifest(path: str, keys: tuple = ()) -> dict:
     return manifest
 
 
+def json_text(value, indent: int | None = 1) -> str:
+    """`value` as strict JSON, which jq, JavaScript and every JSON library read: a NaN or
+    infinite number is `null` (a 0/0 statistic, a test with nothing to test), NumPy numbers are
+    numbers, other objects their text.
+
+    Example
+    -------
+
+    >>> import numpy as np
+    >>> json_text({"p": float("nan"), "n": np.int64(3), "x": [np.float32(0.5), -math.inf]},
+    ...           indent=None)
+    '{"p": null, "n": 3, "x": [0.5, null]}'
+
+    """
+    return json.dumps(_finite(value), indent=indent, default=str, allow_nan=False)
+
+
+def _finite(value):
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    if hasattr(value, "dtype") and getattr(value, "shape", None) == ():  # a NumPy scalar
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def numbers_from_json(text: str | bytes):
+    """A profile's JSON read back: its nulls, `json_text`'s NaN, are NaN again.
+
+    Example
+    -------
+
+    >>> numbers_from_json('{"s": {"labels": 9, "repeats_by_chance": null}}')
+    {'s': {'labels': 9, 'repeats_by_chance': nan}}
+
+    """
+    return json.loads(text, object_hook=lambda d: {k: math.nan if v is None else v
+                                                   for k, v in d.items()})
+
+
 def read_json(file: str):
-    """One of a finished run's JSON files (profile.json), damage named as `written_by_us`."""
+    """A finished run's profile.json (`numbers_from_json`), damage named as `written_by_us`."""
     with written_by_us(file), open(file, encoding="utf-8") as f:
-        return json.load(f)
+        return numbers_from_json(f.read())
 
 
 @contextlib.contextmanager
@@ -275,7 +318,7 @@ def record_outputs(out: str, names: list[str]) -> None:
         manifest = json.load(f)
     manifest["outputs"] = sorted(set(manifest.get("outputs", [])) | set(names))
     with open(path, "w", encoding="utf-8") as f:
-        json.dump(manifest, f, indent=1)
+        f.write(json_text(manifest))
 
 
 def positive_class(classes: list[str], label_counts: list[int], option=None,

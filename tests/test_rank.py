@@ -59,6 +59,36 @@ def test_ranks_friedman_and_critical_difference():
         assert average[group[-1]] - average[group[0]] < 1.0
 
 
+def test_models_tied_on_every_stream_differ_in_nothing():
+    """All ranks tied: without the tie correction (which is 0/0 here) Friedman's statistic is
+    12n / (k(k + 1)) · Σ_j (R̄_j − (k + 1)/2)² = 0 (Demšar 2006, 3.2.2), so p = 1 — not scipy's
+    NaN with an infinite F "significant at p = 0"."""
+    table = np.array([[0.9, 0.9, 0.9, 0.9], [0.6, 0.6, 0.6, 0.6], [0.7, 0.7, 0.7, 0.7]])
+    n, k = table.shape
+    mean_ranks = np.mean([_plain_ranks(row) for row in table.tolist()], axis=0)
+    chi2 = 12 * n / (k * (k + 1)) * sum((r - (k + 1) / 2) ** 2 for r in mean_ranks)
+    f = (n - 1) * chi2 / (n * (k - 1) - chi2)
+    assert friedman(table) == {"chi2": chi2, "p_chi2": stats.chi2.sf(chi2, k - 1), "f": f,
+                               "p_f": stats.f.sf(f, k - 1, (k - 1) * (n - 1)),
+                               "df": [k - 1, (k - 1) * (n - 1)]}
+    assert friedman(table)["p_f"] == 1.0
+
+
+def test_rank_json_is_strict_json(tmp_path):
+    """Three copies of one model on two streams: every test statistic is a number jq and
+    JavaScript read (no NaN, no Infinity)."""
+    streams = [f's{i}=synth:SEA{{"n": 200, "seed": {i}}}' for i in range(2)]
+    run(RunConfig(streams=streams, models=["a=majority", "b=majority", "c=majority"],
+                  delay="20", repredict="none", out=str(tmp_path), quiet=True, runner="direct"))
+    assert main(["rank", str(tmp_path), "--metric", "accuracy"]) == 0
+
+    def refuse(constant):
+        raise ValueError(f"not strict JSON: {constant}")
+
+    result = json.loads((tmp_path / "rank" / "rank.json").read_text(), parse_constant=refuse)
+    assert result["friedman"]["p_f"] == 1.0 and result["groups"] == [["a", "b", "c"]]
+
+
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
     out = tmp_path_factory.mktemp("rank")

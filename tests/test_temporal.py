@@ -87,6 +87,29 @@ def test_a_run_writes_the_profile_of_its_label_sequence(tmp_path):
     assert by[("majority", "kappa_t")] < 0
 
 
+def test_a_one_class_streams_profile_is_strict_json_and_still_read(tmp_path, capsys):
+    """A day of a rare-event stream with no event: the runs test has nothing to test (NaN),
+    written as null so jq and JavaScript read profile.json; the terminal and the report read
+    it back as NaN."""
+    path = tmp_path / "quiet.csv"
+    pd.DataFrame({"time": range(60), "x": [i % 7 for i in range(60)],
+                  "label": ["ok"] * 60}).to_csv(path, index=False)
+    out = tmp_path / "out"
+    run(RunConfig(streams=[f"q={path}"], models=["majority"], delay="1", out=str(out),
+                  runner="direct", repredict="none", report=True))
+
+    def refuse(constant):
+        raise ValueError(f"not strict JSON: {constant}")
+
+    for name in ("profile.json", "manifest.json"):
+        json.loads((out / name).read_text(), parse_constant=refuse)
+    profile = json.loads((out / "profile.json").read_text())["q"]
+    assert profile["repeats_by_chance"] is None and profile["p_same"] == 1.0
+    assert "q: P(M) = 1.0000, P(T) = 1.0000 over 60 labels; no sign of temporal dependence" \
+        in capsys.readouterr().out
+    assert "repeats by chance" in (out / "report.html").read_text(encoding="utf-8")
+
+
 def test_wrappers_use_the_dependence_and_lose_nothing_without_it(tmp_path):
     """Paper 003's points on a Markov-switching stream and its shuffled copy."""
     from examples.temporal_dependence import evaluate, make_streams
