@@ -137,17 +137,26 @@ class _OneLineParser(argparse.ArgumentParser):
     SystemExit: 2
     """
 
+    def parse_known_args(self, args=None, namespace=None):
+        self.given = list(sys.argv[1:] if args is None else args)  # (for `error`'s hint)
+        return super().parse_known_args(args, namespace)
+
     def error(self, message: str):
         command = self.prog.split()[1:]  # ["run"], or [] for the top level
         see = " ".join(["delayed-eval", *command, "--help"])
-        self.exit(2, f"delayed-eval: error: {_plain(message)}; see {see}\n")
+        self.exit(2, f"delayed-eval: error: {_plain(message, getattr(self, 'given', []))}; "
+                     f"see {see}\n")
 
 
-def _plain(message: str) -> str:
-    """argparse's message in our words: the option first, then what is wrong with it.
+def _plain(message: str, given: list[str] = ()) -> str:
+    """argparse's message in our words: the option first, then what is wrong with it (the
+    arguments `given`: a value that begins with "-" is taken for an option).
 
     >>> _plain("argument --bins: invalid int value: '5min'")
     "--bins '5min': not a whole number"
+    >>> _plain("argument --holdout: expected one argument", ["--holdout", "-1:5"])
+    "--holdout: expected one argument; a value that begins with '-' reads as an option: \
+write --holdout=-1:5"
     >>> _plain("argument --replay: invalid choice: 'x' (choose from 'auto', 'grouped')")
     "--replay: invalid choice: 'x' (choose from 'auto', 'grouped')"
     >>> _plain("argument command: invalid choice: 'runn' (choose from 'run', 'rank')")
@@ -159,6 +168,13 @@ def _plain(message: str) -> str:
     if typed:
         option, kind, value = typed.groups()
         return f"{option} {value}: not a {'whole number' if kind == 'int' else 'number'}"
+    missing = re.fullmatch(r"argument (\S+): expected one argument", message)
+    if missing:
+        option = missing.group(1).split("/")[-1]
+        after = [b for a, b in zip(given, given[1:]) if a == option and b.startswith("-")]
+        if after:
+            message += (f"; a value that begins with '-' reads as an option: write "
+                        f"{option}={after[0]}")
     message = re.sub(r"^argument (\S+): ", r"\1: ", message)
     return message.replace("command: invalid choice: ", "unknown command ")
 

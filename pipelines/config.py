@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import dataclasses
 import difflib
+import math
 import os
 import uuid
 from dataclasses import dataclass, field
@@ -61,6 +62,10 @@ def _typed(name: str, value, annotation: str):
     Traceback (most recent call last):
     ...
     transforms.errors.ConfigError: bins: 'many' is not a whole number
+    >>> _typed("ph_threshold", float("inf"), "float")
+    Traceback (most recent call last):
+    ...
+    transforms.errors.ConfigError: ph_threshold: inf is not a finite number
     """
     kind = annotation.replace(" | None", "")
     if value is None and annotation.endswith("| None"):
@@ -78,6 +83,8 @@ def _typed(name: str, value, annotation: str):
     if kind == "str" and isinstance(value, dt.timedelta):  # a delay or window from Python
         return seconds_text(value.total_seconds())
     if kind == "float" and number:
+        if not math.isfinite(value):  # (no threshold, factor or period is NaN or infinite)
+            raise ConfigError(f"{name}: {value!r} is not a finite number")
         return float(value)
     if kind == "int" and number and float(value).is_integer():
         return int(value)

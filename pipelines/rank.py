@@ -101,6 +101,9 @@ def rank_runs(dirs: list[str], out: str | None = None, metric: str | None = None
     >>> result["streams"], min(result["average_ranks"], key=result["average_ranks"].get)
     (4, 'gaussian-nb')
     """
+    if not 0 < alpha < 1:  # (NaN too)
+        raise ConfigError(f"alpha is the critical difference's significance level, between 0 "
+                          f"and 1 (exclusive), not {alpha:g}; e.g. --alpha 0.05")
     metric = metric or default_metric(set().union(*(set(_summary(d)["metric"]) for d in dirs)))
     table = measure_table(dirs, metric, category, window, psi)
     complete = table.dropna()

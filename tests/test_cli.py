@@ -449,6 +449,8 @@ def test_a_results_folder_that_does_not_exist_is_named_so(tmp_path, capsys, argv
                                       "backfill --help"),
     (["run", "--replay", "fast"], "--replay: invalid choice: 'fast' (choose from 'auto', "),
     (["run", "--on-model-error"], "--on-model-error: expected one argument; see "),
+    (["run", "--holdout", "-1:5"], "--holdout: expected one argument; a value that begins "
+                                   "with '-' reads as an option: write --holdout=-1:5; see "),
     (["rnu"], "unknown command 'rnu' (choose from 'run', "),
     (["rank"], "the following arguments are required: DIR; see delayed-eval rank --help")])
 def test_a_mistake_argparse_finds_is_one_line_too(capsys, argv, told):
@@ -476,6 +478,21 @@ def test_a_count_too_large_to_run_is_refused_before_the_run(tmp_path, capsys, op
     assert main(["run", "--stream", 'synth:SEA{"n": 60}', "--model", "majority", "--delay",
                  "5", "--out", str(tmp_path), "--runner", "direct", "--quiet", *option]) == 2
     assert capsys.readouterr().err.startswith(f"delayed-eval: error: {told}")
+
+
+@pytest.mark.parametrize("option, value", [
+    ("--ph-threshold", "nan"), ("--ph-threshold", "inf"), ("--ph-delta", "nan"),
+    ("--ph-delta", "inf"), ("--alpha", "nan"), ("--timer-bucket", "nan"),
+    ("--timer-bucket", "inf"), ("--progress-every", "nan")])
+def test_a_number_that_is_not_finite_is_refused_before_the_run(tmp_path, capsys, option, value):
+    """NaN passed every `x < 0` check: a Page-Hinkley threshold of NaN ran and never raised
+    an alarm, a Ψ_NaN row was written."""
+    assert main(["run", "--stream", 'synth:SEA{"n": 60}', "--model", "majority", "--delay",
+                 "5", "--out", str(tmp_path), "--runner", "direct", "--quiet", option,
+                 value]) == 2
+    field = {"--alpha": "alphas"}.get(option, option[2:].replace("-", "_"))
+    assert capsys.readouterr().err == \
+        f"delayed-eval: error: {field}: {value} is not a finite number\n"
 
 
 def test_every_k_labels_beyond_the_stream_re_predicts_nothing(tmp_path):

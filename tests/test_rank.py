@@ -201,6 +201,8 @@ def test_regression_runs_are_ranked_on_mae_unless_told(tmp_path, capsys):
 @pytest.mark.parametrize("argv, message", [
     (["nowhere"], "nowhere: no such folder"),
     (["{three}", "--metric", "no_such_measure"], "no initial no_such_measure"),
+    (["{three}", "--alpha", "5"], "between 0 and 1 (exclusive), not 5; e.g. --alpha 0.05"),
+    (["{three}", "--alpha", "nan"], "between 0 and 1 (exclusive), not nan"),
 ])
 def test_rank_mistakes_are_one_line(runs, capsys, argv, message):
     argv = [a.format(three=runs / "three") for a in argv]

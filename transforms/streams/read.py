@@ -35,6 +35,10 @@ class TimeRange:
     ...
     ValueError: --from 'yesterday': not an ISO date or datetime (2026-11-01,
     2026-11-01T06:00:00+02:00) nor seconds; write it so
+    >>> TimeRange.parse(None, "nan")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: --to 'nan': not an ISO date or datetime ...
     """
 
     start: float = -math.inf
@@ -49,7 +53,10 @@ class TimeRange:
 
         def seconds(text, flag):
             try:
-                return parse_time_value(text)
+                value = parse_time_value(text)
+                if not math.isfinite(value):  # (nan and inf read as numbers)
+                    raise ValueError(text)
+                return value
             except ValueError:
                 raise ValueError(f"{flag} {text!r}: not an ISO date or datetime (2026-11-01, "
                                  f"2026-11-01T06:00:00+02:00) nor seconds; write it so") from None
