@@ -198,6 +198,30 @@ def test_unknown_model_and_generator_are_config_errors(tmp_path):
             plan(RunConfig(streams=streams, models=models, out=str(tmp_path)))
 
 
+def test_option_values_no_stream_can_mean_are_refused_before_the_run(tmp_path):
+    """Python's JSON reads NaN and Infinity: a seed of NaN drew another stream each run (NaN's
+    hash is its object's), a drift at NaN was an internal error, a noise of NaN none. A class
+    declared twice (as labels read it) made a binary stream one of three classes: its table
+    showed no positive class."""
+    path = tmp_path / "rows.csv"
+    pd.DataFrame({"time": range(20), "x": range(20), "label": [0, 1] * 10}).to_csv(path,
+                                                                                  index=False)
+    for stream, model, meant in (
+            ('synth:SEA{"n": 50, "seed": NaN}', "majority", "options of stream 'synth:SEA{\"n\""
+             ': 50, "seed": NaN}\' hold NaN, which is no value; write a number'),
+            ('synth:SEA{"n": 50, "drift": [{"at": NaN, "variant": 2}]}', "majority",
+             "hold NaN, which is no value"),
+            (f'{path}{{"classes": [0, 1, Infinity]}}', "majority", "hold Infinity"),
+            ('synth:SEA{"n": 50}', 'gaussian-nb{"var": NaN}', "parameters of model "
+             "'gaussian-nb{\"var\": NaN}' hold NaN"),
+            (f'{path}{{"classes": [0, 0, 1]}}', "majority", "the declared classes [0, 0, 1] "
+             "name 0 twice (its labels are read as the first class is written); name each "
+             "class once"),
+            (f'{path}{{"classes": ["0", 1, 1.0]}}', "majority", "name 1.0 twice")):
+        with pytest.raises(DelayedEvalError, match=re.escape(meant)):
+            plan(RunConfig(streams=[stream], models=[model], out=str(tmp_path / "out")))
+
+
 def test_a_spec_the_shell_took_apart_is_named_with_the_quoting_that_keeps_it(tmp_path, capsys):
     """bash turns an unquoted synth:SEA{"n":300,"seed":3} into two words without quotes
     (synth:SEAn:300 synth:SEAseed:3), and synth:SEA{"n":300} into synth:SEA{n:300}."""

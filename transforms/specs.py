@@ -31,12 +31,24 @@ def split_options(text: str, what: str = "stream", error: type = InputError,
     ... except InputError as e:
     ...     print(str(e).split("; ")[1][:47])
     in a shell, put the whole spec in single quotes
+    >>> split_options('synth:SEA{"n": 300, "noise": NaN}')
+    Traceback (most recent call last):
+    ...
+    transforms.errors.InputError: options of stream 'synth:SEA{"n": 300, "noise": NaN}' hold \
+NaN, which is no value; write a number
     """
     brace = text.find("{")
     if brace < 0:
         return text.strip(), {}
+
+    def no_value(constant: str):  # (Python's JSON reads them; a model may take an infinity)
+        if constant == "NaN" or what != "model":
+            raise error(f"{noun} of {what} {text!r} hold {constant}, which is no value; write "
+                        f"a number")
+        return float(constant)
+
     try:
-        options = json.loads(text[brace:])
+        options = json.loads(text[brace:], parse_constant=no_value)
     except json.JSONDecodeError as e:
         unquoted = re.search(r"[{,]\s*[A-Za-z_][\w.-]*\s*:", text[brace:])
         raise error(f"{noun} of {what} {text!r} are not valid JSON: {e}" + (

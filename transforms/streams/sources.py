@@ -49,7 +49,7 @@ from transforms.records import column_value
 from transforms.specs import split_options
 from transforms.streams import arff
 from transforms.streams.delays import DelaySpec
-from transforms.streams.rows import COLLECTIONS, Checks, labelled_rows
+from transforms.streams.rows import COLLECTIONS, Checks, labelled_rows, written_as
 from transforms.streams.table_files import (CSV_OPTIONS, FORMATS, TIME_OPTIONS, TimeReading,
                                             check_encoding, columns_of, csv_options,
                                             day_or_month_first, event_seconds, extension,
@@ -585,6 +585,13 @@ class StreamSpec:
                              f"known: {sorted(FILE_OPTIONS)}")
         TimeReading.of(self.options, f"stream {self.name}")
         positive, declared = self.options.get("positive"), self.options.get("classes")
+        if declared:  # (labels are read as the first class is written: 1 and "1" are one)
+            written = [written_as(c, isinstance(declared[0], str)) for c in declared]
+            twice = [c for i, c in enumerate(declared) if written[i] in written[:i]]
+            if twice:
+                raise InputError(f"stream {self.name}: the declared classes {declared} name "
+                                 f"{twice[0]!r} twice (its labels are read as the first class "
+                                 f"is written); name each class once")
         if positive is not None and declared is not None and positive not in declared:
             raise InputError(f"stream {self.name}: the positive class {positive!r} is not one "
                              f"of the declared classes {declared}; name one of them")
