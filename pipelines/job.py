@@ -34,7 +34,7 @@ from pipelines.plan import plan
 from pipelines.results import (drift_delay_table, format_alike_classes, format_diverged,
                                format_log_notices, format_profiles, format_set_aside,
                                format_table, format_uncompared, format_unknown_positive,
-                               numbers_from_json, segment_table)
+                               format_unpredicted, numbers_from_json, segment_table)
 from pipelines.write import WriteResults, keep_segments, located
 from runners import PRESETS, runner_session
 from transforms.backfill.outcomes import LOG_PARTS
@@ -127,7 +127,7 @@ def run(config: RunConfig) -> pd.DataFrame:
                                                             sliced["segment"])))
         dead_letters = [json.loads(line) for line in
                         located(pl, staged("dead_letters.jsonl")).splitlines() if line.strip()]
-        check_evaluated(pl, counts, dead_letters)
+        check_evaluated(pl, counts, dead_letters, summary)
         maturity = None
         if pl.backfill:  # how final each arrival day's numbers are
             first = {}
@@ -195,6 +195,9 @@ def run(config: RunConfig) -> pd.DataFrame:
         log_notices = format_log_notices(counts["keys"])
         if log_notices:
             print("\n" + log_notices)
+        unpredicted = format_unpredicted(record["counts"])
+        if unpredicted:
+            print("\n" + unpredicted)
         diverged = format_diverged(summary)
         if diverged:
             print("\n" + diverged)

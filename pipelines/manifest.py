@@ -270,9 +270,11 @@ def records(frame: pd.DataFrame) -> list[dict]:
     return [dict(zip(names, row)) for row in zip(*columns)]
 
 
-def check_evaluated(pl: Plan, counts: dict, dead: list[dict]) -> None:
+def check_evaluated(pl: Plan, counts: dict, dead: list[dict],
+                    summary: pd.DataFrame | None = None) -> None:
     """A run that evaluated nothing is a mistake, not a success: say which stream (or logged
-    model) and what would fix it (`dead`: the run's dead letters).
+    model) and what would fix it (`dead`: the run's dead letters; `summary`: its rows, whose
+    `n` tell whether a backfill's matched predictions scored anything).
 
     Example
     -------
@@ -329,6 +331,13 @@ def check_evaluated(pl: Plan, counts: dict, dead: list[dict]) -> None:
                 f"); check that instances and labels share ids (option id){example}")
         if not pl.backfill and mine and all(
                 c.get("labelled") and c["labelled"] == c.get("unscored_initial") for c in mine):
+            if pl.scoring.final and all(c["labelled"] == c.get("unscored_final") for c in mine):
+                models = [m for (stream, m) in keys if stream == s.name]
+                raise InputError(
+                    f"stream {s.name}: no model made a prediction: {', '.join(models)} "
+                    f"answered none (None, NaN or {{}}) for each of the {mine[0]['labelled']:,} "
+                    f"labelled instances, before and after learning their labels; check that "
+                    f"predict_one (or predict_proba_one) returns a class or a number")
             delay = stream_delay(s, pl)
             evaluated = max(c.get("instances", 0) for c in mine)
             last = "the only instance" if evaluated == 1 else \
@@ -359,6 +368,17 @@ def check_evaluated(pl: Plan, counts: dict, dead: list[dict]) -> None:
                 f"prediction log {pl.log.pattern}: 0 of {logged:,} predictions of model "
                 f"{model!r} matched a labelled instance of stream {stream!r} "
                 f"({unmatched_reasons(c)}); {_matching_advice(c, pl.log.written_times())}")
+    for s in pl.streams if logged_keys and summary is not None else ():
+        matched = sum(c["logged_predictions"] - c["unmatched_predictions"]
+                      for (stream, _), c in logged_keys.items() if stream == s.name)
+        scored = summary[(summary["stream"] == s.name) & (summary["n"] > 0) &
+                         summary["category"].isin(["initial", "final", "binned"])]
+        if matched and scored.empty:
+            raise InputError(
+                f"prediction log {pl.log.pattern}: every prediction that matched a labelled "
+                f"instance of stream {s.name!r} ({matched:,} of them) is empty: its "
+                f"{pl.log.columns['prediction']!r} is empty, null or NaN; name the column "
+                f'that holds the predictions with the option {{"prediction": ...}}')
 
 
 def _matching_advice(counts: dict, written_times=()) -> str:
@@ -456,7 +476,8 @@ def manifest(pl: Plan, counts: dict, dead: list[dict], started: str) -> dict:
         logged = {k: int(raw[k]) for k in LOG_COUNTERS if k in raw}
         keys.append({"stream": stream, "model": model, **{k: c[k] for k in COUNTERS},
                      "scored_initial": c["labelled"] - c["unscored_initial"],
-                     "scored_final": c["labelled"] - c["unscored_final"],
+                     "scored_final": (c["labelled"] - c["unscored_final"]
+                                      if pl.scoring.final else 0),  # (--no-final: none made)
                      "pending_at_end": c["pending"], **logged})
     order = {(s.name, m): i for i, (s, m) in enumerate(
         (s, m) for s in pl.streams for m in pl.models)}

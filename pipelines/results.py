@@ -667,6 +667,31 @@ def format_log_notices(keys) -> str:
     return "\n".join(lines)
 
 
+def format_unpredicted(counts: list[dict]) -> str:
+    """One line per (stream, model) of the manifest's `counts` that labelled instances but
+    scored none of them: each prediction it made (or logged) was none — None, NaN, {} or an
+    empty log cell —, which its column of NaN in the table does not say; "" when there are
+    none such.
+
+    Example
+    -------
+
+    >>> print(format_unpredicted([
+    ...     {"stream": "s", "model": "silent", "labelled": 200, "scored_initial": 0,
+    ...      "scored_final": 0},
+    ...     {"stream": "s", "model": "nb", "labelled": 200, "scored_initial": 198,
+    ...      "scored_final": 200}]))  # doctest: +NORMALIZE_WHITESPACE
+    s / silent: no prediction to score: each of its predictions of the 200 labelled instances
+    was none (None, NaN or {}; in a log, empty)
+
+    """
+    return "\n".join(
+        f"{c['stream']} / {c['model']}: no prediction to score: each of its predictions of the "
+        f"{c['labelled']:,} labelled instances was none (None, NaN or {{}}; in a log, empty)"
+        for c in counts
+        if c["labelled"] and not c["scored_initial"] and not c["scored_final"])
+
+
 # Why a logged prediction belongs to no labelled instance, by the manifest's `unmatched_*` count.
 UNMATCHED_WHYS = {
     "before_arrival": "made before their instance arrived",

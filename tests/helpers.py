@@ -147,6 +147,17 @@ class PredictsADict(GaussianNB):
         return self.predict_proba_one(x) or None
 
 
+class AnswersNothing(GaussianNB):
+    """GaussianNB that learns but answers no prediction ({} and None), as a broken model or
+    wrapper might."""
+
+    def predict_proba_one(self, x):
+        return {}
+
+    def predict_one(self, x):
+        return None
+
+
 class EndsItsProcess(GaussianNB):
     """GaussianNB that ends the process it runs in when it learns (a library's crash)."""
 

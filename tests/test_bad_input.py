@@ -1056,6 +1056,55 @@ def test_a_backfill_whose_log_keeps_another_time_zone_says_so(tmp_path, capsys):
     assert counts["logged_predictions"] == 20 and counts["unmatched_predictions"] == 0
 
 
+def test_a_model_that_answers_no_prediction_is_named_not_the_delay(tmp_path, capsys):
+    """Alone, the run stopped blaming the delay ("the first label comes after the last of the
+    200 instances", at delay 10); beside another model, its column of NaN said nothing. And
+    --no-final makes no final prediction: none is counted scored."""
+    argv = ["run", "--stream", 'synth:SEA{"n": 200, "seed": 1}', "--delay", "10", "--runner",
+            "direct", "--model", "silent=tests.helpers.AnswersNothing"]
+    assert main([*argv, "--out", str(tmp_path / "alone"), "--quiet"]) == 2
+    assert capsys.readouterr().err == (
+        "delayed-eval: error: stream sea: no model made a prediction: silent answered none "
+        "(None, NaN or {}) for each of the 200 labelled instances, before and after learning "
+        "their labels; check that predict_one (or predict_proba_one) returns a class or a "
+        "number\n")
+    out = tmp_path / "beside"
+    assert main([*argv, "--model", "no-change", "--out", str(out), "--no-final"]) == 0
+    assert "sea / silent: no prediction to score: each of its predictions of the 200 labelled " \
+        "instances was none (None, NaN or {}; in a log, empty)" in capsys.readouterr().out
+    counts = {c["model"]: (c["scored_initial"], c["scored_final"], c["unscored_initial"])
+              for c in json.loads((out / "manifest.json").read_text())["counts"]}
+    assert counts == {"silent": (0, 0, 200), "no-change": (190, 0, 10)}
+
+
+def test_a_backfill_whose_matched_predictions_are_all_empty_evaluated_nothing(tmp_path, capsys):
+    """A log whose prediction column is empty where its ids and times match (a model that
+    logged None, a column named wrong): nothing is scored, so it is a mistake (exit 2), not a
+    success with "(no results)". A model of two that logged nothing leaves the other scored."""
+    pd.DataFrame({"id": range(20), "time": range(20), "x": range(20),
+                  "label": ["a", "b"] * 10}).to_csv(tmp_path / "rows.csv", index=False)
+    log = pd.DataFrame({"model": "m", "id": range(20), "t": [i + 0.5 for i in range(20)],
+                        "y_pred": [None] * 20, "decision": ["a"] * 20})
+    log.to_csv(tmp_path / "log.csv", index=False)
+    argv = ["backfill", "--stream", f"s={tmp_path / 'rows.csv'}", "--delay", "3", "--out",
+            str(tmp_path / "out"), "--runner", "direct", "--quiet", "--predictions"]
+    assert main([*argv, str(tmp_path / "log.csv")]) == 2
+    assert capsys.readouterr().err == (
+        f"delayed-eval: error: prediction log {tmp_path / 'log.csv'}: every prediction that "
+        f"matched a labelled instance of stream 's' (19 of them) is empty: its 'y_pred' is "
+        f"empty, null or NaN; name the column that holds the predictions with the option "
+        f'{{"prediction": ...}}\n')
+    assert main([*argv, f'{tmp_path / "log.csv"}{{"prediction": "decision"}}']) == 0
+    pd.concat([log, log.assign(model="n", y_pred="a")]).to_csv(tmp_path / "two.csv",
+                                                              index=False)
+    assert main([*argv, str(tmp_path / "two.csv")]) == 0
+    counts = {c["model"]: (c["scored_initial"], c["unscored_initial"]) for c in json.loads(
+        (tmp_path / "out" / "manifest.json").read_text())["counts"]}
+    # (The last instance's label comes at its own time, the stream's end: its prediction, half
+    # a second later, matches none.)
+    assert counts == {"m": (0, 20), "n": (19, 1)}
+
+
 def test_text_columns_that_look_like_ids_or_dates_are_refused_with_a_hint(tmp_path, capsys):
     path = _write(tmp_path, "tx.csv", "tx_id,ts,amount,merchant,label\n"
                   "t1,2026-01-01T00:00:00,10.5,shop,0\nt2,2026-01-01T00:01:00,99.0,bar,1\n"
