@@ -1077,6 +1077,25 @@ def test_a_model_that_answers_no_prediction_is_named_not_the_delay(tmp_path, cap
     assert counts == {"silent": (0, 0, 200), "no-change": (190, 0, 10)}
 
 
+def test_a_wrapped_estimator_without_probabilities_is_told_to_run_without_them(tmp_path, capsys):
+    """scikit-learn's SGDClassifier (hinge loss) in river's wrapper: predict_one works,
+    predict_proba_one raises. The hint was "fix the model or its input"."""
+    pd.DataFrame({"time": range(60), "x": [i % 7 for i in range(60)],
+                  "label": [i % 7 > 3 for i in range(60)]}).to_csv(tmp_path / "rows.csv",
+                                                                 index=False)
+    model = ('sgd=river.compat.SKL2RiverClassifier{"estimator": {"sklearn.linear_model.'
+             'SGDClassifier": {"random_state": 0}}, "classes": [false, true]}')
+    argv = ["run", "--stream", f"s={tmp_path / 'rows.csv'}", "--model", model, "--delay", "3",
+            "--runner", "direct", "--quiet", "--out", str(tmp_path / "out")]
+    assert main(argv) == 2
+    assert capsys.readouterr().err == (
+        "delayed-eval: error: model sgd, stream s, instance 0: predict_proba_one raised "
+        "AttributeError: This 'SGDClassifier' has no attribute 'predict_proba'; its "
+        "predict_one works: run with --no-probabilities (no log-loss, Brier, AUC or "
+        "calibration), or use a model that gives class probabilities\n")
+    assert main([*argv, "--no-probabilities"]) == 0
+
+
 def test_a_backfill_whose_matched_predictions_are_all_empty_evaluated_nothing(tmp_path, capsys):
     """A log whose prediction column is empty where its ids and times match (a model that
     logged None, a column named wrong): nothing is scored, so it is a mistake (exit 2), not a

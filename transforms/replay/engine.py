@@ -501,6 +501,13 @@ class ReplayEngine:
                 self.rows.scored = None
             return self._predict(key, x)
         except (Exception, SystemExit) as e:  # (a model's sys.exit ends no run in silence)
+            if self._predict_scored is not None and isinstance(e, Exception) and \
+                    self._predicts_alone(x):
+                raise ModelError(  # (an sklearn estimator without predict_proba, wrapped)
+                    f"{self._where(key)}: predict_proba_one raised {type(e).__name__}: {e}; "
+                    f"its predict_one works: run with --no-probabilities (no log-loss, Brier, "
+                    f"AUC or calibration), or use a model that gives class probabilities") \
+                    from e
             raise self._model_error(key, "predict_one", e, x) from e
         try:
             value = self._value(prediction)
@@ -510,6 +517,14 @@ class ReplayEngine:
                              f"single {kind}; use a model whose predict_one returns one value") \
                 from None
         return value, self._proba_vector(key, proba) if proba else None
+
+    def _predicts_alone(self, x) -> bool:
+        """Whether `predict_one(x)` answers where predicting with probabilities failed."""
+        try:
+            self._predict_one(x)
+        except Exception:
+            return False
+        return True
 
     def _proba_vector(self, key, proba: dict) -> tuple:
         """{class: probability} as a vector over class indices (0 for a class not named): a
