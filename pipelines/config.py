@@ -92,6 +92,28 @@ def _typed(name: str, value, annotation: str):
     raise ConfigError(f"{name}: {value!r} is not {_KINDS.get(kind, kind)}{quote}")
 
 
+def _loader_of(path: str):
+    """YAML's safe loader, but a key given twice in a mapping is a ConfigError (PyYAML keeps
+    the last in silence: of two `model:` lines, one model would run)."""
+
+    class UniqueKeys(yaml.SafeLoader):
+        def construct_mapping(self, node, deep=False):
+            seen = set()
+            for key_node, _ in node.value:
+                key = self.construct_object(key_node, deep=deep)
+                if not isinstance(key, (str, int, float, bool)):
+                    continue  # (an odd key: the fields' check names it)
+                if key in seen:
+                    raise ConfigError(
+                        f"{path}, line {key_node.start_mark.line + 1}: {key!r} is given twice "
+                        f"in one mapping, of which YAML keeps the last alone; name it once "
+                        f"(an option's several values go in one list: model: [a, b])")
+                seen.add(key)
+            return super().construct_mapping(node, deep)
+
+    return UniqueKeys
+
+
 def _check_quoted_specs(path: str, what: str, value) -> None:
     """A spec with JSON options left unquoted in a YAML file is read as a mapping, split at its
     first ': ' (`synth:SEA{"n": 500}` -> {'synth:SEA{"n"': '500}'}): one line that says to quote
@@ -276,7 +298,7 @@ class RunConfig:
         """
         try:
             with open(path, encoding="utf-8") as f:
-                data = yaml.safe_load(f) or {}
+                data = yaml.load(f, Loader=_loader_of(path)) or {}
         except OSError as e:
             raise ConfigError(f"{path}: {e.strerror or e}") from None
         except yaml.YAMLError as e:

@@ -162,6 +162,13 @@ def test_unknown_config_field_is_reported(tmp_path, capsys):
     assert capsys.readouterr().err.endswith(
         "a model is one spec, its parameters in JSON after its class: "
         "'hoeffding-tree{\"grace_period\": 50}'\n")
+    # A key given twice: YAML kept the last in silence (one of two models ran).
+    cfg.write_text("streams: [x]\nmodel: gaussian-nb\nmodel: no-change\nout: z\n")
+    assert main(["run", "--config", str(cfg)]) == 2
+    assert capsys.readouterr().err == (
+        f"delayed-eval: error: {cfg}, line 3: 'model' is given twice in one mapping, of which "
+        f"YAML keeps the last alone; name it once (an option's several values go in one list: "
+        f"model: [a, b])\n")
 
 
 def test_the_example_yaml_runs_with_the_command_lines_option_names(tmp_path):
