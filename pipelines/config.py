@@ -10,6 +10,7 @@ import os
 import uuid
 from dataclasses import dataclass, field
 
+import numpy as np
 import yaml
 
 from metrics.binning import MOST_BINS
@@ -58,6 +59,15 @@ def _typed(name: str, value, annotation: str):
     '2026-11-01'
     >>> _typed("delay", dt.timedelta(hours=2), "str"), _typed("delay", dt.timedelta(days=15), "str")
     ('7200s', '1296000s')
+    >>> import numpy as np, pathlib
+    >>> _typed("bins", np.int64(10), "int"), _typed("windows", np.array([50]), "list[int]")
+    (10, [50])
+    >>> _typed("delay", 5.0, "str"), _typed("delay", np.timedelta64(90, "s"), "str")
+    ('5', '90s')
+    >>> _typed("fadings", np.float32(0.99), "list[float]")
+    [0.99]
+    >>> _typed("out", pathlib.Path("results"), "str | None")
+    'results'
     >>> _typed("bins", "many", "int")
     Traceback (most recent call last):
     ...
@@ -68,6 +78,14 @@ def _typed(name: str, value, annotation: str):
     transforms.errors.ConfigError: ph_threshold: inf is not a finite number
     """
     kind = annotation.replace(" | None", "")
+    if isinstance(value, np.floating):  # (as written: float32 0.99 is 0.99, not 0.99000001)
+        value = float(str(value))
+    elif isinstance(value, np.generic):  # a NumPy integer, bool or timedelta64: Python's own
+        value = value.item()
+    elif isinstance(value, (np.ndarray, range, set, frozenset)):
+        value = sorted(value) if isinstance(value, (set, frozenset)) else list(value)
+    elif isinstance(value, os.PathLike):
+        value = os.fspath(value)
     if value is None and annotation.endswith("| None"):
         return None
     if kind.startswith("list["):
@@ -76,8 +94,8 @@ def _typed(name: str, value, annotation: str):
     number = isinstance(value, (int, float)) and not isinstance(value, bool)
     if kind == "bool" and isinstance(value, bool) or kind == "str" and isinstance(value, str):
         return value
-    if kind == "str" and number:
-        return str(value)
+    if kind == "str" and number:  # (a whole float is its integer: delay 5.0 is 5 events)
+        return str(int(value) if isinstance(value, float) and value.is_integer() else value)
     if kind == "str" and isinstance(value, (dt.date, dt.datetime)):  # YAML's `from: 2026-11-01`
         return value.isoformat()
     if kind == "str" and isinstance(value, dt.timedelta):  # a delay or window from Python

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 from apache_beam.testing.util import assert_that, equal_to
 
-from pipelines import EvaluateDelayed, RunConfig, evaluate_locally
+from pipelines import EvaluateDelayed, RunConfig, evaluate, evaluate_locally
 from pipelines.job import run
 from runners import make_runner
 
@@ -407,6 +407,26 @@ def test_a_delay_of_none_is_no_delay_as_in_river():
     summary = result.summary.query("category == 'initial' and metric == 'accuracy'")
     assert summary["value"].item() == accuracy.get()
     assert RunConfig(streams=[STREAM], models=["majority"], out="unused", delay=None).delay == "0"
+
+
+def test_numpy_values_paths_and_ranges_are_the_plain_values_they_hold(tmp_path):
+    """A delay of np.int64(5) or 5.0, bins from NumPy, windows as an array or a range, a
+    float32 fading factor, a pathlib out: each was "not a text" / "not a whole number"."""
+
+    import numpy as np
+
+    plain = evaluate(STREAM, "gaussian-nb", delay=5, bins=10, windows=[50, 55],
+                     fadings=[0.99], out=str(tmp_path / "plain"), repredict="none")
+    numpy = evaluate(STREAM, "gaussian-nb", delay=np.int64(5), bins=np.int64(10),
+                     windows=range(50, 60, 5), fadings=np.float32(0.99),
+                     out=tmp_path / "numpy", repredict="none")
+    assert _rows(numpy) == _rows(plain) and len(numpy) == len(plain)
+    assert (tmp_path / "numpy" / "summary.csv").exists()
+    for delay in (5.0, np.float64(5), np.array(5)):
+        assert _rows(evaluate_locally(STREAM, "gaussian-nb", delay).summary) == \
+            _rows(evaluate_locally(STREAM, "gaussian-nb", 5).summary)
+    assert RunConfig(streams=[STREAM], models=["majority"], out="unused",
+                     windows=np.array([50]), delay=np.timedelta64(90, "s")).delay == "90s"
 
 
 def test_evaluate_locally_refuses_a_model_of_the_other_task_as_a_run_does(tmp_path):

@@ -130,6 +130,11 @@ class DelaySpec:
     True
     >>> DelaySpec.parse(None) == DelaySpec.parse("0")  # river's delay=None: no delay
     True
+    >>> import numpy as np
+    >>> DelaySpec.parse(np.int64(5)) == DelaySpec.parse(5.0) == DelaySpec.parse("5")
+    True
+    >>> DelaySpec.parse(np.timedelta64(90, "s")) == DelaySpec.parse("90s")
+    True
 
     References
     ----------
@@ -148,8 +153,12 @@ class DelaySpec:
     def parse(cls, text: str | int | float | dt.timedelta | None) -> DelaySpec:
         if text is None:
             text = "0"
+        if getattr(text, "shape", None) == () and hasattr(text, "item"):  # a NumPy scalar
+            text = text.item()  # (a timedelta64 is a timedelta)
         if isinstance(text, dt.timedelta):
             text = seconds_text(text.total_seconds())
+        if isinstance(text, float) and text.is_integer():  # 5.0 events, as 5
+            text = int(text)
         text = str(text).strip()
         parts = text.split(":")
         try:
