@@ -62,6 +62,8 @@ def _typed(name: str, value, annotation: str):
     >>> import numpy as np, pathlib
     >>> _typed("bins", np.int64(10), "int"), _typed("windows", np.array([50]), "list[int]")
     (10, [50])
+    >>> _typed("bins", np.array(10), "int")
+    10
     >>> _typed("delay", 5.0, "str"), _typed("delay", np.timedelta64(90, "s"), "str")
     ('5', '90s')
     >>> _typed("fadings", np.float32(0.99), "list[float]")
@@ -78,6 +80,8 @@ def _typed(name: str, value, annotation: str):
     transforms.errors.ConfigError: ph_threshold: inf is not a finite number
     """
     kind = annotation.replace(" | None", "")
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        value = value[()]  # (its NumPy scalar)
     if isinstance(value, np.floating):  # (as written: float32 0.99 is 0.99, not 0.99000001)
         value = float(str(value))
     elif isinstance(value, np.generic):  # a NumPy integer, bool or timedelta64: Python's own

@@ -371,7 +371,9 @@ def check_evaluated(pl: Plan, counts: dict, dead: list[dict],
                 f"prediction log {pl.log.pattern}: 0 of {logged:,} predictions of model "
                 f"{model!r} matched a labelled instance of stream {stream!r} "
                 f"({unmatched_reasons(c)}); {_matching_advice(c, pl.log.written_times())}")
-    for s in pl.streams if logged_keys and summary is not None else ():
+    if not logged_keys or summary is None:
+        return
+    for s in pl.streams:
         matched = sum(c["logged_predictions"] - c["unmatched_predictions"]
                       for (stream, _), c in logged_keys.items() if stream == s.name)
         scored = summary[(summary["stream"] == s.name) & (summary["n"] > 0) &
