@@ -77,7 +77,7 @@ def measure_table(dirs: list[str], metric: str = "accuracy", category: str = "in
     models = list(dict.fromkeys(rows["model"]))
     table = rows.pivot_table(index="stream", columns="model", values="value", sort=False,
                              aggfunc="first")
-    return table[models]
+    return table.reindex(columns=models)  # (a model with no value anywhere: a column of NaN)
 
 
 def rank_runs(dirs: list[str], out: str | None = None, metric: str | None = None,

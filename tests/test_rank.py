@@ -198,6 +198,20 @@ def test_regression_runs_are_ranked_on_mae_unless_told(tmp_path, capsys):
     assert capsys.readouterr().err.strip().endswith("(initial cumulative: mae, rmse)")
 
 
+def test_a_model_without_a_value_on_any_stream_is_named_not_an_internal_error(tmp_path, capsys):
+    """A model that answered no prediction has NaN on every stream: pandas' pivot left its
+    column out (a KeyError); it is named with the streams it has no value on."""
+    streams = [f's{i}=synth:SEA{{"n": 200, "seed": {i}}}' for i in range(2)]
+    run(RunConfig(streams=streams, models=["silent=tests.helpers.AnswersNothing", "majority",
+                                           "no-change"],
+                  delay="20", repredict="none", out=str(tmp_path), quiet=True, runner="direct"))
+    assert main(["rank", str(tmp_path)]) == 2
+    assert capsys.readouterr().err == (
+        "delayed-eval: error: ranking needs at least 2 models, each with its initial accuracy "
+        "on the same 2 or more streams; found 3 model(s) on 2 stream(s) (silent has none on "
+        "s0, s1); give the folders of runs of the same models over several streams\n")
+
+
 @pytest.mark.parametrize("argv, message", [
     (["nowhere"], "nowhere: no such folder"),
     (["{three}", "--metric", "no_such_measure"], "no initial no_such_measure"),
