@@ -226,5 +226,7 @@ def format_trend(table: pd.DataFrame) -> str:
     columns = ["stream", "segment", "model", "metric"] if "segment" in table and \
         table["segment"].notna().any() else ["stream", "model", "metric"]
     wide = table.pivot_table(index="date", columns=columns, values="value", aggfunc="last",
-                             sort=False)  # (columns as the table orders them, dates in order)
+                             sort=False)  # (dates in order)
+    # Columns as the table orders them; a model without a value on any date keeps its column.
+    wide = wide.reindex(columns=pd.MultiIndex.from_frame(table[columns].drop_duplicates()))
     return wide.sort_index(kind="stable").to_string(float_format=lambda v: f"{v:.4f}")

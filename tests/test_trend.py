@@ -118,6 +118,26 @@ def test_regression_runs_trend_mae_and_print_in_date_order(tmp_path, capsys):
         ("2026-11-02", "b", "mae", 0.4)]
 
 
+def test_a_model_without_a_value_any_night_keeps_its_column(tmp_path, capsys):
+    """A model that answered no prediction has NaN every night: its column was left out of the
+    printed table (pandas' pivot drops columns of NaN alone), as if it had not run; a model
+    run on one stream only gets no column on the other."""
+    for day in ("2026-11-01", "2026-11-02"):
+        folder = tmp_path / f"date={day}"
+        folder.mkdir()
+        (folder / "manifest.json").write_text(json.dumps({"counts": []}))
+        pd.DataFrame([{"stream": stream, "segment": None, "model": model,
+                       "category": "initial", "bin": None, "window": "cumulative",
+                       "metric": "accuracy", "class": None, "value": value, "n": n}
+                      for stream, model, value, n in (
+                          ("s", "silent", float("nan"), 0), ("s", "nb", 0.9, 10),
+                          ("t", "nb", 0.8, 10))]).to_csv(folder / "summary.csv", index=False)
+    assert main(["trend", str(tmp_path)]) == 0
+    header = capsys.readouterr().out.splitlines()[:2]
+    assert header[0].split() == ["stream", "s", "t"]  # (s spans two columns, t one)
+    assert sorted(header[1].split()) == ["model", "nb", "nb", "silent"]
+
+
 def test_a_folder_without_runs_is_one_line(tmp_path, capsys):
     assert main(["trend", str(tmp_path)]) == 2
     err = capsys.readouterr().err.strip()
