@@ -14,6 +14,7 @@ from metrics.classification import named_positive_class
 from metrics.temporal import REPEATS_LEVEL
 from transforms.errors import InputError, one_line
 from transforms.replay.protocols import comparable_pairs, model_and_fold
+from transforms.specs import plain_value
 from transforms.vocabulary import pair_name
 
 TABLE_METRICS = ("accuracy", "precision", "recall", "f1", "roc_auc", "average_precision",
@@ -99,19 +100,15 @@ def json_text(value, indent: int | None = 1) -> str:
     '{"p": null, "n": 3, "x": [0.5, null]}'
 
     """
-    return json.dumps(_finite(value), indent=indent, default=str, allow_nan=False)
+    return json.dumps(_finite(plain_value(value)), indent=indent, default=str, allow_nan=False)
 
 
 def _finite(value):
     if isinstance(value, dict):
         return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
+    if isinstance(value, list):
         return [_finite(v) for v in value]
-    if hasattr(value, "dtype") and getattr(value, "shape", None) == ():  # a NumPy scalar
-        value = value.item()
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value
+    return None if isinstance(value, float) and not math.isfinite(value) else value
 
 
 def numbers_from_json(text: str | bytes):

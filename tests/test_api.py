@@ -427,6 +427,18 @@ def test_numpy_values_paths_and_ranges_are_the_plain_values_they_hold(tmp_path):
             _rows(evaluate_locally(STREAM, "gaussian-nb", 5).summary)
     assert RunConfig(streams=[STREAM], models=["majority"], out="unused",
                      windows=np.array([50]), delay=np.timedelta64(90, "s")).delay == "90s"
+    # Stream options and model parameters taken from NumPy (a frame's label.max(), unique()):
+    # a TypeError ("Object of type int64 is not JSON serializable"), or "cannot be written".
+    from river import tree
+
+    from pipelines import stream_spec_of
+    from transforms.models.specs import spec_of
+
+    frame = pd.DataFrame({"x": range(40), "label": [0, 1, 1, 0] * 10})
+    assert stream_spec_of(frame, positive=np.int64(1), classes=frame["label"].unique()
+                          ).options == {"positive": 1, "classes": [0, 1]}
+    assert spec_of(tree.HoeffdingTreeClassifier(grace_period=np.int64(50), delta=np.float32(
+        1e-5))) == spec_of(tree.HoeffdingTreeClassifier(grace_period=50, delta=1e-5))
 
 
 def test_evaluate_locally_refuses_a_model_of_the_other_task_as_a_run_does(tmp_path):

@@ -58,6 +58,27 @@ NaN, which is no value; write a number
     return text[:brace].strip(), options
 
 
+def plain_value(value):
+    """`value` with NumPy's numbers and arrays as Python's (lists), inside lists and dicts too,
+    as a spec's JSON writes them; a NumPy float as written (float32 0.99 is 0.99).
+
+    >>> import numpy as np
+    >>> plain_value({"positive": np.int64(1), "classes": np.array([0, 1]), "a": np.float32(0.99)})
+    {'positive': 1, 'classes': [0, 1], 'a': 0.99}
+    """
+    import numpy as np
+
+    if isinstance(value, dict):
+        return {k: plain_value(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return [plain_value(v) for v in value]
+    if isinstance(value, np.floating):
+        return float(str(value))
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
 def named_specs(items, spec_of, what: str = "model") -> list[str]:
     """Specs from what a Python caller gives: one item, a dict {name: item} (`NAME=SPEC`, its
     names checked by `checked_name`), or a list of either; `spec_of` writes one item (a spec,

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from river import base
 
 from transforms.errors import ConfigError
-from transforms.specs import named_specs, split_options
+from transforms.specs import named_specs, plain_value, split_options
 
 
 class ModelSpecError(ConfigError):
@@ -388,6 +388,8 @@ def _public_path(cls) -> str:
 
 def _as_json(value, where: str):
     """A parameter value as JSON: river objects as {PATH: {changed params}}."""
+    if type(value).__module__ == "numpy":  # (a NumPy number or array: Python's)
+        value = plain_value(value)
     if isinstance(value, tuple) and len(value) == 2 and inspect.isclass(value[0]):
         cls, params = value
         if cls.__name__ == "Pipeline":  # (its steps are no parameters a spec can name)

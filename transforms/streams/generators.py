@@ -13,7 +13,7 @@ import random
 from river.datasets import synth
 
 from transforms.errors import ConfigError, InputError
-from transforms.specs import named_specs
+from transforms.specs import named_specs, plain_value
 
 _SYNTH_RESERVED = {"n", "seed", "drift", "delay", "classes", "positive", "order"}
 
@@ -192,6 +192,7 @@ def stream_spec_of(stream, **options):
 
     from transforms.streams.python_rows import RowsWithOptions, is_rows
 
+    options = plain_value(options)  # (positive=df["label"].max(), classes=series.unique())
     if is_rows(stream):
         if isinstance(stream, RowsWithOptions):
             return RowsWithOptions(stream.rows, {**stream.options, **options})
