@@ -58,7 +58,8 @@ def evaluate(streams, models, delay="0", out: str | None = None, runner: str = "
     quiet
         No progress lines and no table on the terminal.
     options
-        Any other `RunConfig` field.
+        Any other `RunConfig` field. Values may be NumPy numbers, arrays and timedelta64, a
+        range, and paths `pathlib` paths: each is the plain value it holds.
 
     >>> summary = evaluate(['synth:SEA{"n": 500, "seed": 1}'], ["no-change", "gaussian-nb"],
     ...                    delay="50", repredict="none", runner="direct")
