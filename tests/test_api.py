@@ -145,6 +145,38 @@ def test_river_estimators_built_in_python_are_the_models_their_specs_build():
                   out="unused")
 
 
+def test_models_built_from_positional_arguments_score_as_river_does():
+    """river's feature selection and unions (compose.Select(0, 1), Discard(2), a + b) take
+    their parts as positional arguments, which a spec holds under "*": each was refused
+    ("takes positional arguments, which a spec cannot hold", or a union built wrong)."""
+    from river import compose, datasets, metrics, naive_bayes, preprocessing
+    from river import evaluate as river_evaluate
+    from river import linear_model as lm
+
+    from transforms.models.specs import ModelSpec, spec_of
+
+    models = {"select": compose.Select(0, 1) | naive_bayes.GaussianNB(),
+              "discard": compose.Discard(2) | preprocessing.StandardScaler()
+              | lm.LogisticRegression(),
+              "union": (preprocessing.StandardScaler() + preprocessing.MinMaxScaler())
+              | lm.LogisticRegression()}
+    assert spec_of(models["select"]) == \
+        'river.compose.Select{"*": [0, 1]} | river.naive_bayes.GaussianNB'
+    assert spec_of(models["union"]).startswith(
+        'river.compose.TransformerUnion{"*": [{"river.preprocessing.StandardScaler": {}}, '
+        '{"river.preprocessing.MinMaxScaler": {}}]}')
+    union = ModelSpec.parse(spec_of(models["union"])).build()
+    assert [type(t).__name__ for t in list(union.steps.values())[0].transformers.values()] == \
+        ["StandardScaler", "MinMaxScaler"]
+    for name, model in models.items():
+        result = evaluate_locally('synth:SEA{"n": 300, "seed": 2}', model, 5)
+        ours = result.summary.query("category == 'initial' and metric == 'accuracy' "
+                                    "and window == 'cumulative'")["value"].item()
+        theirs = river_evaluate.progressive_val_score(
+            datasets.synth.SEA(seed=2).take(300), model.clone(), metrics.Accuracy(), delay=5)
+        assert ours == theirs.get(), name
+
+
 def test_a_random_engine_a_model_makes_for_itself_is_seeded():
     """river's kNN left without an engine makes an unseeded approximate one (SWINN): built from
     one spec, two models that learn the same stream predict alike, as they would with the

@@ -254,12 +254,16 @@ only the labels' classes); give it as majority
                     f"a number is expected (its default is {defaults[name]!r}); write it "
                     f"without quotes: {json.dumps({name: number})}")
         params = {k: _built(v, classes) for k, v in self.params.items()}
+        args = params.pop(POSITIONAL, [])  # (compose.Select{"*": ["a", "b"]}: Select("a", "b"))
+        if not isinstance(args, list):
+            raise ModelSpecError(f"cannot build {target}: its positional arguments {POSITIONAL!r} "
+                                 f"are a list, e.g. {json.dumps({POSITIONAL: ['a', 'b']})}")
         if "seed" not in params and _takes_seed(cls):
             params["seed"] = DEFAULT_SEED
         try:
-            model = cls(**params)
+            model = cls(*args, **params)
             seeded = _seeded_defaults(model, params)
-            return cls(**params, **seeded) if seeded else model
+            return cls(*args, **params, **seeded) if seeded else model
         except Exception as e:  # the user's parameters, reported with the spec
             known = list(inspect.signature(cls).parameters)
             typos = {k: difflib.get_close_matches(k, known, n=1) for k in self.params
@@ -357,6 +361,10 @@ def _number_in_text(value) -> int | float | None:
     return number if _is_number(number) else None
 
 
+# The parameter of a spec that holds a model's positional arguments, as a list.
+POSITIONAL = "*"
+
+
 def _built(value, classes: list | None):
     """A parameter value with every object it names ({PATH: {params}}) built."""
     if _names_an_object(value):
@@ -413,9 +421,11 @@ def changed_params(cls, params: dict, where: str) -> dict:
     except Exception:  # a required parameter: then its signature's defaults
         defaults = {name: p.default for name, p in inspect.signature(cls).parameters.items()
                     if p.default is not inspect.Parameter.empty}
-    if "_POSITIONAL_ARGS" in params:
-        raise ModelSpecError(f"{where}: {cls.__qualname__} takes positional arguments, which a "
-                             f"spec cannot hold; give the model as a spec")
+    if "_POSITIONAL_ARGS" in params:  # (river's name for them: compose.Select's keys, a set)
+        args = params.pop("_POSITIONAL_ARGS")
+        args = sorted(args, key=str) if isinstance(args, (set, frozenset)) else list(args)
+        return {POSITIONAL: _as_json(args, f"{where}, its positional arguments"),
+                **changed_params(cls, params, where)}
     return {name: _as_json(value, f"{where}, parameter {name}")
             for name, value in params.items()
             if name not in defaults or not _same(defaults[name], value)}
@@ -458,7 +468,15 @@ def spec_of(model) -> str:
     if not isinstance(model, base.Base):
         raise ModelSpecError(f"model {model!r} is neither a spec nor a river estimator")
     where = f"model {type(model).__qualname__}"
-    params = changed_params(type(model), model._get_params(), where)
+    if isinstance(model, compose.TransformerUnion):  # (a + b: its transformers, in order)
+        parts = list(model.transformers.values())
+        if any(isinstance(t, compose.Pipeline) for t in parts):
+            raise ModelSpecError(f"{where}: a union of pipelines cannot be written as a spec; "
+                                 f"give the model as a spec")
+        params = {POSITIONAL: [{_public_path(type(t)): changed_params(
+            type(t), t._get_params(), where)} for t in parts]}
+    else:
+        params = changed_params(type(model), model._get_params(), where)
     return _public_path(type(model)) + (json.dumps(params) if params else "")
 
 
