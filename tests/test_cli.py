@@ -138,34 +138,29 @@ def test_an_option_of_the_other_command_says_whose_it_is(tmp_path, capsys):
 
 def test_unknown_config_field_is_reported(tmp_path, capsys):
     cfg = tmp_path / "bad.yaml"
-    cfg.write_text("streams: [x]\nmodels: [y]\nout: z\nspeed: fast\n")
-    assert main(["run", "--config", str(cfg)]) == 2
-    assert "unknown field 'speed'" in capsys.readouterr().err
-    cfg.write_text("streams: [x]\nmodels: [y]\nout: z\ndealy: 5\n")
-    assert main(["run", "--config", str(cfg)]) == 2
-    assert "unknown field 'dealy'; did you mean 'delay'?" in capsys.readouterr().err
-    cfg.write_text("streams: [x]\nmodels: [y]\nout: z\nbins: many\n")
-    assert main(["run", "--config", str(cfg)]) == 2
-    assert capsys.readouterr().err == f"delayed-eval: error: {cfg}: bins: 'many' is not a " \
-                                      "whole number\n"
+
+    def refused(text: str) -> str:
+        cfg.write_text(text)
+        assert main(["run", "--config", str(cfg)]) == 2
+        return capsys.readouterr().err
+
+    assert "unknown field 'speed'" in refused("streams: [x]\nmodels: [y]\nout: z\nspeed: fast\n")
+    assert "unknown field 'dealy'; did you mean 'delay'?" in refused(
+        "streams: [x]\nmodels: [y]\nout: z\ndealy: 5\n")
+    assert refused("streams: [x]\nmodels: [y]\nout: z\nbins: many\n") == \
+        f"delayed-eval: error: {cfg}: bins: 'many' is not a whole number\n"
     # A stream as a mapping of its file and options would be streams named path and label.
-    cfg.write_text("streams:\n  - path: tx.csv\n    label: fraud\nmodels: [y]\nout: z\n")
-    assert main(["run", "--config", str(cfg)]) == 2
-    assert capsys.readouterr().err == (
+    assert refused("streams:\n  - path: tx.csv\n    label: fraud\nmodels: [y]\nout: z\n") == (
         f"delayed-eval: error: {cfg}: stream {{'path': 'tx.csv', 'label': 'fraud'}}: a stream "
         f"is one spec, its options in JSON after the file: 'tx.csv{{\"label\": \"fraud\"}}' "
         f"(name it NAME=SPEC)\n")
     # ... and a model as a mapping of its class and parameters, a model named class.
-    cfg.write_text("streams: [x]\nmodels:\n  - class: hoeffding-tree\n    grace_period: 50\n"
-                   "out: z\n")
-    assert main(["run", "--config", str(cfg)]) == 2
-    assert capsys.readouterr().err.endswith(
+    assert refused("streams: [x]\nmodels:\n  - class: hoeffding-tree\n    grace_period: 50\n"
+                   "out: z\n").endswith(
         "a model is one spec, its parameters in JSON after its class: "
         "'hoeffding-tree{\"grace_period\": 50}'\n")
     # A key given twice: YAML kept the last in silence (one of two models ran).
-    cfg.write_text("streams: [x]\nmodel: gaussian-nb\nmodel: no-change\nout: z\n")
-    assert main(["run", "--config", str(cfg)]) == 2
-    assert capsys.readouterr().err == (
+    assert refused("streams: [x]\nmodel: gaussian-nb\nmodel: no-change\nout: z\n") == (
         f"delayed-eval: error: {cfg}, line 3: 'model' is given twice in one mapping, of which "
         f"YAML keeps the last alone; name it once (an option's several values go in one list: "
         f"model: [a, b])\n")
