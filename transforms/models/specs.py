@@ -471,8 +471,9 @@ def spec_of(model) -> str:
     if isinstance(model, compose.TransformerUnion):  # (a + b: its transformers, in order)
         parts = list(model.transformers.values())
         if any(isinstance(t, compose.Pipeline) for t in parts):
-            raise ModelSpecError(f"{where}: a union of pipelines cannot be written as a spec; "
-                                 f"give the model as a spec")
+            raise ModelSpecError(f"{where}: a union of pipelines cannot be written as a spec "
+                                 f"(a spec's union holds transformers); make those features "
+                                 f"in the stream's file, or unite transformers alone")
         params = {POSITIONAL: [{_public_path(type(t)): changed_params(
             type(t), t._get_params(), where)} for t in parts]}
     else:
