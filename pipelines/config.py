@@ -10,13 +10,12 @@ import os
 import uuid
 from dataclasses import dataclass, field
 
-import numpy as np
 import yaml
 
 from metrics.binning import MOST_BINS
 from metrics.bootstrap import MOST_REPLICATES
 from transforms.errors import ConfigError
-from transforms.specs import LARGEST_COUNT
+from transforms.specs import LARGEST_COUNT, plain_value
 from transforms.streams.delays import seconds_text
 
 LOG_LEVELS = ("all", "initial-final", "none")
@@ -80,16 +79,12 @@ def _typed(name: str, value, annotation: str):
     transforms.errors.ConfigError: ph_threshold: inf is not a finite number
     """
     kind = annotation.replace(" | None", "")
-    if isinstance(value, np.ndarray) and value.ndim == 0:
-        value = value[()]  # (its NumPy scalar)
-    if isinstance(value, np.floating):  # (as written: float32 0.99 is 0.99, not 0.99000001)
-        value = float(str(value))
-    elif isinstance(value, np.generic):  # a NumPy integer, bool or timedelta64: Python's own
-        value = value.item()
-    elif isinstance(value, (np.ndarray, range, set, frozenset)):
+    if isinstance(value, (range, set, frozenset)):
         value = sorted(value) if isinstance(value, (set, frozenset)) else list(value)
     elif isinstance(value, os.PathLike):
         value = os.fspath(value)
+    else:  # NumPy numbers, bools, timedelta64 and arrays: Python's own
+        value = plain_value(value)
     if value is None and annotation.endswith("| None"):
         return None
     if kind.startswith("list["):

@@ -65,9 +65,13 @@ def plain_value(value):
     >>> import numpy as np
     >>> plain_value({"positive": np.int64(1), "classes": np.array([0, 1]), "a": np.float32(0.99)})
     {'positive': 1, 'classes': [0, 1], 'a': 0.99}
+    >>> plain_value(np.array(5)), plain_value(np.timedelta64(90, "s"))
+    (5, datetime.timedelta(seconds=90))
     """
     import numpy as np
 
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        value = value[()]  # (its NumPy scalar)
     if isinstance(value, dict):
         return {k: plain_value(v) for k, v in value.items()}
     if isinstance(value, (list, tuple, np.ndarray)):

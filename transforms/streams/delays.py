@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 from transforms.errors import ConfigError
 from transforms.records import INSTANCE, LABEL, RANK_INSTANCE, RANK_LABEL, RANK_LABEL_AFTER_INSTANCE
+from transforms.specs import plain_value
 
 # The units of times given as numbers (a stream's `time_unit`, a delay column's): how many make
 # a second (numbers are divided by it: exact for whole numbers, where × 0.001 is not).
@@ -153,8 +154,7 @@ class DelaySpec:
     def parse(cls, text: str | int | float | dt.timedelta | None) -> DelaySpec:
         if text is None:
             text = "0"
-        if getattr(text, "shape", None) == () and hasattr(text, "item"):  # a NumPy scalar
-            text = text.item()  # (a timedelta64 is a timedelta)
+        text = plain_value(text)  # (a NumPy number; a timedelta64 is a timedelta)
         if isinstance(text, dt.timedelta):
             text = seconds_text(text.total_seconds())
         if isinstance(text, float) and text.is_integer():  # 5.0 events, as 5
