@@ -148,6 +148,7 @@ def run(config: RunConfig) -> pd.DataFrame:
             record = manifest(pl, counts, dead_letters, started)
             write_json(staged("manifest.json"), {**record,
                                                   **({"maturity": maturity} if maturity else {}),
+                                                  "summary_rows": len(summary),
                                                   "outputs": outputs})
             publish(staging, config.out)
         except (OSError, BeamIOError) as e:

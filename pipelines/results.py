@@ -51,10 +51,7 @@ def load_results(path: str, kind: str = "summary") -> pd.DataFrame:
         with written_by_us(file):
             summary = pd.read_csv(file, keep_default_na=False, na_values=[""],
                                   dtype=dict.fromkeys(SUMMARY_TEXT_COLUMNS, str))
-            missing = [c for c in ("stream", "model", "category", "metric", "value")
-                       if c not in summary]
-            if missing:
-                raise KeyError(f"no column {missing[0]!r}")
+            _check_summary(summary, _summary_rows(path))
         return summary
     if kind in ("curves", "predictions"):
         file = os.path.join(path, f"{kind}.parquet")
@@ -63,6 +60,53 @@ def load_results(path: str, kind: str = "summary") -> pd.DataFrame:
     if kind == "manifest":
         return pd.json_normalize(read_manifest(path))
     raise ValueError(f"kind must be summary, curves, predictions or manifest, not {kind!r}")
+
+
+def _summary_rows(path: str) -> int | None:
+    """How many rows the run wrote to summary.csv, as its manifest says (None without one)."""
+    try:
+        with open(os.path.join(path, "manifest.json"), encoding="utf-8") as f:
+            rows = json.load(f).get("summary_rows")
+    except (OSError, ValueError, AttributeError):  # no manifest, or one that names itself
+        return None
+    return rows if isinstance(rows, int) else None
+
+
+def _check_summary(summary: pd.DataFrame, rows: int | None) -> None:
+    """summary.csv as the run wrote it: its columns, a name in every row's naming cells, a
+    number in every number cell, and as many rows as the manifest says (a copy cut short reads
+    as fewer rows, or a last row with empty cells).
+
+    >>> summary = pd.DataFrame({"stream": ["s"], "model": ["m"], "category": ["initial"],
+    ...                         "metric": ["accuracy"], "value": ["0.5x"]})
+    >>> _check_summary(summary, rows=1)
+    Traceback (most recent call last):
+    ...
+    ValueError: line 2, column value: '0.5x' is not a number
+    >>> _check_summary(summary.assign(value=0.5), rows=7)
+    Traceback (most recent call last):
+    ...
+    ValueError: 1 rows where the manifest says 7 (cut short?)
+    """
+    names = ("stream", "model", "category", "metric")
+    missing = [c for c in (*names, "value") if c not in summary]
+    if missing:
+        raise KeyError(f"no column {missing[0]!r}")
+    for column in summary.columns.difference(SUMMARY_TEXT_COLUMNS, sort=False):
+        numbers = pd.to_numeric(summary[column], errors="coerce")
+        wrong = numbers.isna() & summary[column].notna()
+        if wrong.any():
+            row = int(wrong.to_numpy().argmax())
+            raise ValueError(f"line {row + 2}, column {column}: {summary[column].iloc[row]!r} "
+                             f"is not a number")
+        summary[column] = numbers
+    unnamed = summary[list(names)].isna().any(axis=1).to_numpy()
+    if unnamed.any():
+        row = int(unnamed.argmax())
+        column = next(c for c in names if pd.isna(summary[c].iloc[row]))
+        raise ValueError(f"line {row + 2}, column {column}: empty")
+    if rows is not None and len(summary) != rows:
+        raise ValueError(f"{len(summary)} rows where the manifest says {rows} (cut short?)")
 
 
 def read_manifest(path: str, keys: tuple = ()) -> dict:

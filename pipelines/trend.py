@@ -14,6 +14,8 @@ import pandas as pd
 from pipelines.results import default_metric, load_results, read_manifest, whole_streams
 from transforms.errors import ConfigError
 
+# A run's files: a folder with some of them but not summary.csv and manifest.json is damaged.
+_RUN_FILES = {"summary.csv", "summary.parquet", "curves.parquet", "manifest.json"}
 _DATE = re.compile(r"(?:^|[/\\])date=([^/\\]+)")
 # Interval rows of a measure: the Wilson interval of a proportion, or the bootstrap's.
 _INTERVALS = {m: (f"{m}_wilson_low", f"{m}_wilson_high")
@@ -63,9 +65,14 @@ def _run_folders(root: str, follow_links: bool) -> list[str]:
             subfolders.clear()
             continue
         seen.add(real)
-        subfolders.sort()
+        subfolders[:] = sorted(s for s in subfolders if not s.startswith(".staging-"))  # (a run
+        # writing now)
         if "summary.csv" in files and "manifest.json" in files:
             found.append(folder)
+        elif _RUN_FILES & set(files):  # a night that would be missing from the trend unsaid
+            missing = " and ".join(f for f in ("summary.csv", "manifest.json") if f not in files)
+            raise ConfigError(f"{folder}: part of a run, without its {missing}; run what wrote "
+                              f"it again, or move the folder out of {root}")
     return found
 
 

@@ -508,19 +508,29 @@ def test_every_k_labels_beyond_the_stream_re_predicts_nothing(tmp_path):
     assert set(log["kind"]) == {"initial", "final"}
 
 
+def _lines_cut(keep: slice):
+    return lambda text: b"\n".join(text.split(b"\n")[keep])
+
+
 @pytest.mark.parametrize("file, damage", [
     ("summary.csv", b"\xbb\xff garbage"), ("manifest.json", b'{"streams": {'),
     ("curves.parquet", b"PAR1 not parquet PAR1"), ("profile.json", b"[1, 2"),
-    ("summary.csv", b"a,b\n1,2\n")])
+    ("summary.csv", b"a,b\n1,2\n"),
+    ("summary.csv", lambda text: text.replace(b",accuracy,,,", b",accuracy,,,x", 1)),
+    ("summary.csv", lambda text: text[:len(text) // 2]),  # cut in a line
+    ("summary.csv", _lines_cut(slice(0, 40))),  # cut after a line
+    ("summary.csv", _lines_cut(slice(0, 1)))])  # only its header
 def test_report_rank_and_trend_name_a_damaged_result_file(tmp_path, capsys, file, damage):
-    """Each was an internal error (UnicodeDecodeError, JSONDecodeError, OSError, KeyError)."""
+    """Each was an internal error (UnicodeDecodeError, JSONDecodeError, OSError, KeyError),
+    or, for a summary cut short, results read from part of it."""
     runs = tmp_path / "nightly"
     for day in ("2026-11-01", "2026-11-02"):
         assert main(["run", "--stream", 'synth:SEA{"n": 200}', "--model", "gaussian-nb",
                      "--model", "no-change", "--delay", "10", "--repredict", "none",
                      "--out", str(runs / f"date={day}"), "--runner", "direct", "--quiet"]) == 0
     damaged = runs / "date=2026-11-02"
-    (damaged / file).write_bytes(damage)
+    (damaged / file).write_bytes(damage((damaged / file).read_bytes()) if callable(damage)
+                                 else damage)
     commands = {"report": ["report", str(damaged)], "trend": ["trend", str(runs)],
                 "rank": ["rank", str(runs / "date=2026-11-01"), str(damaged)]}
     readers = {"summary.csv": commands, "manifest.json": ["report", "trend"]}

@@ -214,6 +214,7 @@ def test_a_model_without_a_value_on_any_stream_is_named_not_an_internal_error(tm
 
 @pytest.mark.parametrize("argv, message", [
     (["nowhere"], "nowhere: no such folder"),
+    (["{three}/summary.csv"], "summary.csv: a file, not a folder; give the output folders"),
     (["{three}", "--metric", "no_such_measure"], "no initial no_such_measure"),
     (["{three}", "--alpha", "5"], "between 0 and 1 (exclusive), not 5; e.g. --alpha 0.05"),
     (["{three}", "--alpha", "nan"], "between 0 and 1 (exclusive), not nan"),

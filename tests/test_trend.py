@@ -144,6 +144,22 @@ def test_a_folder_without_runs_is_one_line(tmp_path, capsys):
     assert err.count("\n") == 0 and "no finished run below it" in err
 
 
+@pytest.mark.parametrize("lost", ["summary.csv", "manifest.json"])
+def test_a_night_with_part_of_its_files_is_named_not_left_out(nightly, tmp_path, capsys, lost):
+    """Such a folder was skipped: the trend went on without that night, saying nothing. A run
+    being written (its staging folder) is no part of the trend."""
+    root = tmp_path / "runs"
+    shutil.copytree(nightly, root)
+    (root / "date=2026-11-01" / ".staging-r1").mkdir()
+    (root / "date=2026-11-01" / ".staging-r1" / "summary.csv").write_text("half a run")
+    assert main(["trend", str(root), "--out", str(tmp_path / "trend")]) == 0
+    (root / "date=2026-11-02" / lost).unlink()
+    assert main(["trend", str(root)]) == 2
+    assert capsys.readouterr().err == (
+        f"delayed-eval: error: {root / 'date=2026-11-02'}: part of a run, without its {lost}; "
+        f"run what wrote it again, or move the folder out of {root}\n")
+
+
 def test_a_measure_no_run_reports_is_named_with_the_closest_one(nightly, capsys):
     # Even beside one that is reported: a trend without it would hide the typo.
     assert main(["trend", str(nightly), "--metric", "accuracy", "--metric",
