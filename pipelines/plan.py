@@ -160,6 +160,11 @@ def plan(config: RunConfig) -> Plan:
                                       f"prediction log {log.pattern} has no re-predictions "
                                       f"(its kind column names none, or without one, no "
                                       f"instance was predicted at two times); leave it out")
+            if config.repredicted_probabilities and str(repredict) != "none" and \
+                    not log.has_repredicted_probabilities(time_range):
+                raise ConfigError(f"--repredicted-probabilities: the re-predictions in the "
+                                  f"prediction log {log.pattern} carry no class probabilities "
+                                  f"(a run logs them only when run with it); leave it out")
         else:
             for text in config.models:
                 spec = ModelSpec.parse(text)

@@ -8,6 +8,9 @@ import re
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
 import pytest
 from river import datasets
 
@@ -1403,3 +1406,33 @@ def test_a_log_of_scores_alone_against_labels_0_and_1_is_classification(tmp_path
                              "metric == 'accuracy'")["value"].item()
     assert "mae" not in set(summary["metric"])
     assert accuracy == pytest.approx(np.mean((score >= 0.5) == (y == "fraud")), abs=1e-12)
+
+
+def test_a_probability_measures_n_counts_the_predictions_that_had_probabilities(tmp_path):
+    """A log whose rows give some initial predictions no probabilities: log-loss and Brier are
+    over the others, and their `n` says how many (it said the classes' count)."""
+    rng = np.random.default_rng(5)
+    x = rng.normal(size=400)
+    label = np.where(x + rng.normal(scale=0.8, size=400) > 0, "fraud", "ok")
+    stream = f"{tmp_path / 'tx.csv'}" + '{"positive": "fraud"}'
+    pd.DataFrame({"x": x, "label": label}).to_csv(tmp_path / "tx.csv", index=False)
+    kw = dict(streams=[stream], delay="20", repredict="none", quiet=True, runner="direct")
+    run(RunConfig(models=["gaussian-nb"], out=str(tmp_path / "run"), **kw))
+    log = pd.read_parquet(tmp_path / "run" / "predictions.parquet")
+    initial = log[(log["kind"] == "initial") & log["proba"].notna()]
+    stripped = initial.index[::7]
+    table = pq.read_table(tmp_path / "run" / "predictions.parquet")
+    proba = pc.if_else(pa.array(log.index.isin(stripped)),
+                       pa.scalar(None, table["proba"].type), table["proba"])
+    pq.write_table(table.set_column(table.schema.get_field_index("proba"), "proba", proba),
+                   tmp_path / "log.parquet")
+    summary = run(RunConfig(models=[], predictions=str(tmp_path / "log.parquet"),
+                            out=str(tmp_path / "b"), **kw))
+    rows = summary[(summary["category"] == "initial") & (summary["window"] == "cumulative")
+                   & summary["class"].isna()].set_index("metric")
+    kept = initial.drop(stripped)
+    assert rows.loc["accuracy", "n"] == len(initial)
+    assert rows.loc["log_loss", "n"] == rows.loc["brier", "n"] == len(kept) < len(initial)
+    losses = [-math.log(max(dict(p)[label[int(i)]], 1e-15)) for i, p in zip(kept["id"],
+                                                                          kept["proba"])]
+    assert rows.loc["log_loss", "value"] == pytest.approx(np.mean(losses), rel=1e-12)

@@ -7,6 +7,9 @@ import os
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
 import pytest
 
 from benchmarks.naive_reevaluation import naive_replay, reference_bins
@@ -244,3 +247,59 @@ def test_repredicted_probabilities_without_probabilities_or_repredictions_is_one
     err = capsys.readouterr().err.strip().splitlines()
     assert status == 2 and len(err) == 1
     assert err[0].startswith("delayed-eval: error: --repredicted-probabilities means nothing")
+
+
+def test_a_log_whose_re_predictions_carry_no_probabilities(tmp_path, capsys):
+    """--repredicted-probabilities over a log without them was an internal KeyError (Ψα of
+    bins without log-loss): with none in the log, one line; with one model's only, that
+    model's binned measures are the run's, and the other's are those of the prediction standing
+    in each bin: from the first re-prediction on (every label: bin 1), one without them."""
+    stream = 'synth:SEA{"n": 600, "seed": 3}'
+    kw = dict(streams=[stream], delay="60", bins=5, repredict="every_k_labels:1", quiet=True,
+              runner="direct", run_id="r")
+    replayed = run(RunConfig(models=["gaussian-nb", "hoeffding-tree"], out=str(tmp_path / "run"),
+                             repredicted_probabilities=True, **kw))
+    log = pq.read_table(tmp_path / "run" / "predictions.parquet")
+    reps = pc.equal(log["kind"], "re-prediction")
+    for name, stripped in (("none", reps), ("tree's", pc.and_(reps, pc.equal(
+            log["model"], "hoeffding-tree")))):
+        proba = pc.if_else(stripped, pa.scalar(None, log["proba"].type), log["proba"])
+        pq.write_table(log.set_column(log.schema.get_field_index("proba"), "proba", proba),
+                       tmp_path / f"{name}.parquet")
+    assert main(["backfill", "--stream", stream, "--delay", "60", "--bins", "5",
+                 "--repredict", "every_k_labels:1", "--predictions",
+                 str(tmp_path / "none.parquet"), "--repredicted-probabilities", "--out",
+                 str(tmp_path / "o"), "--runner", "direct"]) == 2
+    assert capsys.readouterr().err == (
+        f"delayed-eval: error: --repredicted-probabilities: the re-predictions in the prediction "
+        f"log {tmp_path / 'none.parquet'} carry no class probabilities (a run logs them only "
+        f"when run with it); leave it out\n")
+    backfilled = run(RunConfig(models=[], predictions=str(tmp_path / "tree's.parquet"),
+                               out=str(tmp_path / "b"), repredicted_probabilities=True, **kw))
+    key = ["model", "category", "bin", "alpha", "window", "metric", "class"]
+    both = replayed.merge(backfilled, on=key, how="outer", suffixes=("_run", "_log"))
+    nb = both[(both["model"] == "gaussian-nb") & both["metric"].isin(["log_loss", "brier"])]
+    assert len(nb) > 20 and (nb["value_run"] == nb["value_log"]).all()
+    tree = both[(both["model"] == "hoeffding-tree") & (both["metric"] == "log_loss")
+                & (both["window"] == "cumulative") & both["class"].isna()]
+    binned = tree[tree["category"] == "binned"].set_index("bin")
+    assert (binned.loc[[0, 6], "value_log"] == binned.loc[[0, 6], "value_run"]).all()
+    # A bin's prediction has probabilities when it is the initial one standing (no
+    # re-prediction before the bin; in the bin none, or several: their mean leaves out those
+    # without). Counted in a loop over the log: bin b = 1 + ⌊(t − t0)/Δ · B⌋ (at most B; Δ
+    # from the initial prediction to the final one, made as the label came: the stream's end
+    # for the last 60).
+    has = np.zeros(5, dtype=int)
+    logged = log.to_pandas()
+    for _, rows in logged[logged["model"] == "hoeffding-tree"].groupby("id"):
+        first = rows[rows["kind"] == "initial"].iloc[0]
+        delta = rows.loc[rows["kind"] == "final", "t"].iloc[0] - first["t"]
+        if first["proba"] is None:
+            continue
+        seen = [min(5, 1 + int((t - first["t"]) / delta * 5)) if delta else 5
+                for t in rows.loc[rows["kind"] == "re-prediction", "t"]]
+        for b in range(1, 6):
+            before, inside = sum(s < b for s in seen), seen.count(b)
+            has[b - 1] += before == 0 and inside != 1
+    assert has.tolist() == binned.loc[1:5, "n_log"].tolist() and has[1:].max() < 10
+    assert (tree.loc[tree["category"] == "intermediate", "n_log"] == has[-1]).all()

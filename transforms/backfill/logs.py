@@ -379,6 +379,32 @@ class PredictionLogSpec:
                     return True
         return self._predicted_twice(kindless)
 
+    def has_repredicted_probabilities(self, time_range=None) -> bool:
+        """Whether some re-prediction in the log's files carries class probabilities (read
+        until one is found); True for files without a kind column, whose re-predictions only
+        the join tells.
+
+        >>> import os, tempfile
+        >>> path = os.path.join(tempfile.mkdtemp(), "p.jsonl")
+        >>> with open(path, "w") as f:
+        ...     _ = f.write('{"id": 1, "t": 0, "kind": "initial", "y_pred": "a", '
+        ...                 '"proba": {"a": 1}}\\n'
+        ...                 '{"id": 1, "t": 1, "kind": "re-prediction", "y_pred": "a"}\\n')
+        >>> PredictionLogSpec.parse(path).has_repredicted_probabilities()
+        False
+        """
+        for path in self.files(time_range):
+            for batch in self.read(path, columns=["kind", "proba"]):
+                names = batch.schema.names
+                if "kind" not in names:
+                    return True
+                if "proba" in names and pc.any(pc.and_kleene(
+                        pc.equal(spelled_kinds(batch.column(names.index("kind"))),
+                                 REPREDICTION),
+                        pc.is_valid(batch.column(names.index("proba"))))).as_py():
+                    return True
+        return False
+
     def _predicted_twice(self, paths: list) -> bool:
         """Whether a (stream, model, id) has rows at two times or more in these files (read by
         column: each batch's distinct keys, with and without the time, are kept as Arrow

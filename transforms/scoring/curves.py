@@ -12,7 +12,9 @@ import numpy as np
 from metrics import CONFUSION, NOT_PRIORITISED
 from metrics.binning import prioritised
 from metrics.bootstrap import percentile_interval
-from metrics.probabilistic import CURVE_METRICS, RELIABILITY_METRICS
+from metrics.probabilistic import (AUC_BOOTSTRAP_METRICS, CURVE_METRICS,
+                                   PER_CLASS_PROBABILITY_METRICS, PROBABILITY_METRICS,
+                                   RELIABILITY_METRICS)
 from metrics.blocks import FadingCurve, LabelBlock, difference, merge_bins, snapshot_at
 from transforms.records import MeasureKey, stream_and_segment
 from transforms.scoring.columns import block_scores, tail_scores
@@ -41,6 +43,9 @@ def keep_last(outcomes: list, size: int) -> list:
     return outcomes
 
 
+_PROBABILITY_ROWS = frozenset((*PROBABILITY_METRICS, *AUC_BOOTSTRAP_METRICS))
+
+
 def _score_rows(stream, model, category, view, scores: dict, labels: int, t, plan,
                 counts: dict | None = None, last: bool = True) -> list[dict]:
     """Rows for one view at one curve point: each bin's metrics (a classifier's per-class
@@ -63,7 +68,12 @@ def _score_rows(stream, model, category, view, scores: dict, labels: int, t, pla
     ...                                        2.0, plan, last=False)}, key=str)
     [0, 11, None]
     """
+    given = counts is not None
     counts = counts or {b: s.n for b, s in scores.items()}
+    # A probability measure's n: the labels whose prediction had probabilities (a faded view's
+    # are weights, not counts: its labels, as given).
+    proba_counts = {b: s.proba.n for b, s in scores.items()
+                    if getattr(s, "proba", None) is not None} if not given else {}
     rows = []
 
     def add(metric, value, b, label_class=None, predicted=None, n=None, curves=True):
@@ -80,13 +90,15 @@ def _score_rows(stream, model, category, view, scores: dict, labels: int, t, pla
         if b not in scores:
             continue
         score = scores[b]
+        proba_n = proba_counts.get(b)
         for metric, value in score.get().items():
-            add(metric, value, b)
+            add(metric, value, b, n=proba_n if metric in _PROBABILITY_ROWS else None)
         if not hasattr(score, "per_class"):  # a regression score
             continue
         first = None if last else CURVE_CLASSES
         for (metric, c), value in score.per_class(first).items():
-            add(metric, value, b, str(c), curves=c < CURVE_CLASSES)
+            add(metric, value, b, str(c), curves=c < CURVE_CLASSES,
+                n=proba_n if metric in PER_CLASS_PROBABILITY_METRICS else None)
         if category in (INITIAL, FINAL) and view == CUMULATIVE:
             for (i, j), cell in score.confusion_matrix(first).items():
                 add(CONFUSION, cell, b, str(i), str(j),
@@ -101,17 +113,20 @@ def _score_rows(stream, model, category, view, scores: dict, labels: int, t, pla
                               if score.proba is not None and last else ()):
                 for k, values in enumerate(points):
                     for metric, value in zip(CURVE_METRICS, values):
-                        add(metric, value, k, str(c), n=counts[b])
+                        add(metric, value, k, str(c), n=counts[b] if proba_n is None
+                            else proba_n)
     if category == BINNED and all(b in scores for b in plan.bins_of(category)):
         values = [scores[b].get() for b in range(plan.bins + 1)]
         for metric in values[0]:
             if metric in NOT_PRIORITISED:
                 continue
-            per_bin = [v[metric] for v in values]
+            # (a backfill's log may give some bins' re-predictions no probabilities)
+            per_bin = [v.get(metric, np.nan) for v in values]
+            n = proba_counts.get(plan.bins, 0) if metric in _PROBABILITY_ROWS and \
+                proba_counts else counts[plan.bins]
             for alpha in plan.alphas:
                 row = MeasureKey(stream, model, INTERMEDIATE, metric, alpha=alpha,
-                                 window=view).row(prioritised(per_bin, alpha),
-                                                  counts[plan.bins], t)
+                                 window=view).row(prioritised(per_bin, alpha), n, t)
                 row["labels"] = labels
                 rows.append(row)
         rows += _prioritised_intervals(stream, model, view, [
