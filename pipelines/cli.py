@@ -437,6 +437,7 @@ def main(argv: list[str] | None = None) -> int:
     """
     args, beam_args = _parser().parse_known_args(argv)
     debug = getattr(args, "debug", False)
+    _import_from_here()
     # Beam logs optional-dependency notices (GCP clients) on import, and its own view of any
     # failure: the user gets one line instead, unless they ask for everything.
     logging.basicConfig(level=logging.INFO if debug else logging.ERROR)
@@ -447,6 +448,18 @@ def main(argv: list[str] | None = None) -> int:
         return _command(args, beam_args, debug)
     finally:
         beam_logger.setLevel(level)  # main() may be called again in one process (tests)
+
+
+def _import_from_here() -> None:
+    """Models of the user's own (`--model mymodels.MyClassifier`) import from the folder the
+    command runs in, as under `python -m`, in this process and in the worker processes it
+    starts (PYTHONPATH); after everything installed, which they cannot shadow."""
+    here = os.getcwd()
+    if here not in sys.path:
+        sys.path.append(here)
+    paths = os.environ.get("PYTHONPATH", "").split(os.pathsep)
+    if here not in paths:
+        os.environ["PYTHONPATH"] = os.pathsep.join([p for p in paths if p] + [here])
 
 
 def _command(args, beam_args: list, debug: bool) -> int:

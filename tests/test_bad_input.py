@@ -4,6 +4,8 @@ import datetime
 import json
 import os
 import re
+import subprocess
+import sys
 
 import numpy as np
 import pandas as pd
@@ -125,6 +127,26 @@ def test_empty_stream_is_an_error(tmp_path):
         StreamSpec.parse(str(nothing)).check()
 
 
+@pytest.mark.parametrize("runner", ["direct", "direct-mp"])
+def test_a_model_of_the_users_own_imports_from_the_folder_the_command_runs_in(tmp_path,
+                                                                               runner):
+    """The console script (unlike `python -m`) did not look there: 'No module named
+    mymodels'. Its worker processes find it too."""
+    (tmp_path / "mymodels.py").write_text(
+        "from river import naive_bayes\n\n\nclass MyNB(naive_bayes.GaussianNB):\n    pass\n")
+    script = os.path.join(os.path.dirname(sys.executable), "delayed-eval")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    done = subprocess.run([script, "run", "--stream", 'synth:SEA{"n": 200}', "--model",
+                           "mine=mymodels.MyNB", "--model", "gaussian-nb", "--delay", "10",
+                           "--repredict", "none", "--out", "o", "--runner", runner, "--quiet"],
+                          cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    summary = pd.read_csv(tmp_path / "o" / "summary.csv")
+    accuracy = summary[(summary["metric"] == "accuracy") & (summary["category"] == "initial")
+                       & (summary["window"] == "cumulative")].set_index("model")["value"]
+    assert accuracy["mine"] == accuracy["gaussian-nb"]
+
+
 def test_unknown_model_and_generator_are_config_errors(tmp_path):
     with pytest.raises(ConfigError, match="cannot import model 'river.tree.NoSuchTree'"):
         plan(RunConfig(streams=['synth:SEA{"n": 10}'], models=["river.tree.NoSuchTree"],
@@ -143,6 +165,14 @@ def test_unknown_model_and_generator_are_config_errors(tmp_path):
             (['synth:SEA{"n": 10}'], ['hoeffding-tree{"grace_periode": 50}'],
              "(did you mean 'grace_period' for 'grace_periode'?)"),
             (["synth:sea"], ["majority"], "river has no generator 'sea' (did you mean 'SEA'?)"),
+            # A module misspelt, in a package or at the top.
+            (['synth:SEA{"n": 10}'], ["river.naive_bayse.GaussianNB"],
+             "No module named 'river.naive_bayse' (did you mean river.naive_bayes.GaussianNB?)"),
+            (['synth:SEA{"n": 10}'], ["rivr.naive_bayes.GaussianNB"],
+             "No module named 'rivr' (did you mean river.naive_bayes.GaussianNB?)"),
+            (['synth:SEA{"n": 10}'], ["nowhere_at_all.Model"],
+             "No module named 'nowhere_at_all'; a module of your own is found in the folder "
+             "the command runs in, or in a folder on PYTHONPATH"),
             # A parameter nothing is close to: the model's parameters are listed, and a short
             # name is named as the user wrote it, with what it stands for.
             (['synth:SEA{"n": 10}'], ['gaussian-nb{"seed": 1}'],

@@ -21,6 +21,7 @@ import difflib
 import importlib
 import inspect
 import json
+import pkgutil
 import sys
 from dataclasses import dataclass, field
 
@@ -193,6 +194,16 @@ REGISTRY = {
 }
 
 
+def _modules_of(package: str) -> list[str]:
+    """The names of a package's modules ('' for the top-level ones), or [] when it cannot be
+    imported."""
+    try:
+        return [m.name for m in pkgutil.iter_modules(
+            importlib.import_module(package).__path__ if package else None)]
+    except (ImportError, AttributeError):
+        return []
+
+
 @dataclass(frozen=True)
 class Step:
     """One step of a model pipeline: an import path (or short name) and its JSON parameters.
@@ -238,8 +249,19 @@ only the labels' classes); give it as majority
         except (ImportError, AttributeError) as e:
             close = [] if isinstance(e, ImportError) else difflib.get_close_matches(
                 attr, [n for n in dir(module) if not n.startswith("_")], n=1)
+            missing = getattr(e, "name", None) if isinstance(e, ModuleNotFoundError) else None
+            if missing and target.startswith(missing):  # misspelt: rivr, river.naive_bayse
+                parent, _, name = missing.rpartition(".")
+                close = [f"{parent}.{c}".lstrip(".") + target[len(missing):]
+                         for c in difflib.get_close_matches(name, _modules_of(parent), n=1,
+                                                            cutoff=0.8)]
+            else:
+                close = [f"{module_name}.{c}" for c in close]
+            yours = missing == target.split(".")[0]
             raise ModelSpecError(f"cannot import model {target!r}: {e}" + (
-                f" (did you mean {module_name}.{close[0]}?)" if close else "")) from None
+                f" (did you mean {close[0]}?)" if close else
+                "; a module of your own is found in the folder the command runs in, or in "
+                "a folder on PYTHONPATH" if yours else "")) from None
         defaults = _defaults(cls)
         for name, value in self.params.items():
             if _names_a_class(value):
