@@ -34,6 +34,12 @@ CURVE_METRICS = ("roc_fpr", "roc_tpr", "pr_recall", "pr_precision")
 CURVE_POINTS = 101  # at most: thresholds evenly spaced over the distinct probabilities
 CALIBRATION_BINS = 10  # equal-width bins of the top-label confidence (Guo et al. 2017)
 PROBA_CLAMP = 1e-15  # log-loss clamps p to [ε, 1 − ε], as river's metrics do
+# How far past 0 or 1 a model's or a log's probability may be, from rounding, before it is
+# refused (a score, margin or logit is no probability: every measure of it would be wrong).
+PROBABILITY_SLACK = 1e-9
+# How far from 1 a prediction's probabilities may sum before it is counted and named: three
+# classes' probabilities rounded to two decimals may be off by 0.015 (1/3 each: 0.33).
+PROBABILITY_SUM_SLACK = 0.02
 
 
 def _distinct(values: np.ndarray, pos: np.ndarray, neg: np.ndarray) -> tuple:

@@ -158,6 +158,25 @@ class AnswersNothing(GaussianNB):
         return None
 
 
+class ScaledProbabilities(GaussianNB):
+    """GaussianNB whose class probabilities are `scale` × its own after its first `after`
+    answers (scores, or a wrapper's bug); its classes stay GaussianNB's."""
+
+    def __init__(self, scale: float = 1.0, after: int = 0):
+        super().__init__()
+        self.scale, self.after = scale, after
+
+    def predict_proba_one(self, x):
+        self.answers = getattr(self, "answers", 0) + 1
+        proba = super().predict_proba_one(x)
+        return proba if self.answers <= self.after else \
+            {c: p * self.scale for c, p in proba.items()}
+
+    def predict_one(self, x):
+        proba = super().predict_proba_one(x)
+        return max(proba, key=proba.get) if proba else None
+
+
 class EndsItsProcess(GaussianNB):
     """GaussianNB that ends the process it runs in when it learns (a library's crash)."""
 

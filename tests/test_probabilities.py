@@ -7,6 +7,7 @@ import itertools
 import json
 import math
 import os
+import re
 
 import numpy as np
 import pandas as pd
@@ -335,6 +336,46 @@ def test_logged_probabilities_that_do_not_sum_to_1_are_counted_and_scored_as_giv
                        (summary.window == "cumulative")]["value"].item()
     assert log_loss == pytest.approx(np.mean([-math.log(p["abc".index(y)])
                                               for p, y in zip(probabilities, labels)]), rel=1e-12)
+
+
+def test_a_models_probabilities_that_do_not_sum_to_1_are_counted_as_a_logs_are(tmp_path,
+                                                                                capsys):
+    """A model's predict_proba_one whose answers from its 50th on are halved: a run scored
+    them as given and said nothing (a log's were counted and named)."""
+    spec = 'tests.helpers.ScaledProbabilities{"scale": 0.5, "after": 50}'
+    assert main(["run", "--stream", 'synth:SEA{"n": 300}', "--model", f"half={spec}", "--delay",
+                 "10", "--repredict", "none", "--out", str(tmp_path), "--runner", "direct"]) == 0
+    log = pd.read_parquet(tmp_path / "predictions.parquet")
+    scored = log[log["kind"].isin(["initial", "final"]) & log["proba"].notna()]
+    halved = sum(abs(sum(dict(p).values()) - 1) > 0.02 for p in scored["proba"])
+    assert 400 < halved < len(scored)
+    counts = json.loads((tmp_path / "manifest.json").read_text())["counts"][0]
+    assert counts["probabilities_not_summing_to_1"] == halved
+    assert f"sea / half: the class probabilities of {halved} scored initial and final " \
+        "predictions do not sum to 1" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("on_error", ["fail", "dead-letter"])
+def test_a_model_giving_probabilities_outside_0_1_is_named_as_a_log_is(tmp_path, capsys,
+                                                                       on_error):
+    """Scores taken for probabilities (here 3 × them, from the 20th answer): log-loss, Brier
+    and calibration came out of their ranges (an ECE of 1.75) without a word."""
+    spec = 'tests.helpers.ScaledProbabilities{"scale": 3, "after": 20}'
+    status = main(["run", "--stream", 'synth:SEA{"n": 100}', "--model", f"x3={spec}",
+                   "--delay", "5", "--repredict", "none", "--on-model-error", on_error,
+                   "--out", str(tmp_path), "--runner", "direct", "--quiet"])
+    err = capsys.readouterr().err
+    if on_error == "fail":
+        assert status == 2 and re.fullmatch(
+            r"delayed-eval: error: model x3, stream sea, instance \d+: predict_proba_one gives "
+            r"class (True|False) the probability [0-9.]+, not one in \[0, 1\] \(a score, margin "
+            r"or logit is none\); use a model whose predict_proba_one returns probabilities, or "
+            r"run with --no-probabilities\n", err), err
+    else:  # every instance it answered so, set aside with its reason
+        counts = json.loads((tmp_path / "manifest.json").read_text())["counts"][0]
+        assert status == 0 and counts["model_errors"] > 50
+        dead = [json.loads(line) for line in open(tmp_path / "dead_letters.jsonl")]
+        assert any("not one in [0, 1]" in d["reason"] for d in dead)
 
 
 @pytest.mark.parametrize("options, message", [

@@ -17,6 +17,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from metrics.binning import NO_CLASS, binned_flat, binned_proba
+from metrics.probabilistic import PROBABILITY_SUM_SLACK
 from transforms.errors import InputError
 from transforms.records import Outcome
 from transforms.scoring.columns import group_rows, take_rows
@@ -24,9 +25,6 @@ from transforms.vocabulary import PREDICTION_KINDS
 
 # (instance, bin) cells binned at once by the join.
 BIN_CELLS = 1 << 16
-# How far from 1 a prediction's logged probabilities may sum: three classes' probabilities
-# rounded to two decimals may be off by 0.015 (1/3 each: 0.33, summing to 0.99).
-PROBABILITY_SUM_SLACK = 0.02
 
 
 def id_bucket(ids: np.ndarray, buckets: int) -> np.ndarray:

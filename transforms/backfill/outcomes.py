@@ -32,6 +32,7 @@ import pyarrow.compute as pc
 from apache_beam.io.filesystems import FileSystems
 from river import base
 
+from metrics.probabilistic import PROBABILITY_SLACK
 from transforms.backfill.join import (check_shared_classes, class_aliases, id_bucket,
                                       join_columns, kind_codes, label_columns, lookup,
                                       model_classes, outcomes_of, spelled_kinds, split_by)
@@ -127,8 +128,6 @@ def read_part(path: str) -> dict:
             for name, column in zip(table.column_names, table.columns)}
 
 
-# How far past 0 or 1 a logged probability may be, from rounding, before it is refused.
-PROBABILITY_SLACK = 1e-9
 
 
 def _proba_column(batch: pa.RecordBatch, path: str) -> pa.MapArray:

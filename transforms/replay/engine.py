@@ -21,6 +21,7 @@ import numpy as np
 
 from metrics.baselines import BaselineViews
 from metrics.binning import binned_many, binned_proba_many
+from metrics.probabilistic import PROBABILITY_SLACK, PROBABILITY_SUM_SLACK
 from transforms.errors import ModelError
 from transforms.models.binary import LabelsError, with_binary_labels
 from transforms.models.naive_bayes_batch import fast_predict_one, predict_with_proba
@@ -43,10 +44,12 @@ from transforms.vocabulary import FINAL, INITIAL, REPREDICTION
 # the label of a refused or failed instance); unscheduled: instances the bin_boundaries policy
 # could not schedule (label time unknown on arrival). So instances = labelled + pending +
 # model_errors + refused_instances + held_out, and labels = labelled + orphan_labels +
-# refused_labels + held_out_labels.
+# refused_labels + held_out_labels. probabilities_not_summing_to_1: scored initial and final
+# predictions whose class probabilities sum to 1 ± more than PROBABILITY_SUM_SLACK.
 COUNTERS = ("instances", "updates", "labels", "labelled", "orphan_labels", "learned_orphans",
             "refused_instances", "refused_labels", "dead_letters", "model_errors",
-            "unscored_initial", "unscored_final", "unscheduled", "held_out", "held_out_labels")
+            "unscored_initial", "unscored_final", "unscheduled", "held_out", "held_out_labels",
+            "probabilities_not_summing_to_1")
 # With `maturity`, counts per arrival day (UTC) also go into the counts, as flat keys that add
 # up like the others: `day:2026-11-01:instances` (arrived and waiting for a label),
 # `day:…:labelled`, `day:…:left` (set aside unlabelled: the model failed on it) and
@@ -543,15 +546,28 @@ class ReplayEngine:
             elif self._proba_order is not None:
                 where = zip(self._proba_order, proba.values())
             else:  # classes in index order, the common case
-                return tuple(map(float, proba.values()))
-            vector = [0.0] * len(self.classes)
-            for i, p in where:
-                vector[i] = float(p)
-            return tuple(vector)
+                where = None
+                vector = tuple(map(float, proba.values()))
+            if where is not None:
+                vector = [0.0] * len(self.classes)
+                for i, p in where:
+                    vector[i] = float(p)
+                vector = tuple(vector)
         except (TypeError, ValueError):
             raise ModelError(f"{self._where(key)}: predict_proba_one returned {proba!r}, not "
                              f"a dict of class probabilities; use a model whose "
                              f"predict_proba_one returns one") from None
+        low, high = -PROBABILITY_SLACK, 1 + PROBABILITY_SLACK
+        outside = None if all(low <= p <= high for p in vector) else next(
+            ((c, float(p)) for c, p in proba.items() if not low <= float(p) <= high
+             and float(p) == float(p)), None)  # (a NaN is no probabilities: left out)
+        if outside is not None:
+            c, p = outside
+            raise ModelError(f"{self._where(key)}: predict_proba_one gives class {c!r} the "
+                             f"probability {p!r}, not one in [0, 1] (a score, margin or "
+                             f"logit is none); use a model whose predict_proba_one returns "
+                             f"probabilities, or run with --no-probabilities")
+        return vector
 
     def _learn_one(self, key, x, y) -> None:
         started = time.thread_time() if self.resources_every else 0.0
@@ -725,6 +741,9 @@ class ReplayEngine:
             out.counts[f"{day}latency={math.ceil((t - t_arrival) / DAY_SECONDS)}"] += 1
         if initial is None:
             out.counts["unscored_initial"] += 1
+        out.counts["probabilities_not_summing_to_1"] += sum(
+            1 for value, proba in ((initial, initial_proba), (final, final_proba))
+            if value is not None and proba and abs(sum(proba) - 1) > PROBABILITY_SUM_SLACK)
         if self.classification:
             y_code = self._label_code(y)  # (first: a new label's class comes before others)
             if not self._out_same:
