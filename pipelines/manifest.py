@@ -433,23 +433,26 @@ def versions() -> dict:
     return out
 
 
-def alike_classes(classes: list) -> dict[str, list[list[str]]]:
+def alike_classes(classes: list) -> dict[str, list[list]]:
     """Per stream, the groups of its classes (its labels' and every model's predictions') that
-    differ only in case or in spaces around them: most likely one class written two ways, which
-    every measure counts as two (`classes`: [[(stream, model), class names], ...]).
+    differ only in case, in spaces around them or in type (a model predicting the text 'True'
+    for the label True): most likely one class written two ways, which every measure counts as
+    two (`classes`: [[(stream, model), classes], ...]).
 
     >>> alike_classes([[["s", "m"], ["pos", "neg", "pos ", "Pos"]], [["s", "n"], ["neg", "NEG"]],
-    ...                [["t", "m"], ["a", "b"]]])
-    {'s': [['pos', 'pos ', 'Pos'], ['neg', 'NEG']]}
+    ...                [["t", "m"], [True, 1.5]], [["t", "n"], ["True", "1.5"]]])
+    {'s': [['pos', 'pos ', 'Pos'], ['neg', 'NEG']], 't': [[True, 'True'], [1.5, '1.5']]}
     """
     names: dict = {}
     for (stream, _), values in classes:
-        names.setdefault(stream, {}).update(dict.fromkeys(map(str, values)))
+        seen = names.setdefault(stream, {})
+        for value in values:
+            seen.setdefault((type(value).__name__, str(value)), value)
     alike = {}
     for stream, seen in names.items():
         groups: dict = {}
-        for name in seen:
-            groups.setdefault(name.strip().casefold(), []).append(name)
+        for name in seen.values():
+            groups.setdefault(str(name).strip().casefold(), []).append(name)
         written_twice = [g for g in groups.values() if len(g) > 1]
         if written_twice:
             alike[stream] = written_twice

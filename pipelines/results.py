@@ -190,20 +190,28 @@ def written_by_us(file: str):
 
 
 def format_alike_classes(alike: dict, backfill: bool) -> str:
-    """Lines naming each stream's classes that differ only in case or spaces (the manifest's
-    `alike_classes`), or ''.
+    """Lines naming each stream's classes that differ only in case, spaces or type (the
+    manifest's `alike_classes`), or ''.
 
-    >>> print(format_alike_classes({"s": [["pos", "pos ", "Pos"]]}, backfill=False))
-    ... # doctest: +NORMALIZE_WHITESPACE
+    >>> print(format_alike_classes({"s": [["pos", "pos ", "Pos"], [True, "True"]]},
+    ...                            backfill=False))  # doctest: +NORMALIZE_WHITESPACE
     s: classes 'pos', 'pos ' and 'Pos' differ only in case or spaces, and each is counted as a
     class of its own; if they are one class, write it one way in the labels
+    s: classes True and 'True' differ only in type, and each is counted as a class of its own;
+    if they are one class, write it one way in the labels and the models' predictions
     """
-    where = "the labels and the log" if backfill else "the labels"
-    return "\n".join(
-        f"{stream}: classes {', '.join(map(repr, group[:-1]))} and {group[-1]!r} differ only "
-        f"in case or spaces, and each is counted as a class of its own; if they are one class, "
-        f"write it one way in {where}"
-        for stream, groups in alike.items() for group in groups)
+    lines = []
+    for stream, groups in alike.items():
+        for group in groups:
+            typed = len({type(c) for c in group}) > 1
+            how = ("type" if len({str(c) for c in group}) == 1 else "type, case or spaces") \
+                if typed else "case or spaces"
+            where = "the labels and the log" if backfill else \
+                "the labels and the models' predictions" if typed else "the labels"
+            lines.append(f"{stream}: classes {', '.join(map(repr, group[:-1]))} and "
+                         f"{group[-1]!r} differ only in {how}, and each is counted as a class "
+                         f"of its own; if they are one class, write it one way in {where}")
+    return "\n".join(lines)
 
 
 def format_uncompared(summary: pd.DataFrame, tasks: dict) -> str:

@@ -177,6 +177,14 @@ class ScaledProbabilities(GaussianNB):
         return max(proba, key=proba.get) if proba else None
 
 
+class PredictsText(GaussianNB):
+    """GaussianNB answering its class as text (`'True'` for True), as a wrapper might."""
+
+    def predict_one(self, x):
+        y = super().predict_one(x)
+        return None if y is None else str(y)
+
+
 class EndsItsProcess(GaussianNB):
     """GaussianNB that ends the process it runs in when it learns (a library's crash)."""
 

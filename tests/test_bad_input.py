@@ -1308,6 +1308,20 @@ def test_classes_that_differ_only_in_case_or_spaces_are_named(tmp_path, capsys):
     assert "<b>classes alike</b>: cased: classes &#x27;ok&#x27; and &#x27; ok&#x27;" in page
 
 
+def test_a_model_predicting_its_labels_classes_as_text_is_named(tmp_path, capsys):
+    """Labels True/False, predictions 'True'/'False': an accuracy of 0 without a word."""
+    assert main(["run", "--stream", 'synth:SEA{"n": 200}', "--model",
+                 "text=tests.helpers.PredictsText", "--delay", "5", "--repredict", "none",
+                 "--out", str(tmp_path), "--runner", "direct"]) == 0
+    printed = capsys.readouterr().out
+    for c in ("False", "True"):
+        assert f"sea: classes {c} and '{c}' differ only in type, and each is counted as a " \
+            f"class of its own; if they are one class, write it one way in the labels and the " \
+            f"models' predictions" in printed
+    manifest = json.loads((tmp_path / "manifest.json").read_text())
+    assert manifest["alike_classes"] == {"sea": [[False, "False"], [True, "True"]]}
+
+
 # -- the output directory ------------------------------------------------------------------------
 def test_an_out_that_cannot_be_written_is_one_line(tmp_path, capsys):
     a_file = tmp_path / "notes.txt"
