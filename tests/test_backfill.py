@@ -1416,7 +1416,8 @@ def test_a_probability_measures_n_counts_the_predictions_that_had_probabilities(
     label = np.where(x + rng.normal(scale=0.8, size=400) > 0, "fraud", "ok")
     stream = f"{tmp_path / 'tx.csv'}" + '{"positive": "fraud"}'
     pd.DataFrame({"x": x, "label": label}).to_csv(tmp_path / "tx.csv", index=False)
-    kw = dict(streams=[stream], delay="20", repredict="none", quiet=True, runner="direct")
+    kw = dict(streams=[stream], delay="20", repredict="none", fadings=[0.99], quiet=True,
+              runner="direct")
     run(RunConfig(models=["gaussian-nb"], out=str(tmp_path / "run"), **kw))
     log = pd.read_parquet(tmp_path / "run" / "predictions.parquet")
     initial = log[(log["kind"] == "initial") & log["proba"].notna()]
@@ -1428,11 +1429,14 @@ def test_a_probability_measures_n_counts_the_predictions_that_had_probabilities(
                    tmp_path / "log.parquet")
     summary = run(RunConfig(models=[], predictions=str(tmp_path / "log.parquet"),
                             out=str(tmp_path / "b"), **kw))
+    kept = initial.drop(stripped)
+    for window in ("cumulative", "fading=0.99"):  # (a faded view's n: its labels, unfaded)
+        rows = summary[(summary["category"] == "initial") & (summary["window"] == window)
+                       & summary["class"].isna()].set_index("metric")
+        assert rows.loc["accuracy", "n"] == len(initial)
+        assert rows.loc["log_loss", "n"] == rows.loc["brier", "n"] == len(kept) < len(initial)
     rows = summary[(summary["category"] == "initial") & (summary["window"] == "cumulative")
                    & summary["class"].isna()].set_index("metric")
-    kept = initial.drop(stripped)
-    assert rows.loc["accuracy", "n"] == len(initial)
-    assert rows.loc["log_loss", "n"] == rows.loc["brier", "n"] == len(kept) < len(initial)
     losses = [-math.log(max(dict(p)[label[int(i)]], 1e-15)) for i, p in zip(kept["id"],
                                                                           kept["proba"])]
     assert rows.loc["log_loss", "value"] == pytest.approx(np.mean(losses), rel=1e-12)

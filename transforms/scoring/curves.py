@@ -46,14 +46,21 @@ def keep_last(outcomes: list, size: int) -> list:
 _PROBABILITY_ROWS = frozenset((*PROBABILITY_METRICS, *AUC_BOOTSTRAP_METRICS))
 
 
+def _proba_counts(scores: dict) -> dict:
+    """{bin: labels whose prediction had class probabilities} of scores that have any."""
+    return {b: s.proba.n for b, s in scores.items() if getattr(s, "proba", None) is not None}
+
+
 def _score_rows(stream, model, category, view, scores: dict, labels: int, t, plan,
-                counts: dict | None = None, last: bool = True) -> list[dict]:
+                counts: dict | None = None, last: bool = True,
+                proba_counts: dict | None = None) -> list[dict]:
     """Rows for one view at one curve point: each bin's metrics (a classifier's per-class
     measures too, and for initial and final predictions, cumulative, the confusion matrix's
     cells; classes as indices, `with_class_names` names them) and, for the binned category, Ψα
     for each α over bins 0..B (Ψ rows carry bin B's n: the labels with a prediction standing
-    before their label came; it is every earlier bin's at least). `counts` overrides each bin's n
-    (a faded score's own n is a weight, not a count). A point before the `last` one has only
+    before their label came; it is every earlier bin's at least). `counts` and `proba_counts`
+    override each bin's n and its probability measures' n (a faded score's own are weights,
+    not counts). A point before the `last` one has only
     the rows that curves keep (`in_curves`): no bin between 0 and B+1, no ROC curve's points,
     no per-class row or confusion cell of a class beyond the first `CURVE_CLASSES`; the last
     point's such rows have no `labels` (None): they are the summary's alone.
@@ -68,12 +75,9 @@ def _score_rows(stream, model, category, view, scores: dict, labels: int, t, pla
     ...                                        2.0, plan, last=False)}, key=str)
     [0, 11, None]
     """
-    given = counts is not None
     counts = counts or {b: s.n for b, s in scores.items()}
-    # A probability measure's n: the labels whose prediction had probabilities (a faded view's
-    # are weights, not counts: its labels, as given).
-    proba_counts = {b: s.proba.n for b, s in scores.items()
-                    if getattr(s, "proba", None) is not None} if not given else {}
+    # A probability measure's n: the labels whose prediction had probabilities.
+    proba_counts = _proba_counts(scores) if proba_counts is None else proba_counts
     rows = []
 
     def add(metric, value, b, label_class=None, predicted=None, n=None, curves=True):
@@ -219,13 +223,16 @@ class CurvePoints:
         return [r for j in sorted(j for j in self.ends if j <= self.held)
                 for r in self._time_window(j, j == self.held)]
 
-    def _emit(self, view, scores, labels, t, last, counts=None) -> list:
+    def _emit(self, view, scores, labels, t, last, counted=None) -> list:
+        """Rows of one view; `counted`: the scores whose n they report (a faded view's)."""
         stream, model, category, _ = self.key
         if self.task == "classification":  # each view reports its own Majority baseline
             j = self.plan.views.index(view)
             scores = {b: s.for_view(j) for b, s in scores.items()}
+        counts, proba_counts = (None, None) if counted is None else (
+            {b: s.n for b, s in counted.items()}, _proba_counts(counted))
         return [(last, r) for r in _score_rows(stream, model, category, view, scores, labels, t,
-                                               self.plan, counts, last)]
+                                               self.plan, counts, last, proba_counts)]
 
     def _label_point(self, end: int, last: bool, tail, fading) -> list:
         plan, running = self.plan, self.running
@@ -246,8 +253,7 @@ class CurvePoints:
             if len(proba) == len(scores):  # each bin's probabilities, faded
                 for score, faded in zip(scores.values(), proba):
                     score.proba = faded
-            rows += self._emit(window_of_fading(alpha), scores, labels, t, last,
-                               {b: s.n for b, s in cumulative.items()})
+            rows += self._emit(window_of_fading(alpha), scores, labels, t, last, cumulative)
         return rows
 
     def _time_window(self, j: int, last: bool) -> list:
