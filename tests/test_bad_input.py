@@ -127,6 +127,27 @@ def test_empty_stream_is_an_error(tmp_path):
         StreamSpec.parse(str(nothing)).check()
 
 
+@pytest.mark.parametrize("options, delay, told", [
+    ({"features": ["x", "x"]}, "10",
+     "feature 'x' is listed twice in the option features; list each column once"),
+    ({"features": ["x", "label"]}, "10", "feature 'label' is the label column, which a model "
+     "must not see before the label arrives; leave it out of the option features"),
+    ({"features": ["x", "at"], "label_time": "at", "time": "t"}, "0",
+     "feature 'at' is the label times, which a model must not see"),
+    ({"features": ["x", "wait"], "delay": "column:wait"}, "0", "feature 'wait' is the delays"),
+    ({"features": ["x", "wait"]}, "column:wait", "feature 'wait' is the delays"),
+])
+def test_features_listed_twice_or_known_only_with_the_label_are_refused(tmp_path, options,
+                                                                        delay, told):
+    """A repeated feature was an internal AttributeError; the label, its time or its delay as
+    a feature ran, the model learning the answer."""
+    path = _write(tmp_path, "rows.csv", "t,x,wait,at,label\n" + "".join(
+        f"{i},{i % 7},{5 + i % 3},{i + 5 + i % 3},{'ab'[i % 2]}\n" for i in range(40)))
+    with pytest.raises(InputError, match=re.escape(f"stream rows: {told}")):
+        plan(RunConfig(streams=[path + json.dumps(options)], models=["gaussian-nb"],
+                       delay=delay, out=str(tmp_path / "o")))
+
+
 @pytest.mark.parametrize("runner", ["direct", "direct-mp"])
 def test_a_model_of_the_users_own_imports_from_the_folder_the_command_runs_in(tmp_path,
                                                                                runner):

@@ -420,6 +420,14 @@ class StreamSpec:
             raise InputError(f"stream {self.name}: delay column {delay.column!r} not found; "
                              f"columns are {columns}" + (f" (did you mean column:{close[0]}?)"
                                                          if close else ""))
+        if delay.column in (self.options.get("features") or []):
+            self._refuse_leak(delay.column, "the delays")
+
+    def _refuse_leak(self, feature: str, what: str) -> None:
+        """A feature known only when the label comes: a model learning from it would cheat."""
+        raise InputError(f"stream {self.name}: feature {feature!r} is {what}, which a model "
+                         f"must not see before the label arrives; leave it out of the option "
+                         f"features")
 
     def feature_columns(self, columns, delay: DelaySpec | None = None) -> list[str]:
         """The columns a model sees: the `features` option's, else every column but the id,
@@ -729,10 +737,19 @@ class StreamSpec:
                 raise InputError(f"{path}: column {col!r} (option {opt!r}) not found; columns "
                                  f"are {columns}; {hint}")
         if role == "instances":
-            for col in o.get("features") or []:
+            features = list(o.get("features") or [])
+            for col in features:
                 if col not in columns:
                     raise InputError(f"{path}: feature column {col!r} not found; columns "
                                      f"are {columns}")
+                if features.count(col) > 1:
+                    raise InputError(f"stream {self.name}: feature {col!r} is listed twice in "
+                                     f"the option features; list each column once")
+            answers = {} if split else {o.get("label", "label"): "the label column",
+                                        o.get("label_time", "label_time"): "the label times"}
+            leak = next((c for c in features if c in answers), None)
+            if leak is not None:
+                self._refuse_leak(leak, answers[leak])
 
     def _check_feature_columns(self, path: str) -> None:
         """Columns that would become features but hold what no model takes (dates, durations,
