@@ -34,7 +34,8 @@ from pipelines.plan import plan
 from pipelines.results import (drift_delay_table, format_alike_classes, format_diverged,
                                format_log_notices, format_profiles, format_set_aside,
                                format_table, format_uncompared, format_unknown_positive,
-                               format_unpredicted, numbers_from_json, segment_table)
+                               format_unpredicted, format_unrepredicted, numbers_from_json,
+                               segment_table)
 from pipelines.write import WriteResults, keep_segments, located
 from runners import PRESETS, runner_session
 from transforms.backfill.outcomes import LOG_PARTS
@@ -199,6 +200,10 @@ def run(config: RunConfig) -> pd.DataFrame:
         unpredicted = format_unpredicted(record["counts"])
         if unpredicted:
             print("\n" + unpredicted)
+        unrepredicted = "" if pl.backfill or str(pl.repredict) == "none" else \
+            format_unrepredicted(record["counts"], str(pl.repredict))
+        if unrepredicted:
+            print("\n" + unrepredicted)
         diverged = format_diverged(summary)
         if diverged:
             print("\n" + diverged)

@@ -741,6 +741,35 @@ def format_unpredicted(counts: list[dict]) -> str:
         if c["labelled"] and not c["scored_initial"] and not c["scored_final"])
 
 
+def format_unrepredicted(counts: list[dict], repredict: str) -> str:
+    """One line per stream of a run with re-evaluation on whose labelled instances none was
+    re-predicted while it waited (a label comes before the policy's first re-prediction: K ≥
+    the labels that arrive while an instance waits): its binned measures and Ψα only repeat
+    the initial ones; "" otherwise.
+
+    Example
+    -------
+
+    >>> print(format_unrepredicted([{"stream": "s", "model": "nb", "labelled": 200,
+    ...                              "repredicted": 0}], "every_k_labels:10"))
+    ... # doctest: +NORMALIZE_WHITESPACE
+    s: no instance was re-predicted while it waited for its label (--repredict
+    every_k_labels:10: each label came first), so its binned measures and Ψα repeat the
+    initial ones; re-predict more often than labels arrive during a wait (a smaller K), or
+    at bin_boundaries
+    """
+    streams = {}
+    for c in counts:
+        if c["labelled"] > 1:
+            streams[c["stream"]] = streams.get(c["stream"], 0) + c.get("repredicted", 0)
+    return "\n".join(
+        f"{stream}: no instance was re-predicted while it waited for its label (--repredict "
+        f"{repredict}: each label came first), so its binned measures and Ψα repeat the "
+        f"initial ones; re-predict more often than labels arrive during a wait (a smaller K), "
+        f"or at bin_boundaries"
+        for stream, repredicted in streams.items() if not repredicted)
+
+
 # Why a logged prediction belongs to no labelled instance, by the manifest's `unmatched_*` count.
 UNMATCHED_WHYS = {
     "before_arrival": "made before their instance arrived",

@@ -1,7 +1,9 @@
 """Continuous re-evaluation: re-predictions while labels are pending, and their bins."""
 
+import json
 import math
 
+import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -9,6 +11,7 @@ from hypothesis import strategies as st
 from benchmarks.naive_reevaluation import naive_replay, reference_bins
 from metrics import binning
 from metrics.binning import bin_of, prioritised
+from pipelines.cli import main
 from tests.helpers import repredictions
 from transforms.models.specs import ModelSpec
 from transforms.records import INSTANCE, LABEL, RANK_INSTANCE, RANK_LABEL, event
@@ -595,3 +598,20 @@ def test_pipeline_bins_equal_the_straightforward_replay_classes_in_order_of_appe
     assert events[[e[3] for e in events].index(LABEL)][6] == 1
     naive = naive_replay(events, ModelSpec.parse("no-change").build(None), 1)
     assert binned["value"].tolist() == naive_bin_accuracy(naive, 8)
+
+
+@pytest.mark.parametrize("delay, told", [(11, True), (12, False)])
+def test_a_run_whose_labels_all_come_before_a_re_prediction_says_so(tmp_path, capsys, delay,
+                                                                     told):
+    """With K = 10, an instance is re-predicted at the 11th label after it, so at a delay of
+    11 events none is: the binned measures and Ψα repeated the initial ones without a word.
+    The manifest's `repredicted` counts the instances the log has re-predictions of."""
+    assert main(["run", "--stream", 'synth:SEA{"n": 300}', "--model", "gaussian-nb",
+                 "--delay", str(delay), "--out", str(tmp_path), "--runner", "direct"]) == 0
+    printed = capsys.readouterr().out
+    assert ("sea: no instance was re-predicted while it waited for its label (--repredict "
+            "every_k_labels:10: each label came first)" in printed) == told
+    log = pd.read_parquet(tmp_path / "predictions.parquet")
+    counts = json.loads((tmp_path / "manifest.json").read_text())["counts"][0]
+    assert counts["repredicted"] == log.loc[log["kind"] == "re-prediction", "id"].nunique()
+    assert (counts["repredicted"] == 0) == told

@@ -45,11 +45,12 @@ from transforms.vocabulary import FINAL, INITIAL, REPREDICTION
 # could not schedule (label time unknown on arrival). So instances = labelled + pending +
 # model_errors + refused_instances + held_out, and labels = labelled + orphan_labels +
 # refused_labels + held_out_labels. probabilities_not_summing_to_1: scored initial and final
-# predictions whose class probabilities sum to 1 ± more than PROBABILITY_SUM_SLACK.
+# predictions whose class probabilities sum to 1 ± more than PROBABILITY_SUM_SLACK;
+# repredicted: labelled instances re-predicted at least once while they waited.
 COUNTERS = ("instances", "updates", "labels", "labelled", "orphan_labels", "learned_orphans",
             "refused_instances", "refused_labels", "dead_letters", "model_errors",
             "unscored_initial", "unscored_final", "unscheduled", "held_out", "held_out_labels",
-            "probabilities_not_summing_to_1")
+            "probabilities_not_summing_to_1", "repredicted")
 # With `maturity`, counts per arrival day (UTC) also go into the counts, as flat keys that add
 # up like the others: `day:2026-11-01:instances` (arrived and waiting for a label),
 # `day:…:labelled`, `day:…:left` (set aside unlabelled: the model failed on it) and
@@ -727,6 +728,7 @@ class ReplayEngine:
         if self.final and final is None:
             out.counts["unscored_final"] += 1
         if rep_times is not None:
+            out.counts["repredicted"] += len(rep_times) > 0
             out.predictions.series(key, REPREDICTION, rep_times, rep_values, rep_proba)
             if self.bins:  # mapped to bins in batches (_map_bins)
                 out.unbinned.append(len(out.outcomes))
