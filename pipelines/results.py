@@ -67,7 +67,7 @@ def _summary_rows(path: str) -> int | None:
     try:
         with open(os.path.join(path, "manifest.json"), encoding="utf-8") as f:
             rows = json.load(f).get("summary_rows")
-    except (OSError, ValueError, AttributeError):  # no manifest, or one that names itself
+    except (OSError, ValueError, AttributeError):  # none, or damaged: read_manifest says so
         return None
     return rows if isinstance(rows, int) else None
 

@@ -65,8 +65,8 @@ def _run_folders(root: str, follow_links: bool) -> list[str]:
             subfolders.clear()
             continue
         seen.add(real)
-        subfolders[:] = sorted(s for s in subfolders if not s.startswith(".staging-"))  # (a run
-        # writing now)
+        # (a run's staging folder: it is being written now)
+        subfolders[:] = sorted(s for s in subfolders if not s.startswith(".staging-"))
         if "summary.csv" in files and "manifest.json" in files:
             found.append(folder)
         elif _RUN_FILES & set(files):  # a night that would be missing from the trend unsaid
