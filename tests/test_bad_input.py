@@ -790,7 +790,12 @@ def test_numbers_with_decimal_commas_are_named_and_the_decimal_option_reads_them
     (['"1,234.50"', '"12,000"', "999.10"], {"thousands": ","}, [1234.5, 12000.0, 999.1]),
     (['"1 234,50"', '"12 000"', '"999,10"'], {"thousands": " ", "decimal": ","},
      [1234.5, 12000.0, 999.1]),
-    (["1'234.50", "-12'000", "3.25"], {"thousands": "'"}, [1234.5, -12000.0, 3.25])])
+    (["1'234.50", "-12'000", "3.25"], {"thousands": "'"}, [1234.5, -12000.0, 3.25]),
+    # A no-break space (French and Nordic exports), which pandas' C reader cannot take.
+    (['"1\u00a0234,50"', '"12\u00a0000"', '"999,10"'], {"thousands": "\u00a0", "decimal": ","},
+     [1234.5, 12000.0, 999.1]),
+    (["1\u202f234.50", "-12\u202f000", "3.25"], {"thousands": "\u202f"},
+     [1234.5, -12000.0, 3.25])])
 def test_numbers_with_thousands_separators_are_named_and_the_option_reads_them(
         tmp_path, written, marks, numbers):
     """An amount exported as 1,234.50 (or 1 234,50, 1'234.50) is text to pandas: a model

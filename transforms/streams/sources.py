@@ -131,9 +131,8 @@ UNNAMED = re.compile(r"Unnamed: \d+")
 
 def thousands_marks(text: pd.Series) -> tuple[dict, str]:
     """The CSV options that read a text column of numbers written with thousands separators
-    (`1,234.50`, `1 234,50`, `1'234.50`), 9 in 10 of its values being numbers so, and one
-    value that needs them; ({}, "") if none does. (pandas reads no separator of more than
-    one byte, such as a no-break space.)
+    (`1,234.50`, `1 234,50` with a space or a no-break space, `1'234.50`), 9 in 10 of its
+    values being numbers so, and one value that needs them; ({}, "") if none does.
 
     >>> thousands_marks(pd.Series(["1,234.50", "999.10", "12,000"]))
     ({'thousands': ','}, '1,234.50')
@@ -141,8 +140,10 @@ def thousands_marks(text: pd.Series) -> tuple[dict, str]:
     ({'thousands': ' ', 'decimal': ','}, '1 234,5')
     >>> thousands_marks(pd.Series(["1,234", "New York"]))
     ({}, '')
+    >>> thousands_marks(pd.Series(["1\u00a0234,5", "87,25"]))[0]
+    {'thousands': '\xa0', 'decimal': ','}
     """
-    for sep in (",", " ", "'"):
+    for sep in (",", " ", "'", "\u00a0", "\u202f"):
         marked = text[text.str.contains(rf"\d{re.escape(sep)}\d{{3}}(?!\d)")]
         if not len(marked):
             continue

@@ -209,10 +209,14 @@ def csv_options(options: dict) -> dict:
     {'index_col': False, 'sep': ';', 'decimal': ','}
     >>> csv_options({"na_values": ["?"]})
     {'index_col': False, 'na_values': ['', '?'], 'keep_default_na': False}
+    >>> csv_options({"thousands": "\u00a0", "decimal": ","})["engine"]
+    'python'
     """
     out = {"index_col": False}
     out.update({k: options[k] for k in ("sep", "encoding", "decimal", "thousands")
                 if k in options})
+    if not str(options.get("thousands", "")).isascii():  # a no-break space (1 234,50): pandas'
+        out["engine"] = "python"  # C reader takes a one-byte separator only, its Python one any
     if "na_values" in options:
         out["na_values"] = ["", *options["na_values"]]
         out["keep_default_na"] = False
