@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import functools
+import os
 from dataclasses import dataclass
 
 from metrics.classification import named_positive_class
@@ -126,6 +127,8 @@ def plan(config: RunConfig) -> Plan:
         time_range = TimeRange.parse(config.start, config.end)
         if config.predictions is not None:  # backfill: model names, no specs
             log = PredictionLogSpec.parse(config.predictions)
+        _check_out_apart(config.out, streams, log)
+        if log is not None:
             if log.needs_score_class():
                 log = log.with_score_class(_positive_of_labels(streams))
             if log.decides_by_score():
@@ -293,6 +296,36 @@ def _instance_columns(spec: StreamSpec, delay: DelaySpec) -> list[str]:
     o = spec.options
     roles = {o.get(k, k) for k in ("id", "time", "kind", "label", "label_time")}
     return [c for c in spec.columns() if c not in roles]
+
+
+def _check_out_apart(out: str | None, streams: list, log: PredictionLogSpec | None) -> None:
+    """--out is no folder an input is read from: the run's files would be read with it next
+    time (a table's folder is every table file below it).
+
+    >>> import tempfile
+    >>> logs = tempfile.mkdtemp()
+    >>> _check_out_apart(f"{logs}/eval", [StreamSpec.parse(logs)], None)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    transforms.errors.ConfigError: --out .../eval is inside ..., the folder stream ... is \
+read from: its next run would read this run's files as input; choose an --out outside it
+    """
+    if out is None:
+        return
+    inputs = [(f"stream {s.name}", s.source) for s in streams if s.kind == "file"]
+    inputs += [(f"the labels of stream {s.name}", s.options["labels"]) for s in streams
+               if isinstance(s.options.get("labels"), str)]
+    inputs += [("the prediction log", log.pattern)] if log is not None else []
+    for what, source in inputs:
+        if "://" in source or "://" in out:
+            inside = out.rstrip("/").startswith(source.rstrip("/") + "/")
+        else:
+            inside = os.path.isdir(source) and os.path.commonpath(
+                [os.path.realpath(source), os.path.realpath(out)]) == os.path.realpath(source)
+        if inside:
+            raise ConfigError(f"--out {out} is inside {source}, the folder {what} is read "
+                              f"from: its next run would read this run's files as input; "
+                              f"choose an --out outside it")
 
 
 def _logged_models(log: PredictionLogSpec, models: list, time_range: TimeRange) -> list:

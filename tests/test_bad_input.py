@@ -1348,6 +1348,31 @@ def test_a_model_predicting_its_labels_classes_as_text_is_named(tmp_path, capsys
 
 
 # -- the output directory ------------------------------------------------------------------------
+@pytest.mark.parametrize("inside", ["logs", "logs/eval", "logs/date=2026-11-01/eval"])
+def test_an_out_inside_a_folder_the_run_reads_is_refused(tmp_path, capsys, monkeypatch,
+                                                          inside):
+    """`--stream logs --out logs/eval` ran once; the next run read its results as part of
+    the stream ("column 'time' not found" in curves.parquet). A backfill's log folder too."""
+    for day in ("2026-11-01", "2026-11-02"):
+        (tmp_path / "logs" / f"date={day}").mkdir(parents=True)
+        (tmp_path / "logs" / f"date={day}" / "part-0.csv").write_text(
+            "time,x,label\n" + "".join(f"{i},{i % 3},{'ab'[i % 2]}\n" for i in range(20)))
+    (tmp_path / "rows.csv").write_text("time,x,label\n0,1,a\n1,2,b\n")
+    monkeypatch.chdir(tmp_path)
+    for command in (["run", "--stream", "logs", "--model", "majority"],
+                    ["backfill", "--stream", "rows.csv", "--predictions", "logs"]):
+        assert main([*command, "--delay", "2", "--out", inside, "--runner", "direct",
+                     "--quiet"]) == 2
+        what = "stream logs" if command[0] == "run" else "the prediction log"
+        assert capsys.readouterr().err == (
+            f"delayed-eval: error: --out {inside} is inside logs, the folder {what} is read "
+            f"from: its next run would read this run's files as input; choose an --out "
+            f"outside it\n")
+    assert sorted(str(p.relative_to(tmp_path)) for p in (tmp_path / "logs").rglob("*")
+                  if p.is_file()) == [f"logs/date={day}/part-0.csv"
+                                      for day in ("2026-11-01", "2026-11-02")]
+
+
 def test_an_out_that_cannot_be_written_is_one_line(tmp_path, capsys):
     a_file = tmp_path / "notes.txt"
     a_file.write_text("mine")
