@@ -15,6 +15,8 @@ Python API for notebooks and scripts:
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import difflib
 import logging
 import os
 import tempfile
@@ -78,12 +80,38 @@ def evaluate(streams, models, delay="0", out: str | None = None, runner: str = "
 
     from transforms.streams.python_rows import written_streams
 
+    _check_options(options)
     out = out or tempfile.mkdtemp(prefix="delayed-eval-")
     streams = written_streams(streams, os.path.join(out, "inputs"))
     summary = run(RunConfig(streams=streams, models=models, delay=delay,
                             out=out, runner=runner, report=report, quiet=quiet, **options))
     summary.attrs["out"] = out
     return summary
+
+
+def _check_options(options: dict) -> None:
+    """A keyword that is no `RunConfig` field is a TypeError naming the one meant (the command
+    line's `--no-final` is `final=False`).
+
+    >>> _check_options({"no_final": True})
+    Traceback (most recent call last):
+    ...
+    TypeError: evaluate() got an unexpected keyword argument 'no_final' (give final=False)
+    >>> _check_options({"bin": 10})
+    Traceback (most recent call last):
+    ...
+    TypeError: evaluate() got an unexpected keyword argument 'bin' (did you mean bins?)
+    """
+    from pipelines.config import RunConfig
+
+    fields = [f.name for f in dataclasses.fields(RunConfig)]
+    for name in options:
+        if name in fields:
+            continue
+        close = difflib.get_close_matches(name, fields, n=1)
+        hint = f" (give {name[3:]}=False)" if name.startswith("no_") and name[3:] in fields \
+            else f" (did you mean {close[0]}?)" if close else ""
+        raise TypeError(f"evaluate() got an unexpected keyword argument {name!r}{hint}")
 
 
 @contextlib.contextmanager

@@ -2,6 +2,7 @@
 (no Beam) give the numbers `run` writes."""
 
 import math
+import re
 
 import apache_beam as beam
 import pandas as pd
@@ -507,3 +508,26 @@ def test_a_frame_of_sparse_columns_scores_as_its_dense_twin(tmp_path):
     with pytest.raises(ConfigError, match="stream data: two columns are named 'x'; rename one"):
         evaluate(pd.DataFrame([[1.0, 2.0, "a"]], columns=["x", "x", "label"]), "majority",
                  out=str(tmp_path / "two"), runner="direct")
+
+
+def test_a_frame_of_multi_level_columns_names_them_by_their_path(tmp_path):
+    """Columns ("amount", "eur") read as one feature named "('amount', 'eur')", and the label
+    ("label", "") was not found; now `amount.eur`, as a nested JSON key, and `label`."""
+    frame = pd.DataFrame({("amount", "eur"): [float(i % 5) for i in range(60)],
+                          ("amount", "usd"): [float(i % 3) for i in range(60)],
+                          ("label", ""): ["ab"[i % 2] for i in range(60)]})
+    flat = frame.set_axis(["amount.eur", "amount.usd", "label"], axis=1)
+    nested, plain = (evaluate(f, "gaussian-nb", delay="2", out=str(tmp_path / name),
+                              runner="direct", repredict="none")
+                     for name, f in (("nested", frame), ("plain", flat)))
+    pd.testing.assert_frame_equal(nested.drop(columns="run_id"), plain.drop(columns="run_id"))
+    assert list(pd.read_parquet(tmp_path / "nested" / "inputs" / "data.parquet").columns) == \
+        ["amount.eur", "amount.usd", "label"]
+
+
+@pytest.mark.parametrize("option, told", [
+    ("no_final", "(give final=False)"), ("bin", "(did you mean bins?)")])
+def test_an_option_evaluate_does_not_know_names_the_one_meant(option, told):
+    with pytest.raises(TypeError, match=re.escape(
+            f"evaluate() got an unexpected keyword argument {option!r} {told}")):
+        evaluate('synth:SEA{"n": 50}', "majority", **{option: True})

@@ -142,6 +142,9 @@ def _table(stream, name: str) -> tuple[pd.DataFrame, dict]:
         table, options = _table(stream.rows, name)
         return table, {**options, **stream.options}
     if isinstance(stream, pd.DataFrame):
+        if isinstance(stream.columns, pd.MultiIndex):  # named by their path, as nested JSON
+            stream = stream.set_axis([".".join(str(p) for p in c if p != "")
+                                      for c in stream.columns], axis=1)
         if "label" not in stream.columns:
             raise ConfigError(f"stream {name}: a DataFrame stream needs a 'label' column (its "
                               f"columns are {list(stream.columns)[:10]}); rename the target "
