@@ -18,8 +18,8 @@ import pandas as pd
 
 from pipelines.figures import Figure, figures, save_figure
 from pipelines.results import (drift_delay_table, format_alike_classes, format_diverged,
-                               format_log_notices, format_value, record_outputs,
-                               segment_table, summary_table)
+                               format_log_notices, format_unrepredicted, format_value,
+                               record_outputs, segment_table, summary_table)
 from pipelines.run_files import RunFiles
 
 FIGURES = "figures"
@@ -77,6 +77,9 @@ def _render_html(run: RunFiles, made: list[Figure], notes: list[str]) -> str:
     notices = format_log_notices([((c["stream"], c["model"]), c) for c in m.get("counts", [])])
     facts += [("prediction log", line) for line in notices.splitlines()]
     facts += [("diverged", line) for line in format_diverged(run.summary).splitlines()]
+    if m.get("replay") != "backfill" and m.get("repredict") not in (None, "none"):
+        facts += [("not re-predicted", line) for line in format_unrepredicted(
+            m.get("counts", []), m["repredict"]).splitlines()]
     parts = [
         "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
         f"<title>delayed-eval report {esc(str(m.get('run_id')))}</title>",

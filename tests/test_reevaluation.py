@@ -12,6 +12,7 @@ from benchmarks.naive_reevaluation import naive_replay, reference_bins
 from metrics import binning
 from metrics.binning import bin_of, prioritised
 from pipelines.cli import main
+from pipelines.report import write_report
 from tests.helpers import repredictions
 from transforms.models.specs import ModelSpec
 from transforms.records import INSTANCE, LABEL, RANK_INSTANCE, RANK_LABEL, event
@@ -615,3 +616,5 @@ def test_a_run_whose_labels_all_come_before_a_re_prediction_says_so(tmp_path, ca
     counts = json.loads((tmp_path / "manifest.json").read_text())["counts"][0]
     assert counts["repredicted"] == log.loc[log["kind"] == "re-prediction", "id"].nunique()
     assert (counts["repredicted"] == 0) == told
+    page = open(write_report(str(tmp_path)), encoding="utf-8").read()
+    assert ("<b>not re-predicted</b>: sea: no instance was re-predicted" in page) == told
