@@ -68,6 +68,7 @@ def measure_table(dirs: list[str], metric: str = "accuracy", category: str = "in
             raise ConfigError(f"{d}: {category} {metric} has one value per α "
                               f"({sorted(set(rows['alpha']))}); choose one with --psi")
         parts.append(rows.assign(source=d))
+    without = [d for d, part in zip(dirs, parts) if part.empty]
     rows = pd.concat(parts)
     if rows.empty:
         some = ", ".join(sorted(reported)[:12]) + (", ..." if len(reported) > 12 else "")
@@ -80,7 +81,9 @@ def measure_table(dirs: list[str], metric: str = "accuracy", category: str = "in
     models = list(dict.fromkeys(rows["model"]))
     table = rows.pivot_table(index="stream", columns="model", values="value", sort=False,
                              aggfunc="first")
-    return table.reindex(columns=models)  # (a model with no value anywhere: a column of NaN)
+    table = table.reindex(columns=models)  # (a model with no value anywhere: a column of NaN)
+    table.attrs["runs_without"] = without  # (runs with none of it: of another task, say)
+    return table
 
 
 def rank_runs(dirs: list[str], out: str | None = None, metric: str | None = None,
@@ -126,7 +129,8 @@ def rank_runs(dirs: list[str], out: str | None = None, metric: str | None = None
     result = {"metric": metric if psi is None else f"{metric} (Ψ{psi:g})",
               "category": category, "window": window,
               "better": "lower" if lower else "higher", "streams": n, "models": k,
-              "left_out_streams": left_out, "average_ranks": average}
+              "left_out_streams": left_out, "left_out_runs": table.attrs["runs_without"],
+              "average_ranks": average}
     if k >= 3:
         cd = critical_difference(k, n, alpha)
         result.update(friedman=friedman(complete.to_numpy()), alpha=alpha,
@@ -196,11 +200,13 @@ def format_ranks(result: dict) -> str:
 
     >>> print(format_ranks({"metric": "accuracy", "category": "initial", "streams": 3,
     ...                     "average_ranks": {"a": 1.0, "b": 2.0},
-    ...                     "wilcoxon": {"statistic": 0.0, "p": 0.25}}))
+    ...                     "wilcoxon": {"statistic": 0.0, "p": 0.25},
+    ...                     "left_out_runs": ["runs/regression"]}))
     initial accuracy over 3 streams: average rank (1 = best)
       a  1.00
       b  2.00
     Wilcoxon signed-rank: W = 0, p = 0.25
+    left out, as they report no initial accuracy: runs runs/regression
     """
     lines = [f"{result['category']} {result['metric']} over {result['streams']} streams: "
              f"average rank (1 = best)"]
@@ -215,4 +221,10 @@ def format_ranks(result: dict) -> str:
     if "wilcoxon" in result:
         w = result["wilcoxon"]
         lines.append(f"Wilcoxon signed-rank: W = {w['statistic']:g}, p = {w['p']:.3g}")
+    if result.get("left_out_streams"):
+        lines.append(f"left out, as a model has no value there: streams "
+                     f"{', '.join(result['left_out_streams'])}")
+    if result.get("left_out_runs"):
+        lines.append(f"left out, as they report no {result['category']} {result['metric']}: "
+                     f"runs {', '.join(result['left_out_runs'])}")
     return "\n".join(lines)

@@ -113,8 +113,10 @@ def trend_table(root: str, metrics: list[str] | None = None, category: str = "in
         metrics = [default_metric({m for folder in _runs(root)
                                    for m in load_results(folder)["metric"]})]
     parts, reported = [], set()  # the trend's rows; every measure the runs report (a hint)
+    without = []  # runs with none of the measures (of another task, say): named, not dropped
     wanted = {_measure(m, category): m for m in metrics}
     for folder in _runs(root):
+        before = len(parts)
         manifest = read_manifest(folder)
         summary = load_results(folder)
         if segment is None:
@@ -147,6 +149,8 @@ def trend_table(root: str, metrics: list[str] | None = None, category: str = "in
                 "metric": wanted[kind, metric, label_class], "value": value, "low": low,
                 "high": high, "n": n, "instances": instances, "pending": pending,
                 "pending_share": pending / instances if instances else np.nan})
+        if len(parts) == before:
+            without.append(folder)
     found = {p["metric"] for p in parts}  # (as --metric names them)
     missing = [m for m in metrics if wanted[_measure(m, category)] not in found]
     if missing:
@@ -165,9 +169,11 @@ def trend_table(root: str, metrics: list[str] | None = None, category: str = "in
         raise ConfigError(f"{root}: no run scored {', '.join(unscored)} ({window}): it counts "
                           f"no label in any of them (runs without final predictions have no "
                           f"final measure); name measures they scored with --metric")
-    return pd.DataFrame(parts).sort_values(
+    table = pd.DataFrame(parts).sort_values(
         ["stream", "segment", "model", "metric", "date", "run"], kind="stable",
         ignore_index=True, na_position="first")
+    table.attrs["runs_without"] = without
+    return table
 
 
 def write_trend(root: str, out: str, metrics: list[str] | None = None, category: str = "initial",
@@ -236,4 +242,7 @@ def format_trend(table: pd.DataFrame) -> str:
                              sort=False)  # (dates in order)
     # Columns as the table orders them; a model without a value on any date keeps its column.
     wide = wide.reindex(columns=pd.MultiIndex.from_frame(table[columns].drop_duplicates()))
-    return wide.sort_index(kind="stable").to_string(float_format=lambda v: f"{v:.4f}")
+    text = wide.sort_index(kind="stable").to_string(float_format=lambda v: f"{v:.4f}")
+    without = table.attrs.get("runs_without")
+    return text + (f"\nleft out, as they report none of these measures: runs "
+                   f"{', '.join(without)}" if without else "")

@@ -224,3 +224,25 @@ def test_rank_mistakes_are_one_line(runs, capsys, argv, message):
     assert main(["rank", *argv]) == 2
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and err.startswith("delayed-eval: error: ") and message in err
+
+
+def test_streams_and_runs_left_out_of_the_ranks_are_named(tmp_path, capsys):
+    """A run of another task (no accuracy) and a stream where one model has no value were
+    left out of the ranks without a word on the terminal."""
+    rows = {"cls": [(s, m, "accuracy", v) for s, values in (("s1", (0.9, 0.8)), ("s2", (0.7, 0.6)),
+                                                             ("s3", (0.5, 0.6)))
+                    for m, v in zip("ab", values)][:-1],  # s3 has no value of b
+            "reg": [("r1", "a", "mae", 1.0), ("r1", "b", "mae", 2.0)]}
+    for name, values in rows.items():
+        (tmp_path / name).mkdir()
+        pd.DataFrame([{"stream": s, "segment": None, "model": m, "category": "initial",
+                       "bin": None, "window": "cumulative", "metric": metric, "class": None,
+                       "value": v, "n": 10} for s, m, metric, v in values]
+                     ).to_csv(tmp_path / name / "summary.csv", index=False)
+    assert main(["rank", str(tmp_path / "cls"), str(tmp_path / "reg"), "--metric", "accuracy",
+                 "--out", str(tmp_path / "out")]) == 0
+    printed = capsys.readouterr().out
+    assert "left out, as a model has no value there: streams s3\n" in printed
+    assert f"left out, as they report no initial accuracy: runs {tmp_path / 'reg'}\n" in printed
+    result = json.loads((tmp_path / "out" / "rank.json").read_text())
+    assert result["left_out_runs"] == [str(tmp_path / "reg")] and result["streams"] == 2

@@ -226,3 +226,18 @@ def test_names_that_read_as_numbers_or_missing_stay_names(tmp_path, capsys):
     assert main(["trend", str(tmp_path / "runs")]) == 0
     table = pd.read_parquet(tmp_path / "runs" / "trend" / "trend.parquet")
     assert set(zip(table["stream"], table["model"])) == {("inf", "1.0"), ("inf", "NA")}
+
+
+def test_a_night_without_the_measure_is_named_not_left_out_unsaid(tmp_path, capsys):
+    """A regression night among classification ones had no accuracy: the trend went on
+    without it, saying nothing."""
+    for day, metric in (("2026-11-01", "accuracy"), ("2026-11-02", "mae")):
+        folder = tmp_path / f"date={day}"
+        folder.mkdir()
+        (folder / "manifest.json").write_text(json.dumps({"counts": []}))
+        pd.DataFrame([{"stream": "s", "segment": None, "model": "m", "category": "initial",
+                       "bin": None, "window": "cumulative", "metric": metric, "class": None,
+                       "value": 0.5, "n": 10}]).to_csv(folder / "summary.csv", index=False)
+    assert main(["trend", str(tmp_path), "--metric", "accuracy"]) == 0
+    assert f"left out, as they report none of these measures: runs " \
+        f"{tmp_path / 'date=2026-11-02'}\n" in capsys.readouterr().out
