@@ -128,8 +128,6 @@ def read_part(path: str) -> dict:
             for name, column in zip(table.column_names, table.columns)}
 
 
-
-
 def _proba_column(batch: pa.RecordBatch, path: str) -> pa.MapArray:
     """A log batch's class probabilities as maps {class: probability} (all null without; a map
     with a NaN, or of no class: null).

@@ -60,10 +60,10 @@ def _score_rows(stream, model, category, view, scores: dict, labels: int, t, pla
     for each α over bins 0..B (Ψ rows carry bin B's n: the labels with a prediction standing
     before their label came; it is every earlier bin's at least). `counts` and `proba_counts`
     override each bin's n and its probability measures' n (a faded score's own are weights,
-    not counts). A point before the `last` one has only
-    the rows that curves keep (`in_curves`): no bin between 0 and B+1, no ROC curve's points,
-    no per-class row or confusion cell of a class beyond the first `CURVE_CLASSES`; the last
-    point's such rows have no `labels` (None): they are the summary's alone.
+    not counts). A point before the `last` one has only the rows that curves keep
+    (`in_curves`): no bin between 0 and B+1, no ROC curve's points, no per-class row or
+    confusion cell of a class beyond the first `CURVE_CLASSES`; the last point's such rows
+    have no `labels` (None): they are the summary's alone.
 
     >>> from transforms.records import Outcome
     >>> from transforms.scoring.columns import block_scores

@@ -215,8 +215,9 @@ def csv_options(options: dict) -> dict:
     out = {"index_col": False}
     out.update({k: options[k] for k in ("sep", "encoding", "decimal", "thousands")
                 if k in options})
-    if not str(options.get("thousands", "")).isascii():  # a no-break space (1 234,50): pandas'
-        out["engine"] = "python"  # C reader takes a one-byte separator only, its Python one any
+    # A no-break space (1 234,50): pandas' C reader takes a one-byte separator only.
+    if not str(options.get("thousands", "")).isascii():
+        out["engine"] = "python"
     if "na_values" in options:
         out["na_values"] = ["", *options["na_values"]]
         out["keep_default_na"] = False
