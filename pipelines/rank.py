@@ -18,14 +18,14 @@ from transforms.replay.protocols import model_and_fold
 
 
 def _summary(d: str) -> pd.DataFrame:
-    what = "no summary.csv" if os.path.isdir(d) else \
-        "a file, not a folder" if os.path.exists(d) else "no such folder"
-    try:
-        if not os.path.isdir(d):
-            raise FileNotFoundError(d)
-        return whole_streams(load_results(d))
-    except FileNotFoundError:
-        raise ConfigError(f"{d}: {what}; give the output folders of finished runs") from None
+    if os.path.isdir(d):
+        try:
+            return whole_streams(load_results(d))
+        except FileNotFoundError:
+            what = "no summary.csv"
+    else:
+        what = "a file, not a folder" if os.path.exists(d) else "no such folder"
+    raise ConfigError(f"{d}: {what}; give the output folders of finished runs")
 
 
 def measure_table(dirs: list[str], metric: str = "accuracy", category: str = "initial",
