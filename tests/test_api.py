@@ -203,6 +203,45 @@ def test_a_random_engine_a_model_makes_for_itself_is_seeded():
     assert predictions(spec.build()) == predictions(spec.build()) == by_hand
 
 
+def test_amrules_learns_the_same_rules_wherever_its_new_rules_land_in_memory(monkeypatch):
+    """river's AMRules keyed a new rule by its address: one made where a replaced rule had been
+    took that rule's key and replaced a live rule. Here every new rule is made to share one
+    address-key (RegRule.__hash__ = 0); built from its spec, the model still learns what river's
+    AMRules learns when no address is ever reused (every rule it made kept alive)."""
+    import itertools
+
+    from river.datasets import synth
+    from river.rules import amrules
+
+    from transforms.models.specs import ModelSpec
+
+    data = list(itertools.islice(synth.Friedman(seed=1), 1500))
+
+    def predictions(model):
+        out = []
+        for x, y in data:
+            out.append(model.predict_one(x))
+            model.learn_one(x, y)
+        return out, len(model._rules)
+
+    class KeepsEveryRule(dict):  # (a freed rule's address can then never be reused)
+        made = []
+
+        def __setitem__(self, key, rule):
+            self.made.append(rule)
+            super().__setitem__(key, rule)
+
+    spec = ModelSpec.parse('river.rules.AMRules{"n_min": 30, "delta": 0.05, "tau": 0.1}')
+    built = spec.build()
+    with monkeypatch.context() as m:
+        oracle = spec.build()
+        m.setattr(amrules, "hash", hash, raising=False)  # (river's own keys)
+        oracle._rules = KeepsEveryRule()
+        expected = predictions(oracle)
+    monkeypatch.setattr(amrules.RegRule, "__hash__", lambda rule: 0)
+    assert predictions(built) == expected and expected[1] > 3
+
+
 def test_river_datasets_and_generators_built_in_python_are_the_streams_their_specs_give():
     """Each object's spec yields the (x, y) pairs the object itself yields; the generator's
     size is its own or `n`; what no spec can say is one clear error."""

@@ -284,6 +284,7 @@ only the labels' classes); give it as majority
             params["seed"] = DEFAULT_SEED
         try:
             model = cls(*args, **params)
+            _key_new_rules_apart()
             seeded = _seeded_defaults(model, params)
             return cls(*args, **params, **seeded) if seeded else model
         except Exception as e:  # the user's parameters, reported with the spec
@@ -569,6 +570,30 @@ def _seeded_defaults(model, given: dict) -> dict:
                 and getattr(value, "seed", DEFAULT_SEED) is None):
             seeded[name] = value.clone({"seed": DEFAULT_SEED})
     return seeded
+
+
+def _key_new_rules_apart() -> None:
+    """Make river's AMRules key each new rule apart from the rules it holds.
+
+    AMRules keys a rule made from its default rule by `hash(rule)`, the rule's address. A rule
+    replaced by its expansion leaves its key behind and frees its address; a rule made later at
+    that address took the key and so replaced a live rule: the rules learnt hung on memory
+    layout, from run to run and worker to worker. Keyed by an object of its own, kept alive by
+    the key, no new rule can take another's key. (The keys are used for nothing else; river's
+    rule order, its insertion order, is kept.)
+
+    >>> from river import rules
+    >>> _key_new_rules_apart()
+    >>> rules.amrules.hash(rules.AMRules()._new_rule()) is rules.amrules.hash(None)
+    False
+    """
+    amrules = sys.modules.get("river.rules.amrules")
+    if amrules is not None:  # (its module's `hash`, before the builtin, is the key it uses)
+        amrules.hash = _new_rule_key
+
+
+def _new_rule_key(rule) -> object:
+    return object()
 
 
 def _takes_seed(cls) -> bool:
