@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import itertools
 import math
+import os
 import platform
 import re
 import sys
@@ -497,6 +498,8 @@ def manifest(pl: Plan, counts: dict, dead: list[dict], started: str) -> dict:
         "replay": "backfill" if pl.backfill else pl.replay, "repredict": str(pl.repredict),
         "bins": pl.scoring.bins, "curve_every": pl.scoring.curve_every,
         "versions": versions(),
+        # (text hashes, and so the order river walks a set of text classes in; console_main)
+        "python_hash_seed": os.environ.get("PYTHONHASHSEED", "random"),
         "streams": {s.name: {"spec": {"source": s.source,
                                       "options": s.options},
                              "delay": stream_delay(s, pl), "ordering": s.ordering,

@@ -42,6 +42,36 @@ def test_every_runner_gives_the_identical_summary(tmp_path, in_memory, runner, b
     assert predictions == in_memory[1]
 
 
+def test_the_command_gives_the_same_numbers_in_every_process(tmp_path):
+    """Python salts the hashes of text anew in each process, and river's adaptive tree and kNN
+    break a tie between classes in the order of a set of them: on classes named by text, runs
+    of the command (a process each, one with worker processes) give the same predictions, with
+    the hash seed the manifest names."""
+    import itertools
+    import subprocess
+    import sys
+
+    from river.datasets import synth
+
+    data = itertools.islice(synth.LED(seed=4, noise_percentage=0.2), 600)
+    pd.DataFrame([{"time": i, **{f"f{k}": v for k, v in x.items()}, "label": f"d{y}"}
+                  for i, (x, y) in enumerate(data)]).to_csv(tmp_path / "led.csv", index=False)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONHASHSEED"}
+    logs = []
+    for i, runner in enumerate(["direct", "direct", "direct-mp"]):
+        out = tmp_path / f"out{i}"
+        subprocess.run([sys.executable, "-m", "pipelines.cli", "run",
+                        "--stream", str(tmp_path / "led.csv"), "--model", "knn",
+                        "--model", "hoeffding-adaptive-tree", "--delay", "20",
+                        "--runner", runner, "--out", str(out)], env=env, check=True,
+                       capture_output=True)
+        assert json.loads((out / "manifest.json").read_text())["python_hash_seed"] == "0"
+        logs.append(pd.read_parquet(out / "predictions.parquet"))
+    assert len(logs[0]) > 2000
+    pd.testing.assert_frame_equal(logs[0], logs[1])
+    pd.testing.assert_frame_equal(logs[0], logs[2])
+
+
 def test_a_worker_side_error_is_one_line_on_a_portable_runner(tmp_path):
     # The prediction log is read on a worker: its InputError crosses the Fn API as data and is
     # raised again, by type, on the driver.
