@@ -426,7 +426,7 @@ def _config(args, beam_args) -> RunConfig:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the `delayed-eval` console script; returns the exit status.
+    """The `delayed-eval` command (run by `command.console_main`); returns the exit status.
 
     Example
     -------
@@ -448,30 +448,6 @@ def main(argv: list[str] | None = None) -> int:
         return _command(args, beam_args, debug)
     finally:
         beam_logger.setLevel(level)  # main() may be called again in one process (tests)
-
-
-def console_main() -> None:
-    """The `delayed-eval` command: `main` in a Python whose hashes of text are fixed.
-
-    Python salts the hashes of text anew in each process, and with them the order in which a
-    set of texts is walked: river models that walk a set of classes (the adaptive tree's and
-    kNN's probabilities) break a tie between classes named by text one way in one process and
-    another way in the next, so one run's numbers differed from the next run's and one worker's
-    from another's. The command runs again with PYTHONHASHSEED=0 unless the environment fixes
-    it; the worker processes it starts inherit it.
-
-    >>> import subprocess, sys
-    >>> code = ("import os; from pipelines import cli; "
-    ...         "cli.main = lambda: print(os.environ['PYTHONHASHSEED']) or 0; cli.console_main()")
-    >>> env = {k: v for k, v in os.environ.items() if k != "PYTHONHASHSEED"}
-    >>> subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
-    ...                text=True).stdout.split()
-    ['0']
-    """
-    if os.environ.get("PYTHONHASHSEED", "random") == "random" and sys.executable:
-        os.environ["PYTHONHASHSEED"] = "0"
-        os.execv(sys.executable, [sys.executable, *sys.orig_argv[1:]])
-    sys.exit(main())
 
 
 def _import_from_here() -> None:
@@ -624,4 +600,6 @@ if __name__ == "__main__":
     if sys.argv[1:2] == ["--write-reference"]:
         _write_reference(sys.argv[2])
         sys.exit(0)
+    from pipelines.command import console_main
+
     console_main()
