@@ -170,3 +170,38 @@ def test_non_finite_regression_predictions_are_unscored_everywhere(tmp_path):
     assert set(rows["n"]) == {len(finite)}
     mae = rows[(rows["category"] == "initial") & (rows["metric"] == "mae")]["value"].item()
     assert mae == pytest.approx(sum(abs(a - b) for a, b in finite) / len(finite))
+
+
+def test_a_models_generators_draw_as_before_and_a_prediction_set_aside_draws_nothing():
+    """The generators a model holds give the numbers they would give untouched (a plain
+    `random.Random`, a NumPy generator of the same seed), and draws made inside `kept()` —
+    a cached Gaussian value used up included — leave them as they were."""
+    import pickle
+    import random
+
+    import numpy as np
+
+    from transforms.models.randomness import RandomStates
+
+    def draws(r, g):
+        return [r.random(), r.randint(0, 10**6), r.sample(range(100), 5), r.choice("abcdef"),
+                r.gauss(0, 1), r.gauss(0, 1), r.gauss(0, 1), r.getrandbits(70),
+                r.choices(range(9), k=3), r.betavariate(2, 3), r.shuffle(list(range(9))),
+                *g.normal(size=3), *g.integers(0, 9, size=3)]
+
+    class Model:
+        def __init__(self):
+            self.rng, self.np_rng = random.Random(7), np.random.default_rng(7)
+
+    model, untouched = Model(), Model()
+    states = RandomStates(model)
+    assert draws(model.rng, model.np_rng) == draws(untouched.rng, untouched.np_rng)
+    assert model.rng.gauss_next is not None  # (three Gaussian values drawn: one kept)
+    with states.kept():
+        model.rng.gauss(0, 1)  # (uses that value up, drawing nothing)
+    for _ in range(3):
+        with states.kept():
+            draws(model.rng, model.np_rng)
+        assert draws(model.rng, model.np_rng) == draws(untouched.rng, untouched.np_rng)
+    assert draws(*pickle.loads(pickle.dumps((model.rng, model.np_rng)))) == \
+        draws(untouched.rng, untouched.np_rng)

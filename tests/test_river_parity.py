@@ -98,3 +98,32 @@ def test_pipeline_equals_river_for_every_delay(tmp_path):
                             f"metric == 'accuracy'")
         assert row["value"].item() == expected, d
         assert row["n"].item() == 2500 - max(d, 1)
+
+
+@pytest.mark.parametrize("final,repredict", [(True, "none"), (False, "every_k_labels:5"),
+                                             (True, "every_k_labels:3")])
+def test_a_model_that_draws_random_numbers_to_predict_scores_as_in_river(final, repredict):
+    """river's kNN searches with SWINN, which draws where each search starts: the final
+    predictions and re-predictions the evaluation adds draw nothing from it, so the initial
+    scores equal river's delayed progressive validation whatever they are (they moved by up to
+    a point of accuracy when they drew)."""
+    from river import neighbors
+
+    def initial(spec, stream):
+        summary = evaluate_locally(stream, spec, "40", final=final, repredict=repredict).summary
+        rows = summary.query("category == 'initial' and window == 'cumulative'")
+        return dict(zip(rows["metric"], rows["value"]))
+
+    def swinn(kind):
+        return kind(engine=neighbors.SWINN(dist_func=kind().engine.dist_func, seed=42))
+
+    accuracy, mae = metrics.Accuracy(), metrics.MAE()
+    evaluate.progressive_val_score(itertools.islice(datasets.synth.LED(seed=5), 1000),
+                                   swinn(neighbors.KNNClassifier), accuracy, delay=40)
+    assert initial("river.neighbors.KNNClassifier",
+                   'synth:LED{"n": 1000, "seed": 5}')["accuracy"] == accuracy.get()
+    evaluate.progressive_val_score(itertools.islice(datasets.synth.Friedman(seed=5), 800),
+                                   swinn(neighbors.KNNRegressor), mae, delay=40)
+    # (exact sums here, a running mean in river)
+    assert initial("river.neighbors.KNNRegressor", 'synth:Friedman{"n": 800, "seed": 5}')[
+        "mae"] == pytest.approx(mae.get(), rel=1e-14)

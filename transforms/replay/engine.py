@@ -25,6 +25,7 @@ from metrics.probabilistic import PROBABILITY_SLACK, PROBABILITY_SUM_SLACK
 from transforms.errors import ModelError
 from transforms.models.binary import LabelsError, with_binary_labels
 from transforms.models.naive_bayes_batch import fast_predict_one, predict_with_proba
+from transforms.models.randomness import RandomStates
 from transforms.models.specs import ModelSpec
 from transforms.models.temporal import delay_aware
 from transforms.records import (ID, INSTANCE, KIND, LABEL, SEQ, UPDATE, Outcome, SegmentPlace, X,
@@ -223,6 +224,9 @@ class ReplayEngine:
         if self.classification:  # a binary classifier learns label == positive
             self.model = with_binary_labels(self.model, *(binary or (None, None)))
         self._predict_one = fast_predict_one(self.model)  # its exact answers, sooner
+        # The predictions the evaluation adds (final, re-predictions) draw nothing from the
+        # model's random generators: its initial predictions are river's and MOA's.
+        self.randomness = RandomStates(self.model)
         # x -> (class, {class: probability}), or None: classes only.
         self._predict_scored = predict_with_proba(self.model) \
             if probabilities and self.classification else None
@@ -640,7 +644,8 @@ class ReplayEngine:
             return
         # Algorithm 1: new features are predicted at once, and later re-predictions use them.
         try:
-            value, proba = self._predict(key, x)
+            with self.randomness.kept():
+                value, proba = self._predict(key, x)
         except ModelError as e:
             self._model_failed(e, ev, out)
             self._drop(key)
@@ -714,7 +719,8 @@ class ReplayEngine:
         rep_times, rep_values, rep_proba = self.rows.take(row) if row is not None \
             else (None, None, None)
         try:
-            final, final_proba = self._predict(key, x) if self.final else (None, None)
+            with self.randomness.kept():
+                final, final_proba = self._predict(key, x) if self.final else (None, None)
             if self.label_context is not None:
                 self.label_context.label_arrived(key)
             if learns:
@@ -862,7 +868,10 @@ class ReplayEngine:
             self._repredict(due)
 
     def _repredict(self, due) -> None:
-        self._repredicting(self.rows.repredict, due, self.model, self.version)
+        # (The trees' deferred rounds, the other steps, predict from leaf snapshots or with
+        # river's trees' own predict_one, which draws nothing.)
+        with self.randomness.kept():
+            self._repredicting(self.rows.repredict, due, self.model, self.version)
 
     def _repredicting(self, step, *args):
         """A step of re-evaluation (its CPU time counted as prediction's); a failure names the
