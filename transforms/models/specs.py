@@ -577,7 +577,7 @@ def _key_new_rules_apart() -> None:
 
     AMRules keys a rule made from its default rule by `hash(rule)`, the rule's address. A rule
     replaced by its expansion leaves its key behind and frees its address; a rule made later at
-    that address took the key and so replaced a live rule: the rules learnt hung on memory
+    that address takes the key and so replaces a live rule: the rules learnt hang on memory
     layout, from run to run and worker to worker. Keyed by an object of its own, kept alive by
     the key, no new rule can take another's key. (The keys are used for nothing else; river's
     rule order, its insertion order, is kept.)
