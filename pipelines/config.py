@@ -314,10 +314,15 @@ class RunConfig:
         `final`, ...); a list option takes one value or a list.
         """
         try:
-            with open(path, encoding="utf-8") as f:
-                data = yaml.load(f, Loader=_loader_of(path)) or {}
+            with open(path, "rb") as f:
+                raw = f.read()
+            data = yaml.load(raw.decode("utf-8"), Loader=_loader_of(path)) or {}
         except OSError as e:
             raise ConfigError(f"{path}: {e.strerror or e}") from None
+        except UnicodeDecodeError as e:
+            line = raw.count(b"\n", 0, e.start) + 1
+            raise ConfigError(f"{path}, line {line}: not UTF-8 text (byte 0x{raw[e.start]:02x}); "
+                              f"save the file as UTF-8") from None
         except yaml.YAMLError as e:
             mark = getattr(e, "problem_mark", None)
             where = f"{path}, line {mark.line + 1}" if mark is not None else path

@@ -154,6 +154,20 @@ def test_unknown_config_field_is_reported(tmp_path, capsys):
         f"delayed-eval: error: {cfg}: stream {{'path': 'tx.csv', 'label': 'fraud'}}: a stream "
         f"is one spec, its options in JSON after the file: 'tx.csv{{\"label\": \"fraud\"}}' "
         f"(name it NAME=SPEC)\n")
+    # ... also under its name, and a name's mapping of anything else.
+    assert refused("streams:\n  sea:\n    source: synth:SEA\n    n: 300\nmodels: [y]\n"
+                   "out: z\n").endswith("after the file: 'sea=synth:SEA{\"n\": 300}'\n")
+    assert refused("streams:\n  trips:\n    time: pickup\nmodels: [y]\nout: z\n").endswith(
+        "stream {\"time\": \"pickup\"}: a stream is one text, its options in JSON after its "
+        "source, e.g. 'logs/trips.csv{\"time\": \"pickup\"}' (quoted in YAML)\n")
+    # A file saved in Latin-1 (an internal UnicodeDecodeError), and a negative delay.
+    cfg.write_bytes("streams: [x]\nmodels: [y]\n# café\nout: z\n".encode("latin-1"))
+    assert main(["run", "--config", str(cfg)]) == 2
+    assert capsys.readouterr().err == (f"delayed-eval: error: {cfg}, line 3: not UTF-8 text "
+                                       f"(byte 0xe9); save the file as UTF-8\n")
+    assert refused("streams: [x]\nmodels: [y]\nout: z\ndelay: -5\n").endswith(
+        "delay '-5' is negative: a label never comes before its instance; give 0 or more "
+        "events, or a duration (30s, 5min)\n")
     # ... and a model as a mapping of its class and parameters, a model named class.
     assert refused("streams: [x]\nmodels:\n  - class: hoeffding-tree\n    grace_period: 50\n"
                    "out: z\n").endswith(

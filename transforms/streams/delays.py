@@ -191,7 +191,8 @@ class DelaySpec:
                 f"delay {text!r} is not a number of events (1000), a duration (30s, 5min, 2h, "
                 f"1d), random:LOW:HIGH[:SEED] or column:NAME") from None
         if spec.kind != "column" and spec.value < 0:
-            raise DelaySpecError(f"delay {text!r} is negative")
+            raise DelaySpecError(f"delay {text!r} is negative: a label never comes before its "
+                                 f"instance; give 0 or more events, or a duration (30s, 5min)")
         return spec
 
     def __str__(self) -> str:

@@ -205,6 +205,10 @@ def stream_spec_of(stream, **options):
             raise ConfigError(f"stream {stream}: give its options inside the spec, "
                               f"{stream}{json.dumps(options)}")
         return stream
+    if isinstance(stream, dict):  # (a YAML mapping where one text was meant)
+        raise ConfigError(f"stream {json.dumps(stream, default=str)}: a stream is one text, its "
+                          f"options in JSON after its source, e.g. "
+                          f"'logs/trips.csv{{\"time\": \"pickup\"}}' (quoted in YAML)")
     where = f"stream {type(stream).__name__}"
     if isinstance(stream, synth.ConceptDriftStream):
         raise ConfigError(f"{where}: a drift is given as the generator's drift option, "
@@ -248,11 +252,18 @@ def stream_specs(streams) -> list:
     transforms.errors.ConfigError: stream {'path': 'tx.csv', 'label': 'fraud'}: a stream is one
     spec, its options in JSON after the file: 'tx.csv{"label": "fraud"}' (name it NAME=SPEC)
     """
+    def place(item) -> str | None:
+        return next((k for k in ("path", "source", "file") if isinstance(item, dict) and
+                     k in item), None)
+
     for item in streams if isinstance(streams, (list, tuple)) else [streams]:
-        place = [k for k in ("path", "source", "file") if isinstance(item, dict) and k in item]
-        if place:
-            options = {k: v for k, v in item.items() if k != place[0]}
-            raise ConfigError(f"stream {item}: a stream is one spec, its options in JSON after "
-                              f"the file: '{item[place[0]]}{json.dumps(options) if options else ''}"
-                              f"' (name it NAME=SPEC)")
+        named = item.items() if isinstance(item, dict) and not place(item) else [(None, item)]
+        for name, value in named:  # (a name's stream written as a mapping too)
+            if place(value):
+                options = {k: v for k, v in value.items() if k != place(value)}
+                raise ConfigError(
+                    f"stream {value}: a stream is one spec, its options in JSON after the file: "
+                    f"'{f'{name}=' if name else ''}{value[place(value)]}"
+                    f"{json.dumps(options) if options else ''}'" +
+                    ("" if name else " (name it NAME=SPEC)"))
     return named_specs(streams, stream_spec_of, "stream")
