@@ -334,8 +334,9 @@ def check_evaluated(pl: Plan, counts: dict, dead: list[dict],
                 c.get("labelled") and c["labelled"] == c.get("unscored_initial") for c in mine):
             # (A first label's final prediction comes before any label is learned: from the
             # second on, a model that answers none has learned and still answers none.)
-            if pl.scoring.final and all(c["labelled"] > 1 and c["labelled"] == c.get(
-                    "unscored_final") for c in mine):
+            if all(c.get("unanswered_after_learning") for c in mine) or \
+                    pl.scoring.final and all(c["labelled"] > 1 and c["labelled"] == c.get(
+                        "unscored_final") for c in mine):
                 models = [m for (stream, m) in keys if stream == s.name]
                 raise InputError(
                     f"stream {s.name}: no model made a prediction: {', '.join(models)} "

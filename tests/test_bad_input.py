@@ -1113,8 +1113,8 @@ def test_a_backfill_whose_log_keeps_another_time_zone_says_so(tmp_path, capsys):
 
 def test_a_model_that_answers_no_prediction_is_named_not_the_delay(tmp_path, capsys):
     """Alone, the run stopped blaming the delay ("the first label comes after the last of the
-    200 instances", at delay 10); beside another model, its column of NaN said nothing. And
-    --no-final makes no final prediction: none is counted scored."""
+    200 instances", at delay 10), with --no-final too; beside another model, its column of NaN
+    said nothing. And --no-final makes no final prediction: none is counted scored."""
     argv = ["run", "--stream", 'synth:SEA{"n": 200, "seed": 1}', "--delay", "10", "--runner",
             "direct", "--model", "silent=tests.helpers.AnswersNothing"]
     assert main([*argv, "--out", str(tmp_path / "alone"), "--quiet"]) == 2
@@ -1123,6 +1123,9 @@ def test_a_model_that_answers_no_prediction_is_named_not_the_delay(tmp_path, cap
         "(None, NaN or {}) for each of the 200 labelled instances, before and after learning "
         "their labels; check that predict_one (or predict_proba_one) returns a class or a "
         "number\n")
+    # With --no-final only the initial predictions tell: made after learning, still none.
+    assert main([*argv, "--out", str(tmp_path / "alone"), "--quiet", "--no-final"]) == 2
+    assert "no model made a prediction: silent answered none" in capsys.readouterr().err
     out = tmp_path / "beside"
     assert main([*argv, "--model", "no-change", "--out", str(out), "--no-final"]) == 0
     assert "sea / silent: no prediction to score: each of its predictions of the 200 labelled " \

@@ -617,6 +617,8 @@ class ReplayEngine:
             self._model_failed(e, ev, out)
             self.failed_ids.add(key)
             return
+        if initial is None and self.version:  # (learned, and still answers none: not the delay)
+            out.counts["unanswered_after_learning"] += 1
         row = None
         if self.rows is not None:
             t_label = self.expected_labels.pop(key, None)
