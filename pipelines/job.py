@@ -33,9 +33,9 @@ from pipelines.maturity import maturity_manifest, maturity_table
 from pipelines.plan import plan
 from pipelines.results import (drift_delay_table, format_alike_classes, format_diverged,
                                format_log_notices, format_profiles, format_set_aside,
-                               format_table, format_uncompared, format_unknown_positive,
-                               format_unpredicted, format_unrepredicted, numbers_from_json,
-                               segment_table)
+                               format_table, format_uncompared, format_unfixed_hash_seed,
+                               format_unknown_positive, format_unpredicted,
+                               format_unrepredicted, numbers_from_json, segment_table)
 from pipelines.write import WriteResults, keep_segments, located
 from runners import PRESETS, runner_session
 from transforms.backfill.outcomes import LOG_PARTS
@@ -216,6 +216,9 @@ def run(config: RunConfig) -> pd.DataFrame:
         alike = format_alike_classes(record.get("alike_classes", {}), pl.backfill)
         if alike:
             print("\n" + alike)
+        unfixed = format_unfixed_hash_seed(record["python_hash_seed"], counts["classes"])
+        if unfixed:
+            print("\n" + unfixed)
         delays = drift_delay_table(summary)
         if not delays.empty:
             print("\nPage-Hinkley: each known drift's detection delay and the false alarms "

@@ -6,7 +6,6 @@ from __future__ import annotations
 import datetime as dt
 import itertools
 import math
-import os
 import platform
 import re
 import sys
@@ -25,6 +24,7 @@ from pipelines.plan import Plan
 from pipelines.results import unmatched_reasons, where_and_why
 from transforms.backfill.logs import LOG_COUNTERS
 from transforms.errors import InputError
+from transforms.models.randomness import HASH_SEED_COUNT, hash_seed
 from transforms.replay.protocols import model_and_fold
 from transforms.records import SEGMENT_SEPARATOR
 from transforms.replay.engine import COUNTERS
@@ -461,6 +461,19 @@ def alike_classes(classes: list) -> dict[str, list[list]]:
     return alike
 
 
+def hash_seeds(counts: dict) -> list[str]:
+    """The hash seeds of text (PYTHONHASHSEED; 'random': none fixed) of the processes the
+    replays ran in, or of this one when none ran (a backfill): they order the sets of text
+    classes river models walk, and so how such a model breaks a tie between them.
+
+    >>> hash_seeds({"keys": [[["s", "a"], {"hash_seed=0": 3}],
+    ...                      [["s", "b"], {"hash_seed=0": 1, "hash_seed=random": 2}]]})
+    ['0', 'random']
+    """
+    return sorted({k[len(HASH_SEED_COUNT):] for _, raw in counts["keys"] for k in raw
+                   if k.startswith(HASH_SEED_COUNT)}) or [hash_seed()]
+
+
 def manifest(pl: Plan, counts: dict, dead: list[dict], started: str) -> dict:
     """`manifest.json`'s content: the configuration, versions, per-stream read counts and, per
     (stream, model), the counts that add up (see docs/semantics.md); `dead`: the run's dead
@@ -499,8 +512,7 @@ def manifest(pl: Plan, counts: dict, dead: list[dict], started: str) -> dict:
         "replay": "backfill" if pl.backfill else pl.replay, "repredict": str(pl.repredict),
         "bins": pl.scoring.bins, "curve_every": pl.scoring.curve_every,
         "versions": versions(),
-        # (text hashes, and so the order river walks a set of text classes in; console_main)
-        "python_hash_seed": os.environ.get("PYTHONHASHSEED", "random"),
+        "python_hash_seed": seeds[0] if len(seeds := hash_seeds(counts)) == 1 else seeds,
         "streams": {s.name: {"spec": {"source": s.source,
                                       "options": s.options},
                              "delay": stream_delay(s, pl), "ordering": s.ordering,

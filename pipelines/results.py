@@ -189,6 +189,34 @@ def written_by_us(file: str):
                          ) from None
 
 
+def format_unfixed_hash_seed(seeds, classes: list) -> str:
+    """A line naming the streams of classes named by text when a replay ran in a Python
+    without a fixed hash seed (the manifest's `python_hash_seed` holds 'random'), or ''.
+    `classes`: [[(stream, model), classes], ...].
+
+    >>> print(format_unfixed_hash_seed(["0", "random"], [[["s", "m"], ["no", "yes"]],
+    ...                                                  [["t", "m"], [0, 1]]]))
+    ... # doctest: +NORMALIZE_WHITESPACE
+    s: classes named by text, and models run in a Python without a fixed hash seed
+    (PYTHONHASHSEED): a river model that breaks a tie between such classes in a set's order
+    (the adaptive tree, kNN) may break it otherwise in another run; give the workers
+    PYTHONHASHSEED=0, as the delayed-eval command runs (docs/runners.md)
+    >>> format_unfixed_hash_seed("0", [[["s", "m"], ["no", "yes"]]])
+    ''
+    """
+    if "random" not in ([seeds] if isinstance(seeds, str) else seeds):
+        return ""
+    streams = sorted({stream for (stream, _), values in classes
+                      if any(isinstance(v, str) for v in values)})
+    if not streams:
+        return ""
+    return (f"{', '.join(streams)}: classes named by text, and models run in a Python without a "
+            f"fixed hash seed (PYTHONHASHSEED): a river model that breaks a tie between such "
+            f"classes in a set's order (the adaptive tree, kNN) may break it otherwise in "
+            f"another run; give the workers PYTHONHASHSEED=0, as the delayed-eval command runs "
+            f"(docs/runners.md)")
+
+
 def format_alike_classes(alike: dict, backfill: bool) -> str:
     """Lines naming each stream's classes that differ only in case, spaces or type (the
     manifest's `alike_classes`), or ''.

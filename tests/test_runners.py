@@ -72,6 +72,27 @@ def test_the_command_gives_the_same_numbers_in_every_process(tmp_path):
     pd.testing.assert_frame_equal(logs[0], logs[2])
 
 
+def test_a_replay_without_a_fixed_hash_seed_is_named_where_classes_are_text(
+        tmp_path, monkeypatch, capsys):
+    """A process the models ran in without a fixed hash seed (Python started without
+    PYTHONHASHSEED: a notebook, a cluster's worker) is in the manifest, and a line says what
+    it may change where classes are text; none where they are numbers or the seed is fixed."""
+    import transforms.replay.engine
+
+    pd.DataFrame({"time": range(60), "x": [i % 5 for i in range(60)],
+                  "label": ["no", "yes", "yes"] * 20}).to_csv(tmp_path / "rows.csv", index=False)
+    for seed, stream, told in [("random", str(tmp_path / "rows.csv"), True),
+                               ("random", STREAMS[0], False),
+                               ("0", str(tmp_path / "rows.csv"), False)]:
+        monkeypatch.setattr(transforms.replay.engine, "hash_seed", lambda: seed)
+        out = tmp_path / f"out-{seed}-{told}"
+        run(RunConfig(streams=[stream], models=["no-change"], delay="5", out=str(out),
+                      runner="direct", repredict="none", quiet=False))
+        assert json.loads((out / "manifest.json").read_text())["python_hash_seed"] == seed
+        assert ("rows: classes named by text, and models run in a Python without a fixed hash "
+                "seed (PYTHONHASHSEED)" in capsys.readouterr().out) == told
+
+
 def test_a_worker_side_error_is_one_line_on_a_portable_runner(tmp_path):
     # The prediction log is read on a worker: its InputError crosses the Fn API as data and is
     # raised again, by type, on the driver.

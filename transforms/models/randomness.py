@@ -11,11 +11,16 @@ leave every generator as it was.
 
 from __future__ import annotations
 
+import os
 import random
+import sys
 import types
 from collections import deque
 
 import numpy as np
+
+# A replay's count key naming the hash seed of the process it ran in (`hash_seed`).
+HASH_SEED_COUNT = "hash_seed="
 
 # What holds no generator, and is not walked into.
 _LEAVES = (str, bytes, int, float, complex, type(None), np.ndarray, np.generic, type,
@@ -173,3 +178,16 @@ def _restore(g, state) -> None:
         g.bit_generator.state = state
     else:
         g.set_state(state)
+
+
+def hash_seed() -> str:
+    """This Python's seed for hashing text, which orders the sets of text a model walks:
+    PYTHONHASHSEED as it started, 'random' when unset (the `delayed-eval` command sets 0).
+
+    >>> hash_seed() in ("random", os.environ.get("PYTHONHASHSEED"))
+    True
+    """
+    if not sys.flags.hash_randomization:
+        return "0"
+    seed = os.environ.get("PYTHONHASHSEED", "random")
+    return "random" if seed in ("", "0") else seed  # (0 set after it started: not in force)

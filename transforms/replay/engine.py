@@ -25,7 +25,7 @@ from metrics.probabilistic import PROBABILITY_SLACK, PROBABILITY_SUM_SLACK
 from transforms.errors import ModelError
 from transforms.models.binary import LabelsError, with_binary_labels
 from transforms.models.naive_bayes_batch import fast_predict_one, predict_with_proba
-from transforms.models.randomness import RandomStates
+from transforms.models.randomness import HASH_SEED_COUNT, RandomStates, hash_seed
 from transforms.models.specs import ModelSpec
 from transforms.models.temporal import delay_aware
 from transforms.records import (ID, INSTANCE, KIND, LABEL, SEQ, UPDATE, Outcome, SegmentPlace, X,
@@ -381,6 +381,7 @@ class ReplayEngine:
         is called with the drain's counts so far after every `HEARTBEAT` events (a long drain
         of a slow model still shows progress)."""
         out = DrainResult(PredictionLog(self.classification, self.log_predictions))
+        out.counts[HASH_SEED_COUNT + hash_seed()] += 1  # (a worker's own: docs/runners.md)
         batch = sorted(events)
         if batch:
             if batch[-1][TIME] > T:
