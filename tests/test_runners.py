@@ -84,7 +84,7 @@ def test_a_replay_without_a_fixed_hash_seed_is_named_where_classes_are_text(
     for seed, stream, told in [("random", str(tmp_path / "rows.csv"), True),
                                ("random", STREAMS[0], False),
                                ("0", str(tmp_path / "rows.csv"), False)]:
-        monkeypatch.setattr(transforms.replay.engine, "hash_seed", lambda: seed)
+        monkeypatch.setattr(transforms.replay.engine, "hash_seed", lambda seed=seed: seed)
         out = tmp_path / f"out-{seed}-{told}"
         run(RunConfig(streams=[stream], models=["no-change"], delay="5", out=str(out),
                       runner="direct", repredict="none", quiet=False))

@@ -259,11 +259,12 @@ def stream_specs(streams) -> list:
     for item in streams if isinstance(streams, (list, tuple)) else [streams]:
         named = item.items() if isinstance(item, dict) and not place(item) else [(None, item)]
         for name, value in named:  # (a name's stream written as a mapping too)
-            if place(value):
-                options = {k: v for k, v in value.items() if k != place(value)}
+            source = place(value)
+            if source:
+                options = {k: v for k, v in value.items() if k != source}
                 raise ConfigError(
                     f"stream {value}: a stream is one spec, its options in JSON after the file: "
-                    f"'{f'{name}=' if name else ''}{value[place(value)]}"
+                    f"'{f'{name}=' if name else ''}{value[source]}"
                     f"{json.dumps(options) if options else ''}'" +
                     ("" if name else " (name it NAME=SPEC)"))
     return named_specs(streams, stream_spec_of, "stream")
