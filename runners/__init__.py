@@ -243,6 +243,28 @@ def threads_per_worker(workers: int):
 
 
 @contextlib.contextmanager
+def workers_hash_text_alike():
+    """Worker processes started meanwhile hash text with seed 0 (PYTHONHASHSEED) when this
+    Python's seed is not fixed (`evaluate()` from a notebook): river models that break a tie
+    between text classes in a set's order then break it as the `delayed-eval` command does, in
+    every worker (docs/runners.md).
+
+    >>> import os
+    >>> with workers_hash_text_alike():
+    ...     os.environ["PYTHONHASHSEED"] != "random"
+    True
+    """
+    unfixed = os.environ.get("PYTHONHASHSEED", "random") == "random"
+    if unfixed:
+        os.environ["PYTHONHASHSEED"] = "0"
+    try:
+        yield
+    finally:
+        if unfixed:
+            os.environ.pop("PYTHONHASHSEED", None)
+
+
+@contextlib.contextmanager
 def runner_session(name: str, beam_args: list[str] | None = None, worker_logs: bool = False):
     """(runner, options) for a preset, with whatever it needs running for the duration: for
     `portable` without `--job_endpoint`, a job service in this process; for `portable-pool`,
@@ -257,6 +279,7 @@ def runner_session(name: str, beam_args: list[str] | None = None, worker_logs: b
     """
     args = list(beam_args or [])
     with contextlib.ExitStack() as stack:
+        stack.enter_context(workers_hash_text_alike())
         workers = local_workers(name, pipeline_options(name, args))
         if workers > 1:
             stack.enter_context(threads_per_worker(workers))

@@ -93,6 +93,20 @@ def test_a_replay_without_a_fixed_hash_seed_is_named_where_classes_are_text(
                 "seed (PYTHONHASHSEED)" in capsys.readouterr().out) == told
 
 
+def test_worker_processes_started_from_python_hash_text_as_the_command_does(tmp_path,
+                                                                           monkeypatch):
+    """From a Python started without PYTHONHASHSEED (a notebook), the worker processes a run
+    starts get seed 0, as the command's do; the Python's own environment is left as it was."""
+    monkeypatch.delenv("PYTHONHASHSEED", raising=False)
+    pd.DataFrame({"time": range(60), "x": [i % 5 for i in range(60)],
+                  "label": ["no", "yes", "yes"] * 20}).to_csv(tmp_path / "rows.csv", index=False)
+    run(RunConfig(streams=[str(tmp_path / "rows.csv")], models=["knn"], delay="5",
+                  out=str(tmp_path / "out"), runner="direct-mp", repredict="none", quiet=True))
+    assert json.loads((tmp_path / "out" / "manifest.json").read_text())["python_hash_seed"] \
+        == "0"
+    assert "PYTHONHASHSEED" not in os.environ
+
+
 def test_a_worker_side_error_is_one_line_on_a_portable_runner(tmp_path):
     # The prediction log is read on a worker: its InputError crosses the Fn API as data and is
     # raised again, by type, on the driver.
