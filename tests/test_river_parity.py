@@ -105,8 +105,8 @@ def test_pipeline_equals_river_for_every_delay(tmp_path):
 def test_a_model_that_draws_random_numbers_to_predict_scores_as_in_river(final, repredict):
     """river's kNN searches with SWINN, which draws where each search starts: the final
     predictions and re-predictions the evaluation adds draw nothing from it, so the initial
-    scores equal river's delayed progressive validation whatever they are (they moved by up to
-    a point of accuracy when they drew)."""
+    scores equal river's delayed progressive validation whatever they are (had they drawn, the
+    accuracy here would move by up to 2 points)."""
     from river import neighbors
 
     def initial(spec, stream):

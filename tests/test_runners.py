@@ -72,6 +72,12 @@ def test_the_command_gives_the_same_numbers_in_every_process(tmp_path):
     pd.testing.assert_frame_equal(logs[0], logs[2])
 
 
+def _text_classes(path) -> None:
+    """A small labelled-rows stream whose classes are text."""
+    pd.DataFrame({"time": range(60), "x": [i % 5 for i in range(60)],
+                  "label": ["no", "yes", "yes"] * 20}).to_csv(path, index=False)
+
+
 def test_a_replay_without_a_fixed_hash_seed_is_named_where_classes_are_text(
         tmp_path, monkeypatch, capsys):
     """A process the models ran in without a fixed hash seed (Python started without
@@ -79,8 +85,7 @@ def test_a_replay_without_a_fixed_hash_seed_is_named_where_classes_are_text(
     it may change where classes are text; none where they are numbers or the seed is fixed."""
     import transforms.replay.engine
 
-    pd.DataFrame({"time": range(60), "x": [i % 5 for i in range(60)],
-                  "label": ["no", "yes", "yes"] * 20}).to_csv(tmp_path / "rows.csv", index=False)
+    _text_classes(tmp_path / "rows.csv")
     for seed, stream, told in [("random", str(tmp_path / "rows.csv"), True),
                                ("random", STREAMS[0], False),
                                ("0", str(tmp_path / "rows.csv"), False)]:
@@ -98,8 +103,7 @@ def test_worker_processes_started_from_python_hash_text_as_the_command_does(tmp_
     """From a Python started without PYTHONHASHSEED (a notebook), the worker processes a run
     starts get seed 0, as the command's do; the Python's own environment is left as it was."""
     monkeypatch.delenv("PYTHONHASHSEED", raising=False)
-    pd.DataFrame({"time": range(60), "x": [i % 5 for i in range(60)],
-                  "label": ["no", "yes", "yes"] * 20}).to_csv(tmp_path / "rows.csv", index=False)
+    _text_classes(tmp_path / "rows.csv")
     run(RunConfig(streams=[str(tmp_path / "rows.csv")], models=["knn"], delay="5",
                   out=str(tmp_path / "out"), runner="direct-mp", repredict="none", quiet=True))
     assert json.loads((tmp_path / "out" / "manifest.json").read_text())["python_hash_seed"] \
