@@ -233,13 +233,9 @@ def threads_per_worker(workers: int):
     True
     """
     threads = str(max(1, _cores() // max(1, workers)))
-    added = [name for name in THREAD_VARIABLES if name not in os.environ]
-    os.environ.update(dict.fromkeys(added, threads))
-    try:
+    with _worker_environment({name: threads for name in THREAD_VARIABLES
+                              if name not in os.environ}):
         yield
-    finally:
-        for name in added:
-            os.environ.pop(name, None)
 
 
 @contextlib.contextmanager
@@ -255,13 +251,24 @@ def workers_hash_text_alike():
     True
     """
     unfixed = os.environ.get("PYTHONHASHSEED", "random") == "random"
-    if unfixed:
-        os.environ["PYTHONHASHSEED"] = "0"
+    with _worker_environment({"PYTHONHASHSEED": "0"} if unfixed else {}):
+        yield
+
+
+@contextlib.contextmanager
+def _worker_environment(values: dict):
+    """`values` in this process's environment, which the worker processes started meanwhile
+    inherit; each variable as it was afterwards."""
+    before = {name: os.environ.get(name) for name in values}
+    os.environ.update(values)
     try:
         yield
     finally:
-        if unfixed:
-            os.environ.pop("PYTHONHASHSEED", None)
+        for name, value in before.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 @contextlib.contextmanager

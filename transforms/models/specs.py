@@ -282,9 +282,9 @@ only the labels' classes); give it as majority
                                  f"are a list, e.g. {json.dumps({POSITIONAL: ['a', 'b']})}")
         if "seed" not in params and _takes_seed(cls):
             params["seed"] = DEFAULT_SEED
+        _key_new_rules_apart()
         try:
             model = cls(*args, **params)
-            _key_new_rules_apart()
             seeded = _seeded_defaults(model, params)
             return cls(*args, **params, **seeded) if seeded else model
         except Exception as e:  # the user's parameters, reported with the spec
