@@ -32,10 +32,11 @@ from pipelines.manifest import check_evaluated, complete_summary, manifest
 from pipelines.maturity import maturity_manifest, maturity_table
 from pipelines.plan import plan
 from pipelines.results import (drift_delay_table, format_alike_classes, format_diverged,
-                               format_log_notices, format_profiles, format_set_aside,
-                               format_table, format_uncompared, format_unfixed_hash_seed,
-                               format_unknown_positive, format_unpredicted,
-                               format_unrepredicted, numbers_from_json, segment_table)
+                               format_foreign_predictions, format_log_notices, format_profiles,
+                               format_set_aside, format_table, format_uncompared,
+                               format_unfixed_hash_seed, format_unknown_positive,
+                               format_unpredicted, format_unrepredicted, numbers_from_json,
+                               segment_table)
 from pipelines.write import WriteResults, keep_segments, located
 from runners import PRESETS, runner_session
 from transforms.backfill.outcomes import LOG_PARTS
@@ -210,6 +211,9 @@ def run(config: RunConfig) -> pd.DataFrame:
         unknown_positive = format_unknown_positive(summary, streams)
         if unknown_positive:
             print("\n" + unknown_positive)
+        foreign = format_foreign_predictions(summary, pl.backfill)
+        if foreign:
+            print("\n" + foreign)
         uncompared = format_uncompared(summary, pl.tasks)
         if uncompared:
             print("\n" + uncompared)

@@ -18,8 +18,9 @@ import pandas as pd
 
 from pipelines.figures import Figure, figures, save_figure
 from pipelines.results import (drift_delay_table, format_alike_classes, format_diverged,
-                               format_log_notices, format_unrepredicted, format_value,
-                               record_outputs, segment_table, summary_table)
+                               format_foreign_predictions, format_log_notices,
+                               format_unrepredicted, format_value, record_outputs, segment_table,
+                               summary_table)
 from pipelines.run_files import RunFiles
 
 FIGURES = "figures"
@@ -77,6 +78,8 @@ def _render_html(run: RunFiles, made: list[Figure], notes: list[str]) -> str:
     notices = format_log_notices([((c["stream"], c["model"]), c) for c in m.get("counts", [])])
     facts += [("prediction log", line) for line in notices.splitlines()]
     facts += [("diverged", line) for line in format_diverged(run.summary).splitlines()]
+    facts += [("no label's class", line) for line in format_foreign_predictions(
+        run.summary, m.get("replay") == "backfill").splitlines()]
     if m.get("replay") != "backfill" and m.get("repredict") not in (None, "none"):
         facts += [("not re-predicted", line) for line in format_unrepredicted(
             m.get("counts", []), m["repredict"]).splitlines()]

@@ -329,11 +329,55 @@ def format_unknown_positive(summary: pd.DataFrame, streams: dict) -> str:
         positive = options.get("positive")
         classes = list(dict.fromkeys(cells.loc[cells["stream"] == stream, "class"].astype(str)))
         if positive is not None and classes and str(positive) not in classes:
-            shown = ", ".join(map(repr, classes[:5])) + (", …" if len(classes) > 5 else "")
             lines.append(f"{stream}: the positive class {positive!r} is none of its classes "
-                         f"({shown}), so no class's precision, recall and F1 are shown: name "
-                         f"one of them with the stream option {{\"positive\": ...}}")
+                         f"({_some(classes)}), so no class's precision, recall and F1 are "
+                         f"shown: name one of them with the stream option {{\"positive\": ...}}")
     return "\n".join(lines)
+
+
+def format_foreign_predictions(summary: pd.DataFrame, backfill: bool) -> str:
+    """A line per classifier none of whose initial (else final) predictions is a class its
+    stream's labels have — `yes`/`no` for labels True/False, codes for names —: each is
+    scored wrong, which looks like a bad model rather than a mistake; or ''.
+
+    >>> summary = pd.DataFrame({"stream": "tx", "segment": None, "category": "initial",
+    ...                         "window": "cumulative", "metric": "confusion",
+    ...                         "model": ["m"] * 4 + ["nb"] * 2,
+    ...                         "class": ["False", "False", "True", "True", "False", "True"],
+    ...                         "predicted": ["False", "no", "True", "yes", "False", "True"],
+    ...                         "value": [0.0, 30.0, 0.0, 20.0, 28.0, 19.0]})
+    >>> print(format_foreign_predictions(summary, backfill=False))
+    ... # doctest: +NORMALIZE_WHITESPACE
+    tx / m: none of its 50 initial predictions ('no', 'yes') is a class its labels have
+    ('False', 'True'), so each is scored wrong: make the model predict the labels' classes,
+    written as the labels write them
+    """
+    whole = whole_streams(summary)
+    cells = whole[(whole["metric"] == "confusion") & (whole["value"] > 0)
+                  & whole["category"].isin(["initial", "final"])]
+    lines = []
+    for (stream, model), rows in cells.groupby(["stream", "model"], sort=False):
+        category = "initial" if (rows["category"] == "initial").any() else "final"
+        rows = rows[rows["category"] == category]
+        labels = list(dict.fromkeys(rows["class"].astype(str)))
+        predicted = list(dict.fromkeys(rows["predicted"].astype(str)))
+        if set(predicted) & set(labels):
+            continue
+        fix = "the log's predictions must name" if backfill else "make the model predict"
+        lines.append(f"{stream} / {model}: none of its {int(rows['value'].sum()):,} {category} "
+                     f"predictions ({_some(predicted)}) is a class its labels have "
+                     f"({_some(labels)}), so each is scored wrong: {fix} the labels' "
+                     f"classes, written as the labels write them")
+    return "\n".join(lines)
+
+
+def _some(classes: list[str]) -> str:
+    """Up to five classes, quoted.
+
+    >>> _some(["a", "b"]), _some(list("abcdefg"))
+    ("'a', 'b'", "'a', 'b', 'c', 'd', 'e', …")
+    """
+    return ", ".join(map(repr, classes[:5])) + (", …" if len(classes) > 5 else "")
 
 
 def default_metric(reported: set[str]) -> str:

@@ -185,6 +185,14 @@ class PredictsText(GaussianNB):
         return None if y is None else str(y)
 
 
+class PredictsCodes(GaussianNB):
+    """GaussianNB answering 'yes' or 'no' for the labels True and False (a service's codes)."""
+
+    def predict_one(self, x):
+        y = super().predict_one(x)
+        return None if y is None else ("yes" if y else "no")
+
+
 class EndsItsProcess(GaussianNB):
     """GaussianNB that ends the process it runs in when it learns (a library's crash)."""
 

@@ -1350,6 +1350,24 @@ def test_a_model_predicting_its_labels_classes_as_text_is_named(tmp_path, capsys
     assert manifest["alike_classes"] == {"sea": [[False, "False"], [True, "True"]]}
 
 
+def test_a_model_predicting_no_class_its_labels_have_is_named(tmp_path, capsys):
+    """Labels True/False, predictions 'yes'/'no': every prediction scored wrong, which reads
+    as a bad model; the run names the model, its classes and the labels', here and in the
+    report. A model that predicts the labels' classes beside it is not named."""
+    n, delay = 200, 5
+    assert main(["run", "--stream", f'synth:SEA{{"n": {n}}}', "--model",
+                 "codes=tests.helpers.PredictsCodes", "--model", "gaussian-nb", "--delay",
+                 str(delay), "--repredict", "none", "--out", str(tmp_path), "--report",
+                 "--runner", "direct"]) == 0
+    printed = capsys.readouterr().out
+    line = (f"sea / codes: none of its {n - delay:,} initial predictions ('no', 'yes') is a "
+            f"class its labels have ('False', 'True'), so each is scored wrong: make the model "
+            f"predict the labels' classes, written as the labels write them")
+    assert line in printed.splitlines() and "sea / gaussian-nb: none" not in printed
+    page = (tmp_path / "report.html").read_text(encoding="utf-8")
+    assert "<b>no label&#x27;s class</b>: sea / codes: none of its" in page
+
+
 # -- the output directory ------------------------------------------------------------------------
 @pytest.mark.parametrize("inside", ["logs", "logs/eval", "logs/date=2026-11-01/eval"])
 def test_an_out_inside_a_folder_the_run_reads_is_refused(tmp_path, capsys, monkeypatch,
