@@ -178,6 +178,28 @@ def test_models_built_from_positional_arguments_score_as_river_does():
         assert ours == theirs.get(), name
 
 
+def test_ensembles_of_a_list_of_models_score_as_river_does():
+    """river keeps a list of models (VotingClassifier's, StackingClassifier's) as the objects
+    themselves, not as (class, parameters): such an ensemble built in Python was refused
+    ("GaussianNB () cannot be written as JSON")."""
+    from river import datasets, ensemble, linear_model, metrics, naive_bayes, tree
+    from river import evaluate as river_evaluate
+
+    models = {"voting": ensemble.VotingClassifier([naive_bayes.GaussianNB(),
+                                                   tree.HoeffdingTreeClassifier(grace_period=40),
+                                                   linear_model.LogisticRegression()]),
+              "stacking": ensemble.StackingClassifier(
+                  [naive_bayes.GaussianNB(), tree.HoeffdingTreeClassifier()],
+                  meta_classifier=linear_model.LogisticRegression())}
+    for name, model in models.items():
+        result = evaluate_locally('synth:SEA{"n": 400, "seed": 5}', model, 7)
+        ours = result.summary.query("category == 'initial' and metric == 'accuracy' "
+                                    "and window == 'cumulative'")["value"].item()
+        theirs = river_evaluate.progressive_val_score(
+            datasets.synth.SEA(seed=5).take(400), model.clone(), metrics.Accuracy(), delay=7)
+        assert ours == theirs.get(), name
+
+
 def test_a_random_engine_a_model_makes_for_itself_is_seeded():
     """river's kNN left without an engine makes an unseeded approximate one (SWINN): built from
     one spec, two models that learn the same stream predict alike, as they would with the

@@ -421,6 +421,8 @@ def _as_json(value, where: str):
     """A parameter value as JSON: river objects as {PATH: {changed params}}."""
     if type(value).__module__ == "numpy":  # (a NumPy number or array: Python's)
         value = plain_value(value)
+    if isinstance(value, base.Base):  # (river gives estimators in a list as they are)
+        value = type(value), value._get_params()
     if isinstance(value, tuple) and len(value) == 2 and inspect.isclass(value[0]):
         cls, params = value
         if cls.__name__ == "Pipeline":  # (its steps are no parameters a spec can name)
@@ -481,6 +483,11 @@ def spec_of(model) -> str:
     "n_models": 3}
     >>> type(ModelSpec.parse(spec).build().model).__name__
     'HoeffdingTreeClassifier'
+    >>> spec_of(ensemble.VotingClassifier([tree.HoeffdingTreeClassifier(grace_period=50),
+    ...                                    linear_model.LogisticRegression()]))
+    ... # doctest: +NORMALIZE_WHITESPACE
+    'river.ensemble.VotingClassifier{"models": [{"river.tree.HoeffdingTreeClassifier":
+     {"grace_period": 50}}, {"river.linear_model.LogisticRegression": {}}]}'
     """
     if isinstance(model, str):
         return model
