@@ -168,6 +168,18 @@ def test_a_model_of_the_users_own_imports_from_the_folder_the_command_runs_in(tm
     assert accuracy["mine"] == accuracy["gaussian-nb"]
 
 
+def test_a_model_class_of_a_script_missing_in_a_worker_says_where_to_define_it():
+    """A class defined in a notebook or script is `__main__.Mine`, which a worker process of
+    `direct-mp` cannot import: the error said only "module '__main__' has no attribute"."""
+    from transforms.models.specs import ModelSpec, ModelSpecError
+
+    with pytest.raises(ModelSpecError, match=r"cannot import model '__main__\.Mine': .*; a "
+                       r"class defined in a script or notebook is not in the runner's worker "
+                       r"processes: define it in a module of your own .* or run on the "
+                       r"'direct' runner"):
+        ModelSpec.parse("__main__.Mine").build()
+
+
 def test_unknown_model_and_generator_are_config_errors(tmp_path):
     with pytest.raises(ConfigError, match="cannot import model 'river.tree.NoSuchTree'"):
         plan(RunConfig(streams=['synth:SEA{"n": 10}'], models=["river.tree.NoSuchTree"],

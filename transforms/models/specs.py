@@ -259,6 +259,10 @@ only the labels' classes); give it as majority
                 close = [f"{module_name}.{c}" for c in close]
             yours = missing == target.split(".")[0]
             raise ModelSpecError(f"cannot import model {target!r}: {e}" + (
+                "; a class defined in a script or notebook is not in the runner's worker "
+                "processes: define it in a module of your own (a .py file in the folder you "
+                "run in, or on PYTHONPATH), or run on the 'direct' runner"
+                if module_name == "__main__" else
                 f" (did you mean {close[0]}?)" if close else
                 "; a module of your own is found in the folder the command runs in, or in "
                 "a folder on PYTHONPATH" if yours else "")) from None
