@@ -356,6 +356,10 @@ def check_evaluated(pl: Plan, counts: dict, dead: list[dict],
                         f"a wider range than {pl.time_range.describe()} (--from/--to)"
                         if read.get("outside_range") else "a longer stream")))
     logged_keys = {k: c for k, c in keys.items() if c.get("logged_predictions") is not None}
+    unread = next((d for d in dead if d["stream"] is None), None)
+    if logged_keys and unread and not any(c["logged_predictions"] for c in logged_keys.values()):
+        raise InputError(f"{where_and_why(unread)}; no line of the prediction log can be read "
+                         f"(check its separator and quotes)")
     # A model deployed before or after the range (a new version) has nothing in it: the other
     # models are still scored, unless none has anything either.
     if logged_keys and all(c["unmatched_outside_range"] == c["logged_predictions"]

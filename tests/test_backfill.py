@@ -533,6 +533,52 @@ def test_a_csv_log_line_of_the_wrong_width_is_a_dead_letter(tmp_path, monkeypatc
     assert "prediction log: 2 dead letters in " in capsys.readouterr().out
 
 
+@pytest.mark.parametrize("second_half", ["as the first", "as floats"])
+def test_a_csv_log_whose_lines_end_with_the_separator_is_read_under_its_header(
+        tmp_path, monkeypatch, second_half):
+    """Some exports end every line with the separator (`a,1,x,`): each line was one field
+    longer than the header, so each was a dead letter ("none of its predictions was made for
+    an instance arriving in --from/--to", with no range given). Read a 4 KiB block at a time
+    (or whole, when the second half's predictions are floats), the log scores as the run's
+    own; a line written without the separator at its end is a dead letter that says so."""
+    kw = dict(streams=['synth:Agrawal{"n": 600, "seed": 2}'], delay="30", curve_every=100,
+              run_id="same", runner="direct", probabilities=False,
+              repredict="every_k_labels:7", bins=5, quiet=True)
+    run(RunConfig(models=["gaussian-nb"], out=str(tmp_path / "run"), **kw))
+    log = pd.read_parquet(tmp_path / "run" / "predictions.parquet")
+    if second_half == "as floats":
+        later = np.arange(len(log)) >= len(log) // 2
+        log["y_pred"] = log["y_pred"].where(~later, log["y_pred"].astype(float).astype(str))
+    header, *rows = log.to_csv(index=False).splitlines()
+    rows = [row + "," for row in rows]
+    rows.insert(5, rows[4][:-1])  # a repeat of data row 5, without the separator at its end
+    (tmp_path / "log.csv").write_text("\n".join([header, *rows]) + "\n")
+    monkeypatch.setattr("transforms.backfill.logs.LOG_BLOCK", 4096)
+    run(RunConfig(models=[], out=str(tmp_path / "backfill"),
+                  predictions=str(tmp_path / "log.csv"), **kw))
+    assert (tmp_path / "backfill" / "summary.csv").read_text() == \
+        (tmp_path / "run" / "summary.csv").read_text()
+    dead = [json.loads(line) for line in
+            (tmp_path / "backfill" / "dead_letters.jsonl").read_text().splitlines()]
+    assert [(d["row"], d["reason"]) for d in dead] == [
+        (6, "the line does not end with the separator, as the log's first line does")]
+
+
+def test_a_csv_log_none_of_whose_lines_can_be_read_says_so(tmp_path, capsys):
+    """Every line one field longer than the header, and no model column (so the model is
+    named after the file): the backfill blamed a --from/--to it was not given."""
+    (tmp_path / "instances.csv").write_text("id,time,a,label,label_time\n" + "".join(
+        f"{i},{i},{i % 3},{'xy'[i % 2]},{i + 5}\n" for i in range(20)))
+    (tmp_path / "log.csv").write_text("id,t,y_pred\n" + "".join(
+        f"{i},{i},x,{i}\n" for i in range(20)))
+    assert main(["backfill", "--stream", str(tmp_path / "instances.csv"), "--predictions",
+                 str(tmp_path / "log.csv"), "--out", str(tmp_path / "out"), "--runner",
+                 "direct", "--quiet"]) == 2
+    assert capsys.readouterr().err.strip().endswith(
+        "log.csv, row 1: expected 3 fields, saw 4 (more fields than the header); no line of "
+        "the prediction log can be read (check its separator and quotes)")
+
+
 # A run whose own log the JSON Lines tests rewrite.
 AGRAWAL_RUN = dict(streams=['synth:Agrawal{"n": 600, "seed": 2}'], delay="30", curve_every=100,
                    quiet=True, run_id="same", runner="direct", probabilities=False,

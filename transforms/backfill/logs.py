@@ -48,6 +48,8 @@ PROBA_OPTIONS = ("score", "positive", "proba_columns")
 DEFAULT_THRESHOLD = 0.5
 # The bytes of a CSV or JSON Lines log read at a time when it is read block by block.
 LOG_BLOCK = 8 << 20
+# The name given to the empty field after a CSV log line's last separator (left out).
+_AFTER_LAST_SEPARATOR = "\0after the last separator"
 # How a CSV log is read: its delimiter and its numbers' decimal mark.
 CSV_LOG_OPTIONS = {"sep": ",", "decimal": "."}
 # Where a log's options are given, for messages.
@@ -482,7 +484,7 @@ class PredictionLogSpec:
         if wanted is not None and ("proba" in columns or self.decision and
                                    "prediction" in columns):
             wanted += self._source_columns()
-        header = self._checked_header(path) if fmt == "csv" else None
+        header, trailing = self._checked_header(path) if fmt == "csv" else (None, None)
         keep = (self.columns["proba"],)  # (its objects are maps of probabilities)
         with FileSystems.open(path) as f:
             if fmt == "parquet":
@@ -497,15 +499,16 @@ class PredictionLogSpec:
             elif fmt == "csv" and wanted is not None and wanted == [
                     self.columns[c] for c in columns]:
                 # Named columns only, as text: read block by block, whatever the others hold.
-                batches = self._stream_csv(f, path, wanted, bad_rows, header)
+                batches = self._stream_csv(f, path, wanted, bad_rows, header, trailing)
             elif fmt == "csv" and streamed and columns is None:
-                batches = self._stream_csv(f, path, bad_rows=bad_rows)
+                batches = self._stream_csv(f, path, bad_rows=bad_rows, trailing=trailing)
             elif fmt == "jsonl" and (streamed or wanted is not None):
                 batches = _stream_jsonl(f, path, wanted, bad_rows, self.encoding, keep)
             else:
                 # Parsed whole, so that a column's type holds for the whole file (a streaming
                 # reader fixes it from the first block).
-                table = self._read_csv(_Readable(f), path, bad_rows) if fmt == "csv" \
+                table = self._read_csv(_Readable(f), path, bad_rows, trailing) \
+                    if fmt == "csv" \
                     else flat_table(_read_jsonl(f, path, bad_rows, self.encoding), keep)
                 if wanted is not None:
                     table = table.select([c for c in wanted if c in table.column_names])
@@ -597,16 +600,22 @@ class PredictionLogSpec:
         """
         return "\t" if extension(path) == ".tsv" and not self.sep_given else self.csv["sep"]
 
-    def _csv_options(self, path: str, text: list[str], bad_rows: list | None):
+    def _csv_options(self, path: str, text: list[str], bad_rows: list | None,
+                     trailing: list[str] | None = None):
         """How a CSV log is parsed: its separator and decimal mark; ids, model and stream
         names and kinds as text (`000017` keeps its 0s; a model named `1.0` stays `1.0`), and
         the `text` columns too; lines with another number of fields than the header skipped
-        (into `bad_rows`, see `read`). One thread, so that Arrow knows each line's number."""
+        (into `bad_rows`, see `read`); the header's columns `trailing`, for a log whose lines
+        end with the separator (an empty field after them, left out). One thread, so that
+        Arrow knows each line's number."""
         import pyarrow.csv as pcsv
 
         def skipped(line) -> str:
             if bad_rows is not None:  # (Arrow counts the header as row 1, blank lines not)
-                reason = field_count_reason(line.expected_columns, line.actual_columns)
+                reason = "the line does not end with the separator, as the log's first " \
+                    "line does" if trailing and \
+                    line.actual_columns == line.expected_columns - 1 else \
+                    field_count_reason(line.expected_columns, line.actual_columns)
                 try:
                     text = line.text
                 except UnicodeDecodeError:  # (Arrow decodes it as UTF-8 whatever the file)
@@ -621,15 +630,21 @@ class PredictionLogSpec:
 
         as_text = {self.columns[c]: pa.string() for c in ("id", "model", "stream", "kind")}
         as_text.update({c: pa.string() for c in text})
+        named = {} if trailing is None else {"column_names": [*trailing, _AFTER_LAST_SEPARATOR],
+                                             "skip_rows": 1}
         return (pcsv.ParseOptions(delimiter=self._sep(path), invalid_row_handler=skipped),
-                pcsv.ConvertOptions(decimal_point=self.csv["decimal"], column_types=as_text),
+                pcsv.ConvertOptions(decimal_point=self.csv["decimal"], column_types=as_text,
+                                    **({} if trailing is None else
+                                       {"include_columns": trailing})),
                 pcsv.ReadOptions(block_size=LOG_BLOCK, use_threads=False,
-                                 encoding="utf8" if is_utf8(self.encoding) else self.encoding))
+                                 encoding="utf8" if is_utf8(self.encoding) else self.encoding,
+                                 **named))
 
-    def _read_csv(self, f, path: str, bad_rows: list | None) -> pa.Table:
+    def _read_csv(self, f, path: str, bad_rows: list | None,
+                  trailing: list[str] | None = None) -> pa.Table:
         import pyarrow.csv as pcsv
 
-        parse, convert, read = self._csv_options(path, [], bad_rows)
+        parse, convert, read = self._csv_options(path, [], bad_rows, trailing)
         with _undecodable_rows() as undecoded:
             try:
                 return pcsv.read_csv(f, parse_options=parse, convert_options=convert,
@@ -638,13 +653,14 @@ class PredictionLogSpec:
                 raise self._unreadable_csv(path, e, undecoded()) from None
 
     def _stream_csv(self, f, path: str, wanted: list[str] | None = None,
-                    bad_rows: list | None = None, header: str = ""):
+                    bad_rows: list | None = None, header: str = "",
+                    trailing: list[str] | None = None):
         """The file's `wanted` columns that it has (among those its `header` line names), as
         text (a file without any of them: one batch of no columns), or all its columns
         (`read(streamed=True)`), block by block."""
         import pyarrow.csv as pcsv
 
-        parse, convert, read = self._csv_options(path, wanted or [], bad_rows)
+        parse, convert, read = self._csv_options(path, wanted or [], bad_rows, trailing)
         if wanted is not None:
             try:
                 names = next(csv.reader([header], delimiter=self._sep(path)), [])
@@ -671,18 +687,34 @@ class PredictionLogSpec:
                     raise self._unreadable_csv(path, e, undecoded()) from None  # all values fit)
                 yield batch
 
-    def _checked_header(self, path: str) -> str:
-        """A CSV log's header line; a header that seems split by another separator than the
-        configured one is refused: each of the file's lines would otherwise be a dead
-        letter."""
+    def _checked_header(self, path: str) -> tuple[str, list[str] | None]:
+        """A CSV log's header line, and its column names when its lines end with the
+        separator, as some exports write them (its first line after the header has one field
+        more, empty); a header that seems split by another separator than the configured one
+        is refused: each of the file's lines would otherwise be a dead letter.
+
+        >>> import os, tempfile
+        >>> path = os.path.join(tempfile.mkdtemp(), "p.csv")
+        >>> with open(path, "w") as f:
+        ...     _ = f.write("id,t,y_pred\\na,1,x,\\n")
+        >>> PredictionLogSpec.parse(path)._checked_header(path)
+        ('id,t,y_pred', ['id', 't', 'y_pred'])
+        """
+        sep = self._sep(path)
         with FileSystems.open(path) as f:
-            header = f.readline().decode(without_bom(self.encoding), "replace").rstrip("\r\n")
-        other = other_separator(header, self._sep(path))
+            header, first = (f.readline().decode(without_bom(self.encoding), "replace")
+                             .rstrip("\r\n") for _ in range(2))
+        other = other_separator(header, sep)
         if other:
             raise InputError(f"{path}: not a readable CSV file (its header {header[:80]!r} has "
-                             f"no {self._sep(path)!r}); the file seems separated by {other!r}: "
+                             f"no {sep!r}); the file seems separated by {other!r}: "
                              f'give the option {json.dumps({"sep": other})}')
-        return header
+        try:
+            names, fields = (next(csv.reader([line], delimiter=sep), [])
+                             for line in (header, first))
+        except csv.Error:  # (a quote over lines: Arrow's parse says what is wrong)
+            return header, None
+        return header, names if len(fields) == len(names) + 1 and fields[-1] == "" else None
 
     def _unreadable_csv(self, path: str, error: Exception, undecoded: bool) -> InputError:
         if undecoded or "invalid UTF8" in str(error):  # (in a column read as text)
