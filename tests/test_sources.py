@@ -229,6 +229,48 @@ def test_a_label_written_as_a_number_in_one_place_and_as_text_in_another_is_one_
     assert accuracy == river.get()
 
 
+@pytest.mark.parametrize("positive", [1, 1.0])
+def test_a_label_column_of_integers_with_gaps_names_its_classes_as_written(tmp_path, capsys,
+                                                                           positive):
+    """A CSV label column of 1 and 0 with empty cells (labels not known yet) is read as
+    floats: its classes were named 1.0 and 0.0 and `{"positive": 1}` named none of them. The
+    classes are 1 and 0, as written, and either option names the positive class. Oracle:
+    scikit-learn's precision of class 1 and accuracy over the logged initial predictions and
+    the file's labels."""
+    from sklearn.metrics import accuracy_score, precision_score
+
+    from pipelines.job import run
+
+    rows = list(itertools.islice(datasets.synth.SEA(seed=4), 400))
+    frame = pd.DataFrame([x for x, _ in rows]).rename(columns=str)
+    frame["label"] = [int(y) for _, y in rows]
+    frame["label"] = frame["label"].where(frame.index % 37 != 5).astype("Int64")
+    frame.to_csv(tmp_path / "gaps.csv", index=False)
+    assert ",1.0\n" not in (tmp_path / "gaps.csv").read_text() and ",\n" in \
+        (tmp_path / "gaps.csv").read_text()
+    run(RunConfig(streams=[f'{tmp_path / "gaps.csv"}{{"positive": {positive}}}'],
+                  models=["gaussian-nb"], delay="10", repredict="none", quiet=False,
+                  out=str(tmp_path / "out"), runner="direct"))
+    assert "is none of its classes" not in capsys.readouterr().out
+    summary = pd.read_csv(tmp_path / "out" / "summary.csv", dtype={"class": str,
+                                                                   "predicted": str})
+    cells = summary.query("metric == 'confusion'")
+    assert set(cells["class"]) == set(cells["predicted"]) == {"0", "1"}
+    initial = summary.query("category == 'initial' and window == 'cumulative'")
+    precision = initial.query("metric == 'precision'").set_index("class")["value"]
+    assert sorted(precision.index) == ["0", "1"]
+    log = pd.read_parquet(tmp_path / "out" / "predictions.parquet")
+    log = log[(log["kind"] == "initial") & log["y_pred"].notna()]
+    truth = frame["label"].astype(float).set_axis(frame.index.astype(str)).reindex(
+        log["id"]).to_numpy()
+    scored = ~np.isnan(truth)
+    truth, predicted = truth[scored].astype(int).astype(str), log["y_pred"][scored]
+    assert precision["1"] == pytest.approx(
+        precision_score(truth, predicted, pos_label="1"), abs=1e-12)
+    assert initial.query("metric == 'accuracy'")["value"].item() == pytest.approx(
+        accuracy_score(truth, predicted), abs=1e-12)
+
+
 def test_labelled_rows_with_a_duration_column(tmp_path):
     events, dead = read(data("rows.csv") + '{"delay": "column:duration"}')
     assert dead == []
@@ -540,7 +582,8 @@ def test_tables_read_in_chunks_give_the_events_of_one_read(tmp_path, monkeypatch
 
 def test_csv_read_in_chunks_keeps_one_type_per_column(tmp_path, monkeypatch):
     """A column that is text in one chunk only (an id "x9") is text in every chunk, as in one
-    read: ids stay "3", not 3, and label numbers stay floats where a label is missing."""
+    read: ids stay "3", not 3; the labels, a column of integers with a gap (floats to the
+    reader), are the integers written in every chunk."""
     from transforms.streams import table_files
 
     rows = [f"{i},{i},{'' if i == 4 else i % 2}" for i in range(12)]
@@ -552,8 +595,8 @@ def test_csv_read_in_chunks_keeps_one_type_per_column(tmp_path, monkeypatch):
     chunked = read(str(path), delay="1")
     assert chunked == whole
     labels = [(e[4], e[6]) for e in chunked[0] if e[3] == "label"]
-    assert labels[:2] == [("0", 0.0), ("1", 1.0)] and ("x9", 1.0) in labels
-    assert all(type(y) is float for _, y in labels)
+    assert labels[:2] == [("0", 0), ("1", 1)] and ("x9", 1) in labels
+    assert all(type(y) is int for _, y in labels)
 
 
 def test_json_lines_are_parsed_once_before_the_run_and_their_time_order_told(tmp_path,

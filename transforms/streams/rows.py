@@ -58,6 +58,18 @@ def written_as(value, text: bool):
     return number if math.isfinite(number) else value
 
 
+def whole_as_int(value):
+    """A whole float as the integer it is (a column of integers with a gap is read as floats:
+    its classes are 1 and 0, as the file writes them, not 1.0 and 0.0); anything else as it is.
+
+    >>> whole_as_int(1.0), whole_as_int(2.5), whole_as_int(-0.0), whole_as_int("1.0")
+    (1, 2.5, 0, '1.0')
+    """
+    if isinstance(value, float) and value.is_integer() and abs(value) < 2 ** 53:
+        return int(value)
+    return value
+
+
 class Checks:
     """Row-level checks shared by every source: duplicate instance ids, undeclared classes.
 
@@ -87,6 +99,9 @@ class Checks:
         self.seen: set | None = set() if remember else None
         # Whether the stream's labels are text (its declared classes', else its first label's).
         self.text_labels: bool | None = isinstance(classes[0], str) if classes else None
+        # A file's whole-number labels are integers, however its reader typed them (river's
+        # streams give their values as they are).
+        self.whole_floats = not generated_ids
 
     def found(self, seq: int, file, row) -> None:
         """The event `seq` came from this file and row, if it was asked about."""
@@ -123,12 +138,19 @@ class Checks:
         >>> checks = Checks(StreamSpec.parse("logs.jsonl"))
         >>> [checks.as_stream_label(y) for y in (1, "0", " 2 ", "1.5", "x", "nan", "True")]
         [1, 0, 2, 1.5, 'x', 'nan', True]
+
+        A whole number is an integer, as a file writes it (a CSV column of 1 and 0 with empty
+        cells is read as floats):
+
+        >>> [Checks(StreamSpec.parse("logs.csv")).as_stream_label(y) for y in (1.0, 2.5, -0.0)]
+        [1, 2.5, 0]
         """
         if isinstance(y, COLLECTIONS):  # (`label` sets it aside as it is)
             return y
         if self.text_labels is None:
             self.text_labels = isinstance(y, str)
-        return written_as(y, self.text_labels)
+        y = written_as(y, self.text_labels)
+        return whole_as_int(y) if self.whole_floats else y
 
     def label(self, y, file, row, field="label"):
         """A dead letter if `y` is a list (or another collection) or an infinite number (no

@@ -49,7 +49,7 @@ from transforms.records import column_value
 from transforms.specs import split_options
 from transforms.streams import arff
 from transforms.streams.delays import DelaySpec
-from transforms.streams.rows import COLLECTIONS, Checks, labelled_rows, written_as
+from transforms.streams.rows import COLLECTIONS, Checks, labelled_rows, whole_as_int, written_as
 from transforms.streams.table_files import (CSV_OPTIONS, FORMATS, TIME_OPTIONS, TimeReading,
                                             check_encoding, columns_of, csv_options,
                                             day_or_month_first, event_seconds, extension,
@@ -311,6 +311,9 @@ class StreamSpec:
             options = {**options, "sep": "\t"}
         if not source.startswith(("synth:", "dataset:")):
             _check_option_types(name, options)
+            # (as the file's labels are read: 1.0 is the class 1)
+            if "positive" in options:
+                options = {**options, "positive": whole_as_int(options["positive"])}
         return cls(name, source, options)
 
     # -- what kind of source -------------------------------------------------------------------
@@ -483,8 +486,8 @@ class StreamSpec:
         return sorted(int(d["at"]) for d in self.options.get("drift", []))
 
     def declared_classes(self) -> list | None:
-        if "classes" in self.options:
-            return list(self.options["classes"])
+        if "classes" in self.options:  # (as a file's labels are read: 1.0 is the class 1)
+            return [whole_as_int(c) for c in self.options["classes"]]
         if self.format == "arff":
             attrs = arff.header_of(self)
             cls_attr = attrs[arff.arff_class_index(self, attrs)]
