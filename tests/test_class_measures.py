@@ -313,13 +313,13 @@ def test_terminal_table_shows_the_positive_class_of_a_binary_task(tmp_path, caps
                  "--out", str(tmp_path / "refused"), "--runner", "direct"]) == 2
     assert "the positive class 'yes' is not one of the declared classes" in \
         capsys.readouterr().err
-    # Labels 1/0 read as floats (a label column with an empty cell is read so): 1.0 is the
-    # positive class, as 1 is, though 0.0 is the rarer one here (it took the rarer one).
+    # Labels written 1.0/0.0 (as a label column with an empty cell is written and read): the
+    # class 1 is the positive one, though 0 is the rarer one here (it took the rarer one).
     floats = tmp_path / "floats.csv"
     labels = np.where(fraud, 0.0, 1.0)
     pd.DataFrame({"x": x, "label": labels}).to_csv(floats, index=False)
     printed, _ = table(f"tx={floats}")
-    assert "initial recall (1.0)" in printed and "(0.0)" not in printed
+    assert "initial recall (1)" in printed and "(0)" not in printed
 
 
 def test_wilson_interval_of_a_faded_count_near_zero_is_the_whole_range():
