@@ -642,7 +642,7 @@ def named_positive_class(classes, positive=None, declared=None):
     'fraud'
     >>> named_positive_class([0, 1]), named_positive_class(["True", "False"])
     (1, 'True')
-    >>> named_positive_class(["0.0", "1.0"])  # 0/1 read as floats (a column with a NaN)
+    >>> named_positive_class(["0.0", "1.0"])  # 0/1 as floats (a generator may give them)
     '1.0'
 
     >>> named_positive_class(["0"]), named_positive_class([False])  # 0s only, so far
