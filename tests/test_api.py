@@ -150,8 +150,7 @@ def test_models_built_from_positional_arguments_score_as_river_does():
     """river's feature selection and unions (compose.Select(0, 1), Discard(2), a + b) take
     their parts as positional arguments, which a spec holds under "*": each was refused
     ("takes positional arguments, which a spec cannot hold", or a union built wrong)."""
-    from river import compose, datasets, metrics, naive_bayes, preprocessing
-    from river import evaluate as river_evaluate
+    from river import compose, naive_bayes, preprocessing
     from river import linear_model as lm
 
     from transforms.models.specs import ModelSpec, spec_of
@@ -170,20 +169,27 @@ def test_models_built_from_positional_arguments_score_as_river_does():
     assert [type(t).__name__ for t in list(union.steps.values())[0].transformers.values()] == \
         ["StandardScaler", "MinMaxScaler"]
     for name, model in models.items():
-        result = evaluate_locally('synth:SEA{"n": 300, "seed": 2}', model, 5)
-        ours = result.summary.query("category == 'initial' and metric == 'accuracy' "
-                                    "and window == 'cumulative'")["value"].item()
-        theirs = river_evaluate.progressive_val_score(
-            datasets.synth.SEA(seed=2).take(300), model.clone(), metrics.Accuracy(), delay=5)
-        assert ours == theirs.get(), name
+        _initial_accuracy_is_rivers(model, name, n=300, seed=2, delay=5)
+
+
+def _initial_accuracy_is_rivers(model, name: str, n: int, seed: int, delay: int) -> None:
+    """`model`'s initial accuracy on SEA equals river's `progressive_val_score`."""
+    from river import datasets, metrics
+    from river import evaluate as river_evaluate
+
+    result = evaluate_locally(f'synth:SEA{{"n": {n}, "seed": {seed}}}', model, delay)
+    ours = result.summary.query("category == 'initial' and metric == 'accuracy' "
+                                "and window == 'cumulative'")["value"].item()
+    theirs = river_evaluate.progressive_val_score(
+        datasets.synth.SEA(seed=seed).take(n), model.clone(), metrics.Accuracy(), delay=delay)
+    assert ours == theirs.get(), name
 
 
 def test_ensembles_of_a_list_of_models_score_as_river_does():
     """river keeps a list of models (VotingClassifier's, StackingClassifier's) as the objects
     themselves, not as (class, parameters): such an ensemble built in Python was refused
     ("GaussianNB () cannot be written as JSON")."""
-    from river import datasets, ensemble, linear_model, metrics, naive_bayes, tree
-    from river import evaluate as river_evaluate
+    from river import ensemble, linear_model, naive_bayes, tree
 
     models = {"voting": ensemble.VotingClassifier([naive_bayes.GaussianNB(),
                                                    tree.HoeffdingTreeClassifier(grace_period=40),
@@ -192,12 +198,7 @@ def test_ensembles_of_a_list_of_models_score_as_river_does():
                   [naive_bayes.GaussianNB(), tree.HoeffdingTreeClassifier()],
                   meta_classifier=linear_model.LogisticRegression())}
     for name, model in models.items():
-        result = evaluate_locally('synth:SEA{"n": 400, "seed": 5}', model, 7)
-        ours = result.summary.query("category == 'initial' and metric == 'accuracy' "
-                                    "and window == 'cumulative'")["value"].item()
-        theirs = river_evaluate.progressive_val_score(
-            datasets.synth.SEA(seed=5).take(400), model.clone(), metrics.Accuracy(), delay=7)
-        assert ours == theirs.get(), name
+        _initial_accuracy_is_rivers(model, name, n=400, seed=5, delay=7)
 
 
 def test_a_random_engine_a_model_makes_for_itself_is_seeded():

@@ -500,15 +500,7 @@ def test_a_csv_log_line_of_the_wrong_width_is_a_dead_letter(tmp_path, monkeypatc
     the start, one cut short near the end), read a 4 KiB block at a time, the second half
     possibly re-read whole: each is a dead letter naming its file, data row and line, and the
     rest scores as the run's own Parquet log."""
-    kw = dict(streams=['synth:Agrawal{"n": 600, "seed": 2}'], delay="30", curve_every=100,
-              run_id="same", runner="direct", probabilities=False,
-              repredict="every_k_labels:7", bins=5)
-    run(RunConfig(models=["gaussian-nb"], out=str(tmp_path / "run"), quiet=True, **kw))
-    log = pd.read_parquet(tmp_path / "run" / "predictions.parquet")
-    if second_half == "as floats":
-        later = np.arange(len(log)) >= len(log) // 2
-        log["y_pred"] = log["y_pred"].where(~later, log["y_pred"].astype(float).astype(str))
-    header, *rows = log.to_csv(index=False).splitlines()
+    kw, log, header, rows = _run_log_as_csv_lines(tmp_path, second_half)
     width = header.count(",") + 1
     extra, short = ",".join(["9"] * (width + 1)), "cut,short"
     rows.insert(len(rows) - 3, short)
@@ -516,12 +508,7 @@ def test_a_csv_log_line_of_the_wrong_width_is_a_dead_letter(tmp_path, monkeypatc
     (tmp_path / "log.csv").write_text("\n".join([header, *rows]) + "\n")
     monkeypatch.setattr("transforms.backfill.logs.LOG_BLOCK", 4096)
     capsys.readouterr()
-    run(RunConfig(models=[], out=str(tmp_path / "backfill"),
-                  predictions=str(tmp_path / "log.csv"), **kw))
-    assert (tmp_path / "backfill" / "summary.csv").read_text() == \
-        (tmp_path / "run" / "summary.csv").read_text()
-    dead = [json.loads(line) for line in
-            (tmp_path / "backfill" / "dead_letters.jsonl").read_text().splitlines()]
+    dead = _backfill_of_the_csv_log_is_the_run(tmp_path, kw)
     assert [(d["stream"], d["row"], d["reason"], d["record"]) for d in dead] == [
         (None, 3, f"expected {width} fields, saw {width + 1} (more fields than the header)",
          repr(extra)),
@@ -541,27 +528,41 @@ def test_a_csv_log_whose_lines_end_with_the_separator_is_read_under_its_header(
     an instance arriving in --from/--to", with no range given). Read a 4 KiB block at a time
     (or whole, when the second half's predictions are floats), the log scores as the run's
     own; a line written without the separator at its end is a dead letter that says so."""
-    kw = dict(streams=['synth:Agrawal{"n": 600, "seed": 2}'], delay="30", curve_every=100,
-              run_id="same", runner="direct", probabilities=False,
-              repredict="every_k_labels:7", bins=5, quiet=True)
-    run(RunConfig(models=["gaussian-nb"], out=str(tmp_path / "run"), **kw))
-    log = pd.read_parquet(tmp_path / "run" / "predictions.parquet")
-    if second_half == "as floats":
-        later = np.arange(len(log)) >= len(log) // 2
-        log["y_pred"] = log["y_pred"].where(~later, log["y_pred"].astype(float).astype(str))
-    header, *rows = log.to_csv(index=False).splitlines()
+    kw, _, header, rows = _run_log_as_csv_lines(tmp_path, second_half)
     rows = [row + "," for row in rows]
     rows.insert(5, rows[4][:-1])  # a repeat of data row 5, without the separator at its end
     (tmp_path / "log.csv").write_text("\n".join([header, *rows]) + "\n")
     monkeypatch.setattr("transforms.backfill.logs.LOG_BLOCK", 4096)
-    run(RunConfig(models=[], out=str(tmp_path / "backfill"),
-                  predictions=str(tmp_path / "log.csv"), **kw))
-    assert (tmp_path / "backfill" / "summary.csv").read_text() == \
-        (tmp_path / "run" / "summary.csv").read_text()
-    dead = [json.loads(line) for line in
-            (tmp_path / "backfill" / "dead_letters.jsonl").read_text().splitlines()]
+    dead = _backfill_of_the_csv_log_is_the_run(tmp_path, kw)
     assert [(d["row"], d["reason"]) for d in dead] == [
         (6, "the line does not end with the separator, as the log's first line does")]
+
+
+def _run_log_as_csv_lines(folder, second_half: str) -> tuple:
+    """GaussianNB on Agrawal into `folder/run`, its log written as CSV (the second half's
+    predictions as floats, "1.0", if `second_half` says so): (the run's options, the log, its
+    header line, its data lines)."""
+    kw = dict(streams=['synth:Agrawal{"n": 600, "seed": 2}'], delay="30", curve_every=100,
+              run_id="same", runner="direct", probabilities=False,
+              repredict="every_k_labels:7", bins=5)
+    run(RunConfig(models=["gaussian-nb"], out=str(folder / "run"), quiet=True, **kw))
+    log = pd.read_parquet(folder / "run" / "predictions.parquet")
+    if second_half == "as floats":
+        later = np.arange(len(log)) >= len(log) // 2
+        log["y_pred"] = log["y_pred"].where(~later, log["y_pred"].astype(float).astype(str))
+    header, *rows = log.to_csv(index=False).splitlines()
+    return kw, log, header, rows
+
+
+def _backfill_of_the_csv_log_is_the_run(folder, kw: dict) -> list[dict]:
+    """The backfill of `folder/log.csv` gives the run's summary byte for byte; its dead
+    letters."""
+    run(RunConfig(models=[], out=str(folder / "backfill"), predictions=str(folder / "log.csv"),
+                  **kw))
+    assert (folder / "backfill" / "summary.csv").read_text() == \
+        (folder / "run" / "summary.csv").read_text()
+    return [json.loads(line) for line in
+            (folder / "backfill" / "dead_letters.jsonl").read_text().splitlines()]
 
 
 def test_a_csv_log_none_of_whose_lines_can_be_read_says_so(tmp_path, capsys):
