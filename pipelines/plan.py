@@ -150,6 +150,8 @@ def plan(config: RunConfig) -> Plan:
                     raise ConfigError(f"model {name!r} is given twice")
                 models[name] = None
             tasks = dict.fromkeys(models, config.task or _logged_task(streams, log))
+            # (a log of no final prediction, --no-final's, gives no final rows of n 0)
+            final = config.final and log.has_finals(time_range)
             repredict = config.repredict if config.repredict == LOGGED else \
                 RepredictPolicy.parse(config.repredict).with_bins(config.bins)
             if repredict == LOGGED and log.has_repredictions(time_range):
@@ -177,6 +179,7 @@ def plan(config: RunConfig) -> Plan:
                 models[spec.name] = spec
             tasks = {name: spec.task() for name, spec in models.items()}
             repredict = RepredictPolicy.parse(config.repredict).with_bins(config.bins)
+            final = config.final
         holdout, cv, models, tasks = _protocols(config, models, tasks)
         classes = {s.name: s.declared_classes() for s in streams}
         check_tasks(streams, tasks)
@@ -203,7 +206,7 @@ def plan(config: RunConfig) -> Plan:
     try:
         curve_every = config.curve_every or curve_step(min(
             (n for n in (s.approximate_length() for s in streams) if n), default=None))
-        scoring = ScoringPlan.of(repredict, final=config.final, bins=config.bins,
+        scoring = ScoringPlan.of(repredict, final=final, bins=config.bins,
                                  alphas=config.alphas, curve_every=curve_every,
                                  windows=config.windows, fadings=config.fadings,
                                  time_windows=config.time_windows,

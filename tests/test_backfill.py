@@ -76,13 +76,17 @@ def test_a_class_first_labelled_late_gives_the_run_and_its_backfill_one_brier(tm
     pd.testing.assert_frame_equal(*curves)
 
 
-def test_the_commands_backfill_of_a_runs_folder_gives_its_summary_byte_for_byte(tmp_path):
+@pytest.mark.parametrize("options", [[], ["--no-final"]])
+def test_the_commands_backfill_of_a_runs_folder_gives_its_summary_byte_for_byte(tmp_path,
+                                                                                 options):
     """As the README says, with the commands' defaults: no --repredict (its protocol names how
-    the run re-predicted, from the log), no --model."""
+    the run re-predicted, from the log), no --model. A run with --no-final has no final rows,
+    and the backfill of its log, which names no final prediction, has none either (it gave
+    them with n 0)."""
     common = ["--stream", 'synth:SEA{"n": 400, "seed": 2}', "--delay", "40", "--run-id",
               "same", "--runner", "direct", "--quiet"]
-    assert main(["run", *common, "--model", "no-change", "--model", "gaussian-nb", "--out",
-                 str(tmp_path / "run")]) == 0
+    assert main(["run", *common, *options, "--model", "no-change", "--model", "gaussian-nb",
+                 "--out", str(tmp_path / "run")]) == 0
     assert main(["backfill", *common, "--predictions", str(tmp_path / "run"), "--out",
                  str(tmp_path / "backfill")]) == 0
     replayed, backfilled = ((tmp_path / d / "summary.csv").read_text()

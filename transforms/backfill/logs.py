@@ -34,7 +34,7 @@ from transforms.streams.table_files import (TIME_OPTIONS, TimeReading, check_enc
                                             other_separator, source_name, table_files,
                                             parquet_batches, parquet_errors, undecodable,
                                             without_bom)
-from transforms.vocabulary import REPREDICTION
+from transforms.vocabulary import FINAL, REPREDICTION
 
 # Defaults: the columns of `run`'s own predictions.parquet.
 LOG_COLUMNS = {"stream": "stream", "model": "model", "id": "id", "kind": "kind", "time": "t",
@@ -371,15 +371,41 @@ class PredictionLogSpec:
         >>> PredictionLogSpec.parse(path).has_repredictions()
         False
         """
+        named, kindless = self._names_kind(REPREDICTION, time_range)
+        return named or self._predicted_twice(kindless)
+
+    def has_finals(self, time_range=None) -> bool:
+        """Whether the log's files (`files(time_range)`) may hold final predictions: its
+        `kind` column names one (read until one is found), or some file has no kind column
+        (the join tells a final prediction by its time). A log of a run with --no-final, or of
+        a service that logs each decision once, has no final measures to give.
+
+        >>> import os, tempfile
+        >>> path = os.path.join(tempfile.mkdtemp(), "p.csv")
+        >>> with open(path, "w") as f:
+        ...     _ = f.write("id,t,y_pred,kind\\n1,0,a,initial\\n2,1,b,Initial\\n")
+        >>> PredictionLogSpec.parse(path).has_finals()
+        False
+        >>> with open(path, "a") as f:
+        ...     _ = f.write("1,5,a,FINAL\\n")
+        >>> PredictionLogSpec.parse(path).has_finals()
+        True
+        """
+        named, kindless = self._names_kind(FINAL, time_range)
+        return named or bool(kindless)
+
+    def _names_kind(self, kind: str, time_range=None) -> tuple[bool, list[str]]:
+        """(whether a kind column of the log's files names `kind`, read until one does; the
+        files without a kind column, as far as they were read)."""
         kindless = []
         for path in self.files(time_range):
             for batch in self.read(path, columns=["kind"]):
                 if "kind" not in batch.schema.names:
                     kindless.append(path)
                     break
-                if REPREDICTION in spelled_kinds(batch.column(0)).unique().to_pylist():
-                    return True
-        return self._predicted_twice(kindless)
+                if kind in spelled_kinds(batch.column(0)).unique().to_pylist():
+                    return True, kindless
+        return False, kindless
 
     def has_repredicted_probabilities(self, time_range=None) -> bool:
         """Whether some re-prediction in the log's files carries class probabilities (read
