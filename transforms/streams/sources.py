@@ -487,7 +487,8 @@ class StreamSpec:
 
     def declared_classes(self) -> list | None:
         if "classes" in self.options:  # (as a file's labels are read: 1.0 is the class 1)
-            return [whole_as_int(c) for c in self.options["classes"]]
+            return [whole_as_int(c) if self.kind == "file" else c
+                    for c in self.options["classes"]]
         if self.format == "arff":
             attrs = arff.header_of(self)
             cls_attr = attrs[arff.arff_class_index(self, attrs)]
