@@ -188,21 +188,28 @@ def test_a_metric_named_with_its_category_follows_it(nightly, tmp_path, capsys):
                        & (summary["class"].isna() if label_class is None
                           else summary["class"] == label_class)]
         assert row.category == category and row.value == mine["value"].item()
-    # A backfill of a log without final predictions scored no final measure (n 0): one
-    # line, not an empty trend.
+    # A backfill of a log without final predictions: one line, not an empty trend. With a
+    # kind column naming none, it reports no final measure; without one (the join tells a
+    # final prediction by its time), it scored none (n 0).
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
     kw = dict(streams=['synth:SEA{"n": 200}'], delay="10", quiet=True, runner="direct")
     run(RunConfig(models=["gaussian-nb"], out=str(tmp_path / "run"), **kw))
     log = pq.read_table(tmp_path / "run" / "predictions.parquet")
-    pq.write_table(log.filter(pc.equal(log["kind"], "initial")), tmp_path / "initial.parquet")
-    run(RunConfig(models=[], predictions=str(tmp_path / "initial.parquet"),
-                  out=str(tmp_path / "runs" / "date=2026-11-01"), **kw))
-    capsys.readouterr()
-    assert main(["trend", str(tmp_path / "runs"), "--metric", "final accuracy"]) == 2
-    err = capsys.readouterr().err.strip()
-    assert err.count("\n") == 0 and "no run scored final accuracy (cumulative)" in err
+    initial = log.filter(pc.equal(log["kind"], "initial"))
+    for name, (table, line) in {
+            "kinds": (initial, "the runs report no final accuracy (cumulative); name measures "
+                               "they report with --metric"),
+            "times": (initial.drop(["kind"]), "no run scored final accuracy (cumulative)"),
+    }.items():
+        pq.write_table(table, tmp_path / f"{name}.parquet")
+        run(RunConfig(models=[], predictions=str(tmp_path / f"{name}.parquet"),
+                      out=str(tmp_path / name / "date=2026-11-01"), **kw))
+        capsys.readouterr()
+        assert main(["trend", str(tmp_path / name), "--metric", "final accuracy"]) == 2
+        err = capsys.readouterr().err.strip()
+        assert err.count("\n") == 0 and line in err, name
 
 
 def test_names_that_read_as_numbers_or_missing_stay_names(tmp_path, capsys):
