@@ -204,7 +204,8 @@ def _parser() -> argparse.ArgumentParser:
                     "(Demšar 2006). Writes ranks.csv, rank.json and cd_diagram.png/svg/pdf.")
     rank.add_argument("dirs", nargs="+", metavar="DIR", help="output directories of runs")
     rank.add_argument("--metric", default=None,
-                      help="the measure (default accuracy; mae when the runs are regression)")
+                      help="the measure, 'METRIC [(CLASS)]': 'kappa', 'recall (fraud)' "
+                           "(default accuracy; mae when the runs are regression)")
     rank.add_argument("--category", default="initial",
                       help="initial (default), final, or another summary category")
     rank.add_argument("--window", default="cumulative", help="the view (default cumulative)")

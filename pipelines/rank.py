@@ -5,6 +5,7 @@ and for two models the Wilcoxon signed-rank test."""
 from __future__ import annotations
 
 import os
+import re
 
 import numpy as np
 import pandas as pd
@@ -46,15 +47,23 @@ def measure_table(dirs: list[str], metric: str = "accuracy", category: str = "in
     >>> measure_table([out]).shape
     (2, 2)
     """
-    parts, reported, windows = [], set(), set()
+    metric, label_class = _metric_and_class(metric)
+    parts, reported, windows, classes = [], set(), set(), {}
     for d in dirs:
         summary = _summary(d)
+        if "predicted" not in summary:  # (a summary of no confusion cell: a regressor's)
+            summary = summary.assign(predicted=None)
         viewed = summary[(summary["category"] == category) & (summary["window"] == window)]
         reported |= set(viewed["metric"])
         windows |= set(summary["window"].dropna())
+        named = viewed[(viewed["metric"] == metric) & viewed["class"].notna()
+                       & viewed["predicted"].isna()]  # (not a confusion matrix's cells)
+        classes.update(dict.fromkeys(named["class"]))
         rows = summary[(summary["metric"] == metric) & (summary["category"] == category)
-                       & (summary["window"] == window) & summary["class"].isna()
-                       & summary["bin"].isna()]
+                       & (summary["window"] == window) & summary["bin"].isna()
+                       & summary["predicted"].isna()
+                       & (summary["class"].isna() if label_class is None
+                          else summary["class"] == label_class)]
         rows = rows[[model_and_fold(m)[1] is None for m in rows["model"]]]
         if psi is not None and not rows.empty:
             alphas = sorted(set(rows["alpha"].dropna()))
@@ -70,7 +79,17 @@ def measure_table(dirs: list[str], metric: str = "accuracy", category: str = "in
         parts.append(rows.assign(source=d))
     without = [d for d, part in zip(dirs, parts) if part.empty]
     rows = pd.concat(parts)
+    if rows.empty and classes:
+        shown = ", ".join(map(str, list(classes)[:5])) + (", ..." if len(classes) > 5 else "")
+        averaged = f", or rank its average over the classes, --metric macro_{metric}" \
+            if f"macro_{metric}" in reported else ""
+        raise ConfigError(
+            (f"{metric} is a measure of each class" if label_class is None else
+             f"the runs' {category} {metric} ({window}) is of no class {label_class!r}") +
+            f" (the runs have it for {shown}): name the class, e.g. --metric "
+            f"'{metric} ({next(iter(classes))})'" + ("" if label_class else averaged))
     if rows.empty:
+        metric = metric if label_class is None else f"{metric} ({label_class})"
         some = ", ".join(sorted(reported)[:12]) + (", ..." if len(reported) > 12 else "")
         raise ConfigError(f"no {category} {metric} ({window}) in {', '.join(dirs)}; name a "
                           f"measure the runs report with --metric, --category and --window"
@@ -84,6 +103,17 @@ def measure_table(dirs: list[str], metric: str = "accuracy", category: str = "in
     table = table.reindex(columns=models)  # (a model with no value anywhere: a column of NaN)
     table.attrs["runs_without"] = without  # (runs with none of it: of another task, say)
     return table
+
+
+def _metric_and_class(text: str) -> tuple[str, str | None]:
+    """`METRIC [(CLASS)]`, as --fail-if and trend name a measure of one class -> (metric,
+    class or None).
+
+    >>> _metric_and_class("recall (fraud)"), _metric_and_class("kappa")
+    (('recall', 'fraud'), ('kappa', None))
+    """
+    match = re.fullmatch(r"\s*(.+?)\s*\((.+)\)\s*", text)
+    return (match[1], match[2].strip()) if match else (text.strip(), None)
 
 
 def rank_runs(dirs: list[str], out: str | None = None, metric: str | None = None,
@@ -112,6 +142,7 @@ def rank_runs(dirs: list[str], out: str | None = None, metric: str | None = None
                           f"and 1 (exclusive), not {alpha:g}; e.g. --alpha 0.05")
     metric = metric or default_metric(set().union(*(set(_summary(d)["metric"]) for d in dirs)))
     table = measure_table(dirs, metric, category, window, psi)
+    bare, _ = _metric_and_class(metric)
     complete = table.dropna()
     left_out = sorted(set(table.index) - set(complete.index))
     if len(complete.columns) < 2 or len(complete) < 2:
@@ -122,7 +153,7 @@ def rank_runs(dirs: list[str], out: str | None = None, metric: str | None = None
                           f"{len(table.columns)} model(s) on {len(table)} stream(s)"
                           + (f" ({'; '.join(gaps)})" if gaps else "") + "; give the folders "
                           "of runs of the same models over several streams")
-    lower = metric in LOWER_IS_BETTER
+    lower = bare in LOWER_IS_BETTER
     r = ranks(complete.to_numpy(), lower)
     average = dict(zip(complete.columns, r.mean(axis=0).tolist()))
     k, n = len(complete.columns), len(complete)

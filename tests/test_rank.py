@@ -119,6 +119,32 @@ def test_rank_command_writes_ranks_tests_and_the_diagram(runs, capsys):
                                                    "cd_diagram.svg", "cd_diagram.pdf"}
 
 
+def test_a_measure_of_one_class_is_ranked_as_trend_and_fail_if_name_it(runs, capsys):
+    """'recall (True)', as --fail-if and trend name a class's measure: each stream's recall of
+    True ranks the models (it was "no initial recall (True)", and 'recall' alone listed recall
+    among the measures the runs report while refusing it)."""
+    assert main(["rank", str(runs / "three"), "--metric", "recall (True)", "--out",
+                 str(runs / "recall-rank")]) == 0
+    result = json.loads((runs / "recall-rank" / "rank.json").read_text())
+    summary = pd.read_csv(runs / "three" / "summary.csv", dtype={"class": str})
+    rows = summary[(summary["category"] == "initial") & (summary["metric"] == "recall")
+                   & (summary["window"] == "cumulative") & (summary["class"] == "True")]
+    table = rows.pivot(index="stream", columns="model", values="value")
+    expected = np.mean([_plain_ranks(row) for row in table.to_numpy().tolist()], axis=0)
+    assert result["metric"] == "recall (True)" and result["streams"] == len(table) == 5
+    assert result["average_ranks"] == pytest.approx(dict(zip(table.columns, expected)))
+    for metric, line in (("recall", "recall is a measure of each class (the runs have it for "
+                                    "True, False): name the class, e.g. --metric 'recall (True)'"
+                                    ", or rank its average over the classes, --metric "
+                                    "macro_recall"),
+                         ("recall (yes)", "the runs' initial recall (cumulative) is of no class "
+                                          "'yes' (the runs have it for True, False)")):
+        capsys.readouterr()
+        assert main(["rank", str(runs / "three"), "--metric", metric]) == 2
+        err = capsys.readouterr().err.strip()
+        assert err.count("\n") == 0 and line in err, metric
+
+
 def test_two_models_get_the_wilcoxon_test(runs, capsys):
     out = runs / "two-rank"
     assert main(["rank", str(runs / "two"), "--metric", "log_loss", "--out", str(out)]) == 0
