@@ -5,14 +5,14 @@ and for two models the Wilcoxon signed-rank test."""
 from __future__ import annotations
 
 import os
-import re
 
 import numpy as np
 import pandas as pd
 from scipy import stats
 
 from metrics.ranking import LOWER_IS_BETTER, cliques, critical_difference, friedman, ranks
-from pipelines.results import default_metric, json_text, load_results, whole_streams
+from pipelines.results import (MEASURE_NAME, default_metric, json_text, load_results,
+                               whole_streams)
 from transforms.errors import ConfigError
 from transforms.replay.protocols import model_and_fold
 
@@ -112,8 +112,10 @@ def _metric_and_class(text: str) -> tuple[str, str | None]:
     >>> _metric_and_class("recall (fraud)"), _metric_and_class("kappa")
     (('recall', 'fraud'), ('kappa', None))
     """
-    match = re.fullmatch(r"\s*(.+?)\s*\((.+)\)\s*", text)
-    return (match[1], match[2].strip()) if match else (text.strip(), None)
+    match = MEASURE_NAME.match(text)
+    if match is None or match[1]:  # (a category is --category's to give)
+        return text.strip(), None
+    return match[2], match[3].strip() if match[3] else None
 
 
 def rank_runs(dirs: list[str], out: str | None = None, metric: str | None = None,

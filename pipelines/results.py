@@ -6,6 +6,7 @@ import contextlib
 import json
 import math
 import os
+import re
 
 import pandas as pd
 import pyarrow as pa
@@ -25,6 +26,8 @@ SUMMARY_TEXT_COLUMNS = ("run_id", "stream", "segment", "model", "protocol", "cat
                         "metric", "class", "predicted")
 # Of the per-class measures, the table shows a binary task's positive class's.
 POSITIVE_CLASS_METRICS = ("precision", "recall", "f1", "average_precision")
+# A measure as trend and rank name it: `[initial|final] METRIC [(CLASS)]` ('recall (fraud)').
+MEASURE_NAME = re.compile(r"^\s*(?:(initial|final)\s+)?(\w+)\s*(?:\((.+)\))?\s*$")
 
 
 def load_results(path: str, kind: str = "summary") -> pd.DataFrame:

@@ -11,7 +11,8 @@ import re
 import numpy as np
 import pandas as pd
 
-from pipelines.results import default_metric, load_results, read_manifest, whole_streams
+from pipelines.results import (MEASURE_NAME, default_metric, load_results, read_manifest,
+                               whole_streams)
 from transforms.errors import ConfigError
 
 # A run's files: a folder with some of them but not summary.csv and manifest.json is damaged.
@@ -20,7 +21,6 @@ _DATE = re.compile(r"(?:^|[/\\])date=([^/\\]+)")
 # Interval rows of a measure: the Wilson interval of a proportion, or the bootstrap's.
 _INTERVALS = {m: (f"{m}_wilson_low", f"{m}_wilson_high")
               for m in ("accuracy", "precision", "recall")}
-_MEASURE = re.compile(r"^\s*(?:(initial|final)\s+)?(\w+)\s*(?:\((.+)\))?\s*$")
 
 
 def _measure(text: str, category: str) -> tuple[str, str, str | None]:
@@ -30,7 +30,7 @@ def _measure(text: str, category: str) -> tuple[str, str, str | None]:
     >>> _measure("recall (fraud)", "initial"), _measure("final accuracy", "initial")
     (('initial', 'recall', 'fraud'), ('final', 'accuracy', None))
     """
-    match = _MEASURE.match(text)
+    match = MEASURE_NAME.match(text)
     if not match:
         raise ConfigError(f"--metric {text!r}: not [initial|final] METRIC [(CLASS)]; name a "
                           f"measure as 'accuracy', 'recall (fraud)' or 'final kappa'")
@@ -39,7 +39,7 @@ def _measure(text: str, category: str) -> tuple[str, str, str | None]:
 
 def _full_name(text: str, category: str) -> str:
     """A --metric as named with its category: 'initial recall (fraud)'."""
-    return text if _MEASURE.match(text)[1] else f"{category} {text}"
+    return text if MEASURE_NAME.match(text)[1] else f"{category} {text}"
 
 
 def _runs(root: str) -> list[str]:
