@@ -28,8 +28,9 @@ CONFIDENCE_METRICS = ("accuracy_ci_hoeffding", "accuracy_ci_chernoff", "accuracy
 Z = statistics.NormalDist().inv_cdf(1 - CONFIDENCE_DELTA / 2)
 # From the confusion counts, whatever the class order (scikit-learn's definitions, a class
 # counted when it occurs as a label or as a prediction; a ratio with a zero denominator is 0).
-PER_CLASS_AVERAGES = ("balanced_accuracy", "mcc", "macro_precision", "macro_recall", "macro_f1",
-                      "weighted_precision", "weighted_recall", "weighted_f1", "micro_f1")
+PER_CLASS_AVERAGES = ("balanced_accuracy", "gmean", "mcc", "macro_precision", "macro_recall",
+                      "macro_f1", "weighted_precision", "weighted_recall", "weighted_f1",
+                      "micro_f1")
 CLASSIFICATION_METRICS = ("accuracy", "kappa", "kappa_m", "kappa_t", "kappa_plus",
                           *PER_CLASS_AVERAGES, *CONFIDENCE_METRICS)
 # Reported once per class (`ClassificationScore.per_class`), and the confusion matrix's cells.
@@ -57,9 +58,24 @@ def _add(mine: list, theirs, sign: int = 1) -> None:
         mine[i] += sign * c
 
 
+def _geometric_mean(values: list) -> float:
+    """(Π v)^(1/k) of k values in [0, 1], as exp of the mean log (a product of many recalls
+    would underflow); 0 when one is 0, NaN when there are none.
+
+    >>> _geometric_mean([0.5, 0.5]), _geometric_mean([0.9, 0.0]), _geometric_mean([])
+    (0.5, 0.0, nan)
+    """
+    if not values:
+        return math.nan
+    if min(values) == 0:
+        return 0.0
+    return math.exp(math.fsum(math.log(v) for v in values) / len(values))
+
+
 class ClassificationScore:
     """Counts behind accuracy, Cohen's κ, κ_m, κ_per (kappa-temporal), κ+ and the measures of
-    the per-class confusion counts (precision, recall, F1 averages, balanced accuracy, MCC).
+    the per-class confusion counts (precision, recall, F1 averages, balanced accuracy, G-mean,
+    MCC).
 
     Each update takes the true class, the predicted class, the Persistent baseline's prediction
     (the previous true label in label-arrival order) and the Majority baseline's prediction
@@ -72,8 +88,9 @@ class ClassificationScore:
     - κ+ = sqrt(max(0, κ)·max(0, κ_per))
     - per class c (hits h_c, labels t_c, predictions p_c): precision h_c/p_c, recall h_c/t_c,
       F1 2h_c/(t_c + p_c); macro = their mean over the classes that occur, weighted = their
-      mean weighted by t_c, micro F1 = accuracy; balanced accuracy = mean recall over the
-      classes that occur as labels; MCC = (hits·n − Σ t_c p_c) / sqrt((n² − Σ p_c²)(n² − Σ t_c²))
+      mean weighted by t_c, micro F1 = accuracy; balanced accuracy = mean recall and G-mean
+      = geometric mean recall over the classes that occur as labels;
+      MCC = (hits·n − Σ t_c p_c) / sqrt((n² − Σ p_c²)(n² − Σ t_c²))
 
     >>> s = ClassificationScore()
     >>> for y, p, prev, maj in [(0, 0, 0, 0), (1, 0, 0, 0), (1, 1, 1, 1), (0, 0, 1, 0)]:
@@ -90,6 +107,9 @@ class ClassificationScore:
     Žliobaitė, I., Bifet, A., Read, J., Pfahringer, B., Holmes, G. (2015). Evaluation
     methods and decision theory for classification of streaming data with temporal dependence.
     Machine Learning 98(3), 455–482.
+
+    Barandela, R., Sánchez, J. S., García, V., Rangel, E. (2003). Strategies for learning in
+    class imbalance problems. Pattern Recognition 36(3), 849–851 (G-mean).
 
     Gorodkin, J. (2004). Comparing two K-category assignments by a K-category correlation
     coefficient. Computational Biology and Chemistry 28(5–6), 367–374 (MCC for K classes).
@@ -360,7 +380,8 @@ class ClassificationScore:
 
         recalls = [h / t for h, t, _ in classes if t]
         out = {"balanced_accuracy": sum(recalls) / len(recalls) if recalls else math.nan,
-               "mcc": self._mcc(classes), "micro_f1": self.accuracy}
+               "gmean": _geometric_mean(recalls), "mcc": self._mcc(classes),
+               "micro_f1": self.accuracy}
         for name, measure in (("precision", self._precision), ("recall", self._recall),
                               ("f1", self._f1)):
             out[f"macro_{name}"] = averaged(measure, False)
@@ -489,6 +510,23 @@ class ClassificationScore:
         (0.75, 0.5)
         """
         return self._class_averages()["balanced_accuracy"]
+
+    @property
+    def gmean(self) -> float:
+        """The geometric mean of the recalls of the classes that occur as labels (Barandela et
+        al. 2003): 0 as soon as one of them is never predicted right. A class that is only
+        ever predicted has no recall and does not count (river's `GeometricMean` counts it as
+        a recall of 0).
+
+        >>> s = ClassificationScore()
+        >>> s.update_many([0, 0, 0, 1], [0, 0, 1, 1], [0] * 4, [0] * 4)
+        >>> round(s.gmean, 4)  # sqrt(2/3 · 1/1)
+        0.8165
+        >>> s.update_many([2], [0], [0], [0])  # class 2's recall is 0
+        >>> s.gmean
+        0.0
+        """
+        return self._class_averages()["gmean"]
 
     @property
     def mcc(self) -> float:

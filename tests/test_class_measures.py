@@ -1,6 +1,7 @@
 """The measures of the per-class confusion counts (precision, recall and F1 averages, balanced
-accuracy, MCC) equal scikit-learn's on the stored predictions, at the end and at curve points,
-cumulative and over a sliding window, and river's progressive_val_score on the same stream."""
+accuracy, G-mean, MCC) equal scikit-learn's on the stored predictions, at the end and at curve
+points, cumulative and over a sliding window, and river's progressive_val_score on the same
+stream."""
 
 import itertools
 import os
@@ -22,8 +23,16 @@ def _averaged(function, average):
     return lambda y, p: function(y, p, average=average, zero_division=0)
 
 
+def _gmean(y, p, sample_weight=None):
+    """The geometric mean of scikit-learn's recalls of the classes that occur as labels."""
+    recalls = sk.recall_score(y, p, labels=sorted(set(y)), average=None,
+                              sample_weight=sample_weight, zero_division=0)
+    return float(np.prod(recalls) ** (1 / len(recalls)))
+
+
 SKLEARN = {
     "balanced_accuracy": sk.balanced_accuracy_score,
+    "gmean": _gmean,
     "mcc": sk.matthews_corrcoef,
     "micro_f1": lambda y, p: sk.f1_score(y, p, average="micro"),
     **{f"{average}_{name}": _averaged(function, average) for average in ("macro", "weighted")
@@ -89,7 +98,8 @@ def test_class_measures_equal_river_progressive_val_score():
                      "macro_recall": metrics.MacroRecall(), "weighted_f1": metrics.WeightedF1(),
                      "weighted_precision": metrics.WeightedPrecision(),
                      "weighted_recall": metrics.WeightedRecall(), "micro_f1": metrics.MicroF1(),
-                     "balanced_accuracy": metrics.BalancedAccuracy()}
+                     "balanced_accuracy": metrics.BalancedAccuracy(),
+                     "gmean": metrics.GeometricMean()}
     evaluate.progressive_val_score(itertools.islice(datasets.synth.Waveform(seed=5), n),
                                    naive_bayes.GaussianNB(),
                                    metrics.base.Metrics(list(river_metrics.values())), delay=delay)
@@ -144,6 +154,7 @@ def test_faded_class_measures_weigh_each_label_by_its_age():
         sk.recall_score(y, p, average="weighted", sample_weight=w, zero_division=0), rel=1e-9)
     assert ours["balanced_accuracy"] == pytest.approx(
         sk.balanced_accuracy_score(y, p, sample_weight=w), rel=1e-9)
+    assert ours["gmean"] == pytest.approx(_gmean(y, p, sample_weight=w), rel=1e-9)
     assert ours["mcc"] == pytest.approx(sk.matthews_corrcoef(y, p, sample_weight=w), rel=1e-9)
 
 

@@ -31,7 +31,8 @@ def test_run_writes_every_output(tmp_path, capsys):
                                      "n", "t"]
     scores = summary[~summary["category"].isin(["drift", "comparison"])]
     assert set(scores["metric"]) == {
-        "accuracy", "kappa", "kappa_m", "kappa_t", "kappa_plus", "balanced_accuracy", "mcc",
+        "accuracy", "kappa", "kappa_m", "kappa_t", "kappa_plus", "balanced_accuracy", "gmean",
+        "mcc",
         "macro_precision", "macro_recall", "macro_f1", "weighted_precision", "weighted_recall",
         "weighted_f1", "micro_f1", "accuracy_ci_hoeffding", "accuracy_ci_chernoff",
         "accuracy_wilson_low", "accuracy_wilson_high", "kappa_se", "kappa_z", "precision",
