@@ -143,7 +143,8 @@ def test_a_model_predicting_before_the_first_label_indexes_classes_in_label_orde
 def test_a_log_without_kinds_has_binned_measures_only_if_an_instance_is_predicted_again(
         tmp_path, again_at):
     """A deployed model's log of one decision per request, without a kind column (as most
-    are): its binned and Ψα rows would repeat the initial ones, so there are none. Instance 4
+    are): its binned and Ψα rows would repeat the initial ones, so there are none, nor final
+    rows (the join would count no prediction final: each is its instance's first). Instance 4
     (arriving at 4, labelled at 8) predicted again half-way through its wait makes them; a
     prediction logged twice at the same time (a retry, here with another answer) is a repeat:
     the first counts, and it is counted."""
@@ -162,6 +163,7 @@ def test_a_log_without_kinds_has_binned_measures_only_if_an_instance_is_predicte
                  "--runner", "direct", "--quiet"]) == 0
     summary = pd.read_csv(tmp_path / "o" / "summary.csv")
     assert ({"binned", "intermediate"} <= set(summary["category"])) == (again_at == 6.0)
+    assert ("final" in set(summary["category"])) == (again_at == 6.0)
     initial = summary[(summary.metric == "accuracy") & (summary.category == "initial") &
                       (summary.window == "cumulative")].set_index("model")["value"]
     for model, rows in (("v1", range(15)), ("v2", range(15, 30))):

@@ -189,8 +189,10 @@ def test_a_metric_named_with_its_category_follows_it(nightly, tmp_path, capsys):
                           else summary["class"] == label_class)]
         assert row.category == category and row.value == mine["value"].item()
     # A backfill of a log without final predictions: one line, not an empty trend. With a
-    # kind column naming none, it reports no final measure; without one (the join tells a
-    # final prediction by its time), it scored none (n 0).
+    # kind column naming none, or without one and one prediction per instance, it reports
+    # no final measure; without one and with re-predictions (the join tells a final
+    # prediction by its time: none is at its label's), it scored none (n 0).
+    import pyarrow as pa
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
@@ -198,10 +200,15 @@ def test_a_metric_named_with_its_category_follows_it(nightly, tmp_path, capsys):
     run(RunConfig(models=["gaussian-nb"], out=str(tmp_path / "run"), **kw))
     log = pq.read_table(tmp_path / "run" / "predictions.parquet")
     initial = log.filter(pc.equal(log["kind"], "initial"))
+    unreported = "the runs report no final accuracy (cumulative); name measures they report " \
+                 "with --metric"
     for name, (table, line) in {
-            "kinds": (initial, "the runs report no final accuracy (cumulative); name measures "
-                               "they report with --metric"),
-            "times": (initial.drop(["kind"]), "no run scored final accuracy (cumulative)"),
+            "kinds": (initial, unreported),
+            "times": (initial.drop(["kind"]), unreported),
+            # (each instance predicted again half a second later, before its label)
+            "repredicted": (pa.concat_tables([initial, initial.set_column(
+                initial.schema.get_field_index("t"), "t", pc.add(initial["t"], 0.5))]).drop(
+                ["kind"]), "no run scored final accuracy (cumulative)"),
     }.items():
         pq.write_table(table, tmp_path / f"{name}.parquet")
         run(RunConfig(models=[], predictions=str(tmp_path / f"{name}.parquet"),

@@ -376,9 +376,11 @@ class PredictionLogSpec:
 
     def has_finals(self, time_range=None) -> bool:
         """Whether the log's files (`files(time_range)`) may hold final predictions: its
-        `kind` column names one (read until one is found), or some file has no kind column
-        (the join tells a final prediction by its time). A log of a run with --no-final, or of
-        a service that logs each decision once, has no final measures to give.
+        `kind` column names one (read until one is found), or, in files without a kind column
+        (whose kinds the join tells by time: an instance's first prediction is its initial
+        one), a model predicted an instance at two times or more. A log of a run with
+        --no-final, or of a service that logs each decision once, has no final measures to
+        give.
 
         >>> import os, tempfile
         >>> path = os.path.join(tempfile.mkdtemp(), "p.csv")
@@ -390,9 +392,13 @@ class PredictionLogSpec:
         ...     _ = f.write("1,5,a,FINAL\\n")
         >>> PredictionLogSpec.parse(path).has_finals()
         True
+        >>> with open(path, "w") as f:
+        ...     _ = f.write("id,t,y_pred\\n1,0,a\\n2,1,b\\n")  # one decision each
+        >>> PredictionLogSpec.parse(path).has_finals()
+        False
         """
         named, kindless = self._names_kind(FINAL, time_range)
-        return named or bool(kindless)
+        return named or self._predicted_twice(kindless)
 
     def _names_kind(self, kind: str, time_range=None) -> tuple[bool, list[str]]:
         """(whether a kind column of the log's files names `kind`, read until one does; the
