@@ -133,6 +133,7 @@ def plan(config: RunConfig) -> Plan:
                 log = log.with_score_class(_positive_of_labels(streams))
             if log.decides_by_score():
                 log = log.deciding_by_score(_other_class(streams, log.proba["positive"]))
+            log.check_columns(time_range)
             names = _logged_models(log, config.models, time_range)
             if not names:
                 raise ConfigError(f"prediction log {log.pattern}: " + (

@@ -17,6 +17,7 @@ from river import datasets
 from pipelines.cli import main
 from pipelines.config import LOGGED, RunConfig
 from pipelines.job import run
+from pipelines.plan import plan
 from tests.helpers import RemoteFileSystem
 from transforms.backfill.join import join_predictions, label_columns
 from transforms.backfill.logs import PredictionLogSpec, TypesChanged
@@ -869,6 +870,13 @@ def test_a_log_without_its_columns_is_one_error_line(tmp_path, capsys):
     err = capsys.readouterr().err.strip()
     assert code == 2 and err.count("\n") == 0
     assert str(log) in err and "'t'" in err and "when" in err
+    # Told while the run is planned, before the stream is read (a night's labels can take
+    # minutes): a CSV log as a service exports it, with its own names.
+    pd.DataFrame({"id": ["1"], "time": [0.0], "prediction": ["a"]}).to_csv(
+        tmp_path / "p.csv", index=False)
+    with pytest.raises(InputError, match="name them with the --predictions option"):
+        plan(RunConfig(streams=['synth:SEA{"n": 20}'], models=[], delay="5",
+                       predictions=str(tmp_path / "p.csv"), out=str(tmp_path / "o")))
 
 
 @pytest.mark.parametrize("kind,told", [("inital", "kind 'inital'"), (None, "no kind")])

@@ -329,6 +329,27 @@ class PredictionLogSpec:
             names = (names - {None}) | {""}
         return [n for n in recorded if n in names] + sorted(names - set(recorded))
 
+    def check_columns(self, time_range=None) -> None:
+        """The first of the log's files (`files(time_range)`) has the columns a log needs
+        (`_check_named`), told from its first block: a log whose columns are named otherwise
+        stops the backfill before its stream is read, not after.
+
+        >>> import os, tempfile
+        >>> path = os.path.join(tempfile.mkdtemp(), "p.csv")
+        >>> with open(path, "w") as f:
+        ...     _ = f.write("id,time,prediction\\n1,0,a\\n")
+        >>> PredictionLogSpec.parse(path).check_columns()
+        Traceback (most recent call last):
+        ...
+        transforms.errors.InputError: ...p.csv: column 't' (option "time") and column 'y_pred' \
+(option "prediction") not found; ...
+        >>> PredictionLogSpec.parse(path + '{"time": "time", "prediction": "prediction"}'
+        ...                         ).check_columns()
+        """
+        batches = self.read(self.files(time_range)[0], streamed=True)
+        next(batches, None)
+        batches.close()
+
     def has_rows(self, time_range=None) -> bool:
         """Whether any of the log's files (`files(time_range)`) has a row. A log of CSV lines
         none of which can be read (each has another number of fields than its header) is
