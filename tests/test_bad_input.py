@@ -180,6 +180,23 @@ def test_a_model_class_of_a_script_missing_in_a_worker_says_where_to_define_it()
         ModelSpec.parse("__main__.Mine").build()
 
 
+def test_positional_arguments_given_by_name_say_how_to_give_them():
+    """river's Pipeline(*steps) given {"steps": [...]}, as its docs name them: the error said
+    only "unexpected keyword argument 'steps'"; the spec it suggests builds the pipeline."""
+    from river import compose, linear_model, preprocessing
+
+    from transforms.models.specs import ModelSpec, ModelSpecError
+
+    steps = ["river.preprocessing.StandardScaler", "river.linear_model.LinearRegression"]
+    with pytest.raises(ModelSpecError) as told:
+        ModelSpec.parse("river.compose.Pipeline" + json.dumps({"steps": steps})).build()
+    suggested = re.search(r"'steps' are its positional arguments, given as (\{.*\}) \(or the "
+                          r"steps joined by \|", str(told.value)).group(1)
+    built = ModelSpec.parse("river.compose.Pipeline" + suggested).build()
+    assert isinstance(built, compose.Pipeline) and repr(built) == repr(
+        preprocessing.StandardScaler() | linear_model.LinearRegression())
+
+
 def test_unknown_model_and_generator_are_config_errors(tmp_path):
     with pytest.raises(ConfigError, match="cannot import model 'river.tree.NoSuchTree'"):
         plan(RunConfig(streams=['synth:SEA{"n": 10}'], models=["river.tree.NoSuchTree"],

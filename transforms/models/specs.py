@@ -302,6 +302,12 @@ only the labels' classes); give it as majority
                 named = [n for n, k in kinds.items() if k != inspect.Parameter.VAR_POSITIONAL]
                 hints.append(f"its parameters are {', '.join(named)}" if named else
                              "it takes no parameters")
+            hints += [f"{k!r} are its positional arguments, given as "
+                      f"{json.dumps({POSITIONAL: _as_objects(v)})}"
+                      + (" (or the steps joined by |: 'a | b')"
+                         if target == "river.compose.Pipeline" else "")
+                      for k, v in self.params.items()
+                      if kinds.get(k) == inspect.Parameter.VAR_POSITIONAL]
             hints += [f"a model is written as its name with its parameters: "
                       f"{json.dumps({k: {v: {}}})}" for k, v in self.params.items()
                       if isinstance(v, str) and (v in REGISTRY or v in BASELINES)]
@@ -326,6 +332,16 @@ def _names_an_object(value) -> bool:
     (path, params), = value.items()
     return isinstance(params, dict) and isinstance(path, str) and (
         path in BASELINES or path in REGISTRY or "." in path and " " not in path)
+
+
+def _as_objects(values) -> list:
+    """Positional arguments as a spec writes them: a class's import path as that object.
+
+    >>> _as_objects(["river.preprocessing.StandardScaler", "a"])
+    [{'river.preprocessing.StandardScaler': {}}, 'a']
+    """
+    values = values if isinstance(values, list) else [values]
+    return [{v: {}} if _names_a_class(v) else v for v in values]
 
 
 def _names_a_class(value) -> bool:
