@@ -900,7 +900,7 @@ def test_times_written_as_the_time_format_says_are_read_so(tmp_path):
 
     from transforms.streams.tables import rows_in_time_order
 
-    start = dt.datetime(2026, 11, 29, 22, 0, tzinfo=dt.timezone.utc)
+    start = dt.datetime(2026, 11, 29, 22, 0, tzinfo=dt.UTC)
     times = [start + dt.timedelta(hours=7 * i) for i in range(8)]
     day_first = "%d/%m/%Y %H:%M"
     arrived = [f"{t:{day_first}}" for t in times]
@@ -944,7 +944,7 @@ def test_a_time_format_reads_compact_dates_and_leaves_numbers_and_iso_times_as_t
     ISO datetime, as without it. Oracle: datetime's seconds, and the numbers as written."""
     import datetime as dt
 
-    day = dt.datetime(2026, 11, 1, tzinfo=dt.timezone.utc).timestamp()
+    day = dt.datetime(2026, 11, 1, tzinfo=dt.UTC).timestamp()
     pd.DataFrame({"t": [20261101, None, 20261102], "x": [1.0, 2.0, 3.0], "label": ["a"] * 3}
                  ).to_parquet(tmp_path / "days.parquet")
     events, dead = read(f'{tmp_path}/days.parquet{{"time": "t", "time_format": "%Y%m%d"}}')
@@ -975,7 +975,7 @@ def test_an_arff_date_is_read_as_its_attribute_format_says(tmp_path, pattern, st
     path.write_text(f"@relation r\n@attribute when date '{pattern}'\n@attribute x numeric\n"
                     f"@attribute class {{a,b}}\n@data\n'{written}',1,a\n'soon',2,b\n")
     events, dead = read(str(path), delay="1")
-    seconds = dt.datetime(*expected, tzinfo=dt.timezone.utc).timestamp()
+    seconds = dt.datetime(*expected, tzinfo=dt.UTC).timestamp()
     assert [e[5] for e in events if e[3] == "instance"] == [{"when": seconds, "x": 1.0}]
     assert [(d["row"], d["field"]) for d in dead] == [(7, "when")]
     assert dead[0]["reason"] == ("'soon' is not an ISO date" if "'T'" in pattern else
@@ -1019,7 +1019,7 @@ def test_times_without_an_offset_are_read_in_the_streams_time_zone(tmp_path):
     (tmp_path / "inst.csv").write_text("id,when,x\n" + "".join(
         f"{i},{w:%Y-%m-%d %H:%M},{i}\n" for i, w in enumerate(walls))
         + "8,2026-03-29 02:30,8\n")
-    labels = [(i, w.replace(tzinfo=berlin, fold=0).astimezone(dt.timezone.utc)
+    labels = [(i, w.replace(tzinfo=berlin, fold=0).astimezone(dt.UTC)
                + dt.timedelta(minutes=30)) for i, w in enumerate(walls) if w.hour != 2]
     (tmp_path / "lab.csv").write_text("id,when,label\n" + "".join(
         f"{i},{t:%Y-%m-%dT%H:%M}Z,{'ab'[i % 2]}\n" for i, t in labels))
