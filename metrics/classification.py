@@ -525,6 +525,10 @@ class ClassificationScore:
         >>> s.update_many([2], [0], [0], [0])  # class 2's recall is 0
         >>> s.gmean
         0.0
+        >>> s = ClassificationScore()
+        >>> s.update_many([0, 0, 1], [0, 2, 1], [0] * 3, [0] * 3)  # 2 is never a label
+        >>> round(s.gmean, 4)  # sqrt(1/2 · 1/1)
+        0.7071
         """
         return self._class_averages()["gmean"]
 
