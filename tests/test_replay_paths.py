@@ -79,10 +79,12 @@ def test_grouped_and_stateful_paths_give_identical_records(tmp_path, caplog):
         pd.testing.assert_frame_equal(c, c0)
 
 
-@pytest.mark.parametrize("task", ["classification", "regression"])
-def test_per_stream_scores_as_it_drains_what_the_pane_pipeline_scores(tmp_path, task):
+@pytest.mark.parametrize("task,every", [("classification", 100), ("regression", 100),
+                                        ("classification", 2)])
+def test_per_stream_scores_as_it_drains_what_the_pane_pipeline_scores(tmp_path, task, every):
     """per-stream scores and compares in the replay, in label order; grouped shuffles blocks:
-    the same summary and curves with windows, fading factors, event-time windows and bins."""
+    the same summary and curves with windows, fading factors, event-time windows and bins. A
+    curve point every 2 labels scores each drain in slices (`StreamScoring.slices`)."""
     if task == "classification":
         stream, models = SHORT, MODELS
     else:
@@ -92,14 +94,14 @@ def test_per_stream_scores_as_it_drains_what_the_pane_pipeline_scores(tmp_path, 
     for replay in ("grouped", "per-stream"):
         out = tmp_path / replay
         run(RunConfig(streams=[stream], models=models, delay="random:20:200:4", out=str(out),
-                      runner="direct", replay=replay, task=task, bins=5, curve_every=100,
+                      runner="direct", replay=replay, task=task, bins=5, curve_every=every,
                       windows=[50, 300], fadings=[0.99], time_windows=["200/100"],
                       chunk_size=16, log_predictions="none", quiet=True,  # ~10 drains
                       repredicted_probabilities=task == "classification"))
         results.append(_outputs(out, predictions=False))
     (s0, c0, n0), (s1, c1, n1) = results
     assert set(s0["window"]) == {"cumulative", "w=50", "w=300", "fading=0.99", "time=200/100"}
-    assert (s0["category"] == "comparison").sum() > 0 and (c0["labels"] == 100).any()
+    assert (s0["category"] == "comparison").sum() > 0 and (c0["labels"] == every).any()
     assert n1 == n0
     pd.testing.assert_frame_equal(s1, s0)
     pd.testing.assert_frame_equal(c1, c0)

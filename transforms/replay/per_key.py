@@ -174,9 +174,8 @@ class _DrainPerKey(_ReplayDoFn):
             outcomes[model] = result.outcomes
             yield from _emit((stream, model), engine, result, pending_before, self.lines,
                              self.batch_size)
-        if scoring is not None:
-            yield from router.route(named_rows(scoring.add(outcomes),
-                                               _classes_of(stream, engines)))
+        for part in () if scoring is None else scoring.slices(outcomes):
+            yield from router.route(named_rows(scoring.add(part), _classes_of(stream, engines)))
 
 
 class PerKeyReplay(beam.PTransform):

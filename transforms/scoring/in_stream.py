@@ -11,6 +11,7 @@ stream runs in constant memory. The rows are the block pipeline's (`ScoreOutcome
 
 from __future__ import annotations
 
+import bisect
 import itertools
 from dataclasses import dataclass
 
@@ -19,6 +20,11 @@ from transforms.scoring.comparison import PairBlocks, as_comparison
 from transforms.scoring.curves import InOrderCurves, InOrderScores
 from transforms.scoring.plan import ScoringPlan
 from transforms.vocabulary import COMPARISON, pair_name
+
+# The curve points of a drain scored at a time (`StreamScoring.slices`): a drain's rows are
+# held as dicts (~1 KB each) until they are routed, and with a curve point every label a drain
+# of 20 000 labels made 4 million of them.
+POINTS_AT_ONCE = 64
 
 
 @dataclass(frozen=True)
@@ -69,6 +75,30 @@ class StreamScoring:
         self.pairs = {pair_name(a, b): InOrderCurves((stream, pair_name(a, b)), COMPARISON,
                                                      plan)
                       for a, b in self.pair_blocks.pairs(models)}
+
+    def slices(self, outcomes: dict) -> list[dict]:
+        """A drain's outcomes ({model: outcomes}) in slices of at most `POINTS_AT_ONCE` curve
+        points' labels, each with every model's outcomes of the same labels, in label order:
+        `add` each in turn and route its rows before the next (the rows are those of `add`ing
+        the whole drain).
+
+        >>> from transforms.records import Outcome
+        >>> scoring = StreamScores({"a": "classification"}, ScoringPlan(curve_every=1)).start(
+        ...     "s", ["a"])
+        >>> drain = {"a": [Outcome(n, n, 0.0, n, 1, 1, 1, 1, 1) for n in range(1, 201)]}
+        >>> [len(part["a"]) for part in scoring.slices(drain)]
+        [64, 64, 64, 8]
+        """
+        numbers = sorted({o.n for batch in outcomes.values() for o in batch})
+        size = self.plan.curve_every * POINTS_AT_ONCE
+        if len(numbers) <= size:
+            return [outcomes]
+        firsts = numbers[::size]  # each slice's first label number
+        parts: list = [{m: [] for m in outcomes} for _ in firsts]
+        for model, batch in outcomes.items():
+            for o in batch:
+                parts[bisect.bisect_right(firsts, o.n) - 1][model].append(o)
+        return parts
 
     def add(self, outcomes: dict) -> list:
         rows = self._add(outcomes)

@@ -96,9 +96,9 @@ class _MergeBlocks(beam.CombineFn):
 class RowRouter:
     """(is_last, row) pairs -> Beam outputs: the end-of-stream rows (without their `labels`) to
     the main output (or to `summary_tag`), and curve rows to `curves` as Arrow tables of at
-    least `chunk` rows of one (stream, model). Each `route` call's rows turn into Arrow at once
-    (a curve point every 1000 labels of a long stream is many rows: as dicts they weigh ~1 KB a
-    row). `flush` emits the tables still filling.
+    least `chunk` rows of one (stream, model). Rows turn into Arrow `chunk` at a time, and at the
+    end of each `route` call (a curve point every 1000 labels of a long stream is many rows: as
+    dicts they weigh ~1 KB a row). `flush` emits the tables still filling.
 
     Example
     -------
@@ -112,6 +112,9 @@ class RowRouter:
     []
     >>> [o.value.num_rows for o in router.flush()]
     [1]
+    >>> points = ((False, {**row, "labels": k}) for k in range(5))  # a generator's rows
+    >>> [o.value.num_rows for o in router.route(points)], router.curves[("s", "m")][0].num_rows
+    ([2, 2], 1)
 
     """
 
@@ -125,16 +128,23 @@ class RowRouter:
             stream, segment = stream_and_segment(row["stream"])
             row = {**row, "stream": stream, "segment": segment}
             if in_curves(row, self.plan):
-                new.setdefault((row["stream"], row["model"]), []).append(row)
+                key = (row["stream"], row["model"])
+                curve = new.setdefault(key, [])
+                curve.append(row)
+                if len(curve) >= self.chunk:  # (rows may come from a generator: a key's
+                    yield from self._add(key, new.pop(key))  # whole curves)
             if last:
                 row = {k: v for k, v in row.items() if k != "labels"}
                 yield row if self.summary_tag is None else \
                     beam.pvalue.TaggedOutput(self.summary_tag, row)
         for key, curve in new.items():
-            tables = self.curves.setdefault(key, [])
-            tables.append(pa.Table.from_pylist(curve, CURVE_SCHEMA))
-            if sum(t.num_rows for t in tables) >= self.chunk:
-                yield from self._emit(key)
+            yield from self._add(key, curve)
+
+    def _add(self, key, curve: list):
+        tables = self.curves.setdefault(key, [])
+        tables.append(pa.Table.from_pylist(curve, CURVE_SCHEMA))
+        if sum(t.num_rows for t in tables) >= self.chunk:
+            yield from self._emit(key)
 
     def flush(self):
         for key in list(self.curves):
