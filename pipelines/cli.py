@@ -101,7 +101,9 @@ def _scoring_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--chunk-size", type=int, default=None, help="events per Beam element")
     parser.add_argument("--curve-every", type=int, default=None,
                         help="labels between curve points (default: at least 25 points on the "
-                             "shortest stream, 1, 2 or 5 × 10^k labels apart, at most 1000)")
+                             "shortest stream, 1, 2 or 5 × 10^k labels apart, at most 1000); "
+                             "each point scores every bin for its Ψα, so a point every few "
+                             "labels of a long stream takes long")
     parser.add_argument("--config", default=None, help="a YAML file with the same fields")
     parser.add_argument("--run-id", default=None, help="an id for this run (default: random)")
     parser.add_argument("--report", action="store_true", default=None,
