@@ -205,6 +205,15 @@ def test_a_pipeline_ending_in_a_binary_model_is_shown_wrapped(tmp_path, capsys):
         | multiclass.OneVsRestClassifier(linear_model.LogisticRegression(l2=0.01)),
         accuracy, delay=10)
     assert initial(summary)["accuracy"] == accuracy.get()
+    # Two classes need no wrapper, their positive class named: the line says only that.
+    pd.DataFrame({"x": [0.5, 1.5, 2.5], "label": ["no", "yes", "no"]}).to_csv(
+        tmp_path / "two.csv", index=False)
+    code = main(["run", "--stream", str(tmp_path / "two.csv"), "--model",
+                 "standard-scaler | logistic-regression", "--out", str(tmp_path / "two"),
+                 "--runner", "direct", "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "OneVsRest" not in err
+    assert err.rstrip().endswith('(the model learns label == positive)')
 
 
 def test_a_multiclass_wrapper_of_a_binary_model_is_not_refused():

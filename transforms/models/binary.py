@@ -183,7 +183,9 @@ def binary_classes(streams: list, models: dict, tasks: dict) -> dict:
                                              s.options.get("positive"))
         except LabelsError as e:
             what = "is" if binary_only(built[binary[0]]) else "holds"
-            hint = _wrapped_hint(models[binary[0]]) if what == "is" else ""
+            # (the wrapped pipeline is for more than two classes; two need their positive)
+            hint = _wrapped_hint(models[binary[0]]) if what == "is" and \
+                _MULTICLASS_HINT in str(e) else ""
             raise ConfigError(f"model {binary[0]} {what} a binary classifier (it predicts True "
                               f"or False), and stream {s.name} {e}{hint}") from None
     return targets
