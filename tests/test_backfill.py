@@ -174,6 +174,20 @@ def test_a_log_without_kinds_has_binned_measures_only_if_an_instance_is_predicte
     assert counts["v1"]["repeated_predictions"] == (again_at == 4.5)
 
 
+def test_a_log_without_kinds_is_read_once_to_tell_its_finals_and_re_predictions(tmp_path,
+                                                                                  monkeypatch):
+    """Both questions come down to whether an instance was predicted twice: a night's log
+    without a kind column is read for it once, not once per question."""
+    pd.DataFrame({"id": [1, 1, 2], "t": [0.0, 1.0, 2.0], "y_pred": ["a", "a", "b"]}).to_csv(
+        tmp_path / "log.csv", index=False)
+    reads = []
+    read = PredictionLogSpec._read_predicted_twice
+    monkeypatch.setattr(PredictionLogSpec, "_read_predicted_twice",
+                        lambda self, paths: reads.append(paths) or read(self, paths))
+    spec = PredictionLogSpec.parse(str(tmp_path / "log.csv"))
+    assert spec.has_finals() and spec.has_repredictions() and len(reads) == 1
+
+
 def test_backfill_of_a_regression_run(tmp_path):
     # No --task: the labels, numbers with fractions, say the predictions are a regressor's.
     replayed, backfilled = _run_then_backfill(

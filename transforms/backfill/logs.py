@@ -119,6 +119,7 @@ class PredictionLogSpec:
         self.encoding = encoding
         self.threshold: float | None = None  # the `threshold` option's
         self.decision: tuple | None = None  # (positive, other, threshold): `deciding_by_score`
+        self._twice: dict = {}  # files without a kind column -> `_predicted_twice`'s answer
 
     @classmethod
     def parse(cls, text: str) -> PredictionLogSpec:
@@ -392,8 +393,7 @@ class PredictionLogSpec:
         >>> PredictionLogSpec.parse(path).has_repredictions()
         False
         """
-        named, kindless = self._names_kind(REPREDICTION, time_range)
-        return named or self._predicted_twice(kindless)
+        return self._may_hold(REPREDICTION, time_range)
 
     def has_finals(self, time_range=None) -> bool:
         """Whether the log's files (`files(time_range)`) may hold final predictions: its
@@ -418,7 +418,13 @@ class PredictionLogSpec:
         >>> PredictionLogSpec.parse(path).has_finals()
         False
         """
-        named, kindless = self._names_kind(FINAL, time_range)
+        return self._may_hold(FINAL, time_range)
+
+    def _may_hold(self, kind: str, time_range=None) -> bool:
+        """Whether a kind column of the log's files names `kind`, or, in its files without one,
+        a model predicted an instance at two times or more (the one thing the join tells a
+        re-prediction and a final prediction by; read once for both)."""
+        named, kindless = self._names_kind(kind, time_range)
         return named or self._predicted_twice(kindless)
 
     def _names_kind(self, kind: str, time_range=None) -> tuple[bool, list[str]]:
@@ -463,7 +469,12 @@ class PredictionLogSpec:
     def _predicted_twice(self, paths: list) -> bool:
         """Whether a (stream, model, id) has rows at two times or more in these files (read by
         column: each batch's distinct keys, with and without the time, are kept as Arrow
-        text, not Python objects)."""
+        text, not Python objects); each set of files is read once."""
+        if tuple(paths) not in self._twice:
+            self._twice[tuple(paths)] = self._read_predicted_twice(paths)
+        return self._twice[tuple(paths)]
+
+    def _read_predicted_twice(self, paths: list) -> bool:
         keys, timed = [], []
         for path in paths:
             for batch in self.read(path, columns=["id", "model", "stream", "time"]):
