@@ -16,6 +16,7 @@ from metrics.temporal import REPEATS_LEVEL
 from transforms.errors import InputError, one_line
 from transforms.replay.protocols import comparable_pairs, model_and_fold
 from transforms.specs import plain_value
+from transforms.streams.table_files import EXACT_FLOATS
 from transforms.vocabulary import pair_name
 
 TABLE_METRICS = ("accuracy", "precision", "recall", "f1", "roc_auc", "average_precision",
@@ -53,7 +54,8 @@ def load_results(path: str, kind: str = "summary") -> pd.DataFrame:
         file = os.path.join(path, "summary.csv")
         with written_by_us(file):
             summary = pd.read_csv(file, keep_default_na=False, na_values=[""],
-                                  dtype=dict.fromkeys(SUMMARY_TEXT_COLUMNS, str))
+                                  dtype=dict.fromkeys(SUMMARY_TEXT_COLUMNS, str),
+                                  **EXACT_FLOATS)
             _check_summary(summary, _summary_rows(path))
         return summary
     if kind in ("curves", "predictions"):

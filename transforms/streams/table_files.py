@@ -197,6 +197,13 @@ def without_bom(encoding: str) -> str:
     return "utf-8-sig" if is_utf8(encoding) else encoding
 
 
+# pandas 2's C reader parses a number to within an ulp unless asked to round-trip
+# (0.14285714285714285 became 0.1428571428571428); pandas 3 round-trips, and deprecates the
+# option. (The python engine parses with float(): exact.)
+EXACT_FLOATS = {"float_precision": "round_trip"} if int(pd.__version__.split(".")[0]) < 3 \
+    else {}
+
+
 def csv_options(options: dict) -> dict:
     """The arguments of pandas' CSV reader that the stream options give (`sep`, `encoding`,
     `decimal` and `thousands`: the marks in numbers such as 1.234,5; `na_values`: the texts a
@@ -205,9 +212,11 @@ def csv_options(options: dict) -> dict:
     separator (as some exports write them) has its fields read under the header's names, not
     shifted by one as pandas would, taking the first field for an index.
 
-    >>> csv_options({"sep": ";", "decimal": ",", "time": "ts"})
+    >>> def shown(options):  # (without EXACT_FLOATS, which depends on the pandas version)
+    ...     return {k: v for k, v in csv_options(options).items() if k not in EXACT_FLOATS}
+    >>> shown({"sep": ";", "decimal": ",", "time": "ts"})
     {'index_col': False, 'sep': ';', 'decimal': ','}
-    >>> csv_options({"na_values": ["?"]})
+    >>> shown({"na_values": ["?"]})
     {'index_col': False, 'na_values': ['', '?'], 'keep_default_na': False}
     >>> csv_options({"thousands": "\u00a0", "decimal": ","})["engine"]
     'python'
@@ -218,6 +227,8 @@ def csv_options(options: dict) -> dict:
     # A no-break space (1 234,50): pandas' C reader takes a one-byte separator only.
     if not str(options.get("thousands", "")).isascii():
         out["engine"] = "python"
+    elif EXACT_FLOATS:
+        out.update(EXACT_FLOATS)
     if "na_values" in options:
         out["na_values"] = ["", *options["na_values"]]
         out["keep_default_na"] = False
@@ -546,6 +557,15 @@ def time_problem(value, reading: TimeReading = TimeReading(), seen=None) -> str:
     return f"time {value!r} is after the year 9999 in {names[reading.unit]}; {hint}"
 
 
+# pandas 3 says a wall time in the hour the clocks skip is a ValueError; pandas 2 raises
+# pytz's NonExistentTimeError, which is not one.
+try:
+    from pytz import NonExistentTimeError
+    _NO_SUCH_MOMENT: tuple = (ValueError, NonExistentTimeError)
+except ImportError:
+    _NO_SUCH_MOMENT = (ValueError,)
+
+
 def _outside_the_clock(value, reading: TimeReading) -> str:
     """Why a datetime without a UTC offset (text, or typed) names no one moment in the
     reading's zone."""
@@ -554,7 +574,7 @@ def _outside_the_clock(value, reading: TimeReading) -> str:
         read_datetimes(value, reading.format).tz_localize(None)
     try:
         early, late = (wall.tz_localize(zone, ambiguous=first) for first in (True, False))
-    except ValueError:  # (the hour the clocks skip: no such moment)
+    except _NO_SUCH_MOMENT:  # (the hour the clocks skip)
         return (f"time {value!r} is in the hour the clocks skip in {zone}, so it names no "
                 f"moment there; write it with its UTC offset, or give the zone it was kept in")
     iso = wall.strftime("%Y-%m-%dT%H:%M")
