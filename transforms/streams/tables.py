@@ -295,7 +295,7 @@ class _TableColumns:
                     yield dead_letter(stream, "every feature is empty", file=path, row=row)
                     continue  # an instance with nothing to predict from
                 if problem:
-                    yield dead_letter(stream, MISSING_FEATURE if math.isnan(problem[1]) else
+                    yield dead_letter(stream, MISSING_FEATURE if is_missing(problem[1]) else
                                       f"feature is {problem[1]}", file=path, row=row,
                                       field=problem[0])
                     continue
@@ -517,18 +517,26 @@ MISSING_FEATURE = ('feature is missing (an empty cell, NaN, null, a CSV cell NA,
 def _features(x: dict | None, missing: str) -> tuple[dict | None, tuple | None]:
     """A row's features without its missing values (None: the row has none — a label row of an
     event log), or the (field, value) of the first value that is not a finite number."""
-    if x is None or all(v is None or (isinstance(v, float) and math.isnan(v))
-                        for v in x.values()):
+    if x is None or all(is_missing(v) for v in x.values()):
         return None, None
     clean = {}
     for k, v in x.items():
-        if isinstance(v, float) and not math.isfinite(v):
-            if math.isnan(v) and missing == "drop":
+        # None: a JSON null, or a gap in a column of text (or text and numbers)
+        if v is None or isinstance(v, float) and not math.isfinite(v):
+            if is_missing(v) and missing == "drop":
                 continue
             return None, (k, v)
-        if v is not None:
-            clean[k] = v.item() if isinstance(v, np.generic) else v
+        clean[k] = v.item() if isinstance(v, np.generic) else v
     return clean, None
+
+
+def is_missing(value) -> bool:
+    """Whether a feature's value is a gap: None or NaN (not an infinity).
+
+    >>> [is_missing(v) for v in (None, float("nan"), float("inf"), 0.0, "")]
+    [True, True, False, False, False]
+    """
+    return value is None or isinstance(value, float) and math.isnan(value)
 
 
 def _merged_in_time(instances, labels) -> Iterator:
