@@ -41,7 +41,7 @@ def test_trend_has_each_runs_numbers_in_date_order(nightly, capsys):
     assert nb["date"].tolist() == ["2026-11-01", "2026-11-02", "2026-11-03"]
     for row in table.itertuples():
         folder = nightly / f"date={row.date}"
-        summary = pd.read_csv(folder / "summary.csv")
+        summary = pd.read_parquet(folder / "summary.parquet")  # (exact floats)
         mine = summary[(summary["model"] == row.model) & (summary["category"] == "initial")
                        & (summary["window"] == "cumulative") & summary["class"].isna()]
         values = dict(zip(mine["metric"], mine["value"]))
@@ -179,7 +179,7 @@ def test_a_metric_named_with_its_category_follows_it(nightly, tmp_path, capsys):
     table = pd.read_parquet(tmp_path / "t" / "trend.parquet")
     assert set(table["metric"]) == {"final accuracy", "initial recall (fraud)"}
     for row in table.itertuples():
-        summary = pd.read_csv(nightly / f"date={row.date}" / "summary.csv")
+        summary = pd.read_parquet(nightly / f"date={row.date}" / "summary.parquet")
         category, metric = row.metric.split(" ", 1)
         metric, label_class = (metric.split(" (")[0], "fraud") if "(" in metric \
             else (metric, None)
