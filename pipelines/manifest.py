@@ -26,7 +26,7 @@ from transforms.backfill.logs import LOG_COUNTERS
 from transforms.errors import InputError
 from transforms.models.randomness import HASH_SEED_COUNT, hash_seed
 from transforms.replay.protocols import model_and_fold
-from transforms.records import SEGMENT_SEPARATOR
+from transforms.records import SEGMENT_SEPARATOR, is_missing
 from transforms.replay.engine import COUNTERS
 from transforms.streams.table_files import time_format_hint
 from transforms.vocabulary import (BINNED, CATEGORIES, COMPARISON, DRIFT, FINAL, HOLDOUT, INITIAL,
@@ -417,7 +417,7 @@ def _matching_advice(counts: dict, written_times=()) -> str:
 def _opt(v):
     """A bin or alpha read back from parquet: NaN / None -> None. (A bin read as 2.0 still
     finds the key 2: equal numbers hash alike.)"""
-    return None if v is None or (isinstance(v, float) and math.isnan(v)) else v
+    return None if is_missing(v) else v
 
 
 def versions() -> dict:

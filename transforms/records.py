@@ -248,3 +248,12 @@ def field_count_reason(expected: int, saw: int) -> str:
     if saw > expected:
         return f"expected {expected} fields, saw {saw} (more fields than the header)"
     return f"the line is cut short: {saw} of {expected} fields"
+
+
+def is_missing(value) -> bool:
+    """Whether a value is a gap (a missing feature, delay or text): None or NaN (not an infinity).
+
+    >>> [is_missing(v) for v in (None, float("nan"), float("inf"), 0.0, "")]
+    [True, True, False, False, False]
+    """
+    return value is None or isinstance(value, float) and math.isnan(value)

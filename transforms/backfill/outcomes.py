@@ -38,7 +38,7 @@ from transforms.backfill.join import (check_shared_classes, class_aliases, id_bu
                                       model_classes, outcomes_of, spelled_kinds, split_by)
 from transforms.backfill.logs import PredictionLogSpec, TypesChanged
 from transforms.errors import InputError, reports_errors
-from transforms.records import dead_letter
+from transforms.records import dead_letter, is_missing
 from transforms.replay.keyed import GroupedReplay
 from transforms.replay.per_key import PerKeyReplay
 from transforms.scoring.columns import concat_rows, take_rows
@@ -96,7 +96,7 @@ def _prediction_column(batch: pa.RecordBatch, classification: bool):
         col = col.cast(pa.string())  # an empty text is no class: no prediction (a CSV cell)
         return pc.if_else(pc.equal(col, ""), pa.scalar(None, pa.string()), col)
     # Not strings: the class as `run` logs it, str(value) (True, not Arrow's "true").
-    return pa.array([None if v is None or (isinstance(v, float) and math.isnan(v)) else str(v)
+    return pa.array([None if is_missing(v) else str(v)
                      for v in col.to_pylist()], pa.string())
 
 

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 import numpy as np
 import pandas as pd
 
-from transforms.records import dead_letter, readable_time
+from transforms.records import dead_letter, is_missing, readable_time
 from transforms.streams.delays import DelaySpec, LabelTimeAssigner, in_column_unit
 from transforms.streams.table_files import read_datetimes
 
@@ -241,7 +241,7 @@ def _delay_value(value, unit: str = "seconds") -> tuple:
     >>> _delay_value("5min"), _delay_value("00:05:00", "ms"), _delay_value("PT2H", "min")
     ((300.0, None), (300000.0, None), (120.0, None))
     """
-    if value is None or (isinstance(value, float) and math.isnan(value)):
+    if is_missing(value):
         return value, "delay is empty"
     number = value
     if isinstance(value, str):

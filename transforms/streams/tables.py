@@ -15,7 +15,8 @@ import pandas as pd
 
 from transforms.errors import InputError
 from transforms.records import (EVENT_KINDS, INSTANCE, LABEL, RANK_INSTANCE, RANK_LABEL,
-                                RANK_LABEL_AFTER_INSTANCE, dead_letter, readable_time)
+                                RANK_LABEL_AFTER_INSTANCE, dead_letter, is_missing,
+                                readable_time)
 from transforms.streams.rows import Checks, labelled_rows, number_text
 from transforms.streams.table_files import (CHUNK_ROWS, TimeReading, columns_of, csv_options,
                                             event_seconds, fmt_of, table_chunks, table_files,
@@ -528,15 +529,6 @@ def _features(x: dict | None, missing: str) -> tuple[dict | None, tuple | None]:
             return None, (k, v)
         clean[k] = v.item() if isinstance(v, np.generic) else v
     return clean, None
-
-
-def is_missing(value) -> bool:
-    """Whether a feature's value is a gap: None or NaN (not an infinity).
-
-    >>> [is_missing(v) for v in (None, float("nan"), float("inf"), 0.0, "")]
-    [True, True, False, False, False]
-    """
-    return value is None or isinstance(value, float) and math.isnan(value)
 
 
 def _merged_in_time(instances, labels) -> Iterator:
