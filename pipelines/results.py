@@ -16,7 +16,7 @@ from metrics.temporal import REPEATS_LEVEL
 from transforms.errors import InputError, one_line
 from transforms.replay.protocols import comparable_pairs, model_and_fold
 from transforms.specs import plain_value
-from transforms.streams.table_files import EXACT_FLOATS
+from transforms.streams.table_files import EXACT_FLOATS, numbers_of
 from transforms.vocabulary import pair_name
 
 TABLE_METRICS = ("accuracy", "precision", "recall", "f1", "roc_auc", "average_precision",
@@ -98,7 +98,7 @@ def _check_summary(summary: pd.DataFrame, rows: int | None) -> None:
     if missing:
         raise KeyError(f"no column {missing[0]!r}")
     for column in summary.columns.difference(SUMMARY_TEXT_COLUMNS, sort=False):
-        numbers = pd.to_numeric(summary[column], errors="coerce")
+        numbers = numbers_of(summary[column])
         wrong = numbers.isna() & summary[column].notna()
         if wrong.any():
             row = int(wrong.to_numpy().argmax())

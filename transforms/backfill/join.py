@@ -21,6 +21,7 @@ from metrics.probabilistic import PROBABILITY_SUM_SLACK
 from transforms.errors import InputError
 from transforms.records import Outcome
 from transforms.scoring.columns import group_rows, take_rows
+from transforms.streams.table_files import numbers_of
 from transforms.vocabulary import PREDICTION_KINDS
 
 # (instance, bin) cells binned at once by the join.
@@ -212,8 +213,8 @@ def join_columns(labels: dict, preds: dict, classes: list | None, bins: int,
     if classification:  # a class's index, −1 for none (None / NaN are no class)
         values = lookup(with_aliases(values, aliases or {}), classes)[pos]
     else:
-        values = pd.to_numeric(pd.Series(np.asarray(values)[pos], dtype=object),
-                               errors="coerce").to_numpy(dtype=np.float64)
+        values = numbers_of(pd.Series(np.asarray(values)[pos], dtype=object)).to_numpy(
+            dtype=np.float64)
     # An instance's predictions in time order (log order among equal times: lexsort is
     # stable and `pos` increases).
     order = np.lexsort((t, row))

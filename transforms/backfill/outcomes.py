@@ -43,7 +43,7 @@ from transforms.replay.keyed import GroupedReplay
 from transforms.replay.per_key import PerKeyReplay
 from transforms.scoring.columns import concat_rows, take_rows
 from transforms.streams.read import ReadStreams
-from transforms.streams.table_files import event_seconds
+from transforms.streams.table_files import event_seconds, numbers_of
 from transforms.vocabulary import (CLASSES, COUNTS, DEAD_LETTERS, ERRORS, PREDICTION_KINDS,
                                    PREDICTION_SCHEMA, READ_COUNTS)
 
@@ -89,8 +89,7 @@ def _prediction_column(batch: pa.RecordBatch, classification: bool):
     """
     col = batch.column(batch.schema.get_field_index("prediction"))
     if not classification:  # a value that is no finite number is no prediction (NaN)
-        values = pd.to_numeric(pd.Series(col.to_pylist(), dtype=object), errors="coerce") \
-            .to_numpy(dtype=np.float64)
+        values = numbers_of(pd.Series(col.to_pylist(), dtype=object)).to_numpy(dtype=np.float64)
         return np.where(np.isfinite(values), values, np.nan)
     if pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
         col = col.cast(pa.string())  # an empty text is no class: no prediction (a CSV cell)

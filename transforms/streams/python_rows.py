@@ -122,8 +122,8 @@ def _labels_of_one_kind(table: pd.DataFrame, label: str) -> pd.DataFrame:
     written as a table.
 
     >>> table = pd.DataFrame({"label": pd.Series(["1", 0, 1.0, None], dtype=object)})
-    >>> _labels_of_one_kind(table, "label")["label"].tolist()
-    ['1', '0', '1', nan]
+    >>> _labels_of_one_kind(table, "label")["label"].fillna("(missing)").tolist()
+    ['1', '0', '1', '(missing)']
     """
     labels = table[label] if label in table.columns else pd.Series([], dtype=float)
     if labels.dtype != object:

@@ -54,8 +54,9 @@ from transforms.streams.table_files import (CSV_OPTIONS, FORMATS, TIME_OPTIONS, 
                                             check_encoding, columns_of, csv_options,
                                             day_or_month_first, event_seconds, extension,
                                             first_bad_line, fmt_of, guess_column, has_rows,
-                                            head_of, other_separator, row_count, source_name,
-                                            table_files, time_problem, unnamed_fields)
+                                            head_of, numbers_of, other_separator, row_count,
+                                            source_name, table_files, time_problem,
+                                            unnamed_fields)
 from transforms.streams.tables import table_columns, table_events
 
 # Text that reads as a date: ISO 2026-11-01[T10:00[:00]], or 01/11/2026, 1.11.26.
@@ -775,7 +776,7 @@ class StreamSpec:
                                  f"take as a feature; {hint}{leave_out}")
             if pd.api.types.is_numeric_dtype(values) or not len(values) or \
                     not all(isinstance(v, str) for v in values) or \
-                    pd.to_numeric(values, errors="coerce").notna().mean() >= 0.9:
+                    numbers_of(values).notna().mean() >= 0.9:
                 continue  # numbers (a few bad cells make them text: dead letters per row)
             if values.str.match(DATE_LIKE).mean() >= 0.9:
                 hint = f'give {json.dumps({"time": col})} if it is the event time, or ' \

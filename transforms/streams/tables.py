@@ -19,8 +19,8 @@ from transforms.records import (EVENT_KINDS, INSTANCE, LABEL, RANK_INSTANCE, RAN
                                 readable_time)
 from transforms.streams.rows import Checks, labelled_rows, number_text
 from transforms.streams.table_files import (CHUNK_ROWS, TimeReading, columns_of, csv_options,
-                                            event_seconds, fmt_of, table_chunks, table_files,
-                                            text_facts, time_problem)
+                                            event_seconds, fmt_of, numbers_of, table_chunks,
+                                            table_files, text_facts, time_problem)
 
 
 def _feature_frame(df: pd.DataFrame, columns: list[str], numeric: dict) -> tuple[pd.DataFrame,
@@ -39,7 +39,7 @@ def _feature_frame(df: pd.DataFrame, columns: list[str], numeric: dict) -> tuple
             if c in df.columns:
                 numeric.setdefault(c, True)
         elif s.dtype == object or pd.api.types.is_string_dtype(s):
-            num = pd.to_numeric(s, errors="coerce")
+            num = numbers_of(s)
             present = s.notna()
             parsed = num.notna() & present
             if c not in numeric and present.sum():
