@@ -72,7 +72,7 @@ def run(config: RunConfig) -> pd.DataFrame:
     [290, 290]
     """
     pl = plan(config)
-    started = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+    started = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
     staging = new_staging(config.out, config.run_id)
     try:
         # Worker processes log what this process would log of Beam's (--debug: everything).

@@ -511,7 +511,7 @@ def manifest(pl: Plan, counts: dict, dead: list[dict], started: str) -> dict:
     keys.sort(key=lambda k: order.get((k["stream"], k["model"]), 1 << 30))
     return {
         "run_id": pl.config.run_id, "started": started,
-        "finished": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        "finished": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         "command": " ".join(sys.argv), "config": pl.config.to_dict(),
         "replay": "backfill" if pl.backfill else pl.replay, "repredict": str(pl.repredict),
         "bins": pl.scoring.bins, "curve_every": pl.scoring.curve_every,

@@ -4,14 +4,40 @@ import math
 import os
 import sys
 
+import pandas as pd
+import pytest
+import river
 from apache_beam.io.filesystem import FileMetadata
 from apache_beam.io.localfilesystem import LocalFileSystem
+from river import linear_model
 from river.naive_bayes import GaussianNB
 
+from transforms.models import knn_batch, linear_batch, tree_batch
+from transforms.models.specs import exact_knn
 from transforms.streams.delays import DelaySpec
+from transforms.streams.table_files import EXACT_FLOATS
 from transforms.streams.sources import StreamSpec
 
 DATA = os.path.join(os.path.dirname(__file__), "data")
+
+# river 0.22 (the last river for Python 3.10) sums kNN distances, a linear regression's w·x
+# and a naive Bayes leaf's votes in other orders: those fast paths stand aside there
+# (predict_one answers), and the tests of what only they do are skipped.
+FAST_KNN = knn_batch.fits_batch(exact_knn())
+FAST_LINEAR_REGRESSION = linear_batch.fits_regression_batch(linear_model.LinearRegression())
+FAST_NB_LEAVES = tree_batch.leaves_add_log_densities()
+
+
+def needs(fast_path: bool):
+    """Skip a test of a fast path that the installed river does not allow."""
+    return pytest.mark.skipif(not fast_path, reason=f"no such fast path with river "
+                                                    f"{river.__version__}")
+
+
+def read_csv(path, **options) -> pd.DataFrame:
+    """pandas' CSV reader with each number the float written (pandas 2's default parser may
+    be an ulp off, which an exact oracle would see)."""
+    return pd.read_csv(path, **(EXACT_FLOATS | options))
 
 
 def data(name: str) -> str:

@@ -18,7 +18,7 @@ from pipelines.cli import main
 from pipelines.config import LOGGED, RunConfig
 from pipelines.job import run
 from pipelines.plan import plan
-from tests.helpers import RemoteFileSystem
+from tests.helpers import RemoteFileSystem, read_csv
 from transforms.backfill.join import join_predictions, label_columns
 from transforms.backfill.logs import PredictionLogSpec, TypesChanged
 from transforms.errors import InputError
@@ -134,7 +134,7 @@ def test_a_model_predicting_before_the_first_label_indexes_classes_in_label_orde
     pd.testing.assert_frame_equal(*curves)
     logged = pd.read_parquet(tmp_path / "run" / "predictions.parquet")
     assert logged[logged["model"] == "logistic-regression"]["y_pred"].iloc[0] == "0"
-    summary = pd.read_csv(tmp_path / "run" / "summary.csv", dtype={"class": str})
+    summary = read_csv(tmp_path / "run" / "summary.csv", dtype={"class": str})
     for model in ("logistic-regression", "gaussian-nb"):
         rows = summary[(summary["model"] == model) & (summary["metric"] == "precision")]
         assert rows["class"].iloc[0] == str(first_label) == "1", model
@@ -162,7 +162,7 @@ def test_a_log_without_kinds_has_binned_measures_only_if_an_instance_is_predicte
     assert main(["backfill", "--stream", f"s={tmp_path / 'rows.csv'}", "--predictions",
                  str(tmp_path / "log.csv"), "--delay", "4s", "--out", str(tmp_path / "o"),
                  "--runner", "direct", "--quiet"]) == 0
-    summary = pd.read_csv(tmp_path / "o" / "summary.csv")
+    summary = read_csv(tmp_path / "o" / "summary.csv")
     assert ({"binned", "intermediate"} <= set(summary["category"])) == (again_at == 6.0)
     assert ("final" in set(summary["category"])) == (again_at == 6.0)
     initial = summary[(summary.metric == "accuracy") & (summary.category == "initial") &
@@ -208,7 +208,7 @@ def test_whole_number_labels_with_fractional_predictions_are_a_regression(tmp_pa
     assert main(["backfill", "--stream", str(tmp_path / "counts.csv"), "--predictions",
                  str(tmp_path / "log.csv"), "--out", str(tmp_path / "out"),
                  "--quiet", "--runner", "direct"]) == 0
-    summary = pd.read_csv(tmp_path / "out" / "summary.csv")
+    summary = read_csv(tmp_path / "out" / "summary.csv")
     mae = summary[(summary["metric"] == "mae") & (summary["category"] == "initial")
                   & (summary["window"] == "cumulative")]
     assert mae["value"].item() == pytest.approx(np.mean(np.abs(np.subtract(y, predicted))))
@@ -236,7 +236,7 @@ def test_ids_with_leading_zeros_meet_in_every_file(tmp_path, log_fmt):
     assert main(["backfill", "--stream", f'{tmp_path / "inst.csv"}{{"labels": '
                  f'"{tmp_path / "lab.csv"}"}}', "--predictions", str(path), "--out",
                  str(tmp_path / "out"), "--quiet", "--runner", "direct"]) == 0
-    summary = pd.read_csv(tmp_path / "out" / "summary.csv")
+    summary = read_csv(tmp_path / "out" / "summary.csv")
     accuracy = summary[(summary["metric"] == "accuracy") & (summary["category"] == "initial")
                        & (summary["window"] == "cumulative")]
     assert (accuracy["value"].item(), accuracy["n"].item()) == (
@@ -1030,7 +1030,7 @@ def test_a_date_range_takes_its_models_and_kinds_from_the_partitions_it_reads(tm
     assert code == 0
     assert "instances / v0: no logged prediction in the log's files from --from on" in \
         capsys.readouterr().out
-    scores = pd.read_csv(tmp_path / "named" / "summary.csv").query(
+    scores = read_csv(tmp_path / "named" / "summary.csv").query(
         "category == 'initial' and metric == 'accuracy'")
     assert dict(zip(scores["model"], scores["n"])) == {"v0": 0, "v1": 3}
 
@@ -1053,7 +1053,7 @@ def test_a_model_version_without_predictions_in_the_range_leaves_the_others_scor
         err = printed.out + printed.err
         if code:
             return code, err, None
-        summary = pd.read_csv(out / "summary.csv").query(
+        summary = read_csv(out / "summary.csv").query(
             "category == 'initial' and metric == 'accuracy'")
         return code, err, {m: (v, n) for m, v, n in summary[["model", "value", "n"]].values}
 
@@ -1179,7 +1179,7 @@ def test_a_backfill_reads_no_features_so_none_is_dead_lettered_or_refused(tmp_pa
     any feature column; a --segment column is read as it is (NA: missing)."""
     country, y = _fraud_logs(tmp_path)
     bare = tmp_path / "bare.csv"
-    pd.read_csv(tmp_path / "instances.csv")[["txn", "created_at"]].to_csv(bare, index=False)
+    read_csv(tmp_path / "instances.csv")[["txn", "created_at"]].to_csv(bare, index=False)
     segmented, manifest = _fraud_backfill(tmp_path, tmp_path / "instances.csv", tmp_path / "a",
                                           segments=["country"])
     expected, _ = _fraud_backfill(tmp_path, bare, tmp_path / "b")
@@ -1203,9 +1203,9 @@ def test_a_label_table_names_its_own_time_and_id_columns(tmp_path, capsys):
     summary, _ = _fraud_backfill(tmp_path, tmp_path / "instances.csv", tmp_path / "a")
     renamed = tmp_path / "renamed"
     renamed.mkdir()
-    pd.read_csv(tmp_path / "instances.csv").rename(columns={"created_at": "time"}).to_csv(
+    read_csv(tmp_path / "instances.csv").rename(columns={"created_at": "time"}).to_csv(
         renamed / "instances.csv", index=False)
-    pd.read_csv(tmp_path / "labels.csv").rename(columns={"labelled_at": "time"}).to_csv(
+    read_csv(tmp_path / "labels.csv").rename(columns={"labelled_at": "time"}).to_csv(
         renamed / "labels.csv", index=False)
     (renamed / "log.csv").write_bytes((tmp_path / "log.csv").read_bytes())
     log = f'{renamed / "log.csv"}{{"id": "txn", "time": "scored_at", "prediction": "decision"}}'
@@ -1224,7 +1224,7 @@ def test_a_label_table_names_its_own_time_and_id_columns(tmp_path, capsys):
     assert code == 2 and "labels.csv: column 'created_at'" in err and '{"label_time": ' in err
     own = tmp_path / "own"
     own.mkdir()
-    pd.read_csv(tmp_path / "labels.csv").rename(columns={"txn": "transaction"}).to_csv(
+    read_csv(tmp_path / "labels.csv").rename(columns={"txn": "transaction"}).to_csv(
         own / "labels.csv", index=False)
     options = (f'"labels": "{own / "labels.csv"}", "id": "txn", "time": "created_at", '
                f'"label_time": "labelled_at", "label": "is_fraud"')
@@ -1244,8 +1244,8 @@ def test_a_backfill_says_why_logged_predictions_belong_to_no_instance(tmp_path, 
     label, two with no readable time, five for instances still waiting: counted apart in the
     manifest, and said."""
     _fraud_logs(tmp_path)
-    log = pd.read_csv(tmp_path / "log.csv")
-    instances, labels = pd.read_csv(tmp_path / "instances.csv"), pd.read_csv(tmp_path /
+    log = read_csv(tmp_path / "log.csv")
+    instances, labels = read_csv(tmp_path / "instances.csv"), read_csv(tmp_path /
                                                                                "labels.csv")
     log.loc[:9, "scored_at"] = instances["created_at"][:10] - 1.0
     log.loc[10:14, "scored_at"] = labels["labelled_at"][10:15].to_numpy() + 10.0
@@ -1337,7 +1337,7 @@ def test_predictions_logged_twice_are_counted_and_the_first_initial_and_last_fin
     assert notice.replace("'", "&#x27;") in (tmp_path / "o" / "report.html").read_text()
     counts = json.loads((tmp_path / "o" / "manifest.json").read_text())["counts"][0]
     assert counts["repeated_predictions"] == 40 and counts["unmatched_predictions"] == 0
-    summary = pd.read_csv(tmp_path / "o" / "summary.csv")
+    summary = read_csv(tmp_path / "o" / "summary.csv")
     accuracy = summary[(summary.metric == "accuracy") & (summary.window == "cumulative")
                        ].set_index("category")["value"]
     first = ["a" if i % 3 else "b" for i in range(20)]
@@ -1405,7 +1405,7 @@ def test_a_log_of_scores_alone_is_decided_at_its_threshold(tmp_path, capsys):
     numpy on the same scores and labels."""
     y, score = _score_log(tmp_path)
     score[7] = np.nan
-    frame = pd.read_csv(tmp_path / "scores.csv").assign(p_fraud=score, y_pred="ok")
+    frame = read_csv(tmp_path / "scores.csv").assign(p_fraud=score, y_pred="ok")
     frame.drop(columns="y_pred").to_csv(tmp_path / "scores.csv", index=False)
     frame.to_csv(tmp_path / "with_predictions.csv", index=False)
     stream = f'{tmp_path}/inst.csv{{"labels": "{tmp_path}/lab.csv"}}'
@@ -1441,7 +1441,7 @@ def test_a_score_that_cannot_decide_is_one_line(tmp_path, capsys):
     """A threshold without a score, or outside [0, 1]; a score alone where the labels name
     three classes (a score decides between two); a log of scores whose score is not named."""
     _score_log(tmp_path)
-    labels = pd.read_csv(tmp_path / "lab.csv")
+    labels = read_csv(tmp_path / "lab.csv")
     labels.loc[::3, "label"] = "review"
     labels.to_csv(tmp_path / "lab3.csv", index=False)
     argv = ["backfill", "--out", str(tmp_path / "o"), "--runner", "direct", "--quiet"]
@@ -1470,7 +1470,7 @@ def test_a_log_of_scores_alone_against_labels_0_and_1_is_classification(tmp_path
     the predictions decided from it are classes, not the score read as a regression.
     Oracle: numpy on the same scores and labels."""
     y, score = _score_log(tmp_path)
-    labels = pd.read_csv(tmp_path / "lab.csv")
+    labels = read_csv(tmp_path / "lab.csv")
     labels["label"] = (labels["label"] == "fraud").astype(int)
     labels.to_csv(tmp_path / "lab.csv", index=False)
     run(RunConfig(streams=[f'{tmp_path}/inst.csv{{"labels": "{tmp_path}/lab.csv"}}'],

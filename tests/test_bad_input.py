@@ -15,7 +15,7 @@ from pipelines.cli import main
 from pipelines.config import ConfigError, RunConfig
 from pipelines.job import run
 from pipelines.plan import plan
-from tests.helpers import data, read
+from tests.helpers import data, read, read_csv
 from transforms.backfill.logs import PredictionLogSpec
 from transforms.errors import DelayedEvalError, InputError, OutputError
 from transforms.streams.sources import StreamSpec
@@ -162,7 +162,7 @@ def test_a_model_of_the_users_own_imports_from_the_folder_the_command_runs_in(tm
                            "--repredict", "none", "--out", "o", "--runner", runner, "--quiet"],
                           cwd=tmp_path, env=env, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
-    summary = pd.read_csv(tmp_path / "o" / "summary.csv")
+    summary = read_csv(tmp_path / "o" / "summary.csv")
     accuracy = summary[(summary["metric"] == "accuracy") & (summary["category"] == "initial")
                        & (summary["window"] == "cumulative")].set_index("model")["value"]
     assert accuracy["mine"] == accuracy["gaussian-nb"]
@@ -550,7 +550,7 @@ def test_a_refused_rows_label_never_meets_the_pending_instance(tmp_path):
     # Final predictions: b's comes before any label (none made); c's at t=5, after b's label
     # y: Majority says y; a's at t=10, after y and x: the tie goes to y, the first class.
     # Neither is a's or c's own label, x.
-    summary = pd.read_csv(out / "summary.csv")
+    summary = read_csv(out / "summary.csv")
     final = summary.query("category == 'final' and metric == 'accuracy' and "
                           "window == 'cumulative'")
     assert (final["n"].item(), final["value"].item()) == (2, 0.0)
@@ -1305,7 +1305,7 @@ def test_nested_objects_are_columns_named_by_their_path(tmp_path, fmt):
         assert main(["run", "--stream", f"s={path}{options}", "--model", "gaussian-nb",
                      "--delay", "10", "--segment", "features.geo.country", "--out", str(out),
                      "--runner", "direct", "--quiet"]) == 0
-        summaries.append(pd.read_csv(out / "summary.csv").drop(columns="run_id"))
+        summaries.append(read_csv(out / "summary.csv").drop(columns="run_id"))
     assert set(summaries[0]["segment"].dropna()) == {"features.geo.country=DE",
                                                       "features.geo.country=FR"}
     pd.testing.assert_frame_equal(summaries[0], summaries[1])
@@ -1756,7 +1756,7 @@ def test_times_in_milliseconds_are_named_and_read_with_their_unit(tmp_path, caps
         ("lab.csv", 31, "time", f"time {t0 * 1000 + 5000}{hint}")]
     assert main([*args, "--stream", stream + ', "time_unit": "ms"}', "--predictions",
                  f'{tmp_path}/preds.csv{{"time_unit": "ms"}}']) == 0
-    maturity = pd.read_csv(tmp_path / "bf" / "maturity.csv")
+    maturity = read_csv(tmp_path / "bf" / "maturity.csv")
     assert maturity[["date", "instances", "labelled"]].values.tolist() == [["2023-11-14", 30, 30]]
 
 
@@ -1818,7 +1818,7 @@ def test_a_label_that_is_a_list_is_no_class(tmp_path, capsys):
     counts = manifest["counts"][0]
     assert (counts["instances"], counts["labels"], counts["pending_at_end"]) == (40, 39, 1)
     assert manifest["dead_letters"] == 1
-    summary = pd.read_csv(out / "summary.csv")
+    summary = read_csv(out / "summary.csv")
     assert set(summary["class"].dropna()) == {"a", "b"}  # no class "[1]"
     # A column of lists: one line before the run.
     listed = tmp_path / "listed.parquet"

@@ -11,6 +11,7 @@ from river import datasets, evaluate, linear_model, metrics, preprocessing
 from pipelines.cli import main
 from pipelines.local import evaluate_locally
 from transforms.errors import ModelError
+from tests.helpers import read_csv
 
 N, DELAY = 2000, 50
 
@@ -92,7 +93,7 @@ def test_labels_1_and_0_keep_their_names_in_a_binary_models_results(tmp_path):
     assert main(["run", "--stream", path, "--model", "gaussian-nb", "--model",
                  "logistic-regression", "--delay", str(DELAY), "--repredict", "none",
                  "--out", str(out), "--runner", "direct", "--quiet"]) == 0
-    summary = pd.read_csv(out / "summary.csv", dtype={"class": str, "predicted": str})
+    summary = read_csv(out / "summary.csv", dtype={"class": str, "predicted": str})
     confusion = summary[summary["metric"] == "confusion"]
     for model in ("gaussian-nb", "logistic-regression"):
         cells = confusion[confusion["model"] == model]

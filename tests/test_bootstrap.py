@@ -13,7 +13,7 @@ from sklearn import metrics as sk
 from metrics.bootstrap import poisson_weights
 from pipelines.config import RunConfig
 from pipelines.job import run
-from tests.helpers import waveform_csv
+from tests.helpers import read_csv, waveform_csv
 
 N, DELAY, WINDOW, R = 1500, 40, 400, 300
 
@@ -93,7 +93,7 @@ def test_auc_intervals_are_percentiles_of_sklearn_with_the_poisson_weights(tmp_p
     run(RunConfig(streams=[f"w={path}"], models=["nb=gaussian-nb"], delay="20",
                   repredict="none", auc=True, bootstrap=replicates, windows=[300], out=out,
                   quiet=True, runner="direct"))
-    summary = pd.read_csv(os.path.join(out, "summary.csv"))
+    summary = read_csv(os.path.join(out, "summary.csv"))
     logged = pd.read_parquet(os.path.join(out, "predictions.parquet"))
     classes = sorted(set(labels))
     for kind, window, first in (("initial", "cumulative", 0), ("final", "cumulative", 0),

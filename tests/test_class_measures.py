@@ -14,7 +14,7 @@ from sklearn import metrics as sk
 
 from pipelines.config import RunConfig
 from pipelines.job import run
-from tests.helpers import waveform_csv
+from tests.helpers import read_csv, waveform_csv
 from pipelines.local import evaluate_locally
 
 N, DELAY, EVERY, WINDOW = 1200, 50, 200, 300
@@ -51,7 +51,7 @@ def waveform_run(tmp_path_factory):
                   repredict="none", windows=[WINDOW], curve_every=EVERY, out=out, quiet=True,
                   runner="direct"))
     return labels, pd.read_parquet(os.path.join(out, "predictions.parquet")), \
-        pd.read_csv(os.path.join(out, "summary.csv")), \
+        read_csv(os.path.join(out, "summary.csv")), \
         pd.read_parquet(os.path.join(out, "curves.parquet"))
 
 
@@ -307,7 +307,7 @@ def test_terminal_table_shows_the_positive_class_of_a_binary_task(tmp_path, caps
         assert main(["run", "--stream", stream, "--model", "gaussian-nb", "--delay", "20",
                      "--repredict", "none", "--out", str(out), "--runner", "direct"]) == 0
         printed = capsys.readouterr().out
-        summary = pd.read_csv(out / "summary.csv", dtype={"class": str, "predicted": str})
+        summary = read_csv(out / "summary.csv", dtype={"class": str, "predicted": str})
         return printed, summary
 
     printed, summary = table(f"tx={path}")
@@ -363,7 +363,7 @@ def test_curves_keep_the_first_twenty_classes_and_the_summary_every_class(tmp_pa
     kw = dict(streams=[str(tmp_path / "many.csv")], delay="50", repredict="none", windows=[500],
               quiet=True, runner="direct", run_id="same")
     run(RunConfig(models=["gaussian-nb"], out=str(tmp_path / "o"), **kw))
-    summary = pd.read_csv(tmp_path / "o" / "summary.csv", dtype={"class": str, "predicted": str})
+    summary = read_csv(tmp_path / "o" / "summary.csv", dtype={"class": str, "predicted": str})
     curves = pd.read_parquet(tmp_path / "o" / "curves.parquet")
     first = list(dict.fromkeys(labels))[:20]
     assert set(curves["class"].dropna()) == set(first)

@@ -8,7 +8,7 @@ import pytest
 from pipelines.cli import main
 from pipelines.config import RunConfig
 from pipelines.results import load_results
-from tests.helpers import data
+from tests.helpers import data, read_csv
 
 OUTPUTS = {"summary.csv", "summary.parquet", "curves.parquet", "predictions.parquet",
            "manifest.json", "dead_letters.jsonl"}
@@ -73,7 +73,7 @@ runner: direct
 quiet: true
 """)
     assert main(["run", "--config", str(cfg)]) == 0
-    summary = pd.read_csv(tmp_path / "from-yaml" / "summary.csv")
+    summary = read_csv(tmp_path / "from-yaml" / "summary.csv")
     # rows.csv labels a, b, a, b with delay 1: No-Change predicts the previous label.
     acc = summary.query("category == 'initial' and metric == 'accuracy'")
     assert acc["value"].item() == 0.0 and acc["n"].item() == 3
@@ -199,7 +199,7 @@ def test_the_example_yaml_runs_with_the_command_lines_option_names(tmp_path):
     out = tmp_path / "out"
     assert main(["run", "--config", example, "--out", str(out), "--runner", "direct",
                  "--quiet"]) == 0
-    summary = pd.read_csv(out / "summary.csv")
+    summary = read_csv(out / "summary.csv")
     assert set(summary["model"]) >= {"no-change", "nb", "tree"}
     assert {"w=500", "fading=0.999"} <= set(summary["window"])
     manifest = json.load(open(out / "manifest.json"))

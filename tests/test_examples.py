@@ -10,6 +10,7 @@ import pandas as pd
 
 from examples.airflow_nightly import commands
 from pipelines.cli import main
+from tests.helpers import read_csv
 
 DAY = 86_400.0
 NIGHTS = {"2026-11-03": 1793664000.0, "2026-11-10": 1794268800.0}  # midnight UTC
@@ -61,10 +62,10 @@ def test_the_airflow_example_scores_alerts_rescores_and_draws_the_trend(tmp_path
     main(render(steps["rescore"]))
     for day in NIGHTS:
         folder = os.path.join(root, "results", "fraud", f"date={day}")
-        maturity = pd.read_csv(os.path.join(folder, "maturity.csv"))
+        maturity = read_csv(os.path.join(folder, "maturity.csv"))
         assert maturity["instances"].sum() == 300 and maturity["date"].tolist() == [day]
     assert main(render(steps["trend"])) == 0
-    trend = pd.read_csv(os.path.join(root, "results", "fraud", "trend", "trend.csv"))
+    trend = read_csv(os.path.join(root, "results", "fraud", "trend", "trend.csv"))
     assert sorted(trend["date"].unique()) == sorted(NIGHTS)
     recall = trend[trend["metric"] == "recall (fraud)"]
     assert len(recall) == 2 and ((recall["low"] < recall["value"])
@@ -73,11 +74,11 @@ def test_the_airflow_example_scores_alerts_rescores_and_draws_the_trend(tmp_path
     out = os.path.join(root, "by_country")
     assert main(["trend", os.path.join(root, "results", "fraud"), "--metric", "precision (fraud)",
                  "--segment", "country", "--out", out]) == 0
-    countries = pd.read_csv(os.path.join(out, "trend.csv"))
+    countries = read_csv(os.path.join(out, "trend.csv"))
     assert sorted(set(zip(countries["date"], countries["segment"]))) == sorted(
         (day, f"country={c}") for day in NIGHTS for c in ("DE", "FR", "PL"))
     for row in countries.itertuples():
-        summary = pd.read_csv(os.path.join(root, "results", "fraud", f"date={row.date}",
+        summary = read_csv(os.path.join(root, "results", "fraud", f"date={row.date}",
                                            "summary.csv"))
         mine = summary[(summary["segment"] == row.segment) & (summary["metric"] == "precision")
                        & (summary["class"] == "fraud") & (summary["category"] == "initial")

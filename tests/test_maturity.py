@@ -9,6 +9,7 @@ import pandas as pd
 
 from pipelines.config import RunConfig
 from pipelines.job import run
+from tests.helpers import read_csv
 
 DAY, BASE = 86_400.0, 1793491200.0  # 2026-11-01T00:00:00Z
 
@@ -33,7 +34,7 @@ def test_each_arrival_day_counts_its_labelled_pending_and_latencies(tmp_path):
                   predictions=str(log), out=str(out), quiet=True, runner="direct",
                   repredict="none", final=False))
 
-    table = pd.read_csv(out / "maturity.csv")
+    table = read_csv(out / "maturity.csv")
     day = ((t - BASE) // DAY).astype(int)
     days = np.ceil(latency / DAY).astype(int)  # within d days: (d − 1, d]
     assert table["date"].tolist() == [f"2026-11-0{d + 1}" for d in range(4)]

@@ -19,7 +19,7 @@ from metrics.probabilistic import ProbabilityScore
 from pipelines.cli import main
 from pipelines.config import RunConfig
 from pipelines.job import run
-from tests.helpers import waveform_csv
+from tests.helpers import read_csv, waveform_csv
 from pipelines.local import evaluate_locally
 from transforms.models.naive_bayes_batch import ManyClassesGaussianNB, predict_with_proba
 
@@ -183,7 +183,7 @@ def waveform_run(tmp_path_factory):
                   repredict="none", windows=[WINDOW], curve_every=EVERY, out=out, quiet=True,
                   runner="direct", auc=True))
     return labels, pd.read_parquet(os.path.join(out, "predictions.parquet")), \
-        pd.read_csv(os.path.join(out, "summary.csv")), \
+        read_csv(os.path.join(out, "summary.csv")), \
         pd.read_parquet(os.path.join(out, "curves.parquet"))
 
 
@@ -257,8 +257,8 @@ def test_without_probabilities_the_class_measures_stay_and_the_others_go(tmp_pat
                   delay="20", repredict="none", quiet=True, runner="direct")
     run(RunConfig(**common, out=str(tmp_path / "with")))
     run(RunConfig(**common, out=str(tmp_path / "without"), probabilities=False))
-    with_p = pd.read_csv(tmp_path / "with" / "summary.csv")
-    without = pd.read_csv(tmp_path / "without" / "summary.csv")
+    with_p = read_csv(tmp_path / "with" / "summary.csv")
+    without = read_csv(tmp_path / "without" / "summary.csv")
     probability_rows = with_p["metric"].isin(["log_loss", "brier", "roc_auc", "pr_auc", "ece",
                                               "average_precision", "reliability_confidence",
                                               "reliability_accuracy"])
@@ -291,7 +291,7 @@ def test_backfill_reads_a_score_or_per_class_columns_and_gives_runs_numbers(tmp_
         {"proba_columns": {"True": "p_True", "False": "p_False"}}
     run(RunConfig(**common, models=[], predictions=f"{log}{json.dumps(options)}",
                   out=str(tmp_path / "backfill")))
-    replayed, backfilled = (pd.read_csv(tmp_path / d / "summary.csv") for d in ("run", "backfill"))
+    replayed, backfilled = (read_csv(tmp_path / d / "summary.csv") for d in ("run", "backfill"))
     names = ["log_loss", "brier", "roc_auc", "pr_auc", "ece", "average_precision"]
     keys = ["category", "window", "metric", "class"]
     a, b = (df[df["metric"].isin(names)].set_index(keys)["value"] for df in (replayed, backfilled))
@@ -331,7 +331,7 @@ def test_logged_probabilities_that_do_not_sum_to_1_are_counted_and_scored_as_giv
         "sum to 1" in out
     counts = json.loads((tmp_path / "o" / "manifest.json").read_text())["counts"][0]
     assert counts["probabilities_not_summing_to_1"] == 8
-    summary = pd.read_csv(tmp_path / "o" / "summary.csv")
+    summary = read_csv(tmp_path / "o" / "summary.csv")
     log_loss = summary[(summary.metric == "log_loss") & (summary.category == "initial") &
                        (summary.window == "cumulative")]["value"].item()
     assert log_loss == pytest.approx(np.mean([-math.log(p["abc".index(y)])
@@ -424,7 +424,7 @@ def test_a_score_without_its_class_is_the_probability_of_1(tmp_path, capsys, lab
             f'{{"score": "p_fraud", "positive": "fraud"}}\n')
         return
     assert code == 0
-    summary = pd.read_csv(tmp_path / "o" / "summary.csv")
+    summary = read_csv(tmp_path / "o" / "summary.csv")
     log_loss = summary[(summary.metric == "log_loss") & (summary.category == "initial") &
                        (summary.window == "cumulative")]["value"].item()
     assert log_loss == pytest.approx(np.mean([-math.log(q if y == positive else 1 - q)

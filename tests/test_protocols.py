@@ -16,6 +16,7 @@ from pipelines.job import run
 from transforms.replay.protocols import CV_SEED
 from transforms.streams.delays import DelaySpec
 from transforms.streams.sources import StreamSpec
+from tests.helpers import read_csv
 
 SEA = 'sea=synth:SEA{"n": 3000, "seed": 3}'
 DELAY = "40"
@@ -65,7 +66,7 @@ def test_holdout_sets_equal_a_loop_that_freezes_the_model_and_never_learns_them(
     held = len(expected) * 150
     assert counts["held_out"] == held and counts["labelled"] == 3000 - held
     assert counts["instances"] == counts["labelled"] + counts["held_out"]
-    summary = pd.read_csv(tmp_path / "summary.csv")
+    summary = read_csv(tmp_path / "summary.csv")
     last = summary[(summary["category"] == "holdout") & (summary["metric"] == "accuracy")]
     assert float(last["value"].iloc[0]) == expected[max(expected)][1] / expected[max(expected)][0]
 
@@ -78,7 +79,7 @@ def test_on_a_stationary_stream_the_forgetting_estimates_approach_the_holdout_er
     run(RunConfig(streams=['synth:RandomRBF{"n": 20000, "seed": 2}'], models=["hoeffding-tree"],
                   delay="100", repredict="none", holdout="4000:2000", windows=[2000],
                   fadings=[0.999], out=str(tmp_path), quiet=True, runner="direct"))
-    summary = pd.read_csv(tmp_path / "summary.csv")
+    summary = read_csv(tmp_path / "summary.csv")
     accuracy = summary[summary["metric"] == "accuracy"]
 
     def error(category, window):
@@ -121,7 +122,7 @@ def test_each_fold_equals_its_own_replay_and_the_means_and_sds_are_the_folds(tmp
     run(RunConfig(streams=[SEA], models=["nb=gaussian-nb"], delay=DELAY, repredict="none",
                   cv=f"{method}:{k}", final=False, out=str(tmp_path), quiet=True,
                   runner="direct"))
-    summary = pd.read_csv(tmp_path / "summary.csv")
+    summary = read_csv(tmp_path / "summary.csv")
     accuracy = summary[(summary["category"] == "initial") & (summary["window"] == "cumulative")
                        & summary["class"].isna()]
     values = []

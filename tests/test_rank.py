@@ -14,6 +14,7 @@ from metrics.ranking import cliques, critical_difference, friedman, ranks
 from pipelines.cli import main
 from pipelines.config import RunConfig
 from pipelines.job import run
+from tests.helpers import read_csv
 
 # Accuracies of 4 models on 6 streams (hand-made, with ties).
 TABLE = np.array([[0.80, 0.75, 0.75, 0.60],
@@ -107,7 +108,7 @@ def test_rank_command_writes_ranks_tests_and_the_diagram(runs, capsys):
     assert "Friedman" in printed and "Nemenyi CD" in printed
     folder = runs / "three" / "rank"
     result = json.loads((folder / "rank.json").read_text())
-    summary = pd.read_csv(runs / "three" / "summary.csv")
+    summary = read_csv(runs / "three" / "summary.csv")
     rows = summary[(summary["category"] == "initial") & (summary["metric"] == "kappa")
                    & (summary["window"] == "cumulative") & summary["class"].isna()]
     table = rows.pivot(index="stream", columns="model", values="value")
@@ -126,7 +127,7 @@ def test_a_measure_of_one_class_is_ranked_as_trend_and_fail_if_name_it(runs, cap
     assert main(["rank", str(runs / "three"), "--metric", "recall (True)", "--out",
                  str(runs / "recall-rank")]) == 0
     result = json.loads((runs / "recall-rank" / "rank.json").read_text())
-    summary = pd.read_csv(runs / "three" / "summary.csv", dtype={"class": str})
+    summary = read_csv(runs / "three" / "summary.csv", dtype={"class": str})
     rows = summary[(summary["category"] == "initial") & (summary["metric"] == "recall")
                    & (summary["window"] == "cumulative") & (summary["class"] == "True")]
     table = rows.pivot(index="stream", columns="model", values="value")
@@ -149,7 +150,7 @@ def test_two_models_get_the_wilcoxon_test(runs, capsys):
     out = runs / "two-rank"
     assert main(["rank", str(runs / "two"), "--metric", "log_loss", "--out", str(out)]) == 0
     result = json.loads((out / "rank.json").read_text())
-    summary = pd.read_csv(runs / "two" / "summary.csv")
+    summary = read_csv(runs / "two" / "summary.csv")
     rows = summary[(summary["category"] == "initial") & (summary["metric"] == "log_loss")
                    & (summary["window"] == "cumulative")]
     table = rows.pivot(index="stream", columns="model", values="value")
@@ -168,7 +169,7 @@ def test_psi_alpha_chooses_one_intermediate_measure(tmp_path, capsys):
     assert main(argv) == 2 and "choose one with --psi" in capsys.readouterr().err
     assert main([*argv, "--psi", "2"]) == 0
     result = json.loads((out / "rank" / "rank.json").read_text())
-    summary = pd.read_csv(out / "summary.csv")
+    summary = read_csv(out / "summary.csv")
     rows = summary[(summary["category"] == "intermediate") & (summary["alpha"] == 2.0)
                    & (summary["metric"] == "accuracy") & (summary["window"] == "cumulative")]
     table = rows.pivot(index="stream", columns="model", values="value")

@@ -13,7 +13,7 @@ from metrics import binning
 from metrics.binning import bin_of, prioritised
 from pipelines.cli import main
 from pipelines.report import write_report
-from tests.helpers import repredictions
+from tests.helpers import FAST_NB_LEAVES, needs, repredictions
 from transforms.models.specs import ModelSpec
 from transforms.records import INSTANCE, LABEL, RANK_INSTANCE, RANK_LABEL, event
 from transforms.replay.engine import ReplayEngine
@@ -263,6 +263,7 @@ def test_repredictions_follow_the_trees_through_a_drift(model, stream):
     assert same_as_the_scan(ours, naive) > 20_000
 
 
+@needs(FAST_NB_LEAVES)
 def test_a_row_no_leaf_snapshot_stands_for_ends_the_window_of_rounds(monkeypatch):
     """When the tree batch cannot name the leaf a pending row reaches (`window_route` None: it
     would go down a most traversed path), the rounds held so far are made and re-predictions
@@ -339,7 +340,8 @@ def _equals_algorithm_1(engine, outcomes, events, spec, k, classes=(0, 1)) -> in
                for o, (_, _, _, _, _, reps, _) in zip(outcomes, naive))
 
 
-TREES = ['{"grace_period": 50}', '{"grace_period": 30, "leaf_prediction": "nb"}',
+TREES = [*(pytest.param(options, marks=needs(FAST_NB_LEAVES)) for options in (
+    '{"grace_period": 50}', '{"grace_period": 30, "leaf_prediction": "nb"}')),
          '{"grace_period": 40, "leaf_prediction": "mc"}']
 
 
@@ -370,6 +372,7 @@ def test_deferred_tree_repredictions_equal_algorithm_1_with_every_decision_exact
 
 
 
+@needs(FAST_NB_LEAVES)
 def test_deferred_tree_repredictions_of_a_tree_of_more_than_64_leaves():
     """A tree that grows past 64 leaves (the batch's first allocation of leaf serials): a
     window opened when its new leaves are first seen still holds a snapshot of each (it
@@ -392,6 +395,7 @@ def test_deferred_tree_repredictions_of_a_tree_of_more_than_64_leaves():
     assert _equals_algorithm_1(engine, outcomes, events, spec, 4) == 0
 
 
+@needs(FAST_NB_LEAVES)
 @pytest.mark.parametrize("k", [10, 20])
 def test_deferred_tree_repredictions_with_labels_sooner_than_k_labels(k):
     """Labels that often come before an instance's first round (its row is taken before it
@@ -405,6 +409,7 @@ def test_deferred_tree_repredictions_with_labels_sooner_than_k_labels(k):
 
 
 
+@needs(FAST_NB_LEAVES)
 def test_deferred_tree_repredictions_made_in_short_windows_and_small_chunks(monkeypatch):
     """Windows closed every 4·K labels and a leaf's rows scored 16 (row, snapshot) cells at a
     time: the same re-predictions as the per-label scan."""
@@ -419,6 +424,7 @@ def test_deferred_tree_repredictions_made_in_short_windows_and_small_chunks(monk
     assert engine.rows.deferred
     assert _equals_algorithm_1(engine, outcomes, events, spec, 3) == 0
 
+@needs(FAST_NB_LEAVES)
 def test_deferred_tree_repredictions_with_ten_classes_seen_as_they_come():
     """river's LED stream (10 classes, undeclared: each gets a column of the snapshots when
     first seen, mid-window): equal to the per-label scan."""
@@ -436,6 +442,7 @@ def test_deferred_tree_repredictions_with_ten_classes_seen_as_they_come():
     assert engine.rows.deferred and len(engine.classes) == 10
     assert _equals_algorithm_1(engine, outcomes, events, spec, 3, classes=None) == 0
 
+@needs(FAST_NB_LEAVES)
 def test_deferred_tree_repredictions_survive_saved_state_and_a_row_of_other_keys():
     """Drained in parts with the engine saved and restored between them (the snapshots are
     not saved: the next window starts anew), then a row with a missing feature (re-predicted

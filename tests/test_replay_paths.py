@@ -18,7 +18,7 @@ from pipelines.config import ConfigError, RunConfig
 from pipelines.job import run
 from pipelines.plan import plan
 from runners import make_runner, pipeline_options
-from tests.helpers import data, read
+from tests.helpers import data, read, read_csv
 from transforms.errors import InputError
 from transforms.models.specs import ModelSpec
 from transforms.replay import per_key
@@ -36,7 +36,7 @@ MODELS = ["no-change", "gaussian-nb", 'ht=river.tree.HoeffdingTreeClassifier{"gr
 
 
 def _outputs(out, predictions=True):
-    summary = pd.read_csv(out / "summary.csv").drop(columns=["run_id"])
+    summary = read_csv(out / "summary.csv").drop(columns=["run_id"])
     curves = pd.read_parquet(out / "curves.parquet").sort_values(
         ["stream", "model", "category", "metric", "labels"]).reset_index(drop=True)
     manifest = json.loads((out / "manifest.json").read_text())

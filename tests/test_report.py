@@ -11,6 +11,7 @@ import pytest
 from pipelines import evaluate, load_results, write_report
 from pipelines.cli import main
 from pipelines.run_files import period_loss
+from tests.helpers import read_csv
 
 FIGURES = {"initial_final", "binned", "weights", "intermediate", "forgetting", "comparison",
            "drift", "confusion", "reliability", "roc_pr", "profile"}
@@ -274,12 +275,12 @@ def test_a_regressor_that_diverged_is_named_in_the_terminal_and_the_report(tmp_p
     assert len(lines) == 1 and lines[0].startswith("trips / lr: final R² ")
     page = (out / "report.html").read_text(encoding="utf-8")
     assert "trips / lr: final R²" in page
-    summary = pd.read_csv(out / "summary.csv")
+    summary = read_csv(out / "summary.csv")
     mae = summary.query("model == 'lr' and category == 'initial' and metric == 'mae' and "
                         "window == 'cumulative'")["value"].item()
     assert mae > 1e9 and f"{mae:.4e}" in page  # (its 17 digits and 4 decimals told nothing)
     log = pd.read_parquet(out / "predictions.parquet")
-    labels = pd.read_csv(tmp_path / "trips.csv")["label"]
+    labels = read_csv(tmp_path / "trips.csv")["label"]
     for model, diverged in (("lr", True), ("scaled", False)):
         final = log[(log["model"] == model) & (log["kind"] == "final")]
         errors = [float(p) - labels[int(i)] for i, p in zip(final["id"], final["y_pred"])
@@ -315,7 +316,7 @@ def test_a_confusion_matrix_draws_the_cells_not_written_as_zeros(tmp_path):
         tmp_path / "s.csv", index=False)
     evaluate(str(tmp_path / "s.csv"), "majority", delay="1", repredict="none",
              out=str(tmp_path / "o"), report=True)
-    summary = pd.read_csv(tmp_path / "o" / "summary.csv", dtype={"class": str, "predicted": str})
+    summary = read_csv(tmp_path / "o" / "summary.csv", dtype={"class": str, "predicted": str})
     cells = summary[(summary["metric"] == "confusion") & (summary["category"] == "initial")]
     assert set(zip(cells["class"], cells["predicted"])) == {("a", "a"), ("b", "a"), ("b", "b")}
     svg = (tmp_path / "o" / "figures" / "confusion.svg").read_text(encoding="utf-8")

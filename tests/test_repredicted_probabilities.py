@@ -18,7 +18,7 @@ from pipelines.cli import main
 from pipelines.config import RunConfig
 from pipelines.job import run
 from tests.test_backfill import _run_then_backfill
-from tests.helpers import waveform_csv
+from tests.helpers import read_csv, waveform_csv
 from tests.test_probabilities import _reference
 from tests.test_reevaluation import random_stream
 from transforms.models.specs import ModelSpec
@@ -126,7 +126,7 @@ def binned_run(tmp_path_factory):
                   repredict=f"every_k_labels:{K}", bins=BINS, windows=[WINDOW], auc=True,
                   repredicted_probabilities=True, out=out, quiet=True, runner="direct"))
     return labels, pd.read_parquet(os.path.join(out, "predictions.parquet")), \
-        pd.read_csv(os.path.join(out, "summary.csv"))
+        read_csv(os.path.join(out, "summary.csv"))
 
 
 def _missing(value) -> bool:
@@ -217,7 +217,7 @@ def test_a_backfill_of_the_runs_log_gives_the_same_binned_probability_measures(t
         ["no-change", "gaussian-nb", "hoeffding-tree"], delay="120", bins=10,
         repredict="every_k_labels:3", windows=[300], fadings=[0.99], curve_every=250,
         repredicted_probabilities=True)
-    summary = pd.read_csv(tmp_path / "run" / "summary.csv")
+    summary = read_csv(tmp_path / "run" / "summary.csv")
     binned = summary[(summary["category"] == "binned") & (summary["metric"] == "log_loss")]
     assert len(binned) == 3 * 12 * 3 and binned["value"].notna().all()
     assert backfilled == replayed
@@ -229,7 +229,7 @@ def test_by_default_only_initial_and_final_predictions_keep_probabilities(tmp_pa
     out = tmp_path / "o"
     run(RunConfig(streams=['synth:SEA{"n": 600, "seed": 3}'], models=["gaussian-nb"],
                   delay="60", bins=10, out=str(out), quiet=True, runner="direct"))
-    summary = pd.read_csv(out / "summary.csv")
+    summary = read_csv(out / "summary.csv")
     probability = summary[summary["metric"].isin(["log_loss", "brier", "ece"])]
     assert set(probability["category"]) == {"initial", "final"}
     log = pd.read_parquet(out / "predictions.parquet")

@@ -13,7 +13,7 @@ from sklearn import metrics as sk
 from pipelines.cli import main
 from pipelines.config import RunConfig
 from pipelines.job import run
-from tests.helpers import waveform_csv
+from tests.helpers import read_csv, waveform_csv
 
 N, DELAY, WINDOW = 1500, 40, 200
 SHARES = {"DE": 0.5, "FR": 0.35, "PL": 0.12, "LU": 0.03}
@@ -22,7 +22,7 @@ SHARES = {"DE": 0.5, "FR": 0.35, "PL": 0.12, "LU": 0.03}
 def segmented_csv(folder) -> tuple[str, list]:
     """Waveform rows with a `country` column that is not a feature -> (path, features)."""
     path, _ = waveform_csv(folder, N, seed=3)
-    frame = pd.read_csv(path)
+    frame = read_csv(path)
     features = [c for c in frame.columns if c != "label"]
     rng = np.random.default_rng(11)
     frame["country"] = rng.choice(list(SHARES), size=N, p=list(SHARES.values()))
@@ -78,8 +78,8 @@ def plain_measures(labels: list, predicted: list) -> dict:
 
 def test_each_slice_equals_its_own_predictions_scored_alone(segmented):
     folder, out = segmented
-    frame = pd.read_csv(os.path.join(folder, "waveform.csv"))
-    summary = pd.read_csv(os.path.join(out, "summary.csv"))
+    frame = read_csv(os.path.join(folder, "waveform.csv"))
+    summary = read_csv(os.path.join(out, "summary.csv"))
     log = pd.read_parquet(os.path.join(out, "predictions.parquet"))
     assert set(summary["segment"].dropna()) == {f"country={c}" for c in SHARES}
     # Labels arrive DELAY after their instance, in row order: a slice's labels are its rows.
@@ -115,14 +115,14 @@ def test_each_slice_equals_its_own_predictions_scored_alone(segmented):
 
 def test_slices_add_up_to_the_whole_and_change_no_overall_number(segmented, tmp_path):
     folder, out = segmented
-    summary = pd.read_csv(os.path.join(out, "summary.csv"))
+    summary = read_csv(os.path.join(out, "summary.csv"))
     counted = summary[(summary["metric"] == "accuracy") & (summary["window"] == "cumulative")
                       & summary["category"].isin(["initial", "final"])]
     whole = counted[counted["segment"].isna()].set_index(["model", "category"])["n"]
     parts = counted[counted["segment"].notna()].groupby(["model", "category"])["n"].sum()
     assert (whole.sort_index() == parts.sort_index()).all() and whole.sum() > 0
     # The country column is read only to segment by: the models never see it.
-    plain = pd.read_csv(os.path.join(evaluate(tmp_path, "plain"), "summary.csv"))
+    plain = read_csv(os.path.join(evaluate(tmp_path, "plain"), "summary.csv"))
     overall = summary[summary["segment"].isna()].reset_index(drop=True)
     pd.testing.assert_frame_equal(overall.drop(columns=["run_id", "segment"]),
                                   plain.drop(columns=["run_id", "segment"]))
@@ -166,7 +166,7 @@ def test_a_generators_feature_named_by_a_number_is_a_segment_column(tmp_path):
                   models=["gaussian-nb"], delay=str(DELAY), repredict="none", segments=["0"],
                   out=str(tmp_path), quiet=True, runner="direct"))
     rows = list(itertools.islice(synth.LED(seed=2, noise_percentage=0.1), 1200))
-    summary = pd.read_csv(tmp_path / "summary.csv")
+    summary = read_csv(tmp_path / "summary.csv")
     log = pd.read_parquet(tmp_path / "predictions.parquet")
     initial = log[log["kind"] == "initial"]
     predicted = dict(zip(initial["id"].astype(int), initial["y_pred"]))
@@ -215,7 +215,7 @@ def test_a_column_of_ids_is_refused_as_a_segment(tmp_path, capsys):
     """A slice per customer would take ~0.3 s each to score (minutes for a few thousand): one
     line instead; a column of 20 categories in the same rows is accepted."""
     path, features = segmented_csv(tmp_path)
-    frame = pd.read_csv(path)
+    frame = read_csv(path)
     frame["customer"] = [f"c{i}" for i in range(len(frame))]
     frame["store"] = [f"s{i % 20}" for i in range(len(frame))]
     frame.to_csv(path, index=False)
@@ -229,7 +229,7 @@ def test_a_column_of_ids_is_refused_as_a_segment(tmp_path, capsys):
         "instance" in err[0]
     assert main([*args, "--segment", "store", "--curve-every", "1000"]) == 0
     # The slices in order, the numbers in their names by value (s2 before s10).
-    summary = pd.read_csv(tmp_path / "o" / "summary.csv")
+    summary = read_csv(tmp_path / "o" / "summary.csv")
     assert list(dict.fromkeys(summary["segment"].dropna())) == [f"store=s{i}" for i in range(20)]
 
 
@@ -288,13 +288,13 @@ def test_a_backfill_of_the_run_gives_the_same_slices(tmp_path):
 def test_a_threshold_on_every_slice_of_a_column_names_the_slices_it_failed(segmented, tmp_path,
                                                                            capsys):
     folder, out = segmented
-    summary = pd.read_csv(os.path.join(out, "summary.csv"))
+    summary = read_csv(os.path.join(out, "summary.csv"))
     accuracy = summary[(summary["model"] == "nb") & (summary["category"] == "initial")
                        & (summary["metric"] == "accuracy") & (summary["window"] == "cumulative")
                        & summary["segment"].notna()].set_index("segment")["value"]
     bar = float(accuracy.median())  # some slices below it, some above
     path = os.path.join(folder, "waveform.csv")
-    features = [c for c in pd.read_csv(path, nrows=1).columns if c not in ("label", "country")]
+    features = [c for c in read_csv(path, nrows=1).columns if c not in ("label", "country")]
     stream = f'w={path}{{"features": {features!r}}}'.replace("'", '"')
     args = ["run", "--stream", stream, "--model", "nb=gaussian-nb", "--model", "nc=no-change",
             "--delay", str(DELAY), "--repredict", "none", "--window", str(WINDOW),
@@ -319,7 +319,7 @@ def test_the_report_has_a_table_of_the_slices_with_their_intervals(segmented):
 
     page = open(write_report(out), encoding="utf-8").read()
     assert "<h2>Segments</h2>" in page
-    summary = pd.read_csv(os.path.join(out, "summary.csv"))
+    summary = read_csv(os.path.join(out, "summary.csv"))
     for country in SHARES:
         mine = summary[(summary["segment"] == f"country={country}") & (summary["model"] == "nb")
                        & (summary["category"] == "final") & (summary["window"] == "cumulative")
@@ -335,7 +335,7 @@ def test_the_manifest_gives_the_streams_features_as_given(segmented):
     folder, out = segmented
     with open(os.path.join(out, "manifest.json"), encoding="utf-8") as f:
         manifest = json.load(f)
-    given = [c for c in pd.read_csv(os.path.join(folder, "waveform.csv"), nrows=1).columns
+    given = [c for c in read_csv(os.path.join(folder, "waveform.csv"), nrows=1).columns
              if c not in ("label", "country")]
     assert manifest["streams"]["w"]["spec"]["options"]["features"] == given
 
@@ -361,8 +361,8 @@ def test_a_column_read_only_for_slices_may_be_missing_and_changes_no_row(tmp_pat
               quiet=True, runner="direct", run_id="same")
     run(RunConfig(out=str(tmp_path / "whole"), **kw))
     run(RunConfig(out=str(tmp_path / "sliced"), segments=["region"], **kw))
-    whole = pd.read_csv(tmp_path / "whole" / "summary.csv")
-    sliced = pd.read_csv(tmp_path / "sliced" / "summary.csv")
+    whole = read_csv(tmp_path / "whole" / "summary.csv")
+    sliced = read_csv(tmp_path / "sliced" / "summary.csv")
     pd.testing.assert_frame_equal(sliced[sliced["segment"].isna()].reset_index(drop=True),
                                   whole, check_dtype=False)
     with open(tmp_path / "sliced" / "manifest.json", encoding="utf-8") as f:
@@ -386,7 +386,7 @@ def test_an_arff_attribute_no_model_sees_segments_the_stream(segmented, tmp_path
     table's column is (it was refused as no instance column): each slice's accuracy is its own
     predictions' (a loop), and the whole stream's rows are those of the run without it."""
     folder, _ = segmented
-    frame = pd.read_csv(os.path.join(folder, "waveform.csv"))
+    frame = read_csv(os.path.join(folder, "waveform.csv"))
     features = [c for c in frame.columns if c not in ("label", "country")]
     path = tmp_path / "w.arff"
     with open(path, "w") as f:
@@ -401,8 +401,8 @@ def test_an_arff_attribute_no_model_sees_segments_the_stream(segmented, tmp_path
         run(RunConfig(streams=[stream], models=["nb=gaussian-nb"], delay=str(DELAY),
                       repredict="none", segments=segments, out=outs[name], quiet=True,
                       runner="direct"))
-    summary = pd.read_csv(os.path.join(outs["sliced"], "summary.csv"))
-    whole = pd.read_csv(os.path.join(outs["whole"], "summary.csv"))
+    summary = read_csv(os.path.join(outs["sliced"], "summary.csv"))
+    whole = read_csv(os.path.join(outs["whole"], "summary.csv"))
     pd.testing.assert_frame_equal(
         summary[summary["segment"].isna()].reset_index(drop=True).drop(columns=["run_id",
                                                                                 "segment"]),

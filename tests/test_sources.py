@@ -12,7 +12,7 @@ from river import datasets
 
 from pipelines.config import RunConfig
 from pipelines.plan import plan
-from tests.helpers import brief, data, read
+from tests.helpers import brief, data, read, read_csv
 from transforms.errors import InputError
 from transforms.records import RANK_INSTANCE, RANK_LABEL, RANK_LABEL_AFTER_INSTANCE
 from transforms.streams.delays import DelaySpec
@@ -28,7 +28,7 @@ EVENT_LOG = [
 
 
 def _convert(tmp_path, name, fmt):
-    df = pd.read_csv(data(name))
+    df = read_csv(data(name))
     path = tmp_path / f"{name.split('.')[0]}.{fmt}"
     if fmt == "jsonl":
         df.to_json(path, orient="records", lines=True)
@@ -65,7 +65,7 @@ def test_compressed_tables_are_read_as_their_content(tmp_path, suffix):
     packed.write_bytes(pack(plain))
     folder = tmp_path / "log" / "date=2026-01-01"
     folder.mkdir(parents=True)
-    frame = pd.read_csv(data("events.csv"))
+    frame = read_csv(data("events.csv"))
     (folder / f"part-0.jsonl{suffix}").write_bytes(pack(frame.to_json(
         orient="records", lines=True).encode()))
     for source in (str(packed), str(tmp_path / "log"), f"remote://{packed}"):
@@ -78,7 +78,7 @@ def test_a_tsv_file_is_read_as_tab_separated(tmp_path):
     """events.tsv (and events.tsv.gz) hold the events of events.csv, tabs for commas."""
     import gzip
 
-    frame = pd.read_csv(data("events.csv"))
+    frame = read_csv(data("events.csv"))
     frame.to_csv(tmp_path / "events.tsv", sep="\t", index=False)
     (tmp_path / "z.tsv.gz").write_bytes(gzip.compress(frame.to_csv(sep="\t", index=False)
                                                       .encode()))
@@ -220,7 +220,7 @@ def test_a_label_written_as_a_number_in_one_place_and_as_text_in_another_is_one_
     classes = dict.fromkeys(y for _, y in rows)  # (in order of first appearance)
     assert manifest["classes"] == {"s / gaussian-nb": [str(y) if text_first else y
                                                         for y in classes]}
-    summary = pd.read_csv(tmp_path / "out" / "summary.csv")
+    summary = read_csv(tmp_path / "out" / "summary.csv")
     accuracy = summary.query("category == 'initial' and metric == 'accuracy' and "
                              "window == 'cumulative'")["value"].item()
     river = metrics.Accuracy()
@@ -252,7 +252,7 @@ def test_a_label_column_of_integers_with_gaps_names_its_classes_as_written(tmp_p
                   models=["gaussian-nb"], delay="10", repredict="none", quiet=False,
                   out=str(tmp_path / "out"), runner="direct"))
     assert "is none of its classes" not in capsys.readouterr().out
-    summary = pd.read_csv(tmp_path / "out" / "summary.csv", dtype={"class": str,
+    summary = read_csv(tmp_path / "out" / "summary.csv", dtype={"class": str,
                                                                    "predicted": str})
     cells = summary.query("metric == 'confusion'")
     assert set(cells["class"]) == set(cells["predicted"]) == {"0", "1"}
@@ -280,7 +280,7 @@ def test_labelled_rows_with_a_duration_column(tmp_path):
                              (4, "label", 3, "b"), (12, "label", 2, "a")]
     assert "duration" not in events[0][5]  # the delay column is not a feature
     # The same durations in milliseconds: `column:NAME:ms` gives the same label times.
-    frame = pd.read_csv(data("rows.csv"))
+    frame = read_csv(data("rows.csv"))
     frame["duration"] *= 1000
     frame.to_csv(tmp_path / "ms.csv", index=False)
     in_ms, _ = read(str(tmp_path / "ms.csv") + '{"delay": "column:duration:ms"}')
@@ -747,7 +747,7 @@ def test_a_text_table_is_parsed_whole_once_before_its_rows_are_read(tmp_path, mo
         whole.clear()
         evaluate(name, name.replace(".", "_"))
         assert whole == [str(tmp_path / name)] * times, name
-    kept = pd.read_csv(tmp_path / "s_jsonl" / "summary.csv")
+    kept = read_csv(tmp_path / "s_jsonl" / "summary.csv")
 
     def full_disk(spool, item):
         raise OSError(28, "No space left on device")
@@ -761,7 +761,7 @@ def test_a_text_table_is_parsed_whole_once_before_its_rows_are_read(tmp_path, mo
             evaluate("s.jsonl", "parsed_again")
         assert whole == [str(tmp_path / "s.jsonl")] * 2, what
         pd.testing.assert_frame_equal(kept,
-                                      pd.read_csv(tmp_path / "parsed_again" / "summary.csv"))
+                                      read_csv(tmp_path / "parsed_again" / "summary.csv"))
 
 
 def test_a_csv_cell_is_missing_as_pandas_reads_it_unless_the_stream_names_the_texts(tmp_path):
@@ -900,7 +900,7 @@ def test_times_written_as_the_time_format_says_are_read_so(tmp_path):
 
     from transforms.streams.tables import rows_in_time_order
 
-    start = dt.datetime(2026, 11, 29, 22, 0, tzinfo=dt.UTC)
+    start = dt.datetime(2026, 11, 29, 22, 0, tzinfo=dt.timezone.utc)
     times = [start + dt.timedelta(hours=7 * i) for i in range(8)]
     day_first = "%d/%m/%Y %H:%M"
     arrived = [f"{t:{day_first}}" for t in times]
@@ -944,7 +944,7 @@ def test_a_time_format_reads_compact_dates_and_leaves_numbers_and_iso_times_as_t
     ISO datetime, as without it. Oracle: datetime's seconds, and the numbers as written."""
     import datetime as dt
 
-    day = dt.datetime(2026, 11, 1, tzinfo=dt.UTC).timestamp()
+    day = dt.datetime(2026, 11, 1, tzinfo=dt.timezone.utc).timestamp()
     pd.DataFrame({"t": [20261101, None, 20261102], "x": [1.0, 2.0, 3.0], "label": ["a"] * 3}
                  ).to_parquet(tmp_path / "days.parquet")
     events, dead = read(f'{tmp_path}/days.parquet{{"time": "t", "time_format": "%Y%m%d"}}')
@@ -975,7 +975,7 @@ def test_an_arff_date_is_read_as_its_attribute_format_says(tmp_path, pattern, st
     path.write_text(f"@relation r\n@attribute when date '{pattern}'\n@attribute x numeric\n"
                     f"@attribute class {{a,b}}\n@data\n'{written}',1,a\n'soon',2,b\n")
     events, dead = read(str(path), delay="1")
-    seconds = dt.datetime(*expected, tzinfo=dt.UTC).timestamp()
+    seconds = dt.datetime(*expected, tzinfo=dt.timezone.utc).timestamp()
     assert [e[5] for e in events if e[3] == "instance"] == [{"when": seconds, "x": 1.0}]
     assert [(d["row"], d["field"]) for d in dead] == [(7, "when")]
     assert dead[0]["reason"] == ("'soon' is not an ISO date" if "'T'" in pattern else
@@ -1019,7 +1019,7 @@ def test_times_without_an_offset_are_read_in_the_streams_time_zone(tmp_path):
     (tmp_path / "inst.csv").write_text("id,when,x\n" + "".join(
         f"{i},{w:%Y-%m-%d %H:%M},{i}\n" for i, w in enumerate(walls))
         + "8,2026-03-29 02:30,8\n")
-    labels = [(i, w.replace(tzinfo=berlin, fold=0).astimezone(dt.UTC)
+    labels = [(i, w.replace(tzinfo=berlin, fold=0).astimezone(dt.timezone.utc)
                + dt.timedelta(minutes=30)) for i, w in enumerate(walls) if w.hour != 2]
     (tmp_path / "lab.csv").write_text("id,when,label\n" + "".join(
         f"{i},{t:%Y-%m-%dT%H:%M}Z,{'ab'[i % 2]}\n" for i, t in labels))
@@ -1063,6 +1063,21 @@ def test_a_csv_files_numbers_are_read_as_the_floats_written(tmp_path, sep):
     events, _ = read(f'{path}{{"time": "t", "sep": "{sep}"}}', delay="1")
     features = [e[5] for e in events if e[3] == "instance"]
     assert [v for x in features for v in (x["a"], x["b"])] == [float(t) for t in texts]
+
+
+def test_numbers_in_a_column_read_as_text_are_the_floats_written(tmp_path):
+    """A column that the reader takes as text (here for one cell that is no number, a dead
+    letter) has its numbers parsed by us: each the float its text names (pandas 2's
+    `to_numeric` parses text to within an ulp). Oracle: Python's float() of each text."""
+    rng = np.random.default_rng(6)
+    texts = [repr(float(v)) for v in rng.normal(scale=10.0, size=300)]
+    texts[0] = "?"
+    path = tmp_path / "s.csv"
+    path.write_text("t,a,label\n" + "".join(f"{i},{a},{'ab'[i % 2]}\n"
+                                            for i, a in enumerate(texts)))
+    events, dead = read(f'{path}{{"time": "t"}}', delay="1")
+    assert [d["row"] for d in dead] == [1]
+    assert [e[5]["a"] for e in events if e[3] == "instance"] == [float(t) for t in texts[1:]]
 
 
 @pytest.mark.parametrize("fmt", ["jsonl", "parquet"])

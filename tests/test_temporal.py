@@ -13,6 +13,7 @@ from metrics.temporal import (REPEATS_LEVEL, TemporalProfile, repeat_moments,
 from pipelines.results import format_profiles
 from pipelines.config import RunConfig
 from pipelines.job import run
+from tests.helpers import read_csv
 
 
 def markov_labels(n, stay, seed=0):
@@ -162,7 +163,7 @@ def markov_rows(n=3000, stay=0.9, seed=7):
     from examples.temporal_dependence import make_streams
 
     with tempfile.TemporaryDirectory() as folder:
-        frame = pd.read_csv(make_streams(folder, n, stay=stay, seed=seed)["markov"])
+        frame = read_csv(make_streams(folder, n, stay=stay, seed=seed)["markov"])
     return frame[["x1", "x2"]].to_dict("records"), frame["label"].tolist()
 
 

@@ -21,6 +21,7 @@ from transforms.scoring.label_order import InLabelOrder
 from transforms.scoring.outcomes import LastOutcomes
 from transforms.scoring.plan import LABEL_AXIS, ScoringPlan, time_window
 from transforms.vocabulary import window_of_fading
+from tests.helpers import read_csv
 
 B = 2  # bins 0..3 for the binned category
 
@@ -344,7 +345,7 @@ def test_prequential_with_forgetting_approaches_the_holdout_error(tmp_path):
     errors = dict(zip(acc["window"], 1 - acc["value"]))
     for view in ("w=1000", "fading=0.999"):
         assert abs(errors[view] - holdout_error) < 0.03, (view, errors, holdout_error)
-    table = pd.read_csv(tmp_path / "summary.csv")
+    table = read_csv(tmp_path / "summary.csv")
     assert {"w=1000", "fading=0.999"} <= set(table["window"])
     curves = pd.read_parquet(tmp_path / "curves.parquet")
     assert set(curves["window"]) == {"cumulative", "w=1000", "fading=0.999"}

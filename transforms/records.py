@@ -208,7 +208,7 @@ def readable_time(t: float) -> str:
     """
     if not (isinstance(t, (int, float)) and math.isfinite(t) and _DATED[0] <= t < _DATED[1]):
         return f"{t:g}" if isinstance(t, (int, float)) else str(t)
-    when = dt.datetime.fromtimestamp(t, dt.UTC)
+    when = dt.datetime.fromtimestamp(t, dt.timezone.utc)
     return when.isoformat(" ", "milliseconds" if when.microsecond else "seconds")[:-6] + " UTC"
 
 

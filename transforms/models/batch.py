@@ -579,7 +579,8 @@ def scaled_rows(transformers: list, names: tuple, rows: np.ndarray):
     from river.preprocessing import StandardScaler
 
     for scaler in transformers:
-        if type(scaler) is not StandardScaler or scaler.window_size is not None:
+        # (river 0.22's scaler has no window)
+        if type(scaler) is not StandardScaler or getattr(scaler, "window_size", None) is not None:
             return None
         means = np.array([scaler.means.get(name, 0.0) for name in names])
         rows = rows - means

@@ -49,6 +49,8 @@ def binary_only(model) -> bool:
     """
     from river import compose
 
+    if isinstance(model, compose.Pipeline):  # (river 0.22's pipeline is no Classifier)
+        model = list(model.steps.values())[-1]
     if not isinstance(model, base.Classifier) or getattr(model, "_multiclass", True):
         return False
     while isinstance(model, (compose.Pipeline, base.Wrapper)):

@@ -26,9 +26,12 @@ _BLOCK = 1 << 20  # distances computed per block of rows: rows × window ≤ thi
 
 def _lazy_euclidean(engine) -> bool:
     from river import neighbors
-    from river.utils.vectordict import euclidean_distance_tuple
+    from river.utils import vectordict
 
-    return type(engine) is neighbors.LazySearch and engine.dist_func is euclidean_distance_tuple
+    # river 0.22 (Python 3.10) measures with `minkowski_distance` (other sums): no fast path.
+    euclidean = getattr(vectordict, "euclidean_distance_tuple", None)
+    return type(engine) is neighbors.LazySearch and euclidean is not None \
+        and engine.dist_func is euclidean
 
 
 def fits_regressor_batch(model) -> bool:

@@ -87,7 +87,9 @@ class LogisticRegressionBatch(_LinearBatch):
 
 def fits_regression_batch(model) -> bool:
     """Whether `LinearRegressionBatch` predicts as the model does: river's `LinearRegression`
-    with a loss whose mean function is the identity (squared, absolute, Huber, ...).
+    with a loss whose mean function is the identity (squared, absolute, Huber, ...), summing
+    w·x in the row's key order (`VectorDict.dot`; river 0.22, for Python 3.10, sums over the
+    smaller of weights and row: no fast path there).
 
     >>> from river import linear_model, optim
     >>> fits_regression_batch(linear_model.LinearRegression())
@@ -95,10 +97,11 @@ def fits_regression_batch(model) -> bool:
     >>> fits_regression_batch(linear_model.LinearRegression(loss=optim.losses.Poisson()))
     False
     """
-    from river import linear_model, optim
+    from river import linear_model, optim, utils
 
     return type(model) is linear_model.LinearRegression \
-        and type(model.loss).mean_func is optim.losses.RegressionLoss.mean_func
+        and type(model.loss).mean_func is optim.losses.RegressionLoss.mean_func \
+        and hasattr(utils.VectorDict, "dot")
 
 
 class LinearRegressionBatch(_LinearBatch):

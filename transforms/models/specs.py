@@ -736,7 +736,7 @@ class ModelSpec:
                                  f"without labels (its learn_one takes no y: a clusterer?), so "
                                  f"nothing it predicts has a true label to meet; give a "
                                  f"classifier or a regressor")
-        if isinstance(model, base.Regressor) and not isinstance(model, base.Classifier):
+        if isinstance(estimator, base.Regressor) and not isinstance(estimator, base.Classifier):
             return "regression"
         return "classification"
 

@@ -193,12 +193,13 @@ def _naive_bayes(model) -> bool:
     >>> _naive_bayes(tree.HoeffdingTreeClassifier())
     False
     """
-    from river import compose
+    from river import compose, naive_bayes
     from river.naive_bayes.base import BaseNB
 
     if isinstance(model, compose.Pipeline):
         model = list(model.steps.values())[-1]
-    return isinstance(model, BaseNB)
+    # (river 0.22's GaussianNB is no BaseNB)
+    return isinstance(model, (BaseNB, naive_bayes.GaussianNB))
 
 
 class TemporallyAugmented(_LabelAware):

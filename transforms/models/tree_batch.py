@@ -666,13 +666,27 @@ def _leaf_mode(leaf, tree) -> str:
     return "other"
 
 
-def _gaussian_leaf(splitters: dict, columns: dict) -> bool:
-    """Whether river's naive Bayes of a leaf with these splitters reads only Gaussian
-    splitters of our columns."""
+@functools.cache
+def leaves_add_log_densities() -> bool:
+    """Whether river's naive Bayes leaves add their Gaussians' log-densities, as the arrays
+    here do (river 0.22, for Python 3.10, takes the log of each density: other roundings, so
+    there its naive Bayes leaves answer for themselves).
+
+    >>> leaves_add_log_densities()
+    True
+    """
     from river.tree.splitter import GaussianSplitter
 
-    return all(att in columns and type(obs) is GaussianSplitter
-               for att, obs in splitters.items())
+    return hasattr(GaussianSplitter, "cond_log_proba")
+
+
+def _gaussian_leaf(splitters: dict, columns: dict) -> bool:
+    """Whether river's naive Bayes of a leaf with these splitters reads only Gaussian
+    splitters of our columns (by their log-densities)."""
+    from river.tree.splitter import GaussianSplitter
+
+    return leaves_add_log_densities() and all(att in columns and type(obs) is GaussianSplitter
+                                              for att, obs in splitters.items())
 
 
 # The expanded sum of a naive-Bayes vote (2F + 2 terms, each computed in a few roundings) may

@@ -68,7 +68,7 @@ class TimeRange:
                              f"--from")
         first = str(start) if day(start) else None
         if first is None and math.isfinite(lo):
-            first = dt.datetime.fromtimestamp(lo, dt.UTC).date().isoformat()
+            first = dt.datetime.fromtimestamp(lo, dt.timezone.utc).date().isoformat()
         return cls(lo, hi, first)
 
     def describe(self) -> str:
