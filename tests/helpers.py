@@ -15,8 +15,8 @@ from river.naive_bayes import GaussianNB
 from transforms.models import knn_batch, linear_batch, tree_batch
 from transforms.models.specs import exact_knn
 from transforms.streams.delays import DelaySpec
-from transforms.streams.table_files import EXACT_FLOATS
 from transforms.streams.sources import StreamSpec
+from transforms.streams.table_files import EXACT_FLOATS
 
 DATA = os.path.join(os.path.dirname(__file__), "data")
 

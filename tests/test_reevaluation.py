@@ -340,8 +340,9 @@ def _equals_algorithm_1(engine, outcomes, events, spec, k, classes=(0, 1)) -> in
                for o, (_, _, _, _, _, reps, _) in zip(outcomes, naive))
 
 
-TREES = [*(pytest.param(options, marks=needs(FAST_NB_LEAVES)) for options in (
-    '{"grace_period": 50}', '{"grace_period": 30, "leaf_prediction": "nb"}')),
+TREES = [pytest.param('{"grace_period": 50}', marks=needs(FAST_NB_LEAVES)),
+         pytest.param('{"grace_period": 30, "leaf_prediction": "nb"}',
+                      marks=needs(FAST_NB_LEAVES)),
          '{"grace_period": 40, "leaf_prediction": "mc"}']
 
 
@@ -423,6 +424,7 @@ def test_deferred_tree_repredictions_made_in_short_windows_and_small_chunks(monk
     outcomes = engine.drain(events).outcomes
     assert engine.rows.deferred
     assert _equals_algorithm_1(engine, outcomes, events, spec, 3) == 0
+
 
 @needs(FAST_NB_LEAVES)
 def test_deferred_tree_repredictions_with_ten_classes_seen_as_they_come():
