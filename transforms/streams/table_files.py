@@ -200,8 +200,8 @@ def without_bom(encoding: str) -> str:
 # pandas 2's C reader parses a number to within an ulp unless asked to round-trip
 # (0.14285714285714285 became 0.1428571428571428); pandas 3 round-trips, and deprecates the
 # option. (The python engine parses with float(): exact.)
-EXACT_FLOATS = {"float_precision": "round_trip"} if int(pd.__version__.split(".")[0]) < 3 \
-    else {}
+_PANDAS_2 = int(pd.__version__.split(".")[0]) < 3
+EXACT_FLOATS = {"float_precision": "round_trip"} if _PANDAS_2 else {}
 
 
 def numbers_of(values: pd.Series) -> pd.Series:
@@ -213,7 +213,7 @@ def numbers_of(values: pd.Series) -> pd.Series:
     [0.14285714285714285, nan, 2.0, nan]
     """
     numbers = pd.to_numeric(values, errors="coerce")
-    if not EXACT_FLOATS or numbers.dtype.kind != "f":
+    if not _PANDAS_2 or numbers.dtype.kind != "f":
         return numbers
     found = numbers.notna().to_numpy()
     exact = numbers.to_numpy(dtype=np.float64, na_value=np.nan, copy=True)
@@ -247,7 +247,7 @@ def csv_options(options: dict) -> dict:
     # A no-break space (1 234,50): pandas' C reader takes a one-byte separator only.
     if not str(options.get("thousands", "")).isascii():
         out["engine"] = "python"
-    elif EXACT_FLOATS:
+    else:
         out.update(EXACT_FLOATS)
     if "na_values" in options:
         out["na_values"] = ["", *options["na_values"]]
