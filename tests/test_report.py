@@ -230,6 +230,7 @@ def test_progress_rate_is_the_current_one_since_the_last_line(monkeypatch):
     assert first.endswith(", 10 events/s") and second.endswith(", 1,000 events/s")
 
 
+@pytest.mark.filterwarnings("error::FutureWarning")  # pandas 2: None in place of NaN
 def test_api_returns_the_summary_and_load_results_reads_the_run(finished_run):
     out, summary = finished_run
     assert summary.attrs["out"] == str(out)
