@@ -224,7 +224,7 @@ def _fig_forgetting(plt, run: RunFiles):
 
         x, y = run.curve(stream, model, "initial", metric)
         ax.plot(x, loss(y), color="black", label="cumulative")
-        if task == "classification" and len(x):
+        if len(x):
             px, py = run.period_losses(stream, model)
             ax.step(px, py, where="pre", color="grey", alpha=0.6,
                     label="within each curve period")
@@ -287,9 +287,7 @@ def _fig_drift(plt, run: RunFiles):
     for ax, stream in zip(axes, run.streams):
         for i, model in enumerate(run.models):
             task = run.task(model)
-            metric = PRIMARY[task]
-            x, y = run.period_losses(stream, model) if task == "classification" \
-                else run.curve(stream, model, "initial", metric)
+            x, y = run.period_losses(stream, model)
             if not len(x):
                 continue
             ax.step(x, y, where="pre", color=f"C{i}", label=f"{model} {LOSS_NAME[task]}")

@@ -122,22 +122,27 @@ class RunFiles:
         return rows["labels"].to_numpy(float), rows["value"].to_numpy(float)
 
     def period_losses(self, stream, model):
-        """(labels, loss within each curve period) of a classifier's initial predictions."""
-        rows = self.rows(self.curves, stream, model, "initial", "accuracy").sort_values("labels")
-        return period_loss(rows["labels"].to_numpy(float), rows["value"].to_numpy(float),
-                           rows["n"].to_numpy(float))
+        """(labels, loss within each curve period) of a model's initial predictions: the
+        error rate of a classifier's, the MAE of a regressor's."""
+        classifier = self.task(model) == "classification"
+        rows = self.rows(self.curves, stream, model, "initial",
+                         "accuracy" if classifier else "mae").sort_values("labels")
+        labels, mean = period_mean(rows["labels"].to_numpy(float), rows["value"].to_numpy(float),
+                                   rows["n"].to_numpy(float))
+        return labels, 1.0 - mean if classifier else mean
 
 
-def period_loss(labels: np.ndarray, values: np.ndarray, n: np.ndarray | None = None):
-    """The loss within each curve period, from cumulative accuracy at the curve points: the
-    accuracy of the labels between two points is (a_k·n_k − a_{k−1}·n_{k−1}) / (n_k − n_{k−1}).
+def period_mean(labels: np.ndarray, values: np.ndarray, n: np.ndarray | None = None):
+    """The mean within each curve period, from a cumulative mean (accuracy, MAE) at the curve
+    points over n scored labels: that of the labels between two points is
+    (v_k·n_k − v_{k−1}·n_{k−1}) / (n_k − n_{k−1}).
 
-    >>> period_loss(np.array([10, 20]), np.array([0.9, 0.8]))[1].round(6).tolist()
-    [0.1, 0.3]
+    >>> period_mean(np.array([10, 20]), np.array([0.9, 0.8]))[1].round(6).tolist()
+    [0.9, 0.7]
     """
     n = labels if n is None else n
-    correct = np.nan_to_num(values) * n
-    gained = np.diff(np.r_[0.0, correct])
+    total = np.nan_to_num(values) * n
+    gained = np.diff(np.r_[0.0, total])
     seen = np.diff(np.r_[0.0, n])
     with np.errstate(invalid="ignore", divide="ignore"):
-        return labels, 1.0 - gained / seen
+        return labels, gained / seen

@@ -10,7 +10,7 @@ import pytest
 
 from pipelines import evaluate, load_results, write_report
 from pipelines.cli import main
-from pipelines.run_files import period_loss
+from pipelines.run_files import RunFiles, period_mean
 from tests.helpers import read_csv
 
 FIGURES = {"initial_final", "binned", "weights", "intermediate", "forgetting", "comparison",
@@ -192,10 +192,29 @@ def test_a_figures_title_is_above_every_panel_however_tall_the_grid(panels):
     plt.close(fig)
 
 
-def test_period_loss_is_the_error_between_curve_points():
+def test_period_mean_is_the_mean_between_curve_points():
     labels = np.array([100, 200, 300])
     accuracy = np.array([0.9, 0.85, 0.8])  # 90, 170, 240 correct
-    assert period_loss(labels, accuracy)[1] == pytest.approx([0.1, 0.2, 0.3])
+    assert period_mean(labels, accuracy)[1] == pytest.approx([0.9, 0.8, 0.7])
+
+
+@pytest.mark.parametrize("stream, model, metric, loss", [
+    ('synth:SEA{"n": 600, "seed": 4}', "gaussian-nb", "accuracy", lambda a: 1 - a),
+    ('synth:Friedman{"n": 600, "seed": 4}', "linear-regression", "mae", lambda mae: mae),
+])
+def test_the_loss_within_each_curve_period_is_that_of_a_window_of_one_period(
+        tmp_path, stream, model, metric, loss):
+    """The drift figure's and the forgetting figure's steps: with a point every 100 labels, a
+    sliding window of 100 labels holds exactly the period's labels (the error rate of a
+    classifier, the MAE of a regressor)."""
+    evaluate([stream], [model], delay="20", out=str(tmp_path), runner="direct",
+             repredict="none", windows=[100], curve_every=100)
+    run = RunFiles.read(str(tmp_path))
+    name = run.streams[0]
+    labels, period = run.period_losses(name, model)
+    at, windowed = run.curve(name, model, "initial", metric, window="w=100")
+    assert labels.tolist() == at.tolist() == list(range(100, 601, 100))
+    assert period == pytest.approx(loss(windowed), rel=1e-9, abs=1e-12)
 
 
 def test_progress_lines_and_counters_on_stderr_unless_quiet(tmp_path, capsys):
