@@ -897,6 +897,15 @@ def test_a_table_without_its_label_column_is_refused_with_a_hint(tmp_path):
     none = _write(tmp_path, "none.csv", "time,f,g\n0,1.0,2.0\n")
     with pytest.raises(InputError, match=r'name yours with the stream option \{"label": '):
         StreamSpec.parse(none).check()
+    # A label column named as labels often are (scikit-learn's y, Kaggle's target).
+    for name in ("y", "target", "Class"):
+        named = _write(tmp_path, f"{name}.csv", f"time,f,{name}\n0,1.0,a\n")
+        with pytest.raises(InputError, match=r'name it with the stream option '
+                                             r'\{"label": "' + name + r'"\}'):
+            StreamSpec.parse(named).check()
+    two = _write(tmp_path, "two.csv", "time,y,target\n0,1.0,a\n")  # which one: not guessed
+    with pytest.raises(InputError, match=r'name yours with the stream option \{"label": '):
+        StreamSpec.parse(two).check()
     # A typo in the option: the column it most likely meant.
     labels = _write(tmp_path, "labels.csv", "id,labelled_at,label\n0,5.0,a\n")
     with pytest.raises(InputError, match=r"labels\.csv: column 'labeled_at' \(option "

@@ -73,12 +73,15 @@ def source_name(pattern: str) -> str:
 # How the one column of a role is often named (`request_id`, `created_at`, `labelled_at`).
 _TIME_ENDINGS = ("time", "timestamp", "_at", "_ts")
 _ROLE_ENDINGS = {"id": ("id",), "time": _TIME_ENDINGS, "label_time": _TIME_ENDINGS}
+# What a label column is often called (scikit-learn's y, Kaggle's target, ARFF's class).
+_LABEL_NAMES = ("y", "target", "class", "outcome", "truth", "ground_truth", "y_true")
 
 
 def guess_column(option: str, name: str, columns: list[str]) -> str | None:
     """The column among `columns` that the column `name`, not among them, most likely is
     (the one the `option` names): `name` in another case or spacing, a close spelling of it, the
-    column named as the option, or the only column named as such a column often ends.
+    column named as the option, or the only column named as such a column often ends (a
+    label: is often named).
 
     >>> guess_column("time", "t", ["id", "time", "prediction"])
     'time'
@@ -88,13 +91,16 @@ def guess_column(option: str, name: str, columns: list[str]) -> str | None:
     'request_id'
     >>> guess_column("time", "t", ["request_id", "scored_at"])
     'scored_at'
+    >>> guess_column("label", "label", ["x0", "x1", "Target"])
+    'Target'
     """
     found = [c for c in columns if c.strip().lower() == name.strip().lower()] or \
         difflib.get_close_matches(name, columns, n=1, cutoff=0.8) or \
         [c for c in columns if c.strip().lower() == option]
     if found:
         return found[0]
-    named = [c for c in columns if c.strip().lower().endswith(_ROLE_ENDINGS.get(option, ()))]
+    named = [c for c in columns if c.strip().lower().endswith(_ROLE_ENDINGS.get(option, ()))] \
+        if option != "label" else [c for c in columns if c.strip().lower() in _LABEL_NAMES]
     return named[0] if len(named) == 1 else None
 
 
