@@ -114,7 +114,11 @@ def plan(config: RunConfig) -> Plan:
     try:
         delay = DelaySpec.parse(config.delay)
         streams = [StreamSpec.parse(s).with_label_table_time() for s in config.streams]
-        if config.predictions is not None:  # a backfill: no model reads the features
+        time_range = TimeRange.parse(config.start, config.end)
+        if config.predictions is not None and not PredictionLogSpec.parse(
+                config.predictions).recorded_repredict(time_range):
+            # A backfill: no model reads the features. Those of a run's own log are read as
+            # the run read them, so rows it set aside for a feature are set aside again.
             streams = [dataclasses.replace(s, reads_features=False) for s in streams]
         for s in streams:
             s.check()
@@ -124,7 +128,6 @@ def plan(config: RunConfig) -> Plan:
                               f"times come from its input (a label table, an event log or "
                               f"delayed ARFF); leave it out")
         log, models = None, {}
-        time_range = TimeRange.parse(config.start, config.end)
         if config.predictions is not None:  # backfill: model names, no specs
             log = PredictionLogSpec.parse(config.predictions)
         _check_out_apart(config.out, streams, log)

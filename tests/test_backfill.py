@@ -56,6 +56,35 @@ def test_backfill_of_a_runs_predictions_gives_the_identical_summary(tmp_path):
         assert c["logged_predictions"] == (logged["model"] == c["model"]).sum()
 
 
+@pytest.mark.parametrize("delay", ["3", "2.5s"])
+def test_rows_the_run_set_aside_for_their_features_are_set_aside_by_its_backfill(tmp_path,
+                                                                                delay):
+    """A row with a missing or infinite feature is a dead letter of the run, label and all; the
+    backfill of the run's own log reads the stream's features as the run did, so it sets the
+    same rows aside: the same labels in the baselines and, with a delay counted in instances,
+    the same label times — the summary byte for byte, the manifest's counts alike."""
+    rng = np.random.default_rng(11)
+    lines = ["time,x1,x2,label"]
+    for i in range(300):
+        y = rng.choice(["a", "b", "c"], p=[0.5, 0.3, 0.2])
+        x1 = "" if i % 23 == 5 else "inf" if i % 41 == 7 else f"{rng.normal('abc'.index(y)):.4f}"
+        lines.append(f"{i},{x1},{rng.normal():.4f},{y}")
+    path = tmp_path / "gaps.csv"
+    path.write_text("\n".join(lines) + "\n")
+    replayed, backfilled = _run_then_backfill(
+        tmp_path, f"gaps={path}", ["no-change", "gaussian-nb"], delay=delay, bins=5,
+        repredict="every_k_labels:2", windows=[50], curve_every=50)
+    dead = [json.loads(line) for line in
+            (tmp_path / "run" / "dead_letters.jsonl").read_text().splitlines()]
+    assert sorted(d["row"] for d in dead) == [i + 1 for i in range(300)  # (rows from 1)
+                                              if i % 23 == 5 or i % 41 == 7]
+    assert ",kappa_m," in replayed and backfilled == replayed
+    counts = [{c["model"]: {k: c[k] for k in ("instances", "labels", "labelled", "dead_letters",
+                                              "pending_at_end")} for c in json.loads(
+        (tmp_path / d / "manifest.json").read_text())["counts"]} for d in ("run", "backfill")]
+    assert counts[0] == counts[1]
+
+
 def test_a_class_first_labelled_late_gives_the_run_and_its_backfill_one_brier(tmp_path):
     # Classes a and b, then from row 120 c as well: the run's early probability rows name two
     # classes, the backfill's every class of the log. The early segment and the early curve
