@@ -115,8 +115,8 @@ def plan(config: RunConfig) -> Plan:
         delay = DelaySpec.parse(config.delay)
         streams = [StreamSpec.parse(s).with_label_table_time() for s in config.streams]
         time_range = TimeRange.parse(config.start, config.end)
-        if config.predictions is not None and not PredictionLogSpec.parse(
-                config.predictions).recorded_repredict(time_range):
+        log = None if config.predictions is None else PredictionLogSpec.parse(config.predictions)
+        if log is not None and not log.recorded_repredict(time_range):
             # A backfill: no model reads the features. Those of a run's own log are read as
             # the run read them, so rows it set aside for a feature are set aside again.
             streams = [dataclasses.replace(s, reads_features=False) for s in streams]
@@ -127,9 +127,7 @@ def plan(config: RunConfig) -> Plan:
             raise ConfigError(f"--delay {config.delay} means nothing here: every stream's label "
                               f"times come from its input (a label table, an event log or "
                               f"delayed ARFF); leave it out")
-        log, models = None, {}
-        if config.predictions is not None:  # backfill: model names, no specs
-            log = PredictionLogSpec.parse(config.predictions)
+        models = {}  # a backfill's: model names, no specs
         _check_out_apart(config.out, streams, log)
         if log is not None:
             if log.needs_score_class():

@@ -80,8 +80,8 @@ _LABEL_NAMES = ("y", "target", "class", "outcome", "truth", "ground_truth", "y_t
 def guess_column(option: str, name: str, columns: list[str]) -> str | None:
     """The column among `columns` that the column `name`, not among them, most likely is
     (the one the `option` names): `name` in another case or spacing, a close spelling of it, the
-    column named as the option, or the only column named as such a column often ends (a
-    label: is often named).
+    column named as the option, or the only column named as such a column often ends (an id, a
+    time) or is called (a label: y, target, class, ...).
 
     >>> guess_column("time", "t", ["id", "time", "prediction"])
     'time'
