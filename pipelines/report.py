@@ -33,10 +33,40 @@ def _table_html(df: pd.DataFrame, float_format=format_value) -> str:
                       classes="results", index=not plain)
 
 
+# The counts of a stream × model that the page always shows, then those shown where any is
+# not 0: together they add up (docs/semantics.md): instances = labelled + pending at the end
+# + refused + model errors + held out; labels = labelled + orphans + refused + held out; a
+# labelled instance's initial (and final) prediction is scored or unscored.
+_COUNTS = ["instances", "labels", "labelled", "pending_at_end", "scored_initial",
+           "unscored_initial", "scored_final", "unscored_final"]
+_COUNTS_IF_ANY = ["refused_instances", "model_errors", "held_out", "orphan_labels",
+                  "refused_labels", "held_out_labels", "dead_letters"]
+_READ_COUNTS = ["instance_events", "update_events", "label_events", "dead_letters",
+                "outside_range"]
+
+
 def _counts_table(manifest: dict) -> pd.DataFrame:
-    columns = ["stream", "model", "instances", "labels", "labelled", "scored_initial",
-               "scored_final", "pending_at_end", "orphan_labels", "dead_letters"]
-    return pd.DataFrame(manifest.get("counts", []), columns=columns)
+    """Per stream × model, the counts that add up (`_COUNTS`, and `_COUNTS_IF_ANY` where one
+    is not 0).
+
+    >>> _counts_table({"counts": [{"stream": "s", "model": "m", "instances": 5, "labels": 4,
+    ...     "labelled": 4, "pending_at_end": 0, "scored_initial": 3, "unscored_initial": 1,
+    ...     "scored_final": 4, "unscored_final": 0, "refused_instances": 1,
+    ...     "model_errors": 0}]}).columns.tolist()[-2:]
+    ['unscored_final', 'refused_instances']
+    """
+    counts = pd.DataFrame(manifest.get("counts", []),
+                          columns=["stream", "model", *_COUNTS, *_COUNTS_IF_ANY])
+    shown = [c for c in _COUNTS_IF_ANY if counts[c].fillna(0).ne(0).any()]
+    return counts[["stream", "model", *_COUNTS, *shown]]
+
+
+def _read_table(manifest: dict) -> pd.DataFrame:
+    """Per stream, what its rows were read as: events, or dead letters set aside as read."""
+    return pd.DataFrame([{"stream": name, **{c: s.get("read", {}).get(c, 0)
+                                            for c in _READ_COUNTS}}
+                         for name, s in manifest.get("streams", {}).items()],
+                        columns=["stream", *_READ_COUNTS])
 
 
 def _profile_table(profiles: dict) -> pd.DataFrame:
@@ -116,8 +146,15 @@ def _render_html(run: RunFiles, made: list[Figure], notes: list[str]) -> str:
     profile = _profile_table(run.profiles)
     if not profile.empty:
         parts += ["<h2>Stream profile</h2>", _table_html(profile)]
-    parts += ["<h2>Counts</h2><p>Nothing is dropped silently: every instance and label is "
-              "counted, scored, pending at the end or dead-lettered.</p>",
+    parts += ["<h2>Counts</h2><p>Nothing is dropped silently. Each stream's rows are read as "
+              "events or set aside as dead letters (<code>dead_letters.jsonl</code> names "
+              "each one's file, row, field and reason):</p>",
+              _table_html(_read_table(m), "{:g}".format),
+              "<p>Per stream and model, instances = labelled + pending at the end (+ refused, "
+              "model errors, held out), labels = labelled (+ orphans, refused, held out), "
+              "and each labelled instance's initial and final prediction is scored or "
+              "unscored (none was made: a model answers none before it has learned a "
+              "label):</p>",
               _table_html(_counts_table(m), "{:g}".format), "<h2>Figures</h2>"]
     for f in made:
         data = base64.b64encode(f.files["png"]).decode("ascii")

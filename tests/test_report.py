@@ -1,6 +1,7 @@
 """The report (HTML + PNG figures), progress lines and counters, and the Python API."""
 
 import base64
+import collections
 import json
 import re
 
@@ -10,6 +11,7 @@ import pytest
 
 from pipelines import evaluate, load_results, write_report
 from pipelines.cli import main
+from pipelines.report import _counts_table
 from pipelines.run_files import RunFiles, period_mean
 from tests.helpers import read_csv
 
@@ -190,6 +192,26 @@ def test_a_figures_title_is_above_every_panel_however_tall_the_grid(panels):
     title_bottom = fig._suptitle.get_window_extent(renderer).y0
     assert all(ax.get_tightbbox(renderer).y1 < title_bottom for ax in axes)
     plt.close(fig)
+
+
+def test_the_reports_counts_show_what_adds_up(finished_run):
+    """The page's counts are enough to check the sums the docs state: with --holdout the held
+    out instances and labels are among them, and each labelled instance is scored or not."""
+    out, _ = finished_run
+    manifest = json.loads((out / "manifest.json").read_text())
+    table = _counts_table(manifest)
+    assert {"held_out", "held_out_labels", "unscored_initial"} <= set(table.columns)
+    for row in table.to_dict("records"):
+        shown = collections.defaultdict(int, row)
+        assert row["instances"] == sum(shown[k] for k in (
+            "labelled", "pending_at_end", "refused_instances", "model_errors", "held_out"))
+        assert row["labels"] == sum(shown[k] for k in (
+            "labelled", "orphan_labels", "refused_labels", "held_out_labels"))
+        for kind in ("initial", "final"):
+            assert row[f"scored_{kind}"] + row[f"unscored_{kind}"] == row["labelled"]
+    page = (out / "report.html").read_text(encoding="utf-8")
+    read = manifest["streams"]["sea"]["read"]
+    assert all(f"<th>{c}</th>" in page for c in [*table.columns, *read])
 
 
 def test_period_mean_is_the_mean_between_curve_points():
