@@ -153,8 +153,8 @@ def _render_html(run: RunFiles, made: list[Figure], notes: list[str]) -> str:
               "<p>Per stream and model, instances = labelled + pending at the end (+ refused, "
               "model errors, held out), labels = labelled (+ orphans, refused, held out), "
               "and each labelled instance's initial and final prediction is scored or "
-              "unscored (none was made: a model answers none before it has learned a "
-              "label):</p>",
+              "unscored (there was none: a model answers none before it has learned a "
+              "label; a backfill's log may hold none):</p>",
               _table_html(_counts_table(m), "{:g}".format), "<h2>Figures</h2>"]
     for f in made:
         data = base64.b64encode(f.files["png"]).decode("ascii")
