@@ -9,6 +9,7 @@ from typing import NamedTuple
 
 import pandas as pd
 
+from pipelines.results import text_gaps_as_nan
 from transforms.models.binary import binary_classes
 from transforms.models.specs import ModelSpec, check_tasks, spec_of
 from transforms.replay.engine import ReplayEngine
@@ -99,8 +100,8 @@ def evaluate_locally(stream: str, model: str, delay: str = "0", *, final: bool =
     summary, curves = score_locally((spec.name, model_spec.name), result.outcomes,
                                     engine.task, plan)
     classes = list(engine.outcome_classes)
-    return LocalResult(pd.DataFrame([with_class_names(r, classes) for r in summary],
-                                    columns=ROW_COLUMNS),
+    return LocalResult(text_gaps_as_nan(pd.DataFrame([with_class_names(r, classes)
+                                                      for r in summary], columns=ROW_COLUMNS)),
                        pd.DataFrame([with_class_names(r, classes) for r in curves],
                                     columns=[*ROW_COLUMNS, "labels"]),
                        {**result.counts, "pending": len(engine.pending)},

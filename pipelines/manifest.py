@@ -21,7 +21,7 @@ from metrics.probabilistic import (AUC_BOOTSTRAP_METRICS, CURVE_METRICS,
                                    PROBABILITY_METRICS, RANK_METRICS, RELIABILITY_METRICS)
 from metrics.regression import QUANTILE_METRICS, REGRESSION_METRICS
 from pipelines.plan import Plan
-from pipelines.results import SUMMARY_TEXT_COLUMNS, unmatched_reasons, where_and_why
+from pipelines.results import text_gaps_as_nan, unmatched_reasons, where_and_why
 from transforms.backfill.logs import LOG_COUNTERS
 from transforms.errors import InputError
 from transforms.models.randomness import HASH_SEED_COUNT, hash_seed
@@ -150,12 +150,7 @@ def complete_summary(pl: Plan, raw: pd.DataFrame,
             compared = stream_protocol + ("" if pl.cv is None else f" cv={pl.cv}")
             rows += [{**r, **place, "protocol": compared, "alpha": None} for r in pairs]
     summary = pd.DataFrame(rows, columns=SUMMARY_COLUMNS).astype({"bin": "Int64"})
-    summary = summary if pl.cv is None else with_fold_means(summary, pl.cv)
-    # An empty text cell is NaN, as `load_results` reads it back (pandas 2 keeps None).
-    for column in summary.columns.intersection(SUMMARY_TEXT_COLUMNS):
-        if summary[column].dtype == object:
-            summary[column] = summary[column].where(summary[column].notna(), math.nan)
-    return summary
+    return text_gaps_as_nan(summary if pl.cv is None else with_fold_means(summary, pl.cv))
 
 
 def with_fold_means(summary: pd.DataFrame, cv) -> pd.DataFrame:

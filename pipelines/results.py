@@ -25,6 +25,7 @@ TABLE_METRICS = ("accuracy", "precision", "recall", "f1", "roc_auc", "average_pr
 # `inf.csv`, a model `1.0`, a class `NA`, a run id of digits).
 SUMMARY_TEXT_COLUMNS = ("run_id", "stream", "segment", "model", "protocol", "category", "window",
                         "metric", "class", "predicted")
+
 # Of the per-class measures, the table shows a binary task's positive class's.
 POSITIVE_CLASS_METRICS = ("precision", "recall", "f1", "average_precision")
 # A measure as trend and rank name it: `[initial|final] METRIC [(CLASS)]` ('recall (fraud)').
@@ -65,6 +66,20 @@ def load_results(path: str, kind: str = "summary") -> pd.DataFrame:
     if kind == "manifest":
         return pd.json_normalize(read_manifest(path))
     raise ValueError(f"kind must be summary, curves, predictions or manifest, not {kind!r}")
+
+
+def text_gaps_as_nan(summary: pd.DataFrame) -> pd.DataFrame:
+    """`summary` with every empty cell of its text columns NaN, as `load_results` reads them
+    (pandas 2 keeps the None a row gave, which its frame comparisons tell apart from NaN).
+
+    >>> frame = pd.DataFrame({"class": ["a", None], "value": [1.0, 2.0]})
+    >>> text_gaps_as_nan(frame)["class"].tolist()
+    ['a', nan]
+    """
+    for column in summary.columns.intersection(SUMMARY_TEXT_COLUMNS):
+        if summary[column].dtype == object:
+            summary[column] = summary[column].where(summary[column].notna(), math.nan)
+    return summary
 
 
 def _summary_rows(path: str) -> int | None:
