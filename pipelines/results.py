@@ -25,7 +25,6 @@ TABLE_METRICS = ("accuracy", "precision", "recall", "f1", "roc_auc", "average_pr
 # `inf.csv`, a model `1.0`, a class `NA`, a run id of digits).
 SUMMARY_TEXT_COLUMNS = ("run_id", "stream", "segment", "model", "protocol", "category", "window",
                         "metric", "class", "predicted")
-
 # Of the per-class measures, the table shows a binary task's positive class's.
 POSITIVE_CLASS_METRICS = ("precision", "recall", "f1", "average_precision")
 # A measure as trend and rank name it: `[initial|final] METRIC [(CLASS)]` ('recall (fraud)').
