@@ -116,7 +116,8 @@ def plan(config: RunConfig) -> Plan:
         streams = [StreamSpec.parse(s).with_label_table_time() for s in config.streams]
         time_range = TimeRange.parse(config.start, config.end)
         log = None if config.predictions is None else PredictionLogSpec.parse(config.predictions)
-        if log is not None and not log.recorded_repredict(time_range):
+        run_policy = None if log is None else log.recorded_repredict(time_range)  # a run's log
+        if log is not None and not run_policy:
             # A backfill: no model reads the features. Those of a run's own log are read as
             # the run read them, so rows it set aside for a feature are set aside again.
             streams = [dataclasses.replace(s, reads_features=False) for s in streams]
@@ -158,7 +159,7 @@ def plan(config: RunConfig) -> Plan:
                 RepredictPolicy.parse(config.repredict).with_bins(config.bins)
             if repredict == LOGGED and log.has_repredictions(time_range):
                 # (a run's own log says how it re-predicted: its protocol, as the run's)
-                repredict = log.recorded_repredict(time_range) or LOGGED
+                repredict = run_policy or LOGGED
             elif repredict == LOGGED:
                 # (binned and Ψα rows would each repeat the initial one)
                 repredict = RepredictPolicy.parse("none")

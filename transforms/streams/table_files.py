@@ -99,8 +99,10 @@ def guess_column(option: str, name: str, columns: list[str]) -> str | None:
         [c for c in columns if c.strip().lower() == option]
     if found:
         return found[0]
-    named = [c for c in columns if c.strip().lower().endswith(_ROLE_ENDINGS.get(option, ()))] \
-        if option != "label" else [c for c in columns if c.strip().lower() in _LABEL_NAMES]
+    if option == "label":
+        named = [c for c in columns if c.strip().lower() in _LABEL_NAMES]
+    else:
+        named = [c for c in columns if c.strip().lower().endswith(_ROLE_ENDINGS.get(option, ()))]
     return named[0] if len(named) == 1 else None
 
 
