@@ -1154,6 +1154,26 @@ def test_streams_in_date_partitions_read_as_one_file_each(tmp_path):
                                (str(single / "labels.csv"), 5, "id")]
 
 
+def test_partition_files_of_no_bytes_are_days_without_rows(tmp_path):
+    """A writer that leaves a file of no bytes for a day without events (before the first day,
+    after the last) changes nothing: not a table 'empty' for want of a header, the same results.
+    A table whose every file is such is still empty."""
+    _, parts = _daily_tables(tmp_path)
+    before = _run_over_range(tmp_path / "out-before", parts / "instances", parts / "labels")
+    for empty in ("instances/date=2026-10-31/part-0.csv", "instances/date=2026-11-05/part-0.csv",
+                  "labels/date=2026-10-31/part-0.parquet"):
+        (parts / empty).parent.mkdir()
+        (parts / empty).write_bytes(b"")
+    after = _run_over_range(tmp_path / "out-after", parts / "instances", parts / "labels")
+    pd.testing.assert_frame_equal(after[0], before[0])
+    assert after[1:] == before[1:]
+    nothing = tmp_path / "nothing" / "date=2026-11-01"
+    nothing.mkdir(parents=True)
+    (nothing / "part-0.csv").write_bytes(b"")
+    with pytest.raises(InputError, match="part-0.csv: the stream is empty"):
+        _run_over_range(tmp_path / "out-nothing", nothing.parent, parts / "labels")
+
+
 def test_partitioned_tables_on_a_remote_filesystem_read_as_local_ones(tmp_path):
     """The same partitions behind a non-local Beam filesystem (as gs:// or s3:// would be):
     listed, opened and read through FileSystems, with the local run's results; dead letters
