@@ -1,6 +1,10 @@
 """Property tests draw the same examples on every run (a fixed seed, no example database), so a
 CI run's outcome does not depend on chance; a failure found once is kept as an `@example`."""
 
+import os
+import shutil
+import tempfile
+
 from hypothesis import settings
 
 settings.register_profile("deterministic", derandomize=True, database=None)
@@ -25,3 +29,15 @@ def pytest_collection_modifyitems(items):
         flag = _DOCTESTS_OF_FAST_PATHS.get(item.name)
         if flag is not None:
             item.add_marker(helpers.needs(getattr(helpers, flag)))
+
+
+def pytest_configure(config):
+    """Every temporary folder of the run (doctests' `tempfile.mkdtemp()`, `evaluate` without
+    `out`, the processes the tests start) goes in one folder per test process, removed at its
+    end, so a test run leaves nothing behind in the system's temporary folder."""
+    config.temporary_root = tempfile.mkdtemp(prefix="delayed-eval-tests-")
+    os.environ["TMPDIR"] = tempfile.tempdir = config.temporary_root
+
+
+def pytest_unconfigure(config):
+    shutil.rmtree(config.temporary_root, ignore_errors=True)
