@@ -1247,6 +1247,22 @@ def test_text_columns_that_look_like_ids_or_dates_are_refused_with_a_hint(tmp_pa
                  "1", "--out", str(tmp_path / "out"), "--runner", "direct", "--quiet"]) == 0
 
 
+def test_a_model_failing_first_on_a_batch_of_re_predictions_names_the_text_features(tmp_path,
+                                                                                    capsys):
+    """kNN answers nothing while it has learned nothing, so with every label after the last
+    instance its first distance is computed re-predicting the pending instances together:
+    the one line still names the text column and what to do about it."""
+    path = tmp_path / "rows.csv"
+    path.write_text("x,colour,label\n" + "".join(
+        f"{i / 10},{('red', 'blue')[i % 2]},{'ab'[i % 3 == 0]}\n" for i in range(20)))
+    code = main(["run", "--stream", f"s={path}", "--model", "knn", "--delay", "50",
+                 "--no-final", "--out", str(tmp_path / "out"), "--runner", "direct", "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1
+    assert "re-predicting pending instances raised TypeError" in err
+    assert "features 'colour' hold text" in err and "'one-hot-text | MODEL'" in err
+
+
 def test_a_table_whose_only_feature_is_refused_can_be_read_with_none(tmp_path):
     """`{"features": []}`, what the hint gives when nothing else is left, means no features
     (the baselines still run), not every column."""

@@ -454,6 +454,13 @@ class ReplayEngine:
         return f"model {self.model_name}, stream {self.stream}, instance {key!r}"
 
     def _model_error(self, key, call: str, error: BaseException, x) -> ModelError:
+        return ModelError(f"{self._where(key)}: {call} raised {type(error).__name__}: {error}; "
+                          f"{self._hint(error, x)}; or skip such instances with "
+                          f"--on-model-error dead-letter")
+
+    @staticmethod
+    def _hint(error: BaseException, x) -> str:
+        """What to do about a model's failure on x: its features' types a model cannot take."""
         text = sorted(k for k, v in (x or {}).items() if isinstance(v, str))
         nested = sorted(k for k, v in (x or {}).items()
                         if isinstance(v, (dict, list, tuple, np.ndarray)))
@@ -463,30 +470,27 @@ class ReplayEngine:
         binary = sorted(k for k, v in (x or {}).items() if isinstance(v, (bytes, bytearray)))
         typed = isinstance(error, (TypeError, ValueError))
         if isinstance(error, LabelsError):  # its message says what to do
-            hint = "fix the stream's classes or the model"
-        elif isinstance(error, SystemExit):
-            hint = "a model that ends the program (sys.exit) would end the run: fix the model"
-        elif nested and typed:
-            hint = ("features " + ", ".join(map(repr, nested)) + " hold JSON objects or "
+            return "fix the stream's classes or the model"
+        if isinstance(error, SystemExit):
+            return "a model that ends the program (sys.exit) would end the run: fix the model"
+        if nested and typed:
+            return ("features " + ", ".join(map(repr, nested)) + " hold JSON objects or "
                     "lists, where a model takes one number or text: leave them out with the "
                     "stream option {\"features\": [...]}, or flatten them in the file")
-        elif dated and typed:
-            hint = ("features " + ", ".join(map(repr, dated)) + " hold dates, times or "
+        if dated and typed:
+            return ("features " + ", ".join(map(repr, dated)) + " hold dates, times or "
                     "durations, where a model takes one number or text: leave them out with the "
                     "stream option {\"features\": [...]}, or write them as numbers in the file")
-        elif binary and typed:
-            hint = ("features " + ", ".join(map(repr, binary)) + " hold bytes, where a model "
+        if binary and typed:
+            return ("features " + ", ".join(map(repr, binary)) + " hold bytes, where a model "
                     "takes one number or text: leave them out with the stream option "
                     "{\"features\": [...]}, or write them as text in the file")
-        elif text and typed:
-            hint = ("features " + ", ".join(map(repr, text)) + " hold text, which this model "
+        if text and typed:
+            return ("features " + ", ".join(map(repr, text)) + " hold text, which this model "
                     "cannot take: leave them out with the stream option {\"features\": [...]}, "
                     "or encode them in the model: 'one-hot-text | MODEL' (one-hot for text, "
                     "numbers as they are)")
-        else:
-            hint = "fix the model or its input"
-        return ModelError(f"{self._where(key)}: {call} raised {type(error).__name__}: {error}; "
-                          f"{hint}; or skip such instances with --on-model-error dead-letter")
+        return "fix the model or its input"
 
     def _predict(self, key, x) -> tuple:
         """The model's prediction for x as it is stored (`_value`), and its class probabilities
@@ -887,11 +891,11 @@ class ReplayEngine:
             return result
         except MemoryError:
             raise
-        except Exception as e:  # a batch: no single instance to name
+        except Exception as e:  # a batch: no single instance to name, a pending one's features
+            x = next(iter(self.pending.values()))[1] if self.pending else None
             raise ModelError(
                 f"model {self.model_name}, stream {self.stream}: re-predicting pending "
-                f"instances raised {type(e).__name__}: {e}; fix the model or its "
-                f"input") from e
+                f"instances raised {type(e).__name__}: {e}; {self._hint(e, x)}") from e
 
     # -- state ---------------------------------------------------------------------------------
     def to_bytes(self) -> bytes:
