@@ -277,14 +277,14 @@ class RunConfig:
             if getattr(self, name) is not None and not 1 <= getattr(self, name) <= most:
                 raise ConfigError(f"{name} must be a whole number from 1 to {most:,}, not "
                                   f"{getattr(self, name)}")
-        if any(a <= 0 for a in self.alphas):
-            raise ConfigError(f"alpha must be positive, got {self.alphas}")
-        if any(not 1 <= w <= LARGEST_COUNT for w in self.windows):
-            raise ConfigError(f"a window must be from 1 to {LARGEST_COUNT:,} labels, got "
-                              f"{self.windows}")
-        if any(not 0 < a < 1 for a in self.fadings):
-            raise ConfigError(f"a fading factor must be between 0 and 1 (exclusive), got "
-                              f"{self.fadings}")
+        for bad in (a for a in self.alphas if not a > 0):
+            raise ConfigError(f"alpha {bad:g}: Ψα's α must be positive; e.g. --alpha 2")
+        for bad in (w for w in self.windows if not 1 <= w <= LARGEST_COUNT):
+            raise ConfigError(f"window {bad}: a window must be from 1 to {LARGEST_COUNT:,} "
+                              f"labels; e.g. --window 1000")
+        for bad in (a for a in self.fadings if not 0 < a < 1):
+            raise ConfigError(f"fading factor {bad:g}: it must be between 0 and 1 (exclusive); "
+                              f"e.g. --fading 0.999")
         for name, least in (("bootstrap", "0 (off) or more replicates"),
                             ("ph_delta", "0 or more"), ("ph_min_instances", "0 or more")):
             if getattr(self, name) < 0:

@@ -486,7 +486,8 @@ def test_a_mistake_argparse_finds_is_one_line_too(capsys, argv, told):
                                               "10,000"),
     (["--bootstrap", "10001"], "bootstrap must be at most 10,000 replicates"),
     (["--cv", "k-fold:1001"], "--cv 'k-fold:1001': at most 1,000 folds"),
-    (["--window", str(10**20)], "a window must be from 1 to 1,000,000,000,000,000 labels"),
+    (["--window", str(10**20)], f"window {10**20}: a window must be from 1 to "
+                                "1,000,000,000,000,000 labels"),
     (["--curve-every", str(10**20)], "curve_every must be a whole number from 1 to "
                                      "1,000,000,000,000,000")])
 def test_a_count_too_large_to_run_is_refused_before_the_run(tmp_path, capsys, option, told):
@@ -495,6 +496,19 @@ def test_a_count_too_large_to_run_is_refused_before_the_run(tmp_path, capsys, op
     assert main(["run", "--stream", 'synth:SEA{"n": 60}', "--model", "majority", "--delay",
                  "5", "--out", str(tmp_path), "--runner", "direct", "--quiet", *option]) == 2
     assert capsys.readouterr().err.startswith(f"delayed-eval: error: {told}")
+
+
+@pytest.mark.parametrize("options, told", [
+    (["--window", "100", "--window", "-3"], "window -3: a window must be from 1 to "
+                                            "1,000,000,000,000,000 labels; e.g. --window 1000"),
+    (["--fading", "0.99", "--fading", "1"], "fading factor 1: it must be between 0 and 1 "
+                                            "(exclusive); e.g. --fading 0.999"),
+    (["--alpha", "0"], "alpha 0: Ψα's α must be positive; e.g. --alpha 2")])
+def test_a_window_fading_factor_or_alpha_out_of_range_is_named_alone(tmp_path, capsys, options,
+                                                                      told):
+    assert main(["run", "--stream", 'synth:SEA{"n": 60}', "--model", "majority", "--delay",
+                 "5", "--out", str(tmp_path), "--runner", "direct", "--quiet", *options]) == 2
+    assert capsys.readouterr().err == f"delayed-eval: error: {told}\n"
 
 
 @pytest.mark.parametrize("option, value", [
