@@ -300,6 +300,8 @@ def test_river_datasets_and_generators_built_in_python_are_the_streams_their_spe
                   synth.ConceptDriftStream()):
         with pytest.raises(ConfigError, match="stream"):
             RunConfig(streams=wrong, models=["majority"], out="unused")
+    with pytest.raises(ConfigError, match=r"^stream 5 \(int\): a stream is a spec"):
+        RunConfig(streams=[5], models=["majority"], out="unused")
 
 
 def test_a_river_generator_evaluated_from_python_scores_as_river_does(tmp_path):

@@ -228,7 +228,9 @@ def stream_spec_of(stream, **options):
                               f"write its rows to a CSV or Parquet file and give its path")
         params, kind = {}, "dataset"
     else:
-        raise ConfigError(f"{where}: a stream is a spec (as for --stream), a file's path, a "
+        shown = repr(stream) if len(repr(stream)) <= 60 else repr(stream)[:57] + "..."
+        raise ConfigError(f"stream {shown} ({type(stream).__name__}): a stream is a spec (as "
+                          f"for --stream), a file's path, a "
                           f"river dataset or generator, or (to evaluate) (x, y) pairs or a "
                           f"DataFrame with a label column")
     params.update(options)
