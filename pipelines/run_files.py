@@ -44,7 +44,8 @@ class RunFiles:
     @classmethod
     def read(cls, out: str) -> RunFiles:
         if not os.path.isdir(out):
-            raise FileNotFoundError(f"{out}: no such folder; give the --out folder of a run")
+            what = "a file, not a folder" if os.path.exists(out) else "no such folder"
+            raise FileNotFoundError(f"{out}: {what}; give the --out folder of a run")
         missing = [f for f in ("summary.csv", "curves.parquet", "manifest.json")
                    if not os.path.exists(os.path.join(out, f))]
         if missing:

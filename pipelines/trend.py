@@ -52,7 +52,8 @@ def _runs(root: str) -> list[str]:
         found.setdefault(os.path.realpath(folder), folder)
     if not found:
         what = "no finished run below it (a folder with summary.csv and manifest.json)" \
-            if os.path.isdir(root) else "no such folder"
+            if os.path.isdir(root) else "a file, not a folder" if os.path.exists(root) \
+            else "no such folder"
         raise ConfigError(f"{root}: {what}; give the folder the nightly runs write into")
     return sorted(found.values())
 

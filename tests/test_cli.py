@@ -458,6 +458,11 @@ def test_a_results_folder_that_does_not_exist_is_named_so(tmp_path, capsys, argv
     missing = str(tmp_path / "no-such-run")
     assert main([argv[0], missing, *argv[1:]]) == 2
     assert capsys.readouterr().err == f"delayed-eval: error: {missing}: no such folder; {told}\n"
+    a_file = tmp_path / "summary.csv"
+    a_file.write_text("")
+    assert main([argv[0], str(a_file), *argv[1:]]) == 2
+    assert capsys.readouterr().err == \
+        f"delayed-eval: error: {a_file}: a file, not a folder; {told}\n"
 
 
 @pytest.mark.parametrize("argv, told", [
