@@ -368,6 +368,8 @@ def test_data_given_from_python_scores_as_river_does_on_it(tmp_path):
     assert math.isclose(ours, mae, rel_tol=1e-12)
     with pytest.raises(ConfigError, match="a DataFrame stream needs a 'label' column"):
         evaluate(X, "gaussian-nb", out=str(tmp_path / "o"), runner="direct")
+    with pytest.raises(ConfigError, match="^stream data: the DataFrame has no rows$"):
+        evaluate_locally(X.assign(label=y).head(0), "gaussian-nb", "10")
     # Labels 1 and "1" in one list (from two sources' serialisers) are one class, as in a file.
     codes = (y == "up").astype(int)
     mixed = [(x, str(label) if i % 2 else label)

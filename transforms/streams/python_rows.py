@@ -149,6 +149,8 @@ def _table(stream, name: str) -> tuple[pd.DataFrame, dict]:
             raise ConfigError(f"stream {name}: a DataFrame stream needs a 'label' column (its "
                               f"columns are {list(stream.columns)[:10]}); rename the target "
                               f"column to label, or give river.stream.iter_pandas(X, y)")
+        if stream.empty:
+            raise ConfigError(f"stream {name}: the DataFrame has no rows")
         twice = stream.columns[stream.columns.duplicated()]
         if len(twice):
             raise ConfigError(f"stream {name}: two columns are named {twice[0]!r}; rename one "
