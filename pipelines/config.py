@@ -272,6 +272,12 @@ class RunConfig:
                                   f"{getattr(self, name)!r}")
         if self.progress_every < 0:
             raise ConfigError("progress_every must be 0 or more seconds")
+        # (It names the run's staging folder in --out, .staging-ID, so it stays in --out.)
+        if not self.run_id or self.run_id in (".", "..") or len(self.run_id) > 200 or any(
+                c in "/\\" or not c.isprintable() for c in self.run_id):
+            raise ConfigError(f"--run-id {self.run_id!r}: a run id names a folder in --out, so "
+                              f"it is 1 to 200 printable characters, neither '/' nor '\\', "
+                              f"nor '.' or '..'; e.g. --run-id nightly-2026-11-01")
         for name in ("chunk_size", "curve_every", "bins", "buckets", "min_segment_size"):
             most = MOST_BINS if name == "bins" else LARGEST_COUNT
             if getattr(self, name) is not None and not 1 <= getattr(self, name) <= most:
@@ -297,9 +303,9 @@ class RunConfig:
         if self.timer_bucket is not None and self.timer_bucket <= 0:
             raise ConfigError(f"timer_bucket must be a positive number of seconds, not "
                               f"{self.timer_bucket}")
-        if any(not 0 < a <= 1 for a in self.ph_alphas):
-            raise ConfigError(f"a Page-Hinkley fading factor must be in (0, 1], got "
-                              f"{self.ph_alphas}")
+        for bad in (a for a in self.ph_alphas if not 0 < a <= 1):
+            raise ConfigError(f"Page-Hinkley fading factor {bad:g}: it must be in (0, 1] (1: no "
+                              f"fading); e.g. --ph-alpha 0.999")
         for name in ("windows", "fadings", "time_windows", "ph_alphas", "segments"):
             values = getattr(self, name)
             if len(set(values)) != len(values):

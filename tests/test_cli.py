@@ -508,12 +508,36 @@ def test_a_count_too_large_to_run_is_refused_before_the_run(tmp_path, capsys, op
                                             "1,000,000,000,000,000 labels; e.g. --window 1000"),
     (["--fading", "0.99", "--fading", "1"], "fading factor 1: it must be between 0 and 1 "
                                             "(exclusive); e.g. --fading 0.999"),
-    (["--alpha", "0"], "alpha 0: Ψα's α must be positive; e.g. --alpha 2")])
+    (["--alpha", "0"], "alpha 0: Ψα's α must be positive; e.g. --alpha 2"),
+    (["--ph-alpha", "1", "--ph-alpha", "2"], "Page-Hinkley fading factor 2: it must be in (0, "
+                                             "1] (1: no fading); e.g. --ph-alpha 0.999")])
 def test_a_window_fading_factor_or_alpha_out_of_range_is_named_alone(tmp_path, capsys, options,
                                                                       told):
     assert main(["run", "--stream", 'synth:SEA{"n": 60}', "--model", "majority", "--delay",
                  "5", "--out", str(tmp_path), "--runner", "direct", "--quiet", *options]) == 2
     assert capsys.readouterr().err == f"delayed-eval: error: {told}\n"
+
+
+def test_a_run_id_that_would_name_a_folder_outside_out_is_refused(tmp_path, capsys):
+    """The run id names the staging folder, `OUT/.staging-ID`, which a run with the same id
+    deletes first: `x/../../kept` named a folder outside --out, made `OUT/.staging-x` on the
+    first run, and deleted `kept`, which no run wrote, on the second."""
+    kept = tmp_path / "kept"
+    kept.mkdir()
+    (kept / "results.csv").write_text("not ours\n")
+    for _ in range(2):
+        assert main(["run", "--stream", 'synth:SEA{"n": 60}', "--model", "majority", "--delay",
+                     "5", "--out", str(tmp_path / "out"), "--runner", "direct", "--quiet",
+                     "--run-id", "x/../../kept"]) == 2
+        assert capsys.readouterr().err.startswith(
+            "delayed-eval: error: --run-id 'x/../../kept': a run id names a folder in --out")
+    assert (kept / "results.csv").read_text() == "not ours\n"
+    # An id as a scheduler makes one (Airflow's) names the run.
+    assert main(["run", "--stream", 'synth:SEA{"n": 60}', "--model", "majority", "--delay",
+                 "5", "--out", str(tmp_path / "out"), "--runner", "direct", "--quiet",
+                 "--run-id", "scheduled__2026-11-01T00:00:00+00:00"]) == 0
+    assert set(read_csv(tmp_path / "out" / "summary.csv")["run_id"]) == {
+        "scheduled__2026-11-01T00:00:00+00:00"}
 
 
 @pytest.mark.parametrize("option, value", [
