@@ -255,9 +255,15 @@ def disk_error(error: BaseException) -> OSError | None:
                  if isinstance(e, OSError) and e.errno in DISK_ERRORS), None)
 
 
+# The files a run or its report writes in --out, each replacing a file of its name there.
+RUN_FILES = ("summary.csv", "summary.parquet", "curves.parquet", "predictions.parquet",
+             "profile.json", "dead_letters.jsonl", "maturity.csv", "manifest.json", "report.html")
+
+
 def new_staging(out: str, run_id: str) -> str:
     """A new, empty staging folder in `out` for this run (its parents made), or an OutputError
-    saying why `out` cannot take one.
+    saying why `out` cannot take one: a file there of a name the run writes that no earlier
+    run's manifest lists (a user's own `summary.csv`) would be replaced.
 
     Example
     -------
@@ -270,6 +276,13 @@ def new_staging(out: str, run_id: str) -> str:
     """
     if "://" not in out and os.path.exists(out) and not os.path.isdir(out):
         raise OutputError(f"--out {out}: is a file, not a directory; choose a directory")
+    listed = set(previous_outputs(out))  # (an earlier run's files: this run replaces them)
+    theirs = [n for n in RUN_FILES
+              if n not in listed and FileSystems.exists(FileSystems.join(out, n))]
+    if theirs:
+        them = "it" if len(theirs) == 1 else "them"
+        raise OutputError(f"--out {out}: {', '.join(theirs)} there, which no run's manifest.json "
+                          f"lists, would be replaced; choose another --out, or move {them} away")
     staging = FileSystems.join(out, f".staging-{run_id}")
     try:
         if FileSystems.exists(staging):

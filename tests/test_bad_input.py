@@ -1499,6 +1499,28 @@ def test_a_rerun_replaces_only_the_files_the_previous_run_wrote(tmp_path):
     assert (out / "notes.md").read_text() == "my notes"
 
 
+def test_a_file_of_a_results_name_that_no_run_wrote_stops_the_run_before_it_starts(tmp_path,
+                                                                                   capsys):
+    """A user's own summary.csv, or another tool's manifest.json, in --out was replaced by the
+    run's: files no run wrote. Now the run stops first, naming them, and they stay."""
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "summary.csv").write_text("quarter,revenue\n")
+    (out / "manifest.json").write_text('{"project": "not ours"}')
+    argv = ["run", "--stream", 'synth:SEA{"n": 60}', "--model", "majority", "--delay", "5",
+            "--out", str(out), "--runner", "direct", "--quiet"]
+    assert main(argv) == 2
+    assert capsys.readouterr().err == (
+        f"delayed-eval: error: --out {out}: summary.csv, manifest.json there, which no run's "
+        f"manifest.json lists, would be replaced; choose another --out, or move them away\n")
+    assert sorted(p.name for p in out.iterdir()) == ["manifest.json", "summary.csv"]
+    assert (out / "summary.csv").read_text() == "quarter,revenue\n"
+    # A run's own files (its manifest lists them) are replaced by the next run, as before.
+    (out / "summary.csv").unlink()
+    (out / "manifest.json").unlink()
+    assert main(argv) == 0 and main(argv) == 0
+
+
 def test_a_folder_of_ours_that_a_rerun_empties_goes_with_its_files(tmp_path):
     """The previous run's report wrote figures/; a rerun without --report removes its files
     and, when nothing else is in it, the folder (a user's file in it keeps it)."""
