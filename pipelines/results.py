@@ -423,9 +423,14 @@ def previous_outputs(out: str) -> list[str]:
     """The files (relative to `out`) that the run in `out` wrote, as its manifest lists them;
     none if there is no such manifest (then nothing there is ours to replace).
 
-    >>> import tempfile
-    >>> previous_outputs(tempfile.mkdtemp())
+    >>> import json, os, tempfile
+    >>> out = tempfile.mkdtemp()
+    >>> previous_outputs(out)
     []
+    >>> with open(os.path.join(out, "manifest.json"), "w") as f:
+    ...     json.dump({"outputs": ["summary.csv", "../x", "/etc/hosts", "gs://b/x"]}, f)
+    >>> previous_outputs(out)
+    ['summary.csv']
     """
     from apache_beam.io.filesystems import FileSystems
 
@@ -435,7 +440,8 @@ def previous_outputs(out: str) -> list[str]:
             outputs = json.loads(f.read()).get("outputs", [])
     except Exception:  # no manifest, or not ours: nothing listed
         return []
-    return [str(n) for n in outputs if isinstance(n, str) and ".." not in n.split("/")]
+    return [n for n in outputs if isinstance(n, str) and n and ".." not in n.split("/")
+            and not os.path.isabs(n) and ":" not in n and "\\" not in n]  # (files in `out`)
 
 
 def record_outputs(out: str, names: list[str]) -> None:
