@@ -344,6 +344,8 @@ def check_evaluated(pl: Plan, counts: dict, dead: list[dict],
                     f"labelled instances, before and after learning their labels; check that "
                     f"predict_one (or predict_proba_one) returns a class or a number")
             delay = stream_delay(s, pl)
+            spec = None if delay == "input" else s.delay(pl.delay)
+            none_shorter = spec is not None and spec.kind == "constant" and spec.value == 0
             evaluated = max(c.get("instances", 0) for c in mine)
             last = "the only instance" if evaluated == 1 else \
                 f"the last of the {evaluated} instances"
@@ -352,7 +354,7 @@ def check_evaluated(pl: Plan, counts: dict, dead: list[dict],
                 f"instance arrived before any model had learned a label (" + (
                     "the label times of the input); check the label times" if delay == "input"
                     else f"delay {delay}: the first label comes after {last} evaluated); "
-                    f"give a shorter --delay, or " + (
+                    + ("give " if none_shorter else "give a shorter --delay, or ") + (
                         f"a wider range than {pl.time_range.describe()} (--from/--to)"
                         if read.get("outside_range") else "a longer stream")))
     logged_keys = {k: c for k, c in keys.items() if c.get("logged_predictions") is not None}

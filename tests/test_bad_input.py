@@ -1029,6 +1029,12 @@ def test_a_run_that_evaluates_nothing_is_an_error_and_publishes_nothing(tmp_path
         "a wider range than before 1.5 (--from/--to)" in err
     assert main(["run", "--stream", 's=synth:SEA{"n": 30}', "--model", "majority", "--delay",
                  "29", "--out", str(out), "--runner", "direct", "--quiet"]) == 0
+    # With no delay at all, a shorter one is no way out: one instance is too short a stream.
+    code = main(["run", "--stream", 's=synth:SEA{"n": 1}', "--model", "majority", "--delay",
+                 "0", "--out", str(out), "--runner", "direct", "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.endswith("(delay 0: the first label comes after the only "
+                                      "instance evaluated); give a longer stream\n")
     # A log whose one label comes before its last instance, which is never labelled: a model
     # had learned when that instance arrived, but no labelled instance arrived after a label.
     log = _write(tmp_path, "log.csv", "id,time,kind,x,label\na,0,instance,1.0,\n"
