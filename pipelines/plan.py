@@ -142,6 +142,7 @@ def plan(config: RunConfig) -> Plan:
                     "no model names in its model column" if log.has_rows(time_range) else
                     "no prediction in it (its files have no rows; a run with "
                     "--log-predictions none writes such files)"))
+            _check_logged_streams(log, [s.name for s in streams], time_range)
             folds = [m for m in names if model_and_fold(m)[1] is not None]
             if folds and not config.models:
                 raise ConfigError(f"prediction log {log.pattern}: model {folds[0]!r} is a fold "
@@ -355,6 +356,25 @@ def _logged_models(log: PredictionLogSpec, models: list, time_range: TimeRange) 
         raise ConfigError(f"prediction log {log.pattern}: no predictions of model(s) "
                           f"{missing}; the models in it are {logged}")
     return list(models) or logged
+
+
+def _check_logged_streams(log: PredictionLogSpec, streams: list, time_range: TimeRange) -> None:
+    """Each stream has predictions in a log that names its streams (a log with no stream
+    column is the one stream's): the log's rows of a stream configured under another name
+    would match nothing."""
+    try:
+        logged = log.names_in("stream", time_range)
+    except InputError:
+        return
+    if any(s not in logged for s in streams):  # (one with no predictions in the range is fine)
+        logged = log.names_in("stream")
+    missing = [s for s in streams if s not in logged]
+    if missing:
+        named = sorted(logged - {""})
+        raise ConfigError(f"prediction log {log.pattern}: no predictions of stream(s) "
+                          f"{missing}; the streams in its {log.columns['stream']!r} column are "
+                          f"{named}" + (f"; name the stream as the log does, --stream "
+                                        f"'{named[0]}=...'" if named else ""))
 
 
 def _positive_of_labels(streams: list) -> str | None:

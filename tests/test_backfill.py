@@ -366,6 +366,22 @@ def test_csv_log_in_partitions_with_renamed_columns(tmp_path):
     assert initial[["value", "n"]].values.tolist() == [[0.5, 6]]  # a, b, a, b, a, b vs all a
 
 
+def test_a_stream_named_otherwise_than_in_the_log_is_told_by_the_names_in_it(tmp_path, capsys):
+    """A run's log names its stream `sea`; backfilled as stream `s`, none of its rows
+    matched, and the error blamed --from/--to, which was not given."""
+    stream = 'synth:SEA{"n": 200, "seed": 3}'
+    assert main(["run", "--stream", f"sea={stream}", "--model", "gaussian-nb", "--delay", "20",
+                 "--out", str(tmp_path / "run"), "--runner", "direct", "--quiet"]) == 0
+    argv = ["backfill", "--predictions", str(tmp_path / "run"), "--delay", "20", "--out",
+            str(tmp_path / "backfill"), "--runner", "direct", "--quiet"]
+    assert main([*argv, "--stream", f"s={stream}"]) == 2
+    assert capsys.readouterr().err == (
+        f"delayed-eval: error: prediction log {tmp_path / 'run'}: no predictions of stream(s) "
+        f"['s']; the streams in its 'stream' column are ['sea']; name the stream as the log "
+        f"does, --stream 'sea=...'\n")
+    assert main([*argv, "--stream", f"sea={stream}"]) == 0
+
+
 def test_a_csv_log_with_semicolons_and_decimal_commas_reads_as_its_plain_twin(tmp_path):
     (tmp_path / "plain.csv").write_text("id,t,y_pred,p\na,1.5,x,0.25\nb,12,y,\n")
     (tmp_path / "semi.csv").write_text("id;t;y_pred;p\na;1,5;x;0,25\nb;12;y;\n")

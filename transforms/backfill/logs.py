@@ -316,19 +316,25 @@ class PredictionLogSpec:
         column), in the order the run that wrote it configured them (`MODEL_ORDER_KEY` in a
         Parquet file's metadata), then any others sorted by name; "" stands for rows that
         name none (an empty or missing value)."""
-        names: set = set()
         recorded: list = []
         for path in self.files(time_range):
             recorded = recorded or self._recorded_order(path)
-            for batch in self.read(path, columns=["model"]):
-                if "model" not in batch.schema.names:
-                    raise InputError(f"{path}: no model column {self.columns['model']!r}; "
-                                     f"name the models with --model or the column with "
-                                     f'{{"model": "..."}}')
-                names.update(pc.unique(batch.column(0).cast(pa.string())).to_pylist())
-        if None in names:
-            names = (names - {None}) | {""}
+        names = self.names_in("model", time_range)
         return [n for n in recorded if n in names] + sorted(names - set(recorded))
+
+    def names_in(self, column: str, time_range=None) -> set[str]:
+        """The distinct values of the log's `model` or `stream` column as text, "" for a row
+        that names none (an empty or missing value); an InputError if the log has no such
+        column."""
+        names: set = set()
+        for path in self.files(time_range):
+            for batch in self.read(path, columns=[column]):
+                if column not in batch.schema.names:
+                    raise InputError(f"{path}: no {column} column {self.columns[column]!r}; "
+                                     f"name the {column}s with --{column} or the column with "
+                                     f'{{"{column}": "..."}}')
+                names.update(pc.unique(batch.column(0).cast(pa.string())).to_pylist())
+        return (names - {None}) | {""} if None in names else names
 
     def check_columns(self, time_range=None) -> None:
         """The first of the log's files (`files(time_range)`) has the columns a log needs
