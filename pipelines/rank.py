@@ -12,7 +12,7 @@ from scipy import stats
 
 from metrics.ranking import LOWER_IS_BETTER, cliques, critical_difference, friedman, ranks
 from pipelines.results import (MEASURE_NAME, default_metric, json_text, load_results,
-                               whole_streams)
+                               made_folder, whole_streams)
 from transforms.errors import ConfigError
 from transforms.replay.protocols import model_and_fold
 
@@ -179,7 +179,7 @@ def rank_runs(dirs: list[str], out: str | None = None, metric: str | None = None
 
 
 def _write(out: str, table: pd.DataFrame, r: np.ndarray, result: dict) -> None:
-    os.makedirs(out, exist_ok=True)
+    made_folder(out)
     ranked = table.join(pd.DataFrame(r, index=table.index,
                                      columns=[f"rank {m}" for m in table.columns]))
     ranked.loc["average rank"] = [np.nan] * len(table.columns) + list(r.mean(axis=0))

@@ -13,7 +13,7 @@ import pyarrow as pa
 
 from metrics.classification import named_positive_class
 from metrics.temporal import REPEATS_LEVEL
-from transforms.errors import InputError, one_line
+from transforms.errors import InputError, OutputError, one_line
 from transforms.replay.protocols import comparable_pairs, model_and_fold
 from transforms.specs import plain_value
 from transforms.streams.table_files import EXACT_FLOATS, numbers_of
@@ -206,6 +206,28 @@ def written_by_us(file: str):
         raise InputError(f"{file}: damaged, or not written by delayed-eval ({type(e).__name__}: "
                          f"{one_line(e)}); write it again: rerun what wrote it"
                          ) from None
+
+
+def made_folder(out: str) -> str:
+    """`out` as a folder to write into (made with its parents), or an OutputError saying why it
+    cannot be one.
+
+    >>> import os, tempfile
+    >>> made_folder(os.path.join(tempfile.mkdtemp(), "trend")).endswith("trend")
+    True
+    >>> made_folder(__file__)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    transforms.errors.OutputError: --out ...results.py: a file, not a folder; choose a folder
+    """
+    if os.path.exists(out) and not os.path.isdir(out):
+        raise OutputError(f"--out {out}: a file, not a folder; choose a folder")
+    try:
+        os.makedirs(out, exist_ok=True)
+    except OSError as e:
+        raise OutputError(f"--out {out}: cannot make it ({e.strerror}); choose a folder you "
+                          f"can write") from None
+    return out
 
 
 def format_unfixed_hash_seed(seeds, classes: list) -> str:

@@ -11,8 +11,8 @@ import re
 import numpy as np
 import pandas as pd
 
-from pipelines.results import (MEASURE_NAME, default_metric, load_results, read_manifest,
-                               whole_streams)
+from pipelines.results import (MEASURE_NAME, default_metric, load_results, made_folder,
+                               read_manifest, whole_streams)
 from transforms.errors import ConfigError
 
 # A run's files: a folder with some of them but not summary.csv and manifest.json is damaged.
@@ -183,7 +183,7 @@ def write_trend(root: str, out: str, metrics: list[str] | None = None, category:
     and drawn (`trend.png`, `.svg`, `.pdf`): per stream and measure, a line per model with
     its interval, and the pending share of each run as bars beneath."""
     table = trend_table(root, metrics, category, window, segment)
-    os.makedirs(out, exist_ok=True)
+    made_folder(out)
     table.to_parquet(os.path.join(out, "trend.parquet"), index=False)
     table.to_csv(os.path.join(out, "trend.csv"), index=False)
     from pipelines.figures import _grid, _png, _pyplot, save_figure

@@ -450,6 +450,22 @@ def test_streams_are_shown_in_the_order_given(tmp_path, capsys):
     assert profile.index(">zeta<") < profile.index(">alpha<")
 
 
+def test_rank_and_trend_given_a_file_as_out_say_so(tmp_path, capsys):
+    """It was an internal error (FileExistsError)."""
+    run = str(tmp_path / "run")
+    assert main(["run", "--stream", 'a=synth:SEA{"n": 60}', "--stream",
+                 'b=synth:SEA{"n": 60, "seed": 2}', "--model", "majority", "--model",
+                 "no-change", "--delay", "5", "--out", run, "--runner", "direct",
+                 "--quiet"]) == 0
+    a_file = tmp_path / "notes.txt"
+    a_file.write_text("mine")
+    for command in ("rank", "trend"):
+        assert main([command, run, "--out", str(a_file)]) == 2
+        assert capsys.readouterr().err == \
+            f"delayed-eval: error: --out {a_file}: a file, not a folder; choose a folder\n"
+    assert a_file.read_text() == "mine"
+
+
 @pytest.mark.parametrize("argv, told", [
     (["report"], "give the --out folder of a run"),
     (["trend"], "give the folder the nightly runs write into"),
