@@ -366,8 +366,8 @@ def _check_logged_streams(log: PredictionLogSpec, streams: list, time_range: Tim
         logged = log.names_in("stream", time_range)
     except InputError:
         return
-    if any(s not in logged for s in streams):  # (one with no predictions in the range is fine)
-        logged = log.names_in("stream")
+    if any(s not in logged for s in streams) and not time_range.everything:
+        logged = log.names_in("stream")  # (one with no predictions in the range is fine)
     missing = [s for s in streams if s not in logged]
     if missing:
         named = sorted(logged - {""})
