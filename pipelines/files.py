@@ -14,7 +14,7 @@ import pyarrow as pa
 from apache_beam.io.filesystem import BeamIOError
 from apache_beam.io.filesystems import FileSystems
 
-from pipelines.results import json_text, previous_outputs
+from pipelines.results import json_text, previous_outputs, refuse_unlisted
 from transforms.errors import OutputError
 
 ERRORS_FILE = "_errors.json"  # the workers' errors (`transforms.errors`), read after the run
@@ -276,13 +276,7 @@ def new_staging(out: str, run_id: str) -> str:
     """
     if "://" not in out and os.path.exists(out) and not os.path.isdir(out):
         raise OutputError(f"--out {out}: is a file, not a directory; choose a directory")
-    listed = set(previous_outputs(out))  # (an earlier run's files: this run replaces them)
-    theirs = [n for n in RUN_FILES
-              if n not in listed and FileSystems.exists(FileSystems.join(out, n))]
-    if theirs:
-        them = "it" if len(theirs) == 1 else "them"
-        raise OutputError(f"--out {out}: {', '.join(theirs)} there, which no run's manifest.json "
-                          f"lists, would be replaced; choose another --out, or move {them} away")
+    refuse_unlisted(out, RUN_FILES)  # (an earlier run's files: this run replaces them)
     staging = FileSystems.join(out, f".staging-{run_id}")
     try:
         if FileSystems.exists(staging):

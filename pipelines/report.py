@@ -19,8 +19,8 @@ import pandas as pd
 from pipelines.figures import Figure, figures, save_figure
 from pipelines.results import (drift_delay_table, format_alike_classes, format_diverged,
                                format_foreign_predictions, format_log_notices,
-                               format_unrepredicted, format_value, record_outputs, segment_table,
-                               summary_table)
+                               format_unrepredicted, format_value, record_outputs,
+                               refuse_unlisted, segment_table, summary_table)
 from pipelines.run_files import RunFiles
 
 FIGURES = "figures"
@@ -197,6 +197,8 @@ def write_report(out: str) -> str:
     """
     run = RunFiles.read(out)
     made, notes = figures(run)
+    written = ["report.html", *(f"{FIGURES}/{f.name}.{fmt}" for f in made for fmt in f.files)]
+    refuse_unlisted(out, written)
     folder = os.path.join(out, FIGURES)
     os.makedirs(folder, exist_ok=True)
     for f in made:
@@ -206,6 +208,5 @@ def write_report(out: str) -> str:
     with open(tmp, "w", encoding="utf-8") as fh:
         fh.write(_render_html(run, made, notes))
     os.replace(tmp, path)
-    record_outputs(out, ["report.html", *(f"{FIGURES}/{f.name}.{fmt}" for f in made
-                                          for fmt in f.files)])
+    record_outputs(out, written)
     return path

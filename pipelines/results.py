@@ -466,6 +466,32 @@ def previous_outputs(out: str) -> list[str]:
             and not os.path.isabs(n) and ":" not in n and "\\" not in n]  # (files in `out`)
 
 
+def unlisted_files(out: str, names) -> list[str]:
+    """Those of `names` (paths relative to `out`) that are files in `out` which no run's
+    manifest there lists: a user's own, which writing ours would replace.
+
+    >>> import os, tempfile
+    >>> out = tempfile.mkdtemp()
+    >>> open(os.path.join(out, "summary.csv"), "w").close()
+    >>> unlisted_files(out, ["summary.csv", "curves.parquet"])
+    ['summary.csv']
+    """
+    from apache_beam.io.filesystems import FileSystems
+
+    listed = set(previous_outputs(out))
+    return [n for n in names if n not in listed and FileSystems.exists(FileSystems.join(out, n))]
+
+
+def refuse_unlisted(out: str, names) -> None:
+    """An OutputError naming the files of `names` in `out` that no run wrote (`unlisted_files`),
+    if any: nothing of the user's is replaced."""
+    theirs = unlisted_files(out, names)
+    if theirs:
+        them = "it" if len(theirs) == 1 else "them"
+        raise OutputError(f"--out {out}: {', '.join(theirs)} there, which no run's manifest.json "
+                          f"lists, would be replaced; choose another --out, or move {them} away")
+
+
 def record_outputs(out: str, names: list[str]) -> None:
     """Add files written into `out` after the run (the report) to its manifest's outputs.
 

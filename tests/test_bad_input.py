@@ -1508,7 +1508,8 @@ def test_a_rerun_replaces_only_the_files_the_previous_run_wrote(tmp_path):
 def test_a_file_of_a_results_name_that_no_run_wrote_stops_the_run_before_it_starts(tmp_path,
                                                                                    capsys):
     """A user's own summary.csv, or another tool's manifest.json, in --out was replaced by the
-    run's: files no run wrote. Now the run stops first, naming them, and they stay."""
+    run's (and a report.html or figure by the report's): files no run wrote. Now the run (the
+    report) stops first, naming them, and they stay."""
     out = tmp_path / "out"
     out.mkdir()
     (out / "summary.csv").write_text("quarter,revenue\n")
@@ -1525,6 +1526,17 @@ def test_a_file_of_a_results_name_that_no_run_wrote_stops_the_run_before_it_star
     (out / "summary.csv").unlink()
     (out / "manifest.json").unlink()
     assert main(argv) == 0 and main(argv) == 0
+    # The same for the report a finished run gets: a report.html or a figure of the user's.
+    for theirs in ("report.html", "figures/binned.png"):
+        (out / theirs).parent.mkdir(exist_ok=True)
+        (out / theirs).write_text("mine")
+        assert main(["report", str(out)]) == 2
+        assert capsys.readouterr().err == (
+            f"delayed-eval: error: --out {out}: {theirs} there, which no run's manifest.json "
+            f"lists, would be replaced; choose another --out, or move it away\n")
+        assert (out / theirs).read_text() == "mine"
+        (out / theirs).unlink()
+    assert main(["report", str(out)]) == 0 and main(["report", str(out)]) == 0
 
 
 def test_a_folder_of_ours_that_a_rerun_empties_goes_with_its_files(tmp_path):
