@@ -12,7 +12,7 @@ import pandas as pd
 from pipelines.results import text_gaps_as_nan
 from transforms.models.binary import binary_classes
 from transforms.models.specs import ModelSpec, check_tasks, spec_of
-from transforms.replay.engine import ReplayEngine
+from transforms.replay.engine import ReplayEngine, key_counts
 from transforms.replay.repredict import RepredictPolicy
 from transforms.scoring.curves import score_locally, with_class_names
 from transforms.scoring.plan import ScoringPlan, curve_step
@@ -28,7 +28,7 @@ ROW_COLUMNS = ["stream", "model", "category", "bin", "alpha", "window", "metric"
 class LocalResult(NamedTuple):
     """What `evaluate_locally` returns: the end-of-stream `summary` rows and the `curves`
     (the columns of `summary.csv` and `curves.parquet` but `run_id` and `protocol`), the
-    replay's `counts` and the `dead_letters`.
+    replay's `counts` (as the manifest's `counts` give them) and the `dead_letters`.
 
     Example
     -------
@@ -104,5 +104,5 @@ def evaluate_locally(stream: str, model: str, delay: str = "0", *, final: bool =
                                                       for r in summary], columns=ROW_COLUMNS)),
                        pd.DataFrame([with_class_names(r, classes) for r in curves],
                                     columns=[*ROW_COLUMNS, "labels"]),
-                       {**result.counts, "pending": len(engine.pending)},
+                       key_counts({**result.counts, "pending": len(engine.pending)}, final),
                        dead_letters + result.dead_letters)

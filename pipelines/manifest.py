@@ -27,7 +27,7 @@ from transforms.errors import InputError
 from transforms.models.randomness import HASH_SEED_COUNT, hash_seed
 from transforms.replay.protocols import model_and_fold
 from transforms.records import SEGMENT_SEPARATOR, is_missing
-from transforms.replay.engine import COUNTERS
+from transforms.replay.engine import key_counts
 from transforms.streams.table_files import time_format_hint
 from transforms.vocabulary import (BINNED, CATEGORIES, COMPARISON, DRIFT, FINAL, HOLDOUT, INITIAL,
                                    INTERMEDIATE, RESOURCE_METRICS, RESOURCES, SUMMARY_COLUMNS,
@@ -499,15 +499,9 @@ def manifest(pl: Plan, counts: dict, dead: list[dict], started: str) -> dict:
     (100, 100, 0)
 
     """
-    keys = []
-    for (stream, model), raw in counts["keys"]:
-        c = {k: int(raw.get(k, 0)) for k in (*COUNTERS, "pending")}
-        logged = {k: int(raw[k]) for k in LOG_COUNTERS if k in raw}
-        keys.append({"stream": stream, "model": model, **{k: c[k] for k in COUNTERS},
-                     "scored_initial": c["labelled"] - c["unscored_initial"],
-                     "scored_final": (c["labelled"] - c["unscored_final"]
-                                      if pl.scoring.final else 0),  # (--no-final: none made)
-                     "pending_at_end": c["pending"], **logged})
+    keys = [{"stream": stream, "model": model, **key_counts(raw, pl.scoring.final),
+             **{k: int(raw[k]) for k in LOG_COUNTERS if k in raw}}
+            for (stream, model), raw in counts["keys"]]
     order = {(s.name, m): i for i, (s, m) in enumerate(
         (s, m) for s in pl.streams for m in pl.models)}
     keys.sort(key=lambda k: order.get((k["stream"], k["model"]), 1 << 30))

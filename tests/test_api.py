@@ -1,6 +1,7 @@
 """The public entries: `EvaluateDelayed` inside a pipeline of one's own and `evaluate_locally`
 (no Beam) give the numbers `run` writes."""
 
+import json
 import math
 import re
 
@@ -46,6 +47,9 @@ def test_evaluate_locally_gives_the_numbers_of_run(tmp_path):
     assert sorted(local.curves["value"].fillna(-1).tolist()) == \
         sorted(curves["value"].fillna(-1).tolist())
     assert local.counts["labelled"] == 1200 and not local.dead_letters
+    # The counts are the manifest's, named as there (no internal counter).
+    (counted,) = json.loads((tmp_path / "manifest.json").read_text())["counts"]
+    assert local.counts == {k: v for k, v in counted.items() if k not in ("stream", "model")}
     # A river estimator itself, as from a notebook: the same numbers.
     from river import naive_bayes
 

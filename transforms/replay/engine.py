@@ -52,6 +52,25 @@ COUNTERS = ("instances", "updates", "labels", "labelled", "orphan_labels", "lear
             "refused_instances", "refused_labels", "dead_letters", "model_errors",
             "unscored_initial", "unscored_final", "unscheduled", "held_out", "held_out_labels",
             "probabilities_not_summing_to_1", "repredicted")
+
+
+def key_counts(raw: dict, final: bool = True) -> dict:
+    """A (stream, model) key's counts as the manifest (and `evaluate_locally`) gives them, from
+    the replay's counters (`DrainResult.counts`, `pending` added): every counter, the scored
+    predictions and those pending at the end, which add up as docs/semantics.md says.
+
+    >>> c = key_counts({"instances": 5, "labels": 4, "labelled": 4, "unscored_initial": 1,
+    ...                 "pending": 1})
+    >>> c["scored_initial"], c["scored_final"], c["pending_at_end"]
+    (3, 4, 1)
+    """
+    c = {k: int(raw.get(k, 0)) for k in (*COUNTERS, "pending")}
+    return {**{k: c[k] for k in COUNTERS},
+            "scored_initial": c["labelled"] - c["unscored_initial"],
+            "scored_final": c["labelled"] - c["unscored_final"] if final else 0,  # (--no-final)
+            "pending_at_end": c["pending"]}
+
+
 # With `maturity`, counts per arrival day (UTC) also go into the counts, as flat keys that add
 # up like the others: `day:2026-11-01:instances` (arrived and waiting for a label),
 # `day:…:labelled`, `day:…:left` (set aside unlabelled: the model failed on it) and
