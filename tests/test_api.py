@@ -483,6 +483,8 @@ def test_data_from_python_that_no_table_holds_is_one_clear_error(tmp_path):
                                             r"table \(Python int too large"),
         (rows(feature=lambda i: 1 + 2j), r"stream data: its rows cannot be written as a table"),
         (rows(label=lambda i: [i % 2]), r"data\.parquet: column 'label' holds lists"),
+        (rows(label=lambda i: ("y", i)), r"stream data: its rows cannot be written as a table "
+                                         r"\(row 1's label is \('y', 0\)\); give each"),
         ({"ok": rows(), "x/y": rows()}, r"stream name 'x/y': .*e\.g\. 'x-y'"),
         ({"ok": rows(), " ": rows()}, r"stream name ' ': a name is a text, not blank"),
         ({"a=b": rows()}, r"stream name 'a=b'"),

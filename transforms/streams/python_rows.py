@@ -87,10 +87,11 @@ def written_streams(streams, folder: str):
             with _created(path) as f:
                 table.to_parquet(f, index=False)
         except (ValueError, TypeError, OverflowError, NotImplementedError) as e:  # (Arrow's)
-            raise ConfigError(f"stream {name}: its rows cannot be written as a table ("
-                              f"{one_line(e)[:200]}); give each feature and the label "
-                              f"numbers (of 64 bits at most) or text, one kind per column"
-                              ) from None
+            where = _first_collection(table)
+            raise ConfigError(f"stream {name}: its rows cannot be written as a table (" + (
+                f"row {where[1] + 1}'s {where[0]} is {where[2]!r}" if where else
+                one_line(e)[:200]) + "); give each feature and the label numbers (of 64 "
+                "bits at most) or text, one kind per column") from None
         return path + (json.dumps(options) if options else "")
 
     def named(stream):  # (a dict's streams are named by its keys)
@@ -104,6 +105,20 @@ def written_streams(streams, folder: str):
     if isinstance(streams, list) and not is_rows(streams):
         return [named(s) for s in streams]
     return named(streams)
+
+
+def _first_collection(table: pd.DataFrame) -> tuple | None:
+    """(column, row, value) of the first list, tuple, set or dict in a table of rows (a label
+    given as a pair, say), or None.
+
+    >>> _first_collection(pd.DataFrame({"a": [1.0, 2.0], "label": ["x", ("y", 1)]}))
+    ('label', 1, ('y', 1))
+    """
+    for column in table.select_dtypes(include="object").columns:
+        for row, value in enumerate(table[column]):
+            if isinstance(value, (list, tuple, set, dict)):
+                return column, row, value
+    return None
 
 
 def _created(path: str):
