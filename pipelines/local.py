@@ -28,7 +28,8 @@ ROW_COLUMNS = ["stream", "model", "category", "bin", "alpha", "window", "metric"
 class LocalResult(NamedTuple):
     """What `evaluate_locally` returns: the end-of-stream `summary` rows and the `curves`
     (the columns of `summary.csv` and `curves.parquet` but `run_id` and `protocol`), the
-    replay's `counts` (as the manifest's `counts` give them) and the `dead_letters`.
+    replay's `counts` (as the manifest's `counts` give them) and the `dead_letters` (of data
+    given from Python: its row, no file).
 
     Example
     -------
@@ -77,32 +78,35 @@ def evaluate_locally(stream: str, model: str, delay: str = "0", *, final: bool =
     progressive validation: the `initial` rows).
 
     """
-    if is_rows(stream):  # (x, y) pairs or a DataFrame: read from a file, as `run` does
-        stream = written_streams(stream, tempfile.mkdtemp(prefix="delayed-eval-"))
-    # (a river dataset or generator too)
-    spec = StreamSpec.parse(stream_spec_of(stream)).with_label_table_time()
-    spec.check()
-    model_spec = ModelSpec.parse(spec_of(model))  # (a river estimator too)
-    policy = RepredictPolicy.parse(repredict).with_bins(bins)
-    plan = ScoringPlan.of(policy, final=final, bins=bins, alphas=alphas,
-                          curve_every=curve_every or curve_step(spec.approximate_length()),
-                          windows=windows, fadings=fadings,
-                          time_windows=time_windows, auc=auc)
-    tasks = {model_spec.name: model_spec.task()}
-    check_tasks([spec], tasks)
-    binary = binary_classes([spec], {model_spec.name: model_spec}, tasks)
-    engine = ReplayEngine(model_spec, spec.name, spec.declared_classes(), final=final,
-                          repredict=policy, bins=plan.bins, log_predictions="none",
-                          baselines=plan.baseline_views, binary=binary.get(spec.name))
-    items = list(spec.events(DelaySpec.parse(delay)))
-    dead_letters = [i for i in items if isinstance(i, dict)]
-    result = engine.drain([i for i in items if not isinstance(i, dict)])
-    summary, curves = score_locally((spec.name, model_spec.name), result.outcomes,
-                                    engine.task, plan)
-    classes = list(engine.outcome_classes)
-    return LocalResult(text_gaps_as_nan(pd.DataFrame([with_class_names(r, classes)
-                                                      for r in summary], columns=ROW_COLUMNS)),
-                       pd.DataFrame([with_class_names(r, classes) for r in curves],
-                                    columns=[*ROW_COLUMNS, "labels"]),
-                       key_counts({**result.counts, "pending": len(engine.pending)}, final),
-                       dead_letters + result.dead_letters)
+    with tempfile.TemporaryDirectory(prefix="delayed-eval-") as folder:
+        if is_rows(stream):  # (x, y) pairs or a DataFrame: read from a file, as `run` does
+            stream = written_streams(stream, folder)  # (not kept, as `evaluate` keeps it)
+        # (a river dataset or generator too)
+        spec = StreamSpec.parse(stream_spec_of(stream)).with_label_table_time()
+        spec.check()
+        model_spec = ModelSpec.parse(spec_of(model))  # (a river estimator too)
+        policy = RepredictPolicy.parse(repredict).with_bins(bins)
+        plan = ScoringPlan.of(policy, final=final, bins=bins, alphas=alphas,
+                              curve_every=curve_every or curve_step(spec.approximate_length()),
+                              windows=windows, fadings=fadings,
+                              time_windows=time_windows, auc=auc)
+        tasks = {model_spec.name: model_spec.task()}
+        check_tasks([spec], tasks)
+        binary = binary_classes([spec], {model_spec.name: model_spec}, tasks)
+        engine = ReplayEngine(model_spec, spec.name, spec.declared_classes(), final=final,
+                              repredict=policy, bins=plan.bins, log_predictions="none",
+                              baselines=plan.baseline_views, binary=binary.get(spec.name))
+        items = list(spec.events(DelaySpec.parse(delay)))
+        # Data given from Python: a dead letter names its row, in no file of the user's.
+        dead_letters = [{**i, "file": None} if (i.get("file") or "").startswith(folder) else i
+                        for i in items if isinstance(i, dict)]
+        result = engine.drain([i for i in items if not isinstance(i, dict)])
+        summary, curves = score_locally((spec.name, model_spec.name), result.outcomes,
+                                        engine.task, plan)
+        classes = list(engine.outcome_classes)
+        return LocalResult(text_gaps_as_nan(pd.DataFrame([with_class_names(r, classes)
+                                                          for r in summary], columns=ROW_COLUMNS)),
+                           pd.DataFrame([with_class_names(r, classes) for r in curves],
+                                        columns=[*ROW_COLUMNS, "labels"]),
+                           key_counts({**result.counts, "pending": len(engine.pending)}, final),
+                           dead_letters + result.dead_letters)

@@ -468,6 +468,21 @@ def test_evaluate_in_a_fresh_program_prints_nothing_on_stderr(tmp_path):
     assert done.stderr == ""
 
 
+def test_evaluate_locally_keeps_no_copy_of_data_and_names_a_bad_row_by_its_place(
+        tmp_path, monkeypatch):
+    """Data given from Python is written to a table to be read as `run` reads it: that copy
+    was left behind at every call (a notebook's loop filled the temporary folder), and its
+    path was the dead letters' file."""
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    rows = [({"a": None if i in (3, 10) else float(i)}, "ab"[i % 2]) for i in range(40)]
+    result = evaluate_locally(rows, "gaussian-nb", "5")
+    assert list(tmp_path.iterdir()) == []
+    assert [(d["file"], d["row"]) for d in result.dead_letters] == [(None, 4), (None, 11)]
+    assert result.counts["instances"] == 38
+
+
 def test_data_from_python_that_no_table_holds_is_one_clear_error(tmp_path):
     """Rows a Parquet file cannot hold (an integer beyond 64 bits, a complex number), labels
     that are lists, and names that cannot name a stream (blank, or with '/' or '=') are each
