@@ -80,7 +80,7 @@ def evaluate_locally(stream: str, model: str, delay: str = "0", *, final: bool =
     """
     with tempfile.TemporaryDirectory(prefix="delayed-eval-") as folder:
         if is_rows(stream):  # (x, y) pairs or a DataFrame: read from a file, as `run` does
-            stream = written_streams(stream, folder)  # (not kept, as `evaluate` keeps it)
+            stream = written_streams(stream, folder)  # (removed here; `evaluate` keeps its)
         # (a river dataset or generator too)
         spec = StreamSpec.parse(stream_spec_of(stream)).with_label_table_time()
         spec.check()
