@@ -12,7 +12,7 @@ from scipy import stats
 
 from metrics.ranking import LOWER_IS_BETTER, cliques, critical_difference, friedman, ranks
 from pipelines.results import (MEASURE_NAME, default_metric, json_text, load_results,
-                               made_folder, whole_streams)
+                               made_folder, not_a_folder, whole_streams)
 from transforms.errors import ConfigError
 from transforms.replay.protocols import model_and_fold
 
@@ -25,7 +25,7 @@ def _summary(d: str) -> pd.DataFrame:
         except FileNotFoundError:
             what = "no summary.csv"
     else:
-        what = "a file, not a folder" if os.path.exists(d) else "no such folder"
+        what = not_a_folder(d)
     raise ConfigError(f"{d}: {what}; give the output folders of finished runs")
 
 

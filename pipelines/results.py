@@ -208,6 +208,15 @@ def written_by_us(file: str):
                          ) from None
 
 
+def not_a_folder(path: str) -> str:
+    """What `path`, which is no folder, is instead, for a message: a file, or nothing.
+
+    >>> not_a_folder(__file__), not_a_folder(__file__ + ".missing")
+    ('a file, not a folder', 'no such folder')
+    """
+    return "a file, not a folder" if os.path.exists(path) else "no such folder"
+
+
 def made_folder(out: str) -> str:
     """`out` as a folder to write into (made with its parents), or an OutputError saying why it
     cannot be one.
@@ -221,7 +230,7 @@ def made_folder(out: str) -> str:
     transforms.errors.OutputError: --out ...results.py: a file, not a folder; choose a folder
     """
     if os.path.exists(out) and not os.path.isdir(out):
-        raise OutputError(f"--out {out}: a file, not a folder; choose a folder")
+        raise OutputError(f"--out {out}: {not_a_folder(out)}; choose a folder")
     try:
         os.makedirs(out, exist_ok=True)
     except OSError as e:

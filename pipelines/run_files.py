@@ -9,7 +9,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from pipelines.results import load_results, read_json, read_manifest, whole_streams
+from pipelines.results import (load_results, not_a_folder, read_json, read_manifest,
+                               whole_streams)
 
 # The measure each figure shows: accuracy for classifiers, MAE for regressors.
 PRIMARY = {"classification": "accuracy", "regression": "mae"}
@@ -44,8 +45,7 @@ class RunFiles:
     @classmethod
     def read(cls, out: str) -> RunFiles:
         if not os.path.isdir(out):
-            what = "a file, not a folder" if os.path.exists(out) else "no such folder"
-            raise FileNotFoundError(f"{out}: {what}; give the --out folder of a run")
+            raise FileNotFoundError(f"{out}: {not_a_folder(out)}; give the --out folder of a run")
         missing = [f for f in ("summary.csv", "curves.parquet", "manifest.json")
                    if not os.path.exists(os.path.join(out, f))]
         if missing:

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from pipelines.results import (MEASURE_NAME, default_metric, load_results, made_folder,
-                               read_manifest, whole_streams)
+                               not_a_folder, read_manifest, whole_streams)
 from transforms.errors import ConfigError
 
 # A run's files: a folder with some of them but not summary.csv and manifest.json is damaged.
@@ -52,8 +52,7 @@ def _runs(root: str) -> list[str]:
         found.setdefault(os.path.realpath(folder), folder)
     if not found:
         what = "no finished run below it (a folder with summary.csv and manifest.json)" \
-            if os.path.isdir(root) else "a file, not a folder" if os.path.exists(root) \
-            else "no such folder"
+            if os.path.isdir(root) else not_a_folder(root)
         raise ConfigError(f"{root}: {what}; give the folder the nightly runs write into")
     return sorted(found.values())
 
