@@ -349,8 +349,8 @@ def _logged_models(log: PredictionLogSpec, models: list, time_range: TimeRange) 
         raise ConfigError(f"prediction log {log.pattern}: some of its rows name no model (their "
                           f"{log.columns['model']!r} is empty or missing); name their model in "
                           f"the log, or score the named ones alone with --model NAME")
-    if any(m not in logged for m in models):  # (one with no predictions in the range is fine)
-        logged = log.model_names()
+    if any(m not in logged for m in models) and not time_range.everything:
+        logged = log.model_names()  # (one with no predictions in the range is fine)
     missing = [m for m in models if m not in logged]
     if missing:
         raise ConfigError(f"prediction log {log.pattern}: no predictions of model(s) "
