@@ -618,3 +618,23 @@ def test_an_option_evaluate_does_not_know_names_the_one_meant(option, told):
     with pytest.raises(TypeError, match=re.escape(
             f"evaluate() got an unexpected keyword argument {option!r} {told}")):
         evaluate('synth:SEA{"n": 50}', "majority", **{option: True})
+
+
+def test_data_from_python_is_written_over_its_own_table_only(tmp_path):
+    """`evaluate(data, out=DIR)` writes the data to DIR/inputs/NAME.parquet: a second call
+    writes over the table the first wrote, while a user's own file of that name is kept, byte
+    for byte, and the call refused in one line."""
+    from transforms.errors import ConfigError
+
+    data = pd.DataFrame({"a": [0.1, 0.9, 0.2, 0.8] * 10, "label": ["x", "y"] * 20})
+    out = tmp_path / "o"
+    for _ in range(2):
+        evaluate(data, "gaussian-nb", delay="2", repredict="none", out=str(out),
+                 runner="direct")
+    mine = out / "inputs" / "data.parquet"
+    data.head(3).to_parquet(mine)
+    kept = mine.read_bytes()
+    with pytest.raises(ConfigError, match=r"inputs/data.parquet exists and holds no data "
+                                          r"written by delayed-eval; give another out"):
+        evaluate(data, "gaussian-nb", delay="2", out=str(out), runner="direct")
+    assert mine.read_bytes() == kept

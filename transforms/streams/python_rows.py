@@ -13,6 +13,8 @@ import os
 from dataclasses import dataclass, field
 
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 from transforms.errors import ConfigError, one_line
 from transforms.specs import checked_name
@@ -20,6 +22,10 @@ from transforms.streams.rows import written_as
 
 # The label column's name: the first of these that no feature has.
 LABEL_NAMES = ("label", "y", "target", "_label")
+
+# Marks a table written here in its Parquet metadata: the only file at its path that a later
+# call may write over (a user's own file of that name is kept).
+WRITTEN_KEY = b"delayed-eval.written-from-python"
 
 
 @dataclass(frozen=True)
@@ -83,10 +89,14 @@ def written_streams(streams, folder: str):
         table, options = _table(stream, name)
         table = _labels_of_one_kind(table, options.get("label", "label"))
         path = f"{folder.rstrip('/')}/{name}.parquet"
+        _refuse_a_file_not_ours(path)
         try:
+            arrow = pa.Table.from_pandas(table, preserve_index=False)
+            arrow = arrow.replace_schema_metadata({**arrow.schema.metadata, WRITTEN_KEY: b"1"})
             with _created(path) as f:
-                table.to_parquet(f, index=False)
-        except (ValueError, TypeError, OverflowError, NotImplementedError) as e:  # (Arrow's)
+                pq.write_table(arrow, f)
+        except (ValueError, TypeError, OverflowError, NotImplementedError,
+                pa.ArrowException) as e:  # (Arrow's)
             where = _first_collection(table)
             raise ConfigError(f"stream {name}: its rows cannot be written as a table (" + (
                 f"row {where[1] + 1}'s {where[0]} is {where[2]!r}" if where else
@@ -119,6 +129,35 @@ def _first_collection(table: pd.DataFrame) -> tuple | None:
             if isinstance(value, (list, tuple, set, dict)):
                 return column, row, value
     return None
+
+
+def _refuse_a_file_not_ours(path: str) -> None:
+    """A ConfigError if `path` holds a file that no call wrote data to (`WRITTEN_KEY`): the
+    data is written over what a call wrote before, never over a user's file.
+
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "data.parquet")
+    >>> with open(path, "w") as f:
+    ...     _ = f.write("mine")
+    >>> _refuse_a_file_not_ours(path)
+    Traceback (most recent call last):
+    ...
+    transforms.errors.ConfigError: .../data.parquet exists and holds no data written by \
+delayed-eval; give another out folder, or move the file
+    """
+    remote = "://" in path
+    if remote:
+        from apache_beam.io.filesystems import FileSystems
+    if not (FileSystems.exists(path) if remote else os.path.exists(path)):
+        return
+    try:
+        with FileSystems.open(path) if remote else open(path, "rb") as f:
+            ours = WRITTEN_KEY in (pq.read_schema(f).metadata or {})
+    except (OSError, pa.ArrowException):
+        ours = False
+    if not ours:
+        raise ConfigError(f"{path} exists and holds no data written by delayed-eval; give "
+                          f"another out folder, or move the file")
 
 
 def _created(path: str):
