@@ -275,7 +275,7 @@ def new_staging(out: str, run_id: str) -> str:
 
     """
     if "://" not in out and os.path.exists(out) and not os.path.isdir(out):
-        raise OutputError(f"--out {out}: is a file, not a directory; choose a directory")
+        raise OutputError(f"--out {out}: a file, not a folder; choose a folder")
     refuse_unlisted(out, RUN_FILES)  # (an earlier run's files: this run replaces them)
     staging = FileSystems.join(out, f".staging-{run_id}")
     try:
