@@ -55,8 +55,8 @@ class EvaluateDelayed(beam.PTransform):
       `protocol`);
     - `curves`: Arrow tables of curve rows (`transforms.vocabulary.CURVE_SCHEMA`);
     - `predictions`: per (stream, model), its prediction columns (a backfill has none);
-    - `dead_letters`, `counts`, `classes`, `read_counts`, `errors`: the bookkeeping that the
-      manifest adds up;
+    - `dead_letters`, `counts`, `classes`, `read_counts`, `errors` (and a backfill's
+      `log_rows_not_scored`): the bookkeeping that the manifest adds up;
     - `profiles`: `(stream, profile)` — each stream's temporal dependence.
 
     `WriteResults` writes them as a run does; or take the PCollections to a sink of your own.

@@ -529,5 +529,18 @@ def manifest(pl: Plan, counts: dict, dead: list[dict], started: str) -> dict:
         "counts": keys,
         "dead_letters": len(dead),
         # A backfill's unreadable log lines: dead letters of no stream (nor in its counts).
-        **({"log_dead_letters": sum(d["stream"] is None for d in dead)} if pl.backfill else {}),
+        **({"log_dead_letters": sum(d["stream"] is None for d in dead),
+            "log_rows_not_scored": not_scored(counts)} if pl.backfill else {}),
     }
+
+
+def not_scored(counts: dict) -> dict[str, int]:
+    """A backfill's log rows of a stream or model not configured, by "stream / model" in the
+    order of their names ("" for a row that names none): with each model's
+    `logged_predictions` and the log's dead letters, every row of the log files read.
+
+    >>> not_scored({"not_scored": [[["sea", "v2"], 40], [["sea", ""], 2]]})
+    {'sea / ': 2, 'sea / v2': 40}
+    """
+    rows = sorted((tuple(key), n) for key, n in counts.get("not_scored", []))
+    return {f"{stream} / {model}": n for (stream, model), n in rows}

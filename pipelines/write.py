@@ -24,7 +24,8 @@ from pipelines.files import (ERRORS_FILE, delete_folder, read_arrow, read_bytes,
                              write_jsonl, write_part)
 from transforms.backfill.logs import MODEL_ORDER_KEY, REPREDICT_KEY
 from transforms.vocabulary import (CLASSES, COUNTS, CURVE_SCHEMA, CURVES, DEAD_LETTERS, ERRORS,
-                                   PREDICTION_KINDS, PREDICTION_SCHEMA, PREDICTIONS, READ_COUNTS)
+                                   NOT_SCORED, PREDICTION_KINDS, PREDICTION_SCHEMA, PREDICTIONS,
+                                   READ_COUNTS)
 
 
 def _prediction_table(element) -> pa.Table:
@@ -229,15 +230,21 @@ class WriteResults(beam.PTransform):
             lambda lists: max(lists, key=len, default=[])))
         read_counts = results[READ_COUNTS] | "SumReadCounts" >> beam.CombinePerKey(sum_counts)
 
-        def write(_, per_key, per_key_classes, per_stream, path):
+        # A backfill's log rows of streams or models not configured (none in a run).
+        not_scored = [beam.pvalue.AsList(results[NOT_SCORED])] if NOT_SCORED in results else []
+
+        def write(_, per_key, per_key_classes, per_stream, *per_key_not_scored, path):
             write_json(path, {"keys": [[list(k), v] for k, v in per_key],
                               "classes": [[list(k), v] for k, v in per_key_classes],
-                              "streams": dict(per_stream)})
+                              "streams": dict(per_stream),
+                              "not_scored": [[list(k), n] for part in per_key_not_scored
+                                             for k, n in part]})
 
         (results[COUNTS].pipeline | "CountsTrigger" >> beam.Create([None])
          | "WriteCounts" >> beam.Map(write, beam.pvalue.AsList(key_counts),
                                      beam.pvalue.AsList(classes),
-                                     beam.pvalue.AsList(read_counts), self._path("_counts.json")))
+                                     beam.pvalue.AsList(read_counts), *not_scored,
+                                     path=self._path("_counts.json")))
 
 
 class Gathered(beam.PTransform):

@@ -908,6 +908,34 @@ def _four_labels(tmp_path) -> str:
     return f'{path}{{"features": []}}'
 
 
+def test_every_log_row_is_counted_scored_dead_lettered_or_not_configured(tmp_path):
+    """Rows of models not named with --model, of no model, and of another stream are counted
+    per "stream / model" in `log_rows_not_scored`; with `logged_predictions` and the log's dead
+    letters they add up to the log's lines (they were counted nowhere)."""
+    stream = _four_labels(tmp_path)
+    rows = [("s", "a"), ("s", "b"), ("s", ""), ("other", "a"), ("s", "a"), ("s", "b"),
+            ("other", "c"), ("s", "a"), ("s", "b")]
+    lines = [f"{s},{m},{i % 4},{i % 4},a" for i, (s, m) in enumerate(rows)]
+    lines.insert(3, "s,a,1,1,a,extra")  # a line of more fields than the header: a dead letter
+    log = tmp_path / "log.csv"
+    log.write_text("stream,model,id,t,y_pred\n" + "\n".join(lines) + "\n")
+    out = tmp_path / "o"
+    run(RunConfig(streams=[stream], models=["a"],
+                  predictions=str(log), delay="1", out=str(out), quiet=True, runner="direct",
+                  repredict="none"))
+    manifest = json.loads((out / "manifest.json").read_text())
+    expected: dict = {}
+    for s, m in rows:
+        if (s, m) != ("s", "a"):
+            expected[f"{s} / {m}"] = expected.get(f"{s} / {m}", 0) + 1
+    assert manifest["log_rows_not_scored"] == dict(sorted(expected.items()))
+    (counts,) = manifest["counts"]
+    assert counts["logged_predictions"] == rows.count(("s", "a")) == 3
+    assert manifest["log_dead_letters"] == 1
+    assert counts["logged_predictions"] + manifest["log_dead_letters"] + sum(
+        manifest["log_rows_not_scored"].values()) == len(lines)
+
+
 def test_a_log_without_a_model_column_is_one_model_named_after_it(tmp_path):
     stream = _four_labels(tmp_path)
     log = tmp_path / "fraud_v3.csv"

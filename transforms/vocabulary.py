@@ -88,6 +88,7 @@ COUNTS = "counts"  # per key: instances, labels, labelled, pending, ...
 CLASSES = "classes"  # per key: the class list in index order
 ERRORS = "errors"  # a worker's errors, as records, raised by the job after the run
 READ_COUNTS = "read_counts"  # per stream: rows read, events, dead letters
+NOT_SCORED = "log_rows_not_scored"  # a backfill's log rows per (stream, model) not configured
 SUMMARY = "summary"  # summary rows scored where the replay ran
 CURVES = "curves"  # curve rows
 RESOURCE_POINTS = "resources"  # per key: the replay's resource measurements

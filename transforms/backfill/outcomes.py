@@ -44,8 +44,8 @@ from transforms.replay.per_key import PerKeyReplay
 from transforms.scoring.columns import concat_rows, take_rows
 from transforms.streams.read import ReadStreams
 from transforms.streams.table_files import event_seconds, numbers_of
-from transforms.vocabulary import (CLASSES, COUNTS, DEAD_LETTERS, ERRORS, PREDICTION_KINDS,
-                                   PREDICTION_SCHEMA, READ_COUNTS)
+from transforms.vocabulary import (CLASSES, COUNTS, DEAD_LETTERS, ERRORS, NOT_SCORED,
+                                   PREDICTION_KINDS, PREDICTION_SCHEMA, READ_COUNTS)
 
 # The label pass's model key: one engine per stream, whatever the models.
 LABELS = "<labels>"
@@ -174,10 +174,11 @@ def _proba_column(batch: pa.RecordBatch, path: str) -> pa.MapArray:
 
 class _KeyLogBatches(beam.DoFn):
     """A prediction log file -> ((stream, bucket), ("predictions", columns, or the path of a
-    file holding them, (file, block): their place in the log)) and each (stream, model)'s
-    predicted values (for classes never seen in a label). With a `spill` folder, a bucket's
-    rows go to files there and only their paths are shuffled: a night's log is not held in the
-    runner's memory."""
+    file holding them, (file, block): their place in the log)), each (stream, model)'s
+    predicted values (for classes never seen in a label) and the count of its rows of each
+    (stream, model) not configured (`NOT_SCORED`; "" for a row that names none). With a
+    `spill` folder, a bucket's rows go to files there and only their paths are shuffled: a
+    night's log is not held in the runner's memory."""
 
     VALUES = "values"
 
@@ -225,6 +226,10 @@ class _KeyLogBatches(beam.DoFn):
             stream = self._names(batch, "stream", self.streams, path)
             model = self._names(batch, "model", self.models, path)
             keep = np.isin(stream, self.streams) & np.isin(model, self.models)
+            if not keep.all():
+                others = pd.DataFrame({"s": stream[~keep], "m": model[~keep]}).fillna("")
+                for (s, m), n in others.value_counts(sort=False).items():
+                    yield beam.pvalue.TaggedOutput(NOT_SCORED, ((s, m), int(n)))
             cols = {"stream": stream, "model": model,
                     "id": batch.column(names.index("id")).cast(pa.string()),
                     # Seconds, or ISO datetimes / timestamps (unreadable: NaN, unmatched).
@@ -434,7 +439,7 @@ class BackfillOutcomes(beam.PTransform):
                   | "ReadLog" >> beam.ParDo(_KeyLogBatches(
                       self.log, streams, self.models, self.classification, self.buckets,
                       self.spill, self.probabilities))
-                  .with_outputs(_KeyLogBatches.VALUES, DEAD_LETTERS, ERRORS,
+                  .with_outputs(_KeyLogBatches.VALUES, DEAD_LETTERS, ERRORS, NOT_SCORED,
                                 main="predictions"))
         predicted = (logged[_KeyLogBatches.VALUES]
                      | "PredictedClasses" >> beam.CombinePerKey(
@@ -478,4 +483,5 @@ class BackfillOutcomes(beam.PTransform):
                 CLASSES: label_classes | "ModelClasses" >> beam.FlatMap(
                     model_class_list, beam.pvalue.AsDict(predicted)),
                 READ_COUNTS: read_counts,
+                NOT_SCORED: logged[NOT_SCORED] | "SumNotScored" >> beam.CombinePerKey(sum),
                 ERRORS: (errors, logged[ERRORS], joined[ERRORS]) | "AllErrors" >> beam.Flatten()}
