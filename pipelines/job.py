@@ -31,8 +31,9 @@ from pipelines.files import (ERRORS_FILE, delete_folder, disk_error, io_reason, 
 from pipelines.manifest import check_evaluated, complete_summary, manifest
 from pipelines.maturity import maturity_manifest, maturity_table
 from pipelines.plan import plan
-from pipelines.results import (drift_delay_table, format_alike_classes, format_diverged,
-                               format_foreign_predictions, format_log_notices, format_profiles,
+from pipelines.results import (drift_delay_table, format_alike_classes, format_delay_changes,
+                               format_diverged, format_foreign_predictions, format_log_notices,
+                               format_profiles,
                                format_set_aside, format_table, format_uncompared,
                                format_unfixed_hash_seed, format_unknown_positive,
                                format_unpredicted, format_unrepredicted, numbers_from_json,
@@ -195,7 +196,10 @@ def run(config: RunConfig) -> pd.DataFrame:
             config.out, "dead_letters.jsonl"), counts["keys"], pl.backfill)
         if set_aside:
             print("\n" + set_aside)
-        log_notices = format_log_notices(counts["keys"])
+        log_notices = "\n".join(filter(None, [format_delay_changes(
+            pl.log.recorded_delays(pl.time_range), {s.name: pl.label_delay(s)
+                                                    for s in pl.streams}),
+            format_log_notices(counts["keys"])])) if pl.backfill else ""
         if log_notices:
             print("\n" + log_notices)
         unpredicted = format_unpredicted(record["counts"])

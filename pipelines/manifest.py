@@ -34,12 +34,6 @@ from transforms.vocabulary import (BINNED, CATEGORIES, COMPARISON, DRIFT, FINAL,
                                    pair_name)
 
 
-def stream_delay(s, pl: Plan) -> str:
-    """How a stream's labels are delayed, as the summary's protocol and the manifest name it:
-    its delay spec, or `input` when the input gives every label time."""
-    return "input" if s.label_times_given() else str(s.delay(pl.delay))
-
-
 def complete_summary(pl: Plan, raw: pd.DataFrame,
                      classes: dict | None = None) -> pd.DataFrame:
     """Every expected (stream, model, category, bin, alpha, window, metric) gets a row, NaN with
@@ -82,7 +76,7 @@ def complete_summary(pl: Plan, raw: pd.DataFrame,
     rows = []
     for s, key, segment in _stream_keys(pl, raw):
         place = {"run_id": pl.config.run_id, "stream": s.name, "segment": segment}
-        stream_protocol = f"delayed-prequential delay={stream_delay(s, pl)} " \
+        stream_protocol = f"delayed-prequential delay={pl.label_delay(s)} " \
                           f"repredict={pl.repredict}"
         for m in pl.models:
             fold = model_and_fold(m)[1] if pl.cv is not None else None
@@ -343,7 +337,7 @@ def check_evaluated(pl: Plan, counts: dict, dead: list[dict],
                     f"answered none (None, NaN or {{}}) for each of the {mine[0]['labelled']:,} "
                     f"labelled instances, before and after learning their labels; check that "
                     f"predict_one (or predict_proba_one) returns a class or a number")
-            delay = stream_delay(s, pl)
+            delay = pl.label_delay(s)
             spec = None if delay == "input" else s.delay(pl.delay)
             none_shorter = spec is not None and spec.kind == "constant" and spec.value == 0
             evaluated = max(c.get("instances", 0) for c in mine)
@@ -515,7 +509,7 @@ def manifest(pl: Plan, counts: dict, dead: list[dict], started: str) -> dict:
         "python_hash_seed": seeds[0] if len(seeds := hash_seeds(counts)) == 1 else seeds,
         "streams": {s.name: {"spec": {"source": s.source,
                                       "options": s.options},
-                             "delay": stream_delay(s, pl), "ordering": s.ordering,
+                             "delay": pl.label_delay(s), "ordering": s.ordering,
                              "seed": s.options.get("seed", 42) if s.kind == "synth" else None,
                              "declared_classes": pl.classes[s.name],
                              "read": counts["streams"].get(s.name, {})}

@@ -71,6 +71,18 @@ class Plan:
         """Per stream, the --segment columns read only to segment by (no model sees them)."""
         return {s.name: frozenset(s.segment_only) for s in self.streams if s.segment_only}
 
+    def label_delay(self, stream: StreamSpec) -> str:
+        """How a stream's labels are delayed, as the summary's protocol and the manifest name
+        it: its delay spec, or `input` when the input gives every label time.
+
+        >>> from pipelines.config import RunConfig
+        >>> pl = plan(RunConfig(streams=['synth:SEA{"n": 100}'], models=["majority"],
+        ...                     delay="10", out="unused"))
+        >>> pl.label_delay(pl.streams[0])
+        '10'
+        """
+        return "input" if stream.label_times_given() else str(stream.delay(self.delay))
+
     @functools.cached_property
     def replay(self) -> str:
         """`auto`: per-stream when every stream is in time order (memory bounded by what is

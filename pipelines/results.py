@@ -870,6 +870,32 @@ def format_log_notices(keys) -> str:
     return "\n".join(lines)
 
 
+def format_delay_changes(recorded: dict, configured: dict) -> str:
+    """One line per stream whose label delay (as the protocol names it) differs from the one
+    `recorded` in the log by the run that wrote it: its logged predictions are then matched
+    to other label times than the run's (final predictions fall after the label, the
+    re-predictions into other bins), which the matching counts show only as numbers; "" when
+    there are none such.
+
+    >>> print(format_delay_changes({"sea": "100"}, {"sea": "0"}))
+    sea: the run that wrote the prediction log had delay=100, this backfill delay=0: its
+    predictions are matched to other label times than the run's; give --delay 100 to score them
+    as the run did
+
+    """
+    lines = []
+    for stream, delay in configured.items():
+        was = recorded.get(stream)
+        if was is None or was == delay:
+            continue
+        advice = "give the stream with the label times the run read" if was == "input" else \
+            f"give --delay {was}"
+        lines.append(f"{stream}: the run that wrote the prediction log had delay={was}, this "
+                     f"backfill delay={delay}: its predictions are matched to other label times "
+                     f"than the run's; {advice} to score them as the run did")
+    return "\n".join(lines)
+
+
 def format_unpredicted(counts: list[dict]) -> str:
     """One line per (stream, model) of the manifest's `counts` that labelled instances but
     scored none of them: each prediction it made (or logged) was none — None, NaN, {} or an

@@ -56,6 +56,24 @@ def test_backfill_of_a_runs_predictions_gives_the_identical_summary(tmp_path):
         assert c["logged_predictions"] == (logged["model"] == c["model"]).sum()
 
 
+def test_a_backfill_of_a_runs_log_under_another_delay_says_which_the_run_had(tmp_path,
+                                                                              capsys):
+    """The predictions of a run with --delay 40 backfilled with no --delay: the final ones
+    fall after their labels; a line names the run's delay (the log records it), and none is
+    printed when the delays agree."""
+    stream = 'sea=synth:SEA{"n": 300, "seed": 3}'
+    assert main(["run", "--stream", stream, "--model", "gaussian-nb", "--delay", "40",
+                 "--out", str(tmp_path / "run"), "--quiet", "--runner", "direct"]) == 0
+    told = ("sea: the run that wrote the prediction log had delay=40, this backfill delay=0: "
+            "its predictions are matched to other label times than the run's; give --delay 40 "
+            "to score them as the run did")
+    for delay, expected in (([], True), (["--delay", "40"], False)):
+        assert main(["backfill", "--stream", stream, *delay, "--predictions",
+                     str(tmp_path / "run"), "--out", str(tmp_path / "backfill"),
+                     "--runner", "direct"]) == 0
+        assert (told in capsys.readouterr().out.splitlines()) is expected
+
+
 @pytest.mark.parametrize("delay", ["3", "2.5s"])
 def test_rows_the_run_set_aside_for_their_features_are_set_aside_by_its_backfill(tmp_path,
                                                                                 delay):

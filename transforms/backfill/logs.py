@@ -78,6 +78,9 @@ LOG_FORMATS = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv", ".tsv": "
 MODEL_ORDER_KEY = b"delayed-eval.models"
 # And how it re-predicted (`RepredictPolicy`), which a backfill of it names in its protocol.
 REPREDICT_KEY = b"delayed-eval.repredict"
+# And each stream's label delay ({stream: delay, "input" for label times given}): a backfill
+# under another delay matches its predictions to other label times.
+DELAYS_KEY = b"delayed-eval.delays"
 
 
 class PredictionLogSpec:
@@ -525,6 +528,16 @@ class PredictionLogSpec:
         files = self.files(time_range)
         recorded = self._metadata(files[0]).get(REPREDICT_KEY) if files else None
         return recorded.decode() if recorded else None
+
+    def recorded_delays(self, time_range=None) -> dict[str, str]:
+        """Each stream's label delay in the run that wrote the log (its `DELAYS_KEY`), from the
+        first of its files (`files(time_range)`); {} for a log a run did not write."""
+        files = self.files(time_range)
+        try:
+            return dict(json.loads(self._metadata(files[0]).get(DELAYS_KEY, b"{}"))) \
+                if files else {}
+        except ValueError:
+            return {}
 
     def read(self, path: str, columns: list[str] | None = None, streamed: bool = False,
              bad_rows: list | None = None):
