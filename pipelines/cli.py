@@ -375,9 +375,10 @@ def cli_reference() -> str:
                 if action.choices:
                     value = "{" + ",".join(map(str, action.choices)) + "}"
                 flags += f" {value}"
-            text = (action.help or "").replace("|", "\\|")
-            if isinstance(action.default, str):  # run's defaults live in RunConfig
-                text += f" (default: {action.default})"
+            text = sub._get_formatter()._expand_help(action) if action.help else ""
+            if isinstance(action.default, str) and "default" not in text:  # (run's defaults
+                text += f" (default: {action.default})"  # live in RunConfig)
+            text = text.replace("|", "\\|")
             out.append(f"| `{flags}` | {text} |")
         out.append("")
     out.append("Any other `--flag` goes to Beam if a Beam `PipelineOptions` defines it (e.g. "

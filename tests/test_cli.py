@@ -1,6 +1,7 @@
 """The command line and YAML config, end to end on the DirectRunner preset."""
 
 import json
+import re
 
 import pandas as pd
 import pytest
@@ -288,6 +289,9 @@ def test_docs_cli_reference_is_the_parsers():
     assert readme.split(start)[1].split(end)[0] == "\n" + cli_reference()
     for flag in ("--report", "--quiet", "--progress-every", "--window", "--repredict"):
         assert f"`{flag}" in cli_reference()
+    # Help as --help prints it: "95 %", not argparse's escape "95 %%"; one default each.
+    assert "95 % percentile" in cli_reference() and "%%" not in cli_reference()
+    assert not re.search(r"\(default[^)]*\) \(default", cli_reference())
 
 
 def test_a_misspelled_flag_is_an_error_with_a_suggestion_not_a_beam_option(tmp_path, capsys):
