@@ -104,6 +104,16 @@ def test_a_curve_without_any_value_is_neither_drawn_nor_in_the_legend(tmp_path):
     assert "Initial over T" in page and "vs final" not in page
 
 
+def test_the_comparison_legend_names_pairs_in_the_models_configured_order(tmp_path):
+    """As the summary names them (A first, as configured), not sorted by name as the curves'
+    rows are."""
+    evaluate('synth:SEA{"n": 300, "seed": 1}', ["no-change", "majority", "gaussian-nb"],
+             delay="10", out=str(tmp_path), repredict="none", report=True)
+    svg = (tmp_path / "figures" / "comparison.svg").read_text(encoding="utf-8")
+    pairs = ["no-change vs majority", "no-change vs gaussian-nb", "majority vs gaussian-nb"]
+    assert sorted(pairs, key=svg.index) == pairs
+
+
 def test_models_that_scored_no_instance_in_common_are_said_so_not_too_few(tmp_path, capsys):
     """A backfill of two model versions, each serving half the requests: no pair to compare,
     and the report says why (it said "needs two or more models"), and so does the terminal."""
