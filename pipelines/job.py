@@ -33,11 +33,10 @@ from pipelines.maturity import maturity_manifest, maturity_table
 from pipelines.plan import plan
 from pipelines.results import (drift_delay_table, format_alike_classes, format_delay_changes,
                                format_diverged, format_foreign_predictions, format_log_notices,
-                               format_profiles,
-                               format_set_aside, format_table, format_uncompared,
-                               format_unfixed_hash_seed, format_unknown_positive,
-                               format_unpredicted, format_unrepredicted, numbers_from_json,
-                               segment_table)
+                               format_profiles, format_set_aside, format_table,
+                               format_uncompared, format_unfixed_hash_seed,
+                               format_unknown_positive, format_unpredicted,
+                               format_unrepredicted, numbers_from_json, segment_table)
 from pipelines.write import WriteResults, keep_segments, located
 from runners import PRESETS, runner_session
 from transforms.backfill.outcomes import LOG_PARTS

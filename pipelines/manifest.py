@@ -530,11 +530,11 @@ def manifest(pl: Plan, counts: dict, dead: list[dict], started: str) -> dict:
 
 def not_scored(counts: dict) -> dict[str, int]:
     """A backfill's log rows of a stream or model not configured, by "stream / model" in the
-    order of their names ("" for a row that names none): with each model's
+    order of their names ("(none)" for rows that name none): with each model's
     `logged_predictions` and the log's dead letters, every row of the log files read.
 
     >>> not_scored({"not_scored": [[["sea", "v2"], 40], [["sea", ""], 2]]})
-    {'sea / ': 2, 'sea / v2': 40}
+    {'sea / (none)': 2, 'sea / v2': 40}
     """
     rows = sorted((tuple(key), n) for key, n in counts.get("not_scored", []))
-    return {f"{stream} / {model}": n for (stream, model), n in rows}
+    return {f"{stream or '(none)'} / {model or '(none)'}": n for (stream, model), n in rows}

@@ -945,7 +945,8 @@ def test_every_log_row_is_counted_scored_dead_lettered_or_not_configured(tmp_pat
     expected: dict = {}
     for s, m in rows:
         if (s, m) != ("s", "a"):
-            expected[f"{s} / {m}"] = expected.get(f"{s} / {m}", 0) + 1
+            key = f"{s} / {m or '(none)'}"
+            expected[key] = expected.get(key, 0) + 1
     assert manifest["log_rows_not_scored"] == dict(sorted(expected.items()))
     (counts,) = manifest["counts"]
     assert counts["logged_predictions"] == rows.count(("s", "a")) == 3
