@@ -146,7 +146,33 @@ def read_manifest(path: str, keys: tuple = ()) -> dict:
         manifest = json.load(f)
         if not isinstance(manifest, dict) or not set(keys) <= set(manifest):
             raise KeyError(f"not an object with {', '.join(keys) or 'members'}")
+        _check_entries(manifest)
     return manifest
+
+
+def _check_entries(manifest: dict) -> None:
+    """A KeyError naming the first entry of the manifest's streams, models or counts that lacks
+    what the readers of a run take from it (a hand-edited or cut manifest).
+
+    >>> _check_entries({"models": {"nb": {"task": "classification"}},
+    ...                 "counts": [{"stream": "s", "labelled": 3}]})
+    Traceback (most recent call last):
+    ...
+    KeyError: "counts[0] has no 'model'"
+    """
+    streams, models, counts = (manifest.get(part, empty) for part, empty in (
+        ("streams", {}), ("models", {}), ("counts", [])))
+    if not (isinstance(streams, dict) and isinstance(models, dict) and isinstance(counts, list)):
+        raise KeyError("streams, models or counts of another kind than a run writes")
+    entries = [(f"streams.{k}", e, ()) for k, e in streams.items()] + \
+        [(f"models.{k}", e, ("task",)) for k, e in models.items()] + \
+        [(f"counts[{i}]", e, ("stream", "model")) for i, e in enumerate(counts)]
+    for where, entry, fields in entries:
+        if not isinstance(entry, dict):
+            raise KeyError(f"{where} is not an object")
+        missing = [f for f in fields if f not in entry]
+        if missing:
+            raise KeyError(f"{where} has no {missing[0]!r}")
 
 
 def json_text(value, indent: int | None = 1) -> str:
@@ -918,7 +944,7 @@ def format_unpredicted(counts: list[dict]) -> str:
         f"{c['stream']} / {c['model']}: no prediction to score: each of its predictions of the "
         f"{c['labelled']:,} labelled instances was none (None, NaN or {{}}; in a log, empty)"
         for c in counts
-        if c["labelled"] and not c["scored_initial"] and not c["scored_final"])
+        if c.get("labelled") and not c.get("scored_initial") and not c.get("scored_final"))
 
 
 def format_unrepredicted(counts: list[dict], repredict: str) -> str:
@@ -940,7 +966,7 @@ def format_unrepredicted(counts: list[dict], repredict: str) -> str:
     """
     streams = {}
     for c in counts:
-        if c["labelled"] > 1:
+        if c.get("labelled", 0) > 1:
             streams[c["stream"]] = streams.get(c["stream"], 0) + c.get("repredicted", 0)
     return "\n".join(
         f"{stream}: no instance was re-predicted while it waited for its label (--repredict "

@@ -69,9 +69,13 @@ class RunFiles:
     @property
     def positive_options(self) -> dict:
         """Per stream, its `positive` option and declared classes (`results.positive_class`)."""
-        return {name: {"positive": s["spec"]["options"].get("positive"),
+        return {name: {"positive": self.stream_options(name).get("positive"),
                        "declared": s.get("declared_classes")}
                 for name, s in self.manifest["streams"].items()}
+
+    def stream_options(self, stream: str) -> dict:
+        """A stream's options as the manifest records them ({} when it records none)."""
+        return (self.manifest["streams"][stream].get("spec") or {}).get("options") or {}
 
     def task(self, model: str) -> str:
         return self.manifest["models"][model]["task"]
@@ -89,7 +93,7 @@ class RunFiles:
 
     @property
     def alphas(self) -> list[float]:
-        return [float(a) for a in self.manifest["config"].get("alphas", [])]
+        return [float(a) for a in self.manifest.get("config", {}).get("alphas", [])]
 
     def class_names(self, stream: str) -> list:
         """The stream's class values in index order (as the replay numbered them)."""
@@ -99,7 +103,7 @@ class RunFiles:
         return []
 
     def drift_points(self, stream: str) -> list[int]:
-        options = self.manifest["streams"][stream]["spec"].get("options") or {}
+        options = self.stream_options(stream)
         return sorted(int(d["at"]) for d in options.get("drift", []))
 
     @staticmethod

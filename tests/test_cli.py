@@ -594,8 +594,22 @@ def _lines_cut(keep: slice):
     return lambda text: b"\n".join(text.split(b"\n")[keep])
 
 
+def _manifest_without(*path):
+    """A manifest's text without the member at `path` (keys, and indices of lists)."""
+    def damage(text):
+        manifest = json.loads(text)
+        entry = manifest
+        for key in path[:-1]:
+            entry = entry[key]
+        del entry[path[-1]]
+        return json.dumps(manifest).encode()
+    return damage
+
+
 @pytest.mark.parametrize("file, damage", [
     ("summary.csv", b"\xbb\xff garbage"), ("manifest.json", b'{"streams": {'),
+    ("manifest.json", _manifest_without("models", "no-change", "task")),
+    ("manifest.json", _manifest_without("counts", 0, "model")),
     ("curves.parquet", b"PAR1 not parquet PAR1"), ("profile.json", b"[1, 2"),
     ("summary.csv", b"a,b\n1,2\n"),
     ("summary.csv", lambda text: text.replace(b",accuracy,,,", b",accuracy,,,x", 1)),
@@ -621,3 +635,17 @@ def test_report_rank_and_trend_name_a_damaged_result_file(tmp_path, capsys, file
         err = capsys.readouterr().err
         assert err.startswith(f"delayed-eval: error: {damaged / file}: damaged, or not written "
                               f"by delayed-eval (") and err.count("\n") == 1, (argv, err)
+
+
+@pytest.mark.parametrize("path", [("config",), ("streams", "sea", "spec"),
+                                  ("counts", 0, "labelled")])
+def test_a_report_does_without_what_it_can_do_without_in_a_manifest(tmp_path, path):
+    """A manifest without a member the report can do without (an older or hand-edited one):
+    it was an internal error (KeyError) for each."""
+    out = tmp_path / "run"
+    assert main(["run", "--stream", 'synth:SEA{"n": 200}', "--model", "gaussian-nb",
+                 "--delay", "10", "--out", str(out), "--runner", "direct", "--quiet"]) == 0
+    manifest = out / "manifest.json"
+    manifest.write_bytes(_manifest_without(*path)(manifest.read_bytes()))
+    assert main(["report", str(out)]) == 0
+    assert (out / "report.html").stat().st_size > 0
