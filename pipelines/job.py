@@ -195,10 +195,10 @@ def run(config: RunConfig) -> pd.DataFrame:
             config.out, "dead_letters.jsonl"), counts["keys"], pl.backfill)
         if set_aside:
             print("\n" + set_aside)
-        log_notices = "\n".join(filter(None, [format_delay_changes(
-            pl.log.recorded_delays(pl.time_range), {s.name: pl.label_delay(s)
-                                                    for s in pl.streams}),
-            format_log_notices(counts["keys"])])) if pl.backfill else ""
+        delay_changes = format_delay_changes(pl.log.recorded_delays(pl.time_range), {
+            s.name: pl.label_delay(s) for s in pl.streams}) if pl.backfill else ""
+        log_notices = "\n".join(filter(None, [delay_changes,
+                                               format_log_notices(counts["keys"])]))
         if log_notices:
             print("\n" + log_notices)
         unpredicted = format_unpredicted(record["counts"])

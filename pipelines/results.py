@@ -17,7 +17,7 @@ from transforms.errors import InputError, OutputError, one_line
 from transforms.replay.protocols import comparable_pairs, model_and_fold
 from transforms.specs import plain_value
 from transforms.streams.table_files import EXACT_FLOATS, numbers_of
-from transforms.vocabulary import pair_name
+from transforms.vocabulary import SUMMARY_COLUMNS, pair_name
 
 TABLE_METRICS = ("accuracy", "precision", "recall", "f1", "roc_auc", "average_precision",
                  "kappa", "kappa_m", "kappa_t", "kappa_plus", "mae", "rmse")
@@ -44,11 +44,10 @@ def load_results(path: str, kind: str = "summary") -> pd.DataFrame:
     >>> import tempfile
     >>> d = tempfile.mkdtemp()
     >>> with open(os.path.join(d, "summary.csv"), "w") as f:
-    ...     _ = f.write("stream,model,class,category,metric,value\\n"
-    ...                 "inf,1.0,NA,initial,recall,0.5\\n")
-    >>> load_results(d).to_dict("records")  # names stay text, as in summary.parquet
-    [{'stream': 'inf', 'model': '1.0', 'class': 'NA', 'category': 'initial', 'metric': \
-'recall', 'value': 0.5}]
+    ...     _ = f.write("stream,model,class,category,window,metric,value,n\\n"
+    ...                 "inf,1.0,NA,initial,cumulative,recall,0.5,2\\n")
+    >>> load_results(d)[["stream", "model", "class", "value", "bin"]].to_dict("records")
+    [{'stream': 'inf', 'model': '1.0', 'class': 'NA', 'value': 0.5, 'bin': nan}]
     """
     if kind == "summary":  # (an empty cell is missing: to_csv writes NaN and None so)
         file = os.path.join(path, "summary.csv")
@@ -94,10 +93,13 @@ def _summary_rows(path: str) -> int | None:
 def _check_summary(summary: pd.DataFrame, rows: int | None) -> None:
     """summary.csv as the run wrote it: its columns, a name in every row's naming cells, a
     number in every number cell, and as many rows as the manifest says (a copy cut short reads
-    as fewer rows, or a last row with empty cells).
+    as fewer rows, or a last row with empty cells), each measure once. A column that names
+    a part of the measures (`segment`, `bin`, `alpha`, `class`, `predicted`; `run_id`,
+    `protocol`, `t`) and is not there is added, empty in each row.
 
     >>> summary = pd.DataFrame({"stream": ["s"], "model": ["m"], "category": ["initial"],
-    ...                         "metric": ["accuracy"], "value": ["0.5x"]})
+    ...                         "window": ["cumulative"], "metric": ["accuracy"],
+    ...                         "value": ["0.5x"], "n": [10]})
     >>> _check_summary(summary, rows=1)
     Traceback (most recent call last):
     ...
@@ -108,9 +110,20 @@ def _check_summary(summary: pd.DataFrame, rows: int | None) -> None:
     ValueError: 1 rows where the manifest says 7 (cut short?)
     """
     names = ("stream", "model", "category", "metric")
-    missing = [c for c in (*names, "value") if c not in summary]
+    missing = [c for c in (*names, "window", "value", "n") if c not in summary]
     if missing:
         raise KeyError(f"no column {missing[0]!r}")
+    for column in SUMMARY_COLUMNS:  # (the others: empty in each row, as where a run has none)
+        if column not in summary:
+            summary[column] = math.nan
+    # Each measure once (a drift's alarms are a row each): a column that tells rows apart is
+    # not missing, no rows were copied.
+    key = ["stream", "segment", "model", "protocol", "category", "bin", "alpha", "window",
+           "metric", "class", "predicted"]
+    repeated = (summary.duplicated(key) & (summary["metric"] != "alarm")).to_numpy()
+    if repeated.any():
+        raise ValueError(f"line {int(repeated.argmax()) + 2} repeats the measure of an earlier "
+                         f"line")
     for column in summary.columns.difference(SUMMARY_TEXT_COLUMNS, sort=False):
         numbers = numbers_of(summary[column])
         wrong = numbers.isna() & summary[column].notna()

@@ -606,8 +606,21 @@ def _manifest_without(*path):
     return damage
 
 
+def _column_dropped(column):
+    """A summary.csv's text without one of its columns."""
+    def damage(text):
+        import io
+
+        frame = pd.read_csv(io.BytesIO(text), dtype=str, keep_default_na=False)
+        return frame.drop(columns=column).to_csv(index=False).encode()
+    return damage
+
+
 @pytest.mark.parametrize("file, damage", [
     ("summary.csv", b"\xbb\xff garbage"), ("manifest.json", b'{"streams": {'),
+    ("summary.csv", _column_dropped("n")),  # (each of these was an internal KeyError)
+    ("summary.csv", _column_dropped("window")),
+    ("summary.csv", _column_dropped("class")),  # (its rows would be read as one measure)
     ("manifest.json", _manifest_without("models", "no-change", "task")),
     ("manifest.json", _manifest_without("counts", 0, "model")),
     ("curves.parquet", b"PAR1 not parquet PAR1"), ("profile.json", b"[1, 2"),

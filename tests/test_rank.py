@@ -193,7 +193,7 @@ def test_runs_sharing_a_stream_name_and_cv_folds_give_one_column_per_model(tmp_p
         (tmp_path / name).mkdir()
         pd.DataFrame([{"stream": st, "segment": None, "model": m, "category": "initial",
                        "bin": None, "alpha": None, "window": "cumulative",
-                       "metric": "accuracy", "class": None, "value": v}
+                       "metric": "accuracy", "class": None, "value": v, "n": 10}
                       for st, m, v in values]).to_csv(tmp_path / name / "summary.csv",
                                                       index=False)
 
@@ -215,7 +215,7 @@ def test_regression_runs_are_ranked_on_mae_unless_told(tmp_path, capsys):
             ("t", "a", "rmse", 0.8), ("t", "b", "rmse", 0.7)]
     pd.DataFrame([{"stream": st, "segment": None, "model": m, "category": "initial",
                    "bin": None, "alpha": None, "window": "cumulative", "metric": metric,
-                   "class": None, "value": v} for st, m, metric, v in rows]).to_csv(
+                   "class": None, "value": v, "n": 10} for st, m, metric, v in rows]).to_csv(
         tmp_path / "summary.csv", index=False)
     assert main(["rank", str(tmp_path)]) == 0
     result = json.loads((tmp_path / "rank" / "rank.json").read_text())
