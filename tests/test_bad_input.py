@@ -1460,8 +1460,8 @@ def test_an_out_that_cannot_be_written_is_one_line(tmp_path, capsys):
     args = ["run", "--stream", 'synth:SEA{"n": 60}', "--model", "majority", "--quiet",
             "--runner", "direct"]
     assert main([*args, "--out", str(a_file)]) == 2
-    assert capsys.readouterr().err == (f"delayed-eval: error: --out {a_file}: is a file, not a "
-                                       f"directory; choose a directory\n")
+    assert capsys.readouterr().err == (f"delayed-eval: error: --out {a_file}: a file, not a "
+                                       f"folder; choose a folder\n")
     assert main([*args, "--out", str(a_file / "sub")]) == 2
     assert capsys.readouterr().err == (f"delayed-eval: error: --out {a_file / 'sub'}: cannot "
                                        f"write there (Not a directory); choose a directory you "
