@@ -102,6 +102,9 @@ def _render_html(run: RunFiles, made: list[Figure], notes: list[str]) -> str:
              ("dead letters", m.get("dead_letters"))]
     if m.get("log_dead_letters"):
         facts.append(("of which prediction log lines", m["log_dead_letters"]))
+    if m.get("log_rows_not_scored"):
+        facts.append(("log rows not scored (stream / model not configured)", ", ".join(
+            f"{key} {n:,}" for key, n in m["log_rows_not_scored"].items())))
     if m.get("alike_classes"):
         facts.append(("classes alike", format_alike_classes(m["alike_classes"],
                                                             m.get("replay") == "backfill")))

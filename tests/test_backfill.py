@@ -953,6 +953,9 @@ def test_every_log_row_is_counted_scored_dead_lettered_or_not_configured(tmp_pat
     assert manifest["log_dead_letters"] == 1
     assert counts["logged_predictions"] + manifest["log_dead_letters"] + sum(
         manifest["log_rows_not_scored"].values()) == len(lines)
+    assert main(["report", str(out)]) == 0  # (and the report says so)
+    assert "log rows not scored (stream / model not configured)</b>: other / a 1, other / c " \
+           "1, s / (none) 1, s / b 3" in (out / "report.html").read_text(encoding="utf-8")
 
 
 def test_a_log_without_a_model_column_is_one_model_named_after_it(tmp_path):
