@@ -1,5 +1,6 @@
 """The command line and YAML config, end to end on the DirectRunner preset."""
 
+import io
 import json
 import re
 
@@ -605,8 +606,6 @@ def _manifest_without(*path):
 def _column_dropped(column):
     """A summary.csv's text without one of its columns."""
     def damage(text):
-        import io
-
         frame = pd.read_csv(io.BytesIO(text), dtype=str, keep_default_na=False)
         return frame.drop(columns=column).to_csv(index=False).encode()
     return damage
