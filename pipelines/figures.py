@@ -244,8 +244,9 @@ def _fig_comparison(plt, run: RunFiles):
     """Figs. 5-7 of Gama et al. 2009: Q statistic and signed McNemar over T, with the threshold."""
     comparisons = run.curves[run.curves["category"] == "comparison"]
     # In the summary's order (the models' as configured; the curves' rows are by name).
+    drawn = set(comparisons["model"])
     pairs = [p for p in dict.fromkeys(run.summary.loc[run.summary["category"] == "comparison",
-                                                       "model"]) if p in set(comparisons["model"])]
+                                                       "model"]) if p in drawn]
     # McNemar counts errors, so a regression stream has none: its Q panel stands alone.
     with_mcnemar = set(comparisons.loc[(comparisons["metric"] == "mcnemar")
                                        & comparisons["value"].notna(), "stream"])
