@@ -81,7 +81,8 @@ def main(argv=None) -> None:
                         help="one run of each arrangement, its stages timed")
     args = parser.parse_args(argv)
     if args.stages:
-        one_run(argparse.Namespace(**{**vars(args), "n": 100}), args.replays[0], 1)  # imports
+        one_run(argparse.Namespace(**{**vars(args), "n": args.delay + 100}), args.replays[0],
+                1)  # imports
         for replay in args.replays:
             for w in args.workers:
                 print(f"{replay}, {w} worker(s):")
