@@ -1572,7 +1572,7 @@ def test_a_folder_of_ours_that_a_rerun_empties_goes_with_its_files(tmp_path):
      "model linear-regression is a regressor, but stream sea has class labels"),
     ('synth:Friedman{"n": 10}', "gaussian-nb",
      "model gaussian-nb is a classifier, but stream friedman's labels are numbers (with "
-     "fractions)"),
+     "fractions); use a regressor (the baselines: no-change-regressor, mean-regressor)"),
     # Whole numbers (chick weights in grams), which river calls a regression target.
     ("dataset:ChickWeights", "gaussian-nb",
      "model gaussian-nb is a classifier, but stream chickweights's labels are numbers "

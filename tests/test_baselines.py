@@ -170,3 +170,39 @@ def test_a_class_only_predicted_changes_no_baseline(tmp_path):
                         continue  # 0/0: no baseline accuracy to read back
                     assert implied_baseline_accuracy(at["accuracy"], at[metric]) == \
                         pytest.approx(hits / len(seen), abs=1e-9), (model, window, metric, p)
+
+
+def test_regression_baselines_predict_the_latest_label_and_the_mean_of_those_known(tmp_path):
+    """no-change-regressor predicts the latest label that has arrived, mean-regressor the mean
+    of the labels that have arrived, at arrival (initial) and just before the instance's own
+    label (final). One instance a second, each label 2.5 s later: instance t is predicted
+    knowing the labels of instances up to t − 3 (initial) and up to t − 1 (final). MAE, RMSE
+    and n from a plain loop over the labels."""
+    rng = np.random.default_rng(5)
+    n = 200
+    walk = np.cumsum(rng.normal(0, 1, n)) + rng.normal(0, 0.3, n)  # persistence has a say
+    path = tmp_path / "walk.csv"
+    pd.DataFrame({"time": np.arange(n), "x": rng.normal(size=n), "label": walk,
+                  "lag": 2.5}).to_csv(path, index=False)
+    ys = pd.read_csv(path)["label"].tolist()  # (the values as written)
+    out = tmp_path / "out"
+    run(RunConfig(streams=[f"walk={path}"], models=["no-change-regressor", "mean-regressor"],
+                  delay="column:lag", out=str(out), runner="direct",
+                  repredict="every_k_labels:1", drift_on="none", quiet=True))
+    summary = pd.read_csv(out / "summary.csv")
+    cumulative = summary[(summary["window"] == "cumulative") & summary["segment"].isna()]
+    for model, predict in (("no-change-regressor", lambda known: known[-1]),
+                           ("mean-regressor", lambda known: math.fsum(known) / len(known))):
+        for category, seen in (("initial", lambda t: ys[:max(t - 2, 0)]),
+                               ("final", lambda t: ys[:t])):
+            errors = [ys[t] - predict(seen(t)) for t in range(n) if seen(t)]
+            rows = cumulative[(cumulative["model"] == model)
+                              & (cumulative["category"] == category)].set_index("metric")
+            assert rows.loc["mae", "value"] == pytest.approx(
+                sum(abs(e) for e in errors) / len(errors), rel=1e-12), (model, category)
+            assert rows.loc["rmse", "value"] == pytest.approx(
+                math.sqrt(sum(e * e for e in errors) / len(errors)), rel=1e-12)
+            assert rows.loc["mae", "n"] == len(errors) == n - (3 if category == "initial" else 1)
+    manifest = pd.read_json(out / "manifest.json", typ="series")
+    unscored = {c["model"]: c["unscored_initial"] for c in manifest["counts"]}
+    assert unscored == {"no-change-regressor": 3, "mean-regressor": 3}

@@ -555,6 +555,17 @@ def test_knn_regressor_batch_equals_predict_one_bit_for_bit(aggregation):
     learn_checking(predictor, model, data[:700], probe, 61)
 
 
+@pytest.mark.parametrize("name", ["no-change-regressor", "mean-regressor"])
+def test_regression_baselines_answer_every_row_with_predict_ones_value(name):
+    data = list(itertools.islice(synth.Friedman(seed=4), 300))
+    model = ModelSpec.parse(name).build(None)
+    predictor = batch_predictor(model)
+    assert type(predictor).__name__ == "ConstantBatch"
+    probe = [x for x, _ in data[-50:]]
+    assert answers(predictor, model, probe) == [None] * 50  # nothing before the first label
+    learn_checking(predictor, model, data[:250], probe, 17)
+
+
 def test_scaled_rows_are_the_scalers_own_values_bit_for_bit():
     """Rows scaled as arrays equal river's `transform_one`, double for double (kNN's distances
     on them must be river's exactly)."""

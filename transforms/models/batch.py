@@ -624,7 +624,7 @@ def batch_predictor(model) -> BatchPredictor:
     from transforms.models.encoding import OneHotText
     from transforms.models import linear_batch
     from transforms.models.naive_bayes_batch import GaussianNBBatch
-    from transforms.models.specs import Majority, NoChange
+    from transforms.models.specs import Majority, MeanRegressor, NoChange, NoChangeRegressor
     from transforms.models.temporal import TemporalCorrection, TemporallyAugmented
     from transforms.models.temporal_batch import (TemporalCorrectionBatch,
                                                   TemporallyAugmentedBatch,
@@ -670,6 +670,6 @@ def batch_predictor(model) -> BatchPredictor:
     if kind is TemporallyAugmented:
         return TemporallyAugmentedNaiveBayesBatch(model) if model.nominal else \
             TemporallyAugmentedBatch()
-    if kind in (Majority, NoChange):
+    if kind in (Majority, NoChange, NoChangeRegressor, MeanRegressor):
         return ConstantBatch()
     return BatchPredictor()

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 
 from river import base
 
+from metrics.exact import ExactSum
 from transforms.errors import ConfigError
 from transforms.specs import named_specs, plain_value, split_options
 
@@ -141,6 +142,47 @@ class NoChange(_Baseline):
         return self._last
 
 
+class NoChangeRegressor(base.Regressor):
+    """No-Change (persistence) for a numeric target: the last true value learned, which under a
+    delay is the latest that has arrived. Nothing before the first label (unscored).
+
+    >>> m = NoChangeRegressor()
+    >>> m.predict_one({}), m.learn_one({}, 2.5), m.predict_one({})
+    (None, None, 2.5)
+    """
+
+    def __init__(self):
+        self._last = None
+
+    def learn_one(self, x, y):
+        self._last = y
+
+    def predict_one(self, x):
+        return self._last
+
+
+class MeanRegressor(base.Regressor):
+    """The mean of the true values learned so far: their exact sum (one rounding, whatever the
+    values) divided by their count. Nothing before the first label (unscored).
+
+    >>> m = MeanRegressor()
+    >>> for y in (1e16, 1.0, -1e16, 2.0):
+    ...     m.learn_one({}, y)
+    >>> m.predict_one({})  # (a running float sum would give 0.5)
+    0.75
+    """
+
+    def __init__(self):
+        self._sum, self._n = ExactSum(), 0
+
+    def learn_one(self, x, y):
+        self._sum.add(float(y))
+        self._n += 1
+
+    def predict_one(self, x):
+        return self._sum.value / self._n if self._n else None
+
+
 BASELINES = {"majority": Majority, "no-change": NoChange}
 
 # Models with a random component get this seed unless the spec gives one: the same spec gives
@@ -187,6 +229,8 @@ REGISTRY = {
     "logistic-regression": "river.linear_model.LogisticRegression",
     "linear-regression": "river.linear_model.LinearRegression",
     "hoeffding-tree-regressor": "river.tree.HoeffdingTreeRegressor",
+    "no-change-regressor": "transforms.models.specs.NoChangeRegressor",
+    "mean-regressor": "transforms.models.specs.MeanRegressor",
     "one-hot-text": "transforms.models.encoding.OneHotText",
     "standard-scaler": "river.preprocessing.StandardScaler",
     "temporal-correction": "transforms.models.temporal.TemporalCorrection",
@@ -774,8 +818,9 @@ def check_tasks(streams: list, tasks: dict) -> None:
             if kind == "numbers" and task == "classification":
                 why = "river's regression dataset" if s.kind == "dataset" else "with fractions"
                 raise ConfigError(f"model {model} is a classifier, but stream {s.name}'s labels "
-                                  f"are numbers ({why}); use a regressor (or, in a backfill, "
-                                  f"leave out --task classification)")
+                                  f"are numbers ({why}); use a regressor (the baselines: "
+                                  f"no-change-regressor, mean-regressor), or, in a backfill, "
+                                  f"leave out --task classification")
 
 
 def _not_numbers(labels: list) -> list[str]:
