@@ -1,5 +1,6 @@
-"""Comparing two models on the same labels (Gama et al. 2009, section 3.3): the Q statistic
-and the signed McNemar test, mergeable so that windows and fading factors apply as to any score.
+"""Comparing two models on the same labels: the Q statistic and the signed McNemar test (Gama
+et al. 2009, section 3.3), and the Diebold-Mariano test of their losses, mergeable so that
+windows and fading factors apply as to any score.
 """
 
 from __future__ import annotations
@@ -8,10 +9,10 @@ import math
 
 import numpy as np
 
-from metrics.exact import ExactSum, ratio
+from metrics.exact import ExactSum, exact_squares, ratio
 
 COMPARISON_METRICS = ("q_statistic", "mcnemar", "mcnemar_p", "mcnemar_exact_p",
-                      "mcnemar_significant")
+                      "mcnemar_significant", "diebold_mariano", "diebold_mariano_p")
 CHI2_1_99 = 6.635  # χ²(1) at 0.99
 
 
@@ -24,7 +25,12 @@ class PairScore:
       M = sign(n01 − n10)·(n01 − n10)² / (n01 + n10) — positive when A is worse;
       p-value of |M| under χ²(1); significant at 0.99 when |M| > 6.635;
     - the exact (binomial) McNemar p-value, n01 of n01 + n10 under Bin(n01 + n10, 1/2), two-sided:
-      the one to read when n01 + n10 is small (< 25), where χ²(1) is a poor approximation.
+      the one to read when n01 + n10 is small (< 25), where χ²(1) is a poor approximation;
+    - the Diebold-Mariano statistic of the loss differentials d = loss A − loss B, with Harvey et
+      al.'s small-sample correction for one-step predictions: d̄ / (s/√n), s² the sample variance
+      of d — the paired t statistic of the losses — positive when A is worse, and its two-sided
+      p-value under Student's t with n − 1 degrees of freedom. It tests regressors (squared
+      errors) as McNemar tests classifiers; with 0-1 losses it is close to McNemar's.
 
     >>> s = PairScore()
     >>> s.update_many(a=[1, 1, 1, 0, 1], b=[0, 0, 1, 0, 0], a_only=[1, 1, 0, 0, 1],
@@ -38,9 +44,15 @@ class PairScore:
     Gama, J., Sebastião, R., Rodrigues, P. P. (2009). Issues in evaluation of stream
     learning algorithms. Proceedings of the 15th ACM SIGKDD International Conference on
     Knowledge Discovery and Data Mining, 329–338.
+
+    Diebold, F. X., Mariano, R. S. (1995). Comparing predictive accuracy. Journal of Business &
+    Economic Statistics 13(3), 253–263.
+
+    Harvey, D., Leybourne, S., Newbold, P. (1997). Testing the equality of prediction mean
+    squared errors. International Journal of Forecasting 13(2), 281–291.
     """
 
-    __slots__ = ("n", "loss_a", "loss_b", "n01", "n10")
+    __slots__ = ("n", "loss_a", "loss_b", "n01", "n10", "squared_differences")
 
     def __init__(self):
         self.n = 0
@@ -48,6 +60,7 @@ class PairScore:
         self.loss_b = ExactSum()
         self.n01 = 0
         self.n10 = 0
+        self.squared_differences = ExactSum()  # Σ (loss A − loss B)², for Diebold-Mariano
 
     def update_many(self, a, b, a_only, b_only) -> None:
         """Per label: A's loss, B's loss, and whether only A (only B) was wrong."""
@@ -57,6 +70,8 @@ class PairScore:
         self.loss_b.add_many(b)
         self.n01 += int(np.count_nonzero(a_only))
         self.n10 += int(np.count_nonzero(b_only))
+        for part in exact_squares(a - b):
+            self.squared_differences.add_many(part)
 
     def merge(self, other: PairScore) -> PairScore:
         self.n += other.n
@@ -64,6 +79,7 @@ class PairScore:
         self.loss_b.merge(other.loss_b)
         self.n01 += other.n01
         self.n10 += other.n10
+        self.squared_differences.merge(other.squared_differences)
         return self
 
     def subtract(self, other: PairScore) -> PairScore:
@@ -72,6 +88,7 @@ class PairScore:
         self.loss_b.merge(other.loss_b.negated())
         self.n01 -= other.n01
         self.n10 -= other.n10
+        self.squared_differences.merge(other.squared_differences.negated())
         return self
 
     @property
@@ -116,13 +133,44 @@ class PairScore:
         m = self.mcnemar
         return math.nan if math.isnan(m) else float(abs(m) > CHI2_1_99)
 
+    @property
+    def diebold_mariano(self) -> float:
+        """d̄ / (s/√n) over the loss differentials (the exact Σd and Σd², one rounding at the
+        end); ±inf when every d is the same nonzero value, NaN for fewer than two labels, no
+        difference at all, or a fading factor's weights (which count no labels).
+
+        >>> s = PairScore()
+        >>> s.update_many([1.0, 4.0, 2.0], [0.0, 1.0, 1.0], [], [])  # d = 1, 3, 1
+        >>> round(s.diebold_mariano, 6)  # (5/3) / (sqrt(4/3) / sqrt(3))
+        2.5
+        """
+        n = self.n
+        if n < 2 or self.loss_a.special or self.loss_b.special \
+                or self.squared_differences.special:
+            return math.nan
+        total = self.loss_a.exact - self.loss_b.exact
+        spread = self.squared_differences.exact - total ** 2 / n  # (n − 1)·s²
+        if spread <= 0:
+            return math.nan if total == 0 else math.copysign(math.inf, total)
+        return float(total) / math.sqrt(float(spread * n / (n - 1)))
+
+    @property
+    def diebold_mariano_p(self) -> float:
+        t = self.diebold_mariano
+        if math.isnan(t):
+            return math.nan
+        from scipy.stats import t as student
+
+        return float(2 * student.sf(abs(t), self.n - 1))
+
     def get(self) -> dict[str, float]:
         return {name: getattr(self, name) for name in COMPARISON_METRICS}
 
     # -- fading factors (metrics.windows.FadingScore) ---------------------------------------
     @staticmethod
     def faded_stats(columns: dict) -> np.ndarray:
-        """Per label (one column): [n, loss A, loss B, only A wrong, only B wrong]."""
+        """Per label (one column): [n, loss A, loss B, only A wrong, only B wrong] (no Σd²:
+        Diebold-Mariano counts labels, which faded weights are not)."""
         parts = [np.ones(len(columns["a"]))] + [np.asarray(columns[k], dtype=np.float64)
                                                for k in ("a", "b", "a_only", "b_only")]
         return np.stack(parts, axis=-1)[:, None, :]
@@ -132,4 +180,5 @@ class PairScore:
         s = cls()
         s.n, s.n01, s.n10 = row[0], row[3], row[4]
         s.loss_a, s.loss_b = ExactSum([row[1]]), ExactSum([row[2]])
+        s.squared_differences = ExactSum(special=math.nan)  # (no Diebold-Mariano)
         return s

@@ -17,6 +17,7 @@ from pipelines.results import positive_class_rows
 from pipelines.run_files import PRIMARY, RunFiles
 
 MCNEMAR_CRITICAL = 6.635  # χ²(1) at 0.99, as in metrics.comparison
+DIEBOLD_MARIANO_CRITICAL = 2.576  # |t| at 0.99 two-sided, for the many labels of a curve
 
 
 LOSS_NAME = {"classification": "error rate (1 − accuracy)", "regression": "MAE"}
@@ -241,18 +242,18 @@ def _fig_forgetting(plt, run: RunFiles):
 
 
 def _fig_comparison(plt, run: RunFiles):
-    """Figs. 5-7 of Gama et al. 2009: Q statistic and signed McNemar over T, with the threshold."""
+    """Figs. 5-7 of Gama et al. 2009: Q statistic and signed McNemar over T, with the threshold;
+    for regressors, whose errors McNemar cannot count, the Diebold-Mariano statistic."""
     comparisons = run.curves[run.curves["category"] == "comparison"]
     # In the summary's order (the models' as configured; the curves' rows are by name).
     drawn = set(comparisons["model"])
     pairs = [p for p in dict.fromkeys(run.summary.loc[run.summary["category"] == "comparison",
                                                        "model"]) if p in drawn]
-    # McNemar counts errors, so a regression stream has none: its Q panel stands alone.
     with_mcnemar = set(comparisons.loc[(comparisons["metric"] == "mcnemar")
                                        & comparisons["value"].notna(), "stream"])
     panels = [(stream, metric) for stream in run.streams
-              for metric in ("q_statistic", "mcnemar")
-              if metric == "q_statistic" or stream in with_mcnemar]
+              for metric in ("q_statistic", "mcnemar" if stream in with_mcnemar
+                             else "diebold_mariano")]
     fig, axes = _grid(plt, len(panels), "Comparing models over T "
                                         "(initial predictions, cumulative)")
     for (stream, metric), ax in zip(panels, axes):
@@ -265,12 +266,14 @@ def _fig_comparison(plt, run: RunFiles):
             _label_axis(ax, f"{stream}: Q = log(S_A / S_B)", "Q statistic (> 0: B better)")
             _legend(ax)
             continue
-        ax.set_yscale("symlog", linthresh=10)  # keeps ±6.635 visible next to large values
+        critical, name = (MCNEMAR_CRITICAL, "signed McNemar") if metric == "mcnemar" else \
+            (DIEBOLD_MARIANO_CRITICAL, "Diebold-Mariano")
+        ax.set_yscale("symlog", linthresh=10)  # keeps the threshold visible next to large values
         ax.yaxis.set_major_formatter(_plain_ticks())  # 100, not 10^2
         for sign in (1, -1):
-            ax.axhline(sign * MCNEMAR_CRITICAL, color="red", linestyle=":",
-                       label="significance 0.99 (±6.635)" if sign == 1 else None)
-        _label_axis(ax, f"{stream}: signed McNemar", "signed McNemar statistic")
+            ax.axhline(sign * critical, color="red", linestyle=":",
+                       label=f"significance 0.99 (±{critical})" if sign == 1 else None)
+        _label_axis(ax, f"{stream}: {name}", f"{name} statistic (> 0: B better)")
         _legend(ax)
     return _png(plt, fig)
 
@@ -591,8 +594,9 @@ def figures(run: RunFiles) -> tuple[list[Figure], list[str]]:
         _fig_forgetting)
     add("comparison", "Q statistic and McNemar over T",
         "For each pair A vs B: Q > 0 when B has made fewer errors (log ratio of cumulative "
-        "losses); the signed McNemar statistic (classifiers: it counts errors) is significant "
-        "at 0.99 outside the dotted lines.",
+        "losses); the signed McNemar statistic (classifiers: it counts errors), or for "
+        "regressors the Diebold-Mariano statistic of the squared errors, is significant at "
+        "0.99 outside the dotted lines.",
         _fig_comparison, "comparison" in has, _why_no_comparison(run))
     add("drift", "Error rate, Page-Hinkley alarms and known drifts",
         "The error within each curve period, the Page-Hinkley alarms (▼, at the label that "

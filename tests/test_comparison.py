@@ -1,11 +1,11 @@
 """Comparing models (Gama et al. 2009, section 3.3): Q statistic and signed McNemar,
 cumulative, over a sliding window and with a fading factor, equal a straightforward loop over
-the joined losses."""
+the joined losses; the Diebold-Mariano test equals scipy's paired t-test of those losses."""
 
 import math
 
 import pytest
-from scipy.stats import chi2
+from scipy.stats import chi2, ttest_rel
 
 from metrics.comparison import PairScore
 from pipelines.config import RunConfig
@@ -25,15 +25,22 @@ def replayed(model):
     return {o.id: o for o in result.outcomes}
 
 
+def joined_losses(a, b, kind, loss):
+    """(A's loss, B's loss) per label both predicted, in label order."""
+    joined = sorted((oa.n, oa, b[i]) for i, oa in a.items() if i in b)
+    return [(loss(getattr(oa, kind), oa.y), loss(getattr(ob, kind), ob.y)) for _, oa, ob in joined
+            if getattr(oa, kind) is not None and getattr(ob, kind) is not None]
+
+
+def diebold_mariano(rows):
+    """scipy's paired t-test of A's and B's losses: (statistic, p-value)."""
+    test = ttest_rel([la for la, _ in rows], [lb for _, lb in rows])
+    return test.statistic, test.pvalue
+
+
 def expected(a, b, kind, window=None, alpha=None):
     """Q and M over the joined labels in label order, the plain way."""
-    joined = sorted((oa.n, oa, b[i]) for i, oa in a.items() if i in b)
-    rows = []
-    for _, oa, ob in joined:
-        pa, pb = getattr(oa, kind), getattr(ob, kind)
-        if pa is None or pb is None:
-            continue
-        rows.append((float(pa != oa.y), float(pb != ob.y)))
+    rows = joined_losses(a, b, kind, lambda p, y: float(p != y))
     if window:
         rows = rows[-window:]
     sa = sb = n01 = n10 = 0.0
@@ -53,7 +60,9 @@ def expected(a, b, kind, window=None, alpha=None):
     if alpha is None:  # twice the smaller tail of Bin(n01 + n10, 1/2), summed term by term
         n, k = int(n01 + n10), int(min(n01, n10))
         exact = min(1.0, 2 * sum(math.comb(n, i) for i in range(k + 1)) / 2 ** n)
-    return {"q_statistic": math.log(sa / sb), "mcnemar": m, "mcnemar_exact_p": exact}
+    dm = (math.nan, math.nan) if alpha is not None else diebold_mariano(rows)
+    return {"q_statistic": math.log(sa / sb), "mcnemar": m, "mcnemar_exact_p": exact,
+            "diebold_mariano": dm[0], "diebold_mariano_p": dm[1]}
 
 
 # per-stream compares the models as it drains them; grouped joins their losses by id.
@@ -80,12 +89,49 @@ def test_q_and_mcnemar_equal_the_plain_loop(tmp_path, replay):
             assert got["mcnemar_significant"] == float(abs(got["mcnemar"]) > 6.635)
             assert got["mcnemar_exact_p"] == pytest.approx(want["mcnemar_exact_p"], rel=1e-9,
                                                            abs=1e-300, nan_ok=True)
+            for name in ("diebold_mariano", "diebold_mariano_p"):  # (no count under fading)
+                assert got[name] == pytest.approx(want[name], rel=1e-9, abs=1e-300,
+                                                  nan_ok=True), (name, kind, view)
             checked += 1
     assert checked == 6
     # GaussianNB beats the majority class on SEA: Q < 0 and M < 0, significantly.
     cum = rows[(rows["bin"] == 0) & (rows["window"] == "cumulative")]
     cum = dict(zip(cum["metric"], cum["value"]))
     assert cum["q_statistic"] < 0 and cum["mcnemar"] < -6.635 and cum["mcnemar_significant"]
+    assert cum["diebold_mariano"] < 0 and cum["diebold_mariano_p"] < 0.01
+
+
+def test_regressors_are_compared_by_the_diebold_mariano_test_of_their_squared_errors(tmp_path):
+    """A pair of regressors has no McNemar counts; Diebold-Mariano tests their squared errors,
+    cumulative and over a window, as scipy's paired t-test of the same errors does."""
+    stream = 'friedman=synth:Friedman{"n": 1500, "seed": 3}'
+    summary = run(RunConfig(streams=[stream], models=["lr=linear-regression",
+                                                      "mean=mean-regressor"],
+                            delay="50", out=str(tmp_path), runner="direct", repredict="none",
+                            windows=[200], fadings=[0.99], quiet=True))
+    spec = StreamSpec.parse(stream)
+    outcomes = {}
+    for model in ("linear-regression", "mean-regressor"):
+        engine = ReplayEngine(ModelSpec.parse(model), spec.name)
+        outcomes[model] = {o.id: o for o in engine.drain(
+            list(spec.events(DelaySpec.parse("50")))).outcomes}
+    rows = summary[summary["category"] == "comparison"]
+    assert set(rows["model"]) == {"lr vs mean"}
+    for kind, bin_ in (("initial", 0), ("final", 1)):
+        losses = joined_losses(outcomes["linear-regression"], outcomes["mean-regressor"], kind,
+                               lambda p, y: (p - y) ** 2)
+        for view, part in (("cumulative", losses), ("w=200", losses[-200:])):
+            got = rows[(rows["bin"] == bin_) & (rows["window"] == view)]
+            got = dict(zip(got["metric"], got["value"]))
+            statistic, p = diebold_mariano(part)
+            assert got["diebold_mariano"] == pytest.approx(statistic, rel=1e-9)
+            assert got["diebold_mariano_p"] == pytest.approx(p, rel=1e-9, abs=1e-300)
+            assert math.isnan(got["mcnemar"])
+        faded = rows[(rows["bin"] == bin_) & (rows["window"] == "fading=0.99")]
+        assert faded.loc[faded["metric"] == "diebold_mariano", "value"].isna().all()
+    cum = rows[(rows["bin"] == 0) & (rows["window"] == "cumulative")]
+    cum = dict(zip(cum["metric"], cum["value"]))
+    assert cum["diebold_mariano"] < 0 and cum["diebold_mariano_p"] < 0.01  # lr beats the mean
 
 
 def test_exact_mcnemar_equals_scipys_binomial_test_for_few_disagreements():
@@ -105,8 +151,9 @@ def test_exact_mcnemar_equals_scipys_binomial_test_for_few_disagreements():
 def test_undefined_statistics_are_nan():
     s = PairScore()
     assert math.isnan(s.q_statistic) and math.isnan(s.mcnemar) and math.isnan(s.mcnemar_p)
+    assert math.isnan(s.diebold_mariano) and math.isnan(s.diebold_mariano_p)
     s.update_many([1, 0], [1, 0], [0, 0], [0, 0])  # always the same answer: M = 0/0
-    assert s.q_statistic == 0.0 and math.isnan(s.mcnemar)
+    assert s.q_statistic == 0.0 and math.isnan(s.mcnemar) and math.isnan(s.diebold_mariano)
     s.update_many([0], [1], [0], [1])
     assert s.q_statistic == math.log(1 / 2) and s.mcnemar == -1.0  # B wrong once more
 
@@ -117,3 +164,4 @@ def test_windows_subtract_exactly():
     b.update_many([1, 1], [0, 1], [1, 0], [0, 0])
     a.subtract(b)
     assert (a.n, a.n01, a.n10, a.loss_a.value, a.loss_b.value) == (2, 1, 1, 1.0, 1.0)
+    assert a.squared_differences.value == 2.0  # (0 − 1)² + (1 − 0)²

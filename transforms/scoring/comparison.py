@@ -13,7 +13,8 @@ joins them right there and scores the pairs' blocks in label order (`PairBlocks`
 
 Rows: category `comparison`, model `A vs B`, bin 0 for the initial predictions and B+1 for the
 final ones (the binned measures' convention), metrics q_statistic, mcnemar, mcnemar_p,
-mcnemar_significant (`metrics.comparison.PairScore`). A label counts when both models made a
+mcnemar_exact_p, mcnemar_significant, diebold_mariano, diebold_mariano_p
+(`metrics.comparison.PairScore`). A label counts when both models made a
 prediction for it. Comparisons use the label axis: cumulative, windows of the last w labels,
 fading factors.
 """
