@@ -143,13 +143,13 @@ def test_models_that_scored_no_instance_in_common_are_said_so_not_too_few(tmp_pa
         "needs two or more models"
 
 
-def test_a_regression_report_compares_by_q_alone_and_reads_its_mae_the_right_way(tmp_path):
-    """McNemar counts errors, so two regressors are compared by Q alone, and the binned
-    figure's reading says that a falling MAE is the improvement."""
+def test_a_regression_report_compares_without_mcnemar_and_reads_its_mae_the_right_way(tmp_path):
+    """McNemar counts errors, so two regressors are compared by Q and Diebold-Mariano, and the
+    binned figure's reading says that a falling MAE is the improvement."""
     evaluate('f=synth:Friedman{"n": 300, "seed": 1}', ["linear-regression", "knn-regressor"],
              delay="20", out=str(tmp_path), curve_every=100, report=True)
     svg = (tmp_path / "figures" / "comparison.svg").read_text(encoding="utf-8")
-    assert "Q = log" in svg and "McNemar" not in svg
+    assert "Q = log" in svg and "Diebold-Mariano" in svg and "McNemar" not in svg
     page = (tmp_path / "report.html").read_text(encoding="utf-8")
     assert "a falling MAE" in page
 
