@@ -31,8 +31,9 @@ from pipelines.files import (ERRORS_FILE, delete_folder, disk_error, io_reason, 
 from pipelines.manifest import check_evaluated, complete_summary, manifest
 from pipelines.maturity import maturity_manifest, maturity_table
 from pipelines.plan import plan
-from pipelines.results import (drift_delay_table, format_alike_classes, format_delay_changes,
-                               format_diverged, format_foreign_predictions, format_log_notices,
+from pipelines.results import (COMPARISON_CAPTION, comparison_table, drift_delay_table,
+                               format_alike_classes, format_delay_changes, format_diverged,
+                               format_foreign_predictions, format_log_notices,
                                format_profiles, format_set_aside, format_table,
                                format_uncompared, format_unfixed_hash_seed,
                                format_unknown_positive, format_unpredicted,
@@ -226,6 +227,10 @@ def run(config: RunConfig) -> pd.DataFrame:
         unfixed = format_unfixed_hash_seed(record["python_hash_seed"], counts["classes"])
         if unfixed:
             print("\n" + unfixed)
+        comparisons = comparison_table(summary)
+        if not comparisons.empty:
+            print(f"\n{COMPARISON_CAPTION}")
+            print(comparisons.to_string(index=False))
         delays = drift_delay_table(summary)
         if not delays.empty:
             print("\nPage-Hinkley: each known drift's detection delay and the false alarms "

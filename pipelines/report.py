@@ -17,7 +17,8 @@ import os
 import pandas as pd
 
 from pipelines.figures import Figure, figures, save_figure
-from pipelines.results import (drift_delay_table, format_alike_classes, format_diverged,
+from pipelines.results import (COMPARISON_CAPTION, comparison_table, drift_delay_table,
+                               format_alike_classes, format_diverged,
                                format_foreign_predictions, format_log_notices,
                                format_unrepredicted, format_value, record_outputs,
                                refuse_unlisted, segment_table, summary_table)
@@ -139,6 +140,10 @@ def _render_html(run: RunFiles, made: list[Figure], notes: list[str]) -> str:
                   "the initial and final accuracy (regression: MAE) and, for a binary task, "
                   "the positive class's initial precision and recall, each with its Wilson "
                   "95 % interval [low, high].</p>", _table_html(segments)]
+    comparisons = comparison_table(run.summary)
+    if not comparisons.empty:
+        parts += ["<h2>Comparisons</h2>", f"<p>{html.escape(COMPARISON_CAPTION)}.</p>",
+                  _table_html(comparisons)]
     delays = drift_delay_table(run.summary)
     if not delays.empty:
         parts += ["<h2>Page-Hinkley: detection of the known drifts</h2>",

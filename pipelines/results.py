@@ -363,6 +363,55 @@ def format_uncompared(summary: pd.DataFrame, tasks: dict) -> str:
     return "\n".join(lines)
 
 
+SIGNIFICANCE = 0.01  # the level the comparison table names a model that errs less at
+COMPARISON_CAPTION = ("Comparisons, initial predictions: Q = log(S_A / S_B) (< 0: A errs less), "
+                      "McNemar or Diebold-Mariano (> 0: A errs more)")
+COMPARISON_TESTS = {"mcnemar": ("McNemar", ("mcnemar_exact_p", "mcnemar_p")),
+                    "diebold_mariano": ("Diebold-Mariano", ("diebold_mariano_p",))}
+
+
+def comparison_table(summary: pd.DataFrame) -> pd.DataFrame:
+    """Each pair of models compared on its initial predictions over the whole stream (with
+    --cv, the models, not their folds): Q = log(S_A / S_B), the test that suits the pair —
+    McNemar for classifiers (its exact p-value), Diebold-Mariano for regressors — its
+    statistic (> 0: A errs more) and p-value, and the model that errs less at the 0.01 level
+    ("neither" above it; "undefined" where the test is, e.g. for two models that never
+    disagree). Empty without comparisons.
+
+    >>> rows = pd.DataFrame({"stream": "s", "model": ["a", "b"] + ["a vs b"] * 4,
+    ...     "category": ["initial"] * 2 + ["comparison"] * 4, "window": "cumulative", "bin": 0,
+    ...     "metric": ["accuracy", "accuracy", "q_statistic", "mcnemar", "mcnemar_exact_p",
+    ...                "diebold_mariano"], "value": [0.9, 0.7, -1.1, -20.0, 1e-5, -4.5]})
+    >>> print(comparison_table(rows).to_string(index=False))
+    stream   pair       Q    test  statistic       p errs less (p < 0.01)
+         s a vs b -1.1000 McNemar     -20.00 1.0e-05                    a
+    """
+    whole = whole_streams(summary)
+    pairs = whole[(whole["category"] == "comparison") & (whole["window"] == "cumulative")
+                  & (whole["bin"] == 0)]
+    values = {(r.stream, r.model, r.metric): r.value for r in pairs.itertuples()}
+    table = []
+    for stream, rows in whole[whole["category"] == "initial"].groupby("stream", sort=False):
+        models = [m for m in rows["model"].unique() if model_and_fold(m)[1] is None]
+        for i, a in enumerate(models):
+            for b in models[i + 1:]:
+                pair = pair_name(a, b)
+                if (stream, pair, "q_statistic") not in values:
+                    continue
+                test = next((t for t in COMPARISON_TESTS
+                             if not math.isnan(values.get((stream, pair, t), math.nan))), None)
+                name, p_values = COMPARISON_TESTS[test] if test else ("undefined", ())
+                statistic = values[stream, pair, test] if test else math.nan
+                p = next((values[stream, pair, m] for m in p_values
+                          if not math.isnan(values.get((stream, pair, m), math.nan))), math.nan)
+                table.append({"stream": stream, "pair": pair,
+                              "Q": f"{values[stream, pair, 'q_statistic']:.4f}", "test": name,
+                              "statistic": f"{statistic:.2f}", "p": f"{p:.1e}",
+                              f"errs less (p < {SIGNIFICANCE:g})":
+                                  (b if statistic > 0 else a) if p < SIGNIFICANCE else "neither"})
+    return pd.DataFrame(table)
+
+
 DIVERGED_R2 = -100.0  # errors 10× the labels' standard deviation: no model that learned does that
 
 

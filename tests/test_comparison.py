@@ -4,6 +4,7 @@ the joined losses; the Diebold-Mariano test equals scipy's paired t-test of thos
 
 import math
 
+import pandas as pd
 import pytest
 from scipy.stats import chi2, ttest_rel
 
@@ -165,3 +166,61 @@ def test_windows_subtract_exactly():
     a.subtract(b)
     assert (a.n, a.n01, a.n10, a.loss_a.value, a.loss_b.value) == (2, 1, 1, 1.0, 1.0)
     assert a.squared_differences.value == 2.0  # (0 − 1)² + (1 − 0)²
+
+
+def test_the_terminal_names_the_model_that_errs_less_with_the_test_that_suits_the_pair(
+        tmp_path, capsys):
+    """GaussianNB errs less than the majority class on SEA (McNemar), linear regression less
+    than the mean on Friedman (Diebold-Mariano): the table after the run names each, with the
+    summary's own statistic and p-value."""
+    from pipelines.cli import main
+
+    for stream, models, test, better in (
+            ('synth:SEA{"n": 2000, "seed": 3}', ["majority", "gaussian-nb"], "McNemar",
+             "gaussian-nb"),
+            ('synth:Friedman{"n": 2000, "seed": 3}', ["linear-regression", "mean-regressor"],
+             "Diebold-Mariano", "linear-regression")):
+        out = tmp_path / test
+        args = ["run", "--stream", stream, "--delay", "50", "--repredict", "none", "--out",
+                str(out), "--runner", "direct", "--progress-every", "1000"]
+        for model in models:
+            args += ["--model", model]
+        capsys.readouterr()
+        assert main(args) == 0
+        printed = capsys.readouterr().out
+        # stream, A, "vs", B, Q, test, statistic, p, the model that errs less
+        cells = printed.split("Comparisons, initial predictions")[1].splitlines()[2].split()
+        pair = f"{models[0]} vs {models[1]}"
+        summary = pd.read_csv(out / "summary.csv")
+        rows = summary[(summary["model"] == pair) & (summary["bin"] == 0)
+                       & (summary["window"] == "cumulative")].set_index("metric")["value"]
+        statistic = rows["mcnemar" if test == "McNemar" else "diebold_mariano"]
+        p = rows["mcnemar_exact_p" if test == "McNemar" else "diebold_mariano_p"]
+        assert cells[1:4] == pair.split() and cells[5:] == [test, f"{statistic:.2f}",
+                                                            f"{p:.1e}", better]
+        assert p < 0.01 and (statistic > 0) == (better == models[1])
+
+
+def test_the_comparison_table_reads_the_sign_and_the_level():
+    from pipelines.results import comparison_table
+
+    def rows(pair, metric_values):
+        return [{"stream": "s", "model": pair, "category": "comparison",
+                 "window": "cumulative", "bin": 0, "metric": m, "value": v}
+                for m, v in metric_values.items()]
+
+    models = [{"stream": "s", "model": m, "category": "initial", "window": "cumulative",
+               "bin": 0, "metric": "mae", "value": 1.0} for m in ("a", "b", "c")]
+    summary = pd.DataFrame(models + rows("a vs b", {"q_statistic": 0.4, "mcnemar": math.nan,
+                                                    "diebold_mariano": 3.1,
+                                                    "diebold_mariano_p": 0.002})
+                           + rows("a vs c", {"q_statistic": 0.1, "mcnemar": math.nan,
+                                             "diebold_mariano": 1.2,
+                                             "diebold_mariano_p": 0.23})
+                           + rows("b vs c", {"q_statistic": 0.0, "mcnemar": math.nan,
+                                             "diebold_mariano": math.nan}))
+    table = comparison_table(summary)
+    assert table["pair"].tolist() == ["a vs b", "a vs c", "b vs c"]
+    assert table["test"].tolist() == ["Diebold-Mariano", "Diebold-Mariano", "undefined"]
+    # A errs more (statistic > 0) significantly: B errs less; not significant: neither.
+    assert table["errs less (p < 0.01)"].tolist() == ["b", "neither", "neither"]
