@@ -7,6 +7,8 @@ Python API for notebooks and scripts:
 - `evaluate(streams, models, delay, runner=..., **options)`: run an evaluation and get its
   summary as a pandas DataFrame (the output directory is in `.attrs["out"]`);
 - `load_results(dir, kind)`: read a finished run (summary, curves, predictions, manifest);
+  `summary_table(summary)` lays its summary out as Table II, `comparison_table(summary)`
+  tells which model of each pair errs less;
 - `write_report(dir)`: the HTML report and PNG figures of a finished run;
 - `stream_spec_of(stream, **options)`: the `--stream` spec of a river dataset or generator,
   or data with its stream options.
@@ -25,6 +27,7 @@ from transforms import lazy_exports
 
 _WHERE = {"EvaluateDelayed": "evaluation", "RunConfig": "config", "WriteResults": "write",
           "evaluate_locally": "local", "load_results": "results", "summary_table": "results",
+          "comparison_table": "results",
           "write_report": "report", "stream_spec_of": "local"}
 __all__ = sorted([*_WHERE, "evaluate"])
 __getattr__ = lazy_exports(__name__, _WHERE)
