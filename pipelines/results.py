@@ -372,7 +372,7 @@ COMPARISON_TESTS = {"mcnemar": ("McNemar", ("mcnemar_exact_p", "mcnemar_p")),
 
 def comparison_table(summary: pd.DataFrame) -> pd.DataFrame:
     """Each pair of models compared on its initial predictions over the whole stream (with
-    --cv, the models, not their folds): Q = log(S_A / S_B), the test that suits the pair —
+    --cv, each fold's pair): Q = log(S_A / S_B), the test that suits the pair —
     McNemar for classifiers (its exact p-value), Diebold-Mariano for regressors — its
     statistic (> 0: A errs more) and p-value, and the model that errs less at the 0.01 level
     ("neither" above it; "undefined" where the test is, e.g. for two models that never
@@ -392,7 +392,7 @@ def comparison_table(summary: pd.DataFrame) -> pd.DataFrame:
     values = {(r.stream, r.model, r.metric): r.value for r in pairs.itertuples()}
     table = []
     for stream, rows in whole[whole["category"] == "initial"].groupby("stream", sort=False):
-        models = [m for m in rows["model"].unique() if model_and_fold(m)[1] is None]
+        models = rows["model"].unique()
         for i, a in enumerate(models):
             for b in models[i + 1:]:
                 pair = pair_name(a, b)
