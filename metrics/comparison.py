@@ -133,10 +133,10 @@ class PairScore:
         m = self.mcnemar
         return math.nan if math.isnan(m) else float(abs(m) > CHI2_1_99)
 
-    @property
-    def diebold_mariano(self) -> float:
-        """d̄ / (s/√n) over the loss differentials (the exact Σd and Σd², one rounding at the
-        end); ±inf when every d is the same nonzero value, NaN for fewer than two labels, no
+    def _diebold_mariano(self) -> tuple[float, float]:
+        """(statistic, two-sided p-value): d̄ / (s/√n) over the loss differentials (the exact Σd
+        and Σd², one rounding at the end) under Student's t with n − 1 degrees of freedom; ±inf
+        (p 0) when every d is the same nonzero value, NaN for fewer than two labels, no
         difference at all, or a fading factor's weights (which count no labels).
 
         >>> s = PairScore()
@@ -147,24 +147,32 @@ class PairScore:
         n = self.n
         if n < 2 or self.loss_a.special or self.loss_b.special \
                 or self.squared_differences.special:
-            return math.nan
+            return math.nan, math.nan
         total = self.loss_a.exact - self.loss_b.exact
         spread = self.squared_differences.exact - total ** 2 / n  # (n − 1)·s²
         if spread <= 0:
-            return math.nan if total == 0 else math.copysign(math.inf, total)
-        return float(total) / math.sqrt(float(spread * n / (n - 1)))
+            t = math.nan if total == 0 else math.copysign(math.inf, total)
+        else:
+            t = float(total) / math.sqrt(float(spread * n / (n - 1)))
+        if math.isnan(t):
+            return t, math.nan
+        from scipy.special import stdtr  # Student's t cdf: scipy.stats.t's, without its overhead
+
+        return t, float(2 * stdtr(n - 1, -abs(t)))
+
+    @property
+    def diebold_mariano(self) -> float:
+        return self._diebold_mariano()[0]
 
     @property
     def diebold_mariano_p(self) -> float:
-        t = self.diebold_mariano
-        if math.isnan(t):
-            return math.nan
-        from scipy.special import stdtr  # Student's t cdf: scipy.stats.t's, without its overhead
-
-        return float(2 * stdtr(self.n - 1, -abs(t)))
+        return self._diebold_mariano()[1]
 
     def get(self) -> dict[str, float]:
-        return {name: getattr(self, name) for name in COMPARISON_METRICS}
+        # (the Diebold-Mariano pair from one pass over the exact sums)
+        dm = dict(zip(("diebold_mariano", "diebold_mariano_p"), self._diebold_mariano()))
+        return {name: dm[name] if name in dm else getattr(self, name)
+                for name in COMPARISON_METRICS}
 
     # -- fading factors (metrics.windows.FadingScore) ---------------------------------------
     @staticmethod

@@ -12,11 +12,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from metrics.comparison import CHI2_1_99
 from metrics.temporal import REPEATS_LEVEL
 from pipelines.results import positive_class_rows
 from pipelines.run_files import PRIMARY, RunFiles
 
-MCNEMAR_CRITICAL = 6.635  # χ²(1) at 0.99, as in metrics.comparison
 DIEBOLD_MARIANO_CRITICAL = 2.576  # |t| at 0.99 two-sided, for the many labels of a curve
 
 
@@ -266,7 +266,7 @@ def _fig_comparison(plt, run: RunFiles):
             _label_axis(ax, f"{stream}: Q = log(S_A / S_B)", "Q statistic (> 0: B better)")
             _legend(ax)
             continue
-        critical, name = (MCNEMAR_CRITICAL, "signed McNemar") if metric == "mcnemar" else \
+        critical, name = (CHI2_1_99, "signed McNemar") if metric == "mcnemar" else \
             (DIEBOLD_MARIANO_CRITICAL, "Diebold-Mariano")
         ax.set_yscale("symlog", linthresh=10)  # keeps the threshold visible next to large values
         ax.yaxis.set_major_formatter(_plain_ticks())  # 100, not 10^2

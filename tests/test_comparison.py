@@ -19,8 +19,8 @@ from transforms.streams.sources import StreamSpec
 STREAM = 'sea=synth:SEA{"n": 3000, "seed": 8, "drift": [{"at": 1500, "variant": 2}]}'
 
 
-def replayed(model):
-    spec = StreamSpec.parse(STREAM)
+def replayed(model, stream=STREAM):
+    spec = StreamSpec.parse(stream)
     engine = ReplayEngine(ModelSpec.parse(model), spec.name)
     result = engine.drain(list(spec.events(DelaySpec.parse("50"))))
     return {o.id: o for o in result.outcomes}
@@ -110,12 +110,8 @@ def test_regressors_are_compared_by_the_diebold_mariano_test_of_their_squared_er
                                                       "mean=mean-regressor"],
                             delay="50", out=str(tmp_path), runner="direct", repredict="none",
                             windows=[200], fadings=[0.99], quiet=True))
-    spec = StreamSpec.parse(stream)
-    outcomes = {}
-    for model in ("linear-regression", "mean-regressor"):
-        engine = ReplayEngine(ModelSpec.parse(model), spec.name)
-        outcomes[model] = {o.id: o for o in engine.drain(
-            list(spec.events(DelaySpec.parse("50")))).outcomes}
+    outcomes = {model: replayed(model, stream) for model in ("linear-regression",
+                                                             "mean-regressor")}
     rows = summary[summary["category"] == "comparison"]
     assert set(rows["model"]) == {"lr vs mean"}
     for kind, bin_ in (("initial", 0), ("final", 1)):
