@@ -1565,8 +1565,11 @@ def test_a_folder_of_ours_that_a_rerun_empties_goes_with_its_files(tmp_path):
      "stream sea: n must be a whole number of instances, at least 1, not 0"),
     ('synth:SEA{"n": 10, "variant": 9}', "majority",
      "stream sea: SEA({'variant': 9, 'seed': 42}): ValueError: Unknown variant"),
-    ('synth:SEA{"n": 10}', "m=collections.OrderedDict",
-     "model m: collections.OrderedDict is not an online model (it has no learn_one and "
+    ('synth:SEA{"n": 10}', "m=river.stats.Mean",
+     "model m: river.stats.mean.Mean is not an online model (it has no learn_one and "
+     "predict_one)"),
+    ('synth:SEA{"n": 10}', "m=standard-scaler",
+     "model m: river.preprocessing.scale.StandardScaler is not an online model (it has no "
      "predict_one)"),
     ('synth:SEA{"n": 10}', "linear-regression",
      "model linear-regression is a regressor, but stream sea has class labels"),
@@ -1586,6 +1589,30 @@ def test_models_and_generators_that_cannot_fit_are_refused_before_the_run(
     err = capsys.readouterr().err
     assert err.startswith(f"delayed-eval: error: {message}") and err.count("\n") == 1
     assert not out.exists()  # refused before anything was made
+
+
+@pytest.mark.parametrize("model, message", [
+    ('os.system{"command": "touch {ran}"}', "cannot build os.system: it is part of Python's "
+     "standard library, not a model or a model's parameter"),
+    ('subprocess.Popen{"args": "touch {ran}", "shell": true}', "cannot build "
+     "subprocess.Popen: it is part of Python's standard library"),
+    ('river.ensemble.BaggingClassifier{"model": {"os.system": {"command": "touch {ran}"}}}',
+     "cannot build os.system: it is part of Python's standard library"),
+    ('numpy.save{"file": "{ran}", "arr": 1}', "cannot build numpy.save: it is not a class "
+     "(a function?); a spec names the class of a model or of a model's parameter"),
+    ('m=river.tree.HoeffdingTreeClassifier | os.system{"command": "touch {ran}"}',
+     "cannot build os.system: it is part of Python's standard library"),
+])
+def test_a_model_spec_builds_classes_and_calls_nothing_else(tmp_path, capsys, model, message):
+    """A spec in a shared config is data: a path that names a command, a function or a class
+    of the standard library is refused before anything is called (each would create `ran`)."""
+    ran = tmp_path / "ran"
+    out = tmp_path / "out"
+    assert main(["run", "--stream", 'synth:SEA{"n": 10}', "--model",
+                 model.replace("{ran}", str(ran)), "--out", str(out), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"delayed-eval: error: {message}") and err.count("\n") == 1
+    assert not ran.exists() and not out.exists()
 
 
 def test_a_regression_label_column_with_a_few_odd_texts_says_which(tmp_path, capsys):

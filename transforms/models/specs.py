@@ -263,23 +263,29 @@ class Step:
     path: str
     params: dict = field(default_factory=dict)
 
-    def build(self, classes: list | None):
-        """The model this step names, built with its parameters (and the stream's `classes`,
-        which a baseline is given).
+    def resolve(self):
+        """The class this step names (or the function of a short name such as `knn`), imported
+        but not called. Nothing but a class is ever built from a spec, and nothing of Python's
+        standard library: a spec from a shared config cannot run a command.
 
-        >>> Step("majority", {"window": 5}).build(None)
+        >>> Step("gaussian-nb").resolve().__name__
+        'GaussianNB'
+        >>> Step("os.system", {"command": "ls"}).resolve()
         Traceback (most recent call last):
         ...
-        transforms.models.specs.ModelSpecError: model majority takes no parameters (it learns \
-only the labels' classes); give it as majority
+        transforms.models.specs.ModelSpecError: cannot build os.system: it is part of Python's \
+standard library, not a model or a model's parameter; give a river estimator (e.g. \
+river.naive_bayes.GaussianNB) or a class of a module of your own
         """
         if self.path in BASELINES:
-            if self.params:
-                raise ModelSpecError(f"model {self.path} takes no parameters (it learns only "
-                                     f"the labels' classes); give it as {self.path}")
-            return BASELINES[self.path](classes=classes)
+            return BASELINES[self.path]
         target = REGISTRY.get(self.path, self.path)
         module_name, _, attr = target.rpartition(".")
+        if module_name.split(".")[0] in sys.stdlib_module_names:  # (before it is imported)
+            raise ModelSpecError(
+                f"cannot build {target}: it is part of Python's standard library, not a model "
+                f"or a model's parameter; give a river estimator (e.g. "
+                f"river.naive_bayes.GaussianNB) or a class of a module of your own")
         if not module_name:
             names = sorted({**BASELINES, **REGISTRY})
             close = difflib.get_close_matches(self.path, names, n=1)
@@ -310,6 +316,30 @@ only the labels' classes); give it as majority
                 f" (did you mean {close[0]}?)" if close else
                 "; a module of your own is found in the folder the command runs in, or in "
                 "a folder on PYTHONPATH" if yours else "")) from None
+        if not inspect.isclass(cls) and target not in REGISTRY.values():
+            raise ModelSpecError(
+                f"cannot build {target}: it is not a class (a function?); a spec "
+                f"names the class of a model or of a model's parameter, which is built with "
+                f"the parameters given, and calls nothing else")
+        return cls
+
+    def build(self, classes: list | None):
+        """The model this step names, built with its parameters (and the stream's `classes`,
+        which a baseline is given).
+
+        >>> Step("majority", {"window": 5}).build(None)
+        Traceback (most recent call last):
+        ...
+        transforms.models.specs.ModelSpecError: model majority takes no parameters (it learns \
+only the labels' classes); give it as majority
+        """
+        if self.path in BASELINES:
+            if self.params:
+                raise ModelSpecError(f"model {self.path} takes no parameters (it learns only "
+                                     f"the labels' classes); give it as {self.path}")
+            return BASELINES[self.path](classes=classes)
+        cls = self.resolve()
+        target = REGISTRY.get(self.path, self.path)
         defaults = _defaults(cls)
         for name, value in self.params.items():
             if _names_a_class(value):
@@ -736,7 +766,21 @@ class ModelSpec:
         return len(self.steps) == 1 and self.steps[0].path in BASELINES
 
     def build(self, classes: list | None = None):
-        """A fresh, untrained model. Baselines get the declared class list."""
+        """A fresh, untrained model. Baselines get the declared class list. Each step is
+        checked to be a class with learn_one before any is built (MOA's class options likewise
+        take only a class of the kind asked for).
+
+        >>> ModelSpec.parse("m=river.stats.Mean").build()
+        Traceback (most recent call last):
+        ...
+        transforms.models.specs.ModelSpecError: model m: river.stats.mean.Mean is not an online \
+model (it has no learn_one and predict_one); give a river estimator, e.g. \
+river.naive_bayes.GaussianNB
+        """
+        for step in self.steps:
+            made = step.resolve()
+            if inspect.isclass(made) and not callable(getattr(made, "learn_one", None)):
+                raise self._not_online(made)
         built = [s.build(classes) for s in self.steps]
         model = built[0]
         for step in built[1:]:
@@ -749,10 +793,12 @@ class ModelSpec:
 
         >>> ModelSpec.parse("river.linear_model.LinearRegression").task()
         'regression'
-        >>> ModelSpec.parse("m=collections.OrderedDict").task()
+        >>> ModelSpec.parse("m=standard-scaler").task()
         Traceback (most recent call last):
         ...
-        transforms.models.specs.ModelSpecError: model m: collections.OrderedDict is not ...
+        transforms.models.specs.ModelSpecError: model m: river.preprocessing.scale.StandardScaler \
+is not an online model (it has no predict_one); give a river estimator, e.g. \
+river.naive_bayes.GaussianNB
         """
         from river import compose
 
@@ -766,15 +812,13 @@ class ModelSpec:
         missing = [m for m in ("learn_one", "predict_one")
                    if not callable(getattr(estimator, m, None))]
         if missing:
-            kind = f"{type(estimator).__module__}.{type(estimator).__qualname__}"
             if len(steps) > 1 and any(callable(getattr(s, "predict_one", None))
                                       for s in steps[:-1]):
+                kind = f"{type(estimator).__module__}.{type(estimator).__qualname__}"
                 raise ModelSpecError(f"model {self.name}: a pipeline's estimator comes last, "
                                      f"after its transformers; this one ends with {kind}, "
                                      f"which has no predict_one: reorder its steps")
-            raise ModelSpecError(f"model {self.name}: {kind} is not an online model (it has no "
-                                 f"{' and '.join(missing)}); give a river estimator, e.g. "
-                                 f"river.naive_bayes.GaussianNB")
+            raise self._not_online(type(estimator))
         if not _learns_labels(estimator):
             raise ModelSpecError(f"model {self.name}: {type(estimator).__qualname__} learns "
                                  f"without labels (its learn_one takes no y: a clusterer?), so "
@@ -783,6 +827,13 @@ class ModelSpec:
         if isinstance(estimator, base.Regressor) and not isinstance(estimator, base.Classifier):
             return "regression"
         return "classification"
+
+    def _not_online(self, cls: type) -> ModelSpecError:
+        missing = [m for m in ("learn_one", "predict_one")
+                   if not callable(getattr(cls, m, None))]
+        return ModelSpecError(f"model {self.name}: {cls.__module__}.{cls.__qualname__} is not "
+                              f"an online model (it has no {' and '.join(missing)}); give a "
+                              f"river estimator, e.g. river.naive_bayes.GaussianNB")
 
     def to_dict(self) -> dict:
         return {"name": self.name,
