@@ -209,6 +209,12 @@ def plan(config: RunConfig) -> Plan:
         raise ConfigError("--repredicted-probabilities means nothing with " + (
             "--no-probabilities" if not config.probabilities else "--repredict none") +
             ": leave one of them out")
+    if config.auc and not config.probabilities:
+        raise ConfigError("--auc means nothing with --no-probabilities (the AUCs rank class "
+                          "probabilities): leave one of them out")
+    if config.auc and "classification" not in tasks.values():
+        raise ConfigError("--auc means nothing here: every model is a regressor (the AUCs "
+                          "rank a classifier's class probabilities); leave it out")
     streams = _segmented(streams, config.segments, delay)
     # A table's columns, found here (the checks have read them), so a worker reads no file for
     # them: for JSON Lines that would be a whole pass; and, for a delay in events (counted in

@@ -539,6 +539,18 @@ def test_a_window_fading_factor_or_alpha_out_of_range_is_named_alone(tmp_path, c
     assert capsys.readouterr().err == f"delayed-eval: error: {told}\n"
 
 
+@pytest.mark.parametrize("stream, model, options, told", [
+    ('synth:SEA{"n": 60}', "gaussian-nb", ["--no-probabilities"], "--auc means nothing with "
+     "--no-probabilities (the AUCs rank class probabilities): leave one of them out"),
+    ('synth:Friedman{"n": 60}', "mean-regressor", [], "--auc means nothing here: every model "
+     "is a regressor (the AUCs rank a classifier's class probabilities); leave it out")])
+def test_auc_where_no_class_probabilities_are_kept_is_refused(tmp_path, capsys, stream, model,
+                                                              options, told):
+    assert main(["run", "--stream", stream, "--model", model, "--delay", "5", "--auc",
+                 "--out", str(tmp_path), "--runner", "direct", "--quiet", *options]) == 2
+    assert capsys.readouterr().err == f"delayed-eval: error: {told}\n"
+
+
 def test_a_run_id_that_would_name_a_folder_outside_out_is_refused(tmp_path, capsys):
     """The run id names the staging folder, `OUT/.staging-ID`, which a run with the same id
     deletes first: `x/../../kept` named a folder outside --out, made `OUT/.staging-x` on the
