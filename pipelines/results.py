@@ -406,7 +406,8 @@ def comparison_table(summary: pd.DataFrame) -> pd.DataFrame:
                           if not math.isnan(values.get((stream, pair, m), math.nan))), math.nan)
                 table.append({"stream": stream, "pair": pair,
                               "Q": f"{values[stream, pair, 'q_statistic']:.4f}", "test": name,
-                              "statistic": f"{statistic:.2f}", "p": f"{p:.1e}",
+                              "statistic": f"{statistic:.2f}",
+                              "p": f"{p:.1e}" if p != 0 else "< 1e-300",  # (underflowed)
                               f"errs less (p < {SIGNIFICANCE:g})":
                                   (b if statistic > 0 else a) if p < SIGNIFICANCE else "neither"})
     return pd.DataFrame(table)

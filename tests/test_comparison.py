@@ -206,17 +206,23 @@ def test_the_comparison_table_reads_the_sign_and_the_level():
                 for m, v in metric_values.items()]
 
     models = [{"stream": "s", "model": m, "category": "initial", "window": "cumulative",
-               "bin": 0, "metric": "mae", "value": 1.0} for m in ("a", "b", "c")]
+               "bin": 0, "metric": "mae", "value": 1.0} for m in ("a", "b", "c", "d")]
     summary = pd.DataFrame(models + rows("a vs b", {"q_statistic": 0.4, "mcnemar": math.nan,
                                                     "diebold_mariano": 3.1,
                                                     "diebold_mariano_p": 0.002})
                            + rows("a vs c", {"q_statistic": 0.1, "mcnemar": math.nan,
                                              "diebold_mariano": 1.2,
                                              "diebold_mariano_p": 0.23})
+                           + rows("a vs d", {"q_statistic": -2.0, "mcnemar": -45.0,
+                                             "mcnemar_exact_p": 0.0})
                            + rows("b vs c", {"q_statistic": 0.0, "mcnemar": math.nan,
                                              "diebold_mariano": math.nan}))
     table = comparison_table(summary)
-    assert table["pair"].tolist() == ["a vs b", "a vs c", "b vs c"]
-    assert table["test"].tolist() == ["Diebold-Mariano", "Diebold-Mariano", "undefined"]
+    assert table["pair"].tolist() == ["a vs b", "a vs c", "a vs d", "b vs c"]
+    assert table["test"].tolist() == ["Diebold-Mariano", "Diebold-Mariano", "McNemar",
+                                      "undefined"]
     # A errs more (statistic > 0) significantly: B errs less; not significant: neither.
-    assert table["errs less (p < 0.01)"].tolist() == ["b", "neither", "neither"]
+    assert table["errs less (p < 0.01)"].tolist() == ["b", "neither", "a", "neither"]
+    # A p-value below the smallest float (an exact binomial tail over millions of labels)
+    # is no p of 0.
+    assert table["p"].tolist() == ["2.0e-03", "2.3e-01", "< 1e-300", "nan"]
