@@ -33,7 +33,8 @@ def _stream_args(parser: argparse.ArgumentParser) -> None:
                              'optional {json} options (repeatable)')
     parser.add_argument("--delay", default=None,
                         help="label delay: N events, a duration (30s, 5min), random:LOW:HIGH:SEED "
-                             "or column:NAME (default 0, which behaves as 1)")
+                             "or column:NAME (default 0, which behaves as 1; a backfill "
+                             "of a run's own log: the run's)")
     parser.add_argument("--out", default=None, help="output directory")
     parser.add_argument("--from", dest="start", default=None, metavar="WHEN",
                         help="evaluate only instances arriving at or after WHEN: an ISO date "

@@ -186,13 +186,15 @@ class RunConfig:
 
     >>> cfg = RunConfig(streams=['synth:SEA{"n": 100}'], models=["no-change"], out="/tmp/x")
     >>> cfg.delay, cfg.runner, cfg.replay
-    ('0', 'direct', 'auto')
+    (None, 'direct', 'auto')
     """
 
     streams: list[str]
     models: list[str]  # backfill: model names in the prediction log ([]: all of them)
     out: str
-    delay: str = "0"
+    # Label delay for streams without label times; None (not given): 0, or in a backfill of a
+    # run's own log the delay that run recorded
+    delay: str | None = None
     runner: str = "direct"
     replay: str = "auto"  # auto | grouped | stateful | per-key | per-stream
     final: bool = True  # also make and score the test-then-train (final) prediction
@@ -256,8 +258,6 @@ class RunConfig:
             from transforms.streams.generators import stream_specs
 
             self.streams = stream_specs(self.streams)  # river datasets and generators too
-        if self.delay is None:  # (river's delay=None: none)
-            self.delay = "0"
         for f in dataclasses.fields(self):
             setattr(self, f.name, _typed(f.name, getattr(self, f.name), f.type))
         if not self.streams:

@@ -124,10 +124,11 @@ def plan(config: RunConfig) -> Plan:
     """
     check_runner(config.runner)
     try:
-        delay = DelaySpec.parse(config.delay)
         streams = [StreamSpec.parse(s).with_label_table_time() for s in config.streams]
         time_range = TimeRange.parse(config.start, config.end)
         log = None if config.predictions is None else PredictionLogSpec.parse(config.predictions)
+        delay = DelaySpec.parse(config.delay if config.delay is not None else
+                                _recorded_delay(log, time_range))
         run_policy = None if log is None else log.recorded_repredict(time_range)  # a run's log
         if log is not None and not run_policy:
             # A backfill: no model reads the features. Those of a run's own log are read as
@@ -136,7 +137,8 @@ def plan(config: RunConfig) -> Plan:
         for s in streams:
             s.check()
             s.check_delay(s.delay(delay))
-        if config.delay != "0" and streams and all(s.label_times_given() for s in streams):
+        if config.delay not in (None, "0") and streams and all(s.label_times_given()
+                                                                for s in streams):
             raise ConfigError(f"--delay {config.delay} means nothing here: every stream's label "
                               f"times come from its input (a label table, an event log or "
                               f"delayed ARFF); leave it out")
@@ -170,8 +172,10 @@ def plan(config: RunConfig) -> Plan:
             final = config.final and log.has_finals(time_range)
             repredict = config.repredict if config.repredict == LOGGED else \
                 RepredictPolicy.parse(config.repredict).with_bins(config.bins)
-            if repredict == LOGGED and log.has_repredictions(time_range):
-                # (a run's own log says how it re-predicted: its protocol, as the run's)
+            if repredict == LOGGED and (log.has_repredictions(time_range) or run_policy and
+                                        log.recorded_log_level(time_range) == "all"):
+                # (a run's own log says how it re-predicted: its protocol, as the run's, also
+                # when it logged every re-prediction and there were none)
                 repredict = run_policy or LOGGED
             elif repredict == LOGGED:
                 # (binned and Ψα rows would each repeat the initial one)
@@ -251,6 +255,15 @@ def plan(config: RunConfig) -> Plan:
                           f"beyond what --replay {config.replay} reads ahead; use --replay "
                           f"grouped (or auto, which chooses it)")
     return pl
+
+
+def _recorded_delay(log, time_range) -> str:
+    """The delay when none is given: that of the run whose own log a backfill scores, when
+    the run had one delay for every stream whose label times it did not read (else, and for
+    any other log or a run, 0), so its predictions meet the label times they were made under."""
+    recorded = set((log.recorded_delays(time_range) if log is not None else {}).values())
+    recorded.discard("input")
+    return recorded.pop() if len(recorded) == 1 else "0"
 
 
 def _protocols(config: RunConfig, models: dict, tasks: dict) -> tuple:

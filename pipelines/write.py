@@ -22,7 +22,7 @@ from apache_beam.io.filesystems import FileSystems
 from pipelines.evaluation import PROFILES
 from pipelines.files import (ERRORS_FILE, delete_folder, read_arrow, read_bytes, write_json,
                              write_jsonl, write_part)
-from transforms.backfill.logs import DELAYS_KEY, MODEL_ORDER_KEY, REPREDICT_KEY
+from transforms.backfill.logs import DELAYS_KEY, LOG_LEVEL_KEY, MODEL_ORDER_KEY, REPREDICT_KEY
 from transforms.vocabulary import (CLASSES, COUNTS, CURVE_SCHEMA, CURVES, DEAD_LETTERS, ERRORS,
                                    NOT_SCORED, PREDICTION_KINDS, PREDICTION_SCHEMA, PREDICTIONS,
                                    READ_COUNTS)
@@ -196,6 +196,7 @@ class WriteResults(beam.PTransform):
             schema = PREDICTION_SCHEMA.with_metadata(
                 {MODEL_ORDER_KEY: json.dumps(list(self.plan.models)).encode(),
                  REPREDICT_KEY: str(self.plan.repredict).encode(),
+                 LOG_LEVEL_KEY: self.plan.config.log_predictions.encode(),
                  DELAYS_KEY: json.dumps({s.name: self.plan.label_delay(s)
                                          for s in self.plan.streams}).encode()})
             parts = self._path(PREDICTION_PARTS)

@@ -526,7 +526,10 @@ def test_a_delay_of_none_is_no_delay_as_in_river():
         synth.SEA(seed=3).take(400), naive_bayes.GaussianNB(), metrics.Accuracy(), delay=None)
     summary = result.summary.query("category == 'initial' and metric == 'accuracy'")
     assert summary["value"].item() == accuracy.get()
-    assert RunConfig(streams=[STREAM], models=["majority"], out="unused", delay=None).delay == "0"
+    from pipelines.plan import plan
+
+    pl = plan(RunConfig(streams=[STREAM], models=["majority"], out="unused", delay=None))
+    assert pl.label_delay(pl.streams[0]) == "0"
 
 
 def test_numpy_values_paths_and_ranges_are_the_plain_values_they_hold(tmp_path):

@@ -58,16 +58,17 @@ def test_backfill_of_a_runs_predictions_gives_the_identical_summary(tmp_path):
 
 def test_a_backfill_of_a_runs_log_under_another_delay_says_which_the_run_had(tmp_path,
                                                                               capsys):
-    """The predictions of a run with --delay 40 backfilled with no --delay: the final ones
+    """The predictions of a run with --delay 40 backfilled with --delay 0: the final ones
     fall after their labels; a line names the run's delay (the log records it), and none is
-    printed when the delays agree."""
+    printed when the delays agree: given, or taken from the log when no --delay is given."""
     stream = 'sea=synth:SEA{"n": 300, "seed": 3}'
     assert main(["run", "--stream", stream, "--model", "gaussian-nb", "--delay", "40",
                  "--out", str(tmp_path / "run"), "--quiet", "--runner", "direct"]) == 0
     told = ("sea: the run that wrote the prediction log had delay=40, this backfill delay=0: "
             "its predictions are matched to other label times than the run's; give --delay 40 "
             "to score them as the run did")
-    for delay, expected in (([], True), (["--delay", "40"], False)):
+    for delay, expected in ((["--delay", "0"], True), (["--delay", "40"], False),
+                            ([], False)):
         assert main(["backfill", "--stream", stream, *delay, "--predictions",
                      str(tmp_path / "run"), "--out", str(tmp_path / "backfill"),
                      "--runner", "direct"]) == 0
@@ -124,22 +125,27 @@ def test_a_class_first_labelled_late_gives_the_run_and_its_backfill_one_brier(tm
     pd.testing.assert_frame_equal(*curves)
 
 
-@pytest.mark.parametrize("options", [[], ["--no-final"]])
+@pytest.mark.parametrize("delay, options", [("40", []), ("40", ["--no-final"]), ("3", [])])
 def test_the_commands_backfill_of_a_runs_folder_gives_its_summary_byte_for_byte(tmp_path,
-                                                                                 options):
-    """As the README says, with the commands' defaults: no --repredict (its protocol names how
-    the run re-predicted, from the log), no --model. A run with --no-final has no final rows,
-    and the backfill of its log, which names no final prediction, has none either (it gave
-    them with n 0)."""
-    common = ["--stream", 'synth:SEA{"n": 400, "seed": 2}', "--delay", "40", "--run-id",
-              "same", "--runner", "direct", "--quiet"]
-    assert main(["run", *common, *options, "--model", "no-change", "--model", "gaussian-nb",
-                 "--out", str(tmp_path / "run")]) == 0
+                                                                                 delay, options):
+    """As the README says, with the commands' defaults: no --delay (the run's, from the log),
+    no --repredict (its protocol names how the run re-predicted, from the log), no --model. A
+    run with --no-final has no final rows, and the backfill of its log, which names no final
+    prediction, has none either (it gave them with n 0). With a delay of 3 each label comes
+    before a tenth label could re-predict its instance: the run's binned rows repeat its
+    initial ones, and so do the backfill's (the log holds every re-prediction: none)."""
+    common = ["--stream", 'synth:SEA{"n": 400, "seed": 2}', "--run-id", "same", "--runner",
+              "direct", "--quiet"]
+    assert main(["run", *common, "--delay", delay, *options, "--model", "no-change",
+                 "--model", "gaussian-nb", "--out", str(tmp_path / "run")]) == 0
     assert main(["backfill", *common, "--predictions", str(tmp_path / "run"), "--out",
                  str(tmp_path / "backfill")]) == 0
     replayed, backfilled = ((tmp_path / d / "summary.csv").read_text()
                             for d in ("run", "backfill"))
-    assert "repredict=every_k_labels:10,binned" in replayed and backfilled == replayed
+    assert f"delay={delay} repredict=every_k_labels:10,binned" in replayed
+    assert backfilled == replayed
+    log = pd.read_parquet(tmp_path / "run" / "predictions.parquet")
+    assert ("re-prediction" in set(log["kind"])) == (delay == "40")
 
 
 def test_a_log_without_re_predictions_gives_no_binned_measures(tmp_path, capsys):

@@ -81,6 +81,10 @@ REPREDICT_KEY = b"delayed-eval.repredict"
 # And each stream's label delay ({stream: delay, "input" for label times given}): a backfill
 # under another delay matches its predictions to other label times.
 DELAYS_KEY = b"delayed-eval.delays"
+# And which predictions it logged (`--log-predictions`): one of `all` holds every re-prediction
+# the run made, so a log of `all` without any says the run re-predicted none (its binned
+# measures repeat the initial ones), where one of `initial-final` says nothing about them.
+LOG_LEVEL_KEY = b"delayed-eval.log-predictions"
 
 
 class PredictionLogSpec:
@@ -525,8 +529,16 @@ class PredictionLogSpec:
         """How the run that wrote the log re-predicted (its `REPREDICT_KEY`, as the run's
         protocol names it), from the first of its files (`files(time_range)`); None for a log
         a run did not write."""
+        return self._recorded(REPREDICT_KEY, time_range)
+
+    def recorded_log_level(self, time_range=None) -> str | None:
+        """Which predictions the run that wrote the log logged (its `LOG_LEVEL_KEY`: `all`,
+        `initial-final`); None for a log a run did not write."""
+        return self._recorded(LOG_LEVEL_KEY, time_range)
+
+    def _recorded(self, key: bytes, time_range) -> str | None:
         files = self.files(time_range)
-        recorded = self._metadata(files[0]).get(REPREDICT_KEY) if files else None
+        recorded = self._metadata(files[0]).get(key) if files else None
         return recorded.decode() if recorded else None
 
     def recorded_delays(self, time_range=None) -> dict[str, str]:
