@@ -404,10 +404,11 @@ def comparison_table(summary: pd.DataFrame) -> pd.DataFrame:
                 statistic = values[stream, pair, test] if test else math.nan
                 p = next((values[stream, pair, m] for m in p_values
                           if not math.isnan(values.get((stream, pair, m), math.nan))), math.nan)
+                # (a p of 0 underflowed: an exact binomial tail over millions of labels)
                 table.append({"stream": stream, "pair": pair,
                               "Q": f"{values[stream, pair, 'q_statistic']:.4f}", "test": name,
-                              "statistic": f"{statistic:.2f}",
-                              "p": f"{p:.1e}" if p != 0 else "< 1e-300",  # (underflowed)
+                              "statistic": "" if math.isnan(statistic) else f"{statistic:.2f}",
+                              "p": "" if math.isnan(p) else f"{p:.1e}" if p else "< 1e-300",
                               f"errs less (p < {SIGNIFICANCE:g})":
                                   (b if statistic > 0 else a) if p < SIGNIFICANCE else "neither"})
     return pd.DataFrame(table)

@@ -224,5 +224,6 @@ def test_the_comparison_table_reads_the_sign_and_the_level():
     # A errs more (statistic > 0) significantly: B errs less; not significant: neither.
     assert table["errs less (p < 0.01)"].tolist() == ["b", "neither", "a", "neither"]
     # A p-value below the smallest float (an exact binomial tail over millions of labels)
-    # is no p of 0.
-    assert table["p"].tolist() == ["2.0e-03", "2.3e-01", "< 1e-300", "nan"]
+    # is no p of 0; an undefined test has neither statistic nor p.
+    assert table["p"].tolist() == ["2.0e-03", "2.3e-01", "< 1e-300", ""]
+    assert table["statistic"].tolist() == ["3.10", "1.20", "-45.00", ""]
