@@ -128,7 +128,7 @@ def plan(config: RunConfig) -> Plan:
         time_range = TimeRange.parse(config.start, config.end)
         log = None if config.predictions is None else PredictionLogSpec.parse(config.predictions)
         delay = DelaySpec.parse(config.delay if config.delay is not None else
-                                _recorded_delay(log, time_range))
+                                _recorded_delay(log, time_range, streams))
         run_policy = None if log is None else log.recorded_repredict(time_range)  # a run's log
         if log is not None and not run_policy:
             # A backfill: no model reads the features. Those of a run's own log are read as
@@ -257,13 +257,16 @@ def plan(config: RunConfig) -> Plan:
     return pl
 
 
-def _recorded_delay(log, time_range) -> str:
-    """The delay when none is given: that of the run whose own log a backfill scores, when
-    the run had one delay for every stream whose label times it did not read (else, and for
-    any other log or a run, 0), so its predictions meet the label times they were made under."""
-    recorded = set((log.recorded_delays(time_range) if log is not None else {}).values())
-    recorded.discard("input")
-    return recorded.pop() if len(recorded) == 1 else "0"
+def _recorded_delay(log, time_range, streams: list) -> str:
+    """The delay when none is given: in a backfill of a run's own log, the delay the run
+    recorded for the streams it applies to (those without label times or a delay option of
+    their own), when it was one; else 0. So the predictions meet the label times they were
+    made under."""
+    recorded = {} if log is None else log.recorded_delays(time_range)
+    delays = {recorded.get(s.name) for s in streams
+              if not s.label_times_given() and "delay" not in s.options}
+    delays -= {None, "input"}  # ("input": the run read label times this stream lacks)
+    return delays.pop() if len(delays) == 1 else "0"
 
 
 def _protocols(config: RunConfig, models: dict, tasks: dict) -> tuple:

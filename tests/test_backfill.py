@@ -148,6 +148,22 @@ def test_the_commands_backfill_of_a_runs_folder_gives_its_summary_byte_for_byte(
     assert ("re-prediction" in set(log["kind"])) == (delay == "40")
 
 
+def test_without_delay_a_backfill_takes_the_runs_delay_where_a_stream_has_none_of_its_own(
+        tmp_path):
+    """Stream a has the run's --delay 40, stream b a delay option of its own (given again to
+    the backfill): the backfill without --delay takes 40 for a from the log."""
+    common = ["--stream", 'a=synth:SEA{"n": 300, "seed": 2}', "--stream",
+              'b=synth:SEA{"n": 300, "seed": 3, "delay": "7"}', "--model", "gaussian-nb",
+              "--run-id", "same", "--runner", "direct", "--quiet"]
+    assert main(["run", *common, "--delay", "40", "--out", str(tmp_path / "run")]) == 0
+    assert main(["backfill", *common[:4], "--run-id", "same", "--runner", "direct",
+                 "--quiet", "--predictions", str(tmp_path / "run"), "--out",
+                 str(tmp_path / "backfill")]) == 0
+    replayed, backfilled = ((tmp_path / d / "summary.csv").read_text()
+                            for d in ("run", "backfill"))
+    assert "delay=40 " in replayed and "delay=7 " in replayed and backfilled == replayed
+
+
 def test_a_log_without_re_predictions_gives_no_binned_measures(tmp_path, capsys):
     """A log of initial and final predictions (`--log-predictions initial-final`): its binned
     and Ψα rows would each repeat the initial ones. The backfill scores it as a run without
