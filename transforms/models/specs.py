@@ -798,13 +798,15 @@ river.naive_bayes.GaussianNB
         missing = [m for m in ("learn_one", "predict_one")
                    if not callable(getattr(estimator, m, None))]
         if missing:
+            kind = f"{type(estimator).__module__}.{type(estimator).__qualname__}"
             if len(steps) > 1 and any(callable(getattr(s, "predict_one", None))
                                       for s in steps[:-1]):
-                kind = f"{type(estimator).__module__}.{type(estimator).__qualname__}"
                 raise ModelSpecError(f"model {self.name}: a pipeline's estimator comes last, "
                                      f"after its transformers; this one ends with {kind}, "
                                      f"which has no predict_one: reorder its steps")
-            raise self._not_online(type(estimator))
+            raise ModelSpecError(f"model {self.name}: {kind} is not an online model (it has no "
+                                 f"{' and '.join(missing)}); give a river estimator, e.g. "
+                                 f"river.naive_bayes.GaussianNB")
         if not _learns_labels(estimator):
             raise ModelSpecError(f"model {self.name}: {type(estimator).__qualname__} learns "
                                  f"without labels (its learn_one takes no y: a clusterer?), so "
@@ -813,13 +815,6 @@ river.naive_bayes.GaussianNB
         if isinstance(estimator, base.Regressor) and not isinstance(estimator, base.Classifier):
             return "regression"
         return "classification"
-
-    def _not_online(self, cls: type) -> ModelSpecError:
-        missing = [m for m in ("learn_one", "predict_one")
-                   if not callable(getattr(cls, m, None))]
-        return ModelSpecError(f"model {self.name}: {cls.__module__}.{cls.__qualname__} is not "
-                              f"an online model (it has no {' and '.join(missing)}); give a "
-                              f"river estimator, e.g. river.naive_bayes.GaussianNB")
 
     def to_dict(self) -> dict:
         return {"name": self.name,
