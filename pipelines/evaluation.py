@@ -142,7 +142,8 @@ class EvaluateDelayed(beam.PTransform):
                 {LABELS: ModelSpec(LABELS, (Step(f"{LabelsOnly.__module__}.LabelsOnly"),))},
                 pl.classes, {LABELS: task}, final=False, log_predictions="none",
                 progress=progress, baselines=pl.scoring.baseline_views,
-                segments=tuple(cfg.segments), hidden=pl.hidden, maturity=True)
+                segments=tuple(cfg.segments), hidden=pl.hidden, maturity=True,
+                holdout=pl.holdout)
             return dict(pbegin | "Backfill" >> BackfillOutcomes(
                 reader, label_engines, pl.log, list(pl.models), task == "classification",
                 pl.scoring.bins, cfg.final, cfg.buckets, cfg.chunk_size,

@@ -22,7 +22,8 @@ from apache_beam.io.filesystems import FileSystems
 from pipelines.evaluation import PROFILES
 from pipelines.files import (ERRORS_FILE, delete_folder, read_arrow, read_bytes, write_json,
                              write_jsonl, write_part)
-from transforms.backfill.logs import DELAYS_KEY, LOG_LEVEL_KEY, MODEL_ORDER_KEY, REPREDICT_KEY
+from transforms.backfill.logs import (DELAYS_KEY, HOLDOUT_KEY, LOG_LEVEL_KEY, MODEL_ORDER_KEY,
+                                      REPREDICT_KEY)
 from transforms.vocabulary import (CLASSES, COUNTS, CURVE_SCHEMA, CURVES, DEAD_LETTERS, ERRORS,
                                    NOT_SCORED, PREDICTION_KINDS, PREDICTION_SCHEMA, PREDICTIONS,
                                    READ_COUNTS)
@@ -198,7 +199,8 @@ class WriteResults(beam.PTransform):
                  REPREDICT_KEY: str(self.plan.repredict).encode(),
                  LOG_LEVEL_KEY: self.plan.config.log_predictions.encode(),
                  DELAYS_KEY: json.dumps({s.name: self.plan.label_delay(s)
-                                         for s in self.plan.streams}).encode()})
+                                         for s in self.plan.streams}).encode(),
+                 **({HOLDOUT_KEY: str(self.plan.holdout).encode()} if self.plan.holdout else {})})
             parts = self._path(PREDICTION_PARTS)
             (results[PREDICTIONS] | "WritePredictionParts" >> beam.Map(_write_prediction_part,
                                                                          parts)

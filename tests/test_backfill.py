@@ -164,6 +164,28 @@ def test_without_delay_a_backfill_takes_the_runs_delay_where_a_stream_has_none_o
     assert "delay=40 " in replayed and "delay=7 " in replayed and backfilled == replayed
 
 
+def test_a_backfill_of_a_holdout_runs_log_leaves_the_held_out_instances_out_too(tmp_path):
+    """A run with --holdout 500:100 takes 100 instances after every 500 labels out of its
+    prequential stream (their labels are in no baseline) and logs no prediction of them; the
+    backfill of its log holds the same instances out of its label pass: the summary is the
+    run's but for the holdout rows (the frozen models' predictions are not logged), and the
+    counts are the run's."""
+    common = ["--stream", 'synth:SEA{"n": 2000, "seed": 1}', "--run-id", "same", "--runner",
+              "direct", "--quiet"]
+    assert main(["run", *common, "--delay", "50", "--holdout", "500:100", "--model",
+                 "gaussian-nb", "--model", "no-change", "--out", str(tmp_path / "run")]) == 0
+    assert main(["backfill", *common, "--predictions", str(tmp_path / "run"), "--out",
+                 str(tmp_path / "backfill")]) == 0
+    replayed, backfilled = ((tmp_path / d / "summary.csv").read_text().splitlines()
+                            for d in ("run", "backfill"))
+    held = [line for line in replayed if ",holdout," in line]
+    assert held and backfilled == [line for line in replayed if line not in held]
+    counts = [{(c["model"], k): v for c in json.load(open(tmp_path / d / "manifest.json"))[
+        "counts"] for k, v in c.items() if k in ("labelled", "held_out", "held_out_labels")}
+        for d in ("run", "backfill")]
+    assert counts[0] == counts[1] and counts[0]["gaussian-nb", "held_out"] == 300
+
+
 def test_a_log_without_re_predictions_gives_no_binned_measures(tmp_path, capsys):
     """A log of initial and final predictions (`--log-predictions initial-final`): its binned
     and Ψα rows would each repeat the initial ones. The backfill scores it as a run without

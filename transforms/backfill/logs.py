@@ -85,6 +85,9 @@ DELAYS_KEY = b"delayed-eval.delays"
 # the run made, so a log of `all` without any says the run re-predicted none (its binned
 # measures repeat the initial ones), where one of `initial-final` says nothing about them.
 LOG_LEVEL_KEY = b"delayed-eval.log-predictions"
+# And its periodic holdout (`--holdout EVERY:SIZE`), if any: the instances it held out left the
+# run's prequential stream (no prediction of them is logged), and leave the backfill's too.
+HOLDOUT_KEY = b"delayed-eval.holdout"
 
 
 class PredictionLogSpec:
@@ -535,6 +538,11 @@ class PredictionLogSpec:
         """Which predictions the run that wrote the log logged (its `LOG_LEVEL_KEY`: `all`,
         `initial-final`); None for a log a run did not write."""
         return self._recorded(LOG_LEVEL_KEY, time_range)
+
+    def recorded_holdout(self, time_range=None) -> str | None:
+        """The periodic holdout (`EVERY:SIZE`) of the run that wrote the log (its
+        `HOLDOUT_KEY`); None for a run without one, or a log a run did not write."""
+        return self._recorded(HOLDOUT_KEY, time_range)
 
     def _recorded(self, key: bytes, time_range) -> str | None:
         files = self.files(time_range)
