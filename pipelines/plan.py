@@ -201,9 +201,9 @@ def plan(config: RunConfig) -> Plan:
             repredict = RepredictPolicy.parse(config.repredict).with_bins(config.bins)
             final = config.final
         holdout, cv, models, tasks = _protocols(config, models, tasks)
-        if log is not None and log.recorded_holdout(time_range):
-            # (the run's held-out instances leave the label pass, as they left the run's stream)
-            holdout = Holdout.parse(log.recorded_holdout(time_range))
+        run_holdout = None if log is None else log.recorded_holdout(time_range)
+        if run_holdout:  # (its held-out instances leave the label pass, as they left the run's)
+            holdout = Holdout.parse(run_holdout)
         classes = {s.name: s.declared_classes() for s in streams}
         check_tasks(streams, tasks)
         binary = binary_classes(streams, models, tasks)
