@@ -130,6 +130,7 @@ class PredictionLogSpec:
         self.threshold: float | None = None  # the `threshold` option's
         self.decision: tuple | None = None  # (positive, other, threshold): `deciding_by_score`
         self._twice: dict = {}  # files without a kind column -> `_predicted_twice`'s answer
+        self._run_records: dict = {}  # time range -> `_run_record`'s answer
 
     @classmethod
     def parse(cls, text: str) -> PredictionLogSpec:
@@ -545,19 +546,25 @@ class PredictionLogSpec:
         return self._recorded(HOLDOUT_KEY, time_range)
 
     def _recorded(self, key: bytes, time_range) -> str | None:
-        files = self.files(time_range)
-        recorded = self._metadata(files[0]).get(key) if files else None
+        recorded = self._run_record(time_range).get(key)
         return recorded.decode() if recorded else None
 
     def recorded_delays(self, time_range=None) -> dict[str, str]:
         """Each stream's label delay in the run that wrote the log (its `DELAYS_KEY`), from the
         first of its files (`files(time_range)`); {} for a log a run did not write."""
-        files = self.files(time_range)
         try:
-            return dict(json.loads(self._metadata(files[0]).get(DELAYS_KEY, b"{}"))) \
-                if files else {}
+            return dict(json.loads(self._run_record(time_range).get(DELAYS_KEY, b"{}")))
         except ValueError:
             return {}
+
+    def _run_record(self, time_range) -> dict:
+        """The Parquet metadata of the log's first file (`files(time_range)`), where a run
+        records how it ran; read once, however many of its items are asked for."""
+        key = None if time_range is None else (time_range.start, time_range.end)
+        if key not in self._run_records:
+            files = self.files(time_range)
+            self._run_records[key] = self._metadata(files[0]) if files else {}
+        return self._run_records[key]
 
     def read(self, path: str, columns: list[str] | None = None, streamed: bool = False,
              bad_rows: list | None = None):
