@@ -19,6 +19,7 @@ from pipelines.config import LOGGED, RunConfig
 from pipelines.job import run
 from pipelines.plan import plan
 from tests.helpers import RemoteFileSystem, read_csv
+from transforms.backfill import logs
 from transforms.backfill.join import join_predictions, label_columns
 from transforms.backfill.logs import PredictionLogSpec, TypesChanged
 from transforms.errors import InputError
@@ -277,6 +278,22 @@ def test_a_log_without_kinds_is_read_once_to_tell_its_finals_and_re_predictions(
                         lambda self, paths: reads.append(paths) or read(self, paths))
     spec = PredictionLogSpec.parse(str(tmp_path / "log.csv"))
     assert spec.has_finals() and spec.has_repredictions() and len(reads) == 1
+
+
+def test_a_backfill_lists_its_logs_files_once(tmp_path, monkeypatch):
+    """Planning asks the log's files many questions; on `gs://` each listing is a round trip,
+    so the files are listed once for the whole backfill."""
+    t, stream, labels = _three_days(tmp_path)
+    pd.DataFrame({"id": ["0", "1", "0"], "t": [t[0], t[1], t[2]], "y_pred": ["a", "b", "a"],
+                  "model": "v1"}).to_csv(tmp_path / "log.csv", index=False)
+    listings = []
+    listed = logs.table_files
+    monkeypatch.setattr(logs, "table_files",
+                        lambda *a, **k: listings.append(a) or listed(*a, **k))
+    code = main(["backfill", "--stream", f'{stream}{{"labels": "{labels}"}}', "--predictions",
+                 str(tmp_path / "log.csv"), "--out", str(tmp_path / "o"), "--runner",
+                 "direct", "--quiet"])
+    assert code == 0 and len(listings) == 1
 
 
 def test_backfill_of_a_regression_run(tmp_path):

@@ -130,6 +130,7 @@ class PredictionLogSpec:
         self.threshold: float | None = None  # the `threshold` option's
         self.decision: tuple | None = None  # (positive, other, threshold): `deciding_by_score`
         self._twice: dict = {}  # files without a kind column -> `_predicted_twice`'s answer
+        self._listed: dict = {}  # time range -> `files`' answer
         self._run_records: dict = {}  # time range -> `_run_record`'s answer
 
     @classmethod
@@ -240,7 +241,8 @@ class PredictionLogSpec:
     def files(self, time_range=None) -> list[str]:
         """The log's files, sorted (a directory: every log file below it, `LOG_FORMATS`, but of
         a run's results, those beside a manifest.json, its log predictions.parquet alone); with
-        a `TimeRange`, partitions `date=DAY` before its first day are skipped.
+        a `TimeRange`, partitions `date=DAY` before its first day are skipped. Listed once per
+        time range: planning asks many times, and each listing is a round trip on `gs://`.
 
         >>> import os, tempfile
         >>> out = tempfile.mkdtemp()
@@ -249,6 +251,11 @@ class PredictionLogSpec:
         >>> [os.path.basename(f) for f in PredictionLogSpec.parse(out).files()]
         ['predictions.parquet']
         """
+        if time_range not in self._listed:
+            self._listed[time_range] = self._list(time_range)
+        return list(self._listed[time_range])
+
+    def _list(self, time_range) -> list[str]:
         found = table_files(self.pattern, (*LOG_FORMATS, ".json"))
         runs = {os.path.dirname(f) for f in found if os.path.basename(f) == "manifest.json"}
         files = [f for f in found if extension(f) in LOG_FORMATS
@@ -560,11 +567,10 @@ class PredictionLogSpec:
     def _run_record(self, time_range) -> dict:
         """The Parquet metadata of the log's first file (`files(time_range)`), where a run
         records how it ran; read once, however many of its items are asked for."""
-        key = None if time_range is None else (time_range.start, time_range.end)
-        if key not in self._run_records:
+        if time_range not in self._run_records:
             files = self.files(time_range)
-            self._run_records[key] = self._metadata(files[0]) if files else {}
-        return self._run_records[key]
+            self._run_records[time_range] = self._metadata(files[0]) if files else {}
+        return self._run_records[time_range]
 
     def read(self, path: str, columns: list[str] | None = None, streamed: bool = False,
              bad_rows: list | None = None):
