@@ -419,13 +419,17 @@ def _config(args, beam_args) -> RunConfig:
                                            "probabilities", "repredicted_probabilities",
                                            "bootstrap", "resources",
                                            "auc", "holdout", "cv")}}
-    if args.command == "backfill":
-        if not args.repredict:
-            fields["repredict"] = LOGGED
-        if not args.predictions and not args.config:
-            raise ConfigError("--predictions LOG is required")
+    if args.command == "backfill" and not args.repredict:
+        fields["repredict"] = LOGGED
     if args.config:
-        return RunConfig.from_yaml(args.config, **fields)
+        config = RunConfig.from_yaml(args.config, _the_other_commands_fields(
+            args.command, args.config), **fields)
+        if args.command == "backfill" and config.predictions is None:
+            raise ConfigError(f"--predictions LOG is required (or predictions: LOG in "
+                              f"{args.config})")
+        return config
+    if args.command == "backfill" and not args.predictions:
+        raise ConfigError("--predictions LOG is required")
     if not args.out:
         raise ConfigError("--out DIR is required")
     fields = {k: v for k, v in fields.items() if v not in (None, [], ())}
@@ -555,6 +559,10 @@ def _refuse_extra(command: str, given: str) -> None:
     raise ConfigError(f"{command}: {what} {flag}; {hint}see delayed-eval {command} --help")
 
 
+_WHAT_IT_DOES = {"run": "replays models",
+                 "backfill": "scores the predictions a deployed model logged"}
+
+
 def _refuse_the_other_commands(command: str, given: list[str]) -> None:
     """A ConfigError for an option of `run` given to `backfill`, or the other way round (it is
     no Beam option: naming the closest one of those would mislead).
@@ -565,24 +573,42 @@ def _refuse_the_other_commands(command: str, given: list[str]) -> None:
     transforms.errors.ConfigError: backfill: --cv is an option of run, which replays models; \
 a backfill scores the predictions a deployed model logged (see delayed-eval backfill --help)
     """
-    what = {"run": "replays models",
-            "backfill": "scores the predictions a deployed model logged"}
-    if command not in what:
+    if command not in _WHAT_IT_DOES:
         return
-    other = next(c for c in what if c != command)
+    other = next(c for c in _WHAT_IT_DOES if c != command)
     theirs = set(_our_flags(other)) - set(_our_flags(command))
     for arg in given[:given.index("--")] if "--" in given else given:  # (then Beam's own)
         flag = arg.split("=", 1)[0]
         if flag in theirs:
-            raise ConfigError(f"{command}: {flag} is an option of {other}, which {what[other]}; "
-                              f"a {command} {what[command]} (see delayed-eval {command} --help)")
+            raise ConfigError(f"{command}: {flag} is an option of {other}, which "
+                              f"{_WHAT_IT_DOES[other]}; a {command} {_WHAT_IT_DOES[command]} "
+                              f"(see delayed-eval {command} --help)")
+
+
+def _the_other_commands_fields(command: str, config: str) -> dict[str, str]:
+    """The RunConfig fields of the other command's options (`run`'s for `backfill` and the
+    other way round), each with why a config file for `command` may not set it: a run given a
+    prediction log would score the log, not its models.
+
+    >>> _the_other_commands_fields("run", "r.yaml")["predictions"]  # doctest: +ELLIPSIS
+    'is an option of backfill, ...: take it out of r.yaml, or run delayed-eval backfill ...'
+    """
+    other = next(c for c in _WHAT_IT_DOES if c != command)
+    theirs = {a.dest for a in _actions(other)} - {a.dest for a in _actions(command)}
+    return dict.fromkeys(theirs, f"is an option of {other}, which {_WHAT_IT_DOES[other]}; a "
+                                 f"{command} {_WHAT_IT_DOES[command]}: take it out of {config}, "
+                                 f"or run delayed-eval {other} --config {config}")
+
+
+def _actions(command: str) -> list[argparse.Action]:
+    """The options of a command, as its parser defines them."""
+    sub = next(a for a in _parser()._actions if isinstance(a, argparse._SubParsersAction))
+    return sub.choices[command]._actions
 
 
 def _our_flags(command: str) -> list[str]:
     """The flags of a command (for suggestions when a flag is misspelled)."""
-    parser = _parser()
-    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-    return [s for a in sub.choices[command]._actions for s in a.option_strings]
+    return [s for a in _actions(command) for s in a.option_strings]
 
 
 def _caused_by(error: BaseException, kind: type) -> bool:

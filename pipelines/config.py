@@ -312,12 +312,14 @@ class RunConfig:
                 raise ConfigError(f"{name} has a repeated value: {values}")
 
     @classmethod
-    def from_yaml(cls, path: str, **overrides) -> RunConfig:
+    def from_yaml(cls, path: str, refused: dict | None = None, **overrides) -> RunConfig:
         """Read a YAML config; CLI values given in `overrides` win.
 
         Keys are the command line's long options (`stream`, `window`, `time-window`, `from`,
         `no-final`, ...) or the field names (`streams`, `windows`, `time_windows`, `start`,
-        `final`, ...); a list option takes one value or a list.
+        `final`, ...); a list option takes one value or a list. `refused` maps the fields the
+        command does not take to why (another command's options: `run` given `predictions`
+        would silently score a log).
         """
         try:
             with open(path, "rb") as f:
@@ -348,6 +350,8 @@ class RunConfig:
                 raise ConfigError(f"{path}: unknown field {key!r}; " + (
                     f"did you mean {close[0]!r}?" if close else
                     f"known: {sorted(known)} (or the command line's long options)"))
+            if name in (refused or {}):
+                raise ConfigError(f"{path}: {key} {refused[name]}")
             if name in fields:
                 raise ConfigError(f"{path}: {name} is given twice")
             if name in ("streams", "models"):

@@ -139,6 +139,30 @@ def test_an_option_of_the_other_command_says_whose_it_is(tmp_path, capsys):
         assert said in capsys.readouterr().err
 
 
+def test_a_config_file_with_the_other_commands_options_says_whose_they_are(tmp_path, capsys):
+    """`run --config` of a file naming a prediction log scored the log and not its models,
+    exit 0; `backfill --config` of a file naming none said 'unknown re-prediction policy
+    logged'. Each is one line naming the file and the option."""
+    stream = "stream: 'synth:SEA{\"n\": 50}'\ndelay: 5\nrunner: direct\nquiet: true\n"
+    for command, text, said in (
+            ("run", "model: [majority]\npredictions: p.csv\n",
+             "predictions is an option of backfill"),
+            ("run", "model: [majority]\ntask: regression\n", "task is an option of backfill"),
+            ("backfill", "predictions: p.csv\nholdout: '100:10'\n",
+             "holdout is an option of run"),
+            ("backfill", "predictions: p.csv\nno-final: true\n",
+             "no-final is an option of run"),
+            ("backfill", "model: [v1]\n", "--predictions LOG is required (or predictions: "
+                                           "LOG in")):
+        config = tmp_path / f"{command}.yaml"
+        config.write_text(f"{stream}out: {tmp_path / 'o'}\n{text}")
+        assert main([command, "--config", str(config)]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("delayed-eval: error: ") and said in err, err
+        assert err.count("\n") == 1
+    assert not (tmp_path / "o").exists()
+
+
 def test_unknown_config_field_is_reported(tmp_path, capsys):
     cfg = tmp_path / "bad.yaml"
 
