@@ -326,7 +326,8 @@ class RunConfig:
                 raw = f.read()
             data = yaml.load(raw.decode("utf-8"), Loader=_loader_of(path)) or {}
         except OSError as e:
-            raise ConfigError(f"{path}: {e.strerror or e}") from None
+            raise ConfigError(f"{path}: {e.strerror or e}; give the path of a YAML config "
+                              f"file (see examples/run.yaml)") from None
         except UnicodeDecodeError as e:
             line = raw.count(b"\n", 0, e.start) + 1
             raise ConfigError(f"{path}, line {line}: not UTF-8 text (byte 0x{raw[e.start]:02x}); "

@@ -161,6 +161,9 @@ def test_a_config_file_with_the_other_commands_options_says_whose_they_are(tmp_p
         assert err.startswith("delayed-eval: error: ") and said in err, err
         assert err.count("\n") == 1
     assert not (tmp_path / "o").exists()
+    assert main(["run", "--config", str(tmp_path / "none.yaml")]) == 2
+    assert "none.yaml: No such file or directory; give the path of a YAML config file" in \
+        capsys.readouterr().err
 
 
 def test_unknown_config_field_is_reported(tmp_path, capsys):
