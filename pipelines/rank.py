@@ -12,7 +12,8 @@ from scipy import stats
 
 from metrics.ranking import LOWER_IS_BETTER, cliques, critical_difference, friedman, ranks
 from pipelines.results import (MEASURE_NAME, default_metric, json_text, load_results,
-                               made_folder, not_a_folder, whole_streams)
+                               made_folder, not_a_folder, read_manifest,
+                               whole_streams)
 from transforms.errors import ConfigError
 from transforms.replay.protocols import model_and_fold
 
@@ -27,6 +28,24 @@ def _summary(d: str) -> pd.DataFrame:
     else:
         what = not_a_folder(d)
     raise ConfigError(f"{d}: {what}; give the output folders of finished runs")
+
+
+def _check_once(d: str, runs: dict) -> None:
+    """A ConfigError when the run in folder `d` was given already (`runs`: the run's id and
+    start, or a folder's real path where it has no manifest -> folder, added to), by another
+    path or as a copy: its streams would count twice in the tests."""
+    try:
+        manifest = read_manifest(d)
+        run = (manifest.get("run_id"), manifest.get("started"))
+    except FileNotFoundError:  # (a summary alone, written by hand)
+        run = os.path.realpath(d)
+    if run in runs:
+        if runs[run] == d:
+            raise ConfigError(f"{d} is given twice; give each run once")
+        raise ConfigError(f"{runs[run]} and {d} hold the same run" + (
+            f" (run_id {run[0]}, started {run[1]})" if isinstance(run, tuple) else "") +
+            ": its streams would count twice; give each run once")
+    runs[run] = d
 
 
 def measure_table(dirs: list[str], metric: str = "accuracy", category: str = "initial",
@@ -48,9 +67,10 @@ def measure_table(dirs: list[str], metric: str = "accuracy", category: str = "in
     (2, 2)
     """
     metric, label_class = _metric_and_class(metric)
-    parts, reported, windows, classes = [], set(), set(), {}
+    parts, reported, windows, classes, runs = [], set(), set(), {}, {}
     for d in dirs:
         summary = _summary(d)
+        _check_once(d, runs)
         if "predicted" not in summary:  # (a summary of no confusion cell: a regressor's)
             summary = summary.assign(predicted=None)
         viewed = summary[(summary["category"] == category) & (summary["window"] == window)]

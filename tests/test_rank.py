@@ -253,6 +253,25 @@ def test_rank_mistakes_are_one_line(runs, capsys, argv, message):
     assert err.count("\n") == 0 and err.startswith("delayed-eval: error: ") and message in err
 
 
+def test_a_run_given_twice_is_refused_not_counted_twice(runs, tmp_path, capsys):
+    """The same run by another path (`three/`) or copied elsewhere doubled its streams in the
+    Friedman test (10 'streams' from 5); given once by name, it was silently counted once."""
+    import shutil
+
+    three = str(runs / "three")
+    copy = shutil.copytree(three, tmp_path / "copy", ignore=shutil.ignore_patterns("rank"))
+    for dirs, said in (([three, three + "/"], f"{three} and {three}/ hold the same run"),
+                       ([three, str(copy)], f"{three} and {copy} hold the same run"),
+                       ([three, three], f"{three} is given twice")):
+        assert main(["rank", *dirs, "--out", str(tmp_path / "r")]) == 2
+        err = capsys.readouterr().err
+        assert said in err and "give each run once" in err and err.count("\n") == 1
+    # Two runs sharing stream names are two runs: each stream once per run (two's lack
+    # no-change, so only three's 5 streams have every model).
+    assert main(["rank", three, str(runs / "two"), "--out", str(tmp_path / "r")]) == 0
+    assert json.loads((tmp_path / "r" / "rank.json").read_text())["streams"] == 5
+
+
 def test_streams_and_runs_left_out_of_the_ranks_are_named(tmp_path, capsys):
     """A run of another task (no accuracy) and a stream where one model has no value were
     left out of the ranks without a word on the terminal."""
