@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from metrics.classification import named_positive_class
 from pipelines.config import LOGGED, RunConfig
-from pipelines.thresholds import parse_thresholds
+from pipelines.thresholds import check_thresholds, parse_thresholds
 from runners import check_runner
 from transforms.backfill.logs import PredictionLogSpec
 from transforms.errors import ConfigError, DelayedEvalError, InputError
@@ -247,8 +247,12 @@ def plan(config: RunConfig) -> Plan:
         config.drift_on, config.ph_delta, config.ph_threshold, config.ph_min_instances,
         tuple(config.ph_alphas), {s.name: s.drift_points() for s in streams if s.drift_points()})
     # A mistake in a threshold is one before the run.
-    parse_thresholds(config.fail_if, list(dict.fromkeys(
-        [*models, *(model_and_fold(m)[0] for m in models)])), config.segments)
+    check_thresholds(
+        parse_thresholds(config.fail_if, list(dict.fromkeys(
+            [*models, *(model_and_fold(m)[0] for m in models)])), config.segments),
+        {**{model_and_fold(m)[0]: task for m, task in tasks.items()}, **tasks}, scoring.views,
+        None if scoring.final else "the prediction log holds none" if log is not None else
+        "--no-final", config.probabilities, config.auc, config.bootstrap)
     pl = Plan(config, streams, models, tasks, classes, delay, repredict, scoring, drift, log,
               time_range, holdout, cv, binary)
     if config.replay in ("per-stream", "per-key") and pl.labels_anywhere_later:

@@ -14,7 +14,7 @@ import pandas as pd
 from metrics import CLASSIFICATION_METRICS, PER_CLASS_METRICS, REGRESSION_METRICS
 from metrics.bootstrap import BOOTSTRAP_METRICS
 from metrics.probabilistic import (AUC_BOOTSTRAP_METRICS, PER_CLASS_PROBABILITY_METRICS,
-                                   PROBABILITY_METRICS)
+                                   PROBABILITY_METRICS, RANK_METRICS)
 from transforms.errors import ConfigError
 from transforms.vocabulary import CUMULATIVE
 
@@ -79,12 +79,19 @@ class Threshold:
         try:
             value = float(match["value"])
         except ValueError:
-            raise ConfigError(f"--fail-if {text!r}: {match['value']!r} is not a number") \
-                from None
+            value = math.nan
+        if not math.isfinite(value):  # (`< nan` is never crossed, `< inf` always)
+            raise ConfigError(f"--fail-if {text!r}: {match['value']!r} is not a finite "
+                              f"number; e.g. 0.8") from None
         return cls(text.strip(), match["category"], match["metric"], match["op"], value,
                    match["cls"].strip() if match["cls"] else None,
                    match["window"] or CUMULATIVE, match["model"],
                    match["segment"].strip() if match["segment"] else None)
+
+    @property
+    def task(self) -> str:
+        """The task whose models report the measure: `regression` or `classification`."""
+        return "regression" if self.metric in REGRESSION_METRICS else "classification"
 
     def crossed(self, value: float) -> bool:
         return math.isnan(value) or _OPERATORS[self.op](value, self.value)
@@ -174,6 +181,53 @@ def parse_thresholds(texts: list[str], models: list[str],
             raise ConfigError(f"--fail-if {t.text!r}: {column!r} is not a --segment column "
                               f"(segments: {segments}); add --segment {column}")
     return thresholds
+
+
+def check_thresholds(thresholds: list[Threshold], tasks: dict[str, str], views: list[str],
+                     final: str | None, probabilities: bool, auc: bool,
+                     bootstrap: int) -> None:
+    """A ConfigError, before the run, for a threshold on a measure the run will not report
+    (it would be crossed at the end of every run): a model or every model of another task,
+    a window (`views`) or the final predictions (`final`: why there are none, or None) it
+    does not score, class probabilities it does not keep, AUCs or bootstrap intervals it was
+    not asked for. `tasks`: each model's, by name (a `--cv` fold's too).
+
+    >>> t = parse_thresholds(["initial accuracy w=100 < 0.8"], ["nb"])
+    >>> check_thresholds(t, {"nb": "classification"}, ["cumulative", "w=500"], None, True,
+    ...                  False, 0)
+    Traceback (most recent call last):
+    ...
+    transforms.errors.ConfigError: --fail-if 'initial accuracy w=100 < 0.8': the run \
+reports no window w=100 (windows: cumulative, w=500); add --window 100
+    """
+    flags = {"w": "--window", "fading": "--fading", "time": "--time-window"}
+    for t in thresholds:
+        where = f"--fail-if {t.text!r}"
+        if t.model and tasks.get(t.model) != t.task:
+            raise ConfigError(f"{where}: {t.metric} is a measure of {t.task} models, and "
+                              f"{t.model} is a {tasks.get(t.model)} model; name one of its "
+                              f"measures")
+        if t.task not in tasks.values():
+            raise ConfigError(f"{where}: {t.metric} is a measure of {t.task} models, and the "
+                              f"run has none; name a measure of its models' task")
+        if t.window not in views:
+            kind, _, size = t.window.partition("=")
+            raise ConfigError(f"{where}: the run reports no window {t.window} (windows: "
+                              f"{', '.join(views)})" + (f"; add {flags[kind]} {size}"
+                                                        if kind in flags else ""))
+        if t.category == "final" and final is not None:
+            raise ConfigError(f"{where}: the run scores no final prediction ({final}); "
+                              f"set it on the initial ones")
+        if t.metric in {*PROBABILITY_METRICS, *PER_CLASS_PROBABILITY_METRICS,
+                        *AUC_BOOTSTRAP_METRICS} and not probabilities:
+            raise ConfigError(f"{where}: {t.metric} is a measure of class probabilities, "
+                              f"which --no-probabilities leaves out; leave one of them out")
+        if t.metric in {*RANK_METRICS, *PER_CLASS_PROBABILITY_METRICS,
+                        *AUC_BOOTSTRAP_METRICS} and not auc:
+            raise ConfigError(f"{where}: {t.metric} comes with --auc; add it")
+        if t.metric in {*BOOTSTRAP_METRICS, *AUC_BOOTSTRAP_METRICS} and not bootstrap:
+            raise ConfigError(f"{where}: {t.metric} comes with --bootstrap R; add it, e.g. "
+                              f"--bootstrap 200")
 
 
 def crossed_thresholds(thresholds: list[Threshold], summary: pd.DataFrame,
