@@ -246,6 +246,13 @@ def test_unknown_model_and_generator_are_config_errors(tmp_path):
                                   '"river.stats.Mean"}'],
              "parameter 'statistic' is the text 'river.stats.Mean'; an object is written as "
              'its path with its parameters: {"statistic": {"river.stats.Mean": {}}}'),
+            # ... in a list of models (it failed at the first prediction: 'str' object has no
+            # attribute 'predict_proba_one').
+            (['synth:SEA{"n": 10}'], ['river.ensemble.VotingClassifier{"models": '
+                                      '["river.naive_bayes.GaussianNB", "hoeffding-tree"]}'],
+             "parameter 'models' holds the text 'river.naive_bayes.GaussianNB'; an object is "
+             'written as its path with its parameters: {"models": [{"river.naive_bayes.'
+             'GaussianNB": {}}, {"hoeffding-tree": {}}]}'),
             # A parameter without a default, not given.
             (["synth:Friedman"], ["river.dummy.StatisticRegressor"],
              "missing 1 required positional argument: 'statistic' (give 'statistic': "

@@ -347,6 +347,13 @@ only the labels' classes); give it as majority
                     f"cannot build {target}: parameter {name!r} is the text {value!r}; an "
                     f"object is written as its path with its parameters: "
                     f"{json.dumps({name: {value: {}}})}")
+            texts = [v for v in value if _names_a_model(v)] \
+                if isinstance(value, list) and name in _keywords(cls) else []
+            if texts:  # (a list of models, river's VotingClassifier's)
+                raise ModelSpecError(
+                    f"cannot build {target}: parameter {name!r} holds the text {texts[0]!r}; "
+                    f"an object is written as its path with its parameters: "
+                    f"{json.dumps({name: _as_objects(value)})}")
             number = _number_in_text(value)
             if number is not None and _is_number(defaults.get(name)):
                 raise ModelSpecError(
@@ -415,7 +422,17 @@ def _as_objects(values) -> list:
     [{'river.preprocessing.StandardScaler': {}}, 'a']
     """
     values = values if isinstance(values, list) else [values]
-    return [{v: {}} if _names_a_class(v) else v for v in values]
+    return [{v: {}} if _names_a_model(v) else v for v in values]
+
+
+def _names_a_model(value) -> bool:
+    """A text parameter that names a model (a short name) or a class (an import path).
+
+    >>> _names_a_model("gaussian-nb"), _names_a_model("river.stats.Mean"), _names_a_model("x")
+    (True, True, False)
+    """
+    return isinstance(value, str) and (value in REGISTRY or value in BASELINES
+                                       or _names_a_class(value))
 
 
 def _names_a_class(value) -> bool:
@@ -450,13 +467,24 @@ def _learns_labels(model) -> bool:
     return len(parameters) >= 2 or any(p.kind == p.VAR_POSITIONAL for p in parameters)
 
 
+def _parameters(cls) -> list[inspect.Parameter]:
+    """A class's parameters ([] where Python cannot tell them)."""
+    try:
+        return list(inspect.signature(cls).parameters.values())
+    except (TypeError, ValueError):
+        return []
+
+
 def _defaults(cls) -> dict:
     """A class's parameters' default values (those it has)."""
-    try:
-        parameters = inspect.signature(cls).parameters.values()
-    except (TypeError, ValueError):
-        return {}
-    return {p.name: p.default for p in parameters if p.default is not inspect.Parameter.empty}
+    return {p.name: p.default for p in _parameters(cls)
+            if p.default is not inspect.Parameter.empty}
+
+
+def _keywords(cls) -> set[str]:
+    """The parameters a class takes by name (not its `*args`)."""
+    return {p.name for p in _parameters(cls)
+            if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
 
 
 def _is_number(value) -> bool:
