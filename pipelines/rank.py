@@ -12,8 +12,7 @@ from scipy import stats
 
 from metrics.ranking import LOWER_IS_BETTER, cliques, critical_difference, friedman, ranks
 from pipelines.results import (MEASURE_NAME, default_metric, json_text, load_results,
-                               made_folder, not_a_folder, read_manifest,
-                               whole_streams)
+                               made_folder, not_a_folder, read_manifest, whole_streams)
 from transforms.errors import ConfigError
 from transforms.replay.protocols import model_and_fold
 
