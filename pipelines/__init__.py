@@ -33,7 +33,7 @@ __all__ = sorted([*_WHERE, "evaluate"])
 __getattr__ = lazy_exports(__name__, _WHERE)
 
 
-def evaluate(streams, models, delay="0", out: str | None = None, runner: str = "direct",
+def evaluate(streams, models, delay=None, out: str | None = None, runner: str = "direct",
              report: bool = False, quiet: bool = True, **options):
     """Evaluate `models` (specs, as for `--model`) on `streams` (as for `--stream`) with the
     label `delay`, on `runner`; returns the summary DataFrame. Every `RunConfig` field can be
@@ -53,7 +53,7 @@ def evaluate(streams, models, delay="0", out: str | None = None, runner: str = "
         options (`positive`, `classes`, ...) come with `stream_spec_of(data, **options)`.
     delay
         As for `--delay`; a number is events, a `datetime.timedelta` event time, None no
-        delay (as river).
+        delay (as river; in a backfill of a run's log, the run's delay).
     out
         The output directory (default: a fresh temporary one).
     runner

@@ -17,7 +17,7 @@ import logging
 import os
 import sys
 
-from pipelines.config import (DRIFT_ON, LOG_LEVELS, LOGGED, MODEL_ERRORS, REPLAYS, TASKS,
+from pipelines.config import (DRIFT_ON, LOG_LEVELS, MODEL_ERRORS, REPLAYS, TASKS,
                               ConfigError, RunConfig)
 from transforms.errors import DelayedEvalError, one_line
 
@@ -419,8 +419,6 @@ def _config(args, beam_args) -> RunConfig:
                                            "probabilities", "repredicted_probabilities",
                                            "bootstrap", "resources",
                                            "auc", "holdout", "cv")}}
-    if args.command == "backfill" and not args.repredict:
-        fields["repredict"] = LOGGED
     if args.config:
         config = RunConfig.from_yaml(args.config, _the_other_commands_fields(
             args.command, args.config), **fields)

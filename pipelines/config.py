@@ -25,6 +25,7 @@ TASKS = ("classification", "regression")
 MODEL_ERRORS = ("fail", "dead-letter")  # what a model failing on an instance does
 BACKFILL_FIELDS = ("predictions", "task", "buckets")  # the fields only a backfill reads
 LOGGED = "logged"  # backfill's default description of how its predictions were made
+DEFAULT_REPREDICT = "every_k_labels:10"  # a run's re-prediction policy when none is given
 
 
 # The command line's long options whose field has another name (the rest: dashes as _).
@@ -211,7 +212,9 @@ class RunConfig:
     resources: bool = False  # CPU seconds, model size and RAM-hours per model (not repeatable)
     auc: bool = False  # exact ROC-AUC and PR-AUC (cost and memory grow with the labels)
     bins: int = 100  # B: bins of the latency period for the binned measures Λ(T,b)
-    repredict: str = "every_k_labels:10"  # re-prediction policy; "none" turns re-evaluation off
+    # Re-prediction policy (`DEFAULT_REPREDICT` when None; a backfill's, `LOGGED`); "none" turns
+    # re-evaluation off.
+    repredict: str | None = None
     alphas: list[float] = field(default_factory=lambda: [1.0, 2.0, 10.0])  # Ψα
     windows: list[int] = field(default_factory=list)  # sliding windows of the last w labels
     fadings: list[float] = field(default_factory=list)  # fading factors, 0 < α < 1

@@ -10,7 +10,7 @@ import os
 from dataclasses import dataclass
 
 from metrics.classification import named_positive_class
-from pipelines.config import LOGGED, RunConfig
+from pipelines.config import DEFAULT_REPREDICT, LOGGED, RunConfig
 from pipelines.thresholds import check_thresholds, parse_thresholds
 from runners import check_runner
 from transforms.backfill.logs import PredictionLogSpec
@@ -170,8 +170,9 @@ def plan(config: RunConfig) -> Plan:
             tasks = dict.fromkeys(models, config.task or _logged_task(streams, log))
             # (a log of no final prediction, --no-final's, gives no final rows of n 0)
             final = config.final and log.has_finals(time_range)
-            repredict = config.repredict if config.repredict == LOGGED else \
-                RepredictPolicy.parse(config.repredict).with_bins(config.bins)
+            repredict = config.repredict or LOGGED
+            repredict = repredict if repredict == LOGGED else \
+                RepredictPolicy.parse(repredict).with_bins(config.bins)
             if repredict == LOGGED and (log.has_repredictions(time_range) or run_policy and
                                         log.recorded_log_level(time_range) == "all"):
                 # (a run's own log says how it re-predicted: its protocol, as the run's, also
@@ -198,7 +199,8 @@ def plan(config: RunConfig) -> Plan:
                                       f"NAME=SPEC")
                 models[spec.name] = spec
             tasks = {name: spec.task() for name, spec in models.items()}
-            repredict = RepredictPolicy.parse(config.repredict).with_bins(config.bins)
+            repredict = RepredictPolicy.parse(config.repredict or DEFAULT_REPREDICT).with_bins(
+                config.bins)
             final = config.final
         holdout, cv, models, tasks = _protocols(config, models, tasks)
         run_holdout = None if log is None else log.recorded_holdout(time_range)
@@ -257,7 +259,7 @@ def plan(config: RunConfig) -> Plan:
               time_range, holdout, cv, binary)
     if config.replay in ("per-stream", "per-key") and pl.labels_anywhere_later:
         raise ConfigError(f"stream {pl.labels_anywhere_later[0]}: --repredict "
-                          f"{config.repredict} needs each label time when its instance "
+                          f"{repredict} needs each label time when its instance "
                           f"arrives, and this stream's label rows may come anywhere later, "
                           f"beyond what --replay {config.replay} reads ahead; use --replay "
                           f"grouped (or auto, which chooses it)")

@@ -280,6 +280,36 @@ def test_a_log_without_kinds_is_read_once_to_tell_its_finals_and_re_predictions(
     assert spec.has_finals() and spec.has_repredictions() and len(reads) == 1
 
 
+def test_a_backfill_from_python_scores_a_log_as_the_command_does(tmp_path):
+    """`evaluate(..., predictions=LOG)` took the run's default policy, every_k_labels:10:
+    a log of one prediction per instance got binned rows repeating the initial ones and a
+    protocol naming a policy that never made it; the command's backfill has none. And its
+    default delay was 0, not the delay recorded in a run's log."""
+    from pipelines import evaluate
+
+    t, stream, labels = _three_days(tmp_path)
+    pd.DataFrame({"id": [str(i) for i in range(5)], "t": t[:5], "y_pred": list("abbba"),
+                  "model": "v1"}).to_csv(tmp_path / "log.csv", index=False)
+    spec = f'{stream}{{"labels": "{labels}"}}'
+    assert main(["backfill", "--stream", spec, "--predictions", str(tmp_path / "log.csv"),
+                 "--out", str(tmp_path / "cli"), "--runner", "direct", "--quiet",
+                 "--run-id", "same"]) == 0
+    summary = evaluate([spec], [], predictions=str(tmp_path / "log.csv"), run_id="same",
+                       out=str(tmp_path / "api"))
+    command = read_csv(tmp_path / "cli" / "summary.csv")
+    assert "binned" not in set(summary["category"])
+    assert set(summary["protocol"]) == set(command["protocol"])
+    assert (tmp_path / "api" / "summary.csv").read_bytes() == \
+        (tmp_path / "cli" / "summary.csv").read_bytes()
+    # And without a delay, a run's log is scored under the run's own, as by the command.
+    sea = 'synth:SEA{"n": 300, "seed": 4}'
+    evaluate([sea], ["gaussian-nb"], delay="40", run_id="same", out=str(tmp_path / "run"))
+    evaluate([sea], [], predictions=str(tmp_path / "run"), run_id="same",
+             out=str(tmp_path / "again"))
+    assert (tmp_path / "again" / "summary.csv").read_bytes() == \
+        (tmp_path / "run" / "summary.csv").read_bytes()
+
+
 def test_a_backfill_lists_its_logs_files_once(tmp_path, monkeypatch):
     """Planning asks the log's files many questions; on `gs://` each listing is a round trip,
     so the files are listed once for the whole backfill."""
@@ -584,7 +614,8 @@ def test_predicted_classes_are_matched_to_the_labels_by_number_or_refused(tmp_pa
         for row in log.drop(columns="proba").to_pylist():
             f.write(json.dumps({**row, "y_pred": math.nan if row["y_pred"] is None
                                 else float(row["y_pred"])}) + "\n")
-    run(RunConfig(models=[], out=str(tmp_path / "backfill"),
+    # (not a run's Parquet log: the policy that made it is named, as with --repredict)
+    run(RunConfig(models=[], out=str(tmp_path / "backfill"), repredict="every_k_labels:10",
                   predictions=str(tmp_path / "nans.jsonl"), probabilities=False, **kw))
     run(RunConfig(models=["gaussian-nb"], out=str(tmp_path / "run_without"),
                   probabilities=False, **kw))
