@@ -17,8 +17,8 @@ import logging
 import os
 import sys
 
-from pipelines.config import (DRIFT_ON, LOG_LEVELS, MODEL_ERRORS, REPLAYS, TASKS,
-                              ConfigError, RunConfig)
+from pipelines.config import (DEFAULT_REPREDICT, DRIFT_ON, LOG_LEVELS, MODEL_ERRORS, REPLAYS,
+                              TASKS, ConfigError, RunConfig)
 from transforms.errors import DelayedEvalError, one_line
 
 QUICKSTART_STREAM = 'synth:Agrawal{"n": 20000, "seed": 42, "drift": [{"at": 10000, ' \
@@ -272,7 +272,7 @@ def _run_parser(sub) -> argparse.ArgumentParser:
                           "grouped")
     run.add_argument("--repredict", default=None, metavar="POLICY",
                      help="re-prediction policy while labels are pending: every_k_labels:K "
-                          "(default every_k_labels:10), bin_boundaries[:B] (at the start of "
+                          f"(default {DEFAULT_REPREDICT}), bin_boundaries[:B] (at the start of "
                           "each bin of the latency period), every:DURATION (every 30s, 5min, "
                           "... of event time) or none (initial and final only)")
     run.add_argument("--timer-bucket", type=float, default=None, metavar="SECONDS",
