@@ -567,9 +567,8 @@ class PredictionLogSpec:
     def _run_record(self, time_range) -> dict:
         """The Parquet metadata of the log's first file (`files(time_range)`), where a run
         records how it ran; read once, however many of its items are asked for."""
-        if time_range not in self._run_records:
-            files = self.files(time_range)
-            self._run_records[time_range] = self._metadata(files[0]) if files else {}
+        if time_range not in self._run_records:  # (`files` has one, or raises)
+            self._run_records[time_range] = self._metadata(self.files(time_range)[0])
         return self._run_records[time_range]
 
     def read(self, path: str, columns: list[str] | None = None, streamed: bool = False,

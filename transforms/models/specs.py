@@ -794,7 +794,11 @@ class ModelSpec:
         return len(self.steps) == 1 and self.steps[0].path in BASELINES
 
     def build(self, classes: list | None = None):
-        """A fresh, untrained model. Baselines get the declared class list."""
+        """A fresh, untrained model. Baselines get the declared class list.
+
+        >>> list(ModelSpec.parse("standard-scaler | gaussian-nb").build().steps)
+        ['StandardScaler', 'GaussianNB']
+        """
         built = [s.build(classes) for s in self.steps]
         model = built[0]
         for step in built[1:]:
