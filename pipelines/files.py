@@ -14,7 +14,7 @@ import pyarrow as pa
 from apache_beam.io.filesystem import BeamIOError
 from apache_beam.io.filesystems import FileSystems
 
-from pipelines.results import json_text, previous_outputs, refuse_unlisted
+from pipelines.results import json_text, previous_outputs, record_outputs, refuse_unlisted
 from transforms.errors import OutputError
 
 ERRORS_FILE = "_errors.json"  # the workers' errors (`transforms.errors`), read after the run
@@ -121,9 +121,11 @@ def staged_names(staging: str) -> dict:
 
 def publish(staging: str, out: str) -> None:
     """Move a finished run's files from `staging` into `out`, each replacing its old self in
-    one rename. The files an earlier run listed in its manifest (`outputs`) that this run did
-    not make are removed, so `out` never mixes two runs' results; anything else in `out` (a
-    user's own notes or figures) is left alone.
+    one rename, its manifest last. The files an earlier run listed in its manifest (`outputs`)
+    that this run did not make are removed, so `out` never mixes two runs' results; anything
+    else in `out` (a user's own notes or figures) is left alone. Before anything moves, the
+    manifest in `out` claims this run's files (`record_outputs`): were the publishing stopped
+    half-way, a reader is told so (`check_one_run`), and a rerun replaces them.
 
     Example
     -------
@@ -132,18 +134,29 @@ def publish(staging: str, out: str) -> None:
     >>> out = tempfile.mkdtemp()
     >>> staging = new_staging(out, "r3")
     >>> write_bytes(os.path.join(staging, "summary.csv"), b"x")
+    >>> write_bytes(os.path.join(staging, "manifest.json"), b'{"outputs": ["summary.csv"]}')
     >>> publish(staging, out); sorted(os.listdir(out))
-    ['.staging-r3', 'summary.csv']
+    ['.staging-r3', 'manifest.json', 'summary.csv']
 
     """
     made = staged_names(staging)
     stale = [FileSystems.join(out, n) for n in previous_outputs(out) if n not in made]
-    FileSystems.delete([p for p in stale if FileSystems.exists(p)])
-    for folder in sorted({os.path.dirname(p) for p in stale} - {out.rstrip("/")}, reverse=True):
-        if os.path.isdir(folder) and not os.listdir(folder):  # (a report's figures/, emptied)
-            os.rmdir(folder)
-    names = sorted(made)
-    FileSystems.rename([made[n] for n in names], [FileSystems.join(out, n) for n in names])
+    record_outputs(out, sorted(made), claim=True)
+    try:
+        FileSystems.delete([p for p in stale if FileSystems.exists(p)])
+        for folder in sorted({os.path.dirname(p) for p in stale} - {out.rstrip("/")},
+                             reverse=True):
+            if os.path.isdir(folder) and not os.listdir(folder):  # (a report's figures/, emptied)
+                os.rmdir(folder)
+        for names in ([n for n in sorted(made) if n != "manifest.json"],  # the manifest seals
+                      [n for n in made if n == "manifest.json"]):
+            if names:
+                FileSystems.rename([made[n] for n in names],
+                                   [FileSystems.join(out, n) for n in names])
+    except (OSError, BeamIOError) as e:
+        raise OutputError(f"--out {out}: moving the results into place failed part-way "
+                          f"({io_reason(e)}); run again: until then the folder holds files of "
+                          f"two runs, which its readers refuse") from None
 
 
 def write_part(table: pa.Table, folder: str) -> str:

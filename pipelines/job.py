@@ -31,8 +31,9 @@ from pipelines.files import (ERRORS_FILE, delete_folder, disk_error, io_reason, 
 from pipelines.manifest import check_evaluated, complete_summary, manifest
 from pipelines.maturity import maturity_manifest, maturity_table
 from pipelines.plan import plan
-from pipelines.results import (COMPARISON_CAPTION, comparison_table, drift_delay_table,
-                               format_alike_classes, format_delay_changes, format_diverged,
+from pipelines.results import (COMPARISON_CAPTION, FINGERPRINTS, comparison_table,
+                               drift_delay_table, fingerprint, format_alike_classes,
+                               format_delay_changes, format_diverged,
                                format_foreign_predictions, format_log_notices,
                                format_profiles, format_set_aside, format_table,
                                format_uncompared, format_unfixed_hash_seed,
@@ -147,12 +148,14 @@ def run(config: RunConfig) -> pd.DataFrame:
             FileSystems.delete([staged(name) for name in ("_summary.parquet", "_counts.json",
                                                           ERRORS_FILE)])
             delete_folder(spill)
-            outputs = sorted([*staged_names(staging), "manifest.json"])
+            made = staged_names(staging)
             record = manifest(pl, counts, dead_letters, started)
             write_json(staged("manifest.json"), {**record,
                                                   **({"maturity": maturity} if maturity else {}),
                                                   "summary_rows": len(summary),
-                                                  "outputs": outputs})
+                                                  "outputs": sorted([*made, "manifest.json"]),
+                                                  FINGERPRINTS: {n: fingerprint(made[n])
+                                                                 for n in sorted(made)}})
             publish(staging, config.out)
         except (OSError, BeamIOError) as e:
             raise OutputError(f"--out {config.out}: writing the results failed ({io_reason(e)}); "

@@ -207,6 +207,7 @@ def write_report(out: str) -> str:
     made, notes = figures(run)
     written = ["report.html", *(f"{FIGURES}/{f.name}.{fmt}" for f in made for fmt in f.files)]
     refuse_unlisted(out, written)
+    record_outputs(out, written, claim=True)  # (a report stopped half-way is remade, not refused)
     folder = os.path.join(out, FIGURES)
     os.makedirs(folder, exist_ok=True)
     for f in made:

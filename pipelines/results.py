@@ -7,6 +7,8 @@ import json
 import math
 import os
 import re
+import uuid
+import zlib
 
 import pandas as pd
 import pyarrow as pa
@@ -55,12 +57,19 @@ def load_results(path: str, kind: str = "summary") -> pd.DataFrame:
             summary = pd.read_csv(file, keep_default_na=False, na_values=[""],
                                   dtype=dict.fromkeys(SUMMARY_TEXT_COLUMNS, str),
                                   **EXACT_FLOATS)
+        if "run_id" in summary and not set(summary["run_id"].dropna()) <= {
+                (manifest_of(path) or {}).get("run_id")}:
+            check_one_run(path, ["summary.csv"])  # another run's rows: that is what is wrong
+        with written_by_us(file):
             _check_summary(summary, _summary_rows(path))
+        check_one_run(path, ["summary.csv"])
         return summary
     if kind in ("curves", "predictions"):
         file = os.path.join(path, f"{kind}.parquet")
         with written_by_us(file):
-            return pd.read_parquet(file)
+            frame = pd.read_parquet(file)
+        check_one_run(path, [f"{kind}.parquet"])
+        return frame
     if kind == "manifest":
         return pd.json_normalize(read_manifest(path))
     raise ValueError(f"kind must be summary, curves, predictions or manifest, not {kind!r}")
@@ -82,11 +91,7 @@ def text_gaps_as_nan(summary: pd.DataFrame) -> pd.DataFrame:
 
 def _summary_rows(path: str) -> int | None:
     """How many rows the run wrote to summary.csv, as its manifest says (None without one)."""
-    try:
-        with open(os.path.join(path, "manifest.json"), encoding="utf-8") as f:
-            rows = json.load(f).get("summary_rows")
-    except (OSError, ValueError, AttributeError):  # none, or damaged: read_manifest says so
-        return None
+    rows = (manifest_of(path) or {}).get("summary_rows")  # (a damaged one: read_manifest says so)
     return rows if isinstance(rows, int) else None
 
 
@@ -553,16 +558,104 @@ def previous_outputs(out: str) -> list[str]:
     >>> previous_outputs(out)
     ['summary.csv']
     """
+    outputs = (manifest_of(out) or {}).get("outputs")
+    return [n for n in outputs if _in_folder(n)] if isinstance(outputs, list) else []
+
+
+def manifest_of(out: str) -> dict | None:
+    """The manifest in `out` (any Beam filesystem) as a dict, or None: there is none, or it is
+    no JSON object (its readers say so).
+
+    >>> import tempfile
+    >>> manifest_of(tempfile.mkdtemp()) is None
+    True
+    """
     from apache_beam.io.filesystems import FileSystems
 
-    path = FileSystems.join(out, "manifest.json")
     try:
-        with FileSystems.open(path) as f:
-            outputs = json.loads(f.read()).get("outputs", [])
-    except Exception:  # no manifest, or not ours: nothing listed
-        return []
-    return [n for n in outputs if isinstance(n, str) and n and ".." not in n.split("/")
-            and not os.path.isabs(n) and ":" not in n and "\\" not in n]  # (files in `out`)
+        with FileSystems.open(FileSystems.join(out, "manifest.json")) as f:
+            manifest = json.loads(f.read())
+    except Exception:  # no manifest, or not ours
+        return None
+    return manifest if isinstance(manifest, dict) else None
+
+
+def _in_folder(name) -> bool:
+    """Whether a manifest's output `name` is a file in its folder (not a path out of it)."""
+    return isinstance(name, str) and bool(name) and ".." not in name.split("/") and \
+        not os.path.isabs(name) and ":" not in name and "\\" not in name
+
+
+# The manifest's record of each file the run wrote (`fingerprint`), by which a reader tells one
+# run's files from a mix of two runs' (written into one folder at once, or a publish cut short).
+FINGERPRINTS = "output_fingerprints"
+FINGERPRINT_SPAN = 1 << 20  # the bytes read from each end of a larger file
+
+
+def fingerprint(path: str) -> str:
+    """A file's size and the CRC-32 of its bytes (of its first and last MiB, for a larger one):
+    the same for a copy on any filesystem, another for another run's file.
+
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "summary.csv")
+    >>> with open(path, "w") as f:
+    ...     _ = f.write("run_id,value\\nr1,0.5\\n")
+    >>> fingerprint(path)
+    '20:a187bbce'
+    """
+    from apache_beam.io.filesystem import CompressionTypes
+    from apache_beam.io.filesystems import FileSystems
+
+    size = FileSystems.match([path])[0].metadata_list[0].size_in_bytes
+    with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as f:
+        data = f.read(min(size, 2 * FINGERPRINT_SPAN))
+        if size > 2 * FINGERPRINT_SPAN:
+            data = data[:FINGERPRINT_SPAN]
+            f.seek(size - FINGERPRINT_SPAN)
+            data += f.read(FINGERPRINT_SPAN)
+    return f"{size}:{zlib.crc32(data):08x}"
+
+
+def _made_by_report(name: str) -> bool:
+    """Whether a run's output is the report's (`pipelines.report.write_report`)."""
+    return name == "report.html" or name.startswith("figures/")
+
+
+def check_one_run(out: str, names=None) -> None:
+    """An InputError naming the files of `out` (of `names`; by default those the manifest
+    records but the report's, which `report` makes again from the others) that are not as its
+    manifest records them: files of two runs. A file that is not there is its reader's to name;
+    a manifest that records none (a hand-made one) is taken as it is.
+
+    >>> import json, os, tempfile
+    >>> out = tempfile.mkdtemp()
+    >>> with open(os.path.join(out, "summary.csv"), "w") as f:
+    ...     _ = f.write("run_id,value\\nr1,0.5\\n")
+    >>> with open(os.path.join(out, "manifest.json"), "w") as f:
+    ...     json.dump({"output_fingerprints": {"summary.csv": "20:a187bbce"}}, f)
+    >>> check_one_run(out)
+    >>> with open(os.path.join(out, "summary.csv"), "w") as f:
+    ...     _ = f.write("run_id,value\\nr2,0.7\\n")
+    >>> check_one_run(out)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    transforms.errors.InputError: ...: summary.csv is not as its manifest.json records it: ...
+    """
+    recorded = (manifest_of(out) or {}).get(FINGERPRINTS)
+    if not isinstance(recorded, dict):
+        return
+    changed = [n for n, mark in sorted(recorded.items())
+               if (n in names if names is not None else not _made_by_report(n))
+               and _in_folder(n)
+               and os.path.isfile(os.path.join(out, n))
+               and fingerprint(os.path.join(out, n)) != mark]
+    if changed:
+        one = len(changed) == 1
+        raise InputError(
+            f"{out}: {', '.join(changed)} {'is' if one else 'are'} not as its manifest.json "
+            f"records {'it' if one else 'them'}: two runs wrote into the folder at once, or one "
+            f"was stopped while moving its files in, or {'it was' if one else 'they were'} "
+            f"changed since; run again what wrote the folder")
 
 
 def unlisted_files(out: str, names) -> list[str]:
@@ -591,8 +684,11 @@ def refuse_unlisted(out: str, names) -> None:
                           f"lists, would be replaced; choose another --out, or move {them} away")
 
 
-def record_outputs(out: str, names: list[str]) -> None:
-    """Add files written into `out` after the run (the report) to its manifest's outputs.
+def record_outputs(out: str, names, claim: bool = False) -> None:
+    """Add `names`, files in `out`, to its manifest's outputs (one is made if there is none),
+    each with its fingerprint — or, to `claim` them before they are written, with none that a
+    file has: until they are recorded, a reader is told the folder is being written, and a
+    rerun may replace them. The manifest is replaced in one rename.
 
     Example
     -------
@@ -601,17 +697,32 @@ def record_outputs(out: str, names: list[str]) -> None:
     >>> out = tempfile.mkdtemp()
     >>> with open(os.path.join(out, "manifest.json"), "w") as f:
     ...     json.dump({"outputs": ["summary.csv"]}, f)
+    >>> record_outputs(out, ["report.html"], claim=True)
+    >>> manifest = json.load(open(os.path.join(out, "manifest.json")))
+    >>> manifest["outputs"], manifest["output_fingerprints"]
+    (['report.html', 'summary.csv'], {'report.html': ''})
+    >>> with open(os.path.join(out, "report.html"), "w") as f:
+    ...     _ = f.write("<html></html>")
     >>> record_outputs(out, ["report.html"])
-    >>> json.load(open(os.path.join(out, "manifest.json")))["outputs"]
-    ['report.html', 'summary.csv']
+    >>> json.load(open(os.path.join(out, "manifest.json")))["output_fingerprints"]
+    {'report.html': '13:601b871f'}
 
     """
-    path = os.path.join(out, "manifest.json")
-    with open(path, encoding="utf-8") as f:
-        manifest = json.load(f)
-    manifest["outputs"] = sorted(set(manifest.get("outputs", [])) | set(names))
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(json_text(manifest))
+    from apache_beam.io.filesystems import FileSystems
+
+    manifest = manifest_of(out) or {}
+    outputs = manifest.get("outputs")
+    manifest["outputs"] = sorted(set(outputs if isinstance(outputs, list) else []) | set(names))
+    marks = manifest.get(FINGERPRINTS)
+    marks = dict(marks) if isinstance(marks, dict) else {}
+    marks.update({n: "" if claim else fingerprint(FileSystems.join(out, n))
+                  for n in names if n != "manifest.json"})  # (which cannot record itself)
+    manifest[FINGERPRINTS] = dict(sorted(marks.items()))
+    path = FileSystems.join(out, "manifest.json")
+    written = FileSystems.join(out, f".manifest-{uuid.uuid4().hex}.json")
+    with FileSystems.create(written) as f:
+        f.write(json_text(manifest).encode())
+    FileSystems.rename([written], [path])
 
 
 def positive_class(classes: list[str], label_counts: list[int], option=None,

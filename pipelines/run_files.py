@@ -9,8 +9,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from pipelines.results import (load_results, not_a_folder, read_json, read_manifest,
-                               whole_streams)
+from pipelines.results import (check_one_run, load_results, not_a_folder, read_json,
+                               read_manifest, whole_streams)
 
 # The measure each figure shows: accuracy for classifiers, MAE for regressors.
 PRIMARY = {"classification": "accuracy", "regression": "mae"}
@@ -54,9 +54,10 @@ class RunFiles:
         if os.path.exists(os.path.join(out, "profile.json")):
             profiles = read_json(os.path.join(out, "profile.json"))
         manifest = read_manifest(out, ("streams", "models"))
-        summary = load_results(out)
-        return cls(out, whole_streams(summary), whole_streams(load_results(out, "curves")),
-                   profiles, manifest, summary.drop(whole_streams(summary).index))
+        summary, curves = load_results(out), load_results(out, "curves")
+        check_one_run(out)  # (profile.json, dead_letters.jsonl, ... too: all of one run)
+        return cls(out, whole_streams(summary), whole_streams(curves), profiles, manifest,
+                   summary.drop(whole_streams(summary).index))
 
     @property
     def streams(self) -> list[str]:

@@ -1566,6 +1566,69 @@ def test_a_folder_of_ours_that_a_rerun_empties_goes_with_its_files(tmp_path):
         assert (out / "figures").exists() == mine
 
 
+def test_a_folder_holding_files_of_two_runs_is_refused_by_its_readers(tmp_path, capsys,
+                                                                     monkeypatch):
+    """Two runs publishing into one --out at once, or one stopped while moving its files in,
+    left files of both, and the report, `trend`, `rank` and `load_results` read them as one run
+    (one run's summary with the other's curves). Each file is now read against what its run's
+    manifest records of it; a publishing stopped part-way is refused too, and a rerun replaces
+    it."""
+    import shutil
+
+    from apache_beam.io.filesystems import FileSystems
+
+    from pipelines.results import load_results
+
+    def argv(out, seed):
+        return ["run", "--stream", f's=synth:SEA{{"n": 400, "seed": {seed}}}', "--model",
+                "gaussian-nb", "--delay", "10", "--out", str(out), "--runner", "direct",
+                "--quiet", "--curve-every", "100"]
+
+    a, b = tmp_path / "a", tmp_path / "b"
+    assert main(argv(a, 1)) == 0 and main(argv(b, 2)) == 0
+    two_runs = ("is not as its manifest.json records it: two runs wrote into the folder at "
+                "once, or one was stopped while moving its files in, or it was changed since; "
+                "run again what wrote the folder")
+    for name in ("summary.csv", "curves.parquet", "profile.json", "summary.parquet"):
+        mixed = tmp_path / "nights" / f"date={name}"
+        shutil.copytree(a, mixed)
+        shutil.copy(b / name, mixed / name)
+        assert main(["report", str(mixed)]) == 2
+        assert capsys.readouterr().err == f"delayed-eval: error: {mixed}: {name} {two_runs}\n"
+        if name == "curves.parquet":
+            with pytest.raises(InputError, match="curves.parquet is not as"):
+                load_results(str(mixed), "curves")
+    assert main(["trend", str(tmp_path / "nights")]) == 2
+    assert capsys.readouterr().err.endswith(f"summary.csv {two_runs}\n")
+    assert main(["report", str(a)]) == 0 and main(["report", str(b)]) == 0  # each its own
+
+    # A publishing stopped after the data files moved in, before the manifest did.
+    rename = FileSystems.rename
+
+    def stopped(sources, destinations):
+        if any(".staging-" in s and s.endswith("manifest.json") for s in sources):
+            raise OSError(5, "Input/output error")
+        rename(sources, destinations)
+
+    fresh = tmp_path / "fresh"  # (and the first run into a folder)
+    monkeypatch.setattr(FileSystems, "rename", stopped)
+    for out in (a, fresh):
+        assert main(argv(out, 3)) == 2
+        assert capsys.readouterr().err == (
+            f"delayed-eval: error: --out {out}: moving the results into place failed part-way "
+            f"(Input/output error); run again: until then the folder holds files of two runs, "
+            f"which its readers refuse\n")
+        with pytest.raises(InputError, match="summary.csv is not as"):
+            load_results(str(out))
+        assert main(["report", str(out)]) == 2
+        capsys.readouterr()
+    monkeypatch.setattr(FileSystems, "rename", rename)
+    for out in (a, fresh):
+        assert main(argv(out, 3)) == 0  # the rerun replaces the files its stopped self claimed
+        assert main(["report", str(out)]) == 0
+        assert load_results(str(out))["run_id"].nunique() == 1
+
+
 # -- models and generators that cannot fit -----------------------------------------------------
 @pytest.mark.parametrize("stream, model, message", [
     ('synth:SEA{"n": 0}', "majority",
