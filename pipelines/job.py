@@ -29,7 +29,7 @@ from pipelines.files import (ERRORS_FILE, delete_folder, disk_error, io_reason, 
                              publish, read_bytes, staged_names, write_bytes, write_json,
                              write_parquet)
 from pipelines.manifest import check_evaluated, complete_summary, manifest
-from pipelines.maturity import maturity_manifest, maturity_table
+from pipelines.maturity import format_maturity, maturity_manifest, maturity_table
 from pipelines.plan import plan
 from pipelines.results import (COMPARISON_CAPTION, FINGERPRINTS, comparison_table,
                                drift_delay_table, fingerprint, format_alike_classes,
@@ -139,9 +139,7 @@ def run(config: RunConfig) -> pd.DataFrame:
                 first.setdefault(stream, raw)  # the label pass's counts, the same per model
             days, histograms = maturity_table(first)
             write_bytes(staged("maturity.csv"), days.to_csv(index=False).encode())
-            maturity = maturity_manifest(days, histograms, {
-                s: list(dict.fromkeys(summary.loc[summary["stream"] == s, "category"]))
-                for s in first})
+            maturity = maturity_manifest(days, histograms, summary)
         try:
             write_bytes(staged("summary.csv"), summary.to_csv(index=False).encode())
             write_parquet(staged("summary.parquet"), summary)
@@ -188,13 +186,7 @@ def run(config: RunConfig) -> pd.DataFrame:
             print(profiles)
         for stream, m in (maturity or {}).items():
             if m["pending"]:
-                days = m["incomplete_days"]
-                print(f"\n{stream}: {m['pending']:,} of {m['labelled'] + m['pending']:,} "
-                      f"instances still wait for their label (arrival "
-                      f"{'day' if len(days) == 1 else 'days'} {', '.join(days[:3])}"
-                      f"{', …' if len(days) > 3 else ''}): its measures may still move by up "
-                      f"to {m['pending']:,} labels, a proportion by up to "
-                      f"{m['proportion_may_move_by']:.4f}; per day in maturity.csv")
+                print("\n" + format_maturity(stream, m))
         set_aside = format_set_aside(dead_letters, FileSystems.join(
             config.out, "dead_letters.jsonl"), counts["keys"], pl.backfill)
         if set_aside:

@@ -81,34 +81,112 @@ def maturity_table(counts: dict) -> tuple[pd.DataFrame, dict]:
     return pd.DataFrame(rows, columns=MATURITY_COLUMNS), histograms
 
 
-def maturity_manifest(table: pd.DataFrame, histograms: dict, categories: dict) -> dict:
+def may_move_by(value: float, n: int, more: int) -> float:
+    """The most a proportion `value` over `n` labels can still change when up to `more` labels
+    may join it, each a success or not: to (k + j) / (n + m) for j in 0..m, so by
+    m · max(p, 1 − p) / (n + m); rounded up to 4 decimals (a bound is never rounded down).
+
+    >>> may_move_by(0.5, 98, 40)  # 49 of 98: 89 or 49 of 138, 0.6449 or 0.3551
+    0.145
+    >>> may_move_by(0.95, 1960, 0)
+    0.0
+    """
+    if more <= 0 or not n + more:
+        return 0.0
+    bound = more * max(value, 1 - value) / (n + more) if n else 1.0
+    return math.ceil(round(bound * 1e4, 6)) / 1e4
+
+
+def _moves(summary: pd.DataFrame, pending: int) -> dict:
+    """Per proportion of a stream's classifiers — accuracy, and each class's precision and
+    recall, named as `--fail-if` names them — the most it can still move (`may_move_by`) with
+    `pending` more labels, the largest over the models and their initial and final measures
+    (from the cumulative rows: its value, and its denominator, `n` for accuracy, the confusion
+    matrix's predicted or true count of the class for precision or recall)."""
+    rows = summary[summary["window"].eq("cumulative")
+                   & summary["category"].isin(["initial", "final"])]
+    if "segment" in rows:
+        rows = rows[rows["segment"].isna()]
+    moves: dict = {}
+
+    def bound(name, value, n):
+        if value == value:  # (a NaN measure, of nothing yet: no bound to give)
+            moves[name] = max(moves.get(name, 0.0), may_move_by(float(value), int(n), pending))
+
+    for _, part in rows.groupby(["model", "category"], sort=False):
+        cells = part[part["metric"] == "confusion"]
+        for value, n in part.loc[part["metric"] == "accuracy", ["value", "n"]].to_numpy():
+            bound("accuracy", value, n)
+        for metric, side in (("precision", "predicted"), ("recall", "class")):
+            counts = cells.groupby(side)["value"].sum()
+            for c, value in part.loc[part["metric"] == metric, ["class", "value"]].to_numpy():
+                bound(f"{metric} ({c})", value, counts.get(c, 0))
+    return dict(sorted(moves.items(), key=lambda kv: (kv[0] != "accuracy", kv[0])))
+
+
+def maturity_manifest(table: pd.DataFrame, histograms: dict, summary: pd.DataFrame) -> dict:
     """The manifest's `maturity`: per stream, its labelled and pending instances, the latency
     histogram, the days still incomplete, and how far its measures may still move: with
-    pending instances every category of its measures (`categories`: stream -> those in the
-    summary) may take up to that many more labels, which moves a proportion (accuracy,
-    precision, …) by at most pending / (labelled + pending).
+    pending instances every category of its measures in the `summary` may take up to that many
+    more labels, which moves a classifier's accuracy and each class's precision and recall by
+    at most `may_move_by` (over its own denominator: a rare class's recall moves most).
 
     Example
     -------
 
     >>> table = pd.DataFrame({"stream": "fraud", "date": ["2026-11-01", "2026-11-02"],
-    ...                       "instances": [4, 2], "labelled": [3, 2], "pending": [1, 0]})
-    >>> m = maturity_manifest(table, {"fraud": {0: 3, 2: 2}}, {"fraud": ["initial", "final"]})
+    ...                       "instances": [100, 98], "labelled": [90, 98], "pending": [10, 0]})
+    >>> cells = [("ok", "ok", 170), ("ok", "fraud", 4), ("fraud", "ok", 8), ("fraud", "fraud", 6)]
+    >>> summary = pd.DataFrame(
+    ...     [("accuracy", None, None, 176 / 188), ("recall", "fraud", None, 6 / 14),
+    ...      ("precision", "fraud", None, 6 / 10)]
+    ...     + [("confusion", c, p, k) for c, p, k in cells],
+    ...     columns=["metric", "class", "predicted", "value"]).assign(
+    ...     stream="fraud", model="m", category="initial", window="cumulative", n=188)
+    >>> m = maturity_manifest(table, {"fraud": {0: 3, 2: 2}}, summary)
     >>> m["fraud"]["pending"], m["fraud"]["incomplete_days"], m["fraud"]["may_still_move"]
-    (1, ['2026-11-01'], ['initial', 'final'])
-    >>> m["fraud"]["by_at_most_labels"], m["fraud"]["proportion_may_move_by"]
-    (1, 0.1667)
+    (10, ['2026-11-01'], ['initial'])
+    >>> m["fraud"]["by_at_most_labels"], m["fraud"]["may_move_by"]
+    (10, {'accuracy': 0.0473, 'precision (fraud)': 0.3, 'recall (fraud)': 0.2381})
 
     """
     out = {}
     for stream, part in table.groupby("stream", sort=False):
         labelled, pending = int(part["labelled"].sum()), int(part["pending"].sum())
+        mine = summary[summary["stream"] == stream]
         out[stream] = {
             "labelled": labelled, "pending": pending,
             "latency_days": {str(d): int(n) for d, n in histograms.get(stream, {}).items()},
             "incomplete_days": part.loc[part["pending"] > 0, "date"].tolist(),
-            "may_still_move": list(categories.get(stream, [])) if pending else [],
+            "may_still_move": list(dict.fromkeys(mine["category"])) if pending else [],
             "by_at_most_labels": pending,
-            "proportion_may_move_by": round(pending / (labelled + pending), 4)
-            if labelled + pending else 0.0}
+            "may_move_by": _moves(mine, pending) if pending else {}}
     return out
+
+
+def format_maturity(stream: str, maturity: dict) -> str:
+    """The line a backfill prints for a stream with instances still pending: how many, of
+    which days, and how far its accuracy and its most movable class measure may still move.
+
+    >>> print(format_maturity("fraud", {
+    ...     "labelled": 1960, "pending": 40, "incomplete_days": ["2026-11-01"],
+    ...     "may_move_by": {"accuracy": 0.0191, "precision (fraud)": 0.1479,
+    ...                     "recall (fraud)": 0.1529, "recall (ok)": 0.0195}}))
+    fraud: 40 of 2,000 instances still wait for their label (arrival day 2026-11-01): each \
+measure may take up to 40 more labels, which can move accuracy by up to 0.0191 and recall \
+(fraud) by up to 0.1529 (each class's precision and recall in the manifest's maturity); per \
+day in maturity.csv
+    """
+    pending, days = maturity["pending"], maturity["incomplete_days"]
+    moves = dict(maturity.get("may_move_by") or {})
+    named = [f"accuracy by up to {moves.pop('accuracy'):.4f}"] if "accuracy" in moves else []
+    if moves:
+        most = max(moves, key=lambda k: (moves[k], k))
+        named.append(f"{most} by up to {moves[most]:.4f} (each class's precision and recall "
+                     f"in the manifest's maturity)")
+    return (f"{stream}: {pending:,} of {maturity['labelled'] + pending:,} instances still wait "
+            f"for their label (arrival {'day' if len(days) == 1 else 'days'} "
+            f"{', '.join(days[:3])}{', …' if len(days) > 3 else ''}): each measure may take up "
+            f"to {pending:,} more label{'s' if pending != 1 else ''}"
+            + (f", which can move {' and '.join(named)}" if named else "")
+            + "; per day in maturity.csv")

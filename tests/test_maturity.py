@@ -50,8 +50,68 @@ def test_each_arrival_day_counts_its_labelled_pending_and_latencies(tmp_path):
     pending = int((~labelled).sum())
     assert maturity["pending"] == pending and maturity["labelled"] == labelled.sum()
     assert maturity["by_at_most_labels"] == pending
-    assert maturity["proportion_may_move_by"] == round(pending / n, 4)
+    scored = int(labelled.sum())  # (the log predicts ok for every one: accuracy = share of ok)
+    p = (y[labelled] == "ok").mean()
+    assert maturity["may_move_by"]["accuracy"] == np.ceil(
+        pending * max(p, 1 - p) / (scored + pending) * 1e4) / 1e4
     assert maturity["latency_days"] == {str(k): int(v) for k, v in
                                         zip(*np.unique(days[labelled], return_counts=True))}
     assert "initial" in maturity["may_still_move"]
     assert maturity["incomplete_days"] == table.loc[table["pending"] > 0, "date"].tolist()
+
+
+def test_how_far_a_nights_measures_may_move_is_a_bound_its_later_labels_keep(tmp_path):
+    """The backfill said a proportion may move by at most pending / (labelled + pending): 0.02
+    with 40 of 2 000 pending. But a class's precision and recall are over the instances
+    predicted as, or labelled as, that class: here the 40 pending transactions, all predicted
+    fraud, moved precision (fraud) from 0.51 to 0.65 once their labels came. Each bound is
+    now over the measure's own count, and the measures of the night re-scored with every label
+    stay within it."""
+    rng = np.random.default_rng(5)
+    n, waiting = 2000, 40
+    t = BASE + np.sort(rng.uniform(0, DAY - 1, n))
+    amount = rng.exponential(50, n)
+    fraud = rng.random(n) < np.where(amount > 150, 0.5, 0.02)
+    amount[-waiting:], fraud[-waiting:] = 400.0, True  # the last hour's: all fraud, all flagged
+    predicted = np.where(amount > 150, "fraud", "ok")
+    label = np.where(fraud, "fraud", "ok")
+    pd.DataFrame({"id": range(n), "time": t, "amount": amount}).to_csv(
+        tmp_path / "instances.csv", index=False)
+    pd.DataFrame({"id": [str(i) for i in range(n)], "t": t, "y_pred": predicted}).to_csv(
+        tmp_path / "log.csv", index=False)
+    results = {}
+    for night, known in (("tonight", n - waiting), ("a week on", n)):
+        labels = tmp_path / f"labels {night}.csv"
+        pd.DataFrame({"id": range(known), "time": t[:known] + 7200,
+                      "label": label[:known]}).to_csv(labels, index=False)
+        out = tmp_path / night
+        run(RunConfig(streams=[f'fraud={tmp_path / "instances.csv"}{{"labels": "{labels}", '
+                               f'"positive": "fraud"}}'], models=["m"],
+                      predictions=str(tmp_path / "log.csv"), out=str(out), quiet=True,
+                      runner="direct", repredict="none", final=False))
+        results[night] = read_csv(out / "summary.csv").query(
+            "category == 'initial' and window == 'cumulative' and segment != segment")
+    maturity = json.loads((tmp_path / "tonight" / "manifest.json").read_text())["maturity"]
+    bounds = maturity["fraud"]["may_move_by"]
+
+    # A plain count of tonight's labelled instances: each proportion's k of n.
+    known = slice(0, n - waiting)
+    hit = predicted[known] == label[known]
+    counts = {"accuracy": (hit.sum(), n - waiting)}
+    for c in ("fraud", "ok"):
+        counts[f"precision ({c})"] = (hit[predicted[known] == c].sum(),
+                                      (predicted[known] == c).sum())
+        counts[f"recall ({c})"] = (hit[label[known] == c].sum(), (label[known] == c).sum())
+    assert set(bounds) == set(counts)
+    for measure, (k, m) in counts.items():
+        p = k / m
+        assert bounds[measure] == np.ceil(waiting * max(p, 1 - p) / (m + waiting) * 1e4) / 1e4
+        metric, _, c = measure.partition(" (")
+        value = {night: frame.loc[(frame["metric"] == metric) & (
+            frame["class"].isna() if not c else frame["class"] == c.rstrip(")")), "value"]
+            .item() for night, frame in results.items()}
+        assert value["tonight"] == p
+        assert abs(value["a week on"] - value["tonight"]) <= bounds[measure], measure
+    moved = abs(results["a week on"].query("metric == 'precision' and `class` == 'fraud'")[
+        "value"].item() - counts["precision (fraud)"][0] / counts["precision (fraud)"][1])
+    assert moved > 5 * waiting / n  # the old bound, 0.02, did not hold
