@@ -17,6 +17,7 @@ import os
 import pandas as pd
 
 from pipelines.figures import Figure, figures, save_figure
+from pipelines.maturity import format_maturity
 from pipelines.results import (COMPARISON_CAPTION, comparison_table, drift_delay_table,
                                format_alike_classes, format_diverged,
                                format_foreign_predictions, format_log_notices,
@@ -88,6 +89,28 @@ def _delays(manifest: dict) -> str:
     if len(set(delays.values())) == 1:
         return str(next(iter(delays.values())))
     return "; ".join(f"{name}: {d}" for name, d in delays.items())
+
+
+def _maturity_html(out: str, maturity: dict) -> list[str]:
+    """A backfill's label maturity, where instances still wait for their labels: per stream
+    what the command printed, how far each proportion may still move, and maturity.csv."""
+    waiting = {stream: m for stream, m in maturity.items() if m.get("pending")}
+    if not waiting:
+        return []
+    bounds = pd.DataFrame([(stream, measure, bound) for stream, m in waiting.items()
+                           for measure, bound in (m.get("may_move_by") or {}).items()],
+                          columns=["stream", "measure", "may move by at most"])
+    parts = ["<h2>Label maturity</h2>",
+             *[f"<p>{html.escape(format_maturity(s, m))}.</p>" for s, m in waiting.items()]]
+    if not bounds.empty:
+        parts += ["<p>The most each proportion can still move, whatever the labels still to "
+                  "come (over the models, initial and final):</p>", _table_html(bounds)]
+    days = os.path.join(out, "maturity.csv")
+    if os.path.exists(days):
+        parts += ["<p>Per arrival day (<code>maturity.csv</code>):</p>",
+                  _table_html(pd.read_csv(days, dtype={"stream": str, "date": str}),
+                              "{:g}".format)]
+    return parts
 
 
 def _render_html(run: RunFiles, made: list[Figure], notes: list[str]) -> str:
@@ -163,7 +186,9 @@ def _render_html(run: RunFiles, made: list[Figure], notes: list[str]) -> str:
               "and each labelled instance's initial and final prediction is scored or "
               "unscored (there was none: a model answers none before it has learned a "
               "label; a backfill's log may hold none):</p>",
-              _table_html(_counts_table(m), "{:g}".format), "<h2>Figures</h2>"]
+              _table_html(_counts_table(m), "{:g}".format)]
+    parts += _maturity_html(run.out, m.get("maturity") or {})
+    parts.append("<h2>Figures</h2>")
     for f in made:
         data = base64.b64encode(f.files["png"]).decode("ascii")
         parts += [f"<figure id='{f.name}'><h3>{esc(f.title)}</h3>",

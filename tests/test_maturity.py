@@ -115,3 +115,11 @@ def test_how_far_a_nights_measures_may_move_is_a_bound_its_later_labels_keep(tmp
     moved = abs(results["a week on"].query("metric == 'precision' and `class` == 'fraud'")[
         "value"].item() - counts["precision (fraud)"][0] / counts["precision (fraud)"][1])
     assert moved > 5 * waiting / n  # the old bound, 0.02, did not hold
+    # The report shows them, with what the command printed.
+    from pipelines.report import write_report
+
+    page = open(write_report(str(tmp_path / "tonight")), encoding="utf-8").read()
+    assert "<h2>Label maturity</h2>" in page
+    assert f"fraud: {waiting} of {n:,} instances still wait for their label" in page
+    for measure, bound in bounds.items():
+        assert f"<td>{measure}</td>\n      <td>{bound:.4f}</td>" in page
