@@ -5,8 +5,9 @@ come, and draw the trend across nights.
 Each task is one `delayed-eval` command in a `BashOperator`. A crossed `--fail-if` threshold
 makes the command exit with status 3 after the results are written, so the task fails and
 Airflow's usual alerting (`email_on_failure`, `on_failure_callback`) fires; status 2 is a
-mistake in the input or the options, 1 an internal error. Every run publishes its folder
-atomically, so a retried or cleared task re-scores its day in place.
+mistake in the input or the options, 1 an internal error, 143 a task Airflow stopped (SIGTERM:
+its day's previous results are left as they were). Every run publishes its folder atomically,
+so a retried or cleared task re-scores its day in place.
 
 The commands are built by `commands(root, runner)` so that the test suite runs them as they
 are written here (tests/test_examples.py); the DAG itself needs Airflow 2.4 or later.

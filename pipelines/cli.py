@@ -15,6 +15,7 @@ import argparse
 import difflib
 import logging
 import os
+import signal
 import sys
 
 from pipelines.config import (DEFAULT_REPREDICT, DRIFT_ON, LOG_LEVELS, MODEL_ERRORS, REPLAYS,
@@ -529,11 +530,11 @@ def _command(args, beam_args: list, debug: bool) -> int:
             raise
         print(f"delayed-eval: error: {one_line(e)}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        return _interrupted(args)
+    except KeyboardInterrupt as e:
+        return _interrupted(args, e)
     except Exception as e:  # a bug of ours: one line, the traceback with --debug
         if _caused_by(e, KeyboardInterrupt):  # Ctrl-C inside a DoFn, re-raised by Beam
-            return _interrupted(args)
+            return _interrupted(args, e)
         if debug:
             raise
         print(f"delayed-eval: error: internal error: {type(e).__name__}: {one_line(e)}; rerun "
@@ -620,11 +621,31 @@ def _caused_by(error: BaseException, kind: type) -> bool:
     return False
 
 
-def _interrupted(args) -> int:
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (a scheduler stopping the task, `kill`), raised where the command is, so that it
+    ends as Ctrl-C does: its staging folder removed, one line, exit status 128 + 15."""
+
+
+def terminate(signum, frame):
+    """The command's SIGTERM handler (`command.console_main`)."""
+    raise Terminated()
+
+
+def _interrupted(args, error: BaseException) -> int:
+    from pipelines.results import FINGERPRINTS, manifest_of
+
     out = getattr(args, "out", None) or getattr(args, "dir", None)
-    print(f"delayed-eval: interrupted; the previous results in {out} are untouched" if out
-          else "delayed-eval: interrupted", file=sys.stderr)
-    return 130
+    stopped = _caused_by(error, Terminated)
+    how = "terminated (SIGTERM)" if stopped else "interrupted"
+    marks = (manifest_of(out) or {}).get(FINGERPRINTS) if out else None
+    if isinstance(marks, dict) and "" in marks.values():  # (stopped while moving files in)
+        print(f"delayed-eval: {how} while moving the results into {out}; run again: until "
+              f"then the folder holds files of two runs, which its readers refuse",
+              file=sys.stderr)
+    else:
+        print(f"delayed-eval: {how}; the previous results in {out} are untouched" if out
+              else f"delayed-eval: {how}", file=sys.stderr)
+    return 128 + (signal.SIGTERM if stopped else signal.SIGINT)
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@ the command again (`console_main`); the command itself is `pipelines.cli`."""
 from __future__ import annotations
 
 import os
+import signal
 import sys
 
 
@@ -32,4 +33,5 @@ def console_main() -> None:
         os.execv(sys.executable, [sys.executable, *sys.orig_argv[1:]])
     from pipelines import cli  # (after the exec: its imports are paid once)
 
+    signal.signal(signal.SIGTERM, cli.terminate)
     sys.exit(cli.main())

@@ -638,6 +638,33 @@ def test_ctrl_c_exits_130_and_leaves_the_previous_results(tmp_path, capsys):
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before
 
 
+def test_sigterm_ends_the_command_as_ctrl_c_does(tmp_path):
+    """A scheduler stopping the task (Airflow's timeout, `kill`) sends SIGTERM: the command
+    died at once, without a word, leaving its staging folder in --out. It now ends as Ctrl-C
+    does: the staging folder removed, the previous results untouched, one line, exit 143."""
+    import signal
+    import time
+
+    out = tmp_path / "out"
+    command = [sys.executable, "-c", "from pipelines.command import console_main; "
+               "console_main()", "run", "--model", "hoeffding-tree", "--delay", "100",
+               "--out", str(out), "--runner", "direct", "--progress-every", "0.5"]
+    subprocess.run([*command, "--stream", 'synth:SEA{"n": 500}', "--quiet"], check=True,
+                   cwd=os.getcwd())
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    long = subprocess.Popen([*command, "--stream", 'synth:SEA{"n": 3000000}'], text=True,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    assert long.stderr.readline().startswith("progress: ")  # replaying
+    assert any(p.name.startswith(".staging-") for p in out.iterdir())
+    long.send_signal(signal.SIGTERM)
+    started = time.monotonic()
+    err = long.communicate(timeout=60)[1]
+    assert long.returncode == 143 and time.monotonic() - started < 30
+    assert err.splitlines()[-1] == (f"delayed-eval: terminated (SIGTERM); the previous results "
+                                    f"in {out} are untouched")
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before  # (no staging folder)
+
+
 def test_an_internal_error_is_one_line_unless_debug(tmp_path, capsys, monkeypatch):
     import pipelines.job
 
