@@ -20,7 +20,7 @@ import sys
 
 from pipelines.config import (DEFAULT_REPREDICT, DRIFT_ON, LOG_LEVELS, MODEL_ERRORS, REPLAYS,
                               TASKS, ConfigError, RunConfig)
-from transforms.errors import DelayedEvalError, one_line
+from transforms.errors import DelayedEvalError, InputError, one_line
 
 QUICKSTART_STREAM = 'synth:Agrawal{"n": 20000, "seed": 42, "drift": [{"at": 10000, ' \
                     '"width": 1000, "classification_function": 2}]}'
@@ -632,13 +632,18 @@ def terminate(signum, frame):
 
 
 def _interrupted(args, error: BaseException) -> int:
-    from pipelines.results import FINGERPRINTS, manifest_of
+    from pipelines.results import check_one_run
 
     out = getattr(args, "out", None) or getattr(args, "dir", None)
     stopped = _caused_by(error, Terminated)
     how = "terminated (SIGTERM)" if stopped else "interrupted"
-    marks = (manifest_of(out) or {}).get(FINGERPRINTS) if out else None
-    if isinstance(marks, dict) and "" in marks.values():  # (stopped while moving files in)
+    try:
+        if out:
+            check_one_run(out)
+        mixed = False
+    except (InputError, OSError):  # (stopped while moving its files in)
+        mixed = True
+    if mixed:
         print(f"delayed-eval: {how} while moving the results into {out}; run again: until "
               f"then the folder holds files of two runs, which its readers refuse",
               file=sys.stderr)

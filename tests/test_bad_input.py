@@ -1649,6 +1649,17 @@ def test_a_folder_holding_files_of_two_runs_is_refused_by_its_readers(tmp_path, 
             load_results(str(out))
         assert main(["report", str(out)]) == 2
         capsys.readouterr()
+
+    def interrupted(sources, destinations):
+        if any(".staging-" in s and s.endswith("manifest.json") for s in sources):
+            raise KeyboardInterrupt
+        rename(sources, destinations)
+
+    monkeypatch.setattr(FileSystems, "rename", interrupted)  # (Ctrl-C there)
+    assert main(argv(a, 4)) == 130
+    assert capsys.readouterr().err == (
+        f"delayed-eval: interrupted while moving the results into {a}; run again: until then "
+        f"the folder holds files of two runs, which its readers refuse\n")
     monkeypatch.setattr(FileSystems, "rename", rename)
     for out in (a, fresh):
         assert main(argv(out, 3)) == 0  # the rerun replaces the files its stopped self claimed
