@@ -35,7 +35,8 @@ from pipelines.results import (COMPARISON_CAPTION, FINGERPRINTS, comparison_tabl
                                drift_delay_table, fingerprint, format_alike_classes,
                                format_delay_changes, format_diverged,
                                format_foreign_predictions, format_log_notices,
-                               format_profiles, format_set_aside, format_table,
+                               format_profiles, format_set_aside, format_set_asides_of_run,
+                               format_table,
                                format_uncompared, format_unfixed_hash_seed,
                                format_unknown_positive, format_unpredicted,
                                format_unrepredicted, numbers_from_json, segment_table)
@@ -193,7 +194,8 @@ def run(config: RunConfig) -> pd.DataFrame:
             print("\n" + set_aside)
         delay_changes = format_delay_changes(pl.log.recorded_delays(pl.time_range), {
             s.name: pl.label_delay(s) for s in pl.streams}) if pl.backfill else ""
-        log_notices = "\n".join(filter(None, [delay_changes,
+        set_by_run = format_set_asides_of_run(record.get("set_aside_by_the_logs_run", {}))
+        log_notices = "\n".join(filter(None, [delay_changes, set_by_run,
                                                format_log_notices(counts["keys"])]))
         if log_notices:
             print("\n" + log_notices)

@@ -524,7 +524,13 @@ def manifest(pl: Plan, counts: dict, dead: list[dict], started: str) -> dict:
         "dead_letters": len(dead),
         # A backfill's unreadable log lines: dead letters of no stream (nor in its counts).
         **({"log_dead_letters": sum(d["stream"] is None for d in dead),
-            "log_rows_not_scored": not_scored(counts)} if pl.backfill else {}),
+            "log_rows_not_scored": not_scored(counts),
+            # The instances the log's run set aside for a model that failed on them.
+            "set_aside_by_the_logs_run": {
+                stream: mine for stream, per_model in pl.log.recorded_set_asides(
+                    pl.time_range).items()
+                if (mine := {m: n for m, n in per_model.items() if m in pl.models})}}
+           if pl.backfill else {}),
     }
 
 

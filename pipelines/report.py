@@ -21,6 +21,7 @@ from pipelines.maturity import format_maturity
 from pipelines.results import (COMPARISON_CAPTION, comparison_table, drift_delay_table,
                                format_alike_classes, format_diverged,
                                format_foreign_predictions, format_log_notices,
+                               format_set_asides_of_run,
                                format_unrepredicted, format_value, record_outputs,
                                refuse_unlisted, segment_table, summary_table)
 from pipelines.run_files import RunFiles
@@ -132,7 +133,9 @@ def _render_html(run: RunFiles, made: list[Figure], notes: list[str]) -> str:
     if m.get("alike_classes"):
         facts.append(("classes alike", format_alike_classes(m["alike_classes"],
                                                             m.get("replay") == "backfill")))
-    notices = format_log_notices([((c["stream"], c["model"]), c) for c in m.get("counts", [])])
+    notices = "\n".join(filter(None, [
+        format_set_asides_of_run(m.get("set_aside_by_the_logs_run") or {}),
+        format_log_notices([((c["stream"], c["model"]), c) for c in m.get("counts", [])])]))
     facts += [("prediction log", line) for line in notices.splitlines()]
     facts += [("diverged", line) for line in format_diverged(run.summary).splitlines()]
     facts += [("no label's class", line) for line in format_foreign_predictions(

@@ -1097,6 +1097,30 @@ def format_delay_changes(recorded: dict, configured: dict) -> str:
     return "\n".join(lines)
 
 
+def format_set_asides_of_run(recorded: dict) -> str:
+    """One line per (stream, model) of a backfill whose instances the run that wrote the log
+    set aside because the model failed on them (`recorded`: {stream: {model: instances}}, the
+    manifest's `set_aside_by_the_logs_run`): its log holds what the model predicted before it
+    failed, which the backfill scores, so that model's numbers differ from the run's; "" when
+    there are none such.
+
+    >>> print(format_set_asides_of_run({"sea": {"nb": 3}}))
+    sea / nb: the run that wrote the prediction log set aside 3 instances nb failed on
+    (--on-model-error dead-letter), which the log does not record: the backfill scores what nb
+    predicted before it failed, so its numbers differ from the run's (docs/backfill.md)
+    """
+    lines = []
+    for stream, per_model in sorted(recorded.items()):
+        for model, n in sorted(per_model.items() if isinstance(per_model, dict) else []):
+            if n:
+                lines.append(f"{stream} / {model}: the run that wrote the prediction log set "
+                             f"aside {n:,} instance{'s' if n != 1 else ''} {model} failed on "
+                             f"(--on-model-error dead-letter), which the log does not record: "
+                             f"the backfill scores what {model} predicted before it failed, so "
+                             f"its numbers differ from the run's (docs/backfill.md)")
+    return "\n".join(lines)
+
+
 def format_unpredicted(counts: list[dict]) -> str:
     """One line per (stream, model) of the manifest's `counts` that labelled instances but
     scored none of them: each prediction it made (or logged) was none — None, NaN, {} or an

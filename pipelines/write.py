@@ -23,7 +23,7 @@ from pipelines.evaluation import PROFILES
 from pipelines.files import (ERRORS_FILE, delete_folder, read_arrow, read_bytes, write_json,
                              write_jsonl, write_part)
 from transforms.backfill.logs import (DELAYS_KEY, HOLDOUT_KEY, LOG_LEVEL_KEY, MODEL_ORDER_KEY,
-                                      REPREDICT_KEY)
+                                      REPREDICT_KEY, SET_ASIDE_KEY)
 from transforms.vocabulary import (CLASSES, COUNTS, CURVE_SCHEMA, CURVES, DEAD_LETTERS, ERRORS,
                                    NOT_SCORED, PREDICTION_KINDS, PREDICTION_SCHEMA, PREDICTIONS,
                                    READ_COUNTS)
@@ -74,11 +74,13 @@ def _write_prediction_part(element, folder: str) -> tuple[tuple, str]:
 
 
 def _merge_prediction_parts(parts: list, folder: str, path: str, schema: pa.Schema,
-                            row_group: int = 1 << 17, row_group_bytes: int = 1 << 26) -> None:
+                            key_counts: list = (), row_group: int = 1 << 17,
+                            row_group_bytes: int = 1 << 26) -> None:
     """predictions.parquet from the parts, in the order of their places, in row groups of at
     least `row_group` rows or `row_group_bytes` bytes in memory (the last one less); memory
     holds about one row group. (The bytes bound the rows of many classes' probabilities:
-    131 072 predictions of 300 classes are 39 million map entries.)
+    131 072 predictions of 300 classes are 39 million map entries.) The instances each model
+    failed on (`key_counts`' model errors) go into its metadata (`SET_ASIDE_KEY`).
 
     >>> import os, tempfile
     >>> folder, parts_folder = tempfile.mkdtemp(), tempfile.mkdtemp()
@@ -93,6 +95,13 @@ def _merge_prediction_parts(parts: list, folder: str, path: str, schema: pa.Sche
     >>> written.read()["t"].to_pylist(), written.num_row_groups  # 300 doubles: 2 400 bytes
     ([1.0, 2.0, 3.0], 3)
     """
+    set_aside: dict = {}
+    for (stream, model), counts in sorted(key_counts, key=lambda item: item[0]):
+        if counts.get("model_errors"):
+            set_aside.setdefault(stream, {})[model] = counts["model_errors"]
+    if set_aside:
+        schema = schema.with_metadata({**(schema.metadata or {}),
+                                       SET_ASIDE_KEY: json.dumps(set_aside).encode()})
     with FileSystems.create(path) as f, pq.ParquetWriter(f, schema) as writer:
         held: list = []
         rows = size = 0  # of the tables held
@@ -185,6 +194,7 @@ class WriteResults(beam.PTransform):
         return FileSystems.join(self.folder, name)
 
     def expand(self, results: dict):
+        key_counts = results[COUNTS] | "SumCounts" >> beam.CombinePerKey(sum_counts)
         self._write_summary(results["summary"])
         self._write_curves(results[CURVES])
         order = {s.name: i for i, s in enumerate(self.plan.streams)}  # (the run's order)
@@ -206,12 +216,13 @@ class WriteResults(beam.PTransform):
                                                                          parts)
              | "PredictionPartList" >> beam.combiners.ToList()
              | "WritePredictions" >> beam.Map(_merge_prediction_parts, parts,
-                                              self._path("predictions.parquet"), schema))
+                                              self._path("predictions.parquet"), schema,
+                                              beam.pvalue.AsList(key_counts)))
         (results[ERRORS] | "ErrorList" >> beam.combiners.ToList()
          | "WriteErrors" >> beam.Map(_write_json_to, self._path(ERRORS_FILE)))
         (results[DEAD_LETTERS] | "DeadList" >> Gathered()
          | "WriteDead" >> beam.Map(_write_jsonl_to, self._path("dead_letters.jsonl")))
-        self._write_counts(results)
+        self._write_counts(results, key_counts)
 
     def _write_summary(self, summary) -> None:
         def write(rows, path):
@@ -229,8 +240,7 @@ class WriteResults(beam.PTransform):
          | "CurvePartList" >> beam.combiners.ToList()
          | "WriteCurves" >> beam.Map(_merge_curve_parts, parts, self._path("curves.parquet")))
 
-    def _write_counts(self, results: dict) -> None:
-        key_counts = results[COUNTS] | "SumCounts" >> beam.CombinePerKey(sum_counts)
+    def _write_counts(self, results: dict, key_counts) -> None:
         classes = (results[CLASSES] | "Classes" >> beam.CombinePerKey(
             lambda lists: max(lists, key=len, default=[])))
         read_counts = results[READ_COUNTS] | "SumReadCounts" >> beam.CombinePerKey(sum_counts)

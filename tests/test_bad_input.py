@@ -1,6 +1,7 @@
 """Every kind of bad input gets a clear error or a dead-letter record, counted in the manifest."""
 
 import datetime
+import html
 import json
 import os
 import re
@@ -614,6 +615,39 @@ def test_model_errors_are_dead_letters_on_request_and_the_run_goes_on(tmp_path):
     assert c["instances"] == c["labelled"] + c["pending_at_end"] + c["model_errors"] + \
         c["refused_instances"]
     assert c["labels"] == c["labelled"] + c["orphan_labels"] + c["refused_labels"]
+
+
+def test_a_backfill_of_a_log_whose_run_set_instances_aside_says_so(tmp_path, capsys):
+    """A run with --on-model-error dead-letter leaves out, for that model, the instances it
+    failed on; its log holds what the model predicted before it failed, and a backfill of the
+    log scored that, silently giving other numbers than the run's (documented only). The log
+    now records how many the run set aside per model, and the backfill says so, in one line per
+    model, in its manifest and its report."""
+    rows, run_out = _model_rows(tmp_path), tmp_path / "run"
+    argv = ["--stream", "s=" + rows, "--delay", "3", "--runner", "direct", "--repredict",
+            "none"]
+    assert main(["run", *argv, "--model", "m=tests.helpers.FailsOn", "--model", "majority",
+                 "--on-model-error", "dead-letter", "--out", str(run_out), "--quiet"]) == 0
+    failed = {c["model"]: c["model_errors"] for c in
+              json.load(open(run_out / "manifest.json"))["counts"]}
+    assert failed == {"m": 2, "majority": 0}
+    out = tmp_path / "backfill"
+    assert main(["backfill", *argv, "--predictions", str(run_out / "predictions.parquet"),
+                 "--out", str(out), "--report"]) == 0
+    line = ("s / m: the run that wrote the prediction log set aside 2 instances m failed on "
+            "(--on-model-error dead-letter), which the log does not record: the backfill scores "
+            "what m predicted before it failed, so its numbers differ from the run's "
+            "(docs/backfill.md)")
+    assert line in capsys.readouterr().out.splitlines()
+    assert json.load(open(out / "manifest.json"))["set_aside_by_the_logs_run"] == {"s": {"m": 2}}
+    assert html.escape(line) in (out / "report.html").read_text(encoding="utf-8")
+    # Of a run where no model failed, nothing is said.
+    assert main(["run", *argv, "--model", "majority", "--on-model-error", "dead-letter",
+                 "--out", str(run_out), "--quiet"]) == 0
+    assert main(["backfill", *argv, "--predictions", str(run_out / "predictions.parquet"),
+                 "--out", str(out)]) == 0
+    assert "set aside" not in capsys.readouterr().out
+    assert json.load(open(out / "manifest.json"))["set_aside_by_the_logs_run"] == {}
 
 
 def test_a_prediction_that_is_not_one_value_is_one_line(tmp_path, capsys):

@@ -88,6 +88,10 @@ LOG_LEVEL_KEY = b"delayed-eval.log-predictions"
 # And its periodic holdout (`--holdout EVERY:SIZE`), if any: the instances it held out left the
 # run's prequential stream (no prediction of them is logged), and leave the backfill's too.
 HOLDOUT_KEY = b"delayed-eval.holdout"
+# And the instances it set aside because a model failed on them (`--on-model-error
+# dead-letter`), {stream: {model: how many}}: the log holds what the model predicted before it
+# failed, not that the run left the instance out, so the backfill tells its user.
+SET_ASIDE_KEY = b"delayed-eval.set-aside"
 
 
 class PredictionLogSpec:
@@ -555,6 +559,17 @@ class PredictionLogSpec:
     def _recorded(self, key: bytes, time_range) -> str | None:
         recorded = self._run_record(time_range).get(key)
         return recorded.decode() if recorded else None
+
+    def recorded_set_asides(self, time_range=None) -> dict:
+        """{stream: {model: instances}} the run that wrote the log set aside because the model
+        failed on them (its `SET_ASIDE_KEY`); {} for none, or a log a run did not write."""
+        try:
+            recorded = json.loads(self._run_record(time_range).get(SET_ASIDE_KEY, b"{}"))
+        except ValueError:
+            return {}
+        return {stream: {m: n for m, n in per_model.items() if isinstance(n, int)}
+                for stream, per_model in recorded.items() if isinstance(per_model, dict)} \
+            if isinstance(recorded, dict) else {}
 
     def recorded_delays(self, time_range=None) -> dict[str, str]:
         """Each stream's label delay in the run that wrote the log (its `DELAYS_KEY`), from the
