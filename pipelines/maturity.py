@@ -97,30 +97,48 @@ def may_move_by(value: float, n: int, more: int) -> float:
     return math.ceil(round(bound * 1e4, 6)) / 1e4
 
 
-def _moves(summary: pd.DataFrame, pending: int) -> dict:
-    """Per proportion of a stream's classifiers — accuracy, and each class's precision and
-    recall, named as `--fail-if` names them — the most it can still move (`may_move_by`) with
-    `pending` more labels, the largest over the models and their initial and final measures
-    (from the cumulative rows: its value, and its denominator, `n` for accuracy, the confusion
-    matrix's predicted or true count of the class for precision or recall)."""
+def proportion_bounds(summary: pd.DataFrame, pending: int) -> dict:
+    """{(model, category, measure): how far it may still move} for each proportion of a
+    stream's classifiers — accuracy, and each class's precision and recall, named as
+    `--fail-if` names them — with `pending` more labels (`may_move_by`), from the stream's
+    cumulative initial and final rows of `summary`: its value, and its denominator (`n` for
+    accuracy, the confusion matrix's predicted or true count of the class for precision or
+    recall). A NaN measure (of nothing yet) has none.
+
+    >>> cells = [("ok", "ok", 8), ("ok", "fraud", 1), ("fraud", "fraud", 1)]
+    >>> summary = pd.DataFrame(
+    ...     [("accuracy", None, None, 0.9), ("recall", "fraud", None, 1.0)]
+    ...     + [("confusion", c, p, k) for c, p, k in cells],
+    ...     columns=["metric", "class", "predicted", "value"]).assign(
+    ...     model="m", category="initial", window="cumulative", n=10)
+    >>> proportion_bounds(summary, 5)  # 9 of 10: 14 or 9 of 15; 1 of 1: 6 or 1 of 6
+    {('m', 'initial', 'accuracy'): 0.3, ('m', 'initial', 'recall (fraud)'): 0.8334}
+    """
     rows = summary[summary["window"].eq("cumulative")
                    & summary["category"].isin(["initial", "final"])]
     if "segment" in rows:
         rows = rows[rows["segment"].isna()]
-    moves: dict = {}
-
-    def bound(name, value, n):
-        if value == value:  # (a NaN measure, of nothing yet: no bound to give)
-            moves[name] = max(moves.get(name, 0.0), may_move_by(float(value), int(n), pending))
-
-    for _, part in rows.groupby(["model", "category"], sort=False):
+    bounds: dict = {}
+    for (model, category), part in rows.groupby(["model", "category"], sort=False):
         cells = part[part["metric"] == "confusion"]
-        for value, n in part.loc[part["metric"] == "accuracy", ["value", "n"]].to_numpy():
-            bound("accuracy", value, n)
+        named = [("accuracy", value, n) for value, n in
+                 part.loc[part["metric"] == "accuracy", ["value", "n"]].to_numpy()]
         for metric, side in (("precision", "predicted"), ("recall", "class")):
             counts = cells.groupby(side)["value"].sum()
-            for c, value in part.loc[part["metric"] == metric, ["class", "value"]].to_numpy():
-                bound(f"{metric} ({c})", value, counts.get(c, 0))
+            named += [(f"{metric} ({c})", value, counts.get(c, 0)) for c, value in
+                      part.loc[part["metric"] == metric, ["class", "value"]].to_numpy()]
+        for measure, value, n in named:
+            if value == value:
+                bounds[model, category, measure] = may_move_by(float(value), int(n), pending)
+    return bounds
+
+
+def _moves(summary: pd.DataFrame, pending: int) -> dict:
+    """Per proportion (`proportion_bounds`), the most it may still move over the models and
+    their initial and final measures: accuracy first, then by name."""
+    moves: dict = {}
+    for (_, _, measure), bound in proportion_bounds(summary, pending).items():
+        moves[measure] = max(moves.get(measure, 0.0), bound)
     return dict(sorted(moves.items(), key=lambda kv: (kv[0] != "accuracy", kv[0])))
 
 

@@ -11,6 +11,7 @@ import re
 import numpy as np
 import pandas as pd
 
+from pipelines.maturity import proportion_bounds
 from pipelines.results import (MEASURE_NAME, default_metric, load_results, made_folder,
                                not_a_folder, read_manifest, whole_streams)
 from transforms.errors import ConfigError
@@ -94,6 +95,9 @@ def trend_table(root: str, metrics: list[str] | None = None, category: str = "in
     named `final kappa` is of that category, whatever `category` says. With
     `segment` (a --segment column of the runs), one row per slice of that column instead of
     the whole stream (`segment` = `country=DE`; the pending share stays the stream's).
+    `may_move_by`: how far a proportion (accuracy, a class's precision or recall) of the whole
+    stream may still move once its pending instances are labelled
+    (`pipelines.maturity.proportion_bounds`; 0 with none pending), else empty.
     Without `metrics`, `results.default_metric`'s.
 
     Example
@@ -132,6 +136,7 @@ def trend_table(root: str, metrics: list[str] | None = None, category: str = "in
                       rows["stream"], slices, rows["model"], rows["category"], rows["metric"],
                       rows["class"], rows["value"], rows["n"])}
         counts = {(c["stream"], c["model"]): c for c in manifest.get("counts", [])}
+        bounds: dict = {}  # (stream, model) -> its proportions' `proportion_bounds`
         for (stream, piece, model, kind, metric, label_class), (value, n) in values.items():
             reported.add(metric if label_class is None else f"{metric} ({label_class})")
             if (kind, metric, label_class) not in wanted:
@@ -142,13 +147,19 @@ def trend_table(root: str, metrics: list[str] | None = None, category: str = "in
                                                              f"{metric}_bootstrap_high")))
             c = counts.get((stream, model), {})
             instances, pending = c.get("instances", 0), c.get("pending_at_end", 0)
+            if (stream, model) not in bounds:
+                bounds[stream, model] = proportion_bounds(summary[
+                    (summary["stream"] == stream) & (summary["model"] == model)], pending) \
+                    if segment is None and window == "cumulative" else {}
+            name = metric if label_class is None else f"{metric} ({label_class})"
             parts.append({
                 "date": _date_of(os.path.relpath(folder, root), manifest), "run": folder,
                 "stream": stream, "segment": None if pd.isna(piece) else piece, "model": model,
                 "category": kind, "window": window,
                 "metric": wanted[kind, metric, label_class], "value": value, "low": low,
                 "high": high, "n": n, "instances": instances, "pending": pending,
-                "pending_share": pending / instances if instances else np.nan})
+                "pending_share": pending / instances if instances else np.nan,
+                "may_move_by": bounds[stream, model].get((model, kind, name), np.nan)})
         if len(parts) == before:
             without.append(folder)
     found = {p["metric"] for p in parts}  # (as --metric names them)

@@ -52,8 +52,14 @@ def test_trend_has_each_runs_numbers_in_date_order(nightly, capsys):
         counts = next(c for c in json.loads((folder / "manifest.json").read_text())["counts"]
                       if c["model"] == row.model)
         assert row.pending_share == counts["pending_at_end"] / counts["instances"]
+        if row.metric == "accuracy":  # how far it may still move: k of n, m more to come
+            m, p = counts["pending_at_end"], row.value
+            assert row.may_move_by == np.ceil(m * max(p, 1 - p) / (row.n + m) * 1e4) / 1e4
+        else:  # (κ is no proportion)
+            assert np.isnan(row.may_move_by)
     shares = nb.set_index("date")["pending_share"]
     assert shares["2026-11-01"] == 0 and shares["2026-11-03"] > 0
+    assert nb.set_index("date")["may_move_by"]["2026-11-03"] > 0
 
 
 def test_each_nights_interval_is_drawn_as_a_bar(nightly, tmp_path, monkeypatch):
