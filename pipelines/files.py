@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import errno
 import io
+import json
 import os
+import shutil
+import socket
 import uuid
 
 import pandas as pd
@@ -115,8 +118,9 @@ def staged_names(staging: str) -> dict:
     ['summary.csv']
 
     """
-    return {FileSystems.split(m.path)[1]: m.path
-            for m in FileSystems.match([FileSystems.join(staging, "*")])[0].metadata_list}
+    return {name: m.path
+            for m in FileSystems.match([FileSystems.join(staging, "*")])[0].metadata_list
+            if (name := FileSystems.split(m.path)[1]) != OWNER}
 
 
 def publish(staging: str, out: str) -> None:
@@ -273,6 +277,57 @@ RUN_FILES = ("summary.csv", "summary.parquet", "curves.parquet", "predictions.pa
              "profile.json", "dead_letters.jsonl", "maturity.csv", "manifest.json", "report.html")
 
 
+# In a staging folder, the run that writes it: its host and process, by which a later run tells
+# a folder a killed run left behind (SIGKILL, the OOM killer) from one being written now.
+OWNER = ".owner.json"
+
+
+def remove_abandoned_stagings(out: str) -> list[str]:
+    """Remove the staging folders in `out` that runs on this machine left when they were killed
+    (their process is gone), which a run removes on its way out otherwise: they hold the
+    files of a run that never finished, a backfill's spilled log among them -> their paths.
+    Another machine's, or one without its owner written, is left alone (its run may be
+    writing it now). Only for a local `out`: a process is known by its pid on its host.
+
+    >>> import json, os, socket, subprocess, tempfile
+    >>> out = tempfile.mkdtemp()
+    >>> gone = subprocess.Popen(["true"]); _ = gone.wait()  # a process that has ended
+    >>> for name, pid in (("killed", gone.pid), ("running", os.getpid())):
+    ...     os.makedirs(os.path.join(out, f".staging-{name}"))
+    ...     with open(os.path.join(out, f".staging-{name}", OWNER), "w") as f:
+    ...         json.dump({"host": socket.gethostname(), "pid": pid}, f)
+    >>> [os.path.basename(p) for p in remove_abandoned_stagings(out)], os.listdir(out)
+    (['.staging-killed'], ['.staging-running'])
+    """
+    if "://" in out or not os.path.isdir(out):
+        return []
+    removed = []
+    for name in sorted(os.listdir(out)):
+        folder = os.path.join(out, name)
+        try:
+            with open(os.path.join(folder, OWNER), encoding="utf-8") as f:
+                owner = json.load(f)
+            if not name.startswith(".staging-") or owner["host"] != socket.gethostname() or \
+                    _running(int(owner["pid"])):
+                continue
+        except (OSError, ValueError, KeyError, TypeError):  # not a staging folder of ours
+            continue
+        shutil.rmtree(folder, ignore_errors=True)
+        removed.append(folder)
+    return removed
+
+
+def _running(pid: int) -> bool:
+    """Whether process `pid` exists on this machine (another user's too)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 def new_staging(out: str, run_id: str) -> str:
     """A new, empty staging folder in `out` for this run (its parents made), or an OutputError
     saying why `out` cannot take one: a file there of a name the run writes that no earlier
@@ -290,13 +345,14 @@ def new_staging(out: str, run_id: str) -> str:
     if "://" not in out and os.path.exists(out) and not os.path.isdir(out):
         raise OutputError(f"--out {out}: a file, not a folder; choose a folder")
     refuse_unlisted(out, RUN_FILES)  # (an earlier run's files: this run replaces them)
+    remove_abandoned_stagings(out)
     staging = FileSystems.join(out, f".staging-{run_id}")
     try:
         if FileSystems.exists(staging):
             FileSystems.delete([staging])
         FileSystems.mkdirs(staging)  # with parents; object stores have no folders to make
-        write_bytes(FileSystems.join(staging, ".probe"), b"")  # can files be written there?
-        FileSystems.delete([FileSystems.join(staging, ".probe")])
+        write_bytes(FileSystems.join(staging, OWNER),  # (and can files be written there?)
+                    json.dumps({"host": socket.gethostname(), "pid": os.getpid()}).encode())
     except (OSError, BeamIOError) as e:
         raise OutputError(f"--out {out}: cannot write there ({io_reason(e)}); choose a directory "
                           f"you can write") from None

@@ -699,6 +699,36 @@ def test_sigterm_ends_the_command_as_ctrl_c_does(tmp_path):
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before  # (no staging folder)
 
 
+def test_a_staging_folder_a_killed_run_left_is_removed_by_the_next_run(tmp_path):
+    """SIGKILL (the OOM killer, a scheduler's last resort) leaves no run a way out: its staging
+    folder stayed in --out for good, with what it had written (a backfill's spilled log: the
+    size of a night's log), one more each time. The next run into that --out on the machine
+    now removes it: its process is gone. A staging folder whose run still runs stays."""
+    import signal
+
+    out = tmp_path / "out"
+    command = [sys.executable, "-c", "from pipelines.command import console_main; "
+               "console_main()", "run", "--model", "hoeffding-tree", "--delay", "100",
+               "--out", str(out), "--runner", "direct", "--progress-every", "0.5"]
+    running = []
+    for _ in range(2):
+        process = subprocess.Popen([*command, "--stream", 'synth:SEA{"n": 3000000}'],
+                                   text=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        assert process.stderr.readline().startswith("progress: ")  # replaying
+        running.append(process)
+    running[0].send_signal(signal.SIGKILL)
+    running[0].communicate(timeout=60)
+    stagings = sorted(p.name for p in out.iterdir() if p.name.startswith(".staging-"))
+    assert len(stagings) == 2
+    subprocess.run([*command, "--stream", 'synth:SEA{"n": 300}', "--quiet"], check=True)
+    left = [p.name for p in out.iterdir() if p.name.startswith(".staging-")]
+    running[1].send_signal(signal.SIGTERM)
+    running[1].communicate(timeout=60)
+    assert len(left) == 1 and left[0] in stagings  # the killed run's went, the running one's not
+    assert not [p for p in out.iterdir() if p.name.startswith(".staging-")]
+    assert (out / "summary.csv").exists()
+
+
 def test_an_internal_error_is_one_line_unless_debug(tmp_path, capsys, monkeypatch):
     import pipelines.job
 
