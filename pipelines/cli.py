@@ -474,6 +474,7 @@ def _import_from_here() -> None:
 
 def _command(args, beam_args: list, debug: bool) -> int:
     from pipelines.job import run
+    from pipelines.results import manifest_of
     from pipelines.thresholds import THRESHOLD_FAILED, crossed_thresholds, parse_thresholds
     from runners import check_beam_args
     from transforms.replay.protocols import model_and_fold
@@ -520,7 +521,10 @@ def _command(args, beam_args: list, debug: bool) -> int:
         models = list(dict.fromkeys(summary.loc[summary["category"] != "comparison", "model"]))
         # With --cv, a threshold without a model holds for each model's mean over its folds.
         means = [m for m in models if model_and_fold(m)[1] is None] or models
-        crossed = crossed_thresholds(parse_thresholds(config.fail_if, models), summary, means)
+        waiting = {stream: m.get("pending", 0) for stream, m in (
+            (manifest_of(config.out) or {}).get("maturity") or {}).items()}  # (a backfill's)
+        crossed = crossed_thresholds(parse_thresholds(config.fail_if, models), summary, means,
+                                     waiting)
         for line in crossed:
             print(f"delayed-eval: threshold crossed: {line}", file=sys.stderr)
         if crossed:

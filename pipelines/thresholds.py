@@ -96,8 +96,11 @@ class Threshold:
     def crossed(self, value: float) -> bool:
         return math.isnan(value) or _OPERATORS[self.op](value, self.value)
 
-    def failures(self, summary: pd.DataFrame, models: list[str]) -> list[str]:
-        """A line for each (stream, model) whose measure crossed the threshold."""
+    def failures(self, summary: pd.DataFrame, models: list[str],
+                 pending: dict | None = None) -> list[str]:
+        """A line for each (stream, model) whose measure crossed the threshold; with a stream's
+        instances still `pending` ({stream: how many}, a backfill's), how far a proportion of
+        the whole stream may still move (`pipelines.maturity.proportion_bounds`)."""
         rows = summary[(summary["category"] == self.category)
                        & (summary["metric"] == self.metric)
                        & (summary["window"] == self.window)]
@@ -122,8 +125,26 @@ class Threshold:
                             if mine.empty else "it is undefined: nothing scored" \
                             if math.isnan(value) else f"it is {value:.4g}"
                         where = " / ".join(filter(None, (stream, model, segment)))
+                        what += self._provisional(summary, stream, model, segment, pending)
                         lines.append(f"{where}: {self.text} ({what})")
         return lines
+
+    def _provisional(self, summary, stream, model, segment, pending: dict | None) -> str:
+        """What a crossing's line adds while the stream's instances wait for their labels:
+        how far the measure may still move, or "" (none pending, not a proportion of the
+        whole stream)."""
+        waiting = (pending or {}).get(stream, 0)
+        if not waiting or segment or self.window != CUMULATIVE:
+            return ""
+        from pipelines.maturity import proportion_bounds
+
+        name = self.metric if self.label_class is None else f"{self.metric} ({self.label_class})"
+        bound = proportion_bounds(summary[(summary["stream"] == stream)
+                                          & (summary["model"] == model)], waiting).get(
+            (model, self.category, name))
+        return "" if bound is None else \
+            f"; {waiting:,} instances still wait for their label: it may still move by up to " \
+            f"{bound:.4f}"
 
     def _missing(self, results: pd.DataFrame) -> str:
         """Why one (stream, model, slice)'s `results` have no row of this measure: the slice,
@@ -231,8 +252,10 @@ reports no window w=100 (windows: cumulative, w=500); add --window 100
 
 
 def crossed_thresholds(thresholds: list[Threshold], summary: pd.DataFrame,
-                       models: list[str]) -> list[str]:
-    """Every line of every threshold crossed, in the order the thresholds were given.
+                       models: list[str], pending: dict | None = None) -> list[str]:
+    """Every line of every threshold crossed, in the order the thresholds were given (with
+    `pending`, {stream: instances still waiting for their label}, how far a proportion may
+    still move).
 
     >>> summary = pd.DataFrame({"stream": "s", "model": "m", "category": "initial",
     ...                         "metric": "accuracy", "window": "cumulative", "class": [None],
@@ -240,4 +263,4 @@ def crossed_thresholds(thresholds: list[Threshold], summary: pd.DataFrame,
     >>> crossed_thresholds([Threshold.parse("initial accuracy < 0.8")], summary, ["m"])
     ['s / m: initial accuracy < 0.8 (it is 0.7)']
     """
-    return [line for t in thresholds for line in t.failures(summary, models)]
+    return [line for t in thresholds for line in t.failures(summary, models, pending)]

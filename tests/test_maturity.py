@@ -7,6 +7,7 @@ import json
 import numpy as np
 import pandas as pd
 
+from pipelines.cli import main
 from pipelines.config import RunConfig
 from pipelines.job import run
 from tests.helpers import read_csv
@@ -60,7 +61,8 @@ def test_each_arrival_day_counts_its_labelled_pending_and_latencies(tmp_path):
     assert maturity["incomplete_days"] == table.loc[table["pending"] > 0, "date"].tolist()
 
 
-def test_how_far_a_nights_measures_may_move_is_a_bound_its_later_labels_keep(tmp_path):
+def test_how_far_a_nights_measures_may_move_is_a_bound_its_later_labels_keep(tmp_path,
+                                                                             capsys):
     """The backfill said a proportion may move by at most pending / (labelled + pending): 0.02
     with 40 of 2 000 pending. But a class's precision and recall are over the instances
     predicted as, or labelled as, that class: here the 40 pending transactions, all predicted
@@ -123,3 +125,18 @@ def test_how_far_a_nights_measures_may_move_is_a_bound_its_later_labels_keep(tmp
     assert f"fraud: {waiting} of {n:,} instances still wait for their label" in page
     for measure, bound in bounds.items():
         assert f"<td>{measure}</td>\n      <td>{bound:.4f}</td>" in page
+
+    # A threshold crossed tonight says how far the measure may still move.
+    assert main(["backfill", "--stream", f'fraud={tmp_path / "instances.csv"}{{"labels": '
+                 f'"{tmp_path / "labels tonight.csv"}", "positive": "fraud"}}', "--predictions",
+                 str(tmp_path / "log.csv"), "--model", "m",
+                 "--out", str(tmp_path / "alert"), "--runner", "direct", "--quiet",
+                 "--fail-if", "initial recall (fraud) < 0.9",
+                 "--fail-if", "initial kappa < 0.9"]) == 3
+    recall = counts["recall (fraud)"][0] / counts["recall (fraud)"][1]
+    kappa = results["tonight"].query("metric == 'kappa'")["value"].item()
+    assert capsys.readouterr().err.splitlines() == [
+        f"delayed-eval: threshold crossed: fraud / m: initial recall (fraud) < 0.9 (it is "
+        f"{recall:.4g}; {waiting} instances still wait for their label: it may still move by "
+        f"up to {bounds['recall (fraud)']:.4f})",
+        f"delayed-eval: threshold crossed: fraud / m: initial kappa < 0.9 (it is {kappa:.4g})"]
