@@ -1080,6 +1080,30 @@ def test_a_log_without_its_columns_is_one_error_line(tmp_path, capsys):
                        predictions=str(tmp_path / "p.csv"), out=str(tmp_path / "o")))
 
 
+def test_kinds_spelled_as_other_loggers_spell_them_are_read(tmp_path):
+    """`re_prediction` (snake case, as Python and SQL loggers write it), `reprediction` and
+    `Re Prediction` stopped the backfill as no kind; they are a re-prediction, and the log
+    scores as the run's own spelling does."""
+    out = tmp_path / "run"
+    run(RunConfig(streams=['synth:SEA{"n": 400, "seed": 1}'], models=["gaussian-nb"],
+                  delay="30", bins=10, out=str(out), quiet=True, runner="direct"))
+    log = pd.read_parquet(out / "predictions.parquet")
+    assert (log["kind"] == "re-prediction").sum() > 100
+    spellings = ["re_prediction", "RE_PREDICTION", "reprediction", "Re Prediction"]
+    respelled = log.assign(kind=[spellings[i % 4] if k == "re-prediction" else k.upper()
+                                 for i, k in enumerate(log["kind"])])
+    summaries = []
+    for name, frame in (("as-run", log), ("respelled", respelled)):
+        frame.drop(columns=["proba"]).to_csv(tmp_path / f"{name}.csv", index=False)
+        summaries.append(run(RunConfig(
+            streams=['synth:SEA{"n": 400, "seed": 1}'], models=["gaussian-nb"], delay="30",
+            bins=10, predictions=str(tmp_path / f"{name}.csv"), repredict="logged",
+            out=str(tmp_path / name), quiet=True, runner="direct", probabilities=False)))
+    assert summaries[0].drop(columns="run_id").equals(summaries[1].drop(columns="run_id"))
+    binned = summaries[0].query("category == 'binned'")
+    assert len(binned) and binned["n"].gt(0).all()
+
+
 @pytest.mark.parametrize("kind,told", [("inital", "kind 'inital'"), (None, "no kind")])
 def test_a_prediction_of_no_known_kind_is_named_by_id_and_time(tmp_path, capsys, kind, told):
     stream = _four_labels(tmp_path)

@@ -97,12 +97,16 @@ def lookup(values, table) -> np.ndarray:
 
 
 def spelled_kinds(column: pa.Array) -> pa.Array:
-    """A log's kind column as our words spell them: `Initial` and ` FINAL` are two.
+    """A log's kind column as our words spell them: in any case and spacing, and a
+    re-prediction with any separator or none (`re_prediction`, as snake_case logs write it).
 
-    >>> spelled_kinds(pa.array(["Initial", " FINAL", None])).to_pylist()
-    ['initial', 'final', None]
+    >>> spelled_kinds(pa.array(["Initial", " FINAL", "RE_PREDICTION", "reprediction", None])
+    ...               ).to_pylist()
+    ['initial', 'final', 're-prediction', 're-prediction', None]
     """
-    return pc.utf8_lower(pc.utf8_trim_whitespace(column.cast(pa.string())))
+    kinds = pc.utf8_lower(pc.utf8_trim_whitespace(column.cast(pa.string())))
+    return pc.replace_substring_regex(kinds, pattern=r"^re[\s_-]*prediction$",
+                                      replacement="re-prediction")
 
 
 def kind_codes(kinds) -> np.ndarray:
