@@ -602,6 +602,13 @@ def fingerprint(path: str) -> str:
     ...     _ = f.write("run_id,value\\nr1,0.5\\n")
     >>> fingerprint(path)
     '20:a187bbce'
+    >>> import zlib
+    >>> data = bytes(range(256)) * (3 * 4096)  # 3 MiB: its first and last MiB are read
+    >>> with open(path, "wb") as f:
+    ...     _ = f.write(data)
+    >>> mib = FINGERPRINT_SPAN
+    >>> fingerprint(path) == f"{len(data)}:{zlib.crc32(data[:mib] + data[-mib:]):08x}"
+    True
     """
     from apache_beam.io.filesystem import CompressionTypes
     from apache_beam.io.filesystems import FileSystems
