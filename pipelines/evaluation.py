@@ -133,22 +133,29 @@ class EvaluateDelayed(beam.PTransform):
         counts; and the replay's predictions): from replaying models, or from a prediction
         log."""
         pl, cfg = self.plan, self.plan.config
-        reader = ReadStreams(pl.streams, [LABELS] if pl.backfill else list(pl.models), pl.delay,
-                             cfg.chunk_size, pl.time_range)
         progress = None if cfg.quiet else cfg.progress_every
         if pl.backfill:
+            # A model the logged run set events aside for has a label pass of its own.
+            streams = {s.name for s in pl.streams}
+            failures = {key: events for key, events in pl.log.recorded_failures(
+                pl.time_range).items() if key[0] in streams and key[1] in pl.models}
+            set_aside = [m for m in pl.models if any(key[1] == m for key in failures)]
+            passes = [LABELS, *set_aside]
             task = next(iter(pl.tasks.values()))  # (every logged model's: --task or the plan's)
             label_engines = EngineFactory(
-                {LABELS: ModelSpec(LABELS, (Step(f"{LabelsOnly.__module__}.LabelsOnly"),))},
-                pl.classes, {LABELS: task}, final=False, log_predictions="none",
+                {p: ModelSpec(p, (Step(f"{LabelsOnly.__module__}.LabelsOnly"),)) for p in passes},
+                pl.classes, dict.fromkeys(passes, task), final=False, log_predictions="none",
                 progress=progress, baselines=pl.scoring.baseline_views,
-                segments=tuple(cfg.segments), hidden=pl.hidden, maturity=True,
-                holdout=pl.holdout)
+                on_model_error="dead-letter", segments=tuple(cfg.segments), hidden=pl.hidden,
+                maturity=True, holdout=pl.holdout, fails_at=failures)
+            reader = ReadStreams(pl.streams, passes, pl.delay, cfg.chunk_size, pl.time_range)
             return dict(pbegin | "Backfill" >> BackfillOutcomes(
                 reader, label_engines, pl.log, list(pl.models), task == "classification",
                 pl.scoring.bins, cfg.final, cfg.buckets, cfg.chunk_size,
                 "per-key" if pl.replay in ("per-key", "per-stream") else "grouped",
-                self.spill, cfg.probabilities, pl.scoring.binned_probabilities))
+                self.spill, cfg.probabilities, pl.scoring.binned_probabilities, set_aside))
+        reader = ReadStreams(pl.streams, list(pl.models), pl.delay, cfg.chunk_size,
+                             pl.time_range)
         engines = EngineFactory(pl.models, pl.classes, pl.tasks, cfg.final, pl.repredict,
                                 pl.scoring.bins, cfg.log_predictions, progress,
                                 pl.scoring.baseline_views, cfg.on_model_error,

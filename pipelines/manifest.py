@@ -525,7 +525,8 @@ def manifest(pl: Plan, counts: dict, dead: list[dict], started: str) -> dict:
         # A backfill's unreadable log lines: dead letters of no stream (nor in its counts).
         **({"log_dead_letters": sum(d["stream"] is None for d in dead),
             "log_rows_not_scored": not_scored(counts),
-            # The instances the log's run set aside for a model that failed on them.
+            # The instances the log's run set aside for a model that failed on them, where
+            # its log records how many but not which (which: set aside again, in `counts`).
             "set_aside_by_the_logs_run": {
                 stream: mine for stream, per_model in pl.log.recorded_set_asides(
                     pl.time_range).items()

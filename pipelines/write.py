@@ -24,6 +24,7 @@ from pipelines.files import (ERRORS_FILE, delete_folder, read_arrow, read_bytes,
                              write_jsonl, write_part)
 from transforms.backfill.logs import (DELAYS_KEY, HOLDOUT_KEY, LOG_LEVEL_KEY, MODEL_ORDER_KEY,
                                       REPREDICT_KEY, SET_ASIDE_KEY)
+from transforms.replay.engine import FAILED_ON
 from transforms.vocabulary import (CLASSES, COUNTS, CURVE_SCHEMA, CURVES, DEAD_LETTERS, ERRORS,
                                    NOT_SCORED, PREDICTION_KINDS, PREDICTION_SCHEMA, PREDICTIONS,
                                    READ_COUNTS)
@@ -73,14 +74,23 @@ def _write_prediction_part(element, folder: str) -> tuple[tuple, str]:
     return place, path
 
 
+def _model_failure(dead_letter: dict):
+    """A dead letter of a model's failure -> ((stream, model), [seq, kind, id's text]): the
+    event the run set aside for that model, as the log's metadata records it."""
+    if FAILED_ON in dead_letter:
+        yield ((dead_letter["stream"], dead_letter["model"]),
+               [dead_letter["seq"], *dead_letter[FAILED_ON]])
+
+
 def _merge_prediction_parts(parts: list, folder: str, path: str, schema: pa.Schema,
-                            key_counts: list = (), row_group: int = 1 << 17,
+                            failures: list = (), row_group: int = 1 << 17,
                             row_group_bytes: int = 1 << 26) -> None:
     """predictions.parquet from the parts, in the order of their places, in row groups of at
     least `row_group` rows or `row_group_bytes` bytes in memory (the last one less); memory
     holds about one row group. (The bytes bound the rows of many classes' probabilities:
-    131 072 predictions of 300 classes are 39 million map entries.) The instances each model
-    failed on (`key_counts`' model errors) go into its metadata (`SET_ASIDE_KEY`).
+    131 072 predictions of 300 classes are 39 million map entries.) The events each model
+    failed on (`_model_failure`) go into its metadata (`SET_ASIDE_KEY`), so a backfill of
+    the log sets them aside as the run did.
 
     >>> import os, tempfile
     >>> folder, parts_folder = tempfile.mkdtemp(), tempfile.mkdtemp()
@@ -96,9 +106,8 @@ def _merge_prediction_parts(parts: list, folder: str, path: str, schema: pa.Sche
     ([1.0, 2.0, 3.0], 3)
     """
     set_aside: dict = {}
-    for (stream, model), counts in sorted(key_counts, key=lambda item: item[0]):
-        if counts.get("model_errors"):
-            set_aside.setdefault(stream, {})[model] = counts["model_errors"]
+    for (stream, model), event in sorted(failures):
+        set_aside.setdefault(stream, {}).setdefault(model, []).append(event)
     if set_aside:
         schema = schema.with_metadata({**(schema.metadata or {}),
                                        SET_ASIDE_KEY: json.dumps(set_aside).encode()})
@@ -217,7 +226,9 @@ class WriteResults(beam.PTransform):
              | "PredictionPartList" >> beam.combiners.ToList()
              | "WritePredictions" >> beam.Map(_merge_prediction_parts, parts,
                                               self._path("predictions.parquet"), schema,
-                                              beam.pvalue.AsList(key_counts)))
+                                              beam.pvalue.AsList(
+                                                  results[DEAD_LETTERS] | "ModelFailures"
+                                                  >> beam.FlatMap(_model_failure))))
         (results[ERRORS] | "ErrorList" >> beam.combiners.ToList()
          | "WriteErrors" >> beam.Map(_write_json_to, self._path(ERRORS_FILE)))
         (results[DEAD_LETTERS] | "DeadList" >> Gathered()
@@ -297,7 +308,7 @@ def located(pl, path: str) -> bytes:
     instance is not pending, a refused instance, a model error: they carry their event's
     place in the stream, `seq`) with the file and row of their event, found by reading their
     stream again (only a file stream with such dead letters is read); rewritten in the fixed
-    order of `write_jsonl`, without `seq`. Returns the file's bytes.
+    order of `write_jsonl`, without `seq` and `FAILED_ON`. Returns the file's bytes.
 
     Example
     -------
@@ -330,6 +341,7 @@ def located(pl, path: str) -> bytes:
     out = []
     for r in rows:
         seq = r.pop("seq", None)
+        r.pop(FAILED_ON, None)
         found = where.get(r["stream"], {}).get(seq)
         out.append({**r, "file": found[0], "row": found[1]} if found else r)
     write_jsonl(path, out)

@@ -418,7 +418,8 @@ def test_join_by_hand_with_and_without_kinds():
                           "unmatched_before_arrival": 0, "unmatched_after_label": 0,
                           "unmatched_unreadable_time": 0, "repeated_predictions": 0,
                           "probabilities_not_summing_to_1": 0,
-                          "unscored_initial": 0, "unscored_final": 0}
+                          "unscored_initial": 0, "unscored_final": 0,
+                          "repredicted": 1}  # (7 was re-predicted, 8 was not)
 
 
 def test_unmatched_and_missing_predictions_are_counted():
@@ -434,7 +435,8 @@ def test_unmatched_and_missing_predictions_are_counted():
                       "unmatched_before_arrival": 1, "unmatched_after_label": 1,
                       "unmatched_unreadable_time": 1, "repeated_predictions": 0,
                       "probabilities_not_summing_to_1": 0,
-                      "unscored_initial": 1, "unscored_final": 2}
+                      "unscored_initial": 1, "unscored_final": 2,
+                      "repredicted": 1}  # (7's at 50, which answered nothing)
     assert outcomes[0].initial is None and outcomes[0].bins.tolist() == [-1, -1, -1, -1]
     # 7 (B=2): bin 1 [0, 50) carries the initial a; bin 2 [50, 100) takes its one
     # re-prediction, "none"; no final.
@@ -1532,7 +1534,7 @@ def test_predictions_at_one_time_keep_log_order_whatever_order_the_runner_groups
     reader = _KeyLogBatches(log, ["s"], ["m"], classification=True, buckets=1)
     parts = [out[1] for path in log.files() for out in reader.process(path)
              if isinstance(out, tuple)]  # (not the tagged outputs: classes, dead letters)
-    label_part = next(_key_labels((("s", 0), [Outcome(1, 7, 0.0, 100.0, "a", None, None,
+    label_part = next(_key_labels((("s", LABELS), [Outcome(1, 7, 0.0, 100.0, "a", None, None,
                                                        None, None)]), 1))[1]
     join = _Join(["m"], classification=True, bins=0, final=True, span=100)
     seen = []

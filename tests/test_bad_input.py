@@ -617,22 +617,67 @@ def test_model_errors_are_dead_letters_on_request_and_the_run_goes_on(tmp_path):
     assert c["labels"] == c["labelled"] + c["orphan_labels"] + c["refused_labels"]
 
 
-def test_a_backfill_of_a_log_whose_run_set_instances_aside_says_so(tmp_path, capsys):
+@pytest.mark.parametrize("replay,repredict", [("grouped", "none"), ("per-stream", "every:2"),
+                                              ("stateful", "every:2")])
+def test_a_backfill_of_a_log_whose_run_set_instances_aside_sets_them_aside_too(tmp_path, capsys,
+                                                                               replay, repredict):
     """A run with --on-model-error dead-letter leaves out, for that model, the instances it
-    failed on; its log holds what the model predicted before it failed, and a backfill of the
-    log scored that, silently giving other numbers than the run's (documented only). The log
-    now records how many the run set aside per model, and the backfill says so, in one line per
-    model, in its manifest and its report."""
+    failed on (label and all); its log holds what the model predicted before it failed. A
+    backfill of the log scored that and numbered the labels as the other models', so that
+    model's numbers (and its comparisons) differed from the run's. The log now records which
+    events the run set aside per model, and the backfill's label pass of that model sets them
+    aside too: its summary, curves and counts are the run's."""
+    rows, run_out, out = _model_rows(tmp_path), tmp_path / "run", tmp_path / "backfill"
+    argv = ["--stream", "s=" + rows, "--delay", "3", "--runner", "direct", "--repredict",
+            repredict, "--run-id", "same", "--quiet"]
+    assert main(["run", *argv, "--model", "m=tests.helpers.FailsOn", "--model", "majority",
+                 "--on-model-error", "dead-letter", "--replay", replay,
+                 "--out", str(run_out)]) == 0
+    assert main(["backfill", *argv, "--predictions", str(run_out / "predictions.parquet"),
+                 "--out", str(out)]) == 0
+    assert (out / "summary.csv").read_bytes() == (run_out / "summary.csv").read_bytes()
+    curves = [pd.read_parquet(f / "curves.parquet") for f in (run_out, out)]
+    pd.testing.assert_frame_equal(*curves)
+    ran, backfilled = ({c["model"]: c for c in json.load(open(f / "manifest.json"))["counts"]}
+                       for f in (run_out, out))
+    for model in ("m", "majority"):
+        assert {k: backfilled[model][k] for k in ran[model]} == ran[model]
+    assert (ran["m"]["model_errors"], ran["m"]["refused_labels"]) == (2, 2)
+    # Its dead letters say why, for model m, with file and row: instance 7 (predict_one at
+    # arrival), 12 (learn_one at its label) and 7's label.
+    dead = [json.loads(line) for line in open(out / "dead_letters.jsonl")]
+    assert sorted((d["model"], d["row"], d["reason"].split(": ")[-1]) for d in dead) == [
+        ("m", 8, "label of instance 7, dead-lettered because the model failed on it"),
+        ("m", 8, "the run that wrote the prediction log set this instance aside (the model "
+                 "failed on it)"),
+        ("m", 13, "the run that wrote the prediction log set this instance aside at its label "
+                  "(the model failed on it)")]
+    assert "set aside" not in capsys.readouterr().out
+    assert json.load(open(out / "manifest.json"))["set_aside_by_the_logs_run"] == {}
+
+
+def test_a_log_that_records_only_how_many_instances_its_run_set_aside_says_so(tmp_path,
+                                                                              capsys):
+    """A log whose metadata records how many instances a model failed on, not which: the
+    backfill cannot set them aside, and says so in one line per model, in its manifest and
+    its report."""
+    import pyarrow.parquet as pq
+
+    from transforms.backfill.logs import SET_ASIDE_KEY
+
     rows, run_out = _model_rows(tmp_path), tmp_path / "run"
     argv = ["--stream", "s=" + rows, "--delay", "3", "--runner", "direct", "--repredict",
             "none"]
     assert main(["run", *argv, "--model", "m=tests.helpers.FailsOn", "--model", "majority",
                  "--on-model-error", "dead-letter", "--out", str(run_out), "--quiet"]) == 0
-    failed = {c["model"]: c["model_errors"] for c in
-              json.load(open(run_out / "manifest.json"))["counts"]}
-    assert failed == {"m": 2, "majority": 0}
+    log = pq.read_table(run_out / "predictions.parquet")
+    recorded = json.loads(log.schema.metadata[SET_ASIDE_KEY])
+    assert {m: len(events) for m, events in recorded["s"].items()} == {"m": 2}
+    pq.write_table(log.replace_schema_metadata({**log.schema.metadata,
+                                                SET_ASIDE_KEY: b'{"s": {"m": 2}}'}),
+                   tmp_path / "counted.parquet")
     out = tmp_path / "backfill"
-    assert main(["backfill", *argv, "--predictions", str(run_out / "predictions.parquet"),
+    assert main(["backfill", *argv, "--predictions", str(tmp_path / "counted.parquet"),
                  "--out", str(out), "--report"]) == 0
     line = ("s / m: the run that wrote the prediction log set aside 2 instances m failed on "
             "(--on-model-error dead-letter), which the log does not record: the backfill scores "
@@ -641,9 +686,10 @@ def test_a_backfill_of_a_log_whose_run_set_instances_aside_says_so(tmp_path, cap
     assert line in capsys.readouterr().out.splitlines()
     assert json.load(open(out / "manifest.json"))["set_aside_by_the_logs_run"] == {"s": {"m": 2}}
     assert html.escape(line) in (out / "report.html").read_text(encoding="utf-8")
-    # Of a run where no model failed, nothing is said.
+    # Of a run where no model failed, nothing is recorded or said.
     assert main(["run", *argv, "--model", "majority", "--on-model-error", "dead-letter",
                  "--out", str(run_out), "--quiet"]) == 0
+    assert SET_ASIDE_KEY not in pq.read_schema(run_out / "predictions.parquet").metadata
     assert main(["backfill", *argv, "--predictions", str(run_out / "predictions.parquet"),
                  "--out", str(out)]) == 0
     assert "set aside" not in capsys.readouterr().out

@@ -227,3 +227,119 @@ def test_the_comparison_table_reads_the_sign_and_the_level():
     # is no p of 0; an undefined test has neither statistic nor p.
     assert table["p"].tolist() == ["2.0e-03", "2.3e-01", "< 1e-300", ""]
     assert table["statistic"].tolist() == ["3.10", "1.20", "-45.00", ""]
+
+
+# -- a model that set labels aside: pairs on the first model's label axis -------------------------
+def _failing_stream(tmp_path):
+    """3 000 rows (a threshold concept, 10 % noise); FailsOn cannot predict the rows whose `bad`
+    is 1 (every 41st) nor learn those where it is 2 (every 53rd): --on-model-error dead-letter
+    sets them aside, label and all, for it alone, so it numbers the labels otherwise."""
+    import numpy as np
+    rng = np.random.default_rng(4)
+    x = rng.uniform(0, 10, size=(3000, 2))
+    y = np.where((x[:, 0] + x[:, 1] > 10) ^ (rng.uniform(size=3000) < 0.1), "p", "q")
+    i = np.arange(3000)
+    path = tmp_path / "s.csv"
+    pd.DataFrame({"time": i, "f1": x[:, 0], "f2": x[:, 1],
+                  "bad": np.where(i % 41 == 7, 1, np.where(i % 53 == 11, 2, 0)),
+                  "label": y}).to_csv(path, index=False)
+    return str(path)
+
+
+def _fading_and_window_oracle(a: list, b: dict, kind: str, window=None, alpha=None) -> dict:
+    """Q and M of the pair on A's label axis, the plain way: A's outcomes in label order,
+    each joined to B's outcome of the same label ((id, label time): B may number it otherwise,
+    or have set it aside); a window is A's last w labels; a fading factor ages at each joined
+    label (as in `expected`)."""
+    last = a[-1].n
+    sa = sb = n01 = n10 = 0.0
+    for oa in a:
+        ob = b.get((oa.id, oa.t_label))
+        pa_, pb_ = getattr(oa, kind), ob and getattr(ob, kind)
+        if window and oa.n <= last - window:
+            continue
+        la = lb = None
+        if pa_ is not None and pb_ is not None:
+            la, lb = float(pa_ != oa.y), float(pb_ != ob.y)
+        if la is not None:
+            if alpha is not None:
+                sa, sb, n01, n10 = (alpha * v for v in (sa, sb, n01, n10))
+            sa, sb = sa + la, sb + lb
+            n01, n10 = n01 + (la == 1 and lb == 0), n10 + (lb == 1 and la == 0)
+    d = n01 - n10
+    return {"q_statistic": math.log(sa / sb),
+            "mcnemar": math.copysign(1.0, d) * d * d / (n01 + n10)}
+
+
+@pytest.mark.parametrize("replay", ["per-stream", "grouped", "stateful", "backfill"])
+def test_a_pair_whose_model_set_labels_aside_is_joined_by_label_on_every_replay(tmp_path,
+                                                                                replay):
+    """A model that set labels aside (--on-model-error dead-letter) numbers the labels after
+    them otherwise than the others. The grouped and stateful replays (and a backfill) keyed each
+    model's losses by its own label numbers and joined a pair's only within a block: their
+    comparisons dropped most labels (n 4 where the per-stream replay had 25), so one run's
+    numbers depended on its replay. The per-stream replay cut a drain into slices by label
+    number and lost the pairs at the cuts. Every replay now joins a pair's losses by label (id
+    and label time) and puts them on A's label axis."""
+    path = _failing_stream(tmp_path)
+    models = ["nb=gaussian-nb", "m=tests.helpers.FailsOn", "mc=majority"]
+    common = dict(streams=["s=" + path], delay="50", runner="direct", repredict="none",
+                  curve_every=10, windows=[300], fadings=[0.99], quiet=True)
+    run_out = tmp_path / "run"
+    summary = run(RunConfig(models=models, out=str(run_out), on_model_error="dead-letter",
+                            replay="grouped" if replay == "backfill" else replay, **common))
+    if replay == "backfill":
+        summary = run(RunConfig(models=[], predictions=str(run_out / "predictions.parquet"),
+                                out=str(tmp_path / "backfill"), **common))
+    spec = StreamSpec.parse("s=" + path)
+    outcomes = {}
+    for name in models:
+        engine = ReplayEngine(ModelSpec.parse(name), "s", on_model_error="dead-letter")
+        outcomes[name.split("=")[0]] = sorted(
+            engine.drain(list(spec.events(DelaySpec.parse("50")))).outcomes, key=lambda o: o.n)
+    assert len(outcomes["m"]) < len(outcomes["nb"]) - 100  # (it set many aside)
+    rows = summary[summary["category"] == "comparison"]
+    assert set(rows["model"]) == {"nb vs m", "nb vs mc", "m vs mc"}
+    for pair in ("nb vs m", "m vs mc"):
+        a, b = pair.split(" vs ")
+        by_label = {(o.id, o.t_label): o for o in outcomes[b]}
+        for kind, bin_ in (("initial", 0), ("final", 1)):
+            for view, args in (("cumulative", {}), ("w=300", {"window": 300}),
+                               ("fading=0.99", {"alpha": 0.99})):
+                want = _fading_and_window_oracle(outcomes[a], by_label, kind, **args)
+                got = rows[(rows["model"] == pair) & (rows["bin"] == bin_)
+                           & (rows["window"] == view)]
+                got = dict(zip(got["metric"], got["value"]))
+                for name in ("q_statistic", "mcnemar"):
+                    assert got[name] == pytest.approx(want[name], rel=1e-12), \
+                        (pair, kind, view, name)
+
+
+def test_a_window_at_the_last_label_that_b_no_longer_holds_has_no_number():
+    """The windows at the stream's last label come from each model's last outcomes: B keeps
+    its last 2·w. Where A set aside so many labels that its last w reach further back than B
+    kept, B's share of the window is not known: the window has no number (n 0, NaN), not one
+    over part of it."""
+    from transforms.records import Outcome
+    from transforms.scoring.comparison import PairBlocks
+    from transforms.scoring.plan import ScoringPlan
+
+    def outcome(n, t, p):  # label of instance t at time t, true class 1
+        return Outcome(n, t, t - 0.5, float(t), 1, 1, 1, p, None)
+
+    pairs = PairBlocks({"a": "classification", "b": "classification"},
+                       ScoringPlan(final=False, windows=(2,)))
+    assert pairs.keep == 4
+    b = [outcome(t, t, 0) for t in range(1, 11)]
+    a = [outcome(n, t, 1) for n, t in enumerate((1, 2, 3, 4, 10), 1)]  # 5..9 set aside
+
+    def window(a_kept, b_kept):
+        (_, tail), = pairs.tails("s", [("a", a_kept), ("b", b_kept)])
+        score = tail[2][None]
+        return score.n, score.get()["mcnemar"]
+
+    # B kept labels 7-10: A's last two labels are 4 and 10, and B's 4 is gone.
+    n, mcnemar = window(a[-4:], b[-4:])
+    assert n == 0 and math.isnan(mcnemar)
+    # B kept all it had (fewer than 2·w): the window is the labels both hold, 4 and 10.
+    assert window(a[-4:], b[-2:] + b[3:4]) == (2, -2.0)

@@ -20,27 +20,11 @@ from metrics.binning import NO_CLASS, binned_flat, binned_proba
 from metrics.probabilistic import PROBABILITY_SUM_SLACK
 from transforms.errors import InputError
 from transforms.records import Outcome
-from transforms.scoring.columns import group_rows, take_rows
 from transforms.streams.table_files import numbers_of
 from transforms.vocabulary import PREDICTION_KINDS
 
 # (instance, bin) cells binned at once by the join.
 BIN_CELLS = 1 << 16
-
-
-def id_bucket(ids: np.ndarray, buckets: int) -> np.ndarray:
-    """A stable bucket per id string: the same on every worker and run (ids of the label pass
-    are turned into strings first, as the log's are).
-
-    >>> ids = np.array(["a", "b", "a"], dtype=object)
-    >>> b = id_bucket(ids, 8)
-    >>> b[0] == b[2] and b.tolist() == id_bucket(ids.copy(), 8).tolist()
-    True
-    """
-    if isinstance(ids, pa.Array):
-        ids = ids.to_numpy(zero_copy_only=False)
-    return (pd.util.hash_array(np.asarray(ids, dtype=object)) % np.uint64(buckets)) \
-        .astype(np.int64)
 
 
 def label_columns(outcomes) -> dict:
@@ -66,21 +50,6 @@ def label_columns(outcomes) -> dict:
         for i, o in enumerate(outcomes):
             cols["segments"][i] = o.segments
     return cols
-
-
-def split_by(columns: dict, keys: np.ndarray):
-    """(key, columns of its rows) for each distinct key, in key order.
-
-    Example
-    -------
-
-    >>> cols = {"x": np.array([10, 20, 30])}
-    >>> [(int(k), part["x"].tolist()) for k, part in split_by(cols, np.array([1, 0, 1]))]
-    [(0, [20]), (1, [10, 30])]
-
-    """
-    for key, rows in group_rows(keys):
-        yield key, take_rows(columns, rows)
 
 
 def lookup(values, table) -> np.ndarray:
@@ -269,6 +238,7 @@ def join_columns(labels: dict, preds: dict, classes: list | None, bins: int,
                                   len(classes) if classification else 0)
     counts["repeated_predictions"] = int(is_initial.sum()) - len(first_initial) + (
         int(is_final.sum()) - len(last_final) if final else 0)
+    counts["repredicted"] = len(np.unique(row[rep]))  # (labelled instances re-predicted)
     unscored = (lambda a: a == NO_CLASS) if classification else np.isnan
     counts["unscored_initial"] = int(unscored(initial).sum())
     counts["unscored_final"] = int(unscored(final_values).sum()) if final else 0

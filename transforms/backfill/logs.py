@@ -88,9 +88,11 @@ LOG_LEVEL_KEY = b"delayed-eval.log-predictions"
 # And its periodic holdout (`--holdout EVERY:SIZE`), if any: the instances it held out left the
 # run's prequential stream (no prediction of them is logged), and leave the backfill's too.
 HOLDOUT_KEY = b"delayed-eval.holdout"
-# And the instances it set aside because a model failed on them (`--on-model-error
-# dead-letter`), {stream: {model: how many}}: the log holds what the model predicted before it
-# failed, not that the run left the instance out, so the backfill tells its user.
+# And the events it set aside because a model failed on them (`--on-model-error
+# dead-letter`), {stream: {model: [[seq, kind, id's text], ...]}}: the log holds what the model
+# predicted before it failed, not that the run left the instance out, so the backfill's label
+# pass of that model sets them aside too. (A count in place of the list: which ones is not
+# known, and the backfill tells its user.)
 SET_ASIDE_KEY = b"delayed-eval.set-aside"
 
 
@@ -562,12 +564,31 @@ class PredictionLogSpec:
 
     def recorded_set_asides(self, time_range=None) -> dict:
         """{stream: {model: instances}} the run that wrote the log set aside because the model
-        failed on them (its `SET_ASIDE_KEY`); {} for none, or a log a run did not write."""
+        failed on them, where it recorded how many but not which (its `SET_ASIDE_KEY`); {} for
+        none, or a log a run did not write."""
+        return {stream: mine for stream, per_model in self._set_aside(time_range).items()
+                if (mine := {m: n for m, n in per_model.items() if isinstance(n, int)})}
+
+    def recorded_failures(self, time_range=None) -> dict:
+        """{(stream, model): {seq: (kind, id's text)}}: the events the run that wrote the log
+        set aside because the model failed on them, where it recorded which (`ReplayEngine`'s
+        fails_at, for the backfill's label pass of that model)."""
+        return {(stream, m): {seq: (kind, key) for seq, kind, key in events}
+                for stream, per_model in self._set_aside(time_range).items()
+                for m, events in per_model.items() if isinstance(events, list)}
+
+    def _set_aside(self, time_range) -> dict:
+        """The `SET_ASIDE_KEY` record, its well-formed entries: a list of events or a count."""
         try:
             recorded = json.loads(self._run_record(time_range).get(SET_ASIDE_KEY, b"{}"))
         except ValueError:
             return {}
-        return {stream: {m: n for m, n in per_model.items() if isinstance(n, int)}
+
+        def well_formed(events) -> bool:
+            return isinstance(events, int) or isinstance(events, list) and all(
+                isinstance(e, list) and len(e) == 3 and isinstance(e[0], int) for e in events)
+
+        return {stream: {m: e for m, e in per_model.items() if well_formed(e)}
                 for stream, per_model in recorded.items() if isinstance(per_model, dict)} \
             if isinstance(recorded, dict) else {}
 

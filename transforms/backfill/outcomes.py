@@ -33,15 +33,16 @@ from apache_beam.io.filesystems import FileSystems
 from river import base
 
 from metrics.probabilistic import PROBABILITY_SLACK
-from transforms.backfill.join import (check_shared_classes, class_aliases, id_bucket,
-                                      join_columns, kind_codes, label_columns, lookup,
-                                      model_classes, outcomes_of, spelled_kinds, split_by)
+from transforms.backfill.join import (check_shared_classes, class_aliases, join_columns,
+                                      kind_codes, label_columns, lookup, model_classes,
+                                      outcomes_of, spelled_kinds)
 from transforms.backfill.logs import PredictionLogSpec, TypesChanged
 from transforms.errors import InputError, reports_errors
 from transforms.records import dead_letter, is_missing
+from transforms.replay.engine import is_model_failure
 from transforms.replay.keyed import GroupedReplay
 from transforms.replay.per_key import PerKeyReplay
-from transforms.scoring.columns import concat_rows, take_rows
+from transforms.scoring.columns import concat_rows, id_bucket, split_by, take_rows
 from transforms.streams.read import ReadStreams
 from transforms.streams.table_files import event_seconds, numbers_of
 from transforms.vocabulary import (CLASSES, COUNTS, DEAD_LETTERS, ERRORS, NOT_SCORED,
@@ -72,9 +73,15 @@ class LabelsOnly(base.Classifier):
         return None
 
 
-def _no_model(dead_letter: dict) -> dict:
-    """A label pass's dead letter belongs to no model (the reading's have no model field)."""
-    return {**dead_letter, "model": None} if dead_letter.get("model") == LABELS else dead_letter
+def _of_label_passes(dead_letter: dict):
+    """The label passes' dead letters: the shared pass's belong to no model (the reading's have
+    no model field); a model's own pass (`BackfillOutcomes`' set_aside) gives only the events
+    the logged run set aside for it, and their labels: the rest are the shared pass's."""
+    model = dead_letter.get("model")
+    if model == LABELS:
+        yield {**dead_letter, "model": None}
+    elif model is None or is_model_failure(dead_letter):
+        yield dead_letter
 
 
 # -- Beam ----------------------------------------------------------------------------------------
@@ -291,10 +298,12 @@ def _in_label_order(element, classification: bool, batch_size: int):
 
 
 def _key_labels(element, buckets: int):
-    (stream, _), outcomes = element
+    """A label pass's outcomes -> by id bucket, tagged with the pass (`LABELS`, or the model
+    of its own pass)."""
+    (stream, label_pass), outcomes = element
     cols = label_columns(outcomes)
     for b, part in split_by(cols, id_bucket(cols["key"], buckets)):
-        yield (stream, int(b)), ("labels", part)
+        yield (stream, int(b)), ("labels", part, label_pass)
 
 
 class _Join(beam.DoFn):
@@ -306,8 +315,9 @@ class _Join(beam.DoFn):
 
     def __init__(self, models: list[str], classification: bool, bins: int, final: bool,
                  span: int, binned_probabilities: bool = False,
-                 evaluated: tuple = (-math.inf, math.inf)):
+                 evaluated: tuple = (-math.inf, math.inf), set_aside: tuple = ()):
         self.models, self.classification = models, classification
+        self.set_aside = set_aside  # the models with a label pass of their own
         self.bins, self.final, self.span = bins, final, span
         self.binned_probabilities = binned_probabilities
         self.evaluated = evaluated  # the arrival times evaluated (--from, --to)
@@ -315,21 +325,25 @@ class _Join(beam.DoFn):
     @reports_errors
     def process(self, element, label_classes, predicted):
         (stream, _), parts = element
-        labels = concat_rows([p for tag, p, *_ in parts if tag == "labels"])
+        passes: dict = {}
+        for tag, part, label_pass in parts:
+            if tag == "labels":
+                passes.setdefault(label_pass, []).append(part)
         # In log order (the grouping's order is the runner's): predictions at equal times are
         # then taken in the order of files by path and of rows in a file, on every runner.
         logged = sorted((part for part in parts if part[0] == "predictions"),
                         key=lambda part: part[2])
         preds = concat_rows([read_part(p) if isinstance(p, str) else p for _, p, _ in logged])
-        if not labels:
-            labels = label_columns([])
+        labels_of = {label_pass: concat_rows(p) for label_pass, p in passes.items()}
         for code, model in enumerate(self.models):
+            label_pass = model if model in self.set_aside else LABELS
+            labels = labels_of.get(label_pass) or label_columns([])
             rows = np.flatnonzero(preds["model"] == code) if preds else None
             mine = take_rows(preds, rows) if preds else \
                 {"id": np.empty(0, object), "t": np.empty(0), "y_pred": np.empty(0, object)}
             classes, aliases = None, {}
             if self.classification:
-                names = [str(c) for c in label_classes.get((stream, LABELS), [])]
+                names = [str(c) for c in label_classes.get((stream, label_pass), [])]
                 values = predicted.get((stream, model), set())
                 aliases = class_aliases(names, values)
                 check_shared_classes(names, {aliases.get(v, v) for v in values},
@@ -379,6 +393,11 @@ class BackfillOutcomes(beam.PTransform):
     binned_probabilities
         Whether the logged re-predictions' probabilities are binned too (each outcome's
         `bins_proba`).
+    set_aside
+        The models whose logged run set events aside because they failed on them (the log
+        records which: `PredictionLogSpec.recorded_failures`): each has a label pass of its
+        own, in which it fails on them again (`label_engines` builds its engine, `read` keys
+        the events for it), so its labels are numbered and its baselines kept as that run's.
 
     Example
     -------
@@ -408,8 +427,9 @@ class BackfillOutcomes(beam.PTransform):
                  classification: bool, bins: int, final: bool, buckets: int = 16,
                  batch_size: int = 1000, label_pass: str = "grouped",
                  spill: str | None = None, probabilities: bool = True,
-                 binned_probabilities: bool = False):
+                 binned_probabilities: bool = False, set_aside: tuple = ()):
         super().__init__()
+        self.set_aside = tuple(set_aside)
         self.binned_probabilities = binned_probabilities and probabilities
         self.read, self.label_engines, self.log = read, label_engines, log
         self.models, self.classification = models, classification
@@ -421,7 +441,8 @@ class BackfillOutcomes(beam.PTransform):
         errors."""
         if self.label_pass == "per-key":
             replay = pbegin | "LabelPass" >> PerKeyReplay(
-                self.read.streams, [LABELS], self.label_engines, self.read.delay,
+                self.read.streams, [LABELS, *self.set_aside], self.label_engines,
+                self.read.delay,
                 self.batch_size, self.read.time_range)
             return replay, replay[DEAD_LETTERS], replay[READ_COUNTS], replay[ERRORS]
         read = pbegin | "ReadStreams" >> self.read
@@ -454,20 +475,25 @@ class BackfillOutcomes(beam.PTransform):
                       # Ranges of 20 batches: few per key, each whole labels from all buckets.
                       _Join(self.models, self.classification, self.bins, self.final,
                             20 * self.batch_size, self.binned_probabilities,
-                            (self.read.time_range.start, self.read.time_range.end)),
+                            (self.read.time_range.start, self.read.time_range.end),
+                            self.set_aside),
                       beam.pvalue.AsDict(label_classes), beam.pvalue.AsDict(predicted))
                   .with_outputs(_Join.COUNTS, ERRORS, main="outcomes"))
-        models = self.models
+        # The models each label pass numbers the labels of: its own, or every other.
+        shared = [m for m in self.models if m not in self.set_aside]
+
+        def scored_by(label_pass: str) -> list[str]:
+            return shared if label_pass == LABELS else [label_pass]
 
         def per_model(element):
-            (stream, _), counts = element
+            (stream, label_pass), counts = element
             counts = {k: v for k, v in counts.items() if not k.startswith("unscored")}
-            for m in models:
+            for m in scored_by(label_pass):
                 yield (stream, m), counts
 
         def model_class_list(element, predicted):
-            (stream, _), classes = element
-            for m in models:
+            (stream, label_pass), classes = element
+            for m in scored_by(label_pass):
                 names = model_classes(classes, predicted.get((stream, m), set()))
                 yield (stream, m), list(classes) + names[len(classes):]
 
@@ -477,7 +503,7 @@ class BackfillOutcomes(beam.PTransform):
                     | "InLabelOrder" >> beam.FlatMap(_in_label_order, self.classification,
                                                      self.batch_size))
         return {"outcomes": in_order,
-                DEAD_LETTERS: (dead | "Unmodelled" >> beam.Map(_no_model),
+                DEAD_LETTERS: (dead | "OfLabelPasses" >> beam.FlatMap(_of_label_passes),
                                logged[DEAD_LETTERS]) | "WithLogs" >> beam.Flatten(),
                 COUNTS: counts,
                 CLASSES: label_classes | "ModelClasses" >> beam.FlatMap(

@@ -53,6 +53,25 @@ COUNTERS = ("instances", "updates", "labels", "labelled", "orphan_labels", "lear
             "unscored_initial", "unscored_final", "unscheduled", "held_out", "held_out_labels",
             "probabilities_not_summing_to_1", "repredicted")
 
+# A model failure's dead letter carries the event's kind and id's text under this key until
+# it is written (with `seq`, what the prediction log records of it: `ReplayEngine.fails_at`).
+FAILED_ON = "failed_on"
+# The reason of the label of an instance set aside because the model failed on it.
+LEFT_WITH_ITS_INSTANCE = "dead-lettered because the model failed on it"
+
+
+def is_model_failure(dead_letter: dict) -> bool:
+    """Whether a dead letter is of a model's failure (`--on-model-error dead-letter`): the
+    event the model failed on, or the label of an instance it failed on.
+
+    >>> is_model_failure({"field": "model", "reason": "model m, stream s, instance 7: ..."})
+    True
+    >>> is_model_failure({"field": "id", "reason": "label for id 7, which is not pending"})
+    False
+    """
+    return dead_letter.get("field") == "model" or \
+        dead_letter.get("reason", "").endswith(LEFT_WITH_ITS_INSTANCE)
+
 
 def key_counts(raw: dict, final: bool = True) -> dict:
     """A (stream, model) key's counts as the manifest (and `evaluate_locally`) gives them, from
@@ -187,6 +206,10 @@ class ReplayEngine:
         For a binary classifier (river's, `_multiclass` False): the stream's (positive,
         negative) classes, which it learns as True and False (`BinaryLabels`); None: labels
         that are True/False or 1/0 already.
+    fails_at
+        A backfill's label pass of one logged model: the events ({seq: (kind, str(id))}) the run
+        that wrote the log set aside because the model failed on them; here the model fails
+        on them as it did there, so the pass keeps that run's label numbers and baselines.
 
     >>> from transforms.records import event, RANK_INSTANCE, RANK_LABEL
     >>> engine = ReplayEngine(ModelSpec.parse("no-change"), stream="s", classes=["a", "b"])
@@ -216,7 +239,7 @@ class ReplayEngine:
                  resources_every: int = 0, segments: tuple = (), hidden=frozenset(),
                  maturity: bool = False, fold: tuple | None = None,
                  holdout: Holdout | None = None, repredicted_probabilities: bool = False,
-                 binary: tuple | None = None):
+                 binary: tuple | None = None, fails_at: dict | None = None):
         self.stream = stream
         self.model_name = model.name
         # fail: a model that raises (or returns no single value) stops the run with a
@@ -270,6 +293,7 @@ class ReplayEngine:
         self.refused_labels: set = set()
         # Ids of instances dead-lettered because the model failed on them: their labels leave.
         self.failed_ids: set = set()
+        self.fails_at = fails_at or {}  # seq -> (kind, id's text)
         # Persistent and Majority baselines of each label (classification; class indices).
         self.baselines = (baselines or BaselineViews()).start(range(len(self.classes)))
         self.segments, self.hidden = tuple(segments), frozenset(hidden)
@@ -617,6 +641,15 @@ class ReplayEngine:
             raise error
         out.counts["model_errors"] += instance
         self._reject(out, str(error).split("; ")[0], "model", ev)
+        out.dead_letters[-1][FAILED_ON] = [ev[KIND], str(ev[ID])]  # (for the log: `fails_at`)
+
+    def _fails_as_logged(self, ev) -> None:
+        """Raise the `ModelError` of an event the logged run set aside (`fails_at`: its kind
+        and id's text, in case the stream read is not the run's)."""
+        if self.fails_at and self.fails_at.get(ev[SEQ]) == (ev[KIND], str(ev[ID])):
+            at = {INSTANCE: "", LABEL: " at its label"}.get(ev[KIND], f" at its {ev[KIND]}")
+            raise ModelError(f"{self._where(ev[ID])}: the run that wrote the prediction log set "
+                             f"this instance aside{at} (the model failed on it)")
 
     def _on_instance(self, ev, out: DrainResult) -> None:
         key, t, x = ev[ID], ev[TIME], ev[X]
@@ -636,6 +669,7 @@ class ReplayEngine:
         if self.label_context is not None:
             self.label_context.instance_arrived(key)
         try:
+            self._fails_as_logged(ev)
             initial, proba = self._predict(key, x)
         except ModelError as e:
             self._model_failed(e, ev, out)
@@ -666,10 +700,11 @@ class ReplayEngine:
             self._reject(out, f"update for id {key!r}, which is not pending", "id", ev)
             return
         state[1] = x = self._visible(ev[X])
-        if self.rows is None:
-            return
         # Algorithm 1: new features are predicted at once, and later re-predictions use them.
         try:
+            self._fails_as_logged(ev)
+            if self.rows is None:
+                return
             with self.randomness.kept():
                 value, proba = self._predict(key, x)
         except ModelError as e:
@@ -706,8 +741,7 @@ class ReplayEngine:
         if key in self.failed_ids and key not in self.pending:
             self.failed_ids.discard(key)
             out.counts["refused_labels"] += 1
-            self._reject(out, f"label of instance {key!r}, dead-lettered because the model "
-                         f"failed on it", "id", ev)
+            self._reject(out, f"label of instance {key!r}, {LEFT_WITH_ITS_INSTANCE}", "id", ev)
             return True
         if self.classification and self.declared_classes and y not in self._class_index:
             out.counts["refused_labels"] += 1
@@ -727,6 +761,7 @@ class ReplayEngine:
                               f"it, or its instance was labelled already)", "id", ev)
             return
         try:
+            self._fails_as_logged(ev)
             self._learn(key, self._visible(ev[X]), y, t)
         except ModelError as e:
             self._model_failed(e, ev, out, instance=False)
@@ -745,6 +780,7 @@ class ReplayEngine:
         rep_times, rep_values, rep_proba = self.rows.take(row) if row is not None \
             else (None, None, None)
         try:
+            self._fails_as_logged(ev)
             with self.randomness.kept():
                 final, final_proba = self._predict(key, x) if self.final else (None, None)
             if self.label_context is not None:
@@ -808,6 +844,7 @@ class ReplayEngine:
         never learned from and has no place in the prequential stream."""
         key, x = ev[ID], self._visible(ev[X])
         try:
+            self._fails_as_logged(ev)
             prediction = self._value(self._holdout_model.predict_one(x))
         except MemoryError:
             raise

@@ -79,6 +79,7 @@ class EngineFactory:
     holdout: Holdout | None = None  # a periodic holdout (`ReplayEngine`)
     repredicted_probabilities: bool = False  # re-predictions keep them too (`ReplayEngine`)
     binary: dict | None = None  # per stream, its binary classifiers' classes (`ReplayEngine`)
+    fails_at: dict | None = None  # per (stream, model), a backfill's `ReplayEngine` fails_at
 
 
     def new(self, key) -> ReplayEngine:
@@ -89,7 +90,7 @@ class EngineFactory:
                             self.probabilities, self.resources_every, self.segments,
                             (self.hidden or {}).get(stream, ()), self.maturity,
                             self._fold(model), self.holdout, self.repredicted_probabilities,
-                            (self.binary or {}).get(stream))
+                            (self.binary or {}).get(stream), (self.fails_at or {}).get(key))
 
     def _fold(self, model: str) -> tuple | None:
         fold = model_and_fold(model)[1] if self.cv is not None else None

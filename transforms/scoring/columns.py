@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pandas as pd
 import pyarrow as pa
 
 from metrics.binning import NO_CLASS, binned_many, binned_proba_many
@@ -154,6 +155,36 @@ def group_rows(keys: np.ndarray):
         if len(keys) else np.empty(0, dtype=np.int64)
     for start, rows in zip(starts, np.split(order, starts[1:])):
         yield sorted_keys[start], rows
+
+
+def split_by(columns: dict, keys: np.ndarray):
+    """(key, columns of its rows) for each distinct key, in key order.
+
+    Example
+    -------
+
+    >>> cols = {"x": np.array([10, 20, 30])}
+    >>> [(int(k), part["x"].tolist()) for k, part in split_by(cols, np.array([1, 0, 1]))]
+    [(0, [20]), (1, [10, 30])]
+
+    """
+    for key, rows in group_rows(keys):
+        yield key, take_rows(columns, rows)
+
+
+def id_bucket(ids: np.ndarray, buckets: int) -> np.ndarray:
+    """A stable bucket per id string: the same on every worker and run (ids of the label pass
+    are turned into strings first, as the log's are).
+
+    >>> ids = np.array(["a", "b", "a"], dtype=object)
+    >>> b = id_bucket(ids, 8)
+    >>> b[0] == b[2] and b.tolist() == id_bucket(ids.copy(), 8).tolist()
+    True
+    """
+    if isinstance(ids, pa.Array):
+        ids = ids.to_numpy(zero_copy_only=False)
+    return (pd.util.hash_array(np.asarray(ids, dtype=object)) % np.uint64(buckets)) \
+        .astype(np.int64)
 
 
 def _columns(outcomes, task: str, plan: ScoringPlan) -> dict:

@@ -1,11 +1,14 @@
 """Model comparisons: every pair of models on a stream, on the labels both predicted, in label
-order.
+order, on A's label axis (A's label numbers: a model that set labels aside numbers them
+otherwise than B).
 
-    outcomes -> per (stream, prediction kind, block) each model's losses
-             -> GroupByKey -> per pair, joined by id: blocks
+    outcomes -> per (stream, prediction kind, id bucket) each model's losses
+             -> GroupByKey -> per pair, joined by (id, label time), keyed by A's block
+    outcomes -> each model's label numbers per block ⤵
+             -> GroupByKey -> per pair: blocks
     blocks -> merged per block, fading rows folded in label order (`BlocksByCurve`)
           -> the scoring pass (cumulative, windows, fading) -> rows
-    outcomes -> each model's last max(w) outcomes -> per pair the windows at the last label ⤴
+    outcomes -> each model's last max(w) outcomes -> per pair the windows at A's last label ⤴
 
 The per-stream replay has every model's outcomes for the same labels at each drain, so it
 joins them right there and scores the pairs' blocks in label order (`PairBlocks`,
@@ -29,7 +32,8 @@ import numpy as np
 from metrics.blocks import BlockScore, FadingCurve, LabelBlock, new_score
 from metrics.windows import block_ends
 from transforms.replay.protocols import comparable_pairs
-from transforms.scoring.columns import concat_rows, group_rows, prediction_losses, take_rows
+from transforms.scoring.columns import (concat_rows, group_rows, id_bucket, prediction_losses,
+                                        split_by, take_rows)
 from transforms.scoring.curves import curve_rows
 from transforms.scoring.outcomes import (BlocksByCurve, LastOutcomes, OutcomeTransform, first_of,
                                          route_rows)
@@ -46,11 +50,24 @@ def _loss_columns(outcomes, task: str, kind: str) -> dict:
 
 
 def _joined_losses(a: dict, b: dict) -> dict:
-    """A's and B's loss columns joined by id (the labels both predicted), in A's row order:
-    n, label time, each loss and whether only A (only B) was wrong."""
-    where = {i: k for k, i in enumerate(b["ids"])}
-    ia = np.array([k for k, i in enumerate(a["ids"]) if i in where], dtype=np.int64)
-    ib = np.array([where[a["ids"][k]] for k in ia], dtype=np.int64)
+    """A's and B's loss columns joined by label — its instance's id and its time, the same for
+    every model (an id is used again after its label, and not every model numbers the labels
+    alike) —, in A's row order: A's label number n, label time, each loss and whether only A
+    (only B) was wrong.
+
+    >>> a = {"ids": np.array(["x", "y", "x"], dtype=object), "n": np.array([1, 2, 3]),
+    ...      "t_label": np.array([1.0, 2.0, 3.0]), "loss": np.array([0.0, 1.0, 1.0]),
+    ...      "wrong": np.array([0.0, 1.0, 1.0])}
+    >>> b = {**a, "ids": a["ids"][[0, 2]], "n": np.array([1, 2]), "t_label": a["t_label"][[0, 2]],
+    ...      "loss": np.array([1.0, 1.0]), "wrong": np.array([1.0, 1.0])}
+    >>> joined = _joined_losses(a, b)  # x's second label is B's second
+    >>> joined["n"].tolist(), joined["b_only"].tolist()
+    ([1, 3], [True, False])
+    """
+    where = {label: k for k, label in enumerate(zip(b["ids"], b["t_label"].tolist()))}
+    ia = np.array([k for k, label in enumerate(zip(a["ids"], a["t_label"].tolist()))
+                   if label in where], dtype=np.int64)
+    ib = np.array([where[(a["ids"][k], a["t_label"][k])] for k in ia], dtype=np.int64)
     return {"n": a["n"][ia], "t_label": a["t_label"][ia], "a": a["loss"][ia], "b": b["loss"][ib],
             "a_only": (a["wrong"][ia] > 0) & (b["wrong"][ib] == 0),
             "b_only": (b["wrong"][ib] > 0) & (a["wrong"][ia] == 0)}
@@ -98,33 +115,51 @@ class PairBlocks:
         return comparable_pairs(models, self.tasks)
 
     @property
+    def keep(self) -> int:
+        """The last outcomes each model keeps for the windows at the stream's last label: B's
+        must hold A's last w labels, which reach further back where A set labels aside."""
+        return 2 * max(self.plan.windows, default=0)
+
+    @property
     def kinds(self) -> tuple:
         return (INITIAL, FINAL) if self.plan.final else (INITIAL,)
 
     def __call__(self, stream: str, outcomes: dict):
-        labels = np.array([o.n for o in next(iter(outcomes.values()), [])], dtype=np.int64)
+        labels = {m: np.array([o.n for o in o_], dtype=np.int64) for m, o_ in outcomes.items()}
         for kind in self.kinds:
             cols = {m: _loss_columns(o, self.tasks[m], kind) for m, o in outcomes.items()}
             for a, b in self.pairs(cols):
                 yield from self.blocks(stream, a, b, kind, _joined_losses(cols[a], cols[b]),
-                                      labels)
+                                      labels[a])
 
     def tails(self, stream: str, lasts):
-        """The windows at the stream's last label, each pair over its last w labels, from each
+        """The windows at the stream's last label, each pair over A's last w labels, from each
         model's last outcomes (`lasts`: (model, outcomes) pairs) -> `((stream, pair, kind,
         axis), {w: {None: PairScore}})`."""
-        total = max((o.n for _, outcomes in lasts for o in outcomes), default=0)
+        lasts = dict(lasts)
+        totals = {model: max((o.n for o in outs), default=0) for model, outs in lasts.items()}
         for kind in self.kinds:
             cols = {model: _loss_columns(outcomes, self.tasks[model], kind)
-                    for model, outcomes in lasts}
+                    for model, outcomes in lasts.items()}
             for a, b in self.pairs(cols):
-                joined = _joined_losses(cols[a], cols[b])
+                joined, total = _joined_losses(cols[a], cols[b]), totals[a]
                 tail = {}
                 for w in self.plan.windows:
                     block = _pair_block(take_rows(joined, np.flatnonzero(joined["n"] > total - w)))
-                    tail[w] = {None: new_score(COMPARISON) if block is None
+                    whole = self._holds(lasts[b], [o for o in lasts[a] if o.n > total - w])
+                    tail[w] = {None: new_score(COMPARISON) if block is None or not whole
                                else block.scores[None].score}
                 yield (stream, pair_name(a, b), kind, LABEL_AXIS), tail
+
+    def _holds(self, kept: list, window: list) -> bool:
+        """Whether B's `kept` outcomes hold each of A's `window` labels B has: they do unless B
+        kept `keep` and left out one as old as the oldest it kept (the window is then not
+        known: no number)."""
+        if len(kept) < self.keep:
+            return True
+        oldest = min(o.t_label for o in kept)
+        labels = {(o.id, o.t_label) for o in kept}
+        return all(o.t_label > oldest or (o.id, o.t_label) in labels for o in window)
 
     def blocks(self, stream: str, a: str, b: str, kind: str, joined: dict, labels: np.ndarray):
         """The blocks of joined losses; `labels`: every label number they cover (for the
@@ -198,42 +233,64 @@ class CompareModels(OutcomeTransform):
     Knowledge Discovery and Data Mining, 329–338.
     """
 
+    # The id buckets the losses are joined in: each holds its share of a stream's labels.
+    BUCKETS = 16
+
     def expand(self, outcome_batches):
-        tasks, plan = self.tasks, self.plan
+        tasks, plan, buckets = self.tasks, self.plan, self.BUCKETS
         panes_of = PairBlocks(tasks, plan)
 
-        def model_blocks(element):
+        def model_losses(element):
             (stream, model), outcomes = element
             labels = np.array([o.n for o in outcomes], dtype=np.int64)
             label_ends = block_ends(labels, plan.curve_every, plan.windows)
             for kind in panes_of.kinds:
-                cols = _loss_columns(outcomes, tasks[model], kind)
-                loss_ends = block_ends(cols["n"], plan.curve_every, plan.windows)
                 for end, rows in group_rows(label_ends):
-                    yield (stream, kind, int(end)), (
-                        model, take_rows(cols, np.flatnonzero(loss_ends == end)), labels[rows])
+                    yield (stream, kind, int(end)), ("labels", model, labels[rows])
+                cols = _loss_columns(outcomes, tasks[model], kind)
+                for bucket, part in split_by(cols, id_bucket(cols["ids"], buckets)):
+                    yield (stream, kind, int(bucket)), ("losses", model, part)
+
+        def joined(element):
+            (stream, kind, _), parts = element
+            by_model: dict = {}
+            for _, model, part in parts:
+                by_model.setdefault(model, []).append(part)
+            for a, b in panes_of.pairs(by_model):
+                pair = _joined_losses(*(concat_rows(by_model[m]) for m in (a, b)))
+                ends = block_ends(pair["n"], plan.curve_every, plan.windows)
+                for end, rows in group_rows(ends):
+                    yield (stream, kind, int(end)), ("pair", (a, b), take_rows(pair, rows))
 
         def pairs(element):
             (stream, kind, _), parts = element
-            by_model: dict = {}
-            for model, part, labels in parts:
-                by_model.setdefault(model, []).append((part, labels))
-            for a, b in panes_of.pairs(by_model):
-                labels = np.unique(np.concatenate([n for m in (a, b) for _, n in by_model[m]]))
-                yield from panes_of.blocks(stream, a, b, kind, _joined_losses(
-                    *(concat_rows([part for part, _ in by_model[m]]) for m in (a, b))), labels)
+            labels: dict = {}
+            pair_parts: dict = {}
+            for tag, who, part in parts:
+                (labels if tag == "labels" else pair_parts).setdefault(who, []).append(part)
+            # Every pair whose A has labels in the block: B may number none of them here.
+            for a, b in (pair for pair in panes_of.pairs(tasks) if pair[0] in labels):
+                none = _loss_columns([], tasks[a], kind)  # (no label of the block both predicted)
+                pair = concat_rows(pair_parts.get((a, b), [])) or _joined_losses(none, none)
+                yield from panes_of.blocks(stream, a, b, kind,
+                                           take_rows(pair, np.argsort(pair["n"], kind="stable")),
+                                           np.unique(np.concatenate(labels[a])))
 
         def summarise(element):
             key, grouped = element
             yield from route_rows(as_comparison(curve_rows(
                 key, grouped["blocks"], COMPARISON, plan, *first_of(grouped)), plan), plan)
 
-        pair_blocks = (outcome_batches
-                      | "ModelBlocks" >> beam.FlatMap(model_blocks)
-                      | "ByBlock" >> beam.GroupByKey()
-                      | "Pairs" >> beam.FlatMap(pairs))
+        keyed = outcome_batches | "ModelLosses" >> beam.FlatMap(model_losses)
+        losses, labels = keyed | "LossesOrLabels" >> beam.Partition(
+            lambda element, _: int(element[1][0] == "labels"), 2)
+        pair_blocks = (((losses | "ByIdBucket" >> beam.GroupByKey()
+                         | "Joined" >> beam.FlatMap(joined)), labels)
+                       | "PairsAndLabels" >> beam.Flatten()
+                       | "ByBlock" >> beam.GroupByKey()
+                       | "Pairs" >> beam.FlatMap(pairs))
         last = (outcome_batches
-                | "LastOutcomes" >> beam.CombinePerKey(LastOutcomes(max(plan.windows, default=0)))
+                | "LastOutcomes" >> beam.CombinePerKey(LastOutcomes(panes_of.keep))
                 | "ByStream" >> beam.Map(lambda e: (e[0][0], (e[0][1], e[1])))
                 | "LastPerStream" >> beam.GroupByKey()
                 | "TailScores" >> beam.FlatMap(lambda e: panes_of.tails(*e)))

@@ -75,6 +75,8 @@ class StreamScoring:
         self.pairs = {pair_name(a, b): InOrderCurves((stream, pair_name(a, b)), COMPARISON,
                                                      plan)
                       for a, b in self.pair_blocks.pairs(models)}
+        for scores in self.models.values() if self.pairs else ():
+            scores.keep = self.pair_blocks.keep  # (the pairs' windows at the last label)
 
     def slices(self, outcomes: dict) -> list[dict]:
         """A drain's outcomes ({model: outcomes}) in slices of at most `POINTS_AT_ONCE` curve
@@ -89,15 +91,17 @@ class StreamScoring:
         >>> [len(part["a"]) for part in scoring.slices(drain)]
         [64, 64, 64, 8]
         """
-        numbers = sorted({o.n for batch in outcomes.values() for o in batch})
+        # Cut at label times, which every model's outcomes share (not every model numbers the
+        # labels alike: one may have set some aside); labels of one time stay together.
+        times = sorted(o.t_label for o in max(outcomes.values(), key=len, default=[]))
         size = self.plan.curve_every * POINTS_AT_ONCE
-        if len(numbers) <= size:
+        if len(times) <= size:
             return [outcomes]
-        firsts = numbers[::size]  # each slice's first label number
-        parts: list = [{m: [] for m in outcomes} for _ in firsts]
+        cuts = sorted(set(times[size::size]))  # each later slice's first label time
+        parts: list = [{m: [] for m in outcomes} for _ in range(len(cuts) + 1)]
         for model, batch in outcomes.items():
             for o in batch:
-                parts[bisect.bisect_right(firsts, o.n) - 1][model].append(o)
+                parts[bisect.bisect_right(cuts, o.t_label)][model].append(o)
         return parts
 
     def add(self, outcomes: dict) -> list:
