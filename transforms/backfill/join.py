@@ -27,6 +27,21 @@ from transforms.vocabulary import PREDICTION_KINDS
 BIN_CELLS = 1 << 16
 
 
+def id_bucket(ids: np.ndarray, buckets: int) -> np.ndarray:
+    """A stable bucket per id string: the same on every worker and run (ids of the label pass
+    are turned into strings first, as the log's are).
+
+    >>> ids = np.array(["a", "b", "a"], dtype=object)
+    >>> b = id_bucket(ids, 8)
+    >>> b[0] == b[2] and b.tolist() == id_bucket(ids.copy(), 8).tolist()
+    True
+    """
+    if isinstance(ids, pa.Array):
+        ids = ids.to_numpy(zero_copy_only=False)
+    return (pd.util.hash_array(np.asarray(ids, dtype=object)) % np.uint64(buckets)) \
+        .astype(np.int64)
+
+
 def label_columns(outcomes) -> dict:
     """The label pass's outcomes as columns: ids kept as objects, and as strings in `key` (how
     the log names them).

@@ -33,16 +33,16 @@ from apache_beam.io.filesystems import FileSystems
 from river import base
 
 from metrics.probabilistic import PROBABILITY_SLACK
-from transforms.backfill.join import (check_shared_classes, class_aliases, join_columns,
-                                      kind_codes, label_columns, lookup, model_classes,
-                                      outcomes_of, spelled_kinds)
+from transforms.backfill.join import (check_shared_classes, class_aliases, id_bucket,
+                                      join_columns, kind_codes, label_columns, lookup,
+                                      model_classes, outcomes_of, spelled_kinds)
 from transforms.backfill.logs import PredictionLogSpec, TypesChanged
 from transforms.errors import InputError, reports_errors
 from transforms.records import dead_letter, is_missing
 from transforms.replay.engine import is_model_failure
 from transforms.replay.keyed import GroupedReplay
 from transforms.replay.per_key import PerKeyReplay
-from transforms.scoring.columns import concat_rows, id_bucket, split_by, take_rows
+from transforms.scoring.columns import concat_rows, split_by, take_rows
 from transforms.streams.read import ReadStreams
 from transforms.streams.table_files import event_seconds, numbers_of
 from transforms.vocabulary import (CLASSES, COUNTS, DEAD_LETTERS, ERRORS, NOT_SCORED,

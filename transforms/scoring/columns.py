@@ -6,7 +6,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 
 from metrics.binning import NO_CLASS, binned_many, binned_proba_many
@@ -170,21 +169,6 @@ def split_by(columns: dict, keys: np.ndarray):
     """
     for key, rows in group_rows(keys):
         yield key, take_rows(columns, rows)
-
-
-def id_bucket(ids: np.ndarray, buckets: int) -> np.ndarray:
-    """A stable bucket per id string: the same on every worker and run (ids of the label pass
-    are turned into strings first, as the log's are).
-
-    >>> ids = np.array(["a", "b", "a"], dtype=object)
-    >>> b = id_bucket(ids, 8)
-    >>> b[0] == b[2] and b.tolist() == id_bucket(ids.copy(), 8).tolist()
-    True
-    """
-    if isinstance(ids, pa.Array):
-        ids = ids.to_numpy(zero_copy_only=False)
-    return (pd.util.hash_array(np.asarray(ids, dtype=object)) % np.uint64(buckets)) \
-        .astype(np.int64)
 
 
 def _columns(outcomes, task: str, plan: ScoringPlan) -> dict:

@@ -2,13 +2,13 @@
 order, on A's label axis (A's label numbers: a model that set labels aside numbers them
 otherwise than B).
 
-    outcomes -> per (stream, prediction kind, id bucket) each model's losses
-             -> GroupByKey -> per pair, joined by (id, label time), keyed by A's block
+    outcomes -> per (stream, label time bucket) each model's losses of each prediction kind
+             -> GroupByKey -> per pair and kind, joined by (id, label time), keyed by A's block
     outcomes -> each model's label numbers per block ⤵
              -> GroupByKey -> per pair: blocks
     blocks -> merged per block, fading rows folded in label order (`BlocksByCurve`)
           -> the scoring pass (cumulative, windows, fading) -> rows
-    outcomes -> each model's last max(w) outcomes -> per pair the windows at A's last label ⤴
+    outcomes -> each model's last 2·max(w) outcomes -> per pair the windows at A's last label ⤴
 
 The per-stream replay has every model's outcomes for the same labels at each drain, so it
 joins them right there and scores the pairs' blocks in label order (`PairBlocks`,
@@ -28,12 +28,13 @@ from dataclasses import dataclass
 
 import apache_beam as beam
 import numpy as np
+import pandas as pd
 
 from metrics.blocks import BlockScore, FadingCurve, LabelBlock, new_score
 from metrics.windows import block_ends
 from transforms.replay.protocols import comparable_pairs
-from transforms.scoring.columns import (concat_rows, group_rows, id_bucket, prediction_losses,
-                                        split_by, take_rows)
+from transforms.scoring.columns import (concat_rows, group_rows, prediction_losses, split_by,
+                                        take_rows)
 from transforms.scoring.curves import curve_rows
 from transforms.scoring.outcomes import (BlocksByCurve, LastOutcomes, OutcomeTransform, first_of,
                                          route_rows)
@@ -64,10 +65,14 @@ def _joined_losses(a: dict, b: dict) -> dict:
     >>> joined["n"].tolist(), joined["b_only"].tolist()
     ([1, 3], [True, False])
     """
-    where = {label: k for k, label in enumerate(zip(b["ids"], b["t_label"].tolist()))}
-    ia = np.array([k for k, label in enumerate(zip(a["ids"], a["t_label"].tolist()))
-                   if label in where], dtype=np.int64)
-    ib = np.array([where[(a["ids"][k], a["t_label"][k])] for k in ia], dtype=np.int64)
+    def labels(cols):
+        return pd.MultiIndex.from_arrays([pd.Index(cols["ids"], dtype=object), cols["t_label"]])
+
+    b_labels = labels(b)
+    b_rows = np.flatnonzero(~b_labels.duplicated(keep="last"))  # (a label twice: its last)
+    found = b_labels[b_rows].get_indexer(labels(a))
+    ia = np.flatnonzero(found >= 0)
+    ib = b_rows[found[ia]]
     return {"n": a["n"][ia], "t_label": a["t_label"][ia], "a": a["loss"][ia], "b": b["loss"][ib],
             "a_only": (a["wrong"][ia] > 0) & (b["wrong"][ib] == 0),
             "b_only": (b["wrong"][ib] > 0) & (a["wrong"][ia] == 0)}
@@ -233,8 +238,9 @@ class CompareModels(OutcomeTransform):
     Knowledge Discovery and Data Mining, 329–338.
     """
 
-    # The id buckets the losses are joined in: each holds its share of a stream's labels.
-    BUCKETS = 16
+    # The buckets the losses are joined in: each holds its share of a stream's labels (few:
+    # a batch of consecutive labels is cut into one part per bucket).
+    BUCKETS = 4
 
     def expand(self, outcome_batches):
         tasks, plan, buckets = self.tasks, self.plan, self.BUCKETS
@@ -243,38 +249,47 @@ class CompareModels(OutcomeTransform):
         def model_losses(element):
             (stream, model), outcomes = element
             labels = np.array([o.n for o in outcomes], dtype=np.int64)
-            label_ends = block_ends(labels, plan.curve_every, plan.windows)
+            for end, rows in group_rows(block_ends(labels, plan.curve_every, plan.windows)):
+                yield (stream, int(end)), ("labels", model, labels[rows])
+            parts: dict = {}
             for kind in panes_of.kinds:
-                for end, rows in group_rows(label_ends):
-                    yield (stream, kind, int(end)), ("labels", model, labels[rows])
                 cols = _loss_columns(outcomes, tasks[model], kind)
-                for bucket, part in split_by(cols, id_bucket(cols["ids"], buckets)):
-                    yield (stream, kind, int(bucket)), ("losses", model, part)
+                # By label time, which every model's outcome of a label has.
+                bucket_of = pd.util.hash_array(cols["t_label"]) % np.uint64(buckets)
+                for bucket, part in split_by(cols, bucket_of.astype(np.int64)):
+                    parts.setdefault(int(bucket), {})[kind] = part
+            for bucket, by_kind in parts.items():
+                yield (stream, bucket), ("losses", model, by_kind)
 
         def joined(element):
-            (stream, kind, _), parts = element
-            by_model: dict = {}
-            for _, model, part in parts:
-                by_model.setdefault(model, []).append(part)
-            for a, b in panes_of.pairs(by_model):
-                pair = _joined_losses(*(concat_rows(by_model[m]) for m in (a, b)))
-                ends = block_ends(pair["n"], plan.curve_every, plan.windows)
-                for end, rows in group_rows(ends):
-                    yield (stream, kind, int(end)), ("pair", (a, b), take_rows(pair, rows))
+            (stream, _), parts = element
+            for kind in panes_of.kinds:
+                by_model: dict = {}
+                for _, model, by_kind in parts:
+                    if kind in by_kind:
+                        by_model.setdefault(model, []).append(by_kind[kind])
+                for a, b in panes_of.pairs(by_model):
+                    pair = _joined_losses(*(concat_rows(by_model[m]) for m in (a, b)))
+                    ends = block_ends(pair["n"], plan.curve_every, plan.windows)
+                    for end, rows in group_rows(ends):
+                        yield (stream, int(end)), ("pair", (a, b, kind), take_rows(pair, rows))
 
         def pairs(element):
-            (stream, kind, _), parts = element
+            (stream, _), parts = element
             labels: dict = {}
             pair_parts: dict = {}
             for tag, who, part in parts:
                 (labels if tag == "labels" else pair_parts).setdefault(who, []).append(part)
             # Every pair whose A has labels in the block: B may number none of them here.
             for a, b in (pair for pair in panes_of.pairs(tasks) if pair[0] in labels):
-                none = _loss_columns([], tasks[a], kind)  # (no label of the block both predicted)
-                pair = concat_rows(pair_parts.get((a, b), [])) or _joined_losses(none, none)
-                yield from panes_of.blocks(stream, a, b, kind,
-                                           take_rows(pair, np.argsort(pair["n"], kind="stable")),
-                                           np.unique(np.concatenate(labels[a])))
+                numbers = np.unique(np.concatenate(labels[a]))
+                for kind in panes_of.kinds:
+                    none = _loss_columns([], tasks[a], kind)  # (no label both predicted)
+                    pair = concat_rows(pair_parts.get((a, b, kind), [])) or \
+                        _joined_losses(none, none)
+                    yield from panes_of.blocks(
+                        stream, a, b, kind, take_rows(pair, np.argsort(pair["n"], kind="stable")),
+                        numbers)
 
         def summarise(element):
             key, grouped = element
