@@ -27,7 +27,7 @@ from transforms.errors import InputError
 from transforms.models.randomness import HASH_SEED_COUNT, hash_seed
 from transforms.replay.protocols import model_and_fold
 from transforms.records import SEGMENT_SEPARATOR, is_missing
-from transforms.replay.engine import key_counts
+from transforms.replay.engine import SET_ASIDE_NOT_FOUND, key_counts
 from transforms.streams.table_files import time_format_hint
 from transforms.vocabulary import (BINNED, CATEGORIES, COMPARISON, DRIFT, FINAL, HOLDOUT, INITIAL,
                                    INTERMEDIATE, RESOURCE_METRICS, RESOURCES, SUMMARY_COLUMNS,
@@ -525,14 +525,33 @@ def manifest(pl: Plan, counts: dict, dead: list[dict], started: str) -> dict:
         # A backfill's unreadable log lines: dead letters of no stream (nor in its counts).
         **({"log_dead_letters": sum(d["stream"] is None for d in dead),
             "log_rows_not_scored": not_scored(counts),
-            # The instances the log's run set aside for a model that failed on them, where
-            # its log records how many but not which (which: set aside again, in `counts`).
-            "set_aside_by_the_logs_run": {
-                stream: mine for stream, per_model in pl.log.recorded_set_asides(
-                    pl.time_range).items()
-                if (mine := {m: n for m, n in per_model.items() if m in pl.models})}}
+            "set_aside_by_the_logs_run": not_set_aside_again(pl, counts)}
            if pl.backfill else {}),
     }
+
+
+def not_set_aside_again(pl, counts: dict) -> dict:
+    """{stream: {model: instances}} a backfill's log's run set aside because the model failed
+    on them, and the backfill could not set aside again: its log records how many but not
+    which, or the stream read holds other events in their places (`SET_ASIDE_NOT_FOUND`).
+
+    >>> from pipelines.config import RunConfig
+    >>> from pipelines.plan import plan
+    >>> pl = plan(RunConfig(streams=['s=synth:SEA{"n": 10}'], models=["nb=gaussian-nb"],
+    ...                     delay="2", out="unused"))
+    >>> not_set_aside_again(pl, {"keys": [[["s", "nb"], {SET_ASIDE_NOT_FOUND: 2}]]})
+    {'s': {'nb': 2}}
+    """
+    missed: dict = {}
+    if pl.backfill:
+        for stream, per_model in pl.log.recorded_set_asides(pl.time_range).items():
+            for model, n in per_model.items():
+                if model in pl.models:
+                    missed.setdefault(stream, {})[model] = n
+    for (stream, model), raw in counts["keys"]:
+        if raw.get(SET_ASIDE_NOT_FOUND):
+            missed.setdefault(stream, {})[model] = int(raw[SET_ASIDE_NOT_FOUND])
+    return missed
 
 
 def not_scored(counts: dict) -> dict[str, int]:

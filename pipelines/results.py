@@ -1106,15 +1106,16 @@ def format_delay_changes(recorded: dict, configured: dict) -> str:
 
 def format_set_asides_of_run(recorded: dict) -> str:
     """One line per (stream, model) of a backfill whose instances the run that wrote the log
-    set aside because the model failed on them (`recorded`: {stream: {model: instances}}, the
-    manifest's `set_aside_by_the_logs_run`): its log holds what the model predicted before it
-    failed, which the backfill scores, so that model's numbers differ from the run's; "" when
-    there are none such.
+    set aside because the model failed on them, and the backfill could not set aside again
+    (`recorded`: {stream: {model: instances}}, the manifest's `set_aside_by_the_logs_run`): its
+    log holds what the model predicted before it failed, which the backfill scores, so that
+    model's numbers differ from the run's; "" when there are none such.
 
     >>> print(format_set_asides_of_run({"sea": {"nb": 3}}))
     sea / nb: the run that wrote the prediction log set aside 3 instances nb failed on
-    (--on-model-error dead-letter), which the log does not record: the backfill scores what nb
-    predicted before it failed, so its numbers differ from the run's (docs/backfill.md)
+    (--on-model-error dead-letter) that the backfill cannot set aside again (the log does not
+    record which, or the stream read here is not the run's): it scores what nb predicted before
+    it failed, so its numbers differ from the run's (docs/backfill.md)
     """
     lines = []
     for stream, per_model in sorted(recorded.items()):
@@ -1122,9 +1123,10 @@ def format_set_asides_of_run(recorded: dict) -> str:
             if n:
                 lines.append(f"{stream} / {model}: the run that wrote the prediction log set "
                              f"aside {n:,} instance{'s' if n != 1 else ''} {model} failed on "
-                             f"(--on-model-error dead-letter), which the log does not record: "
-                             f"the backfill scores what {model} predicted before it failed, so "
-                             f"its numbers differ from the run's (docs/backfill.md)")
+                             f"(--on-model-error dead-letter) that the backfill cannot set "
+                             f"aside again (the log does not record which, or the stream read "
+                             f"here is not the run's): it scores what {model} predicted before "
+                             f"it failed, so its numbers differ from the run's (docs/backfill.md)")
     return "\n".join(lines)
 
 

@@ -75,7 +75,7 @@ def _write_prediction_part(element, folder: str) -> tuple[tuple, str]:
 
 
 def _model_failure(dead_letter: dict):
-    """A dead letter of a model's failure -> ((stream, model), [seq, kind, id's text]): the
+    """A dead letter of a model's failure -> ((stream, model), [seq, kind, id's text, time]): the
     event the run set aside for that model, as the log's metadata records it."""
     if FAILED_ON in dead_letter:
         yield ((dead_letter["stream"], dead_letter["model"]),

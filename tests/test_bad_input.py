@@ -680,12 +680,21 @@ def test_a_log_that_records_only_how_many_instances_its_run_set_aside_says_so(tm
     assert main(["backfill", *argv, "--predictions", str(tmp_path / "counted.parquet"),
                  "--out", str(out), "--report"]) == 0
     line = ("s / m: the run that wrote the prediction log set aside 2 instances m failed on "
-            "(--on-model-error dead-letter), which the log does not record: the backfill scores "
-            "what m predicted before it failed, so its numbers differ from the run's "
-            "(docs/backfill.md)")
+            "(--on-model-error dead-letter) that the backfill cannot set aside again (the log "
+            "does not record which, or the stream read here is not the run's): it scores what m "
+            "predicted before it failed, so its numbers differ from the run's (docs/backfill.md)")
     assert line in capsys.readouterr().out.splitlines()
     assert json.load(open(out / "manifest.json"))["set_aside_by_the_logs_run"] == {"s": {"m": 2}}
     assert html.escape(line) in (out / "report.html").read_text(encoding="utf-8")
+    # A log that records which, backfilled with another stream (a row more at its start: every
+    # event's place moved), cannot either, and says so.
+    moved = tmp_path / "moved.csv"
+    text = open(rows).read().splitlines()
+    moved.write_text("\n".join([text[0], "-1,0,0,a", *text[1:]]) + "\n")
+    assert main(["backfill", *argv[2:], "--stream", f"s={moved}", "--predictions",
+                 str(run_out / "predictions.parquet"), "--out", str(out)]) == 0
+    assert line in capsys.readouterr().out.splitlines()
+    assert json.load(open(out / "manifest.json"))["set_aside_by_the_logs_run"] == {"s": {"m": 2}}
     # Of a run where no model failed, nothing is recorded or said.
     assert main(["run", *argv, "--model", "majority", "--on-model-error", "dead-letter",
                  "--out", str(run_out), "--quiet"]) == 0

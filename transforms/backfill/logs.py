@@ -89,9 +89,9 @@ LOG_LEVEL_KEY = b"delayed-eval.log-predictions"
 # run's prequential stream (no prediction of them is logged), and leave the backfill's too.
 HOLDOUT_KEY = b"delayed-eval.holdout"
 # And the events it set aside because a model failed on them (`--on-model-error
-# dead-letter`), {stream: {model: [[seq, kind, id's text], ...]}}: the log holds what the model
-# predicted before it failed, not that the run left the instance out, so the backfill's label
-# pass of that model sets them aside too. (A count in place of the list: which ones is not
+# dead-letter`), {stream: {model: [[seq, kind, id's text, time], ...]}}: the log holds what the
+# model predicted before it failed, not that the run left the instance out, so the backfill's
+# label pass of that model sets them aside too. (A count in place of the list: which ones is not
 # known, and the backfill tells its user.)
 SET_ASIDE_KEY = b"delayed-eval.set-aside"
 
@@ -570,10 +570,10 @@ class PredictionLogSpec:
                 if (mine := {m: n for m, n in per_model.items() if isinstance(n, int)})}
 
     def recorded_failures(self, time_range=None) -> dict:
-        """{(stream, model): {seq: (kind, id's text)}}: the events the run that wrote the log
+        """{(stream, model): {seq: (kind, id's text, time)}}: the events the run that wrote the log
         set aside because the model failed on them, where it recorded which (`ReplayEngine`'s
         fails_at, for the backfill's label pass of that model)."""
-        return {(stream, m): {seq: (kind, key) for seq, kind, key in events}
+        return {(stream, m): {seq: (kind, key, t) for seq, kind, key, t in events}
                 for stream, per_model in self._set_aside(time_range).items()
                 for m, events in per_model.items() if isinstance(events, list)}
 
@@ -586,7 +586,7 @@ class PredictionLogSpec:
 
         def well_formed(events) -> bool:
             return isinstance(events, int) or isinstance(events, list) and all(
-                isinstance(e, list) and len(e) == 3 and isinstance(e[0], int) for e in events)
+                isinstance(e, list) and len(e) == 4 and isinstance(e[0], int) for e in events)
 
         return {stream: {m: e for m, e in per_model.items() if well_formed(e)}
                 for stream, per_model in recorded.items() if isinstance(per_model, dict)} \

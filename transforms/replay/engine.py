@@ -53,9 +53,12 @@ COUNTERS = ("instances", "updates", "labels", "labelled", "orphan_labels", "lear
             "unscored_initial", "unscored_final", "unscheduled", "held_out", "held_out_labels",
             "probabilities_not_summing_to_1", "repredicted")
 
-# A model failure's dead letter carries the event's kind and id's text under this key until
-# it is written (with `seq`, what the prediction log records of it: `ReplayEngine.fails_at`).
+# A model failure's dead letter carries the event's kind, id's text and time under this key
+# until it is written (with `seq`, what the prediction log records of it: `ReplayEngine.fails_at`).
 FAILED_ON = "failed_on"
+# A backfill's count of the events its log's run set aside whose place in the stream read holds
+# another event (`ReplayEngine.fails_at`): they cannot be set aside again.
+SET_ASIDE_NOT_FOUND = "set_aside_not_found"
 # The reason of the label of an instance set aside because the model failed on it.
 LEFT_WITH_ITS_INSTANCE = "dead-lettered because the model failed on it"
 
@@ -207,7 +210,7 @@ class ReplayEngine:
         negative) classes, which it learns as True and False (`BinaryLabels`); None: labels
         that are True/False or 1/0 already.
     fails_at
-        A backfill's label pass of one logged model: the events ({seq: (kind, str(id))}) the run
+        A backfill's label pass of one logged model: the events ({seq: (kind, str(id), t)}) the run
         that wrote the log set aside because the model failed on them; here the model fails
         on them as it did there, so the pass keeps that run's label numbers and baselines.
 
@@ -293,7 +296,7 @@ class ReplayEngine:
         self.refused_labels: set = set()
         # Ids of instances dead-lettered because the model failed on them: their labels leave.
         self.failed_ids: set = set()
-        self.fails_at = fails_at or {}  # seq -> (kind, id's text)
+        self.fails_at = fails_at or {}  # seq -> (kind, id's text, time)
         # Persistent and Majority baselines of each label (classification; class indices).
         self.baselines = (baselines or BaselineViews()).start(range(len(self.classes)))
         self.segments, self.hidden = tuple(segments), frozenset(hidden)
@@ -641,12 +644,16 @@ class ReplayEngine:
             raise error
         out.counts["model_errors"] += instance
         self._reject(out, str(error).split("; ")[0], "model", ev)
-        out.dead_letters[-1][FAILED_ON] = [ev[KIND], str(ev[ID])]  # (for the log: `fails_at`)
+        out.dead_letters[-1][FAILED_ON] = [ev[KIND], str(ev[ID]), ev[TIME]]  # (`fails_at`)
 
-    def _fails_as_logged(self, ev) -> None:
-        """Raise the `ModelError` of an event the logged run set aside (`fails_at`: its kind
-        and id's text, in case the stream read is not the run's)."""
-        if self.fails_at and self.fails_at.get(ev[SEQ]) == (ev[KIND], str(ev[ID])):
+    def _fails_as_logged(self, ev, out: DrainResult) -> None:
+        """Raise the `ModelError` of an event the logged run set aside (`fails_at`); one whose
+        place holds another event here (the stream read is not the run's) is counted as
+        `SET_ASIDE_NOT_FOUND`."""
+        logged = self.fails_at.get(ev[SEQ]) if self.fails_at else None
+        if logged is not None and logged != (ev[KIND], str(ev[ID]), ev[TIME]):
+            out.counts[SET_ASIDE_NOT_FOUND] += 1
+        elif logged is not None:
             at = {INSTANCE: "", LABEL: " at its label"}.get(ev[KIND], f" at its {ev[KIND]}")
             raise ModelError(f"{self._where(ev[ID])}: the run that wrote the prediction log set "
                              f"this instance aside{at} (the model failed on it)")
@@ -669,7 +676,7 @@ class ReplayEngine:
         if self.label_context is not None:
             self.label_context.instance_arrived(key)
         try:
-            self._fails_as_logged(ev)
+            self._fails_as_logged(ev, out)
             initial, proba = self._predict(key, x)
         except ModelError as e:
             self._model_failed(e, ev, out)
@@ -702,7 +709,7 @@ class ReplayEngine:
         state[1] = x = self._visible(ev[X])
         # Algorithm 1: new features are predicted at once, and later re-predictions use them.
         try:
-            self._fails_as_logged(ev)
+            self._fails_as_logged(ev, out)
             if self.rows is None:
                 return
             with self.randomness.kept():
@@ -761,7 +768,7 @@ class ReplayEngine:
                               f"it, or its instance was labelled already)", "id", ev)
             return
         try:
-            self._fails_as_logged(ev)
+            self._fails_as_logged(ev, out)
             self._learn(key, self._visible(ev[X]), y, t)
         except ModelError as e:
             self._model_failed(e, ev, out, instance=False)
@@ -780,7 +787,7 @@ class ReplayEngine:
         rep_times, rep_values, rep_proba = self.rows.take(row) if row is not None \
             else (None, None, None)
         try:
-            self._fails_as_logged(ev)
+            self._fails_as_logged(ev, out)
             with self.randomness.kept():
                 final, final_proba = self._predict(key, x) if self.final else (None, None)
             if self.label_context is not None:
@@ -844,7 +851,7 @@ class ReplayEngine:
         never learned from and has no place in the prequential stream."""
         key, x = ev[ID], self._visible(ev[X])
         try:
-            self._fails_as_logged(ev)
+            self._fails_as_logged(ev, out)
             prediction = self._value(self._holdout_model.predict_one(x))
         except MemoryError:
             raise
