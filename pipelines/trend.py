@@ -255,5 +255,24 @@ def format_trend(table: pd.DataFrame) -> str:
     wide = wide.reindex(columns=pd.MultiIndex.from_frame(table[columns].drop_duplicates()))
     text = wide.sort_index(kind="stable").to_string(float_format=lambda v: f"{v:.4f}")
     without = table.attrs.get("runs_without")
-    return text + (f"\nleft out, as they report none of these measures: runs "
-                   f"{', '.join(without)}" if without else "")
+    return "\n".join([text, *_provisional(table)] + (
+        [f"left out, as they report none of these measures: runs {', '.join(without)}"]
+        if without else []))
+
+
+def _provisional(table: pd.DataFrame) -> list[str]:
+    """A line per night, stream and model whose labels were still pending: how far each of its
+    proportions may still move (`may_move_by`), so a provisional night is not read as settled.
+
+    >>> print(*_provisional(pd.DataFrame({"date": ["d1", "d2"], "stream": "s", "model": "m",
+    ...                                   "metric": "accuracy", "may_move_by": [0.0, 0.02]})))
+    d2, s / m: labels still pending; accuracy may still move by up to 0.0200
+    """
+    if "may_move_by" not in table:
+        return []
+    moving = table[table["may_move_by"].fillna(0) > 0]
+    return [f"{date}, {stream} / {model}: labels still pending; " + ", ".join(
+                f"{metric} may still move by up to {bound:.4f}"
+                for metric, bound in zip(rows["metric"], rows["may_move_by"]))
+            for (date, stream, model), rows in moving.groupby(["date", "stream", "model"],
+                                                              sort=False)]

@@ -33,8 +33,14 @@ def nightly(tmp_path_factory):
 
 def test_trend_has_each_runs_numbers_in_date_order(nightly, capsys):
     assert main(["trend", str(nightly), "--metric", "accuracy", "--metric", "kappa"]) == 0
-    assert "2026-11-01" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "2026-11-01" in printed
     table = pd.read_parquet(nightly / "trend" / "trend.parquet")
+    # Under the table, the night whose labels were still pending, and how far it may move.
+    bounds = table[table["date"] == "2026-11-03"].set_index("model")["may_move_by"].dropna()
+    assert [line for line in printed.splitlines() if "pending" in line] == [
+        f"2026-11-03, s / {model}: labels still pending; accuracy may still move by up to "
+        f"{bounds[model]:.4f}" for model in ("gaussian-nb", "majority")]
     assert {p.name for p in (nightly / "trend").iterdir()} == {
         "trend.parquet", "trend.csv", "trend.png", "trend.svg", "trend.pdf"}
     nb = table[(table["model"] == "gaussian-nb") & (table["metric"] == "accuracy")]

@@ -299,7 +299,7 @@ class CompareModels(OutcomeTransform):
         keyed = outcome_batches | "ModelLosses" >> beam.FlatMap(model_losses)
         losses, labels = keyed | "LossesOrLabels" >> beam.Partition(
             lambda element, _: int(element[1][0] == "labels"), 2)
-        pair_blocks = (((losses | "ByIdBucket" >> beam.GroupByKey()
+        pair_blocks = (((losses | "ByLabelTime" >> beam.GroupByKey()
                          | "Joined" >> beam.FlatMap(joined)), labels)
                        | "PairsAndLabels" >> beam.Flatten()
                        | "ByBlock" >> beam.GroupByKey()
