@@ -35,6 +35,22 @@ from transforms.vocabulary import (CLASSES, COUNTS, CURVES, DEAD_LETTERS, ERRORS
 PROFILES = "profiles"
 
 
+def recorded_failures(pl: Plan) -> dict:
+    """A backfill's `PredictionLogSpec.recorded_failures` of its streams and models: the models
+    among them get a label pass of their own.
+
+    >>> pl = plan(RunConfig(streams=['s=synth:SEA{"n": 10}'], models=["nb=gaussian-nb"],
+    ...                     delay="2", out="unused"))
+    >>> recorded_failures(pl)  # (not a backfill)
+    {}
+    """
+    if not pl.backfill:
+        return {}
+    streams = {s.name for s in pl.streams}
+    return {key: events for key, events in pl.log.recorded_failures(pl.time_range).items()
+            if key[0] in streams and key[1] in pl.models}
+
+
 class EvaluateDelayed(beam.PTransform):
     """Evaluate models on streams with delayed labels: a composite to apply to a pipeline.
 
@@ -135,12 +151,9 @@ class EvaluateDelayed(beam.PTransform):
         pl, cfg = self.plan, self.plan.config
         progress = None if cfg.quiet else cfg.progress_every
         if pl.backfill:
-            # A model the logged run set events aside for has a label pass of its own.
-            streams = {s.name for s in pl.streams}
-            failures = {key: events for key, events in pl.log.recorded_failures(
-                pl.time_range).items() if key[0] in streams and key[1] in pl.models}
+            failures = recorded_failures(pl)
             set_aside = [m for m in pl.models if any(key[1] == m for key in failures)]
-            passes = [LABELS, *set_aside]
+            passes = [LABELS, *set_aside]  # (a model with failures has a label pass of its own)
             task = next(iter(pl.tasks.values()))  # (every logged model's: --task or the plan's)
             label_engines = EngineFactory(
                 {p: ModelSpec(p, (Step(f"{LabelsOnly.__module__}.LabelsOnly"),)) for p in passes},

@@ -24,7 +24,7 @@ from apache_beam.io.filesystem import BeamIOError
 from apache_beam.io.filesystems import FileSystems
 
 from pipelines.config import RunConfig
-from pipelines.evaluation import EvaluateDelayed
+from pipelines.evaluation import EvaluateDelayed, recorded_failures
 from pipelines.files import (ERRORS_FILE, delete_folder, disk_error, io_reason, new_staging,
                              publish, read_bytes, staged_names, write_bytes, write_json,
                              write_parquet)
@@ -169,8 +169,11 @@ def run(config: RunConfig) -> pd.DataFrame:
     if not config.quiet:
         counters = job_counters(result)
         if counters:
-            replays = "the label pass, one per stream" if pl.backfill else \
-                "summed over the replays, one per stream × model"
+            replays = "summed over the replays, one per stream × model"
+            if pl.backfill:
+                replays = "the label pass, one per stream" + (
+                    ", and one more per model whose run set instances aside"
+                    if recorded_failures(pl) else "")
             print(f"job counters ({replays}): " + ", ".join(f"{k} {v:,}"
                                                              for k, v in counters.items()),
                   file=sys.stderr)

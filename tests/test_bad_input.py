@@ -705,6 +705,37 @@ def test_a_log_that_records_only_how_many_instances_its_run_set_aside_says_so(tm
     assert json.load(open(out / "manifest.json"))["set_aside_by_the_logs_run"] == {}
 
 
+def test_a_log_of_several_runs_that_set_instances_aside_says_so(tmp_path, capsys):
+    """A log of two nightly runs (a file each) that each set two instances aside: the places
+    each recorded are in its own night's stream, so the backfill of both nights cannot set
+    them aside again, and says so, with the four of them; before, it read the first file's
+    record alone."""
+    nights = []
+    for night, start in (("2026-11-01", 0), ("2026-11-02", 100)):
+        path = tmp_path / f"{night}.csv"
+        pd.DataFrame({"id": [f"{night}/{i}" for i in range(30)], "time": range(start, start + 30),
+                      "f": [i % 5 for i in range(30)],
+                      "bad": [1 if i == 7 else 2 if i == 12 else 0 for i in range(30)],
+                      "label": ["ab"[i % 2] for i in range(30)]}).to_csv(path, index=False)
+        nights.append(pd.read_csv(path))
+        out = tmp_path / "log" / f"date={night}"
+        assert main(["run", "--stream", f"s={path}", "--delay", "3", "--runner", "direct",
+                     "--repredict", "none", "--model", "m=tests.helpers.FailsOn",
+                     "--on-model-error", "dead-letter", "--out", str(out), "--quiet"]) == 0
+        for name in os.listdir(out):
+            if name != "predictions.parquet":
+                os.remove(out / name)
+    both = tmp_path / "both.csv"
+    pd.concat(nights).to_csv(both, index=False)
+    out = tmp_path / "backfill"
+    assert main(["backfill", "--stream", f"s={both}", "--delay", "3", "--runner", "direct",
+                 "--predictions", str(tmp_path / "log"), "--out", str(out)]) == 0
+    assert ("s / m: the run that wrote the prediction log set aside 4 instances m failed on "
+            "(--on-model-error dead-letter) that the backfill cannot set aside again") \
+        in capsys.readouterr().out
+    assert json.load(open(out / "manifest.json"))["set_aside_by_the_logs_run"] == {"s": {"m": 4}}
+
+
 def test_a_prediction_that_is_not_one_value_is_one_line(tmp_path, capsys):
     code = main(["run", "--stream", "s=" + _model_rows(tmp_path), "--model",
                  "m=tests.helpers.PredictsADict", "--delay", "3", "--out",

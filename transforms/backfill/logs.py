@@ -138,6 +138,7 @@ class PredictionLogSpec:
         self._twice: dict = {}  # files without a kind column -> `_predicted_twice`'s answer
         self._listed: dict = {}  # time range -> `files`' answer
         self._run_records: dict = {}  # time range -> `_run_record`'s answer
+        self._set_asides: dict = {}  # time range -> `_set_aside`'s answer
 
     @classmethod
     def parse(cls, text: str) -> PredictionLogSpec:
@@ -578,19 +579,27 @@ class PredictionLogSpec:
                 for m, events in per_model.items() if isinstance(events, list)}
 
     def _set_aside(self, time_range) -> dict:
-        """The `SET_ASIDE_KEY` record, its well-formed entries: a list of events or a count."""
-        try:
-            recorded = json.loads(self._run_record(time_range).get(SET_ASIDE_KEY, b"{}"))
-        except ValueError:
-            return {}
-
-        def well_formed(events) -> bool:
-            return isinstance(events, int) or isinstance(events, list) and all(
-                isinstance(e, list) and len(e) == 4 and isinstance(e[0], int) for e in events)
-
-        return {stream: {m: e for m, e in per_model.items() if well_formed(e)}
-                for stream, per_model in recorded.items() if isinstance(per_model, dict)} \
-            if isinstance(recorded, dict) else {}
+        """The `SET_ASIDE_KEY` record, its well-formed entries: a list of events or a count. A
+        log of several runs (a file each) gives each one's count: the places of one run's
+        events are in that run's stream alone."""
+        if time_range not in self._set_asides:
+            files = self.files(time_range)
+            first = self._run_record(time_range)
+            records = [first, *(self._metadata(path) for path in files[1:]
+                                if MODEL_ORDER_KEY in first)]  # (a run's log: one file)
+            recorded = [_well_formed_set_aside(r[SET_ASIDE_KEY]) for r in records
+                        if SET_ASIDE_KEY in r]
+            if len(recorded) > 1:
+                counted: dict = {}
+                for record in recorded:
+                    for stream, per_model in record.items():
+                        for m, events in per_model.items():
+                            mine = counted.setdefault(stream, {})
+                            mine[m] = mine.get(m, 0) + (len(events) if isinstance(events, list)
+                                                        else events)
+                recorded = [counted]
+            self._set_asides[time_range] = recorded[0] if recorded else {}
+        return self._set_asides[time_range]
 
     def recorded_delays(self, time_range=None) -> dict[str, str]:
         """Each stream's label delay in the run that wrote the log (its `DELAYS_KEY`), from the
@@ -914,6 +923,27 @@ class PredictionLogSpec:
             raise InputError(f"{path}: column {column!r} holds something other than "
                              f"probabilities (numbers); name the probability column(s) with "
                              f"score or proba_columns") from None
+
+
+def _well_formed_set_aside(text: bytes) -> dict:
+    """A `SET_ASIDE_KEY` record's well-formed entries: per stream and model, a list of events
+    [seq, kind, id's text, time] or a count.
+
+    >>> _well_formed_set_aside(b'{"s": {"m": [[14, "instance", "7", 7.0]], "n": 2, "x": "?"}}')
+    {'s': {'m': [[14, 'instance', '7', 7.0]], 'n': 2}}
+    """
+    try:
+        recorded = json.loads(text)
+    except ValueError:
+        return {}
+
+    def well_formed(events) -> bool:
+        return isinstance(events, int) or isinstance(events, list) and all(
+            isinstance(e, list) and len(e) == 4 and isinstance(e[0], int) for e in events)
+
+    return {stream: {m: e for m, e in per_model.items() if well_formed(e)}
+            for stream, per_model in recorded.items() if isinstance(per_model, dict)} \
+        if isinstance(recorded, dict) else {}
 
 
 class TypesChanged(Exception):
