@@ -82,6 +82,33 @@ def _model_failure(dead_letter: dict):
                [dead_letter["seq"], *dead_letter[FAILED_ON]])
 
 
+# The set-aside events a log records in all (a model's that would go beyond: their count): each
+# is ~40 bytes of the Parquet footer, and a reader refuses a footer string over 100 MB.
+RECORDED_FAILURES = 200_000
+
+
+def _set_aside_record(failures: list, most: int = RECORDED_FAILURES) -> dict:
+    """The log's `SET_ASIDE_KEY` record of the events each model failed on (`_model_failure`):
+    {stream: {model: [[seq, kind, id's text, time], ...]}}, in (stream, model) order while at
+    most `most` events in all, then a model's count.
+
+    >>> failures = [(("s", "b"), [3, "label", "7", 9.0]), (("s", "a"), [1, "instance", "4", 1.0]),
+    ...             (("s", "b"), [5, "instance", "8", 8.0])]
+    >>> _set_aside_record(failures)["s"]["b"]
+    [[3, 'label', '7', 9.0], [5, 'instance', '8', 8.0]]
+    >>> _set_aside_record(failures, most=2)
+    {'s': {'a': [[1, 'instance', '4', 1.0]], 'b': 2}}
+    """
+    by_key: dict = {}
+    for key, event in sorted(failures):
+        by_key.setdefault(key, []).append(event)
+    record: dict = {}
+    for (stream, model), events in by_key.items():
+        most -= len(events)
+        record.setdefault(stream, {})[model] = events if most >= 0 else len(events)
+    return record
+
+
 def _merge_prediction_parts(parts: list, folder: str, path: str, schema: pa.Schema,
                             failures: list = (), row_group: int = 1 << 17,
                             row_group_bytes: int = 1 << 26) -> None:
@@ -89,8 +116,8 @@ def _merge_prediction_parts(parts: list, folder: str, path: str, schema: pa.Sche
     least `row_group` rows or `row_group_bytes` bytes in memory (the last one less); memory
     holds about one row group. (The bytes bound the rows of many classes' probabilities:
     131 072 predictions of 300 classes are 39 million map entries.) The events each model
-    failed on (`_model_failure`) go into its metadata (`SET_ASIDE_KEY`), so a backfill of
-    the log sets them aside as the run did.
+    failed on go into its metadata (`_set_aside_record`), so a backfill of the log sets them
+    aside as the run did.
 
     >>> import os, tempfile
     >>> folder, parts_folder = tempfile.mkdtemp(), tempfile.mkdtemp()
@@ -105,9 +132,7 @@ def _merge_prediction_parts(parts: list, folder: str, path: str, schema: pa.Sche
     >>> written.read()["t"].to_pylist(), written.num_row_groups  # 300 doubles: 2 400 bytes
     ([1.0, 2.0, 3.0], 3)
     """
-    set_aside: dict = {}
-    for (stream, model), event in sorted(failures):
-        set_aside.setdefault(stream, {}).setdefault(model, []).append(event)
+    set_aside = _set_aside_record(failures)
     if set_aside:
         schema = schema.with_metadata({**(schema.metadata or {}),
                                        SET_ASIDE_KEY: json.dumps(set_aside).encode()})
