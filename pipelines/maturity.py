@@ -97,13 +97,14 @@ def may_move_by(value: float, n: int, more: int) -> float:
     return math.ceil(round(bound * 1e4, 6)) / 1e4
 
 
-def proportion_bounds(summary: pd.DataFrame, pending: int) -> dict:
+def proportion_bounds(summary: pd.DataFrame, pending: int, segment: str | None = None) -> dict:
     """{(model, category, measure): how far it may still move} for each proportion of a
     stream's classifiers — accuracy, and each class's precision and recall, named as
     `--fail-if` names them — with `pending` more labels (`may_move_by`), from the stream's
-    cumulative initial and final rows of `summary`: its value, and its denominator (`n` for
-    accuracy, the confusion matrix's predicted or true count of the class for precision or
-    recall). A NaN measure (of nothing yet) has none.
+    cumulative initial and final rows of `summary` (or a `segment`'s: with the stream's
+    pending, all of which may be the segment's, a bound too): its value, and its denominator
+    (`n` for accuracy, the confusion matrix's predicted or true count of the class for precision
+    or recall). A NaN measure (of nothing yet) has none.
 
     >>> cells = [("ok", "ok", 8), ("ok", "fraud", 1), ("fraud", "fraud", 1)]
     >>> summary = pd.DataFrame(
@@ -117,7 +118,7 @@ def proportion_bounds(summary: pd.DataFrame, pending: int) -> dict:
     rows = summary[summary["window"].eq("cumulative")
                    & summary["category"].isin(["initial", "final"])]
     if "segment" in rows:
-        rows = rows[rows["segment"].isna()]
+        rows = rows[rows["segment"].eq(segment) if segment else rows["segment"].isna()]
     bounds: dict = {}
     for (model, category), part in rows.groupby(["model", "category"], sort=False):
         cells = part[part["metric"] == "confusion"]

@@ -131,20 +131,21 @@ class Threshold:
 
     def _provisional(self, summary, stream, model, segment, pending: dict | None) -> str:
         """What a crossing's line adds while the stream's instances wait for their labels:
-        how far the measure may still move, or "" (none pending, not a proportion of the
-        whole stream)."""
+        how far the measure may still move, or "" (none pending, not a cumulative proportion).
+        A segment's bound takes every waiting instance as the segment's."""
         waiting = (pending or {}).get(stream, 0)
-        if not waiting or segment or self.window != CUMULATIVE:
+        if not waiting or self.window != CUMULATIVE:
             return ""
         from pipelines.maturity import proportion_bounds
 
         name = self.metric if self.label_class is None else f"{self.metric} ({self.label_class})"
         bound = proportion_bounds(summary[(summary["stream"] == stream)
-                                          & (summary["model"] == model)], waiting).get(
+                                          & (summary["model"] == model)], waiting, segment).get(
             (model, self.category, name))
+        of_stream = " of the stream (some may be this segment's)" if segment else ""
         return "" if bound is None else \
-            f"; {waiting:,} instances still wait for their label: it may still move by up to " \
-            f"{bound:.4f}"
+            f"; {waiting:,} instances{of_stream} still wait for their label: it may still move " \
+            f"by up to {bound:.4f}"
 
     def _missing(self, results: pd.DataFrame) -> str:
         """Why one (stream, model, slice)'s `results` have no row of this measure: the slice,

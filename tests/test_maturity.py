@@ -77,7 +77,8 @@ def test_how_far_a_nights_measures_may_move_is_a_bound_its_later_labels_keep(tmp
     amount[-waiting:], fraud[-waiting:] = 400.0, True  # the last hour's: all fraud, all flagged
     predicted = np.where(amount > 150, "fraud", "ok")
     label = np.where(fraud, "fraud", "ok")
-    pd.DataFrame({"id": range(n), "time": t, "amount": amount}).to_csv(
+    channel = np.where(np.arange(n) % 3 == 0, "web", "store")
+    pd.DataFrame({"id": range(n), "time": t, "amount": amount, "channel": channel}).to_csv(
         tmp_path / "instances.csv", index=False)
     pd.DataFrame({"id": [str(i) for i in range(n)], "t": t, "y_pred": predicted}).to_csv(
         tmp_path / "log.csv", index=False)
@@ -131,12 +132,22 @@ def test_how_far_a_nights_measures_may_move_is_a_bound_its_later_labels_keep(tmp
                  f'"{tmp_path / "labels tonight.csv"}", "positive": "fraud"}}', "--predictions",
                  str(tmp_path / "log.csv"), "--model", "m",
                  "--out", str(tmp_path / "alert"), "--runner", "direct", "--quiet",
+                 "--segment", "channel",
                  "--fail-if", "initial recall (fraud) < 0.9",
-                 "--fail-if", "initial kappa < 0.9"]) == 3
+                 "--fail-if", "initial kappa < 0.9",
+                 "--fail-if", "initial precision (fraud) [channel=web] < 0.9"]) == 3
     recall = counts["recall (fraud)"][0] / counts["recall (fraud)"][1]
     kappa = results["tonight"].query("metric == 'kappa'")["value"].item()
+    # A segment's: its own k of n, with every waiting instance taken as the segment's.
+    web = (predicted[known] == "fraud") & (channel[known] == "web")
+    k, m = hit[web].sum(), web.sum()
+    web_bound = np.ceil(waiting * max(k / m, 1 - k / m) / (m + waiting) * 1e4) / 1e4
     assert capsys.readouterr().err.splitlines() == [
         f"delayed-eval: threshold crossed: fraud / m: initial recall (fraud) < 0.9 (it is "
         f"{recall:.4g}; {waiting} instances still wait for their label: it may still move by "
         f"up to {bounds['recall (fraud)']:.4f})",
-        f"delayed-eval: threshold crossed: fraud / m: initial kappa < 0.9 (it is {kappa:.4g})"]
+        f"delayed-eval: threshold crossed: fraud / m: initial kappa < 0.9 (it is {kappa:.4g})",
+        f"delayed-eval: threshold crossed: fraud / m / channel=web: initial precision (fraud) "
+        f"[channel=web] < 0.9 (it is {k / m:.4g}; {waiting} instances of the stream (some may "
+        f"be this segment's) still wait for their label: it may still move by up to "
+        f"{web_bound:.4f})"]
