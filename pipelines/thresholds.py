@@ -99,8 +99,8 @@ class Threshold:
     def failures(self, summary: pd.DataFrame, models: list[str],
                  pending: dict | None = None) -> list[str]:
         """A line for each (stream, model) whose measure crossed the threshold; with a stream's
-        instances still `pending` ({stream: how many}, a backfill's), how far a proportion of
-        the whole stream may still move (`pipelines.maturity.proportion_bounds`)."""
+        instances still `pending` ({stream: how many}, a backfill's), how far a cumulative
+        proportion, of the stream or a segment, may still move (`_provisional`)."""
         rows = summary[(summary["category"] == self.category)
                        & (summary["metric"] == self.metric)
                        & (summary["window"] == self.window)]
