@@ -95,9 +95,10 @@ def trend_table(root: str, metrics: list[str] | None = None, category: str = "in
     named `final kappa` is of that category, whatever `category` says. With
     `segment` (a --segment column of the runs), one row per slice of that column instead of
     the whole stream (`segment` = `country=DE`; the pending share stays the stream's).
-    `may_move_by`: how far a proportion (accuracy, a class's precision or recall) of the whole
-    stream may still move once its pending instances are labelled
-    (`pipelines.maturity.proportion_bounds`; 0 with none pending), else empty.
+    `may_move_by`: how far a proportion (accuracy, a class's precision or recall) may still
+    move once the stream's pending instances are labelled (`pipelines.maturity.
+    proportion_bounds`; 0 with none pending; a slice's takes every one as the slice's), else
+    empty.
     Without `metrics`, `results.default_metric`'s.
 
     Example
@@ -136,7 +137,7 @@ def trend_table(root: str, metrics: list[str] | None = None, category: str = "in
                       rows["stream"], slices, rows["model"], rows["category"], rows["metric"],
                       rows["class"], rows["value"], rows["n"])}
         counts = {(c["stream"], c["model"]): c for c in manifest.get("counts", [])}
-        bounds: dict = {}  # (stream, model) -> its proportions' `proportion_bounds`
+        bounds: dict = {}  # (stream, model, slice) -> its proportions' `proportion_bounds`
         for (stream, piece, model, kind, metric, label_class), (value, n) in values.items():
             reported.add(metric if label_class is None else f"{metric} ({label_class})")
             if (kind, metric, label_class) not in wanted:
@@ -147,19 +148,20 @@ def trend_table(root: str, metrics: list[str] | None = None, category: str = "in
                                                              f"{metric}_bootstrap_high")))
             c = counts.get((stream, model), {})
             instances, pending = c.get("instances", 0), c.get("pending_at_end", 0)
-            if (stream, model) not in bounds:
-                bounds[stream, model] = proportion_bounds(summary[
-                    (summary["stream"] == stream) & (summary["model"] == model)], pending) \
-                    if segment is None and window == "cumulative" else {}
+            piece = None if pd.isna(piece) else piece
+            if (stream, model, piece) not in bounds:
+                bounds[stream, model, piece] = proportion_bounds(summary[
+                    (summary["stream"] == stream) & (summary["model"] == model)], pending,
+                    piece) if window == "cumulative" else {}
             name = metric if label_class is None else f"{metric} ({label_class})"
             parts.append({
                 "date": _date_of(os.path.relpath(folder, root), manifest), "run": folder,
-                "stream": stream, "segment": None if pd.isna(piece) else piece, "model": model,
+                "stream": stream, "segment": piece, "model": model,
                 "category": kind, "window": window,
                 "metric": wanted[kind, metric, label_class], "value": value, "low": low,
                 "high": high, "n": n, "instances": instances, "pending": pending,
                 "pending_share": pending / instances if instances else np.nan,
-                "may_move_by": bounds[stream, model].get((model, kind, name), np.nan)})
+                "may_move_by": bounds[stream, model, piece].get((model, kind, name), np.nan)})
         if len(parts) == before:
             without.append(folder)
     found = {p["metric"] for p in parts}  # (as --metric names them)
@@ -261,18 +263,24 @@ def format_trend(table: pd.DataFrame) -> str:
 
 
 def _provisional(table: pd.DataFrame) -> list[str]:
-    """A line per night, stream and model whose labels were still pending: how far each of its
-    proportions may still move (`may_move_by`), so a provisional night is not read as settled.
+    """A line per night, stream, model and slice whose labels were still pending: how far each
+    of its proportions may still move (`may_move_by`), so a provisional night is not read as
+    settled.
 
-    >>> print(*_provisional(pd.DataFrame({"date": ["d1", "d2"], "stream": "s", "model": "m",
-    ...                                   "metric": "accuracy", "may_move_by": [0.0, 0.02]})))
+    >>> for line in _provisional(pd.DataFrame({
+    ...         "date": ["d1", "d2", "d2"], "stream": "s", "model": "m",
+    ...         "segment": [None, None, "c=DE"], "metric": "accuracy",
+    ...         "may_move_by": [0.0, 0.02, 0.1]})):
+    ...     print(line)
     d2, s / m: labels still pending; accuracy may still move by up to 0.0200
+    d2, s / m / c=DE: labels still pending; accuracy may still move by up to 0.1000
     """
     if "may_move_by" not in table:
         return []
     moving = table[table["may_move_by"].fillna(0) > 0]
-    return [f"{date}, {stream} / {model}: labels still pending; " + ", ".join(
+    slices = moving["segment"].fillna("") if "segment" in moving else ""
+    return [f"{date}, {' / '.join(filter(None, where))}: labels still pending; " + ", ".join(
                 f"{metric} may still move by up to {bound:.4f}"
                 for metric, bound in zip(rows["metric"], rows["may_move_by"]))
-            for (date, stream, model), rows in moving.groupby(["date", "stream", "model"],
-                                                              sort=False)]
+            for (date, *where), rows in moving.assign(slice=slices).groupby(
+                ["date", "stream", "model", "slice"], sort=False)]

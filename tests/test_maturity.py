@@ -151,3 +151,10 @@ def test_how_far_a_nights_measures_may_move_is_a_bound_its_later_labels_keep(tmp
         f"[channel=web] < 0.9 (it is {k / m:.4g}; {waiting} instances of the stream (some may "
         f"be this segment's) still wait for their label: it may still move by up to "
         f"{web_bound:.4f})"]
+    # trend per slice gives the same bound, and says so after its table.
+    from pipelines.trend import format_trend, trend_table
+
+    table = trend_table(str(tmp_path / "alert"), ["precision (fraud)"], segment="channel")
+    assert table.set_index("segment").loc["channel=web", "may_move_by"] == web_bound
+    assert (f"fraud / m / channel=web: labels still pending; precision (fraud) may still move "
+            f"by up to {web_bound:.4f}") in format_trend(table)
