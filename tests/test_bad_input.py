@@ -686,6 +686,21 @@ def test_a_log_that_records_only_how_many_instances_its_run_set_aside_says_so(tm
     assert line in capsys.readouterr().out.splitlines()
     assert json.load(open(out / "manifest.json"))["set_aside_by_the_logs_run"] == {"s": {"m": 2}}
     assert html.escape(line) in (out / "report.html").read_text(encoding="utf-8")
+    # A record that cannot be read stops the backfill, naming the file, rather than scoring
+    # what m predicted before it failed.
+    for record, why in ((b'{"s": {"m": [[3, "instance"]]}}',
+                         "s / m is not a count or a list of [seq, kind, id, time]"),
+                        (b'{"s": 2', "not JSON")):
+        pq.write_table(log.replace_schema_metadata({**log.schema.metadata,
+                                                    SET_ASIDE_KEY: record}),
+                       tmp_path / "broken.parquet")
+        assert main(["backfill", *argv, "--predictions", str(tmp_path / "broken.parquet"),
+                     "--out", str(tmp_path / "broken")]) == 2
+        error = capsys.readouterr().err
+        assert error.startswith(f"delayed-eval: error: {tmp_path / 'broken.parquet'}: the "
+                                f"record of the instances its run set aside (Parquet metadata "
+                                f"delayed-eval.set-aside) cannot be read: {why}")
+        assert error.count("\n") == 1 and "Traceback" not in error
     # A log that records which, backfilled with another stream (a row more at its start: every
     # event's place moved), cannot either, and says so.
     moved = tmp_path / "moved.csv"

@@ -579,15 +579,15 @@ class PredictionLogSpec:
                 for m, events in per_model.items() if isinstance(events, list)}
 
     def _set_aside(self, time_range) -> dict:
-        """The `SET_ASIDE_KEY` record, its well-formed entries: a list of events or a count. A
+        """The `SET_ASIDE_KEY` record: per stream and model a list of events or a count. A
         log of several runs (a file each) gives each one's count: the places of one run's
         events are in that run's stream alone."""
         if time_range not in self._set_asides:
             files = self.files(time_range)
             first = self._run_record(time_range)
-            records = [first, *(self._metadata(path) for path in files[1:]
-                                if MODEL_ORDER_KEY in first)]  # (a run's log: one file)
-            recorded = [_well_formed_set_aside(r[SET_ASIDE_KEY]) for r in records
+            records = [(files[0], first), *((path, self._metadata(path)) for path in files[1:]
+                                            if MODEL_ORDER_KEY in first)]  # (a run's: one file)
+            recorded = [_well_formed_set_aside(r[SET_ASIDE_KEY], path) for path, r in records
                         if SET_ASIDE_KEY in r]
             if len(recorded) > 1:
                 counted: dict = {}
@@ -925,25 +925,42 @@ class PredictionLogSpec:
                              f"score or proba_columns") from None
 
 
-def _well_formed_set_aside(text: bytes) -> dict:
-    """A `SET_ASIDE_KEY` record's well-formed entries: per stream and model, a list of events
-    [seq, kind, id's text, time] or a count.
+def _well_formed_set_aside(text: bytes, path: str) -> dict:
+    """A log file's `SET_ASIDE_KEY` record: per stream and model, a list of events [seq, kind,
+    id's text, time] or a count; one that cannot be read stops the backfill (`InputError`), which
+    would otherwise score what those models predicted before they failed, unlike the run.
 
-    >>> _well_formed_set_aside(b'{"s": {"m": [[14, "instance", "7", 7.0]], "n": 2, "x": "?"}}')
+    >>> _well_formed_set_aside(b'{"s": {"m": [[14, "instance", "7", 7.0]], "n": 2}}', "p")
     {'s': {'m': [[14, 'instance', '7', 7.0]], 'n': 2}}
+    >>> _well_formed_set_aside(b'{"s": {"m": [[14, "instance"]]}}', "p")
+    Traceback (most recent call last):
+    ...
+    transforms.errors.InputError: p: the record of the instances its run set aside (Parquet \
+metadata delayed-eval.set-aside) cannot be read: s / m is not a count or a list of [seq, kind, \
+id, time]; write the log again with delayed-eval run, or remove that key from the file's \
+metadata
     """
-    try:
-        recorded = json.loads(text)
-    except ValueError:
-        return {}
-
     def well_formed(events) -> bool:
         return isinstance(events, int) or isinstance(events, list) and all(
             isinstance(e, list) and len(e) == 4 and isinstance(e[0], int) for e in events)
 
-    return {stream: {m: e for m, e in per_model.items() if well_formed(e)}
-            for stream, per_model in recorded.items() if isinstance(per_model, dict)} \
-        if isinstance(recorded, dict) else {}
+    try:
+        recorded = json.loads(text)
+        why = "" if isinstance(recorded, dict) else "not an object of streams"
+    except ValueError as error:
+        recorded, why = {}, f"not JSON ({error})"
+    for stream, per_model in recorded.items():
+        if not isinstance(per_model, dict):
+            why = why or f"{stream} is not an object of models"
+        for model, events in per_model.items() if isinstance(per_model, dict) else ():
+            why = why or ("" if well_formed(events) else
+                          f"{stream} / {model} is not a count or a list of [seq, kind, id, time]")
+    if why:
+        raise InputError(f"{path}: the record of the instances its run set aside (Parquet "
+                         f"metadata {SET_ASIDE_KEY.decode()}) cannot be read: {why}; write the "
+                         f"log again with delayed-eval run, or remove that key from the file's "
+                         f"metadata")
+    return recorded
 
 
 class TypesChanged(Exception):
