@@ -487,13 +487,13 @@ class ReplayEngine:
                                          rep_proba=None, bins_proba=row_proba)
         out.unbinned, out.unbinned_size = [], 0
 
-    def _reject(self, out: DrainResult, reason: str, field: str, ev) -> None:
+    def _reject(self, out: DrainResult, reason: str, field: str, ev, **more) -> None:
         out.counts["dead_letters"] += 1
         # With its place in the stream, by which the run names its file and row at the end
         # (`pipelines.write.located`).
         out.dead_letters.append({**dead_letter(self.stream, reason, field=field,
                                              record=event_record(ev)),
-                                 "seq": ev[SEQ]})
+                                 "seq": ev[SEQ], **more})
 
     # -- the model's calls: a failure names model, stream and instance -------------------------
     def _where(self, key) -> str:
@@ -643,8 +643,8 @@ class ReplayEngine:
         if self.on_model_error != "dead-letter":
             raise error
         out.counts["model_errors"] += instance
-        self._reject(out, str(error).split("; ")[0], "model", ev)
-        out.dead_letters[-1][FAILED_ON] = [ev[KIND], str(ev[ID]), ev[TIME]]  # (`fails_at`)
+        self._reject(out, str(error).split("; ")[0], "model", ev,
+                     **{FAILED_ON: [ev[KIND], str(ev[ID]), ev[TIME]]})  # (for `fails_at`)
 
     def _fails_as_logged(self, ev, out: DrainResult) -> None:
         """Raise the `ModelError` of an event the logged run set aside (`fails_at`); one whose

@@ -366,7 +366,8 @@ class InOrderScores:
     """One (stream, model)'s summary and curve rows from its outcome batches fed in label order
     (a replay that drains the stream in one place): `add(outcomes)` and `finish()` return
     (is_last, row) pairs, the same rows as the block pipeline (`ScoreOutcomes`), in constant
-    memory (`InOrderCurves`, and the last max(w) outcomes for the windows at the end).
+    memory (`InOrderCurves`, and the last max(w) outcomes for the windows at the end, or the
+    last `keep`: a comparison's windows read more).
 
     >>> from transforms.records import Outcome
     >>> scores = InOrderScores(("s", "m"), "classification", ScoringPlan(curve_every=2))
@@ -377,10 +378,10 @@ class InOrderScores:
     [(2, 1.0), (4, 0.75)]
     """
 
-    def __init__(self, key: tuple, task: str, plan: ScoringPlan):
+    def __init__(self, key: tuple, task: str, plan: ScoringPlan, keep: int = 0):
         self.task, self.plan = task, plan
         self.curves = InOrderCurves(key, task, plan)
-        self.keep = max(plan.windows, default=0)
+        self.keep = max((keep, *plan.windows))
         self.last: list = []
 
     def add(self, outcomes) -> list:

@@ -70,13 +70,12 @@ class StreamScoring:
     def __init__(self, stream: str, models: list, tasks: dict, plan: ScoringPlan):
         self.stream, self.plan, self.tasks = stream, plan, tasks
         self.segments: dict = {}  # segment's stream key -> its StreamScoring
-        self.models = {m: InOrderScores((stream, m), tasks[m], plan) for m in models}
         self.pair_blocks = PairBlocks(tasks, plan)
         self.pairs = {pair_name(a, b): InOrderCurves((stream, pair_name(a, b)), COMPARISON,
                                                      plan)
                       for a, b in self.pair_blocks.pairs(models)}
-        for scores in self.models.values() if self.pairs else ():
-            scores.keep = self.pair_blocks.keep  # (the pairs' windows at the last label)
+        keep = self.pair_blocks.keep if self.pairs else 0  # (the pairs' windows at the end)
+        self.models = {m: InOrderScores((stream, m), tasks[m], plan, keep) for m in models}
 
     def slices(self, outcomes: dict) -> list[dict]:
         """A drain's outcomes ({model: outcomes}) in slices of at most `POINTS_AT_ONCE` curve
