@@ -37,6 +37,11 @@ class ExactSum:
         self.partials = partials if partials is not None else []
         self.special = special  # the sum of the infinite and NaN terms, kept apart
 
+    def __deepcopy__(self, memo) -> ExactSum:
+        # Its partials are floats: a copy of the list is a deep copy (scores are copied at
+        # every block and curve point, and the generic deep copy cost more than the scoring).
+        return ExactSum(self.partials.copy(), self.special)
+
     def add(self, x: float) -> None:
         if x - x:  # ±inf or NaN: no partial can hold it (inf − inf would poison them)
             self.special += x
