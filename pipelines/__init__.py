@@ -61,7 +61,8 @@ def evaluate(streams, models, delay=None, out: str | None = None, runner: str = 
     report
         Also write `report.html` and the figures.
     quiet
-        No progress lines and no table on the terminal.
+        No progress lines and no table on the terminal; only the notices about the data and
+        results (rows set aside, ...), on stderr.
     options
         Any other `RunConfig` field. Values may be NumPy numbers, arrays and timedelta64, a
         range, and paths `pathlib` paths: each is the plain value it holds.

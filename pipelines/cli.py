@@ -130,7 +130,9 @@ def _scoring_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--progress-every", type=float, default=None, metavar="SECONDS",
                         help="seconds between progress lines on stderr (default 5)")
     parser.add_argument("--quiet", action="store_true",
-                        help="print nothing but errors (no progress lines, no tables)")
+                        help="print nothing but errors and, on stderr, notices about the data "
+                             "and results (rows set aside, instances never predicted, ...): no "
+                             "progress lines, no tables")
 
 
 class _OneLineParser(argparse.ArgumentParser):

@@ -233,7 +233,7 @@ class RunConfig:
     timer_bucket: float | None = None  # seconds of event time per streaming drain
     run_id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
     beam_args: list[str] = field(default_factory=list)
-    quiet: bool = False  # no progress lines, no tables: errors only
+    quiet: bool = False  # no progress lines, no tables: errors and notices only
     progress_every: float = 5.0  # seconds between progress lines on stderr
     report: bool = False  # also write report.html and figures/ (pipelines.report)
     # Thresholds on the results (`pipelines.thresholds`): exit status 3 when one is crossed

@@ -177,8 +177,7 @@ def run(config: RunConfig) -> pd.DataFrame:
             print(f"job counters ({replays}): " + ", ".join(f"{k} {v:,}"
                                                              for k, v in counters.items()),
                   file=sys.stderr)
-        streams = {s.name: {"positive": s.options.get("positive"),
-                            "declared": pl.classes[s.name]} for s in pl.streams}
+        streams = _positive_and_declared(pl)
         print(format_table(summary, streams) + "\n")
         segments = segment_table(summary, streams)
         if not segments.empty:
@@ -191,42 +190,13 @@ def run(config: RunConfig) -> pd.DataFrame:
         for stream, m in (maturity or {}).items():
             if m["pending"]:
                 print("\n" + format_maturity(stream, m))
-        set_aside = format_set_aside(dead_letters, FileSystems.join(
-            config.out, "dead_letters.jsonl"), counts["keys"], pl.backfill)
-        if set_aside:
-            print("\n" + set_aside)
-        delay_changes = format_delay_changes(pl.log.recorded_delays(pl.time_range), {
-            s.name: pl.label_delay(s) for s in pl.streams}) if pl.backfill else ""
-        set_by_run = format_set_asides_of_run(record.get("set_aside_by_the_logs_run", {}))
-        log_notices = "\n".join(filter(None, [delay_changes, set_by_run,
-                                               format_log_notices(counts["keys"])]))
-        if log_notices:
-            print("\n" + log_notices)
-        unpredicted = format_unpredicted(record["counts"])
-        if unpredicted:
-            print("\n" + unpredicted)
-        unrepredicted = "" if pl.backfill or str(pl.repredict) == "none" else \
-            format_unrepredicted(record["counts"], str(pl.repredict))
-        if unrepredicted:
-            print("\n" + unrepredicted)
-        diverged = format_diverged(summary)
-        if diverged:
-            print("\n" + diverged)
-        unknown_positive = format_unknown_positive(summary, streams)
-        if unknown_positive:
-            print("\n" + unknown_positive)
-        foreign = format_foreign_predictions(summary, pl.backfill)
-        if foreign:
-            print("\n" + foreign)
-        uncompared = format_uncompared(summary, pl.tasks)
-        if uncompared:
-            print("\n" + uncompared)
-        alike = format_alike_classes(record.get("alike_classes", {}), pl.backfill)
-        if alike:
-            print("\n" + alike)
-        unfixed = format_unfixed_hash_seed(record["python_hash_seed"], counts["classes"])
-        if unfixed:
-            print("\n" + unfixed)
+    for notice in _notices(pl, summary, counts, dead_letters, record, config.out):
+        if config.quiet:  # (said all the same: a scheduler's log keeps stderr)
+            print("\n".join(f"delayed-eval: notice: {line}" for line in notice.splitlines()),
+                  file=sys.stderr)
+        else:
+            print("\n" + notice)
+    if not config.quiet:
         comparisons = comparison_table(summary)
         if not comparisons.empty:
             print(f"\n{COMPARISON_CAPTION}")
@@ -239,3 +209,34 @@ def run(config: RunConfig) -> pd.DataFrame:
         if config.report:
             print(f"\nreport: {report}")
     return summary
+
+
+def _positive_and_declared(pl) -> dict:
+    """{stream: {"positive": its positive class option, "declared": its declared classes}}."""
+    return {s.name: {"positive": s.options.get("positive"), "declared": pl.classes[s.name]}
+            for s in pl.streams}
+
+
+def _notices(pl, summary: pd.DataFrame, counts: dict, dead_letters: list, record: dict,
+             out: str) -> list[str]:
+    """What the command says after a run's table about its data and what may mislead: rows set
+    aside, a log that does not fit the run, instances never predicted or re-predicted, scores
+    that diverged, a positive class no label has, predictions of unknown classes, models not
+    compared, classes that look alike, an unfixed hash seed. Each is also in the manifest."""
+    delay_changes = format_delay_changes(pl.log.recorded_delays(pl.time_range), {
+        s.name: pl.label_delay(s) for s in pl.streams}) if pl.backfill else ""
+    return [notice for notice in [
+        format_set_aside(dead_letters, FileSystems.join(out, "dead_letters.jsonl"),
+                         counts["keys"], pl.backfill),
+        "\n".join(filter(None, [
+            delay_changes, format_set_asides_of_run(record.get("set_aside_by_the_logs_run", {})),
+            format_log_notices(counts["keys"])])),
+        format_unpredicted(record["counts"]),
+        "" if pl.backfill or str(pl.repredict) == "none" else
+        format_unrepredicted(record["counts"], str(pl.repredict)),
+        format_diverged(summary),
+        format_unknown_positive(summary, _positive_and_declared(pl)),
+        format_foreign_predictions(summary, pl.backfill),
+        format_uncompared(summary, pl.tasks),
+        format_alike_classes(record.get("alike_classes", {}), pl.backfill),
+        format_unfixed_hash_seed(record["python_hash_seed"], counts["classes"])] if notice]

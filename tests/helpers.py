@@ -34,6 +34,13 @@ def needs(fast_path: bool):
                                                     f"{river.__version__}")
 
 
+def without_notices(err: str) -> str:
+    """stderr without the notices a --quiet run still prints (`delayed-eval: notice: …`): what
+    a test of an error or a threshold reads."""
+    return "".join(line for line in err.splitlines(keepends=True)
+                   if not line.startswith("delayed-eval: notice: "))
+
+
 def read_csv(path, **options) -> pd.DataFrame:
     """pandas' CSV reader with each number the float written (pandas 2's default parser may
     be an ulp off, which an exact oracle would see)."""

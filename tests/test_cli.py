@@ -10,7 +10,7 @@ import pytest
 from pipelines.cli import main
 from pipelines.config import RunConfig
 from pipelines.results import load_results
-from tests.helpers import data, read_csv
+from tests.helpers import data, read_csv, without_notices
 
 OUTPUTS = {"summary.csv", "summary.parquet", "curves.parquet", "predictions.parquet",
            "manifest.json", "dead_letters.jsonl"}
@@ -338,7 +338,7 @@ def test_a_misspelled_flag_is_an_error_with_a_suggestion_not_a_beam_option(tmp_p
     assert json.load(open(tmp_path / "out" / "manifest.json"))["config"]["beam_args"] == \
         ["--bisn=5"]
     assert main([*args, "--runner", "nosuch"]) == 2
-    err = capsys.readouterr().err
+    err = without_notices(capsys.readouterr().err)
     assert err.startswith("delayed-eval: error: unknown runner 'nosuch'; the presets are "
                           "direct, direct-mp") and "FlinkRunner" in err
     # Commands that run no pipeline take no Beam option: the hint is their own flags.
@@ -350,12 +350,24 @@ def test_a_misspelled_flag_is_an_error_with_a_suggestion_not_a_beam_option(tmp_p
 def test_beam_flags_in_either_form_and_quiet_workers(tmp_path, capfd):
     """`--direct_num_workers 2` (space form) reaches Beam; direct-mp's worker processes print
     nothing (their stderr is the process's file descriptor 2) unless --debug asks for Beam's
-    logs; --quiet prints nothing at all."""
+    logs; --quiet prints nothing but what went wrong with the data, on stderr."""
     argv = ["run", "--stream", 'synth:SEA{"n": 60}', "--model", "majority", "--out",
-            str(tmp_path / "out"), "--runner", "direct-mp", "--direct_num_workers", "2"]
+            str(tmp_path / "out"), "--runner", "direct-mp", "--direct_num_workers", "2",
+            "--repredict", "none"]
     code = main([*argv, "--quiet"])
     printed = capfd.readouterr()
     assert code == 0 and printed.out == "" and printed.err == ""
+    rows = tmp_path / "rows.csv"  # row 3's feature is missing: a dead letter, said
+    rows.write_text("x,z,label\n" + "".join(f"{'' if i == 2 else i % 3},{i},{i % 2}\n"
+                                            for i in range(40)))
+    code = main(["run", "--stream", f"s={rows}", "--model", "majority", "--delay", "3",
+                 "--repredict", "none", "--runner", "direct", "--out", str(tmp_path / "bad"),
+                 "--quiet"])
+    printed = capfd.readouterr()
+    assert code == 0 and printed.out == "" and printed.err.count("\n") == 1
+    assert printed.err.startswith(
+        f"delayed-eval: notice: s: 1 dead letter in {tmp_path / 'bad' / 'dead_letters.jsonl'}, "
+        f"the first {rows}, row 3, field x: feature is missing")
     manifest = json.load(open(tmp_path / "out" / "manifest.json"))
     assert manifest["config"]["beam_args"] == ["--direct_num_workers", "2"]
     code = main(argv)
@@ -517,7 +529,7 @@ def test_rank_and_trend_given_a_file_as_out_say_so(tmp_path, capsys):
     a_file.write_text("mine")
     for command in ("rank", "trend"):
         assert main([command, run, "--out", str(a_file)]) == 2
-        assert capsys.readouterr().err == \
+        assert without_notices(capsys.readouterr().err) == \
             f"delayed-eval: error: --out {a_file}: a file, not a folder; choose a folder\n"
     assert a_file.read_text() == "mine"
 
