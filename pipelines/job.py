@@ -192,8 +192,8 @@ def run(config: RunConfig) -> pd.DataFrame:
                 print("\n" + format_maturity(stream, m))
     for notice in _notices(pl, summary, counts, dead_letters, record, config.out):
         if config.quiet:  # (said all the same: a scheduler's log keeps stderr)
-            print("\n".join(f"delayed-eval: notice: {line}" for line in notice.splitlines()),
-                  file=sys.stderr)
+            print("\n".join(f"delayed-eval: notice: {line}" for line in notice.splitlines()
+                            if line.strip()), file=sys.stderr)
         else:
             print("\n" + notice)
     if not config.quiet:
