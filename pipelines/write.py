@@ -228,104 +228,139 @@ class WriteResults(beam.PTransform):
         return FileSystems.join(self.folder, name)
 
     def expand(self, results: dict):
-        key_counts = results[COUNTS] | "SumCounts" >> beam.CombinePerKey(sum_counts)
-        self._write_summary(results["summary"])
-        self._write_curves(results[CURVES])
-        order = {s.name: i for i, s in enumerate(self.plan.streams)}  # (the run's order)
-        (results[PROFILES] | "ProfileList" >> beam.combiners.ToList()
-         | "WriteProfiles" >> beam.Map(
-             lambda items, path: write_json(path, dict(sorted(items, key=lambda i: (
-                 order.get(i[0], len(order)), i[0])))), self._path("profile.json")))
+        # Every output goes to its writer through one shuffle, keyed by the file it makes: a
+        # combine per output (a stage each, ~8 transforms each) was a fifth of a small run.
+        tagged = [
+            results["summary"] | "SummaryBatches" >> _PickledBatches(SUMMARY_ROWS),
+            results[CURVES] | "WriteCurveParts" >> beam.Map(
+                lambda table, parts: (CURVE_PARTS, _write_curve_part(table, parts)),
+                self._path(CURVE_PARTS)),
+            results[PROFILES] | "TagProfiles" >> beam.Map(lambda item: (PROFILES, item)),
+            results[ERRORS] | "TagErrors" >> beam.Map(lambda error: (ERRORS, error)),
+            results[DEAD_LETTERS] | "DeadBatches" >> _PickledBatches(DEAD_LETTERS),
+            *(results[name] | f"Tag{name.title()}" >> beam.Map(
+                lambda item, part: (COUNTS, (part, item)), name)
+              for name in (COUNTS, CLASSES, READ_COUNTS, NOT_SCORED) if name in results)]
         if PREDICTIONS in results:
-            # The models' order goes with the log, so a backfill of it names pairs as this run.
-            schema = PREDICTION_SCHEMA.with_metadata(
-                {MODEL_ORDER_KEY: json.dumps(list(self.plan.models)).encode(),
-                 REPREDICT_KEY: str(self.plan.repredict).encode(),
-                 LOG_LEVEL_KEY: self.plan.config.log_predictions.encode(),
-                 DELAYS_KEY: json.dumps({s.name: self.plan.label_delay(s)
-                                         for s in self.plan.streams}).encode(),
-                 **({HOLDOUT_KEY: str(self.plan.holdout).encode()} if self.plan.holdout else {})})
             parts = self._path(PREDICTION_PARTS)
-            (results[PREDICTIONS] | "WritePredictionParts" >> beam.Map(_write_prediction_part,
-                                                                         parts)
-             | "PredictionPartList" >> beam.combiners.ToList()
-             | "WritePredictions" >> beam.Map(_merge_prediction_parts, parts,
-                                              self._path("predictions.parquet"), schema,
-                                              beam.pvalue.AsList(
-                                                  results[DEAD_LETTERS] | "ModelFailures"
-                                                  >> beam.FlatMap(_model_failure))))
-        (results[ERRORS] | "ErrorList" >> beam.combiners.ToList()
-         | "WriteErrors" >> beam.Map(_write_json_to, self._path(ERRORS_FILE)))
-        (results[DEAD_LETTERS] | "DeadList" >> Gathered()
-         | "WriteDead" >> beam.Map(_write_jsonl_to, self._path("dead_letters.jsonl")))
-        self._write_counts(results, key_counts)
+            tagged += [
+                results[PREDICTIONS] | "WritePredictionParts" >> beam.Map(
+                    lambda element, parts: (PREDICTION_PARTS, (
+                        "part", _write_prediction_part(element, parts))), parts),
+                results[DEAD_LETTERS] | "ModelFailures" >> beam.FlatMap(
+                    lambda dead: ((PREDICTION_PARTS, ("failure", f))
+                                  for f in _model_failure(dead)))]
+        written = [SUMMARY_ROWS, CURVE_PARTS, PROFILES, ERRORS, DEAD_LETTERS, COUNTS,
+                   *([PREDICTION_PARTS] if PREDICTIONS in results else [])]
+        # (each output once, so that an empty one is written too)
+        tagged.append(results[COUNTS].pipeline
+                      | "EveryOutput" >> beam.Create([(name, None) for name in written],
+                                                       reshuffle=False))
+        return (tagged | "Outputs" >> beam.Flatten() | "ByOutput" >> beam.GroupByKey()
+                | "WriteOutputs" >> beam.MapTuple(self._write))
 
-    def _write_summary(self, summary) -> None:
-        def write(rows, path):
-            table = pa.Table.from_pandas(pd.DataFrame(rows).infer_objects(),
+    def _write(self, name: str, values) -> None:
+        """Write output `name` (`SUMMARY_ROWS`, ...) from the values tagged with it."""
+        values = [v for v in values if v is not None]
+        if name == SUMMARY_ROWS:
+            table = pa.Table.from_pandas(pd.DataFrame(_unpickled(values)).infer_objects(),
                                          preserve_index=False)
-            with FileSystems.create(path) as f:
+            with FileSystems.create(self._path("_summary.parquet")) as f:
                 pq.write_table(in_row_order(table), f)
+        elif name == CURVE_PARTS:
+            _merge_curve_parts(values, self._path(CURVE_PARTS), self._path("curves.parquet"))
+        elif name == PROFILES:
+            write_json(self._path("profile.json"), dict(sorted(values, key=lambda item: (
+                self._stream_order(item[0]), item[0]))))
+        elif name == ERRORS:
+            write_json(self._path(ERRORS_FILE), values)
+        elif name == DEAD_LETTERS:
+            write_jsonl(self._path("dead_letters.jsonl"), _unpickled(values))
+        elif name == COUNTS:
+            write_json(self._path("_counts.json"), self._counts(values))
+        elif name == PREDICTION_PARTS:
+            _merge_prediction_parts([v for kind, v in values if kind == "part"],
+                                    self._path(PREDICTION_PARTS),
+                                    self._path("predictions.parquet"), self._log_schema(),
+                                    [v for kind, v in values if kind == "failure"])
 
-        (summary | "SummaryList" >> Gathered()
-         | "WriteSummary" >> beam.Map(write, self._path("_summary.parquet")))
+    def _stream_order(self, stream: str) -> int:
+        order = [s.name for s in self.plan.streams]
+        return order.index(stream) if stream in order else len(order)
 
-    def _write_curves(self, curves) -> None:
-        parts = self._path(CURVE_PARTS)
-        (curves | "WriteCurveParts" >> beam.Map(_write_curve_part, parts)
-         | "CurvePartList" >> beam.combiners.ToList()
-         | "WriteCurves" >> beam.Map(_merge_curve_parts, parts, self._path("curves.parquet")))
+    def _key_order(self, key) -> tuple:
+        """(stream, model) in the run's order of streams and models, then by name."""
+        models = list(self.plan.models)
+        return (self._stream_order(key[0]),
+                models.index(key[1]) if key[1] in models else len(models), tuple(key))
 
-    def _write_counts(self, results: dict, key_counts) -> None:
-        classes = (results[CLASSES] | "Classes" >> beam.CombinePerKey(
-            lambda lists: max(lists, key=len, default=[])))
-        read_counts = results[READ_COUNTS] | "SumReadCounts" >> beam.CombinePerKey(sum_counts)
+    def _counts(self, values) -> dict:
+        """`_counts.json`: per (stream, model) its counts and classes, per stream what was read,
+        and a backfill's log rows not scored, from the parts the workers counted."""
+        per_key: dict = {}
+        classes: dict = {}
+        per_stream: dict = {}
+        not_scored = []
+        for part, (key, value) in values:
+            if part == COUNTS:
+                per_key[key] = sum_counts([per_key.get(key, {}), value])
+            elif part == CLASSES:  # (each worker's list of a key's classes: the longest)
+                classes[key] = max(classes.get(key, []), value, key=len)
+            elif part == READ_COUNTS:
+                per_stream[key] = sum_counts([per_stream.get(key, {}), value])
+            else:
+                not_scored.append([list(key), value])
+        return {"keys": [[list(k), per_key[k]] for k in sorted(per_key, key=self._key_order)],
+                "classes": [[list(k), classes[k]] for k in sorted(classes, key=self._key_order)],
+                "streams": {s: per_stream[s] for s in sorted(per_stream, key=lambda s: (
+                    self._stream_order(s), s))},
+                "not_scored": sorted(not_scored)}
 
-        # A backfill's log rows of streams or models not configured (none in a run).
-        not_scored = [beam.pvalue.AsList(results[NOT_SCORED])] if NOT_SCORED in results else []
-
-        def write(_, per_key, per_key_classes, per_stream, *per_key_not_scored, path):
-            write_json(path, {"keys": [[list(k), v] for k, v in per_key],
-                              "classes": [[list(k), v] for k, v in per_key_classes],
-                              "streams": dict(per_stream),
-                              "not_scored": [[list(k), n] for part in per_key_not_scored
-                                             for k, n in part]})
-
-        (results[COUNTS].pipeline | "CountsTrigger" >> beam.Create([None])
-         | "WriteCounts" >> beam.Map(write, beam.pvalue.AsList(key_counts),
-                                     beam.pvalue.AsList(classes),
-                                     beam.pvalue.AsList(read_counts), *not_scored,
-                                     path=self._path("_counts.json")))
+    def _log_schema(self) -> pa.Schema:
+        """predictions.parquet's schema, with what a backfill of it needs in its metadata: the
+        models' order (so it names pairs as this run), the re-prediction policy, the log level,
+        the delays and the holdout."""
+        pl = self.plan
+        return PREDICTION_SCHEMA.with_metadata(
+            {MODEL_ORDER_KEY: json.dumps(list(pl.models)).encode(),
+             REPREDICT_KEY: str(pl.repredict).encode(),
+             LOG_LEVEL_KEY: pl.config.log_predictions.encode(),
+             DELAYS_KEY: json.dumps({s.name: pl.label_delay(s) for s in pl.streams}).encode(),
+             **({HOLDOUT_KEY: str(pl.holdout).encode()} if pl.holdout else {})})
 
 
-class Gathered(beam.PTransform):
-    """A PCollection's elements as one list, in no particular order, carried as pickled batches
-    of `BATCH`: as `beam.combiners.ToList` carries them, one Python object each, the runner's
-    state cache weighs the gathered list object by object (objsize; 2.6 s for the 148 000
-    summary rows of a run with 40 segments).
+SUMMARY_ROWS = "summary"
+
+
+class _PickledBatches(beam.PTransform):
+    """A PCollection's elements as pickled batches of `BATCH`, each tagged `(name, bytes)`
+    for `WriteResults`' shuffle: carried one Python object each, the rows of a run with 40
+    segments (148 000 summary rows) took seconds to encode.
 
     >>> from runners import make_runner
     >>> with beam.Pipeline(runner=make_runner("direct")) as p:
-    ...     _ = (p | beam.Create(range(5)) | Gathered()
-    ...          | beam.Map(lambda rows: print(sorted(rows))))
-    [0, 1, 2, 3, 4]
+    ...     _ = (p | beam.Create(range(5)) | _PickledBatches("x")
+    ...          | beam.MapTuple(lambda name, blob: print(name, sorted(pickle.loads(blob)))))
+    x [0, 1, 2, 3, 4]
     """
 
     BATCH = 4096
+
+    def __init__(self, name: str):
+        super().__init__()
+        self.name = name
 
     def expand(self, pcoll):
         return (pcoll
                 | "Batches" >> beam.BatchElements(min_batch_size=self.BATCH,
                                                   max_batch_size=self.BATCH)
-                | "Pickled" >> beam.Map(pickle.dumps)
-                | "List" >> beam.combiners.ToList()
-                | "Unpickled" >> beam.Map(lambda blobs: [element for blob in blobs
-                                                         for element in pickle.loads(blob)]))
+                | "Pickled" >> beam.Map(lambda batch, name: (name, pickle.dumps(batch)),
+                                        self.name))
 
 
-def _write_json_to(value, path: str) -> None:
-    """`write_json` with the value first, as `beam.Map` passes it."""
-    write_json(path, value)
+def _unpickled(blobs) -> list:
+    """The elements of `_PickledBatches`' blobs, in one list."""
+    return [element for blob in blobs for element in pickle.loads(blob)]
 
 
 def located(pl, path: str) -> bytes:
@@ -371,11 +406,6 @@ def located(pl, path: str) -> bytes:
         out.append({**r, "file": found[0], "row": found[1]} if found else r)
     write_jsonl(path, out)
     return read_bytes(path)
-
-
-def _write_jsonl_to(rows, path: str) -> None:
-    """`write_jsonl` with the rows first, as `beam.Map` passes them."""
-    write_jsonl(path, rows)
 
 
 def in_row_order(table: pa.Table) -> pa.Table:
