@@ -334,8 +334,8 @@ SUMMARY_ROWS = "summary"
 
 class _PickledBatches(beam.PTransform):
     """A PCollection's elements as pickled batches of `BATCH`, each tagged `(name, bytes)`
-    for `WriteResults`' shuffle: carried one Python object each, the rows of a run with 40
-    segments (148 000 summary rows) took seconds to encode.
+    for `WriteResults`' shuffle, which then encodes one object per batch, not per row (a run
+    with 40 segments has 148 000 summary rows).
 
     >>> from runners import make_runner
     >>> with beam.Pipeline(runner=make_runner("direct")) as p:
