@@ -59,6 +59,7 @@ def _prediction_table(element) -> pa.Table:
 
 
 PREDICTION_PARTS = "_prediction_parts"
+SUMMARY_ROWS = "summary"  # the summary rows' tag in `WriteResults`' shuffle
 
 
 def _write_prediction_part(element, folder: str) -> tuple[tuple, str]:
@@ -328,8 +329,6 @@ class WriteResults(beam.PTransform):
              DELAYS_KEY: json.dumps({s.name: pl.label_delay(s) for s in pl.streams}).encode(),
              **({HOLDOUT_KEY: str(pl.holdout).encode()} if pl.holdout else {})})
 
-
-SUMMARY_ROWS = "summary"
 
 
 class _PickledBatches(beam.PTransform):
