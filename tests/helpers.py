@@ -2,12 +2,13 @@
 
 import math
 import os
+import shutil
 import sys
 
 import pandas as pd
 import pytest
 import river
-from apache_beam.io.filesystem import FileMetadata
+from apache_beam.io.filesystem import BeamIOError, FileMetadata
 from apache_beam.io.localfilesystem import LocalFileSystem
 from river import linear_model
 from river.naive_bayes import GaussianNB
@@ -101,7 +102,7 @@ class FailsOnce(GaussianNB):
 class RemoteFileSystem(LocalFileSystem):
     """Local files under a `remote://` scheme (`remote:///tmp/x` is `/tmp/x`): Beam's
     FileSystems route such paths here as they route `gs://` and `s3://` ones, so code that
-    reads them cannot treat them as local paths. Counts the files it opens."""
+    reads or writes them cannot treat them as local paths. Counts the files it opens."""
 
     PREFIX = "remote://"
     opened: list = []
@@ -130,6 +131,35 @@ class RemoteFileSystem(LocalFileSystem):
     def open(self, path, *args, **kwargs):
         RemoteFileSystem.opened.append(path)
         return super().open(self._local(path), *args, **kwargs)
+
+    def create(self, path, *args, **kwargs):
+        return super().create(self._local(path), *args, **kwargs)
+
+    def mkdirs(self, path):
+        return super().mkdirs(self._local(path))
+
+    def size(self, path):
+        return super().size(self._local(path))
+
+    def delete(self, paths):
+        # (the parent's matches its paths against what it lists, which names them remote://)
+        missing = {p: OSError(f"No files found to delete under: {p}") for p in paths
+                   if not os.path.exists(self._local(p))}
+        if missing:
+            raise BeamIOError("Delete operation failed", missing)
+        for p in map(self._local, paths):
+            if os.path.isdir(p):
+                shutil.rmtree(p)
+            else:
+                os.remove(p)
+
+    def rename(self, sources, destinations):
+        return super().rename([self._local(p) for p in sources],
+                              [self._local(p) for p in destinations])
+
+    def copy(self, sources, destinations):
+        return super().copy([self._local(p) for p in sources],
+                            [self._local(p) for p in destinations])
 
 
 class NonFiniteRegressor:

@@ -1376,6 +1376,32 @@ def test_partitioned_tables_on_a_remote_filesystem_read_as_local_ones(tmp_path):
                for p in RemoteFileSystem.opened)
 
 
+
+def test_a_run_and_its_backfill_write_to_a_remote_out_as_to_a_local_one(tmp_path, monkeypatch):
+    """--out on a non-local Beam filesystem (as gs:// or s3:// would be): the run writes there
+    the files and summary it writes locally, and leaves no staging folder; a backfill reads
+    the log from there and writes there too; nothing is written where the command was started
+    (a remote path taken for a local one would make a folder `remote:` there)."""
+    started = tmp_path / "started-here"
+    started.mkdir()
+    monkeypatch.chdir(started)
+    common = dict(streams=['sea=synth:SEA{"n": 400, "seed": 1}'], delay="10", runner="direct",
+                  quiet=True)
+    summaries = {}
+    for where, root in (("local", str(tmp_path)), ("remote", f"remote://{tmp_path}")):
+        run_summary = run(RunConfig(models=["nb=gaussian-nb", "no-change"],
+                                    out=f"{root}/run-{where}", **common))
+        backfill_summary = run(RunConfig(models=[], out=f"{root}/backfill-{where}",
+                                         predictions=f"{root}/run-{where}/predictions.parquet",
+                                         **common))
+        summaries[where] = [s.drop(columns="run_id") for s in (run_summary, backfill_summary)]
+    for kind in ("run", "backfill"):
+        assert sorted(p.name for p in (tmp_path / f"{kind}-remote").iterdir()) == \
+            sorted(p.name for p in (tmp_path / f"{kind}-local").iterdir())
+    for remote, local in zip(summaries["remote"], summaries["local"]):
+        pd.testing.assert_frame_equal(remote, local)
+    assert list(started.iterdir()) == []
+
 def _fraud_logs(folder, n=60):
     """A deployed model's logs: instances (created_at, features a model would choke on: NA
     cells, a different merchant text in every row), labels (labelled_at), predictions."""
