@@ -11,6 +11,7 @@ from pipelines.cli import main
 from pipelines.config import RunConfig
 from pipelines.results import load_results
 from tests.helpers import data, read_csv, without_notices
+from transforms.errors import ConfigError
 
 OUTPUTS = {"summary.csv", "summary.parquet", "curves.parquet", "predictions.parquet",
            "manifest.json", "dead_letters.jsonl"}
@@ -548,6 +549,31 @@ def test_a_results_folder_that_does_not_exist_is_named_so(tmp_path, capsys, argv
     assert capsys.readouterr().err == \
         f"delayed-eval: error: {a_file}: a file, not a folder; {told}\n"
 
+
+@pytest.mark.parametrize("argv", [["report", "gs://bucket/run"],
+                                  ["rank", "runs/a", "gs://bucket/runs/b"],
+                                  ["trend", "results", "--out", "s3://bucket/trend"]])
+def test_results_on_another_filesystem_are_copied_here_first(argv, capsys):
+    """report, rank and trend read and write local folders: a gs:// or s3:// path among them
+    is one line saying to copy it here (it was "no such folder", or an internal error)."""
+    remote = next(a for a in argv if "://" in a)
+    assert main(argv) == 2
+    assert capsys.readouterr().err == (
+        f"delayed-eval: error: {remote}: {argv[0]} reads and writes folders on this machine, "
+        f"not on another filesystem; copy the folder here first (gsutil -m cp -r, aws s3 "
+        f"sync) and give its local path\n")
+
+
+def test_a_report_into_an_out_on_another_filesystem_is_refused_before_the_run(tmp_path):
+    """The report is written with local files: with a gs:// --out the run failed after its
+    work, with an internal error; now it does not start."""
+    with pytest.raises(ConfigError, match=r"^--report: the report is written into a local "
+                                          r"--out, not gs://bucket/run; run without --report, "
+                                          r"then copy the folder to this machine and run "
+                                          r"delayed-eval report on it$"):
+        RunConfig(streams=['synth:SEA{"n": 60}'], models=["majority"], out="gs://bucket/run",
+                  report=True)
+    RunConfig(streams=['synth:SEA{"n": 60}'], models=["majority"], out="gs://bucket/run")
 
 @pytest.mark.parametrize("argv, told", [
     (["run", "--bins", "5min"], "--bins '5min': not a whole number; see delayed-eval run --help"),
