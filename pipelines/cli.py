@@ -485,9 +485,9 @@ def _command(args, beam_args: list, debug: bool) -> int:
         if args.command in ("report", "rank", "trend"):
             if beam_args:
                 _refuse_extra(args.command, beam_args[0])  # no pipeline: no Beam options
-            _refuse_other_filesystems(args.command, [getattr(args, "dir", None), getattr(
-                args, "root", None), *(getattr(args, "dirs", None) or []), getattr(
-                    args, "out", None)])
+            _refuse_other_filesystems(args.command, [
+                *(getattr(args, name, None) for name in ("dir", "root", "out")),
+                *(getattr(args, "dirs", None) or [])])
         _refuse_the_other_commands(args.command, beam_args)
         beam_args = check_beam_args(beam_args, _our_flags(args.command))
         if args.command == "report":
