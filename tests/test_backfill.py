@@ -1376,7 +1376,6 @@ def test_partitioned_tables_on_a_remote_filesystem_read_as_local_ones(tmp_path):
                for p in RemoteFileSystem.opened)
 
 
-
 def test_a_run_and_its_backfill_write_to_a_remote_out_as_to_a_local_one(tmp_path, monkeypatch):
     """--out on a non-local Beam filesystem (as gs:// or s3:// would be): the run writes there
     the files and summary it writes locally, and leaves no staging folder; a backfill reads
@@ -1401,6 +1400,7 @@ def test_a_run_and_its_backfill_write_to_a_remote_out_as_to_a_local_one(tmp_path
     for remote, local in zip(summaries["remote"], summaries["local"]):
         pd.testing.assert_frame_equal(remote, local)
     assert list(started.iterdir()) == []
+
 
 def _fraud_logs(folder, n=60):
     """A deployed model's logs: instances (created_at, features a model would choke on: NA

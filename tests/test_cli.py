@@ -564,7 +564,7 @@ def test_results_on_another_filesystem_are_copied_here_first(argv, capsys):
         f"sync) and give its local path\n")
 
 
-def test_a_report_into_an_out_on_another_filesystem_is_refused_before_the_run(tmp_path):
+def test_a_report_into_an_out_on_another_filesystem_is_refused_before_the_run():
     """The report is written with local files: with a gs:// --out the run failed after its
     work, with an internal error; now it does not start."""
     with pytest.raises(ConfigError, match=r"^--report: the report is written into a local "
@@ -574,6 +574,7 @@ def test_a_report_into_an_out_on_another_filesystem_is_refused_before_the_run(tm
         RunConfig(streams=['synth:SEA{"n": 60}'], models=["majority"], out="gs://bucket/run",
                   report=True)
     RunConfig(streams=['synth:SEA{"n": 60}'], models=["majority"], out="gs://bucket/run")
+
 
 @pytest.mark.parametrize("argv, told", [
     (["run", "--bins", "5min"], "--bins '5min': not a whole number; see delayed-eval run --help"),
