@@ -74,6 +74,20 @@ def test_compressed_tables_are_read_as_their_content(tmp_path, suffix):
         assert dead == [] and brief(events) == EVENT_LOG
 
 
+def test_an_arff_file_on_another_filesystem_is_refused_as_such():
+    """ARFF is read with Python's open, from this machine: an existing .arff behind a non-local
+    filesystem (as gs:// would be) was 'no such file or folder'."""
+    from tests.helpers import RemoteFileSystem  # noqa: F401 (registers remote://)
+
+    remote = f"remote://{data('small.arff')}"
+    for source in (remote, f'{remote}{{"format": "arff"}}'):
+        with pytest.raises(InputError, match=r"^stream small: an ARFF file is read from this "
+                                              r"machine, not from another filesystem \(remote://.*"
+                                              r"small.arff\); copy it here, or write it as CSV or "
+                                              r"Parquet, which are read from gs:// and s3:// too$"):
+            StreamSpec.parse(source).check()
+    StreamSpec.parse(data("small.arff")).check()
+
 def test_a_tsv_file_is_read_as_tab_separated(tmp_path):
     """events.tsv (and events.tsv.gz) hold the events of events.csv, tabs for commas."""
     import gzip

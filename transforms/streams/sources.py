@@ -618,6 +618,11 @@ class StreamSpec:
                 raise InputError(f"stream {self.name}: {self.source} cannot draw: "
                                  f"{type(e).__name__}: {e}") from None
             return
+        if "://" in self.source and (self.options.get("format") or FORMATS.get(
+                extension(self.source))) == "arff":  # (read with Python's open)
+            raise InputError(f"stream {self.name}: an ARFF file is read from this machine, not "
+                             f"from another filesystem ({self.source}); copy it here, or write "
+                             f"it as CSV or Parquet, which are read from gs:// and s3:// too")
         if not os.path.exists(self.source) and not table_files(self.source):
             raise InputError(f"stream {self.name}: no such file or folder {self.source!r}; "
                              f"give a CSV, Parquet, JSON Lines or ARFF file (or a folder of "
