@@ -328,12 +328,15 @@ class RunConfig:
         command does not take to why (another command's options: `run` given `predictions`
         would silently score a log).
         """
+        from apache_beam.io.filesystem import BeamIOError
+
+        from pipelines.files import io_reason, read_bytes
+
         try:
-            with open(path, "rb") as f:
-                raw = f.read()
+            raw = read_bytes(path)  # (from any Beam filesystem: gs://, s3://, ...)
             data = yaml.load(raw.decode("utf-8"), Loader=_loader_of(path)) or {}
-        except OSError as e:
-            raise ConfigError(f"{path}: {e.strerror or e}; give the path of a YAML config "
+        except (OSError, BeamIOError) as e:
+            raise ConfigError(f"{path}: {io_reason(e)}; give the path of a YAML config "
                               f"file (see examples/run.yaml)") from None
         except UnicodeDecodeError as e:
             line = raw.count(b"\n", 0, e.start) + 1

@@ -96,6 +96,18 @@ def test_a_yaml_date_is_the_day_it_names(tmp_path):
     assert (config.start, config.end) == ("2026-11-01", "2026-11-02T10:30:00")
 
 
+def test_a_config_on_another_filesystem_is_read_as_a_local_one(tmp_path):
+    """A scheduler may keep the config beside its logs, on gs://: read through Beam's
+    FileSystems (it was 'No such file or directory'); a missing one is still named so."""
+    from tests.helpers import RemoteFileSystem  # noqa: F401 (registers remote://)
+
+    cfg = tmp_path / "nightly.yaml"
+    cfg.write_text("streams: [x]\nmodels: [y]\nout: z\nfrom: 2026-11-01\nrun-id: n1\n")
+    assert RunConfig.from_yaml(f"remote://{cfg}") == RunConfig.from_yaml(str(cfg))
+    with pytest.raises(ConfigError, match=r"^remote://.*/none.yaml: No such file or directory; "
+                                          r"give the path of a YAML config file"):
+        RunConfig.from_yaml(f"remote://{tmp_path}/none.yaml")
+
 def test_a_config_path_written_relative_to_the_config_says_which_path_to_write(
         tmp_path, monkeypatch, capsys):
     """A config's paths are relative to the current folder, as flags are; a file named as if
