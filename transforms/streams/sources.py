@@ -327,10 +327,15 @@ class StreamSpec:
         return "file"
 
     @property
+    def _named_format(self) -> str | None:
+        """The format the options or the file's extension name (None: a folder's, a glob's)."""
+        return self.options.get("format") or FORMATS.get(extension(self.source))
+
+    @property
     def format(self) -> str | None:
         if self.kind != "file":
             return None
-        fmt = self.options.get("format") or FORMATS.get(extension(self.source))
+        fmt = self._named_format
         if fmt is None:  # a directory or a glob: the format of its files
             files = table_files(self.source)
             fmt = FORMATS.get(extension(files[0])) if files else None
@@ -618,8 +623,7 @@ class StreamSpec:
                 raise InputError(f"stream {self.name}: {self.source} cannot draw: "
                                  f"{type(e).__name__}: {e}") from None
             return
-        if "://" in self.source and (self.options.get("format") or FORMATS.get(
-                extension(self.source))) == "arff":  # (read with Python's open)
+        if "://" in self.source and self._named_format == "arff":  # (read with Python's open)
             raise InputError(f"stream {self.name}: an ARFF file is read from this machine, not "
                              f"from another filesystem ({self.source}); copy it here, or write "
                              f"it as CSV or Parquet, which are read from gs:// and s3:// too")
