@@ -659,6 +659,47 @@ def terminate(signum, frame):
     raise Terminated()
 
 
+_dropped: list = []  # the stop a finalizer dropped, to raise again (`stop_again`)
+
+
+def raise_dropped(signum, frame):
+    """The command's SIGALRM handler: raises the Ctrl-C or SIGTERM `stop_again` kept."""
+    if _dropped:
+        raise _dropped.pop()
+
+
+def stop_again(unraisable, previous=sys.__unraisablehook__) -> None:
+    """The command's `sys.unraisablehook`. A signal's handler raises where the main thread
+    is; inside a finalizer (an object's `__del__`, a generator closed as it is freed) Python
+    prints that exception and drops it, and the command would run on to its end. A dropped
+    Ctrl-C or SIGTERM is raised again 10 ms later (SIGALRM), outside the finalizer.
+
+    Example
+    -------
+
+    >>> import time
+    >>> class Stops:
+    ...     def __del__(self):
+    ...         raise Terminated()
+    >>> handlers = signal.signal(signal.SIGALRM, raise_dropped), sys.unraisablehook
+    >>> sys.unraisablehook = stop_again
+    >>> try:
+    ...     stops = Stops()
+    ...     del stops  # its __del__ raises, and Python drops that
+    ...     time.sleep(5)
+    ... except Terminated:
+    ...     print("stopped")
+    ... finally:
+    ...     _ = signal.signal(signal.SIGALRM, handlers[0]); sys.unraisablehook = handlers[1]
+    stopped
+    """
+    if isinstance(unraisable.exc_value, KeyboardInterrupt):
+        _dropped[:] = [type(unraisable.exc_value)()]
+        signal.setitimer(signal.ITIMER_REAL, 0.01)
+    else:
+        previous(unraisable)
+
+
 def _interrupted(args, error: BaseException) -> int:
     from pipelines.results import check_one_run
 

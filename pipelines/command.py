@@ -34,4 +34,6 @@ def console_main() -> None:
     from pipelines import cli  # (after the exec: its imports are paid once)
 
     signal.signal(signal.SIGTERM, cli.terminate)
+    signal.signal(signal.SIGALRM, cli.raise_dropped)
+    sys.unraisablehook = cli.stop_again
     sys.exit(cli.main())
