@@ -134,25 +134,21 @@ def stream_items(spec: StreamSpec, delay: DelaySpec, counts: dict,
     (8, 4, 4)
 
     """
-    items = _in_range(_read(spec, delay, counts), time_range, counts)
-    yield from items
+    items = _read(spec, delay, counts)
+    yield from items if time_range.everything else _in_range(items, time_range, counts)
 
 
 def _read(spec: StreamSpec, delay: DelaySpec, counts: dict):
-    items = spec.events(delay)
-    while True:
-        try:
-            item = next(items, None)
-        except InputError:
-            raise
-        except Exception as e:  # a generator or parser failing: say where, in one line
-            raise InputError(f"stream {spec.name}: reading failed after "
-                             f"{sum(counts.values())} records: {type(e).__name__}: {e}") \
-                from e
-        if item is None:
-            return
-        counts["dead_letters" if isinstance(item, dict) else f"{item[3]}_events"] += 1
-        yield item
+    key = {kind: f"{kind}_events" for kind in EVENT_KINDS}  # an event's count, by its kind
+    try:
+        for item in spec.events(delay):  # (an exception in the consumer is not raised here)
+            counts["dead_letters" if isinstance(item, dict) else key[item[KIND]]] += 1
+            yield item
+    except InputError:
+        raise
+    except Exception as e:  # a generator or parser failing: say where, in one line
+        raise InputError(f"stream {spec.name}: reading failed after "
+                         f"{sum(counts.values())} records: {type(e).__name__}: {e}") from e
 
 
 def new_read_counts() -> dict:
