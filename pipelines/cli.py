@@ -482,6 +482,10 @@ def _command(args, beam_args: list, debug: bool) -> int:
     from transforms.replay.protocols import model_and_fold
 
     try:
+        if args.command == "quickstart" and "://" in args.out:
+            raise ConfigError(f"--out {args.out}: quickstart writes its report into a folder "
+                              f"on this machine; give a local --out (delayed-eval run writes "
+                              f"to gs:// or s3://, without --report)")
         if args.command in ("report", "rank", "trend"):
             if beam_args:
                 _refuse_extra(args.command, beam_args[0])  # no pipeline: no Beam options

@@ -576,6 +576,16 @@ def test_results_on_another_filesystem_are_copied_here_first(argv, capsys):
         f"sync) and give its local path\n")
 
 
+def test_quickstart_into_an_out_on_another_filesystem_says_what_writes_there(capsys):
+    """quickstart writes a report: with a gs:// --out it was refused for a --report option
+    it does not have."""
+    assert main(["quickstart", "--out", "gs://bucket/quick"]) == 2
+    assert capsys.readouterr().err == (
+        "delayed-eval: error: --out gs://bucket/quick: quickstart writes its report into a "
+        "folder on this machine; give a local --out (delayed-eval run writes to gs:// or "
+        "s3://, without --report)\n")
+
+
 def test_a_report_into_an_out_on_another_filesystem_is_refused_before_the_run():
     """The report is written with local files: with a gs:// --out the run failed after its
     work, with an internal error; now it does not start."""
