@@ -482,13 +482,10 @@ def _command(args, beam_args: list, debug: bool) -> int:
     from transforms.replay.protocols import model_and_fold
 
     try:
-        if args.command == "quickstart" and "://" in args.out:
-            raise ConfigError(f"--out {args.out}: quickstart writes its report into a folder "
-                              f"on this machine; give a local --out (delayed-eval run writes "
-                              f"to gs:// or s3://, without --report)")
         if args.command in ("report", "rank", "trend"):
             if beam_args:
                 _refuse_extra(args.command, beam_args[0])  # no pipeline: no Beam options
+        if args.command in ("rank", "trend"):
             _refuse_other_filesystems(args.command, [
                 *(getattr(args, name, None) for name in ("dir", "root", "out")),
                 *(getattr(args, "dirs", None) or [])])
@@ -558,8 +555,8 @@ def _command(args, beam_args: list, debug: bool) -> int:
 
 
 def _refuse_other_filesystems(command: str, paths: list) -> None:
-    """A ConfigError for a path on another filesystem (gs://, s3://): report, rank and trend
-    read and write the folders of this machine (pandas, matplotlib).
+    """A ConfigError for a path on another filesystem (gs://, s3://): rank and trend read and
+    write the folders of this machine (pandas, matplotlib).
 
     >>> _refuse_other_filesystems("trend", ["results", "gs://bucket/results"])
     Traceback (most recent call last):

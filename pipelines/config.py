@@ -275,10 +275,6 @@ class RunConfig:
                                   f"{getattr(self, name)!r}")
         if self.progress_every < 0:
             raise ConfigError("progress_every must be 0 or more seconds")
-        if self.report and "://" in self.out:  # (matplotlib and the HTML write local files)
-            raise ConfigError(f"--report: the report is written into a local --out, not "
-                              f"{self.out}; run without --report, then copy the folder to "
-                              f"this machine and run delayed-eval report on it")
         # (It names the run's staging folder in --out, .staging-ID, so it stays in --out.)
         if not self.run_id or self.run_id in (".", "..") or len(self.run_id) > 200 or any(
                 c in "/\\" or not c.isprintable() for c in self.run_id):

@@ -4,12 +4,14 @@ reading, the staging folder a run writes into, and publishing it when the run ha
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import io
 import json
 import os
 import shutil
 import socket
+import tempfile
 import uuid
 
 import pandas as pd
@@ -18,7 +20,7 @@ from apache_beam.io.filesystem import BeamIOError
 from apache_beam.io.filesystems import FileSystems
 
 from pipelines.results import json_text, previous_outputs, record_outputs, refuse_unlisted
-from transforms.errors import OutputError
+from transforms.errors import DelayedEvalError, OutputError
 
 ERRORS_FILE = "_errors.json"  # the workers' errors (`transforms.errors`), read after the run
 
@@ -53,6 +55,62 @@ def read_bytes(path: str) -> bytes:
     """
     with FileSystems.open(path) as f:
         return f.read()
+
+
+@contextlib.contextmanager
+def local_copy(folder: str, names):
+    """A temporary folder on this machine holding the files `names` (paths relative to
+    `folder`, "/" between parts; those that exist) of a folder on another filesystem (gs://,
+    s3://), for code that reads and writes local files (pandas, matplotlib). On leaving without
+    an error, each file in it that is new or changed is copied to `folder`, manifest.json last
+    (it vouches for the others); an error of ours that names the copy names `folder` instead.
+
+    Example
+    -------
+
+    >>> import os, tempfile
+    >>> folder = tempfile.mkdtemp()
+    >>> write_bytes(os.path.join(folder, "a.txt"), b"a")
+    >>> with local_copy(folder, ["a.txt", "missing.txt"]) as here:
+    ...     print(sorted(os.listdir(here)))
+    ...     os.mkdir(os.path.join(here, "sub"))
+    ...     with open(os.path.join(here, "sub", "b.txt"), "w") as f:
+    ...         _ = f.write("b")
+    ['a.txt']
+    >>> read_bytes(os.path.join(folder, "sub", "b.txt")), os.path.exists(here)
+    (b'b', False)
+
+    """
+    here = tempfile.mkdtemp(prefix="delayed-eval-")
+    try:
+        before = {}
+        for name in names:
+            source = FileSystems.join(folder, *name.split("/"))
+            if FileSystems.exists(source):
+                before[name] = read_bytes(source)
+                target = os.path.join(here, *name.split("/"))
+                os.makedirs(os.path.dirname(target), exist_ok=True)
+                with open(target, "wb") as f:
+                    f.write(before[name])
+        try:
+            yield here
+        except (DelayedEvalError, FileNotFoundError) as e:  # (its message names `folder`)
+            if here not in str(e):
+                raise
+            raise type(e)(str(e).replace(here, folder)) from None
+        written = {}
+        for root, _, files in os.walk(here):
+            for file in files:
+                path = os.path.join(root, file)
+                name = os.path.relpath(path, here).replace(os.sep, "/")
+                with open(path, "rb") as f:
+                    data = f.read()
+                if before.get(name) != data:
+                    written[name] = data
+        for name in sorted(written, key=lambda n: n == "manifest.json"):
+            write_bytes(FileSystems.join(folder, *name.split("/")), written[name])
+    finally:
+        shutil.rmtree(here, ignore_errors=True)
 
 
 def write_json(path: str, value) -> None:

@@ -13,10 +13,13 @@ import base64
 import html
 import math
 import os
+import posixpath
 
 import pandas as pd
+from apache_beam.io.filesystems import FileSystems
 
 from pipelines.figures import Figure, figures, save_figure
+from pipelines.files import local_copy
 from pipelines.maturity import format_maturity
 from pipelines.results import (COMPARISON_CAPTION, comparison_table, drift_delay_table,
                                format_alike_classes, format_diverged,
@@ -210,7 +213,8 @@ def write_report(out: str) -> str:
     Parameters
     ----------
     out
-        A finished run's output directory (local).
+        A finished run's output directory, here or on another filesystem (gs://, s3://: the
+        files the report reads are copied here, and what it writes is copied there).
 
     >>> import tempfile
     >>> from pipelines.config import RunConfig
@@ -231,6 +235,12 @@ def write_report(out: str) -> str:
     learning algorithms. Proceedings of the 15th ACM SIGKDD International Conference on
     Knowledge Discovery and Data Mining, 329–338.
     """
+    if "://" in out:
+        made_before = [f"{FIGURES}/{posixpath.basename(m.path)}" for m in FileSystems.match(
+            [FileSystems.join(out, FIGURES, "*")])[0].metadata_list]
+        with local_copy(out, [*RunFiles.READS, "report.html", *made_before]) as here:
+            write_report(here)
+        return FileSystems.join(out, "report.html")
     run = RunFiles.read(out)
     made, notes = figures(run)
     written = ["report.html", *(f"{FIGURES}/{f.name}.{fmt}" for f in made for fmt in f.files)]

@@ -35,6 +35,9 @@ class RunFiles:
 
     """
 
+    # The files it reads (`read`), and a report's list of them (maturity.csv).
+    READS = ("summary.csv", "curves.parquet", "manifest.json", "profile.json", "maturity.csv")
+
     out: str
     summary: pd.DataFrame  # the whole streams' rows
     curves: pd.DataFrame

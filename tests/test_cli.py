@@ -562,40 +562,17 @@ def test_a_results_folder_that_does_not_exist_is_named_so(tmp_path, capsys, argv
         f"delayed-eval: error: {a_file}: a file, not a folder; {told}\n"
 
 
-@pytest.mark.parametrize("argv", [["report", "gs://bucket/run"],
-                                  ["rank", "runs/a", "gs://bucket/runs/b"],
+@pytest.mark.parametrize("argv", [["rank", "runs/a", "gs://bucket/runs/b"],
                                   ["trend", "results", "--out", "s3://bucket/trend"]])
 def test_results_on_another_filesystem_are_copied_here_first(argv, capsys):
-    """report, rank and trend read and write local folders: a gs:// or s3:// path among them
-    is one line saying to copy it here (it was "no such folder", or an internal error)."""
+    """rank and trend read and write local folders: a gs:// or s3:// path among them is one
+    line saying to copy it here (it was "no such folder", or an internal error)."""
     remote = next(a for a in argv if "://" in a)
     assert main(argv) == 2
     assert capsys.readouterr().err == (
         f"delayed-eval: error: {remote}: {argv[0]} reads and writes folders on this machine, "
         f"not on another filesystem; copy the folder here first (gsutil -m cp -r, aws s3 "
         f"sync) and give its local path\n")
-
-
-def test_quickstart_into_an_out_on_another_filesystem_says_what_writes_there(capsys):
-    """quickstart writes a report: with a gs:// --out it was refused for a --report option
-    it does not have."""
-    assert main(["quickstart", "--out", "gs://bucket/quick"]) == 2
-    assert capsys.readouterr().err == (
-        "delayed-eval: error: --out gs://bucket/quick: quickstart writes its report into a "
-        "folder on this machine; give a local --out (delayed-eval run writes to gs:// or "
-        "s3://, without --report)\n")
-
-
-def test_a_report_into_an_out_on_another_filesystem_is_refused_before_the_run():
-    """The report is written with local files: with a gs:// --out the run failed after its
-    work, with an internal error; now it does not start."""
-    with pytest.raises(ConfigError, match=r"^--report: the report is written into a local "
-                                          r"--out, not gs://bucket/run; run without --report, "
-                                          r"then copy the folder to this machine and run "
-                                          r"delayed-eval report on it$"):
-        RunConfig(streams=['synth:SEA{"n": 60}'], models=["majority"], out="gs://bucket/run",
-                  report=True)
-    RunConfig(streams=['synth:SEA{"n": 60}'], models=["majority"], out="gs://bucket/run")
 
 
 @pytest.mark.parametrize("argv, told", [

@@ -377,3 +377,43 @@ def test_a_confusion_matrix_draws_the_cells_not_written_as_zeros(tmp_path):
     counts = [str(labels[1:].count("a")), "0", str(labels.count("b")), "0"]
     at = texts.index(counts[0])
     assert texts[at:at + 4] == counts
+
+
+def test_a_report_of_a_run_on_another_filesystem_is_that_of_its_copy_here(tmp_path, monkeypatch,
+                                                                          capsys):
+    """A run with --out on gs:// or s3:// could have no report: `report` said to copy the
+    folder here, `run --report` was refused. Both read the run's files there and write the
+    report there now: the same files as a report of a copy of the run here, and nothing where
+    the command started."""
+    import shutil
+
+    from tests.helpers import RemoteFileSystem
+
+    started = tmp_path / "started-here"
+    started.mkdir()
+    monkeypatch.chdir(started)
+    here, there = tmp_path / "here", tmp_path / "there"
+    evaluate(['sea=synth:SEA{"n": 400, "seed": 1}'], ["no-change", "gaussian-nb"], delay="20",
+             out=str(here), runner="direct", bins=5, curve_every=50)
+    shutil.copytree(here, there)
+    remote = f"{RemoteFileSystem.PREFIX}{there}"
+    assert write_report(str(here)) == str(here / "report.html")
+    assert write_report(remote) == f"{remote}/report.html"
+    for run in (here, there):
+        assert {p.relative_to(run).as_posix() for p in run.rglob("*")} >= {
+            "report.html", "figures/initial_final.png", "figures/binned.svg"}
+    assert {p.relative_to(here).as_posix(): p.read_bytes() for p in here.rglob("*.*")} == \
+        {p.relative_to(there).as_posix(): p.read_bytes() for p in there.rglob("*.*")}
+    assert main(["report", remote]) == 0  # (made again: the manifest lists its files)
+    assert capsys.readouterr().out == f"{remote}/report.html\n"
+    out = f"{RemoteFileSystem.PREFIX}{tmp_path}/run"
+    assert main(["run", "--stream", 'synth:SEA{"n": 300, "seed": 2}', "--model", "no-change",
+                 "--delay", "20", "--out", out, "--runner", "direct", "--report",
+                 "--quiet"]) == 0
+    assert (tmp_path / "run" / "report.html").exists()
+    assert (tmp_path / "run" / "figures" / "binned.png").exists()
+    assert main(["report", f"{RemoteFileSystem.PREFIX}{tmp_path}/none"]) == 2
+    assert capsys.readouterr().err.endswith(
+        f"error: {RemoteFileSystem.PREFIX}{tmp_path}/none: not a finished run (missing "
+        f"summary.csv, curves.parquet, manifest.json)\n")
+    assert list(started.iterdir()) == []

@@ -99,7 +99,7 @@ class TimeRange:
 def _in_range(items, time_range: TimeRange, counts: dict):
     kept, skipped = set(), set()
     for item in items:
-        if isinstance(item, dict) or time_range.everything:
+        if isinstance(item, dict):
             yield item
             continue
         kind, key = item[KIND], item[ID]
