@@ -485,7 +485,7 @@ def _command(args, beam_args: list, debug: bool) -> int:
         if args.command in ("report", "rank", "trend"):
             if beam_args:
                 _refuse_extra(args.command, beam_args[0])  # no pipeline: no Beam options
-        if args.command in ("rank", "trend"):
+        if args.command == "rank":
             _refuse_other_filesystems(args.command, [
                 *(getattr(args, name, None) for name in ("dir", "root", "out")),
                 *(getattr(args, "dirs", None) or [])])
@@ -555,13 +555,13 @@ def _command(args, beam_args: list, debug: bool) -> int:
 
 
 def _refuse_other_filesystems(command: str, paths: list) -> None:
-    """A ConfigError for a path on another filesystem (gs://, s3://): rank and trend read and
-    write the folders of this machine (pandas, matplotlib).
+    """A ConfigError for a path on another filesystem (gs://, s3://): rank reads and writes
+    the folders of this machine (pandas, matplotlib).
 
-    >>> _refuse_other_filesystems("trend", ["results", "gs://bucket/results"])
+    >>> _refuse_other_filesystems("rank", ["results", "gs://bucket/results"])
     Traceback (most recent call last):
     ...
-    transforms.errors.ConfigError: gs://bucket/results: trend reads and writes folders on this \
+    transforms.errors.ConfigError: gs://bucket/results: rank reads and writes folders on this \
 machine, not on another filesystem; copy the folder here first (gsutil -m cp -r, aws s3 sync) \
 and give its local path
     """

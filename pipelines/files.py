@@ -57,6 +57,26 @@ def read_bytes(path: str) -> bytes:
         return f.read()
 
 
+def names_below(folder: str) -> list[str]:
+    """The paths relative to `folder` ("/" between parts) of the files below it, on any Beam
+    filesystem, sorted.
+
+    Example
+    -------
+
+    >>> import os, tempfile
+    >>> folder = tempfile.mkdtemp()
+    >>> write_bytes(os.path.join(folder, "a", "b.txt"), b"b")
+    >>> write_bytes(os.path.join(folder, "c.txt"), b"c")
+    >>> names_below(folder), names_below(os.path.join(folder, "none"))
+    (['a/b.txt', 'c.txt'], [])
+
+    """
+    prefix = folder.rstrip("/") + "/"
+    listed = FileSystems.match([FileSystems.join(folder, "**")])[0].metadata_list
+    return sorted(m.path[len(prefix):] for m in listed if m.path.startswith(prefix))
+
+
 @contextlib.contextmanager
 def local_copy(folder: str, names):
     """A temporary folder on this machine holding the files `names` (paths relative to

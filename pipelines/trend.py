@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import difflib
 import os
+import posixpath
 import re
 
 import numpy as np
 import pandas as pd
 
+from pipelines.files import local_copy, names_below
 from pipelines.maturity import proportion_bounds
 from pipelines.results import (MEASURE_NAME, default_metric, load_results, made_folder,
                                not_a_folder, read_manifest, whole_streams)
@@ -68,13 +70,50 @@ def _run_folders(root: str, follow_links: bool) -> list[str]:
         seen.add(real)
         # (a run's staging folder: it is being written now)
         subfolders[:] = sorted(s for s in subfolders if not s.startswith(".staging-"))
-        if "summary.csv" in files and "manifest.json" in files:
+        if _holds_run(folder, files, root):
             found.append(folder)
-        elif _RUN_FILES & set(files):  # a night that would be missing from the trend unsaid
-            missing = " and ".join(f for f in ("summary.csv", "manifest.json") if f not in files)
-            raise ConfigError(f"{folder}: part of a run, without its {missing}; run what wrote "
-                              f"it again, or move the folder out of {root}")
     return found
+
+
+def _remote_run_folders(root: str) -> list[str]:
+    """`_run_folders` of a folder on another filesystem (gs://, s3://), from its listing:
+    paths relative to `root` ("" for `root` itself), sorted."""
+    files: dict = {}
+    for name in names_below(root):
+        folder, _, file = name.rpartition("/")
+        if not any(part.startswith(".staging-") for part in folder.split("/")):
+            files.setdefault(folder, set()).add(file)
+    return sorted(folder for folder, names in files.items()
+                  if _holds_run(posixpath.join(root, folder), names, root))
+
+
+def _holds_run(folder: str, files, root: str) -> bool:
+    """Whether `folder` (whose files are named `files`) holds a finished run: summary.csv and
+    manifest.json; a ConfigError for a folder with only some of a run's files."""
+    if "summary.csv" in files and "manifest.json" in files:
+        return True
+    if _RUN_FILES & set(files):  # a night that would be missing from the trend unsaid
+        missing = " and ".join(f for f in ("summary.csv", "manifest.json") if f not in files)
+        raise ConfigError(f"{folder}: part of a run, without its {missing}; run what wrote "
+                          f"it again, or move the folder out of {root}")
+    return False
+
+
+def _remote_trend(root: str, *options) -> pd.DataFrame:
+    """`trend_table` of a folder on another filesystem: its runs' summary.csv and manifest.json
+    copied to a temporary folder here (`files.local_copy`), each run named as it is there."""
+    names = [posixpath.join(folder, name) for folder in _remote_run_folders(root)
+             for name in ("summary.csv", "manifest.json")]
+    with local_copy(root, names) as here:
+        table = trend_table(here, *options)
+
+        def there(folder: str) -> str:
+            below = os.path.relpath(folder, here).replace(os.sep, "/")
+            return root if below == "." else posixpath.join(root, below)
+
+        table["run"] = [there(folder) for folder in table["run"]]
+        table.attrs["runs_without"] = [there(folder) for folder in table.attrs["runs_without"]]
+    return table
 
 
 def _date_of(folder: str, manifest: dict) -> str:
@@ -114,6 +153,8 @@ def trend_table(root: str, metrics: list[str] | None = None, category: str = "in
     >>> table["date"].tolist(), bool((table["low"] < table["value"]).all())
     (['2026-11-01', '2026-11-02'], True)
     """
+    if "://" in root:
+        return _remote_trend(root, metrics, category, window, segment)
     if not metrics:
         metrics = [default_metric({m for folder in _runs(root)
                                    for m in load_results(folder)["metric"]})]
@@ -195,6 +236,15 @@ def write_trend(root: str, out: str, metrics: list[str] | None = None, category:
     and drawn (`trend.png`, `.svg`, `.pdf`): per stream and measure, a line per model with
     its interval, and the pending share of each run as bars beneath."""
     table = trend_table(root, metrics, category, window, segment)
+    if "://" in out:  # (pandas and matplotlib write here; the files are copied there)
+        with local_copy(out, []) as here:
+            _write_trend(table, here, window)
+    else:
+        _write_trend(table, out, window)
+    return table
+
+
+def _write_trend(table: pd.DataFrame, out: str, window: str) -> None:
     made_folder(out)
     table.to_parquet(os.path.join(out, "trend.parquet"), index=False)
     table.to_csv(os.path.join(out, "trend.csv"), index=False)
@@ -233,7 +283,6 @@ def write_trend(root: str, out: str, metrics: list[str] | None = None, category:
         ax.set_title(stream)
         ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.12, 1.0), borderaxespad=0)
     save_figure(_png(plt, fig), out, "trend")
-    return table
 
 
 def format_trend(table: pd.DataFrame) -> str:

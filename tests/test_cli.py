@@ -563,10 +563,10 @@ def test_a_results_folder_that_does_not_exist_is_named_so(tmp_path, capsys, argv
 
 
 @pytest.mark.parametrize("argv", [["rank", "runs/a", "gs://bucket/runs/b"],
-                                  ["trend", "results", "--out", "s3://bucket/trend"]])
+                                  ["rank", "runs/a", "--out", "s3://bucket/rank"]])
 def test_results_on_another_filesystem_are_copied_here_first(argv, capsys):
-    """rank and trend read and write local folders: a gs:// or s3:// path among them is one
-    line saying to copy it here (it was "no such folder", or an internal error)."""
+    """rank reads and writes local folders: a gs:// or s3:// path among them is one line
+    saying to copy it here (it was "no such folder", or an internal error)."""
     remote = next(a for a in argv if "://" in a)
     assert main(argv) == 2
     assert capsys.readouterr().err == (

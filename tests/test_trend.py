@@ -172,6 +172,46 @@ def test_a_night_with_part_of_its_files_is_named_not_left_out(nightly, tmp_path,
         f"run what wrote it again, or move the folder out of {root}\n")
 
 
+def test_the_trend_of_nightly_runs_on_another_filesystem_is_that_of_a_copy_here(
+        nightly, tmp_path, monkeypatch, capsys):
+    """Nightly runs on gs:// or s3:// (a scheduler's --out): `trend` said to copy the folder
+    here first. It reads the runs' summaries and manifests there now, and writes the trend
+    there: the numbers of the same runs here, each run named where it is; a folder with part
+    of a run is named, a staging folder is no run; nothing is left where it started."""
+    from tests.helpers import RemoteFileSystem
+
+    started = tmp_path / "started-here"
+    started.mkdir()
+    monkeypatch.chdir(started)
+    copy = tmp_path / "copy"
+    shutil.copytree(nightly, copy, ignore=shutil.ignore_patterns("trend"))
+    (copy / "date=2026-11-01" / ".staging-r1").mkdir()
+    (copy / "date=2026-11-01" / ".staging-r1" / "summary.csv").write_text("half a run")
+    remote = f"{RemoteFileSystem.PREFIX}{copy}"
+    args = ["--metric", "accuracy", "--metric", "kappa"]
+    assert main(["trend", str(nightly), *args, "--out", str(tmp_path / "local-trend")]) == 0
+    printed = capsys.readouterr().out
+    assert main(["trend", remote, *args]) == 0
+    assert capsys.readouterr().out == printed.replace(str(tmp_path / "local-trend"),
+                                                      f"{remote}/trend")
+    local = pd.read_parquet(tmp_path / "local-trend" / "trend.parquet")
+    there = pd.read_parquet(copy / "trend" / "trend.parquet")
+    assert there["run"].tolist() == [f"{remote}/{run[len(str(nightly)) + 1:]}"
+                                     for run in local["run"]]
+    pd.testing.assert_frame_equal(there.drop(columns="run"), local.drop(columns="run"))
+    assert sorted(p.name for p in (copy / "trend").iterdir()) == \
+        sorted(p.name for p in (tmp_path / "local-trend").iterdir())
+    (copy / "date=2026-11-02" / "manifest.json").unlink()
+    assert main(["trend", remote]) == 2
+    assert capsys.readouterr().err == (
+        f"delayed-eval: error: {remote}/date=2026-11-02: part of a run, without its "
+        f"manifest.json; run what wrote it again, or move the folder out of {remote}\n")
+    assert main(["trend", f"{remote}/none"]) == 2
+    assert capsys.readouterr().err.startswith(
+        f"delayed-eval: error: {remote}/none: no finished run below it")
+    assert list(started.iterdir()) == []
+
+
 def test_a_measure_no_run_reports_is_named_with_the_closest_one(nightly, capsys):
     # Even beside one that is reported: a trend without it would hide the typo.
     assert main(["trend", str(nightly), "--metric", "accuracy", "--metric",
