@@ -482,13 +482,8 @@ def _command(args, beam_args: list, debug: bool) -> int:
     from transforms.replay.protocols import model_and_fold
 
     try:
-        if args.command in ("report", "rank", "trend"):
-            if beam_args:
-                _refuse_extra(args.command, beam_args[0])  # no pipeline: no Beam options
-        if args.command == "rank":
-            _refuse_other_filesystems(args.command, [
-                *(getattr(args, name, None) for name in ("dir", "root", "out")),
-                *(getattr(args, "dirs", None) or [])])
+        if args.command in ("report", "rank", "trend") and beam_args:
+            _refuse_extra(args.command, beam_args[0])  # no pipeline: no Beam options
         _refuse_the_other_commands(args.command, beam_args)
         beam_args = check_beam_args(beam_args, _our_flags(args.command))
         if args.command == "report":
@@ -552,24 +547,6 @@ def _command(args, beam_args: list, debug: bool) -> int:
               f"with --debug for the traceback, and please report it", file=sys.stderr)
         return 1
     return 0
-
-
-def _refuse_other_filesystems(command: str, paths: list) -> None:
-    """A ConfigError for a path on another filesystem (gs://, s3://): rank reads and writes
-    the folders of this machine (pandas, matplotlib).
-
-    >>> _refuse_other_filesystems("rank", ["results", "gs://bucket/results"])
-    Traceback (most recent call last):
-    ...
-    transforms.errors.ConfigError: gs://bucket/results: rank reads and writes folders on this \
-machine, not on another filesystem; copy the folder here first (gsutil -m cp -r, aws s3 sync) \
-and give its local path
-    """
-    for path in paths:
-        if path and "://" in path:
-            raise ConfigError(f"{path}: {command} reads and writes folders on this machine, "
-                              f"not on another filesystem; copy the folder here first (gsutil "
-                              f"-m cp -r, aws s3 sync) and give its local path")
 
 
 def _refuse_extra(command: str, given: str) -> None:

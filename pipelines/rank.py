@@ -4,6 +4,7 @@ and for two models the Wilcoxon signed-rank test."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 
 import numpy as np
@@ -11,6 +12,7 @@ import pandas as pd
 from scipy import stats
 
 from metrics.ranking import LOWER_IS_BETTER, cliques, critical_difference, friedman, ranks
+from pipelines.files import local_copy
 from pipelines.results import (MEASURE_NAME, default_metric, json_text, load_results,
                                made_folder, not_a_folder, read_manifest, whole_streams)
 from transforms.errors import ConfigError
@@ -47,6 +49,15 @@ def _check_once(d: str, runs: dict) -> None:
     runs[run] = d
 
 
+@contextlib.contextmanager
+def _here(dirs: list[str]):
+    """`dirs`, each folder on another filesystem (gs://, s3://) replaced by a temporary copy
+    here of the files a ranking reads (`files.local_copy`)."""
+    with contextlib.ExitStack() as copies:
+        yield [copies.enter_context(local_copy(d, ["summary.csv", "manifest.json"]))
+               if "://" in d else d for d in dirs]
+
+
 def measure_table(dirs: list[str], metric: str = "accuracy", category: str = "initial",
                   window: str = "cumulative", psi: float | None = None) -> pd.DataFrame:
     """Streams × models: one measure's end-of-stream value in each run's summary (every run's
@@ -65,6 +76,13 @@ def measure_table(dirs: list[str], metric: str = "accuracy", category: str = "in
     >>> measure_table([out]).shape
     (2, 2)
     """
+    with _here(dirs) as here:
+        return _measure_table(here, dirs, metric, category, window, psi)
+
+
+def _measure_table(dirs: list[str], names: list[str], metric: str, category: str, window: str,
+                   psi: float | None) -> pd.DataFrame:
+    """`measure_table` of `dirs`, read here, each named in the table as in `names`."""
     metric, label_class = _metric_and_class(metric)
     parts, reported, windows, classes, runs = [], set(), set(), {}, {}
     for d in dirs:
@@ -95,8 +113,8 @@ def measure_table(dirs: list[str], metric: str = "accuracy", category: str = "in
         elif rows.duplicated(["stream", "model"]).any():
             raise ConfigError(f"{d}: {category} {metric} has one value per α "
                               f"({sorted(set(rows['alpha']))}); choose one with --psi")
-        parts.append(rows.assign(source=d))
-    without = [d for d, part in zip(dirs, parts) if part.empty]
+        parts.append(rows.assign(source=names[len(parts)]))
+    without = [d for d, part in zip(names, parts) if part.empty]
     rows = pd.concat(parts)
     if rows.empty and classes:
         shown = ", ".join(map(str, list(classes)[:5])) + (", ..." if len(classes) > 5 else "")
@@ -161,8 +179,10 @@ def rank_runs(dirs: list[str], out: str | None = None, metric: str | None = None
     if not 0 < alpha < 1:  # (NaN too)
         raise ConfigError(f"alpha is the critical difference's significance level, between 0 "
                           f"and 1 (exclusive), not {alpha:g}; e.g. --alpha 0.05")
-    metric = metric or default_metric(set().union(*(set(_summary(d)["metric"]) for d in dirs)))
-    table = measure_table(dirs, metric, category, window, psi)
+    with _here(dirs) as here:
+        metric = metric or default_metric(set().union(*(set(_summary(d)["metric"])
+                                                        for d in here)))
+        table = _measure_table(here, dirs, metric, category, window, psi)
     bare, _ = _metric_and_class(metric)
     complete = table.dropna()
     left_out = sorted(set(table.index) - set(complete.index))
@@ -192,7 +212,10 @@ def rank_runs(dirs: list[str], out: str | None = None, metric: str | None = None
         test = stats.wilcoxon(a, b) if np.any(a != b) else None
         result["wilcoxon"] = {"statistic": float(test.statistic) if test else 0.0,
                               "p": float(test.pvalue) if test else 1.0}
-    if out is not None:
+    if out is not None and "://" in out:  # (pandas and matplotlib write here)
+        with local_copy(out, []) as here:
+            _write(here, complete, r, result)
+    elif out is not None:
         _write(out, complete, r, result)
     return result
 

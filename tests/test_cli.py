@@ -562,19 +562,6 @@ def test_a_results_folder_that_does_not_exist_is_named_so(tmp_path, capsys, argv
         f"delayed-eval: error: {a_file}: a file, not a folder; {told}\n"
 
 
-@pytest.mark.parametrize("argv", [["rank", "runs/a", "gs://bucket/runs/b"],
-                                  ["rank", "runs/a", "--out", "s3://bucket/rank"]])
-def test_results_on_another_filesystem_are_copied_here_first(argv, capsys):
-    """rank reads and writes local folders: a gs:// or s3:// path among them is one line
-    saying to copy it here (it was "no such folder", or an internal error)."""
-    remote = next(a for a in argv if "://" in a)
-    assert main(argv) == 2
-    assert capsys.readouterr().err == (
-        f"delayed-eval: error: {remote}: {argv[0]} reads and writes folders on this machine, "
-        f"not on another filesystem; copy the folder here first (gsutil -m cp -r, aws s3 "
-        f"sync) and give its local path\n")
-
-
 @pytest.mark.parametrize("argv, told", [
     (["run", "--bins", "5min"], "--bins '5min': not a whole number; see delayed-eval run --help"),
     (["backfill", "--ph-delta", "x"], "--ph-delta 'x': not a number; see delayed-eval "

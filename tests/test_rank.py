@@ -272,6 +272,44 @@ def test_a_run_given_twice_is_refused_not_counted_twice(runs, tmp_path, capsys):
     assert json.loads((tmp_path / "r" / "rank.json").read_text())["streams"] == 5
 
 
+def test_runs_on_another_filesystem_are_ranked_as_their_copies_here(runs, tmp_path,
+                                                                      monkeypatch, capsys):
+    """Runs written to gs:// or s3://: `rank` said to copy them here first. It reads their
+    summaries there now and writes its files there: the ranks of the same runs here, each
+    stream of two runs named by the folder as given; the same run given twice is still
+    refused; nothing is left where it started."""
+    import shutil
+
+    from tests.helpers import RemoteFileSystem
+
+    started = tmp_path / "started-here"
+    started.mkdir()
+    monkeypatch.chdir(started)
+    for name in ("three", "two"):
+        shutil.copytree(runs / name, tmp_path / name, ignore=shutil.ignore_patterns("rank"))
+    three, two = (f"{RemoteFileSystem.PREFIX}{tmp_path / name}" for name in ("three", "two"))
+    assert main(["rank", str(runs / "three"), str(runs / "two"), "--out",
+                 str(tmp_path / "local")]) == 0
+    printed = capsys.readouterr().out
+    assert main(["rank", three, two]) == 0
+
+    def named_there(text: str) -> str:
+        return text.replace(str(runs / "three"), three).replace(str(runs / "two"), two)
+
+    assert capsys.readouterr().out == named_there(printed).replace(str(tmp_path / "local"),
+                                                                   f"{three}/rank")
+    for name in ("rank.json", "ranks.csv"):
+        assert (tmp_path / "three" / "rank" / name).read_text() == \
+            named_there((tmp_path / "local" / name).read_text())
+    assert f"{three}:s0" in (tmp_path / "three" / "rank" / "ranks.csv").read_text()
+    assert main(["rank", three, str(tmp_path / "three")]) == 2
+    assert f"{three} and {tmp_path / 'three'} hold the same run" in capsys.readouterr().err
+    assert main(["rank", f"{three}/none"]) == 2
+    assert capsys.readouterr().err == (f"delayed-eval: error: {three}/none: no summary.csv; "
+                                       f"give the output folders of finished runs\n")
+    assert list(started.iterdir()) == []
+
+
 def test_streams_and_runs_left_out_of_the_ranks_are_named(tmp_path, capsys):
     """A run of another task (no accuracy) and a stream where one model has no value were
     left out of the ranks without a word on the terminal."""
