@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 INSTANCE = "instance"
@@ -170,9 +169,10 @@ def segment_batches(key: tuple, outcomes: list):
         yield (stream + SEGMENT_SEPARATOR + segment, model), batch
 
 
-@dataclass(frozen=True)
-class MeasureKey:
-    """Names one reported number (TFMA's MetricKey, in the papers' vocabulary).
+class MeasureKey(NamedTuple):
+    """Names one reported number (TFMA's MetricKey, in the papers' vocabulary). (A named tuple:
+    a run makes one per row of its summary and curves, hundreds of thousands, at a third of a
+    frozen dataclass's cost.)
 
     >>> MeasureKey("sea", "GaussianNB", "initial", "accuracy").row(0.9, 10)["window"]
     'cumulative'
