@@ -614,7 +614,7 @@ class ReplayEngine:
                              f"a dict of class probabilities; use a model whose "
                              f"predict_proba_one returns one") from None
         low, high = -PROBABILITY_SLACK, 1 + PROBABILITY_SLACK
-        outside = None if all(low <= p <= high for p in vector) else next(
+        outside = None if not vector or low <= min(vector) and max(vector) <= high else next(
             ((c, float(p)) for c, p in proba.items() if not low <= float(p) <= high
              and float(p) == float(p)), None)  # (a NaN is no probabilities: left out)
         if outside is not None:
@@ -818,9 +818,9 @@ class ReplayEngine:
             out.counts[f"{day}latency={math.ceil((t - t_arrival) / DAY_SECONDS)}"] += 1
         if initial is None:
             out.counts["unscored_initial"] += 1
-        out.counts["probabilities_not_summing_to_1"] += sum(
-            1 for value, proba in ((initial, initial_proba), (final, final_proba))
-            if value is not None and proba and abs(sum(proba) - 1) > PROBABILITY_SUM_SLACK)
+        for value, proba in ((initial, initial_proba), (final, final_proba)):
+            if value is not None and proba and abs(sum(proba) - 1) > PROBABILITY_SUM_SLACK:
+                out.counts["probabilities_not_summing_to_1"] += 1
         if self.classification:
             y_code = self._label_code(y)  # (first: a new label's class comes before others)
             if not self._out_same:
