@@ -133,6 +133,24 @@ def local_copy(folder: str, names):
         shutil.rmtree(here, ignore_errors=True)
 
 
+@contextlib.contextmanager
+def folder_here(folder: str):
+    """`folder` itself when it is on this machine; for one on another filesystem, a temporary
+    folder here whose files are copied to it on leaving without an error (`local_copy`).
+
+    >>> import os, tempfile
+    >>> folder = tempfile.mkdtemp()
+    >>> with folder_here(folder) as here:
+    ...     here == folder
+    True
+    """
+    if "://" not in folder:
+        yield folder
+        return
+    with local_copy(folder, []) as here:
+        yield here
+
+
 def write_json(path: str, value) -> None:
     """`value` as indented strict JSON at `path` (`results.json_text`: NaN is null).
 

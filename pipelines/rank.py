@@ -12,7 +12,7 @@ import pandas as pd
 from scipy import stats
 
 from metrics.ranking import LOWER_IS_BETTER, cliques, critical_difference, friedman, ranks
-from pipelines.files import local_copy
+from pipelines.files import folder_here, local_copy
 from pipelines.results import (MEASURE_NAME, default_metric, json_text, load_results,
                                made_folder, not_a_folder, read_manifest, whole_streams)
 from transforms.errors import ConfigError
@@ -212,11 +212,9 @@ def rank_runs(dirs: list[str], out: str | None = None, metric: str | None = None
         test = stats.wilcoxon(a, b) if np.any(a != b) else None
         result["wilcoxon"] = {"statistic": float(test.statistic) if test else 0.0,
                               "p": float(test.pvalue) if test else 1.0}
-    if out is not None and "://" in out:  # (pandas and matplotlib write here)
-        with local_copy(out, []) as here:
+    if out is not None:
+        with folder_here(out) as here:  # (pandas and matplotlib write files on this machine)
             _write(here, complete, r, result)
-    elif out is not None:
-        _write(out, complete, r, result)
     return result
 
 

@@ -35,7 +35,7 @@ class RunFiles:
 
     """
 
-    # The files it reads (`read`), and a report's list of them (maturity.csv).
+    # The files `read` and the report read (maturity.csv: a backfill's, in the report).
     READS = ("summary.csv", "curves.parquet", "manifest.json", "profile.json", "maturity.csv")
 
     out: str

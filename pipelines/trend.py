@@ -12,7 +12,7 @@ import re
 import numpy as np
 import pandas as pd
 
-from pipelines.files import local_copy, names_below
+from pipelines.files import folder_here, local_copy, names_below
 from pipelines.maturity import proportion_bounds
 from pipelines.results import (MEASURE_NAME, default_metric, load_results, made_folder,
                                not_a_folder, read_manifest, whole_streams)
@@ -84,7 +84,7 @@ def _remote_run_folders(root: str) -> list[str]:
         if not any(part.startswith(".staging-") for part in folder.split("/")):
             files.setdefault(folder, set()).add(file)
     return sorted(folder for folder, names in files.items()
-                  if _holds_run(posixpath.join(root, folder), names, root))
+                  if _holds_run(posixpath.join(root, folder) if folder else root, names, root))
 
 
 def _holds_run(folder: str, files, root: str) -> bool:
@@ -236,11 +236,8 @@ def write_trend(root: str, out: str, metrics: list[str] | None = None, category:
     and drawn (`trend.png`, `.svg`, `.pdf`): per stream and measure, a line per model with
     its interval, and the pending share of each run as bars beneath."""
     table = trend_table(root, metrics, category, window, segment)
-    if "://" in out:  # (pandas and matplotlib write here; the files are copied there)
-        with local_copy(out, []) as here:
-            _write_trend(table, here, window)
-    else:
-        _write_trend(table, out, window)
+    with folder_here(out) as here:  # (pandas and matplotlib write files on this machine)
+        _write_trend(table, here, window)
     return table
 
 
