@@ -13,13 +13,12 @@ import base64
 import html
 import math
 import os
-import posixpath
 
 import pandas as pd
 from apache_beam.io.filesystems import FileSystems
 
 from pipelines.figures import Figure, figures, save_figure
-from pipelines.files import local_copy
+from pipelines.files import local_copy, names_below
 from pipelines.maturity import format_maturity
 from pipelines.results import (COMPARISON_CAPTION, comparison_table, drift_delay_table,
                                format_alike_classes, format_diverged,
@@ -236,8 +235,8 @@ def write_report(out: str) -> str:
     Knowledge Discovery and Data Mining, 329–338.
     """
     if "://" in out:
-        made_before = [f"{FIGURES}/{posixpath.basename(m.path)}" for m in FileSystems.match(
-            [FileSystems.join(out, FIGURES, "*")])[0].metadata_list]
+        made_before = [f"{FIGURES}/{name}" for name in names_below(FileSystems.join(out,
+                                                                                FIGURES))]
         with local_copy(out, [*RunFiles.READS, "report.html", *made_before]) as here:
             write_report(here)
         return FileSystems.join(out, "report.html")
