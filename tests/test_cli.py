@@ -427,6 +427,33 @@ def test_fail_if_exits_with_status_3_after_writing_the_results(tmp_path, capsys)
     assert not (tmp_path / "bad").exists()
 
 
+def test_the_command_ends_with_its_output_whole_and_the_exit_functions_run(tmp_path):
+    """The command leaves without Python's teardown of its modules (~0.6 s); what that
+    teardown would have done for the user still happens: a model library's exit function runs,
+    everything printed reaches a pipe, and the exit status is the command's."""
+    import os
+    import subprocess
+    import sys
+
+    (tmp_path / "exitmodels.py").write_text(
+        "import atexit, os\nfrom river import naive_bayes\n\n"
+        "atexit.register(lambda: open(os.environ['MARKER'], 'w').write('closed'))\n\n\n"
+        "class NB(naive_bayes.GaussianNB):\n    pass\n")
+    marker = tmp_path / "marker"
+    command = [sys.executable, "-m", "pipelines.cli", "run", "--stream", 'synth:SEA{"n": 300}',
+               "--model", "exitmodels.NB", "--delay", "10", "--out", str(tmp_path / "out"),
+               "--runner", "direct", "--fail-if", "initial accuracy > 0.1"]
+    done = subprocess.run(command, cwd=tmp_path, env={**os.environ, "MARKER": str(marker),
+                                                      "PYTHONPATH": os.getcwd()},
+                          capture_output=True, text=True)
+    assert done.returncode == 3 and marker.read_text() == "closed"
+    # (the run's last lines: the stream's profile, then its notice)
+    assert "no sign of temporal dependence" in done.stdout
+    assert done.stdout.rstrip().endswith("or at bin_boundaries")
+    assert done.stderr.splitlines()[-1].startswith(
+        "delayed-eval: threshold crossed: sea / NB: initial accuracy > 0.1 (it is 0.")
+
+
 @pytest.mark.parametrize("threshold, options, said", [
     ("initial accuracy < nan", [], "'nan' is not a finite number; e.g. 0.8"),
     ("initial accuracy > -inf", [], "'-inf' is not a finite number"),
