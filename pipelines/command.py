@@ -3,7 +3,6 @@ the command again (`console_main`); the command itself is `pipelines.cli`."""
 
 from __future__ import annotations
 
-import atexit
 import os
 import signal
 import sys
@@ -37,28 +36,7 @@ def console_main() -> None:
     signal.signal(signal.SIGTERM, cli.terminate)
     signal.signal(signal.SIGALRM, cli.raise_dropped)
     sys.unraisablehook = cli.stop_again
-    leave(cli.main())
+    status = cli.main()
+    from runners.worker import leave
 
-
-def leave(status: int) -> None:
-    """End the process with exit status `status` as `sys.exit` would, without Python's
-    teardown of every module and object, which takes ~0.6 s once Beam, river, scipy and pyarrow
-    are loaded (a tenth of a small run's command): the exit functions run first (`atexit`:
-    logging's flush, the finalizers that remove temporary folders, a model library's own), then
-    the output is flushed.
-
-    >>> import subprocess, sys
-    >>> code = ("import atexit; from pipelines import command; "
-    ...         "atexit.register(print, 'exit functions ran'); print('done', end=' '); "
-    ...         "command.leave(3)")
-    >>> done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    >>> done.stdout, done.returncode
-    ('done exit functions ran\\n', 3)
-    """
-    atexit._run_exitfuncs()  # (what interpreter shutdown would run; CPython's, since 3.0)
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (OSError, ValueError):  # a reader that left (`| head`), a closed stream
-            pass
-    os._exit(status)
+    leave(status)  # (without Python's teardown of its modules: ~0.6 s)

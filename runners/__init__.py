@@ -8,6 +8,7 @@ Beam's FnApiRunner itself (what the DirectRunner falls back to for batch pipelin
 |---------------|----------------------------------------------------------------------------|
 | direct        | FnApiRunner, in memory, one process (the default)                          |
 | direct-mp     | FnApiRunner, `--direct_running_mode=multi_processing`, 2 workers           |
+|               | (`runners.worker`: Beam's SDK worker, ending without Python's teardown)    |
 | bundle        | BundleBasedDirectRunner: supports TestStream / streaming on one machine    |
 | portable      | PortableRunner against a job service; without `--job_endpoint` one is      |
 |               | started in this process, with LOOPBACK workers (in this process too)       |
@@ -36,15 +37,15 @@ PRESETS = ("direct", "direct-mp", "bundle", "portable", "portable-pool")
 def make_runner(name: str):
     """A runner object for a preset, or None when Beam should resolve `--runner` itself.
 
-    >>> type(make_runner("direct")).__name__
-    'FnApiRunner'
+    >>> type(make_runner("direct")).__name__, type(make_runner("direct-mp")).__base__.__name__
+    ('LocalRunner', 'FnApiRunner')
     >>> make_runner("FlinkRunner") is None
     True
     """
     if name in ("direct", "DirectRunner", "direct-mp"):
-        from apache_beam.runners.portability.fn_api_runner import FnApiRunner
+        from runners.worker import LocalRunner  # (FnApiRunner, workers ending sooner)
 
-        return FnApiRunner()
+        return LocalRunner()
     if name in ("bundle", "BundleBasedDirectRunner"):
         from apache_beam.runners.direct.direct_runner import BundleBasedDirectRunner
 
@@ -282,7 +283,7 @@ def runner_session(name: str, beam_args: list[str] | None = None, worker_logs: b
 
     >>> with runner_session("direct") as (runner, options):
     ...     type(runner).__name__
-    'FnApiRunner'
+    'LocalRunner'
     """
     args = list(beam_args or [])
     with contextlib.ExitStack() as stack:

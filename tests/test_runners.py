@@ -172,6 +172,34 @@ def test_a_model_that_exits_the_program_is_a_model_error(tmp_path, capsys, runne
     assert counts["model_errors"] == 1 and counts["labelled"] == 49
 
 
+def test_direct_mp_workers_are_ours_and_run_their_exit_functions(tmp_path):
+    """`direct-mp`'s worker processes run `runners.worker` (Beam's SDK worker ending without
+    Python's teardown, which the runner waited for worker by worker); what the teardown would
+    have run for a step's code, its exit functions, still runs before each worker ends."""
+    import apache_beam as beam
+
+    from runners import runner_session
+
+    def note(_, folder=str(tmp_path)):
+        import atexit  # in the worker process
+        import os
+        import sys
+
+        def written():
+            with open(os.path.join(folder, str(os.getpid())), "w") as f:
+                f.write(sys.modules["__main__"].__spec__.name)
+
+        if not getattr(sys, "_noted", False):
+            sys._noted = True
+            atexit.register(written)
+
+    with runner_session("direct-mp", ["--direct_num_workers=2"]) as (runner, options):
+        with beam.Pipeline(runner=runner, options=options) as p:
+            _ = p | beam.Create(range(8)) | beam.Reshuffle() | beam.Map(note)
+    workers = list(tmp_path.iterdir())
+    assert workers and {path.read_text() for path in workers} == {"runners.worker"}
+
+
 def _thread_variables_seen_by_the_workers(name, beam_args, folder) -> set:
     """What the numerical libraries' thread variables are in the processes running a step."""
     import apache_beam as beam
