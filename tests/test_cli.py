@@ -443,7 +443,8 @@ def test_the_command_ends_with_its_output_whole_and_the_exit_functions_run(tmp_p
     command = [sys.executable, "-m", "pipelines.cli", "run", "--stream", 'synth:SEA{"n": 300}',
                "--model", "exitmodels.NB", "--delay", "10", "--out", str(tmp_path / "out"),
                "--runner", "direct", "--fail-if", "initial accuracy > 0.1"]
-    done = subprocess.run(command, cwd=tmp_path, env={**os.environ, "MARKER": str(marker),
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}  # (a pipe: buffered)
+    done = subprocess.run(command, cwd=tmp_path, env={**env, "MARKER": str(marker),
                                                       "PYTHONPATH": os.getcwd()},
                           capture_output=True, text=True)
     assert done.returncode == 3 and marker.read_text() == "closed"
