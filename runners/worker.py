@@ -5,8 +5,8 @@ river, scipy and pyarrow. `leave` ends a process without it once its work is don
 `delayed-eval` command, a worker). `LocalRunner` is Beam's FnApiRunner whose worker processes
 (`--direct_running_mode=multi_processing`, the `direct-mp` preset) run this module: Beam's SDK
 worker (`sdk_worker_main`), then `leave`. The runner waits for its workers to end one after
-another at the end of every run, and their teardown was most of that wait (on 2 cores, 1.4 s of
-a run with two workers; `python -m benchmarks.bench_parallel --stages`).
+another at the end of every run, and their teardown would be most of that wait (on 2 cores,
+1.4 s of a run with two workers; `python -m benchmarks.bench_parallel --stages`).
 """
 
 from __future__ import annotations

@@ -174,7 +174,7 @@ def test_a_model_that_exits_the_program_is_a_model_error(tmp_path, capsys, runne
 
 def test_direct_mp_workers_are_ours_and_run_their_exit_functions(tmp_path):
     """`direct-mp`'s worker processes run `runners.worker` (Beam's SDK worker ending without
-    Python's teardown, which the runner waited for worker by worker); what the teardown would
+    Python's teardown, which the runner waits for worker by worker); what the teardown would
     have run for a step's code, its exit functions, still runs before each worker ends."""
     import apache_beam as beam
 
