@@ -541,6 +541,8 @@ def _command(args, beam_args: list, debug: bool) -> int:
     except Exception as e:  # a bug of ours: one line, the traceback with --debug
         if _caused_by(e, KeyboardInterrupt):  # Ctrl-C inside a DoFn, re-raised by Beam
             return _interrupted(args, e)
+        if isinstance(e, BrokenPipeError) and _reader_left(sys.stdout):
+            return 128 + signal.SIGPIPE  # as a Unix tool ends (`| head` read its lines)
         if debug:
             raise
         print(f"delayed-eval: error: internal error: {type(e).__name__}: {one_line(e)}; rerun "
@@ -676,6 +678,37 @@ def stop_again(unraisable, previous=sys.__unraisablehook__) -> None:
         signal.setitimer(signal.ITIMER_REAL, 0.01)
     else:
         previous(unraisable)
+
+
+def _reader_left(stream) -> bool:
+    """Whether `stream` is a pipe whose reader has gone (`delayed-eval run ... | head`): the
+    command's results are written before it prints, so it ends quietly; what it still prints
+    goes nowhere (its file descriptor now /dev/null).
+
+    >>> import os, sys
+    >>> read, write = os.pipe()
+    >>> os.close(read)
+    >>> with os.fdopen(write, "w") as stream:
+    ...     left = _reader_left(stream)
+    ...     _ = stream.write("nowhere"); stream.flush()  # (no BrokenPipeError)
+    >>> left
+    True
+    >>> _reader_left(sys.stdin)  # (no pipe to write into: as it was)
+    False
+    """
+    import select
+
+    try:
+        poller = select.poll()
+        poller.register(stream.fileno(), select.POLLOUT)
+        left = any(event & select.POLLERR for _, event in poller.poll(0))
+    except (AttributeError, OSError, ValueError):  # no poll (Windows), no file descriptor
+        return False
+    if left:
+        nowhere = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(nowhere, stream.fileno())
+        os.close(nowhere)
+    return left
 
 
 def _interrupted(args, error: BaseException) -> int:

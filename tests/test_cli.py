@@ -455,6 +455,26 @@ def test_the_command_ends_with_its_output_whole_and_the_exit_functions_run(tmp_p
         "delayed-eval: threshold crossed: sea / NB: initial accuracy > 0.1 (it is 0.")
 
 
+def test_a_reader_that_leaves_the_pipe_ends_the_command_quietly(tmp_path):
+    """`delayed-eval run ... | head`: the reader leaves before the command prints its tables.
+    Not 'internal error: BrokenPipeError ... please report it', but a quiet end as a Unix
+    tool's (status 141), the results written before it printed."""
+    import os
+    import subprocess
+    import sys
+
+    out = tmp_path / "out"
+    command = [sys.executable, "-m", "pipelines.cli", "run", "--stream", 'synth:SEA{"n": 200}',
+               "--model", "majority", "--delay", "10", "--out", str(out), "--runner", "direct"]
+    done = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            cwd=os.getcwd())
+    done.stdout.close()  # (the reader is gone before the first line)
+    err = done.stderr.read()
+    assert done.wait() == 141
+    assert "error" not in err and err.splitlines()[-1].startswith("job counters")
+    assert json.loads((out / "manifest.json").read_text())["counts"][0]["labelled"] == 200
+
+
 @pytest.mark.parametrize("threshold, options, said", [
     ("initial accuracy < nan", [], "'nan' is not a finite number; e.g. 0.8"),
     ("initial accuracy > -inf", [], "'-inf' is not a finite number"),
