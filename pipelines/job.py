@@ -181,7 +181,9 @@ def run(config: RunConfig) -> pd.DataFrame:
         print(format_table(summary, streams) + "\n")
         segments = segment_table(summary, streams)
         if not segments.empty:
-            print("segments: initial and final scores (a proportion with its Wilson 95 % interval)")
+            proportions = any("accuracy" in c for c in segments.columns)  # (not a regressor's)
+            print("segments: initial and final scores" + (
+                " (a proportion with its Wilson 95 % interval)" if proportions else ""))
             print(segments.to_string(index=False) + "\n")
         profiles = format_profiles(numbers_from_json(read_bytes(FileSystems.join(config.out,
                                                                                   "profile.json"))))

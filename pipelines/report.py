@@ -166,8 +166,8 @@ def _render_html(run: RunFiles, made: list[Figure], notes: list[str]) -> str:
         parts += ["<h2>Segments</h2>",
                   "<p>Each --segment slice scored as a stream of its own: its scored labels, "
                   "the initial and final accuracy (regression: MAE) and, for a binary task, "
-                  "the positive class's initial precision and recall, each with its Wilson "
-                  "95 % interval [low, high].</p>", _table_html(segments)]
+                  "the positive class's initial precision and recall, each proportion with its "
+                  "Wilson 95 % interval [low, high].</p>", _table_html(segments)]
     comparisons = comparison_table(run.summary)
     if not comparisons.empty:
         parts += ["<h2>Comparisons</h2>", f"<p>{html.escape(COMPARISON_CAPTION)}.</p>",

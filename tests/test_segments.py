@@ -183,6 +183,31 @@ def test_a_generators_feature_named_by_a_number_is_a_segment_column(tmp_path):
         assert got["n"].item() == expected["n"]
 
 
+def test_a_regressors_slices_are_printed_with_their_mae_and_no_interval(tmp_path, capsys):
+    rng = np.random.default_rng(5)
+    x = rng.normal(size=200)
+    country = rng.choice(["DE", "FR"], size=200)
+    path = tmp_path / "r.csv"
+    pd.DataFrame({"x": x, "country": country, "y": 2 * x + (country == "DE")}).to_csv(
+        path, index=False)
+    assert main(["run", "--stream", f'r={path}{{"label": "y", "features": ["x"]}}', "--model",
+                 "linear-regression", "--delay", "5", "--repredict", "none", "--segment",
+                 "country", "--out", str(tmp_path / "o"), "--runner", "direct"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    heading = lines.index("segments: initial and final scores")  # (an MAE has no Wilson interval)
+    assert lines[heading + 1].split() == ["stream", "segment", "model", "scored", "labels",
+                                          "initial", "mae", "final", "mae"]
+    de = lines[heading + 2].split()
+    frame = pd.read_parquet(tmp_path / "o" / "predictions.parquet")
+    truth = pd.read_csv(path)
+    initial = frame[frame["kind"] == "initial"]
+    rows = initial["id"].astype(int).to_numpy()
+    errors = initial["y_pred"].astype(float).to_numpy() - truth["y"].to_numpy()[rows]
+    plain = np.abs(errors[truth["country"].to_numpy()[rows] == "DE"]).mean()
+    assert de[:4] == ["r", "country=DE", "linear-regression", str((country == "DE").sum())]
+    assert de[4] == f"{plain:.3f}"
+
+
 def test_a_segment_column_the_stream_does_not_have_is_one_line(tmp_path, capsys):
     status = main(["run", "--stream", 'synth:SEA{"n": 50}', "--model", "no-change",
                    "--delay", "5", "--segment", "country", "--out", str(tmp_path / "o"),
