@@ -270,9 +270,9 @@ def _run_parser(sub) -> argparse.ArgumentParser:
                           "models over workers; grouped sorts each stream after a GroupByKey "
                           "(any order; memory grows with the stream); stateful is "
                           "watermark-driven (streaming). auto: per-stream when every stream "
-                          "is generated or a file in time order (read once to check, unless its "
-                          "times alone tell: row numbers or a time column), else "
-                          "grouped")
+                          "is generated or a table (one out of time order is read whole and "
+                          "sorted), else grouped (a file read in its own order, "
+                          "{\"order\": \"input\"}, out of time order)")
     run.add_argument("--repredict", default=None, metavar="POLICY",
                      help="re-prediction policy while labels are pending: every_k_labels:K "
                           f"(default {DEFAULT_REPREDICT}), bin_boundaries[:B] (at the start of "

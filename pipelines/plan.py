@@ -85,10 +85,11 @@ class Plan:
 
     @functools.cached_property
     def replay(self) -> str:
-        """`auto`: per-stream when every stream is in time order (memory bounded by what is
-        pending, scores and comparisons made as it drains), else grouped, which sorts each
-        stream and so takes files in any order. Generated streams are in time order; files
-        are read once here to find out, unless their times alone tell (`in_time_order`)."""
+        """`auto`: per-stream when every stream is read in time order (memory bounded by what
+        is pending, scores and comparisons made as it drains), else grouped, which sorts each
+        stream. Generated streams and tables are (a table out of time order is read whole and
+        sorted); a file read in its own order (`{"order": "input"}`) is read once here to find
+        out, unless its times alone tell (`in_time_order`)."""
         if self.config.replay != "auto":
             return self.config.replay
         if self.labels_anywhere_later:
@@ -226,11 +227,11 @@ def plan(config: RunConfig) -> Plan:
                           "rank a classifier's class probabilities); leave it out")
     streams = _segmented(streams, config.segments, delay)
     # A table's columns, found here (the checks have read them), so a worker reads no file for
-    # them: for JSON Lines that would be a whole pass; and, for a delay in events (counted in
-    # time order), whether its rows are in time order.
-    streams = [dataclasses.replace(s, table_columns=tuple(s.columns()), rows_ordered=(
-        rows_in_time_order(s) if s.delay(delay).unit == "events" else None))
-        if s.kind == "file" and s.format != "arff" else s for s in streams]
+    # them: for JSON Lines that would be a whole pass; and whether its rows are in time order
+    # (a table that is not is sorted as it is read).
+    streams = [dataclasses.replace(s, table_columns=tuple(s.columns()),
+                                   rows_ordered=rows_in_time_order(s))
+               if s.kind == "file" and s.format != "arff" else s for s in streams]
     names = [s.name for s in streams]
     if len(set(names)) != len(names):
         raise ConfigError(f"stream names must be unique, got {names}; name them with NAME=SOURCE")

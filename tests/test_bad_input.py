@@ -399,9 +399,42 @@ def test_an_instances_second_label_is_a_dead_letter_the_first_counts(tmp_path):
                   "label,a,1,,x\ninstance,b,2,2.0,\nlabel,a,3,,y\nlabel,b,4,,y\n")
     events, dead = read(str(path))
     assert [(d["row"], d["field"], d["reason"]) for d in dead] == [
-        (4, "label", "a second label for instance 'a' (the first counts)")]
+        (4, "label", "a second label for instance 'a' (the first in time counts)")]
     assert [(e[3], e[4], e[6]) for e in events] == [
         ("instance", "a", None), ("label", "a", "x"), ("instance", "b", None), ("label", "b", "y")]
+
+
+SHUFFLED = {  # (a, b and c's rows out of time order: c twice, a labelled twice)
+    "tables": {"inst.csv": "id,time,f\na,10,1.0\nc,30,3.0\nb,11,2.0\nc,12,4.0\n",
+               "lab.csv": "id,time,label\na,50,x\nb,30,y\na,20,y\nc,40,x\n"},
+    "event log": {"log.csv": "kind,id,time,f,label\ninstance,a,10,1.0,\nlabel,a,50,,x\n"
+                             "instance,c,30,3.0,\ninstance,b,11,2.0,\nlabel,b,30,,y\n"
+                             "label,a,20,,y\ninstance,c,12,4.0,\nlabel,c,40,,x\n"},
+    "labelled rows": {"rows.csv": "id,time,f,label,label_time\nc,30,3.0,x,45\na,10,1.0,y,20\n"
+                                  "c,12,4.0,x,40\nb,11,2.0,y,30\n"}}
+
+
+@pytest.mark.parametrize("shape", SHUFFLED)
+def test_of_an_ids_instances_and_labels_out_of_time_order_the_first_in_time_counts(tmp_path,
+                                                                                   shape):
+    """The instance at 12 s is c's, not the one at 30 s the file gives first; a's label is the
+    one at 20 s, not the one at 50 s (as they would have come)."""
+    paths = {name: _write(tmp_path, name, text) for name, text in SHUFFLED[shape].items()}
+    spec = paths["inst.csv"] + f'{{"labels": "{paths["lab.csv"]}"}}' if shape == "tables" \
+        else next(iter(paths.values()))
+    events, dead = read(spec, "1s")  # (a delay the label times override; not in events)
+    assert [(e[0], e[3], e[4], e[5], e[6]) for e in events] == [
+        (10.0, "instance", "a", {"f": 1.0}, None), (11.0, "instance", "b", {"f": 2.0}, None),
+        (12.0, "instance", "c", {"f": 4.0}, None), (20.0, "label", "a", None, "y"),
+        (30.0, "label", "b", None, "y"), (40.0, "label", "c", None, "x")]
+    second = "a second label for instance 'a' (the first in time counts)"
+    assert sorted((os.path.basename(d["file"]), d["row"], d["field"], d["reason"])
+                  for d in dead) == {
+        "tables": [("inst.csv", 2, "id", "duplicate instance id 'c'"),
+                   ("lab.csv", 1, "label", second)],
+        "event log": [("log.csv", 2, "label", second),
+                      ("log.csv", 3, "id", "duplicate instance id 'c'")],
+        "labelled rows": [("rows.csv", 1, "id", "duplicate instance id 'c'")]}[shape]
 
 
 def test_dead_letters_name_dated_times_as_datetimes(tmp_path):

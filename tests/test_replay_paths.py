@@ -144,7 +144,7 @@ def test_bin_boundaries_on_labels_that_come_anywhere_later_is_replayed_grouped(t
         plan(config("per-stream"))
 
 
-def test_auto_reads_files_in_time_order_per_stream_and_sorts_the_others(tmp_path):
+def test_a_file_out_of_time_order_is_sorted_as_it_is_read_and_replayed_per_stream(tmp_path):
     rows = ["time,f1,f2,label"] + [f"{t},{t % 7 / 7:.3f},{t % 3},{'ab'[t % 2]}"
                                    for t in range(3000)]
     ordered, shuffled = tmp_path / "ordered.csv", tmp_path / "shuffled.csv"
@@ -153,18 +153,23 @@ def test_auto_reads_files_in_time_order_per_stream_and_sorts_the_others(tmp_path
     random.Random(1).shuffle(body)
     shuffled.write_text("\n".join(rows[:1] + body) + "\n")
 
-    def config(stream, replay):
-        return RunConfig(streams=[str(stream)], models=["no-change"], delay="100s",
-                         out=str(tmp_path / f"{stream.stem}-{replay}"), runner="direct",
-                         replay=replay, chunk_size=10, quiet=True)
+    def config(stream, replay, options=""):
+        return RunConfig(streams=[f"s={stream}{options}"], models=["no-change"], delay="100s",
+                         out=str(tmp_path / f"{stream.stem}-{replay}{len(options)}"),
+                         runner="direct", replay=replay, chunk_size=10, quiet=True)
 
     assert plan(config(ordered, "auto")).replay == "per-stream"
-    assert plan(config(shuffled, "auto")).replay == "grouped"
-    summaries = [run(config(stream, "auto")).drop(columns=["run_id", "stream"])
-                 for stream in (ordered, shuffled)]
-    pd.testing.assert_frame_equal(*summaries)  # the same events, sorted by grouped
-    with pytest.raises(InputError, match=r"shuffled.*passed t=.*use --replay grouped"):
-        run(config(shuffled, "per-stream"))
+    assert plan(config(shuffled, "auto")).replay == "per-stream"
+    summaries = [run(config(stream, replay)).drop(columns="run_id")
+                 for stream, replay in ((ordered, "auto"), (shuffled, "auto"),
+                                        (shuffled, "grouped"))]
+    pd.testing.assert_frame_equal(summaries[0], summaries[1])  # the same events, in time order
+    pd.testing.assert_frame_equal(summaries[0], summaries[2])
+    # In the file's order, the rows are read as they are: the grouped replay sorts them.
+    assert plan(config(shuffled, "auto", '{"order": "input"}')).replay == "grouped"
+    with pytest.raises(InputError, match=r"stream 's': event at t=.*passed t=.*use --replay "
+                                         r"grouped"):
+        run(config(shuffled, "per-stream", '{"order": "input"}'))
 
 
 def test_tables_in_time_order_are_told_from_their_times_alone(tmp_path, monkeypatch):
@@ -204,20 +209,23 @@ def test_tables_in_time_order_are_told_from_their_times_alone(tmp_path, monkeypa
                     "dated.csv": True, "mixed.csv": True, "log.csv": True,
                     "late-label-log.csv": False, "shuffled.jsonl": False,
                     "instances+labels.csv": True, "instances+late-labels.csv": False}
-    with monkeypatch.context() as m:  # the stream read whole, as for any other source
-        m.setattr(per_key, "rows_in_time_order", lambda spec: False)
-        read_whole = {name: in_time_order(StreamSpec.parse(stream), delay, batch_size=5)
-                      for name, stream in streams.items()}
-    assert read_whole == told
-    # With a delay in events (counted in time order) a table of rows out of order is sorted
-    # as it is read: its events come in time order.
-    for name in ("shuffled.csv", "shuffled.parquet", "shuffled.jsonl"):
-        assert in_time_order(StreamSpec.parse(streams[name]), DelaySpec.parse("random:1:40:3"),
-                             batch_size=5)
+    # A table out of time order is sorted as it is read: its events come in time order (each
+    # stream read whole, as for any other source, a batch of 5 events at a time).
+    for delayed in (delay, DelaySpec.parse("random:1:40:3")):
+        with monkeypatch.context() as m:
+            m.setattr(per_key, "read_in_time_order", lambda spec: False)
+            read_whole = {name: in_time_order(StreamSpec.parse(stream), delayed, batch_size=5)
+                          for name, stream in streams.items()}
+        assert read_whole == dict.fromkeys(streams, True)
+    # In the file's order (`{"order": "input"}`), a table is read as it is.
+    for name, stream in streams.items():
+        spec = StreamSpec.parse(stream)
+        spec = dataclasses.replace(spec, options={**spec.options, "order": "input"})
+        assert in_time_order(spec, delay, batch_size=5) == told[name], name
     # Told without reading the stream's events: the check is all there is. An ARFF file's
     # rows are numbered (read whole only by the replay), a delayed ARFF file is read.
     monkeypatch.setattr(per_key, "stream_items", None)
-    for name in ("ordered.parquet", "log.csv", "instances+labels.csv"):
+    for name in streams:
         assert in_time_order(StreamSpec.parse(streams[name]), delay)
     assert in_time_order(StreamSpec.parse(data("small.arff")), delay)
     assert not rows_in_time_order(StreamSpec.parse(data("delayed.arff") + '{"delayed": true}'))

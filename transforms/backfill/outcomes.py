@@ -2,8 +2,9 @@
 
     stream (instances + labels) -> label pass: the replay engine with a model that predicts
         nothing, so label numbers n, baselines, orphans, dead letters and pending instances are
-        exactly the replay's; a stream in time order is read and drained as it is read
-        (`PerKeyReplay`: memory bounded by what is pending), any other is grouped and sorted
+        exactly the replay's; a stream is read in time order and drained as it is read
+        (`PerKeyReplay`: memory bounded by what is pending; a table out of time order is read
+        whole and sorted first), or grouped and sorted (`--replay grouped`)
     prediction log (Arrow record batches)
     both keyed by (stream, id bucket; the log's rows spilled to files, their paths keyed)
         -> GroupByKey -> per bucket and model one vectorised join (pandas/numpy) -> outcome

@@ -37,7 +37,7 @@ from transforms.scoring.outcomes import RowRouter
 from transforms.streams.delays import DelaySpec
 from transforms.streams.read import TimeRange, new_read_counts, stream_items
 from transforms.streams.sources import StreamSpec
-from transforms.streams.tables import rows_in_time_order
+from transforms.streams.tables import read_in_time_order
 from transforms.vocabulary import CURVES, DEAD_LETTERS, READ_COUNTS, REPLAY_OUTPUTS, SUMMARY
 
 
@@ -94,16 +94,17 @@ def _due_batches(items, step: int, lookahead: int = 0):
 def in_time_order(spec: StreamSpec, delay: DelaySpec, time_range: TimeRange = TimeRange(),
                   batch_size: int = 1000) -> bool:
     """Whether the per-key replay can drain this stream: no event comes after a batch later
-    than it was due (what makes the replay stop with a `LateEventError`). A table of labelled
-    rows whose times are in order is (`rows_in_time_order`, which reads only its times); any
-    other stream is read once, stopping at the first such event.
+    than it was due (what makes the replay stop with a `LateEventError`). A table is (in
+    time order, or read whole and sorted: `tables.read_in_time_order`), unless its order is
+    the file's and its times, read alone, are out of order; any other stream is read once,
+    stopping at the first such event.
 
     >>> from transforms.streams.sources import StreamSpec
     >>> in_time_order(StreamSpec.parse('synth:SEA{"n": 50}'), DelaySpec.parse("5"))
     True
     """
-    if spec.kind == "file" and rows_in_time_order(spec):
-        return True  # told from the time column alone
+    if spec.kind == "file" and read_in_time_order(spec):
+        return True
     last = None
     for item in _due_batches(stream_items(spec, delay, new_read_counts(), time_range),
                             20 * batch_size):

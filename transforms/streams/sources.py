@@ -275,8 +275,7 @@ class StreamSpec:
         found them (None: found where the table is read). A worker then reads no file for them.
     rows_ordered
         Whether a table's rows are in time order (`tables.rows_in_time_order`), when the plan
-        has found out (None: found where it is asked: for a delay in events, counted in time
-        order, and for the replay's choice of path).
+        has found out (None: found where the table is read, which sorts a table that is not).
     segment_only
         A table's columns read only to segment by (`--segment` columns its `features` option
         leaves out): each instance carries their values (None where missing) for its slices,

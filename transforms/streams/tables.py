@@ -99,6 +99,24 @@ def rows_in_time_order(spec) -> bool:
         return False
 
 
+def read_in_time_order(spec) -> bool:
+    """Whether a table stream's events are read in time order, without reading them: a
+    table out of time order is read whole and sorted (`table_events`), unless its order is
+    the file's (`{"order": "input"}`, MOA's delayed ARFF files), then told by
+    `rows_in_time_order`.
+
+    >>> import tempfile, os
+    >>> path = os.path.join(tempfile.mkdtemp(), "t.parquet")
+    >>> pd.DataFrame({"time": [2.0, 1.0], "a": [0.1] * 2}).to_parquet(path)
+    >>> from transforms.streams.sources import StreamSpec
+    >>> read_in_time_order(StreamSpec.parse(path))
+    True
+    >>> read_in_time_order(StreamSpec.parse(path + '{"order": "input"}'))
+    False
+    """
+    return spec.format != "arff" and spec.ordering == "time" or rows_in_time_order(spec)
+
+
 def _times_in_order(files: list[str], fmt: str | None, time_col: str, options: dict,
                     default: str = "csv") -> bool:
     """Whether a table's time column is in order, file after file (its times that parse);
@@ -387,7 +405,10 @@ def table_columns(spec) -> list[str]:
 
 
 def table_events(spec, delay, checks: Checks) -> Iterator:
-    """Events of a logged table stream (see `transforms.streams.sources` for the shapes).
+    """Events of a logged table stream (see `transforms.streams.sources` for the shapes), in
+    time order: a table whose times are out of order is read whole and sorted (ties in file
+    order), so that of two instances with one id, or of an instance's two labels, the first
+    in time counts (unless the stream's order is the file's, `{"order": "input"}`).
 
     Example
     -------
@@ -431,24 +452,34 @@ def table_events(spec, delay, checks: Checks) -> Iterator:
                  item.x if table.features or table.segment_only else {}, item.y,
                  item.label_t, item.own_delay)
                 for path, item in table.numbered(chunks))
-    if delay.unit == "events" and spec.ordering == "time" and not rows_in_time_order(spec):
+    if spec.ordering == "time" and not rows_in_time_order(spec):
         labelled = _in_time_order(labelled)  # (the replay sorts such a stream whole anyway)
     yield from labelled_rows(spec, labelled, delay, checks)
 
 
-def _in_time_order(rows) -> list:
+def _in_time_order(rows) -> Iterator:
     """Labelled rows sorted by time, ties in file order (dead letters first, as they are): a
     delay in events counts the instances in the order they arrive, not as the file lists
     them (the label of the row at 5 s due at the next row of the file, at 3 s, came before
-    its own instance, and was an orphan).
+    its own instance, and was an orphan); and of two rows with one id the first in time is
+    the instance, the other the duplicate.
 
     >>> rows = [("f", 1, "a", 5.0), {"reason": "bad"}, ("f", 3, "c", 1.0), ("f", 4, "d", 5.0)]
     >>> [r[2] if isinstance(r, tuple) else r["reason"] for r in _in_time_order(rows)]
     ['bad', 'c', 'a', 'd']
     """
     items = list(rows)
-    return [i for i in items if isinstance(i, dict)] + sorted(
-        (i for i in items if not isinstance(i, dict)), key=lambda row: row[3])
+    dead = [i for i in items if isinstance(i, dict)]
+    items = sorted((i for i in items if not isinstance(i, dict)), key=lambda row: row[3])
+    yield from dead
+    yield from _draining(items)
+
+
+def _draining(items: list) -> Iterator:
+    """The items of a list in order, each let go as it is given (the list is emptied)."""
+    items.reverse()
+    while items:
+        yield items.pop()
 
 
 def _logged_events(spec, table: _TableColumns, chunks, checks: Checks) -> Iterator:
@@ -457,7 +488,10 @@ def _logged_events(spec, table: _TableColumns, chunks, checks: Checks) -> Iterat
     instance, wherever that is in the table), the second streams the rows, merged in time with
     the label table's, so a log in time order can be replayed per stream, holding what is
     pending rather than the whole table."""
-    instance_t, repeated, set_aside, n_rows = _instance_times(table, chunks)
+    # A table not in time order is read whole and sorted, so that of an id's instances, and
+    # of its labels, the first in time counts, as it would have come first.
+    ordered = spec.ordering == "input" or rows_in_time_order(spec)
+    instance_t, repeated, set_aside, n_rows = _instance_times(table, chunks, ordered)
     o, csv = spec.options, csv_options(spec.options)
     instances = table.numbered(table_chunks(table_files(spec.source), o.get("format"), csv=csv,
                                             stream=spec.name, text=(table.id,)))
@@ -465,17 +499,30 @@ def _logged_events(spec, table: _TableColumns, chunks, checks: Checks) -> Iterat
     labels = table.for_label_table(spec).numbered(
         table_chunks(label_files, None, default=spec.format, csv=csv, stream=spec.name,
                      text=(spec.label_table_id,)), n_rows)
-    rows = _merged_in_time(instances, labels) if label_files else \
-        ((path, item, False) for path, item in instances)  # an event log: nothing to merge
+    rows = _merged_in_time(instances, labels if label_files else None, ordered)
     yield from _event_log(spec, rows, instance_t, repeated, set_aside, table.kind, checks)
 
 
-def _instance_times(table: _TableColumns, chunks) -> tuple[dict, set, set, int]:
+def _instance_times(table: _TableColumns, chunks, ordered: bool = True
+                    ) -> tuple[dict, set, set, int]:
     """The first pass over an instance table: each instance id's first time, the rows (seq)
-    of later instances with an id already used (first wins, so the second pass keeps no set
-    of ids), the ids of instances only ever set aside as dead letters, and the table's number
-    of rows (the label table's are numbered after them)."""
+    of its other instances (the first wins, so the second pass keeps no set of ids), the ids
+    of instances only ever set aside as dead letters, and the table's number of rows (the
+    label table's are numbered after them). The first is the earliest, ties in file order;
+    in a table in time order (`ordered`), the first in the file.
+
+    >>> import pandas as pd
+    >>> from transforms.streams.delays import DelaySpec
+    >>> from transforms.streams.sources import StreamSpec
+    >>> frame = pd.DataFrame({"id": ["a", "b", "a", "a"], "time": [5.0, 6.0, 2.0, 2.0],
+    ...                       "kind": "instance"})
+    >>> table = _TableColumns(StreamSpec.parse("log.csv"), DelaySpec.parse("0"), list(frame))
+    >>> times, others, _, _ = _instance_times(table, [(None, None, frame)], ordered=False)
+    >>> times, sorted(others)  # (seq: read order from 0; a's first is seq 2, at 2 s)
+    ({'a': 2.0, 'b': 6.0}, [0, 3])
+    """
     instance_t: dict = {}
+    first_seq: dict = {}  # (only for a table out of time order)
     repeated: set = set()
     set_aside: set = set()
     n_rows = 0
@@ -485,10 +532,15 @@ def _instance_times(table: _TableColumns, chunks) -> tuple[dict, set, set, int]:
         frame = chunk[2]
         ids, times, seqs, aside = table.instances(frame, n_rows)
         for key, t, seq in zip(ids, times.tolist(), seqs.tolist()):
-            if key in instance_t:
-                repeated.add(seq)
-            else:
+            if key not in instance_t:
                 instance_t[key] = t
+                if not ordered:
+                    first_seq[key] = seq
+            elif ordered or t >= instance_t[key]:
+                repeated.add(seq)
+            else:  # an earlier instance with this id, further down the table
+                repeated.add(first_seq[key])
+                instance_t[key], first_seq[key] = t, seq
         set_aside.update(aside)
         n_rows += len(frame)
     return instance_t, repeated, set_aside - instance_t.keys(), n_rows
@@ -531,10 +583,18 @@ def _features(x: dict | None, missing: str) -> tuple[dict | None, tuple | None]:
     return clean, None
 
 
-def _merged_in_time(instances, labels) -> Iterator:
-    """(file, row item, from the label table) for two tables' rows, merged by time — at equal
-    times the instance table's first; a dead letter keeps its place after its table's previous
-    row. Tables in time order give rows in time order; any others still give every row."""
+def _merged_in_time(instances, labels, ordered: bool = True) -> Iterator:
+    """(file, row item, from the label table) for an instance table's rows and a label table's
+    (None: an event log, one table), in time order — at equal times the instance table's first,
+    then in file order; a dead letter keeps its place after its table's previous row. Tables
+    in time order (`ordered`) are merged as they are read; others are read whole and sorted.
+
+    >>> from types import SimpleNamespace
+    >>> rows = lambda *ts: [("f", SimpleNamespace(t=t)) for t in ts]
+    >>> [(item.t, from_labels) for _, item, from_labels in _merged_in_time(
+    ...     rows(3.0, 1.0), rows(1.0, 0.5), ordered=False)]
+    [(0.5, True), (1.0, False), (1.0, True), (3.0, False)]
+    """
     def timed(rows, from_labels: bool):
         t = -math.inf
         for path, item in rows:
@@ -542,8 +602,15 @@ def _merged_in_time(instances, labels) -> Iterator:
                 t = item.t
             yield (t, from_labels), path, item, from_labels
 
-    for _, path, item, from_labels in heapq.merge(timed(instances, False), timed(labels, True),
-                                                  key=lambda r: r[0]):
+    if labels is None and ordered:  # (an event log in time order: as it is read)
+        yield from ((path, item, False) for path, item in instances)
+        return
+    tables = [timed(instances, False)] + ([] if labels is None else [timed(labels, True)])
+    if ordered:
+        merged = heapq.merge(*tables, key=lambda r: r[0])
+    else:
+        merged = _draining(sorted(itertools.chain(*tables), key=lambda r: r[0]))
+    for _, path, item, from_labels in merged:
         yield path, item, from_labels
 
 
@@ -554,7 +621,7 @@ def _event_log(spec, rows, instance_t: dict, repeated: set, set_aside: set, kind
     `instance_t`: each instance id's first time in the instance table; `repeated`: the rows
     (seq) of later instances with an id already used; `set_aside`: the ids of instances that
     were only dead letters (their labels are too, saying so). An instance's second label is a
-    dead letter (the first counts)."""
+    dead letter: the first of `rows`, in time order, counts."""
     o = spec.options
     labelled: set = set()  # (their ids leave `instance_t`)
     for path, item, from_labels in rows:
@@ -582,7 +649,8 @@ def _event_log(spec, rows, instance_t: dict, repeated: set, set_aside: set, kind
             t0 = instance_t.get(key)
             if t0 is None and key in labelled:
                 yield dead_letter(spec.name, f"a second label for instance {key!r} (the first "
-                                  f"counts)", file=path, row=row, field=o.get("label", "label"))
+                                  f"in time counts)", file=path, row=row,
+                                  field=o.get("label", "label"))
                 continue
             if t0 is None and key in set_aside:
                 yield dead_letter(spec.name, f"label of instance {key!r}, which was set aside "
