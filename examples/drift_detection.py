@@ -19,7 +19,7 @@ logging.basicConfig(level=logging.ERROR)  # Beam's import-time notices about clo
 
 from pipelines.config import RunConfig  # noqa: E402
 from pipelines.job import run  # noqa: E402
-from pipelines.results import DELAY, FADING_COLUMN, FALSE_ALARMS, drift_delay_table  # noqa: E402
+from pipelines.tables import DELAY, FADING_COLUMN, FALSE_ALARMS, drift_delay_table  # noqa: E402
 
 FADING = [1.0, 1 - 1e-8, 1 - 1e-7, 1 - 1e-6, 1 - 1e-5, 1 - 1e-4]
 

@@ -26,8 +26,8 @@ import tempfile
 from transforms import lazy_exports
 
 _WHERE = {"EvaluateDelayed": "evaluation", "RunConfig": "config", "WriteResults": "write",
-          "evaluate_locally": "local", "load_results": "results", "summary_table": "results",
-          "comparison_table": "results",
+          "evaluate_locally": "local", "load_results": "results", "summary_table": "tables",
+          "comparison_table": "tables",
           "write_report": "report", "stream_spec_of": "local"}
 __all__ = sorted([*_WHERE, "evaluate"])
 __getattr__ = lazy_exports(__name__, _WHERE)

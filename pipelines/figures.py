@@ -14,7 +14,7 @@ import numpy as np
 
 from metrics.comparison import CHI2_1_99
 from metrics.temporal import REPEATS_LEVEL
-from pipelines.results import positive_class_rows
+from pipelines.tables import positive_class_rows
 from pipelines.run_files import PRIMARY, RunFiles
 
 DIEBOLD_MARIANO_CRITICAL = 2.576  # |t| at 0.99 two-sided, for the many labels of a curve

@@ -31,15 +31,14 @@ from pipelines.files import (ERRORS_FILE, delete_folder, disk_error, io_reason, 
 from pipelines.manifest import check_evaluated, complete_summary, manifest
 from pipelines.maturity import format_maturity, maturity_manifest, maturity_table
 from pipelines.plan import plan
-from pipelines.results import (COMPARISON_CAPTION, FINGERPRINTS, comparison_table,
-                               drift_delay_table, fingerprint, format_alike_classes,
-                               format_delay_changes, format_diverged,
-                               format_foreign_predictions, format_log_notices,
-                               format_profiles, format_set_aside, format_set_asides_of_run,
-                               format_table,
-                               format_uncompared, format_unfixed_hash_seed,
-                               format_unknown_positive, format_unpredicted,
-                               format_unrepredicted, numbers_from_json, segment_table)
+from pipelines.notices import (format_alike_classes, format_delay_changes, format_diverged,
+                               format_foreign_predictions, format_log_notices, format_set_aside,
+                               format_set_asides_of_run, format_uncompared,
+                               format_unfixed_hash_seed, format_unknown_positive,
+                               format_unpredicted, format_unrepredicted)
+from pipelines.results import FINGERPRINTS, fingerprint, numbers_from_json
+from pipelines.tables import (COMPARISON_CAPTION, comparison_table, drift_delay_table,
+                              format_profiles, format_table, segment_table)
 from pipelines.write import WriteResults, keep_segments, located
 from runners import PRESETS, runner_session
 from transforms.backfill.outcomes import LOG_PARTS

@@ -21,7 +21,8 @@ from metrics.probabilistic import (AUC_BOOTSTRAP_METRICS, CURVE_METRICS,
                                    PROBABILITY_METRICS, RANK_METRICS, RELIABILITY_METRICS)
 from metrics.regression import QUANTILE_METRICS, REGRESSION_METRICS
 from pipelines.plan import Plan
-from pipelines.results import text_gaps_as_nan, unmatched_reasons, where_and_why
+from pipelines.notices import unmatched_reasons, where_and_why
+from pipelines.results import text_gaps_as_nan
 from transforms.backfill.logs import LOG_COUNTERS
 from transforms.errors import InputError
 from transforms.models.randomness import HASH_SEED_COUNT, hash_seed

@@ -20,13 +20,12 @@ from apache_beam.io.filesystems import FileSystems
 from pipelines.figures import Figure, figures, save_figure
 from pipelines.files import local_copy, names_below
 from pipelines.maturity import format_maturity
-from pipelines.results import (COMPARISON_CAPTION, comparison_table, drift_delay_table,
-                               format_alike_classes, format_diverged,
-                               format_foreign_predictions, format_log_notices,
-                               format_set_asides_of_run,
-                               format_unrepredicted, format_value, record_outputs,
-                               refuse_unlisted, segment_table, summary_table)
+from pipelines.notices import (format_alike_classes, format_diverged, format_foreign_predictions,
+                               format_log_notices, format_set_asides_of_run, format_unrepredicted)
+from pipelines.results import record_outputs, refuse_unlisted
 from pipelines.run_files import RunFiles
+from pipelines.tables import (COMPARISON_CAPTION, comparison_table, drift_delay_table, format_value,
+                              segment_table, summary_table)
 
 FIGURES = "figures"
 

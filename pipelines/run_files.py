@@ -9,8 +9,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from pipelines.results import (check_one_run, load_results, not_a_folder, read_json,
-                               read_manifest, whole_streams)
+from pipelines.results import (check_one_run, load_results, not_a_folder, read_json, read_manifest,
+                               whole_streams)
 
 # The measure each figure shows: accuracy for classifiers, MAE for regressors.
 PRIMARY = {"classification": "accuracy", "regression": "mae"}

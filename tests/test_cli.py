@@ -291,7 +291,7 @@ def test_reevaluation_outputs_binned_and_intermediate(tmp_path):
     # re-predicted before its label arrives.
     preds = load_results(str(out), "predictions")
     assert (preds["kind"] == "re-prediction").sum() > 3 * 300
-    from pipelines.results import summary_table
+    from pipelines.tables import summary_table
 
     table = summary_table(s)["gaussian-nb"]["sea"]
     assert table["bin 2 accuracy"] == binned[2]  # the middle bin, never an average of bins
@@ -303,7 +303,7 @@ def test_reevaluation_outputs_binned_and_intermediate(tmp_path):
 
 
 def test_the_table_leaves_out_a_measure_no_model_scored():
-    from pipelines.results import summary_table
+    from pipelines.tables import summary_table
 
     rows = [("a", "initial", "accuracy", 0.7, 10), ("b", "initial", "accuracy", 0.8, 10),
             ("a", "final", "accuracy", float("nan"), 0), ("b", "final", "accuracy", 0.9, 0),
@@ -562,7 +562,7 @@ def test_backfill_takes_every_scoring_option_of_run():
 def test_streams_are_shown_in_the_order_given(tmp_path, capsys):
     """zeta before alpha, as given: in the terminal's table and profile lines, profile.json
     and the report's tables (not sorted by name)."""
-    from pipelines.results import summary_table
+    from pipelines.tables import summary_table
 
     out = tmp_path / "o"
     assert main(["run", "--stream", 'zeta=synth:SEA{"n": 300}', "--stream",

@@ -198,7 +198,7 @@ def test_the_terminal_names_the_model_that_errs_less_with_the_test_that_suits_th
 
 
 def test_the_comparison_table_reads_the_sign_and_the_level():
-    from pipelines.results import comparison_table
+    from pipelines.tables import comparison_table
 
     def rows(pair, metric_values):
         return [{"stream": "s", "model": pair, "category": "comparison",

@@ -157,7 +157,7 @@ def test_a_regression_report_compares_without_mcnemar_and_reads_its_mae_the_righ
 def test_the_reports_facts_and_slices_are_those_of_the_terminal(tmp_path):
     """The delay a stream's own option gives (not --delay's default), and each slice's
     positive-class precision with its interval, as the terminal's segment table has them."""
-    from pipelines.results import segment_table
+    from pipelines.tables import segment_table
 
     rng = np.random.default_rng(5)
     x = rng.normal(size=300)

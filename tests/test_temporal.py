@@ -10,7 +10,7 @@ import pytest
 
 from metrics.temporal import (REPEATS_LEVEL, TemporalProfile, repeat_moments,
                               repeats_by_chance, stream_profile)
-from pipelines.results import format_profiles
+from pipelines.tables import format_profiles
 from pipelines.config import RunConfig
 from pipelines.job import run
 from tests.helpers import read_csv

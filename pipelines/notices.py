@@ -1,0 +1,429 @@
+"""The notices a run prints after its table (the report shows them too): what the numbers
+alone would not tell — classes written two ways, predictions set aside, a log's unmatched
+rows, diverged regressors, a hash seed left unfixed."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from pipelines.results import whole_streams
+from transforms.replay.protocols import comparable_pairs
+from transforms.vocabulary import pair_name
+
+def format_unfixed_hash_seed(seeds, classes: list) -> str:
+    """A line naming the streams of classes named by text when a replay ran in a Python
+    without a fixed hash seed (the manifest's `python_hash_seed` holds 'random'), or ''.
+    `classes`: [[(stream, model), classes], ...].
+
+    >>> print(format_unfixed_hash_seed(["0", "random"], [[["s", "m"], ["no", "yes"]],
+    ...                                                  [["t", "m"], [0, 1]]]))
+    ... # doctest: +NORMALIZE_WHITESPACE
+    s: classes named by text, and models run in a Python without a fixed hash seed
+    (PYTHONHASHSEED): a river model that breaks a tie between such classes in a set's order
+    (the adaptive tree, kNN) may break it otherwise in another run; give the workers
+    PYTHONHASHSEED=0, as the delayed-eval command runs (docs/runners.md)
+    >>> format_unfixed_hash_seed("0", [[["s", "m"], ["no", "yes"]]])
+    ''
+    """
+    if "random" not in ([seeds] if isinstance(seeds, str) else seeds):
+        return ""
+    streams = sorted({stream for (stream, _), values in classes
+                      if any(isinstance(v, str) for v in values)})
+    if not streams:
+        return ""
+    return (f"{', '.join(streams)}: classes named by text, and models run in a Python without a "
+            f"fixed hash seed (PYTHONHASHSEED): a river model that breaks a tie between such "
+            f"classes in a set's order (the adaptive tree, kNN) may break it otherwise in "
+            f"another run; give the workers PYTHONHASHSEED=0, as the delayed-eval command runs "
+            f"(docs/runners.md)")
+
+
+def format_alike_classes(alike: dict, backfill: bool) -> str:
+    """Lines naming each stream's classes that differ only in case, spaces or type (the
+    manifest's `alike_classes`), or ''.
+
+    >>> print(format_alike_classes({"s": [["pos", "pos ", "Pos"], [True, "True"]]},
+    ...                            backfill=False))  # doctest: +NORMALIZE_WHITESPACE
+    s: classes 'pos', 'pos ' and 'Pos' differ only in case or spaces, and each is counted as a
+    class of its own; if they are one class, write it one way in the labels
+    s: classes True and 'True' differ only in type, and each is counted as a class of its own;
+    if they are one class, write it one way in the labels and the models' predictions
+    """
+    lines = []
+    for stream, groups in alike.items():
+        for group in groups:
+            typed = len({type(c) for c in group}) > 1
+            how = ("type" if len({str(c) for c in group}) == 1 else "type, case or spaces") \
+                if typed else "case or spaces"
+            where = "the labels and the log" if backfill else \
+                "the labels and the models' predictions" if typed else "the labels"
+            lines.append(f"{stream}: classes {', '.join(map(repr, group[:-1]))} and "
+                         f"{group[-1]!r} differ only in {how}, and each is counted as a class "
+                         f"of its own; if they are one class, write it one way in {where}")
+    return "\n".join(lines)
+
+
+def format_uncompared(summary: pd.DataFrame, tasks: dict) -> str:
+    """A line per stream naming its pairs of models of one task that have no comparison rows
+    because they scored no instance in common (a backfill's model versions that served other
+    requests), or ''.
+
+    >>> summary = pd.DataFrame({"stream": "s", "segment": None, "category": "initial",
+    ...                         "model": ["v1", "v2", "v3"]})
+    >>> summary.loc[3] = ["s", None, "comparison", "v2 vs v3"]
+    >>> print(format_uncompared(summary, dict.fromkeys(["v1", "v2", "v3"], "classification")))
+    ... # doctest: +NORMALIZE_WHITESPACE
+    s: v1 and v2, v1 and v3 scored no instance in common, so they are not compared (a pair is
+    compared on the instances both predicted)
+    >>> folds = pd.DataFrame({"stream": "s", "segment": None, "model": ["a#1", "b#1", "a", "b",
+    ...                       "a#1 vs b#1"], "category": ["initial"] * 4 + ["comparison"]})
+    >>> format_uncompared(folds, dict.fromkeys(["a#1", "b#1"], "classification"))  # --cv
+    ''
+    """
+    whole = whole_streams(summary)
+    pairs = whole[whole["category"] == "comparison"]
+    compared = set(zip(pairs["stream"], pairs["model"]))
+    lines = []
+    for stream, rows in whole[whole["category"] == "initial"].groupby("stream", sort=False):
+        models = [m for m in rows["model"].unique() if m in tasks]  # (not --cv's fold means)
+        apart = [f"{a} and {b}" for a, b in comparable_pairs(models, tasks)
+                 if (stream, pair_name(a, b)) not in compared]
+        if apart:
+            shown = ", ".join(apart[:3]) + (f", … ({len(apart)} pairs)" if len(apart) > 3 else "")
+            lines.append(f"{stream}: {shown} scored no instance in common, so they are not "
+                         f"compared (a pair is compared on the instances both predicted)")
+    return "\n".join(lines)
+
+
+DIVERGED_R2 = -100.0  # errors 10× the labels' standard deviation: no model that learned does that
+
+
+def format_diverged(summary: pd.DataFrame) -> str:
+    """A line per regressor whose cumulative R² (final, else initial) is below -100, its root
+    mean squared error over ten times the labels' standard deviation: it most likely diverged,
+    as river's linear models do on features of large or mixed scale; or ''.
+
+    >>> summary = pd.DataFrame({"stream": "trips", "segment": None, "category": "final",
+    ...                         "window": "cumulative", "class": None, "metric": "r2",
+    ...                         "model": ["lr", "scaled"], "value": [-1.1e29, 0.94]})
+    >>> print(format_diverged(summary))  # doctest: +NORMALIZE_WHITESPACE
+    trips / lr: final R² -1.1e+29 (its errors 3.3e+14 times the labels' standard deviation):
+    the model most likely diverged; a river linear model does on features of large or mixed
+    scale: put 'standard-scaler |' before it, or lower its learning rate
+    """
+    whole = whole_streams(summary)
+    r2 = whole[(whole["metric"] == "r2") & (whole["window"] == "cumulative")
+               & whole["category"].isin(["initial", "final"])]
+    lines = []
+    for (stream, model), rows in r2.groupby(["stream", "model"], sort=False):
+        row = rows[rows["category"] == "final"] if "final" in set(rows["category"]) else rows
+        value = float(row["value"].iloc[0])
+        if value < DIVERGED_R2:
+            lines.append(f"{stream} / {model}: {row['category'].iloc[0]} R² {value:.2g} (its "
+                         f"errors {math.sqrt(1 - value):.2g} times the labels' standard "
+                         f"deviation): the model most likely diverged; a river linear model "
+                         f"does on features of large or mixed scale: put 'standard-scaler |' "
+                         f"before it, or lower its learning rate")
+    return "\n".join(lines)
+
+
+def format_unknown_positive(summary: pd.DataFrame, streams: dict) -> str:
+    """A line per stream whose `positive` option names none of the classes its labels had
+    (`streams`: stream -> {"positive": its option, ...}): its precision, recall and F1 are
+    then shown for no class; or ''.
+
+    >>> summary = pd.DataFrame({"stream": "tx", "segment": None, "category": "initial",
+    ...                         "window": "cumulative", "metric": "confusion",
+    ...                         "class": ["ok", "ok", "fraud", "fraud"], "value": 1.0})
+    >>> print(format_unknown_positive(summary, {"tx": {"positive": "frau"}}))
+    ... # doctest: +NORMALIZE_WHITESPACE
+    tx: the positive class 'frau' is none of its classes ('ok', 'fraud'), so no class's
+    precision, recall and F1 are shown: name one of them with the stream option
+    {"positive": ...}
+    >>> format_unknown_positive(summary, {"tx": {"positive": "fraud"}})
+    ''
+    """
+    whole = whole_streams(summary)
+    cells = whole[whole["metric"] == "confusion"]
+    lines = []
+    for stream, options in streams.items():
+        positive = options.get("positive")
+        classes = list(dict.fromkeys(cells.loc[cells["stream"] == stream, "class"].astype(str)))
+        if positive is not None and classes and str(positive) not in classes:
+            lines.append(f"{stream}: the positive class {positive!r} is none of its classes "
+                         f"({_some(classes)}), so no class's precision, recall and F1 are "
+                         f"shown: name one of them with the stream option {{\"positive\": ...}}")
+    return "\n".join(lines)
+
+
+def format_foreign_predictions(summary: pd.DataFrame, backfill: bool) -> str:
+    """A line per classifier none of whose initial (else final) predictions is a class its
+    stream's labels have — `yes`/`no` for labels True/False, codes for names —: each is
+    scored wrong, which looks like a bad model rather than a mistake; or ''.
+
+    >>> summary = pd.DataFrame({"stream": "tx", "segment": None, "category": "initial",
+    ...                         "window": "cumulative", "metric": "confusion",
+    ...                         "model": ["m"] * 4 + ["nb"] * 2,
+    ...                         "class": ["False", "False", "True", "True", "False", "True"],
+    ...                         "predicted": ["False", "no", "True", "yes", "False", "True"],
+    ...                         "value": [0.0, 30.0, 0.0, 20.0, 28.0, 19.0]})
+    >>> print(format_foreign_predictions(summary, backfill=False))
+    ... # doctest: +NORMALIZE_WHITESPACE
+    tx / m: none of its 50 initial predictions ('no', 'yes') is a class its labels have
+    ('False', 'True'), so each is scored wrong: make the model predict the labels' classes,
+    written as the labels write them
+    """
+    whole = whole_streams(summary)
+    cells = whole[(whole["metric"] == "confusion") & (whole["value"] > 0)
+                  & whole["category"].isin(["initial", "final"])]
+    lines = []
+    for (stream, model), rows in cells.groupby(["stream", "model"], sort=False):
+        category = "initial" if (rows["category"] == "initial").any() else "final"
+        rows = rows[rows["category"] == category]
+        labels = list(dict.fromkeys(rows["class"].astype(str)))
+        predicted = list(dict.fromkeys(rows["predicted"].astype(str)))
+        if set(predicted) & set(labels):
+            continue
+        fix = "the log's predictions must name" if backfill else "make the model predict"
+        lines.append(f"{stream} / {model}: none of its {int(rows['value'].sum()):,} {category} "
+                     f"predictions ({_some(predicted)}) is a class its labels have "
+                     f"({_some(labels)}), so each is scored wrong: {fix} the labels' "
+                     f"classes, written as the labels write them")
+    return "\n".join(lines)
+
+
+def _some(classes: list[str]) -> str:
+    """Up to five classes, quoted.
+
+    >>> _some(["a", "b"]), _some(list("abcdefg"))
+    ("'a', 'b'", "'a', 'b', 'c', 'd', 'e', …")
+    """
+    return ", ".join(map(repr, classes[:5])) + (", …" if len(classes) > 5 else "")
+
+
+def where_and_why(dead_letter: dict) -> str:
+    """A dead letter's place and reason, as one line names it.
+
+    >>> where_and_why({"stream": "s", "file": "l.csv", "row": 2, "field": "time",
+    ...                "reason": "label at 18 is earlier than its instance at 20"})
+    'l.csv, row 2, field time: label at 18 is earlier than its instance at 20'
+    >>> where_and_why({"stream": "s", "file": None, "row": None, "field": None, "reason": "x"})
+    's: x'
+    """
+    place = [dead_letter.get("file") or dead_letter["stream"]]
+    for name in ("row", "field"):
+        if dead_letter.get(name) is not None:
+            place.append(f"{name} {dead_letter[name]}")
+    return f"{', '.join(map(str, place))}: {dead_letter['reason']}"
+
+
+def format_set_aside(dead: list[dict], path: str, keys=(), backfill: bool = False) -> str:
+    """Per stream, what no score shows: its dead letters (`dead`: how many, where they are
+    written, the first) and, for a run, the instances whose label never came; "" when there
+    are none. A backfill's prediction log has its own line (its dead letters have no stream).
+
+    Example
+    -------
+
+    >>> letter = {"stream": "s", "file": "l.csv", "row": 2, "field": "time",
+    ...           "reason": "label at 18 is earlier than its instance at 20"}
+    >>> print(format_set_aside([letter] * 2, "out/dead_letters.jsonl",
+    ...                        [(("s", "nb"), {"instances": 4, "pending": 2})]))
+    ... # doctest: +NORMALIZE_WHITESPACE
+    s: 2 dead letters in out/dead_letters.jsonl, the first l.csv, row 2, field time: label at
+    18 is earlier than its instance at 20; 2 of 4 instances still wait for their label at the
+    end of the input (not scored)
+    """
+    pending = {} if backfill else {  # (the job's raw counts: `pending` at the end)
+        stream: (c.get("pending", 0), c.get("instances", 0))
+        for (stream, _), c in keys if c.get("pending")}
+    lines = []
+    for stream in dict.fromkeys([*(d["stream"] for d in dead), *pending]):
+        mine = [d for d in dead if d["stream"] == stream]
+        parts = [f"{len(mine):,} dead letter{'s' * (len(mine) != 1)} in {path}, the first "
+                 f"{where_and_why(mine[0])}"] if mine else []
+        if stream in pending:
+            waiting, instances = pending[stream]
+            parts.append(f"{waiting:,} of {instances:,} instances still wait for their label "
+                         f"at the end of the input (not scored)")
+        lines.append(f"{'prediction log' if stream is None else stream}: " + "; ".join(parts))
+    return "\n".join(lines)
+
+
+def format_log_notices(keys) -> str:
+    """One line per (stream, model) of a backfill whose log has predictions timed outside
+    their instance's latency period, which no output shows otherwise (often a log kept by
+    another clock than the stream), with every reason a prediction found no instance (the
+    manifest's `unmatched_*` counts), or none made in --from/--to (a model version deployed
+    before or after the range), or none in the partitions read (one retired before it), one
+    for its predictions that repeat an instance's initial or final one, and one for those
+    whose class probabilities do not sum to 1; "" when there are none such.
+
+    Example
+    -------
+
+    >>> print(format_log_notices([(("s", "v3"), {
+    ...     "logged_predictions": 10, "unmatched_predictions": 3, "unmatched_outside_range": 0,
+    ...     "unmatched_no_instance": 1, "unmatched_before_arrival": 2,
+    ...     "unmatched_after_label": 0, "unmatched_unreadable_time": 0})]))
+    ... # doctest: +ELLIPSIS
+    s / v3: 3 of 10 logged predictions belong to no labelled instance: 2 made before their
+    instance arrived, 1 naming no instance that had arrived (it waits for its label, was set
+    aside, or the id is unknown)
+
+    """
+    lines = []
+    for (stream, model), c in keys:
+        if c.get("logged_predictions") == 0:  # (its predictions lie in partitions before --from)
+            lines.append(f"{stream} / {model}: no logged prediction in the log's files from "
+                         f"--from on: nothing of it to score")
+        elif c.get("logged_predictions") and \
+                c.get("unmatched_outside_range") == c["logged_predictions"]:
+            lines.append(f"{stream} / {model}: none of its {c['logged_predictions']:,} logged "
+                         f"predictions was made for an instance arriving in --from/--to: "
+                         f"nothing of it to score")
+        elif c.get("unmatched_before_arrival") or c.get("unmatched_after_label") or \
+                c.get("unmatched_unreadable_time"):
+            lines.append(f"{stream} / {model}: {c['unmatched_predictions']:,} of "
+                         f"{c['logged_predictions']:,} logged predictions belong to no "
+                         f"labelled instance: {unmatched_reasons(c)}")
+        if c.get("repeated_predictions"):
+            lines.append(f"{stream} / {model}: {c['repeated_predictions']:,} of "
+                         f"{c['logged_predictions']:,} logged predictions repeat their "
+                         f"instance's initial or final prediction (logged twice?): the first "
+                         f"initial and the last final one count")
+        if c.get("probabilities_not_summing_to_1"):
+            lines.append(f"{stream} / {model}: the class probabilities of "
+                         f"{c['probabilities_not_summing_to_1']:,} scored initial and final "
+                         f"predictions do not sum to 1 (scores, one-vs-rest probabilities, or "
+                         f"classes left out?): log-loss, Brier and calibration take them as "
+                         f"given")
+    return "\n".join(lines)
+
+
+def format_delay_changes(recorded: dict, configured: dict) -> str:
+    """One line per stream whose label delay (as the protocol names it) differs from the one
+    `recorded` in the log by the run that wrote it: its logged predictions are then matched
+    to other label times than the run's (final predictions fall after the label, the
+    re-predictions into other bins), which the matching counts show only as numbers; "" when
+    there are none such.
+
+    >>> print(format_delay_changes({"sea": "100"}, {"sea": "0"}))
+    sea: the run that wrote the prediction log had delay=100, this backfill delay=0: its
+    predictions are matched to other label times than the run's; give --delay 100 to score them
+    as the run did
+
+    """
+    lines = []
+    for stream, delay in configured.items():
+        was = recorded.get(stream)
+        if was is None or was == delay:
+            continue
+        advice = "give the stream with the label times the run read" if was == "input" else \
+            f"give --delay {was}"
+        lines.append(f"{stream}: the run that wrote the prediction log had delay={was}, this "
+                     f"backfill delay={delay}: its predictions are matched to other label times "
+                     f"than the run's; {advice} to score them as the run did")
+    return "\n".join(lines)
+
+
+def format_set_asides_of_run(recorded: dict) -> str:
+    """One line per (stream, model) of a backfill whose instances the run that wrote the log
+    set aside because the model failed on them, and the backfill could not set aside again
+    (`recorded`: {stream: {model: instances}}, the manifest's `set_aside_by_the_logs_run`): its
+    log holds what the model predicted before it failed, which the backfill scores, so that
+    model's numbers differ from the run's; "" when there are none such.
+
+    >>> print(format_set_asides_of_run({"sea": {"nb": 3}}))
+    sea / nb: the run that wrote the prediction log set aside 3 instances nb failed on
+    (--on-model-error dead-letter) that the backfill cannot set aside again (the log does not
+    record which, or the stream read here is not the run's): it scores what nb predicted before
+    it failed, so its numbers differ from the run's (docs/backfill.md)
+    """
+    lines = []
+    for stream, per_model in sorted(recorded.items()):
+        for model, n in sorted(per_model.items() if isinstance(per_model, dict) else []):
+            if n:
+                lines.append(f"{stream} / {model}: the run that wrote the prediction log set "
+                             f"aside {n:,} instance{'s' if n != 1 else ''} {model} failed on "
+                             f"(--on-model-error dead-letter) that the backfill cannot set "
+                             f"aside again (the log does not record which, or the stream read "
+                             f"here is not the run's): it scores what {model} predicted before "
+                             f"it failed, so its numbers differ from the run's (docs/backfill.md)")
+    return "\n".join(lines)
+
+
+def format_unpredicted(counts: list[dict]) -> str:
+    """One line per (stream, model) of the manifest's `counts` that labelled instances but
+    scored none of them: each prediction it made (or logged) was none — None, NaN, {} or an
+    empty log cell —, which its column of NaN in the table does not say; "" when there are
+    none such.
+
+    Example
+    -------
+
+    >>> print(format_unpredicted([
+    ...     {"stream": "s", "model": "silent", "labelled": 200, "scored_initial": 0,
+    ...      "scored_final": 0},
+    ...     {"stream": "s", "model": "nb", "labelled": 200, "scored_initial": 198,
+    ...      "scored_final": 200}]))  # doctest: +NORMALIZE_WHITESPACE
+    s / silent: no prediction to score: each of its predictions of the 200 labelled instances
+    was none (None, NaN or {}; in a log, empty)
+
+    """
+    return "\n".join(
+        f"{c['stream']} / {c['model']}: no prediction to score: each of its predictions of the "
+        f"{c['labelled']:,} labelled instances was none (None, NaN or {{}}; in a log, empty)"
+        for c in counts
+        if c.get("labelled") and not c.get("scored_initial") and not c.get("scored_final"))
+
+
+def format_unrepredicted(counts: list[dict], repredict: str) -> str:
+    """One line per stream of a run with re-evaluation on whose labelled instances none was
+    re-predicted while it waited (a label comes before the policy's first re-prediction: K ≥
+    the labels that arrive while an instance waits): its binned measures and Ψα only repeat
+    the initial ones; "" otherwise.
+
+    Example
+    -------
+
+    >>> print(format_unrepredicted([{"stream": "s", "model": "nb", "labelled": 200,
+    ...                              "repredicted": 0}], "every_k_labels:10"))
+    ... # doctest: +NORMALIZE_WHITESPACE
+    s: no instance was re-predicted while it waited for its label (--repredict
+    every_k_labels:10: each label came first), so its binned measures and Ψα repeat the
+    initial ones; re-predict more often than labels arrive during a wait (a smaller K), or
+    at bin_boundaries
+    """
+    streams = {}
+    for c in counts:
+        if c.get("labelled", 0) > 1:
+            streams[c["stream"]] = streams.get(c["stream"], 0) + c.get("repredicted", 0)
+    return "\n".join(
+        f"{stream}: no instance was re-predicted while it waited for its label (--repredict "
+        f"{repredict}: each label came first), so its binned measures and Ψα repeat the "
+        f"initial ones; re-predict more often than labels arrive during a wait (a smaller K), "
+        f"or at bin_boundaries"
+        for stream, repredicted in streams.items() if not repredicted)
+
+
+# Why a logged prediction belongs to no labelled instance, by the manifest's `unmatched_*` count.
+UNMATCHED_WHYS = {
+    "before_arrival": "made before their instance arrived",
+    "after_label": "after its label (do the log and the stream keep the same clock?)",
+    "unreadable_time": "with no readable time (seconds, or an ISO datetime)",
+    "no_instance": "naming no instance that had arrived (it waits for its label, was set "
+                   "aside, or the id is unknown)",
+    "outside_range": "made outside --from/--to"}
+
+
+def unmatched_reasons(counts: dict) -> str:
+    """The manifest's `unmatched_*` counts of one (stream, model) in words.
+
+    >>> unmatched_reasons({"unmatched_before_arrival": 2, "unmatched_after_label": 0})
+    '2 made before their instance arrived'
+    """
+    return ", ".join(f"{counts[f'unmatched_{k}']:,} {why}" for k, why in UNMATCHED_WHYS.items()
+                     if counts.get(f"unmatched_{k}"))
