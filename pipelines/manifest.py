@@ -29,7 +29,7 @@ from transforms.models.randomness import HASH_SEED_COUNT, hash_seed
 from transforms.replay.protocols import model_and_fold
 from transforms.records import SEGMENT_SEPARATOR, is_missing
 from transforms.replay.engine import SET_ASIDE_NOT_FOUND, key_counts
-from transforms.streams.table_files import time_format_hint
+from transforms.streams.times import time_format_hint
 from transforms.vocabulary import (BINNED, CATEGORIES, COMPARISON, DRIFT, FINAL, HOLDOUT, INITIAL,
                                    INTERMEDIATE, RESOURCE_METRICS, RESOURCES, SUMMARY_COLUMNS,
                                    pair_name)

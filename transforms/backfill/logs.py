@@ -28,12 +28,11 @@ from transforms.errors import InputError
 from transforms.records import field_count_reason
 from transforms.specs import split_options
 from transforms.streams.rows import written_as
-from transforms.streams.table_files import (TIME_OPTIONS, TimeReading, check_encoding,
-                                            extension, flat_names, flat_table, guess_column,
-                                            is_utf8, json_object,
-                                            other_separator, source_name, table_files,
-                                            parquet_batches, parquet_errors, undecodable,
-                                            without_bom)
+from transforms.streams.table_files import (check_encoding, extension, flat_names, flat_table,
+                                            guess_column, is_utf8, json_object, other_separator,
+                                            source_name, table_files, parquet_batches,
+                                            parquet_errors, undecodable, without_bom)
+from transforms.streams.times import TIME_OPTIONS, TimeReading
 from transforms.vocabulary import FINAL, REPREDICTION
 
 # Defaults: the columns of `run`'s own predictions.parquet.

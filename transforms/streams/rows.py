@@ -13,7 +13,7 @@ import pandas as pd
 
 from transforms.records import dead_letter, is_missing, readable_time
 from transforms.streams.delays import DelaySpec, LabelTimeAssigner, in_column_unit
-from transforms.streams.table_files import read_datetimes
+from transforms.streams.times import read_datetimes
 
 # What a cell holds that is one value of many (a JSON list, a Parquet list column's array):
 # never one class or one number.

@@ -50,13 +50,13 @@ from transforms.specs import split_options
 from transforms.streams import arff
 from transforms.streams.delays import DelaySpec
 from transforms.streams.rows import COLLECTIONS, Checks, labelled_rows, whole_as_int, written_as
-from transforms.streams.table_files import (CSV_OPTIONS, FORMATS, TIME_OPTIONS, TimeReading,
-                                            check_encoding, columns_of, csv_options,
-                                            day_or_month_first, event_seconds, extension,
-                                            first_bad_line, fmt_of, guess_column, has_rows,
-                                            head_of, numbers_of, other_separator, row_count,
-                                            source_name, table_files, time_problem,
+from transforms.streams.table_files import (CSV_OPTIONS, FORMATS, check_encoding, columns_of,
+                                            csv_options, extension, first_bad_line, fmt_of,
+                                            guess_column, has_rows, head_of, numbers_of,
+                                            other_separator, row_count, source_name, table_files,
                                             unnamed_fields)
+from transforms.streams.times import (TIME_OPTIONS, TimeReading, day_or_month_first, event_seconds,
+                                      time_problem)
 from transforms.streams.tables import table_columns, table_events
 
 # Text that reads as a date: ISO 2026-11-01[T10:00[:00]], or 01/11/2026, 1.11.26.

@@ -18,9 +18,9 @@ from transforms.records import (EVENT_KINDS, INSTANCE, LABEL, RANK_INSTANCE, RAN
                                 RANK_LABEL_AFTER_INSTANCE, dead_letter, is_missing,
                                 readable_time)
 from transforms.streams.rows import Checks, labelled_rows, number_text
-from transforms.streams.table_files import (CHUNK_ROWS, TimeReading, columns_of, csv_options,
-                                            event_seconds, fmt_of, numbers_of, table_chunks,
-                                            table_files, text_facts, time_problem)
+from transforms.streams.table_files import (CHUNK_ROWS, columns_of, csv_options, fmt_of, numbers_of,
+                                            table_chunks, table_files, text_facts)
+from transforms.streams.times import TimeReading, event_seconds, time_problem
 
 
 def _feature_frame(df: pd.DataFrame, columns: list[str], numeric: dict) -> tuple[pd.DataFrame,

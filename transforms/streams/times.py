@@ -1,0 +1,344 @@
+"""A table's times: ISO 8601 datetimes (with or without a UTC offset, in a named zone), a
+strftime pattern, or numbers in a unit; read as seconds since the epoch, and each time that
+cannot be read named with why (a day and a month that could be either, an hour the clocks
+skip or repeat, a time after the year 9999)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import difflib
+import math
+import re
+from typing import NamedTuple
+
+import numpy as np
+import pandas as pd
+
+from transforms.errors import InputError
+from transforms.streams.delays import TIME_UNITS
+from transforms.streams.table_files import numbers_of
+
+# The last second of the year 9999: a later time names no date (a number of milliseconds
+# read as seconds is one).
+LAST_SECOND = 253402300799.0
+
+
+# The UTC offset written after a clock: 10:00Z, 10:00:00+02:00, 10:00 -0500
+_OFFSET = r"\d:\d{2}(?::\d{2}(?:[.,]\d+)?)?\s*(?:[Zz]|[+-]\d{2}(?::?\d{2})?)\s*$"
+
+
+def read_datetimes(values, time_format: str | None = None, time_zone: str | None = None):
+    """Text (a Series, or one value) as UTC datetimes, NaT where it is not one: ISO 8601, or
+    written as the strftime pattern `time_format` says. A datetime without a UTC offset is in
+    the IANA zone `time_zone` (UTC by default; in the hour its clocks go back it names two
+    moments, in the hour they skip none: NaT). No other spelling is guessed: in 01/11/2026 the
+    order of day and month is not known.
+
+    >>> read_datetimes("2026-11-01T10:00+02:00"), read_datetimes("01/11/2026")
+    (Timestamp('2026-11-01 08:00:00+0000', tz='UTC'), NaT)
+    >>> read_datetimes("01/11/2026", "%d/%m/%Y")
+    Timestamp('2026-11-01 00:00:00+0000', tz='UTC')
+    >>> read_datetimes(pd.Series(["2026-07-01 12:00", "2026-07-01T12:00Z", "2026-10-25 02:30"]),
+    ...                time_zone="Europe/Berlin").dt.strftime("%H:%M").tolist()
+    ['10:00', '12:00', nan]
+    """
+    if time_zone is None or not isinstance(values, pd.Series):
+        if time_zone is not None:
+            return read_datetimes(pd.Series([values]), time_format, time_zone).iloc[0]
+        return pd.to_datetime(values, utc=True, errors="coerce",
+                              format=time_format or "ISO8601")
+    parsed = read_datetimes(values, time_format)
+    if time_format is not None:
+        naive = pd.Series("%z" not in time_format, index=values.index)
+    else:
+        naive = ~values.astype(str).str.contains(_OFFSET, regex=True)
+    naive &= parsed.notna()
+    if naive.any():
+        parsed = parsed.copy()
+        parsed[naive] = in_zone(parsed[naive].dt.tz_localize(None), time_zone)
+    return parsed
+
+
+def in_zone(wall_times: pd.Series, time_zone: str) -> pd.Series:
+    """Datetimes without a zone, as the clocks of `time_zone` show them, in UTC (NaT in the
+    hour the clocks go back, or skip)."""
+    return wall_times.dt.tz_localize(time_zone, ambiguous="NaT",
+                                     nonexistent="NaT").dt.tz_convert("UTC")
+
+
+TIME_OPTIONS = ("time_unit", "time_format", "time_zone")  # how a table's times are read
+
+
+class TimeReading(NamedTuple):
+    """How a table's times become seconds: numbers in `unit` (`TIME_UNITS`), text as ISO 8601
+    or as the strftime pattern `format` says (that first), a datetime without a UTC offset in
+    the IANA zone `zone` (UTC by default) — a stream's or prediction log's options
+    `time_unit`, `time_format`, `time_zone`.
+
+    >>> TimeReading.of({"time_unit": "ms", "time_zone": "Europe/Berlin"}, "stream s")
+    TimeReading(unit='ms', format=None, zone='Europe/Berlin')
+    >>> TimeReading.of({"time_zone": "Europe/Berln"}, "stream s")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    transforms.errors.InputError: stream s: no time zone 'Europe/Berln' (did you mean ...
+    """
+
+    unit: str = "s"
+    format: str | None = None
+    zone: str | None = None
+
+    @classmethod
+    def of(cls, options: dict, where: str = "time options") -> TimeReading:
+        """The reading the options give; raises InputError naming `where` for a bad one."""
+        unit = options.get("time_unit", "s")
+        if not isinstance(unit, str) or unit not in TIME_UNITS:
+            raise InputError(f"{where}: time_unit must be one of {', '.join(TIME_UNITS)} (the "
+                             f"unit of times given as numbers)")
+        time_format, zone = options.get("time_format"), options.get("time_zone")
+        check_time_format(time_format, where)
+        if zone is not None:
+            import zoneinfo
+
+            try:
+                zoneinfo.ZoneInfo(zone)
+            except (zoneinfo.ZoneInfoNotFoundError, ValueError, TypeError):
+                near = difflib.get_close_matches(str(zone), sorted(
+                    zoneinfo.available_timezones()), n=1)
+                raise InputError(
+                    f"{where}: no time zone {zone!r}" + (f" (did you mean {near[0]!r}?)" if near
+                                                         else "")
+                    + '; name an IANA zone, e.g. {"time_zone": "Europe/Berlin"}') from None
+        return cls(unit, time_format, zone)
+
+    def seconds(self, s: pd.Series) -> np.ndarray:
+        """Seconds of a column's cells; NaN where one is no time. A pandas period (a day, a
+        month: Parquet written from a `period` column) is the time it starts, as a date is.
+
+        >>> days = pd.Series(pd.period_range("2026-11-01", periods=2, freq="D"))
+        >>> TimeReading().seconds(days) - TimeReading().seconds(pd.Series(["2026-11-01"]))[0]
+        array([    0., 86400.])
+        """
+        if isinstance(s.dtype, pd.PeriodDtype):
+            s = s.dt.start_time
+        if self.format is not None and not pd.api.types.is_datetime64_any_dtype(s):
+            t = self._formatted(s)
+            rest = np.isnan(t)
+            if rest.any():
+                t[rest] = self._unformatted(s[rest])
+            return t
+        return self._unformatted(s)
+
+    def _formatted(self, s: pd.Series) -> np.ndarray:
+        """Seconds of the cells written as `format` says, NaN elsewhere. Whole numbers are
+        read as their digits (20261101 as "%Y%m%d" says), also in a column of floats."""
+        if pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s):
+            whole = s.notna() & (s == s.round())
+            text = pd.Series(None, index=s.index, dtype=object)
+            text[whole] = s[whole].astype("int64").astype(str)
+        else:
+            text = s.astype(object).where(s.notna())
+        return _seconds_of(read_datetimes(text, self.format, self.zone))
+
+    def _unformatted(self, s: pd.Series) -> np.ndarray:
+        """Seconds of numbers in `unit`, typed datetimes and ISO datetimes; NaN elsewhere."""
+        per_second = TIME_UNITS[self.unit]
+        if pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s):
+            return s.to_numpy(dtype=float) / per_second if per_second != 1 else \
+                s.to_numpy(dtype=float, copy=True)
+        if pd.api.types.is_datetime64_any_dtype(s):
+            if self.zone is not None and s.dt.tz is None:
+                return _seconds_of(in_zone(s, self.zone))
+            return _seconds_of(pd.to_datetime(s, utc=True))
+        num = numbers_of(s)
+        secs = pd.Series(_seconds_of(read_datetimes(s.where(num.isna()), None, self.zone)),
+                         index=s.index)
+        return (num / per_second).fillna(secs).to_numpy(dtype=float)
+
+
+def check_time_format(time_format, where: str) -> None:
+    """Raise InputError unless `time_format` (an option's value) is None or a strftime
+    pattern that reads times.
+
+    >>> check_time_format("%d/%m/%Y %H:%M", "stream s")
+    >>> check_time_format("dd/MM/yyyy", "stream s")  # doctest: +NORMALIZE_WHITESPACE
+    Traceback (most recent call last):
+    ...
+    transforms.errors.InputError: stream s: time_format 'dd/MM/yyyy' is no strftime pattern;
+    write it with % codes, e.g. {"time_format": "%d/%m/%Y %H:%M"} for 01/11/2026 08:30
+    """
+    if time_format is None:
+        return
+    problem = None if isinstance(time_format, str) and "%" in time_format else \
+        "is no strftime pattern"
+    if problem is None:
+        try:
+            read_datetimes(pd.Series(["2026-11-01"]), time_format)
+        except ValueError as e:
+            problem = f"is no strftime pattern ({e})"
+    if problem:
+        raise InputError(f"{where}: time_format {time_format!r} {problem}; write it with % "
+                         f'codes, e.g. {{"time_format": "%d/%m/%Y %H:%M"}} for 01/11/2026 08:30')
+
+
+def _seconds_of(datetimes: pd.Series) -> np.ndarray:
+    t = (datetimes - pd.Timestamp(0, tz="UTC")).dt.total_seconds().to_numpy(dtype=float,
+                                                                            copy=True)
+    t[datetimes.isna().to_numpy()] = np.nan
+    return t
+
+
+def event_seconds(df: pd.DataFrame, col: str | None, first: int = 0,
+                  reading: TimeReading = TimeReading(),
+                  bounded: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """Seconds as floats and a mask of rows whose time did not parse (or, `bounded`, is after
+    the year 9999), read as `reading` says. Without the column, the row's index in the stream
+    (`first` for the frame's first row).
+
+    Example
+    -------
+
+    >>> t, bad = event_seconds(pd.DataFrame({"time": ["10", "1970-01-01T00:00:20Z", "?"]}),
+    ...                        "time")
+    >>> t.tolist()[:2], bad.tolist()
+    ([10.0, 20.0], [False, False, True])
+    >>> event_seconds(pd.DataFrame({"t": [1700000000000]}), "t")[1].tolist()  # milliseconds
+    [True]
+    >>> event_seconds(pd.DataFrame({"t": [1700000000000]}), "t", reading=TimeReading("ms"))[0]
+    array([1.7e+09])
+    >>> event_seconds(pd.DataFrame({"t": ["02/01/1970 00:00", "60"]}), "t",
+    ...               reading=TimeReading(format="%d/%m/%Y %H:%M"))[0].tolist()
+    [86400.0, 60.0]
+
+    """
+    if col is None or col not in df.columns:
+        t = np.arange(first, first + len(df), dtype=float)
+        return t, np.zeros(len(df), dtype=bool)
+    t = reading.seconds(df[col])
+    bad = ~np.isfinite(t)
+    if bounded:
+        bad |= np.abs(t) > LAST_SECOND
+    return t, bad
+
+
+# A date written day or month first, and the time after it: 01/11/2026 08:00, 1.11.26
+_DAY_OR_MONTH_FIRST = re.compile(r"(\d{1,2})([/.\-])(\d{1,2})\2(\d{4}|\d{2})"
+                                 r"(?:([ T])\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?)?")
+
+
+def day_or_month_first(values) -> list[str]:
+    """The time formats that read every one of `values`, dates written day first or month
+    first (as spreadsheets export them): day first before month first; [] when a value is
+    no such date, or no one format reads them all.
+
+    >>> day_or_month_first(["01/11/2026 08:00", "13/11/2026 09:30"])
+    ['%d/%m/%Y %H:%M']
+    >>> day_or_month_first(["1.11.26"])
+    ['%d.%m.%y', '%m.%d.%y']
+    >>> day_or_month_first(["2026-11-01"])
+    []
+    """
+    texts = [str(v).strip() for v in values]
+    found = [_DAY_OR_MONTH_FIRST.fullmatch(t) for t in texts]
+    if not texts or not all(found):
+        return []
+    first = found[0]
+    year = "%Y" if len(first[4]) == 4 else "%y"
+    clock = "" if not first[5] else first[5] + "%H:%M" + (
+        "" if not first[6] else ":%S" + ("" if not first[7] else ".%f"))
+    formats = [f"%d{first[2]}%m{first[2]}{year}{clock}", f"%m{first[2]}%d{first[2]}{year}{clock}"]
+    return [f for f in formats if read_datetimes(pd.Series(texts), f).notna().all()]
+
+
+def time_format_hint(values, whose: str = "stream") -> str:
+    """How to read `values` (a column's times) when they are dates written day or month first:
+    the `time_format` option to give `whose` options ("" when they are no such dates).
+
+    >>> time_format_hint(["30/11/2026"], "log")
+    'give the log option {"time_format": "%d/%m/%Y"}'
+    >>> print(time_format_hint(["01/11/2026 11:00"]))  # doctest: +NORMALIZE_WHITESPACE
+    give the stream option {"time_format": "%d/%m/%Y %H:%M"} if the day comes first,
+    {"time_format": "%m/%d/%Y %H:%M"} if the month does (or write dates year first, as ISO 8601
+    does: 2026-11-01 11:00)
+    """
+    values = [str(v).strip() for v in values]
+    formats = day_or_month_first(values)
+    if len(formats) == 1:
+        return f'give the {whose} option {{"time_format": "{formats[0]}"}}'
+    if not formats:
+        return ""
+    clock = re.split("%[Yy]", formats[0], maxsplit=1)[1]  # (as written: %H:%M, ...)
+    iso = read_datetimes(values[0], formats[0]).strftime("%Y-%m-%d" + clock)
+    return (f'give the {whose} option {{"time_format": "{formats[0]}"}} if the day comes '
+            f'first, {{"time_format": "{formats[1]}"}} if the month does (or write dates year '
+            f"first, as ISO 8601 does: {iso})")
+
+
+def time_problem(value, reading: TimeReading = TimeReading(), seen=None) -> str:
+    """Why a cell is no event time (`event_seconds` read with `reading` found it bad); a date
+    written day or month first gets the `time_format` option that reads it (told from `seen`,
+    the values of its column at hand, by default itself).
+
+    >>> time_problem("soon")
+    "time 'soon' is neither a number nor an ISO datetime"
+    >>> print(time_problem("01/11/2026", seen=["01/11/2026", "30/11/2026"]))
+    ... # doctest: +NORMALIZE_WHITESPACE
+    time '01/11/2026' is neither a number nor an ISO datetime; give the stream option
+    {"time_format": "%d/%m/%Y"}
+    >>> print(time_problem("1.11.26", TimeReading(format="%d/%m/%Y")))
+    ... # doctest: +NORMALIZE_WHITESPACE
+    time '1.11.26' is not written as the time_format '%d/%m/%Y' says, nor a number or an ISO
+    datetime
+    >>> print(time_problem("2026-10-25 02:30", TimeReading(zone="Europe/Berlin")))
+    ... # doctest: +NORMALIZE_WHITESPACE
+    time '2026-10-25 02:30' is in the hour the clocks go back in Europe/Berlin, so it names
+    two moments; write it with its UTC offset (2026-10-25T02:30+02:00, or +01:00 an hour later)
+    >>> print(time_problem(1700000000000))  # doctest: +NORMALIZE_WHITESPACE
+    time 1700000000000 is after the year 9999 in seconds; are the times in milliseconds?
+    give the stream option {"time_unit": "ms"} (or us, ns)
+    """
+    value = value.item() if isinstance(value, np.generic) else value  # (as the file says it)
+    if reading.zone is not None and (isinstance(value, (pd.Timestamp, dt.datetime)) or (
+            isinstance(value, str) and not pd.isna(read_datetimes(value, reading.format)))):
+        return _outside_the_clock(value, reading)
+    number = numbers_of(pd.Series([value])).iloc[0]
+    if pd.isna(number) or not math.isfinite(number):
+        if reading.format is not None:
+            return (f"time {value!r} is not written as the time_format {reading.format!r} "
+                    f"says, nor a number or an ISO datetime")
+        hint = time_format_hint([value] if seen is None else seen)
+        hint = f"; {hint}" if hint else ""
+        return f"time {value!r} is neither a number nor an ISO datetime{hint}"
+    names = {"s": "seconds", "ms": "milliseconds", "us": "microseconds", "ns": "nanoseconds"}
+    units = list(names)
+    finer = units[units.index(reading.unit) + 1:]
+    hint = "it names no date" if not finer else (
+        f"are the times in {names[finer[0]]}? give the stream option "
+        f'{{"time_unit": "{finer[0]}"}}' + (f" (or {', '.join(finer[1:])})" if finer[1:] else ""))
+    return f"time {value!r} is after the year 9999 in {names[reading.unit]}; {hint}"
+
+
+# pandas 3 says a wall time in the hour the clocks skip is a ValueError; pandas 2 raises
+# pytz's NonExistentTimeError, which is not one.
+try:
+    from pytz import NonExistentTimeError
+    _NO_SUCH_MOMENT: tuple = (ValueError, NonExistentTimeError)
+except ImportError:
+    _NO_SUCH_MOMENT = (ValueError,)
+
+
+def _outside_the_clock(value, reading: TimeReading) -> str:
+    """Why a datetime without a UTC offset (text, or typed) names no one moment in the
+    reading's zone."""
+    zone = reading.zone
+    wall = pd.Timestamp(value) if isinstance(value, (pd.Timestamp, dt.datetime)) else \
+        read_datetimes(value, reading.format).tz_localize(None)
+    try:
+        early, late = (wall.tz_localize(zone, ambiguous=first) for first in (True, False))
+    except _NO_SUCH_MOMENT:  # (the hour the clocks skip)
+        return (f"time {value!r} is in the hour the clocks skip in {zone}, so it names no "
+                f"moment there; write it with its UTC offset, or give the zone it was kept in")
+    iso = wall.strftime("%Y-%m-%dT%H:%M")
+    return (f"time {value!r} is in the hour the clocks go back in {zone}, so it names two "
+            f"moments; write it with its UTC offset ({iso}{early.strftime('%z')[:3]}:"
+            f"{early.strftime('%z')[3:]}, or {late.strftime('%z')[:3]}:"
+            f"{late.strftime('%z')[3:]} an hour later)")
