@@ -664,7 +664,7 @@ def test_a_csv_log_read_block_by_block_scores_as_the_runs_own_log(tmp_path, monk
         later = np.arange(len(log)) >= len(log) // 2
         log["y_pred"] = log["y_pred"].where(~later, log["y_pred"].astype(float).astype(str))
     log.to_csv(tmp_path / "log.csv", index=False)
-    monkeypatch.setattr("transforms.backfill.logs.LOG_BLOCK", 4096)
+    monkeypatch.setattr("transforms.backfill.log_text.LOG_BLOCK", 4096)
     _block_by_block_as_the_run(tmp_path, "log.csv", second_half == "as floats", kw)
     counts = json.loads((tmp_path / "backfill" / "manifest.json").read_text())["counts"]
     assert [c["logged_predictions"] for c in counts] == \
@@ -684,7 +684,7 @@ def test_a_csv_log_line_of_the_wrong_width_is_a_dead_letter(tmp_path, monkeypatc
     rows.insert(len(rows) - 3, short)
     rows.insert(2, extra)  # data rows 3 and len(rows) - 3 (counted from 1, after the header)
     (tmp_path / "log.csv").write_text("\n".join([header, *rows]) + "\n")
-    monkeypatch.setattr("transforms.backfill.logs.LOG_BLOCK", 4096)
+    monkeypatch.setattr("transforms.backfill.log_text.LOG_BLOCK", 4096)
     capsys.readouterr()
     dead = _backfill_of_the_csv_log_is_the_run(tmp_path, kw)
     assert [(d["stream"], d["row"], d["reason"], d["record"]) for d in dead] == [
@@ -710,7 +710,7 @@ def test_a_csv_log_whose_lines_end_with_the_separator_is_read_under_its_header(
     rows = [row + "," for row in rows]
     rows.insert(5, rows[4][:-1])  # a repeat of data row 5, without the separator at its end
     (tmp_path / "log.csv").write_text("\n".join([header, *rows]) + "\n")
-    monkeypatch.setattr("transforms.backfill.logs.LOG_BLOCK", 4096)
+    monkeypatch.setattr("transforms.backfill.log_text.LOG_BLOCK", 4096)
     dead = _backfill_of_the_csv_log_is_the_run(tmp_path, kw)
     assert [(d["row"], d["reason"]) for d in dead] == [
         (6, "the line does not end with the separator, as the log's first line does")]
@@ -790,7 +790,7 @@ def test_a_json_lines_log_is_read_block_by_block_its_bad_lines_dead_letters(
     lines.insert(len(lines) - 3, "[1, 2]")
     lines.insert(2, '{"id": "7", t: 1}')  # lines 3 and len(lines) - 3
     (tmp_path / "log.jsonl").write_text("\n".join(lines) + "\n")
-    monkeypatch.setattr("transforms.backfill.logs.LOG_BLOCK", 4096)
+    monkeypatch.setattr("transforms.backfill.log_text.LOG_BLOCK", 4096)
     _block_by_block_as_the_run(tmp_path, "log.jsonl", second_half == "as floats", AGRAWAL_RUN)
     dead = [json.loads(line) for line in
             (tmp_path / "backfill" / "dead_letters.jsonl").read_text().splitlines()]
@@ -821,7 +821,7 @@ def test_a_log_of_nested_objects_names_its_columns_by_path(tmp_path, monkeypatch
     path = tmp_path / f"nested.{fmt}"
     if fmt == "jsonl":
         path.write_text("".join(json.dumps(r) + "\n" for r in records))
-        monkeypatch.setattr("transforms.backfill.logs.LOG_BLOCK", 4096)
+        monkeypatch.setattr("transforms.backfill.log_text.LOG_BLOCK", 4096)
     else:
         pd.DataFrame(records).to_parquet(path)
     options = {"time": "ts", "id": "request.id", "model": "model.version",
@@ -846,7 +846,7 @@ def test_a_json_lines_log_writing_a_field_as_number_and_as_text_scores_as_one(
         row["id"] = row["id"] if as_text else int(row["id"])
         lines.append(json.dumps(row))
     (tmp_path / "log.jsonl").write_text("\n".join(lines) + "\n")
-    monkeypatch.setattr("transforms.backfill.logs.LOG_BLOCK", block)
+    monkeypatch.setattr("transforms.backfill.log_text.LOG_BLOCK", block)
     run(RunConfig(models=[], out=str(tmp_path / "backfill"),
                   predictions=str(tmp_path / "log.jsonl"), **AGRAWAL_RUN))
     assert (tmp_path / "backfill" / "summary.csv").read_text() == \
@@ -952,7 +952,7 @@ def test_a_json_lines_log_with_nan_for_no_prediction_scores_as_the_run(tmp_path,
     assert sum("NaN" in line for line in lines) >= 20
     (tmp_path / "log.jsonl").write_text("\n".join(lines) + "\n")
     for block in (1 << 20, 4096):  # (the file in one block; many blocks)
-        monkeypatch.setattr("transforms.backfill.logs.LOG_BLOCK", block)
+        monkeypatch.setattr("transforms.backfill.log_text.LOG_BLOCK", block)
         run(RunConfig(models=[], out=str(tmp_path / "backfill"),
                       predictions=str(tmp_path / "log.jsonl"), **kw))
         assert (tmp_path / "backfill" / "summary.csv").read_text() == \

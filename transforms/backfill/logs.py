@@ -5,31 +5,27 @@ models' order in its metadata (`MODEL_ORDER_KEY`)."""
 
 from __future__ import annotations
 
-import codecs
-import contextlib
 import copy
 import csv
-import io
 import json
-import math
 import os
 import re
-import sys
-import threading
-from collections.abc import Iterator
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from apache_beam.io.filesystems import FileSystems
 
+from transforms.backfill import log_text
 from transforms.backfill.join import spelled_kinds
+from transforms.backfill.log_text import (OPTION, ArrowReadable, TypesChanged,
+                                          json_text_as_map, read_jsonl, released, stream_jsonl,
+                                          struct_as_map, undecodable_rows)
 from transforms.errors import InputError
 from transforms.records import field_count_reason
 from transforms.specs import split_options
-from transforms.streams.rows import written_as
 from transforms.streams.table_files import (check_encoding, extension, flat_names, flat_table,
-                                            guess_column, is_utf8, json_object, other_separator,
+                                            guess_column, is_utf8, other_separator,
                                             source_name, table_files, parquet_batches,
                                             parquet_errors, undecodable, without_bom)
 from transforms.streams.times import TIME_OPTIONS, TimeReading
@@ -45,14 +41,10 @@ PROBA_OPTIONS = ("score", "positive", "proba_columns")
 # A score's decision: the positive class where the score is at least this (`threshold`), else
 # the other class; for a log without a prediction column, or to score another threshold.
 DEFAULT_THRESHOLD = 0.5
-# The bytes of a CSV or JSON Lines log read at a time when it is read block by block.
-LOG_BLOCK = 8 << 20
 # The name given to the empty field after a CSV log line's last separator (left out).
 _AFTER_LAST_SEPARATOR = "\0after the last separator"
 # How a CSV log is read: its delimiter and its numbers' decimal mark.
 CSV_LOG_OPTIONS = {"sep": ",", "decimal": "."}
-# Where a log's options are given, for messages.
-OPTION = "the --predictions option"
 
 
 # Per (stream, model): prediction rows read, those that belong to no labelled instance, and
@@ -662,16 +654,16 @@ class PredictionLogSpec:
             elif fmt == "csv" and streamed and columns is None:
                 batches = self._stream_csv(f, path, bad_rows=bad_rows, trailing=trailing)
             elif fmt == "jsonl" and (streamed or wanted is not None):
-                batches = _stream_jsonl(f, path, wanted, bad_rows, self.encoding, keep)
+                batches = stream_jsonl(f, path, wanted, bad_rows, self.encoding, keep)
             else:
                 # Parsed whole, so that a column's type holds for the whole file (a streaming
                 # reader fixes it from the first block).
-                table = self._read_csv(_Readable(f), path, bad_rows, trailing) \
+                table = self._read_csv(ArrowReadable(f), path, bad_rows, trailing) \
                     if fmt == "csv" \
-                    else flat_table(_read_jsonl(f, path, bad_rows, self.encoding), keep)
+                    else flat_table(read_jsonl(f, path, bad_rows, self.encoding), keep)
                 if wanted is not None:
                     table = table.select([c for c in wanted if c in table.column_names])
-                batches = _released(table.to_batches(max_chunksize=1 << 16))
+                batches = released(table.to_batches(max_chunksize=1 << 16))
                 del table
             if fmt == "csv":
                 batches = self._all_text(batches, path)
@@ -795,7 +787,7 @@ class PredictionLogSpec:
                 pcsv.ConvertOptions(decimal_point=self.csv["decimal"], column_types=as_text,
                                     **({} if trailing is None else
                                        {"include_columns": trailing})),
-                pcsv.ReadOptions(block_size=LOG_BLOCK, use_threads=False,
+                pcsv.ReadOptions(block_size=log_text.LOG_BLOCK, use_threads=False,
                                  encoding="utf8" if is_utf8(self.encoding) else self.encoding,
                                  **named))
 
@@ -804,7 +796,7 @@ class PredictionLogSpec:
         import pyarrow.csv as pcsv
 
         parse, convert, read = self._csv_options(path, [], bad_rows, trailing)
-        with _undecodable_rows() as undecoded:
+        with undecodable_rows() as undecoded:
             try:
                 return pcsv.read_csv(f, parse_options=parse, convert_options=convert,
                                      read_options=read)
@@ -829,9 +821,9 @@ class PredictionLogSpec:
             if not convert.include_columns:  # (Arrow would read every column)
                 yield pa.RecordBatch.from_pylist([])
                 return
-        with _undecodable_rows() as undecoded:  # (Arrow reads ahead: for the whole read)
+        with undecodable_rows() as undecoded:  # (Arrow reads ahead: for the whole read)
             try:
-                reader = pcsv.open_csv(_Readable(f), parse_options=parse,
+                reader = pcsv.open_csv(ArrowReadable(f), parse_options=parse,
                                        convert_options=convert, read_options=read)
             except pa.ArrowInvalid as e:
                 raise self._unreadable_csv(path, e, undecoded()) from None
@@ -960,313 +952,3 @@ metadata
                          f"log again with delayed-eval run, or remove that key from the file's "
                          f"metadata")
     return recorded
-
-
-class TypesChanged(Exception):
-    """A block of a CSV log read block by block holds a value that does not fit the type its
-    column took from the first block (`PredictionLogSpec.read(streamed=True)`)."""
-
-
-class _Readable:
-    """A file Beam opened (a .gz one decompressed as it is read), as Arrow reads a Python
-    stream: Beam's `closed` is a method, always true as Arrow tests it."""
-
-    closed = False
-
-    def __init__(self, f):
-        self.read = f.read
-
-    @staticmethod
-    def readable() -> bool:
-        return True
-
-    @staticmethod
-    def seekable() -> bool:
-        return False
-
-
-def _line_blocks(f) -> Iterator[tuple[int, bytes]]:
-    """A text file's whole lines, about `LOG_BLOCK` bytes at a time, each block with the number
-    of its first line.
-
-    >>> list(_line_blocks(io.BytesIO(b"a\\nb\\nc")))  # (the last line has no newline)
-    [(1, b'a\\nb\\n'), (3, b'c')]
-    """
-    number, rest = 1, b""
-    while True:
-        data = f.read(LOG_BLOCK)
-        if not data:
-            break
-        data = rest + data
-        end = data.rfind(b"\n") + 1
-        if end == 0:  # (a line longer than a block)
-            rest = data
-            continue
-        yield number, data[:end]
-        number += data.count(b"\n", 0, end)
-        rest = data[end:]
-    if rest.strip():
-        yield number, rest
-
-
-def _parsed_jsonl(block: bytes, first_line: int, bad_rows: list | None,
-                  schema: pa.Schema | None = None) -> pa.Table:
-    """A block of JSON Lines as a table (the `schema` columns of those types, the others
-    inferred); lines that are no JSON object left out, into `bad_rows`. Raises ArrowInvalid
-    where the objects do not fit `schema`, or one another."""
-    import pyarrow.json as pjson
-
-    options = pjson.ParseOptions(explicit_schema=schema, unexpected_field_behavior="infer")
-    try:
-        return pjson.read_json(io.BytesIO(block), parse_options=options)
-    except pa.ArrowInvalid:
-        objects, records, dropped, nulled = [], [], 0, 0
-        for number, line in enumerate(block.split(b"\n"), first_line):
-            text = line.decode("utf-8-sig", "replace").strip()  # (Arrow skips a BOM too)
-            record, reason = json_object(text) if text else (None, None)
-            if reason is None:
-                if b"NaN" in line or b"Infinity" in line:  # (may be a value: not JSON)
-                    record = _non_finite_as_null(record)
-                    line = json.dumps(record).encode()
-                    nulled += 1
-                objects.append(line)
-                records.append(record)
-                continue
-            dropped += 1
-            if bad_rows is not None:
-                bad_rows.append((number, reason, text[:500]))
-        one_kind = _one_kind_per_field(objects, records)
-        if one_kind is not None:
-            objects = one_kind
-        elif not dropped and not nulled:
-            raise  # (every line an object: their values do not fit)
-        if not any(line.strip() for line in objects):
-            return pa.table({})
-    return pjson.read_json(io.BytesIO(b"\n".join(objects)), parse_options=options)
-
-
-def _one_kind_per_field(lines: list[bytes], records: list) -> list[bytes] | None:
-    """JSON Lines (`lines`, parsed: `records`, None for a blank line) whose field (at any
-    depth) is a number on some lines and text on others (`1` and `"1"`, from two services'
-    serialisers), each value written as the field's first one is (`written_as`); None when
-    no field mixes them.
-
-    >>> lines = [b'{"y": 1, "o": {"id": "7"}}', b'', b'{"y": "0", "o": {"id": 8}}']
-    >>> _one_kind_per_field(lines, [json.loads(line) if line else None for line in lines])
-    [b'{"y": 1, "o": {"id": "7"}}', b'', b'{"y": 0, "o": {"id": "8"}}']
-    >>> _one_kind_per_field([b'{"y": 1}', b'{"y": 2.5}'], [{"y": 1}, {"y": 2.5}]) is None
-    True
-    """
-    def kinds(value, path):
-        if isinstance(value, dict):
-            for k, v in value.items():
-                yield from kinds(v, (*path, k))
-        elif value is not None and not isinstance(value, list):
-            yield path, isinstance(value, str)
-
-    def rewritten(value, path):
-        if isinstance(value, dict):
-            return {k: rewritten(v, (*path, k)) for k, v in value.items()}
-        text = first.get(path)
-        return value if text is None or value is None or isinstance(value, list) \
-            else written_as(value, text)
-
-    first: dict = {}
-    mixed = False
-    for record in filter(None, records):
-        for path, text in kinds(record, ()):
-            mixed |= first.setdefault(path, text) != text
-    if not mixed:
-        return None
-    return [line if record is None else json.dumps(rewritten(record, ())).encode()
-            for line, record in zip(lines, records)]
-
-
-def _non_finite_as_null(value):
-    """A JSON value with NaN and ±Infinity (not JSON, but Python's json writes them, e.g. for a
-    missing value in a pandas column of text) as null: no value, as a number column's NaN is.
-
-    >>> _non_finite_as_null({"y_pred": math.nan, "proba": {"a": math.inf, "b": 0.5}})
-    {'y_pred': None, 'proba': {'a': None, 'b': 0.5}}
-    """
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _non_finite_as_null(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_non_finite_as_null(v) for v in value]
-    return value
-
-
-def _unreadable_jsonl(path: str, error: Exception) -> InputError:
-    return InputError(f"{path}: not a readable JSON Lines file ({str(error).strip()}); a "
-                      f"column's values must be of one type")
-
-
-def _stream_jsonl(f, path: str, wanted: list[str] | None, bad_rows: list | None,
-                  encoding: str = "utf-8", keep: tuple = ()):
-    """A JSON Lines log block by block: its `wanted` columns that it has, each block's types
-    its own, or all its columns (`read(streamed=True)`), each column of the type the first
-    block with a value in it gave (`TypesChanged` when a later block does not fit). Nested
-    objects are columns named by their path, but those named in `keep` (`flat_table`)."""
-    fixed: dict = {}  # column: type (numbers, text, times: not null, nor nested)
-    for first_line, block in _line_blocks(f):
-        block = _as_utf8(block, first_line, path, encoding)
-        schema = pa.schema(list(fixed.items())) if fixed else None
-        try:
-            table = _parsed_jsonl(block, first_line, bad_rows, schema)
-        except pa.ArrowInvalid as e:
-            if schema is None:
-                raise _unreadable_jsonl(path, e) from None
-            raise TypesChanged(path) from e
-        if wanted is None:
-            for field in table.schema:  # (before flattening: the names the JSON has)
-                if not (pa.types.is_null(field.type) or pa.types.is_nested(field.type)):
-                    fixed.setdefault(field.name, field.type)
-        table = flat_table(table, keep)
-        if wanted is not None:
-            table = table.select([c for c in wanted if c in table.column_names])
-        yield from table.to_batches(max_chunksize=1 << 16)
-
-
-def _read_jsonl(f, path: str, bad_rows: list | None, encoding: str = "utf-8") -> pa.Table:
-    """A JSON Lines log parsed whole (a column's type: the one all its values fit)."""
-    data = _as_utf8(f.read(), 1, path, encoding)
-    if not data.strip():
-        return pa.table({})
-    try:
-        return _parsed_jsonl(data, 1, bad_rows)
-    except pa.ArrowInvalid as e:
-        raise _unreadable_jsonl(path, e) from None
-
-
-# `_undecodable_rows`' hook: installed once; counts while any read is inside it.
-_HOOK = {"lock": threading.Lock(), "previous": None, "active": 0, "seen": 0}
-
-
-def _collect_undecoded(unraisable) -> None:
-    if _HOOK["active"] and isinstance(unraisable.exc_value, UnicodeDecodeError):
-        _HOOK["seen"] += 1
-    else:
-        (_HOOK["previous"] or sys.__unraisablehook__)(unraisable)
-
-
-@contextlib.contextmanager
-def _undecodable_rows():
-    """Whether Arrow's CSV reader met a row that is not UTF-8 meanwhile (a function to ask),
-    instead of its tracebacks on stderr: it decodes a row with the wrong number of fields as
-    UTF-8 to hand it to the `invalid_row_handler`, on a thread of its own, and only reports
-    the failure ("Exception ignored in ..."). (Two logs read at once, both with such rows,
-    could each see the other's: either is told it is not UTF-8, which it is not.)"""
-    with _HOOK["lock"]:
-        if sys.unraisablehook is not _collect_undecoded:
-            _HOOK["previous"], sys.unraisablehook = sys.unraisablehook, _collect_undecoded
-        _HOOK["active"] += 1
-        before = _HOOK["seen"]
-    try:
-        yield lambda: _HOOK["seen"] > before
-    finally:
-        with _HOOK["lock"]:
-            _HOOK["active"] -= 1
-
-
-def _as_utf8(block: bytes, first_line: int, path: str, encoding: str) -> bytes:
-    """Whole lines of a JSON Lines log as UTF-8: checked (Arrow's JSON reader would put U+FFFD
-    in place of what is not UTF-8, silently), or decoded from the log's `encoding`.
-
-    >>> _as_utf8("{}\\n".encode("latin-1"), 1, "p.jsonl", "latin-1")
-    b'{}\\n'
-    >>> _as_utf8(b'{}\\n{"y_pred": "caf\\xe9"}\\n', 7, "p.jsonl", "utf-8")
-    ... # doctest: +NORMALIZE_WHITESPACE
-    Traceback (most recent call last):
-    ...
-    transforms.errors.InputError: p.jsonl, line 8: not utf-8 text (invalid continuation byte);
-    give the file's encoding with the --predictions option {"encoding": "latin-1"}
-    (or cp1252, utf-16, ...)
-    """
-    if "\n".encode(encoding) != b"\n":  # (its lines are not split at the byte \n)
-        raise InputError(f"{path}: a JSON Lines log is read as UTF-8 or an encoding that "
-                         f"extends ASCII, not {encoding}; write it as UTF-8")
-    if block.isascii():  # (text in every encoding that extends ASCII, as it is in UTF-8)
-        return block
-    decoder, view, text = codecs.getincrementaldecoder(encoding)(), memoryview(block), []
-    for start in range(0, len(block), LOG_BLOCK):  # (a file read whole: a piece at a time)
-        held = len(decoder.getstate()[0])
-        try:
-            piece = decoder.decode(view[start:start + LOG_BLOCK],
-                                   final=start + LOG_BLOCK >= len(block))
-        except UnicodeDecodeError as e:
-            line = first_line + block.count(b"\n", 0, start - held + e.start)
-            raise undecodable(path, encoding, e.reason, OPTION, line=line) from None
-        if not is_utf8(encoding):
-            text.append(piece.encode("utf-8"))
-    return block if is_utf8(encoding) else b"".join(text)
-
-
-def _released(batches: list):
-    """The batches one by one, each let go of once the next is asked for (so that a file
-    parsed whole is not held whole until its last batch is used).
-
-    >>> list(_released([1, 2]))
-    [1, 2]
-    """
-    batches.reverse()
-    while batches:
-        yield batches.pop()
-
-
-def json_text_as_map(column: pa.Array, ids: pa.Array | None, path: str) -> pa.MapArray:
-    """Probabilities logged as JSON text, '{"fraud": 0.2, "ok": 0.8}' (a CSV log's only way to
-    hold a map, and a common one in Parquet), as maps; an empty or null cell, or a class whose
-    value is null, holds none. Text that is no such object stops the backfill with one line
-    naming its prediction's id.
-
-    >>> text = pa.array(['{"ok": 0.8, "fraud": 0.2}', None, "", '{"ok": 1, "fraud": null}'])
-    >>> json_text_as_map(text, None, "p.csv").to_pylist()
-    [[('ok', 0.8), ('fraud', 0.2)], None, None, [('ok', 1.0)]]
-    >>> json_text_as_map(pa.array(["0.7"]), pa.array(["a1"]), "p.csv")
-    Traceback (most recent call last):
-    ...
-    transforms.errors.InputError: p.csv: prediction a1: proba '0.7' is not a JSON object ...
-    """
-    offsets, keys, values, missing = [0], [], [], []
-    for row, text in enumerate(column.to_pylist()):
-        record = None
-        if text is not None and text.strip():
-            record = json_object(text)[0]  # (None: not a JSON object)
-            if record is None or not all(
-                    v is None or type(v) in (float, int) for v in record.values()):
-                which = f"prediction {ids[row].as_py()}" if ids is not None else f"row {row + 1}"
-                raise InputError(
-                    f"{path}: {which}: proba {text[:80]!r} is not a JSON object {{class: "
-                    f"probability}}; log each prediction's probabilities as one, e.g. "
-                    f'{{"fraud": 0.2, "ok": 0.8}}, or name a score with {{"score": ...}}')
-            for k, v in record.items():
-                if v is not None:
-                    keys.append(k)
-                    values.append(v)
-        offsets.append(len(keys))
-        missing.append(record is None)
-    return pa.MapArray.from_arrays(pa.array(offsets, pa.int32()), pa.array(keys, pa.string()),
-                                   pa.array(values, pa.float64()), mask=pa.array(missing))
-
-
-def struct_as_map(column: pa.StructArray) -> pa.MapArray:
-    """JSON objects {class: probability}, which Arrow reads as a struct of every class seen,
-    as maps holding each row's own classes (a class a row leaves out is not in its map).
-
-    >>> rows = pa.array([{"ok": 0.8, "fraud": 0.2}, None, {"ok": 1.0, "fraud": None}])
-    >>> struct_as_map(rows).to_pylist()
-    [[('ok', 0.8), ('fraud', 0.2)], None, [('ok', 1.0)]]
-    """
-    classes = [column.type.field(i).name for i in range(column.type.num_fields)]
-    matrix = np.column_stack([
-        pc.cast(column.field(i), pa.float64()).to_numpy(zero_copy_only=False)
-        for i in range(len(classes))]) if classes else np.empty((len(column), 0))
-    valid = ~np.asarray(column.is_null().to_numpy(zero_copy_only=False))
-    given = ~np.isnan(matrix) & valid[:, None]
-    keys = np.broadcast_to(np.array(classes, dtype=object), matrix.shape)[given]
-    offsets = np.concatenate([[0], np.cumsum(given.sum(axis=1))]).astype(np.int32)
-    return pa.MapArray.from_arrays(pa.array(offsets), pa.array(keys, pa.string()),
-                                   pa.array(matrix[given], pa.float64()),
-                                   mask=pa.array(~valid))

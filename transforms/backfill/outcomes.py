@@ -37,7 +37,8 @@ from metrics.probabilistic import PROBABILITY_SLACK
 from transforms.backfill.join import (check_shared_classes, class_aliases, id_bucket,
                                       join_columns, kind_codes, label_columns, lookup,
                                       model_classes, outcomes_of, spelled_kinds)
-from transforms.backfill.logs import PredictionLogSpec, TypesChanged
+from transforms.backfill.log_text import TypesChanged
+from transforms.backfill.logs import PredictionLogSpec
 from transforms.errors import InputError, reports_errors
 from transforms.records import dead_letter, is_missing
 from transforms.replay.engine import is_model_failure
