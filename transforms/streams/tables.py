@@ -619,7 +619,7 @@ def _event_log(spec, rows, instance_t: dict, repeated: set, set_aside: set, kind
     """Event logs (kind column) and instance + label tables: times come from the input. `rows`:
     (file, row or dead letter, whether it is the label table's: all its rows are labels);
     `instance_t`: each instance id's first time in the instance table; `repeated`: the rows
-    (seq) of later instances with an id already used; `set_aside`: the ids of instances that
+    (seq) of its other instances (`_instance_times`); `set_aside`: the ids of instances that
     were only dead letters (their labels are too, saying so). An instance's second label is a
     dead letter: the first of `rows`, in time order, counts."""
     o = spec.options
