@@ -541,7 +541,8 @@ def _command(args, beam_args: list, debug: bool) -> int:
     except Exception as e:  # a bug of ours: one line, the traceback with --debug
         if _caused_by(e, KeyboardInterrupt):  # Ctrl-C inside a DoFn, re-raised by Beam
             return _interrupted(args, e)
-        if isinstance(e, BrokenPipeError) and _reader_left(sys.stdout):
+        if _caused_by(e, BrokenPipeError) and (_reader_left(sys.stdout)
+                                                or _reader_left(sys.stderr)):
             return 128 + signal.SIGPIPE  # as a Unix tool ends (`| head` read its lines)
         if debug:
             raise

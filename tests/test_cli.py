@@ -475,6 +475,27 @@ def test_a_reader_that_leaves_the_pipe_ends_the_command_quietly(tmp_path):
     assert json.loads((out / "manifest.json").read_text())["counts"][0]["labelled"] == 200
 
 
+def test_a_reader_of_the_progress_lines_that_leaves_ends_the_run_as_a_unix_tool(tmp_path):
+    """`delayed-eval run ... 2>&1 | head`: the reader leaves while the run prints its progress.
+    The run ends (status 141, as a Unix tool at SIGPIPE; not 1), publishes nothing and leaves
+    the previous results as they were."""
+    import os
+    import subprocess
+    import sys
+
+    out = tmp_path / "out"
+    command = [sys.executable, "-m", "pipelines.cli", "run", "--stream", 'synth:SEA{"n": 2000}',
+               "--model", "majority", "--delay", "10", "--out", str(out), "--runner", "direct",
+               "--progress-every", "0"]
+    subprocess.run([*command, "--quiet"], check=True, capture_output=True, cwd=os.getcwd())
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    done = subprocess.Popen([*command, "--model", "no-change"], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, cwd=os.getcwd())
+    done.stderr.close()  # (the reader is gone before the first progress line)
+    assert done.wait() == 141
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+
+
 @pytest.mark.parametrize("threshold, options, said", [
     ("initial accuracy < nan", [], "'nan' is not a finite number; e.g. 0.8"),
     ("initial accuracy > -inf", [], "'-inf' is not a finite number"),
