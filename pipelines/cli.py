@@ -682,9 +682,10 @@ def stop_again(unraisable, previous=sys.__unraisablehook__) -> None:
 
 
 def _reader_left(stream) -> bool:
-    """Whether `stream` is a pipe whose reader has gone (`delayed-eval run ... | head`): a
-    run's results are written before its tables are printed, so the command ends quietly;
-    what it still prints goes nowhere (the file descriptor now /dev/null).
+    """Whether `stream` is a pipe whose reader has gone (`delayed-eval run ... | head`), so
+    the command ends quietly, as a Unix tool (a run's results are written before its tables
+    are printed; a reader of its progress that leaves ends it before it publishes); what it
+    still prints goes nowhere (the file descriptor now /dev/null).
 
     >>> import os, sys
     >>> read, write = os.pipe()
