@@ -141,8 +141,8 @@ def plan(config: RunConfig) -> Plan:
         if config.delay not in (None, "0") and streams and all(s.label_times_given()
                                                                 for s in streams):
             raise ConfigError(f"--delay {config.delay} means nothing here: every stream's label "
-                              f"times come from its input (a label table, an event log or "
-                              f"delayed ARFF); leave it out")
+                              f"times come from its input (a label table, an event log, a "
+                              f"label time column or delayed ARFF); leave it out")
         models = {}  # a backfill's: model names, no specs
         _check_out_apart(config.out, streams, log)
         if log is not None:
