@@ -229,12 +229,12 @@ def test_the_example_yaml_runs_with_the_command_lines_option_names(tmp_path):
     import dataclasses
     import os
 
-    from pipelines.cli import _our_flags
+    from pipelines.arguments import our_flags
     from pipelines.config import RunConfig, field_of
 
     fields = {f.name for f in dataclasses.fields(RunConfig)}
     for command in ("run", "backfill"):
-        for flag in _our_flags(command):
+        for flag in our_flags(command):
             if flag.startswith("--") and flag not in ("--help", "--debug", "--config"):
                 assert field_of(flag) in fields, flag
     example = os.path.join(os.path.dirname(__file__), "..", "examples", "run.yaml")
@@ -322,7 +322,7 @@ def test_docs_cli_reference_is_the_parsers():
     python -m pipelines.cli --write-reference docs/cli.md"""
     import os
 
-    from pipelines.cli import REFERENCE_MARKERS, cli_reference
+    from pipelines.arguments import REFERENCE_MARKERS, cli_reference
 
     readme = open(os.path.join(os.path.dirname(__file__), "..", "docs", "cli.md"),
                   encoding="utf-8").read()
@@ -565,18 +565,20 @@ def test_backfill_takes_every_scoring_option_of_run():
     predictions are logged, the replay's arrangement) are run's alone."""
     import argparse
 
-    from pipelines.cli import _config, _parser
+    from pipelines.arguments import command_parser, run_config
 
-    commands = next(a for a in _parser()._actions if isinstance(a, argparse._SubParsersAction))
+    commands = next(a for a in command_parser()._actions
+                    if isinstance(a, argparse._SubParsersAction))
     flags = {name: {f for a in sub._actions for f in a.option_strings}
              for name, sub in commands.choices.items()}
     assert flags["run"] - flags["backfill"] == {
         "--no-final", "--holdout", "--cv", "--resources", "--on-model-error",
         "--log-predictions", "--replay", "--timer-bucket"}
-    args, _ = _parser().parse_known_args(["backfill", "--stream", "s.csv", "--predictions",
-                                          "log.csv", "--auc", "--bootstrap", "5",
-                                          "--no-probabilities", "--out", "unused"])
-    config = _config(args, [])
+    args, _ = command_parser().parse_known_args(["backfill", "--stream", "s.csv",
+                                                 "--predictions", "log.csv", "--auc",
+                                                 "--bootstrap", "5", "--no-probabilities",
+                                                 "--out", "unused"])
+    config = run_config(args, [])
     assert (config.auc, config.bootstrap, config.probabilities) == (True, 5, False)
 
 
