@@ -452,9 +452,15 @@ def table_events(spec, delay, checks: Checks) -> Iterator:
                  item.x if table.features or table.segment_only else {}, item.y,
                  item.label_t, item.own_delay)
                 for path, item in table.numbered(chunks))
-    if spec.ordering == "time" and not rows_in_time_order(spec):
+    if _sorted_as_read(spec):
         labelled = _in_time_order(labelled)  # (the replay sorts such a stream whole anyway)
     yield from labelled_rows(spec, labelled, delay, checks)
+
+
+def _sorted_as_read(spec) -> bool:
+    """Whether a table is read whole and sorted by time (`table_events`): its rows are out of
+    time order and its order is not the file's."""
+    return spec.ordering == "time" and not rows_in_time_order(spec)
 
 
 def _in_time_order(rows) -> Iterator:
@@ -488,9 +494,7 @@ def _logged_events(spec, table: _TableColumns, chunks, checks: Checks) -> Iterat
     instance, wherever that is in the table), the second streams the rows, merged in time with
     the label table's, so a log in time order can be replayed per stream, holding what is
     pending rather than the whole table."""
-    # A table not in time order is read whole and sorted, so that of an id's instances, and
-    # of its labels, the first in time counts, as it would have come first.
-    ordered = spec.ordering == "input" or rows_in_time_order(spec)
+    ordered = not _sorted_as_read(spec)
     instance_t, repeated, set_aside, n_rows = _instance_times(table, chunks, ordered)
     o, csv = spec.options, csv_options(spec.options)
     instances = table.numbered(table_chunks(table_files(spec.source), o.get("format"), csv=csv,
