@@ -933,6 +933,45 @@ def test_lines_with_extra_fields_and_empty_rows_are_dead_letters_the_rest_is_rea
                                          {"f": 3.0, "g": 0.5}]
 
 
+RECORDS = {  # file, its text, stream options: each dead letter's row and what was read
+    "event log": ("log.csv", "kind,id,time,f,label\ninstance,a,0,1.0,\ninstance,b,1,,\n"
+                  "instance,c,soon,2.0,\nlabel,c,4,,y\nboom,e,7,1.0,\nlabel,a,8,,x\n"
+                  "label,a,9,,z\ninstance,a,9,1.0,\n", "", [
+                      (2, "{'kind': 'instance', 'id': 'b', 'time': '1', 'f': nan, 'label': nan}"),
+                      (3, "{'kind': 'instance', 'id': 'c', 'time': 'soon', 'f': 2.0, "
+                          "'label': nan}"),
+                      (4, "{'time': '4', 'kind': 'label', 'id': 'c', 'label': 'y'}"),
+                      (5, "{'time': '7', 'kind': 'boom', 'id': 'e', 'features': {'f': 1.0}}"),
+                      (7, "{'time': '9', 'kind': 'label', 'id': 'a', 'label': 'z'}"),
+                      (8, "{'time': '9', 'kind': 'instance', 'id': 'a', "
+                          "'features': {'f': 1.0}}")]),
+    "labelled rows": ("rows.csv", "id,time,f,label,done\na,0,1.0,x,5\nb,1,2.0,y,soon\n"
+                      "d,3,4.0,y,2\nd,4,5.0,x,6\n", '{"label_time": "done"}', [
+                          (2, "{'id': 'b', 'time': 1, 'f': 2.0, 'label': 'y', 'done': 'soon'}"),
+                          (3, "{'time': '3', 'id': 'd', 'features': {'f': 4.0}, 'label': 'y', "
+                              "'label time': '2'}"),
+                          (4, "{'time': '4', 'id': 'd', 'features': {'f': 5.0}, 'label': 'x', "
+                              "'label time': '6'}")]),
+    "lines": ("lines.csv", "time,f,label\n0,1.0,a\n1,1.5,b,EXTRA\n2,3\n3,,a\n", "", [
+        (2, "'1,1.5,b,EXTRA'"), (3, "'2,3'"), (4, "{'time': 3, 'f': nan, 'label': 'a'}")]),
+    "a delay column": ("d.csv", "time,f,label,wait\n0,1.0,a,2\n1,2.0,b,x\n",
+                       '{"delay": "column:wait"}', [
+                           (2, "{'time': '1', 'id': 1, 'features': {'f': 2.0}, 'label': 'b', "
+                               "'wait': 'x'}")]),
+    "JSON Lines": ("j.jsonl", '{"time": 0, "f": 1.0, "label": "a"}\n[1, 2]\n'
+                   '{"time": 1, "f": null, "label": "b"}\n', "", [
+                       (2, "'[1, 2]'"), (3, "{'time': 1, 'f': nan, 'label': 'b'}")])}
+
+
+@pytest.mark.parametrize("shape", RECORDS)
+def test_each_dead_letter_shows_its_row_as_it_was_read(tmp_path, shape):
+    """A row the reader sets aside shows its columns as read (a cut or overlong line, or a line
+    that is not JSON, its text); one set aside once read, its event's fields by name."""
+    name, text, options, expected = RECORDS[shape]
+    _, dead = read(_write(tmp_path, name, text) + options, delay="1")
+    assert sorted((d["row"], d["record"]) for d in dead) == expected
+
+
 def test_a_delay_column_with_a_few_bad_values_dead_letters_only_those_rows(tmp_path):
     path = _write(tmp_path, "d.csv", "time,f,label,wait\n0,1.0,a,2\n1,2.0,b,x\n2,3.0,a,3\n"
                                      "3,1.0,b,-1\n4,2.0,a,\n5,3.0,b,1\n")

@@ -218,11 +218,27 @@ def event_record(ev: tuple) -> dict:
     >>> event_record(event(1793487600.0, RANK_LABEL, 7, LABEL, "tx5", None, "ok"))
     {'time': '2026-10-31 23:00:00 UTC', 'kind': 'label', 'id': 'tx5', 'label': 'ok'}
     """
-    fields = {"time": readable_time(ev[T]), "kind": ev[KIND], "id": ev[ID]}
-    if ev[X]:
-        fields["features"] = ev[X]
-    if ev[Y] is not None:
-        fields["label"] = ev[Y]
+    return fields_record(ev[T], ev[KIND], ev[ID], ev[X], ev[Y])
+
+
+def fields_record(t: float, kind: str | None, key, x: dict | None, y,
+                  label_t: float | None = None) -> dict:
+    """A row's fields by name, as a dead letter shows them (no kind: a labelled row; no
+    features or label: left out).
+
+    >>> fields_record(12.0, None, "a", {"f": 1.5}, "yes", label_t=20.0)
+    {'time': '12', 'id': 'a', 'features': {'f': 1.5}, 'label': 'yes', 'label time': '20'}
+    """
+    fields = {"time": readable_time(t)}
+    if kind is not None:
+        fields["kind"] = kind
+    fields["id"] = key
+    if x:
+        fields["features"] = x
+    if y is not None:
+        fields["label"] = y
+    if label_t is not None:
+        fields["label time"] = readable_time(label_t)
     return fields
 
 
@@ -233,8 +249,18 @@ def dead_letter(stream: str, reason: str, *, file: str | None = None, row: int |
     >>> dead_letter("s", "time is not a number", file="a.csv", row=3, field="time")["reason"]
     'time is not a number'
     """
-    return {"stream": stream, "file": file, "row": row, "field": field, "reason": reason,
-            "record": None if record is None else repr(record)[:500]}
+    return with_record({"stream": stream, "file": file, "row": row, "field": field,
+                        "reason": reason}, record)
+
+
+def with_record(letter: dict, record: Any) -> dict:
+    """A dead letter with what was read (its text, cut at 500 characters); a check that finds
+    the problem need not build the record of every row it passes.
+
+    >>> with_record(dead_letter("s", "duplicate instance id 'a'"), {"id": "a"})["record"]
+    "{'id': 'a'}"
+    """
+    return letter | {"record": None if record is None else repr(record)[:500]}
 
 
 def field_count_reason(expected: int, saw: int) -> str:

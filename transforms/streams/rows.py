@@ -11,7 +11,7 @@ from collections.abc import Iterator
 import numpy as np
 import pandas as pd
 
-from transforms.records import dead_letter, is_missing, readable_time
+from transforms.records import dead_letter, fields_record, is_missing, readable_time, with_record
 from transforms.streams.delays import DelaySpec, LabelTimeAssigner, in_column_unit
 from transforms.streams.times import read_datetimes
 
@@ -201,26 +201,31 @@ def labelled_rows(spec, rows, delay: DelaySpec, checks: Checks) -> Iterator:
         file, row, key, t, x, y, label_t, own_delay = item
         problem = checks.instance(key, file, row)
         if problem:
-            yield problem
+            yield with_record(problem, fields_record(t, None, key, x, y, label_t))
             continue
         if y is not None:
             y = checks.as_stream_label(y)
         if y is not None and (problem := checks.label(y, file, row,
                                                       spec.options.get("label", "label"))):
-            yield problem
+            yield with_record(problem, fields_record(t, None, key, x, y, label_t))
             y = None
         if label_t is not None and label_t < t:
             yield dead_letter(spec.name, f"label time {readable_time(label_t)} is earlier than "
                               f"the instance time {readable_time(t)}", file=file, row=row,
-                              field=spec.options.get("label_time", "label_time"))
+                              field=spec.options.get("label_time", "label_time"),
+                              record=fields_record(t, None, key, x, y, label_t))
             label_t, y = None, None
         if x is None:  # a row whose every feature is empty: nothing to predict from
-            yield dead_letter(spec.name, "every feature is empty", file=file, row=row)
+            yield dead_letter(spec.name, "every feature is empty", file=file, row=row,
+                              record=fields_record(t, None, key, x, y, label_t))
             continue
         if y is not None and delay.kind == "column" and label_t is None:
+            own_delay_as_read = own_delay
             own_delay, problem = _delay_value(own_delay, delay.unit)
             if problem:
-                yield dead_letter(spec.name, problem, file=file, row=row, field=delay.column)
+                yield dead_letter(spec.name, problem, file=file, row=row, field=delay.column,
+                                  record=fields_record(t, None, key, x, y) |
+                                  {delay.column: own_delay_as_read})
                 y = None
         yield from assigner.row(key, t, x, y, 2 * i, label_t, own_delay)
         if checks.where is not None:  # the row's instance and label events

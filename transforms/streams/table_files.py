@@ -892,7 +892,7 @@ def _jsonl_chunks(path: str, columns, csv: dict | None, stream: str | None) -> I
                     continue
                 record, reason = json_object(text)
                 if reason:
-                    yield dead_letter(stream, reason, file=path, row=number)
+                    yield dead_letter(stream, reason, file=path, row=number, record=text)
                     continue
                 records.append(flat_record(record))
                 numbers.append(number)
@@ -1037,11 +1037,10 @@ def _csv_chunks(source, path: str, dtypes: dict, columns, csv: dict | None,
                 stream: str | None) -> Iterator:
     """A CSV file's chunks with their data row numbers, and a dead letter for each line with
     more fields than the header (pandas skips it with a warning, which names its line) or
-    fewer (pandas would fill the missing fields: `_short_rows` finds them)."""
+    fewer (pandas would fill the missing fields: `_other_widths` finds them)."""
     reader = pd.read_csv(source, chunksize=CHUNK_ROWS, dtype=dtypes, usecols=columns,
                          on_bad_lines="warn", **(csv or {}))
     row = 0  # data rows of the file so far, kept or skipped
-    short_rows = None  # {data row: reason}, found once if needed
     while True:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", pd.errors.ParserWarning)
@@ -1050,19 +1049,21 @@ def _csv_chunks(source, path: str, dtypes: dict, columns, csv: dict | None,
         for w in caught:
             for line, why in re.findall(r"Skipping line (\d+): (.+)", str(w.message)):
                 skipped.append(int(line) - 1)  # the header is line 1
+                more = _other_widths(path, csv)[1].get(int(line) - 1)
                 yield dead_letter(stream, f"{why.strip()} (more fields than the header)",
-                                  file=path, row=int(line) - 1)
+                                  file=path, row=int(line) - 1,
+                                  record=None if more is None else more[1])
         if chunk is None:
             return
         numbers = np.setdiff1d(np.arange(row + 1, row + len(chunk) + len(skipped) + 1),
                                skipped)[:len(chunk)]
         row += len(chunk) + len(skipped)
         if columns is None and len(chunk.columns) and chunk.iloc[:, -1].isna().any():
-            if short_rows is None:
-                short_rows = _short_rows(path, csv)
-            bad = np.isin(numbers, list(short_rows))
+            fewer = _other_widths(path, csv)[0]
+            bad = np.isin(numbers, list(fewer))
             for number in numbers[bad].tolist():
-                yield dead_letter(stream, short_rows[number], file=path, row=number)
+                reason, line = fewer[number]
+                yield dead_letter(stream, reason, file=path, row=number, record=line)
             numbers, chunk = numbers[~bad], chunk[~bad]
         yield path, numbers, chunk
 
@@ -1104,24 +1105,25 @@ def unnamed_fields(path: str, csv: dict | None, rows: int = 1000) -> tuple | Non
     return None
 
 
-def _short_rows(path: str, csv: dict | None) -> dict:
-    """{data row number: reason} of the lines of a local CSV file with fewer fields than its
-    header names (one pass with Python's csv module; blank lines are skipped, as pandas skips
-    them; a header that ends with the separator names one column fewer than it has).
-    The last line, without a newline, is a file cut mid-line. Found once per file version:
-    an event log (whose label column is empty on instance rows) is read twice."""
+def _other_widths(path: str, csv: dict | None) -> dict:
+    """The lines of a local CSV file with fewer fields than its header names, and those with
+    more (that are not empty), each {data row number: (reason, its fields joined by the
+    separator)}: one pass with Python's csv module; blank lines are skipped, as pandas skips
+    them; a header that ends with the separator names one column fewer than it has. The last
+    line, without a newline, is a file cut mid-line. Found once per file version: an event log
+    (whose label column is empty on instance rows) is read twice."""
     if "://" in path:
-        return {}
+        return {}, {}
     options = csv or {}
-    return _short_rows_of(path, file_version(path), options.get("sep", ","),
-                          options.get("encoding", "utf-8"))
+    return _other_widths_of(path, file_version(path), options.get("sep", ","),
+                            options.get("encoding", "utf-8"))
 
 
 @functools.lru_cache(maxsize=8)
-def _short_rows_of(path: str, version: tuple, sep: str, encoding: str) -> dict:
+def _other_widths_of(path: str, version: tuple, sep: str, encoding: str) -> dict:
     import csv as csvlib
 
-    short, row = {}, 0
+    short, long, row = {}, {}, 0
     with io.TextIOWrapper(_local_binary(path), encoding=encoding, newline="") as f:
         records = csvlib.reader(f, delimiter=sep)
         header = next(records, [])
@@ -1133,13 +1135,16 @@ def _short_rows_of(path: str, version: tuple, sep: str, encoding: str) -> dict:
                 continue
             row += 1
             if len(fields) < width:
-                short[row] = field_count_reason(width, len(fields))
+                short[row] = field_count_reason(width, len(fields)), sep.join(fields)
+            elif len(fields) > width and any(value.strip() for value in fields[width:]):
+                long[row] = field_count_reason(width, len(fields)), sep.join(fields)
     if row in short and os.path.splitext(path)[1].lower() not in COMPRESSED:
         with open(path, "rb") as f:
             f.seek(-1, os.SEEK_END)
             if f.read(1) not in (b"\n", b"\r"):
-                short[row] += " (the file ends mid-line)"
-    return short
+                reason, line = short[row]
+                short[row] = reason + " (the file ends mid-line)", line
+    return short, long
 
 
 def csv_dtypes(path: str, columns: list[str] | None = None, csv: dict | None = None) -> dict:

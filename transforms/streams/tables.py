@@ -15,8 +15,8 @@ import pandas as pd
 
 from transforms.errors import InputError
 from transforms.records import (EVENT_KINDS, INSTANCE, LABEL, RANK_INSTANCE, RANK_LABEL,
-                                RANK_LABEL_AFTER_INSTANCE, dead_letter, is_missing,
-                                readable_time)
+                                RANK_LABEL_AFTER_INSTANCE, dead_letter, fields_record,
+                                is_missing, readable_time, with_record)
 from transforms.streams.rows import Checks, labelled_rows, number_text
 from transforms.streams.table_files import (CHUNK_ROWS, columns_of, csv_options, fmt_of, numbers_of,
                                             table_chunks, table_files, text_facts)
@@ -306,17 +306,19 @@ class _TableColumns:
                 bad_field = next((c for c, m in bad_cells.items() if m[j]), None)
                 if bad_field is not None:
                     yield dead_letter(stream, f"value {frame[bad_field].iloc[j]!r} is not a "
-                                      f"number", file=path, row=row, field=bad_field)
+                                      f"number", file=path, row=row, field=bad_field,
+                                      record=row_as_read(frame, j))
                     continue
                 x, problem = (records[i], None) if finite[j] else (None, None) if empty[j] \
                     else _features(records[i], missing)
                 if empty[j] and feats and kinds[i] != LABEL and not self.label_table:
-                    yield dead_letter(stream, "every feature is empty", file=path, row=row)
+                    yield dead_letter(stream, "every feature is empty", file=path, row=row,
+                                      record=row_as_read(frame, j))
                     continue  # an instance with nothing to predict from
                 if problem:
                     yield dead_letter(stream, MISSING_FEATURE if is_missing(problem[1]) else
                                       f"feature is {problem[1]}", file=path, row=row,
-                                      field=problem[0])
+                                      field=problem[0], record=row_as_read(frame, j))
                     continue
                 if segments and (x is not None or not feats and kinds[i] != LABEL):
                     x = {} if x is None else x  # a table of no features: its segments
@@ -340,20 +342,23 @@ class _TableColumns:
                                          own[i], kinds[i]))
 
     def _bad_id_or_time(self, frame: pd.DataFrame, j: int, path: str, row: int) -> dict:
+        record = row_as_read(frame, j)
         if self.id in frame.columns and _missing(frame[self.id].iloc[j]):
             return dead_letter(self.stream, "the id is missing (an empty cell, NaN or null)",
-                               file=path, row=row, field=self.id)
+                               file=path, row=row, field=self.id, record=record)
         value = frame[self.time].iloc[j]
         what = "the time is missing (an empty cell, NaN or null)" if _missing(value) \
             else time_problem(value, self.reading)
-        return dead_letter(self.stream, what, file=path, row=row, field=self.time)
+        return dead_letter(self.stream, what, file=path, row=row, field=self.time,
+                           record=record)
 
     def _bad_label_time(self, frame: pd.DataFrame, j: int, path: str, row: int) -> dict:
         value = frame[self.label_time].iloc[j]
         what = "the label time is missing (an empty cell, NaN or null)" if _missing(value) \
             else "label " + time_problem(value, self.reading)
         return dead_letter(self.stream, f"{what}; the label is set aside, its instance waits",
-                           file=path, row=row, field=self.label_time)
+                           file=path, row=row, field=self.label_time,
+                           record=row_as_read(frame, j))
 
     def numbered(self, chunks, seq0: int = 0) -> Iterator:
         """(file, `TableRow` or dead letter) over chunks, each chunk's first row numbered in
@@ -639,34 +644,39 @@ def _event_log(spec, rows, instance_t: dict, repeated: set, set_aside: set, kind
             kind = LABEL
         elif kind not in EVENT_KINDS:
             yield dead_letter(spec.name, f"kind {kind!r} is not one of {EVENT_KINDS}",
-                              file=path, row=row, field=kind_col)
+                              file=path, row=row, field=kind_col,
+                              record=fields_record(t, kind, key, x, y))
             continue
         if kind == LABEL:
             if y is None:
                 yield dead_letter(spec.name, "label row without a label", file=path, row=row,
-                                  field=o.get("label", "label"))
+                                  field=o.get("label", "label"),
+                                  record=fields_record(t, kind, key, x, y))
                 continue
             y = checks.as_stream_label(y)
             if problem := checks.label(y, path, row, o.get("label", "label")):
-                yield problem
+                yield with_record(problem, fields_record(t, kind, key, x, y))
                 continue
             t0 = instance_t.get(key)
             if t0 is None and key in labelled:
                 yield dead_letter(spec.name, f"a second label for instance {key!r} (the first "
                                   f"in time counts)", file=path, row=row,
-                                  field=o.get("label", "label"))
+                                  field=o.get("label", "label"),
+                                  record=fields_record(t, kind, key, x, y))
                 continue
             if t0 is None and key in set_aside:
                 yield dead_letter(spec.name, f"label of instance {key!r}, which was set aside "
                                   f"as a dead letter when it was read", file=path, row=row,
                                   field=o.get("id", "id") if not from_labels
-                                  else spec.label_table_id)
+                                  else spec.label_table_id,
+                                  record=fields_record(t, kind, key, x, y))
                 continue
             if t0 is not None and t < t0:
                 yield dead_letter(spec.name, f"label at {readable_time(t)} is earlier than its "
                                   f"instance at {readable_time(t0)}", file=path, row=row,
                                   field=spec.label_table_time if from_labels
-                                  else o.get("time", "time"))
+                                  else o.get("time", "time"),
+                                  record=fields_record(t, kind, key, x, y))
                 continue
             if t0 is not None:
                 del instance_t[key]
@@ -674,9 +684,25 @@ def _event_log(spec, rows, instance_t: dict, repeated: set, set_aside: set, kind
             rank = RANK_LABEL if t0 is None or t > t0 else RANK_LABEL_AFTER_INSTANCE
             yield (t, rank, seq, LABEL, key, x or None, y)
         elif kind == INSTANCE and seq in repeated:
-            yield checks.duplicate(key, path, row, o.get("id", "id"))
+            yield with_record(checks.duplicate(key, path, row, o.get("id", "id")),
+                              fields_record(t, kind, key, x, y))
         else:
             yield (t, RANK_INSTANCE, seq, kind, key, x or {}, None)
+
+
+def row_as_read(frame: pd.DataFrame, j: int) -> dict:
+    """Row `j` of a chunk, each column's value as read, as a dead letter shows it (a time as
+    its text, a missing cell as nan).
+
+    >>> frame = pd.DataFrame({"id": ["a", "b"], "t": pd.to_datetime(["2026-11-01", None]),
+    ...                       "f": [1.5, np.nan]})
+    >>> row_as_read(frame, 1)
+    {'id': 'b', 't': 'NaT', 'f': nan}
+    """
+    values = frame.iloc[j].tolist()
+    return {str(c): v.item() if isinstance(v, np.generic) else
+            str(v) if isinstance(v, (pd.Timestamp, type(pd.NaT))) else v
+            for c, v in zip(frame.columns, values)}
 
 
 def _missing(value) -> bool:
