@@ -286,6 +286,7 @@ class _TableColumns:
         # and are no dicts first.
         empty = fx.isna().to_numpy().all(axis=1) if feats else np.ones(len(frame), dtype=bool)
         spelled = self._kinds(frame) if self.kind in frame.columns else None
+        as_read = RowsAsRead(frame)  # (a dead letter's record)
         for a in range(0, len(frame), CHUNK_ROWS):
             b = min(a + CHUNK_ROWS, len(frame))
             n = b - a
@@ -301,24 +302,24 @@ class _TableColumns:
                 i = j - a
                 row = int(row_numbers[j])
                 if unplaced[j]:  # no time or no id
-                    yield self._bad_id_or_time(frame, j, path, row)
+                    yield self._bad_id_or_time(frame, j, path, row, as_read[j])
                     continue
                 bad_field = next((c for c, m in bad_cells.items() if m[j]), None)
                 if bad_field is not None:
                     yield dead_letter(stream, f"value {frame[bad_field].iloc[j]!r} is not a "
                                       f"number", file=path, row=row, field=bad_field,
-                                      record=row_as_read(frame, j))
+                                      record=as_read[j])
                     continue
                 x, problem = (records[i], None) if finite[j] else (None, None) if empty[j] \
                     else _features(records[i], missing)
                 if empty[j] and feats and kinds[i] != LABEL and not self.label_table:
                     yield dead_letter(stream, "every feature is empty", file=path, row=row,
-                                      record=row_as_read(frame, j))
+                                      record=as_read[j])
                     continue  # an instance with nothing to predict from
                 if problem:
                     yield dead_letter(stream, MISSING_FEATURE if is_missing(problem[1]) else
                                       f"feature is {problem[1]}", file=path, row=row,
-                                      field=problem[0], record=row_as_read(frame, j))
+                                      field=problem[0], record=as_read[j])
                     continue
                 if segments and (x is not None or not feats and kinds[i] != LABEL):
                     x = {} if x is None else x  # a table of no features: its segments
@@ -335,14 +336,14 @@ class _TableColumns:
                     if math.isfinite(lt[j]):
                         label_t = float(lt[j])
                     elif own_label_times:  # no delay model to place the label instead
-                        yield self._bad_label_time(frame, j, path, row)
+                        yield self._bad_label_time(frame, j, path, row, as_read[j])
                         y = None
                 key = ids[i].item() if isinstance(ids[i], np.generic) else ids[i]
                 yield new_row(TableRow, (seq0 + j, row, key, float(t[j]), x, y, label_t,
                                          own[i], kinds[i]))
 
-    def _bad_id_or_time(self, frame: pd.DataFrame, j: int, path: str, row: int) -> dict:
-        record = row_as_read(frame, j)
+    def _bad_id_or_time(self, frame: pd.DataFrame, j: int, path: str, row: int,
+                        record: dict) -> dict:
         if self.id in frame.columns and _missing(frame[self.id].iloc[j]):
             return dead_letter(self.stream, "the id is missing (an empty cell, NaN or null)",
                                file=path, row=row, field=self.id, record=record)
@@ -352,13 +353,13 @@ class _TableColumns:
         return dead_letter(self.stream, what, file=path, row=row, field=self.time,
                            record=record)
 
-    def _bad_label_time(self, frame: pd.DataFrame, j: int, path: str, row: int) -> dict:
+    def _bad_label_time(self, frame: pd.DataFrame, j: int, path: str, row: int,
+                        record: dict) -> dict:
         value = frame[self.label_time].iloc[j]
         what = "the label time is missing (an empty cell, NaN or null)" if _missing(value) \
             else "label " + time_problem(value, self.reading)
         return dead_letter(self.stream, f"{what}; the label is set aside, its instance waits",
-                           file=path, row=row, field=self.label_time,
-                           record=row_as_read(frame, j))
+                           file=path, row=row, field=self.label_time, record=record)
 
     def numbered(self, chunks, seq0: int = 0) -> Iterator:
         """(file, `TableRow` or dead letter) over chunks, each chunk's first row numbered in
@@ -690,19 +691,30 @@ def _event_log(spec, rows, instance_t: dict, repeated: set, set_aside: set, kind
             yield (t, RANK_INSTANCE, seq, kind, key, x or {}, None)
 
 
-def row_as_read(frame: pd.DataFrame, j: int) -> dict:
-    """Row `j` of a chunk, each column's value as read, as a dead letter shows it (a time as
-    its text, a missing cell as nan).
+class RowsAsRead:
+    """A chunk's rows, each column's value as read, as a dead letter shows them (a date as its
+    text, a missing cell as nan): the columns are taken out of the frame once, when the first
+    row is asked for, so a chunk of many dead letters costs little more than one.
 
     >>> frame = pd.DataFrame({"id": ["a", "b"], "t": pd.to_datetime(["2026-11-01", None]),
     ...                       "f": [1.5, np.nan]})
-    >>> row_as_read(frame, 1)
-    {'id': 'b', 't': 'NaT', 'f': nan}
+    >>> RowsAsRead(frame)[0], RowsAsRead(frame)[1]
+    ({'id': 'a', 't': '2026-11-01 00:00:00', 'f': 1.5}, {'id': 'b', 't': 'NaT', 'f': nan})
     """
-    values = frame.iloc[j].tolist()
-    return {str(c): v.item() if isinstance(v, np.generic) else
-            str(v) if isinstance(v, (pd.Timestamp, type(pd.NaT))) else v
-            for c, v in zip(frame.columns, values)}
+
+    def __init__(self, frame: pd.DataFrame):
+        self._frame, self._columns = frame, None
+
+    def __getitem__(self, j: int) -> dict:
+        if self._columns is None:
+            self._columns = [(str(c), self._frame[c].to_numpy()) for c in self._frame.columns]
+        return {c: _as_shown(values[j]) for c, values in self._columns}
+
+
+def _as_shown(value):
+    if isinstance(value, (np.datetime64, pd.Timestamp, type(pd.NaT))):
+        return str(pd.Timestamp(value))
+    return value.item() if isinstance(value, np.generic) else value
 
 
 def _missing(value) -> bool:
