@@ -1061,6 +1061,48 @@ def test_times_without_an_offset_are_read_in_the_streams_time_zone(tmp_path):
         StreamSpec.parse(spec.replace("Europe/Berlin", "Europe/Berln")).check()
 
 
+@pytest.mark.parametrize("instances", ["text", "typed"])
+def test_times_without_an_offset_next_to_times_with_one_need_their_zone_named(tmp_path,
+                                                                            instances):
+    """An instance table of wall-clock times (text, or a Parquet column without a zone) and a
+    label table whose times carry their offset: read as UTC, Berlin's times would be an hour
+    late and every latency an hour short. One line names both columns, unless the stream's
+    `time_zone` says where the first were kept ("UTC" included)."""
+    if instances == "text":
+        (tmp_path / "inst.csv").write_text("id,when,x\na,2026-11-01 10:00,1\n"
+                                           "b,2026-11-01 10:30,2\n")
+        source = f"{tmp_path}/inst.csv"
+    else:
+        pd.DataFrame({"id": ["a", "b"], "when": pd.to_datetime(["2026-11-01 10:00",
+                                                                 "2026-11-01 10:30"]),
+                      "x": [1, 2]}).to_parquet(tmp_path / "inst.parquet")
+        source = f"{tmp_path}/inst.parquet"
+    (tmp_path / "lab.csv").write_text("id,when,label\na,2026-11-01T09:20Z,x\n"
+                                      "b,2026-11-01T10:45+01:00,y\n")
+    spec = f'{source}{{"time": "when", "labels": "{tmp_path}/lab.csv"'
+    with pytest.raises(InputError) as refused:
+        StreamSpec.parse(spec + "}").check()
+    assert str(refused.value) == (
+        f"stream inst: the times in {source}, column when, name no UTC offset and those in "
+        f"{tmp_path}/lab.csv, column when, do, so the two are compared as if the first were "
+        f'UTC; name the zone they were kept in with the stream option {{"time_zone": '
+        f'"Europe/Berlin"}} (for times without an offset), or {{"time_zone": "UTC"}} if they '
+        f"are UTC")
+    ten = 1793527200.0  # 2026-11-01 10:00 UTC, by hand; Berlin is at UTC+1 in November
+    events, dead = read(spec + ', "time_zone": "Europe/Berlin"}')
+    assert [(e[0], e[3], e[4]) for e in events] == [
+        (ten - 3600, "instance", "a"), (ten - 2400, "label", "a"),
+        (ten - 1800, "instance", "b"), (ten - 900, "label", "b")] and dead == []
+    events, dead = read(spec + ', "time_zone": "UTC"}')  # (so each label comes too early)
+    assert [(e[0], e[3], e[4]) for e in events] == [
+        (ten, "instance", "a"), (ten + 1800, "instance", "b")]
+    assert [d["reason"] for d in dead] == [
+        "label at 2026-11-01 09:20:00 UTC is earlier than its instance at 2026-11-01 "
+        "10:00:00 UTC", "label at 2026-11-01 09:45:00 UTC is earlier than its instance at "
+        "2026-11-01 10:30:00 UTC"]
+    StreamSpec.parse(spec + ', "time_zone": "UTC"}').check()
+
+
 @pytest.mark.parametrize("sep", [",", ";"])
 def test_a_csv_files_numbers_are_read_as_the_floats_written(tmp_path, sep):
     """Every number of a CSV file is the float its text names, to the last bit (pandas 2's C

@@ -56,7 +56,7 @@ from transforms.streams.table_files import (CSV_OPTIONS, FORMATS, check_encoding
                                             other_separator, row_count, source_name, table_files,
                                             unnamed_fields)
 from transforms.streams.times import (TIME_OPTIONS, TimeReading, day_or_month_first, event_seconds,
-                                      time_problem)
+                                      time_problem, with_offsets)
 from transforms.streams.tables import table_columns, table_events
 
 # Text that reads as a date: ISO 2026-11-01[T10:00[:00]], or 01/11/2026, 1.11.26.
@@ -654,6 +654,7 @@ class StreamSpec:
             raise InputError(f"{self.source}: {', '.join(arff_only)} is for ARFF files; a "
                              f"table's label column is named by the option "
                              f"{json.dumps({'label': label})}")
+        offsets = []  # (whether the dates carry their UTC offset, file, column)
         for pattern, role in self._tables():
             files = table_files(pattern)
             _check_not_an_empty_directory(pattern, files)
@@ -670,7 +671,7 @@ class StreamSpec:
                 self._check_number_marks(files[0])
             if role == "instances" and "features" not in self.options and self.reads_features:
                 self._check_feature_columns(files[0])  # the first rows of the first file
-            self._check_times(files[0], role)
+            offsets += self._check_times(files[0], role)
             if not any(has_rows(path, fmt_of(path, self.format), csv_options(self.options))
                    for path in files):
                 raise InputError(f"{pattern}: the stream is empty (no rows)" if role != "labels"
@@ -679,6 +680,22 @@ class StreamSpec:
                                  f"have arrived")
         if self.options.get("missing", "dead-letter") not in ("dead-letter", "drop"):
             raise InputError(f"stream {self.name}: missing must be 'dead-letter' or 'drop'")
+        self._check_one_clock(offsets)
+
+    def _check_one_clock(self, offsets: list) -> None:
+        """Dates with their UTC offset in one column and without in another (local times next
+        to UTC ones, say) would be compared as if both were UTC, shifting every latency by the
+        zone's offset: one line, unless a `time_zone` option says where the latter were kept."""
+        given = [(path, column) for has, path, column in offsets if has]
+        local = [(path, column) for has, path, column in offsets if has is False]
+        if given and local and "time_zone" not in self.options:
+            (path, column), (other, other_column) = given[0], local[0]
+            raise InputError(
+                f"stream {self.name}: the times in {other}, column {other_column}, name no "
+                f"UTC offset and those in {path}, column {column}, do, so the two are compared "
+                f"as if the first were UTC; name the zone they were kept in with the stream "
+                f'option {{"time_zone": "Europe/Berlin"}} (for times without an offset), or '
+                f'{{"time_zone": "UTC"}} if they are UTC')
 
     def _check_unique_ids(self) -> None:
         unique = self.options.get("unique_ids", "stream")
@@ -848,9 +865,11 @@ class StreamSpec:
                                  f"separators ({example!r}), which would be read as text; "
                                  f"give the stream option {json.dumps(marks)}")
 
-    def _check_times(self, path: str, role: str) -> None:
+    def _check_times(self, path: str, role: str) -> list:
         """The first rows' times name dates in the stream's time unit (epoch milliseconds read
-        as seconds would be after the year 9999): one line now, not a dead letter per row."""
+        as seconds would be after the year 9999): one line now, not a dead letter per row.
+        Returns (whether its dates carry their UTC offset, `with_offsets`; file; column) per
+        time column."""
         o = self.options
         if role == "labels":
             columns = [self.label_table_time]
@@ -859,9 +878,11 @@ class StreamSpec:
                                                       else ("time", "label_time"))]
         head = head_of(path, fmt_of(path, self.format), csv_options(o), 20)
         reading = TimeReading.of(o)
+        offsets = []
         for column in columns:
             if column not in head.columns:
                 continue
+            offsets.append((with_offsets(head[column], reading.format), path, column))
             t, bad = event_seconds(head, column, reading=reading)
             late = np.isfinite(t) & bad
             if late.any():
@@ -872,6 +893,7 @@ class StreamSpec:
                     day_or_month_first(written):  # a column of such dates: one line, not a
                 raise InputError(f"{path}, column {column}: "  # dead letter per row
                                  f"{time_problem(written.iloc[0], seen=written)}")
+        return offsets
 
     def _tables(self) -> list[tuple[str, str]]:
         tables = [(self.source, "instances")]

@@ -59,6 +59,32 @@ def read_datetimes(values, time_format: str | None = None, time_zone: str | None
     return parsed
 
 
+def with_offsets(values: pd.Series, time_format: str | None = None) -> bool | None:
+    """Whether a column's dates carry their UTC offset (True), carry none (False: they are read
+    as UTC, or in the zone a `time_zone` option names), or neither holds for all of them, or
+    it holds no dates (None: numbers, a mix).
+
+    >>> with_offsets(pd.Series(["2026-11-01T10:00Z", "2026-11-01 11:00+01:00"]))
+    True
+    >>> with_offsets(pd.Series(["2026-11-01 10:00", None])), with_offsets(pd.Series([10, 20]))
+    (False, None)
+    >>> with_offsets(pd.Series(pd.to_datetime(["2026-11-01"]).tz_localize("Europe/Berlin")))
+    True
+    """
+    if isinstance(values.dtype, pd.DatetimeTZDtype):
+        return True
+    if pd.api.types.is_datetime64_dtype(values.dtype):
+        return False
+    written = values.dropna()
+    written = written[numbers_of(written).isna()].astype(str)  # (numbers are no dates)
+    if written.empty or read_datetimes(written, time_format).isna().any():
+        return None
+    if time_format is not None:
+        return "%z" in time_format
+    offset = written.str.contains(_OFFSET, regex=True)
+    return bool(offset.iloc[0]) if offset.nunique() == 1 else None
+
+
 def in_zone(wall_times: pd.Series, time_zone: str) -> pd.Series:
     """Datetimes without a zone, as the clocks of `time_zone` show them, in UTC (NaT in the
     hour the clocks go back, or skip)."""
