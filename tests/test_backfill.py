@@ -1123,6 +1123,21 @@ def test_a_prediction_of_no_known_kind_is_named_by_id_and_time(tmp_path, capsys,
         f"case)\n")
 
 
+def test_a_dated_prediction_of_no_known_kind_is_named_by_its_time_as_written(tmp_path,
+                                                                               capsys):
+    stream = _four_labels(tmp_path)
+    log = tmp_path / "log.csv"
+    pd.DataFrame({"id": [0, 0, 1], "at": ["1970-01-01T00:00:00Z", "1970-01-01T00:00:01Z",
+                                          "1970-01-01T00:00:01.5Z"],
+                  "kind": ["initial", "final", "inital"], "y_pred": list("aaa")}).to_csv(
+        log, index=False)
+    code = main(["backfill", "--stream", stream, "--predictions", f'{log}{{"time": "at"}}',
+                 "--out", str(tmp_path / "o"), "--quiet", "--runner", "direct"])
+    assert code == 2 and capsys.readouterr().err.startswith(
+        f"delayed-eval: error: {log}: the prediction of id '1' at at = 1970-01-01 "
+        f"00:00:01.500000+00:00 has kind 'inital'; write")
+
+
 def test_a_logged_probability_outside_0_1_is_refused_naming_its_prediction(tmp_path, capsys):
     """A score or logit logged as a probability would make every probability measure wrong;
     a probability past 1 by rounding is one."""

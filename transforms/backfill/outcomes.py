@@ -22,6 +22,7 @@ instance (still pending at the end, unknown id, outside the latency period) are 
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 import uuid
 
@@ -282,9 +283,11 @@ class _KeyLogBatches(beam.DoFn):
         row = batch.slice(first, 1).to_pylist()[0]
         given = self.log.columns["kind"]
         kind = f"kind {row['kind']!r}" if str(row["kind"] or "").strip() else "no kind"
+        time = row["time"]  # (a datetime as written, not as Python names its type)
+        shown = str(time) if isinstance(time, (dt.datetime, pd.Timestamp)) else repr(time)
         return InputError(
             f"{path}: the prediction of id {row['id']!r} at {self.log.columns['time']} = "
-            f"{row['time']!r} has {kind}; write each prediction's kind in column {given!r} as "
+            f"{shown} has {kind}; write each prediction's kind in column {given!r} as "
             f"{', '.join(PREDICTION_KINDS[:-1])} or {PREDICTION_KINDS[-1]} (in any case)")
 
 
