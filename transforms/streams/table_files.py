@@ -1105,7 +1105,7 @@ def unnamed_fields(path: str, csv: dict | None, rows: int = 1000) -> tuple | Non
     return None
 
 
-def _other_widths(path: str, csv: dict | None) -> dict:
+def _other_widths(path: str, csv: dict | None) -> tuple[dict, dict]:
     """The lines of a local CSV file with fewer fields than its header names, and those with
     more (that are not empty), each {data row number: (reason, its fields joined by the
     separator)}: one pass with Python's csv module; blank lines are skipped, as pandas skips
@@ -1120,7 +1120,7 @@ def _other_widths(path: str, csv: dict | None) -> dict:
 
 
 @functools.lru_cache(maxsize=8)
-def _other_widths_of(path: str, version: tuple, sep: str, encoding: str) -> dict:
+def _other_widths_of(path: str, version: tuple, sep: str, encoding: str) -> tuple[dict, dict]:
     import csv as csvlib
 
     short, long, row = {}, {}, 0
