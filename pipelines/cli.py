@@ -111,10 +111,12 @@ def _command(args, beam_args: list, debug: bool) -> int:
         models = list(dict.fromkeys(summary.loc[summary["category"] != "comparison", "model"]))
         # With --cv, a threshold without a model holds for each model's mean over its folds.
         means = [m for m in models if model_and_fold(m)[1] is None] or models
-        waiting = {stream: m.get("pending", 0) for stream, m in (
-            (manifest_of(config.out) or {}).get("maturity") or {}).items()}  # (a backfill's)
-        crossed = crossed_thresholds(parse_thresholds(config.fail_if, models), summary, means,
-                                     waiting)
+        maturity = (manifest_of(config.out) or {}).get("maturity") or {}  # (a backfill's)
+        crossed = crossed_thresholds(
+            parse_thresholds(config.fail_if, models), summary, means,
+            {stream: m.get("pending", 0) for stream, m in maturity.items()},
+            {stream: m["pending_by_segment"] for stream, m in maturity.items()
+             if "pending_by_segment" in m})
         for line in crossed:
             print(f"delayed-eval: threshold crossed: {line}", file=sys.stderr)
         if crossed:

@@ -29,7 +29,8 @@ from pipelines.files import (ERRORS_FILE, delete_folder, disk_error, io_reason, 
                              publish, read_bytes, staged_names, write_bytes, write_json,
                              write_parquet)
 from pipelines.manifest import check_evaluated, complete_summary, manifest
-from pipelines.maturity import format_maturity, maturity_manifest, maturity_table
+from pipelines.maturity import (format_maturity, maturity_manifest, maturity_table,
+                                pending_by_segment)
 from pipelines.plan import plan
 from pipelines.notices import (format_alike_classes, format_delay_changes, format_diverged,
                                format_foreign_predictions, format_log_notices, format_set_aside,
@@ -139,7 +140,9 @@ def run(config: RunConfig) -> pd.DataFrame:
                 first.setdefault(stream, raw)  # the label pass's counts, the same per model
             days, histograms = maturity_table(first)
             write_bytes(staged("maturity.csv"), days.to_csv(index=False).encode())
-            maturity = maturity_manifest(days, histograms, summary)
+            maturity = maturity_manifest(days, histograms, summary, {
+                stream: pending_by_segment(raw) for stream, raw in first.items()}
+                if pl.config.segments else None)
         try:
             write_bytes(staged("summary.csv"), summary.to_csv(index=False).encode())
             write_parquet(staged("summary.parquet"), summary)

@@ -13,7 +13,7 @@ import math
 
 import pandas as pd
 
-from transforms.replay.engine import DAY_PREFIX
+from transforms.replay.engine import DAY_PREFIX, SEGMENT_PREFIX
 
 MATURITY_COLUMNS = ["stream", "date", "instances", "labelled", "pending", "labelled_share",
                     "latency_days_p50", "latency_days_p90", "latency_days_max"]
@@ -81,6 +81,24 @@ def maturity_table(counts: dict) -> tuple[pd.DataFrame, dict]:
     return pd.DataFrame(rows, columns=MATURITY_COLUMNS), histograms
 
 
+def pending_by_segment(counts: dict) -> dict:
+    """{segment: its instances still waiting for their label} from one key's counts of its
+    label pass (`SEGMENT_PREFIX`), the segments with none left out.
+
+    >>> pending_by_segment({"segment:country=DE:instances": 5, "segment:country=DE:settled": 3,
+    ...                     "segment:country=FR:instances": 2, "segment:country=FR:settled": 2,
+    ...                     "labelled": 5})
+    {'country=DE': 2}
+    """
+    segments: dict = {}
+    for key, value in counts.items():
+        if key.startswith(SEGMENT_PREFIX):
+            segment, what = key[len(SEGMENT_PREFIX):].rsplit(":", 1)
+            segments[segment] = segments.get(segment, 0) + (value if what == "instances"
+                                                            else -value)
+    return {segment: n for segment, n in sorted(segments.items()) if n}
+
+
 def may_move_by(value: float, n: int, more: int) -> float:
     """The most a proportion `value` over `n` labels can still change when up to `more` labels
     may join it, each a success or not: to (k + j) / (n + m) for j in 0..m, so by
@@ -143,9 +161,11 @@ def _moves(summary: pd.DataFrame, pending: int) -> dict:
     return dict(sorted(moves.items(), key=lambda kv: (kv[0] != "accuracy", kv[0])))
 
 
-def maturity_manifest(table: pd.DataFrame, histograms: dict, summary: pd.DataFrame) -> dict:
-    """The manifest's `maturity`: per stream, its labelled and pending instances, the latency
-    histogram, the days still incomplete, and how far its measures may still move: with
+def maturity_manifest(table: pd.DataFrame, histograms: dict, summary: pd.DataFrame,
+                      segments: dict | None = None) -> dict:
+    """The manifest's `maturity`: per stream, its labelled and pending instances (of each of
+    its `segments`, {stream: `pending_by_segment`}, too), the latency histogram, the days
+    still incomplete, and how far its measures may still move: with
     pending instances every category of its measures in the `summary` may take up to that many
     more labels, which moves a classifier's accuracy and each class's precision and recall by
     at most `may_move_by` (over its own denominator: a rare class's recall moves most).
@@ -180,6 +200,8 @@ def maturity_manifest(table: pd.DataFrame, histograms: dict, summary: pd.DataFra
             "may_still_move": list(dict.fromkeys(mine["category"])) if pending else [],
             "by_at_most_labels": pending,
             "may_move_by": _moves(mine, pending) if pending else {}}
+        if segments is not None:
+            out[stream]["pending_by_segment"] = segments.get(stream, {})
     return out
 
 

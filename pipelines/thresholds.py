@@ -96,11 +96,12 @@ class Threshold:
     def crossed(self, value: float) -> bool:
         return math.isnan(value) or _OPERATORS[self.op](value, self.value)
 
-    def failures(self, summary: pd.DataFrame, models: list[str],
-                 pending: dict | None = None) -> list[str]:
+    def failures(self, summary: pd.DataFrame, models: list[str], pending: dict | None = None,
+                 pending_segments: dict | None = None) -> list[str]:
         """A line for each (stream, model) whose measure crossed the threshold; with a stream's
-        instances still `pending` ({stream: how many}, a backfill's), how far a cumulative
-        proportion, of the stream or a segment, may still move (`_provisional`)."""
+        instances still `pending` ({stream: how many}, a backfill's; of its segments in
+        `pending_segments`, {stream: {segment: how many}}), how far a cumulative proportion,
+        of the stream or a segment, may still move (`_provisional`)."""
         rows = summary[(summary["category"] == self.category)
                        & (summary["metric"] == self.metric)
                        & (summary["window"] == self.window)]
@@ -125,15 +126,20 @@ class Threshold:
                             if mine.empty else "it is undefined: nothing scored" \
                             if math.isnan(value) else f"it is {value:.4g}"
                         where = " / ".join(filter(None, (stream, model, segment)))
-                        what += self._provisional(summary, stream, model, segment, pending)
+                        what += self._provisional(summary, stream, model, segment, pending,
+                                                  pending_segments)
                         lines.append(f"{where}: {self.text} ({what})")
         return lines
 
-    def _provisional(self, summary, stream, model, segment, pending: dict | None) -> str:
-        """What a crossing's line adds while the stream's instances wait for their labels:
-        how far the measure may still move, or "" (none pending, not a cumulative proportion).
-        A segment's bound takes every waiting instance as the segment's."""
-        waiting = (pending or {}).get(stream, 0)
+    def _provisional(self, summary, stream, model, segment, pending: dict | None,
+                     pending_segments: dict | None) -> str:
+        """What a crossing's line adds while the stream's (or the segment's) instances wait
+        for their labels: how far the measure may still move, or "" (none pending, not a
+        cumulative proportion). Without the segment's own count, its bound takes every waiting
+        instance of the stream as the segment's."""
+        by_segment = (pending_segments or {}).get(stream) if segment else None
+        waiting = by_segment.get(segment, 0) if by_segment is not None else \
+            (pending or {}).get(stream, 0)
         if not waiting or self.window != CUMULATIVE:
             return ""
         from pipelines.maturity import proportion_bounds
@@ -142,7 +148,8 @@ class Threshold:
         bound = proportion_bounds(summary[(summary["stream"] == stream)
                                           & (summary["model"] == model)], waiting, segment).get(
             (model, self.category, name))
-        of_stream = " of the stream (some may be this segment's)" if segment else ""
+        of_stream = "" if not segment else " of this segment" if by_segment is not None \
+            else " of the stream (some may be this segment's)"
         return "" if bound is None else \
             f"; {waiting:,} instances{of_stream} still wait for their label: it may still move " \
             f"by up to {bound:.4f}"
@@ -253,10 +260,11 @@ reports no window w=100 (windows: cumulative, w=500); add --window 100
 
 
 def crossed_thresholds(thresholds: list[Threshold], summary: pd.DataFrame,
-                       models: list[str], pending: dict | None = None) -> list[str]:
+                       models: list[str], pending: dict | None = None,
+                       pending_segments: dict | None = None) -> list[str]:
     """Every line of every threshold crossed, in the order the thresholds were given (with
-    `pending`, {stream: instances still waiting for their label}, how far a proportion may
-    still move).
+    `pending`, {stream: instances still waiting for their label}, and `pending_segments`,
+    {stream: {segment: such instances}}, how far a proportion may still move).
 
     >>> summary = pd.DataFrame({"stream": "s", "model": "m", "category": "initial",
     ...                         "metric": "accuracy", "window": "cumulative", "class": [None],
@@ -264,4 +272,5 @@ def crossed_thresholds(thresholds: list[Threshold], summary: pd.DataFrame,
     >>> crossed_thresholds([Threshold.parse("initial accuracy < 0.8")], summary, ["m"])
     ['s / m: initial accuracy < 0.8 (it is 0.7)']
     """
-    return [line for t in thresholds for line in t.failures(summary, models, pending)]
+    return [line for t in thresholds
+            for line in t.failures(summary, models, pending, pending_segments)]

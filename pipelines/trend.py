@@ -136,8 +136,8 @@ def trend_table(root: str, metrics: list[str] | None = None, category: str = "in
     the whole stream (`segment` = `country=DE`; the pending share stays the stream's).
     `may_move_by`: how far a proportion (accuracy, a class's precision or recall) may still
     move once the stream's pending instances are labelled (`pipelines.maturity.
-    proportion_bounds`; 0 with none pending; a slice's takes every one as the slice's), else
-    empty.
+    proportion_bounds`; 0 with none pending; a slice's once its own are, as a backfill's
+    manifest counts them, else taking every one as the slice's), else empty.
     Without `metrics`, `results.default_metric`'s.
 
     Example
@@ -191,8 +191,12 @@ def trend_table(root: str, metrics: list[str] | None = None, category: str = "in
             instances, pending = c.get("instances", 0), c.get("pending_at_end", 0)
             piece = None if pd.isna(piece) else piece
             if (stream, model, piece) not in bounds:
+                by_segment = ((manifest.get("maturity") or {}).get(stream) or {}).get(
+                    "pending_by_segment")
+                waiting = by_segment.get(piece, 0) if piece and by_segment is not None \
+                    else pending
                 bounds[stream, model, piece] = proportion_bounds(summary[
-                    (summary["stream"] == stream) & (summary["model"] == model)], pending,
+                    (summary["stream"] == stream) & (summary["model"] == model)], waiting,
                     piece) if window == "cumulative" else {}
             name = metric if label_class is None else f"{metric} ({label_class})"
             parts.append({

@@ -138,19 +138,33 @@ def test_how_far_a_nights_measures_may_move_is_a_bound_its_later_labels_keep(tmp
                  "--fail-if", "initial precision (fraud) [channel=web] < 0.9"]) == 3
     recall = counts["recall (fraud)"][0] / counts["recall (fraud)"][1]
     kappa = results["tonight"].query("metric == 'kappa'")["value"].item()
-    # A segment's: its own k of n, with every waiting instance taken as the segment's.
+    # A segment's: its own k of n, with its own waiting instances (a plain count).
     web = (predicted[known] == "fraud") & (channel[known] == "web")
     k, m = hit[web].sum(), web.sum()
-    web_bound = np.ceil(waiting * max(k / m, 1 - k / m) / (m + waiting) * 1e4) / 1e4
+    web_waiting = int((channel[n - waiting:] == "web").sum())
+    assert 0 < web_waiting < waiting
+    web_bound = np.ceil(web_waiting * max(k / m, 1 - k / m) / (m + web_waiting) * 1e4) / 1e4
+    alert = json.loads((tmp_path / "alert" / "manifest.json").read_text())["maturity"]
+    assert alert["fraud"]["pending_by_segment"] == {"channel=store": waiting - web_waiting,
+                                                    "channel=web": web_waiting}
+    # ... a bound the slice's later labels keep.
+    run(RunConfig(streams=[f'fraud={tmp_path / "instances.csv"}{{"labels": '
+                           f'"{tmp_path / "labels a week on.csv"}", "positive": "fraud"}}'],
+                  models=["m"], predictions=str(tmp_path / "log.csv"), segments=["channel"],
+                  out=str(tmp_path / "later"), quiet=True, runner="direct", repredict="none",
+                  final=False))
+    later = read_csv(tmp_path / "later" / "summary.csv").query(
+        "category == 'initial' and window == 'cumulative' and segment == 'channel=web' and "
+        "metric == 'precision' and `class` == 'fraud'")["value"].item()
+    assert 0 < abs(later - k / m) <= web_bound
     assert without_notices(capsys.readouterr().err).splitlines() == [
         f"delayed-eval: threshold crossed: fraud / m: initial recall (fraud) < 0.9 (it is "
         f"{recall:.4g}; {waiting} instances still wait for their label: it may still move by "
         f"up to {bounds['recall (fraud)']:.4f})",
         f"delayed-eval: threshold crossed: fraud / m: initial kappa < 0.9 (it is {kappa:.4g})",
         f"delayed-eval: threshold crossed: fraud / m / channel=web: initial precision (fraud) "
-        f"[channel=web] < 0.9 (it is {k / m:.4g}; {waiting} instances of the stream (some may "
-        f"be this segment's) still wait for their label: it may still move by up to "
-        f"{web_bound:.4f})"]
+        f"[channel=web] < 0.9 (it is {k / m:.4g}; {web_waiting} instances of this segment "
+        f"still wait for their label: it may still move by up to {web_bound:.4f})"]
     # trend per slice gives the same bound, and says so after its table.
     from pipelines.trend import format_trend, trend_table
 

@@ -99,6 +99,9 @@ def key_counts(raw: dict, final: bool = True) -> dict:
 # `day:…:latency=D` (labelled within D days of arrival and after D − 1: D = ⌈latency / 1 day⌉).
 DAY_PREFIX = "day:"
 DAY_SECONDS = 86_400
+# And per segment: `segment:country=DE:instances` (arrived) and `segment:…:settled` (labelled or
+# left), so that a segment's pending instances are known.
+SEGMENT_PREFIX = "segment:"
 # Re-predictions mapped to bins in one go: large enough to amortise numpy's per-call cost,
 # small enough to keep the temporary arrays of a K=1 run at a few tens of MB.
 BIN_BATCH = 1 << 18
@@ -695,6 +698,8 @@ class ReplayEngine:
         self.pending[key] = [t, x, initial, row, proba, segments, learns]
         if self._days is not None:
             out.counts[self._day(t) + "instances"] += 1
+            for segment in segments or ():
+                out.counts[f"{SEGMENT_PREFIX}{segment}:instances"] += 1
         out.predictions.one(key, INITIAL, t, initial, proba)
 
     def _on_update(self, ev, out: DrainResult) -> None:
@@ -719,6 +724,7 @@ class ReplayEngine:
             self._drop(key)
             if self._days is not None:
                 out.counts[self._day(state[0]) + "left"] += 1
+                self._count_settled(state[5], out)
             return
         self.rows.update(state[3], x, t, value, self.version, proba)
 
@@ -798,6 +804,7 @@ class ReplayEngine:
             out.counts["refused_labels"] += 1  # its instance leaves with it
             if self._days is not None:
                 out.counts[self._day(t_arrival) + "left"] += 1
+                self._count_settled(segments, out)
             self._model_failed(e, ev, out)
             return
         if self.final and final is None:
@@ -816,6 +823,7 @@ class ReplayEngine:
             day = self._day(t_arrival)
             out.counts[day + "labelled"] += 1
             out.counts[f"{day}latency={math.ceil((t - t_arrival) / DAY_SECONDS)}"] += 1
+            self._count_settled(segments, out)
         if initial is None:
             out.counts["unscored_initial"] += 1
         for value, proba in ((initial, initial_proba), (final, final_proba)):
@@ -872,6 +880,12 @@ class ReplayEngine:
             y = ev[Y]
         out.holdout.append((point, ev[TIME], y, prediction))
         out.counts["held_out_labels"] += 1
+
+    @staticmethod
+    def _count_settled(segments: tuple | None, out: DrainResult) -> None:
+        """An instance of these segments no longer waits (`SEGMENT_PREFIX`)."""
+        for segment in segments or ():
+            out.counts[f"{SEGMENT_PREFIX}{segment}:settled"] += 1
 
     def _day(self, t: float) -> str:
         """The count keys' prefix of the UTC day holding time `t` (seconds since the epoch)."""
