@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import base64
 import html
+import itertools
+import json
 import math
 import os
 
@@ -28,6 +30,7 @@ from pipelines.tables import (COMPARISON_CAPTION, comparison_table, drift_delay_
                               segment_table, summary_table)
 
 FIGURES = "figures"
+DEAD_LETTERS_SHOWN = 20  # the first of them, as dead_letters.jsonl has them
 
 
 def _table_html(df: pd.DataFrame, float_format=format_value) -> str:
@@ -91,6 +94,21 @@ def _delays(manifest: dict) -> str:
     if len(set(delays.values())) == 1:
         return str(next(iter(delays.values())))
     return "; ".join(f"{name}: {d}" for name, d in delays.items())
+
+
+def _dead_letters_html(out: str, total: int) -> list[str]:
+    """The first `DEAD_LETTERS_SHOWN` dead letters, each with where it was, why, and what was
+    read, so the page shows what was set aside, not only how much."""
+    path = os.path.join(out, "dead_letters.jsonl")
+    if not total or not os.path.exists(path):
+        return []
+    with open(path, encoding="utf-8") as f:
+        first = [json.loads(line) for line in itertools.islice(f, DEAD_LETTERS_SHOWN)]
+    table = pd.DataFrame(first).astype(object)
+    table = table[[c for c in ("stream", "model", "file", "row", "field", "reason", "record")
+                   if c in table and table[c].notna().any()]]
+    return [f"<p>The first {len(first)} of {total:,} dead letters (<code>dead_letters.jsonl"
+            f"</code> has them all):</p>", _table_html(table)]
 
 
 def _maturity_html(out: str, maturity: dict) -> list[str]:
@@ -185,6 +203,7 @@ def _render_html(run: RunFiles, made: list[Figure], notes: list[str]) -> str:
               "events or set aside as dead letters (<code>dead_letters.jsonl</code> names "
               "each one's file, row, field and reason):</p>",
               _table_html(_read_table(m), "{:g}".format),
+              *_dead_letters_html(run.out, m.get("dead_letters") or 0),
               "<p>Per stream and model, instances = labelled + pending at the end (+ refused, "
               "model errors, held out), labels = labelled (+ orphans, refused, held out), "
               "and each labelled instance's initial and final prediction is scored or "

@@ -36,7 +36,8 @@ class RunFiles:
     """
 
     # The files `read` and the report read (maturity.csv: a backfill's, in the report).
-    READS = ("summary.csv", "curves.parquet", "manifest.json", "profile.json", "maturity.csv")
+    READS = ("summary.csv", "curves.parquet", "manifest.json", "profile.json", "maturity.csv",
+             "dead_letters.jsonl")
 
     out: str
     summary: pd.DataFrame  # the whole streams' rows

@@ -2,6 +2,7 @@
 
 import base64
 import collections
+import html
 import json
 import re
 
@@ -222,6 +223,29 @@ def test_the_reports_counts_show_what_adds_up(finished_run):
     page = (out / "report.html").read_text(encoding="utf-8")
     read = manifest["streams"]["sea"]["read"]
     assert all(f"<th>{c}</th>" in page for c in [*table.columns, *read])
+
+
+def test_the_report_shows_the_first_dead_letters_with_what_was_read(tmp_path, monkeypatch):
+    """Not only how many rows were set aside: the first of them, where, why and what was read
+    (here 3 rows of 25 with a missing feature, the first 2 shown)."""
+    monkeypatch.setattr("pipelines.report.DEAD_LETTERS_SHOWN", 2)
+    rows = [f"{t},{'' if t in (3, 7, 11) else t % 5},{t % 3},{'ab'[t % 2]}" for t in range(25)]
+    (tmp_path / "rows.csv").write_text("time,f,g,label\n" + "\n".join(rows) + "\n")
+    out = tmp_path / "out"
+    evaluate([f"{tmp_path / 'rows.csv'}"], ["majority"], delay="2", out=str(out),
+             runner="direct", report=True)
+    page = (out / "report.html").read_text(encoding="utf-8")
+    assert "<p>The first 2 of 3 dead letters (<code>dead_letters.jsonl</code> has them " \
+           "all):</p>" in page
+    shown = page[page.index("The first 2 of 3"):page.index("Per stream and model")]
+    cells = [html.unescape(c) for c in re.findall(r"<td>(.*?)</td>", shown)]
+    missing = ('feature is missing (an empty cell, NaN, null, a CSV cell NA, N/A or None, or '
+               'an absent key); the stream option {"missing": "drop"} keeps such rows without '
+               'it, {"na_values": []} reads only an empty CSV cell as missing')
+    assert cells == ["rows", str(tmp_path / "rows.csv"), "4", "f", missing,
+                     "{'time': 3, 'f': nan, 'g': 0, 'label': 'b'}",
+                     "rows", str(tmp_path / "rows.csv"), "8", "f", missing,
+                     "{'time': 7, 'f': nan, 'g': 1, 'label': 'b'}"]
 
 
 def test_period_mean_is_the_mean_between_curve_points():
