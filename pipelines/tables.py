@@ -181,7 +181,10 @@ def summary_table(summary: pd.DataFrame, streams: dict | None = None) -> pd.Data
     models = list(dict.fromkeys(df["model"]))
     table = df.pivot_table(index=["stream", "measure"], columns="model", values="value",
                            sort=False, dropna=False, aggfunc="first")
-    return table[models]
+    # dropna=False keeps a measure no model could compute, but also pairs every stream with
+    # every other stream's measures (another positive class): keep each stream's own.
+    own = pd.MultiIndex.from_frame(df[["stream", "measure"]].drop_duplicates())
+    return table.reindex(own)[models]
 
 
 def segment_table(summary: pd.DataFrame, streams: dict | None = None) -> pd.DataFrame:

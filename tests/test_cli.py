@@ -317,6 +317,29 @@ def test_the_table_leaves_out_a_measure_no_model_scored():
     assert table.loc[("s", "final kappa")].tolist()[1] == 0.5
 
 
+def test_each_stream_shows_only_its_own_measures_in_their_order():
+    """Two binary streams whose positive classes differ (1 and True): each stream's rows are
+    its own measures, precision right after accuracy, none of the other stream's (no row of
+    NaN)."""
+    from pipelines.tables import summary_table
+
+    rows = []
+    for stream, positive, negative in (("a", "1", "0"), ("b", "True", "False")):
+        for model, accuracy in (("nb", 0.8), ("ht", 0.9)):
+            base = {"stream": stream, "model": model, "window": "cumulative",
+                    "category": "initial", "bin": None, "alpha": None, "n": 10}
+            rows.append({**base, "metric": "accuracy", "value": accuracy})
+            rows += [{**base, "metric": "confusion", "class": t, "predicted": p, "value": v}
+                     for t, p, v in ((negative, negative, 6), (positive, positive, 4))]
+            rows += [{**base, "metric": "precision", "class": c, "value": accuracy}
+                     for c in (negative, positive)]
+    table = summary_table(pd.DataFrame(rows))
+    assert table.index.tolist() == [
+        ("a", "initial accuracy"), ("a", "initial precision (1)"),
+        ("b", "initial accuracy"), ("b", "initial precision (True)")]
+    assert not table.isna().any().any()
+
+
 def test_docs_cli_reference_is_the_parsers():
     """docs/cli.md is generated from the parser; regenerate it when this fails:
     python -m pipelines.cli --write-reference docs/cli.md"""
