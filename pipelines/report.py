@@ -105,6 +105,9 @@ def _dead_letters_html(out: str, total: int) -> list[str]:
     with open(path, encoding="utf-8") as f:
         first = [json.loads(line) for line in itertools.islice(f, DEAD_LETTERS_SHOWN)]
     table = pd.DataFrame(first).astype(object)
+    if "record" in table:
+        table["record"] = [None if r is None else json.dumps(r, ensure_ascii=False)
+                           for r in table["record"]]
     table = table[[c for c in ("stream", "model", "file", "row", "field", "reason", "record")
                    if c in table and table[c].notna().any()]]
     return [f"<p>The first {len(first)} of {total:,} dead letters (<code>dead_letters.jsonl"

@@ -689,8 +689,8 @@ def test_a_csv_log_line_of_the_wrong_width_is_a_dead_letter(tmp_path, monkeypatc
     dead = _backfill_of_the_csv_log_is_the_run(tmp_path, kw)
     assert [(d["stream"], d["row"], d["reason"], d["record"]) for d in dead] == [
         (None, 3, f"expected {width} fields, saw {width + 1} (more fields than the header)",
-         repr(extra)),
-        (None, len(rows) - 3, f"the line is cut short: 2 of {width} fields", repr(short))]
+         extra),
+        (None, len(rows) - 3, f"the line is cut short: 2 of {width} fields", short)]
     assert {d["file"] for d in dead} == {str(tmp_path / "log.csv")}
     manifest = json.loads((tmp_path / "backfill" / "manifest.json").read_text())
     assert manifest["log_dead_letters"] == manifest["dead_letters"] == 2
@@ -795,8 +795,8 @@ def test_a_json_lines_log_is_read_block_by_block_its_bad_lines_dead_letters(
     dead = [json.loads(line) for line in
             (tmp_path / "backfill" / "dead_letters.jsonl").read_text().splitlines()]
     assert [(d["row"], d["reason"][:9], d["record"]) for d in dead] == [
-        (3, "not JSON:", repr('{"id": "7", t: 1}')),
-        (len(lines) - 3, "not a JSO", repr("[1, 2]"))]
+        (3, "not JSON:", '{"id": "7", t: 1}'),
+        (len(lines) - 3, "not a JSO", "[1, 2]")]
     counts = json.loads((tmp_path / "backfill" / "manifest.json").read_text())["counts"]
     assert [c["logged_predictions"] for c in counts] == \
         [sum(row["model"] == c["model"] for row in log) for c in counts]

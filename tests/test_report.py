@@ -243,9 +243,9 @@ def test_the_report_shows_the_first_dead_letters_with_what_was_read(tmp_path, mo
                'an absent key); the stream option {"missing": "drop"} keeps such rows without '
                'it, {"na_values": []} reads only an empty CSV cell as missing')
     assert cells == ["rows", str(tmp_path / "rows.csv"), "4", "f", missing,
-                     "{'time': 3, 'f': nan, 'g': 0, 'label': 'b'}",
+                     '{"time": 3, "f": null, "g": 0, "label": "b"}',
                      "rows", str(tmp_path / "rows.csv"), "8", "f", missing,
-                     "{'time': 7, 'f': nan, 'g': 1, 'label': 'b'}"]
+                     '{"time": 7, "f": null, "g": 1, "label": "b"}']
 
 
 def test_period_mean_is_the_mean_between_curve_points():

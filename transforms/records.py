@@ -16,6 +16,8 @@ import datetime as dt
 import math
 from typing import Any, NamedTuple
 
+from transforms.specs import plain_value
+
 INSTANCE = "instance"
 UPDATE = "update"  # new features for a pending instance (evolving instance data)
 LABEL = "label"
@@ -253,14 +255,59 @@ def dead_letter(stream: str, reason: str, *, file: str | None = None, row: int |
                         "reason": reason}, record)
 
 
+RECORD_CHARACTERS = 500  # about how much of what was read a dead letter keeps
+
+
 def with_record(letter: dict, record: Any) -> dict:
-    """A dead letter with what was read (its text, cut at 500 characters); a check that finds
-    the problem need not build the record of every row it passes.
+    """A dead letter with what was read, as JSON holds it (`readable_record`); a check that
+    finds the problem need not build the record of every row it passes.
 
     >>> with_record(dead_letter("s", "duplicate instance id 'a'"), {"id": "a"})["record"]
-    "{'id': 'a'}"
+    {'id': 'a'}
     """
-    return letter | {"record": None if record is None else repr(record)[:500]}
+    return letter | {"record": None if record is None else readable_record(record)}
+
+
+def readable_record(value: Any, budget: int = RECORD_CHARACTERS) -> Any:
+    """What was read, in values JSON holds and about `budget` characters: a row's columns as
+    an object (a missing cell null, an infinite number as its text), a line as its text, a
+    time as its text; what does not fit is counted under "…", so a row of 10 000 columns
+    does not make a dead letter of 10 000 fields.
+
+    >>> readable_record({"id": "a", "f": math.nan, "g": math.inf, "when": dt.date(2026, 1, 2)})
+    {'id': 'a', 'f': None, 'g': 'inf', 'when': '2026-01-02'}
+    >>> readable_record({f"f{i}": 0.5 for i in range(1000)}, budget=30)
+    {'f0': 0.5, 'f1': 0.5, 'f2': 0.5, 'f3': 0.5, '…': '996 more'}
+    >>> readable_record("1,2,3,4,5,6,7,8", budget=6)
+    '1,2,3,…'
+    """
+    return _readable(value, budget)[0]
+
+
+def _readable(value: Any, budget: int) -> tuple[Any, int]:
+    """(`value` as `readable_record` gives it, about the characters its JSON takes)."""
+    if isinstance(value, (dict, list, tuple)):
+        items = list(value.items()) if isinstance(value, dict) else list(enumerate(value))
+        kept, used = [], 2
+        for key, item in items:
+            if used >= budget:
+                break
+            item, size = _readable(item, budget - used)
+            kept.append((str(key), item))
+            used += size + len(str(key)) + 4
+        rest = len(items) - len(kept)
+        if isinstance(value, dict):
+            return dict(kept) | ({"…": f"{rest} more"} if rest else {}), used
+        return [item for _, item in kept] + ([f"… {rest} more"] if rest else []), used
+    value = plain_value(value)
+    if isinstance(value, float) and not math.isfinite(value):
+        value = None if math.isnan(value) else repr(value)
+    if value is None or isinstance(value, (bool, int, float)):
+        return value, len(repr(value))
+    text = value if isinstance(value, str) else str(value)
+    if len(text) > budget:
+        text = text[:budget] + "…"
+    return text, len(text) + 2
 
 
 def field_count_reason(expected: int, saw: int) -> str:
