@@ -9,6 +9,7 @@ import errno
 import io
 import json
 import os
+import re
 import shutil
 import socket
 import tempfile
@@ -367,6 +368,28 @@ def disk_error(error: BaseException) -> OSError | None:
     return next((e for e in _error_chain(error)
                  if isinstance(e, OSError) and e.errno in DISK_ERRORS), None)
 
+
+def staging_file_gone(error: BaseException, staging: str) -> str | None:
+    """The file in `staging` that `error` found missing — a file the run wrote there, removed
+    while it ran (the folder deleted or cleaned by someone else) — or None.
+
+    Example
+    -------
+
+    >>> failure = RuntimeError("Pipeline failed")
+    >>> failure.__context__ = FileNotFoundError(errno.ENOENT, "No such file", "o/.staging-r/a")
+    >>> staging_file_gone(failure, "o/.staging-r"), staging_file_gone(failure, "p/.staging-r")
+    ('o/.staging-r/a', None)
+
+    """
+    for e in _error_chain(error):
+        name = getattr(e, "filename", None) if isinstance(e, FileNotFoundError) else None
+        if name is None:  # (Beam re-raises a worker's error as text)
+            found = re.search(r"No such file or directory: '([^']*)'", str(e))
+            name = found and found.group(1)
+        if name and os.path.normpath(str(name)).startswith(os.path.normpath(staging) + os.sep):
+            return str(name)
+    return None
 
 # The files a run or its report writes in --out, each replacing a file of its name there.
 RUN_FILES = ("summary.csv", "summary.parquet", "curves.parquet", "predictions.parquet",

@@ -26,8 +26,8 @@ from apache_beam.io.filesystems import FileSystems
 from pipelines.config import RunConfig
 from pipelines.evaluation import EvaluateDelayed, recorded_failures
 from pipelines.files import (ERRORS_FILE, delete_folder, disk_error, io_reason, new_staging,
-                             publish, read_bytes, staged_names, write_bytes, write_json,
-                             write_parquet)
+                             publish, read_bytes, staged_names, staging_file_gone, write_bytes,
+                             write_json, write_parquet)
 from pipelines.manifest import check_evaluated, complete_summary, manifest
 from pipelines.maturity import (format_maturity, maturity_manifest, maturity_table,
                                 pending_by_segment)
@@ -90,6 +90,7 @@ def run(config: RunConfig) -> pd.DataFrame:
                     result = p.run()
                     result.wait_until_finish()
             except Exception as e:
+                _refuse_if_staging_lost(e, staging, config.out)
                 disk = disk_error(e)
                 if disk is None and config.runner not in PRESETS and \
                         not isinstance(e, DelayedEvalError):  # its options, not our bug
@@ -159,8 +160,12 @@ def run(config: RunConfig) -> pd.DataFrame:
                                                                  for n in sorted(made)}})
             publish(staging, config.out)
         except (OSError, BeamIOError) as e:
+            _refuse_if_staging_lost(e, staging, config.out)
             raise OutputError(f"--out {config.out}: writing the results failed ({io_reason(e)}); "
                               f"the previous results there are untouched") from None
+    except FileNotFoundError as e:  # reading back what the pipeline wrote
+        _refuse_if_staging_lost(e, staging, config.out)
+        raise
     finally:
         if FileSystems.exists(staging):
             FileSystems.delete([staging])
@@ -213,6 +218,16 @@ def run(config: RunConfig) -> pd.DataFrame:
         if config.report:
             print(f"\nreport: {report}")
     return summary
+
+
+def _refuse_if_staging_lost(error: BaseException, staging: str, out: str) -> None:
+    """Stop with one line when a file the run wrote in its staging folder is gone: something
+    else removed it while the run went on, which no rerun of ours can mend."""
+    gone = staging_file_gone(error, staging)
+    if gone is not None:
+        raise OutputError(f"--out {out}: {gone}, a file this run wrote there, is gone (the "
+                          f"folder removed or cleaned while the run went on?); run again and "
+                          f"leave --out alone until the run ends") from None
 
 
 def _positive_and_declared(pl) -> dict:

@@ -2130,6 +2130,32 @@ def test_a_disk_that_fills_while_workers_write_is_an_out_error(tmp_path, monkeyp
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before
 
 
+def test_a_staging_folder_removed_while_the_run_goes_on_is_one_line(tmp_path, monkeypatch,
+                                                                     capsys):
+    """Something else deletes --out while the run writes it: one line naming the missing file
+    and what to do, exit status 2 — not an internal error asking for a bug report."""
+    import shutil
+
+    import pipelines.write
+
+    out = tmp_path / "out"
+    read_arrow = pipelines.write.read_arrow
+
+    def after_a_cleaner(path):
+        shutil.rmtree(out)
+        return read_arrow(path)
+
+    monkeypatch.setattr(pipelines.write, "read_arrow", after_a_cleaner)
+    assert main(["run", "--stream", 'synth:SEA{"n": 300, "seed": 4}', "--model", "majority",
+                 "--delay", "10", "--out", str(out), "--runner", "direct", "--quiet"]) == 2
+    err = without_notices(capsys.readouterr().err).strip()
+    assert err.count("\n") == 0 and err.startswith(f"delayed-eval: error: --out {out}: {out}/"
+                                                    ".staging-")
+    assert err.endswith(".arrow, a file this run wrote there, is gone (the folder removed or "
+                        "cleaned while the run went on?); run again and leave --out alone "
+                        "until the run ends")
+
+
 def test_an_instance_set_aside_does_not_stand_for_its_id(tmp_path):
     """The pass that notes each instance id's time skips the rows the read sets aside (a bad
     time, a value that is no number, a NaN feature), so a later valid row with that id is its
