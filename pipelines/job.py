@@ -38,8 +38,9 @@ from pipelines.notices import (format_alike_classes, format_delay_changes, forma
                                format_unfixed_hash_seed, format_unknown_positive,
                                format_unpredicted, format_unrepredicted)
 from pipelines.results import FINGERPRINTS, fingerprint, numbers_from_json
-from pipelines.tables import (COMPARISON_CAPTION, comparison_table, drift_delay_table,
-                              format_profiles, format_table, segment_table)
+from pipelines.tables import (COMPARISON_CAPTION, RESOURCES_CAPTION, comparison_table,
+                              drift_delay_table, format_profiles, format_table,
+                              resources_table, segment_table)
 from pipelines.write import WriteResults, keep_segments, located
 from runners import PRESETS, runner_session
 from transforms.backfill.outcomes import LOG_PARTS
@@ -215,6 +216,10 @@ def run(config: RunConfig) -> pd.DataFrame:
             print("\nPage-Hinkley: each known drift's detection delay and the false alarms "
                   "before the next, per fading factor (1 − α; 0: no fading)")
             print(delays.to_string(index=False))
+        resources = resources_table(summary)
+        if not resources.empty:
+            print(f"\n{RESOURCES_CAPTION}")
+            print(resources.to_string(index=False))
         if config.report:
             print(f"\nreport: {report}")
     return summary

@@ -26,8 +26,9 @@ from pipelines.notices import (format_alike_classes, format_diverged, format_for
                                format_log_notices, format_set_asides_of_run, format_unrepredicted)
 from pipelines.results import record_outputs, refuse_unlisted
 from pipelines.run_files import RunFiles
-from pipelines.tables import (COMPARISON_CAPTION, comparison_table, drift_delay_table, format_value,
-                              segment_table, summary_table)
+from pipelines.tables import (COMPARISON_CAPTION, RESOURCES_CAPTION, comparison_table,
+                              drift_delay_table, format_value, resources_table, segment_table,
+                              summary_table)
 
 FIGURES = "figures"
 DEAD_LETTERS_SHOWN = 20  # the first of them, as dead_letters.jsonl has them
@@ -199,6 +200,10 @@ def _render_html(run: RunFiles, made: list[Figure], notes: list[str]) -> str:
                   "instances from the drift to the alarm that detects it, and the false "
                   "alarms before the next drift.</p>",
                   _table_html(delays)]
+    resources = resources_table(run.summary)
+    if not resources.empty:
+        parts += ["<h2>Resources</h2>", f"<p>{html.escape(RESOURCES_CAPTION)}.</p>",
+                  _table_html(resources)]
     profile = _profile_table(run.profiles)
     if not profile.empty:
         parts += ["<h2>Stream profile</h2>", _table_html(profile)]

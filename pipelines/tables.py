@@ -1,6 +1,6 @@
 """The tables the terminal and the report show: the summary in the layout of Table II
-(Grzenda et al. 2020), the slices, the comparisons, Page-Hinkley's detection delays and the
-streams' temporal dependence."""
+(Grzenda et al. 2020), the slices, the comparisons, Page-Hinkley's detection delays, the
+models' costs and the streams' temporal dependence."""
 
 from __future__ import annotations
 
@@ -361,3 +361,37 @@ def drift_delay_table(summary: pd.DataFrame) -> pd.DataFrame:
     table.sort(key=lambda t: (order[t["stream"], t["model"]], t["drift"],
                               -float(t[FADING_COLUMN])))
     return pd.DataFrame(table)
+
+
+RESOURCES_CAPTION = ("Resources (--resources): per model, the CPU seconds its thread spent "
+                     "learning and predicting (re-predictions included), its size at the end "
+                     "and MOA's RAM-hours (GiB × hours of CPU time); they vary from run to run")
+RESOURCE_COLUMNS = {"learn_cpu_seconds": "learn CPU s", "predict_cpu_seconds": "predict CPU s",
+                    "model_bytes": "size (KiB)", "ram_hours": "RAM-hours"}
+
+
+def resources_table(summary: pd.DataFrame) -> pd.DataFrame:
+    """Each model's cost per stream (`--resources`, as MOA's evaluators report it): CPU
+    seconds learning and predicting, size in KiB at the end, RAM-hours. Empty without
+    --resources.
+
+    >>> rows = pd.DataFrame({"stream": "s", "model": "nb", "category": "resources",
+    ...     "metric": ["learn_cpu_seconds", "predict_cpu_seconds", "model_bytes", "ram_hours"],
+    ...     "value": [0.105, 1.336, 62560.0, 2.3e-08]})
+    >>> print(resources_table(rows).to_string(index=False))
+    stream model  learn CPU s  predict CPU s  size (KiB)  RAM-hours
+         s    nb        0.105          1.336        61.1    2.3e-08
+    """
+    rows = whole_streams(summary)
+    rows = rows[rows["category"] == "resources"]
+    if rows.empty:
+        return pd.DataFrame()
+    table = rows.pivot_table(index=["stream", "model"], columns="metric", values="value",
+                             sort=False, aggfunc="first").reindex(columns=list(RESOURCE_COLUMNS))
+    table["model_bytes"] = table["model_bytes"] / 1024
+    table = table.rename(columns=RESOURCE_COLUMNS).reset_index()
+    table.columns.name = None
+    for column, digits in (("learn CPU s", "{:.3f}"), ("predict CPU s", "{:.3f}"),
+                           ("size (KiB)", "{:.1f}"), ("RAM-hours", "{:.2g}")):
+        table[column] = [digits.format(v) if v == v else "" for v in table[column]]
+    return table

@@ -66,3 +66,34 @@ def test_run_reports_resources_only_when_asked(tmp_path):
     assert tree["model_bytes"] > nb["model_bytes"] > 0
     without = run(RunConfig(**common, out=str(tmp_path / "without")))
     assert not (without["category"] == "resources").any()
+
+
+def test_the_terminal_and_the_report_show_each_models_costs(tmp_path, capsys):
+    """What MOA's evaluators print at the end is shown, not only written: a row per model with
+    the summary's four numbers (CPU seconds to 3 decimals, the size in KiB, RAM-hours)."""
+    import html
+    import re
+
+    from pipelines.cli import main
+
+    out = tmp_path / "out"
+    assert main(["run", "--stream", 'synth:Agrawal{"n": 1500, "seed": 3}', "--model",
+                 "gaussian-nb", "--model", "hoeffding-tree", "--delay", "100", "--resources",
+                 "--out", str(out), "--runner", "direct", "--report"]) == 0
+    printed = capsys.readouterr().out
+    summary = pd.read_csv(out / "summary.csv")
+    costs = summary[summary["category"] == "resources"]
+    expected = []
+    for model in ("gaussian-nb", "hoeffding-tree"):
+        value = costs[costs["model"] == model].set_index("metric")["value"]
+        expected.append(["agrawal", model, f"{value['learn_cpu_seconds']:.3f}",
+                         f"{value['predict_cpu_seconds']:.3f}",
+                         f"{value['model_bytes'] / 1024:.1f}", f"{value['ram_hours']:.2g}"])
+    shown = printed[printed.index("Resources (--resources)"):].splitlines()
+    assert shown[1].split() == ["stream", "model", "learn", "CPU", "s", "predict", "CPU", "s",
+                                "size", "(KiB)", "RAM-hours"]
+    assert [line.split() for line in shown[2:4]] == expected
+    page = (out / "report.html").read_text(encoding="utf-8")
+    section = page[page.index("<h2>Resources</h2>"):]
+    cells = [html.unescape(c) for c in re.findall(r"<td>(.*?)</td>", section)][:12]
+    assert cells == expected[0] + expected[1]
