@@ -391,6 +391,7 @@ def staging_file_gone(error: BaseException, staging: str) -> str | None:
             return str(name)
     return None
 
+
 # The files a run or its report writes in --out, each replacing a file of its name there.
 RUN_FILES = ("summary.csv", "summary.parquet", "curves.parquet", "predictions.parquet",
              "profile.json", "dead_letters.jsonl", "maturity.csv", "manifest.json", "report.html")

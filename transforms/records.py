@@ -278,14 +278,17 @@ def readable_record(value: Any, budget: int = RECORD_CHARACTERS) -> Any:
     {'id': 'a', 'f': None, 'g': 'inf', 'when': '2026-01-02'}
     >>> readable_record({f"f{i}": 0.5 for i in range(1000)}, budget=30)
     {'f0': 0.5, 'f1': 0.5, 'f2': 0.5, 'f3': 0.5, '…': '996 more'}
-    >>> readable_record("1,2,3,4,5,6,7,8", budget=6)
-    '1,2,3,…'
+    >>> import numpy as np
+    >>> readable_record("1,2,3,4,5,6,7,8", budget=6), readable_record(np.array([1.5, 2.0]))
+    ('1,2,3,…', [1.5, 2.0])
     """
     return _readable(value, budget)[0]
 
 
 def _readable(value: Any, budget: int) -> tuple[Any, int]:
     """(`value` as `readable_record` gives it, about the characters its JSON takes)."""
+    if not isinstance(value, (dict, list, tuple)):
+        value = plain_value(value)  # (a NumPy number as Python's, an array as a list)
     if isinstance(value, (dict, list, tuple)):
         items = list(value.items()) if isinstance(value, dict) else list(enumerate(value))
         kept, used = [], 2
@@ -299,7 +302,6 @@ def _readable(value: Any, budget: int) -> tuple[Any, int]:
         if isinstance(value, dict):
             return dict(kept) | ({"…": f"{rest} more"} if rest else {}), used
         return [item for _, item in kept] + ([f"… {rest} more"] if rest else []), used
-    value = plain_value(value)
     if isinstance(value, float) and not math.isfinite(value):
         value = None if math.isnan(value) else repr(value)
     if value is None or isinstance(value, (bool, int, float)):
