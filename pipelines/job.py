@@ -33,7 +33,8 @@ from pipelines.maturity import (format_maturity, maturity_manifest, maturity_tab
                                 pending_by_segment)
 from pipelines.plan import plan
 from pipelines.notices import (format_alike_classes, format_delay_changes, format_diverged,
-                               format_foreign_predictions, format_log_notices, format_set_aside,
+                               format_foreign_predictions, format_log_notices,
+                               format_one_time_window, format_set_aside,
                                format_set_asides_of_run, format_uncompared,
                                format_unfixed_hash_seed, format_unknown_positive,
                                format_unpredicted, format_unrepredicted)
@@ -259,6 +260,7 @@ def _notices(pl, summary: pd.DataFrame, counts: dict, dead_letters: list, record
         "" if pl.backfill or str(pl.repredict) == "none" else
         format_unrepredicted(record["counts"], str(pl.repredict)),
         format_diverged(summary),
+        format_one_time_window(summary),
         format_unknown_positive(summary, _positive_and_declared(pl)),
         format_foreign_predictions(summary, pl.backfill),
         format_uncompared(summary, pl.tasks),

@@ -1,6 +1,7 @@
 """The notices a run prints after its table (the report shows them too): what the numbers
 alone would not tell — classes written two ways, predictions set aside, a log's unmatched
-rows, diverged regressors, a hash seed left unfixed."""
+rows, diverged regressors, a time window holding the whole stream, a hash seed left
+unfixed."""
 
 from __future__ import annotations
 
@@ -128,6 +129,35 @@ def format_diverged(summary: pd.DataFrame) -> str:
                          f"before it, or lower its learning rate")
     return "\n".join(lines)
 
+
+def format_one_time_window(summary: pd.DataFrame) -> str:
+    """A line per stream and `--time-window` whose last window holds every label each model
+    scored: its rows only repeat the cumulative ones (a stream without event times has its
+    instances one second apart, so an hour is 3 600 instances); or ''.
+
+    >>> summary = pd.DataFrame({"stream": "sea", "segment": None, "category": "initial",
+    ...     "class": None, "metric": "accuracy", "model": "nb", "value": 0.9,
+    ...     "window": ["cumulative", "time=1h", "time=10min"], "n": [2900, 2900, 580]})
+    >>> print(format_one_time_window(summary))  # doctest: +NORMALIZE_WHITESPACE
+    sea: every label falls in the last --time-window 1h, so its rows (window time=1h) repeat
+    the cumulative ones; give a shorter window (without event times a stream's instances
+    are one second apart: 1h is 3 600 of them)
+    """
+    whole = whole_streams(summary)
+    scored = whole[(whole["category"] == "initial") & whole["metric"].isin(["accuracy", "mae"])]
+    lines = []
+    for stream, rows in scored.groupby("stream", sort=False):
+        whole_n = rows[rows["window"] == "cumulative"].set_index("model")["n"]
+        for window, part in rows[rows["window"].str.startswith("time=")].groupby(
+                "window", sort=False):
+            n = part.set_index("model")["n"]
+            if (n > 0).all() and n.eq(whole_n.reindex(n.index)).all():
+                size = window.removeprefix("time=").split("/")[0]
+                lines.append(f"{stream}: every label falls in the last --time-window {size}, "
+                             f"so its rows (window {window}) repeat the cumulative ones; give a "
+                             f"shorter window (without event times a stream's instances are "
+                             f"one second apart: 1h is 3 600 of them)")
+    return "\n".join(lines)
 
 def format_unknown_positive(summary: pd.DataFrame, streams: dict) -> str:
     """A line per stream whose `positive` option names none of the classes its labels had

@@ -23,7 +23,8 @@ from pipelines.figures import Figure, figures, save_figure
 from pipelines.files import local_copy, names_below
 from pipelines.maturity import format_maturity
 from pipelines.notices import (format_alike_classes, format_diverged, format_foreign_predictions,
-                               format_log_notices, format_set_asides_of_run, format_unrepredicted)
+                               format_log_notices, format_one_time_window,
+                               format_set_asides_of_run, format_unrepredicted)
 from pipelines.results import record_outputs, refuse_unlisted
 from pipelines.run_files import RunFiles
 from pipelines.tables import (COMPARISON_CAPTION, RESOURCES_CAPTION, comparison_table,
@@ -161,6 +162,7 @@ def _render_html(run: RunFiles, made: list[Figure], notes: list[str]) -> str:
         format_log_notices([((c["stream"], c["model"]), c) for c in m.get("counts", [])])]))
     facts += [("prediction log", line) for line in notices.splitlines()]
     facts += [("diverged", line) for line in format_diverged(run.summary).splitlines()]
+    facts += [("time window", line) for line in format_one_time_window(run.summary).splitlines()]
     facts += [("no label's class", line) for line in format_foreign_predictions(
         run.summary, m.get("replay") == "backfill").splitlines()]
     if m.get("replay") != "backfill" and m.get("repredict") not in (None, "none"):

@@ -839,3 +839,22 @@ def test_a_report_does_without_what_it_can_do_without_in_a_manifest(tmp_path, pa
     manifest.write_bytes(_manifest_without(*path)(manifest.read_bytes()))
     assert main(["report", str(out)]) == 0
     assert (out / "report.html").stat().st_size > 0
+
+
+def test_a_time_window_holding_the_whole_stream_is_said(tmp_path, capsys):
+    """600 instances without event times span 600 s: a 1h window holds every label, so its
+    rows repeat the cumulative ones and the run says so; a 5min window (300 instances) does
+    not, and is not named."""
+    out = tmp_path / "o"
+    assert main(["run", "--stream", 'synth:SEA{"n": 600, "seed": 2}', "--model", "gaussian-nb",
+                 "--delay", "20", "--time-window", "1h", "--time-window", "5min", "--out",
+                 str(out), "--runner", "direct"]) == 0
+    printed = capsys.readouterr().out
+    summary = load_results(str(out))
+    initial = summary.query("category == 'initial' and metric == 'accuracy'").set_index(
+        "window")["n"]
+    assert initial["time=1h"] == initial["cumulative"] > initial["time=5min"]
+    lines = [line for line in printed.splitlines() if "--time-window" in line]
+    assert lines == ["sea: every label falls in the last --time-window 1h, so its rows (window "
+                     "time=1h) repeat the cumulative ones; give a shorter window (without event "
+                     "times a stream's instances are one second apart: 1h is 3 600 of them)"]
