@@ -74,6 +74,8 @@ def _command(args, beam_args: list, debug: bool) -> int:
             refuse_extra(args.command, beam_args[0])  # no pipeline: no Beam options
         refuse_the_other_commands(args.command, beam_args)
         beam_args = check_beam_args(beam_args, our_flags(args.command))
+        if args.command in ("report", "rank", "trend"):  # (run and backfill: in their plan)
+            _check_folders_reachable(args)
         if args.command == "report":
             from pipelines.report import write_report
 
@@ -140,6 +142,23 @@ def _command(args, beam_args: list, debug: bool) -> int:
               f"with --debug for the traceback, and please report it", file=sys.stderr)
         return 1
     return 0
+
+
+def _check_folders_reachable(args) -> None:
+    """The run folders `report`, `rank` and `trend` read and their --out, each on a
+    filesystem this Python reaches (`check_reachable`), before anything is read."""
+    from apache_beam.io.filesystems import FileSystems
+    from apache_beam.options.pipeline_options import PipelineOptions
+
+    from pipelines.files import check_reachable
+
+    FileSystems.set_options(PipelineOptions([]))  # (an object store's default credentials)
+    folders = {"report": [getattr(args, "dir", None)], "rank": getattr(args, "dirs", None),
+               "trend": [getattr(args, "root", None)]}[args.command]
+    for folder in [*folders, getattr(args, "out", None)]:
+        if folder:
+            check_reachable(folder, "--out" if folder == getattr(args, "out", None) else
+                            args.command)
 
 
 def _caused_by(error: BaseException, kind: type) -> bool:

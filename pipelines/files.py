@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import importlib.util
 import io
 import json
 import os
@@ -21,7 +22,7 @@ from apache_beam.io.filesystem import BeamIOError
 from apache_beam.io.filesystems import FileSystems
 
 from pipelines.results import json_text, previous_outputs, record_outputs, refuse_unlisted
-from transforms.errors import DelayedEvalError, OutputError
+from transforms.errors import ConfigError, DelayedEvalError, OutputError
 
 ERRORS_FILE = "_errors.json"  # the workers' errors (`transforms.errors`), read after the run
 
@@ -368,6 +369,53 @@ def disk_error(error: BaseException) -> OSError | None:
     return next((e for e in _error_chain(error)
                  if isinstance(e, OSError) and e.errno in DISK_ERRORS), None)
 
+
+# What reading and writing an object store's paths needs here: the Python package Beam's
+# filesystem for that scheme imports, and Beam's extra that installs it.
+FILESYSTEM_PACKAGES = {"gs": ("google.cloud.storage", "gcp"), "s3": ("boto3", "aws"),
+                       "azfs": ("azure.storage.blob", "azure"), "hdfs": ("hdfs", "hadoop")}
+
+
+def check_reachable(path: str, where: str) -> None:
+    """Stop with one line, before anything is read or written, when `path` lies on a
+    filesystem this Python cannot reach: a scheme Beam has no filesystem for, or one whose
+    client library is not installed (Beam would fail later, deep in a read or a write, or
+    for s3:// and azfs:// on the first file access, with no word of what to install).
+
+    Example
+    -------
+
+    >>> check_reachable("results/x", "--out")  # a local path: nothing to check
+    >>> try:
+    ...     check_reachable("ftp://host/x", "--out")
+    ... except ConfigError as e:
+    ...     print(e)  # doctest: +NORMALIZE_WHITESPACE
+    --out ftp://host/x: no filesystem here reads or writes ftp:// paths; give a local path, or
+    one on gs://, s3://, azfs:// or hdfs://
+
+    """
+    scheme = path.split("://", 1)[0].lower() if "://" in path else "file"
+    if scheme == "file":
+        return
+    if scheme not in FILESYSTEM_PACKAGES:
+        try:
+            FileSystems.get_filesystem(path)  # (one a plugin registered with Beam)
+            return
+        except (ValueError, BeamIOError):
+            pass
+        raise ConfigError(f"{where} {path}: no filesystem here reads or writes {scheme}:// "
+                          f"paths; give a local path, or one on "
+                          f"{', '.join(f'{s}://' for s in list(FILESYSTEM_PACKAGES)[:-1])} or "
+                          f"{list(FILESYSTEM_PACKAGES)[-1]}://")
+    package, extra = FILESYSTEM_PACKAGES[scheme]
+    try:
+        found = importlib.util.find_spec(package) is not None
+    except ImportError:  # (a parent package missing)
+        found = False
+    if not found:
+        raise ConfigError(f"{where} {path}: {scheme}:// paths need Beam's {extra} extra, which "
+                          f"is not installed here; install it (pip install "
+                          f"'apache-beam[{extra}]') or give a local path")
 
 def staging_file_gone(error: BaseException, staging: str) -> str | None:
     """The file in `staging` that `error` found missing — a file the run wrote there, removed

@@ -9,10 +9,13 @@ import functools
 import os
 from dataclasses import dataclass
 
+from apache_beam.io.filesystems import FileSystems
+
 from metrics.classification import named_positive_class
 from pipelines.config import DEFAULT_REPREDICT, LOGGED, RunConfig
+from pipelines.files import check_reachable
 from pipelines.thresholds import check_thresholds, parse_thresholds
-from runners import check_runner
+from runners import check_runner, pipeline_options
 from transforms.backfill.logs import PredictionLogSpec
 from transforms.errors import ConfigError, DelayedEvalError, InputError
 from transforms.models.binary import binary_classes
@@ -124,10 +127,21 @@ def plan(config: RunConfig) -> Plan:
 
     """
     check_runner(config.runner)
+    # The checks below read the inputs through Beam's FileSystems: with the run's options (an
+    # object store's credentials), as the pipeline will.
+    FileSystems.set_options(pipeline_options(config.runner, config.beam_args))
+    check_reachable(config.out, "--out")
     try:
-        streams = [StreamSpec.parse(s).with_label_table_time() for s in config.streams]
-        time_range = TimeRange.parse(config.start, config.end)
+        streams = [StreamSpec.parse(s) for s in config.streams]
         log = None if config.predictions is None else PredictionLogSpec.parse(config.predictions)
+        for s in streams:
+            for path in (s.source, s.options.get("labels")):
+                if s.kind == "file" and isinstance(path, str):
+                    check_reachable(path, f"stream {s.name}:")
+        if log is not None:
+            check_reachable(log.pattern, "--predictions")
+        streams = [s.with_label_table_time() for s in streams]
+        time_range = TimeRange.parse(config.start, config.end)
         delay = DelaySpec.parse(config.delay if config.delay is not None else
                                 _recorded_delay(log, time_range, streams))
         run_policy = None if log is None else log.recorded_repredict(time_range)  # a run's log

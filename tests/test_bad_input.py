@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import pipelines.files
 from pipelines.cli import main
 from pipelines.config import ConfigError, RunConfig
 from pipelines.job import run
@@ -2372,3 +2373,41 @@ def test_a_missing_time_or_a_list_of_times_is_a_dead_letter_that_says_which(tmp_
         (3, "label_time", "label time [4, 5] is neither a number nor an ISO datetime; the "
                           "label is set aside, its instance waits"),
         (4, "time", "the time is missing (an empty cell, NaN or null)")]
+
+
+@pytest.mark.parametrize("argv, where", [
+    (["run", "--stream", 'synth:SEA{"n": 50}', "--model", "majority", "--delay", "5", "--out",
+      "gs://bucket/eval", "--runner", "direct"], "--out gs://bucket/eval"),
+    (["run", "--stream", "gs://bucket/trips.csv", "--model", "majority", "--delay", "5",
+      "--out", "OUT", "--runner", "direct"], "stream trips: gs://bucket/trips.csv"),
+    (["backfill", "--stream", "trips.csv", "--predictions", "gs://bucket/log", "--out", "OUT",
+      "--runner", "direct"], "--predictions gs://bucket/log"),
+    (["report", "gs://bucket/eval"], "report gs://bucket/eval"),
+    (["trend", "gs://bucket/fraud"], "trend gs://bucket/fraud"),
+    (["rank", "RUN", "--out", "gs://bucket/ranks"], "--out gs://bucket/ranks"),
+])
+def test_an_object_store_whose_client_is_not_installed_is_one_line(tmp_path, monkeypatch,
+                                                                    capsys, argv, where):
+    """gs:// without Beam's gcp extra: one line naming the path and the extra to install,
+    exit status 2, nothing written — not an internal error from deep inside Beam."""
+    monkeypatch.setitem(pipelines.files.FILESYSTEM_PACKAGES, "gs",
+                        ("a_package_not_installed", "gcp"))
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "trips.csv").write_text("time,f,label\n0,1.0,a\n")
+    (tmp_path / "RUN").mkdir()
+    argv = [str(tmp_path / "OUT") if a == "OUT" else a for a in argv]
+    assert main(argv) == 2
+    assert without_notices(capsys.readouterr().err) == (
+        f"delayed-eval: error: {where}: gs:// paths need Beam's gcp extra, which is not "
+        f"installed here; install it (pip install 'apache-beam[gcp]') or give a local path\n")
+    assert sorted(os.listdir(tmp_path)) == ["RUN", "trips.csv"]
+
+
+def test_a_path_of_no_known_filesystem_is_one_line(tmp_path, capsys):
+    out = tmp_path / "o"
+    assert main(["run", "--stream", "ftp://host/trips.csv", "--model", "majority", "--delay",
+                 "5", "--out", str(out), "--runner", "direct"]) == 2
+    assert without_notices(capsys.readouterr().err) == (
+        "delayed-eval: error: stream trips: ftp://host/trips.csv: no filesystem here reads or "
+        "writes ftp:// paths; give a local path, or one on gs://, s3://, azfs:// or hdfs://\n")
+    assert not out.exists()
