@@ -417,6 +417,7 @@ def check_reachable(path: str, where: str) -> None:
                           f"is not installed here; install it (pip install "
                           f"'apache-beam[{extra}]') or give a local path")
 
+
 def staging_file_gone(error: BaseException, staging: str) -> str | None:
     """The file in `staging` that `error` found missing — a file the run wrote there, removed
     while it ran (the folder deleted or cleaned by someone else) — or None.

@@ -159,6 +159,7 @@ def format_one_time_window(summary: pd.DataFrame) -> str:
                              f"one second apart: 1h is 3 600 of them)")
     return "\n".join(lines)
 
+
 def format_unknown_positive(summary: pd.DataFrame, streams: dict) -> str:
     """A line per stream whose `positive` option names none of the classes its labels had
     (`streams`: stream -> {"positive": its option, ...}): its precision, recall and F1 are
