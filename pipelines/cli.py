@@ -153,12 +153,12 @@ def _check_folders_reachable(args) -> None:
     from pipelines.files import check_reachable
 
     FileSystems.set_options(PipelineOptions([]))  # (an object store's default credentials)
-    folders = {"report": [getattr(args, "dir", None)], "rank": getattr(args, "dirs", None),
-               "trend": [getattr(args, "root", None)]}[args.command]
-    for folder in [*folders, getattr(args, "out", None)]:
-        if folder:
-            check_reachable(folder, "--out" if folder == getattr(args, "out", None) else
-                            args.command)
+    folders = args.dirs if args.command == "rank" else \
+        [args.dir if args.command == "report" else args.root]
+    for folder in folders:
+        check_reachable(folder, args.command)
+    if getattr(args, "out", None):  # (report has none)
+        check_reachable(args.out, "--out")
 
 
 def _caused_by(error: BaseException, kind: type) -> bool:
