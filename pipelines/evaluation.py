@@ -160,7 +160,7 @@ class EvaluateDelayed(beam.PTransform):
                 pl.classes, dict.fromkeys(passes, task), final=False, log_predictions="none",
                 progress=progress, baselines=pl.scoring.baseline_views,
                 on_model_error="dead-letter", segments=tuple(cfg.segments), hidden=pl.hidden,
-                maturity=True, holdout=pl.holdout, fails_at=failures)
+                maturity=True, holdout=pl.holdout, fails_at=failures, pending_ids=True)
             reader = ReadStreams(pl.streams, passes, pl.delay, cfg.chunk_size, pl.time_range)
             return dict(pbegin | "Backfill" >> BackfillOutcomes(
                 reader, label_engines, pl.log, list(pl.models), task == "classification",

@@ -265,4 +265,6 @@ def _notices(pl, summary: pd.DataFrame, counts: dict, dead_letters: list, record
         format_foreign_predictions(summary, pl.backfill),
         format_uncompared(summary, pl.tasks),
         format_alike_classes(record.get("alike_classes", {}), pl.backfill),
+        # (A backfill runs no model: its numbers do not depend on the hash seed.)
+        "" if pl.backfill else
         format_unfixed_hash_seed(record["python_hash_seed"], counts["classes"])] if notice]

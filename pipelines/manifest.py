@@ -369,7 +369,9 @@ def check_evaluated(pl: Plan, counts: dict, dead: list[dict],
         if not logged and pl.time_range.everything:  # (with a range: in unopened partitions)
             raise InputError(f"prediction log {pl.log.pattern}: no prediction of model "
                              f"{model!r} for stream {stream!r}")
-        if c["unmatched_predictions"] == logged != c["unmatched_outside_range"]:
+        # (All of a version deployed late in the range may wait for their labels: no mistake.)
+        waiting = c["unmatched_outside_range"] + c.get("unmatched_pending", 0)
+        if c["unmatched_predictions"] == logged != waiting:
             raise InputError(
                 f"prediction log {pl.log.pattern}: 0 of {logged:,} predictions of model "
                 f"{model!r} matched a labelled instance of stream {stream!r} "

@@ -288,7 +288,8 @@ def format_log_notices(keys) -> str:
     their instance's latency period, which no output shows otherwise (often a log kept by
     another clock than the stream), with every reason a prediction found no instance (the
     manifest's `unmatched_*` counts), or none made in --from/--to (a model version deployed
-    before or after the range), or none in the partitions read (one retired before it), one
+    before or after the range), or none in the partitions read (one retired before it), or
+    none belonging to a labelled instance (its ids are not the stream's), one
     for its predictions that repeat an instance's initial or final one, and one for those
     whose class probabilities do not sum to 1; "" when there are none such.
 
@@ -301,8 +302,7 @@ def format_log_notices(keys) -> str:
     ...     "unmatched_after_label": 0, "unmatched_unreadable_time": 0})]))
     ... # doctest: +ELLIPSIS
     s / v3: 3 of 10 logged predictions belong to no labelled instance: 2 made before their
-    instance arrived, 1 naming no instance that had arrived (it waits for its label, was set
-    aside, or the id is unknown)
+    instance arrived, 1 naming no instance that had arrived (set aside, or the id is unknown)
 
     """
     lines = []
@@ -315,6 +315,11 @@ def format_log_notices(keys) -> str:
             lines.append(f"{stream} / {model}: none of its {c['logged_predictions']:,} logged "
                          f"predictions was made for an instance arriving in --from/--to: "
                          f"nothing of it to score")
+        elif c.get("logged_predictions") and \
+                c.get("unmatched_predictions") == c["logged_predictions"]:
+            lines.append(f"{stream} / {model}: none of its {c['logged_predictions']:,} logged "
+                         f"predictions belongs to a labelled instance ({unmatched_reasons(c)}): "
+                         f"nothing of it to score yet")
         elif c.get("unmatched_before_arrival") or c.get("unmatched_after_label") or \
                 c.get("unmatched_unreadable_time"):
             lines.append(f"{stream} / {model}: {c['unmatched_predictions']:,} of "
@@ -388,9 +393,10 @@ def format_set_asides_of_run(recorded: dict) -> str:
 
 def format_unpredicted(counts: list[dict]) -> str:
     """One line per (stream, model) of the manifest's `counts` that labelled instances but
-    scored none of them: each prediction it made (or logged) was none — None, NaN, {} or an
-    empty log cell —, which its column of NaN in the table does not say; "" when there are
-    none such.
+    scored none of them: each prediction it made (or logged for them) was none — None, NaN, {}
+    or an empty log cell —, which its column of NaN in the table does not say; "" when there
+    are none such. A backfill's model none of whose logged predictions belongs to a labelled
+    instance is not one: `format_log_notices` names it.
 
     Example
     -------
@@ -408,7 +414,8 @@ def format_unpredicted(counts: list[dict]) -> str:
         f"{c['stream']} / {c['model']}: no prediction to score: each of its predictions of the "
         f"{c['labelled']:,} labelled instances was none (None, NaN or {{}}; in a log, empty)"
         for c in counts
-        if c.get("labelled") and not c.get("scored_initial") and not c.get("scored_final"))
+        if c.get("labelled") and not c.get("scored_initial") and not c.get("scored_final")
+        and c.get("unmatched_predictions") != c.get("logged_predictions", -1))
 
 
 def format_unrepredicted(counts: list[dict], repredict: str) -> str:
@@ -445,8 +452,8 @@ UNMATCHED_WHYS = {
     "before_arrival": "made before their instance arrived",
     "after_label": "after its label (do the log and the stream keep the same clock?)",
     "unreadable_time": "with no readable time (seconds, or an ISO datetime)",
-    "no_instance": "naming no instance that had arrived (it waits for its label, was set "
-                   "aside, or the id is unknown)",
+    "no_instance": "naming no instance that had arrived (set aside, or the id is unknown)",
+    "pending": "of an instance still waiting for its label",
     "outside_range": "made outside --from/--to"}
 
 

@@ -414,7 +414,8 @@ def test_join_by_hand_with_and_without_kinds():
         assert outcomes[0].bins.tolist() == [1, 1, 1, 1, 1, 0]
         assert (outcomes[0].initial, outcomes[0].final) == (1, 0)
         assert counts == {"logged_predictions": 9, "unmatched_predictions": 0,
-                          "unmatched_outside_range": 0, "unmatched_no_instance": 0,
+                          "unmatched_pending": 0, "unmatched_outside_range": 0,
+                          "unmatched_no_instance": 0,
                           "unmatched_before_arrival": 0, "unmatched_after_label": 0,
                           "unmatched_unreadable_time": 0, "repeated_predictions": 0,
                           "probabilities_not_summing_to_1": 0,
@@ -431,8 +432,9 @@ def test_unmatched_and_missing_predictions_are_counted():
             ("7", "re-prediction", math.nan, "b")]  # a time the log's reader could not read
     outcomes, counts = join_predictions(_labels(), _log(rows), ["a", "b"], bins=2)
     assert counts == {"logged_predictions": 6, "unmatched_predictions": 4,
-                      "unmatched_outside_range": 0, "unmatched_no_instance": 1,
-                      "unmatched_before_arrival": 1, "unmatched_after_label": 1,
+                      "unmatched_pending": 0, "unmatched_outside_range": 0,
+                      "unmatched_no_instance": 1, "unmatched_before_arrival": 1,
+                      "unmatched_after_label": 1,
                       "unmatched_unreadable_time": 1, "repeated_predictions": 0,
                       "probabilities_not_summing_to_1": 0,
                       "unscored_initial": 1, "unscored_final": 2,
@@ -1290,11 +1292,52 @@ def test_a_model_version_without_predictions_in_the_range_leaves_the_others_scor
     assert code == 0 and scores["v1"] == (0.5, 2) and scores["v2"][1] == 0
     assert "v2: none of its 2 logged predictions was made for an instance arriving in " \
            "--from/--to" in err
+    assert "no prediction to score" not in err  # (its predictions were not none)
     code, err, scores = backfill("2026-11-03")
     assert code == 0 and scores["v2"] == (1.0, 1) and scores["v1"][1] == 0
     code, err, _ = backfill("2026-11-01")
     assert code == 2 and err.count("error:") == 1 and "none of its predictions was made " \
         "for an instance arriving in --from/--to" in err
+
+
+def test_a_version_deployed_late_whose_instances_all_wait_is_no_error(tmp_path, capsys):
+    """v2 went live at 20:00 on Nov 1: it predicted instance 1 (arrived 18:00, labelled Nov 2
+    14:00) and re-predicted it at 21:00. The night's backfill of Nov 1, its label table read
+    up to Nov 2 02:30, scores v1 and counts v2's predictions as waiting, not as naming no
+    instance (a mistake, exit 2): it says so and exits 0. Once 1's label has come, v2 is
+    scored."""
+    t, stream, labels = _three_days(tmp_path)
+    night = tmp_path / "labels_by_night.csv"
+    table = read_csv(labels)
+    table[table["time"] < t[0] + 20.5 * 3600].to_csv(night, index=False)  # (0's label only)
+    log = tmp_path / "log.csv"
+    pd.DataFrame({"id": ["0", "1", "1", "1"], "t": [t[0], t[1], t[1] + 2 * 3600,
+                                                    t[1] + 3 * 3600],
+                  "y_pred": list("aaba"), "model": ["v1", "v1", "v2", "v2"]}
+                 ).to_csv(log, index=False)
+
+    def backfill(label_table, out):
+        code = main(["backfill", "--stream", f'{stream}{{"labels": "{label_table}"}}',
+                     "--predictions", str(log), "--from", "2026-11-01", "--to", "2026-11-01",
+                     "--out", str(tmp_path / out), "--runner", "direct"])
+        printed = capsys.readouterr()
+        counts = {c["model"]: c for c in json.loads(
+            (tmp_path / out / "manifest.json").read_text())["counts"]} if code == 0 else {}
+        return code, printed.out + printed.err, counts
+
+    code, said, counts = backfill(night, "night")
+    assert code == 0, said
+    assert "instances / v2: none of its 2 logged predictions belongs to a labelled instance " \
+        "(2 of an instance still waiting for its label): nothing of it to score yet" in said
+    assert "no prediction to score" not in said  # (its predictions were not none)
+    assert (counts["v2"]["unmatched_pending"], counts["v2"]["unmatched_no_instance"]) == (2, 0)
+    assert (counts["v1"]["unmatched_pending"], counts["v1"]["scored_initial"]) == (1, 1)
+    for c in counts.values():  # (the reasons add up)
+        assert sum(v for k, v in c.items() if k.startswith("unmatched_")) == \
+            2 * c["unmatched_predictions"]
+    code, said, counts = backfill(labels, "later")
+    assert code == 0 and counts["v2"]["unmatched_predictions"] == 0
+    assert counts["v2"]["scored_initial"] == 1
 
 
 def _daily_tables(tmp_path):
@@ -1534,13 +1577,13 @@ def test_a_backfill_says_why_logged_predictions_belong_to_no_instance(tmp_path, 
                  "--runner", "direct"])
     counts = json.loads((tmp_path / "o" / "manifest.json").read_text())["counts"][0]
     assert code == 0 and {k: v for k, v in counts.items() if "matched" in k} == {
-        "unmatched_predictions": 22, "unmatched_outside_range": 0, "unmatched_no_instance": 5,
-        "unmatched_before_arrival": 10, "unmatched_after_label": 5,
+        "unmatched_predictions": 22, "unmatched_outside_range": 0, "unmatched_pending": 5,
+        "unmatched_no_instance": 0, "unmatched_before_arrival": 10, "unmatched_after_label": 5,
         "unmatched_unreadable_time": 2}
     assert "fraud / v3: 22 of 60 logged predictions belong to no labelled instance: 10 made " \
         "before their instance arrived, 5 after its label (do the log and the stream keep the " \
-        "same clock?), 2 with no readable time (seconds, or an ISO datetime), 5 naming no " \
-        "instance" in capsys.readouterr().out
+        "same clock?), 2 with no readable time (seconds, or an ISO datetime), 5 of an " \
+        "instance still waiting for its label" in capsys.readouterr().out
     # Over the second half of the arrivals only: the first half's predictions (made before
     # --from, their instances outside the range) are counted apart, and nothing is said of
     # the log's five that were pending.
@@ -1555,8 +1598,9 @@ def test_a_backfill_says_why_logged_predictions_belong_to_no_instance(tmp_path, 
                  "--runner", "direct", "--from", start]) == 0
     counts = json.loads((tmp_path / "r" / "manifest.json").read_text())["counts"][0]
     assert {k: v for k, v in counts.items() if "matched" in k} == {
-        "unmatched_predictions": 35, "unmatched_outside_range": 30, "unmatched_no_instance": 5,
-        "unmatched_before_arrival": 0, "unmatched_after_label": 0, "unmatched_unreadable_time": 0}
+        "unmatched_predictions": 35, "unmatched_outside_range": 30, "unmatched_pending": 5,
+        "unmatched_no_instance": 0, "unmatched_before_arrival": 0, "unmatched_after_label": 0,
+        "unmatched_unreadable_time": 0}
     assert "logged predictions belong" not in capsys.readouterr().out
 
 

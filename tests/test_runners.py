@@ -96,6 +96,12 @@ def test_a_replay_without_a_fixed_hash_seed_is_named_where_classes_are_text(
         assert json.loads((out / "manifest.json").read_text())["python_hash_seed"] == seed
         assert ("rows: classes named by text, and models run in a Python without a fixed hash "
                 "seed (PYTHONHASHSEED)" in capsys.readouterr().out) == told
+    # A backfill runs no model: nothing of it depends on the seed.
+    monkeypatch.setattr(transforms.replay.engine, "hash_seed", lambda: "random")
+    run(RunConfig(streams=[str(tmp_path / "rows.csv")], models=[], delay="5", runner="direct",
+                  predictions=str(tmp_path / "out-random-True" / "predictions.parquet"),
+                  out=str(tmp_path / "backfilled"), quiet=False))
+    assert "PYTHONHASHSEED" not in capsys.readouterr().out
 
 
 def test_worker_processes_started_from_python_hash_text_as_the_command_does(tmp_path,

@@ -93,8 +93,9 @@ SUMMARY = "summary"  # summary rows scored where the replay ran
 CURVES = "curves"  # curve rows
 RESOURCE_POINTS = "resources"  # per key: the replay's resource measurements
 HOLDOUT_POINTS = "holdout"  # per key: the held-out instances' labels and predictions
+PENDING = "pending"  # per key: the ids and arrival times of the instances waiting at the end
 REPLAY_OUTPUTS = (PREDICTIONS, DEAD_LETTERS, COUNTS, CLASSES, ERRORS, RESOURCE_POINTS,
-                  HOLDOUT_POINTS)
+                  HOLDOUT_POINTS, PENDING)
 
 
 def pair_name(a: str, b: str) -> str:

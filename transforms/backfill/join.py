@@ -154,7 +154,7 @@ def join_predictions(labels: dict, preds: dict, classes: list | None, bins: int,
 def join_columns(labels: dict, preds: dict, classes: list | None, bins: int,
                  final: bool = True, binned_probabilities: bool = False,
                  evaluated: tuple = (-math.inf, math.inf),
-                 aliases: dict | None = None) -> tuple[dict, dict]:
+                 aliases: dict | None = None, pending: dict | None = None) -> tuple[dict, dict]:
     """`join_predictions`'s outcomes as columns (`labels`' columns `n`, `id`, `y`, `y_prev`,
     `y_majority`; `t_arrival`, `t_label`, `initial`, and `final` and `bins` unless absent;
     with class probabilities `initial_proba`, `final_proba` and, with
@@ -163,7 +163,10 @@ def join_columns(labels: dict, preds: dict, classes: list | None, bins: int,
     into `Outcome`s by `outcomes_of`. A prediction of no labelled instance made outside the
     `evaluated` arrival times [start, end) is counted as outside the range (its instance
     arrived outside it: it is no initial prediction of one inside). `aliases`: predicted
-    classes spelled otherwise than their class (`class_aliases`).
+    classes spelled otherwise than their class (`class_aliases`). `pending`: the instances
+    still waiting for their label at the end (columns `key`, `t_arrival`): a prediction of
+    one, made after it arrived, is counted as waiting (`unmatched_pending`), not as naming
+    no instance.
 
     >>> labels = label_columns([Outcome(1, 7, 0.0, 100.0, 1, 0, 1, None, None)])
     >>> preds = {"id": np.array(["7", "7"], dtype=object), "t": np.array([0.0, 100.0]),
@@ -171,6 +174,11 @@ def join_columns(labels: dict, preds: dict, classes: list | None, bins: int,
     >>> columns, _ = join_columns(labels, preds, ["a", "b"], bins=0)
     >>> columns["initial"].tolist(), columns["final"].tolist(), "bins" in columns
     ([1], [0], False)
+    >>> waiting = {"key": np.array(["8"], dtype=object), "t_arrival": np.array([0.0])}
+    >>> _, counts = join_columns(labels, {**preds, "id": np.array(["8", "9"], dtype=object)},
+    ...                          ["a", "b"], bins=0, pending=waiting)
+    >>> counts["unmatched_pending"], counts["unmatched_no_instance"]
+    (1, 1)
     """
     classification = classes is not None
     missing = NO_CLASS if classification else math.nan
@@ -188,11 +196,16 @@ def join_columns(labels: dict, preds: dict, classes: list | None, bins: int,
         early, late = known & (t_all < t0[safe]), known & (t_all > t_label[safe])
     pos = np.flatnonzero(known & ~early & ~late)
     row, t = row[pos], t_all[pos]
-    outside = ~known & ((t_all < evaluated[0]) | (t_all >= evaluated[1]))
+    waits = np.zeros(len(t_all), dtype=bool)
+    if pending is not None and len(pending["key"]):
+        at = np.where(~known & timed, lookup(preds["id"], pending["key"]), -1)  # (ids unique)
+        waits = (at >= 0) & (t_all >= pending["t_arrival"][np.maximum(at, 0)])
+    outside = ~known & ~waits & ((t_all < evaluated[0]) | (t_all >= evaluated[1]))
     counts = {"logged_predictions": len(t_all), "unmatched_predictions": len(t_all) - len(pos),
               "probabilities_not_summing_to_1": 0,
+              "unmatched_pending": int(np.count_nonzero(waits)),
               "unmatched_outside_range": int(np.count_nonzero(outside)),
-              "unmatched_no_instance": int(np.count_nonzero(~known & ~outside & timed)),
+              "unmatched_no_instance": int(np.count_nonzero(~known & ~waits & ~outside & timed)),
               "unmatched_unreadable_time": int(np.count_nonzero(~timed)),
               "unmatched_before_arrival": int(np.count_nonzero(early)),
               "unmatched_after_label": int(np.count_nonzero(late))}

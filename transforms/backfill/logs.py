@@ -48,15 +48,16 @@ CSV_LOG_OPTIONS = {"sep": ",", "decimal": "."}
 
 
 # Per (stream, model): prediction rows read, those that belong to no labelled instance, and
-# why, in five counts that add up to them: made outside --from/--to with no labelled
-# instance of its id; no labelled instance with the id had arrived by then (it waits for its
-# label, was set aside, or the id is unknown); the time is before the instance's arrival, or
-# after its label; the time is missing or not a time. And of the matched ones, those that
-# repeat their instance's initial or final prediction (the first initial and last final count).
+# why, in six counts that add up to them: of an instance still waiting for its label at the
+# end; made outside --from/--to with no labelled instance of its id; no instance with the id
+# had arrived by then (it was set aside, or the id is unknown); the time is before the
+# instance's arrival, or after its label; the time is missing or not a time. And of the
+# matched ones, those that repeat their instance's initial or final prediction (the first
+# initial and last final count).
 # Apart: the initial and final predictions scored whose class probabilities do not sum to 1.
-LOG_COUNTERS = ("logged_predictions", "unmatched_predictions", "unmatched_outside_range",
-                "unmatched_no_instance", "unmatched_before_arrival", "unmatched_after_label",
-                "unmatched_unreadable_time", "repeated_predictions",
+LOG_COUNTERS = ("logged_predictions", "unmatched_predictions", "unmatched_pending",
+                "unmatched_outside_range", "unmatched_no_instance", "unmatched_before_arrival",
+                "unmatched_after_label", "unmatched_unreadable_time", "repeated_predictions",
                 "probabilities_not_summing_to_1")
 
 

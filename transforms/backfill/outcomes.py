@@ -16,8 +16,10 @@ A logged prediction belongs to the labelled instance with its id whose latency p
 log's `kind` column (initial | re-prediction | final); without one they are inferred from
 times: an instance's earliest prediction is its initial one, one at or after its label time
 is its final one, the rest are re-predictions. Predictions that belong to no labelled
-instance (still pending at the end, unknown id, outside the latency period) are counted as
-`unmatched_predictions` per (stream, model), and by why (`transforms.backfill.logs.LOG_COUNTERS`).
+instance (of one still pending at the end, an unknown id, outside the latency period) are
+counted as
+`unmatched_predictions` per (stream, model), and by why (`transforms.backfill.logs.LOG_COUNTERS`):
+the label pass hands on its pending instances' ids and arrival times for that.
 """
 
 from __future__ import annotations
@@ -49,7 +51,7 @@ from transforms.scoring.columns import concat_rows, split_by, take_rows
 from transforms.streams.read import ReadStreams
 from transforms.streams.table_files import numbers_of
 from transforms.streams.times import event_seconds
-from transforms.vocabulary import (CLASSES, COUNTS, DEAD_LETTERS, ERRORS, NOT_SCORED,
+from transforms.vocabulary import (CLASSES, COUNTS, DEAD_LETTERS, ERRORS, NOT_SCORED, PENDING,
                                    PREDICTION_KINDS, PREDICTION_SCHEMA, READ_COUNTS)
 
 # The label pass's model key: one engine per stream, whatever the models.
@@ -312,6 +314,21 @@ def _key_labels(element, buckets: int):
         yield (stream, int(b)), ("labels", part, label_pass)
 
 
+def _key_pending(element, buckets: int):
+    """A label pass's instances still waiting at the end -> by id bucket, tagged as
+    `_key_labels` tags its labels.
+
+    >>> [(key, tag, part["key"].tolist()) for key, (tag, part, _) in _key_pending(
+    ...     (("s", LABELS), [7, 8], [1.0, 2.0]), buckets=1)]
+    [(('s', 0), 'pending', ['7', '8'])]
+    """
+    (stream, label_pass), ids, arrivals = element
+    cols = {"key": np.array([str(i) for i in ids], dtype=object),
+            "t_arrival": np.asarray(arrivals, dtype=np.float64)}
+    for b, part in split_by(cols, id_bucket(cols["key"], buckets)):
+        yield (stream, int(b)), ("pending", part, label_pass)
+
+
 class _Join(beam.DoFn):
     """An id bucket's labels and logged predictions -> per model, the joined outcomes as
     columns, keyed by (stream, model, range of `span` label numbers): a bucket holds labels
@@ -332,9 +349,10 @@ class _Join(beam.DoFn):
     def process(self, element, label_classes, predicted):
         (stream, _), parts = element
         passes: dict = {}
+        waiting: dict = {}  # per label pass, its instances pending at the end
         for tag, part, label_pass in parts:
-            if tag == "labels":
-                passes.setdefault(label_pass, []).append(part)
+            if tag in ("labels", "pending"):
+                (passes if tag == "labels" else waiting).setdefault(label_pass, []).append(part)
         # In log order (the grouping's order is the runner's): predictions at equal times are
         # then taken in the order of files by path and of rows in a file, on every runner.
         logged = sorted((part for part in parts if part[0] == "predictions"),
@@ -355,8 +373,10 @@ class _Join(beam.DoFn):
                 check_shared_classes(names, {aliases.get(v, v) for v in values},
                                      f"prediction log, model {model}, stream {stream}")
                 classes = model_classes(names, values)
+            pending = concat_rows(waiting.get(label_pass, [])) or None
             columns, counts = join_columns(labels, mine, classes, self.bins, self.final,
-                                           self.binned_probabilities, self.evaluated, aliases)
+                                           self.binned_probabilities, self.evaluated, aliases,
+                                           pending)
             for r, part in split_by(columns, columns["n"] // self.span):
                 yield (stream, model, int(r)), part
             yield beam.pvalue.TaggedOutput(self.COUNTS, ((stream, model), counts))
@@ -475,7 +495,8 @@ class BackfillOutcomes(beam.PTransform):
             lambda lists: max(lists, key=len, default=[])))
         buckets = self.buckets
         labels = replay.outcomes | "KeyLabels" >> beam.FlatMap(_key_labels, buckets)
-        joined = ((labels, logged.predictions) | "Both" >> beam.Flatten()
+        pending = replay[PENDING] | "KeyPending" >> beam.FlatMap(_key_pending, buckets)
+        joined = ((labels, pending, logged.predictions) | "Both" >> beam.Flatten()
                   | "ByBucket" >> beam.GroupByKey()
                   | "Join" >> beam.ParDo(
                       # Ranges of 20 batches: few per key, each whole labels from all buckets.

@@ -35,8 +35,8 @@ from transforms.replay.engine import ReplayEngine
 from transforms.replay.progress import ProgressLines, report_progress
 from transforms.replay.protocols import CrossValidation, Holdout, model_and_fold
 from transforms.replay.repredict import RepredictPolicy
-from transforms.vocabulary import (CLASSES, COUNTS, DEAD_LETTERS, HOLDOUT_POINTS, PREDICTIONS,
-                                   REPLAY_OUTPUTS, RESOURCE_POINTS)
+from transforms.vocabulary import (CLASSES, COUNTS, DEAD_LETTERS, HOLDOUT_POINTS, PENDING,
+                                   PREDICTIONS, REPLAY_OUTPUTS, RESOURCE_POINTS)
 
 # Keys are (stream, model) strings: a deterministic key coder, as stateful DoFns and
 # GroupByKey on distributed runners require.
@@ -80,6 +80,7 @@ class EngineFactory:
     repredicted_probabilities: bool = False  # re-predictions keep them too (`ReplayEngine`)
     binary: dict | None = None  # per stream, its binary classifiers' classes (`ReplayEngine`)
     fails_at: dict | None = None  # per (stream, model), a backfill's `ReplayEngine` fails_at
+    pending_ids: bool = False  # at a key's end, output its pending instances (`emit_pending`)
 
 
     def new(self, key) -> ReplayEngine:
@@ -123,6 +124,15 @@ def _emit(key, engine: ReplayEngine, result, pending_before: int,
         yield beam.pvalue.TaggedOutput(HOLDOUT_POINTS, (key, result.holdout))
 
 
+def emit_pending(key, engine: ReplayEngine, factory: EngineFactory):
+    """At the end of a key's stream, its instances still waiting for their label: (key, ids,
+    arrival times), when the `factory` asks for them (a backfill's label pass: a logged
+    prediction of such an instance is not yet scored, and is counted so)."""
+    if factory.pending_ids and engine.pending:
+        yield beam.pvalue.TaggedOutput(PENDING, (key, list(engine.pending), [
+            state[0] for state in engine.pending.values()]))
+
+
 class _ReplayDoFn(beam.DoFn):
     """What both replay DoFns share: the engine factory and this instance's progress lines."""
 
@@ -160,6 +170,7 @@ class _DrainGrouped(_ReplayDoFn):
             result = engine.drain(events[i:i + step], math.inf, self.heartbeat(key, engine))
             yield from _emit(key, engine, result, pending_before, self.lines,
                              self.batch_size)
+        yield from emit_pending(key, engine, self.factory)
 
 
 class GroupedReplay(beam.PTransform):
@@ -259,6 +270,8 @@ class _StatefulDrain(_ReplayDoFn):
             buffer.add(rest)
             self._arm(timer, armed_at, self._fire_time(min(e[0] for e in rest)))
         yield from _emit(key, engine, result, pending_before, self.lines, self.batch_size)
+        if end:
+            yield from emit_pending(key, engine, self.factory)
 
 
 class StatefulReplay(beam.PTransform):

@@ -30,7 +30,7 @@ import apache_beam as beam
 from transforms.errors import InputError, reports_errors
 from transforms.records import INSTANCE, KIND, SEQ, T
 from transforms.replay.engine import LateEventError
-from transforms.replay.keyed import EngineFactory, _emit, _ReplayDoFn
+from transforms.replay.keyed import EngineFactory, _emit, _ReplayDoFn, emit_pending
 from transforms.scoring.in_stream import StreamScores
 from transforms.scoring.curves import named_rows
 from transforms.scoring.outcomes import RowRouter
@@ -155,6 +155,8 @@ class _DrainPerKey(_ReplayDoFn):
                     yield beam.pvalue.TaggedOutput(DEAD_LETTERS, item)
                 continue
             yield from self._drain(spec.name, engines, *item, scoring, router)
+        for model, engine in engines.items():
+            yield from emit_pending((spec.name, model), engine, self.factory)
         if scoring is not None:
             yield from router.route(named_rows(scoring.finish(), _classes_of(spec.name, engines)))
             yield from router.flush()
