@@ -65,7 +65,8 @@ def _import_from_here() -> None:
 def _command(args, beam_args: list, debug: bool) -> int:
     from pipelines.job import run
     from pipelines.results import manifest_of
-    from pipelines.thresholds import THRESHOLD_FAILED, crossed_thresholds, parse_thresholds
+    from pipelines.thresholds import (THRESHOLD_FAILED, crossed_thresholds, idle_models,
+                                      parse_thresholds)
     from runners import check_beam_args
     from transforms.replay.protocols import model_and_fold
 
@@ -113,12 +114,17 @@ def _command(args, beam_args: list, debug: bool) -> int:
         models = list(dict.fromkeys(summary.loc[summary["category"] != "comparison", "model"]))
         # With --cv, a threshold without a model holds for each model's mean over its folds.
         means = [m for m in models if model_and_fold(m)[1] is None] or models
-        maturity = (manifest_of(config.out) or {}).get("maturity") or {}  # (a backfill's)
+        manifest = manifest_of(config.out) or {}
+        maturity = manifest.get("maturity") or {}  # (a backfill's)
+        idle = idle_models(manifest.get("counts", [])) if config.fail_if else []
         crossed = crossed_thresholds(
             parse_thresholds(config.fail_if, models), summary, means,
             {stream: m.get("pending", 0) for stream, m in maturity.items()},
             {stream: m["pending_by_segment"] for stream, m in maturity.items()
-             if "pending_by_segment" in m})
+             if "pending_by_segment" in m}, idle)
+        for stream, model in idle:  # (its notice above says why it has nothing to score)
+            print(f"delayed-eval: notice: {stream} / {model}: --fail-if not checked: no "
+                  f"prediction of it is of a labelled instance of the range", file=sys.stderr)
         for line in crossed:
             print(f"delayed-eval: threshold crossed: {line}", file=sys.stderr)
         if crossed:

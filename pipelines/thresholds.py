@@ -97,11 +97,12 @@ class Threshold:
         return math.isnan(value) or _OPERATORS[self.op](value, self.value)
 
     def failures(self, summary: pd.DataFrame, models: list[str], pending: dict | None = None,
-                 pending_segments: dict | None = None) -> list[str]:
+                 pending_segments: dict | None = None, idle: tuple = ()) -> list[str]:
         """A line for each (stream, model) whose measure crossed the threshold; with a stream's
         instances still `pending` ({stream: how many}, a backfill's; of its segments in
         `pending_segments`, {stream: {segment: how many}}), how far a cumulative proportion,
-        of the stream or a segment, may still move (`_provisional`)."""
+        of the stream or a segment, may still move (`_provisional`). The (stream, model) pairs
+        `idle` are not checked (`idle_models`)."""
         rows = summary[(summary["category"] == self.category)
                        & (summary["metric"] == self.metric)
                        & (summary["window"] == self.window)]
@@ -114,6 +115,8 @@ class Threshold:
         lines = []
         for model in [self.model] if self.model else models:
             for stream in dict.fromkeys(summary.loc[summary["model"] == model, "stream"]):
+                if (stream, model) in idle:
+                    continue
                 for segment in self._segments(segments[summary["stream"] == stream]):
                     mine = rows[(rows["stream"] == stream) & (rows["model"] == model)
                                 & (segments[rows.index] == segment if segment else
@@ -259,12 +262,32 @@ reports no window w=100 (windows: cumulative, w=500); add --window 100
                               f"--bootstrap 200")
 
 
+def idle_models(counts: list[dict]) -> list[tuple[str, str]]:
+    """The (stream, model) pairs of a backfill's manifest `counts` whose log holds no
+    prediction of an instance of the range that has its label: each was made outside
+    --from/--to or for an instance still waiting, or there is none (a version deployed after
+    the range, retired before it, or deployed late in it). Such a model has nothing to check
+    a threshold against yet: an alert on it would be a false one every night it is not live.
+
+    >>> idle_models([{"stream": "s", "model": "v1", "logged_predictions": 9,
+    ...               "unmatched_outside_range": 2, "unmatched_pending": 1},
+    ...              {"stream": "s", "model": "v2", "logged_predictions": 5,
+    ...               "unmatched_outside_range": 4, "unmatched_pending": 1},
+    ...              {"stream": "s", "model": "nb"}])  # (a run's: no log)
+    [('s', 'v2')]
+    """
+    return [(c["stream"], c["model"]) for c in counts if "logged_predictions" in c
+            and c["logged_predictions"] == c.get("unmatched_outside_range", 0)
+            + c.get("unmatched_pending", 0)]
+
+
 def crossed_thresholds(thresholds: list[Threshold], summary: pd.DataFrame,
                        models: list[str], pending: dict | None = None,
-                       pending_segments: dict | None = None) -> list[str]:
+                       pending_segments: dict | None = None, idle: tuple = ()) -> list[str]:
     """Every line of every threshold crossed, in the order the thresholds were given (with
     `pending`, {stream: instances still waiting for their label}, and `pending_segments`,
-    {stream: {segment: such instances}}, how far a proportion may still move).
+    {stream: {segment: such instances}}, how far a proportion may still move); the (stream,
+    model) pairs `idle` are not checked (`idle_models`).
 
     >>> summary = pd.DataFrame({"stream": "s", "model": "m", "category": "initial",
     ...                         "metric": "accuracy", "window": "cumulative", "class": [None],
@@ -273,4 +296,4 @@ def crossed_thresholds(thresholds: list[Threshold], summary: pd.DataFrame,
     ['s / m: initial accuracy < 0.8 (it is 0.7)']
     """
     return [line for t in thresholds
-            for line in t.failures(summary, models, pending, pending_segments)]
+            for line in t.failures(summary, models, pending, pending_segments, idle)]

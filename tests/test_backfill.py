@@ -1304,8 +1304,9 @@ def test_a_version_deployed_late_whose_instances_all_wait_is_no_error(tmp_path, 
     """v2 went live at 20:00 on Nov 1: it predicted instance 1 (arrived 18:00, labelled Nov 2
     14:00) and re-predicted it at 21:00. The night's backfill of Nov 1, its label table read
     up to Nov 2 02:30, scores v1 and counts v2's predictions as waiting, not as naming no
-    instance (a mistake, exit 2): it says so and exits 0. Once 1's label has come, v2 is
-    scored."""
+    instance (a mistake, exit 2): it says so and exits 0, a threshold not checked on v2, which
+    has nothing to check yet (no alert every night a version is not live). Once 1's label has
+    come, v2 is scored and checked."""
     t, stream, labels = _three_days(tmp_path)
     night = tmp_path / "labels_by_night.csv"
     table = read_csv(labels)
@@ -1319,10 +1320,11 @@ def test_a_version_deployed_late_whose_instances_all_wait_is_no_error(tmp_path, 
     def backfill(label_table, out):
         code = main(["backfill", "--stream", f'{stream}{{"labels": "{label_table}"}}',
                      "--predictions", str(log), "--from", "2026-11-01", "--to", "2026-11-01",
-                     "--out", str(tmp_path / out), "--runner", "direct"])
+                     "--out", str(tmp_path / out), "--runner", "direct",
+                     "--fail-if", "initial accuracy < 0.9"])
         printed = capsys.readouterr()
         counts = {c["model"]: c for c in json.loads(
-            (tmp_path / out / "manifest.json").read_text())["counts"]} if code == 0 else {}
+            (tmp_path / out / "manifest.json").read_text())["counts"]} if code in (0, 3) else {}
         return code, printed.out + printed.err, counts
 
     code, said, counts = backfill(night, "night")
@@ -1330,14 +1332,16 @@ def test_a_version_deployed_late_whose_instances_all_wait_is_no_error(tmp_path, 
     assert "instances / v2: none of its 2 logged predictions belongs to a labelled instance " \
         "(2 of an instance still waiting for its label): nothing of it to score yet" in said
     assert "no prediction to score" not in said  # (its predictions were not none)
+    assert "instances / v2: --fail-if not checked: no prediction of it is of a labelled " \
+        "instance of the range" in said and "threshold crossed" not in said
     assert (counts["v2"]["unmatched_pending"], counts["v2"]["unmatched_no_instance"]) == (2, 0)
     assert (counts["v1"]["unmatched_pending"], counts["v1"]["scored_initial"]) == (1, 1)
     for c in counts.values():  # (the reasons add up)
         assert sum(v for k, v in c.items() if k.startswith("unmatched_")) == \
             2 * c["unmatched_predictions"]
-    code, said, counts = backfill(labels, "later")
-    assert code == 0 and counts["v2"]["unmatched_predictions"] == 0
-    assert counts["v2"]["scored_initial"] == 1
+    code, said, counts = backfill(labels, "later")  # (1 is b: v2 right, v1 wrong)
+    assert code == 3 and "instances / v1: initial accuracy < 0.9 (it is 0.5)" in said
+    assert counts["v2"]["scored_initial"] == 1 and "not checked" not in said
 
 
 def _daily_tables(tmp_path):
