@@ -15,7 +15,7 @@ from transforms.replay.protocols import model_and_fold
 from transforms.vocabulary import pair_name
 
 TABLE_METRICS = ("accuracy", "precision", "recall", "f1", "roc_auc", "average_precision",
-                 "kappa", "kappa_m", "kappa_t", "kappa_plus", "mae", "rmse")
+                 "kappa", "kappa_m", "kappa_t", "kappa_plus", "mae", "rmse", "r2")
 # Of the per-class measures, the table shows a binary task's positive class's.
 POSITIVE_CLASS_METRICS = ("precision", "recall", "f1", "average_precision")
 

@@ -317,6 +317,17 @@ def test_the_table_leaves_out_a_measure_no_model_scored():
     assert table.loc[("s", "final kappa")].tolist()[1] == 0.5
 
 
+def test_a_regressors_table_shows_its_r2_after_mae_and_rmse():
+    from pipelines.tables import summary_table
+
+    summary = pd.DataFrame([{"stream": "s", "model": "lr", "category": "initial", "bin": None,
+                             "window": "cumulative",
+                             "alpha": None, "metric": m, "class": None, "value": v, "n": 9}
+                            for m, v in (("r2", 0.97), ("mape", 0.2), ("rmse", 3.2),
+                                         ("mae", 2.5), ("abs_error_p50", 2.1))])
+    assert summary_table(summary)["lr"].tolist() == [2.5, 3.2, 0.97]
+
+
 def test_each_stream_shows_only_its_own_measures_in_their_order():
     """Two binary streams whose positive classes differ (1 and True): each stream's rows are
     its own measures, precision right after accuracy, none of the other stream's (no row of
