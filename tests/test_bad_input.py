@@ -2353,6 +2353,25 @@ def test_a_stream_spec_with_an_empty_name_says_so(tmp_path, capsys):
         "give NAME=SOURCE, or leave out the '='")
 
 
+def test_a_misspelled_option_names_the_one_it_was_likely_meant_to_be(tmp_path, capsys):
+    path = tmp_path / "rows.csv"
+    pd.DataFrame({"t": [1, 2], "x": [0.0, 1.0], "y": ["a", "b"]}).to_csv(path, index=False)
+    assert main(["run", "--stream", f'{path}{{"time": "t", "lable": "y"}}', "--model",
+                 "majority", "--out", str(tmp_path / "o"), "--runner", "direct"]) == 2
+    assert "stream rows: unknown option(s) ['lable'] (did you mean 'label'?); known: [" in \
+        capsys.readouterr().err
+    assert main(["backfill", "--stream", f'{path}{{"time": "t", "label": "y"}}',
+                 "--predictions", f'{path}{{"predicton": "y", "timezone": "UTC"}}', "--out",
+                 str(tmp_path / "o"), "--runner", "direct"]) == 2
+    assert f"prediction log {path}: unknown option(s) ['predicton', 'timezone'] (did you " \
+        f"mean 'prediction' for 'predicton', 'time_zone' for 'timezone'?); known: [" in \
+        capsys.readouterr().err
+    assert main(["run", "--stream", 'synth:SEA{"n": 50, "nosie": 0.1}', "--model", "majority",
+                 "--out", str(tmp_path / "o"), "--runner", "direct"]) == 2
+    assert "stream sea: SEA: unknown option(s) ['nosie'] (did you mean 'noise'?); known: [" \
+        in capsys.readouterr().err
+
+
 def test_a_missing_time_or_a_list_of_times_is_a_dead_letter_that_says_which(tmp_path):
     """An empty time cell is missing, not "time nan is neither a number ..."; a JSON list
     as a time, a label time or an id is a dead letter of its row (it stopped the read: "the

@@ -13,6 +13,7 @@ every runner alike.
 
 from __future__ import annotations
 
+import difflib
 import functools
 
 from transforms.vocabulary import ERRORS  # the output that carries a worker's errors as records
@@ -136,3 +137,22 @@ def reports_errors(process):
             yield beam.pvalue.TaggedOutput(ERRORS, e.to_record())
 
     return guarded
+
+
+def unknown_options(where: str, given, known) -> InputError:
+    """The error of a spec's options that are not among the `known` ones, with the option each
+    was likely meant to be (a typo).
+
+    >>> print(unknown_options("stream s", {"lable"}, ["label", "time"]))
+    stream s: unknown option(s) ['lable'] (did you mean 'label'?); known: ['label', 'time']
+    >>> print(unknown_options("stream s", {"lable", "tme", "xyz"}, ["label", "time"]))
+    ... # doctest: +NORMALIZE_WHITESPACE
+    stream s: unknown option(s) ['lable', 'tme', 'xyz'] (did you mean 'label' for 'lable',
+    'time' for 'tme'?); known: ['label', 'time']
+    """
+    unknown = sorted(set(given) - set(known))
+    meant = {name: close[0] for name in unknown
+             for close in [difflib.get_close_matches(name, sorted(known), n=1)] if close}
+    hint = "" if not meant else f" (did you mean {meant[unknown[0]]!r}?)" if len(unknown) == 1 \
+        else f" (did you mean {', '.join(f'{c!r} for {n!r}' for n, c in meant.items())}?)"
+    return InputError(f"{where}: unknown option(s) {unknown}{hint}; known: {sorted(known)}")

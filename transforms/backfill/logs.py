@@ -21,7 +21,7 @@ from transforms.backfill.join import spelled_kinds
 from transforms.backfill.log_text import (OPTION, ArrowReadable, TypesChanged,
                                           json_text_as_map, read_jsonl, released, stream_jsonl,
                                           struct_as_map, undecodable_rows)
-from transforms.errors import InputError
+from transforms.errors import InputError, unknown_options
 from transforms.records import field_count_reason
 from transforms.specs import split_options
 from transforms.streams.table_files import (check_encoding, extension, flat_names, flat_table,
@@ -137,10 +137,8 @@ class PredictionLogSpec:
         pattern, options = split_options(text, "prediction log")
         known = [*LOG_COLUMNS, *PROBA_OPTIONS, "threshold", *CSV_LOG_OPTIONS, *TIME_OPTIONS,
                  "encoding"]
-        unknown = set(options) - set(known)
-        if unknown:
-            raise InputError(f"prediction log {pattern}: unknown option(s) {sorted(unknown)}; "
-                             f"known: {sorted(known)}")
+        if set(options) - set(known):
+            raise unknown_options(f"prediction log {pattern}", options, known)
         proba = {k: options.pop(k) for k in PROBA_OPTIONS if k in options}
         csv = {k: options.pop(k) for k in CSV_LOG_OPTIONS if k in options}
         where = f"prediction log {pattern}"

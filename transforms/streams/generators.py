@@ -12,7 +12,7 @@ import random
 
 from river.datasets import synth
 
-from transforms.errors import ConfigError, InputError
+from transforms.errors import ConfigError, InputError, unknown_options
 from transforms.specs import named_specs, plain_value
 
 _SYNTH_RESERVED = {"n", "seed", "drift", "delay", "classes", "positive", "order"}
@@ -135,6 +135,9 @@ def river_stream(spec):
     def build(p, s):
         kw = dict(p)
         sig = inspect.signature(cls).parameters
+        if set(kw) - set(sig) and not any(v.kind == v.VAR_KEYWORD for v in sig.values()):
+            raise unknown_options(f"stream {spec.name}: {name}", kw,
+                                  {*sig, *_SYNTH_RESERVED} - {"order"})
         if "seed" in sig:
             kw.setdefault("seed", s)
         else:  # RandomRBF and RandomTree take two seeds
