@@ -289,7 +289,8 @@ def format_log_notices(keys) -> str:
     another clock than the stream), with every reason a prediction found no instance (the
     manifest's `unmatched_*` counts), or none made in --from/--to (a model version deployed
     before or after the range), or none in the partitions read (one retired before it), or
-    none belonging to a labelled instance (its ids are not the stream's), one
+    none belonging to a labelled instance yet (each made outside the range or for an
+    instance still waiting: one deployed late in it), one
     for its predictions that repeat an instance's initial or final one, and one for those
     whose class probabilities do not sum to 1; "" when there are none such.
 

@@ -2370,6 +2370,10 @@ def test_a_misspelled_option_names_the_one_it_was_likely_meant_to_be(tmp_path, c
                  "--out", str(tmp_path / "o"), "--runner", "direct"]) == 2
     assert "stream sea: SEA: unknown option(s) ['nosie'] (did you mean 'noise'?); known: [" \
         in capsys.readouterr().err
+    assert main(["run", "--stream", 'dataset:Phishing{"nn": 50}', "--model", "majority",
+                 "--out", str(tmp_path / "o"), "--runner", "direct"]) == 2  # (was ignored)
+    assert "stream phishing: dataset Phishing: unknown option(s) ['nn'] (did you mean 'n'?)" \
+        in capsys.readouterr().err
 
 
 def test_a_missing_time_or_a_list_of_times_is_a_dead_letter_that_says_which(tmp_path):

@@ -17,9 +17,9 @@ log's `kind` column (initial | re-prediction | final); without one they are infe
 times: an instance's earliest prediction is its initial one, one at or after its label time
 is its final one, the rest are re-predictions. Predictions that belong to no labelled
 instance (of one still pending at the end, an unknown id, outside the latency period) are
-counted as
-`unmatched_predictions` per (stream, model), and by why (`transforms.backfill.logs.LOG_COUNTERS`):
-the label pass hands on its pending instances' ids and arrival times for that.
+counted as `unmatched_predictions` per (stream, model), and by why
+(`transforms.backfill.logs.LOG_COUNTERS`): the label pass hands on its pending instances'
+ids and arrival times for that.
 """
 
 from __future__ import annotations

@@ -110,6 +110,9 @@ def river_stream(spec):
         if cls is None or not isinstance(cls, type):
             raise InputError(f"stream {spec.name}: river has no dataset {name!r}"
                              + _did_you_mean(name, datasets))
+        known = _SYNTH_RESERVED - {"seed", "drift"}  # (a dataset is its rows, as river gives them)
+        if set(opts) - known:
+            raise unknown_options(f"stream {spec.name}: dataset {name}", opts, known)
         try:
             ds = cls()
         except Exception as e:
