@@ -320,6 +320,15 @@ def check_evaluated(pl: Plan, counts: dict, dead: list[dict],
                 f'label table ({{"labels": ...}}) in the stream options')
         if mine and not any(c.get("labelled") for c in mine):
             failed = sum(c.get("model_errors", 0) for c in mine)
+            if read.get("outside_range") and not failed:  # (a night whose labels are late)
+                waiting = max(c.get("instances", 0) for c in mine)
+                raise InputError(
+                    f"stream {s.name}: none of the {waiting:,} instances arriving "
+                    f"{pl.time_range.describe()} (--from/--to) has its label in the labels "
+                    f"read ({labels:,}, of instances outside the range or of unknown ids); "
+                    f"evaluate the range once its labels have come (a label table that "
+                    f"reaches past it), or check that instances and labels share ids (option "
+                    f"id){example}")
             raise InputError(
                 f"stream {s.name}: none of its {labels} labels met a pending instance "
                 f"({instances} instances" + (f", {failed} set aside by model errors"

@@ -1344,6 +1344,27 @@ def test_a_version_deployed_late_whose_instances_all_wait_is_no_error(tmp_path, 
     assert counts["v2"]["scored_initial"] == 1 and "not checked" not in said
 
 
+def test_a_night_whose_labels_have_not_come_says_so(tmp_path, capsys):
+    """The label table stopped on Nov 2 (a late label export): the backfill of Nov 3 has no
+    label for its instances; the error says the range's labels have not come, not only that
+    ids may differ."""
+    t, stream, labels = _three_days(tmp_path)
+    stale = tmp_path / "stale.csv"
+    table = read_csv(labels)
+    table[table["time"] < t[4]].to_csv(stale, index=False)  # (labels of instances 0-2)
+    log = tmp_path / "log.csv"
+    pd.DataFrame({"id": ["4", "5"], "t": t[4:], "y_pred": ["a", "a"]}).to_csv(log, index=False)
+    assert main(["backfill", "--stream", f'{stream}{{"labels": "{stale}"}}', "--predictions",
+                 str(log), "--from", "2026-11-03", "--to", "2026-11-03", "--out",
+                 str(tmp_path / "o"), "--runner", "direct", "--quiet"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        "delayed-eval: error: stream instances: none of the 2 instances arriving from "
+        "2026-11-03 00:00:00 UTC to 2026-11-04 00:00:00 UTC (--from/--to) has its label in the "
+        "labels read (3, of instances outside the range or of unknown ids); evaluate the range "
+        "once its labels have come (a label table that reaches past it), or check that "
+        "instances and labels share ids (option id)")
+
+
 def _daily_tables(tmp_path):
     """Instance and label tables of 6 instances over 3 days (a label in a later partition than
     its instance, a bad value in the third instance partition): in one file each (`single`) and
