@@ -197,9 +197,14 @@ def join_columns(labels: dict, preds: dict, classes: list | None, bins: int,
     pos = np.flatnonzero(known & ~early & ~late)
     row, t = row[pos], t_all[pos]
     waits = np.zeros(len(t_all), dtype=bool)
-    if pending is not None and len(pending["key"]):
-        at = np.where(~known & timed, lookup(preds["id"], pending["key"]), -1)  # (ids unique)
-        waits = (at >= 0) & (t_all >= pending["t_arrival"][np.maximum(at, 0)])
+    if pending is not None and len(pending["key"]):  # (looked up for the unmatched alone)
+        unmatched = np.flatnonzero(~known & timed)
+        ids = preds["id"]
+        ids = ids.take(pa.array(unmatched)) if isinstance(ids, pa.Array) else \
+            np.asarray(ids, dtype=object)[unmatched]
+        at = lookup(ids, pending["key"])  # (an id is pending once at a time)
+        hit = at >= 0
+        waits[unmatched[hit]] = t_all[unmatched[hit]] >= pending["t_arrival"][at[hit]]
     outside = ~known & ~waits & ((t_all < evaluated[0]) | (t_all >= evaluated[1]))
     counts = {"logged_predictions": len(t_all), "unmatched_predictions": len(t_all) - len(pos),
               "probabilities_not_summing_to_1": 0,
