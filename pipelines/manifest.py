@@ -23,7 +23,7 @@ from metrics.regression import QUANTILE_METRICS, REGRESSION_METRICS
 from pipelines.plan import Plan
 from pipelines.notices import unmatched_reasons, where_and_why
 from pipelines.results import text_gaps_as_nan
-from transforms.backfill.logs import LOG_COUNTERS
+from transforms.backfill.logs import LOG_COUNTERS, nothing_to_score_yet
 from transforms.errors import InputError
 from transforms.models.randomness import HASH_SEED_COUNT, hash_seed
 from transforms.replay.protocols import model_and_fold
@@ -378,9 +378,7 @@ def check_evaluated(pl: Plan, counts: dict, dead: list[dict],
         if not logged and pl.time_range.everything:  # (with a range: in unopened partitions)
             raise InputError(f"prediction log {pl.log.pattern}: no prediction of model "
                              f"{model!r} for stream {stream!r}")
-        # (All of a version deployed late in the range may wait for their labels: no mistake.)
-        waiting = c["unmatched_outside_range"] + c.get("unmatched_pending", 0)
-        if c["unmatched_predictions"] == logged != waiting:
+        if c["unmatched_predictions"] == logged and not nothing_to_score_yet(c):
             raise InputError(
                 f"prediction log {pl.log.pattern}: 0 of {logged:,} predictions of model "
                 f"{model!r} matched a labelled instance of stream {stream!r} "

@@ -15,6 +15,7 @@ from metrics import CLASSIFICATION_METRICS, PER_CLASS_METRICS, REGRESSION_METRIC
 from metrics.bootstrap import BOOTSTRAP_METRICS
 from metrics.probabilistic import (AUC_BOOTSTRAP_METRICS, PER_CLASS_PROBABILITY_METRICS,
                                    PROBABILITY_METRICS, RANK_METRICS)
+from transforms.backfill.logs import nothing_to_score_yet
 from transforms.errors import ConfigError
 from transforms.vocabulary import CUMULATIVE
 
@@ -264,10 +265,9 @@ reports no window w=100 (windows: cumulative, w=500); add --window 100
 
 def idle_models(counts: list[dict]) -> list[tuple[str, str]]:
     """The (stream, model) pairs of a backfill's manifest `counts` whose log holds no
-    prediction of an instance of the range that has its label: each was made outside
-    --from/--to or for an instance still waiting, or there is none (a version deployed after
-    the range, retired before it, or deployed late in it). Such a model has nothing to check
-    a threshold against yet: an alert on it would be a false one every night it is not live.
+    prediction of a labelled instance of the range (`nothing_to_score_yet`). Such a model has
+    nothing to check a threshold against yet: an alert on it would be a false one every night
+    it is not live.
 
     >>> idle_models([{"stream": "s", "model": "v1", "logged_predictions": 9,
     ...               "unmatched_outside_range": 2, "unmatched_pending": 1},
@@ -276,9 +276,8 @@ def idle_models(counts: list[dict]) -> list[tuple[str, str]]:
     ...              {"stream": "s", "model": "nb"}])  # (a run's: no log)
     [('s', 'v2')]
     """
-    return [(c["stream"], c["model"]) for c in counts if "logged_predictions" in c
-            and c["logged_predictions"] == c.get("unmatched_outside_range", 0)
-            + c.get("unmatched_pending", 0)]
+    return [(c["stream"], c["model"]) for c in counts
+            if "logged_predictions" in c and nothing_to_score_yet(c)]
 
 
 def crossed_thresholds(thresholds: list[Threshold], summary: pd.DataFrame,

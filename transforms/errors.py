@@ -139,20 +139,29 @@ def reports_errors(process):
     return guarded
 
 
-def unknown_options(where: str, given, known) -> InputError:
-    """The error of a spec's options that are not among the `known` ones, with the option each
-    was likely meant to be (a typo).
+def check_options(where: str, given, known) -> None:
+    """Raise an `InputError` naming a spec's options that are not among the `known` ones, with
+    the option each was likely meant to be (a typo).
 
-    >>> print(unknown_options("stream s", {"lable"}, ["label", "time"]))
-    stream s: unknown option(s) ['lable'] (did you mean 'label'?); known: ['label', 'time']
-    >>> print(unknown_options("stream s", {"lable", "tme", "xyz"}, ["label", "time"]))
+    >>> check_options("stream s", {"label"}, ["label", "time"])  # (all known: nothing)
+    >>> check_options("stream s", {"lable"}, ["label", "time"])
     ... # doctest: +NORMALIZE_WHITESPACE
-    stream s: unknown option(s) ['lable', 'tme', 'xyz'] (did you mean 'label' for 'lable',
-    'time' for 'tme'?); known: ['label', 'time']
+    Traceback (most recent call last):
+    ...
+    transforms.errors.InputError: stream s: unknown option(s) ['lable'] (did you mean
+    'label'?); known: ['label', 'time']
+    >>> check_options("stream s", {"lable", "tme", "xyz"}, ["label", "time"])
+    ... # doctest: +NORMALIZE_WHITESPACE
+    Traceback (most recent call last):
+    ...
+    transforms.errors.InputError: stream s: unknown option(s) ['lable', 'tme', 'xyz'] (did you
+    mean 'label' for 'lable', 'time' for 'tme'?); known: ['label', 'time']
     """
     unknown = sorted(set(given) - set(known))
+    if not unknown:
+        return
     meant = {name: close[0] for name in unknown
              for close in [difflib.get_close_matches(name, sorted(known), n=1)] if close}
     hint = "" if not meant else f" (did you mean {meant[unknown[0]]!r}?)" if len(unknown) == 1 \
         else f" (did you mean {', '.join(f'{c!r} for {n!r}' for n, c in meant.items())}?)"
-    return InputError(f"{where}: unknown option(s) {unknown}{hint}; known: {sorted(known)}")
+    raise InputError(f"{where}: unknown option(s) {unknown}{hint}; known: {sorted(known)}")

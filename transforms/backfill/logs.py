@@ -21,7 +21,7 @@ from transforms.backfill.join import spelled_kinds
 from transforms.backfill.log_text import (OPTION, ArrowReadable, TypesChanged,
                                           json_text_as_map, read_jsonl, released, stream_jsonl,
                                           struct_as_map, undecodable_rows)
-from transforms.errors import InputError, unknown_options
+from transforms.errors import InputError, check_options
 from transforms.records import field_count_reason
 from transforms.specs import split_options
 from transforms.streams.table_files import (check_encoding, extension, flat_names, flat_table,
@@ -59,6 +59,20 @@ LOG_COUNTERS = ("logged_predictions", "unmatched_predictions", "unmatched_pendin
                 "unmatched_outside_range", "unmatched_no_instance", "unmatched_before_arrival",
                 "unmatched_after_label", "unmatched_unreadable_time", "repeated_predictions",
                 "probabilities_not_summing_to_1")
+
+
+def nothing_to_score_yet(counts: dict) -> bool:
+    """Whether a (stream, model)'s `LOG_COUNTERS` hold no prediction of a labelled instance of
+    the range, each being made outside --from/--to or for an instance still waiting (or there
+    being none): a version deployed after the range, retired before it, or deployed late in it
+    — no mistake, unlike ids that are not the stream's.
+
+    >>> nothing_to_score_yet({"logged_predictions": 5, "unmatched_outside_range": 4,
+    ...                       "unmatched_pending": 1})
+    True
+    """
+    return counts["logged_predictions"] == counts.get("unmatched_outside_range", 0) + \
+        counts.get("unmatched_pending", 0)
 
 
 LOG_FORMATS = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv", ".tsv": "csv",
@@ -137,8 +151,7 @@ class PredictionLogSpec:
         pattern, options = split_options(text, "prediction log")
         known = [*LOG_COLUMNS, *PROBA_OPTIONS, "threshold", *CSV_LOG_OPTIONS, *TIME_OPTIONS,
                  "encoding"]
-        if set(options) - set(known):
-            raise unknown_options(f"prediction log {pattern}", options, known)
+        check_options(f"prediction log {pattern}", options, known)
         proba = {k: options.pop(k) for k in PROBA_OPTIONS if k in options}
         csv = {k: options.pop(k) for k in CSV_LOG_OPTIONS if k in options}
         where = f"prediction log {pattern}"

@@ -12,7 +12,7 @@ import random
 
 from river.datasets import synth
 
-from transforms.errors import ConfigError, InputError, unknown_options
+from transforms.errors import ConfigError, InputError, check_options
 from transforms.specs import named_specs, plain_value
 
 _SYNTH_RESERVED = {"n", "seed", "drift", "delay", "classes", "positive", "order"}
@@ -110,9 +110,9 @@ def river_stream(spec):
         if cls is None or not isinstance(cls, type):
             raise InputError(f"stream {spec.name}: river has no dataset {name!r}"
                              + _did_you_mean(name, datasets))
-        known = _SYNTH_RESERVED - {"seed", "drift"}  # (a dataset is its rows, as river gives them)
-        if set(opts) - known:
-            raise unknown_options(f"stream {spec.name}: dataset {name}", opts, known)
+        # (A dataset is its rows, as river gives them: no seed, no drift.)
+        check_options(f"stream {spec.name}: dataset {name}", opts,
+                      _SYNTH_RESERVED - {"seed", "drift"})
         try:
             ds = cls()
         except Exception as e:
@@ -138,9 +138,8 @@ def river_stream(spec):
     def build(p, s):
         kw = dict(p)
         sig = inspect.signature(cls).parameters
-        if set(kw) - set(sig) and not any(v.kind == v.VAR_KEYWORD for v in sig.values()):
-            raise unknown_options(f"stream {spec.name}: {name}", kw,
-                                  {*sig, *_SYNTH_RESERVED} - {"order"})
+        if not any(v.kind == v.VAR_KEYWORD for v in sig.values()):
+            check_options(f"stream {spec.name}: {name}", kw, {*sig, *_SYNTH_RESERVED} - {"order"})
         if "seed" in sig:
             kw.setdefault("seed", s)
         else:  # RandomRBF and RandomTree take two seeds

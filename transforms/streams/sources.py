@@ -44,7 +44,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import pandas as pd
 
-from transforms.errors import InputError, unknown_options
+from transforms.errors import InputError, check_options
 from transforms.records import column_value
 from transforms.specs import split_options
 from transforms.streams import arff
@@ -597,8 +597,8 @@ class StreamSpec:
     def check(self) -> None:
         """Fail fast, before any pipeline runs, on what can be seen without reading every row:
         unknown generators or datasets, missing files, misnamed columns, empty files."""
-        if self.kind == "file" and set(self.options) - FILE_OPTIONS:
-            raise unknown_options(f"stream {self.name}", self.options, FILE_OPTIONS)
+        if self.kind == "file":
+            check_options(f"stream {self.name}", self.options, FILE_OPTIONS)
         TimeReading.of(self.options, f"stream {self.name}")
         positive, declared = self.options.get("positive"), self.options.get("classes")
         if declared:  # (labels are read as the first class is written: 1 and "1" are one)
