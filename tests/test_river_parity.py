@@ -127,3 +127,41 @@ def test_a_model_that_draws_random_numbers_to_predict_scores_as_in_river(final, 
     # (exact sums here, a running mean in river)
     assert initial("river.neighbors.KNNRegressor", 'synth:Friedman{"n": 800, "seed": 5}')[
         "mae"] == pytest.approx(mae.get(), rel=1e-14)
+
+
+def test_a_file_whose_rows_share_times_scores_as_river_with_a_delay_in_events_or_time(tmp_path):
+    """Rows stamped to the second, several per second: the time column orders the stream, and
+    the delay still means what river's means, for a number of events (river reveals the label
+    of row i just before row i + k) and for a duration (river's `moment` and a timedelta: a
+    label due at t before the rows arriving at t, after its own; 0 s: just after it). Scored
+    through the Beam pipeline and river alike, accuracy to the bit."""
+    import datetime as dt
+
+    import numpy as np
+    import pandas as pd
+    from river import compose
+
+    rng = np.random.default_rng(5)
+    n = 1500
+    seconds = np.sort(rng.integers(0, 300, n))  # ~5 rows a second
+    x = rng.normal(size=n)
+    labels = np.where(x + rng.normal(scale=0.7, size=n) > 0, "a", "b")
+    start = dt.datetime(2026, 1, 1)
+    times = [start + dt.timedelta(seconds=int(s)) for s in seconds]
+    pd.DataFrame({"time": times, "x": x, "label": labels}).to_csv(tmp_path / "t.csv",
+                                                                   index=False)
+    delays = {"1": 1, "5": 5, "50": 50, "0s": dt.timedelta(0), "1s": dt.timedelta(seconds=1),
+              "5s": dt.timedelta(seconds=5)}
+    streams = [f'd{i}={tmp_path / "t.csv"}{{"delay": "{d}"}}' for i, d in enumerate(delays)]
+    summary = run(RunConfig(streams=streams, models=["gaussian-nb"], out=str(tmp_path / "out"),
+                            runner="direct", repredict="none", quiet=True))
+    for i, delay in enumerate(delays.values()):
+        rows = [({"x": v, "time": t}, y) for v, t, y in zip(x.tolist(), times, labels)]
+        accuracy = metrics.Accuracy()
+        by_time = {} if isinstance(delay, int) else {"moment": "time"}
+        evaluate.progressive_val_score(rows, compose.Select("x") | naive_bayes.GaussianNB(),
+                                       accuracy, delay=delay, **by_time)
+        row = summary.query(f"stream == 'd{i}' and category == 'initial' and "
+                            f"window == 'cumulative' and metric == 'accuracy'")
+        assert (row["n"].item(), row["value"].item()) == (
+            accuracy.cm.total_weight, accuracy.get()), list(delays)[i]

@@ -14,7 +14,6 @@ from pipelines.config import RunConfig
 from pipelines.plan import plan
 from tests.helpers import brief, data, read, read_csv
 from transforms.errors import InputError
-from transforms.records import RANK_INSTANCE, RANK_LABEL, RANK_LABEL_AFTER_INSTANCE
 from transforms.streams.delays import DelaySpec
 from transforms.streams.sources import StreamSpec
 
@@ -324,11 +323,10 @@ def test_labelled_rows_with_a_duration_column(tmp_path):
 def test_constant_delay_in_events_and_in_seconds():
     events, _ = read(data("rows.csv"), delay="2")
     # Label of row i arrives just before row i+2; the rest arrive at the end, in order.
-    assert [(e[0], e[1], e[3], e[4]) for e in events] == [
-        (0, RANK_INSTANCE, "instance", 0), (1, RANK_INSTANCE, "instance", 1),
-        (2, RANK_LABEL, "label", 0), (2, RANK_INSTANCE, "instance", 2),
-        (3, RANK_LABEL, "label", 1), (3, RANK_INSTANCE, "instance", 3),
-        (3, RANK_LABEL_AFTER_INSTANCE, "label", 2), (3, RANK_LABEL_AFTER_INSTANCE, "label", 3)]
+    expected = [(0, "instance", 0), (1, "instance", 1), (2, "label", 0), (2, "instance", 2),
+                (3, "label", 1), (3, "instance", 3), (3, "label", 2), (3, "label", 3)]
+    assert [(e[0], e[3], e[4]) for e in events] == expected
+    assert [(e[0], e[3], e[4]) for e in sorted(events)] == expected  # (the replay's order)
     events, _ = read(data("rows.csv"), delay="1.5s")
     assert [(e[0], e[4]) for e in events if e[3] == "label"] == [
         (1.5, 0), (2.5, 1), (3.5, 2), (4.5, 3)]
@@ -337,12 +335,14 @@ def test_constant_delay_in_events_and_in_seconds():
     assert [(e[3], e[4]) for e in events][:3] == [("instance", 0), ("label", 0), ("instance", 1)]
 
 
-def test_a_delay_in_events_over_rows_that_share_a_time_never_puts_a_label_first(tmp_path):
-    """Rows whose times are whole seconds (or days) share them: the label of row i, due at row
-    i + k, comes at that row's time before the instances arriving then, unless row i arrived
-    then too; then it comes after them, never before its own instance (such labels were
-    orphans and their instances never labelled). Oracle: the rule, checked label by label
-    against the rows' times."""
+def test_rows_that_share_a_time_keep_their_order_around_their_labels(tmp_path):
+    """Rows whose times are whole seconds (or days) share them. A delay of k events reveals
+    the label of row i just before row i + k's instance, whatever their times (as river's
+    `progressive_val_score(delay=k)` does), and a delay of 0 s just after its own instance,
+    before the next row's (river's, with the moment and a delay of 0). The labels used to
+    come before every instance of their time, or after all of them where their own instance
+    shared it, k events apart on neither side. Oracle: the rule, event by event, in the
+    replay's order (sorted)."""
     times = [0, 0, 0, 1, 1, 2, 2, 2, 2, 3, 5, 5]
     n = len(times)
     path = tmp_path / "seconds.csv"
@@ -350,18 +350,17 @@ def test_a_delay_in_events_over_rows_that_share_a_time_never_puts_a_label_first(
                                                for i, t in enumerate(times)))
     for k in (1, 2, 3):
         events, dead = read(str(path), delay=str(k))
-        order = [(e[3], e[4]) for e in events]
-        assert dead == [] and sorted(order) == sorted(
-            [("instance", i) for i in range(n)] + [("label", i) for i in range(n)])
+        expected = []
         for i in range(n):
-            at = order.index(("label", i))
-            due = times[min(i + k, n - 1)]  # (labels due after the last row: at its time)
-            assert events[at][0] == due and at > order.index(("instance", i))
-            same_time = [order.index(("instance", j)) for j in range(n) if times[j] == due]
-            if i + k < n and times[i] < due:  # before every instance arriving then
-                assert at < min(same_time), (k, i)
-            else:  # after them
-                assert at > max(same_time), (k, i)
+            expected += [("label", i - k)] if i >= k else []
+            expected.append(("instance", i))
+        expected += [("label", i) for i in range(n - k, n)]  # (due after the last row)
+        assert dead == [] and [(e[3], e[4]) for e in sorted(events)] == expected, k
+        for e in events:  # each label at the time of the row it is due at
+            assert e[3] == "instance" or e[0] == times[min(e[4] + k, n - 1)]
+    events, _ = read(str(path), delay="0s")
+    assert [(e[3], e[4]) for e in sorted(events)] == [
+        (kind, i) for i in range(n) for kind in ("instance", "label")]
 
 
 def test_a_delay_in_events_counts_instances_in_time_order_in_a_file_out_of_order(tmp_path):

@@ -6,7 +6,8 @@ sorting them needs no key function:
     (t, rank, seq, kind, id, x, y)
 
 `t` is the event time in seconds, `rank` orders events of equal `t` (a label due at t is
-processed before an instance arriving at t), `seq` is the input order and is unique within a
+processed before an instance arriving at t; labelled rows keep their order, `instance_of_row`),
+`seq` is the input order and is unique within a
 stream, so `sorted(events)` is the DESIGN order `(t, rank, seq)` and never compares features.
 """
 
@@ -24,10 +25,29 @@ LABEL = "label"
 EVENT_KINDS = (INSTANCE, UPDATE, LABEL)
 
 # Ranks for the default ordering rule. A label whose time equals its own instance's time must
-# still come after that instance, so it gets the rank after instances.
+# still come after that instance: in a log or tables, it gets the rank after instances.
 RANK_LABEL = 0
 RANK_INSTANCE = 1
 RANK_LABEL_AFTER_INSTANCE = 2
+
+
+def instance_of_row(i: int) -> int:
+    """The rank of the instance of a stream of labelled rows' i-th row (from 0). Rows keep
+    their order at equal times, so a label can come between two of them (`label_before_row`),
+    as river's `progressive_val_score(delay=k)` reveals a label just before instance i + k
+    whatever the times.
+
+    >>> sorted([(5.0, instance_of_row(3), 6), (5.0, label_before_row(3), 3),
+    ...         (5.0, instance_of_row(2), 4), (5.0, RANK_LABEL, 1)])
+    [(5.0, 0, 1), (5.0, 3, 4), (5.0, 3.5, 3), (5.0, 4, 6)]
+    """
+    return RANK_INSTANCE + i
+
+
+def label_before_row(i: int) -> float:
+    """The rank of a label processed just before the i-th row's instance of a stream of
+    labelled rows, after every earlier row's (`instance_of_row`)."""
+    return RANK_INSTANCE + i - 0.5
 
 T, RANK, SEQ, KIND, ID, X, Y = range(7)
 

@@ -24,7 +24,7 @@ import random
 from dataclasses import dataclass
 
 from transforms.errors import ConfigError
-from transforms.records import INSTANCE, LABEL, RANK_INSTANCE, RANK_LABEL, RANK_LABEL_AFTER_INSTANCE
+from transforms.records import INSTANCE, LABEL, RANK_LABEL, instance_of_row, label_before_row
 from transforms.specs import plain_value
 
 # The units of times given as numbers (a stream's `time_unit`, a delay column's): how many make
@@ -224,14 +224,20 @@ class LabelTimeAssigner:
     >>> [e[3] + str(e[4]) for i in range(2) for e in a.row(i, float(i), {}, "y", 2 * i)]
     ['instance0', 'label0', 'instance1']
     >>> [(e[0], e[1], e[3] + str(e[4])) for e in a.finish()]
-    [(1.0, 2, 'label1')]
+    [(1.0, 2.5, 'label1')]
 
-    A label due at a row of its own instance's time comes after that time's instances:
+    Rows that share a time keep their order (`rank`): the label of row i, due with a delay of
+    k events, comes just before row i + k's instance, and a label due at its own instance's
+    time (a delay of 0 s) just after that instance, before the next row's:
 
     >>> a = LabelTimeAssigner(DelaySpec.parse("1"))
-    >>> sorted(e[:5] for i in range(3) for e in a.row(i, float(i // 2), {}, "y", 2 * i))
-    [(0.0, 1, 0, 'instance', 0), (0.0, 1, 2, 'instance', 1), (0.0, 2, 1, 'label', 0), \
-(1.0, 0, 3, 'label', 1), (1.0, 1, 4, 'instance', 2)]
+    >>> [e[3] + str(e[4]) for e in sorted(e for i in range(3)
+    ...                                   for e in a.row(i, 0.0, {}, "y", 2 * i))]
+    ['instance0', 'label0', 'instance1', 'label1', 'instance2']
+    >>> a = LabelTimeAssigner(DelaySpec.parse("0s"))
+    >>> [e[3] + str(e[4]) for e in sorted(e for i in range(2)
+    ...                                   for e in a.row(i, 0.0, {}, "y", 2 * i))]
+    ['instance0', 'label0', 'instance1', 'label1']
     """
 
     def __init__(self, delay: DelaySpec):
@@ -262,26 +268,23 @@ class LabelTimeAssigner:
         self._last_t = t
         waiting = self._waiting
         while waiting and waiting[0][0] <= i:
-            _, lseq, lid, ly, t0 = heapq.heappop(waiting)
-            # Before the instances arriving now, but never before its own: at a time its
-            # instance arrived too (a table whose rows share a time), after that time's.
-            rank = RANK_LABEL if t > t0 else RANK_LABEL_AFTER_INSTANCE
-            out.append((t, rank, lseq, LABEL, lid, None, ly))
-        out.append((t, RANK_INSTANCE, seq, INSTANCE, id, x, None))
+            _, lseq, lid, ly = heapq.heappop(waiting)
+            out.append((t, label_before_row(i), lseq, LABEL, lid, None, ly))
+        out.append((t, instance_of_row(i), seq, INSTANCE, id, x, None))
         if y is None:
             return out
         if label_t is None:
             d = self._draw(own_delay)
             if self.delay.unit == "events":
-                heapq.heappush(waiting, (i + max(1, int(d)), seq + 1, id, y, t))
+                heapq.heappush(waiting, (i + max(1, int(d)), seq + 1, id, y))
                 return out
             label_t = t + d
-        rank = RANK_LABEL if label_t > t else RANK_LABEL_AFTER_INSTANCE
+        rank = RANK_LABEL if label_t > t else label_before_row(i + 1)
         out.append((label_t, rank, seq + 1, LABEL, id, None, y))
         return out
 
     def finish(self) -> list[tuple]:
-        out = [(self._last_t, RANK_LABEL_AFTER_INSTANCE, lseq, LABEL, lid, None, ly)
-               for _, lseq, lid, ly, _ in sorted(self._waiting)]
+        out = [(self._last_t, label_before_row(self._index), lseq, LABEL, lid, None, ly)
+               for _, lseq, lid, ly in sorted(self._waiting)]
         self._waiting = []
         return out
