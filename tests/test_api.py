@@ -148,6 +148,22 @@ def test_river_estimators_built_in_python_are_the_models_their_specs_build():
     with pytest.raises(ModelSpecError, match="parameter classifier: a pipeline inside"):
         RunConfig(streams=[STREAM], models=[multiclass.OneVsRestClassifier(inner)],
                   out="unused")
+    # A class given unbuilt, or an object of a class of one's own that is no river estimator,
+    # is told what to give instead.
+    with pytest.raises(ModelSpecError, match=r"model HoeffdingTreeClassifier is a class, not a "
+                                             r"model: give it built, HoeffdingTreeClassifier\(\)"):
+        RunConfig(streams=[STREAM], models={"tree": tree.HoeffdingTreeClassifier}, out="unused")
+
+    class Mine:
+        def learn_one(self, x, y):
+            pass
+
+        def predict_one(self, x):
+            return True
+
+    with pytest.raises(ModelSpecError, match="make its class a river.base.Classifier or "
+                                             "river.base.Regressor"):
+        RunConfig(streams=[STREAM], models={"mine": Mine()}, out="unused")
 
 
 def test_models_built_from_positional_arguments_score_as_river_does():

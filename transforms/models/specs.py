@@ -618,7 +618,12 @@ def spec_of(model) -> str:
     if isinstance(model, compose.Pipeline):
         return " | ".join(spec_of(step) for step in model.steps.values())
     if not isinstance(model, base.Base):
-        raise ModelSpecError(f"model {model!r} is neither a spec nor a river estimator")
+        if inspect.isclass(model) and issubclass(model, base.Base):  # (the class, not built)
+            raise ModelSpecError(f"model {model.__qualname__} is a class, not a model: give "
+                                 f"it built, {model.__qualname__}()")
+        raise ModelSpecError(f"model {model!r} is neither a spec nor a river estimator; make "
+                             f"its class a river.base.Classifier or river.base.Regressor "
+                             f"(learn_one, predict_one), or give a spec such as 'gaussian-nb'")
     where = f"model {type(model).__qualname__}"
     if isinstance(model, compose.TransformerUnion):  # (a + b: its transformers, in order)
         parts = list(model.transformers.values())
