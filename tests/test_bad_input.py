@@ -632,6 +632,24 @@ def test_a_model_that_raises_is_one_line_naming_model_stream_and_instance(tmp_pa
     assert not out.exists() or not any(out.iterdir())  # nothing published
 
 
+def test_a_model_broken_by_a_parameter_of_the_wrong_kind_names_the_parameter(tmp_path, capsys):
+    """Text or a list for a parameter whose default is a number breaks the model on its first
+    instance: the line names the parameter, not the instance's features, and does not advise
+    setting instances aside (every one would be)."""
+    out = tmp_path / "out"
+    code = main(["run", "--stream", 's=synth:SEA{"n": 100}', "--model",
+                 't=river.tree.HoeffdingTreeClassifier{"grace_period": "fifty", '
+                 '"leaf_prediction": "mc"}', "--delay", "5", "--out", str(out),
+                 "--runner", "direct", "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1
+    assert err.startswith("delayed-eval: error: model t, stream s, instance 0: learn_one raised "
+                          "TypeError: ")
+    assert err.endswith("; parameter 'grace_period' of river.tree.HoeffdingTreeClassifier is "
+                        "'fifty', where a number is expected (its default is 200): fix the "
+                        "model's spec\n")
+
+
 def test_model_errors_are_dead_letters_on_request_and_the_run_goes_on(tmp_path):
     out = tmp_path / "out"
     run(RunConfig(streams=["s=" + _model_rows(tmp_path)], models=["m=tests.helpers.FailsOn"],

@@ -810,6 +810,28 @@ class ModelSpec:
             model = model | step
         return model
 
+    def unlike_defaults(self) -> list[str]:
+        """The parameters given as text or a list where their default is a number, as a model
+        error names them (such a value breaks the model at its first learn_one or predict_one;
+        one that spells a number is refused when the model is built).
+
+        >>> ModelSpec.parse('river.tree.HoeffdingTreeClassifier{"grace_period": "fifty", '
+        ...                 '"leaf_prediction": "mc"}').unlike_defaults()
+        ["parameter 'grace_period' of river.tree.HoeffdingTreeClassifier is 'fifty', where a \
+number is expected (its default is 200)"]
+        """
+        found = []
+        for step in self.steps:
+            if step.path in BASELINES:
+                continue
+            defaults = _defaults(step.resolve())
+            target = REGISTRY.get(step.path, step.path)
+            found += [f"parameter {name!r} of {target} is {value!r}, where a number is "
+                      f"expected (its default is {defaults[name]!r})"
+                      for name, value in step.params.items()
+                      if isinstance(value, (str, list)) and _is_number(defaults.get(name))]
+        return found
+
     def task(self) -> str:
         """'classification' or 'regression', from the model's river type; a ModelSpecError if
         it is no online model at all (no learn_one and predict_one).
