@@ -248,6 +248,7 @@ class ReplayEngine:
                  binary: tuple | None = None, fails_at: dict | None = None):
         self.stream = stream
         self.model_name = model.name
+        self.spec = model  # (a model error names its parameters of the wrong kind)
         # fail: a model that raises (or returns no single value) stops the run with a
         # ModelError; dead-letter: that instance leaves as a dead letter and the run goes on.
         self.on_model_error = on_model_error
@@ -269,7 +270,6 @@ class ReplayEngine:
         self._out: list = list(range(len(self.classes)))  # index -> outcome index (−1: none)
         self._out_shifted = False  # some class's outcome index is not its index
         self.model = model.build(list(classes) if classes else None)
-        self.unlike_defaults = model.unlike_defaults()  # (what a model error then points to)
         if self.classification:  # a binary classifier learns label == positive
             self.model = with_binary_labels(self.model, *(binary or (None, None)))
         self._predict_one = fast_predict_one(self.model)  # its exact answers, sooner
@@ -504,12 +504,13 @@ class ReplayEngine:
         return f"model {self.model_name}, stream {self.stream}, instance {key!r}"
 
     def _model_error(self, key, call: str, error: BaseException, x) -> ModelError:
-        where = f"{self._where(key)}: {call} raised {type(error).__name__}: {error}; "
-        if self.unlike_defaults and isinstance(error, (TypeError, ValueError)):
-            return ModelError(where + "; ".join(self.unlike_defaults) + ": fix the model's "
-                              "spec")  # (no instance's fault: no advice to skip instances)
-        return ModelError(where + f"{self._hint(error, x)}; or skip such instances with "
-                                  f"--on-model-error dead-letter")
+        failed = f"{self._where(key)}: {call} raised {type(error).__name__}: {error}; "
+        wrong_kind = self.spec.unlike_defaults() if isinstance(error, (TypeError, ValueError)) \
+            else []
+        if wrong_kind:  # (no instance's fault: no advice to skip instances)
+            return ModelError(failed + "; ".join(wrong_kind) + ": fix the model's spec")
+        return ModelError(failed + f"{self._hint(error, x)}; or skip such instances with "
+                                   f"--on-model-error dead-letter")
 
     @staticmethod
     def _hint(error: BaseException, x) -> str:
