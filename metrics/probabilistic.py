@@ -10,6 +10,7 @@ of the window's labels bit for bit, and merge order never changes a result.
 
 from __future__ import annotations
 
+import copy
 import math
 import warnings
 
@@ -346,6 +347,19 @@ class ProbabilityScore:
         # With Poisson bootstrap weights: the ranks with each replicate's weights as counts.
         self.boot: dict | None = None
         self._measures = None  # `class_measures`, until the counts change
+
+    def __deepcopy__(self, memo) -> ProbabilityScore:
+        # Numbers, lists of numbers and exact sums: copied as such (curves copy every bin's
+        # score at each block, and the generic deep copy cost more than the scoring).
+        out = ProbabilityScore.__new__(ProbabilityScore)
+        out.n, out.width = self.n, self.width
+        out.log_loss_sum, out.brier_sum = (copy.deepcopy(s) for s in (self.log_loss_sum,
+                                                                       self.brier_sum))
+        out.bin_counts, out.bin_hits = self.bin_counts.copy(), self.bin_hits.copy()
+        out.bin_confidence = [copy.deepcopy(s) for s in self.bin_confidence]
+        out.ranks, out.boot = copy.deepcopy(self.ranks, memo), copy.deepcopy(self.boot, memo)
+        out._measures = None
+        return out
 
     def update_many(self, y_true, proba, weights=None) -> None:
         """Add labels (class indices) and their probability rows (labels × classes); rows

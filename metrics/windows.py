@@ -75,6 +75,13 @@ class FadingScore:
         self.state: np.ndarray | None = None  # (columns, statistics)
         self.labels = 0  # labels folded in: the state's reference point
 
+    def __deepcopy__(self, memo) -> FadingScore:
+        # (curves keep a copy at every curve point the fold passes)
+        out = FadingScore(self.alpha, self.score_class)
+        out.state = None if self.state is None else self.state.copy()
+        out.labels = self.labels
+        return out
+
     def update(self, columns: dict) -> None:
         """One block's labels in label order, as the score class's `faded_stats` reads them."""
         stats = self.score_class.faded_stats(columns)

@@ -80,6 +80,28 @@ def test_a_window_made_by_subtraction_equals_its_labels_scored_alone():
     assert window.n == 350
 
 
+def test_a_copy_of_a_score_keeps_its_labels_measures_while_the_score_takes_more():
+    """Curves keep a copy of every bin's score at each block (a window is a difference of two):
+    a copy that shared a count with its score moved with it."""
+    import copy
+
+    y, p = _probabilities(600, 3, seed=5)
+    score = ProbabilityScore(ranked=True)
+    score.update_many(y[:250], p[:250])
+    kept = copy.deepcopy(score)
+    score.update_many(y[250:], p[250:])
+    expected = _sklearn(y[:250], p[:250])
+    got = kept.get()
+    for name, value in expected.items():
+        assert got[name] == pytest.approx(value, rel=1e-12), name
+    confidence = p[:250].max(axis=1)
+    assert sum(count for _, _, count in kept.reliability().values()) == kept.n == 250
+    assert sum(c * count for c, _, count in kept.reliability().values()) == \
+        pytest.approx(confidence.sum(), rel=1e-12)
+    assert sum(a * count for _, a, count in kept.reliability().values()) == \
+        pytest.approx((p[:250].argmax(axis=1) == y[:250]).sum(), rel=1e-12)
+
+
 def test_calibration_error_equals_a_plain_loop():
     y, p = _probabilities(500, 3, seed=11, decimals=3)
     score = ProbabilityScore(ranked=True)
