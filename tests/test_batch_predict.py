@@ -295,6 +295,40 @@ def test_naive_bayes_single_predictions_equal_predict_one_while_learning(model):
     assert len(asked) < 5
 
 
+@pytest.mark.parametrize("leaf_prediction", ["mc", "nb", "nba"])
+def test_a_trees_initial_and_final_predictions_are_predict_proba_ones_at_every_stage(
+        leaf_prediction):
+    """The replay's stand-in for a Hoeffding tree's predict_one and predict_proba_one (its
+    majority-class leaves divided without river's deep copy) gives river's answers and
+    probabilities bit for bit, before the first label, through its splits, on numeric and
+    nominal features, and inside a pipeline."""
+    from transforms.models.naive_bayes_batch import fast_predict_one, predict_with_proba
+    from transforms.models.tree_batch import _leaf_mode
+
+    rng = np.random.default_rng(5)
+    model = tree.HoeffdingTreeClassifier(grace_period=40, leaf_prediction=leaf_prediction)
+    pipeline = ModelSpec.parse("one-hot-text | river.tree.HoeffdingTreeClassifier"
+                               f'{{"grace_period": 40, "leaf_prediction": "{leaf_prediction}"}}'
+                               ).build()
+    predict, predict_pipeline = predict_with_proba(model), predict_with_proba(pipeline)
+    assert predict.func.__name__ == "tree_class_and_proba"
+    assert fast_predict_one(model).func.__name__ == "tree_predict_one"
+    seen_modes = set()
+    for i in range(1500):
+        y = ["a", "b", "c"][int(rng.integers(3))]
+        x = {"u": float(rng.normal("abc".index(y) * (i > 600))), "v": float(rng.uniform()),
+             "colour": ["red", "green"][int(rng.integers(2))] if y != "c" else "blue"}
+        for m, stand_in in ((model, predict), (pipeline, predict_pipeline)):
+            assert stand_in(x) == (m.predict_one(x), m.predict_proba_one(x)), (i, m)
+            assert fast_predict_one(m)(x) == m.predict_one(x), (i, m)
+            m.learn_one(x, y)
+        if model._root is not None:  # (which way its leaf answered: both are tested)
+            leaf = model._root.traverse(x, until_leaf=True) if model.n_nodes > 1 else model._root
+            seen_modes.add(_leaf_mode(leaf, model))
+    assert model.n_leaves >= 3
+    assert seen_modes == {"mc": {"mc"}, "nb": {"nb"}, "nba": {"mc", "nb"}}[leaf_prediction]
+
+
 def test_gaussian_nb_of_many_classes_predicts_one_row_as_river_at_every_stage(monkeypatch):
     """With many classes GaussianNB's initial and final predictions come from its state as
     arrays, read again only for the class that learned: at every stage of learning (40

@@ -337,7 +337,8 @@ class ManyClassesGaussianNB:
 def predict_with_proba(model):
     """x -> (`predict_one(x)`, `predict_proba_one(x)`) for a classifier that gives class
     probabilities, with one model call where its `predict_one` is its base class's (the most
-    probable class, the first of equals); None for a model without `predict_proba_one`.
+    probable class, the first of equals; for river's Hoeffding tree, `tree_class_and_proba`);
+    None for a model without `predict_proba_one`.
 
     Example
     -------
@@ -358,8 +359,10 @@ def predict_with_proba(model):
     from river.compose import Pipeline
     from river.naive_bayes import GaussianNB
     from river.naive_bayes.base import BaseNB
+    from river.tree import HoeffdingTreeClassifier
 
     from transforms.models.binary import BinaryLabels
+    from transforms.models.tree_batch import tree_class_and_proba
 
     kind = type(model)
     if kind is BinaryLabels:
@@ -377,6 +380,8 @@ def predict_with_proba(model):
     if isinstance(model, BaseNB) and kind.predict_proba_one is BaseNB.predict_proba_one \
             and kind.predict_one is Classifier.predict_one:
         return functools.partial(naive_bayes_predict_with_proba, model)
+    if kind is HoeffdingTreeClassifier:
+        return functools.partial(tree_class_and_proba, model)
     if kind.predict_one is Classifier.predict_one:
         return functools.partial(_class_of_proba, model)
     return functools.partial(_class_and_proba, model)
@@ -395,7 +400,8 @@ def _class_and_proba(model, x: dict) -> tuple:
 
 def fast_predict_one(model):
     """`model.predict_one`, or an exact faster stand-in for it (`naive_bayes_predict_one` for
-    river's naive Bayes classifiers that predict as their base class does).
+    river's naive Bayes classifiers that predict as their base class does, `tree_predict_one`
+    for its Hoeffding tree).
 
     Example
     -------
@@ -410,8 +416,10 @@ def fast_predict_one(model):
     from river.compose import Pipeline
     from river.naive_bayes import GaussianNB
     from river.naive_bayes.base import BaseNB
+    from river.tree import HoeffdingTreeClassifier
 
     from transforms.models.binary import BinaryLabels
+    from transforms.models.tree_batch import tree_predict_one
 
     kind = type(model)
     if kind is BinaryLabels:
@@ -426,6 +434,8 @@ def fast_predict_one(model):
     if isinstance(model, BaseNB) and kind.predict_proba_one is BaseNB.predict_proba_one \
             and kind.predict_one is Classifier.predict_one:
         return functools.partial(naive_bayes_predict_one, model)
+    if kind is HoeffdingTreeClassifier:
+        return functools.partial(tree_predict_one, model)
     return model.predict_one
 
 

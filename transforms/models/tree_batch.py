@@ -666,6 +666,56 @@ def _leaf_mode(leaf, tree) -> str:
     return "other"
 
 
+def tree_class_and_proba(model, x: dict) -> tuple:
+    """(`predict_one(x)`, `predict_proba_one(x)`) of river's `HoeffdingTreeClassifier`, with
+    its own arithmetic: a leaf predicting its majority class divides its class weights by their
+    sum as river does, without river's deep copy of them first (a fifth of the prediction's
+    time); any other leaf answers for itself.
+
+    Example
+    -------
+
+    >>> import itertools
+    >>> from river import datasets, tree
+    >>> model = tree.HoeffdingTreeClassifier(grace_period=50)
+    >>> answers, expected = [], []
+    >>> for x, y in itertools.islice(datasets.synth.Agrawal(seed=3), 1000):
+    ...     answers.append(tree_class_and_proba(model, x))
+    ...     expected.append((model.predict_one(x), model.predict_proba_one(x)))
+    ...     model.learn_one(x, y)
+    >>> answers == expected, model.n_leaves > 1
+    (True, True)
+    """
+    proba = {c: 0.0 for c in sorted(model.classes)}
+    leaf = model._root
+    if leaf is not None:
+        if isinstance(leaf, _branch_class()):
+            leaf = leaf.traverse(x, until_leaf=True)
+        if _leaf_mode(leaf, model) == "mc":
+            weights = leaf.stats
+            total = sum(weights.values())
+            scale = None if total == 0 or math.isnan(total) else 1 / total
+            proba.update(weights if scale is None else
+                         {c: w * scale for c, w in weights.items()})
+        else:
+            proba.update(leaf.prediction(x, tree=model))
+    return (max(proba, key=proba.get) if proba else None), proba
+
+
+def tree_predict_one(model, x: dict):
+    """`predict_one(x)` of river's `HoeffdingTreeClassifier`: `tree_class_and_proba`'s class.
+
+    >>> from river import tree
+    >>> model = tree.HoeffdingTreeClassifier()
+    >>> tree_predict_one(model, {"a": 1.0}) is None
+    True
+    >>> model.learn_one({"a": 1.0}, "yes")
+    >>> tree_predict_one(model, {"a": 2.0})
+    'yes'
+    """
+    return tree_class_and_proba(model, x)[0]
+
+
 @functools.cache
 def leaves_add_log_densities() -> bool:
     """Whether river's naive Bayes leaves add their Gaussians' log-densities, as the arrays
