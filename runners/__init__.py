@@ -240,6 +240,31 @@ def threads_per_worker(workers: int):
 
 
 @contextlib.contextmanager
+def one_blas_thread():
+    """This process's BLAS (numpy's OpenBLAS, or MKL) computes on one thread meanwhile, unless
+    the user set `THREAD_VARIABLES`: the replay multiplies a batch of pending rows at a time,
+    too small for threads to pay, and OpenBLAS's threads spin on the other cores between
+    products (on 2 cores, a Hoeffding tree's re-evaluation took the same time on one thread
+    with a third less CPU; benchmarks/README.md).
+
+    >>> from threadpoolctl import threadpool_info, threadpool_limits
+    >>> def blas_threads():
+    ...     return {pool["num_threads"] for pool in threadpool_info()
+    ...             if pool["user_api"] == "blas"}
+    >>> with threadpool_limits(limits=2, user_api="blas"), one_blas_thread():
+    ...     blas_threads() == {1} or any(name in os.environ for name in THREAD_VARIABLES)
+    True
+    """
+    if any(name in os.environ for name in THREAD_VARIABLES):
+        yield
+        return
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1, user_api="blas"):
+        yield
+
+
+@contextlib.contextmanager
 def workers_hash_text_alike():
     """Worker processes started meanwhile hash text with seed 0 (PYTHONHASHSEED) when this
     Python's seed is not fixed (`evaluate()` from a notebook): river models that break a tie
@@ -279,7 +304,8 @@ def runner_session(name: str, beam_args: list[str] | None = None, worker_logs: b
     that and an SDK worker pool process (`--sdk_worker_parallelism` workers per job). Several
     local worker processes share the cores (`threads_per_worker`). `direct-mp`'s worker
     processes log (~20 lines each on stderr) only with `worker_logs`; a worker's failure
-    reaches this process as the pipeline's error either way.
+    reaches this process as the pipeline's error either way. This process's BLAS computes on
+    one thread (`one_blas_thread`).
 
     >>> with runner_session("direct") as (runner, options):
     ...     type(runner).__name__
@@ -288,6 +314,7 @@ def runner_session(name: str, beam_args: list[str] | None = None, worker_logs: b
     args = list(beam_args or [])
     with contextlib.ExitStack() as stack:
         stack.enter_context(workers_hash_text_alike())
+        stack.enter_context(one_blas_thread())
         workers = local_workers(name, pipeline_options(name, args))
         if workers > 1:
             stack.enter_context(threads_per_worker(workers))

@@ -240,3 +240,27 @@ def test_local_worker_processes_share_the_cores_between_their_thread_pools(
     seen = _thread_variables_seen_by_the_workers(runner, beam_args, tmp_path)
     assert seen == {(share, share, "3")}
     assert "OPENBLAS_NUM_THREADS" not in os.environ and os.environ["MKL_NUM_THREADS"] == "3"
+
+
+def test_this_processs_blas_computes_on_one_thread_during_a_run_unless_the_user_sized_it(
+        monkeypatch):
+    """The replay's matrix products are small: OpenBLAS's threads only spun beside it (a
+    third of a tree's re-evaluation's CPU on 2 cores). During a run this process's BLAS has one
+    thread, and its own number after; a thread variable the user set leaves it alone."""
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    from runners import THREAD_VARIABLES, runner_session
+
+    def blas_threads() -> set:
+        return {pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas"}
+
+    for name in THREAD_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    with threadpool_limits(limits=2, user_api="blas"):  # (as on a machine of 2 cores or more)
+        assert blas_threads() == {2}
+        with runner_session("direct"):
+            assert blas_threads() == {1}
+        assert blas_threads() == {2}
+        monkeypatch.setenv("OPENBLAS_NUM_THREADS", "2")
+        with runner_session("direct"):
+            assert blas_threads() == {2}
