@@ -668,9 +668,9 @@ def _leaf_mode(leaf, tree) -> str:
 
 def tree_class_and_proba(model, x: dict) -> tuple:
     """(`predict_one(x)`, `predict_proba_one(x)`) of river's `HoeffdingTreeClassifier`, with
-    its own arithmetic: a leaf predicting its majority class divides its class weights by their
-    sum as river does, without river's deep copy of them first (a fifth of the prediction's
-    time); any other leaf answers for itself.
+    its own arithmetic: a leaf answering with its majority class divides its class weights by
+    their sum as river does, without river's deep copy of them first; any other leaf (naive
+    Bayes) answers for itself.
 
     Example
     -------
