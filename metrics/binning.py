@@ -13,6 +13,7 @@ compares the two on random inputs).
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 
@@ -309,7 +310,15 @@ def prioritised(values: Sequence[float], alpha: float) -> float:
     bins = len(values) - 1
     if bins <= 0:
         return values[0] if values else math.nan
-    weights = [(1 / alpha) ** (b / bins) for b in range(bins + 1)]
     if any(math.isnan(v) for v in values):
         return math.nan
-    return sum(v * w for v, w in zip(values, weights)) / sum(weights)
+    weights, total = _prioritised_weights(bins, alpha)
+    return sum([v * w for v, w in zip(values, weights)]) / total
+
+
+@functools.lru_cache(maxsize=64)
+def _prioritised_weights(bins: int, alpha: float) -> tuple[tuple, float]:
+    """Ψα's weights (1/α)^(b/B), b = 0..B, and their sum: a curve asks for them at each point
+    of each measure."""
+    weights = tuple((1 / alpha) ** (b / bins) for b in range(bins + 1))
+    return weights, sum(weights)

@@ -72,6 +72,20 @@ def _geometric_mean(values: list) -> float:
     return math.exp(math.fsum(math.log(v) for v in values) / len(values))
 
 
+def kappa_plus_of(kappa: float, kappa_per: float) -> float:
+    """κ+ = sqrt(max(0, κ)·max(0, κ_per)): 0 as soon as either factor is ≤ 0, whatever the
+    other is; NaN only when a factor that could decide it is undefined.
+
+    >>> kappa_plus_of(0.25, 0.64), kappa_plus_of(-0.2, math.nan), kappa_plus_of(0.5, math.nan)
+    (0.4, 0.0, nan)
+    """
+    if kappa <= 0 or kappa_per <= 0:
+        return 0.0
+    if math.isnan(kappa) or math.isnan(kappa_per):
+        return math.nan
+    return math.sqrt(kappa * kappa_per)
+
+
 class ClassificationScore:
     """Counts behind accuracy, Cohen's κ, κ_m, κ_per (kappa-temporal), κ+ and the measures of
     the per-class confusion counts (precision, recall, F1 averages, balanced accuracy, G-mean,
@@ -318,36 +332,49 @@ class ClassificationScore:
 
     @property
     def kappa(self) -> float:
-        p, p_ran = self.accuracy, self.p_random
-        return ratio(p - p_ran, 1 - p_ran)
+        """Cohen's κ = (p − p_ran) / (1 − p_ran): against the Random classifier."""
+        return self._statistics()["kappa"]
 
     @property
     def kappa_m(self) -> float:
-        hits = self.majority_correct[0] if self.majority_correct else 0
-        p, p_maj = self.accuracy, ratio(hits, self.n)
-        return ratio(p - p_maj, 1 - p_maj)
+        """κ_m: against the Majority classifier (its hit count of view 0, `for_view`)."""
+        return self._statistics()["kappa_m"]
 
     @property
     def kappa_t(self) -> float:
-        p, p_per = self.accuracy, ratio(self.persistent_correct, self.n)
-        return ratio(p - p_per, 1 - p_per)
+        """κ_per: against the Persistent classifier (the previous label)."""
+        return self._statistics()["kappa_t"]
 
     @property
     def kappa_plus(self) -> float:
-        """κ+ = sqrt(max(0, κ)·max(0, κ_per)): 0 as soon as either factor is ≤ 0, whatever the
-        other is; NaN only when a factor that could decide it is undefined.
+        """κ+ of κ and κ_per (`kappa_plus_of`).
 
         >>> s = ClassificationScore()
         >>> s.update_many([0, 1, 0, 1], [1, 0, 0, 1], [0, 1, 0, 1], [0, 0, 0, 0])
         >>> s.kappa, s.kappa_t, s.kappa_plus  # Persistent is always right: κ_per = −0.5/0
         (0.0, -inf, 0.0)
         """
-        k, k_per = self.kappa, self.kappa_t
-        if k <= 0 or k_per <= 0:
-            return 0.0
-        if math.isnan(k) or math.isnan(k_per):
-            return math.nan
-        return math.sqrt(k * k_per)
+        return self._statistics()["kappa_plus"]
+
+    def _statistics(self) -> dict:
+        """Accuracy, the κ family and the confidence statistics, each intermediate (p, p_ran,
+        κ) computed once: `get` asks for all of them at each curve point of each bin."""
+        n, p, p_ran = self.n, self.accuracy, self.p_random
+        hits = self.majority_correct[0] if self.majority_correct else 0
+        kappa, kappa_m, kappa_t = (ratio(p - base, 1 - base) for base in (
+            p_ran, ratio(hits, n), ratio(self.persistent_correct, n)))
+        out = {"accuracy": p, "kappa": kappa, "kappa_m": kappa_m, "kappa_t": kappa_t,
+               "kappa_plus": kappa_plus_of(kappa, kappa_t)}
+        out["accuracy_wilson_low"], out["accuracy_wilson_high"] = wilson_interval(self.correct, n)
+        if not n:
+            return out | dict.fromkeys(("accuracy_ci_hoeffding", "accuracy_ci_chernoff",
+                                        "kappa_se", "kappa_z"), math.nan)
+        log_term = math.log(2 / CONFIDENCE_DELTA)
+        out["accuracy_ci_hoeffding"] = math.sqrt(ratio(log_term, 2 * n))
+        out["accuracy_ci_chernoff"] = math.sqrt(3 * (1 - p) / n * log_term)
+        out["kappa_se"] = math.sqrt(ratio(p * (1 - p), n * (1 - p_ran) ** 2))
+        out["kappa_z"] = ratio(kappa, math.sqrt(ratio(p_ran, n * (1 - p_ran))))  # κ / δ0
+        return out
 
     # -- from the per-class confusion counts (scikit-learn's definitions) ---------------------
     def _class_counts(self) -> dict:
@@ -367,25 +394,21 @@ class ClassificationScore:
         """Every measure of `PER_CLASS_AVERAGES`, from one pass over the class counts (`get`
         asks for all of them at each curve point of each bin)."""
         classes = list(self._class_counts().values())
-
-        def averaged(measure, weighted: bool) -> float:
-            if not classes:
-                return math.nan
-            values = [measure(h, t, p) for h, t, p in classes]
-            if not weighted:
-                return sum(values) / len(values)
-            support = sum(t for _, t, _ in classes)
-            return sum(v * t for v, (_, t, _) in zip(values, classes)) / support if support \
-                else 0.0
-
         recalls = [h / t for h, t, _ in classes if t]
         out = {"balanced_accuracy": sum(recalls) / len(recalls) if recalls else math.nan,
                "gmean": _geometric_mean(recalls), "mcc": self._mcc(classes),
                "micro_f1": self.accuracy}
+        labels = [t for _, t, _ in classes]
+        support = sum(labels)
         for name, measure in (("precision", self._precision), ("recall", self._recall),
                               ("f1", self._f1)):
-            out[f"macro_{name}"] = averaged(measure, False)
-            out[f"weighted_{name}"] = averaged(measure, True)
+            values = [measure(h, t, p) for h, t, p in classes]
+            macro = weighted = math.nan
+            if values:
+                macro = sum(values) / len(values)
+                weighted = sum([v * t for v, t in zip(values, labels)]) / support if support \
+                    else 0.0
+            out[f"macro_{name}"], out[f"weighted_{name}"] = macro, weighted
         return out
 
     def _mcc(self, classes: list) -> float:
@@ -554,14 +577,12 @@ class ClassificationScore:
         >>> round(s.accuracy_ci_hoeffding, 4)
         0.1358
         """
-        return math.sqrt(ratio(math.log(2 / CONFIDENCE_DELTA), 2 * self.n)) if self.n else math.nan
+        return self._statistics()["accuracy_ci_hoeffding"]
 
     @property
     def accuracy_ci_chernoff(self) -> float:
         """Half-width ε_c = sqrt(3·μ/n·ln(2/δ)), μ the error rate, δ = 0.05."""
-        if not self.n:
-            return math.nan
-        return math.sqrt(3 * (1 - self.accuracy) / self.n * math.log(2 / CONFIDENCE_DELTA))
+        return self._statistics()["accuracy_ci_chernoff"]
 
     @property
     def accuracy_wilson_low(self) -> float:
@@ -575,17 +596,16 @@ class ClassificationScore:
         >>> round(s.accuracy_wilson_low, 4), s.accuracy_wilson_high
         (0.7225, 1.0)
         """
-        return wilson_interval(self.correct, self.n)[0]
+        return self._statistics()["accuracy_wilson_low"]
 
     @property
     def accuracy_wilson_high(self) -> float:
-        return wilson_interval(self.correct, self.n)[1]
+        return self._statistics()["accuracy_wilson_high"]
 
     @property
     def kappa_se(self) -> float:
         """Cohen's approximate standard error of κ: sqrt(p(1−p) / (N(1−p_ran)²)) (eq. 11)."""
-        p, p_ran = self.accuracy, self.p_random
-        return math.sqrt(ratio(p * (1 - p), self.n * (1 - p_ran) ** 2)) if self.n else math.nan
+        return self._statistics()["kappa_se"]
 
     @property
     def kappa_z(self) -> float:
@@ -597,17 +617,12 @@ class ClassificationScore:
         >>> round(s.kappa, 2), round(s.kappa_z, 2)  # p = .9, p_ran = .5: δ0 = .1
         (0.8, 8.0)
         """
-        if not self.n:
-            return math.nan
-        p_ran = self.p_random
-        d0 = math.sqrt(ratio(p_ran, self.n * (1 - p_ran)))
-        return ratio(self.kappa, d0)
+        return self._statistics()["kappa_z"]
 
     def get(self) -> dict[str, float]:
         """Every statistic by its metric name."""
-        averages = self._class_averages()
-        out = {name: averages[name] if name in averages else getattr(self, name)
-               for name in CLASSIFICATION_METRICS}
+        statistics = self._statistics() | self._class_averages()
+        out = {name: statistics[name] for name in CLASSIFICATION_METRICS}
         if self.proba is not None and self.proba.n:
             # (only where a label had probabilities: a score made by subtraction, or merged
             # from blocks whose labels had none, holds an empty ProbabilityScore)

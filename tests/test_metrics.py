@@ -7,6 +7,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from metrics import ClassificationScore, ExactSum, RegressionScore
+from metrics.classification import kappa_plus_of
 
 
 def score(rows):
@@ -50,12 +51,7 @@ def test_kappa_plus_clips_negative_components_to_zero():
     (0.5, math.nan, math.nan), (math.nan, math.nan, math.nan), (0.25, 0.64, 0.4)])
 def test_kappa_plus_is_zero_whenever_a_factor_is_not_positive(kappa, kappa_t, expected):
     """κ+ = sqrt(max(0, κ)·max(0, κ_per)): a factor ≤ 0 decides it, even if the other is NaN."""
-
-    class Given(ClassificationScore):
-        pass
-
-    Given.kappa, Given.kappa_t = property(lambda s: kappa), property(lambda s: kappa_t)
-    value = Given().kappa_plus
+    value = kappa_plus_of(kappa, kappa_t)
     assert value == pytest.approx(expected) or (math.isnan(value) and math.isnan(expected))
 
 

@@ -90,12 +90,14 @@ def _score_rows(stream, model, category, view, scores: dict, labels: int, t, pla
     bins = plan.bins_of(category)
     if not last and category == BINNED:
         bins = [b for b in bins if b in (0, plan.bins + 1)]
+    statistics = {}  # each bin's, once (Ψα reads them again)
     for b in bins:
         if b not in scores:
             continue
         score = scores[b]
         proba_n = proba_counts.get(b)
-        for metric, value in score.get().items():
+        statistics[b] = score.get()
+        for metric, value in statistics[b].items():
             add(metric, value, b, n=proba_n if metric in _PROBABILITY_ROWS else None)
         if not hasattr(score, "per_class"):  # a regression score
             continue
@@ -120,7 +122,8 @@ def _score_rows(stream, model, category, view, scores: dict, labels: int, t, pla
                         add(metric, value, k, str(c), n=counts[b] if proba_n is None
                             else proba_n)
     if category == BINNED and all(b in scores for b in plan.bins_of(category)):
-        values = [scores[b].get() for b in range(plan.bins + 1)]
+        values = [statistics[b] if b in statistics else scores[b].get()
+                  for b in range(plan.bins + 1)]
         for metric in values[0]:
             if metric in NOT_PRIORITISED:
                 continue
