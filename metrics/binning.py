@@ -300,6 +300,8 @@ def prioritised(values: Sequence[float], alpha: float) -> float:
     0.333...
     >>> round(prioritised([1.0, 0.0, 0.0], alpha=4), 4)  # weights 1, 1/2, 1/4
     0.5714
+    >>> prioritised([1.0, float("nan"), 0.0], alpha=4)  # a bin without the measure
+    nan
 
     References
     ----------
@@ -310,9 +312,8 @@ def prioritised(values: Sequence[float], alpha: float) -> float:
     bins = len(values) - 1
     if bins <= 0:
         return values[0] if values else math.nan
-    if any(math.isnan(v) for v in values):
-        return math.nan
     weights, total = _prioritised_weights(bins, alpha)
+    # (a NaN value, a bin without a measure, makes the sum NaN: the weights are finite)
     return sum([v * w for v, w in zip(values, weights)]) / total
 
 

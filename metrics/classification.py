@@ -216,6 +216,65 @@ class ClassificationScore:
             key = divmod(cell, k)
             self.confusion[key] = self.confusion.get(key, 0) + int(cells[cell])
 
+    @staticmethod
+    def update_columns(scores: list, y_true, predictions, y_prev, y_majority, made) -> None:
+        """`update_many` of one score per prediction column (the bins) at once: `predictions`
+        is labels × columns, `made` (labels × columns) marks the labels each column scores.
+        Every score gets exactly the counts its own `update_many` would give it (no
+        probabilities, no bootstrap weights: those go through `update_many`).
+
+        >>> a, b = ClassificationScore(), ClassificationScore()
+        >>> ClassificationScore.update_columns([a, b], [1, 0], [[1, 0], [0, 1]], [0, 0],
+        ...                                    [0, 0], [[True, True], [True, False]])
+        >>> a.n, a.correct, a.persistent_correct, a.true_counts, a.confusion
+        (2, 2, 1, [1, 1], {(0, 0): 1, (1, 1): 1})
+        >>> b.n, b.correct, b.majority_correct, b.true_counts, b.pred_counts, b.confusion
+        (1, 0, [0], [0, 1], [1], {(1, 0): 1})
+        """
+        y = np.asarray(y_true, dtype=np.int64)
+        made = np.asarray(made, dtype=bool)
+        label, column = np.nonzero(made)  # cells in label order
+        if not len(label):
+            return
+        true = y[label]
+        predicted = np.asarray(predictions, dtype=np.int64)[label, column]
+        columns = len(scores)
+
+        def per_column(hits) -> list:
+            return np.bincount(column[hits], minlength=columns).tolist()
+
+        n, correct = per_column(slice(None)), per_column(true == predicted)
+        persistent = per_column((y == np.asarray(y_prev))[label])
+        majority = np.asarray(y_majority).reshape(len(y), -1)[label]
+        majority_hits = [per_column(majority[:, v] == true) for v in range(majority.shape[1])]
+        k = int(max(true.max(), predicted.max())) + 1
+
+        def by_column(codes, size) -> dict:  # {column: [(code within it, count), ...]}
+            groups: dict = {}
+            values, counts = np.unique(codes, return_counts=True)
+            for c, code, count in zip(*np.divmod(values, size), counts):
+                groups.setdefault(int(c), []).append((int(code), int(count)))
+            return groups
+
+        true_counts, pred_counts = by_column(column * k + true, k), \
+            by_column(column * k + predicted, k)
+        cells = by_column((column * k + true) * k + predicted, k * k)
+        for j, score in enumerate(scores):
+            if not n[j]:
+                continue
+            score.n += n[j]
+            score.correct += correct[j]
+            score.persistent_correct += persistent[j]
+            _add(score.majority_correct, [hits[j] for hits in majority_hits])
+            for counts, added in ((score.true_counts, true_counts[j]),
+                                  (score.pred_counts, pred_counts[j])):
+                _grow(counts, added[-1][0])
+                for i, count in added:
+                    counts[i] += count
+            for code, count in cells[j]:
+                cell = divmod(code, k)
+                score.confusion[cell] = score.confusion.get(cell, 0) + count
+
     def merge(self, other: ClassificationScore) -> ClassificationScore:
         self.n += other.n
         self.correct += other.correct

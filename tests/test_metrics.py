@@ -174,6 +174,36 @@ def test_regression_columns_at_once_equal_each_columns_own_update(rows, all_made
         assert score == alone
 
 
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 5), st.integers(-1, 5), st.lists(
+    st.integers(-1, 6), min_size=4, max_size=4), st.integers(0, 5), st.integers(0, 5)),
+    max_size=30), st.integers(0, 3))
+def test_classification_columns_at_once_equal_each_columns_own_update(rows, before):
+    """Every bin's counts made at once (`update_columns`) equal what the bin's own
+    `update_many` of the labels it has a prediction for (not -1) gives it, onto scores that
+    already hold `before` labels; two views' Majority baselines."""
+    import numpy as np
+
+    y = np.array([r[0] for r in rows], dtype=np.int64)
+    y_prev = np.array([r[1] for r in rows], dtype=np.int64)
+    matrix = np.array([r[2] for r in rows], dtype=np.int64).reshape(len(rows), 4)
+    majority = np.array([r[3:] for r in rows], dtype=np.int64).reshape(len(rows), 2)
+    made = matrix != -1
+
+    def earlier():
+        s = ClassificationScore()
+        s.update_many([1, 0, 2][:before], [2, 0, 0][:before], [0] * before, [[0, 1]] * before)
+        return s
+
+    together = [earlier() for _ in range(4)]
+    ClassificationScore.update_columns(together, y, matrix, y_prev, majority, made)
+    for j, score in enumerate(together):
+        ok = made[:, j]
+        alone = earlier()
+        alone.update_many(y[ok], matrix[ok, j], y_prev[ok], majority[ok])
+        assert score == alone, j
+
+
 def test_confidence_statistics_by_hand():
     import math
 

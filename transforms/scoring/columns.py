@@ -10,6 +10,7 @@ import pyarrow as pa
 
 from metrics.binning import NO_CLASS, binned_many, binned_proba_many
 from metrics.bootstrap import poisson_weights
+from metrics.classification import ClassificationScore
 from metrics.probabilistic import ProbabilityScore, proba_matrix
 from metrics.regression import RegressionScore
 from metrics.blocks import BlockScore, FadingCurve, LabelBlock, new_score
@@ -237,20 +238,22 @@ def _bin_scores(cols: dict, rows: np.ndarray, category: str, task: str,
         extra["weights"] = poisson_weights(cols["n"][rows], plan.bootstrap)
     # An untrained model made no prediction: not scored, as in river.
     made = matrix != NO_CLASS
-    # The bins' unranked probability measures: all bins in one pass, after the loop.
+    # The bins' unranked probability measures: all bins in one pass, after the counts.
     at_once = proba is not None and proba.ndim == 3 and not plan.auc
-    scores = {}
-    for j, b in enumerate(plan.bins_of(category)):
-        acc = BlockScore(new_score(task), last_n, last_t)
-        if proba is not None and not at_once:
-            extra["proba"] = proba[:, j] if proba.ndim == 3 else proba
-        if made[:, j].all():
-            acc.score.update_many(y, matrix[:, j], *baselines, **extra, **ranked)
-        else:
-            ok = made[:, j]
-            acc.score.update_many(y[ok], matrix[ok, j], *(base[ok] for base in baselines),
-                                  **{name: v[ok] for name, v in extra.items()}, **ranked)
-        scores[b] = acc
+    scores = {b: BlockScore(new_score(task), last_n, last_t) for b in plan.bins_of(category)}
+    if not extra and (proba is None or at_once):  # every bin's counts at once
+        ClassificationScore.update_columns([acc.score for acc in scores.values()], y, matrix,
+                                           *baselines, made)
+    else:
+        for j, acc in enumerate(scores.values()):
+            if proba is not None and not at_once:
+                extra["proba"] = proba[:, j] if proba.ndim == 3 else proba
+            if made[:, j].all():
+                acc.score.update_many(y, matrix[:, j], *baselines, **extra, **ranked)
+            else:
+                ok = made[:, j]
+                acc.score.update_many(y[ok], matrix[ok, j], *(base[ok] for base in baselines),
+                                      **{name: v[ok] for name, v in extra.items()}, **ranked)
     if at_once:
         for acc in scores.values():
             acc.score.proba = ProbabilityScore()
