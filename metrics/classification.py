@@ -143,6 +143,14 @@ class ClassificationScore:
         self.proba: ProbabilityScore | None = None  # the labels' class probabilities, if any
         self.boot: BootstrapCounts | None = None  # Poisson bootstrap replicates, if asked
 
+    def __copy__(self) -> ClassificationScore:
+        # (slot by slot: the generic copy of a class with slots goes through __reduce_ex__,
+        # and a curve point takes one per bin and view, `for_view`)
+        out = ClassificationScore.__new__(ClassificationScore)
+        for name in self.__slots__:
+            setattr(out, name, getattr(self, name))
+        return out
+
     def __deepcopy__(self, memo) -> ClassificationScore:
         # The counts are numbers: copying the containers is a deep copy (curves take one
         # snapshot per block, and the generic deep copy cost more than the scoring).
