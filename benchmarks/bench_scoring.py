@@ -12,7 +12,8 @@ turns them into Python lists first, inside its timing). Both sides turn
 it into the scores of bins 0..B+1 (accuracy, κ, κ_m, κ_per, κ+ accumulators):
 
 - vectorised: `transforms.backfill.join.join_predictions` (pandas/numpy join, `binned_flat`) and
-  `transforms.scoring.outcomes.block_scores` (one `update_many` per bin) — one core, no Beam;
+  `transforms.scoring.columns.block_scores` (every bin's counts at once, `update_columns`) — one
+  core, no Beam;
 - loop: predictions grouped by instance in a dict one row at a time, each instance's bins by
   the item-by-item rule (`benchmarks.naive_reevaluation.reference_bins`), then
   `ClassificationScore.update` per bin.

@@ -241,32 +241,39 @@ class ClassificationScore:
         """
         y = np.asarray(y_true, dtype=np.int64)
         made = np.asarray(made, dtype=bool)
-        label, column = np.nonzero(made)  # cells in label order
-        if not len(label):
+        predictions = np.asarray(predictions, dtype=np.int64)
+        if not made.any():
             return
-        true = y[label]
-        predicted = np.asarray(predictions, dtype=np.int64)[label, column]
         columns = len(scores)
 
-        def per_column(hits) -> list:
-            return np.bincount(column[hits], minlength=columns).tolist()
+        def per_column(hits) -> list:  # labels × columns
+            return np.count_nonzero(made & hits, axis=0).tolist()
 
-        n, correct = per_column(slice(None)), per_column(true == predicted)
-        persistent = per_column((y == np.asarray(y_prev))[label])
-        majority = np.asarray(y_majority).reshape(len(y), -1)[label]
-        majority_hits = [per_column(majority[:, v] == true) for v in range(majority.shape[1])]
-        k = int(max(true.max(), predicted.max())) + 1
+        n, correct = per_column(True), per_column(predictions == y[:, None])
+        persistent = per_column((y == np.asarray(y_prev))[:, None])
+        majority = np.asarray(y_majority).reshape(len(y), -1)
+        majority_hits = [per_column((majority[:, v] == y)[:, None])
+                         for v in range(majority.shape[1])]
+        k = int(max(y.max(), predictions.max())) + 1
+        true = np.arange(columns) * k + y[:, None]  # (column, class) codes, labels × columns
+        true_codes, pred_codes, cell_codes = (
+            codes[made] if not made.all() else codes.ravel()
+            for codes in (true, true - y[:, None] + predictions, true * k + predictions))
 
         def by_column(codes, size) -> dict:  # {column: [(code within it, count), ...]}
             groups: dict = {}
-            values, counts = np.unique(codes, return_counts=True)
+            if columns * size <= 1 << 20:  # (a sort costs more than a count of this size)
+                counts = np.bincount(codes, minlength=columns * size)
+                values = np.flatnonzero(counts)
+                counts = counts[values]
+            else:  # many classes: the codes that occur
+                values, counts = np.unique(codes, return_counts=True)
             for c, code, count in zip(*np.divmod(values, size), counts):
                 groups.setdefault(int(c), []).append((int(code), int(count)))
             return groups
 
-        true_counts, pred_counts = by_column(column * k + true, k), \
-            by_column(column * k + predicted, k)
-        cells = by_column((column * k + true) * k + predicted, k * k)
+        true_counts, pred_counts = by_column(true_codes, k), by_column(pred_codes, k)
+        cells = by_column(cell_codes, k * k)
         for j, score in enumerate(scores):
             if not n[j]:
                 continue
