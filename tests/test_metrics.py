@@ -204,6 +204,26 @@ def test_classification_columns_at_once_equal_each_columns_own_update(rows, befo
         assert score == alone, j
 
 
+@pytest.mark.parametrize("top", [40, 1200])
+def test_classification_columns_at_once_count_classes_of_high_index(top):
+    """Class indices up to `top`: `update_columns` counts a table of (bin, cell) codes when
+    it is small, and the codes that occur when it would pass a million entries (3 bins ×
+    1 201² cells); either way each bin gets its own `update_many`'s counts."""
+    import numpy as np
+
+    y = np.array([0, top, 3, top, 1, 0], dtype=np.int64)
+    matrix = np.array([[0, top, -1], [top, 3, 3], [3, -1, top], [1, top, 0], [1, 1, 1],
+                       [top, 0, 0]], dtype=np.int64)
+    y_prev, majority, made = np.roll(y, 1), np.zeros(6, dtype=np.int64), matrix != -1
+    together = [ClassificationScore() for _ in range(3)]
+    ClassificationScore.update_columns(together, y, matrix, y_prev, majority, made)
+    for j, score in enumerate(together):
+        ok = made[:, j]
+        alone = ClassificationScore()
+        alone.update_many(y[ok], matrix[ok, j], y_prev[ok], majority[ok])
+        assert score == alone, j
+
+
 def test_confidence_statistics_by_hand():
     import math
 
