@@ -205,31 +205,17 @@ class ClassificationScore:
             if self.boot is None:
                 self.boot = BootstrapCounts()
             self.boot.update_many(y_true, y_pred, weights)
-        if not len(y_true):
-            return
-        self.n += len(y_true)
-        self.correct += int(np.count_nonzero(y_true == y_pred))
-        self.persistent_correct += int(np.count_nonzero(y_true == np.asarray(y_prev)))
-        majority = np.asarray(y_majority).reshape(len(y_true), -1)
-        _add(self.majority_correct,
-             np.count_nonzero(majority == y_true[:, None], axis=0).tolist())
-        for counts, values in ((self.true_counts, y_true), (self.pred_counts, y_pred)):
-            add = np.bincount(values)
-            _grow(counts, len(add) - 1)
-            for i in np.flatnonzero(add):
-                counts[i] += int(add[i])
-        k = max(len(self.true_counts), len(self.pred_counts))
-        cells = np.bincount(y_true * k + y_pred)
-        for cell in np.flatnonzero(cells).tolist():
-            key = divmod(cell, k)
-            self.confusion[key] = self.confusion.get(key, 0) + int(cells[cell])
+        # (the counts as those of a single prediction column)
+        ClassificationScore.update_columns([self], y_true, y_pred[:, None], y_prev, y_majority,
+                                           np.ones((len(y_true), 1), dtype=bool))
 
     @staticmethod
     def update_columns(scores: list, y_true, predictions, y_prev, y_majority, made) -> None:
-        """`update_many` of one score per prediction column (the bins) at once: `predictions`
-        is labels × columns, `made` (labels × columns) marks the labels each column scores.
-        Every score gets exactly the counts its own `update_many` would give it (no
-        probabilities, no bootstrap weights: those go through `update_many`).
+        """The counts of `update_many` for one score per prediction column (the bins) at once:
+        `predictions` is labels × columns, `made` (labels × columns) marks the labels each
+        column scores (no probabilities, no bootstrap weights: those go through
+        `update_many`). Class and cell counts come from a table of (column, code) counts while
+        it is small, else from the codes that occur: many classes cost no k² table.
 
         >>> a, b = ClassificationScore(), ClassificationScore()
         >>> ClassificationScore.update_columns([a, b], [1, 0], [[1, 0], [0, 1]], [0, 0],

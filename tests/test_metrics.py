@@ -174,54 +174,64 @@ def test_regression_columns_at_once_equal_each_columns_own_update(rows, all_made
         assert score == alone
 
 
+def _label_by_label(scores: list, y, matrix, y_prev, majority) -> None:
+    """The oracle of `update_columns`: each column's score takes `update` of each label it
+    has a prediction for (not -1), one at a time."""
+    for j, score in enumerate(scores):
+        for i in range(len(y)):
+            if matrix[i][j] != -1:
+                score.update(int(y[i]), int(matrix[i][j]), int(y_prev[i]),
+                             tuple(int(m) for m in majority[i]))
+
+
 @settings(max_examples=80, deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 5), st.integers(-1, 5), st.lists(
     st.integers(-1, 6), min_size=4, max_size=4), st.integers(0, 5), st.integers(0, 5)),
     max_size=30), st.integers(0, 3))
-def test_classification_columns_at_once_equal_each_columns_own_update(rows, before):
-    """Every bin's counts made at once (`update_columns`) equal what the bin's own
-    `update_many` of the labels it has a prediction for (not -1) gives it, onto scores that
-    already hold `before` labels; two views' Majority baselines."""
+def test_classification_columns_at_once_equal_each_label_taken_alone(rows, before):
+    """Every bin's counts made at once (`update_columns`) equal those of `update` of each
+    label the bin has a prediction for, onto scores that already hold `before` labels; two
+    views' Majority baselines."""
     import numpy as np
 
     y = np.array([r[0] for r in rows], dtype=np.int64)
     y_prev = np.array([r[1] for r in rows], dtype=np.int64)
     matrix = np.array([r[2] for r in rows], dtype=np.int64).reshape(len(rows), 4)
     majority = np.array([r[3:] for r in rows], dtype=np.int64).reshape(len(rows), 2)
-    made = matrix != -1
 
     def earlier():
         s = ClassificationScore()
-        s.update_many([1, 0, 2][:before], [2, 0, 0][:before], [0] * before, [[0, 1]] * before)
+        for y_true, y_pred in [(1, 2), (0, 0), (2, 0)][:before]:
+            s.update(y_true, y_pred, 0, (0, 1))
         return s
 
-    together = [earlier() for _ in range(4)]
-    ClassificationScore.update_columns(together, y, matrix, y_prev, majority, made)
-    for j, score in enumerate(together):
-        ok = made[:, j]
-        alone = earlier()
-        alone.update_many(y[ok], matrix[ok, j], y_prev[ok], majority[ok])
-        assert score == alone, j
+    together, alone = [earlier() for _ in range(4)], [earlier() for _ in range(4)]
+    ClassificationScore.update_columns(together, y, matrix, y_prev, majority, matrix != -1)
+    _label_by_label(alone, y, matrix, y_prev, majority)
+    assert together == alone
 
 
-@pytest.mark.parametrize("top", [40, 1200])
+@pytest.mark.parametrize("top", [40, 1200, 700_000])
 def test_classification_columns_at_once_count_classes_of_high_index(top):
-    """Class indices up to `top`: `update_columns` counts a table of (bin, cell) codes when
-    it is small, and the codes that occur when it would pass a million entries (3 bins ×
-    1 201² cells); either way each bin gets its own `update_many`'s counts."""
+    """Class indices up to `top`: `update_columns` (and so `update_many`) counts a table of
+    (bin, code) counts when it is small, and the codes that occur when it would pass a
+    million entries (3 bins × 1 201² cells; 700 001² cells would be terabytes); either way
+    each bin gets the counts of `update` of each of its labels."""
     import numpy as np
 
     y = np.array([0, top, 3, top, 1, 0], dtype=np.int64)
     matrix = np.array([[0, top, -1], [top, 3, 3], [3, -1, top], [1, top, 0], [1, 1, 1],
                        [top, 0, 0]], dtype=np.int64)
-    y_prev, majority, made = np.roll(y, 1), np.zeros(6, dtype=np.int64), matrix != -1
-    together = [ClassificationScore() for _ in range(3)]
-    ClassificationScore.update_columns(together, y, matrix, y_prev, majority, made)
-    for j, score in enumerate(together):
-        ok = made[:, j]
-        alone = ClassificationScore()
-        alone.update_many(y[ok], matrix[ok, j], y_prev[ok], majority[ok])
-        assert score == alone, j
+    y_prev, majority = np.roll(y, 1), np.zeros((6, 1), dtype=np.int64)
+    together, alone = [ClassificationScore() for _ in range(3)], \
+        [ClassificationScore() for _ in range(3)]
+    ClassificationScore.update_columns(together, y, matrix, y_prev, majority, matrix != -1)
+    _label_by_label(alone, y, matrix, y_prev, majority)
+    assert together == alone
+    single, by_hand = ClassificationScore(), ClassificationScore()
+    single.update_many(y, matrix[:, 0].clip(0), y_prev, majority)
+    _label_by_label([by_hand], y, matrix[:, :1].clip(0), y_prev, majority)
+    assert single == by_hand
 
 
 def test_confidence_statistics_by_hand():
