@@ -92,13 +92,19 @@ def _png(plt, fig) -> dict:
     kept in the picture."""
     fig.tight_layout()
     _below_the_title(fig)
+    # The tight box once for every format: with bbox_inches="tight" (or a layout engine left
+    # in place) savefig lays the figure out once more in each format.
+    fig.set_layout_engine(None)
+    fig.set_dpi(PNG_DPI)  # (measured at the PNG's resolution: text extents are not linear in it)
+    box = fig.get_tightbbox(fig.canvas.get_renderer()).padded(
+        plt.rcParams["savefig.pad_inches"])
     files = {}
     for fmt in FORMATS:
         buf = io.BytesIO()
         # Fixed metadata: the same run gives the same files.
         metadata = {"png": {"Software": None}, "svg": {"Date": None},
                     "pdf": {"CreationDate": None}}[fmt]
-        fig.savefig(buf, format=fmt, dpi=PNG_DPI, bbox_inches="tight", metadata=metadata)
+        fig.savefig(buf, format=fmt, dpi=PNG_DPI, bbox_inches=box, metadata=metadata)
         files[fmt] = buf.getvalue()
     plt.close(fig)
     return files
