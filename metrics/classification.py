@@ -72,6 +72,19 @@ def _geometric_mean(values: list) -> float:
     return math.exp(math.fsum(math.log(v) for v in values) / len(values))
 
 
+def _mcc_of(n, hits, sum_tp, sum_pp, sum_tt) -> float:
+    """The K-class MCC of n labels from the sums over classes of hits, t_c·p_c, p_c², t_c²
+    (0 where a covariance is 0).
+
+    >>> _mcc_of(4, 4, 8, 8, 8)  # two classes of two labels, every one right
+    1.0
+    """
+    cov_tp = hits * n - sum_tp
+    cov_pp = n * n - sum_pp
+    cov_tt = n * n - sum_tt
+    return cov_tp / math.sqrt(cov_tt * cov_pp) if cov_tt * cov_pp else 0.0
+
+
 def kappa_plus_of(kappa: float, kappa_per: float) -> float:
     """κ+ = sqrt(max(0, κ)·max(0, κ_per)): 0 as soon as either factor is ≤ 0, whatever the
     other is; NaN only when a factor that could decide it is undefined.
@@ -474,11 +487,8 @@ class ClassificationScore:
     def _mcc(self, classes: list) -> float:
         if not self.n:
             return math.nan
-        n, hits = self.n, sum(h for h, _, _ in classes)
-        cov_tp = hits * n - sum(t * p for _, t, p in classes)
-        cov_pp = n * n - sum(p * p for _, _, p in classes)
-        cov_tt = n * n - sum(t * t for _, t, _ in classes)
-        return cov_tp / math.sqrt(cov_tt * cov_pp) if cov_tt * cov_pp else 0.0
+        return _mcc_of(self.n, sum(h for h, _, _ in classes), sum(t * p for _, t, p in classes),
+                       sum(p * p for _, _, p in classes), sum(t * t for _, t, _ in classes))
 
     def per_class(self, first: int | None = None) -> dict:
         """{(metric, class): value}: each class's precision, recall and F1, and the Wilson
@@ -720,6 +730,94 @@ class ClassificationScore:
 
     def __repr__(self) -> str:
         return f"ClassificationScore(n={self.n}, accuracy={self.accuracy:.4f})"
+
+
+def _ratios(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    """`ratio` element by element."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = num / np.where(den == 0, 1, den)
+    zero = den == 0
+    return np.where(zero, np.where((num == 0) | np.isnan(num), np.nan,
+                                   np.copysign(np.inf, num)), out) if zero.any() else out
+
+
+def prioritised_measures(scores: list) -> dict[str, list[float]] | None:
+    """The measures Ψα weighs (`get`'s, less the confidence statistics) of each of `scores`, all
+    scores at once: {metric: [its value in each score]}. A curve point asks each of its B + 1
+    bins for them; element by element, these are the float operations of `get` in its order, so
+    each value is `get`'s bit for bit. None when a score has class probabilities or bootstrap
+    replicates (their measures are `get`'s alone).
+
+    >>> a, b = ClassificationScore(), ClassificationScore()
+    >>> a.update_many([0, 1, 1], [0, 1, 0], [0, 0, 1], [1, 1, 1])
+    >>> b.update_many([0, 1, 1], [1, 1, 1], [0, 0, 1], [1, 1, 1])
+    >>> measures = prioritised_measures([a, b])
+    >>> measures["accuracy"], measures["macro_f1"] == [a.macro_f1, b.macro_f1]
+    ([0.6666666666666666, 0.6666666666666666], True)
+    """
+    if any((s.proba is not None and s.proba.n) or s.boot is not None for s in scores):
+        return None
+    k = max(max(len(s.true_counts), len(s.pred_counts)) for s in scores)
+
+    def matrix(rows):  # bins × classes, zeros where a bin has no count
+        return np.array([list(r) + [0] * (k - len(r)) for r in rows]).reshape(len(scores), k)
+
+    t, p = matrix(s.true_counts for s in scores), matrix(s.pred_counts for s in scores)
+    h = matrix([s.confusion.get((c, c), 0) for c in range(k)] for s in scores)
+    n = np.array([s.n for s in scores])
+    hits = [s.majority_correct[0] if s.majority_correct else 0 for s in scores]
+    accuracy = _ratios(np.array([s.correct for s in scores]), n)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p_ran = np.zeros(len(scores))
+        for c in range(k):  # (classes in index order, as `p_random` sums them)
+            p_ran = p_ran + (t[:, c] / n) * (p[:, c] / n)
+    p_ran[n == 0] = np.nan
+    kappa, kappa_m, kappa_t = (_ratios(accuracy - base, 1 - base) for base in (
+        p_ran, _ratios(np.array(hits), n),
+        _ratios(np.array([s.persistent_correct for s in scores]), n)))
+    with np.errstate(invalid="ignore"):
+        kappa_plus = np.where((kappa <= 0) | (kappa_t <= 0), 0.0,
+                              np.sqrt(np.maximum(kappa, 0) * np.maximum(kappa_t, 0)))
+    out = {"accuracy": accuracy, "kappa": kappa, "kappa_m": kappa_m, "kappa_t": kappa_t,
+           "kappa_plus": kappa_plus}
+    # The class averages: over the classes that occur as a label or a prediction.
+    occurs, labelled = (t != 0) | (p != 0), t != 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        recalls = np.where(labelled, h / np.where(labelled, t, 1), 0.0)
+        per_class = {"precision": np.where(p != 0, h / np.where(p != 0, p, 1), 0.0),
+                     "recall": recalls,
+                     "f1": np.where(t + p != 0, 2 * h / np.where(t + p != 0, t + p, 1), 0.0)}
+    zeros = np.zeros(len(scores))
+    totals = dict.fromkeys(("recalls", *per_class), zeros)
+    weighted = dict.fromkeys(per_class, zeros)
+    # (in the counts' own type: integer counts sum exactly, as Python's ints do)
+    sums = dict.fromkeys(("hits", "tp", "pp", "tt", "support"),
+                         np.zeros(len(scores), dtype=np.result_type(t, p, h)))
+    for c in range(k):  # (summed in class order, one class after another, as `get` sums)
+        tc, pc = t[:, c], p[:, c]
+        totals["recalls"] = totals["recalls"] + np.where(labelled[:, c], recalls[:, c], 0.0)
+        for name, values in per_class.items():
+            totals[name] = totals[name] + np.where(occurs[:, c], values[:, c], 0.0)
+            weighted[name] = weighted[name] + values[:, c] * tc
+        for name, term in (("hits", h[:, c]), ("tp", tc * pc), ("pp", pc * pc),
+                           ("tt", tc * tc), ("support", tc)):
+            sums[name] = sums[name] + term
+    classes, support = occurs.sum(axis=1), sums["support"]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out["balanced_accuracy"] = np.where(labelled.any(axis=1), totals["recalls"]
+                                            / labelled.sum(axis=1), np.nan)
+        out["gmean"] = [_geometric_mean(row[mask].tolist())
+                        for row, mask in zip(recalls, labelled)]
+        rows = zip(n.tolist(), *(sums[name].tolist() for name in ("hits", "tp", "pp", "tt")))
+        out["mcc"] = [math.nan if not size else _mcc_of(size, hit, tp, pp, tt)
+                      for size, hit, tp, pp, tt in rows]
+        out["micro_f1"] = accuracy
+        for name in per_class:
+            out[f"macro_{name}"] = np.where(classes > 0, totals[name] / classes, np.nan)
+            out[f"weighted_{name}"] = np.where(
+                classes > 0, np.where(support != 0, weighted[name] / support, 0.0), np.nan)
+    return {name: np.asarray(out[name], dtype=float).tolist() for name in
+            CLASSIFICATION_METRICS if name not in CONFIDENCE_METRICS}
 
 
 def wilson_interval(successes: float, n: float, z: float = Z) -> tuple[float, float]:

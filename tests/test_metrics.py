@@ -234,6 +234,52 @@ def test_classification_columns_at_once_count_classes_of_high_index(top):
     assert single == by_hand
 
 
+def _weighed_score(y, predicted, previous, majority, weights, classes: int):
+    """A faded score the plain way: each label adds its weight to every count it falls in."""
+    hit = y == predicted
+
+    def total(mask):
+        return sum([w for w, m in zip(weights.tolist(), mask) if m], 0.0)
+
+    return ClassificationScore.from_faded(
+        [total(hit | True), total(hit), total(y == previous), total(y == majority),
+         *[total(y == c) for c in range(classes)], *[total(predicted == c) for c in range(classes)],
+         *[total(hit & (y == c)) for c in range(classes)]])
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 5), st.integers(1, 12), st.booleans())
+@example(0, 3, 11, False)  # more classes than numpy's pairwise sums take one by one (8)
+@example(1, 3, 11, True)
+def test_every_bins_prioritised_measures_at_once_equal_each_bins_own(seed, bins, k, faded):
+    """Ψα's measures of all bins at once (`prioritised_measures`) are each bin's `get()`, bit
+    for bit: counts of labels (some bins empty, classes only predicted, none labelled), and
+    faded counts (fractions)."""
+    import numpy as np
+
+    from metrics.classification import CONFIDENCE_METRICS, prioritised_measures
+
+    rng = np.random.default_rng(seed)
+    scores = []
+    for _ in range(bins):
+        size = int(rng.integers(0, 40)) if rng.uniform() < 0.8 else 0
+        y = rng.integers(0, k, size)
+        predicted = rng.integers(0, k + 2, size)  # (classes k, k+1: never a label)
+        previous, majority = rng.integers(0, k, size), rng.integers(0, k, size)
+        score = ClassificationScore()
+        score.update_many(y, predicted, previous, majority)
+        if faded:  # each label weighs a fraction, as under a fading factor
+            score = _weighed_score(y, predicted, previous, majority,
+                                   rng.uniform(0.3, 1.0, size), k + 2)
+        scores.append(score)
+    measures = prioritised_measures(scores)
+    expected = [s.get() for s in scores]
+    assert list(measures) == [m for m in expected[0] if m not in CONFIDENCE_METRICS]
+    for metric, values in measures.items():
+        for b, (got, want) in enumerate(zip(values, (e[metric] for e in expected))):
+            assert got == want or (math.isnan(got) and math.isnan(want)), (metric, b, got, want)
+
+
 def test_confidence_statistics_by_hand():
     import math
 

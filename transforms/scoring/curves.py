@@ -9,9 +9,10 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from metrics import CONFUSION, NOT_PRIORITISED
+from metrics import CONFUSION, NOT_PRIORITISED, ClassificationScore
 from metrics.binning import prioritised
 from metrics.bootstrap import percentile_interval
+from metrics.classification import prioritised_measures
 from metrics.probabilistic import (AUC_BOOTSTRAP_METRICS, CURVE_METRICS,
                                    PER_CLASS_PROBABILITY_METRICS, PROBABILITY_METRICS,
                                    RELIABILITY_METRICS)
@@ -122,13 +123,20 @@ def _score_rows(stream, model, category, view, scores: dict, labels: int, t, pla
                         add(metric, value, k, str(c), n=counts[b] if proba_n is None
                             else proba_n)
     if category == BINNED and all(b in scores for b in plan.bins_of(category)):
-        values = [statistics[b] if b in statistics else scores[b].get()
-                  for b in range(plan.bins + 1)]
-        for metric in values[0]:
+        prioritised_bins = range(plan.bins + 1)
+        # Every bin's measures at once where they are counts alone (a point before the last
+        # asks B + 1 bins for them, and shows only two).
+        measures = None if all(b in statistics for b in prioritised_bins) or \
+            not isinstance(scores[0], ClassificationScore) else \
+            prioritised_measures([scores[b] for b in prioritised_bins])
+        values = None if measures is not None else [
+            statistics[b] if b in statistics else scores[b].get() for b in prioritised_bins]
+        for metric in (measures or values[0]):
             if metric in NOT_PRIORITISED:
                 continue
             # (a backfill's log may give some bins' re-predictions no probabilities)
-            per_bin = [v.get(metric, np.nan) for v in values]
+            per_bin = measures[metric] if measures is not None else \
+                [v.get(metric, np.nan) for v in values]
             n = proba_counts.get(plan.bins, 0) if metric in _PROBABILITY_ROWS and \
                 proba_counts else counts[plan.bins]
             for alpha in plan.alphas:
