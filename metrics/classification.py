@@ -746,7 +746,8 @@ def prioritised_measures(scores: list) -> dict[str, list[float]] | None:
     scores at once: {metric: [its value in each score]}. A curve point asks each of its B + 1
     bins for them; element by element, these are the float operations of `get` in its order, so
     each value is `get`'s bit for bit. None when a score has class probabilities or bootstrap
-    replicates (their measures are `get`'s alone).
+    replicates (their measures are `get`'s alone), or when scores × classes pass a million
+    (`get` needs one score's classes in memory at a time).
 
     >>> a, b = ClassificationScore(), ClassificationScore()
     >>> a.update_many([0, 1, 1], [0, 1, 0], [0, 0, 1], [1, 1, 1])
@@ -754,10 +755,16 @@ def prioritised_measures(scores: list) -> dict[str, list[float]] | None:
     >>> measures = prioritised_measures([a, b])
     >>> measures["accuracy"], measures["macro_f1"] == [a.macro_f1, b.macro_f1]
     ([0.6666666666666666, 0.6666666666666666], True)
+    >>> many = ClassificationScore()
+    >>> many.update_many([0, 20_000], [1, 1], [0, 0], [0, 0])
+    >>> prioritised_measures([many] * 101) is None  # 101 bins × 20 001 classes: each get()
+    True
     """
     if any((s.proba is not None and s.proba.n) or s.boot is not None for s in scores):
         return None
     k = max(max(len(s.true_counts), len(s.pred_counts)) for s in scores)
+    if len(scores) * k > 1 << 20:
+        return None
 
     def matrix(rows):  # bins × classes, zeros where a bin has no count
         return np.array([list(r) + [0] * (k - len(r)) for r in rows]).reshape(len(scores), k)
