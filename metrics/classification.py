@@ -16,7 +16,7 @@ import statistics
 
 import numpy as np
 
-from metrics.exact import ratio
+from metrics.exact import ratio, ratios
 from metrics.bootstrap import BootstrapCounts, percentile_interval
 from metrics.probabilistic import ProbabilityScore
 
@@ -732,15 +732,6 @@ class ClassificationScore:
         return f"ClassificationScore(n={self.n}, accuracy={self.accuracy:.4f})"
 
 
-def _ratios(num: np.ndarray, den: np.ndarray) -> np.ndarray:
-    """`ratio` element by element."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        out = num / np.where(den == 0, 1, den)
-    zero = den == 0
-    return np.where(zero, np.where((num == 0) | np.isnan(num), np.nan,
-                                   np.copysign(np.inf, num)), out) if zero.any() else out
-
-
 def prioritised_measures(scores: list) -> dict[str, list[float]] | None:
     """The measures Ψα weighs (`get`'s, less the confidence statistics) of each of `scores`, all
     scores at once: {metric: [its value in each score]}. A curve point asks each of its B + 1
@@ -773,15 +764,15 @@ def prioritised_measures(scores: list) -> dict[str, list[float]] | None:
     h = matrix([s.confusion.get((c, c), 0) for c in range(k)] for s in scores)
     n = np.array([s.n for s in scores])
     hits = [s.majority_correct[0] if s.majority_correct else 0 for s in scores]
-    accuracy = _ratios(np.array([s.correct for s in scores]), n)
+    accuracy = ratios(np.array([s.correct for s in scores]), n)
     with np.errstate(divide="ignore", invalid="ignore"):
         p_ran = np.zeros(len(scores))
         for c in range(k):  # (classes in index order, as `p_random` sums them)
             p_ran = p_ran + (t[:, c] / n) * (p[:, c] / n)
     p_ran[n == 0] = np.nan
-    kappa, kappa_m, kappa_t = (_ratios(accuracy - base, 1 - base) for base in (
-        p_ran, _ratios(np.array(hits), n),
-        _ratios(np.array([s.persistent_correct for s in scores]), n)))
+    kappa, kappa_m, kappa_t = (ratios(accuracy - base, 1 - base) for base in (
+        p_ran, ratios(np.array(hits), n),
+        ratios(np.array([s.persistent_correct for s in scores]), n)))
     with np.errstate(invalid="ignore"):
         kappa_plus = np.where((kappa <= 0) | (kappa_t <= 0), 0.0,
                               np.sqrt(np.maximum(kappa, 0) * np.maximum(kappa_t, 0)))

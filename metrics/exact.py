@@ -242,3 +242,16 @@ def ratio(num: float, den: float) -> float:
     if den == 0:
         return math.nan if num == 0 or math.isnan(num) else math.copysign(math.inf, num)
     return num / den
+
+
+def ratios(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    """`ratio` element by element.
+
+    >>> ratios(np.array([1, 0, -1]), np.array([2, 0, 0])).tolist()
+    [0.5, nan, -inf]
+    """
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = num / np.where(den == 0, 1, den)
+    zero = den == 0
+    return np.where(zero, np.where((num == 0) | np.isnan(num), np.nan,
+                                   np.copysign(np.inf, num)), out) if zero.any() else out
