@@ -177,6 +177,15 @@ write --holdout=-1:5"
 
 
 def command_parser() -> argparse.ArgumentParser:
+    """The parser of the `delayed-eval` command line: its commands (run, backfill, quickstart,
+    report, rank, trend) and their options; a mistake in them is a one-line ConfigError.
+
+    >>> args, beam_args = command_parser().parse_known_args(
+    ...     ["run", "--stream", "synth:SEA", "--model", "gaussian-nb", "--delay", "100",
+    ...      "--out", "results", "--direct_num_workers", "2"])
+    >>> args.command, args.stream, args.delay, beam_args
+    ('run', ['synth:SEA'], '100', ['--direct_num_workers', '2'])
+    """
     parser = _OneLineParser(
         prog="delayed-eval",
         description="Evaluate online learners when true labels arrive late (Apache Beam).")
@@ -382,7 +391,17 @@ def cli_reference() -> str:
 
 def write_reference(path: str) -> None:
     """Replace the CLI reference in the Markdown file `path` (between its markers) with
-    `cli_reference()`."""
+    `cli_reference()`.
+
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "cli.md")
+    >>> with open(path, "w") as f:
+    ...     _ = f.write(f"# CLI\\n{REFERENCE_MARKERS[0]}\\nSTALE\\n{REFERENCE_MARKERS[1]}\\n")
+    >>> write_reference(path)
+    >>> text = open(path).read()
+    >>> text.startswith("# CLI"), "STALE" in text, cli_reference() in text
+    (True, False, True)
+    """
     with open(path, encoding="utf-8") as f:
         text = f.read()
     start, end = REFERENCE_MARKERS
@@ -393,6 +412,16 @@ def write_reference(path: str) -> None:
 
 
 def run_config(args, beam_args) -> RunConfig:
+    """The `RunConfig` of a parsed `run` or `backfill` command line (`--config FILE`'s fields
+    under the flags given), its Beam flags kept for the runner.
+
+    >>> args, beam_args = command_parser().parse_known_args(
+    ...     ["run", "--stream", "synth:SEA", "--model", "gaussian-nb", "--delay", "100",
+    ...      "--out", "results", "--window", "500", "--direct_num_workers", "2"])
+    >>> config = run_config(args, beam_args)
+    >>> config.models, config.windows, config.beam_args
+    (['gaussian-nb'], [500], ['--direct_num_workers', '2'])
+    """
     given = vars(args)
     fields = {"streams": args.stream, "models": args.model, "delay": args.delay,
               "out": args.out, "runner": args.runner, "final": given.get("final"),
@@ -489,5 +518,9 @@ def _actions(command: str) -> list[argparse.Action]:
 
 
 def our_flags(command: str) -> list[str]:
-    """The flags of a command (for suggestions when a flag is misspelled)."""
+    """The flags of a command (for suggestions when a flag is misspelled).
+
+    >>> "--predictions" in our_flags("backfill"), "--predictions" in our_flags("run")
+    (True, False)
+    """
     return [s for a in _actions(command) for s in a.option_strings]

@@ -180,11 +180,28 @@ def _caused_by(error: BaseException, kind: type) -> bool:
 
 class Terminated(KeyboardInterrupt):
     """SIGTERM (a scheduler stopping the task, `kill`), raised where the command is, so that it
-    ends as Ctrl-C does: its staging folder removed, one line, exit status 128 + 15."""
+    ends as Ctrl-C does: its staging folder removed, one line, exit status 128 + 15.
+
+    >>> try:
+    ...     raise Terminated()
+    ... except KeyboardInterrupt as stop:  # (what catches Ctrl-C catches it)
+    ...     print(_caused_by(stop, Terminated))
+    True
+    """
 
 
 def terminate(signum, frame):
-    """The command's SIGTERM handler (`command.console_main`)."""
+    """The command's SIGTERM handler (`command.console_main`).
+
+    >>> previous = signal.signal(signal.SIGTERM, terminate)
+    >>> try:
+    ...     signal.raise_signal(signal.SIGTERM)
+    ... except Terminated:
+    ...     print("stopped as by Ctrl-C")
+    ... finally:
+    ...     _ = signal.signal(signal.SIGTERM, previous)
+    stopped as by Ctrl-C
+    """
     raise Terminated()
 
 
@@ -192,7 +209,16 @@ _dropped: list = []  # the stop a finalizer dropped, to raise again (`stop_again
 
 
 def raise_dropped(signum, frame):
-    """The command's SIGALRM handler: raises the Ctrl-C or SIGTERM `stop_again` kept."""
+    """The command's SIGALRM handler: raises the Ctrl-C or SIGTERM `stop_again` kept.
+
+    >>> raise_dropped(signal.SIGALRM, None)  # nothing kept: nothing raised
+    >>> _dropped.append(Terminated())
+    >>> try:
+    ...     raise_dropped(signal.SIGALRM, None)
+    ... except Terminated:
+    ...     print("raised once:", _dropped)
+    raised once: []
+    """
     if _dropped:
         raise _dropped.pop()
 

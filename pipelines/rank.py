@@ -236,7 +236,17 @@ def _write(out: str, table: pd.DataFrame, r: np.ndarray, result: dict) -> None:
 def cd_diagram(plt, result: dict):
     """Demšar's critical-difference diagram: the rank axis (1, the best, on the left), each
     model at its average rank, the CD interval above, and a bar joining each group of models
-    that are not significantly different."""
+    that are not significantly different.
+
+    >>> from pipelines.figures import _pyplot
+    >>> plt = _pyplot()
+    >>> fig = cd_diagram(plt, {"metric": "accuracy", "category": "initial", "streams": 8,
+    ...                        "alpha": 0.05, "average_ranks": {"a": 1.5, "b": 1.9, "c": 2.6},
+    ...                        "critical_difference": 1.17, "groups": [["a", "b", "c"]]})
+    >>> sorted(t.get_text() for t in fig.axes[0].texts if "(" in t.get_text())
+    ['a (1.50)', 'b (1.90)', 'c (2.60)']
+    >>> plt.close(fig)
+    """
     average, cd = result["average_ranks"], result["critical_difference"]
     order = sorted(average, key=average.get)
     k = len(order)

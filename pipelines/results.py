@@ -229,7 +229,22 @@ def numbers_from_json(text: str | bytes):
 
 
 def read_json(file: str):
-    """A finished run's profile.json (`numbers_from_json`), damage named as `written_by_us`."""
+    """A finished run's profile.json (`numbers_from_json`), damage named as `written_by_us`.
+
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "profile.json")
+    >>> with open(path, "w") as f:
+    ...     _ = f.write('{"s": {"p_majority": null, "labels": 3}}')
+    >>> read_json(path)
+    {'s': {'p_majority': nan, 'labels': 3}}
+    >>> with open(path, "w") as f:
+    ...     _ = f.write('{"s": ')  # (cut short)
+    >>> read_json(path)
+    Traceback (most recent call last):
+    ...
+    transforms.errors.InputError: ...profile.json: damaged, or not written by delayed-eval
+    (JSONDecodeError: ...
+    """
     with written_by_us(file), open(file, encoding="utf-8") as f:
         return numbers_from_json(f.read())
 
@@ -237,7 +252,16 @@ def read_json(file: str):
 @contextlib.contextmanager
 def written_by_us(file: str):
     """A result file that cannot be read back, damaged or written by something else, as one
-    InputError naming it (a missing one stays a FileNotFoundError: its callers name that)."""
+    InputError naming it (a missing one stays a FileNotFoundError: its callers name that).
+
+    >>> with written_by_us("out/summary.csv"):
+    ...     int("n/a")
+    Traceback (most recent call last):
+    ...
+    transforms.errors.InputError: out/summary.csv: damaged, or not written by delayed-eval
+    (ValueError: invalid literal for int() with base 10: 'n/a'); write it again: rerun what
+    wrote it
+    """
     try:
         yield
     except FileNotFoundError:
@@ -437,7 +461,18 @@ def unlisted_files(out: str, names) -> list[str]:
 
 def refuse_unlisted(out: str, names) -> None:
     """An OutputError naming the files of `names` in `out` that no run wrote (`unlisted_files`),
-    if any: nothing of the user's is replaced."""
+    if any: nothing of the user's is replaced.
+
+    >>> import os, tempfile
+    >>> out = tempfile.mkdtemp()
+    >>> refuse_unlisted(out, ["summary.csv"])  # nothing there
+    >>> open(os.path.join(out, "summary.csv"), "w").close()
+    >>> refuse_unlisted(out, ["summary.csv", "curves.parquet"])
+    Traceback (most recent call last):
+    ...
+    transforms.errors.OutputError: --out ...: summary.csv there, which no run's manifest.json
+    lists, would be replaced; choose another --out, or move it away
+    """
     theirs = unlisted_files(out, names)
     if theirs:
         them = "it" if len(theirs) == 1 else "them"

@@ -238,7 +238,18 @@ def write_trend(root: str, out: str, metrics: list[str] | None = None, category:
                 window: str = "cumulative", segment: str | None = None) -> pd.DataFrame:
     """`trend_table`, written to `out` as `trend.parquet` (for dashboards) and `trend.csv`,
     and drawn (`trend.png`, `.svg`, `.pdf`): per stream and measure, a line per model with
-    its interval, and the pending share of each run as bars beneath."""
+    its interval, and the pending share of each run as bars beneath.
+
+    >>> import os, tempfile
+    >>> from pipelines import evaluate
+    >>> root = tempfile.mkdtemp()
+    >>> for day in ("2026-11-01", "2026-11-02"):
+    ...     _ = evaluate(['s=synth:SEA{"n": 200, "seed": 1}'], ["gaussian-nb"], delay="10",
+    ...                  repredict="none", out=os.path.join(root, f"date={day}"))
+    >>> table = write_trend(root, os.path.join(root, "trend"), ["accuracy"])
+    >>> sorted(os.listdir(os.path.join(root, "trend"))), len(table)
+    (['trend.csv', 'trend.parquet', 'trend.pdf', 'trend.png', 'trend.svg'], 2)
+    """
     table = trend_table(root, metrics, category, window, segment)
     with folder_here(out) as here:  # (pandas and matplotlib write files on this machine)
         _write_trend(table, here, window)

@@ -75,7 +75,12 @@ class LocalRunner(FnApiRunner):
 
 def main() -> None:
     """A worker process: Beam's SDK worker until the runner lets it go, then `leave` (a
-    failure ends it as Python would, with its traceback)."""
+    failure ends it as Python would, with its traceback). `LocalRunner` starts each worker
+    process with `OUR_WORKER`, which runs this:
+
+    >>> OUR_WORKER.split()[-2:]
+    ['-m', 'runners.worker']
+    """
     from apache_beam.runners.worker import sdk_worker_main
 
     sdk_worker_main.main(sys.argv)

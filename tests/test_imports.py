@@ -55,3 +55,20 @@ def test_each_package_lists_its_public_names_and_they_resolve():
         assert module.__doc__ and module.__all__, package
         for name in module.__all__:
             assert getattr(module, name) is not None, (package, name)
+
+
+def test_every_public_function_and_class_shows_an_example():
+    """Each public function and class of our packages has a docstring with an example (river's
+    style), which `--doctest-modules` runs."""
+    import ast
+    import pathlib
+
+    without = []
+    for package in OURS:
+        for path in sorted(pathlib.Path(ROOT, package).rglob("*.py")):
+            for node in ast.parse(path.read_text(encoding="utf-8")).body:
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) \
+                        and not node.name.startswith("_") \
+                        and ">>>" not in (ast.get_docstring(node) or ""):
+                    without.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.name}")
+    assert not without, f"public names without an example: {without}"

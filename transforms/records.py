@@ -46,7 +46,11 @@ def instance_of_row(i: int) -> int:
 
 def label_before_row(i: int) -> float:
     """The rank of a label processed just before the i-th row's instance of a stream of
-    labelled rows, after every earlier row's (`instance_of_row`)."""
+    labelled rows, after every earlier row's (`instance_of_row`).
+
+    >>> instance_of_row(2) < label_before_row(3) < instance_of_row(3)
+    True
+    """
     return RANK_INSTANCE + i - 0.5
 
 T, RANK, SEQ, KIND, ID, X, Y = range(7)
@@ -114,7 +118,12 @@ class Outcome(NamedTuple):
 class SegmentPlace(NamedTuple):
     """Where a labelled instance stands in one segment (`country=DE`): a segment is scored as
     a stream of its own, so its labels have their own numbers `n` and their own Persistent and
-    Majority baselines (`y_prev`, `y_majority`, as `Outcome`'s)."""
+    Majority baselines (`y_prev`, `y_majority`, as `Outcome`'s).
+
+    >>> place = SegmentPlace("country=DE", n=2, y_prev=1, y_majority=0)  # (class indices)
+    >>> stream_and_segment("sea" + SEGMENT_SEPARATOR + place.segment)
+    ('sea', 'country=DE')
+    """
 
     segment: str
     n: int

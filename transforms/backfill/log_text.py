@@ -30,12 +30,25 @@ OPTION = "the --predictions option"
 
 class TypesChanged(Exception):
     """A block of a CSV log read block by block holds a value that does not fit the type its
-    column took from the first block (`PredictionLogSpec.read(streamed=True)`)."""
+    column took from the first block (`PredictionLogSpec.read(streamed=True)`): the log is
+    then read whole, each column of the type all its values fit.
+
+    >>> try:
+    ...     raise TypesChanged("p.csv")
+    ... except TypesChanged as e:
+    ...     print(f"{e}: read it whole")
+    p.csv: read it whole
+    """
 
 
 class ArrowReadable:
     """A file Beam opened (a .gz one decompressed as it is read), as Arrow reads a Python
-    stream: Beam's `closed` is a method, always true as Arrow tests it."""
+    stream: Beam's `closed` is a method, always true as Arrow tests it.
+
+    >>> import pyarrow.csv as pcsv
+    >>> pcsv.read_csv(ArrowReadable(io.BytesIO(b"id,y\\na,1\\n"))).to_pydict()
+    {'id': ['a'], 'y': [1]}
+    """
 
     closed = False
 
@@ -174,7 +187,13 @@ def stream_jsonl(f, path: str, wanted: list[str] | None, bad_rows: list | None,
     """A JSON Lines log block by block: its `wanted` columns that it has, each block's types
     its own, or all its columns (`read(streamed=True)`), each column of the type the first
     block with a value in it gave (`TypesChanged` when a later block does not fit). Nested
-    objects are columns named by their path, but those named in `keep` (`flat_table`)."""
+    objects are columns named by their path, but those named in `keep` (`flat_table`).
+
+    >>> log = io.BytesIO(b'{"id": "a", "proba": {"x": 0.1}, "ctx": {"c": 1}}\\n'
+    ...                  b'{"id": "b", "proba": {"x": 0.2}, "ctx": {"c": 2}}\\n')
+    >>> [b.to_pydict() for b in stream_jsonl(log, "p.jsonl", None, None, keep=("proba",))]
+    [{'id': ['a', 'b'], 'proba': [{'x': 0.1}, {'x': 0.2}], 'ctx.c': [1, 2]}]
+    """
     fixed: dict = {}  # column: type (numbers, text, times: not null, nor nested)
     for first_line, block in _line_blocks(f):
         block = _as_utf8(block, first_line, path, encoding)
@@ -196,7 +215,16 @@ def stream_jsonl(f, path: str, wanted: list[str] | None, bad_rows: list | None,
 
 
 def read_jsonl(f, path: str, bad_rows: list | None, encoding: str = "utf-8") -> pa.Table:
-    """A JSON Lines log parsed whole (a column's type: the one all its values fit)."""
+    """A JSON Lines log parsed whole (a column's type: the one all its values fit); a line
+    that is not JSON goes to `bad_rows` as (line number, reason, line).
+
+    >>> bad_rows = []
+    >>> read_jsonl(io.BytesIO(b'{"id": 1}\\n{oops\\n{"id": 2.5}\\n'), "p.jsonl", bad_rows
+    ...            ).to_pydict()
+    {'id': [1.0, 2.5]}
+    >>> [(line, text) for line, _, text in bad_rows]
+    [(2, '{oops')]
+    """
     data = _as_utf8(f.read(), 1, path, encoding)
     if not data.strip():
         return pa.table({})
@@ -223,7 +251,17 @@ def undecodable_rows():
     instead of its tracebacks on stderr: it decodes a row with the wrong number of fields as
     UTF-8 to hand it to the `invalid_row_handler`, on a thread of its own, and only reports
     the failure ("Exception ignored in ..."). (Two logs read at once, both with such rows,
-    could each see the other's: either is told it is not UTF-8, which it is not.)"""
+    could each see the other's: either is told it is not UTF-8, which it is not.)
+
+    >>> import pyarrow.csv as pcsv
+    >>> skip = pcsv.ParseOptions(invalid_row_handler=lambda row: "skip")
+    >>> with undecodable_rows() as undecoded:
+    ...     try:
+    ...         pcsv.read_csv(io.BytesIO(b"a,b\\n1,2\\n\\xff,3,4\\n"), parse_options=skip)
+    ...     except pa.ArrowInvalid:
+    ...         print("a row with 3 fields, not UTF-8:", undecoded())
+    a row with 3 fields, not UTF-8: True
+    """
     with _HOOK["lock"]:
         if sys.unraisablehook is not _collect_undecoded:
             _HOOK["previous"], sys.unraisablehook = sys.unraisablehook, _collect_undecoded

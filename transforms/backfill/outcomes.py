@@ -132,7 +132,14 @@ def spill_part(columns: dict, folder: str) -> str:
 
 def read_part(path: str) -> dict:
     """A part written by `spill_part`: text and map columns as Arrow arrays, the others as
-    numpy."""
+    numpy.
+
+    >>> import tempfile
+    >>> part = read_part(spill_part({"id": pa.array(["a", "b"]), "n": np.array([1, 2])},
+    ...                             tempfile.mkdtemp()))
+    >>> type(part["id"]).__name__, type(part["n"]).__name__
+    ('StringArray', 'ndarray')
+    """
     with FileSystems.open(path) as f:
         table = pa.ipc.open_file(pa.BufferReader(f.read())).read_all()
     return {name: column.combine_chunks() if pa.types.is_string(column.type)

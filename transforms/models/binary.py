@@ -32,7 +32,11 @@ _MULTICLASS_HINT = ("wrap the model, e.g. river.multiclass.OneVsRestClassifier{\
 
 
 class LabelsError(ValueError):
-    """A label that a binary classifier cannot learn; the message says what to do."""
+    """A label that a binary classifier cannot learn; the message says what to do.
+
+    >>> isinstance(LabelsError("a third class"), ValueError)  # (a model's error to its callers)
+    True
+    """
 
 
 def binary_only(model) -> bool:

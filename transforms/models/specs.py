@@ -562,7 +562,13 @@ def _as_json(value, where: str):
 
 
 def changed_params(cls, params: dict, where: str) -> dict:
-    """The parameters (river's `_get_params()`) that differ from a default-built object's."""
+    """The parameters (river's `_get_params()`) that differ from a default-built object's.
+
+    >>> from river import tree
+    >>> model = tree.HoeffdingTreeClassifier(grace_period=50)
+    >>> changed_params(type(model), model._get_params(), "a model")
+    {'grace_period': 50}
+    """
     try:
         defaults = cls()._get_params()
     except Exception:  # a required parameter: then its signature's defaults

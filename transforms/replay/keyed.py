@@ -127,7 +127,17 @@ def _emit(key, engine: ReplayEngine, result, pending_before: int,
 def emit_pending(key, engine: ReplayEngine, factory: EngineFactory):
     """At the end of a key's stream, its instances still waiting for their label: (key, ids,
     arrival times), when the `factory` asks for them (a backfill's label pass: a logged
-    prediction of such an instance is not yet scored, and is counted so)."""
+    prediction of such an instance is not yet scored, and is counted so).
+
+    >>> from transforms.records import RANK_INSTANCE, event
+    >>> factory = EngineFactory({"nc": ModelSpec.parse("nc=no-change")}, {"s": None},
+    ...                         {"nc": "classification"}, pending_ids=True)
+    >>> engine = factory.new(("s", "nc"))
+    >>> _ = engine.drain([event(0.0, RANK_INSTANCE, 0, "instance", "a", {}),
+    ...                   event(2.5, RANK_INSTANCE, 1, "instance", "b", {})])
+    >>> [(out.tag, out.value) for out in emit_pending(("s", "nc"), engine, factory)]
+    [('pending', (('s', 'nc'), ['a', 'b'], [0.0, 2.5]))]
+    """
     if factory.pending_ids and engine.pending:
         yield beam.pvalue.TaggedOutput(PENDING, (key, list(engine.pending), [
             state[0] for state in engine.pending.values()]))

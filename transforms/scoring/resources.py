@@ -42,7 +42,15 @@ def resource_rows(key: tuple, points: list, curve_every: int) -> tuple[list, lis
 class RowsPerKey(beam.PTransform):
     """(key, a batch of measurements) from the replay's drains -> per (stream, model) the
     summary rows, and curve rows tagged `curves` (Arrow tables), that `make_rows(key, all its
-    measurements)` returns as (summary rows, curve rows)."""
+    measurements)` returns as (summary rows, curve rows).
+
+    >>> from runners import make_runner
+    >>> with beam.Pipeline(runner=make_runner("direct")) as p:
+    ...     rows = (p | beam.Create([(("s", "m"), [1, 2]), (("s", "m"), [3])])
+    ...             | RowsPerKey(lambda key, points: ([(key, sorted(points))], [])))
+    ...     _ = rows.summary | beam.Map(print)
+    (('s', 'm'), [1, 2, 3])
+    """
 
     def __init__(self, make_rows):
         super().__init__()

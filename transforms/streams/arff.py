@@ -200,7 +200,11 @@ class Quoted(str):
 
 
 def is_missing(text: str) -> bool:
-    """Whether an ARFF cell is a missing value: ? without quotes."""
+    """Whether an ARFF cell is a missing value: ? without quotes.
+
+    >>> [is_missing(v) for v in _fields("?, '?', 0.5")]
+    [True, False, False]
+    """
     return text == "?" and not isinstance(text, Quoted)
 
 
@@ -371,12 +375,28 @@ def load_arff(path: str, max_rows: int | None = None, encoding: str = "utf-8"):
 
 
 def encoding_of(spec) -> str:
-    """The text encoding of a stream's ARFF file: UTF-8 unless its `encoding` option says."""
+    """The text encoding of a stream's ARFF file: UTF-8 unless its `encoding` option says.
+
+    >>> from transforms.streams.sources import StreamSpec
+    >>> encoding_of(StreamSpec.parse("s.arff")), encoding_of(
+    ...     StreamSpec.parse('s.arff{"encoding": "latin-1"}'))
+    ('utf-8', 'latin-1')
+    """
     return spec.options.get("encoding", "utf-8")
 
 
 def header_of(spec) -> list[Attribute]:
-    """The attributes of a stream's ARFF file."""
+    """The attributes of a stream's ARFF file.
+
+    >>> import os, tempfile
+    >>> from transforms.streams.sources import StreamSpec
+    >>> path = os.path.join(tempfile.mkdtemp(), "s.arff")
+    >>> with open(path, "w") as f:
+    ...     _ = f.write("@relation s\\n@attribute a numeric\\n@attribute class {no,yes}\\n"
+    ...                 "@data\\n0.5,yes\\n")
+    >>> [a.name for a in header_of(StreamSpec.parse(path))]
+    ['a', 'class']
+    """
     return load_arff(spec.source, max_rows=0, encoding=encoding_of(spec))[0]
 
 

@@ -303,7 +303,16 @@ class TextFacts(NamedTuple):
     of the times that parse; the columns whose type pandas infers differently from chunk to
     chunk, with one type for the whole file (numbers if every chunk has numbers, else text);
     and for JSON Lines, the chunks as parsed (`Spool`; None if they could not be kept), so the
-    rows are read without parsing the file again; and its number of rows."""
+    rows are read without parsing the file again; and its number of rows.
+
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "rows.csv")
+    >>> with open(path, "w") as f:
+    ...     _ = f.write("time,a,label\\n3,0.5,no\\n2,x,yes\\n")
+    >>> facts = text_facts(path, "csv", {})
+    >>> facts.times["time"], facts.dtypes, facts.rows
+    ((False, 3.0, 2.0), {}, 2)
+    """
 
     head: pd.DataFrame
     times: dict
@@ -801,7 +810,15 @@ deserialize thrift: Invalid data); is it complete?
 
 def parquet_batches(file, path: str, **options) -> Iterator[pa.RecordBatch]:
     """A `pyarrow.parquet.ParquetFile`'s batches (`iter_batches` options), each checked
-    (`_valid`); damage is an InputError naming the file."""
+    (`_valid`); damage is an InputError naming the file.
+
+    >>> import os, tempfile
+    >>> import pyarrow.parquet as pq
+    >>> path = os.path.join(tempfile.mkdtemp(), "t.parquet")
+    >>> pq.write_table(pa.table({"a": [1, 2, 3]}), path)
+    >>> [b.num_rows for b in parquet_batches(pq.ParquetFile(path), path, batch_size=2)]
+    [2, 1]
+    """
     with parquet_errors(path):
         for batch in file.iter_batches(**options):
             yield _valid(batch)

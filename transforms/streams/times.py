@@ -87,7 +87,13 @@ def with_offsets(values: pd.Series, time_format: str | None = None) -> bool | No
 
 def in_zone(wall_times: pd.Series, time_zone: str) -> pd.Series:
     """Datetimes without a zone, as the clocks of `time_zone` show them, in UTC (NaT in the
-    hour the clocks go back, or skip)."""
+    hour the clocks go back, or skip).
+
+    >>> wall = pd.Series(pd.to_datetime(["2026-03-29 01:30", "2026-03-29 02:30",
+    ...                                  "2026-07-01 12:00"]))
+    >>> [str(t) for t in in_zone(wall, "Europe/Berlin")]  # (02:30 was skipped that night)
+    ['2026-03-29 00:30:00+00:00', 'NaT', '2026-07-01 10:00:00+00:00']
+    """
     return wall_times.dt.tz_localize(time_zone, ambiguous="NaT",
                                      nonexistent="NaT").dt.tz_convert("UTC")
 
