@@ -34,7 +34,7 @@ from pipelines.maturity import (format_maturity, maturity_manifest, maturity_tab
 from pipelines.plan import plan
 from pipelines.notices import (format_alike_classes, format_delay_changes, format_diverged,
                                format_foreign_predictions, format_log_notices,
-                               format_one_time_window, format_set_aside,
+                               format_one_time_window, format_partly_scored, format_set_aside,
                                format_set_asides_of_run, format_uncompared,
                                format_unfixed_hash_seed, format_unknown_positive,
                                format_unpredicted, format_unrepredicted)
@@ -257,6 +257,7 @@ def _notices(pl, summary: pd.DataFrame, counts: dict, dead_letters: list, record
             delay_changes, format_set_asides_of_run(record.get("set_aside_by_the_logs_run", {})),
             format_log_notices(counts["keys"])])),
         format_unpredicted(record["counts"]),
+        format_partly_scored(record["counts"]) if pl.backfill else "",
         "" if pl.backfill or str(pl.repredict) == "none" else
         format_unrepredicted(record["counts"], str(pl.repredict)),
         format_diverged(summary),

@@ -419,6 +419,40 @@ def format_unpredicted(counts: list[dict]) -> str:
         and c.get("unmatched_predictions") != c.get("logged_predictions", -1))
 
 
+def format_partly_scored(counts: list[dict]) -> str:
+    """One line per (stream, model) and kind of a backfill whose log holds an initial or a
+    final prediction for some of its labelled instances but not for all: the table's initial
+    or final measures then rest on fewer instances than were labelled, which the table does
+    not say (the summary's `n`, the manifest's `unscored_initial` and `unscored_final` do); ""
+    when there are none such. A model with no prediction to score is `format_unpredicted`'s;
+    a log with no final prediction at all has no final measures.
+
+    Example
+    -------
+
+    >>> print(format_partly_scored([
+    ...     {"stream": "fraud", "model": "v3", "labelled": 1940, "scored_initial": 1900,
+    ...      "scored_final": 2},
+    ...     {"stream": "fraud", "model": "v4", "labelled": 1940, "scored_initial": 1940,
+    ...      "scored_final": 0}]))  # doctest: +NORMALIZE_WHITESPACE
+    fraud / v3: the initial measures rest on 1,900 of its 1,940 labelled instances: for the
+    other 40 the log holds no initial prediction (the first in the latency period, or of kind
+    initial), or an empty one
+    fraud / v3: the final measures rest on 2 of its 1,940 labelled instances: for the other
+    1,938 the log holds no final prediction (at the label's time, or of kind final), or an
+    empty one
+
+    """
+    what = {"initial": "the first in the latency period, or of kind initial",
+            "final": "at the label's time, or of kind final"}
+    return "\n".join(
+        f"{c['stream']} / {c['model']}: the {kind} measures rest on {scored:,} of its "
+        f"{c['labelled']:,} labelled instances: for the other {c['labelled'] - scored:,} the "
+        f"log holds no {kind} prediction ({what[kind]}), or an empty one"
+        for c in counts for kind in what
+        if 0 < (scored := c.get(f"scored_{kind}") or 0) < (c.get("labelled") or 0))
+
+
 def format_unrepredicted(counts: list[dict], repredict: str) -> str:
     """One line per stream of a run with re-evaluation on whose labelled instances none was
     re-predicted while it waited (a label comes before the policy's first re-prediction: K ≥

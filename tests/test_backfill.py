@@ -266,6 +266,35 @@ def test_a_log_without_kinds_has_binned_measures_only_if_an_instance_is_predicte
     assert counts["v1"]["repeated_predictions"] == (again_at == 4.5)
 
 
+def test_a_log_of_finals_for_some_instances_says_how_few_the_final_measures_rest_on(tmp_path,
+                                                                                   capsys):
+    """A service that logs a decision at arrival and, for some requests, again when the label
+    comes: the final measures rest on those alone, which the table does not show; one line
+    per kind says on how many, counted here from the log as written."""
+    labels = [i % 3 == 0 for i in range(30)]
+    pd.DataFrame({"id": range(30), "time": range(30), "label": labels}).to_csv(
+        tmp_path / "rows.csv", index=False)
+    initial = [(i, i + 0.5, i % 2 == 0) for i in range(30) if i != 5]  # (5: never logged)
+    final = [(i, i + 4.0, labels[i]) for i in range(0, 30, 4)]  # at the label's time
+    pd.DataFrame(initial + final, columns=["id", "t", "y_pred"]).to_csv(tmp_path / "log.csv",
+                                                                         index=False)
+    assert main(["backfill", "--stream", f"s={tmp_path / 'rows.csv'}", "--predictions",
+                 str(tmp_path / "log.csv"), "--delay", "4s", "--out", str(tmp_path / "o"),
+                 "--runner", "direct"]) == 0
+    told = [line for line in capsys.readouterr().out.splitlines() if "rest on" in line]
+    assert told == [
+        f"s / log: the initial measures rest on {len(initial)} of its 30 labelled instances: for "
+        f"the other {30 - len(initial)} the log holds no initial prediction (the first in the "
+        f"latency period, or of kind initial), or an empty one",
+        f"s / log: the final measures rest on {len(final)} of its 30 labelled instances: for the "
+        f"other {30 - len(final)} the log holds no final prediction (at the label's time, or "
+        f"of kind final), or an empty one"]
+    summary = read_csv(tmp_path / "o" / "summary.csv")
+    accuracy = summary[(summary.metric == "accuracy") & (summary.window == "cumulative") &
+                       summary.category.isin(["initial", "final"])]
+    assert accuracy.set_index("category")["n"].to_dict() == {"initial": 29, "final": 8}
+
+
 def test_a_log_without_kinds_is_read_once_to_tell_its_finals_and_re_predictions(tmp_path,
                                                                                   monkeypatch):
     """Both questions come down to whether an instance was predicted twice: a night's log
@@ -626,6 +655,7 @@ def test_predicted_classes_are_matched_to_the_labels_by_number_or_refused(tmp_pa
     assert (tmp_path / "backfill" / "summary.csv").read_text() == \
         (tmp_path / "run_without" / "summary.csv").read_text()
     write([{"0": "ok", "1": "fraud", None: None}[v] for v in predicted], "words.parquet")
+    capsys.readouterr()  # (the backfills' notices above)
     code = main(["backfill", "--stream", kw["streams"][0], "--delay", "30", "--predictions",
                  str(tmp_path / "words.parquet"), "--out", str(tmp_path / "o"), "--quiet",
                  "--runner", "direct"])
@@ -1004,6 +1034,7 @@ def test_probabilities_logged_as_json_text_score_as_the_runs_maps(tmp_path, caps
         assert (tmp_path / f"of-{name}" / "summary.csv").read_text() == own, name
     texts[5] = "0.7"
     log.assign(proba=texts).to_csv(tmp_path / "bad.csv", index=False)
+    capsys.readouterr()  # (the backfills' notices above)
     assert main(["backfill", "--stream", stream, "--predictions", str(tmp_path / "bad.csv"),
                  "--delay", "30", "--out", str(tmp_path / "bad"), "--runner", "direct",
                  "--quiet"]) == 2

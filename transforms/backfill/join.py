@@ -3,8 +3,8 @@
 A logged prediction belongs to the labelled instance with its id whose latency period
 [t_arrival, t_label] holds its time (ids may be reused once labelled). Kinds come from the
 log's `kind` column (initial | re-prediction | final); without one they are inferred from
-times: an instance's earliest prediction is its initial one, one at or after its label time
-is its final one, the rest are re-predictions. Plain Python (numpy, pandas, Arrow)."""
+times: an instance's earliest prediction is its initial one, one at its label time (the end of
+its latency period) its final one, the rest re-predictions. Plain Python (numpy, pandas, Arrow)."""
 
 from __future__ import annotations
 
