@@ -20,7 +20,10 @@ table with a label table. Then each run is its own process:
 
 Prints the median wall time of each, the ratio of each format to CSV (target 1 of the
 performance issue: ≤ 1.05) and of delayed-eval to river (target 2: ≤ 1.0 for GaussianNB with
-initial and final). Runs are interleaved so that load drift hits all sides alike.
+initial and final). Runs are interleaved so that load drift hits all sides alike. Then the
+model's own work, river's calls alone in this process (`predict_one` at arrival and, for the
+default run, before each label; `learn_one` at each label), and each run's time beside it
+against river's: what each tool adds to the same model calls.
 """
 
 from __future__ import annotations
@@ -126,6 +129,7 @@ def main(argv=None) -> None:
         for _ in range(args.repeats):
             for name, command in runs.items():
                 times[name].append(timed(command, root)[0])
+        work = model_work_seconds(paths["csv"], args)
     median = {name: statistics.median(t) for name, t in times.items()}
     river = median["river (initial only, CSV)"]
     print(f"{args.model}, SEA {args.n} events, delay {args.delay}, re-evaluation off, "
@@ -137,6 +141,38 @@ def main(argv=None) -> None:
     if "csv" in median:
         print(f"class probabilities and their measures: csv / csv without them = "
               f"{median['csv'] / median['csv, no probabilities']:.3f}")
+        beside_the_model(args, median, work)
+
+
+def model_work_seconds(path: str, args) -> dict[bool, float]:
+    """The model's own work on the stream, in this process: river's `predict_one` at each
+    arrival, with (True) or without (False) the one before each label, and `learn_one` at each
+    label (`naive_reevaluation.model_work`), nothing else."""
+    from benchmarks.bench_reevaluation import read_events
+    from benchmarks.naive_reevaluation import model_work
+    from transforms.models.specs import ModelSpec
+
+    events = read_events(f"sea={path}", args.delay)
+    seconds = {}
+    for final in (False, True):
+        started = time.perf_counter()
+        model_work(events, ModelSpec.parse(args.model).build(None), final)
+        seconds[final] = time.perf_counter() - started
+    return seconds
+
+
+def beside_the_model(args, median: dict, work: dict) -> None:
+    """Each run's time less the model's own work (`model_work_seconds`), against river's: what
+    the tools add to the same model calls. Where a run takes less than river's calls alone (a
+    prediction path of ours that skips river's arithmetic, as for naive Bayes), there is
+    nothing to set beside it."""
+    river = median["river (initial only, CSV)"] - work[False]
+    print(f"model work (river's calls alone): {work[False]:.2f}s initial only, "
+          f"{work[True]:.2f}s initial + final; river beside it {river:.2f}s")
+    for name, final in (("csv, initial only", False), ("csv", True)):
+        rest = median[name] - work[final]
+        print(f"  {name:30} " + (f"beside it {rest:6.2f}s, / river's {rest / river:6.3f}"
+                                 if rest > 0 else "less than the model work alone"))
 
 
 if __name__ == "__main__":

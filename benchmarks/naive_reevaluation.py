@@ -102,9 +102,10 @@ def naive_replay(events, model, k: int | None = 1, timed=None):
     return results
 
 
-def model_work(events, model) -> None:
+def model_work(events, model, final: bool = True) -> None:
     """The river calls every replay of `events` makes, and nothing else: `predict_one` when an
-    instance arrives or is updated and just before its label, `learn_one` at each label."""
+    instance arrives or is updated and (`final`) just before its label, `learn_one` at each
+    label."""
     features: dict = {}
     for _, _, _, kind, key, x, y in sorted(events):
         if kind in (INSTANCE, UPDATE):
@@ -115,7 +116,7 @@ def model_work(events, model) -> None:
             x = x if x is not None else stored
             if x is None:
                 continue  # an orphan without features: nothing to learn
-            if stored is not None:
+            if stored is not None and final:
                 model.predict_one(x)
             model.learn_one(x, y)
 
