@@ -129,7 +129,7 @@ def main(argv=None) -> None:
         for _ in range(args.repeats):
             for name, command in runs.items():
                 times[name].append(timed(command, root)[0])
-        work = model_work_seconds(paths["csv"], args)
+        work = model_work_seconds(paths["csv"], args) if "csv" in args.formats else None
     median = {name: statistics.median(t) for name, t in times.items()}
     river = median["river (initial only, CSV)"]
     print(f"{args.model}, SEA {args.n} events, delay {args.delay}, re-evaluation off, "
@@ -141,7 +141,7 @@ def main(argv=None) -> None:
     if "csv" in median:
         print(f"class probabilities and their measures: csv / csv without them = "
               f"{median['csv'] / median['csv, no probabilities']:.3f}")
-        beside_the_model(args, median, work)
+        beside_the_model(median, work)
 
 
 def model_work_seconds(path: str, args) -> dict[bool, float]:
@@ -161,7 +161,7 @@ def model_work_seconds(path: str, args) -> dict[bool, float]:
     return seconds
 
 
-def beside_the_model(args, median: dict, work: dict) -> None:
+def beside_the_model(median: dict, work: dict) -> None:
     """Each run's time less the model's own work (`model_work_seconds`), against river's: what
     the tools add to the same model calls. Where a run takes less than river's calls alone (a
     prediction path of ours that skips river's arithmetic, as for naive Bayes), there is
