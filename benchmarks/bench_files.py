@@ -136,7 +136,8 @@ def main(argv=None) -> None:
           f"median of {args.repeats} (whole processes)")
     print(f"{'run':32} {'time':>8} {'/ csv':>7} {'/ river':>8}")
     for name, t in median.items():
-        to_csv = f"{t / median['csv']:7.3f}" if name in args.formats else " " * 7
+        to_csv = f"{t / median['csv']:7.3f}" if name in args.formats and "csv" in median \
+            else " " * 7
         print(f"{name:32} {t:7.2f}s {to_csv} {t / river:8.3f}")
     if "csv" in median:
         print(f"class probabilities and their measures: csv / csv without them = "
