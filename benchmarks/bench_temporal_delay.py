@@ -59,7 +59,7 @@ def correction_variants(xs: list, ys: list, delay: int, stay: float) -> dict[str
 
     - `counts`: P(y | known) / P(y) from the pairs (known at arrival, label) and labels so far,
       as `temporal-correction` estimates them (equal to it, a check of the loop);
-    - `oracle`: the chain's true P(y_t | y_{t−d}) and prior 1/3 in place of the counts;
+    - `oracle`: the chain's true P(y_t | y_{t−d}) in place of the counts (its prior is even);
     - `+1`, `+5`: the counts with k added to each (additive smoothing, as MOA's Laplace
       correction of nominal attributes with k = 1);
     - `switched`: the counts' correction only while its initial predictions so far, of the
@@ -115,10 +115,9 @@ def correction_variants(xs: list, ys: list, delay: int, stay: float) -> dict[str
         arrived[t] = (plain, with_counts)
         answers["switched"] = with_counts if switch_hits["counts"] > switch_hits["plain"] \
             else plain
-        for name in ("GaussianNB", "oracle", "counts", "+1", "+5", "switched"):
+        for name in ("GaussianNB", *VARIANTS):
             hits[name] += answers.get(name, plain) == ys[t]
-    return {name: hits[name] / n for name in ("GaussianNB", "oracle", "counts", "+1", "+5",
-                                               "switched")}
+    return {name: hits[name] / n for name in ("GaussianNB", *VARIANTS)}
 
 
 def main() -> None:
