@@ -1011,6 +1011,37 @@ def test_dead_letters_jsonl_holds_each_record_as_json_a_wide_row_cut_short(tmp_p
     assert len(json.dumps(record)) < 700
 
 
+def test_a_dead_letters_row_counts_records_as_the_outputs_doc_says(tmp_path):
+    """`row` counts from 1: a CSV file's records after its header (a blank line is none, a
+    quoted value may span lines), a JSON Lines or ARFF file's lines, a Parquet file's rows, and
+    a DataFrame's rows in order, whatever its index. Each file has one bad row: its expected
+    number is counted here from the text (the records) as written."""
+    from transforms.streams.python_rows import written_streams
+
+    records = [("0", "0.1", '"two\nlines"'), ("1", "0.2", "a"), ("2", "inf", "b"),
+               ("3", "0.3", "a")]
+    csv_text = "time,x,label\n" + "\n".join(",".join(r) for r in records[:2]) + "\n\n" + \
+        "\n".join(",".join(r) for r in records[2:]) + "\n"
+    jsonl_lines = ['{"time": 0, "x": 0.1, "label": "a"}', "", '{"time": 1, "x": 0.2, "label": "b"}',
+                   '{"time": 2, "x": "inf", "label": "a"}', '{"time": 3, "x": 0.3, "label": "b"}']
+    arff_lines = ["@relation r", "@attribute x numeric", "@attribute label {a,b}", "", "@data",
+                  "0.1,a", "0.2,b", "0.3,c", "0.4,a"]
+    frame = pd.DataFrame({"time": [0, 1, 2, 3], "x": [0.1, 0.2, 0.3, np.inf],
+                          "label": ["a", "b", "a", "b"]}, index=[70, 50, 60, 40])
+    frame.to_parquet(tmp_path / "s.parquet")
+    expected = {
+        _write(tmp_path, "s.csv", csv_text): 1 + [r[1] for r in records].index("inf"),
+        _write(tmp_path, "s.jsonl", "\n".join(jsonl_lines) + "\n"):
+            1 + next(i for i, line in enumerate(jsonl_lines) if '"inf"' in line),
+        _write(tmp_path, "s.arff", "\n".join(arff_lines) + "\n"): 1 + arff_lines.index("0.3,c"),
+        str(tmp_path / "s.parquet"): 4,
+        written_streams(frame, str(tmp_path / "inputs")).split("=", 1)[1]: 4,
+    }
+    for spec, row in expected.items():
+        _, dead = read(spec, delay="1")
+        assert [d["row"] for d in dead] == [row], spec
+
+
 def test_a_delay_column_with_a_few_bad_values_dead_letters_only_those_rows(tmp_path):
     path = _write(tmp_path, "d.csv", "time,f,label,wait\n0,1.0,a,2\n1,2.0,b,x\n2,3.0,a,3\n"
                                      "3,1.0,b,-1\n4,2.0,a,\n5,3.0,b,1\n")
