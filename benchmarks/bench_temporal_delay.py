@@ -5,8 +5,10 @@
 
 For each stay probability of the example's 3-class Markov stream (`examples.temporal_dependence`)
 and each seed: the replay engine's initial accuracy at a constant delay of `--delay` events for
-GaussianNB, Temporal Correction and Temporally Augmented (lags 1 and 2) around it; printed as
-wrapper − GaussianNB, mean ± standard error over the seeds, with how many seeds are no worse.
+GaussianNB, Temporal Correction and Temporally Augmented (lags 1 and 2) around it, each as the
+paper has it and guarded (`"guard": 3`: the labels used only while that has paid, by 3 standard
+errors); printed as wrapper − GaussianNB, mean ± standard error over the seeds, with how many
+seeds are no worse.
 `TC ...` are Temporal Correction in a plain loop (`correction_variants`), against the loop's
 GaussianNB: `counts` as the wrapper estimates it (the same numbers as `TC`), `oracle` with the
 chain's true P(y_t | y_{t−d}) in place of the counts (what the correction gains when the
@@ -31,6 +33,7 @@ from transforms.replay.engine import ReplayEngine
 WRAPPERS = {"TC": 'temporal-correction{"model": "gaussian-nb"}',
             "TA lags 1": 'temporally-augmented{"model": "gaussian-nb", "lags": 1}',
             "TA lags 2": 'temporally-augmented{"model": "gaussian-nb", "lags": 2}'}
+WRAPPERS |= {f"{name} guarded": spec[:-1] + ', "guard": 3}' for name, spec in WRAPPERS.items()}
 
 # Temporal Correction in a plain loop (`correction_variants`), each against the loop's GaussianNB.
 VARIANTS = ("counts", "oracle", "+1", "+5", "switched")
@@ -143,7 +146,7 @@ def main() -> None:
         for name, values in gains.items():
             v = 100 * np.array(values)
             se = v.std(ddof=1) / len(v) ** 0.5 if len(v) > 1 else float("nan")
-            cells.append(f"{name} {v.mean():+.1f} ± {se:.1f} ({(v >= 0).sum()}/{len(v)})")
+            cells.append(f"{name} {v.mean():+.2f} ± {se:.2f} ({(v >= 0).sum()}/{len(v)})")
         print(f"stay {stay}: " + "; ".join(cells), flush=True)
 
 

@@ -234,6 +234,12 @@ def test_unknown_model_and_generator_are_config_errors(tmp_path):
             (['synth:SEA{"n": 10}'], ['river.linear_model.LogisticRegression{"lr": 1}'],
              "(its parameters are optimizer, loss, l2, l1, intercept_init, intercept_lr, "
              "clip_gradient, initializer)"),
+            # A wrapper's guard that is no number of standard errors.
+            (['synth:SEA{"n": 10}'], ['temporal-correction{"guard": "yes"}'],
+             "guard must be a number of standard errors, 0 or more (3 is usual), or null for "
+             "none, not 'yes'"),
+            (['synth:SEA{"n": 10}'], ['temporally-augmented{"guard": -1}'],
+             "guard must be a number of standard errors, 0 or more"),
             # A baseline given parameters (was a TypeError from its constructor).
             (['synth:SEA{"n": 10}'], ['no-change{"window": 5}'],
              "model no-change takes no parameters (it learns only the labels' classes)"),

@@ -15,10 +15,19 @@ keeps the labels it knows then) and whose label it learns next (`label_arrived(i
 learns (those labels, the new label). With delay 1 that is (y_{t−1}, y_t), as in the paper; with
 delay d, (y_{t−d} or older, y_t) — the relation it will use. A label without a kept context (an
 orphan, or a wrapper driven by a plain river loop) is learned with the labels known now.
+
+Where the label known at arrival says little (a long delay, a weak dependence), estimating that
+relation from the labels seen so far can cost more than it brings. With `guard` z, a wrapper
+uses the labels only while that has paid: before learning each label it predicts the instance
+both ways, with the labels known at its arrival and by the wrapped model alone, and counts the
+labels where only the first was right (`gained`) and where only the second was (`lost`); it uses
+the labels while gained − lost > z·√(gained + lost) (McNemar's test on the labels where the two
+disagree, one-sided), and answers as the wrapped model alone otherwise — from the start, too.
 """
 
 from __future__ import annotations
 
+import math
 from collections import Counter, deque
 
 from river import base
@@ -58,11 +67,31 @@ class _LabelAware(base.Wrapper, base.Classifier):
     """A classifier around another one, built from its spec, that learns each label with the
     label context it had when it predicted that instance at arrival (see the module doc)."""
 
-    def __init__(self, model):
+    def __init__(self, model, guard: float | None = None):
+        if guard is not None and (isinstance(guard, bool) or not isinstance(guard, (int, float))
+                                  or not guard >= 0 or math.isinf(guard)):
+            raise ValueError(f"guard must be a number of standard errors, 0 or more (3 is "
+                             f"usual), or null for none, not {guard!r}")
         self.model = model
+        self.guard = guard
         self._model = _build(model)
         self._contexts: dict = {}  # pending instance id -> its context at arrival
         self._learning = _NOW  # the context for the next learn_one
+        self.gained = self.lost = 0  # (the guard's: labels only one of its two predictions hit)
+
+    @property
+    def uses_labels(self) -> bool:
+        """Whether predictions use the labels now: always without a guard; with guard z, while
+        gained − lost > z·√(gained + lost) (see the module doc)."""
+        if self.guard is None:
+            return True
+        return self.gained - self.lost > self.guard * math.sqrt(self.gained + self.lost)
+
+    def _tally(self, with_labels, alone, y) -> None:
+        """Count a label for the guard: the two predictions of its instance, made before
+        learning it."""
+        self.gained += with_labels == y and alone != y
+        self.lost += alone == y and with_labels != y
 
     def _context(self):
         raise NotImplementedError
@@ -95,6 +124,9 @@ class TemporalCorrection(_LabelAware):
     model
         The classifier wrapped: a model spec (`gaussian-nb`, an import path, ...) or a river
         classifier, cloned.
+    guard
+        None (the paper's method), or z: correct only while correcting has paid, by z
+        standard errors (see the module doc).
 
     >>> m = TemporalCorrection("gaussian-nb")
     >>> for x, y in [({"a": 0.0}, "u"), ({"a": 0.1}, "u"), ({"a": 0.2}, "v"), ({"a": 0.3}, "v"),
@@ -113,6 +145,14 @@ class TemporalCorrection(_LabelAware):
     >>> m.transition("u", "v"), m.transition("v", "v")  # (u, v) twice, never (v, v)
     (1.0, 0.0)
 
+    Guarded, it starts as the wrapped model alone and corrects once correcting has paid:
+
+    >>> m = TemporalCorrection("gaussian-nb", guard=1)
+    >>> for y in "uvuvuvuv":
+    ...     m.learn_one({"a": 0.0}, y)
+    >>> m.gained, m.lost, m.uses_labels  # the model alone says u; the correction hit 3 v's
+    (3, 0, True)
+
     References
     ----------
     Žliobaitė, I., Bifet, A., Read, J., Pfahringer, B., Holmes, G. (2015). Evaluation
@@ -120,8 +160,9 @@ class TemporalCorrection(_LabelAware):
     Machine Learning 98(3), 455–482.
     """
 
-    def __init__(self, model: str | base.Classifier = "gaussian-nb"):
-        super().__init__(model)
+    def __init__(self, model: str | base.Classifier = "gaussian-nb",
+                 guard: float | None = None):
+        super().__init__(model, guard)
         self._counts: Counter = Counter()
         self._pairs: dict = {}
         self._last = None
@@ -139,23 +180,29 @@ class TemporalCorrection(_LabelAware):
         return self._last
 
     def learn_one(self, x, y):
-        self._model.learn_one(x, y)
         previous = self._learning_context()
+        if self.guard is not None:
+            proba = self._model.predict_proba_one(x)
+            self._tally(_best(self._corrected(proba, previous)), _best(proba), y)
+        self._model.learn_one(x, y)
         if previous is not None:
             self._pairs.setdefault(previous, Counter())[y] += 1
         self._counts[y] += 1
         self._last = y
 
-    def predict_proba_one(self, x):
-        proba = self._model.predict_proba_one(x)
-        if self._last is None or not self._pairs.get(self._last):
+    def _corrected(self, proba: dict, previous) -> dict:
+        if previous is None or not self._pairs.get(previous):
             return proba
-        corrected = {c: p * self.transition(self._last, c) / self.prior(c)
+        corrected = {c: p * self.transition(previous, c) / self.prior(c)
                      for c, p in proba.items() if self.prior(c) > 0}
         total = sum(corrected.values())
         if not total > 0:  # nothing survives the correction: keep the classifier's view
             return proba
         return {c: p / total for c, p in corrected.items()}
+
+    def predict_proba_one(self, x):
+        proba = self._model.predict_proba_one(x)
+        return self._corrected(proba, self._last) if self.uses_labels else proba
 
     def predict_one(self, x):
         return _best(self.predict_proba_one(x))
@@ -222,6 +269,10 @@ class TemporallyAugmented(_LabelAware):
         The classifier wrapped: a model spec or a river classifier, cloned.
     lags
         How many of the latest arrived labels are added as features.
+    guard
+        None (the paper's method), or z: use the lags only while that has paid, by z standard
+        errors (see the module doc); around a model that is not a naive Bayes, a copy of it
+        learns without the lags, to answer alone.
 
     >>> m = TemporallyAugmented("hoeffding-tree", lags=2)
     >>> m.learn_one({"a": 1.0}, "u"); m.learn_one({"a": 2.0}, "v")
@@ -245,15 +296,18 @@ class TemporallyAugmented(_LabelAware):
     Machine Learning 98(3), 455–482.
     """
 
-    def __init__(self, model: str | base.Classifier = "gaussian-nb", lags: int = 1):
+    def __init__(self, model: str | base.Classifier = "gaussian-nb", lags: int = 1,
+                 guard: float | None = None):
         if lags < 1:
             raise ValueError("lags must be at least 1")
-        super().__init__(model)
+        super().__init__(model, guard)
         self.lags = lags
         self._recent: deque = deque(maxlen=lags)
         self._classes: list = []
         self.nominal = _naive_bayes(self._model)  # lags counted, not one-hot columns
         self._lag_counts: dict = {}  # (lag k, class) -> Counter of the lag's values
+        # (one-hot lags and a guard: the model without them, to answer alone)
+        self._alone = _build(model) if guard is not None and not self.nominal else None
 
     def _context(self):
         return tuple(self._recent)
@@ -284,6 +338,10 @@ class TemporallyAugmented(_LabelAware):
 
     def learn_one(self, x, y):
         context = self._learning_context()
+        if self.guard is not None:
+            self._tally(self._predict(x, context), self._predict_alone(x), y)
+        if self._alone is not None:
+            self._alone.learn_one(x, y)
         if self.nominal:
             self._model.learn_one(x, y)
             for k in range(1, self.lags + 1):
@@ -294,15 +352,28 @@ class TemporallyAugmented(_LabelAware):
             self._classes.append(y)
         self._recent.append(y)
 
-    def predict_proba_one(self, x):
-        if not self.nominal:
-            return self._model.predict_proba_one(self.augment(x))
-        proba = self._model.predict_proba_one(x)
-        weighted = {c: p * self.lag_likelihood(c) for c, p in proba.items()}
+    def _weighted(self, proba: dict, recent: tuple | None = None) -> dict:
+        weighted = {c: p * self.lag_likelihood(c, recent) for c, p in proba.items()}
         total = sum(weighted.values())
         return {c: p / total for c, p in weighted.items()} if total > 0 else proba
 
-    def predict_one(self, x):
+    def _predict(self, x, recent: tuple | None = None):
+        """The class predicted with the lags `recent` (by default those known now)."""
         if self.nominal:
-            return _best(self.predict_proba_one(x))
-        return self._model.predict_one(self.augment(x))
+            return _best(self._weighted(self._model.predict_proba_one(x), recent))
+        return self._model.predict_one(self.augment(x, recent))
+
+    def _predict_alone(self, x):
+        if self.nominal:
+            return _best(self._model.predict_proba_one(x))
+        return self._alone.predict_one(x)
+
+    def predict_proba_one(self, x):
+        if not self.uses_labels:
+            return (self._model if self.nominal else self._alone).predict_proba_one(x)
+        if not self.nominal:
+            return self._model.predict_proba_one(self.augment(x))
+        return self._weighted(self._model.predict_proba_one(x))
+
+    def predict_one(self, x):
+        return self._predict(x) if self.uses_labels else self._predict_alone(x)

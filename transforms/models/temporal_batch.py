@@ -82,7 +82,7 @@ class TemporalCorrectionBatch(_WeightedBatch):
     """
 
     def weights(self, model, labels):
-        if model._last is None or not model._pairs.get(model._last):
+        if model._last is None or not model._pairs.get(model._last) or not model.uses_labels:
             return None
         # P(c | latest) / P(c); 0 for a class no label has had (the wrapper leaves it out)
         return np.array([model.transition(model._last, c) / model.prior(c)
@@ -111,6 +111,8 @@ class TemporallyAugmentedNaiveBayesBatch(_WeightedBatch):
     """
 
     def weights(self, model, labels):
+        if not model.uses_labels:
+            return None
         return np.array([model.lag_likelihood(c) for c in labels])
 
 
@@ -138,15 +140,23 @@ class TemporallyAugmentedBatch(DenseBatch):
     def __init__(self):
         super().__init__()
         self._inner = None  # the wrapped model's batch, for the columns it was made for
+        self._alone = None  # a guarded wrapper's model without the lags: its batch
 
     def __getstate__(self):
-        return self.__dict__ | {"_inner": None}  # (a cache: made again)
+        return self.__dict__ | {"_inner": None, "_alone": None}  # (caches: made again)
 
     def predict(self, model, rows, xs):
         from transforms.models.batch import batch_predictor
 
         if rows is None or not rows.shape[1] == len(self.names or ()):
             return super(DenseBatch, self).predict(model, rows, xs)
+        if not model.uses_labels:  # (guarded: the model without the lags answers)
+            if self._alone is None or self._alone.names != self.names:
+                self._alone = batch_predictor(model._alone)
+                self._alone.names = self.names
+            if not self._alone.dense:
+                return super(DenseBatch, self).predict(model, rows, xs)
+            return self._alone.predict(model._alone, rows, xs)
         lagged = model.augment({})  # the lagged labels' columns, as the wrapper adds them
         names = (*self.names, *lagged)
         if len(set(names)) < len(names):  # (a feature named like a lag column)
