@@ -37,7 +37,8 @@ from pipelines.notices import (format_alike_classes, format_delay_changes, forma
                                format_one_time_window, format_partly_scored, format_set_aside,
                                format_set_asides_of_run, format_uncompared,
                                format_unfixed_hash_seed, format_unknown_positive,
-                               format_unpredicted, format_unrepredicted)
+                               format_unanswered, format_unpredicted,
+                               format_unrepredicted)
 from pipelines.results import FINGERPRINTS, fingerprint, numbers_from_json
 from pipelines.tables import (COMPARISON_CAPTION, RESOURCES_CAPTION, comparison_table,
                               drift_delay_table, format_profiles, format_table,
@@ -257,7 +258,8 @@ def _notices(pl, summary: pd.DataFrame, counts: dict, dead_letters: list, record
             delay_changes, format_set_asides_of_run(record.get("set_aside_by_the_logs_run", {})),
             format_log_notices(counts["keys"])])),
         format_unpredicted(record["counts"]),
-        format_partly_scored(record["counts"]) if pl.backfill else "",
+        format_partly_scored(record["counts"]) if pl.backfill else
+        format_unanswered(counts["keys"], pl.scoring.final),
         "" if pl.backfill or str(pl.repredict) == "none" else
         format_unrepredicted(record["counts"], str(pl.repredict)),
         format_diverged(summary),

@@ -419,6 +419,44 @@ def format_unpredicted(counts: list[dict]) -> str:
         and c.get("unmatched_predictions") != c.get("logged_predictions", -1))
 
 
+def format_unanswered(keys: list, final: bool = True) -> str:
+    """One line per (stream, model) of a run (`keys`: the replay's counters per key) whose
+    model answered none — None, NaN or {} — for some instances after it had learned a label,
+    and answered for others: its measures rest on fewer instances than were labelled, which
+    the table does not say (the summary's `n`, the manifest's `unscored_initial` and
+    `unscored_final` do); "" when there are none such. An instance that arrives before any
+    label is learned has no prediction to score with most models, and is none of these; a
+    model none of whose predictions could be scored is `format_unpredicted`'s.
+
+    Example
+    -------
+
+    >>> print(format_unanswered([
+    ...     [["sea", "half"], {"labelled": 300, "unscored_initial": 145, "unscored_final": 150,
+    ...                        "unanswered_after_learning": 140}],
+    ...     [["sea", "nb"], {"labelled": 300, "unscored_initial": 10, "unscored_final": 1}]]))
+    ... # doctest: +NORMALIZE_WHITESPACE
+    sea / half: answered none (None, NaN or {}) at the arrival of 140 instances after it had
+    learned a label: its initial measures rest on 155 of its 300 labelled instances, its final
+    measures on 150 (the summary's n)
+
+    """
+    lines = []
+    for (stream, model), c in keys:
+        labelled, unanswered = c.get("labelled", 0), c.get("unanswered_after_learning", 0)
+        initial = labelled - c.get("unscored_initial", 0)
+        last = labelled - c.get("unscored_final", 0) if final else 0
+        if not unanswered or not (initial or last):
+            continue
+        lines.append(
+            f"{stream} / {model}: answered none (None, NaN or {{}}) at the arrival of "
+            f"{unanswered:,} instance{'s' if unanswered != 1 else ''} after it had learned a "
+            f"label: its initial measures rest on {initial:,} of its {labelled:,} labelled "
+            f"instances" + (f", its final measures on {last:,}" if final else "") +
+            " (the summary's n)")
+    return "\n".join(lines)
+
+
 def format_partly_scored(counts: list[dict]) -> str:
     """One line per (stream, model) and kind of a backfill whose log holds an initial or a
     final prediction for some of its labelled instances but not for all: the table's initial

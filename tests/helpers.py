@@ -221,6 +221,25 @@ class AnswersNothing(GaussianNB):
         return None
 
 
+class AnswersEveryOther(GaussianNB):
+    """GaussianNB that answers no prediction ({} and None) while it has learned an odd number
+    of labels, as a model that cannot answer some of the time might."""
+
+    def __init__(self):
+        super().__init__()
+        self.learned = 0
+
+    def learn_one(self, x, y):
+        super().learn_one(x, y)
+        self.learned += 1
+
+    def predict_proba_one(self, x):
+        return {} if self.learned % 2 else super().predict_proba_one(x)
+
+    def predict_one(self, x):
+        return None if self.learned % 2 else super().predict_one(x)
+
+
 class ScaledProbabilities(GaussianNB):
     """GaussianNB whose class probabilities are `scale` × its own after its first `after`
     answers (scores, or a wrapper's bug); its classes stay GaussianNB's."""

@@ -1553,6 +1553,35 @@ def test_a_model_that_answers_no_prediction_is_named_not_the_delay(tmp_path, cap
     assert counts == {"silent": (0, 0, 200), "no-change": (190, 0, 10)}
 
 
+def test_a_model_that_answers_none_some_of_the_time_is_named_with_what_its_measures_rest_on(
+        tmp_path, capsys):
+    """A model that answers none after an odd number of labels: its columns were numbers over
+    fewer instances than were labelled, which only the manifest said. Counted here by a loop:
+    at delay 10 instance t arrives after max(0, t − 9) labels were learned, and label s's
+    final prediction is made after s were; with none learned, GaussianNB answers none too."""
+    n = 200
+    learned_at_arrival = [max(0, t - 9) for t in range(n)]
+    unanswered = sum(k % 2 == 1 for k in learned_at_arrival)
+    initial = sum(k > 0 and k % 2 == 0 for k in learned_at_arrival)
+    final = sum(s > 0 and s % 2 == 0 for s in range(n))
+    argv = ["run", "--stream", f'synth:SEA{{"n": {n}, "seed": 1}}', "--delay", "10",
+            "--runner", "direct", "--model", "half=tests.helpers.AnswersEveryOther",
+            "--model", "no-change", "--out", str(tmp_path / "out"), "--repredict", "none"]
+    assert main(argv) == 0
+    said = capsys.readouterr().out
+    assert f"sea / half: answered none (None, NaN or {{}}) at the arrival of {unanswered} " \
+        f"instances after it had learned a label: its initial measures rest on {initial} of " \
+        f"its {n} labelled instances, its final measures on {final} (the summary's n)" in said
+    assert "sea / no-change: answered" not in said  # (no answer before any label: not one)
+    summary = pd.read_csv(tmp_path / "out" / "summary.csv")
+    n_of = summary.query("model == 'half' and metric == 'accuracy' and window == 'cumulative'"
+                         ).set_index("category")["n"]
+    assert (n_of["initial"], n_of["final"]) == (initial, final)
+    assert main([*argv, "--no-final"]) == 0
+    assert f"rest on {initial} of its {n} labelled instances (the summary's n)" in \
+        capsys.readouterr().out
+
+
 def test_a_wrapped_estimator_without_probabilities_is_told_to_run_without_them(tmp_path, capsys):
     """scikit-learn's SGDClassifier (hinge loss) in river's wrapper: predict_one works,
     predict_proba_one raises. The hint was "fix the model or its input"."""
