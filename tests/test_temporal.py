@@ -343,11 +343,8 @@ def test_wrappers_under_delay_twenty_gain_where_the_label_known_at_arrival_infor
     than GaussianNB alone; where it says little (stay 0.9), a wrapper loses at most what
     estimating that weak relation costs (the numbers above), and a guarded one next to
     nothing."""
-    wrappers = {"TC": 'temporal-correction{"model": "gaussian-nb"}',
-                "TA lags 1": 'temporally-augmented{"model": "gaussian-nb", "lags": 1}',
-                "TA lags 2": 'temporally-augmented{"model": "gaussian-nb", "lags": 2}'}
-    wrappers |= {f"{name} guarded": spec[:-1] + ', "guard": 3}'
-                 for name, spec in wrappers.items()}
+    from benchmarks.bench_temporal_delay import WRAPPERS as wrappers  # (the numbers above)
+
     scores = {name: [] for name in ["nb", *wrappers]}
     for seed in range(3):
         xs, ys = markov_rows(3000, stay=stay, seed=seed)

@@ -338,8 +338,12 @@ class TemporallyAugmented(_LabelAware):
 
     def learn_one(self, x, y):
         context = self._learning_context()
-        if self.guard is not None:
-            self._tally(self._predict(x, context), self._predict_alone(x), y)
+        if self.guard is not None and self.nominal:  # (one call of the model for both)
+            proba = self._model.predict_proba_one(x)
+            self._tally(_best(self._weighted(proba, context)), _best(proba), y)
+        elif self.guard is not None:
+            self._tally(self._model.predict_one(self.augment(x, context)),
+                        self._alone.predict_one(x), y)
         if self._alone is not None:
             self._alone.learn_one(x, y)
         if self.nominal:
@@ -357,11 +361,11 @@ class TemporallyAugmented(_LabelAware):
         total = sum(weighted.values())
         return {c: p / total for c, p in weighted.items()} if total > 0 else proba
 
-    def _predict(self, x, recent: tuple | None = None):
-        """The class predicted with the lags `recent` (by default those known now)."""
+    def _predict(self, x):
+        """The class predicted with the lags known now."""
         if self.nominal:
-            return _best(self._weighted(self._model.predict_proba_one(x), recent))
-        return self._model.predict_one(self.augment(x, recent))
+            return _best(self._weighted(self._model.predict_proba_one(x)))
+        return self._model.predict_one(self.augment(x))
 
     def _predict_alone(self, x):
         if self.nominal:
