@@ -1,0 +1,150 @@
+"""delayed-eval against MOA itself (its jar run as a program: tests/moa_peer.py) on one ARFF
+file, with MOA's two models whose twins are built in: `functions.MajorityClass` (`majority`)
+and `functions.NoChange` (`no-change`), both answering the first declared class before they
+learn. A label arrives 20 instances after its instance.
+
+- Initial predictions are MOA's `EvaluatePrequentialDelayed -k 20 -p 0` (no initial training
+  window): MOA's row at instance i is ours at i labels. Final predictions (test-then-train) are
+  MOA's `EvaluatePrequential`.
+- Views: cumulative (`BasicClassificationPerformanceEvaluator`), a sliding window of 50
+  (`WindowClassificationPerformanceEvaluator -w 50`) and a fading factor of 0.99
+  (`FadingFactorClassificationPerformanceEvaluator`, in MOA's delayed loop written in Java:
+  MOA's command line cannot build that evaluator).
+- Accuracy, κ, κ_per (MOA's Kappa Temporal) and κ_m equal at every one of the 600 label counts
+  (relative 1e-9), and so are the divisions by zero (a baseline right on every label so far):
+  x/0 is ±∞ in both, 0/0 NaN (MOA's '?'). Per-class precision, recall and F1 and the micro F1
+  are equal too, and the macro averages once every declared class has occurred: MOA averages
+  over the classes its header declares, scoring a class not seen yet as 0, where delayed-eval
+  (as scikit-learn and river) averages over the classes that have occurred.
+"""
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from pipelines.config import RunConfig
+from pipelines.job import run
+from tests.moa_peer import moa_faded, moa_jar, moa_task
+
+N, DELAY, WIDTH, ALPHA = 600, 20, 50, 0.99
+CLASSES = "ABCDEF"
+TWINS = {"functions.MajorityClass": "majority", "functions.NoChange": "no-change"}
+KAPPAS = {"accuracy": "classifications correct (percent)", "kappa": "Kappa Statistic (percent)",
+          "kappa_t": "Kappa Temporal Statistic (percent)", "kappa_m": "Kappa M Statistic (percent)"}
+
+
+def sticky_stream(path):
+    """Six classes, each label repeating the previous one with probability 0.7 (so No-Change
+    and κ_per have something to find), the last class rare and first seen late."""
+    rng = np.random.default_rng(11)
+    ys, y = [], 0
+    for i in range(N):
+        if rng.random() < 0.3:
+            y = int(rng.choice(5, p=[0.3, 0.25, 0.2, 0.15, 0.1])) if i < 300 else \
+                int(rng.choice(6, p=[0.25, 0.2, 0.2, 0.15, 0.1, 0.1]))
+        ys.append(y)
+    rows = "\n".join(f"{x:.4f},{CLASSES[y]}" for x, y in zip(rng.random(N), ys))
+    path.write_text(f"@relation sticky\n@attribute x numeric\n"
+                    f"@attribute class {{{','.join(CLASSES)}}}\n@data\n{rows}\n")
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    """(our curves, MOA's tables by (model, view), the folder), computed once."""
+    jar = moa_jar()
+    folder = tmp_path_factory.mktemp("moa")
+    arff = folder / "sticky.arff"
+    sticky_stream(arff)
+    run(RunConfig(streams=[f"sticky={arff}"], models=list(TWINS.values()), delay=str(DELAY),
+                  out=str(folder / "out"), runner="direct", repredict="none", windows=[WIDTH],
+                  fadings=[ALPHA], curve_every=1, log_predictions="none", drift_on="none",
+                  quiet=True))
+    curves = pd.read_parquet(folder / "out" / "curves.parquet")
+    curves = curves[curves["segment"].isna() & curves["bin"].isna()]
+    stream = f"(ArffFileStream -f {arff})"
+    moa = {}
+    for learner, model in TWINS.items():
+        delayed = f"EvaluatePrequentialDelayed -l {learner} -s {stream} -k {DELAY} -p 0"
+        moa[model, "initial", "cumulative"] = moa_task(
+            jar, f"{delayed} -e (BasicClassificationPerformanceEvaluator -o -p -r -f)", folder)
+        moa[model, "initial", f"w={WIDTH}"] = moa_task(
+            jar, f"{delayed} -e (WindowClassificationPerformanceEvaluator -w {WIDTH})", folder)
+        moa[model, "initial", f"fading={ALPHA}"] = moa_faded(jar, folder, arff, DELAY, ALPHA,
+                                                             learner)
+        prequential = f"EvaluatePrequential -l {learner} -s {stream}"
+        moa[model, "final", "cumulative"] = moa_task(
+            jar, f"{prequential} -e BasicClassificationPerformanceEvaluator", folder)
+        moa[model, "final", f"w={WIDTH}"] = moa_task(
+            jar, f"{prequential} -e (WindowClassificationPerformanceEvaluator -w {WIDTH})",
+            folder)
+    # The driver's loop is MOA's task's: with the basic evaluator both give the same rows.
+    for learner, model in TWINS.items():
+        basic = moa_faded(jar, folder, arff, DELAY, 0.0, learner)
+        task = moa[model, "initial", "cumulative"][basic.columns]
+        pd.testing.assert_frame_equal(basic, task, check_exact=False, rtol=1e-12)
+    return curves, moa
+
+
+def ours(curves, model, category, view, metric, klass=None) -> pd.Series:
+    rows = curves[(curves["model"] == model) & (curves["category"] == category)
+                  & (curves["window"] == view) & (curves["metric"] == metric)
+                  & ((curves["class"] == klass) if klass else curves["class"].isna())]
+    return rows.set_index("labels")["value"]
+
+
+def assert_equal_to_moa(got: pd.Series, expected: pd.Series, what, start=1):
+    """Equal at every label count from `start`, MOA's ±∞ (x/0) and '?' (0/0, NaN) too."""
+    points = range(start, N + 1)
+    assert set(points) <= set(got.index) and set(points) <= set(expected.index), what
+    for labels in points:
+        have, want = got[labels], expected[labels]
+        if math.isnan(want):
+            assert math.isnan(have), (what, labels, have, want)
+        elif math.isinf(want):
+            assert have == want, (what, labels, have, want)
+        else:
+            assert have == pytest.approx(want, rel=1e-9, abs=1e-12), (what, labels, have, want)
+
+
+@pytest.mark.parametrize("model", TWINS.values())
+def test_the_kappa_family_equals_moa_in_every_view(runs, model):
+    curves, moa = runs
+    for (name, category, view), table in moa.items():
+        if name != model:
+            continue
+        for metric, column in KAPPAS.items():
+            assert_equal_to_moa(ours(curves, model, category, view, metric), table[column],
+                                (model, category, view, metric))
+    # The views really differ from one another on this stream, and κ_per from κ_m.
+    initial = {view: moa[model, "initial", view]["Kappa M Statistic (percent)"]
+               for view in ("cumulative", f"w={WIDTH}", f"fading={ALPHA}")}
+    assert (initial["cumulative"] - initial[f"w={WIDTH}"]).abs().max() > 0.1
+    assert (initial["cumulative"] - initial[f"fading={ALPHA}"]).abs().max() > 0.1
+
+
+@pytest.mark.parametrize("model", TWINS.values())
+def test_class_measures_equal_moa_and_macro_averages_once_every_class_has_occurred(runs, model):
+    curves, moa = runs
+    table = moa[model, "initial", "cumulative"]
+    assert_equal_to_moa(ours(curves, model, "initial", "cumulative", "micro_f1"),
+                        table["F1 Score (percent)"], (model, "micro_f1"))
+    for index, klass in enumerate(CLASSES):
+        for metric, name in (("precision", "Precision"), ("recall", "Recall"), ("f1", "F1 Score")):
+            got = ours(curves, model, "initial", "cumulative", metric, klass)
+            first = got.index.min()  # a class has rows once it has occurred
+            assert_equal_to_moa(got, table[f"{name} for class {index} (percent)"],
+                                (model, metric, klass), start=first)
+    # Every declared class has occurred (as a label or a prediction) by the first label count
+    # at which the last class has a row: from there the macro averages agree.
+    everyone = max(ours(curves, model, "initial", "cumulative", "recall", klass).index.min()
+                   for klass in CLASSES)
+    assert 300 < everyone < N
+    for metric, name in (("macro_precision", "Precision"), ("macro_recall", "Recall"),
+                         ("macro_f1", "F1 Score")):
+        got = ours(curves, model, "initial", "cumulative", metric)
+        want = table[f"{name} macro (percent)"]
+        assert_equal_to_moa(got, want, (model, metric), start=everyone)
+        # Before that, MOA's mean counts the classes not seen yet as 0: lower than ours.
+        assert (got[everyone - 1] - want[everyone - 1]) > 0.01
