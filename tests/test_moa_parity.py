@@ -16,6 +16,12 @@ learn. A label arrives 20 instances after its instance.
   are equal too, and the macro averages once every declared class has occurred: MOA averages
   over the classes its header declares, scoring a class not seen yet as 0, where delayed-eval
   (as scikit-learn and river) averages over the classes that have occurred.
+- Regression, on an ARFF file whose class attribute is numeric: `mean-regressor` against
+  `rules.functions.TargetMean` in `EvaluatePrequentialRegressionDelayed`, MAE and RMSE
+  cumulative and over a sliding window. TargetMean answers 0 before it learns, where
+  `mean-regressor` answers nothing (unscored), so MOA leaves out as many instances as ours
+  cannot score (`-p`, its initial training window, without `-m`: those instances are learned
+  with the delay, not tested).
 """
 
 import math
@@ -33,6 +39,15 @@ CLASSES = "ABCDEF"
 TWINS = {"functions.MajorityClass": "majority", "functions.NoChange": "no-change"}
 KAPPAS = {"accuracy": "classifications correct (percent)", "kappa": "Kappa Statistic (percent)",
           "kappa_t": "Kappa Temporal Statistic (percent)", "kappa_m": "Kappa M Statistic (percent)"}
+
+
+def random_walk(path):
+    """A numeric target that wanders (a mean of past labels lags behind it)."""
+    rng = np.random.default_rng(5)
+    ys = np.cumsum(rng.normal(0, 1, N)) + rng.normal(0, 0.3, N)
+    rows = "\n".join(f"{x:.4f},{y:.4f}" for x, y in zip(rng.random(N), ys))
+    path.write_text(f"@relation walk\n@attribute x numeric\n@attribute target numeric\n"
+                    f"@data\n{rows}\n")
 
 
 def sticky_stream(path):
@@ -148,3 +163,31 @@ def test_class_measures_equal_moa_and_macro_averages_once_every_class_has_occurr
         assert_equal_to_moa(got, want, (model, metric), start=everyone)
         # Before that, MOA's mean counts the classes not seen yet as 0: lower than ours.
         assert (got[everyone - 1] - want[everyone - 1]) > 0.01
+
+
+def test_regression_errors_equal_moa_in_every_view(tmp_path):
+    jar = moa_jar()
+    arff = tmp_path / "walk.arff"
+    random_walk(arff)
+    run(RunConfig(streams=[f"walk={arff}"], models=["mean-regressor"], delay=str(DELAY),
+                  out=str(tmp_path / "out"), runner="direct", repredict="none",
+                  windows=[WIDTH], curve_every=1, log_predictions="none", drift_on="none",
+                  quiet=True))
+    curves = pd.read_parquet(tmp_path / "out" / "curves.parquet")
+    curves = curves[curves["segment"].isna() & curves["bin"].isna()]
+    stream = f"(ArffFileStream -f {arff})"
+    # Initial: instances 1..DELAY come before any label. Final: the first label's comes before
+    # any other; MOA's delay 1 predicts instance i after learning i − 1, as a final prediction.
+    for category, delay in (("initial", DELAY), ("final", 1)):
+        task = (f"EvaluatePrequentialRegressionDelayed -l rules.functions.TargetMean "
+                f"-s {stream} -k {delay} -p {delay}")
+        for view, evaluator in (("cumulative", "BasicRegressionPerformanceEvaluator"),
+                                (f"w={WIDTH}", f"(WindowRegressionPerformanceEvaluator "
+                                               f"-w {WIDTH})")):
+            table = moa_task(jar, f"{task} -e {evaluator}", tmp_path)
+            for metric, column in (("mae", "mean absolute error"),
+                                   ("rmse", "root mean squared error")):
+                got = ours(curves, "mean-regressor", category, view, metric)
+                assert got.dropna().index.min() == delay + 1  # (none scored before)
+                assert_equal_to_moa(got, table[column], (category, view, metric),
+                                    start=delay + 1)

@@ -404,6 +404,28 @@ def test_arff_declares_classes_in_header_order():
     assert [e[6] for e in events if e[3] == "label"] == ["no", "yes", "yes", "no"]
 
 
+def test_an_arff_numeric_class_is_a_regression_target(tmp_path):
+    """MOA's regression files have a numeric class attribute: its labels are numbers, for
+    the check of models against labels as for the replay (a regressor runs on it, a classifier
+    is refused), and a segment column's first values are typed as the replay types them."""
+    path = tmp_path / "walk.arff"
+    path.write_text("@relation w\n@attribute x numeric\n@attribute zone {a,b}\n"
+                    "@attribute target numeric\n@data\n"
+                    + "".join(f"{i / 7:.3f},{'ab'[i % 2]},{i * 1.5 + 0.25}\n" for i in range(40)))
+    spec = StreamSpec.parse(str(path))
+    assert spec.label_kind() == "numbers" and spec.declared_classes() is None
+    assert spec.first_values(rows=2) == [0.25, 1.75]
+    assert spec.first_values("x", rows=2) == [0.0, 0.143]
+    assert spec.first_values("zone", rows=2) == ["a", "b"]
+    labels = [e[6] for e in read(str(path), delay="1")[0] if e[3] == "label"]
+    assert labels[:2] == [0.25, 1.75]
+    plan(RunConfig(streams=[str(path)], models=["mean-regressor"], out=str(tmp_path / "o"),
+                   runner="direct"))
+    with pytest.raises(Exception, match="is a classifier, but stream walk's labels are numbers"):
+        plan(RunConfig(streams=[str(path)], models=["gaussian-nb"], out=str(tmp_path / "o"),
+                       runner="direct"))
+
+
 def test_an_arff_date_is_a_number_and_features_choose_attributes(tmp_path):
     path = tmp_path / "d.arff"
     path.write_text('@relation r\n@attribute when date "yyyy-MM-dd HH:mm:ss"\n'
