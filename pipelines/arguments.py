@@ -288,9 +288,10 @@ def _run_parser(sub) -> argparse.ArgumentParser:
                           "the prequential scores leave out (category holdout, a curve point "
                           "per set)")
     run.add_argument("--cv", default=None, metavar="METHOD:K",
-                     help="delayed cross-validation as MOA's EvaluatePrequentialDelayedCV: K "
-                          "copies of each model (MODEL#1..K), each predicting every instance "
-                          "and learning its fold's labels; METHOD k-fold, bootstrap or split; "
+                     help="delayed cross-validation with the folds of MOA's "
+                          "EvaluatePrequentialDelayedCV: K copies of each model (MODEL#1..K), "
+                          "each predicting every instance and learning its fold's labels as "
+                          "they arrive; METHOD k-fold, bootstrap or split; "
                           "the summary adds each model's mean and standard deviation (_sd) "
                           "over its folds")
     run.add_argument("--resources", action="store_true", default=None,

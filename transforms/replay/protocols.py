@@ -60,7 +60,8 @@ class CrossValidation:
       runner; MOA draws from one random sequence).
 
     As in MOA's EvaluatePrequentialDelayedCV, a weight above 0 means the label is learned
-    once: river's models take no instance weight.
+    once: river's models take no instance weight. A fold learns a label when it arrives (MOA
+    queues each fold's own instances and counts the delay in that queue: docs/semantics.md).
 
     >>> cv = CrossValidation.parse("k-fold:3")
     >>> [[cv.learns(i, m) for m in range(1, 7)] for i in range(3)]
