@@ -16,6 +16,8 @@ learn. A label arrives 20 instances after its instance.
   are equal too, and the macro averages once every declared class has occurred: MOA averages
   over the classes its header declares, scoring a class not seen yet as 0, where delayed-eval
   (as scikit-learn and river) averages over the classes that have occurred.
+- ARFF as Weka writes it (quoted class values with a space, a comma or the other quote,
+  comment lines between rows): MOA's reader and ours give the same labels.
 - Regression, on an ARFF file whose class attribute is numeric: `mean-regressor` against
   `rules.functions.TargetMean` in `EvaluatePrequentialRegressionDelayed`, MAE and RMSE
   cumulative and over a sliding window. TargetMean answers 0 before it learns, where
@@ -109,9 +111,10 @@ def ours(curves, model, category, view, metric, klass=None) -> pd.Series:
     return rows.set_index("labels")["value"]
 
 
-def assert_equal_to_moa(got: pd.Series, expected: pd.Series, what, start=1):
-    """Equal at every label count from `start`, MOA's ±∞ (x/0) and '?' (0/0, NaN) too."""
-    points = range(start, N + 1)
+def assert_equal_to_moa(got: pd.Series, expected: pd.Series, what, start=1, end=N):
+    """Equal at every label count from `start` to `end`, MOA's ±∞ (x/0) and '?' (0/0, NaN)
+    too."""
+    points = range(start, end + 1)
     assert set(points) <= set(got.index) and set(points) <= set(expected.index), what
     for labels in points:
         have, want = got[labels], expected[labels]
@@ -191,3 +194,36 @@ def test_regression_errors_equal_moa_in_every_view(tmp_path):
                 assert got.dropna().index.min() == delay + 1  # (none scored before)
                 assert_equal_to_moa(got, table[column], (category, view, metric),
                                     start=delay + 1)
+
+
+def test_moa_and_delayed_eval_read_the_same_classes_from_a_weka_written_arff(tmp_path):
+    """Quoted class values holding a space, a comma or the other quote, keywords in capitals,
+    comment lines between rows: MOA's reader and ours give the same label sequence (No-Change's
+    accuracy and κ_per, which follow each label, equal at every label count)."""
+    jar = moa_jar()
+    written = ["'a b'", "'c,d'", "e", "\"f'g\""]
+    rng = np.random.default_rng(7)
+    lines, y = ["% written as Weka writes", "@RELATION quoted", "@ATTRIBUTE x NUMERIC",
+                "@attribute colour {red,'dark blue'}",
+                f"@attribute class {{{','.join(written)}}}", "", "@DATA"], 0
+    for i in range(300):
+        if rng.random() < 0.3:
+            y = int(rng.integers(4))
+        colour = "red" if rng.random() < 0.5 else "'dark blue'"
+        lines.append(f"{rng.random():.3f},{colour},{written[y]}")
+        if i % 17 == 0:
+            lines.append("% a comment between rows")
+    arff = tmp_path / "quoted.arff"
+    arff.write_text("\n".join(lines) + "\n")
+    run(RunConfig(streams=[f"quoted={arff}"], models=["no-change"], delay="5",
+                  out=str(tmp_path / "out"), runner="direct", repredict="none", curve_every=1,
+                  log_predictions="none", drift_on="none", quiet=True))
+    curves = pd.read_parquet(tmp_path / "out" / "curves.parquet")
+    curves = curves[curves["segment"].isna() & curves["bin"].isna()]
+    table = moa_task(jar, f"EvaluatePrequentialDelayed -l functions.NoChange -s (ArffFileStream "
+                          f"-f {arff}) -k 5 -p 0 -e BasicClassificationPerformanceEvaluator",
+                     tmp_path)
+    assert len(table) == 300
+    for metric in ("accuracy", "kappa_t", "kappa"):
+        got = ours(curves, "no-change", "initial", "cumulative", metric)
+        assert_equal_to_moa(got, table[KAPPAS[metric]], metric, end=300)
