@@ -305,7 +305,8 @@ def format_profiles(profiles: dict) -> str:
             verdict = ("temporal dependence: Persistent beats Majority, read κ_per next to κ"
                        if beyond or math.isnan(chance) else
                        f"Persistent beats Majority, but independent labels repeat this often "
-                       f"with probability {chance:.2g}: no sign of temporal dependence")
+                       f"with probability {chance:.2g}, not below {REPEATS_LEVEL:g}: not shown "
+                       f"to be temporal dependence")
         elif beyond:
             verdict = (f"labels repeat more often than independent ones would (probability "
                        f"{chance:.2g}), but Persistent does not beat Majority")
