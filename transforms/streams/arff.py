@@ -349,6 +349,23 @@ def convert(attribute: Attribute, text: str):
     return text.strip("'\"")
 
 
+def typed_or_text(attribute: Attribute, text: str):
+    """An ARFF cell as its attribute types it (a numeric class's labels are numbers), or its
+    text when it does not fit (which the read makes a dead letter): what the checks before a
+    run see of a file's first rows.
+
+    >>> number = Attribute("y", "numeric")
+    >>> typed_or_text(number, "1.5"), typed_or_text(number, "x")
+    (1.5, 'x')
+    >>> typed_or_text(Attribute("c", "nominal", ("a b",)), "'a b'")
+    'a b'
+    """
+    try:
+        return convert(attribute, text)
+    except ArffValueError:
+        return text.strip("'\"")
+
+
 # -- ARFF files as streams ---------------------------------------------------------------------
 def load_arff(path: str, max_rows: int | None = None, encoding: str = "utf-8"):
     """Attributes and rows of an ARFF file (the first `max_rows` rows); an unreadable file is

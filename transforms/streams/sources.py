@@ -217,20 +217,6 @@ def kind_of_labels(labels: list) -> str | None:
     return None
 
 
-def _arff_value(attribute, text: str):
-    """An ARFF cell as its attribute types it (a numeric class's labels are numbers), or as
-    written when it does not fit (the read makes that a dead letter).
-
-    >>> _arff_value(arff.Attribute("y", "numeric"), "1.5"), _arff_value(
-    ...     arff.Attribute("y", "nominal", ("a",)), "'a'")
-    (1.5, 'a')
-    """
-    try:
-        return arff.convert(attribute, text)
-    except arff.ArffValueError:
-        return text.strip("'\"")
-
-
 def _split_spec(text: str) -> tuple[str | None, str, dict]:
     """(name, source, options) of `[NAME=]SOURCE[{json}]`; a NAME holds no / or \\, which
     tell a path's `date=DAY` part.
@@ -597,7 +583,7 @@ class StreamSpec:
             at = arff.arff_class_index(self, attrs) if feature is None else \
                 names.index(feature) if feature in names else len(names)
             values = [v[at] for _, v in data[:rows] if len(v) > at and not arff.is_missing(v[at])]
-            return [_arff_value(attrs[at], v) for v in values]
+            return [arff.typed_or_text(attrs[at], v) for v in values]
         o = self.options
         labels = feature is None and "labels" in o
         files = table_files(o["labels"] if labels else self.source)
