@@ -53,8 +53,9 @@ def random_walk(path):
 
 
 def sticky_stream(path):
-    """Six classes, each label repeating the previous one with probability 0.7 (so No-Change
-    and κ_per have something to find), the last class rare and first seen late."""
+    """Six classes, each label keeping the previous one's class with probability 0.7, else
+    drawn anew (so No-Change and κ_per have something to find), the last class rare and first
+    seen late."""
     rng = np.random.default_rng(11)
     ys, y = [], 0
     for i in range(N):
@@ -67,19 +68,25 @@ def sticky_stream(path):
                     f"@attribute class {{{','.join(CLASSES)}}}\n@data\n{rows}\n")
 
 
+def our_curves(folder, stream: str, models: list, delay: int, **options) -> pd.DataFrame:
+    """The curve points (a point per label) of a run with re-evaluation off: whole-stream,
+    unbinned rows."""
+    run(RunConfig(streams=[stream], models=models, delay=str(delay), out=str(folder / "out"),
+                  runner="direct", repredict="none", curve_every=1, log_predictions="none",
+                  drift_on="none", quiet=True, **options))
+    curves = pd.read_parquet(folder / "out" / "curves.parquet")
+    return curves[curves["segment"].isna() & curves["bin"].isna()]
+
+
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
-    """(our curves, MOA's tables by (model, view), the folder), computed once."""
+    """(our curves, MOA's tables by (model, category, view)), computed once."""
     jar = moa_jar()
     folder = tmp_path_factory.mktemp("moa")
     arff = folder / "sticky.arff"
     sticky_stream(arff)
-    run(RunConfig(streams=[f"sticky={arff}"], models=list(TWINS.values()), delay=str(DELAY),
-                  out=str(folder / "out"), runner="direct", repredict="none", windows=[WIDTH],
-                  fadings=[ALPHA], curve_every=1, log_predictions="none", drift_on="none",
-                  quiet=True))
-    curves = pd.read_parquet(folder / "out" / "curves.parquet")
-    curves = curves[curves["segment"].isna() & curves["bin"].isna()]
+    curves = our_curves(folder, f"sticky={arff}", list(TWINS.values()), DELAY, windows=[WIDTH],
+                        fadings=[ALPHA])
     stream = f"(ArffFileStream -f {arff})"
     moa = {}
     for learner, model in TWINS.items():
@@ -172,12 +179,7 @@ def test_regression_errors_equal_moa_in_every_view(tmp_path):
     jar = moa_jar()
     arff = tmp_path / "walk.arff"
     random_walk(arff)
-    run(RunConfig(streams=[f"walk={arff}"], models=["mean-regressor"], delay=str(DELAY),
-                  out=str(tmp_path / "out"), runner="direct", repredict="none",
-                  windows=[WIDTH], curve_every=1, log_predictions="none", drift_on="none",
-                  quiet=True))
-    curves = pd.read_parquet(tmp_path / "out" / "curves.parquet")
-    curves = curves[curves["segment"].isna() & curves["bin"].isna()]
+    curves = our_curves(tmp_path, f"walk={arff}", ["mean-regressor"], DELAY, windows=[WIDTH])
     stream = f"(ArffFileStream -f {arff})"
     # Initial: instances 1..DELAY come before any label. Final: the first label's comes before
     # any other; MOA's delay 1 predicts instance i after learning i − 1, as a final prediction.
@@ -215,11 +217,7 @@ def test_moa_and_delayed_eval_read_the_same_classes_from_a_weka_written_arff(tmp
             lines.append("% a comment between rows")
     arff = tmp_path / "quoted.arff"
     arff.write_text("\n".join(lines) + "\n")
-    run(RunConfig(streams=[f"quoted={arff}"], models=["no-change"], delay="5",
-                  out=str(tmp_path / "out"), runner="direct", repredict="none", curve_every=1,
-                  log_predictions="none", drift_on="none", quiet=True))
-    curves = pd.read_parquet(tmp_path / "out" / "curves.parquet")
-    curves = curves[curves["segment"].isna() & curves["bin"].isna()]
+    curves = our_curves(tmp_path, f"quoted={arff}", ["no-change"], 5)
     table = moa_task(jar, f"EvaluatePrequentialDelayed -l functions.NoChange -s (ArffFileStream "
                           f"-f {arff}) -k 5 -p 0 -e BasicClassificationPerformanceEvaluator",
                      tmp_path)
