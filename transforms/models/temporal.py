@@ -258,8 +258,9 @@ class TemporallyAugmented(_LabelAware):
 
     - a naive Bayes (`gaussian-nb`, or a pipeline ending in one) counts its values per class,
       as a naive Bayes does with a nominal attribute: P(y | x, lags) ∝ P(y | x) · Π_k
-      P(lag_k | y), with P(lag_k = v | y) = (n(v, y) + 1) / (n(y) + V) (the Laplace correction
-      of MOA's nominal attributes; V: the classes seen and "no label yet"). One-hot columns
+      P(lag_k | y), with P(lag_k = v | y) = (n(v, y) + 1) / (n(y) + V) (a Laplace correction
+      as MOA's nominal attributes have; V: the classes seen and "no label yet", where MOA's
+      is per class and starts its lags at the first class: docs/semantics.md). One-hot columns
       would be counted once per class by its independence assumption;
     - any other classifier gets one-hot columns `y_lag{k}={class}`.
 
