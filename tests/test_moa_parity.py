@@ -263,6 +263,18 @@ def top_class(scores: dict | None, first):
     return top[0] if len(top) == 1 else "tie"
 
 
+def naive_bayes_answers_without_features() -> bool:
+    """Whether river's GaussianNB predicts from its class counts alone for an instance with no
+    features (river 0.26 does; river 0.22, the last for Python 3.10, answers nothing)."""
+    from river.naive_bayes import GaussianNB
+
+    model = GaussianNB()
+    model.learn_one({}, "a")
+    return bool(model.predict_proba_one({}))
+
+
+@pytest.mark.skipif(not naive_bayes_answers_without_features(),
+                    reason="this river's GaussianNB answers nothing without features")
 def test_temporally_augmented_naive_bayes_is_moas_rule_but_for_its_first_lag_and_laplace(
         tmp_path):
     """MOA's `TemporallyAugmentedClassifier` around its `NaiveBayes` and delayed-eval's
