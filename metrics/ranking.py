@@ -45,19 +45,24 @@ def friedman(table) -> dict:
 
     Models tied on every stream differ in nothing: χ²_F = F_F = 0 and p = 1, as the statistic
     without the tie correction gives (with it, 0/0), and as `rank` says of two such models.
+    Models ranked alike on every stream agree perfectly: χ²_F = N(k − 1), so F_F = ∞ and its
+    p = 0 (not the 1e16 of a denominator rounded to 1e-15).
 
     >>> round(friedman([[1, 2, 3], [1, 3, 2], [1, 2, 3], [2, 1, 3]])["chi2"], 4)
     4.5
     >>> friedman([[0.9, 0.9, 0.9], [0.7, 0.7, 0.7]])
     {'chi2': 0.0, 'p_chi2': 1.0, 'f': 0.0, 'p_f': 1.0, 'df': [2, 2]}
+    >>> friedman([[0.9, 0.9, 0.8, 0.7]] * 4)["f"]
+    inf
     """
     values = np.asarray(table, dtype=np.float64)
     n, k = values.shape
     if np.all(values == values[:, :1]):
         return {"chi2": 0.0, "p_chi2": 1.0, "f": 0.0, "p_f": 1.0, "df": [k - 1, (k - 1) * (n - 1)]}
     chi2, p = stats.friedmanchisquare(*values.T)
+    r = ranks(values)
     denominator = n * (k - 1) - chi2
-    f = (n - 1) * chi2 / denominator if denominator > 0 else math.inf
+    f = (n - 1) * chi2 / denominator if denominator > 0 and np.any(r != r[:1]) else math.inf
     df1, df2 = k - 1, (k - 1) * (n - 1)
     return {"chi2": float(chi2), "p_chi2": float(p), "f": float(f),
             "p_f": float(stats.f.sf(f, df1, df2)) if math.isfinite(f) else 0.0,

@@ -22,7 +22,7 @@ from metrics.probabilistic import (AUC_BOOTSTRAP_METRICS, CURVE_METRICS,
 from metrics.regression import QUANTILE_METRICS, REGRESSION_METRICS
 from pipelines.plan import Plan
 from pipelines.notices import unmatched_reasons, where_and_why
-from pipelines.results import text_gaps_as_nan
+from pipelines.results import input_fingerprint, text_gaps_as_nan
 from transforms.backfill.logs import LOG_COUNTERS, nothing_to_score_yet
 from transforms.errors import InputError
 from transforms.models.randomness import HASH_SEED_COUNT, hash_seed
@@ -522,7 +522,8 @@ def manifest(pl: Plan, counts: dict, dead: list[dict], started: str) -> dict:
                              "delay": pl.label_delay(s), "ordering": s.ordering,
                              "seed": s.options.get("seed", 42) if s.kind == "synth" else None,
                              "declared_classes": pl.classes[s.name],
-                             "read": counts["streams"].get(s.name, {})}
+                             "read": counts["streams"].get(s.name, {}),
+                             **_input(s)}
                     for s in pl.streams},
         "models": {name: {**(spec.to_dict() if spec else {"name": name,
                                                            "predictions": pl.log.pattern}),
@@ -538,6 +539,16 @@ def manifest(pl: Plan, counts: dict, dead: list[dict], started: str) -> dict:
             "set_aside_by_the_logs_run": not_set_aside_again(pl, counts)}
            if pl.backfill else {}),
     }
+
+
+def _input(stream) -> dict:
+    """{"input": the fingerprint of the files `stream` read} ({} for a generator's, or when
+    they are gone by the end of the run: then `rank` takes it for no other run's stream)."""
+    try:
+        files = stream.input_files()
+        return {"input": input_fingerprint(files)} if files else {}
+    except OSError:
+        return {}
 
 
 def not_set_aside_again(pl, counts: dict) -> dict:

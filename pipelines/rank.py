@@ -5,6 +5,7 @@ and for two models the Wilcoxon signed-rank test."""
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 
 import numpy as np
@@ -31,15 +32,20 @@ def _summary(d: str) -> pd.DataFrame:
     raise ConfigError(f"{d}: {what}; give the output folders of finished runs")
 
 
-def _check_once(d: str, runs: dict) -> None:
+def _manifest(d: str) -> dict | None:
+    """The manifest of the run in folder `d` (None: a summary alone, written by hand)."""
+    try:
+        return read_manifest(d)
+    except FileNotFoundError:
+        return None
+
+
+def _check_once(d: str, manifest: dict | None, runs: dict) -> None:
     """A ConfigError when the run in folder `d` was given already (`runs`: the run's id and
     start, or a folder's real path where it has no manifest -> folder, added to), by another
     path or as a copy: its streams would count twice in the tests."""
-    try:
-        manifest = read_manifest(d)
-        run = (manifest.get("run_id"), manifest.get("started"))
-    except FileNotFoundError:  # (a summary alone, written by hand)
-        run = os.path.realpath(d)
+    run = (manifest.get("run_id"), manifest.get("started")) if manifest is not None else \
+        os.path.realpath(d)
     if run in runs:
         if runs[run] == d:
             raise ConfigError(f"{d} is given twice; give each run once")
@@ -47,6 +53,47 @@ def _check_once(d: str, runs: dict) -> None:
             f" (run_id {run[0]}, started {run[1]})" if isinstance(run, tuple) else "") +
             ": its streams would count twice; give each run once")
     runs[run] = d
+
+
+# What makes one run's stream the same as another run's: the manifest's record of the stream
+# (its source and options, delay, order, classes, the events read, the files' fingerprint)
+# and the run's options that choose or split its events. A file's path and its label table's
+# are left out: its fingerprint tells the same input wherever it was copied.
+_SAME_STREAM = ("spec", "delay", "ordering", "seed", "declared_classes", "read", "input")
+_SAME_RUN_OPTIONS = ("start", "end", "holdout", "cv")
+
+
+def same_input(manifest: dict | None, stream: str) -> str | None:
+    """What `stream` of the run whose manifest is `manifest` evaluated, as text equal for the
+    same stream in another run (None: not known, a summary without its manifest or a file
+    whose fingerprint it lacks, never the same as another).
+
+    >>> manifest = {"config": {"start": None}, "streams": {"s": {
+    ...     "spec": {"source": "runs/a/s.csv", "options": {"labels": "runs/a/l.csv"}},
+    ...     "delay": "10", "input": {"files": 2, "bytes": 90, "crc": "0a1b2c3d"}}}}
+    >>> moved = {"config": {"start": None}, "streams": {"s": {
+    ...     "spec": {"source": "copy/s.csv", "options": {"labels": "copy/l.csv"}},
+    ...     "delay": "10", "input": {"files": 2, "bytes": 90, "crc": "0a1b2c3d"}}}}
+    >>> same_input(manifest, "s") == same_input(moved, "s")
+    True
+    >>> moved["streams"]["s"]["delay"] = "20"
+    >>> same_input(manifest, "s") == same_input(moved, "s")
+    False
+    """
+    entry = (manifest or {}).get("streams", {}).get(stream)
+    if entry is None:
+        return None
+    entry = {k: entry.get(k) for k in _SAME_STREAM}
+    spec = dict(entry["spec"] or {})
+    if not str(spec.get("source", "")).startswith(("synth:", "dataset:")):
+        if entry["input"] is None:
+            return None
+        spec.pop("source", None)
+        spec["options"] = {k: v for k, v in (spec.get("options") or {}).items()
+                           if k != "labels"}
+    config = manifest.get("config") or {}
+    return json.dumps({**entry, "spec": spec, **{k: config.get(k) for k in _SAME_RUN_OPTIONS}},
+                      sort_keys=True, default=str)
 
 
 @contextlib.contextmanager
@@ -61,9 +108,10 @@ def _here(dirs: list[str]):
 def measure_table(dirs: list[str], metric: str = "accuracy", category: str = "initial",
                   window: str = "cumulative", psi: float | None = None) -> pd.DataFrame:
     """Streams × models: one measure's end-of-stream value in each run's summary (every run's
-    streams; a stream evaluated in two runs counts once per run, named `DIR:stream`; a `--cv`
-    run's models by their mean over the folds); for the `intermediate` category, Ψα with
-    α = `psi`.
+    streams; a stream that runs evaluated on the same input counts once, on others once per
+    run, named `DIR:stream`; a model that two runs evaluated on one stream is one model per
+    run, `DIR:model`; a `--cv` run's models by their mean over the folds); for the
+    `intermediate` category, Ψα with α = `psi`.
 
     Example
     -------
@@ -84,10 +132,11 @@ def _measure_table(dirs: list[str], names: list[str], metric: str, category: str
                    psi: float | None) -> pd.DataFrame:
     """`measure_table` of `dirs`, read here, each named in the table as in `names`."""
     metric, label_class = _metric_and_class(metric)
-    parts, reported, windows, classes, runs = [], set(), set(), {}, {}
-    for d in dirs:
+    parts, reported, windows, classes, runs, manifests = [], set(), set(), {}, {}, {}
+    for d, name in zip(dirs, names):
         summary = _summary(d)
-        _check_once(d, runs)
+        manifests[name] = _manifest(d)
+        _check_once(d, manifests[name], runs)
         if "predicted" not in summary:  # (a summary of no confusion cell: a regressor's)
             summary = summary.assign(predicted=None)
         viewed = summary[(summary["category"] == category) & (summary["window"] == window)]
@@ -132,14 +181,33 @@ def _measure_table(dirs: list[str], names: list[str], metric: str, category: str
                           f"measure the runs report with --metric, --category and --window"
                           + (f" ({category} {window}: {some})" if reported else
                              f" (windows: {', '.join(sorted(windows))})"))
-    repeated = rows.groupby("stream")["source"].transform("nunique") > 1
-    rows["stream"] = np.where(repeated, rows["source"] + ":" + rows["stream"], rows["stream"])
+    rows = _named_once(rows, manifests)
     models = list(dict.fromkeys(rows["model"]))
     table = rows.pivot_table(index="stream", columns="model", values="value", sort=False,
                              aggfunc="first")
     table = table.reindex(columns=models)  # (a model with no value anywhere: a column of NaN)
     table.attrs["runs_without"] = without  # (runs with none of it: of another task, say)
     return table
+
+
+def _named_once(rows: pd.DataFrame, manifests: dict) -> pd.DataFrame:
+    """`rows` (stream, model, source: the run's folder as given) with each stream and model
+    named once: a stream that several runs evaluated on the same input (`same_input`) keeps
+    its name, and one they evaluated on different inputs, or on one not known to be the
+    same, is one stream per run, `DIR:stream`; a model that two runs evaluated on the same
+    stream is one model per run, `DIR:model`, on every stream."""
+    inputs = {(src, st): same_input(manifests[src], st)
+              for src, st in set(zip(rows["source"], rows["stream"]))}
+    kinds = pd.Series([inputs[(src, st)] for src, st in zip(rows["source"], rows["stream"])],
+                      index=rows.index)
+    alike = rows.groupby("stream")["source"].transform("nunique").eq(1) | (
+        kinds.notna() & kinds.groupby(rows["stream"]).transform(
+            lambda k: k.nunique(dropna=False) == 1))
+    rows = rows.assign(stream=np.where(alike, rows["stream"],
+                                       rows["source"] + ":" + rows["stream"]))
+    twice = set(rows.loc[rows.duplicated(["stream", "model"], keep=False), "model"])
+    return rows.assign(model=[f"{src}:{m}" if m in twice else m
+                              for src, m in zip(rows["source"], rows["model"])])
 
 
 def _metric_and_class(text: str) -> tuple[str, str | None]:

@@ -370,9 +370,9 @@ FINGERPRINTS = "output_fingerprints"
 FINGERPRINT_SPAN = 1 << 20  # the bytes read from each end of a larger file
 
 
-def fingerprint(path: str) -> str:
-    """A file's size and the CRC-32 of its bytes (of its first and last MiB, for a larger one):
-    the same for a copy on any filesystem, another for another run's file.
+def fingerprint(path: str, span: int = FINGERPRINT_SPAN) -> str:
+    """A file's size and the CRC-32 of its bytes (of its first and last `span` bytes, a MiB,
+    for a larger one): the same for a copy on any filesystem, another for another run's file.
 
     >>> import os, tempfile
     >>> path = os.path.join(tempfile.mkdtemp(), "summary.csv")
@@ -393,12 +393,38 @@ def fingerprint(path: str) -> str:
 
     size = FileSystems.match([path])[0].metadata_list[0].size_in_bytes
     with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as f:
-        data = f.read(min(size, 2 * FINGERPRINT_SPAN))
-        if size > 2 * FINGERPRINT_SPAN:
-            data = data[:FINGERPRINT_SPAN]
-            f.seek(size - FINGERPRINT_SPAN)
-            data += f.read(FINGERPRINT_SPAN)
+        data = f.read(min(size, 2 * span))
+        if size > 2 * span:
+            data = data[:span]
+            f.seek(size - span)
+            data += f.read(span)
     return f"{size}:{zlib.crc32(data):08x}"
+
+
+def input_fingerprint(paths: list[str]) -> dict:
+    """What a stream read: its files' number, their bytes, and the CRC-32 of their paths below
+    the folder they share and their fingerprints (of 64 KiB from each end of each file), by
+    which `rank` tells the same input in two runs, wherever it was copied, from another (a file
+    written again between them).
+
+    >>> import os, tempfile
+    >>> folder = tempfile.mkdtemp()
+    >>> paths = [os.path.join(folder, name) for name in ("a.csv", "b.csv")]
+    >>> for path in paths:
+    ...     with open(path, "w") as f:
+    ...         _ = f.write("time,label\\n1,x\\n")
+    >>> print(input_fingerprint(paths))
+    {'files': 2, 'bytes': 30, 'crc': 'b6ef5dac'}
+    >>> with open(paths[1], "w") as f:
+    ...     _ = f.write("time,label\\n1,y\\n")
+    >>> input_fingerprint(paths)["crc"] != 'b6ef5dac'
+    True
+    """
+    marks = [fingerprint(p, span=1 << 16) for p in paths]
+    shared = len(os.path.dirname(os.path.commonprefix(paths)))
+    text = "\n".join(f"{p[shared:]} {m}" for p, m in zip(paths, marks))
+    return {"files": len(paths), "bytes": sum(int(m.split(":")[0]) for m in marks),
+            "crc": f"{zlib.crc32(text.encode()):08x}"}
 
 
 def _made_by_report(name: str) -> bool:

@@ -75,6 +75,28 @@ def test_models_tied_on_every_stream_differ_in_nothing():
     assert friedman(table)["p_f"] == 1.0
 
 
+def test_models_ranked_alike_on_every_stream_agree_perfectly():
+    """Two runs' copies of one model tie above the others on every stream: χ²_F with the tie
+    correction (Demšar 2006, 3.2.2, in exact fractions here) is N(k − 1), so Iman and
+    Davenport's F_F divides by 0: ∞, p = 0 — it was 1e16 from scipy's χ² rounded below 12."""
+    from fractions import Fraction
+
+    table = np.array([[0.9, 0.9, 0.8, 0.7], [0.8, 0.8, 0.6, 0.5], [0.7, 0.7, 0.65, 0.6],
+                      [0.95, 0.95, 0.9, 0.85]])
+    n, k = table.shape
+    rows = [[Fraction(r * 2).limit_denominator() / 2 for r in _plain_ranks(row)]
+            for row in table.tolist()]
+    column_sums = [sum(row[j] for row in rows) for j in range(k)]
+    uncorrected = Fraction(12, n * k * (k + 1)) * sum(r * r for r in column_sums) \
+        - 3 * n * (k + 1)
+    ties = sum(t ** 3 - t for row in rows for t in (row.count(v) for v in set(row)))
+    chi2 = uncorrected / (1 - Fraction(ties, n * (k ** 3 - k)))
+    assert chi2 == n * (k - 1)
+    result = friedman(table)
+    assert result["chi2"] == pytest.approx(float(chi2))
+    assert (result["f"], result["p_f"]) == (math.inf, 0.0)
+
+
 def test_rank_json_is_strict_json(tmp_path):
     """Three copies of one model on two streams: every test statistic is a number jq and
     JavaScript read (no NaN, no Infinity)."""
@@ -266,17 +288,70 @@ def test_a_run_given_twice_is_refused_not_counted_twice(runs, tmp_path, capsys):
         assert main(["rank", *dirs, "--out", str(tmp_path / "r")]) == 2
         err = capsys.readouterr().err
         assert said in err and "give each run once" in err and err.count("\n") == 1
-    # Two runs sharing stream names are two runs: each stream once per run (two's lack
-    # no-change, so only three's 5 streams have every model).
-    assert main(["rank", three, str(runs / "two"), "--out", str(tmp_path / "r")]) == 0
-    assert json.loads((tmp_path / "r" / "rank.json").read_text())["streams"] == 5
+    # Two runs of the same streams: each stream once, each model the two ran once per run
+    # (two's lack s4, left out).
+    two = str(runs / "two")
+    assert main(["rank", three, two, "--out", str(tmp_path / "r")]) == 0
+    result = json.loads((tmp_path / "r" / "rank.json").read_text())
+    assert result["streams"] == 4 and set(result["average_ranks"]) == {
+        f"{three}:gaussian-nb", f"{two}:gaussian-nb", f"{three}:majority", f"{two}:majority",
+        "no-change"}
+
+
+def test_runs_of_other_models_on_the_same_streams_are_ranked_as_one_run(runs, tmp_path):
+    """A model evaluated later on the same streams joins the others on them: the table of
+    `two` (gaussian-nb, majority) and a run of no-change on the same 4 streams is the table
+    of `three`, which ran all three at once (its 5th stream left out). Each was two streams
+    per model (`DIR:s0`, ...) with no stream where all three had a value."""
+    from pipelines.rank import measure_table
+
+    streams = [f's{i}=synth:SEA{{"n": 600, "seed": {i}, "noise": 0.1}}' for i in range(4)]
+    run(RunConfig(streams=streams, models=["no-change"], delay="20", repredict="none",
+                  out=str(tmp_path / "later"), quiet=True, runner="direct"))
+    together = measure_table([str(runs / "two"), str(tmp_path / "later")], "kappa")
+    at_once = measure_table([str(runs / "three")], "kappa").loc[[f"s{i}" for i in range(4)]]
+    pd.testing.assert_frame_equal(together[at_once.columns], at_once, check_exact=True)
+    assert main(["rank", str(runs / "two"), str(tmp_path / "later"), "--out",
+                 str(tmp_path / "r")]) == 0
+    assert json.loads((tmp_path / "r" / "rank.json").read_text())["streams"] == 4
+    # Not the same streams: another delay.
+    run(RunConfig(streams=streams, models=["no-change"], delay="30", repredict="none",
+                  out=str(tmp_path / "other"), quiet=True, runner="direct"))
+    apart = measure_table([str(runs / "two"), str(tmp_path / "other")])
+    assert sorted(apart.index) == sorted(f"{tmp_path / run_}:s{i}" for i in range(4)
+                                         for run_ in ("other", runs / "two"))
+
+
+def test_a_file_is_the_same_stream_where_it_was_copied_not_once_written_again(tmp_path):
+    """Two runs of one CSV file: copied to another folder between them, its stream is one
+    stream; written again with other labels, two (`DIR:s`), though its name, its size and
+    its number of rows are the same."""
+    from pipelines.rank import measure_table
+
+    rng = np.random.default_rng(3)
+    frame = pd.DataFrame({"time": np.arange(200), "x": rng.normal(size=200),
+                          "label": rng.choice(["a", "b"], size=200)})
+
+    def evaluate(folder, model, labels):
+        (tmp_path / folder).mkdir(exist_ok=True)
+        frame.assign(label=labels).to_csv(tmp_path / folder / "s.csv", index=False)
+        run(RunConfig(streams=[f"{tmp_path / folder / 's.csv'}"], models=[model], delay="5",
+                      repredict="none", out=str(tmp_path / f"{folder}-{model}"), quiet=True,
+                      runner="direct"))
+        return str(tmp_path / f"{folder}-{model}")
+
+    first = evaluate("here", "majority", frame["label"])
+    copied = evaluate("there", "no-change", frame["label"])
+    assert list(measure_table([first, copied]).index) == ["s"]
+    again = evaluate("here", "no-change", frame["label"].map({"a": "b", "b": "a"}))
+    assert sorted(measure_table([first, again]).index) == [f"{first}:s", f"{again}:s"]
 
 
 def test_runs_on_another_filesystem_are_ranked_as_their_copies_here(runs, tmp_path,
                                                                       monkeypatch, capsys):
     """Runs written to gs:// or s3://: `rank` said to copy them here first. It reads their
     summaries there now and writes its files there: the ranks of the same runs here, each
-    stream of two runs named by the folder as given; the same run given twice is still
+    model of two runs on a stream named by the folder as given; the same run given twice is still
     refused; nothing is left where it started."""
     import shutil
 
@@ -296,12 +371,15 @@ def test_runs_on_another_filesystem_are_ranked_as_their_copies_here(runs, tmp_pa
     def named_there(text: str) -> str:
         return text.replace(str(runs / "three"), three).replace(str(runs / "two"), two)
 
-    assert capsys.readouterr().out == named_there(printed).replace(str(tmp_path / "local"),
-                                                                   f"{three}/rank")
+    def words(text: str) -> list[str]:  # (the columns are as wide as the longest name)
+        return text.split()
+
+    assert words(capsys.readouterr().out) == words(named_there(printed).replace(
+        str(tmp_path / "local"), f"{three}/rank"))
     for name in ("rank.json", "ranks.csv"):
         assert (tmp_path / "three" / "rank" / name).read_text() == \
             named_there((tmp_path / "local" / name).read_text())
-    assert f"{three}:s0" in (tmp_path / "three" / "rank" / "ranks.csv").read_text()
+    assert f"{three}:gaussian-nb" in (tmp_path / "three" / "rank" / "ranks.csv").read_text()
     assert main(["rank", three, str(tmp_path / "three")]) == 2
     assert f"{three} and {tmp_path / 'three'} hold the same run" in capsys.readouterr().err
     assert main(["rank", f"{three}/none"]) == 2

@@ -343,6 +343,27 @@ class StreamSpec:
                              f"{sorted(set(FORMATS.values()))} with {{\"format\": ...}}")
         return fmt
 
+    def input_files(self) -> list[str]:
+        """The files the stream reads: its table's or ARFF file's, then its label table's
+        (none for a generator or a dataset).
+
+        >>> import os, tempfile
+        >>> folder = tempfile.mkdtemp()
+        >>> for name in ("i.csv", "l.csv"):
+        ...     with open(os.path.join(folder, name), "w") as f:
+        ...         _ = f.write("id,time\\n1,5\\n")
+        >>> spec = StreamSpec.parse(f'{folder}/i.csv{{"labels": "{folder}/l.csv"}}')
+        >>> [os.path.basename(f) for f in spec.input_files()]
+        ['i.csv', 'l.csv']
+        >>> StreamSpec.parse('synth:SEA').input_files()
+        []
+        """
+        if self.kind != "file":
+            return []
+        labels = self.options.get("labels")
+        return table_files(self.source, tuple(FORMATS)) + (
+            table_files(labels) if isinstance(labels, str) else [])
+
     def with_label_table_time(self) -> StreamSpec:
         """This stream, its label table's time column named by the `label_time` option when
         none is given and the table (its first file) has a column `label_time` but none named
