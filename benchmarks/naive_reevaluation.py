@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 
 from metrics.binning import bin_of
-from transforms.records import INSTANCE, LABEL, UPDATE
+from transforms.records import INSTANCE, LABEL, PRETRAIN, UPDATE
 
 
 def reference_bins(t0, t_label, initial, pairs, final, bins, classification=True):
@@ -86,6 +86,8 @@ def naive_replay(events, model, k: int | None = 1, timed=None):
             state = pending[key]
             state["x"] = x
             state["reps"].append((t, model.predict_one(x)))
+        elif kind == PRETRAIN:  # one of the first rows: learned now, never predicted
+            model.learn_one(x, y)
         elif kind == LABEL:
             state = pending.pop(key, None)
             if state is None and x is None:

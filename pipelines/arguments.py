@@ -43,6 +43,12 @@ def _scoring_args(parser: argparse.ArgumentParser) -> None:
     """What run and backfill score and report."""
     parser.add_argument("--bins", type=int, default=None,
                         help="B, bins of the latency period for binned measures (default 100)")
+    parser.add_argument("--pretrain", type=int, default=None, metavar="N",
+                        help="the first N rows of each stream train each model with their "
+                             "labels as they arrive, before the evaluation starts: none of them "
+                             "is predicted or scored (MOA's -p N -m; the stream option "
+                             "{\"pretrain\": N} sets one stream's; default 0, in a "
+                             "backfill of a run's own log the run's)")
     parser.add_argument("--no-probabilities", dest="probabilities", action="store_false",
                         default=None,
                         help="keep classes only: no class probabilities with the initial and final "
@@ -426,7 +432,7 @@ def run_config(args, beam_args) -> RunConfig:
     given = vars(args)
     fields = {"streams": args.stream, "models": args.model, "delay": args.delay,
               "out": args.out, "runner": args.runner, "final": given.get("final"),
-              "bins": args.bins,
+              "bins": args.bins, "pretrain": args.pretrain,
               "repredict": args.repredict, "alphas": args.alpha, "windows": args.windows,
               "fadings": args.fadings, "time_windows": args.time_windows,
               "drift_on": args.drift_on, "ph_delta": args.ph_delta,

@@ -208,6 +208,10 @@ class RunConfig:
     # cross-validation METHOD:K (k-fold, bootstrap or split), K copies of each model.
     holdout: str | None = None
     cv: str | None = None
+    # The first N rows of each stream, learned with their labels as they arrive and never
+    # predicted (MOA's -p N -m); a stream's own option `pretrain` overrides it. None (not
+    # given): 0, or in a backfill of a run's own log the run's.
+    pretrain: int | None = None
     bootstrap: int = 0  # R > 0: Poisson bootstrap intervals of accuracy, κ, macro F1 (and Ψα)
     resources: bool = False  # CPU seconds, model size and RAM-hours per model (not repeatable)
     auc: bool = False  # exact ROC-AUC and PR-AUC (cost and memory grow with the labels)

@@ -297,10 +297,12 @@ def check_evaluated(pl: Plan, counts: dict, dead: list[dict],
         example = "" if first is None else f"; the first: {where_and_why(first)}"
         instances, labels = read.get("instance_events", 0), read.get("label_events", 0)
         if not instances:
-            outside = read.get("outside_range", 0)
+            outside, pretrained = read.get("outside_range", 0), read.get("pretrain_events", 0)
             raise InputError(
                 f"stream {s.name}: no instance to evaluate: " + (
                     f"all {outside} fall outside --from/--to" if outside else
+                    f"its {pretrained} rows are all among the first {s.pretrain} to pretrain "
+                    f"on; give a smaller pretrain" if pretrained else
                     f"{read.get('dead_letters', 0)} rows were dead letters{example}") + columns)
         if mine and read.get("outside_range") and not any(c.get("instances") for c in mine):
             generated = "; the instances of synth: and dataset: streams arrive one a second " \

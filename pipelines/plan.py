@@ -113,6 +113,23 @@ class Plan:
         return [s.name for s in self.streams if s.label_lookahead(self.delay) is None]
 
 
+def _pretraining(stream: StreamSpec, n) -> StreamSpec:
+    """`stream` with --pretrain N as its option `pretrain`, unless it has its own.
+
+    >>> _pretraining(StreamSpec.parse('synth:SEA{"n": 100}'), 10).pretrain
+    10
+    >>> _pretraining(StreamSpec.parse('synth:SEA'), -1)
+    Traceback (most recent call last):
+    ...
+    transforms.errors.ConfigError: --pretrain -1: a number of rows, 0 or more; e.g. --pretrain 1000
+    """
+    if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+        raise ConfigError(f"--pretrain {n}: a number of rows, 0 or more; e.g. --pretrain 1000")
+    if not n or "pretrain" in stream.options:
+        return stream
+    return dataclasses.replace(stream, options={**stream.options, "pretrain": n})
+
+
 def plan(config: RunConfig) -> Plan:
     """Parse and check everything that can be checked before a pipeline starts.
 
@@ -142,6 +159,15 @@ def plan(config: RunConfig) -> Plan:
             check_reachable(log.pattern, "--predictions")
         streams = [s.with_label_table_time() for s in streams]
         time_range = TimeRange.parse(config.start, config.end)
+        # A backfill of a run's own log: the rows the run pretrained on, unless told (or
+        # scoring a range: the first rows came before it).
+        pretrain = {} if log is None or config.pretrain is not None \
+            or not time_range.everything else log.recorded_pretrain(time_range)
+        streams = [_pretraining(s, pretrain.get(s.name, 0) if config.pretrain is None
+                                else config.pretrain) for s in streams]
+        if not time_range.everything and any(s.pretrain for s in streams):
+            raise ConfigError("--pretrain and --from/--to: pretraining takes a stream's first "
+                              "rows, the range its instances from a time on; give one of them")
         delay = DelaySpec.parse(config.delay if config.delay is not None else
                                 _recorded_delay(log, time_range, streams))
         run_policy = None if log is None else log.recorded_repredict(time_range)  # a run's log
@@ -152,6 +178,7 @@ def plan(config: RunConfig) -> Plan:
         for s in streams:
             s.check()
             s.check_delay(s.delay(delay))
+            s.check_pretrain()
         if config.delay not in (None, "0") and streams and all(s.label_times_given()
                                                                 for s in streams):
             raise ConfigError(f"--delay {config.delay} means nothing here: every stream's label "

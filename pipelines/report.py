@@ -45,13 +45,16 @@ def _table_html(df: pd.DataFrame, float_format=format_value) -> str:
 # The counts of a stream × model that the page always shows, then those shown where any is
 # not 0: together they add up (docs/semantics.md): instances = labelled + pending at the end
 # + refused + model errors + held out; labels = labelled + orphans + refused + held out; a
-# labelled instance's initial (and final) prediction is scored or unscored.
+# labelled instance's initial (and final) prediction is scored or unscored; the rows to
+# pretrain on were pretrained on or set aside.
 _COUNTS = ["instances", "labels", "labelled", "pending_at_end", "scored_initial",
            "unscored_initial", "scored_final", "unscored_final"]
 _COUNTS_IF_ANY = ["refused_instances", "model_errors", "held_out", "orphan_labels",
-                  "refused_labels", "held_out_labels", "dead_letters"]
+                  "refused_labels", "held_out_labels", "dead_letters", "pretrained",
+                  "pretrain_set_aside"]
 _READ_COUNTS = ["instance_events", "update_events", "label_events", "dead_letters",
                 "outside_range"]
+_READ_COUNTS_IF_ANY = ["pretrain_events"]
 
 
 def _counts_table(manifest: dict) -> pd.DataFrame:
@@ -71,11 +74,19 @@ def _counts_table(manifest: dict) -> pd.DataFrame:
 
 
 def _read_table(manifest: dict) -> pd.DataFrame:
-    """Per stream, what its rows were read as: events, or dead letters set aside as read."""
-    return pd.DataFrame([{"stream": name, **{c: s.get("read", {}).get(c, 0)
-                                            for c in _READ_COUNTS}}
+    """Per stream, what its rows were read as: events (the rows to pretrain on where there
+    are any), or dead letters set aside as read.
+
+    >>> _read_table({"streams": {"s": {"read": {"instance_events": 9, "pretrain_events": 1}}}}
+    ...             ).columns.tolist()[-2:]
+    ['outside_range', 'pretrain_events']
+    """
+    read = pd.DataFrame([{"stream": name, **{c: s.get("read", {}).get(c, 0)
+                                            for c in (*_READ_COUNTS, *_READ_COUNTS_IF_ANY)}}
                          for name, s in manifest.get("streams", {}).items()],
-                        columns=["stream", *_READ_COUNTS])
+                        columns=["stream", *_READ_COUNTS, *_READ_COUNTS_IF_ANY])
+    return read[["stream", *_READ_COUNTS, *(c for c in _READ_COUNTS_IF_ANY
+                                            if read[c].fillna(0).ne(0).any())]]
 
 
 def _profile_table(profiles: dict) -> pd.DataFrame:

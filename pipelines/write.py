@@ -23,7 +23,7 @@ from pipelines.evaluation import PROFILES
 from pipelines.files import (ERRORS_FILE, delete_folder, read_arrow, read_bytes, write_json,
                              write_jsonl, write_part)
 from transforms.backfill.logs import (DELAYS_KEY, HOLDOUT_KEY, LOG_LEVEL_KEY, MODEL_ORDER_KEY,
-                                      REPREDICT_KEY, SET_ASIDE_KEY)
+                                      PRETRAIN_KEY, REPREDICT_KEY, SET_ASIDE_KEY)
 from transforms.replay.engine import FAILED_ON
 from transforms.vocabulary import (CLASSES, COUNTS, CURVE_SCHEMA, CURVES, DEAD_LETTERS, ERRORS,
                                    NOT_SCORED, PREDICTION_KINDS, PREDICTION_SCHEMA, PREDICTIONS,
@@ -320,14 +320,16 @@ class WriteResults(beam.PTransform):
     def _log_schema(self) -> pa.Schema:
         """predictions.parquet's schema, with what a backfill of it needs in its metadata: the
         models' order (so it names pairs as this run), the re-prediction policy, the log level,
-        the delays and the holdout."""
+        the delays, the holdout and the rows pretrained on."""
         pl = self.plan
         return PREDICTION_SCHEMA.with_metadata(
             {MODEL_ORDER_KEY: json.dumps(list(pl.models)).encode(),
              REPREDICT_KEY: str(pl.repredict).encode(),
              LOG_LEVEL_KEY: pl.config.log_predictions.encode(),
              DELAYS_KEY: json.dumps({s.name: pl.label_delay(s) for s in pl.streams}).encode(),
-             **({HOLDOUT_KEY: str(pl.holdout).encode()} if pl.holdout else {})})
+             **({HOLDOUT_KEY: str(pl.holdout).encode()} if pl.holdout else {}),
+             **({PRETRAIN_KEY: json.dumps(pretrain).encode()} if (pretrain := {
+                 s.name: s.pretrain for s in pl.streams if s.pretrain}) else {})})
 
 
 

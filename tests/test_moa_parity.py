@@ -154,6 +154,31 @@ def test_the_kappa_family_equals_moa_in_every_view(runs, model):
 
 
 @pytest.mark.parametrize("model", TWINS.values())
+def test_pretraining_equals_moas_initial_training_window_learned_at_once(tmp_path, model):
+    """--pretrain P is MOA's `-p P -m`: the first P instances learned as they arrive, none
+    tested; MOA's row after its k-th tested instance is ours at k labels. The κ family equals
+    MOA's, cumulative and windowed, at every label count (its baselines too start after the
+    window)."""
+    jar = moa_jar()
+    arff = tmp_path / "sticky.arff"
+    sticky_stream(arff)
+    pretrain = 100
+    curves = our_curves(tmp_path, f"sticky={arff}", [model], DELAY, windows=[WIDTH],
+                        pretrain=pretrain)
+    learner = next(name for name, twin in TWINS.items() if twin == model)
+    delayed = (f"EvaluatePrequentialDelayed -l {learner} -s (ArffFileStream -f {arff}) "
+               f"-k {DELAY} -p {pretrain} -m")
+    for view, evaluator in (("cumulative", "BasicClassificationPerformanceEvaluator"),
+                            (f"w={WIDTH}", f"(WindowClassificationPerformanceEvaluator "
+                                           f"-w {WIDTH})")):
+        table = moa_task(jar, f"{delayed} -e {evaluator}", tmp_path)
+        table.index = table["classified instances"].astype(int)
+        for metric, column in KAPPAS.items():
+            assert_equal_to_moa(ours(curves, model, "initial", view, metric), table[column],
+                                (model, view, metric), end=N - pretrain)
+
+
+@pytest.mark.parametrize("model", TWINS.values())
 def test_class_measures_equal_moa_and_macro_averages_once_every_class_has_occurred(runs, model):
     curves, moa = runs
     table = moa[model, "initial", "cumulative"]

@@ -15,7 +15,7 @@ from pipelines.cli import main
 from pipelines.report import write_report
 from tests.helpers import FAST_NB_LEAVES, needs, repredictions
 from transforms.models.specs import ModelSpec
-from transforms.records import INSTANCE, LABEL, RANK_INSTANCE, RANK_LABEL, event
+from transforms.records import INSTANCE, LABEL, PRETRAIN, RANK_INSTANCE, RANK_LABEL, event
 from transforms.replay.engine import ReplayEngine
 from transforms.replay.repredict import RepredictPolicy, bin_start
 
@@ -408,6 +408,27 @@ def test_deferred_tree_repredictions_with_labels_sooner_than_k_labels(k):
     assert engine.rows.deferred
     assert _equals_algorithm_1(engine, outcomes, events, spec, k) == 0
 
+
+
+@needs(FAST_NB_LEAVES)
+@pytest.mark.parametrize("first", [LABEL, PRETRAIN])
+@pytest.mark.parametrize("k", [1, 4])
+def test_deferred_tree_repredictions_after_labels_learned_before_any_instance(first, k):
+    """A stream that starts with labels the tree learns while nothing is pending (orphan
+    labels with features, or the rows of --pretrain): the first deferred round had no row to
+    read the leaves for, and failed ('NoneType' object is not iterable)."""
+    from river.datasets import synth
+
+    head = [event(-200.0 + i, RANK_INSTANCE if first == PRETRAIN else RANK_LABEL, -1000 + i,
+                  first, f"head{i}", x, y)
+            for i, (x, y) in enumerate(synth.Agrawal(seed=9).take(150))]
+    events = head + random_stream(seed=5, updates=False)
+    spec = ModelSpec.parse('river.tree.HoeffdingTreeClassifier{"grace_period": 20, '
+                           '"delta": 0.01}')
+    engine = ReplayEngine(spec, "s", [0, 1], repredict=RepredictPolicy("every_k_labels", k))
+    outcomes = engine.drain(events).outcomes
+    assert engine.rows.deferred and engine.model.n_leaves > 2
+    assert _equals_algorithm_1(engine, outcomes, events, spec, k) == 0
 
 
 @needs(FAST_NB_LEAVES)

@@ -22,7 +22,11 @@ from transforms.specs import plain_value
 INSTANCE = "instance"
 UPDATE = "update"  # new features for a pending instance (evolving instance data)
 LABEL = "label"
-EVENT_KINDS = (INSTANCE, UPDATE, LABEL)
+EVENT_KINDS = (INSTANCE, UPDATE, LABEL)  # (what a log's `kind` column may say)
+# One of a stream's first rows, which a model learns with its label as it arrives and never
+# predicts (`--pretrain N`, MOA's `-p N -m`): an event of the replay, never of a file.
+PRETRAIN = "pretrain"
+REPLAY_KINDS = (*EVENT_KINDS, PRETRAIN)
 
 # Ranks for the default ordering rule. A label whose time equals its own instance's time must
 # still come after that instance: in a log or tables, it gets the rank after instances.

@@ -87,6 +87,9 @@ REPREDICT_KEY = b"delayed-eval.repredict"
 # And each stream's label delay ({stream: delay, "input" for label times given}): a backfill
 # under another delay matches its predictions to other label times.
 DELAYS_KEY = b"delayed-eval.delays"
+# And the rows of each stream it pretrained on ({stream: N}, `--pretrain`): they are no
+# instances of the run, so none of the backfill's either.
+PRETRAIN_KEY = b"delayed-eval.pretrain"
 # And which predictions it logged (`--log-predictions`): one of `all` holds every re-prediction
 # the run made, so a log of `all` without any says the run re-predicted none (its binned
 # measures repeat the initial ones), where one of `initial-final` says nothing about them.
@@ -609,6 +612,14 @@ class PredictionLogSpec:
         first of its files (`files(time_range)`); {} for a log a run did not write."""
         try:
             return dict(json.loads(self._run_record(time_range).get(DELAYS_KEY, b"{}")))
+        except ValueError:
+            return {}
+
+    def recorded_pretrain(self, time_range=None) -> dict[str, int]:
+        """The rows of each stream the run that wrote the log pretrained on (its
+        `PRETRAIN_KEY`); {} for none, or a log a run did not write."""
+        try:
+            return dict(json.loads(self._run_record(time_range).get(PRETRAIN_KEY, b"{}")))
         except ValueError:
             return {}
 

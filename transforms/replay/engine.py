@@ -28,8 +28,9 @@ from transforms.models.naive_bayes_batch import fast_predict_one, predict_with_p
 from transforms.models.randomness import HASH_SEED_COUNT, RandomStates, hash_seed
 from transforms.models.specs import ModelSpec
 from transforms.models.temporal import delay_aware
-from transforms.records import (ID, INSTANCE, KIND, LABEL, SEQ, UPDATE, Outcome, SegmentPlace, X,
-                                Y, column_value, dead_letter, event_record, segment_name)
+from transforms.records import (ID, INSTANCE, KIND, LABEL, PRETRAIN, SEQ, UPDATE, Outcome,
+                                SegmentPlace, X, Y, column_value, dead_letter, event_record,
+                                segment_name)
 from transforms.records import T as TIME
 from transforms.replay.predictions import PredictionLog
 from transforms.replay.protocols import Holdout
@@ -48,10 +49,12 @@ from transforms.vocabulary import FINAL, INITIAL, REPREDICTION
 # refused_labels + held_out_labels. probabilities_not_summing_to_1: scored initial and final
 # predictions whose class probabilities sum to 1 ± more than PROBABILITY_SUM_SLACK;
 # repredicted: labelled instances re-predicted at least once while they waited.
+# pretrained: of the stream's first rows (--pretrain), those learned; pretrain_set_aside: those
+# not (no label, or the model failed on it: a dead letter says which); neither is an instance.
 COUNTERS = ("instances", "updates", "labels", "labelled", "orphan_labels", "learned_orphans",
             "refused_instances", "refused_labels", "dead_letters", "model_errors",
             "unscored_initial", "unscored_final", "unscheduled", "held_out", "held_out_labels",
-            "probabilities_not_summing_to_1", "repredicted")
+            "probabilities_not_summing_to_1", "repredicted", "pretrained", "pretrain_set_aside")
 
 # A model failure's dead letter carries the event's kind, id's text and time under this key
 # until it is written (with `seq`, what the prediction log records of it: `ReplayEngine.fails_at`).
@@ -442,7 +445,8 @@ class ReplayEngine:
                     f"arrived after the replay had passed t={self.last_key[0]}")
             self.last_key = batch[-1][:3]
         self.expect_labels(batch)
-        handlers = {INSTANCE: self._on_instance, UPDATE: self._on_update, LABEL: self._on_label}
+        handlers = {INSTANCE: self._on_instance, UPDATE: self._on_update, LABEL: self._on_label,
+                    PRETRAIN: self._on_pretrain}
         timers = self.rows.timers if self.rows is not None else []
         for i, ev in enumerate(batch, start=1):
             if timers and timers[0][0] <= ev[TIME]:
@@ -767,6 +771,28 @@ class ReplayEngine:
                          "label", ev)
             return True
         return False
+
+    def _on_pretrain(self, ev, out: DrainResult) -> None:
+        """One of the stream's first rows (`--pretrain`, MOA's `-p N -m`): learned with its
+        label as it arrives, never predicted nor scored; its class takes its index as a
+        label's does, and the baselines of κ_m and κ_per start after it, as MOA's evaluator,
+        which never sees it, does."""
+        key, t, y = ev[ID], ev[TIME], ev[Y]
+        if y is None:
+            out.counts["pretrain_set_aside"] += 1
+            self._reject(out, "one of the first rows to pretrain on has no label: not learned",
+                         "label", ev)
+            return
+        try:
+            self._fails_as_logged(ev, out)
+            if self.classification:
+                self._label_code(y)
+            self._learn(key, self._visible(ev[X]), y, t)
+        except ModelError as e:
+            out.counts["pretrain_set_aside"] += 1
+            self._model_failed(e, ev, out, instance=False)
+            return
+        out.counts["pretrained"] += 1
 
     def _on_orphan(self, ev, out: DrainResult) -> None:
         """A label whose instance is not pending (never seen, or labelled already: a second

@@ -486,6 +486,9 @@ class PendingRows:
         if not predictor.window_open:
             self.resolve()
             rows = ((self.arrival != -1) & (self.end == _OPEN)).nonzero()[0]
+            if not len(rows):  # (none pending, as before a stream's first instance: none due)
+                self.rounds = label_number
+                return True
             lost = predictor.open_window(model, self.leaf[rows])
             if lost is None or not self._route(model, rows[lost]):
                 self.stop_deferring()

@@ -24,7 +24,8 @@ import random
 from dataclasses import dataclass
 
 from transforms.errors import ConfigError
-from transforms.records import INSTANCE, LABEL, RANK_LABEL, instance_of_row, label_before_row
+from transforms.records import (INSTANCE, LABEL, PRETRAIN, RANK_LABEL, instance_of_row,
+                                label_before_row)
 from transforms.specs import plain_value
 
 # The units of times given as numbers (a stream's `time_unit`, a delay column's): how many make
@@ -238,10 +239,17 @@ class LabelTimeAssigner:
     >>> [e[3] + str(e[4]) for e in sorted(e for i in range(2)
     ...                                   for e in a.row(i, 0.0, {}, "y", 2 * i))]
     ['instance0', 'label0', 'instance1', 'label1']
+
+    The first `pretrain` rows are each one event, the row learned with its label at once:
+
+    >>> a = LabelTimeAssigner(DelaySpec.parse("1"), pretrain=1)
+    >>> [e[3] + str(e[4]) for i in range(3) for e in a.row(i, float(i), {}, "y", 2 * i)]
+    ['pretrain0', 'instance1', 'label1', 'instance2']
     """
 
-    def __init__(self, delay: DelaySpec):
+    def __init__(self, delay: DelaySpec, pretrain: int = 0):
         self.delay = delay
+        self.pretrain = pretrain  # the first rows, learned at arrival (PRETRAIN events)
         self._rng = random.Random(delay.seed)
         self._waiting: list = []  # heap of (due row index, seq, id, y)
         self._index = 0
@@ -270,6 +278,9 @@ class LabelTimeAssigner:
         while waiting and waiting[0][0] <= i:
             _, lseq, lid, ly = heapq.heappop(waiting)
             out.append((t, label_before_row(i), lseq, LABEL, lid, None, ly))
+        if i < self.pretrain:  # (learned with its label now: none waits for a later row)
+            out.append((t, instance_of_row(i), seq, PRETRAIN, id, x, y))
+            return out
         out.append((t, instance_of_row(i), seq, INSTANCE, id, x, None))
         if y is None:
             return out

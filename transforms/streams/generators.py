@@ -15,7 +15,7 @@ from river.datasets import synth
 from transforms.errors import ConfigError, InputError, check_options
 from transforms.specs import named_specs, plain_value
 
-_SYNTH_RESERVED = {"n", "seed", "drift", "delay", "classes", "positive", "order"}
+_SYNTH_RESERVED = {"n", "seed", "drift", "delay", "classes", "positive", "order", "pretrain"}
 
 
 def drift_probability(position: int, centre: float, width: float) -> float:

@@ -11,7 +11,7 @@ import apache_beam as beam
 from apache_beam.transforms.window import TimestampedValue
 
 from transforms.errors import InputError, reports_errors
-from transforms.records import EVENT_KINDS, ID, INSTANCE, KIND, UPDATE, T, readable_time
+from transforms.records import ID, INSTANCE, KIND, REPLAY_KINDS, UPDATE, T, readable_time
 from transforms.replay.keyed import KEYED_CHUNKS
 from transforms.streams.delays import DelaySpec
 from transforms.streams.rows import parse_time_value
@@ -139,7 +139,7 @@ def stream_items(spec: StreamSpec, delay: DelaySpec, counts: dict,
 
 
 def _read(spec: StreamSpec, delay: DelaySpec, counts: dict):
-    key = {kind: f"{kind}_events" for kind in EVENT_KINDS}  # an event's count, by its kind
+    key = {kind: f"{kind}_events" for kind in REPLAY_KINDS}  # an event's count, by its kind
     try:
         for item in spec.events(delay):  # (an exception in the consumer is not raised here)
             counts["dead_letters" if isinstance(item, dict) else key[item[KIND]]] += 1
@@ -152,16 +152,18 @@ def _read(spec: StreamSpec, delay: DelaySpec, counts: dict):
 
 
 def new_read_counts() -> dict:
-    """A stream's read counts, all zero: events of each kind, dead letters, outside the range.
+    """A stream's read counts, all zero: events of each kind (`pretrain_events`: the rows
+    learned at arrival, `--pretrain`), dead letters, outside the range.
 
     Example
     -------
 
-    >>> sorted(new_read_counts())
-    ['dead_letters', 'instance_events', 'label_events', 'outside_range', 'update_events']
+    >>> sorted(new_read_counts())  # doctest: +NORMALIZE_WHITESPACE
+    ['dead_letters', 'instance_events', 'label_events', 'outside_range', 'pretrain_events',
+     'update_events']
 
     """
-    return {f"{k}_events": 0 for k in EVENT_KINDS} | {"dead_letters": 0, "outside_range": 0}
+    return {f"{k}_events": 0 for k in REPLAY_KINDS} | {"dead_letters": 0, "outside_range": 0}
 
 
 class _ReadChunks(beam.DoFn):

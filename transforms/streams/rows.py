@@ -191,7 +191,7 @@ def labelled_rows(spec, rows, delay: DelaySpec, checks: Checks) -> Iterator:
     [(0.0, 'instance', 'a'), (1.0, 'label', 'a'), (1.0, 'instance', 'b'), (1.0, 'label', 'b')]
 
     """
-    assigner = LabelTimeAssigner(delay)
+    assigner = LabelTimeAssigner(delay, spec.pretrain)
     i = -1
     for item in rows:
         if isinstance(item, dict):

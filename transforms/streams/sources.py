@@ -66,7 +66,7 @@ DATE_LIKE = r"\s*(\d{4}-\d{1,2}-\d{1,2}|\d{1,2}[/.]\d{1,2}[/.]\d{2,4})([ T]\d{1,
 DECIMAL_COMMA = r"\s*[-+]?(\d{1,3}(\.\d{3})+|\d+)(,\d+)?\s*"
 FILE_OPTIONS = {"format", "id", "time", "kind", "label", "label_time", "label_id", "labels",
                 "classes", "positive", "features", "missing", "delay", "order", "delayed",
-                "target", "unique_ids", *TIME_OPTIONS, *CSV_OPTIONS}
+                "target", "unique_ids", "pretrain", *TIME_OPTIONS, *CSV_OPTIONS}
 
 
 # What each file option's value is — a text (most name a column), one character, a class, a list
@@ -429,6 +429,43 @@ class StreamSpec:
     def delay(self, default: DelaySpec) -> DelaySpec:
         d = self.options.get("delay")
         return default if d is None else DelaySpec.parse(d)
+
+    @property
+    def pretrain(self) -> int:
+        """How many of the stream's first rows each model learns with their labels as they
+        arrive, never predicting them (the `pretrain` option; 0: none).
+
+        >>> StreamSpec.parse('synth:SEA{"n": 10, "pretrain": 3}').pretrain
+        3
+        >>> StreamSpec.parse('synth:SEA{"pretrain": 2.5}').pretrain
+        Traceback (most recent call last):
+        ...
+        transforms.errors.InputError: stream sea: pretrain is a number of rows, a whole \
+number 0 or more, not 2.5; e.g. {"pretrain": 1000}
+        """
+        n = self.options.get("pretrain", 0)
+        if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+            raise InputError(f"stream {self.name}: pretrain is a number of rows, a whole "
+                             f"number 0 or more, not {n!r}; e.g. {{\"pretrain\": 1000}}")
+        return n
+
+    def check_pretrain(self) -> None:
+        """Pretraining learns a row with its label as it arrives: a stream whose labels are
+        rows of their own (an event log, an instance + label table, delayed ARFF) has none
+        there.
+
+        >>> StreamSpec.parse('s.arff{"delayed": true, "pretrain": 10}').check_pretrain()
+        Traceback (most recent call last):
+        ...
+        transforms.errors.InputError: stream s: pretrain learns each of the first rows with \
+the label in its row, and this stream's labels are rows of their own; leave pretrain out, \
+or start the evaluation later with --from
+        """
+        if self.pretrain and self.labels_in_rows_of_their_own():
+            raise InputError(f"stream {self.name}: pretrain learns each of the first rows with "
+                             f"the label in its row, and this stream's labels are rows of "
+                             f"their own; leave pretrain out, or start the evaluation later "
+                             f"with --from")
 
     def check_delay(self, delay: DelaySpec) -> None:
         """A delay read from a column (`column:NAME`) names a column of the stream's rows.
