@@ -16,6 +16,8 @@ learn. A label arrives 20 instances after its instance.
   are equal too, and the macro averages once every declared class has occurred: MOA averages
   over the classes its header declares, scoring a class not seen yet as 0, where delayed-eval
   (as scikit-learn and river) averages over the classes that have occurred.
+- `--pretrain P` is MOA's initial training window learned (`-p P -m`): the κ family of both
+  models, cumulative and windowed, and a regressor's MAE and RMSE, equal MOA's.
 - ARFF as Weka writes it (quoted class values with a space, a comma or the other quote,
   comment lines between rows): MOA's reader and ours give the same labels.
 - Temporally Augmented around naive Bayes at delay 1, against MOA's
@@ -225,6 +227,24 @@ def test_regression_errors_equal_moa_in_every_view(tmp_path):
                 assert got.dropna().index.min() == delay + 1  # (none scored before)
                 assert_equal_to_moa(got, table[column], (category, view, metric),
                                     start=delay + 1)
+
+
+def test_a_pretrained_regressors_errors_equal_moa(tmp_path):
+    """--pretrain for a regressor: `mean-regressor` against TargetMean in MOA's
+    `EvaluatePrequentialRegressionDelayed -p 100 -m`, MAE and RMSE at every label count (both
+    answer from the first tested instance on)."""
+    jar = moa_jar()
+    arff = tmp_path / "walk.arff"
+    random_walk(arff)
+    pretrain = 100
+    curves = our_curves(tmp_path, f"walk={arff}", ["mean-regressor"], DELAY, pretrain=pretrain)
+    table = moa_task(jar, f"EvaluatePrequentialRegressionDelayed -l rules.functions.TargetMean "
+                          f"-s (ArffFileStream -f {arff}) -k {DELAY} -p {pretrain} -m "
+                          f"-e BasicRegressionPerformanceEvaluator", tmp_path)
+    table.index = table.index - pretrain  # (MOA counts the window's instances)
+    for metric, column in (("mae", "mean absolute error"), ("rmse", "root mean squared error")):
+        assert_equal_to_moa(ours(curves, "mean-regressor", "initial", "cumulative", metric),
+                            table[column], metric, end=N - pretrain)
 
 
 def test_moa_and_delayed_eval_read_the_same_classes_from_a_weka_written_arff(tmp_path):

@@ -134,3 +134,24 @@ def test_pretrain_mistakes_are_one_line(tmp_path, capsys, argv, message):
     assert status == 2
     err = without_notices(capsys.readouterr().err)
     assert err.count("\n") == 1 and err.startswith("delayed-eval: error: ") and message in err
+
+
+def test_every_replay_path_pretrains_alike(tmp_path):
+    """The grouped, stateful, per-key and per-stream replays of one pretrained run (two
+    streams, a tree and naive Bayes, re-evaluation on): the same predictions, summary and
+    counts."""
+    from tests.test_replay_paths import _outputs
+
+    results = []
+    for replay in ("grouped", "stateful", "per-key", "per-stream"):
+        run(RunConfig(streams=[SEA, 'agrawal=synth:Agrawal{"n": 300, "seed": 4}'],
+                      models=["gaussian-nb", "hoeffding-tree"], delay="20", pretrain=100,
+                      repredict="every_k_labels:3", bins=5, replay=replay, chunk_size=64,
+                      out=str(tmp_path / replay), quiet=True, runner="direct"))
+        results.append(_outputs(tmp_path / replay))
+    first = results[0]
+    assert first[3][1]["agrawal"]["pretrain_events"] == 100
+    for other in results[1:]:
+        for got, expected in zip(other[:3], first[:3]):
+            pd.testing.assert_frame_equal(got, expected)
+        assert other[3] == first[3]
