@@ -84,6 +84,8 @@ def same_input(manifest: dict | None, stream: str) -> str | None:
     if entry is None:
         return None
     entry = {k: entry.get(k) for k in _SAME_STREAM}
+    # (a count a later version added is 0 where an earlier one had none)
+    entry["read"] = {k: v for k, v in (entry["read"] or {}).items() if v}
     spec = dict(entry["spec"] or {})
     if not str(spec.get("source", "")).startswith(("synth:", "dataset:")):
         if entry["input"] is None:
