@@ -1262,6 +1262,47 @@ def test_an_empty_text_label_is_a_missing_label_not_a_class(tmp_path):
         ("label", 0, "x"), ("label", 2, "y")] and dead == []
 
 
+def test_an_event_log_without_its_label_column_is_refused_with_a_hint(tmp_path):
+    """Its label rows would all be dead letters ('label row without a label') and the column
+    holding the labels a feature of the instances, missing on every instance row."""
+    log = _write(tmp_path, "log.csv", "id,time,kind,f,target\na,0,instance,1.0,\n"
+                                      "b,1,instance,2.0,\na,2,label,,x\nb,3,label,,y\n")
+    with pytest.raises(InputError, match=re.escape(
+            "log.csv: column 'label' (option 'label') not found; columns are ['id', 'time', "
+            "'kind', 'f', 'target']; name it with the stream option {\"label\": \"target\"}")):
+        StreamSpec.parse(log).check()
+    StreamSpec.parse(log + '{"label": "target"}').check()
+    # A day's partition of instances alone may lack the column another day's has.
+    days = tmp_path / "days"
+    days.mkdir()
+    (days / "d1.jsonl").write_text('{"id": "a", "time": 0, "kind": "instance", "f": 1.0}\n')
+    (days / "d2.jsonl").write_text('{"id": "a", "time": 2, "kind": "label", "label": "x"}\n')
+    StreamSpec.parse(str(days)).check()
+    (days / "d2.jsonl").write_text('{"id": "a", "time": 2, "kind": "label", "y": "x"}\n')
+    with pytest.raises(InputError, match=r"days: column 'label' \(option 'label'\) not found; "
+                                         r"columns are \['id', 'time', 'kind', 'f', 'y'\]; name "
+                                         r'it with the stream option \{"label": "y"\}'):
+        StreamSpec.parse(str(days)).check()
+
+
+def test_an_event_log_whose_kind_column_has_another_name_is_refused_with_a_hint(tmp_path):
+    """Read as labelled rows, each label row would be an instance and each instance
+    unlabelled."""
+    text = "id,time,{},f,label\na,0,Instance,1.0,\na,1,label ,,x\nb,2,update,2.0,\n"
+    log = _write(tmp_path, "log.csv", text.format("event"))
+    with pytest.raises(InputError, match=re.escape(
+            "log.csv: column 'event' holds the kinds of an event log's rows (instance, label), "
+            "and the stream's kind column is 'kind'; name it with the stream option "
+            '{"kind": "event"}')):
+        StreamSpec.parse(log).check()
+    StreamSpec.parse(log + '{"kind": "event"}').check()
+    # A feature of other words too, or of one kind word alone, is no event log's kinds.
+    for words in (("instance", "label", "other"), ("instance", "instance")):
+        rows = _write(tmp_path, "rows.csv", "time,status,f,label\n" + "".join(
+            f"{t},{word},1.0,x\n" for t, word in enumerate(words)))
+        StreamSpec.parse(rows).check()
+
+
 def test_a_table_without_its_label_column_is_refused_with_a_hint(tmp_path):
     cased = _write(tmp_path, "cased.csv", "time,f,Label\n0,1.0,a\n")
     with pytest.raises(InputError, match=r"column 'label' \(option 'label'\) not found; columns "

@@ -45,7 +45,7 @@ import numpy as np
 import pandas as pd
 
 from transforms.errors import InputError, check_options
-from transforms.records import column_value
+from transforms.records import INSTANCE, LABEL, UPDATE, column_value
 from transforms.specs import split_options
 from transforms.streams import arff
 from transforms.streams.delays import DelaySpec
@@ -721,6 +721,9 @@ or start the evaluation later with --from
                     raise InputError(f"{path}: na_values is for CSV files (in JSON Lines null "
                                      f"is missing, in Parquet a null); leave it out")
                 self._check_columns(path, role)
+            if role == "instances" and "labels" not in self.options:
+                self._check_event_log_labels(pattern)
+                self._check_kinds_named(files[0])
             if role == ("labels" if "labels" in self.options else "instances"):
                 self._check_label_column(files[0])
             if role == "instances":  # (first: such numbers are text to the next check too)
@@ -818,11 +821,7 @@ or start the evaluation later with --from
         for opt in dict.fromkeys(named):
             col = own.get(opt) or o.get(opt, opt)
             if col not in columns:
-                guess = guess_column(opt, col, columns)
-                hint = (f"name it with the stream option {json.dumps({opt: guess})}"
-                        if guess else f'name yours with the stream option {{"{opt}": "..."}}')
-                raise InputError(f"{path}: column {col!r} (option {opt!r}) not found; columns "
-                                 f"are {columns}; {hint}")
+                _column_not_found(path, opt, col, columns)
         if role == "instances":
             features = list(o.get("features") or [])
             for col in features:
@@ -872,6 +871,34 @@ or start the evaluation later with --from
                 raise InputError(f"{path}: column {col!r} has a different text value in every "
                                  f"row, like an id, which a model cannot learn from; {hint}"
                                  f"{leave_out}")
+
+    def _check_event_log_labels(self, pattern: str) -> None:
+        """An event log's label rows carry their label in the label column, which one of its
+        files must have (a day's partition of instances alone may lack it): without it every
+        label row would be a dead letter, and the column holding the labels a feature."""
+        columns = self.columns()
+        kind, label = self.options.get("kind", "kind"), self.options.get("label", "label")
+        if kind in columns and label not in columns:
+            _column_not_found(pattern, "label", label, columns)
+
+    def _check_kinds_named(self, path: str) -> None:
+        """An event log whose kind column has another name (`event`, `type`) would be read as
+        labelled rows: each label row an instance, each instance unlabelled. A text column
+        whose first rows are instance and label rows says so."""
+        kind = self.options.get("kind", "kind")
+        head = head_of(path, fmt_of(path, self.format), csv_options(self.options))
+        if kind in head.columns:
+            return
+        for col in head.columns:
+            values = head[col].dropna()
+            if not len(values) or not all(isinstance(v, str) for v in values):
+                continue
+            words = set(values.str.strip().str.lower())
+            if {INSTANCE, LABEL} <= words <= {INSTANCE, UPDATE, LABEL}:
+                raise InputError(f"{path}: column {col!r} holds the kinds of an event log's "
+                                 f"rows ({INSTANCE}, {LABEL}), and the stream's kind column "
+                                 f"is {kind!r}; name it with the stream option "
+                                 f"{json.dumps({'kind': col})}")
 
     def _check_label_column(self, path: str) -> None:
         """A label column whose first rows hold lists (JSON lists, a Parquet list column): no
@@ -992,3 +1019,19 @@ or start the evaluation later with --from
         if self.ordering == "input":  # file order alone breaks ties of t
             items = (i if isinstance(i, dict) else (i[0], 0, *i[2:]) for i in items)
         yield from items
+
+
+def _column_not_found(where: str, option: str, column: str, columns: list[str]) -> None:
+    """One line for a column an option names that the table lacks, with the likeliest one.
+
+    >>> _column_not_found("log.csv", "label", "label", ["id", "time", "kind", "target"])
+    Traceback (most recent call last):
+    ...
+    transforms.errors.InputError: log.csv: column 'label' (option 'label') not found; columns \
+are ['id', 'time', 'kind', 'target']; name it with the stream option {"label": "target"}
+    """
+    guess = guess_column(option, column, columns)
+    hint = (f"name it with the stream option {json.dumps({option: guess})}"
+            if guess else f'name yours with the stream option {{"{option}": "..."}}')
+    raise InputError(f"{where}: column {column!r} (option {option!r}) not found; columns are "
+                     f"{columns}; {hint}")
