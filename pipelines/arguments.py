@@ -104,7 +104,7 @@ def _scoring_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", default=None, help="a YAML file with the same fields")
     parser.add_argument("--run-id", default=None,
                         help="an id for this run, in its rows and the name of its staging "
-                             "folder in --out: no / or \\ (default: random)")
+                             "folder in --out: none of / \\ * ? [ ] (default: random)")
     parser.add_argument("--report", action="store_true", default=None,
                         help="also write DIR/report.html and DIR/figures/ (PNG at 200 dpi, SVG, "
                              "PDF)")

@@ -279,12 +279,14 @@ class RunConfig:
                                   f"{getattr(self, name)!r}")
         if self.progress_every < 0:
             raise ConfigError("progress_every must be 0 or more seconds")
-        # (It names the run's staging folder in --out, .staging-ID, so it stays in --out.)
+        # It names the run's staging folder in --out, .staging-ID: so it stays in --out, and
+        # Beam's FileSystems, which match paths as globs, find that folder and no other.
         if not self.run_id or self.run_id in (".", "..") or len(self.run_id) > 200 or any(
-                c in "/\\" or not c.isprintable() for c in self.run_id):
+                c in "/\\*?[]" or not c.isprintable() for c in self.run_id):
             raise ConfigError(f"--run-id {self.run_id!r}: a run id names a folder in --out, so "
-                              f"it is 1 to 200 printable characters, neither '/' nor '\\', "
-                              f"nor '.' or '..'; e.g. --run-id nightly-2026-11-01")
+                              f"it is 1 to 200 printable characters, none of / \\ * ? [ ] "
+                              f"(a path's separators, a pattern's marks), nor '.' or '..'; "
+                              f"e.g. --run-id nightly-2026-11-01")
         for name in ("chunk_size", "curve_every", "bins", "buckets", "min_segment_size"):
             most = MOST_BINS if name == "bins" else LARGEST_COUNT
             if getattr(self, name) is not None and not 1 <= getattr(self, name) <= most:

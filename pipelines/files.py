@@ -23,6 +23,7 @@ from apache_beam.io.filesystems import FileSystems
 
 from pipelines.results import json_text, previous_outputs, record_outputs, refuse_unlisted
 from transforms.errors import ConfigError, DelayedEvalError, OutputError
+from transforms.streams.table_files import delete_paths, files_in
 
 ERRORS_FILE = "_errors.json"  # the workers' errors (`transforms.errors`), read after the run
 
@@ -75,7 +76,7 @@ def names_below(folder: str) -> list[str]:
 
     """
     prefix = folder.rstrip("/") + "/"
-    listed = FileSystems.match([FileSystems.join(folder, "**")])[0].metadata_list
+    listed = files_in(folder)
     return sorted(m.path[len(prefix):] for m in listed if m.path.startswith(prefix))
 
 
@@ -196,11 +197,9 @@ def delete_folder(folder: str) -> None:
     >>> delete_folder(folder); os.path.exists(folder)
     False
     """
-    files = FileSystems.match([FileSystems.join(folder, "*")])[0].metadata_list
-    if files:
-        FileSystems.delete([m.path for m in files])
+    delete_paths([m.path for m in files_in(folder, below=False)])
     if FileSystems.exists(folder):
-        FileSystems.delete([folder])
+        delete_paths([folder])
 
 
 def staged_names(staging: str) -> dict:
@@ -217,7 +216,7 @@ def staged_names(staging: str) -> dict:
 
     """
     return {name: m.path
-            for m in FileSystems.match([FileSystems.join(staging, "*")])[0].metadata_list
+            for m in files_in(staging, below=False)
             if (name := FileSystems.split(m.path)[1]) != OWNER}
 
 
@@ -245,7 +244,7 @@ def publish(staging: str, out: str) -> None:
     stale = [FileSystems.join(out, n) for n in previous_outputs(out) if n not in made]
     record_outputs(out, sorted(made), claim=True)
     try:
-        FileSystems.delete([p for p in stale if FileSystems.exists(p)])
+        delete_paths([p for p in stale if FileSystems.exists(p)])
         for folder in sorted({os.path.dirname(p) for p in stale} - {out.rstrip("/")},
                              reverse=True):
             if os.path.isdir(folder) and not os.listdir(folder):  # (a report's figures/, emptied)
@@ -518,7 +517,7 @@ def new_staging(out: str, run_id: str) -> str:
     staging = FileSystems.join(out, f".staging-{run_id}")
     try:
         if FileSystems.exists(staging):
-            FileSystems.delete([staging])
+            delete_paths([staging])
         FileSystems.mkdirs(staging)  # with parents; object stores have no folders to make
         write_bytes(FileSystems.join(staging, OWNER),  # (and can files be written there?)
                     json.dumps({"host": socket.gethostname(), "pid": os.getpid()}).encode())

@@ -48,6 +48,7 @@ from runners import PRESETS, runner_session
 from transforms.backfill.outcomes import LOG_PARTS
 from transforms.errors import ConfigError, DelayedEvalError, OutputError, one_line
 from transforms.replay.progress import job_counters
+from transforms.streams.table_files import delete_paths
 
 
 def _where(error: OSError) -> str:
@@ -150,8 +151,8 @@ def run(config: RunConfig) -> pd.DataFrame:
         try:
             write_bytes(staged("summary.csv"), summary.to_csv(index=False).encode())
             write_parquet(staged("summary.parquet"), summary)
-            FileSystems.delete([staged(name) for name in ("_summary.parquet", "_counts.json",
-                                                          ERRORS_FILE)])
+            delete_paths([staged(name) for name in ("_summary.parquet", "_counts.json",
+                                                    ERRORS_FILE)])
             delete_folder(spill)
             made = staged_names(staging)
             record = manifest(pl, counts, dead_letters, started)
@@ -171,7 +172,7 @@ def run(config: RunConfig) -> pd.DataFrame:
         raise
     finally:
         if FileSystems.exists(staging):
-            FileSystems.delete([staging])
+            delete_paths([staging])
     if config.report:
         from pipelines.report import write_report
 

@@ -16,7 +16,7 @@ import pyarrow as pa
 
 from transforms.errors import InputError, OutputError, one_line
 from transforms.specs import plain_value
-from transforms.streams.table_files import EXACT_FLOATS, numbers_of
+from transforms.streams.table_files import EXACT_FLOATS, numbers_of, size_of
 from transforms.vocabulary import SUMMARY_COLUMNS
 
 # The summary's columns of names and words: text, whatever they look like (a stream named after
@@ -391,7 +391,7 @@ def fingerprint(path: str, span: int = FINGERPRINT_SPAN) -> str:
     from apache_beam.io.filesystem import CompressionTypes
     from apache_beam.io.filesystems import FileSystems
 
-    size = FileSystems.match([path])[0].metadata_list[0].size_in_bytes
+    size = size_of(path)
     with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as f:
         data = f.read(min(size, 2 * span))
         if size > 2 * span:

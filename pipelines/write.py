@@ -25,6 +25,7 @@ from pipelines.files import (ERRORS_FILE, delete_folder, read_arrow, read_bytes,
 from transforms.backfill.logs import (DELAYS_KEY, HOLDOUT_KEY, LOG_LEVEL_KEY, MODEL_ORDER_KEY,
                                       PRETRAIN_KEY, REPREDICT_KEY, SET_ASIDE_KEY)
 from transforms.replay.engine import FAILED_ON
+from transforms.streams.table_files import delete_paths, size_of
 from transforms.vocabulary import (CLASSES, COUNTS, CURVE_SCHEMA, CURVES, DEAD_LETTERS, ERRORS,
                                    NOT_SCORED, PREDICTION_KINDS, PREDICTION_SCHEMA, PREDICTIONS,
                                    READ_COUNTS)
@@ -476,7 +477,7 @@ def _merge_curve_parts(parts: list, folder: str, path: str, row_group: int = 16_
             pa.default_memory_pool().release_unused()  # mimalloc would keep the pages
 
         for (stream, model), paths in sorted(by_key.items()):
-            if sum(_size(part) for part, _ in paths) <= IN_MEMORY_KEY:  # (no spill files)
+            if sum(size_of(part) for part, _ in paths) <= IN_MEMORY_KEY:  # (no spill files)
                 held.append(_key_rows(paths, stream, model))
                 if sum(t.num_rows for t in held) >= row_group:
                     write_held()
@@ -512,7 +513,7 @@ def keep_segments(path: str, kept: set, row_group: int = 16_384) -> None:
             keep = [g is None or (s, g) in kept for s, g in
                     zip(table["stream"].to_pylist(), table["segment"].to_pylist())]
             writer.write_table(table.filter(pa.array(keep)))
-    FileSystems.delete([path])
+    delete_paths([path])
     FileSystems.rename([temporary], [path])
 
 
@@ -593,10 +594,6 @@ def read_spilled(path: str) -> pa.Table:
 # A key whose curve parts take at most this many bytes is merged in memory; a larger one is
 # spilled group by group (`_spill_by_group`), so memory holds one part and one group.
 IN_MEMORY_KEY = 64 << 20
-
-
-def _size(path: str) -> int:
-    return FileSystems.match([path])[0].metadata_list[0].size_in_bytes
 
 
 def _part_rows(part: str, mixed: bool, stream: str, model: str) -> pa.Table:

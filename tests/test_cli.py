@@ -732,6 +732,34 @@ def test_auc_where_no_class_probabilities_are_kept_is_refused(tmp_path, capsys, 
     assert capsys.readouterr().err == f"delayed-eval: error: {told}\n"
 
 
+def test_paths_with_a_globs_marks_name_those_files_and_folders_alone(tmp_path, capsys):
+    """Beam's FileSystems read `*`, `?` and `[` as a glob's marks: a stream file `rows[1].csv`
+    ended the run in an internal error, so did an --out `res?`, and a run replacing a
+    backfill's results in `bf?` would delete its `maturity.csv` as a pattern, which names the
+    sibling `bfA/maturity.csv` too."""
+    rows = tmp_path / "rows[1].csv"
+    rows.write_text("time,x,label\n" + "".join(f"{i},{i % 7},{'ab'[i % 3 == 0]}\n"
+                                                for i in range(40)))
+    sibling = tmp_path / "bfA"
+    sibling.mkdir()
+    (sibling / "maturity.csv").write_text("not ours\n")
+    run = ["run", "--stream", str(rows), "--model", "majority", "--delay", "3", "--runner",
+           "direct", "--quiet", "--out"]
+    assert main([*run, str(tmp_path / "res?")]) == 0, capsys.readouterr().err
+    assert main(["backfill", "--stream", str(rows), "--predictions",
+                 str(tmp_path / "res?" / "predictions.parquet"), "--out", str(tmp_path / "bf?"),
+                 "--runner", "direct", "--quiet"]) == 0, capsys.readouterr().err
+    assert read_csv(tmp_path / "bf?" / "summary.csv").drop(columns="run_id").equals(
+        read_csv(tmp_path / "res?" / "summary.csv").drop(columns="run_id"))
+    assert (tmp_path / "bf?" / "maturity.csv").exists()
+    assert main([*run, str(tmp_path / "bf?")]) == 0, capsys.readouterr().err
+    manifest = json.loads((tmp_path / "bf?" / "manifest.json").read_text())
+    assert sorted(p.name for p in (tmp_path / "bf?").iterdir()) == manifest["outputs"]
+    assert "maturity.csv" not in manifest["outputs"]
+    assert (sibling / "maturity.csv").read_text() == "not ours\n"
+    assert manifest["streams"]["rows[1]"]["input"]["files"] == 1
+
+
 def test_a_run_id_that_would_name_a_folder_outside_out_is_refused(tmp_path, capsys):
     """The run id names the staging folder, `OUT/.staging-ID`, which a run with the same id
     deletes first: `x/../../kept` named a folder outside --out, made `OUT/.staging-x` on the
@@ -746,6 +774,15 @@ def test_a_run_id_that_would_name_a_folder_outside_out_is_refused(tmp_path, caps
         assert capsys.readouterr().err.startswith(
             "delayed-eval: error: --run-id 'x/../../kept': a run id names a folder in --out")
     assert (kept / "results.csv").read_text() == "not ours\n"
+    # Beam's FileSystems match paths as globs: `.staging-v[2]` is no folder to them (the run
+    # ended in an internal error deleting it), and `.staging-*` would be every run's.
+    for run_id in ("v[2]", "*", "night?"):
+        assert main(["run", "--stream", 'synth:SEA{"n": 60}', "--model", "majority", "--delay",
+                     "5", "--out", str(tmp_path / "out"), "--runner", "direct", "--quiet",
+                     "--run-id", run_id]) == 2
+        assert capsys.readouterr().err.startswith(
+            f"delayed-eval: error: --run-id {run_id!r}: a run id names a folder in --out, so it "
+            f"is 1 to 200 printable characters, none of / \\ * ? [ ]")
     # An id as a scheduler makes one (Airflow's) names the run.
     assert main(["run", "--stream", 'synth:SEA{"n": 60}', "--model", "majority", "--delay",
                  "5", "--out", str(tmp_path / "out"), "--runner", "direct", "--quiet",

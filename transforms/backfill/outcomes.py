@@ -49,7 +49,7 @@ from transforms.replay.keyed import GroupedReplay
 from transforms.replay.per_key import PerKeyReplay
 from transforms.scoring.columns import concat_rows, split_by, take_rows
 from transforms.streams.read import ReadStreams
-from transforms.streams.table_files import numbers_of
+from transforms.streams.table_files import delete_paths, numbers_of
 from transforms.streams.times import event_seconds
 from transforms.vocabulary import (CLASSES, COUNTS, DEAD_LETTERS, ERRORS, NOT_SCORED, PENDING,
                                    PREDICTION_KINDS, PREDICTION_SCHEMA, READ_COUNTS)
@@ -232,7 +232,7 @@ class _KeyLogBatches(beam.DoFn):
                 for out in self._keyed(self.log.read(path, streamed=True, bad_rows=bad), path):
                     made.append(out)
             except TypesChanged:
-                FileSystems.delete([out[1][1] for out in made if isinstance(out, tuple)])
+                delete_paths([out[1][1] for out in made if isinstance(out, tuple)])
                 bad.clear()
                 made = list(self._keyed(self.log.read(path, bad_rows=bad), path))
             yield from made

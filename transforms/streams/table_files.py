@@ -14,6 +14,7 @@ import json
 import os
 import pickle
 import re
+import shutil
 import tempfile
 import warnings
 import zlib
@@ -51,14 +52,16 @@ def extension(path: str) -> str:
 
 def source_name(pattern: str) -> str:
     """What a file, folder or glob is called: its last path part that is no glob, without its
-    extension ("" when there is none) — the default name of a stream, or of a log's model.
+    extension ("" when there is none) — the default name of a stream, or of a log's model. A
+    local file or folder is called by its name whatever its characters (`rows[1].csv`).
 
     >>> [source_name(p) for p in ("logs/Fraud_v3.csv", "gs://b/scores/",
     ...                           "logs/scores/date=*/*.parquet", "*.csv", "trips.csv.gz")]
     ['Fraud_v3', 'scores', 'scores', '', 'trips']
     """
+    literal = "://" not in pattern and os.path.exists(pattern)
     parts = [p for p in pattern.replace("\\", "/").split("/")
-             if p and not any(ch in p for ch in "*?[") and not p.endswith(":")]
+             if p and (literal or not any(ch in p for ch in "*?[")) and not p.endswith(":")]
     if not parts:
         return ""
     name = parts[-1]
@@ -125,15 +128,114 @@ def table_files(pattern: str, extensions: tuple = TABLE_FORMATS) -> list[str]:
         return [pattern]
     from apache_beam.io.filesystems import FileSystems  # here: reading a local file needs no Beam
 
-    if FileSystems.exists(pattern) and extension(pattern) not in extensions:
-        pattern = FileSystems.join(pattern, "**")
-    found = [m for m in FileSystems.match([pattern])[0].metadata_list
-             if extension(m.path) in extensions]
+    exists = FileSystems.exists(pattern)  # (a file or folder of that name, whatever its marks)
+    if exists and extension(pattern) not in extensions:
+        listed = files_in(pattern)
+    else:  # a file, or a glob
+        listed = FileSystems.match([literal_pattern(pattern) if exists else pattern])[0] \
+            .metadata_list
+    found = [m for m in listed if extension(m.path) in extensions]
     # A file of no bytes (a day with no events, as some writers leave one) holds no rows and no
     # header: left out, unless every file is such, for the checks to say the table is empty.
     if any(m.size_in_bytes for m in found):
         found = [m for m in found if m.size_in_bytes]
     return sorted(m.path for m in found)
+
+
+def literal_pattern(path: str) -> str:
+    """`path` as a pattern of Beam's FileSystems that matches that path alone: their `match`
+    and `delete` read `*`, `?` and `[` as a glob's marks, so a folder `out[1]` or a file
+    `r?ws.csv` is no path to them. Each mark becomes a set holding it (`[` with NUL, which no
+    path holds, because a set opening with `[` is a nested set to Python's `re`).
+
+    >>> literal_pattern("runs/[2026] night?.csv")
+    'runs/[\\x00[]2026] night[?].csv'
+    >>> import os, tempfile
+    >>> from apache_beam.io.filesystems import FileSystems
+    >>> folder = os.path.join(tempfile.mkdtemp(), "out[1]")
+    >>> os.makedirs(folder)
+    >>> open(os.path.join(folder, "a*.csv"), "w").close()
+    >>> [os.path.basename(m.path) for m in FileSystems.match(
+    ...     [os.path.join(literal_pattern(folder), "*")])[0].metadata_list]
+    ['a*.csv']
+    """
+    return re.sub(r"[*?[]", lambda mark: "[\0[]" if mark.group() == "[" else f"[{mark.group()}]",
+                  path)
+
+
+def files_in(folder: str, below: bool = True) -> list:
+    """The files in `folder` (`below`: in its sub-folders too) as Beam's `FileMetadata` (path,
+    size), on any Beam filesystem, found by the folder's path, not as a pattern. A local folder
+    is listed here, as Beam lists it (`os.walk`): Beam would list a folder `out[1]` from its
+    parent, and every file below that.
+
+    >>> import os, tempfile
+    >>> folder = os.path.join(tempfile.mkdtemp(), "out[1]")
+    >>> os.makedirs(os.path.join(folder, "figures"))
+    >>> for name in ("summary.csv", "figures/a.png"):
+    ...     open(os.path.join(folder, name), "w").close()
+    >>> [os.path.relpath(m.path, folder) for m in files_in(folder)]
+    ['summary.csv', 'figures/a.png']
+    >>> [os.path.relpath(m.path, folder) for m in files_in(folder, below=False)]
+    ['summary.csv']
+    """
+    from apache_beam.io.filesystem import FileMetadata
+    from apache_beam.io.filesystems import FileSystems
+
+    if "://" in folder:
+        return FileSystems.match([FileSystems.join(literal_pattern(folder),
+                                                   "**" if below else "*")])[0].metadata_list
+    listed = []
+    for root, _, names in os.walk(folder):
+        for name in names:
+            path = os.path.join(root, name)
+            try:
+                listed.append(FileMetadata(path, os.path.getsize(path)))
+            except OSError:  # gone since it was listed
+                pass
+        if not below:
+            break
+    return listed
+
+
+def delete_paths(paths: list[str]) -> None:
+    """Delete files or folders, each by its path (not as a pattern), on any Beam filesystem.
+    A local one is deleted here: Beam's local `delete` finds a path with a glob's mark by
+    listing files, so a folder `out[1]` would be none.
+
+    >>> import os, tempfile
+    >>> folder = tempfile.mkdtemp()
+    >>> kept, gone = (os.path.join(folder, name) for name in ("a1", "a[1]"))
+    >>> for path in (kept, gone):
+    ...     open(path, "w").close()
+    >>> delete_paths([gone]); os.path.exists(gone), os.path.exists(kept)
+    (False, True)
+    """
+    from apache_beam.io.filesystems import FileSystems
+
+    for path in paths:
+        if "://" not in path:
+            shutil.rmtree(path) if os.path.isdir(path) else os.remove(path)
+    remote = [literal_pattern(p) for p in paths if "://" in p]
+    if remote:
+        FileSystems.delete(remote)
+
+
+def size_of(path: str) -> int:
+    """A file's size in bytes, on any Beam filesystem.
+
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "rows?.csv")
+    >>> with open(path, "w") as f:
+    ...     _ = f.write("x,label\\n")
+    >>> size_of(path)
+    8
+    """
+    if "://" not in path:
+        return os.path.getsize(path)
+    from apache_beam.io.filesystems import FileSystems
+
+    return FileSystems.match([literal_pattern(path)])[0].metadata_list[0].size_in_bytes
 
 
 def _local_binary(path: str):
