@@ -321,7 +321,13 @@ def cd_diagram(plt, result: dict):
     order = sorted(average, key=average.get)
     k = len(order)
     half = (k + 1) // 2
-    fig, ax = plt.subplots(figsize=(7.5, 1.6 + 0.3 * half + 0.2 * len(result["groups"])))
+    labels = [f"{model} ({average[model]:.2f})" for model in order]
+    # Room for the names on each side (~0.07 in a character at 9 points): a run's folder
+    # before a model's name (`DIR:model`) can be longer than the rank axis.
+    sides = sum(0.07 * max(map(len, part), default=0) + 0.2
+                for part in (labels[:half], labels[half:]))
+    fig, ax = plt.subplots(figsize=(max(7.5, 4.5 + sides),
+                                    1.6 + 0.3 * half + 0.2 * len(result["groups"])))
     ax.set_xlim(0.5, k + 0.5)
     ax.set_ylim(-(half + len(result["groups"])) * 0.3 - 0.4, 1.2)
     ax.axis("off")
@@ -337,8 +343,8 @@ def cd_diagram(plt, result: dict):
         end = 0.5 if left else k + 0.5
         ax.plot([average[model], average[model], end], [0, depth, depth], color="0.3",
                 linewidth=0.8)
-        ax.text(end, depth, f"{model} ({average[model]:.2f})", ha="left" if not left else
-                "right", va="center", fontsize=9, clip_on=False)
+        ax.text(end, depth, labels[i], ha="left" if not left else "right", va="center",
+                fontsize=9, clip_on=False)
     for j, group in enumerate(result["groups"]):
         y = -0.15 - 0.3 * j * 0.6
         ax.hlines(y, average[group[0]] - 0.03, average[group[-1]] + 0.03, color="black",

@@ -408,3 +408,24 @@ def test_streams_and_runs_left_out_of_the_ranks_are_named(tmp_path, capsys):
     assert f"left out, as they report no initial accuracy: runs {tmp_path / 'reg'}\n" in printed
     result = json.loads((tmp_path / "out" / "rank.json").read_text())
     assert result["left_out_runs"] == [str(tmp_path / "reg")] and result["streams"] == 2
+
+
+def test_the_cd_diagram_makes_room_for_long_model_names():
+    """Models of several runs are named `DIR:model`; with folders longer than the rank axis,
+    matplotlib could not fit the names and said so on the terminal ('Tight layout not
+    applied'), squeezing the axis."""
+    import warnings
+
+    from pipelines.figures import _png, _pyplot
+    from pipelines.rank import cd_diagram
+
+    plt = _pyplot()
+    folder = "/home/analyst/experiments/2026-12-05/delayed-labels/sea-and-agrawal/run"
+    names = [f"{folder}{i}:{model}" for i in (1, 2) for model in ("gaussian-nb", "majority")]
+    result = {"metric": "accuracy", "category": "initial", "streams": 4, "alpha": 0.05,
+              "average_ranks": dict(zip(names, [1.5, 1.9, 3.1, 3.5])),
+              "critical_difference": 2.35, "groups": [names]}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        pictures = _png(plt, cd_diagram(plt, result))
+    assert set(pictures) >= {"png", "svg", "pdf"}
