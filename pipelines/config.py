@@ -45,6 +45,21 @@ def field_of(key: str) -> str | None:
     return OPTION_FIELDS.get(key, key.replace("-", "_"))
 
 
+def option_of(name: str) -> str:
+    """The command line's long option of a RunConfig field, by which its errors name it.
+
+    >>> option_of("time_windows"), option_of("ph_delta"), option_of("start")
+    ('--time-window', '--ph-delta', '--from')
+    """
+    options = {field: option for option, field in OPTION_FIELDS.items() if field}
+    return "--" + options.get(name, name.replace("_", "-"))
+
+
+# What a whole-number option's error suggests.
+_COUNT_EXAMPLES = {"chunk_size": 1000, "curve_every": 100, "bins": 100, "buckets": 16,
+                   "min_segment_size": 30}
+
+
 _KINDS = {"int": "a whole number", "float": "a number", "bool": "true or false",
           "str": "a text"}
 
@@ -73,11 +88,11 @@ def _typed(name: str, value, annotation: str):
     >>> _typed("bins", "many", "int")
     Traceback (most recent call last):
     ...
-    transforms.errors.ConfigError: bins: 'many' is not a whole number
+    transforms.errors.ConfigError: --bins 'many': not a whole number
     >>> _typed("ph_threshold", float("inf"), "float")
     Traceback (most recent call last):
     ...
-    transforms.errors.ConfigError: ph_threshold: inf is not a finite number
+    transforms.errors.ConfigError: --ph-threshold inf: not a finite number; give a number
     """
     kind = annotation.replace(" | None", "")
     if isinstance(value, (range, set, frozenset)):
@@ -102,12 +117,13 @@ def _typed(name: str, value, annotation: str):
         return seconds_text(value.total_seconds())
     if kind == "float" and number:
         if not math.isfinite(value):  # (no threshold, factor or period is NaN or infinite)
-            raise ConfigError(f"{name}: {value!r} is not a finite number")
+            raise ConfigError(f"{option_of(name)} {value!r}: not a finite number; give a "
+                              f"number")
         return float(value)
     if kind == "int" and number and float(value).is_integer():
         return int(value)
     quote = "; quote a value that holds ': '" if isinstance(value, dict) else ""
-    raise ConfigError(f"{name}: {value!r} is not {_KINDS.get(kind, kind)}{quote}")
+    raise ConfigError(f"{option_of(name)} {value!r}: not {_KINDS.get(kind, kind)}{quote}")
 
 
 def _loader_of(path: str):
@@ -275,10 +291,11 @@ class RunConfig:
                               ("on_model_error", MODEL_ERRORS),
                               ("log_predictions", LOG_LEVELS)):
             if getattr(self, name) not in choices and not (name == "task" and self.task is None):
-                raise ConfigError(f"{name} must be one of {', '.join(choices)}, not "
-                                  f"{getattr(self, name)!r}")
+                raise ConfigError(f"{option_of(name)} {getattr(self, name)!r}: not one of "
+                                  f"{', '.join(choices)}; e.g. {option_of(name)} {choices[0]}")
         if self.progress_every < 0:
-            raise ConfigError("progress_every must be 0 or more seconds")
+            raise ConfigError(f"--progress-every {self.progress_every:g}: seconds between "
+                              f"progress lines, 0 (none) or more; e.g. --progress-every 5")
         # It names the run's staging folder in --out, .staging-ID: so it stays in --out, and
         # Beam's FileSystems, which match paths as globs, find that folder and no other.
         if not self.run_id or self.run_id in (".", "..") or len(self.run_id) > 200 or any(
@@ -290,8 +307,9 @@ class RunConfig:
         for name in ("chunk_size", "curve_every", "bins", "buckets", "min_segment_size"):
             most = MOST_BINS if name == "bins" else LARGEST_COUNT
             if getattr(self, name) is not None and not 1 <= getattr(self, name) <= most:
-                raise ConfigError(f"{name} must be a whole number from 1 to {most:,}, not "
-                                  f"{getattr(self, name)}")
+                raise ConfigError(f"{option_of(name)} {getattr(self, name)}: not a whole number "
+                                  f"from 1 to {most:,}; e.g. {option_of(name)} "
+                                  f"{_COUNT_EXAMPLES[name]}")
         for bad in (a for a in self.alphas if not a > 0):
             raise ConfigError(f"alpha {bad:g}: Ψα's α must be positive; e.g. --alpha 2")
         for bad in (w for w in self.windows if not 1 <= w <= LARGEST_COUNT):
@@ -300,25 +318,30 @@ class RunConfig:
         for bad in (a for a in self.fadings if not 0 < a < 1):
             raise ConfigError(f"fading factor {bad:g}: it must be between 0 and 1 (exclusive); "
                               f"e.g. --fading 0.999")
-        for name, least in (("bootstrap", "0 (off) or more replicates"),
-                            ("ph_delta", "0 or more"), ("ph_min_instances", "0 or more")):
+        for name, least, example in (("bootstrap", "0 (off) or more replicates", 1000),
+                                     ("ph_delta", "0 or more", 0.005),
+                                     ("ph_min_instances", "0 or more", 30)):
             if getattr(self, name) < 0:
-                raise ConfigError(f"{name} must be {least}, not {getattr(self, name)}")
+                raise ConfigError(f"{option_of(name)} {getattr(self, name):g}: not {least}; "
+                                  f"e.g. {option_of(name)} {example}")
         if self.bootstrap > MOST_REPLICATES:
-            raise ConfigError(f"bootstrap must be at most {MOST_REPLICATES:,} replicates (each "
-                              f"keeps its own counts), not {self.bootstrap}")
+            raise ConfigError(f"--bootstrap {self.bootstrap}: more than {MOST_REPLICATES:,} "
+                              f"replicates (each keeps its own counts); e.g. --bootstrap 1000")
         if self.ph_threshold <= 0:
-            raise ConfigError(f"ph_threshold must be positive, not {self.ph_threshold}")
+            raise ConfigError(f"--ph-threshold {self.ph_threshold:g}: not a positive number; "
+                              f"e.g. --ph-threshold 50")
         if self.timer_bucket is not None and self.timer_bucket <= 0:
-            raise ConfigError(f"timer_bucket must be a positive number of seconds, not "
-                              f"{self.timer_bucket}")
+            raise ConfigError(f"--timer-bucket {self.timer_bucket:g}: not a positive number of "
+                              f"seconds; e.g. --timer-bucket 60")
         for bad in (a for a in self.ph_alphas if not 0 < a <= 1):
             raise ConfigError(f"Page-Hinkley fading factor {bad:g}: it must be in (0, 1] (1: no "
                               f"fading); e.g. --ph-alpha 0.999")
         for name in ("windows", "fadings", "time_windows", "ph_alphas", "segments"):
             values = getattr(self, name)
-            if len(set(values)) != len(values):
-                raise ConfigError(f"{name} has a repeated value: {values}")
+            twice = next((v for i, v in enumerate(values) if v in values[:i]), None)
+            if twice is not None:
+                raise ConfigError(f"{option_of(name)} {twice}: given twice; give each value "
+                                  f"once")
 
     @classmethod
     def from_yaml(cls, path: str, refused: dict | None = None, **overrides) -> RunConfig:

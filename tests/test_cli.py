@@ -191,7 +191,7 @@ def test_unknown_config_field_is_reported(tmp_path, capsys):
     assert "unknown field 'dealy'; did you mean 'delay'?" in refused(
         "streams: [x]\nmodels: [y]\nout: z\ndealy: 5\n")
     assert refused("streams: [x]\nmodels: [y]\nout: z\nbins: many\n") == \
-        f"delayed-eval: error: {cfg}: bins: 'many' is not a whole number\n"
+        f"delayed-eval: error: {cfg}: --bins 'many': not a whole number\n"
     # A stream as a mapping of its file and options would be streams named path and label.
     assert refused("streams:\n  - path: tx.csv\n    label: fraud\nmodels: [y]\nout: z\n") == (
         f"delayed-eval: error: {cfg}: stream {{'path': 'tx.csv', 'label': 'fraud'}}: a stream "
@@ -687,16 +687,16 @@ def test_a_mistake_argparse_finds_is_one_line_too(capsys, argv, told):
 
 
 @pytest.mark.parametrize("option, told", [
-    (["--bins", "10001"], "bins must be a whole number from 1 to 10,000, not 10001"),
+    (["--bins", "10001"], "--bins 10001: not a whole number from 1 to 10,000; e.g. --bins 100"),
     (["--repredict", "bin_boundaries:10001"], "re-prediction policy 'bin_boundaries:10001': "
                                               "the argument must be a whole number from 1 to "
                                               "10,000"),
-    (["--bootstrap", "10001"], "bootstrap must be at most 10,000 replicates"),
+    (["--bootstrap", "10001"], "--bootstrap 10001: more than 10,000 replicates"),
     (["--cv", "k-fold:1001"], "--cv 'k-fold:1001': at most 1,000 folds"),
     (["--window", str(10**20)], f"window {10**20}: a window must be from 1 to "
                                 "1,000,000,000,000,000 labels"),
-    (["--curve-every", str(10**20)], "curve_every must be a whole number from 1 to "
-                                     "1,000,000,000,000,000")])
+    (["--curve-every", str(10**20)], f"--curve-every {10**20}: not a whole number from 1 to "
+                                     "1,000,000,000,000,000; e.g. --curve-every 100")])
 def test_a_count_too_large_to_run_is_refused_before_the_run(tmp_path, capsys, option, told):
     """Far larger values ran out of memory (--cv k-fold:4000000000 took the machine's 24 GiB)
     or overflowed a 64-bit integer (an internal error); the bounds are refused first."""
@@ -801,9 +801,8 @@ def test_a_number_that_is_not_finite_is_refused_before_the_run(tmp_path, capsys,
     assert main(["run", "--stream", 'synth:SEA{"n": 60}', "--model", "majority", "--delay",
                  "5", "--out", str(tmp_path), "--runner", "direct", "--quiet", option,
                  value]) == 2
-    field = {"--alpha": "alphas"}.get(option, option[2:].replace("-", "_"))
     assert capsys.readouterr().err == \
-        f"delayed-eval: error: {field}: {value} is not a finite number\n"
+        f"delayed-eval: error: {option} {value}: not a finite number; give a number\n"
 
 
 def test_every_k_labels_beyond_the_stream_re_predicts_nothing(tmp_path):

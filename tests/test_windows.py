@@ -313,12 +313,14 @@ def test_fading_fold_takes_curve_points_wherever_the_batches_are_cut():
 def test_bad_window_options_are_config_errors(tmp_path):
     base = dict(streams=['synth:SEA{"n": 10}'], models=["no-change"], out=str(tmp_path))
     for bad, message in [({"windows": [0]}, "from 1 to"), ({"fadings": [1.0]}, "between 0"),
-                         ({"windows": [5, 5]}, "repeated"),
-                         ({"bootstrap": -1}, "bootstrap must be 0 .off. or more"),
-                         ({"ph_delta": -0.1}, "ph_delta must be 0 or more"),
-                         ({"ph_min_instances": -3}, "ph_min_instances must be 0 or more"),
-                         ({"ph_threshold": 0}, "ph_threshold must be positive"),
-                         ({"timer_bucket": 0}, "timer_bucket must be a positive")]:
+                         ({"windows": [5, 5]}, "--window 5: given twice; give each value once"),
+                         ({"bootstrap": -1}, "--bootstrap -1: not 0 .off. or more replicates; "
+                                             "e.g. --bootstrap 1000"),
+                         ({"ph_delta": -0.1}, "--ph-delta -0.1: not 0 or more; e.g. "),
+                         ({"ph_min_instances": -3}, "--ph-min-instances -3: not 0 or more"),
+                         ({"ph_threshold": 0}, "--ph-threshold 0: not a positive number"),
+                         ({"timer_bucket": 0}, "--timer-bucket 0: not a positive number of "
+                                               "seconds; e.g. --timer-bucket 60")]:
         with pytest.raises(ConfigError, match=message):
             RunConfig(**base, **bad)
     with pytest.raises(ConfigError, match="must divide"):
