@@ -82,13 +82,15 @@ def evaluate(streams, models, delay=None, out: str | None = None, runner: str = 
     with _root_logger_left_alone():
         from pipelines.job import run
 
-    from transforms.streams.python_rows import written_streams
+    from transforms.streams.python_rows import errors_naming_the_data, written_streams
 
     _check_options(options)
     out = out or tempfile.mkdtemp(prefix="delayed-eval-")
-    streams = written_streams(streams, os.path.join(out, "inputs"))
-    summary = run(RunConfig(streams=streams, models=models, delay=delay,
-                            out=out, runner=runner, report=report, quiet=quiet, **options))
+    inputs = os.path.join(out, "inputs")
+    streams = written_streams(streams, inputs)
+    with errors_naming_the_data(inputs):
+        summary = run(RunConfig(streams=streams, models=models, delay=delay,
+                                out=out, runner=runner, report=report, quiet=quiet, **options))
     summary.attrs["out"] = out
     return summary
 

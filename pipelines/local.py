@@ -18,7 +18,7 @@ from transforms.scoring.curves import score_locally, with_class_names
 from transforms.scoring.plan import ScoringPlan, curve_step
 from transforms.streams.delays import DelaySpec
 from transforms.streams.generators import stream_spec_of
-from transforms.streams.python_rows import is_rows, written_streams
+from transforms.streams.python_rows import errors_naming_the_data, is_rows, written_streams
 from transforms.streams.sources import StreamSpec
 
 ROW_COLUMNS = ["stream", "model", "category", "bin", "alpha", "window", "metric", "class",
@@ -83,7 +83,8 @@ def evaluate_locally(stream: str, model: str, delay: str = "0", *, final: bool =
             stream = written_streams(stream, folder)  # (removed here; `evaluate` keeps its)
         # (a river dataset or generator too)
         spec = StreamSpec.parse(stream_spec_of(stream)).with_label_table_time()
-        spec.check()
+        with errors_naming_the_data(folder):
+            spec.check()
         model_spec = ModelSpec.parse(spec_of(model))  # (a river estimator too)
         policy = RepredictPolicy.parse(repredict).with_bins(bins)
         plan = ScoringPlan.of(policy, final=final, bins=bins, alphas=alphas,

@@ -429,6 +429,30 @@ def test_data_from_python_takes_stream_options_through_stream_spec_of(tmp_path):
                                "`class`.isna()")["value"].iloc[0] == expected
 
 
+def test_a_mistake_in_data_from_python_names_the_data_and_stream_spec_of(tmp_path):
+    """Checked as the Parquet copy it is written to, a DataFrame's mistakes named that file
+    (`out/inputs/data.parquet`, which evaluate_locally removes) and the stream option that
+    mends them as JSON, which no Python call takes."""
+    from pipelines import stream_spec_of
+    from transforms.errors import InputError
+
+    frame = pd.DataFrame({"when": pd.date_range("2026-11-01", periods=60, freq="min"),
+                          "x": [float(i % 7) for i in range(60)], "label": ["a", "b"] * 30})
+    told = re.escape("stream data (the data given): column 'when' holds dates, which a model "
+                     'cannot take as a feature; give {"time": "when"} if it is the event '
+                     'time, or leave it out with {"features": ["x"]} (from Python: '
+                     'stream_spec_of(data, time="when"))')
+    with pytest.raises(InputError, match=f"^{told}$"):
+        evaluate(frame, "gaussian-nb", delay="5", out=str(tmp_path / "o"), runner="direct")
+    with pytest.raises(InputError, match=f"^{told}$"):
+        evaluate_locally(frame, "gaussian-nb", "5")
+    with pytest.raises(InputError, match=r"^stream tx \(the data given\): column 'when'"):
+        evaluate({"tx": frame}, "gaussian-nb", delay="5", out=str(tmp_path / "o"),
+                 runner="direct")
+    local = evaluate_locally(stream_spec_of(frame, time="when"), "gaussian-nb", "5min")
+    assert local.counts["labelled"] == 60
+
+
 def test_a_time_series_frame_keeps_its_times_and_mixed_features_are_refused(tmp_path):
     """A DataFrame indexed by time is evaluated with those times (a 5-minute delay means
     what it means for the same rows in a CSV file with a time column); a feature holding
@@ -513,7 +537,8 @@ def test_data_from_python_that_no_table_holds_is_one_clear_error(tmp_path):
         (rows(feature=lambda i: 2**70 + i), r"stream data: its rows cannot be written as a "
                                             r"table \(Python int too large"),
         (rows(feature=lambda i: 1 + 2j), r"stream data: its rows cannot be written as a table"),
-        (rows(label=lambda i: [i % 2]), r"data\.parquet: column 'label' holds lists"),
+        (rows(label=lambda i: [i % 2]), r"stream data \(the data given\): column 'label' holds "
+                                        r"lists"),
         (rows(label=lambda i: ("y", i)), r"stream data: its rows cannot be written as a table "
                                          r"\(row 1's label is \('y', 0\)\); give each"),
         ({"ok": rows(), "x/y": rows()}, r"stream name 'x/y': .*e\.g\. 'x-y'"),

@@ -8,15 +8,17 @@ any other table."""
 from __future__ import annotations
 
 import collections.abc
+import contextlib
 import json
 import os
+import re
 from dataclasses import dataclass, field
 
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from transforms.errors import ConfigError, one_line
+from transforms.errors import ConfigError, DelayedEvalError, one_line
 from transforms.specs import checked_name
 from transforms.streams.rows import written_as
 
@@ -115,6 +117,34 @@ def written_streams(streams, folder: str):
     if isinstance(streams, list) and not is_rows(streams):
         return [named(s) for s in streams]
     return named(streams)
+
+
+@contextlib.contextmanager
+def errors_naming_the_data(folder: str):
+    """A mistake found in data given from Python names that data, not the Parquet file it was
+    written to in `folder` (which the user never made, and `evaluate_locally` removes), and a
+    stream option it suggests as `stream_spec_of` takes it.
+
+    >>> with errors_naming_the_data("out/inputs"):
+    ...     raise ConfigError('out/inputs/tx.parquet: column "when" holds dates; give '
+    ...                       '{"time": "when"} if it is the event time')
+    Traceback (most recent call last):
+    ...
+    transforms.errors.ConfigError: stream tx (the data given): column "when" holds dates; give \
+{"time": "when"} if it is the event time (from Python: stream_spec_of(data, time="when"))
+    """
+    try:
+        yield
+    except DelayedEvalError as error:
+        text = str(error)
+        copy = re.search(re.escape(folder.rstrip("/")) + r"/([^/\s]+?)\.parquet", text)
+        if copy is None:
+            raise
+        text = text.replace(copy.group(0), f"stream {copy.group(1)} (the data given)")
+        option = re.search(r'\{"(\w+)": ([^{}]+)\}', text)
+        if option is not None:
+            text += f" (from Python: stream_spec_of(data, {option[1]}={option[2]}))"
+        raise type(error)(text) from None
 
 
 def _first_collection(table: pd.DataFrame) -> tuple | None:
