@@ -185,9 +185,9 @@ def run(config: RunConfig) -> pd.DataFrame:
                 replays = "the label pass, one per stream" + (
                     ", and one more per model whose run set instances aside"
                     if recorded_failures(pl) else "")
-            print(f"job counters ({replays}): " + ", ".join(f"{k} {v:,}"
-                                                             for k, v in counters.items()),
-                  file=sys.stderr)
+            print(f"job counters ({replays}): " + ", ".join(
+                f"{k} {v:,}" for k, v in counters.items() if v or k != "pretrained"),
+                file=sys.stderr)
         streams = _positive_and_declared(pl)
         print(format_table(summary, streams) + "\n")
         segments = segment_table(summary, streams)

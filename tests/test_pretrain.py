@@ -87,6 +87,20 @@ def test_a_pretraining_row_without_a_label_is_set_aside_as_a_dead_letter(tmp_pat
     assert (dead["row"], dead["field"]) == (3, "label") and "pretrain" in dead["reason"]
 
 
+def test_the_terminal_counts_the_pretrained_rows(tmp_path, capsys):
+    """The job counters named instances and labels only, so 2 × 150 rows each model learned
+    were in no line; a run without pretraining shows no such count."""
+    for argv, tail in ((["--pretrain", str(PRETRAIN)], f", pretrained {2 * PRETRAIN}"),
+                       ([], "")):
+        assert main(["run", "--stream", SEA, "--model", "majority", "--model", "no-change",
+                     "--delay", str(DELAY), "--repredict", "none", "--runner", "direct",
+                     "--out", str(tmp_path / "out"), *argv]) == 0
+        instances = 2 * (N - (PRETRAIN if argv else 0))
+        assert (f"job counters (summed over the replays, one per stream × model): instances "
+                f"{instances}, updates 0, labels {instances}, dead_letters 0, pending 0{tail}\n"
+                ) in capsys.readouterr().err
+
+
 def test_the_backfill_of_a_pretrained_runs_log_gives_its_summary_byte_for_byte(tmp_path):
     kw = dict(streams=[SEA], quiet=True, run_id="same", runner="direct", delay=str(DELAY),
               pretrain=PRETRAIN, repredict="every_k_labels:5", bins=5, windows=[50])

@@ -15,7 +15,8 @@ from apache_beam.metrics.metric import MetricsFilter
 
 NAMESPACE = "delayed-eval"
 # What a drain reports (transforms.replay.engine.COUNTERS plus the change in pending instances).
-PROGRESS_COUNTERS = ("instances", "updates", "labels", "dead_letters", "pending")
+# (pretrained: rows learned before the evaluation starts, `--pretrain`; shown where not 0)
+PROGRESS_COUNTERS = ("instances", "updates", "labels", "dead_letters", "pending", "pretrained")
 
 
 class ProgressLines:
@@ -56,7 +57,7 @@ class ProgressLines:
             self.keys.add(key)
             self.last = now
             t = {name: self.totals[name] + counts.get(name, 0) for name in PROGRESS_COUNTERS}
-            events = t["instances"] + t["updates"] + t["labels"]
+            events = t["instances"] + t["updates"] + t["labels"] + t["pretrained"]
             rate = (events - self.since[1]) / max(now - self.since[0], 1e-9)
             self.since = (now, events)
             print(f"progress: {events:,} events, {t['labels']:,} labels, {t['pending']:,} "
