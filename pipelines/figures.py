@@ -183,6 +183,24 @@ def _fig_binned(plt, run: RunFiles):
     return _png(plt, fig)
 
 
+def _fewer_at_arrival(run: RunFiles) -> str | None:
+    """Where the initial scores rest on the fewest labels next to the final ones (a model
+    answers none before it has learned a label; river's answer None is not scored): "S / M:
+    n_initial of n_final labels", or None where they rest on as many."""
+    widest = (0, None)
+    for stream in run.streams:
+        for model in run.models:
+            metric = PRIMARY[run.task(model)]
+            n = [run.rows(run.summary, stream, model, category, metric)["n"]
+                 for category in ("initial", "final")]
+            if all(len(counts) == 1 for counts in n):
+                initial, final = (int(counts.iloc[0]) for counts in n)
+                if final - initial > widest[0]:
+                    widest = (final - initial, f"{stream} / {model}: {initial:,} of {final:,} "
+                                               f"labels")
+    return widest[1]
+
+
 def _fig_weights(plt, run: RunFiles):
     """Fig. 3 of Grzenda et al. 2020: the weights (1/α)^(b/B) of Ψα against b."""
     fig, axes = _grid(plt, 1, "Weights of the prioritised measure Ψα", width=6.5)
@@ -565,11 +583,15 @@ def figures(run: RunFiles) -> tuple[list[Figure], list[str]]:
         else:
             notes.append(f"{title}: {why}")
 
+    fewer = _fewer_at_arrival(run) if run.has_final else None
     add("initial_final", "Initial vs final over T" if run.has_final else "Initial over T",
         "Each model's cumulative accuracy (MAE for regressors) of its initial predictions, "
         "made when an instance arrived (solid), and of its final ones, made just before the "
         "label arrived (dashed). The gap is what the delay costs: a test-then-train score "
-        "(final) overstates what the model delivered when the prediction was needed."
+        "(final) overstates what the model delivered when the prediction was needed." + (
+            f" The initial scores rest on fewer labels ({fewer}): a model answers none for an "
+            f"instance that arrives before it has learned a label, and answers it later."
+            if fewer else "")
         if run.has_final else
         "Each model's cumulative accuracy (MAE for regressors) of its initial predictions, "
         "made when an instance arrived. No final prediction (just before the label) was "
@@ -577,9 +599,13 @@ def figures(run: RunFiles) -> tuple[list[Figure], list[str]]:
         _fig_initial_final)
     add("binned", "Binned performance Λ(T, b)",
         "For every bin of the latency period (0: at arrival, B+1: just before the label), the "
-        "accuracy (MAE for regressors) of the predictions standing in that bin, over all "
-        "labels of the stream. A rising accuracy (a falling MAE) means re-predicting pending "
-        "instances pays off while they wait.",
+        "accuracy (MAE for regressors) of the predictions standing in that bin, over the "
+        "labels of the stream that have one there. A rising accuracy (a falling MAE) means "
+        "re-predicting pending instances pays off while they wait." + (
+            f" Later bins rest on more labels than bin 0 ({fewer}): an instance that arrived "
+            f"before the model had learned a label has no initial prediction and joins the "
+            f"bins from its first re-prediction on, with a model that knew little, so part of "
+            f"a change along b is theirs." if fewer else ""),
         _fig_binned, run.bins > 0, "needs re-evaluation (--repredict, not none)")
     add("weights", "Weights of Ψα",
         "How Ψα weighs the bins: α = 1 weighs them all alike; a larger α favours the "

@@ -155,6 +155,29 @@ def test_a_regression_report_compares_without_mcnemar_and_reads_its_mae_the_righ
     assert "a falling MAE" in page
 
 
+def test_captions_say_when_the_initial_scores_rest_on_fewer_labels(tmp_path):
+    """GaussianNB answers none before its first label, so on SEA with a delay of 40 its
+    initial scores rest on 40 fewer labels than its final ones and the later bins (which
+    those instances join from their first re-prediction, with a model that knew little):
+    bin 0 and bin B+1 of a stationary stream differ for that alone. Logistic regression
+    answers from the start: no gap."""
+    from pipelines.figures import _fewer_at_arrival
+
+    evaluate('s=synth:SEA{"n": 400, "seed": 2}', ["logistic-regression", "gaussian-nb"],
+             delay="40", out=str(tmp_path / "both"), curve_every=100)
+    counts = {c["model"]: c for c in
+              json.loads((tmp_path / "both" / "manifest.json").read_text())["counts"]}
+    nb = counts["gaussian-nb"]
+    assert nb["scored_final"] - nb["scored_initial"] == 39  # (instance 0: no final either)
+    assert _fewer_at_arrival(RunFiles.read(str(tmp_path / "both"))) == \
+        f"s / gaussian-nb: {nb['scored_initial']} of {nb['scored_final']} labels"
+    evaluate('s=synth:SEA{"n": 400, "seed": 2}', "logistic-regression", delay="40",
+             out=str(tmp_path / "lr"), curve_every=100)
+    lr = json.loads((tmp_path / "lr" / "manifest.json").read_text())["counts"][0]
+    assert lr["scored_initial"] == lr["scored_final"] == 400
+    assert _fewer_at_arrival(RunFiles.read(str(tmp_path / "lr"))) is None
+
+
 def test_the_reports_facts_and_slices_are_those_of_the_terminal(tmp_path):
     """The delay a stream's own option gives (not --delay's default), and each slice's
     positive-class precision with its interval, as the terminal's segment table has them."""
