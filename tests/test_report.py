@@ -157,8 +157,8 @@ def test_a_regression_report_compares_without_mcnemar_and_reads_its_mae_the_righ
 
 def test_captions_say_when_the_initial_scores_rest_on_fewer_labels(tmp_path):
     """GaussianNB answers none before its first label, so on SEA with a delay of 40 its
-    initial scores rest on 40 fewer labels than its final ones and the later bins (which
-    those instances join from their first re-prediction, with a model that knew little):
+    initial scores rest on fewer labels than its final ones and the later bins (which the
+    first 40 instances join from their first re-prediction, with a model that knew little):
     bin 0 and bin B+1 of a stationary stream differ for that alone. Logistic regression
     answers from the start: no gap."""
     from pipelines.figures import _fewer_at_arrival
