@@ -295,7 +295,8 @@ class RunConfig:
                                   f"{', '.join(choices)}; e.g. {option_of(name)} {choices[0]}")
         if self.progress_every < 0:
             raise ConfigError(f"--progress-every {self.progress_every:g}: seconds between "
-                              f"progress lines, 0 (none) or more; e.g. --progress-every 5")
+                              f"progress lines, 0 (a line at each step) or more; e.g. "
+                              f"--progress-every 5")
         # It names the run's staging folder in --out, .staging-ID: so it stays in --out, and
         # Beam's FileSystems, which match paths as globs, find that folder and no other.
         if not self.run_id or self.run_id in (".", "..") or len(self.run_id) > 200 or any(
