@@ -722,7 +722,7 @@ or start the evaluation later with --from
                                      f"is missing, in Parquet a null); leave it out")
                 self._check_columns(path, role)
             if role == "instances" and "labels" not in self.options:
-                self._check_event_log_labels(pattern)
+                self._check_event_log_labels(pattern, files[0])
                 self._check_kinds_named(files[0])
             if role == ("labels" if "labels" in self.options else "instances"):
                 self._check_label_column(files[0])
@@ -872,13 +872,15 @@ or start the evaluation later with --from
                                  f"row, like an id, which a model cannot learn from; {hint}"
                                  f"{leave_out}")
 
-    def _check_event_log_labels(self, pattern: str) -> None:
+    def _check_event_log_labels(self, pattern: str, first: str) -> None:
         """An event log's label rows carry their label in the label column, which one of its
         files must have (a day's partition of instances alone may lack it): without it every
         label row would be a dead letter, and the column holding the labels a feature."""
+        label = self.options.get("label", "label")
+        if label in columns_of(first, fmt_of(first, self.format), csv_options(self.options)):
+            return  # (the usual case: no other file is read for it)
         columns = self.columns()
-        kind, label = self.options.get("kind", "kind"), self.options.get("label", "label")
-        if kind in columns and label not in columns:
+        if self.options.get("kind", "kind") in columns and label not in columns:
             _column_not_found(pattern, "label", label, columns)
 
     def _check_kinds_named(self, path: str) -> None:
