@@ -57,7 +57,7 @@ from transforms.streams.table_files import (CSV_OPTIONS, FORMATS, check_encoding
                                             unnamed_fields)
 from transforms.streams.times import (TIME_OPTIONS, TimeReading, day_or_month_first, event_seconds,
                                       time_problem, with_offsets)
-from transforms.streams.tables import table_columns, table_events
+from transforms.streams.tables import kind_words, table_columns, table_events
 
 # Text that reads as a date: ISO 2026-11-01[T10:00[:00]], or 01/11/2026, 1.11.26.
 DATE_LIKE = r"\s*(\d{4}-\d{1,2}-\d{1,2}|\d{1,2}[/.]\d{1,2}[/.]\d{2,4})([ T]\d{1,2}:\d{2})?"
@@ -887,15 +887,16 @@ or start the evaluation later with --from
         """An event log whose kind column has another name (`event`, `type`) would be read as
         labelled rows: each label row an instance, each instance unlabelled. A text column
         whose first rows are instance and label rows says so."""
-        kind = self.options.get("kind", "kind")
-        head = head_of(path, fmt_of(path, self.format), csv_options(self.options))
-        if kind in head.columns:
-            return
+        kind, fmt, csv = self.options.get("kind", "kind"), fmt_of(path, self.format), \
+            csv_options(self.options)
+        if kind in columns_of(path, fmt, csv):
+            return  # (the usual case: no row is read for it)
+        head = head_of(path, fmt, csv)
         for col in head.columns:
             values = head[col].dropna()
             if not len(values) or not all(isinstance(v, str) for v in values):
                 continue
-            words = set(values.str.strip().str.lower())
+            words = set(kind_words(values))
             if {INSTANCE, LABEL} <= words <= {INSTANCE, UPDATE, LABEL}:
                 raise InputError(f"{path}: column {col!r} holds the kinds of an event log's "
                                  f"rows ({INSTANCE}, {LABEL}), and the stream's kind column "

@@ -17,6 +17,7 @@ import re
 import shutil
 import tempfile
 import warnings
+import weakref
 import zlib
 from collections.abc import Iterator
 from typing import NamedTuple
@@ -437,6 +438,9 @@ class Spool:
 
     def __init__(self):
         self.file = tempfile.TemporaryFile()
+        # Closed when the spool goes (a cache evicts it) or the process ends: not left to the
+        # collector, which warns of an unclosed file.
+        weakref.finalize(self, self.file.close)
         self.parts: list[tuple[int, int]] = []  # (offset, length) of each item
         self.size = 0
 

@@ -190,6 +190,18 @@ class TableRow(NamedTuple):
     kind: str
 
 
+def kind_words(column: pd.Series) -> pd.Series:
+    """An event log's kind column as our words spell it: a log's `Instance` or ` LABEL` is one.
+
+    >>> kind_words(pd.Series([" Instance", "LABEL", "update"])).tolist()
+    ['instance', 'label', 'update']
+
+    """
+    if pd.api.types.is_numeric_dtype(column):
+        return column
+    return column.map(lambda v: v.strip().lower() if isinstance(v, str) else v)
+
+
 class _TableColumns:
     """Which column holds what in a table stream (its options), and the rows of a chunk as
     `TableRow`s or dead letters."""
@@ -220,11 +232,7 @@ class _TableColumns:
         return frame[name].iloc[a:b].tolist() if name in frame.columns else default
 
     def _kinds(self, frame: pd.DataFrame) -> pd.Series:
-        """The kind column as our words spell it: a log's `Instance` or ` LABEL` is one."""
-        column = frame[self.kind]
-        if pd.api.types.is_numeric_dtype(column):
-            return column
-        return column.map(lambda v: v.strip().lower() if isinstance(v, str) else v)
+        return kind_words(frame[self.kind])
 
     def _ids(self, frame: pd.DataFrame, at) -> list:
         """The ids of rows `at` (a slice or positions) as text (`id_texts`)."""
