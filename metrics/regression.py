@@ -19,7 +19,8 @@ REGRESSION_CONFIDENCE_METRICS: tuple = ()
 QUANTILE_METRICS = {"abs_error_p50": 0.5, "abs_error_p90": 0.9, "abs_error_p99": 0.99}
 REGRESSION_METRICS = ("mae", "rmse", "r2", "mape", *QUANTILE_METRICS,
                       *REGRESSION_CONFIDENCE_METRICS)
-# The exact sums, in the order of `faded_stats`' columns after n.
+# The exact sums, in the order of `faded_stats`' columns after n (a faded view's target sums
+# are taken from its first target, `faded_centre`).
 _SUMS = ("abs_error", "squared_error", "sum_y", "sum_y2", "abs_pct_error", "nonzero")
 
 
@@ -147,18 +148,41 @@ class RegressionScore:
         return self
 
     @staticmethod
+    def faded_centre(columns: dict) -> float:
+        """Where a faded view's target sums are taken from: its first target c. Faded sums
+        are floats, not exact, so Σ(y − ȳ)² = Σy² − (Σy)²/n would cancel to rounding noise
+        where the spread is small beside the targets (one label, a constant target, prices
+        near 10⁹); Σ(y − c) and Σ(y − c)² give the same spread without that cancellation."""
+        return float(columns["y"][0])
+
+    @staticmethod
     def faded_stats(columns: dict) -> np.ndarray:
-        """Per label and prediction column: [n, |e|, e², y, y², |e|/|y|, [y ≠ 0]] (zeros
-        without a prediction; the last two zero for a zero target)."""
+        """Per label and prediction column: [n, |e|, e², y − c, (y − c)², |e|/|y|, [y ≠ 0]]
+        (zeros without a prediction; the last two zero for a zero target; c the column
+        `origin`, a `faded_centre`, else 0)."""
         y = np.asarray(columns["y"], dtype=np.float64)
         preds = np.asarray(columns["preds"], dtype=np.float64)
         scored = ~np.isnan(preds)
         e = np.where(scored, y[:, None] - preds, 0.0)
         ys = np.where(scored, y[:, None], 0.0)
+        centred = np.where(scored, y[:, None] - columns.get("origin", 0.0), 0.0)
         nonzero = ys != 0
         pct = np.divide(np.abs(e), np.abs(ys), out=np.zeros_like(e), where=nonzero)
-        return np.stack([scored.astype(np.float64), np.abs(e), e * e, ys, ys * ys, pct,
-                         nonzero.astype(np.float64)], axis=-1)
+        return np.stack([scored.astype(np.float64), np.abs(e), e * e, centred,
+                         centred * centred, pct, nonzero.astype(np.float64)], axis=-1)
+
+    @staticmethod
+    def shift_faded(state: np.ndarray, delta: float) -> np.ndarray:
+        """Faded statistics taken from c, taken from c − delta instead (y − c + delta).
+
+        >>> RegressionScore.shift_faded(np.array([[2.0, 0, 0, 1.0, 1.0, 0, 0]]), 3.0).tolist()
+        [[2.0, 0.0, 0.0, 7.0, 25.0, 0.0, 0.0]]
+        """
+        out = state.copy()
+        n, s1 = state[..., 0], state[..., 3]
+        out[..., 3] = s1 + delta * n
+        out[..., 4] = state[..., 4] + 2 * delta * s1 + delta * delta * n
+        return out
 
     @staticmethod
     def pad_faded(stats: np.ndarray, width: int) -> np.ndarray:

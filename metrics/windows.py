@@ -74,16 +74,23 @@ class FadingScore:
         self.score_class = score_class
         self.state: np.ndarray | None = None  # (columns, statistics)
         self.labels = 0  # labels folded in: the state's reference point
+        self.origin: float | None = None  # where the statistics are taken from (a centre)
 
     def __deepcopy__(self, memo) -> FadingScore:
         # (curves keep a copy at every curve point the fold passes)
         out = FadingScore(self.alpha, self.score_class)
         out.state = None if self.state is None else self.state.copy()
-        out.labels = self.labels
+        out.labels, out.origin = self.labels, self.origin
         return out
 
     def update(self, columns: dict) -> None:
-        """One block's labels in label order, as the score class's `faded_stats` reads them."""
+        """One block's labels in label order, as the score class's `faded_stats` reads them
+        (taken from the first block's `faded_centre`, for a score class that has one)."""
+        centre = getattr(self.score_class, "faded_centre", None)
+        if centre is not None and len(columns["y"]):
+            if self.origin is None:
+                self.origin = centre(columns)
+            columns = {**columns, "origin": self.origin}
         stats = self.score_class.faded_stats(columns)
         if not len(stats):
             return
@@ -122,10 +129,13 @@ class FadingScore:
             return self
         if self.state is None:
             self.state, self.labels = later.state.copy(), later.labels
+            self.origin = later.origin
             return self
         width = max(self.state.shape[-1], later.state.shape[-1])
         mine, theirs = (self.score_class.pad_faded(s, width) if s.shape[-1] < width else s
                         for s in (self.state, later.state))
+        if later.origin != self.origin:  # from this one's centre
+            theirs = self.score_class.shift_faded(theirs, later.origin - self.origin)
         self.state = self.alpha ** later.labels * mine + theirs
         self.labels += later.labels
         return self

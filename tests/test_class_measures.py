@@ -263,6 +263,34 @@ def test_r2_and_mape_equal_sklearn_and_river():
     assert 100 * ours[("cumulative", "mape")] == pytest.approx(mape.get(), rel=1e-12)
 
 
+def test_faded_r2_of_targets_far_from_zero_equals_sklearns_weighted_r2(tmp_path):
+    """Faded sums are floats: Σy² − (Σy)²/n of targets near 10⁹ that vary by a few units
+    cancels to rounding noise (R² of −10¹³ and the like), and one label's spread is rounding
+    noise rather than 0. At every label, the faded R² is scikit-learn's R² with weights α^age
+    (its two-pass spread), and with one label or a constant target its rule: 1 if every
+    prediction is right, else 0."""
+    alpha, n = 0.9, 60
+    y = [1e9 + (7 * i % 5) + 0.25 * (i % 3) for i in range(n)]
+    path = tmp_path / "prices.csv"
+    pd.DataFrame({"x": np.zeros(n), "label": y}).to_csv(path, index=False)
+    result = evaluate_locally(str(path), "no-change-regressor", "1",
+                              final=False, fadings=(alpha,), curve_every=1)
+    curves = result.curves
+    r2 = curves[(curves["category"] == "initial") & (curves["window"] == f"fading={alpha!r}")
+                & (curves["metric"] == "r2")].set_index("labels")["value"]
+    # no-change predicts the label before (none before the first: unscored)
+    pairs = [(y[i], y[i - 1]) for i in range(1, n)]
+    checked = 0
+    for labels in range(2, n + 1):
+        yt, yp = map(np.array, zip(*pairs[:labels - 1]))
+        weights = alpha ** np.arange(len(yt) - 1, -1, -1.0)
+        expected = (1.0 if (yt == yp).all() else 0.0) if len(set(yt)) == 1 else \
+            sk.r2_score(yt, yp, sample_weight=weights)
+        assert r2[labels] == pytest.approx(expected, rel=1e-6, abs=1e-9), labels
+        checked += 1
+    assert checked == n - 1 and r2[2] == 0.0 and r2[n] < 0  # one label, wrong; then a spread
+
+
 def test_error_quantiles_merge_in_any_order_and_windows_subtract_exactly():
     from metrics.quantiles import QuantileSketch
 

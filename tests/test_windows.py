@@ -73,9 +73,11 @@ def sequential(chosen, category, b, regression=False):
 
 def sequential_fading(chosen, category, b, alpha, regression=False):
     """Gama's fading estimator, the plain loop S = L + α·S, B = 1 + α·B, for every statistic
-    behind the metrics (a label without a prediction contributes 0 and ages the rest)."""
+    behind the metrics (a label without a prediction contributes 0 and ages the rest; a
+    regressor's target sums are of y − c, c the first target, which R² does not depend on)."""
     if regression:
         n = a = sq = sy = sy2 = pct = nonzero = 0.0
+        c = chosen[0].y
         for o in chosen:
             p = prediction(o, category, b)
             e = 0.0 if p is None else o.y - p
@@ -83,8 +85,8 @@ def sequential_fading(chosen, category, b, alpha, regression=False):
             n = (p is not None) + alpha * n
             a = abs(e) + alpha * a
             sq = e * e + alpha * sq
-            sy = y + alpha * sy
-            sy2 = y * y + alpha * sy2
+            sy = (0.0 if p is None else o.y - c) + alpha * sy
+            sy2 = (0.0 if p is None else (o.y - c) ** 2) + alpha * sy2
             pct = (abs(e) / abs(y) if y else 0.0) + alpha * pct
             nonzero = (y != 0) + alpha * nonzero
         s = RegressionScore()
