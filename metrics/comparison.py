@@ -187,6 +187,6 @@ class PairScore:
     def from_faded(cls, row: list) -> PairScore:
         s = cls()
         s.n, s.n01, s.n10 = row[0], row[3], row[4]
-        s.loss_a, s.loss_b = ExactSum([row[1]]), ExactSum([row[2]])
+        s.loss_a, s.loss_b = ExactSum.of(row[1]), ExactSum.of(row[2])
         s.squared_differences = ExactSum(special=math.nan)  # (no Diebold-Mariano)
         return s

@@ -37,6 +37,18 @@ class ExactSum:
         self.partials = partials if partials is not None else []
         self.special = special  # the sum of the infinite and NaN terms, kept apart
 
+    @classmethod
+    def of(cls, value: float) -> ExactSum:
+        """The sum of one value, as `add` holds it (an infinite or NaN one kept apart): a
+        fading factor's float sum read back as an exact one.
+
+        >>> ExactSum.of(2.5).exact, ExactSum.of(math.inf).value
+        (Fraction(5, 2), inf)
+        """
+        out = cls()
+        out.add(value)
+        return out
+
     def __deepcopy__(self, memo) -> ExactSum:
         # Its partials are floats: a copy of the list is a deep copy (scores are copied at
         # every block and curve point, and the generic deep copy cost more than the scoring).
@@ -226,11 +238,12 @@ def exact_squares(x):
     Dekker, T. J. (1971). A floating-point technique for extending the available precision.
     Numerische Mathematik 18(3), 224–242.
     """
-    hi = x * x
-    c = 134217729.0 * x  # 2^27 + 1: splits x into two 26-bit halves
-    x_hi = c - (c - x)
-    x_lo = x - x_hi
-    return hi, ((x_hi * x_hi - hi) + 2 * x_hi * x_lo) + x_lo * x_lo
+    with np.errstate(over="ignore", invalid="ignore"):  # beyond: ±inf or NaN, a special term
+        hi = x * x
+        c = 134217729.0 * x  # 2^27 + 1: splits x into two 26-bit halves
+        x_hi = c - (c - x)
+        x_lo = x - x_hi
+        return hi, ((x_hi * x_hi - hi) + 2 * x_hi * x_lo) + x_lo * x_lo
 
 
 def ratio(num: float, den: float) -> float:

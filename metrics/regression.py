@@ -163,13 +163,14 @@ class RegressionScore:
         y = np.asarray(columns["y"], dtype=np.float64)
         preds = np.asarray(columns["preds"], dtype=np.float64)
         scored = ~np.isnan(preds)
-        e = np.where(scored, y[:, None] - preds, 0.0)
-        ys = np.where(scored, y[:, None], 0.0)
-        centred = np.where(scored, y[:, None] - columns.get("origin", 0.0), 0.0)
-        nonzero = ys != 0
-        pct = np.divide(np.abs(e), np.abs(ys), out=np.zeros_like(e), where=nonzero)
-        return np.stack([scored.astype(np.float64), np.abs(e), e * e, centred,
-                         centred * centred, pct, nonzero.astype(np.float64)], axis=-1)
+        with np.errstate(over="ignore"):  # a term beyond the floats is ±inf (`FadingScore`)
+            e = np.where(scored, y[:, None] - preds, 0.0)
+            ys = np.where(scored, y[:, None], 0.0)
+            centred = np.where(scored, y[:, None] - columns.get("origin", 0.0), 0.0)
+            nonzero = ys != 0
+            pct = np.divide(np.abs(e), np.abs(ys), out=np.zeros_like(e), where=nonzero)
+            return np.stack([scored.astype(np.float64), np.abs(e), e * e, centred,
+                             centred * centred, pct, nonzero.astype(np.float64)], axis=-1)
 
     @staticmethod
     def shift_faded(state: np.ndarray, delta: float) -> np.ndarray:
@@ -193,7 +194,7 @@ class RegressionScore:
         s = cls()
         s.n = row[0]
         for name, value in zip(_SUMS, row[1:]):
-            setattr(s, name, ExactSum([value]))
+            setattr(s, name, ExactSum.of(value))
         s.abs_errors = None  # no faded quantiles
         return s
 

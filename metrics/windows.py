@@ -105,8 +105,17 @@ class FadingScore:
         # here: scipy.signal alone takes ~0.7 s to import, and few runs fade.)
         from scipy.signal import lfilter
 
+        finite = np.isfinite(stats)
+        if not finite.all():
+            # An infinite term (an error whose square overflowed) is summed apart, as
+            # `ExactSum` keeps it: lfilter's other tap multiplies it by 0, making a NaN of it,
+            # where α^k·∞ stays ∞ (and ∞ − ∞ is NaN).
+            special = np.cumsum(np.where(finite, 0.0, stats), axis=0)
+            stats = np.where(finite, stats, 0.0)
         out, _ = lfilter([1.0, 0.0], [1.0, -self.alpha], stats, axis=0,
                          zi=(self.alpha * self.state)[None])
+        if not finite.all():
+            out = np.where(np.isfinite(special), out, out + special)
         self.state = out[-1]
         self.labels += len(stats)
 

@@ -4,6 +4,7 @@ points, cumulative and over a sliding window, and river's progressive_val_score 
 stream."""
 
 import itertools
+import math
 import os
 
 import numpy as np
@@ -289,6 +290,34 @@ def test_faded_r2_of_targets_far_from_zero_equals_sklearns_weighted_r2(tmp_path)
         assert r2[labels] == pytest.approx(expected, rel=1e-6, abs=1e-9), labels
         checked += 1
     assert checked == n - 1 and r2[2] == 0.0 and r2[n] < 0  # one label, wrong; then a spread
+
+
+def test_an_error_whose_square_overflows_leaves_the_faded_rmse_infinite(tmp_path):
+    """A regressor's error of 10²⁰⁰ squares beyond the floats: from that label on, the RMSE is
+    ∞ in every view, as α^k·∞ is, and the faded MAE stays the weighted mean of the errors
+    (scikit-learn's with weights α^age); the faded sums neither stop the run nor turn NaN."""
+    alpha, y = 0.9, [1.0, 2.0, 1e200, 3.0, 4.0, 5.0, 6.0]
+    path = tmp_path / "diverging.csv"
+    pd.DataFrame({"x": np.zeros(len(y)), "label": y}).to_csv(path, index=False)
+    result = evaluate_locally(str(path), "no-change-regressor", "1", final=False,
+                              fadings=(alpha,), curve_every=1)
+    curves = result.curves[result.curves["category"] == "initial"]
+
+    def at(window, metric):
+        rows = curves[(curves["window"] == window) & (curves["metric"] == metric)]
+        return rows.set_index("labels")["value"]
+
+    faded = f"fading={alpha!r}"
+    pairs = [(y[i], y[i - 1]) for i in range(1, len(y))]  # the label before (none at first)
+    for labels in range(2, len(y) + 1):
+        yt, yp = map(np.array, zip(*pairs[:labels - 1]))
+        weights = alpha ** np.arange(len(yt) - 1, -1, -1.0)
+        assert at(faded, "mae")[labels] == pytest.approx(
+            sk.mean_absolute_error(yt, yp, sample_weight=weights), rel=1e-12)
+        for window in ("cumulative", faded):
+            rmse = at(window, "rmse")[labels]
+            assert rmse == math.inf if labels >= 3 else rmse == pytest.approx(1.0), \
+                (window, labels, rmse)
 
 
 def test_error_quantiles_merge_in_any_order_and_windows_subtract_exactly():
