@@ -266,10 +266,10 @@ def test_r2_and_mape_equal_sklearn_and_river():
 
 def test_faded_r2_of_targets_far_from_zero_equals_sklearns_weighted_r2(tmp_path):
     """Faded sums are floats: Σy² − (Σy)²/n of targets near 10⁹ that vary by a few units
-    cancels to rounding noise (R² of −10¹³ and the like), and one label's spread is rounding
-    noise rather than 0. At every label, the faded R² is scikit-learn's R² with weights α^age
-    (its two-pass spread), and with one label or a constant target its rule: 1 if every
-    prediction is right, else 0."""
+    cancels to rounding noise (read as a constant target's 0, or as an arbitrary R²), and one
+    label's spread is rounding noise rather than 0. At every label, the faded R² is
+    scikit-learn's R² with weights α^age (its two-pass spread), and with one label or a
+    constant target its rule: 1 if every prediction is right, else 0."""
     alpha, n = 0.9, 60
     y = [1e9 + (7 * i % 5) + 0.25 * (i % 3) for i in range(n)]
     path = tmp_path / "prices.csv"
