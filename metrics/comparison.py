@@ -70,7 +70,9 @@ class PairScore:
         self.loss_b.add_many(b)
         self.n01 += int(np.count_nonzero(a_only))
         self.n10 += int(np.count_nonzero(b_only))
-        for part in exact_squares(a - b):
+        with np.errstate(invalid="ignore"):  # ∞ − ∞ (two errors beyond the floats): NaN
+            differences = a - b
+        for part in exact_squares(differences):
             self.squared_differences.add_many(part)
 
     def merge(self, other: PairScore) -> PairScore:

@@ -5,6 +5,7 @@ a result and a window's sketch is the difference of two cumulative ones."""
 from __future__ import annotations
 
 import math
+import sys
 
 import numpy as np
 
@@ -14,6 +15,8 @@ _GAMMA = (1 + RELATIVE_ACCURACY) / (1 - RELATIVE_ACCURACY)
 _LOG_GAMMA = math.log(_GAMMA)
 # Values below this are counted as 0 (they would need buckets far below any error in use).
 _SMALLEST = 1e-300
+# The bucket of infinite values (an error beyond the floats), above every finite one's.
+_INFINITE = 1 << 40
 
 
 class QuantileSketch:
@@ -42,7 +45,13 @@ class QuantileSketch:
         self.counts: dict = {}  # bucket index -> values in it
 
     def add_many(self, values) -> None:
-        """Add non-negative values (NaN left out)."""
+        """Add non-negative values (NaN left out; +inf in a bucket above every other).
+
+        >>> s = QuantileSketch()
+        >>> s.add_many([1.0, 1.7e308, 1.79e308, np.inf])
+        >>> [f"{s.quantile(q):.4g}" for q in (0.4, 0.7, 1.0)]  # to 0.5 %; the largest float
+        ['1.707e+308', '1.798e+308', 'inf']
+        """
         x = np.asarray(values, dtype=np.float64).ravel()
         x = x[~np.isnan(x)]
         if not len(x):
@@ -50,6 +59,10 @@ class QuantileSketch:
         self.n += len(x)
         small = x < _SMALLEST
         self.zeros += int(small.sum())
+        infinite = np.isinf(x)
+        if infinite.any():
+            self.counts[_INFINITE] = self.counts.get(_INFINITE, 0) + int(infinite.sum())
+            small |= infinite
         buckets = np.ceil(np.log(x[~small]) / _LOG_GAMMA).astype(np.int64)
         distinct, counts = np.unique(buckets, return_counts=True)
         for i, c in zip(distinct.tolist(), counts.tolist()):
@@ -90,7 +103,14 @@ class QuantileSketch:
         for i in sorted(self.counts):
             seen += self.counts[i]
             if seen > rank:
-                return 2 * _GAMMA ** i / (_GAMMA + 1)
+                if i == _INFINITE:
+                    return math.inf
+                try:
+                    top = _GAMMA ** i
+                except OverflowError:  # a bucket at the floats' end: the largest float
+                    return sys.float_info.max
+                value = 2 * top / (_GAMMA + 1)
+                return value if value != math.inf else top * (2 / (_GAMMA + 1))
         return math.nan  # unreachable: the counts add up to n
 
     def to_dict(self) -> dict:

@@ -8,7 +8,7 @@ import io
 import math
 import os
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -554,6 +554,28 @@ def _why_no_comparison(run: RunFiles) -> str:
             "both predicted; a backfill's model versions may each have served other requests)")
 
 
+# The largest value a figure draws: an axis scaled near the floats' end (1.8e308) overflows.
+LARGEST_DRAWN = 1e300
+
+
+def _drawable(run: RunFiles) -> RunFiles:
+    """The run with the values no axis can scale to as NaN, which a line leaves out: ∞ (a
+    regressor's error whose square is beyond the floats: an RMSE of ∞) and values near it.
+
+    >>> import pandas as pd
+    >>> frame = pd.DataFrame({"value": [1.0, math.inf, 1e308]})
+    >>> _drawable(RunFiles("out", frame, frame, {}, {}, frame)).curves["value"].tolist()
+    [1.0, nan, nan]
+    """
+    def finite(frame):
+        if "value" not in frame.columns or not (frame["value"].abs() > LARGEST_DRAWN).any():
+            return frame
+        return frame.assign(value=frame["value"].where(frame["value"].abs() <= LARGEST_DRAWN))
+
+    return replace(run, summary=finite(run.summary), curves=finite(run.curves),
+                   segments=finite(run.segments))
+
+
 def figures(run: RunFiles) -> tuple[list[Figure], list[str]]:
     """Draw every figure the run's files allow; returns (figures, notes on the missing).
 
@@ -574,6 +596,7 @@ def figures(run: RunFiles) -> tuple[list[Figure], list[str]]:
     """
     plt = _pyplot()
     made, notes = [], []
+    run = _drawable(run)
     classifiers = [m for m in run.models if run.task(m) == "classification"]
     has = set(run.curves["category"]) | set(run.summary["category"])
 

@@ -320,6 +320,43 @@ def test_an_error_whose_square_overflows_leaves_the_faded_rmse_infinite(tmp_path
                 (window, labels, rmse)
 
 
+def test_errors_beyond_the_floats_are_infinite_in_every_measure_and_left_out_of_figures(
+        tmp_path):
+    """Targets near ±10³⁰⁸ that a baseline misses by more than the floats hold: each such
+    error is ∞ (not an internal error), so MAE, RMSE and the error quantiles the loop below
+    finds are ∞ or the value of that rank; two models are compared (their loss differences
+    ∞ − ∞: undefined); the report is written, its figures leaving ∞ out."""
+    from pipelines.report import write_report
+
+    y = [1.0, 1e308, -1e308, 2.0, 3.0, -1.7e308, 1.7e308, 4.0] * 5
+    path = tmp_path / "extreme.csv"
+    pd.DataFrame({"x": np.zeros(len(y)), "label": y}).to_csv(path, index=False)
+    out = tmp_path / "out"
+    summary = run(RunConfig(streams=[f"s={path}"], models=["no-change-regressor",
+                                                             "mean-regressor"],
+                            delay="1", fadings=[0.9], windows=[3], out=str(out), quiet=True,
+                            runner="direct"))
+    rows = summary[(summary["model"] == "no-change-regressor") & (summary["category"] ==
+                                                                  "initial")]
+    with np.errstate(over="ignore"):
+        errors = np.abs(np.subtract(y[1:], y[:-1]))  # no-change: the label before
+    assert np.isinf(errors).any() and np.isfinite(errors).any()
+    for window, part in (("cumulative", errors), ("w=3", errors[-3:])):
+        ours = rows[rows["window"] == window].set_index("metric")["value"]
+        assert np.isinf(part).any() and ours["mae"] == math.inf
+        assert ours["rmse"] == math.inf
+        for name, q in (("abs_error_p50", 0.5), ("abs_error_p90", 0.9), ("abs_error_p99", 0.99)):
+            expected = np.quantile(part, q, method="lower")
+            assert ours[name] == expected if math.isinf(expected) else \
+                ours[name] == pytest.approx(expected, rel=0.005), (window, name)
+    faded = rows[rows["window"] == "fading=0.9"].set_index("metric")["value"]
+    assert faded["rmse"] == faded["mae"] == math.inf
+    pair = summary[(summary["category"] == "comparison") & (summary["window"] == "cumulative")
+                   & (summary["metric"] == "diebold_mariano")]
+    assert len(pair) and pair["value"].isna().all()
+    assert os.path.exists(write_report(str(out)))
+
+
 def test_error_quantiles_merge_in_any_order_and_windows_subtract_exactly():
     from metrics.quantiles import QuantileSketch
 

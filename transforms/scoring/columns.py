@@ -37,7 +37,8 @@ def prediction_losses(outcomes, task: str, kind: str, squared: bool = False) -> 
         if task == "classification":
             loss = float(p != o.y)
         else:
-            loss = float((o.y - p) ** 2) if squared else abs(o.y - p)
+            e = o.y - p  # (e·e, not e ** 2: a square beyond the floats is ∞, not an error)
+            loss = float(e * e) if squared else abs(e)
         rows.append((o.id, o.n, o.t_arrival, o.t_label, loss))
     ids, n, t_arrival, t_label, loss = zip(*rows) if rows else ((),) * 5
     id_column = np.empty(len(ids), dtype=object)
