@@ -105,7 +105,7 @@ class FadingScore:
         # here: scipy.signal alone takes ~0.7 s to import, and few runs fade.)
         from scipy.signal import lfilter
 
-        finite = np.isfinite(stats)
+        finite, special = np.isfinite(stats), None
         if not finite.all():
             # An infinite term (an error whose square overflowed) is summed apart, as
             # `ExactSum` keeps it: lfilter's other tap multiplies it by 0, making a NaN of it,
@@ -114,7 +114,7 @@ class FadingScore:
             stats = np.where(finite, stats, 0.0)
         out, _ = lfilter([1.0, 0.0], [1.0, -self.alpha], stats, axis=0,
                          zi=(self.alpha * self.state)[None])
-        if not finite.all():
+        if special is not None:
             out = np.where(np.isfinite(special), out, out + special)
         self.state = out[-1]
         self.labels += len(stats)

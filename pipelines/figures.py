@@ -567,13 +567,13 @@ def _drawable(run: RunFiles) -> RunFiles:
     >>> _drawable(RunFiles("out", frame, frame, {}, {}, frame)).curves["value"].tolist()
     [1.0, nan, nan]
     """
-    def finite(frame):
+    def drawn(frame):
         if "value" not in frame.columns or not (frame["value"].abs() > LARGEST_DRAWN).any():
             return frame
         return frame.assign(value=frame["value"].where(frame["value"].abs() <= LARGEST_DRAWN))
 
-    return replace(run, summary=finite(run.summary), curves=finite(run.curves),
-                   segments=finite(run.segments))
+    return replace(run, summary=drawn(run.summary), curves=drawn(run.curves),
+                   segments=drawn(run.segments))
 
 
 def figures(run: RunFiles) -> tuple[list[Figure], list[str]]:

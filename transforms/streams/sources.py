@@ -720,10 +720,12 @@ or start the evaluation later with --from
                 if "na_values" in self.options and fmt_of(path, self.format) != "csv":
                     raise InputError(f"{path}: na_values is for CSV files (in JSON Lines null "
                                      f"is missing, in Parquet a null); leave it out")
-                self._check_columns(path, role)
+                columns = self._check_columns(path, role)
+                if path == files[0]:
+                    first_columns = columns
             if role == "instances" and "labels" not in self.options:
-                self._check_event_log_labels(pattern, files[0])
-                self._check_kinds_named(files[0])
+                self._check_event_log_labels(pattern, first_columns)
+                self._check_kinds_named(files[0], first_columns)
             if role == ("labels" if "labels" in self.options else "instances"):
                 self._check_label_column(files[0])
             if role == "instances":  # (first: such numbers are text to the next check too)
@@ -774,8 +776,9 @@ or start the evaluation later with --from
             return list(self.table_columns)
         return table_columns(self)
 
-    def _check_columns(self, path: str, role: str) -> None:
-        """The columns the options name are in the file (every file of a partitioned table)."""
+    def _check_columns(self, path: str, role: str) -> list[str]:
+        """The columns the options name are in the file (every file of a partitioned table);
+        returns the file's columns."""
         o = self.options
         split = "labels" in o
         columns = columns_of(path, fmt_of(path, self.format), csv_options(self.options))
@@ -836,6 +839,7 @@ or start the evaluation later with --from
             leak = next((c for c in features if c in answers), None)
             if leak is not None:
                 self._refuse_leak(leak, answers[leak])
+        return columns
 
     def _check_feature_columns(self, path: str) -> None:
         """Columns that would become features but hold what no model takes (dates, durations,
@@ -872,26 +876,25 @@ or start the evaluation later with --from
                                  f"row, like an id, which a model cannot learn from; {hint}"
                                  f"{leave_out}")
 
-    def _check_event_log_labels(self, pattern: str, first: str) -> None:
+    def _check_event_log_labels(self, pattern: str, first_columns: list[str]) -> None:
         """An event log's label rows carry their label in the label column, which one of its
         files must have (a day's partition of instances alone may lack it): without it every
         label row would be a dead letter, and the column holding the labels a feature."""
         label = self.options.get("label", "label")
-        if label in columns_of(first, fmt_of(first, self.format), csv_options(self.options)):
+        if label in first_columns:
             return  # (the usual case: no other file is read for it)
         columns = self.columns()
         if self.options.get("kind", "kind") in columns and label not in columns:
             _column_not_found(pattern, "label", label, columns)
 
-    def _check_kinds_named(self, path: str) -> None:
+    def _check_kinds_named(self, path: str, columns: list[str]) -> None:
         """An event log whose kind column has another name (`event`, `type`) would be read as
         labelled rows: each label row an instance, each instance unlabelled. A text column
-        whose first rows are instance and label rows says so."""
-        kind, fmt, csv = self.options.get("kind", "kind"), fmt_of(path, self.format), \
-            csv_options(self.options)
-        if kind in columns_of(path, fmt, csv):
+        whose first rows (the file has `columns`) are instance and label rows says so."""
+        kind = self.options.get("kind", "kind")
+        if kind in columns:
             return  # (the usual case: no row is read for it)
-        head = head_of(path, fmt, csv)
+        head = head_of(path, fmt_of(path, self.format), csv_options(self.options))
         for col in head.columns:
             values = head[col].dropna()
             if not len(values) or not all(isinstance(v, str) for v in values):

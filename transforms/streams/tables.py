@@ -231,9 +231,6 @@ class _TableColumns:
     def _column(self, frame: pd.DataFrame, name: str | None, a: int, b: int, default) -> list:
         return frame[name].iloc[a:b].tolist() if name in frame.columns else default
 
-    def _kinds(self, frame: pd.DataFrame) -> pd.Series:
-        return kind_words(frame[self.kind])
-
     def _ids(self, frame: pd.DataFrame, at) -> list:
         """The ids of rows `at` (a slice or positions) as text (`id_texts`)."""
         column = frame[self.id]
@@ -264,8 +261,8 @@ class _TableColumns:
         keep = ~unplaced
         for bad in bad_cells.values():
             keep &= ~bad
-        instance = (self._kinds(frame) == INSTANCE).to_numpy() if self.kind in frame.columns \
-            else np.ones(len(frame), dtype=bool)
+        instance = (kind_words(frame[self.kind]) == INSTANCE).to_numpy() \
+            if self.kind in frame.columns else np.ones(len(frame), dtype=bool)
         keep &= instance
         if feats:
             for j in np.flatnonzero(keep & ~finite).tolist():
@@ -293,7 +290,7 @@ class _TableColumns:
         # Rows without any feature (an event log's label rows, a label table's) have x None,
         # and are no dicts first.
         empty = fx.isna().to_numpy().all(axis=1) if feats else np.ones(len(frame), dtype=bool)
-        spelled = self._kinds(frame) if self.kind in frame.columns else None
+        spelled = kind_words(frame[self.kind]) if self.kind in frame.columns else None
         as_read = RowsAsRead(frame)  # (a dead letter's record)
         for a in range(0, len(frame), CHUNK_ROWS):
             b = min(a + CHUNK_ROWS, len(frame))
