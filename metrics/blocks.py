@@ -156,7 +156,7 @@ class FadingCurve:
         classifier's: y, its baselines, the number of prediction columns, the predictions,
         and with `proba` its probability measures' terms)."""
         if task == "comparison":
-            parts = [columns[k] for k in ("a", "b", "a_only", "b_only")]
+            parts = [columns[k] for k in PairScore.FADED_COLUMNS]
         elif task == "classification":
             preds = np.asarray(columns["preds"]).reshape(len(n), -1)
             parts = [columns["y"], *columns.get("baselines", ()),
@@ -171,7 +171,7 @@ class FadingCurve:
 
     def columns(self, rows: np.ndarray) -> dict:
         if self.task == "comparison":
-            return dict(zip(("a", "b", "a_only", "b_only"), rows[:, 1:5].T))
+            return dict(zip(PairScore.FADED_COLUMNS, rows[:, 1:].T))
         if self.task == "classification":
             at = 3 + self.views
             width = int(rows[0, at])

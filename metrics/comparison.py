@@ -52,7 +52,11 @@ class PairScore:
     squared errors. International Journal of Forecasting 13(2), 281–291.
     """
 
-    __slots__ = ("n", "loss_a", "loss_b", "n01", "n10", "squared_differences")
+    __slots__ = ("n", "loss_a", "loss_b", "n01", "n10", "squared_differences", "weighted")
+
+    # A faded view's columns per label: whether both models predicted it (a label one did not
+    # predict adds nothing and still ages the others), the losses, who alone was wrong.
+    FADED_COLUMNS = ("both", "a", "b", "a_only", "b_only")
 
     def __init__(self):
         self.n = 0
@@ -61,6 +65,7 @@ class PairScore:
         self.n01 = 0
         self.n10 = 0
         self.squared_differences = ExactSum()  # Σ (loss A − loss B)², for Diebold-Mariano
+        self.weighted = False  # counts that are a fading factor's weights, not labels
 
     def update_many(self, a, b, a_only, b_only) -> None:
         """Per label: A's loss, B's loss, and whether only A (only B) was wrong."""
@@ -122,7 +127,7 @@ class PairScore:
         0.125
         """
         n01, n10 = self.n01, self.n10
-        if not (float(n01).is_integer() and float(n10).is_integer()) or not n01 + n10:
+        if self.weighted or not n01 + n10:
             return math.nan
         n, k = int(n01 + n10), int(min(n01, n10))
         # Bin(n, 1/2) is symmetric: the two-sided p is twice the smaller tail.
@@ -179,10 +184,10 @@ class PairScore:
     # -- fading factors (metrics.windows.FadingScore) ---------------------------------------
     @staticmethod
     def faded_stats(columns: dict) -> np.ndarray:
-        """Per label (one column): [n, loss A, loss B, only A wrong, only B wrong] (no Σd²:
-        Diebold-Mariano counts labels, which faded weights are not)."""
-        parts = [np.ones(len(columns["a"]))] + [np.asarray(columns[k], dtype=np.float64)
-                                               for k in ("a", "b", "a_only", "b_only")]
+        """Per label (one column): [n, loss A, loss B, only A wrong, only B wrong], n 1 where
+        both models predicted (else 0, and so are the rest); no Σd²: Diebold-Mariano counts
+        labels, which faded weights are not."""
+        parts = [np.asarray(columns[k], dtype=np.float64) for k in PairScore.FADED_COLUMNS]
         return np.stack(parts, axis=-1)[:, None, :]
 
     @classmethod
@@ -191,4 +196,5 @@ class PairScore:
         s.n, s.n01, s.n10 = row[0], row[3], row[4]
         s.loss_a, s.loss_b = ExactSum.of(row[1]), ExactSum.of(row[2])
         s.squared_differences = ExactSum(special=math.nan)  # (no Diebold-Mariano)
+        s.weighted = True
         return s

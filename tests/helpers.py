@@ -240,6 +240,26 @@ class AnswersEveryOther(GaussianNB):
         return None if self.learned % 2 else super().predict_one(x)
 
 
+class StopsAnswering(GaussianNB):
+    """GaussianNB that answers no prediction once it has learned `after` labels, as a model
+    version taken out of service might."""
+
+    def __init__(self, after: int = 100):
+        super().__init__()
+        self.after = after
+        self.learned = 0
+
+    def learn_one(self, x, y):
+        super().learn_one(x, y)
+        self.learned += 1
+
+    def predict_proba_one(self, x):
+        return {} if self.learned >= self.after else super().predict_proba_one(x)
+
+    def predict_one(self, x):
+        return None if self.learned >= self.after else super().predict_one(x)
+
+
 class ScaledProbabilities(GaussianNB):
     """GaussianNB whose class probabilities are `scale` × its own after its first `after`
     answers (scores, or a wrapper's bug); its classes stay GaussianNB's."""

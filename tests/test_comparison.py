@@ -20,6 +20,7 @@ STREAM = 'sea=synth:SEA{"n": 3000, "seed": 8, "drift": [{"at": 1500, "variant": 
 
 
 def replayed(model, stream=STREAM):
+    """{id: Outcome} of one model replayed alone at delay 50."""
     spec = StreamSpec.parse(stream)
     engine = ReplayEngine(ModelSpec.parse(model), spec.name)
     result = engine.drain(list(spec.events(DelaySpec.parse("50"))))
@@ -131,6 +132,50 @@ def test_regressors_are_compared_by_the_diebold_mariano_test_of_their_squared_er
     assert cum["diebold_mariano"] < 0 and cum["diebold_mariano_p"] < 0.01  # lr beats the mean
 
 
+@pytest.mark.parametrize("replay", ["per-stream", "grouped"])
+def test_labels_one_model_did_not_predict_age_the_faded_pair_and_end_its_curve(tmp_path, replay):
+    """B answers none once it has learned 300 labels (a model version out of service): the
+    pair's later labels are not compared, but on A's label axis they still come — the faded
+    counts age by them (a plain loop over A's labels, α^(end − j)), the windows count them, and
+    the curve's points are A's, the last at A's last label."""
+    stream = 'sea=synth:SEA{"n": 600, "seed": 3}'
+    model_b = 'tests.helpers.StopsAnswering{"after": 300}'
+    run(RunConfig(streams=[stream], models=["mc=majority", f"stops={model_b}"], delay="50",
+                  out=str(tmp_path), runner="direct", repredict="none", final=False,
+                  curve_every=100, windows=[150], fadings=[0.9], quiet=True, replay=replay))
+    a, b = replayed("majority", stream), replayed(model_b, stream)
+    labels = sorted((o.n, o.initial != o.y, i) for i, o in a.items())
+    both = [(n, wrong_a, float(b[i].initial != b[i].y)) for n, wrong_a, i in labels
+            if a[i].initial is not None and b[i].initial is not None]
+    assert 300 < both[-1][0] < 400  # (B's last answer)
+
+    def expected(end, weight):
+        sa = sb = n01 = n10 = 0.0
+        for n, la, lb in both:
+            w = weight(end, n)
+            sa, sb = sa + w * la, sb + w * lb
+            n01, n10 = n01 + w * (la and not lb), n10 + w * (lb and not la)
+        if not n01 + n10:  # (a window after B's last answer: nothing compared)
+            return {"q_statistic": math.nan, "mcnemar": math.nan}
+        return {"q_statistic": math.log(sa / sb),
+                "mcnemar": math.copysign(1.0, n01 - n10) * (n01 - n10) ** 2 / (n01 + n10)}
+
+    weights = {"cumulative": lambda end, n: float(n <= end),
+               "w=150": lambda end, n: float(end - 150 < n <= end),
+               "fading=0.9": lambda end, n: 0.9 ** (end - n) if n <= end else 0.0}
+    curves = pd.read_parquet(tmp_path / "curves.parquet")
+    rows = curves[(curves["category"] == "comparison") & curves["metric"].isin(
+        ["q_statistic", "mcnemar"])]
+    for view, weight in weights.items():
+        for metric in ("q_statistic", "mcnemar"):
+            curve = rows[(rows["window"] == view) & (rows["metric"] == metric)]
+            assert curve["labels"].tolist() == [100, 200, 300, 400, 500, 600]
+            assert curve["t"].iloc[-1] == max(o.t_label for o in a.values())
+            for end, value in zip(curve["labels"], curve["value"]):
+                assert value == pytest.approx(expected(end, weight)[metric], rel=1e-12,
+                                              nan_ok=True), (view, metric, end)
+
+
 def test_exact_mcnemar_equals_scipys_binomial_test_for_few_disagreements():
     """With n01 + n10 < 25 the exact p-value is the one to read; scipy's binomial test (a
     different algorithm: the outcomes no likelier than the observed one) agrees."""
@@ -140,9 +185,9 @@ def test_exact_mcnemar_equals_scipys_binomial_test_for_few_disagreements():
         s = PairScore()
         s.n01, s.n10 = n01, n10
         assert s.mcnemar_exact_p == pytest.approx(binomtest(n01, n01 + n10).pvalue, rel=1e-12)
-    faded = PairScore()
-    faded.n01, faded.n10 = 1.5, 2.25  # a fading factor's weights: no binomial count
-    assert math.isnan(faded.mcnemar_exact_p)
+    for weights in ([1.5, 2.25], [1.0, 0.0]):  # a fading factor's: no binomial count,
+        faded = PairScore.from_faded([2.0, 1.0, 0.0, *weights])  # (even where whole numbers)
+        assert math.isnan(faded.mcnemar_exact_p)
 
 
 def test_undefined_statistics_are_nan():
@@ -249,8 +294,8 @@ def _failing_stream(tmp_path):
 def _fading_and_window_oracle(a: list, b: dict, kind: str, window=None, alpha=None) -> dict:
     """Q and M of the pair on A's label axis, the plain way: A's outcomes in label order,
     each joined to B's outcome of the same label ((id, label time): B may number it otherwise,
-    or have set it aside); a window is A's last w labels; a fading factor ages at each joined
-    label (as in `expected`)."""
+    or have set it aside); a window is A's last w labels; a fading factor ages at each of A's
+    labels, compared or not."""
     last = a[-1].n
     sa = sb = n01 = n10 = 0.0
     for oa in a:
@@ -258,12 +303,10 @@ def _fading_and_window_oracle(a: list, b: dict, kind: str, window=None, alpha=No
         pa_, pb_ = getattr(oa, kind), ob and getattr(ob, kind)
         if window and oa.n <= last - window:
             continue
-        la = lb = None
+        if alpha is not None:
+            sa, sb, n01, n10 = (alpha * v for v in (sa, sb, n01, n10))
         if pa_ is not None and pb_ is not None:
             la, lb = float(pa_ != oa.y), float(pb_ != ob.y)
-        if la is not None:
-            if alpha is not None:
-                sa, sb, n01, n10 = (alpha * v for v in (sa, sb, n01, n10))
             sa, sb = sa + la, sb + lb
             n01, n10 = n01 + (la == 1 and lb == 0), n10 + (lb == 1 and la == 0)
     d = n01 - n10

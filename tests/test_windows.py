@@ -289,12 +289,15 @@ def test_time_window_parsing():
 
 
 def test_fading_fold_takes_curve_points_wherever_the_batches_are_cut():
-    # Labels 1..9 (label 5 not joined: no row), a curve point every 3 labels. Batches cut
-    # anywhere and folded in any order give the states of one pass at 3 and 6 and at the end.
+    # Labels 1..9 (label 5 not joined: it adds nothing, ages the rest), a curve point every 3
+    # labels. Batches cut anywhere and folded in any order give the states of one pass at 3 and
+    # 6 and at the end.
     plan = ScoringPlan(curve_every=3, fadings=(0.5,))
-    n = np.array([1, 2, 3, 4, 6, 7, 8, 9])
-    a = np.array([1.0, 0, 1, 1, 0, 0, 1, 1])
-    rows = FadingCurve.rows("comparison", n, {"a": a, "b": 1 - a, "a_only": a, "b_only": 1 - a})
+    n = np.arange(1, 10)
+    both = (n != 5).astype(float)
+    a = np.array([1.0, 0, 1, 1, 0, 0, 0, 1, 1]) * both
+    rows = FadingCurve.rows("comparison", n, {"both": both, "a": a, "b": both - a, "a_only": a,
+                                              "b_only": both - a})
     fold = InLabelOrder(FadingCurve("comparison", plan))
 
     def loss_a(state):  # S = L + α·S over A's losses
@@ -306,9 +309,9 @@ def test_fading_fold_takes_curve_points_wherever_the_batches_are_cut():
                    for i, j in zip(bounds, bounds[1:])]
         accs = [fold.add_input(fold.create_accumulator(), b) for b in batches[::-1]]
         folded = fold.extract_output(fold.merge_accumulators(accs))
-        # S after labels 1, 2, 3: 1, .5, 1.25; after 4 and 6 (5 has no row): 1.625, .8125.
+        # S after labels 1, 2, 3: 1, .5, 1.25; after 4, 5 and 6: 1.625, .8125, .40625.
         assert loss_a(FadingCurve.at(folded, 3)[0.5]) == 1.25
-        assert loss_a(FadingCurve.at(folded, 6)[0.5]) == 0.8125
+        assert loss_a(FadingCurve.at(folded, 6)[0.5]) == 0.40625
         assert FadingCurve.at(folded, 9) is folded["faded"]
 
 

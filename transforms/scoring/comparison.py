@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 
 from metrics.blocks import BlockScore, FadingCurve, LabelBlock, new_score
+from metrics.comparison import PairScore
 from metrics.windows import block_ends
 from transforms.replay.protocols import comparable_pairs
 from transforms.scoring.columns import (concat_rows, group_rows, prediction_losses, split_by,
@@ -78,18 +79,45 @@ def _joined_losses(a: dict, b: dict) -> dict:
             "b_only": (b["wrong"][ib] > 0) & (a["wrong"][ia] == 0)}
 
 
-def _pair_block(joined: dict, labels: np.ndarray | None = None) -> LabelBlock | None:
-    """One block's `PairScore` of joined losses (None for no labels); with `labels` (the label
-    numbers the block covers, joined or not) its rows for the fading fold."""
-    fading = None if labels is None else \
-        (labels, FadingCurve.rows(COMPARISON, joined["n"], joined))
-    if not len(joined["n"]):
-        # No label both predicted: only what the fold must see to keep label order.
-        return None if fading is None else LabelBlock({}, fading)
+def _fading_rows(joined: dict, labels: np.ndarray) -> np.ndarray:
+    """The fading fold's rows of a block: one per label number of A's in it (`labels`), so a
+    label not both predicted ages the others, adding nothing — a missing prediction's rule in
+    every faded measure, and the axis the windows count.
+
+    >>> joined = {"n": np.array([3]), "a": np.array([1.0]), "b": np.array([0.0]),
+    ...           "a_only": np.array([True]), "b_only": np.array([False])}
+    >>> _fading_rows(joined, np.array([2, 3])).tolist()  # n, both, a, b, a_only, b_only
+    [[2.0, 0.0, 0.0, 0.0, 0.0, 0.0], [3.0, 1.0, 1.0, 0.0, 1.0, 0.0]]
+    """
+    labels = np.unique(labels)
+    at = np.searchsorted(labels, joined["n"])
+    columns = {}
+    for name in PairScore.FADED_COLUMNS:
+        columns[name] = np.zeros(len(labels))
+        columns[name][at] = 1.0 if name == "both" else joined[name]
+    return FadingCurve.rows(COMPARISON, labels, columns)
+
+
+def _axis(outcomes) -> dict:
+    """A model's label axis: its label numbers and their times, for every outcome (predicted
+    or not)."""
+    return {"n": np.array([o.n for o in outcomes], dtype=np.int64),
+            "t_label": np.array([o.t_label for o in outcomes], dtype=np.float64)}
+
+
+def _pair_block(joined: dict, axis: dict | None = None,
+                fading: bool = False) -> LabelBlock | None:
+    """One block's `PairScore` of joined losses; with `axis` (A's labels in the block, joined
+    or not, `_axis`) it ends at A's last label, as A's own curve does, and with `fading` it
+    carries its rows for the fading fold. None for no labels at all."""
+    over = joined if axis is None else axis
+    if not len(over["n"]):
+        return None
     score = new_score(COMPARISON)
     score.update_many(joined["a"], joined["b"], joined["a_only"], joined["b_only"])
-    acc = BlockScore(score, int(joined["n"].max()), float(joined["t_label"].max()))
-    return LabelBlock({None: acc}, fading)
+    acc = BlockScore(score, int(over["n"].max()), float(over["t_label"].max()))
+    return LabelBlock({None: acc}, (axis["n"], _fading_rows(joined, axis["n"])) if fading
+                      else None)
 
 
 @dataclass(frozen=True)
@@ -130,12 +158,12 @@ class PairBlocks:
         return (INITIAL, FINAL) if self.plan.final else (INITIAL,)
 
     def __call__(self, stream: str, outcomes: dict):
-        labels = {m: np.array([o.n for o in o_], dtype=np.int64) for m, o_ in outcomes.items()}
+        axes = {model: _axis(outs) for model, outs in outcomes.items()}
         for kind in self.kinds:
             cols = {m: _loss_columns(o, self.tasks[m], kind) for m, o in outcomes.items()}
             for a, b in self.pairs(cols):
                 yield from self.blocks(stream, a, b, kind, _joined_losses(cols[a], cols[b]),
-                                      labels[a])
+                                       axes[a])
 
     def tails(self, stream: str, lasts):
         """The windows at the stream's last label, each pair over A's last w labels, from each
@@ -166,16 +194,15 @@ class PairBlocks:
         labels = {(o.id, o.t_label) for o in kept}
         return all(o.t_label > oldest or (o.id, o.t_label) in labels for o in window)
 
-    def blocks(self, stream: str, a: str, b: str, kind: str, joined: dict, labels: np.ndarray):
-        """The blocks of joined losses; `labels`: every label number they cover (for the
-        fading fold, which must see each label's place even where not both predicted)."""
+    def blocks(self, stream: str, a: str, b: str, kind: str, joined: dict, axis: dict):
+        """The blocks of joined losses; `axis`: every label of A's they cover (`_axis`), each
+        block's end, and the fading fold's place for each label, both predicted or not."""
         plan = self.plan
         joined_ends = block_ends(joined["n"], plan.curve_every, plan.windows)
-        for end, rows in group_rows(block_ends(labels, plan.curve_every, plan.windows)):
+        for end, rows in group_rows(block_ends(axis["n"], plan.curve_every, plan.windows)):
             block = _pair_block(take_rows(joined, np.flatnonzero(joined_ends == end)),
-                             labels[rows] if plan.fadings else None)
-            if block is not None:
-                yield (stream, pair_name(a, b), kind, LABEL_AXIS, int(end)), block
+                                take_rows(axis, rows), bool(plan.fadings))
+            yield (stream, pair_name(a, b), kind, LABEL_AXIS, int(end)), block
 
 
 def as_comparison(rows, plan: ScoringPlan):
@@ -248,9 +275,9 @@ class CompareModels(OutcomeTransform):
 
         def model_losses(element):
             (stream, model), outcomes = element
-            labels = np.array([o.n for o in outcomes], dtype=np.int64)
-            for end, rows in group_rows(block_ends(labels, plan.curve_every, plan.windows)):
-                yield (stream, int(end)), ("labels", model, labels[rows])
+            axis = _axis(outcomes)
+            for end, rows in group_rows(block_ends(axis["n"], plan.curve_every, plan.windows)):
+                yield (stream, int(end)), ("labels", model, take_rows(axis, rows))
             parts: dict = {}
             for kind in panes_of.kinds:
                 cols = _loss_columns(outcomes, tasks[model], kind)
@@ -282,14 +309,14 @@ class CompareModels(OutcomeTransform):
                 (labels if tag == "labels" else pair_parts).setdefault(who, []).append(part)
             # Every pair whose A has labels in the block: B may number none of them here.
             for a, b in (pair for pair in panes_of.pairs(tasks) if pair[0] in labels):
-                numbers = np.unique(np.concatenate(labels[a]))
+                axis = concat_rows(labels[a])
                 for kind in panes_of.kinds:
                     none = _loss_columns([], tasks[a], kind)  # (no label both predicted)
                     pair = concat_rows(pair_parts.get((a, b, kind), [])) or \
                         _joined_losses(none, none)
                     yield from panes_of.blocks(
                         stream, a, b, kind, take_rows(pair, np.argsort(pair["n"], kind="stable")),
-                        numbers)
+                        axis)
 
         def summarise(element):
             key, grouped = element

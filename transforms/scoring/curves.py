@@ -20,7 +20,7 @@ from metrics.blocks import FadingCurve, LabelBlock, difference, merge_bins, snap
 from transforms.records import MeasureKey, stream_and_segment
 from transforms.scoring.columns import block_scores, tail_scores
 from transforms.scoring.plan import LABEL_AXIS, ScoringPlan
-from transforms.vocabulary import (BINNED, CUMULATIVE, FINAL, INITIAL, INTERMEDIATE,
+from transforms.vocabulary import (BINNED, COMPARISON, CUMULATIVE, FINAL, INITIAL, INTERMEDIATE,
                                    window_of_fading, window_of_sliding)
 
 
@@ -247,8 +247,9 @@ class CurvePoints:
 
     def _label_point(self, end: int, last: bool, tail, fading) -> list:
         plan, running = self.plan, self.running
-        if end % plan.curve_every and not last or not running:
-            return []  # a window's start, not a curve point; or nothing scored yet
+        if end % plan.curve_every and not last or not running or \
+                self.task == COMPARISON and not any(acc.score.n for acc in running.values()):
+            return []  # a window's start, not a curve point; or nothing scored (compared) yet
         # The last block ends at the next boundary; its labels end at the last label.
         labels = max(acc.last_n for acc in running.values()) if last else end
         t = max(acc.last_t for acc in running.values())
