@@ -195,9 +195,11 @@ class FadingCurve:
                 if majority is not None:  # this α's own Majority baseline
                     columns["majority"] = majority[:, self.majority_of[alpha]]
                 f.update(columns)
-            if columns.get("terms") is not None:
-                for f in state["proba"].values():
+            for f in state["proba"].values():
+                if columns.get("terms") is not None:
                     f.update(columns)
+                else:  # (no probabilities in these labels: they age the others all the same)
+                    f.age(len(rows))
 
     def step(self, state, rows: np.ndarray):
         if not len(rows):

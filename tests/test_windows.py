@@ -20,6 +20,8 @@ from transforms.scoring.curves import InOrderScores, curve_rows, score_locally
 from transforms.scoring.label_order import InLabelOrder
 from transforms.scoring.outcomes import LastOutcomes
 from transforms.scoring.plan import LABEL_AXIS, ScoringPlan, time_window
+from transforms.streams.delays import DelaySpec
+from transforms.streams.sources import StreamSpec
 from transforms.vocabulary import window_of_fading
 from tests.helpers import read_csv
 
@@ -376,3 +378,55 @@ def test_fading_accumulators_of_consecutive_ranges_merge_to_the_one_pass_estimat
     for s1, s2 in zip(one.scores(), merged.scores()):
         for metric, value in s1.get().items():
             assert s2.get()[metric] == pytest.approx(value, rel=1e-12, abs=1e-12)
+
+
+@pytest.mark.parametrize("replay", ["per-stream", "grouped"])
+def test_a_model_that_stops_answering_fades_out_without_an_error(tmp_path, replay):
+    """A model that answers nothing once it has learned 100 labels (a retired version), α = 0.9:
+    each later label ages its faded counts, and ~7 000 labels on their weight is below the
+    normal floats, where α·S rounds back to S — the counts stopped fading, tended to one value
+    and κ's standard score took the root of a negative number (an internal error). Its faded
+    measures are the plain loop's S/B while B is a normal float, then none (NaN)."""
+    from river import naive_bayes
+
+    n, d, alpha = 7600, 50, 0.9
+    stream = f'sea=synth:SEA{{"n": {n}, "seed": 3}}'
+    run(RunConfig(streams=[stream], models=['stop=tests.helpers.StopsAnswering{"after": 100}'],
+                  delay=str(d), out=str(tmp_path), runner="direct", repredict="none",
+                  final=False, fadings=[alpha], curve_every=400, quiet=True, replay=replay))
+    # The plain loop: instance j predicted once the labels of instances 0..j−d are learned.
+    events = list(StreamSpec.parse(stream).events(DelaySpec.parse(str(d))))
+    xs = [e[5] for e in events if e[3] == "instance"]
+    ys = [e[6] for e in events if e[3] == "label"]
+    model, correct, weight, faded = naive_bayes.GaussianNB(), 0.0, 0.0, {}
+    for j in range(n):
+        if j >= d:
+            model.learn_one(xs[j - d], ys[j - d])
+        p = model.predict_one(xs[j]) if 0 < j - d + 1 < 100 else None  # (learned so many)
+        correct, weight = alpha * correct, alpha * weight
+        if p is not None:
+            correct, weight = correct + (p == ys[j]), weight + 1.0
+        faded[j + 1] = correct / weight if weight >= np.finfo(float).tiny else math.nan
+    curves = pd.read_parquet(tmp_path / "curves.parquet")
+    rows = curves.query("window == 'fading=0.9' and metric == 'accuracy'")
+    assert rows["labels"].tolist() == [*range(400, n, 400), n]
+    for labels, value in zip(rows["labels"], rows["value"]):
+        assert value == pytest.approx(faded[labels], rel=1e-12, nan_ok=True), labels
+    assert math.isnan(faded[n]) and not math.isnan(faded[6400])  # (it fades out in between)
+    summary = pd.read_csv(tmp_path / "summary.csv").query("window == 'fading=0.9'")
+    assert summary["value"].isna().all()  # κ, its standard score, log-loss: none at the end
+
+
+def test_labels_without_probabilities_age_the_faded_probability_measures_on_every_replay(
+        tmp_path):
+    """A block of labels none of which had class probabilities aged the faded accuracy but
+    not the faded log-loss, Brier and ECE, whose ratio only rounds differently for it: where
+    the replays cut blocks differently, their last digits differed."""
+    common = dict(streams=['sea=synth:SEA{"n": 3000, "seed": 3}'], delay="50",
+                  models=["mc=majority", 'stop=tests.helpers.StopsAnswering{"after": 700}'],
+                  fadings=[0.9], curve_every=100, runner="direct", quiet=True)
+    for replay in ("per-stream", "grouped"):
+        run(RunConfig(**common, replay=replay, out=str(tmp_path / replay), run_id="same"))
+    for name in ("summary.csv", "curves.parquet"):
+        assert (tmp_path / "per-stream" / name).read_bytes() == \
+            (tmp_path / "grouped" / name).read_bytes(), name
