@@ -136,44 +136,31 @@ def test_regressors_are_compared_by_the_diebold_mariano_test_of_their_squared_er
 def test_labels_one_model_did_not_predict_age_the_faded_pair_and_end_its_curve(tmp_path, replay):
     """B answers none once it has learned 300 labels (a model version out of service): the
     pair's later labels are not compared, but on A's label axis they still come — the faded
-    counts age by them (a plain loop over A's labels, α^(end − j)), the windows count them, and
-    the curve's points are A's, the last at A's last label."""
+    counts age by them and the windows count them (the plain loop over A's labels at every curve
+    point), and the curve's points are A's, the last at A's last label."""
     stream = 'sea=synth:SEA{"n": 600, "seed": 3}'
     model_b = 'tests.helpers.StopsAnswering{"after": 300}'
     run(RunConfig(streams=[stream], models=["mc=majority", f"stops={model_b}"], delay="50",
                   out=str(tmp_path), runner="direct", repredict="none", final=False,
                   curve_every=100, windows=[150], fadings=[0.9], quiet=True, replay=replay))
-    a, b = replayed("majority", stream), replayed(model_b, stream)
-    labels = sorted((o.n, o.initial != o.y, i) for i, o in a.items())
-    both = [(n, wrong_a, float(b[i].initial != b[i].y)) for n, wrong_a, i in labels
-            if a[i].initial is not None and b[i].initial is not None]
-    assert 300 < both[-1][0] < 400  # (B's last answer)
-
-    def expected(end, weight):
-        sa = sb = n01 = n10 = 0.0
-        for n, la, lb in both:
-            w = weight(end, n)
-            sa, sb = sa + w * la, sb + w * lb
-            n01, n10 = n01 + w * (la and not lb), n10 + w * (lb and not la)
-        if not n01 + n10:  # (a window after B's last answer: nothing compared)
-            return {"q_statistic": math.nan, "mcnemar": math.nan}
-        return {"q_statistic": math.log(sa / sb),
-                "mcnemar": math.copysign(1.0, n01 - n10) * (n01 - n10) ** 2 / (n01 + n10)}
-
-    weights = {"cumulative": lambda end, n: float(n <= end),
-               "w=150": lambda end, n: float(end - 150 < n <= end),
-               "fading=0.9": lambda end, n: 0.9 ** (end - n) if n <= end else 0.0}
+    a = sorted(replayed("majority", stream).values(), key=lambda o: o.n)
+    b = {(o.id, o.t_label): o for o in replayed(model_b, stream).values()}
+    answered = [o.n for o in a if b[(o.id, o.t_label)].initial is not None]
+    assert 300 < answered[-1] < 400  # (B's last answer)
     curves = pd.read_parquet(tmp_path / "curves.parquet")
     rows = curves[(curves["category"] == "comparison") & curves["metric"].isin(
         ["q_statistic", "mcnemar"])]
-    for view, weight in weights.items():
+    for view, args in (("cumulative", {}), ("w=150", {"window": 150}),
+                       ("fading=0.9", {"alpha": 0.9})):
         for metric in ("q_statistic", "mcnemar"):
             curve = rows[(rows["window"] == view) & (rows["metric"] == metric)]
             assert curve["labels"].tolist() == [100, 200, 300, 400, 500, 600]
-            assert curve["t"].iloc[-1] == max(o.t_label for o in a.values())
+            assert curve["t"].iloc[-1] == a[-1].t_label
             for end, value in zip(curve["labels"], curve["value"]):
-                assert value == pytest.approx(expected(end, weight)[metric], rel=1e-12,
-                                              nan_ok=True), (view, metric, end)
+                want = _fading_and_window_oracle([o for o in a if o.n <= end], b, "initial",
+                                                 **args)
+                assert value == pytest.approx(want[metric], rel=1e-12, nan_ok=True), \
+                    (view, metric, end)
 
 
 def test_exact_mcnemar_equals_scipys_binomial_test_for_few_disagreements():
@@ -309,6 +296,8 @@ def _fading_and_window_oracle(a: list, b: dict, kind: str, window=None, alpha=No
             la, lb = float(pa_ != oa.y), float(pb_ != ob.y)
             sa, sb = sa + la, sb + lb
             n01, n10 = n01 + (la == 1 and lb == 0), n10 + (lb == 1 and la == 0)
+    if not sa + sb + n01 + n10:  # nothing compared (a window after B's last answer)
+        return {"q_statistic": math.nan, "mcnemar": math.nan}
     d = n01 - n10
     return {"q_statistic": math.log(sa / sb),
             "mcnemar": math.copysign(1.0, d) * d * d / (n01 + n10)}
