@@ -91,6 +91,12 @@ def _empty_weighted(replicates: int) -> tuple:
             np.empty((0, replicates), np.int64))
 
 
+def _zero_ranks(negatives: np.ndarray) -> tuple:
+    """Ranks of labels that are all negatives at probability 0: `negatives` is their count
+    (one element) or their weight in each bootstrap replicate (1 × replicates)."""
+    return np.zeros(1), np.zeros_like(negatives), negatives
+
+
 def roc_auc(ranks: tuple) -> float:
     """The area under the ROC curve of one class against the rest from its ranks (values,
     positives, negatives): the Mann-Whitney statistic, a tie counting one half — what
@@ -378,8 +384,10 @@ class ProbabilityScore:
             return
         self._measures = None
         p, width, log_loss, brier, top, confidence, where = _per_label(y, p)
+        self._widen(width)
+        if p.shape[1] < self.width:
+            p = np.hstack([p, np.zeros((len(p), self.width - p.shape[1]))])
         self.n += len(y)
-        self.width = max(self.width, width)
         self.log_loss_sum.add_many(log_loss)
         self.brier_sum.add_many(brier)
         counts = np.bincount(where, minlength=CALIBRATION_BINS)
@@ -388,14 +396,14 @@ class ProbabilityScore:
             self.bin_counts[m] += int(counts[m])
             self.bin_hits[m] += int(hits[m])
             self.bin_confidence[m].add_many(confidence[where == m])
-        for c in range(width if self.ranks is not None else 0):
+        for c in range(self.width if self.ranks is not None else 0):
             positive = (y == c).astype(np.int64)
             self.ranks[c] = _merged_ranks(self.ranks.get(c, _EMPTY_RANKS), p[:, c], positive,
                                           1 - positive)
         if self.ranks is not None and weights is not None:
             w = np.asarray(weights, dtype=np.int64)
             self.boot = {} if self.boot is None else self.boot
-            for c in range(width):
+            for c in range(self.width):
                 positive = (y == c)[:, None]
                 self.boot[c] = _merged_ranks(self.boot.get(c, _empty_weighted(w.shape[1])),
                                              p[:, c], w * positive, w * ~positive)
@@ -442,10 +450,26 @@ class ProbabilityScore:
                 score.bin_counts[m] += counts[j][m]
                 score.bin_hits[m] += int(hits[j][m])
 
+    def _widen(self, width: int) -> None:
+        """Rank classes up to `width` − 1: each new class has every label ranked so far as a
+        negative at probability 0 — a row gives 0 to a class it does not name, and a label of
+        the class would have widened the rows — not only the labels after it was first named."""
+        if self.ranks is not None and self.n:
+            for c in range(self.width, width):
+                self.ranks[c] = _zero_ranks(np.array([self.n]))
+                if self.boot:
+                    self.boot[c] = _zero_ranks(self._boot_weights())
+        self.width = max(self.width, width)
+
+    def _boot_weights(self) -> np.ndarray:
+        """The labels' total weight in each bootstrap replicate (1 × replicates)."""
+        _, pos, neg = next(iter(self.boot.values()))
+        return (pos.sum(axis=0) + neg.sum(axis=0))[None, :]
+
     def _combine(self, other: ProbabilityScore, sign: int) -> ProbabilityScore:
         self._measures = None
+        self._widen(other.width)
         self.n += sign * other.n
-        self.width = max(self.width, other.width)
         for mine, theirs in ((self.log_loss_sum, other.log_loss_sum),
                              (self.brier_sum, other.brier_sum)):
             mine.merge(theirs if sign > 0 else theirs.negated())
@@ -454,12 +478,17 @@ class ProbabilityScore:
             self.bin_hits[m] += sign * other.bin_hits[m]
             theirs = other.bin_confidence[m]
             self.bin_confidence[m].merge(theirs if sign > 0 else theirs.negated())
-        for c, (values, pos, neg) in (other.ranks or {}).items():
-            self.ranks[c] = _merged_ranks(self.ranks.get(c, _EMPTY_RANKS), values, sign * pos,
-                                          sign * neg, distinct=True)
-        if other.boot is not None:
+        # The classes `other` does not rank are classes its rows did not name (`_widen`).
+        if other.ranks is not None and other.n:
+            for c in range(self.width):
+                values, pos, neg = other.ranks.get(c) or _zero_ranks(np.array([other.n]))
+                self.ranks[c] = _merged_ranks(self.ranks.get(c, _EMPTY_RANKS), values,
+                                              sign * pos, sign * neg, distinct=True)
+        if other.boot:
             self.boot = {} if self.boot is None else self.boot
-            for c, (values, pos, neg) in other.boot.items():
+            weights = other._boot_weights()
+            for c in range(self.width):
+                values, pos, neg = other.boot.get(c) or _zero_ranks(weights)
                 self.boot[c] = _merged_ranks(self.boot.get(c, _empty_weighted(pos.shape[1])),
                                              values, sign * pos, sign * neg, distinct=True)
         return self
