@@ -136,11 +136,14 @@ def test_a_class_named_late_ranks_every_label_before_it_as_a_negative_at_zero():
             [replicate_roc_auc(first, last, r) for r in range(weights.shape[1])], rel=1e-12)
 
 
-def test_a_class_first_seen_after_a_streaming_drain_is_scored_on_every_label(tmp_path):
-    """Streaming (`--replay stateful` with a timer bucket) scores each drain as it comes: a
-    class first a label after a drain had its ROC-AUC over the labels after it only (0.81
-    against scikit-learn's 0.90 here). Oracle: scikit-learn on the stored probabilities (0
-    for a class a row does not name) at every curve point, cumulative and windowed."""
+@pytest.mark.parametrize("replay", [{"replay": "stateful", "timer_bucket": 50.0},
+                                    {"replay": "grouped", "chunk_size": 64}])
+def test_a_class_first_seen_in_a_later_block_is_scored_on_every_label(tmp_path, replay):
+    """Streaming (`--replay stateful` with a timer bucket) scores each drain as it comes, the
+    grouped replay blocks of labels: a class first a label in a later block had its ROC-AUC
+    over the labels after it only (0.81 against scikit-learn's 0.90 here). Oracle:
+    scikit-learn on the stored probabilities (0 for a class a row does not name) at every
+    curve point, cumulative and windowed."""
     n, window, classes = 900, 300, ["a", "b", "c"]
     y, _ = _late_class_rows(n, seed=1)
     rng = np.random.default_rng(1)
@@ -150,8 +153,7 @@ def test_a_class_first_seen_after_a_streaming_drain_is_scored_on_every_label(tmp
     out = tmp_path / "out"
     run(RunConfig(streams=[f"s={path}"], models=["nb=gaussian-nb"], delay="20",
                   repredict="none", final=False, curve_every=50, windows=[window], auc=True,
-                  replay="stateful", timer_bucket=50.0, out=str(out), quiet=True,
-                  runner="direct"))
+                  out=str(out), quiet=True, runner="direct", **replay))
     logged = pd.read_parquet(out / "predictions.parquet").set_index("id")["proba"]
     curves = pd.read_parquet(out / "curves.parquet")
     rows = curves[(curves["category"] == "initial") & (curves["metric"] == "roc_auc")]
