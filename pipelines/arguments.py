@@ -283,8 +283,9 @@ def _run_parser(sub) -> argparse.ArgumentParser:
                           "each bin of the latency period), every:DURATION (every 30s, 5min, "
                           "... of event time) or none (initial and final only)")
     run.add_argument("--timer-bucket", type=float, default=None, metavar="SECONDS",
-                     help="streaming (--replay stateful): seconds of event time per drain of "
-                          "the looping timer (default: one drain at the end of bounded input)")
+                     help="streaming (--replay stateful, which it chooses under auto): "
+                          "seconds of event time per drain of the looping timer (default: one "
+                          "drain at the end of bounded input)")
     run.add_argument("--no-final", dest="final", action="store_false", default=None,
                      help="skip the final (test-then-train) prediction: initial scores only, "
                           "half the predict calls")

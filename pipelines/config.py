@@ -334,6 +334,10 @@ class RunConfig:
         if self.timer_bucket is not None and self.timer_bucket <= 0:
             raise ConfigError(f"--timer-bucket {self.timer_bucket:g}: not a positive number of "
                               f"seconds; e.g. --timer-bucket 60")
+        if self.timer_bucket is not None and self.replay not in ("auto", "stateful"):
+            raise ConfigError(f"--timer-bucket {self.timer_bucket:g}: it drains the streaming "
+                              f"replay, and --replay {self.replay} drains otherwise; give "
+                              f"--replay stateful, or leave out --timer-bucket")
         for bad in (a for a in self.ph_alphas if not 0 < a <= 1):
             raise ConfigError(f"Page-Hinkley fading factor {bad:g}: it must be in (0, 1] (1: no "
                               f"fading); e.g. --ph-alpha 0.999")

@@ -92,9 +92,12 @@ class Plan:
         is pending, scores and comparisons made as it drains), else grouped, which sorts each
         stream. Generated streams and tables are (a table out of time order is read whole and
         sorted); a file read in its own order (`{"order": "input"}`) is read once here to find
-        out, unless its times alone tell (`in_time_order`)."""
+        out, unless its times alone tell (`in_time_order`). A --timer-bucket asks for the
+        streaming replay, stateful."""
         if self.config.replay != "auto":
             return self.config.replay
+        if self.config.timer_bucket is not None:
+            return "stateful"
         if self.labels_anywhere_later:
             return "grouped"
         ordered = all(s.kind in ("synth", "dataset") or in_time_order(

@@ -327,7 +327,10 @@ def test_bad_window_options_are_config_errors(tmp_path):
                          ({"ph_min_instances": -3}, "--ph-min-instances -3: not 0 or more"),
                          ({"ph_threshold": 0}, "--ph-threshold 0: not a positive number"),
                          ({"timer_bucket": 0}, "--timer-bucket 0: not a positive number of "
-                                               "seconds; e.g. --timer-bucket 60")]:
+                                               "seconds; e.g. --timer-bucket 60"),
+                         ({"timer_bucket": 5, "replay": "per-stream"},
+                          "--timer-bucket 5: it drains the streaming replay, and --replay "
+                          "per-stream drains otherwise; give --replay stateful")]:
         with pytest.raises(ConfigError, match=message):
             RunConfig(**base, **bad)
     with pytest.raises(ConfigError, match="must divide"):
