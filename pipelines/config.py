@@ -334,6 +334,10 @@ class RunConfig:
         if self.timer_bucket is not None and self.timer_bucket <= 0:
             raise ConfigError(f"--timer-bucket {self.timer_bucket:g}: not a positive number of "
                               f"seconds; e.g. --timer-bucket 60")
+        if self.min_segment_size != 1 and not self.segments:
+            raise ConfigError(f"--min-segment-size {self.min_segment_size} means nothing "
+                              f"without --segment (it leaves out small slices): give --segment "
+                              f"COLUMN, or leave it out")
         if self.timer_bucket is not None and self.replay not in ("auto", "stateful"):
             raise ConfigError(f"--timer-bucket {self.timer_bucket:g}: it drains the streaming "
                               f"replay, and --replay {self.replay} drains otherwise; give "
