@@ -334,6 +334,14 @@ class RunConfig:
         if self.timer_bucket is not None and self.timer_bucket <= 0:
             raise ConfigError(f"--timer-bucket {self.timer_bucket:g}: not a positive number of "
                               f"seconds; e.g. --timer-bucket 60")
+        if self.drift_on == "none":
+            given = [option_of(f.name) for f in dataclasses.fields(self) if f.name in (
+                "ph_delta", "ph_threshold", "ph_min_instances", "ph_alphas")
+                and getattr(self, f.name) != (f.default if f.default is not dataclasses.MISSING
+                                              else f.default_factory())]
+            if given:
+                raise ConfigError(f"{given[0]} means nothing with --drift-on none (no "
+                                  f"Page-Hinkley test runs): leave one of them out")
         if self.min_segment_size != 1 and not self.segments:
             raise ConfigError(f"--min-segment-size {self.min_segment_size} means nothing "
                               f"without --segment (it leaves out small slices): give --segment "

@@ -328,6 +328,8 @@ def test_bad_window_options_are_config_errors(tmp_path):
                          ({"ph_threshold": 0}, "--ph-threshold 0: not a positive number"),
                          ({"timer_bucket": 0}, "--timer-bucket 0: not a positive number of "
                                                "seconds; e.g. --timer-bucket 60"),
+                         ({"drift_on": "none", "ph_alphas": [0.99]},
+                          "--ph-alpha means nothing with --drift-on none"),
                          ({"min_segment_size": 30}, "--min-segment-size 30 means nothing "
                                                      "without --segment"),
                          ({"timer_bucket": 5, "replay": "per-stream"},
