@@ -85,6 +85,8 @@ def _typed(name: str, value, annotation: str):
     [0.99]
     >>> _typed("out", pathlib.Path("results"), "str | None")
     'results'
+    >>> _typed("bins", "12", "int"), _typed("fadings", ["0.99"], "list[float]")  # YAML's '12'
+    (12, [0.99])
     >>> _typed("bins", "many", "int")
     Traceback (most recent call last):
     ...
@@ -106,6 +108,13 @@ def _typed(name: str, value, annotation: str):
     if kind.startswith("list["):
         items = value if isinstance(value, (list, tuple)) else [value]
         return [_typed(name, v, kind[5:-1]) for v in items]
+    if kind in ("int", "float") and isinstance(value, str):  # (quoted: read as the CLI reads it)
+        for read in (int, float):
+            try:
+                value = read(value.strip())
+                break
+            except ValueError:
+                continue
     number = isinstance(value, (int, float)) and not isinstance(value, bool)
     if kind == "bool" and isinstance(value, bool) or kind == "str" and isinstance(value, str):
         return value

@@ -179,6 +179,18 @@ def test_a_config_file_with_the_other_commands_options_says_whose_they_are(tmp_p
         capsys.readouterr().err
 
 
+def test_a_quoted_number_in_a_config_is_the_number(tmp_path):
+    """`bins: '12'` is read as `--bins 12` is (it was refused as "not a whole number")."""
+    from pipelines.config import RunConfig
+
+    cfg = tmp_path / "quoted.yaml"
+    cfg.write_text("streams: [x]\nmodels: [y]\nout: z\nbins: '12'\nwindow: ['50', 200]\n"
+                   "fading: \"0.99\"\nph_threshold: ' 20 '\n")
+    config = RunConfig.from_yaml(str(cfg))
+    assert (config.bins, config.windows, config.fadings, config.ph_threshold) == \
+        (12, [50, 200], [0.99], 20.0)
+
+
 def test_unknown_config_field_is_reported(tmp_path, capsys):
     cfg = tmp_path / "bad.yaml"
 
