@@ -38,7 +38,7 @@ from pipelines.notices import (format_alike_classes, format_delay_changes, forma
                                format_set_asides_of_run, format_uncompared,
                                format_unfixed_hash_seed, format_unknown_positive,
                                format_unanswered, format_unpredicted,
-                               format_unrepredicted)
+                               format_unheld, format_unrepredicted)
 from pipelines.results import FINGERPRINTS, fingerprint, numbers_from_json
 from pipelines.tables import (COMPARISON_CAPTION, RESOURCES_CAPTION, comparison_table,
                               drift_delay_table, format_profiles, format_table,
@@ -263,6 +263,8 @@ def _notices(pl, summary: pd.DataFrame, counts: dict, dead_letters: list, record
         format_unanswered(counts["keys"], pl.scoring.final),
         "" if pl.backfill or str(pl.repredict) == "none" else
         format_unrepredicted(record["counts"], str(pl.repredict)),
+        "" if pl.backfill or pl.holdout is None else
+        format_unheld(record["counts"], str(pl.holdout)),
         format_diverged(summary),
         format_one_time_window(summary),
         format_unknown_positive(summary, _positive_and_declared(pl)),

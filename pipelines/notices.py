@@ -520,6 +520,33 @@ def format_unrepredicted(counts: list[dict], repredict: str) -> str:
         for stream, repredicted in streams.items() if not repredicted)
 
 
+def format_unheld(counts: list[dict], holdout: str) -> str:
+    """One line per stream of a run with a periodic holdout that scored no holdout set: none
+    was taken (no instance arrived after the model had learned EVERY labels: each label came
+    after the last instance) or none of the instances taken had its label arrive; "" otherwise.
+
+    Example
+    -------
+
+    >>> print(format_unheld([{"stream": "s", "model": "nb", "instances": 200, "held_out": 0,
+    ...                       "held_out_labels": 0}], "7:3"))  # doctest: +NORMALIZE_WHITESPACE
+    s: --holdout 7:3 scored no holdout set: no instance arrived after the model had learned 7
+    labels (each label came after the last instance); give a smaller EVERY, or a shorter
+    delay
+    """
+    every = holdout.split(":")[0]
+    streams: dict = {}
+    for c in counts:
+        held, labels = streams.get(c["stream"], (0, 0))
+        streams[c["stream"]] = (held + c.get("held_out", 0), labels + c.get("held_out_labels", 0))
+    return "\n".join(
+        f"{stream}: --holdout {holdout} scored no holdout set: " + (
+            f"no instance arrived after the model had learned {every} labels (each label came "
+            f"after the last instance); give a smaller EVERY, or a shorter delay" if not held
+            else f"the labels of the {held:,} instances held out never arrived")
+        for stream, (held, labels) in streams.items() if not labels)
+
+
 # Why a logged prediction belongs to no labelled instance, by the manifest's `unmatched_*` count.
 UNMATCHED_WHYS = {
     "before_arrival": "made before their instance arrived",

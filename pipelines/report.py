@@ -24,7 +24,8 @@ from pipelines.files import local_copy, names_below
 from pipelines.maturity import format_maturity
 from pipelines.notices import (format_alike_classes, format_diverged, format_foreign_predictions,
                                format_log_notices, format_one_time_window,
-                               format_set_asides_of_run, format_unrepredicted)
+                               format_set_asides_of_run, format_unheld,
+                               format_unrepredicted)
 from pipelines.results import record_outputs, refuse_unlisted
 from pipelines.run_files import RunFiles
 from pipelines.tables import (COMPARISON_CAPTION, RESOURCES_CAPTION, comparison_table,
@@ -179,6 +180,9 @@ def _render_html(run: RunFiles, made: list[Figure], notes: list[str]) -> str:
     if m.get("replay") != "backfill" and m.get("repredict") not in (None, "none"):
         facts += [("not re-predicted", line) for line in format_unrepredicted(
             m.get("counts", []), m["repredict"]).splitlines()]
+    if m.get("replay") != "backfill" and (m.get("config") or {}).get("holdout"):
+        facts += [("no holdout", line) for line in format_unheld(
+            m.get("counts", []), m["config"]["holdout"]).splitlines()]
     parts = [
         "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
         f"<title>delayed-eval report {esc(str(m.get('run_id')))}</title>",

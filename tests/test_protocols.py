@@ -71,6 +71,20 @@ def test_holdout_sets_equal_a_loop_that_freezes_the_model_and_never_learns_them(
     assert float(last["value"].iloc[0]) == expected[max(expected)][1] / expected[max(expected)][0]
 
 
+def test_a_holdout_that_scored_no_set_says_so(tmp_path, capsys):
+    """Labels 250 events late on a stream of 300: no instance arrives after the model has
+    learned 60 labels, so no set is taken, which the table (no holdout row) does not say."""
+    from pipelines.cli import main
+
+    assert main(["run", "--stream", 'sea=synth:SEA{"n": 300, "seed": 3}', "--model",
+                 "gaussian-nb", "--delay", "250", "--holdout", "60:10", "--runner", "direct",
+                 "--out", str(tmp_path)]) == 0
+    assert "sea: --holdout 60:10 scored no holdout set: no instance arrived after the model " \
+        "had learned 60 labels" in capsys.readouterr().out
+    counts = json.loads((tmp_path / "manifest.json").read_text())["counts"][0]
+    assert counts["held_out"] == 0 and counts["labelled"] == 300
+
+
 def test_on_a_stationary_stream_the_forgetting_estimates_approach_the_holdout_error(tmp_path):
     # Gama et al. 2009, Fig. 3: a learner that keeps improving (a Hoeffding tree on a
     # stationary RandomRBF stream): the cumulative prequential error stays pessimistic, the
