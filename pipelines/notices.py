@@ -522,16 +522,16 @@ def format_unrepredicted(counts: list[dict], repredict: str) -> str:
 
 def format_unheld(counts: list[dict], holdout: str) -> str:
     """One line per stream of a run with a periodic holdout that scored no holdout set: none
-    was taken (no instance arrived after the model had learned EVERY labels: each label came
-    after the last instance) or none of the instances taken had its label arrive; "" otherwise.
+    was taken (no instance arrived after the model had learned EVERY labels) or none of the
+    instances taken had its label arrive before the stream ended; "" otherwise.
 
     Example
     -------
 
-    >>> print(format_unheld([{"stream": "s", "model": "nb", "instances": 200, "held_out": 0,
+    >>> print(format_unheld([{"stream": "s", "model": "nb", "held_out": 0,
     ...                       "held_out_labels": 0}], "7:3"))  # doctest: +NORMALIZE_WHITESPACE
     s: --holdout 7:3 scored no holdout set: no instance arrived after the model had learned 7
-    labels (each label came after the last instance); give a smaller EVERY, or a shorter
+    labels (label number 7 came after the last instance); give a smaller EVERY, or a shorter
     delay
     """
     every = holdout.split(":")[0]
@@ -541,9 +541,11 @@ def format_unheld(counts: list[dict], holdout: str) -> str:
         streams[c["stream"]] = (held + c.get("held_out", 0), labels + c.get("held_out_labels", 0))
     return "\n".join(
         f"{stream}: --holdout {holdout} scored no holdout set: " + (
-            f"no instance arrived after the model had learned {every} labels (each label came "
-            f"after the last instance); give a smaller EVERY, or a shorter delay" if not held
-            else f"the labels of the {held:,} instances held out never arrived")
+            f"no instance arrived after the model had learned {every} "
+            f"label{'s' if every != '1' else ''} (label number {every} came after the last "
+            f"instance); give a smaller EVERY, or a shorter delay"
+            if not held else f"the labels of the {held:,} instances held out did not arrive "
+            f"before the stream ended; give a smaller EVERY, or a longer stream")
         for stream, (held, labels) in streams.items() if not labels)
 
 
