@@ -140,10 +140,9 @@ def test_a_class_named_late_ranks_every_label_before_it_as_a_negative_at_zero():
                                     {"replay": "grouped", "chunk_size": 64}])
 def test_a_class_first_seen_in_a_later_block_is_scored_on_every_label(tmp_path, replay):
     """Streaming (`--replay stateful` with a timer bucket) scores each drain as it comes, the
-    grouped replay blocks of labels: a class first a label in a later block had its ROC-AUC
-    over the labels after it only (0.81 against scikit-learn's 0.90 here). Oracle:
-    scikit-learn on the stored probabilities (0 for a class a row does not name) at every
-    curve point, cumulative and windowed."""
+    grouped replay blocks of labels: a class first a label in a later block ranks the labels
+    before it too. Oracle: scikit-learn on the stored probabilities (0 for a class a row does
+    not name) at every curve point, cumulative and windowed."""
     n, window, classes = 900, 300, ["a", "b", "c"]
     y, _ = _late_class_rows(n, seed=1)
     rng = np.random.default_rng(1)
