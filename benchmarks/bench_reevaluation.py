@@ -75,7 +75,8 @@ def pipeline(args, model: str, repredict: str) -> tuple[float, list[float]]:
         start = time.perf_counter()
         summary = run(RunConfig(streams=[args.stream], models=[model],
                                 delay=str(args.delay), out=out, runner="direct",
-                                repredict=repredict, bins=args.bins,
+                                repredict=repredict,
+                                **({} if repredict == "none" else {"bins": args.bins}),
                                 log_predictions=args.log, quiet=True))
         seconds = time.perf_counter() - start
     binned = summary.query("category == 'binned' and metric == 'accuracy'").sort_values("bin")

@@ -135,6 +135,12 @@ def _typed(name: str, value, annotation: str):
     raise ConfigError(f"{option_of(name)} {value!r}: not {_KINDS.get(kind, kind)}{quote}")
 
 
+def _default(field_: dataclasses.Field):
+    """A field's default value."""
+    return field_.default if field_.default is not dataclasses.MISSING \
+        else field_.default_factory()
+
+
 def _loader_of(path: str):
     """YAML's safe loader, but a key given twice in a mapping is a ConfigError (PyYAML keeps
     the last in silence: of two `model:` lines, one model would run)."""
@@ -346,11 +352,17 @@ class RunConfig:
         if self.drift_on == "none":
             given = [option_of(f.name) for f in dataclasses.fields(self) if f.name in (
                 "ph_delta", "ph_threshold", "ph_min_instances", "ph_alphas")
-                and getattr(self, f.name) != (f.default if f.default is not dataclasses.MISSING
-                                              else f.default_factory())]
+                and getattr(self, f.name) != _default(f)]
             if given:
                 raise ConfigError(f"{given[0]} means nothing with --drift-on none (no "
                                   f"Page-Hinkley test runs): leave one of them out")
+        if self.repredict == "none":  # (no re-prediction: no bins, no binned measure, no Ψα)
+            given = [option_of(f.name) for f in dataclasses.fields(self)
+                     if f.name in ("bins", "alphas") and getattr(self, f.name) != _default(f)]
+            if given:
+                raise ConfigError(f"{given[0]} means nothing with --repredict none (no "
+                                  f"re-predictions: no binned measures, no Ψα): leave one of "
+                                  f"them out")
         if self.min_segment_size != 1 and not self.segments:
             raise ConfigError(f"--min-segment-size {self.min_segment_size} means nothing "
                               f"without --segment (it leaves out small slices): give --segment "

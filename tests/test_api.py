@@ -579,9 +579,9 @@ def test_numpy_values_paths_and_ranges_are_the_plain_values_they_hold(tmp_path):
 
     import numpy as np
 
-    plain = evaluate(STREAM, "gaussian-nb", delay=5, bins=10, windows=[50, 55],
+    plain = evaluate(STREAM, "gaussian-nb", delay=5, curve_every=10, windows=[50, 55],
                      fadings=[0.99], out=str(tmp_path / "plain"), repredict="none")
-    numpy = evaluate(STREAM, "gaussian-nb", delay=np.int64(5), bins=np.int64(10),
+    numpy = evaluate(STREAM, "gaussian-nb", delay=np.int64(5), curve_every=np.int64(10),
                      windows=range(50, 60, 5), fadings=np.float32(0.99),
                      out=tmp_path / "numpy", repredict="none")
     assert _rows(numpy) == _rows(plain) and len(numpy) == len(plain)

@@ -330,6 +330,8 @@ def test_bad_window_options_are_config_errors(tmp_path):
                                                "seconds; e.g. --timer-bucket 60"),
                          ({"drift_on": "none", "ph_alphas": [0.99]},
                           "--ph-alpha means nothing with --drift-on none"),
+                         ({"repredict": "none", "bins": 5},
+                          "--bins means nothing with --repredict none"),
                          ({"min_segment_size": 30}, "--min-segment-size 30 means nothing "
                                                      "without --segment"),
                          ({"timer_bucket": 5, "replay": "per-stream"},
