@@ -574,7 +574,7 @@ def test_a_delay_of_none_is_no_delay_as_in_river():
 
 
 def test_numpy_values_paths_and_ranges_are_the_plain_values_they_hold(tmp_path):
-    """A delay of np.int64(5) or 5.0, bins from NumPy, windows as an array or a range, a
+    """A delay of np.int64(5) or 5.0, a curve step from NumPy, windows as an array or a range, a
     float32 fading factor, a pathlib out: each was "not a text" / "not a whole number"."""
 
     import numpy as np
