@@ -135,12 +135,6 @@ def _typed(name: str, value, annotation: str):
     raise ConfigError(f"{option_of(name)} {value!r}: not {_KINDS.get(kind, kind)}{quote}")
 
 
-def _default(field_: dataclasses.Field):
-    """A field's default value."""
-    return field_.default if field_.default is not dataclasses.MISSING \
-        else field_.default_factory()
-
-
 def _loader_of(path: str):
     """YAML's safe loader, but a key given twice in a mapping is a ConfigError (PyYAML keeps
     the last in silence: of two `model:` lines, one model would run)."""
@@ -349,20 +343,15 @@ class RunConfig:
         if self.timer_bucket is not None and self.timer_bucket <= 0:
             raise ConfigError(f"--timer-bucket {self.timer_bucket:g}: not a positive number of "
                               f"seconds; e.g. --timer-bucket 60")
-        if self.drift_on == "none":
-            given = [option_of(f.name) for f in dataclasses.fields(self) if f.name in (
-                "ph_delta", "ph_threshold", "ph_min_instances", "ph_alphas")
-                and getattr(self, f.name) != _default(f)]
-            if given:
-                raise ConfigError(f"{given[0]} means nothing with --drift-on none (no "
-                                  f"Page-Hinkley test runs): leave one of them out")
-        if self.repredict == "none":  # (no re-prediction: no bins, no binned measure, no Ψα)
-            given = [option_of(f.name) for f in dataclasses.fields(self)
-                     if f.name in ("bins", "alphas") and getattr(self, f.name) != _default(f)]
-            if given:
-                raise ConfigError(f"{given[0]} means nothing with --repredict none (no "
-                                  f"re-predictions: no binned measures, no Ψα): leave one of "
-                                  f"them out")
+        if self.drift_on == "none" and (given := self._changed(
+                "ph_delta", "ph_threshold", "ph_min_instances", "ph_alphas")):
+            raise ConfigError(f"{given[0]} means nothing with --drift-on none (no Page-Hinkley "
+                              f"test runs): leave one of them out")
+        # (No re-prediction: no bins, no binned measure, no Ψα.)
+        if self.repredict == "none" and (given := self._changed("bins", "alphas")):
+            raise ConfigError(f"{given[0]} means nothing with --repredict none (no "
+                              f"re-predictions: no binned measures, no Ψα): leave one of them "
+                              f"out")
         if self.min_segment_size != 1 and not self.segments:
             raise ConfigError(f"--min-segment-size {self.min_segment_size} means nothing "
                               f"without --segment (it leaves out small slices): give --segment "
@@ -380,6 +369,12 @@ class RunConfig:
             if twice is not None:
                 raise ConfigError(f"{option_of(name)} {twice}: given twice; give each value "
                                   f"once")
+
+    def _changed(self, *names: str) -> list[str]:
+        """The options among the fields `names` that hold other than their defaults."""
+        return [option_of(f.name) for f in dataclasses.fields(self) if f.name in names
+                and getattr(self, f.name) != (f.default if f.default is not dataclasses.MISSING
+                                              else f.default_factory())]
 
     @classmethod
     def from_yaml(cls, path: str, refused: dict | None = None, **overrides) -> RunConfig:

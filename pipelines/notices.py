@@ -10,7 +10,7 @@ import math
 import pandas as pd
 
 from pipelines.results import whole_streams
-from transforms.replay.protocols import comparable_pairs
+from transforms.replay.protocols import Holdout, comparable_pairs
 from transforms.vocabulary import pair_name
 
 def format_unfixed_hash_seed(seeds, classes: list) -> str:
@@ -534,7 +534,7 @@ def format_unheld(counts: list[dict], holdout: str) -> str:
     labels (label number 7 came after the last instance); give a smaller EVERY, or a shorter
     delay
     """
-    every = holdout.split(":")[0]
+    every = Holdout.parse(holdout).every
     streams: dict = {}
     for c in counts:
         held, labels = streams.get(c["stream"], (0, 0))
@@ -542,7 +542,7 @@ def format_unheld(counts: list[dict], holdout: str) -> str:
     return "\n".join(
         f"{stream}: --holdout {holdout} scored no holdout set: " + (
             f"no instance arrived after the model had learned {every} "
-            f"label{'s' if every != '1' else ''} (label number {every} came after the last "
+            f"label{'s' if every != 1 else ''} (label number {every} came after the last "
             f"instance); give a smaller EVERY, or a shorter delay"
             if not held else f"the labels of the {held:,} instances held out did not arrive "
             f"before the stream ended; give a smaller EVERY, or a longer stream")
