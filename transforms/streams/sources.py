@@ -621,8 +621,8 @@ or start the evaluation later with --from
         return kind_of_labels(self.first_values())
 
     def first_values(self, feature: str | None = None, rows: int = 1000) -> list:
-        """The values of the first `rows` rows' label (or of an instance column, `feature`),
-        missing ones left out.
+        """The values of the first `rows` rows' label, as the replay reads them (or of an
+        instance column, `feature`), missing ones left out.
 
         >>> StreamSpec.parse('synth:SEA{"n": 3, "seed": 1}').first_values(rows=2)
         [True, False]
@@ -649,7 +649,11 @@ or start the evaluation later with --from
         head = head_of(files[0], fmt_of(files[0], self.format), csv_options(o), rows) \
             if files else pd.DataFrame()
         values = head[column].dropna().tolist() if column in head.columns else []
-        return [v for v in values if not isinstance(v, COLLECTIONS)]  # (dead letters)
+        values = [v for v in values if not isinstance(v, COLLECTIONS)]  # (dead letters)
+        if feature is None:  # as the replay reads them: 1, not 1.0, where a label is missing
+            checks = Checks(self)
+            values = [checks.as_stream_label(v) for v in values]
+        return values
 
     # -- driver-side checks ----------------------------------------------------------------------
     def check(self) -> None:
