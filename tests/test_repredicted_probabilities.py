@@ -225,6 +225,21 @@ def test_a_backfill_of_the_runs_log_gives_the_same_binned_probability_measures(t
     pd.testing.assert_frame_equal(*curves)
 
 
+def test_a_backfill_of_a_log_with_no_re_prediction_takes_the_option_as_its_run_did(tmp_path):
+    """A label due before the policy's first round (delay 5 events, every 20 labels): the run
+    made no re-prediction, so none lacks its probabilities; its backfill with the option gives
+    the run's summary, each bin of log-loss but the last being the initial one."""
+    replayed, backfilled = _run_then_backfill(
+        tmp_path, 'synth:SEA{"n": 600, "seed": 3, "noise": 0.1}', ["gaussian-nb"], delay="5",
+        bins=4, repredict="every_k_labels:20", repredicted_probabilities=True)
+    assert backfilled == replayed
+    summary = read_csv(tmp_path / "run" / "summary.csv")
+    log_loss = summary[(summary["metric"] == "log_loss") & (summary["window"] == "cumulative")]
+    initial = log_loss.loc[log_loss["category"] == "initial", "value"].item()
+    binned = log_loss[log_loss["category"] == "binned"].sort_values("bin")["value"].tolist()
+    assert binned[:5] == [initial] * 5 and len(binned) == 6
+
+
 def test_by_default_only_initial_and_final_predictions_keep_probabilities(tmp_path):
     out = tmp_path / "o"
     run(RunConfig(streams=['synth:SEA{"n": 600, "seed": 3}'], models=["gaussian-nb"],
