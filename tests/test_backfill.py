@@ -1889,3 +1889,25 @@ def test_a_probability_measures_n_counts_the_predictions_that_had_probabilities(
     losses = [-math.log(max(dict(p)[label[int(i)]], 1e-15)) for i, p in zip(kept["id"],
                                                                           kept["proba"])]
     assert rows.loc["log_loss", "value"] == pytest.approx(np.mean(losses), rel=1e-12)
+
+
+def test_a_backfill_imports_none_of_rivers_model_packages(tmp_path):
+    """A backfill replays no model, so river's naive Bayes, trees and linear models (which
+    import scipy.stats: ~0.5 s of a short backfill) stay unimported; the checks for their fast
+    paths look only among the classes already imported."""
+    import subprocess
+    import sys
+
+    rows = pd.DataFrame({"id": range(40), "time": range(40), "a": np.linspace(0, 1, 40),
+                         "label": ["x", "y"] * 20})
+    rows.to_csv(tmp_path / "rows.csv", index=False)
+    rows.assign(t=rows["time"], y_pred="x")[["id", "t", "y_pred"]].to_csv(
+        tmp_path / "log.csv", index=False)
+    packages = ["river.naive_bayes", "river.tree", "river.linear_model", "scipy.stats"]
+    code = (f"import sys; from pipelines.cli import main; code = main(['backfill', '--stream', "
+            f"{str(tmp_path / 'rows.csv')!r}, '--predictions', {str(tmp_path / 'log.csv')!r}, "
+            f"'--delay', '3', '--out', {str(tmp_path / 'o')!r}, '--runner', 'direct', "
+            f"'--quiet']); print(code, [p for p in {packages!r} if p in sys.modules])")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    assert done.stdout.strip().splitlines()[-1] == "0 []", done.stderr[-2000:]

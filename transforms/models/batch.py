@@ -45,12 +45,27 @@ per row).
 from __future__ import annotations
 
 import math
+import sys
 from numbers import Real
 
 import numpy as np
 
 NONE = -1  # code of "no prediction" (an untrained river model returns None)
 TIE_MARGIN = 1e-9
+
+
+def loaded(path: str):
+    """The class `path` names (`package.Class`) if its package has been imported, else None.
+    No model is an instance of a class whose package was never imported, so asking whether one
+    is need not import it: river's `naive_bayes`, `tree` and `linear_model` import scipy.stats,
+    ~0.5 s of a backfill (whose logged models are none of them) or of a run of baselines.
+
+    >>> loaded("numbers.Real") is Real, loaded("river.no_such_package.Model")
+    (True, None)
+    """
+    package, name = path.rsplit(".", 1)
+    module = sys.modules.get(package)
+    return None if module is None else getattr(module, name)
 
 
 class BatchPredictor:
@@ -613,12 +628,6 @@ def batch_predictor(model) -> BatchPredictor:
     >>> type(batch_predictor(linear_model.Perceptron())).__name__
     'BatchPredictor'
     """
-    from river.compose import Pipeline
-    from river.linear_model import LogisticRegression
-    from river.naive_bayes import GaussianNB
-    from river.tree import (HoeffdingAdaptiveTreeClassifier, HoeffdingAdaptiveTreeRegressor,
-                            HoeffdingTreeClassifier, HoeffdingTreeRegressor)
-
     from transforms.models import forest_batch, knn_batch, rules_batch
     from transforms.models.binary import BinaryLabels, BinaryLabelsBatch
     from transforms.models.encoding import OneHotText
@@ -634,9 +643,9 @@ def batch_predictor(model) -> BatchPredictor:
                                               HoeffdingTreeBatch, HoeffdingTreeRegressorBatch)
 
     kind = type(model)
-    if kind is GaussianNB:
+    if kind is loaded("river.naive_bayes.GaussianNB"):
         return GaussianNBBatch()
-    if kind is LogisticRegression and linear_batch.fits_batch(model):
+    if kind is loaded("river.linear_model.LogisticRegression") and linear_batch.fits_batch(model):
         return linear_batch.LogisticRegressionBatch()
     if linear_batch.fits_regression_batch(model):
         return linear_batch.LinearRegressionBatch()
@@ -644,21 +653,20 @@ def batch_predictor(model) -> BatchPredictor:
         return knn_batch.KNNBatch()
     if knn_batch.fits_regressor_batch(model):
         return knn_batch.KNNRegressorBatch()
-    if kind is Pipeline:
+    if kind is loaded("river.compose.Pipeline"):
         last = batch_predictor(list(model.steps.values())[-1])
         first = list(model.steps.values())[0]
         return PipelineBatch(type(last), one_hot=type(first) is OneHotText) \
             if getattr(last, "in_pipeline", False) else BatchPredictor()
     if kind is BinaryLabels:
         return BinaryLabelsBatch(batch_predictor(model.model))
-    if kind is HoeffdingTreeClassifier:
-        return HoeffdingTreeBatch()
-    if kind is HoeffdingAdaptiveTreeClassifier:
-        return HoeffdingAdaptiveTreeBatch()
-    if kind is HoeffdingTreeRegressor:
-        return HoeffdingTreeRegressorBatch()
-    if kind is HoeffdingAdaptiveTreeRegressor:
-        return HoeffdingAdaptiveTreeRegressorBatch()
+    trees = {"HoeffdingTreeClassifier": HoeffdingTreeBatch,
+             "HoeffdingAdaptiveTreeClassifier": HoeffdingAdaptiveTreeBatch,
+             "HoeffdingTreeRegressor": HoeffdingTreeRegressorBatch,
+             "HoeffdingAdaptiveTreeRegressor": HoeffdingAdaptiveTreeRegressorBatch}
+    for name, batch in trees.items():
+        if kind is loaded(f"river.tree.{name}"):
+            return batch()
     if forest_batch.fits_batch(model):
         return forest_batch.TreeEnsembleBatch()
     if forest_batch.fits_regressor_batch(model):

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from transforms.models.batch import DenseBatch, argmax_with_margin, finish_unsure
+from transforms.models.batch import DenseBatch, argmax_with_margin, finish_unsure, loaded
 
 
 def fits_batch(model) -> bool:
@@ -39,6 +39,8 @@ def fits_batch(model) -> bool:
     >>> fits_batch(ensemble.SRPClassifier(naive_bayes.GaussianNB()))
     False
     """
+    if not loaded("river.forest.ARFClassifier") and not loaded("river.ensemble.SRPClassifier"):
+        return False  # (the bagging classifier is river.ensemble's too)
     from river import base, ensemble, forest, tree
     from river.ensemble.streaming_random_patches import BaseSRPClassifier
 
@@ -204,6 +206,8 @@ def fits_regressor_batch(model) -> bool:
     >>> fits_regressor_batch(ensemble.BaggingRegressor(linear_model.LinearRegression()))
     False
     """
+    if not loaded("river.forest.ARFRegressor") and not loaded("river.ensemble.SRPRegressor"):
+        return False  # (the bagging regressor is river.ensemble's too)
     from river import ensemble, forest, tree
     from river.ensemble.streaming_random_patches import BaseSRPRegressor
 

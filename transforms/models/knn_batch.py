@@ -19,7 +19,7 @@ import statistics
 
 import numpy as np
 
-from transforms.models.batch import NONE, DenseBatch
+from transforms.models.batch import NONE, DenseBatch, loaded
 
 _BLOCK = 1 << 20  # distances computed per block of rows: rows × window ≤ this
 
@@ -42,9 +42,8 @@ def fits_regressor_batch(model) -> bool:
     >>> fits_regressor_batch(exact_knn_regressor())
     True
     """
-    from river import neighbors
-
-    return type(model) is neighbors.KNNRegressor and _lazy_euclidean(getattr(model, "_nn", None))
+    return type(model) is loaded("river.neighbors.KNNRegressor") and \
+        _lazy_euclidean(getattr(model, "_nn", None))
 
 
 def fits_batch(model) -> bool:
@@ -56,10 +55,9 @@ def fits_batch(model) -> bool:
     >>> fits_batch(exact_knn()), fits_batch(exact_knn(weighted=False))
     (True, False)
     """
-    from river import neighbors
-
-    return type(model) is neighbors.KNNClassifier and _lazy_euclidean(getattr(model, "_nn", None)) \
-        and model.weighted and not model.softmax and not model.cleanup_every
+    return type(model) is loaded("river.neighbors.KNNClassifier") and \
+        _lazy_euclidean(getattr(model, "_nn", None)) and model.weighted and \
+        not model.softmax and not model.cleanup_every
 
 
 class KNNBatch(DenseBatch):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from transforms.models.batch import TIE_MARGIN, DenseBatch
+from transforms.models.batch import TIE_MARGIN, DenseBatch, loaded
 
 
 def fits_batch(model) -> bool:
@@ -97,10 +97,11 @@ def fits_regression_batch(model) -> bool:
     >>> fits_regression_batch(linear_model.LinearRegression(loss=optim.losses.Poisson()))
     False
     """
-    from river import linear_model, optim, utils
+    if type(model) is not loaded("river.linear_model.LinearRegression"):
+        return False
+    from river import optim, utils
 
-    return type(model) is linear_model.LinearRegression \
-        and type(model.loss).mean_func is optim.losses.RegressionLoss.mean_func \
+    return type(model.loss).mean_func is optim.losses.RegressionLoss.mean_func \
         and hasattr(utils.VectorDict, "dot")
 
 

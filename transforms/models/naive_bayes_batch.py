@@ -12,7 +12,7 @@ import math
 import numpy as np
 
 from transforms.models.batch import (NONE, TIE_MARGIN, DenseBatch, argmax_with_margin,
-                                     learns_while_predicting, plain_numbers)
+                                     learns_while_predicting, loaded, plain_numbers)
 
 _PDF_EPS = 10e-10  # river.naive_bayes.gaussian._PDF_EPS
 
@@ -356,10 +356,6 @@ def predict_with_proba(model):
     True
     """
     from river.base import Classifier
-    from river.compose import Pipeline
-    from river.naive_bayes import GaussianNB
-    from river.naive_bayes.base import BaseNB
-    from river.tree import HoeffdingTreeClassifier
 
     from transforms.models.binary import BinaryLabels
     from transforms.models.tree_batch import tree_class_and_proba
@@ -368,19 +364,18 @@ def predict_with_proba(model):
     if kind is BinaryLabels:
         inner = predict_with_proba(model.model)
         return None if inner is None else model.mapped(inner)
-    if kind is Pipeline:
+    if kind is loaded("river.compose.Pipeline"):
         last = predict_with_proba(list(model.steps.values())[-1])
         return None if last is None else functools.partial(
             _transformed_first, model, last, functools.partial(_class_and_proba, model))
     if not isinstance(model, Classifier) or not hasattr(model, "predict_proba_one") or \
             kind.predict_proba_one is Classifier.predict_proba_one:
         return None
-    if kind is GaussianNB:
+    if kind is loaded("river.naive_bayes.GaussianNB"):
         return ManyClassesGaussianNB(model)
-    if isinstance(model, BaseNB) and kind.predict_proba_one is BaseNB.predict_proba_one \
-            and kind.predict_one is Classifier.predict_one:
+    if _predicts_as_base_nb(model):
         return functools.partial(naive_bayes_predict_with_proba, model)
-    if kind is HoeffdingTreeClassifier:
+    if kind is loaded("river.tree.HoeffdingTreeClassifier"):
         return functools.partial(tree_class_and_proba, model)
     if kind.predict_one is Classifier.predict_one:
         return functools.partial(_class_of_proba, model)
@@ -412,31 +407,37 @@ def fast_predict_one(model):
     >>> fast_predict_one(linear_model.LogisticRegression()).__name__
     'predict_one'
     """
-    from river.base import Classifier
-    from river.compose import Pipeline
-    from river.naive_bayes import GaussianNB
-    from river.naive_bayes.base import BaseNB
-    from river.tree import HoeffdingTreeClassifier
-
     from transforms.models.binary import BinaryLabels
     from transforms.models.tree_batch import tree_predict_one
 
     kind = type(model)
     if kind is BinaryLabels:
         return model.mapped(fast_predict_one(model.model))
-    if kind is Pipeline:  # a pipeline's last step, once the transformers have done their part
+    if kind is loaded("river.compose.Pipeline"):
+        # a pipeline's last step, once the transformers have done their part
         step = list(model.steps.values())[-1]
         last = fast_predict_one(step)
         return model.predict_one if last == step.predict_one else \
             functools.partial(_transformed_first, model, last, model.predict_one)
-    if kind is GaussianNB:
+    if kind is loaded("river.naive_bayes.GaussianNB"):
         return ManyClassesGaussianNB(model, with_proba=False)
-    if isinstance(model, BaseNB) and kind.predict_proba_one is BaseNB.predict_proba_one \
-            and kind.predict_one is Classifier.predict_one:
+    if _predicts_as_base_nb(model):
         return functools.partial(naive_bayes_predict_one, model)
-    if kind is HoeffdingTreeClassifier:
+    if kind is loaded("river.tree.HoeffdingTreeClassifier"):
         return functools.partial(tree_predict_one, model)
     return model.predict_one
+
+
+def _predicts_as_base_nb(model) -> bool:
+    """Whether `model` is one of river's naive Bayes classifiers that predicts as their base
+    class does (the class of the highest joint log-likelihood, normalised)."""
+    from river.base import Classifier
+
+    base = loaded("river.naive_bayes.base.BaseNB")
+    kind = type(model)
+    return base is not None and isinstance(model, base) and \
+        kind.predict_proba_one is base.predict_proba_one and \
+        kind.predict_one is Classifier.predict_one
 
 
 def _transformed_first(pipeline, predict, otherwise, x: dict):

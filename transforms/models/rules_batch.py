@@ -15,7 +15,7 @@ from numbers import Real
 
 import numpy as np
 
-from transforms.models.batch import DenseBatch
+from transforms.models.batch import DenseBatch, loaded
 
 
 def fits_batch(model) -> bool:
@@ -26,9 +26,7 @@ def fits_batch(model) -> bool:
     >>> fits_batch(rules.AMRules()), fits_batch(tree.HoeffdingTreeRegressor())
     (True, False)
     """
-    from river.rules import AMRules
-
-    return type(model) is AMRules
+    return type(model) is loaded("river.rules.AMRules")
 
 
 class AMRulesBatch(DenseBatch):
