@@ -84,18 +84,27 @@ def test_river_labels_pass_through_unchanged():
     assert ours["accuracy"] == accuracy
 
 
-@pytest.mark.parametrize("gaps", [False, True])
+@pytest.mark.parametrize("gaps", [None, "csv", "arff"])
 def test_labels_1_and_0_keep_their_names_in_a_binary_models_results(tmp_path, gaps):
     """river's LogisticRegression predicts True/False; on labels 1/0 its classes are the labels'
     1 and 0 (as GaussianNB's are), not True and False beside them, and it scores as river. Also
     where some labels are missing (`gaps`: a CSV column of 1, 0 and empty cells, which pandas
-    reads as floats), not 1.0 and 0.0 beside GaussianNB's 1 and 0."""
+    reads as floats; an ARFF file's numeric class with `?`), not 1.0 and 0.0 beside
+    GaussianNB's 1 and 0."""
     rows = sea_rows()
     path = write_rows(tmp_path, rows, int)
     if gaps:  # every 100th label missing; the rest as written
         frame = pd.read_csv(path)
         frame["label"] = frame["label"].astype("Int64").mask(frame.index % 100 == 99)
         frame.to_csv(path, index=False)
+    if gaps == "arff":
+        path = str(tmp_path / "tx.arff")
+        with open(path, "w") as f:
+            f.write("@relation tx\n" + "".join(f"@attribute {name} numeric\n"
+                                               for name in frame.columns[:-1])
+                    + "@attribute class numeric\n@data\n")
+            f.write(frame.astype(object).where(frame.notna(), "?").to_csv(index=False,
+                                                                          header=False))
     out = tmp_path / "out"
     assert main(["run", "--stream", path, "--model", "gaussian-nb", "--model",
                  "logistic-regression", "--delay", str(DELAY), "--repredict", "none",

@@ -640,17 +640,18 @@ or start the evaluation later with --from
             names = [a.name for a in attrs]
             at = arff.arff_class_index(self, attrs) if feature is None else \
                 names.index(feature) if feature in names else len(names)
-            values = [v[at] for _, v in data[:rows] if len(v) > at and not arff.is_missing(v[at])]
-            return [arff.typed_or_text(attrs[at], v) for v in values]
-        o = self.options
-        labels = feature is None and "labels" in o
-        files = table_files(o["labels"] if labels else self.source)
-        column = o.get("label", "label") if feature is None else feature
-        head = head_of(files[0], fmt_of(files[0], self.format), csv_options(o), rows) \
-            if files else pd.DataFrame()
-        values = head[column].dropna().tolist() if column in head.columns else []
-        values = [v for v in values if not isinstance(v, COLLECTIONS)]  # (dead letters)
-        if feature is None:  # as the replay reads them: 1, not 1.0, where a label is missing
+            values = [arff.typed_or_text(attrs[at], v[at]) for _, v in data[:rows]
+                      if len(v) > at and not arff.is_missing(v[at])]
+        else:
+            o = self.options
+            labels = feature is None and "labels" in o
+            files = table_files(o["labels"] if labels else self.source)
+            column = o.get("label", "label") if feature is None else feature
+            head = head_of(files[0], fmt_of(files[0], self.format), csv_options(o), rows) \
+                if files else pd.DataFrame()
+            values = head[column].dropna().tolist() if column in head.columns else []
+            values = [v for v in values if not isinstance(v, COLLECTIONS)]  # (dead letters)
+        if feature is None:  # as the replay reads them: 1, not 1.0 (a column with a gap, ARFF)
             checks = Checks(self)
             values = [checks.as_stream_label(v) for v in values]
         return values
