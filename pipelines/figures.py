@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import math
 import os
+import textwrap
 from collections import Counter
 from dataclasses import dataclass, field, replace
 
@@ -125,9 +126,32 @@ def save_figure(files: dict, folder: str, name: str) -> None:
 
 
 def _legend(ax) -> None:
-    """Beside the plot, never over the data."""
-    if ax.get_legend_handles_labels()[1]:
-        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
+    """Beside the plot, never over the data; a long label (a pipeline's name, a pair of them)
+    on lines of at most `LEGEND_WIDTH` characters, so that a panel's legend leaves room for
+    the panel beside it."""
+    handles, labels = ax.get_legend_handles_labels()
+    if labels:
+        ax.legend(handles, [legend_lines(label) for label in labels], fontsize=8,
+                  loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
+
+
+LEGEND_WIDTH = 36
+
+
+def legend_lines(label: str, width: int = LEGEND_WIDTH) -> str:
+    """`label` on lines of at most `width` characters, broken at spaces (a word longer than a
+    line is cut), not at a model name's hyphens.
+
+    >>> print(legend_lines('one-hot-text | OneVsRestClassifier{"classifier": '
+    ...                    '{"logistic-regression": {}}} vs gaussian-nb'))
+    one-hot-text |
+    OneVsRestClassifier{"classifier":
+    {"logistic-regression": {}}} vs
+    gaussian-nb
+    >>> legend_lines("gaussian-nb vs hoeffding-tree")
+    'gaussian-nb vs hoeffding-tree'
+    """
+    return "\n".join(textwrap.wrap(label, width, break_on_hyphens=False)) or label
 
 
 def _measure_label(run: RunFiles, models: list[str], what: str = "(cumulative)") -> str:

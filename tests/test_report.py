@@ -115,6 +115,23 @@ def test_the_comparison_legend_names_pairs_in_the_models_configured_order(tmp_pa
     assert sorted(pairs, key=svg.index) == pairs
 
 
+def test_long_model_names_leave_room_for_the_panel_beside_their_legend(tmp_path):
+    """A pipeline's name, and a pair of two such names, are put on lines of at most 36
+    characters in the legends beside the panels; on one line the comparison's left legend ran
+    under the right panel, and matplotlib warned that it could not lay the figure out."""
+    import warnings
+
+    models = ["one-hot-text | gaussian-nb",
+              'river.multiclass.OneVsRestClassifier{"classifier": {"logistic-regression": {}}}']
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        evaluate('synth:SEA{"n": 300, "seed": 1}', models, delay="10", out=str(tmp_path),
+                 repredict="none", report=True)
+    assert [str(w.message) for w in caught if "layout" in str(w.message)] == []
+    svg = (tmp_path / "figures" / "comparison.svg").read_text(encoding="utf-8")
+    assert "one-hot-text | gaussian-nb vs" in svg and "one-hot-text | gaussian-nb vs O" not in svg
+
+
 def test_models_that_scored_no_instance_in_common_are_said_so_not_too_few(tmp_path, capsys):
     """A backfill of two model versions, each serving half the requests: no pair to compare,
     and the report says why (it said "needs two or more models"), and so does the terminal."""
