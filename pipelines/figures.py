@@ -131,24 +131,29 @@ def _legend(ax) -> None:
     the panel beside it."""
     handles, labels = ax.get_legend_handles_labels()
     if labels:
-        ax.legend(handles, [legend_lines(label) for label in labels], fontsize=8,
+        ax.legend(handles, [wrapped(label, LEGEND_WIDTH) for label in labels], fontsize=8,
                   loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
 
 
-LEGEND_WIDTH = 36
+def _title(ax, title: str, **kw) -> None:
+    """A panel's title, on lines no wider than the panel (a long model or stream name)."""
+    ax.set_title(wrapped(title, TITLE_WIDTH), **kw)
 
 
-def legend_lines(label: str, width: int = LEGEND_WIDTH) -> str:
+LEGEND_WIDTH, TITLE_WIDTH = 36, 64  # characters: a legend's at font size 8, a panel's title
+
+
+def wrapped(label: str, width: int) -> str:
     """`label` on lines of at most `width` characters, broken at spaces (a word longer than a
     line is cut), not at a model name's hyphens.
 
-    >>> print(legend_lines('one-hot-text | OneVsRestClassifier{"classifier": '
-    ...                    '{"logistic-regression": {}}} vs gaussian-nb'))
+    >>> print(wrapped('one-hot-text | OneVsRestClassifier{"classifier": '
+    ...               '{"logistic-regression": {}}} vs gaussian-nb', 36))
     one-hot-text |
     OneVsRestClassifier{"classifier":
     {"logistic-regression": {}}} vs
     gaussian-nb
-    >>> legend_lines("gaussian-nb vs hoeffding-tree")
+    >>> wrapped("gaussian-nb vs hoeffding-tree", 36)
     'gaussian-nb vs hoeffding-tree'
     """
     return "\n".join(textwrap.wrap(label, width, break_on_hyphens=False)) or label
@@ -164,7 +169,7 @@ def _measure_label(run: RunFiles, models: list[str], what: str = "(cumulative)")
 def _label_axis(ax, title: str, ylabel: str) -> None:
     ax.set_xlabel("T, labels received")
     ax.set_ylabel(ylabel)
-    ax.set_title(title)
+    _title(ax, title)
 
 
 def _fig_initial_final(plt, run: RunFiles):
@@ -203,7 +208,7 @@ def _fig_binned(plt, run: RunFiles):
         ax.set_xticks(ticks, [f"{t}\n{names.get(t, '')}" for t in ticks])
         ax.set_xlabel("bin b of the latency period")
         ax.set_ylabel(f"Λ(T, b), {metric}")
-        ax.set_title(f"{stream} / {model}")
+        _title(ax, f"{stream} / {model}")
     return _png(plt, fig)
 
 
@@ -390,8 +395,8 @@ def _fig_profile(plt, run: RunFiles):
         d_ax.set_xlabel("ℓ, labels of class i in a row")
         d_ax.set_ylabel("Δ(ℓ) = P(i | ℓ × i) − P(i | (ℓ+1) × i)")
         first = f"; the first {NAMED_CLASSES} named" if len(indices) > NAMED_CLASSES else ""
-        d_ax.set_title(f"{stream}: Δ(ℓ) per class (hollow: from fewer than {FEW_RUNS} "
-                       f"runs{first})", fontsize="medium")
+        _title(d_ax, f"{stream}: Δ(ℓ) per class (hollow: from fewer than {FEW_RUNS} "
+               f"runs{first})", fontsize="medium")
         _legend(d_ax)
         names = ["Majority", "Persistent"]
         values = [p["majority_accuracy"], p["persistent_accuracy"]]
@@ -405,7 +410,7 @@ def _fig_profile(plt, run: RunFiles):
                  + [f"C{i}" for i in range(len(names) - 2)])
         b_ax.set_xticks(range(len(names)), names, rotation=20, ha="right")
         b_ax.set_ylabel("accuracy of the initial predictions")
-        b_ax.set_title(f"{stream}: baselines vs models")
+        _title(b_ax, f"{stream}: baselines vs models")
     return _png(plt, fig)
 
 
@@ -457,7 +462,7 @@ def _fig_confusion(plt, run: RunFiles):
             ax.set_yticks(named, [classes[i] for i in named])
             ax.set_xlabel("predicted class")
             ax.set_ylabel("true class")
-            ax.set_title(f"{stream} / {model}: {category}")
+            _title(ax, f"{stream} / {model}: {category}")
     return _png(plt, fig)
 
 
@@ -510,7 +515,7 @@ def _fig_roc_pr(plt, run: RunFiles):
             ax.set_xlim(0, 1.02)
             ax.set_ylim(0, 1.02)
             ax.set_aspect("equal")
-            ax.set_title(f"{stream}: {title} of {positive}")
+            _title(ax, f"{stream}: {title} of {positive}")
             ax.set_xlabel(xlabel)
             ax.set_ylabel(ylabel)
             _legend(ax)
