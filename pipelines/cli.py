@@ -13,6 +13,11 @@ The commands and their options are `pipelines.arguments`; here, running one and 
 
 from __future__ import annotations
 
+if __name__ == "__main__":  # (`python -m pipelines.cli`: with fixed hashes, before the imports)
+    from pipelines.command import with_fixed_hashes
+
+    with_fixed_hashes()
+
 import logging
 import os
 import signal

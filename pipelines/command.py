@@ -28,9 +28,7 @@ def console_main() -> None:
     ...                text=True).stdout.split()
     ['0']
     """
-    if os.environ.get("PYTHONHASHSEED", "random") == "random" and sys.executable:
-        os.environ["PYTHONHASHSEED"] = "0"
-        os.execv(sys.executable, [sys.executable, *sys.orig_argv[1:]])
+    with_fixed_hashes()
     from pipelines import cli  # (after the exec: its imports are paid once)
 
     signal.signal(signal.SIGTERM, cli.terminate)
@@ -40,3 +38,12 @@ def console_main() -> None:
     from runners.worker import leave
 
     leave(status)  # (without Python's teardown of its modules: ~0.6 s)
+
+
+def with_fixed_hashes() -> None:
+    """Run this command again, as it was started, with PYTHONHASHSEED=0 unless the
+    environment fixes the hash seed (see `console_main`); before anything heavy is imported,
+    which the process that runs again would pay for twice."""
+    if os.environ.get("PYTHONHASHSEED", "random") == "random" and sys.executable:
+        os.environ["PYTHONHASHSEED"] = "0"
+        os.execv(sys.executable, [sys.executable, *sys.orig_argv[1:]])
