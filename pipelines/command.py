@@ -43,7 +43,16 @@ def console_main() -> None:
 def with_fixed_hashes() -> None:
     """Run this command again, as it was started, with PYTHONHASHSEED=0 unless the
     environment fixes the hash seed (see `console_main`); before anything heavy is imported,
-    which the process that runs again would pay for twice."""
+    which the process that runs again would pay for twice.
+
+    >>> import subprocess, sys
+    >>> code = ("import os; from pipelines.command import with_fixed_hashes; "
+    ...         "with_fixed_hashes(); print(os.environ['PYTHONHASHSEED'])")
+    >>> env = {k: v for k, v in os.environ.items() if k != "PYTHONHASHSEED"}
+    >>> subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+    ...                text=True).stdout.split()  # (printed once: by the process run again)
+    ['0']
+    """
     if os.environ.get("PYTHONHASHSEED", "random") == "random" and sys.executable:
         os.environ["PYTHONHASHSEED"] = "0"
         os.execv(sys.executable, [sys.executable, *sys.orig_argv[1:]])

@@ -40,7 +40,7 @@ def fits_batch(model) -> bool:
     False
     """
     if not loaded("river.forest.ARFClassifier") and not loaded("river.ensemble.SRPClassifier"):
-        return False  # (the bagging classifier is river.ensemble's too)
+        return False  # (neither river.forest nor river.ensemble, whose bagging it is, imported)
     from river import base, ensemble, forest, tree
     from river.ensemble.streaming_random_patches import BaseSRPClassifier
 
@@ -207,7 +207,7 @@ def fits_regressor_batch(model) -> bool:
     False
     """
     if not loaded("river.forest.ARFRegressor") and not loaded("river.ensemble.SRPRegressor"):
-        return False  # (the bagging regressor is river.ensemble's too)
+        return False  # (neither river.forest nor river.ensemble, whose bagging it is, imported)
     from river import ensemble, forest, tree
     from river.ensemble.streaming_random_patches import BaseSRPRegressor
 
