@@ -232,8 +232,8 @@ def plan(config: RunConfig) -> Plan:
                                       f"(its kind column names none, or without one, no "
                                       f"instance was predicted at two times); leave it out")
             if config.repredicted_probabilities and str(repredict) != "none" and \
-                    log.has_repredictions(time_range) and \
-                    not log.has_repredicted_probabilities(time_range):
+                    not log.has_repredicted_probabilities(time_range) and \
+                    log.has_repredictions(time_range):
                 # (none made, none missing: a delay shorter than the policy's first round)
                 raise ConfigError(f"--repredicted-probabilities: the re-predictions in the "
                                   f"prediction log {log.pattern} carry no class probabilities "
