@@ -46,11 +46,12 @@ def evaluate(streams, models, delay=None, out: str | None = None, runner: str = 
         Stream and model specs, as for `--stream` and `--model`, or river datasets, generators
         and estimators themselves (`stream_spec_of` gives a generator's spec with options such
         as `n`): one, a list, or a dict {name: stream or model}. A stream may also be data:
-        (x, y) pairs (`river.stream.iter_pandas(X, y)`, or a list) or a DataFrame with a
-        `label` column, written to `out/inputs/NAME.parquet` and read from there (ids are
-        the row numbers, and so are times unless a DataFrame has a `time` column or a
-        DatetimeIndex; an integer delay is a number of rows, as in river); data's stream
-        options (`positive`, `classes`, ...) come with `stream_spec_of(data, **options)`.
+        (x, y) pairs (`river.stream.iter_pandas(X, y)`, or a list), a DataFrame with a
+        `label` column or (X, y), a DataFrame and its labels, written to
+        `out/inputs/NAME.parquet` and read from there (ids are the row numbers, and so are
+        times unless a DataFrame has a `time` column or a DatetimeIndex; an integer delay is
+        a number of rows, as in river); data's stream options (`positive`, `classes`, ...)
+        come with `stream_spec_of(data, **options)`.
     delay
         As for `--delay`; a number is events, a `datetime.timedelta` event time, None no
         delay (as river; in a backfill of a run's log, the run's delay).

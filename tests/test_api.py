@@ -400,6 +400,50 @@ def test_data_given_from_python_scores_as_river_does_on_it(tmp_path):
                  runner="direct")
 
 
+def test_features_and_labels_given_as_scikit_learn_takes_them_score_as_river_does(tmp_path):
+    """(X, y) — a DataFrame and its labels as a Series (of another index: paired by
+    position, as river's `iter_pandas` pairs them), an array or a list — is a stream: the
+    initial score is river's on `iter_pandas(X, y)`, also when X has a feature named `label`.
+    A tuple of streams is still streams; arrays as x, a Series alone and X and y of other
+    lengths are each one line naming what to give."""
+    import numpy as np
+    from river import evaluate as river_evaluate
+    from river import metrics, naive_bayes, stream
+
+    from pipelines import evaluate
+    from transforms.errors import ConfigError
+
+    rng = np.random.default_rng(8)
+    X = pd.DataFrame({"a": rng.normal(size=300), "label": rng.normal(size=300)},
+                     index=rng.permutation(300))
+    y = pd.Series(np.where(X["a"] + X["label"] > 0, "up", "down"), index=range(300))
+
+    def accuracy(summary):
+        return summary.query("category == 'initial' and metric == 'accuracy' and "
+                             "window == 'cumulative' and `class`.isna()")["value"].iloc[0]
+
+    expected = river_evaluate.progressive_val_score(stream.iter_pandas(X, y),
+                                                    naive_bayes.GaussianNB(),
+                                                    metrics.Accuracy(), delay=12).get()
+    for labels in (y, y.to_numpy(), y.tolist()):
+        local = evaluate_locally((X, labels), "gaussian-nb", "12")
+        assert accuracy(local.summary) == expected
+    summary = evaluate({"moves": (X, y), "sea": 'synth:SEA{"n": 300, "seed": 1}'},
+                       "gaussian-nb", delay=12, out=str(tmp_path / "o"), runner="direct")
+    assert accuracy(summary.query("stream == 'moves'")) == expected
+    both = evaluate(((X, y), 'synth:SEA{"n": 300, "seed": 1}'), "gaussian-nb", delay=12,
+                    out=str(tmp_path / "o"), runner="direct")
+    assert sorted(both["stream"].unique()) == ["data", "sea"]
+    assert accuracy(both.query("stream == 'data'")) == expected
+    with pytest.raises(ConfigError, match=r"^stream data: X has 300 rows and y 299 labels; "):
+        evaluate_locally((X, y.head(299)), "gaussian-nb", "12")
+    with pytest.raises(ConfigError, match=r"^stream data: row 1's x is ndarray, not a dict of "
+                                          r"features; give river.stream.iter_array\(X, y\)"):
+        evaluate_locally(list(zip(X.to_numpy(), y)), "gaussian-nb", "12")
+    with pytest.raises(ConfigError, match=r"^stream 0 down 1 down .* \(Series\): a stream is a "):
+        evaluate_locally(y, "gaussian-nb", "12")
+
+
 def test_data_from_python_takes_stream_options_through_stream_spec_of(tmp_path):
     """A DataFrame whose labels are text, for a binary model: its positive class is a stream
     option, given from Python with `stream_spec_of(data, positive=...)` (there was no way to

@@ -233,11 +233,12 @@ def stream_spec_of(stream, **options):
                               f"write its rows to a CSV or Parquet file and give its path")
         params, kind = {}, "dataset"
     else:
-        shown = repr(stream) if len(repr(stream)) <= 60 else repr(stream)[:57] + "..."
+        shown = " ".join(repr(stream).split())  # (one line: a Series' repr has many)
+        shown = shown if len(shown) <= 60 else shown[:57] + "..."
         raise ConfigError(f"stream {shown} ({type(stream).__name__}): a stream is a spec (as "
                           f"for --stream), a file's path, a "
-                          f"river dataset or generator, or (to evaluate) (x, y) pairs or a "
-                          f"DataFrame with a label column")
+                          f"river dataset or generator, or (to evaluate) (x, y) pairs, a "
+                          f"DataFrame with a label column, or (X, y): a DataFrame and its labels")
     params.update(options)
     return f"{kind}:{type(stream).__name__}" + (json.dumps(params) if params else "")
 

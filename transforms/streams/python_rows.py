@@ -1,9 +1,10 @@
 """Streams given from Python as data rather than as a spec: (x, y) pairs, as river's
-`stream.iter_pandas(X, y)` yields them or in a list, and pandas DataFrames with a `label`
-column. Each is written once to a Parquet file (one row per instance: its features and its
-label; ids and times are the row numbers, as for a generator, unless a DataFrame has a `time`
-column or a DatetimeIndex), whose path is then the spec, so every runner's workers read it as
-any other table."""
+`stream.iter_pandas(X, y)` yields them or in a list, pandas DataFrames with a `label`
+column, and a pair (X, y) of a DataFrame and its labels, as scikit-learn takes them. Each is
+written once to a Parquet file (one row per instance: its features and its label; ids and
+times are the row numbers, as for a generator, unless a DataFrame has a `time` column or a
+DatetimeIndex), whose path is then the spec, so every runner's workers read it as any other
+table."""
 
 from __future__ import annotations
 
@@ -48,21 +49,33 @@ class RowsWithOptions:
 
 
 def is_rows(stream) -> bool:
-    """Whether `stream` is data to write (a DataFrame, an iterator of (x, y) pairs, or a list
-    of them), not a spec or a river dataset.
+    """Whether `stream` is data to write (a DataFrame, an iterator of (x, y) pairs, a list
+    of them, or a DataFrame X with its labels y), not a spec or a river dataset.
 
     >>> is_rows([({"a": 1.0}, True)]), is_rows(iter([])), is_rows("synth:SEA")
     (True, True, False)
     >>> from river import datasets
     >>> is_rows(datasets.Phishing()), is_rows(["synth:SEA", "dataset:Phishing"])
     (False, False)
+    >>> is_rows((pd.DataFrame({"a": [1.0, 2.0]}), ["x", "y"]))
+    True
     """
-    if isinstance(stream, (pd.DataFrame, RowsWithOptions)):
+    if isinstance(stream, (pd.DataFrame, RowsWithOptions)) or _is_features_and_labels(stream):
         return True
-    if isinstance(stream, list):
-        return bool(stream) and all(isinstance(p, tuple) and len(p) == 2 and isinstance(
-            p[0], dict) for p in stream)
+    if isinstance(stream, list):  # (x, y) pairs, not streams (specs, or (X, y) of frames)
+        return bool(stream) and all(isinstance(p, tuple) and len(p) == 2 and not isinstance(
+            p[0], (str, pd.DataFrame)) for p in stream)
     return isinstance(stream, collections.abc.Iterator) and not isinstance(stream, str)
+
+
+def _is_features_and_labels(stream) -> bool:
+    """A pair (X, y) as scikit-learn takes it: a DataFrame of features and one label per row
+    (a Series, a one-dimensional array or a list), not two streams."""
+    if not (isinstance(stream, tuple) and len(stream) == 2
+            and isinstance(stream[0], pd.DataFrame)):
+        return False
+    labels = stream[1]
+    return isinstance(labels, (pd.Series, list)) or getattr(labels, "ndim", None) == 1
 
 
 def written_streams(streams, folder: str):
@@ -114,7 +127,7 @@ def written_streams(streams, folder: str):
         for name in streams:  # (they name files: all checked before one is written)
             checked_name(name, "stream")
         return {name: written(s, name) for name, s in streams.items()}
-    if isinstance(streams, list) and not is_rows(streams):
+    if isinstance(streams, (list, tuple)) and not is_rows(streams):
         return [named(s) for s in streams]
     return named(streams)
 
@@ -145,6 +158,19 @@ def errors_naming_the_data(folder: str):
         if option is not None:
             text += f" (from Python: stream_spec_of(data, {option[1]}={option[2]}))"
         raise type(error)(text) from None
+
+
+def _named_by_path(frame: pd.DataFrame) -> pd.DataFrame:
+    """A frame's multi-level columns named by their path, as a nested JSON object's are.
+
+    >>> columns = pd.MultiIndex.from_tuples([("amount", "eur"), ("label", "")])
+    >>> _named_by_path(pd.DataFrame([[9.5, "ok"]], columns=columns)).columns.tolist()
+    ['amount.eur', 'label']
+    """
+    if not isinstance(frame.columns, pd.MultiIndex):
+        return frame
+    return frame.set_axis([".".join(str(p) for p in c if p != "") for c in frame.columns],
+                          axis=1)
 
 
 def _first_collection(table: pd.DataFrame) -> tuple | None:
@@ -220,16 +246,24 @@ def _labels_of_one_kind(table: pd.DataFrame, label: str) -> pd.DataFrame:
                                    for y in labels]})
 
 
-def _table(stream, name: str) -> tuple[pd.DataFrame, dict]:
-    """The rows as a table and the stream options that read it."""
+def _table(stream, name: str, label: str = "label") -> tuple[pd.DataFrame, dict]:
+    """The rows as a table and the stream options that read it (a DataFrame's labels are in
+    its column `label`)."""
     if isinstance(stream, RowsWithOptions):
         table, options = _table(stream.rows, name)
         return table, {**options, **stream.options}
+    if _is_features_and_labels(stream):
+        features, labels = stream[0].pipe(_named_by_path), stream[1]
+        if len(features) != len(labels):
+            raise ConfigError(f"stream {name}: X has {len(features)} rows and y "
+                              f"{len(labels)} labels; give one label per row")
+        label = next(n for n in LABEL_NAMES if n not in features.columns)
+        # (by position, as river's iter_pandas pairs them; a Series keeps its dtype)
+        values = (labels if isinstance(labels, pd.Series) else pd.Series(labels)).array
+        return _table(features.assign(**{label: values}), name, label)
     if isinstance(stream, pd.DataFrame):
-        if isinstance(stream.columns, pd.MultiIndex):  # named by their path, as nested JSON
-            stream = stream.set_axis([".".join(str(p) for p in c if p != "")
-                                      for c in stream.columns], axis=1)
-        if "label" not in stream.columns:
+        stream = _named_by_path(stream)
+        if label not in stream.columns:
             raise ConfigError(f"stream {name}: a DataFrame stream needs a 'label' column (its "
                               f"columns are {list(stream.columns)[:10]}); rename the target "
                               f"column to label, or give river.stream.iter_pandas(X, y)")
@@ -242,14 +276,20 @@ def _table(stream, name: str) -> tuple[pd.DataFrame, dict]:
         sparse = [c for c, dtype in stream.dtypes.items() if isinstance(dtype, pd.SparseDtype)]
         if sparse:  # (Arrow writes no sparse column)
             stream = stream.astype({c: stream[c].dtype.subtype for c in sparse})
+        options = {} if label == "label" else {"label": label}
         if isinstance(stream.index, pd.DatetimeIndex) and "time" not in stream.columns:
-            return stream.reset_index(names="time"), {}  # (a time series: its times)
-        return stream, {}
+            return stream.reset_index(names="time"), options  # (a time series: its times)
+        return stream, options
     xs, ys = [], []
     for pair in stream:
-        if not (isinstance(pair, tuple) and len(pair) == 2 and isinstance(pair[0], dict)):
+        if not (isinstance(pair, tuple) and len(pair) == 2):
             raise ConfigError(f"stream {name}: row {len(xs) + 1} is {type(pair).__name__}, "
                               f"not an (x, y) pair with x a dict of features")
+        if not isinstance(pair[0], dict):
+            raise ConfigError(f"stream {name}: row {len(xs) + 1}'s x is "
+                              f"{type(pair[0]).__name__}, not a dict of features; give "
+                              f"river.stream.iter_array(X, y) for arrays, or (X, y) with X a "
+                              f"DataFrame")
         xs.append(pair[0])
         ys.append(pair[1])
     if not xs:
