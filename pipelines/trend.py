@@ -312,7 +312,10 @@ def format_trend(table: pd.DataFrame) -> str:
     """
     columns = ["stream", "segment", "model", "metric"] if "segment" in table and \
         table["segment"].notna().any() else ["stream", "model", "metric"]
-    wide = table.pivot_table(index="date", columns=columns, values="value", aggfunc="last",
+    index = ["date"]
+    if _runs_share_dates(table):  # each run its own row, named below the runs' common folder
+        table, index = table.assign(run=_below_common_folder(table["run"])), ["date", "run"]
+    wide = table.pivot_table(index=index, columns=columns, values="value", aggfunc="last",
                              sort=False)  # (dates in order)
     # Columns as the table orders them; a model without a value on any date keeps its column.
     wide = wide.reindex(columns=pd.MultiIndex.from_frame(table[columns].drop_duplicates()))
@@ -338,10 +341,38 @@ def _provisional(table: pd.DataFrame) -> list[str]:
     """
     if "may_move_by" not in table:
         return []
-    moving = table[table["may_move_by"].fillna(0) > 0]
+    runs = _below_common_folder(table["run"]) if _runs_share_dates(table) else ""
+    moving = table.assign(run_=runs)[table["may_move_by"].fillna(0) > 0]
     slices = moving["segment"].fillna("") if "segment" in moving else ""
-    return [f"{date}, {' / '.join(filter(None, where))}: labels still pending; " + ", ".join(
+    return [f"{date}{f' ({run})' if run else ''}, {' / '.join(filter(None, where))}: labels "
+            f"still pending; " + ", ".join(
                 f"{metric} may still move by up to {bound:.4f}"
                 for metric, bound in zip(rows["metric"], rows["may_move_by"]))
-            for (date, *where), rows in moving.assign(slice=slices).groupby(
-                ["date", "stream", "model", "slice"], sort=False)]
+            for (date, run, *where), rows in moving.assign(slice=slices).groupby(
+                ["date", "run_", "stream", "model", "slice"], sort=False)]
+
+
+def _runs_share_dates(table: pd.DataFrame) -> bool:
+    """Whether two runs below the folder give one measure of one stream and model on one date
+    (runs dated by the day they finished, or two folders of one partition): each run is then
+    its own row, named.
+
+    >>> runs = pd.DataFrame({"date": ["d1", "d1"], "run": ["a", "b"], "stream": "s",
+    ...                      "model": ["m", "m"], "metric": "accuracy"})
+    >>> _runs_share_dates(runs), _runs_share_dates(runs.assign(model=["m1", "m2"]))
+    (True, False)
+    """
+    if "run" not in table:
+        return False
+    key = ["date", *[c for c in ("stream", "segment", "model", "metric") if c in table]]
+    return bool(table.groupby(key, dropna=False)["run"].nunique().gt(1).any())
+
+
+def _below_common_folder(runs: pd.Series) -> pd.Series:
+    """Run folders named below the folder they all share (local or on an object store).
+
+    >>> _below_common_folder(pd.Series(["gs://b/fraud/v1/d", "gs://b/fraud/v2/d"])).tolist()
+    ['v1/d', 'v2/d']
+    """
+    common = os.path.commonprefix(list(runs.unique()))
+    return runs.str.slice(common.rfind("/") + 1)

@@ -150,6 +150,36 @@ def test_a_model_without_a_value_any_night_keeps_its_column(tmp_path, capsys):
     assert sorted(header[1].split()) == ["model", "nb", "nb", "silent"]
 
 
+def test_two_runs_of_one_date_are_each_a_row_named_by_its_folder(tmp_path, capsys):
+    """Two runs of one stream and model on one date (two folders of one partition, or runs
+    dated by the day they finished): the table printed each date's last run alone and the
+    pending lines named neither; each is now its row, named below their common folder. Runs
+    of other models on one date keep one row."""
+    runs = {"v1/date=2026-11-01": ("nb", 0.9, 0), "v2/date=2026-11-01": ("nb", 0.8, 5),
+            "v3/date=2026-11-01": ("tree", 0.7, 0)}
+    for where, (model, value, pending) in runs.items():
+        folder = tmp_path / where
+        folder.mkdir(parents=True)
+        (folder / "manifest.json").write_text(json.dumps({"counts": [
+            {"stream": "s", "model": model, "instances": 20, "pending_at_end": pending}]}))
+        pd.DataFrame([{"stream": "s", "segment": None, "model": model, "category": "initial",
+                       "bin": None, "window": "cumulative", "metric": "accuracy",
+                       "class": None, "value": value, "n": 20 - pending}]
+                     ).to_csv(folder / "summary.csv", index=False)
+    assert main(["trend", str(tmp_path)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    rows = [line.split() for line in lines if "date=" in line and "pending" not in line]
+    assert rows == [["2026-11-01", "v1/date=2026-11-01", "0.9000", "NaN"],
+                    ["v2/date=2026-11-01", "0.8000", "NaN"],
+                    ["v3/date=2026-11-01", "NaN", "0.7000"]]
+    assert [line.split(":")[0] for line in lines if "pending" in line] == [
+        "2026-11-01 (v2/date=2026-11-01), s / nb"]
+    shutil.rmtree(tmp_path / "v2")  # one run of each model: one row, as before
+    assert main(["trend", str(tmp_path)]) == 0
+    assert [line.split() for line in capsys.readouterr().out.splitlines()
+            if "2026" in line] == [["2026-11-01", "0.9000", "0.7000"]]
+
+
 def test_a_folder_without_runs_is_one_line(tmp_path, capsys):
     assert main(["trend", str(tmp_path)]) == 2
     err = capsys.readouterr().err.strip()
