@@ -263,6 +263,8 @@ def _write_trend(table: pd.DataFrame, out: str, window: str) -> None:
     from pipelines.figures import _grid, _png, _pyplot, save_figure
 
     plt = _pyplot()
+    if _runs_share_dates(table):  # (a point per run, as the printed table has a row per run)
+        table = table.assign(date=table["date"] + " " + _below_common_folder(table["run"]))
     panels = list(dict.fromkeys(zip(table["stream"], table["metric"])))
     fig, axes = _grid(plt, len(panels), f"Measures across runs ({window})")
     for ax, (stream, metric) in zip(axes, panels):

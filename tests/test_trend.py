@@ -150,11 +150,17 @@ def test_a_model_without_a_value_any_night_keeps_its_column(tmp_path, capsys):
     assert sorted(header[1].split()) == ["model", "nb", "nb", "silent"]
 
 
-def test_two_runs_of_one_date_are_each_a_row_named_by_its_folder(tmp_path, capsys):
+def test_two_runs_of_one_date_are_each_a_row_named_by_its_folder(tmp_path, capsys,
+                                                                 monkeypatch):
     """Two runs of one stream and model on one date (two folders of one partition, or runs
-    dated by the day they finished): the table printed each date's last run alone and the
-    pending lines named neither; each is now its row, named below their common folder. Runs
-    of other models on one date keep one row."""
+    dated by the day they finished): the table printed each date's last run alone, the
+    pending lines named neither and the figure drew both at one point; each is now its row
+    and its point, named below their common folder. Runs of other models on one date keep one
+    row."""
+    import pipelines.figures
+
+    drawn = []
+    monkeypatch.setattr(pipelines.figures, "_png", lambda plt, fig: drawn.append(fig) or {})
     runs = {"v1/date=2026-11-01": ("nb", 0.9, 0), "v2/date=2026-11-01": ("nb", 0.8, 5),
             "v3/date=2026-11-01": ("tree", 0.7, 0)}
     for where, (model, value, pending) in runs.items():
@@ -174,6 +180,8 @@ def test_two_runs_of_one_date_are_each_a_row_named_by_its_folder(tmp_path, capsy
                     ["v3/date=2026-11-01", "NaN", "0.7000"]]
     assert [line.split(":")[0] for line in lines if "pending" in line] == [
         "2026-11-01 (v2/date=2026-11-01), s / nb"]
+    ticks = [t.get_text() for t in drawn[0].axes[0].get_xticklabels()]
+    assert ticks == [f"2026-11-01 v{i}/date=2026-11-01" for i in (1, 2, 3)]
     shutil.rmtree(tmp_path / "v2")  # one run of each model: one row, as before
     assert main(["trend", str(tmp_path)]) == 0
     assert [line.split() for line in capsys.readouterr().out.splitlines()
