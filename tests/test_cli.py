@@ -723,10 +723,12 @@ def test_a_count_too_large_to_run_is_refused_before_the_run(tmp_path, capsys, op
     (["--fading", "0.99", "--fading", "1"], "fading factor 1: it must be between 0 and 1 "
                                             "(exclusive); e.g. --fading 0.999"),
     (["--alpha", "0"], "alpha 0: Ψα's α must be positive; e.g. --alpha 2"),
+    (["--delay", "2.5"], "delay '2.5' is not a whole number of events (1000), a duration "
+                         "(30s, 5min, 2h, 1d), random:LOW:HIGH[:SEED] or column:NAME"),
     (["--ph-alpha", "1", "--ph-alpha", "2"], "Page-Hinkley fading factor 2: it must be in (0, "
                                              "1] (1: no fading); e.g. --ph-alpha 0.999")])
-def test_a_window_fading_factor_or_alpha_out_of_range_is_named_alone(tmp_path, capsys, options,
-                                                                      told):
+def test_a_window_fading_factor_alpha_or_delay_out_of_range_is_named_alone(tmp_path, capsys,
+                                                                           options, told):
     assert main(["run", "--stream", 'synth:SEA{"n": 60}', "--model", "majority", "--delay",
                  "5", "--out", str(tmp_path), "--runner", "direct", "--quiet", *options]) == 2
     assert capsys.readouterr().err == f"delayed-eval: error: {told}\n"

@@ -189,8 +189,8 @@ class DelaySpec:
             if isinstance(e, DelaySpecError):
                 raise DelaySpecError(f"delay {text!r}: {e}") from None
             raise DelaySpecError(
-                f"delay {text!r} is not a number of events (1000), a duration (30s, 5min, 2h, "
-                f"1d), random:LOW:HIGH[:SEED] or column:NAME") from None
+                f"delay {text!r} is not a whole number of events (1000), a duration (30s, "
+                f"5min, 2h, 1d), random:LOW:HIGH[:SEED] or column:NAME") from None
         if spec.kind != "column" and spec.value < 0:
             raise DelaySpecError(f"delay {text!r} is negative: a label never comes before its "
                                  f"instance; give 0 or more events, or a duration (30s, 5min)")
