@@ -314,11 +314,11 @@ def format_trend(table: pd.DataFrame) -> str:
     """
     columns = ["stream", "segment", "model", "metric"] if "segment" in table and \
         table["segment"].notna().any() else ["stream", "model", "metric"]
-    index = ["date"]
+    rows, index = table, ["date"]
     if _runs_share_dates(table):  # each run its own row, named below the runs' common folder
-        table, index = table.assign(run=_below_common_folder(table["run"])), ["date", "run"]
-    wide = table.pivot_table(index=index, columns=columns, values="value", aggfunc="last",
-                             sort=False)  # (dates in order)
+        rows, index = table.assign(run=_below_common_folder(table["run"])), ["date", "run"]
+    wide = rows.pivot_table(index=index, columns=columns, values="value", aggfunc="last",
+                            sort=False)  # (dates in order)
     # Columns as the table orders them; a model without a value on any date keeps its column.
     wide = wide.reindex(columns=pd.MultiIndex.from_frame(table[columns].drop_duplicates()))
     text = wide.sort_index(kind="stable").to_string(float_format=lambda v: f"{v:.4f}")
