@@ -2099,6 +2099,18 @@ def test_a_folder_holding_files_of_two_runs_is_refused_by_its_readers(tmp_path, 
     ("dataset:ChickWeights", "gaussian-nb",
      "model gaussian-nb is a classifier, but stream chickweights's labels are numbers "
      "(river's regression dataset)"),
+    # A multi-output dataset gives a dict of targets per instance (each was a dead letter).
+    ("dataset:SolarFlare", "mean-regressor",
+     "stream solarflare: river dataset SolarFlare gives no one label: each instance has 3 "
+     "targets (multi-output regression: 'c-class-flares', 'm-class-flares', "
+     "'x-class-flares'); name the one to score with the stream option "
+     '{"label": "c-class-flares"}'),
+    ('dataset:Yeast{"label": "Class15"}', "majority",
+     "stream yeast: river dataset Yeast has no target 'Class15': each instance has 14 "
+     "targets (multi-output binary classification: 'Class1',"),
+    ('dataset:Phishing{"label": "is_phishing"}', "majority",
+     "stream phishing: river dataset Phishing has one target, its label; the option label "
+     "names one of a multi-output dataset's targets: leave it out"),
 ])
 def test_models_and_generators_that_cannot_fit_are_refused_before_the_run(
         tmp_path, capsys, stream, model, message):

@@ -566,6 +566,14 @@ def test_river_dataset_and_generators():
         assert sum(e[3] == "label" for e in events) == 30 and not dead, name
 
 
+def test_a_multi_output_dataset_is_read_as_the_target_its_label_option_names():
+    events, dead = read('dataset:SolarFlare{"label": "m-class-flares", "n": 40}', delay="1")
+    labels = [e[6] for e in events if e[3] == "label"]
+    river_rows = list(itertools.islice(datasets.SolarFlare(), 40))
+    assert labels == [y["m-class-flares"] for _, y in river_rows] and not dead
+    assert [e[5] for e in events if e[3] == "instance"] == [x for x, _ in river_rows]
+
+
 def test_generator_drift_chain_matches_river_concept_drift_stream():
     spec = ('synth:Agrawal{"n": 400, "seed": 1, "classification_function": 0, '
             '"drift": [{"at": 200, "width": 50, "classification_function": 3}]}')

@@ -61,20 +61,48 @@ class ConceptDriftStream(synth.ConceptDriftStream):
 def dataset_label_kind(spec) -> str | None:
     """What river says a `dataset:` stream's labels are: 'numbers' for a regression dataset
     (ChickWeights' weights are whole numbers, yet no classes), 'classes' for a classification
-    one, None for others (multi-output) and unknown names.
+    one (of a multi-output dataset, its targets' kind), None for unknown names.
 
     >>> from transforms.streams.sources import StreamSpec
     >>> [dataset_label_kind(StreamSpec.parse(f"dataset:{name}"))
-    ...  for name in ("ChickWeights", "Phishing", "SolarFlare")]
-    ['numbers', 'classes', None]
+    ...  for name in ("ChickWeights", "Phishing", "SolarFlare", "Yeast")]
+    ['numbers', 'classes', 'numbers', 'classes']
     """
     from river import datasets
     from river.datasets import base
 
     cls = getattr(datasets, spec.source.split(":", 1)[1], None)
     task = getattr(cls(), "task", None) if isinstance(cls, type) else None
-    return {base.REG: "numbers", base.BINARY_CLF: "classes",
-            base.MULTI_CLF: "classes"}.get(task)
+    return {base.REG: "numbers", base.MO_REG: "numbers", base.BINARY_CLF: "classes",
+            base.MULTI_CLF: "classes", base.MO_BINARY_CLF: "classes"}.get(task)
+
+
+def _one_target(spec, name: str, ds, label):
+    """The (x, y) rows of river dataset `ds` with one label each: a multi-output dataset's
+    target named by the stream option `label` (a dict of targets is no one label to score).
+
+    >>> from river import datasets
+    >>> from transforms.streams.sources import StreamSpec
+    >>> spec = StreamSpec.parse('dataset:SolarFlare{"label": "m-class-flares"}')
+    >>> next(iter(_one_target(spec, "SolarFlare", datasets.SolarFlare(), "m-class-flares")))[1]
+    0
+    """
+    from river.datasets import base
+
+    if getattr(ds, "task", None) not in (base.MO_REG, base.MO_BINARY_CLF):
+        if label is not None:
+            raise InputError(f"stream {spec.name}: river dataset {name} has one target, its "
+                             f"label; the option label names one of a multi-output dataset's "
+                             f"targets: leave it out")
+        return ds
+    targets = list(next(iter(ds))[1])
+    if label not in targets:
+        given = f"has no target {label!r}" if label is not None else "gives no one label"
+        raise InputError(f"stream {spec.name}: river dataset {name} {given}: each instance "
+                         f"has {len(targets)} targets ({ds.task.lower()}: "
+                         f"{', '.join(map(repr, targets))}); name the one to score with the "
+                         f"stream option {{\"label\": \"{targets[0]}\"}}")
+    return ((x, y[label]) for x, y in ds)
 
 
 def _did_you_mean(name: str, module) -> str:
@@ -112,7 +140,7 @@ def river_stream(spec):
                              + _did_you_mean(name, datasets))
         # (A dataset is its rows, as river gives them: no seed, no drift.)
         check_options(f"stream {spec.name}: dataset {name}", opts,
-                      _SYNTH_RESERVED - {"seed", "drift"})
+                      _SYNTH_RESERVED - {"seed", "drift"} | {"label"})
         try:
             ds = cls()
         except Exception as e:
@@ -122,8 +150,9 @@ def river_stream(spec):
             raise InputError(f"stream {spec.name}: river dataset {name} must be downloaded "
                              f"first (this machine may be offline); bundled ones such as "
                              f"Phishing, Bananas, TrumpApproval work anywhere")
+        rows = _one_target(spec, name, ds, opts.get("label"))
         n = opts.get("n")
-        return itertools.islice(ds, n) if n else ds
+        return itertools.islice(rows, n) if n else rows
     cls = getattr(synth, name, None)
     if cls is None or not isinstance(cls, type):
         raise InputError(f"stream {spec.name}: river has no generator {name!r}"

@@ -162,8 +162,9 @@ class Checks:
         """
         if isinstance(y, COLLECTIONS):
             kind = "list" if isinstance(y, (list, tuple, np.ndarray)) else type(y).__name__
-            shown = y.tolist() if isinstance(y, np.ndarray) else y
-            return dead_letter(self.spec.name, f"label {shown!r:.60} is a {kind}, not one "
+            shown = repr(y.tolist() if isinstance(y, np.ndarray) else y)
+            shown = shown if len(shown) <= 60 else shown[:57] + "..."
+            return dead_letter(self.spec.name, f"label {shown} is a {kind}, not one "
                                f"class or one number", file=file, row=row, field=field)
         if isinstance(y, float) and math.isinf(y):
             return dead_letter(self.spec.name, f"label {y} is not a finite number", file=file,
