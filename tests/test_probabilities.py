@@ -12,7 +12,7 @@ import re
 import numpy as np
 import pandas as pd
 import pytest
-from river import datasets, evaluate, metrics, naive_bayes, tree
+from river import datasets, dummy, evaluate, metrics, naive_bayes, tree
 from sklearn import metrics as sk
 
 from metrics.probabilistic import ProbabilityScore
@@ -282,6 +282,24 @@ def test_log_loss_equals_river_progressive_val_score(stream, spec):
     ours = summary[(summary["category"] == "initial") & (summary["window"] == "cumulative")
                    & (summary["metric"] == "log_loss")]
     assert float(ours["value"].iloc[0]) == pytest.approx(log_loss.get(), rel=1e-12)
+
+
+def test_majority_gives_the_prior_as_river_and_moa_do():
+    """The majority baseline's probabilities are the classes' shares of the labels learned so
+    far (MOA's MajorityClass votes its class counts; river's PriorClassifier): its log-loss
+    under delay is river's PriorClassifier's in delayed progressive validation."""
+    n, delay = 2000, 30
+    log_loss = _LogLossOfTheLabel()
+    evaluate.progressive_val_score(
+        itertools.islice(datasets.synth.Waveform(seed=4), n), dummy.PriorClassifier(),
+        log_loss, delay=delay)
+    summary = evaluate_locally(f'synth:Waveform{{"n": {n}, "seed": 4}}', "majority",
+                               str(delay), final=False).summary
+    ours = summary[(summary["category"] == "initial") & (summary["window"] == "cumulative")
+                   & (summary["metric"] == "log_loss")]
+    assert float(ours["value"].iloc[0]) == pytest.approx(log_loss.get(), rel=1e-12)
+    # (about the entropy of three ~equal classes, ln 3; a sure prediction's would be ~20)
+    assert 1 < log_loss.get() < 1.2
 
 
 @pytest.fixture(scope="module")

@@ -110,6 +110,25 @@ class Majority(_Baseline):
     def predict_one(self, x):
         return self._order[self._best] if self._order else None
 
+    def predict_proba_one(self, x):
+        """Each class's share of the labels learned so far, as MOA's `MajorityClass` votes
+        (its class counts) and river's `dummy.PriorClassifier` give them: the prior, whose
+        log-loss is the labels' entropy, the yardstick of a model's log-loss and Brier score.
+        Before any label, the declared classes alike.
+
+        >>> m = Majority(classes=["a", "b", "c"])
+        >>> m.predict_proba_one({})
+        {'a': 0.3333333333333333, 'b': 0.3333333333333333, 'c': 0.3333333333333333}
+        >>> for y in ["b", "a", "b", "d"]:
+        ...     m.learn_one({}, y)
+        >>> m.predict_proba_one({})
+        {'a': 0.25, 'b': 0.5, 'c': 0.0, 'd': 0.25}
+        """
+        seen = sum(self._counts)
+        if not seen:
+            return dict.fromkeys(self._order, 1 / len(self._order)) if self._order else {}
+        return {c: n / seen for c, n in zip(self._order, self._counts)}
+
 
 class NoChange(_Baseline):
     """No-Change (Persistent): the last true label seen.
