@@ -12,7 +12,7 @@ import pandas as pd
 from pipelines.results import text_gaps_as_nan
 from transforms.models.binary import binary_classes
 from transforms.models.specs import ModelSpec, check_tasks, spec_of
-from transforms.replay.engine import ReplayEngine, key_counts
+from transforms.replay.engine import ReplayEngine, key_counts, none_scored_initially
 from transforms.replay.repredict import RepredictPolicy
 from transforms.scoring.curves import score_locally, with_class_names
 from transforms.scoring.plan import ScoringPlan, curve_step
@@ -97,11 +97,17 @@ def evaluate_locally(stream: str, model: str, delay: str = "0", *, final: bool =
         engine = ReplayEngine(model_spec, spec.name, spec.declared_classes(), final=final,
                               repredict=policy, bins=plan.bins, log_predictions="none",
                               baselines=plan.baseline_views, binary=binary.get(spec.name))
-        items = list(spec.events(DelaySpec.parse(delay)))
+        delay = DelaySpec.parse(delay)
+        items = list(spec.events(delay))
         # Data given from Python: a dead letter names its row, in no file of the user's.
         dead_letters = [{**i, "file": None} if (i.get("file") or "").startswith(folder) else i
                         for i in items if isinstance(i, dict)]
         result = engine.drain([i for i in items if not isinstance(i, dict)])
+        counts = key_counts({**result.counts, "pending": len(engine.pending)}, final)
+        if counts["labelled"] and not counts["scored_initial"] and \
+                not result.counts.get("unanswered_after_learning"):  # (as `run` refuses it)
+            raise none_scored_initially(spec, None if spec.label_times_given() else
+                                        spec.delay(delay), counts["instances"])
         summary, curves = score_locally((spec.name, model_spec.name), result.outcomes,
                                         engine.task, plan)
         classes = list(engine.outcome_classes)
@@ -109,5 +115,5 @@ def evaluate_locally(stream: str, model: str, delay: str = "0", *, final: bool =
                                                           for r in summary], columns=ROW_COLUMNS)),
                            pd.DataFrame([with_class_names(r, classes) for r in curves],
                                         columns=[*ROW_COLUMNS, "labels"]),
-                           key_counts({**result.counts, "pending": len(engine.pending)}, final),
+                           counts,
                            dead_letters + result.dead_letters)

@@ -28,7 +28,7 @@ from transforms.errors import InputError
 from transforms.models.randomness import HASH_SEED_COUNT, hash_seed
 from transforms.replay.protocols import model_and_fold
 from transforms.records import SEGMENT_SEPARATOR, is_missing
-from transforms.replay.engine import SET_ASIDE_NOT_FOUND, key_counts
+from transforms.replay.engine import SET_ASIDE_NOT_FOUND, key_counts, none_scored_initially
 from transforms.streams.times import time_format_hint
 from transforms.vocabulary import (BINNED, CATEGORIES, COMPARISON, DRIFT, FINAL, HOLDOUT, INITIAL,
                                    INTERMEDIATE, RESOURCE_METRICS, RESOURCES, SUMMARY_COLUMNS,
@@ -349,20 +349,10 @@ def check_evaluated(pl: Plan, counts: dict, dead: list[dict],
                     f"answered none (None, NaN or {{}}) for each of the {mine[0]['labelled']:,} "
                     f"labelled instances, before and after learning their labels; check that "
                     f"predict_one (or predict_proba_one) returns a class or a number")
-            delay = pl.label_delay(s)
-            spec = None if delay == "input" else s.delay(pl.delay)
-            none_shorter = spec is not None and spec.kind == "constant" and spec.value == 0
-            evaluated = max(c.get("instances", 0) for c in mine)
-            last = "the only instance" if evaluated == 1 else \
-                f"the last of the {evaluated} instances"
-            raise InputError(
-                f"stream {s.name}: no initial prediction could be scored: every labelled "
-                f"instance arrived before any model had learned a label (" + (
-                    "the label times of the input); check the label times" if delay == "input"
-                    else f"delay {delay}: the first label comes after {last} evaluated); "
-                    + ("give " if none_shorter else "give a shorter --delay, or ") + (
-                        f"a wider range than {pl.time_range.describe()} (--from/--to)"
-                        if read.get("outside_range") else "a longer stream")))
+            raise none_scored_initially(
+                s, None if s.label_times_given() else s.delay(pl.delay),
+                max(c.get("instances", 0) for c in mine),
+                pl.time_range.describe() if read.get("outside_range") else None)
     logged_keys = {k: c for k, c in keys.items() if c.get("logged_predictions") is not None}
     unread = next((d for d in dead if d["stream"] is None), None)
     if logged_keys and unread and not any(c["logged_predictions"] for c in logged_keys.values()):

@@ -665,6 +665,26 @@ def test_evaluate_locally_refuses_a_model_of_the_other_task_as_a_run_does(tmp_pa
         "classifier (or, in a backfill, leave out --task regression)")
 
 
+def test_evaluate_locally_refuses_a_delay_that_leaves_nothing_scored_as_a_run_does(tmp_path):
+    """A duration longer than a frame without times (its rows one second apart) left no
+    initial prediction to score: `evaluate_locally` returned a summary of NaN, `run` one
+    line; both say it now, the same way."""
+    from pipelines import evaluate
+    from transforms.errors import InputError
+
+    frame = pd.DataFrame({"x": [i / 10 for i in range(50)], "label": ["a", "b"] * 25})
+    with pytest.raises(InputError) as run_error:
+        evaluate(frame, "gaussian-nb", delay="1h", out=str(tmp_path), runner="direct")
+    with pytest.raises(InputError) as local_error:
+        evaluate_locally(frame, "gaussian-nb", "1h")
+    assert str(local_error.value) == str(run_error.value) == (
+        "stream data: no initial prediction could be scored: every labelled instance arrived "
+        "before any model had learned a label (delay 1h: the first label comes after the last "
+        "of the 50 instances evaluated, which arrive one a second: the stream has no event "
+        "times); give a shorter --delay, or a longer stream")
+    assert evaluate_locally(frame, "gaussian-nb", "40s").counts["scored_initial"] == 10
+
+
 def test_a_frame_of_sparse_columns_scores_as_its_dense_twin(tmp_path):
     """pandas' sparse columns (which Arrow cannot write) are data as any: the numbers of the
     same frame made dense; a frame with two columns of one name is one clear error."""

@@ -1444,6 +1444,14 @@ def test_a_run_that_evaluates_nothing_is_an_error_and_publishes_nothing(tmp_path
         "a wider range than before 1.5 (--from/--to)" in err
     assert main(["run", "--stream", 's=synth:SEA{"n": 30}', "--model", "majority", "--delay",
                  "29", "--out", str(out), "--runner", "direct", "--quiet"]) == 0
+    # A duration on a table without times: its rows are one second apart, and it says so.
+    untimed = _write(tmp_path, "untimed.csv", "f,label\n" + "1.0,a\n" * 40)
+    code = main(["run", "--stream", "u=" + untimed, "--model", "majority", "--delay", "1min",
+                 "--out", str(out), "--runner", "direct", "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2 and "(delay 1min: the first label comes after the last of the 40 " \
+        "instances evaluated, which arrive one a second: the stream has no event times); give " \
+        "a shorter --delay, or a longer stream" in err
     # With no delay at all, a shorter one is no way out: one instance is too short a stream.
     code = main(["run", "--stream", 's=synth:SEA{"n": 1}', "--model", "majority", "--delay",
                  "0", "--out", str(out), "--runner", "direct", "--quiet"])

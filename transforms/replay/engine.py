@@ -22,7 +22,7 @@ import numpy as np
 from metrics.baselines import BaselineViews
 from metrics.binning import binned_many, binned_proba_many
 from metrics.probabilistic import PROBABILITY_SLACK, PROBABILITY_SUM_SLACK
-from transforms.errors import ModelError
+from transforms.errors import InputError, ModelError
 from transforms.models.binary import LabelsError, with_binary_labels
 from transforms.models.naive_bayes_batch import fast_predict_one, predict_with_proba
 from transforms.models.randomness import HASH_SEED_COUNT, RandomStates, hash_seed
@@ -94,6 +94,34 @@ def key_counts(raw: dict, final: bool = True) -> dict:
             "scored_initial": c["labelled"] - c["unscored_initial"],
             "scored_final": c["labelled"] - c["unscored_final"] if final else 0,  # (--no-final)
             "pending_at_end": c["pending"]}
+
+
+def none_scored_initially(s, delay, evaluated: int, range_text: str | None = None):
+    """The error of stream `s` none of whose labelled instances could be scored at arrival:
+    every one came before the first label was learned, under `delay` (a `DelaySpec`, None when
+    the input gives the label times) with `evaluated` instances (in the range `range_text`).
+
+    >>> from transforms.streams.delays import DelaySpec
+    >>> from transforms.streams.sources import StreamSpec
+    >>> print(none_scored_initially(StreamSpec.parse('synth:SEA{"n": 200}'),
+    ...                             DelaySpec.parse("1h"), 200))  # doctest: +NORMALIZE_WHITESPACE
+    stream sea: no initial prediction could be scored: every labelled instance arrived before
+    any model had learned a label (delay 1h: the first label comes after the last of the 200
+    instances evaluated, which arrive one a second: the stream has no event times); give a
+    shorter --delay, or a longer stream
+    """
+    what = f"stream {s.name}: no initial prediction could be scored: every labelled instance " \
+        f"arrived before any model had learned a label ("
+    if delay is None:
+        return InputError(what + "the label times of the input); check the label times")
+    last = "the only instance" if evaluated == 1 else f"the last of the {evaluated} instances"
+    untimed = ", which arrive one a second: the stream has no event times" if \
+        delay.unit != "events" and s.times_are_row_numbers() else ""
+    none_shorter = delay.kind == "constant" and delay.value == 0
+    return InputError(
+        what + f"delay {delay}: the first label comes after {last} evaluated{untimed}); "
+        + ("give " if none_shorter else "give a shorter --delay, or ")
+        + (f"a wider range than {range_text} (--from/--to)" if range_text else "a longer stream"))
 
 
 # With `maturity`, counts per arrival day (UTC) also go into the counts, as flat keys that add

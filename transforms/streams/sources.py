@@ -569,6 +569,21 @@ or start the evaluation later with --from
         return "labels" in self.options or bool({self.options.get(k, k) for k in (
             "kind", "label_time")} & set(self.columns()))
 
+    def times_are_row_numbers(self) -> bool:
+        """Whether the stream has no event times, so its instances arrive one a second, the
+        first at 0 (a generator, a river dataset, an ARFF file but a MOA-style delayed one, a
+        table without a time column).
+
+        >>> StreamSpec.parse('synth:SEA{"n": 10}').times_are_row_numbers()
+        True
+        """
+        if self.kind != "file":
+            return True
+        if self.format == "arff":
+            return not self.options.get("delayed")
+        return self.options.get("time", "time") not in self.columns() and not \
+            self.labels_in_rows_of_their_own()
+
     def labels_in_rows_of_their_own(self) -> bool:
         """Whether the stream's labels are rows of their own, matched to instances by id (an
         event log, an instance + label table, MOA-style delayed ARFF), not a column of each
