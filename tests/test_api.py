@@ -322,6 +322,12 @@ def test_river_datasets_and_generators_built_in_python_are_the_streams_their_spe
             RunConfig(streams=wrong, models=["majority"], out="unused")
     with pytest.raises(ConfigError, match=r"^stream 5 \(int\): a stream is a spec"):
         RunConfig(streams=[5], models=["majority"], out="unused")
+    # The class where one of its streams was meant.
+    for cls, made in ((datasets.Phishing, "datasets.Phishing()"), (synth.SEA, "synth.SEA()")):
+        with pytest.raises(ConfigError) as error:
+            RunConfig(streams=[cls], models=["majority"], out="unused")
+        assert str(error.value) == f"stream {cls.__name__} is a class; give one of its " \
+            f"streams, {made}"
 
 
 def test_a_river_generator_evaluated_from_python_scores_as_river_does(tmp_path):

@@ -243,6 +243,10 @@ def stream_spec_of(stream, **options):
         raise ConfigError(f"stream {json.dumps(stream, default=str)}: a stream is one text, its "
                           f"options in JSON after its source, e.g. "
                           f"'logs/trips.csv{{\"time\": \"pickup\"}}' (quoted in YAML)")
+    if isinstance(stream, type) and issubclass(stream, datasets.base.Dataset):
+        module = "synth" if issubclass(stream, datasets.base.SyntheticDataset) else "datasets"
+        raise ConfigError(f"stream {stream.__name__} is a class; give one of its streams, "
+                          f"{module}.{stream.__name__}()")
     where = f"stream {type(stream).__name__}"
     if isinstance(stream, synth.ConceptDriftStream):
         raise ConfigError(f"{where}: a drift is given as the generator's drift option, "
