@@ -691,6 +691,35 @@ def test_evaluate_locally_refuses_a_delay_that_leaves_nothing_scored_as_a_run_do
     assert evaluate_locally(frame, "gaussian-nb", "40s").counts["scored_initial"] == 10
 
 
+def test_a_model_that_has_learned_is_refused_not_evaluated_new_in_silence(tmp_path):
+    """A run builds each model new from its parameters: a model given after river's
+    progressive_val_score trained it (or one loaded with what it learned) was evaluated as a
+    new one, what it had learned dropped in silence."""
+    from river import evaluate as river_evaluate
+    from river import metrics, tree
+    from river.datasets import synth
+
+    from pipelines import evaluate
+    from transforms.models.specs import ModelSpecError
+
+    model = tree.HoeffdingTreeClassifier(grace_period=50)
+    river_evaluate.progressive_val_score(synth.SEA(seed=1).take(300), model,
+                                         metrics.Accuracy(), delay=5)
+    stream = 'synth:SEA{"n": 100, "seed": 2}'
+    for call in (lambda m: evaluate_locally(stream, m, "5"),
+                 lambda m: evaluate(stream, [m], delay="5", out=str(tmp_path), runner="direct")):
+        with pytest.raises(ModelSpecError) as error:
+            call(model)
+        assert str(error.value).startswith(
+            "model HoeffdingTreeClassifier has learned already (river's progressive_val_score, "
+            "for one, trains the model it is given): a run builds each model new from its "
+            "parameters, so what it learned would be lost in silence; give it new")
+        assert not (tmp_path / "summary.csv").exists()
+    assert evaluate_locally(stream, model.clone(), "5").counts["scored_initial"] == 95
+    assert evaluate_locally(stream, tree.HoeffdingTreeClassifier(), "5").counts["labelled"] \
+        == 100  # (a new model of the same class, and of other parameters, as before)
+
+
 def test_a_frame_of_sparse_columns_scores_as_its_dense_twin(tmp_path):
     """pandas' sparse columns (which Arrow cannot write) are data as any: the numbers of the
     same frame made dense; a frame with two columns of one name is one clear error."""

@@ -17,14 +17,17 @@ importlib and parameters parsed as JSON.
 
 from __future__ import annotations
 
+import collections
 import difflib
 import importlib
 import inspect
 import json
 import pkgutil
+import random
 import sys
 from dataclasses import dataclass, field
 
+import numpy as np
 from river import base
 
 from metrics.exact import ExactSum
@@ -650,6 +653,13 @@ def spec_of(model) -> str:
                              f"its class a river.base.Classifier or river.base.Regressor "
                              f"(learn_one, predict_one), or give a spec such as 'gaussian-nb'")
     where = f"model {type(model).__qualname__}"
+    if not _same_state(model, _new(model)):
+        raise ModelSpecError(
+            f"{where} has learned already (river's progressive_val_score, for one, trains the "
+            f"model it is given): a run builds each model new from its parameters, so what it "
+            f"learned would be lost in silence; give it new ({type(model).__qualname__}() or "
+            f"model.clone()), and to start from learned rows, pretrain on the stream's first "
+            f"ones (pretrain=N)")
     if isinstance(model, compose.TransformerUnion):  # (a + b: its transformers, in order)
         parts = list(model.transformers.values())
         if any(isinstance(t, compose.Pipeline) for t in parts):
@@ -661,6 +671,55 @@ def spec_of(model) -> str:
     else:
         params = changed_params(type(model), model._get_params(), where)
     return _public_path(type(model)) + (json.dumps(params) if params else "")
+
+
+def _new(model):
+    """A new model of `model`'s parameters (river's `clone`), or `model` itself where they
+    cannot build one (a class of the user's whose parameters are not its attributes: the
+    spec written of it fails as clearly)."""
+    try:
+        return model.clone()
+    except Exception:
+        return model
+
+
+_RANDOM_STATES = (random.Random, np.random.RandomState, np.random.Generator)
+
+
+def _same_state(a, b, depth: int = 0) -> bool:
+    """Whether two models hold the same learned state, attribute by attribute: a model given
+    from Python against its `clone()`, a new one of the same parameters. Random generators
+    are not compared (a model without a seed draws its own), nor functions or what keeps its
+    state out of reach (a C object): those tell nothing of learning.
+
+    >>> from river import naive_bayes
+    >>> model = naive_bayes.GaussianNB()
+    >>> _same_state(model, model.clone())
+    True
+    >>> model.learn_one({"a": 1.0}, True)
+    >>> _same_state(model, model.clone())
+    False
+    """
+    if isinstance(a, _RANDOM_STATES) and isinstance(b, _RANDOM_STATES) or depth > 50:
+        return True
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, float):
+        return a == b or a != a and b != b  # (NaN)
+    if isinstance(a, (int, str, bytes, complex, type(None), set, frozenset)):
+        return a == b
+    if isinstance(a, np.ndarray):
+        return a.shape == b.shape and np.array_equal(a, b, equal_nan=a.dtype.kind in "fc")
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_same_state(a[k], b[k], depth + 1) for k in a)
+    if isinstance(a, (list, tuple, collections.deque)):
+        return len(a) == len(b) and all(_same_state(x, y, depth + 1) for x, y in zip(a, b))
+    if callable(a) and not isinstance(a, base.Base):  # (a function, a class, a partial)
+        return True
+    if hasattr(a, "__dict__"):
+        return _same_state(vars(a), vars(b), depth + 1)
+    slots = [s for k in type(a).__mro__ for s in getattr(k, "__slots__", ())]
+    return all(_same_state(getattr(a, s, None), getattr(b, s, None), depth + 1) for s in slots)
 
 
 def model_specs(models) -> list:
