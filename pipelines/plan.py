@@ -193,7 +193,8 @@ def plan(config: RunConfig) -> Plan:
             if log.needs_score_class():
                 log = log.with_score_class(_positive_of_labels(streams))
             if log.decides_by_score():
-                log = log.deciding_by_score(_other_class(streams, log.proba["positive"]))
+                log = log.deciding_by_score(_other_class(streams, log.proba["positive"])
+                                            if "positive" in log.proba else None)
             log.check_columns(time_range)
             names = _logged_models(log, config.models, time_range)
             if not names:

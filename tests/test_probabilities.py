@@ -467,6 +467,88 @@ def test_logged_probabilities_that_do_not_sum_to_1_are_counted_and_scored_as_giv
                                               for p, y in zip(probabilities, labels)]), rel=1e-12)
 
 
+@pytest.mark.parametrize("log_format", ["jsonl", "parquet"])
+@pytest.mark.parametrize("with_prediction", [False, True])
+def test_listed_classes_and_scores_give_the_probabilities_and_the_highest_the_class(
+        tmp_path, log_format, with_prediction):
+    """A service answering {"classes": [...], "scores": [...]} (TensorFlow Serving, Vertex
+    AI), logged as it answered: nested lists in JSON Lines, list columns in Parquet, the
+    classes in any order, ties and a missing answer among them. Its prediction is the class of
+    the highest score (the first listed of equals) unless the log has a prediction column.
+    Oracle: a plain loop over the same rows."""
+    rng = np.random.default_rng(5)
+    n, classes = 60, ["a", "b", "c"]
+    labels = [classes[i] for i in rng.integers(0, 3, n)]
+    pd.DataFrame({"id": range(n), "time": range(n), "label": labels}).to_csv(
+        tmp_path / "rows.csv", index=False)
+    rows, truth = [], []
+    for i in range(n):
+        order = [classes[k] for k in rng.permutation(3)]
+        scores = rng.dirichlet([1, 1, 1]).round(3).tolist()
+        if i % 7 == 0:  # a tie of the two highest: the first listed
+            scores = [0.4, 0.4, 0.2]
+        answer = None if i == 11 else {"classes": order, "scores": scores}
+        row = {"id": str(i), "t": i + 0.5, "output": answer}
+        if with_prediction:
+            row["y_pred"] = "c"
+        rows.append(row)
+        if answer is not None:
+            p = dict(zip(order, scores))
+            decided = "c" if with_prediction else order[scores.index(max(scores))]
+            truth.append((labels[i], decided, p))
+    log = tmp_path / f"log.{log_format}"
+    if log_format == "jsonl":
+        log.write_text("".join(json.dumps(r) + "\n" for r in rows))
+        options = {"score_classes": "output.classes", "scores": "output.scores"}
+    else:
+        pd.DataFrame({"id": [r["id"] for r in rows], "t": [r["t"] for r in rows],
+                      "classes": [r["output"] and r["output"]["classes"] for r in rows],
+                      "scores": [r["output"] and r["output"]["scores"] for r in rows],
+                      **({"y_pred": "c"} if with_prediction else {})}).to_parquet(log)
+        options = {"score_classes": "classes", "scores": "scores"}
+    assert main(["backfill", "--stream", f"s={tmp_path / 'rows.csv'}", "--predictions",
+                 f"{log}{json.dumps(options)}", "--delay", "3s", "--out", str(tmp_path / "o"),
+                 "--runner", "direct", "--quiet"]) == 0
+    summary = read_csv(tmp_path / "o" / "summary.csv")
+    initial = summary[(summary.category == "initial") & (summary.window == "cumulative")
+                      & summary["class"].isna()].set_index("metric")
+    # (the missing answer is no prediction, unless the log's prediction column gives one)
+    assert initial.loc["accuracy", "n"] == n - (not with_prediction)
+    assert initial.loc["log_loss", "n"] == n - 1
+    assert initial.loc["accuracy", "value"] == pytest.approx(
+        np.mean([y == decided for y, decided, _ in truth] + [labels[11] == "c"] * (
+            with_prediction)), abs=1e-12)
+    assert initial.loc["log_loss", "value"] == pytest.approx(
+        np.mean([-math.log(p[y]) for y, _, p in truth]), rel=1e-12)
+    assert initial.loc["brier", "value"] == pytest.approx(np.mean(  # (½ Σ_c, as documented)
+        [sum((p[c] - (c == y)) ** 2 for c in classes) / 2 for y, _, p in truth]), rel=1e-12)
+
+
+def test_listed_classes_taken_for_predictions_or_unequal_lists_are_one_line(tmp_path, capsys):
+    """A log whose prediction column holds each answer's list of classes was scored as one
+    unknown class per prediction, all wrong, with a notice and status 0; lists of classes and
+    scores of two lengths name the prediction."""
+    pd.DataFrame({"id": range(4), "time": range(4), "label": ["a", "b"] * 2}).to_csv(
+        tmp_path / "rows.csv", index=False)
+    rows = [{"id": str(i), "t": i + 0.5, "out": {"classes": ["a", "b"], "scores": [0.3, 0.7]}}
+            for i in range(4)]
+    rows[2]["out"]["scores"] = [1.0]
+    (tmp_path / "log.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    for options, line in (
+            ({"prediction": "out.classes"}, "log.jsonl: column 'out.classes' (option "
+             "prediction) holds lists, not one class per prediction; name a list of classes "
+             "and one of their scores with the --predictions option {\"score_classes\": ..., "
+             "\"scores\": ...} (the prediction: the class of the highest score)"),
+            ({"score_classes": "out.classes", "scores": "out.scores"}, "log.jsonl: the "
+             "prediction of id '2' lists 2 classes and 1 scores ('out.classes', 'out.scores'); "
+             "each class has its score")):
+        assert main(["backfill", "--stream", f"s={tmp_path / 'rows.csv'}", "--predictions",
+                     f"{tmp_path / 'log.jsonl'}{json.dumps(options)}", "--delay", "3s",
+                     "--out", str(tmp_path / "o"), "--runner", "direct", "--quiet"]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and err.endswith(line + "\n"), err
+
+
 def test_a_models_probabilities_that_do_not_sum_to_1_are_counted_as_a_logs_are(tmp_path,
                                                                                 capsys):
     """A model's predict_proba_one whose answers from its 50th on are halved: a run scored
@@ -512,6 +594,12 @@ def test_a_model_giving_probabilities_outside_0_1_is_named_as_a_log_is(tmp_path,
     ({"score": "p", "positive": "True", "proba_columns": {"True": "p"}}, "not both"),
     ({"proba_columns": ["p"]}, "proba_columns must map each class to its column"),
     ({"score": "nowhere", "positive": "True"}, "'nowhere'"),
+    ({"scores": "p"}, "score_classes and scores name two list columns, each prediction's "
+                      "classes and their scores: give both"),
+    ({"score_classes": "id", "scores": "p"}, "column 'id' (option score_classes) holds "
+                                             "string, not lists"),
+    ({"score": "p", "positive": "True", "score_classes": "c", "scores": "s"},
+     "give score or scores, not both"),
 ])
 def test_a_log_whose_probability_options_are_wrong_is_one_error_line(tmp_path, capsys, options,
                                                                       message):

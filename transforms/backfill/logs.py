@@ -35,9 +35,12 @@ from transforms.vocabulary import FINAL, REPREDICTION
 LOG_COLUMNS = {"stream": "stream", "model": "model", "id": "id", "kind": "kind", "time": "t",
                "prediction": "y_pred", "proba": "proba"}
 # Class probabilities from other columns: a binary task's positive-class probability
-# (`score`, with the class it belongs to, `positive`), or one column per class (`proba_columns`:
-# {class: column}). Either becomes the `proba` map column {class: probability}.
-PROBA_OPTIONS = ("score", "positive", "proba_columns")
+# (`score`, with the class it belongs to, `positive`), one column per class (`proba_columns`:
+# {class: column}), or two list columns of each prediction's classes and their scores
+# (`score_classes`, `scores`: `{"classes": [...], "scores": [...]}` as TensorFlow Serving and
+# Vertex AI answer). Each becomes the `proba` map column {class: probability}.
+PROBA_OPTIONS = ("score", "positive", "proba_columns", "score_classes", "scores")
+LISTED = ("score_classes", "scores")
 # A score's decision: the positive class where the score is at least this (`threshold`), else
 # the other class; for a log without a prediction column, or to score another threshold.
 DEFAULT_THRESHOLD = 0.5
@@ -122,10 +125,13 @@ class PredictionLogSpec:
     {class: probability} (`proba`, as `run` writes it; a JSON object in a JSON Lines log), from
     the positive class's probability in a binary task (`{"score": "p_fraud", "positive":
     "fraud"}`: the other class has 1 − score), or from one column per class
-    (`{"proba_columns": {"fraud": "p_fraud", "ok": "p_ok"}}`). A log with a score and no
-    prediction column, or with a `threshold` (`{"score": "p_fraud", "threshold": 0.3}`),
-    predicts the positive class where the score is at least the threshold (0.5 by default),
-    else the other class (`deciding_by_score`).
+    (`{"proba_columns": {"fraud": "p_fraud", "ok": "p_ok"}}`), or from two list columns, each
+    prediction's classes and their scores (`{"score_classes": "output.classes", "scores":
+    "output.scores"}`). A log with a score and no prediction column, or with a `threshold`
+    (`{"score": "p_fraud", "threshold": 0.3}`), predicts the positive class where the score is
+    at least the threshold (0.5 by default), else the other class; one with listed scores and
+    no prediction column, the class of the highest score, the first listed of equals
+    (`deciding_by_score`).
 
     >>> spec = PredictionLogSpec.parse('logs/preds{"time": "ts", "prediction": "decision"}')
     >>> spec.pattern, spec.columns["time"], spec.columns["id"]
@@ -143,7 +149,8 @@ class PredictionLogSpec:
         self.sep_given = "sep" in (csv or {})  # (else a .tsv file's is a tab)
         self.encoding = encoding
         self.threshold: float | None = None  # the `threshold` option's
-        self.decision: tuple | None = None  # (positive, other, threshold): `deciding_by_score`
+        # `deciding_by_score`: (positive, other, threshold), or ("highest",) of listed scores
+        self.decision: tuple | None = None
         self._twice: dict = {}  # files without a kind column -> `_predicted_twice`'s answer
         self._listed: dict = {}  # time range -> `files`' answer
         self._run_records: dict = {}  # time range -> `_run_record`'s answer
@@ -158,7 +165,8 @@ class PredictionLogSpec:
         proba = {k: options.pop(k) for k in PROBA_OPTIONS if k in options}
         csv = {k: options.pop(k) for k in CSV_LOG_OPTIONS if k in options}
         where = f"prediction log {pattern}"
-        named = {k: v for k, v in {**options, **proba}.items() if k in (*LOG_COLUMNS, "score")}
+        named = {k: v for k, v in {**options, **proba}.items()
+                 if k in (*LOG_COLUMNS, "score", *LISTED)}
         for option, column in named.items():
             if not isinstance(column, str):
                 example = json.dumps({option: LOG_COLUMNS.get(option, "p_fraud")})
@@ -181,8 +189,14 @@ class PredictionLogSpec:
             raise InputError(f"{where}: threshold is a number in [0, 1] that decides the "
                              f'positive class from a score column, e.g. {{"score": "p_fraud", '
                              f'"positive": "fraud", "threshold": 0.3}}')
-        if "score" in proba and "proba_columns" in proba:
-            raise InputError(f"{where}: give score or proba_columns, not both")
+        given = [k for k in ("score", "proba_columns", "scores") if k in proba]
+        if len(given) > 1:
+            raise InputError(f"{where}: give {' or '.join(given)}, not " + (
+                "both" if len(given) == 2 else "all three"))
+        if ("scores" in proba) != ("score_classes" in proba):
+            raise InputError(f'{where}: score_classes and scores name two list columns, each '
+                             f'prediction\'s classes and their scores: give both, e.g. '
+                             f'{{"score_classes": "output.classes", "scores": "output.scores"}}')
         if "positive" in proba and "score" not in proba:
             raise InputError(f"{where}: positive names the class of a score column: give "
                              f'both, e.g. {{"score": "p_fraud", "positive": "fraud"}}')
@@ -219,8 +233,8 @@ class PredictionLogSpec:
 
     def decides_by_score(self) -> bool:
         """Whether its predictions are to be decided from its score: it has a `threshold`, or
-        a score and no prediction column (in its first file)."""
-        if "score" not in self.proba:
+        a score or listed scores and no prediction column (in its first file)."""
+        if "score" not in self.proba and "scores" not in self.proba:
             return False
         return self.threshold is not None or self._first_values("prediction") is None
 
@@ -231,7 +245,17 @@ class PredictionLogSpec:
         >>> spec = PredictionLogSpec.parse('p.csv{"score": "p", "positive": "fraud"}')
         >>> spec.deciding_by_score("ok").decision
         ('fraud', 'ok', 0.5)
+
+        Listed scores decide alone: the class of the highest.
+
+        >>> PredictionLogSpec.parse('p.jsonl{"score_classes": "c", "scores": "s"}'
+        ...                         ).deciding_by_score(None).decision
+        ('highest',)
         """
+        decided = copy.copy(self)
+        if "scores" in self.proba:
+            decided.decision = ("highest",)
+            return decided
         positive = self.proba["positive"]
         if other is None:
             raise InputError(f"prediction log {self.pattern}: its predictions are decided from "
@@ -240,7 +264,6 @@ class PredictionLogSpec:
                              f"name as the only one: declare the two classes with the stream "
                              f'option {{"classes": [{json.dumps(positive)}, "..."]}}, or log '
                              f"the predictions (the option prediction)")
-        decided = copy.copy(self)
         decided.decision = (positive, other, DEFAULT_THRESHOLD if self.threshold is None
                             else self.threshold)
         return decided
@@ -249,6 +272,8 @@ class PredictionLogSpec:
         """The columns the class probabilities are read from (renamed into `proba`)."""
         if "score" in self.proba:
             return [self.proba["score"]]
+        if "scores" in self.proba:
+            return [self.proba[k] for k in LISTED]
         return list(self.proba.get("proba_columns", {}).values())
 
     def files(self, time_range=None) -> list[str]:
@@ -713,17 +738,27 @@ class PredictionLogSpec:
                     [*batch.columns, self._proba_map(batch, path)], names=[*names, "proba"])
                 names = [*names, "proba"]
             batch = pa.RecordBatch.from_arrays(batch.columns, names=names)
+            if "prediction" in names and _is_list(batch.column(names.index("prediction"))):
+                raise InputError(
+                    f"{path}: column {self.columns['prediction']!r} (option prediction) holds "
+                    f"lists, not one class per prediction; name a list of classes and one of "
+                    f'their scores with {OPTION} {{"score_classes": ..., "scores": ...}} '
+                    f"(the prediction: the class of the highest score)")
             if self.decision and (columns is None or "prediction" in columns):
                 batch = self._decided(batch, path)
             yield batch
 
     def _decided(self, batch: pa.RecordBatch, path: str) -> pa.RecordBatch:
-        """The batch with its prediction column decided from its score (`decision`)."""
-        positive, other, threshold = self.decision
-        score = self._numbers(batch, self.proba["score"], path)
-        decided = np.where(score >= threshold, str(positive), str(other)).astype(object)
-        decided[np.isnan(score)] = None  # (no score: no prediction)
-        column = pa.array(decided, pa.string())
+        """The batch with its prediction column decided from its score (`decision`): the
+        positive class at the threshold, or the class of the highest listed score."""
+        if self.decision == ("highest",):
+            column = _highest_class(batch.column(batch.schema.get_field_index("proba")))
+        else:
+            positive, other, threshold = self.decision
+            score = self._numbers(batch, self.proba["score"], path)
+            decided = np.where(score >= threshold, str(positive), str(other)).astype(object)
+            decided[np.isnan(score)] = None  # (no score: no prediction)
+            column = pa.array(decided, pa.string())
         if "prediction" in batch.schema.names:
             return batch.set_column(batch.schema.get_field_index("prediction"), "prediction",
                                     column)
@@ -748,8 +783,9 @@ class PredictionLogSpec:
         missing = {k: self.columns[k] for k in options if self.columns[k] not in names}
         for column in sources:
             if column not in names:
-                missing["score" if "score" in self.proba else f"proba_columns: {column}"] = \
-                    column
+                option = next((k for k in ("score", *LISTED) if self.proba.get(k) == column),
+                              f"proba_columns: {column}")
+                missing[option] = column
         if not missing:
             return
         what = " and ".join(f'column {c!r} (option "{k.split(":")[0]}")'
@@ -905,8 +941,10 @@ class PredictionLogSpec:
             yield batch
 
     def _proba_map(self, batch: pa.RecordBatch, path: str) -> pa.MapArray:
-        """The `score` or `proba_columns` columns as one map column {class: probability}
-        (null where a row has no number)."""
+        """The `score`, `proba_columns` or listed-score columns as one map column {class:
+        probability} (null where a row has no number)."""
+        if "scores" in self.proba:
+            return self._listed_proba(batch, path)
         if "score" in self.proba:
             by_class = {str(self.proba["positive"]): self.proba["score"]}
         else:
@@ -921,6 +959,52 @@ class PredictionLogSpec:
                                        pa.array(matrix[made].ravel(), pa.float64()),
                                        mask=pa.array(~made))
 
+
+    def _listed_proba(self, batch: pa.RecordBatch, path: str) -> pa.MapArray:
+        """The `score_classes` and `scores` list columns as one map column {class: score}: a
+        row with no lists, empty ones or a missing score has none; lists of two lengths stop
+        the backfill, naming the prediction's id.
+
+        >>> batch = pa.RecordBatch.from_pydict({"id": ["a", "b", "c"], "c": [["x", "y"], None,
+        ...     ["x", "y"]], "s": [[0.25, 0.75], None, [0.5, None]]})
+        >>> spec = PredictionLogSpec.parse('p.jsonl{"score_classes": "c", "scores": "s"}')
+        >>> spec._listed_proba(batch, "p.jsonl").to_pylist()
+        [[('x', 0.25), ('y', 0.75)], None, None]
+        """
+        lists = {}
+        for option in LISTED:
+            name = self.proba[option]
+            column = batch.column(batch.schema.get_field_index(name))
+            if not _is_list(column):
+                raise InputError(f"{path}: column {name!r} (option {option}) holds "
+                                 f"{column.type}, not lists: {option} names a column of each "
+                                 f"prediction's list of " + ("classes" if option == LISTED[0]
+                                                             else "scores"))
+            lists[option] = column
+        classes, scores = lists["score_classes"], lists["scores"]
+        lengths = pc.fill_null(pc.list_value_length(classes), 0).to_numpy()
+        twice = np.flatnonzero(lengths != pc.fill_null(pc.list_value_length(scores),
+                                                        0).to_numpy())
+        if len(twice):
+            row = int(twice[0])
+            ids = batch.column(batch.schema.get_field_index("id")).to_pylist() \
+                if "id" in batch.schema.names else [None] * batch.num_rows
+            raise InputError(f"{path}: the prediction of id {ids[row]!r} lists "
+                             f"{len(classes[row].values)} classes and "
+                             f"{len(scores[row].values)} scores ({self.proba['score_classes']!r}"
+                             f", {self.proba['scores']!r}); each class has its score")
+        values = self._numbers(pa.RecordBatch.from_arrays([pc.list_flatten(scores)], ["s"]),
+                               "s", path)
+        row_of = np.repeat(np.arange(batch.num_rows), lengths)
+        missing = np.zeros(batch.num_rows, dtype=bool)
+        missing[row_of[np.isnan(values)]] = True
+        made = (lengths > 0) & ~missing
+        keep = made[row_of]
+        offsets = np.concatenate([[0], np.cumsum(np.where(made, lengths, 0))]).astype(np.int32)
+        keys = pc.cast(pc.list_flatten(classes), pa.string()).filter(pa.array(keep))
+        return pa.MapArray.from_arrays(pa.array(offsets), keys,
+                                       pa.array(values[keep], pa.float64()),
+                                       mask=pa.array(~made))
 
     def _numbers(self, batch: pa.RecordBatch, column: str, path: str) -> np.ndarray:
         """A probability column's values as floats (NaN: none)."""
@@ -937,6 +1021,40 @@ class PredictionLogSpec:
             raise InputError(f"{path}: column {column!r} holds something other than "
                              f"probabilities (numbers); name the probability column(s) with "
                              f"score or proba_columns") from None
+
+
+def _is_list(column: pa.Array) -> bool:
+    """Whether an Arrow column holds lists.
+
+    >>> _is_list(pa.array([["a"]])), _is_list(pa.array(["a"]))
+    (True, False)
+    """
+    return pa.types.is_list(column.type) or pa.types.is_large_list(column.type)
+
+
+def _highest_class(maps: pa.MapArray) -> pa.Array:
+    """Each map's class of the highest probability, the first of equals in the map's order
+    (None for no map).
+
+    >>> maps = pa.array([[("x", 0.25), ("y", 0.75)], None, [("x", 0.5), ("y", 0.5)]],
+    ...                 pa.map_(pa.string(), pa.float64()))
+    >>> _highest_class(maps).to_pylist()
+    ['y', None, 'x']
+    """
+    offsets = maps.offsets.to_numpy()  # (into the whole children: a slice's too)
+    lengths = np.where(maps.is_valid().to_numpy(zero_copy_only=False), np.diff(offsets), 0)
+    rows = np.flatnonzero(lengths > 0)
+    lengths = lengths[rows]
+    within = np.arange(lengths.sum()) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+    at = np.repeat(offsets[:-1][rows], lengths) + within  # each row's entries, in order
+    values = maps.items.to_numpy(zero_copy_only=False)[at]
+    row_of = np.repeat(np.arange(len(rows)), lengths)
+    highest = np.maximum.reduceat(values, np.cumsum(lengths) - lengths) if len(rows) else values
+    at_highest = np.flatnonzero(values == highest[row_of])
+    first = at[at_highest[np.unique(row_of[at_highest], return_index=True)[1]]]
+    decided = np.full(len(maps), None, dtype=object)
+    decided[rows] = np.array(maps.keys.to_pylist(), dtype=object)[first]
+    return pa.array(decided, pa.string())
 
 
 def _well_formed_set_aside(text: bytes, path: str) -> dict:
