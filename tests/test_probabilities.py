@@ -467,15 +467,16 @@ def test_logged_probabilities_that_do_not_sum_to_1_are_counted_and_scored_as_giv
                                               for p, y in zip(probabilities, labels)]), rel=1e-12)
 
 
-@pytest.mark.parametrize("log_format", ["jsonl", "parquet"])
+@pytest.mark.parametrize("log_format", ["jsonl", "parquet", "fixed order"])
 @pytest.mark.parametrize("with_prediction", [False, True])
 def test_listed_classes_and_scores_give_the_probabilities_and_the_highest_the_class(
         tmp_path, log_format, with_prediction):
     """A service answering {"classes": [...], "scores": [...]} (TensorFlow Serving, Vertex
     AI), logged as it answered: nested lists in JSON Lines, list columns in Parquet, the
-    classes in any order, ties and a missing answer among them. Its prediction is the class of
-    the highest score (the first listed of equals) unless the log has a prediction column.
-    Oracle: a plain loop over the same rows."""
+    classes in any order, ties and a missing answer among them; or scores alone, in one order
+    of classes the option lists (scikit-learn's `predict_proba` in `classes_` order). Its
+    prediction is the class of the highest score (the first listed of equals) unless the log
+    has a prediction column. Oracle: a plain loop over the same rows."""
     rng = np.random.default_rng(5)
     n, classes = 60, ["a", "b", "c"]
     labels = [classes[i] for i in rng.integers(0, 3, n)]
@@ -483,7 +484,8 @@ def test_listed_classes_and_scores_give_the_probabilities_and_the_highest_the_cl
         tmp_path / "rows.csv", index=False)
     rows, truth = [], []
     for i in range(n):
-        order = [classes[k] for k in rng.permutation(3)]
+        order = [classes[k] for k in rng.permutation(3)] if log_format != "fixed order" \
+            else ["c", "a", "b"]
         scores = rng.dirichlet([1, 1, 1]).round(3).tolist()
         if i % 7 == 0:  # a tie of the two highest: the first listed
             scores = [0.4, 0.4, 0.2]
@@ -496,10 +498,14 @@ def test_listed_classes_and_scores_give_the_probabilities_and_the_highest_the_cl
             p = dict(zip(order, scores))
             decided = "c" if with_prediction else order[scores.index(max(scores))]
             truth.append((labels[i], decided, p))
-    log = tmp_path / f"log.{log_format}"
+    log = tmp_path / ("log.parquet" if log_format == "parquet" else "log.jsonl")
     if log_format == "jsonl":
         log.write_text("".join(json.dumps(r) + "\n" for r in rows))
         options = {"score_classes": "output.classes", "scores": "output.scores"}
+    elif log_format == "fixed order":
+        log.write_text("".join(json.dumps({**r, "output": r["output"] and r["output"]["scores"]})
+                               + "\n" for r in rows))
+        options = {"score_classes": ["c", "a", "b"], "scores": "output"}
     else:
         pd.DataFrame({"id": [r["id"] for r in rows], "t": [r["t"] for r in rows],
                       "classes": [r["output"] and r["output"]["classes"] for r in rows],
@@ -519,7 +525,7 @@ def test_listed_classes_and_scores_give_the_probabilities_and_the_highest_the_cl
         np.mean([y == decided for y, decided, _ in truth] + [labels[11] == "c"] * (
             with_prediction)), abs=1e-12)
     assert initial.loc["log_loss", "value"] == pytest.approx(
-        np.mean([-math.log(p[y]) for y, _, p in truth]), rel=1e-12)
+        np.mean([-math.log(max(p[y], 1e-15)) for y, _, p in truth]), rel=1e-12)
     assert initial.loc["brier", "value"] == pytest.approx(np.mean(  # (½ Σ_c, as documented)
         [sum((p[c] - (c == y)) ** 2 for c in classes) / 2 for y, _, p in truth]), rel=1e-12)
 
@@ -540,8 +546,11 @@ def test_listed_classes_taken_for_predictions_or_unequal_lists_are_one_line(tmp_
              "and one of their scores with the --predictions option {\"score_classes\": ..., "
              "\"scores\": ...} (the prediction: the class of the highest score)"),
             ({"score_classes": "out.classes", "scores": "out.scores"}, "log.jsonl: the "
-             "prediction of id '2' lists 2 classes and 1 scores ('out.classes', 'out.scores'); "
-             "each class has its score")):
+             "prediction of id '2' lists 2 classes ('out.classes') and 1 scores "
+             "('out.scores'); each class has its score"),
+            ({"score_classes": ["a", "b"], "scores": "out.scores"}, "log.jsonl: the "
+             "prediction of id '2' lists 2 classes (score_classes) and 1 scores "
+             "('out.scores'); each class has its score")):
         assert main(["backfill", "--stream", f"s={tmp_path / 'rows.csv'}", "--predictions",
                      f"{tmp_path / 'log.jsonl'}{json.dumps(options)}", "--delay", "3s",
                      "--out", str(tmp_path / "o"), "--runner", "direct", "--quiet"]) == 2
@@ -600,6 +609,8 @@ def test_a_model_giving_probabilities_outside_0_1_is_named_as_a_log_is(tmp_path,
                                              "string, not lists"),
     ({"score": "p", "positive": "True", "score_classes": "c", "scores": "s"},
      "give score or scores, not both"),
+    ({"score_classes": ["True", "True"], "scores": "p"}, "score_classes names the column of "
+     "each prediction's classes, or lists the classes, each once"),
 ])
 def test_a_log_whose_probability_options_are_wrong_is_one_error_line(tmp_path, capsys, options,
                                                                       message):

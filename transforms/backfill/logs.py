@@ -38,7 +38,9 @@ LOG_COLUMNS = {"stream": "stream", "model": "model", "id": "id", "kind": "kind",
 # (`score`, with the class it belongs to, `positive`), one column per class (`proba_columns`:
 # {class: column}), or two list columns of each prediction's classes and their scores
 # (`score_classes`, `scores`: `{"classes": [...], "scores": [...]}` as TensorFlow Serving and
-# Vertex AI answer). Each becomes the `proba` map column {class: probability}.
+# Vertex AI answer; `score_classes` may instead list the classes, the order of every row's
+# scores, as scikit-learn's `predict_proba` gives them in `classes_` order). Each becomes the
+# `proba` map column {class: probability}.
 PROBA_OPTIONS = ("score", "positive", "proba_columns", "score_classes", "scores")
 LISTED = ("score_classes", "scores")
 # A score's decision: the positive class where the score is at least this (`threshold`), else
@@ -166,7 +168,8 @@ class PredictionLogSpec:
         csv = {k: options.pop(k) for k in CSV_LOG_OPTIONS if k in options}
         where = f"prediction log {pattern}"
         named = {k: v for k, v in {**options, **proba}.items()
-                 if k in (*LOG_COLUMNS, "score", *LISTED)}
+                 if k in (*LOG_COLUMNS, "score", *LISTED)
+                 and not (k == "score_classes" and isinstance(v, list))}
         for option, column in named.items():
             if not isinstance(column, str):
                 example = json.dumps({option: LOG_COLUMNS.get(option, "p_fraud")})
@@ -197,6 +200,14 @@ class PredictionLogSpec:
             raise InputError(f'{where}: score_classes and scores name two list columns, each '
                              f'prediction\'s classes and their scores: give both, e.g. '
                              f'{{"score_classes": "output.classes", "scores": "output.scores"}}')
+        listed = proba.get("score_classes")
+        if isinstance(listed, list) and (not listed or len(set(map(str, listed))) < len(listed)
+                                         or not all(isinstance(c, (str, int, float, bool))
+                                                    for c in listed)):
+            raise InputError(f"{where}: score_classes names the column of each prediction's "
+                             f"classes, or lists the classes, each once, in the order of every "
+                             f'row\'s scores, e.g. {{"score_classes": ["ok", "fraud"], "scores": '
+                             f'"probabilities"}}')
         if "positive" in proba and "score" not in proba:
             raise InputError(f"{where}: positive names the class of a score column: give "
                              f'both, e.g. {{"score": "p_fraud", "positive": "fraud"}}')
@@ -273,7 +284,7 @@ class PredictionLogSpec:
         if "score" in self.proba:
             return [self.proba["score"]]
         if "scores" in self.proba:
-            return [self.proba[k] for k in LISTED]
+            return [self.proba[k] for k in LISTED if isinstance(self.proba[k], str)]
         return list(self.proba.get("proba_columns", {}).values())
 
     def files(self, time_range=None) -> list[str]:
@@ -970,9 +981,17 @@ class PredictionLogSpec:
         >>> spec = PredictionLogSpec.parse('p.jsonl{"score_classes": "c", "scores": "s"}')
         >>> spec._listed_proba(batch, "p.jsonl").to_pylist()
         [[('x', 0.25), ('y', 0.75)], None, None]
+
+        Classes listed in the option are every row's, in the order of its scores:
+
+        >>> spec = PredictionLogSpec.parse('p.jsonl{"score_classes": ["y", "x"], "scores": "s"}')
+        >>> spec._listed_proba(batch, "p.jsonl").to_pylist()[0]
+        [('y', 0.25), ('x', 0.75)]
         """
+        fixed = self.proba["score_classes"] if isinstance(self.proba["score_classes"], list) \
+            else None
         lists = {}
-        for option in LISTED:
+        for option in LISTED[fixed is not None:]:
             name = self.proba[option]
             column = batch.column(batch.schema.get_field_index(name))
             if not _is_list(column):
@@ -981,18 +1000,22 @@ class PredictionLogSpec:
                                  f"prediction's list of " + ("classes" if option == LISTED[0]
                                                              else "scores"))
             lists[option] = column
-        classes, scores = lists["score_classes"], lists["scores"]
-        lengths = pc.fill_null(pc.list_value_length(classes), 0).to_numpy()
-        twice = np.flatnonzero(lengths != pc.fill_null(pc.list_value_length(scores),
-                                                        0).to_numpy())
+        scores = lists["scores"]
+        lengths = pc.fill_null(pc.list_value_length(scores), 0).to_numpy()
+        if fixed is None:
+            classes = lists["score_classes"]
+            expected = pc.fill_null(pc.list_value_length(classes), 0).to_numpy()
+        else:
+            expected = np.where(scores.is_null().to_numpy(zero_copy_only=False), 0, len(fixed))
+        twice = np.flatnonzero(lengths != expected)
         if len(twice):
             row = int(twice[0])
             ids = batch.column(batch.schema.get_field_index("id")).to_pylist() \
                 if "id" in batch.schema.names else [None] * batch.num_rows
+            listed = f"{self.proba['score_classes']!r}" if fixed is None else "score_classes"
             raise InputError(f"{path}: the prediction of id {ids[row]!r} lists "
-                             f"{len(classes[row].values)} classes and "
-                             f"{len(scores[row].values)} scores ({self.proba['score_classes']!r}"
-                             f", {self.proba['scores']!r}); each class has its score")
+                             f"{expected[row]} classes ({listed}) and {lengths[row]} scores "
+                             f"({self.proba['scores']!r}); each class has its score")
         values = self._numbers(pa.RecordBatch.from_arrays([pc.list_flatten(scores)], ["s"]),
                                "s", path)
         row_of = np.repeat(np.arange(batch.num_rows), lengths)
@@ -1001,7 +1024,10 @@ class PredictionLogSpec:
         made = (lengths > 0) & ~missing
         keep = made[row_of]
         offsets = np.concatenate([[0], np.cumsum(np.where(made, lengths, 0))]).astype(np.int32)
-        keys = pc.cast(pc.list_flatten(classes), pa.string()).filter(pa.array(keep))
+        keys = pc.cast(pc.list_flatten(classes), pa.string()).filter(pa.array(keep)) \
+            if fixed is None else pa.array(np.tile(np.array([str(c) for c in fixed],
+                                                            dtype=object), int(made.sum())),
+                                           pa.string())
         return pa.MapArray.from_arrays(pa.array(offsets), keys,
                                        pa.array(values[keep], pa.float64()),
                                        mask=pa.array(~made))
