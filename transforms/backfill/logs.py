@@ -970,7 +970,6 @@ class PredictionLogSpec:
                                        pa.array(matrix[made].ravel(), pa.float64()),
                                        mask=pa.array(~made))
 
-
     def _listed_proba(self, batch: pa.RecordBatch, path: str) -> pa.MapArray:
         """The `score_classes` and `scores` list columns as one map column {class: score}: a
         row with no lists, empty ones or a missing score has none; lists of two lengths stop
@@ -1016,8 +1015,9 @@ class PredictionLogSpec:
             raise InputError(f"{path}: the prediction of id {ids[row]!r} lists "
                              f"{expected[row]} classes ({listed}) and {lengths[row]} scores "
                              f"({self.proba['scores']!r}); each class has its score")
-        values = self._numbers(pa.RecordBatch.from_arrays([pc.list_flatten(scores)], ["s"]),
-                               "s", path)
+        name = self.proba["scores"]  # (its flattened values, named as the log names them)
+        values = self._numbers(pa.RecordBatch.from_arrays([pc.list_flatten(scores)], [name]),
+                               name, path)
         row_of = np.repeat(np.arange(batch.num_rows), lengths)
         missing = np.zeros(batch.num_rows, dtype=bool)
         missing[row_of[np.isnan(values)]] = True
@@ -1046,7 +1046,7 @@ class PredictionLogSpec:
                                  f'{{"decimal": ","}}') from None
             raise InputError(f"{path}: column {column!r} holds something other than "
                              f"probabilities (numbers); name the probability column(s) with "
-                             f"score or proba_columns") from None
+                             f"score, proba_columns or scores") from None
 
 
 def _is_list(column: pa.Array) -> bool:
