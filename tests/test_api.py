@@ -655,39 +655,35 @@ def test_numpy_values_paths_and_ranges_are_the_plain_values_they_hold(tmp_path):
         1e-5))) == spec_of(tree.HoeffdingTreeClassifier(grace_period=50, delta=1e-5))
 
 
-def test_evaluate_locally_refuses_a_model_of_the_other_task_as_a_run_does(tmp_path):
-    """A regressor on class labels is the run's one line in `evaluate_locally` too, not the
-    model's TypeError at its first label."""
+@pytest.mark.parametrize("data, model, delay, message", [
+    # A regressor on class labels: the model's TypeError at its first label.
+    ([({"x": i / 10}, "ab"[i % 2]) for i in range(30)], "linear-regression", "1",
+     "model linear-regression is a regressor, but stream data has class labels; use a "
+     "classifier (or, in a backfill, leave out --task regression)"),
+    # A duration longer than a frame without times (its rows one second apart): a summary of
+    # NaN, no initial prediction scored.
+    (pd.DataFrame({"x": [i / 10 for i in range(50)], "label": ["a", "b"] * 25}), "gaussian-nb",
+     "1h", "stream data: no initial prediction could be scored: every labelled instance "
+     "arrived before any model had learned a label (delay 1h: the first label comes after the "
+     "last of the 50 instances evaluated, which arrive one a second: the stream has no event "
+     "times); give a shorter --delay, or a longer stream"),
+])
+def test_evaluate_locally_refuses_what_a_run_refuses_with_its_line(tmp_path, data, model,
+                                                                   delay, message):
+    """What `run` stops with one line, `evaluate_locally` stops with the same line."""
     from pipelines import evaluate
-    from transforms.errors import ConfigError
+    from transforms.errors import DelayedEvalError
 
-    rows = [({"x": i / 10}, "ab"[i % 2]) for i in range(30)]
-    with pytest.raises(ConfigError) as run_error:
-        evaluate(rows, "linear-regression", delay="1", out=str(tmp_path), runner="direct")
-    with pytest.raises(ConfigError) as local_error:
-        evaluate_locally(rows, "linear-regression", "1")
-    assert str(local_error.value) == str(run_error.value) == (
-        "model linear-regression is a regressor, but stream data has class labels; use a "
-        "classifier (or, in a backfill, leave out --task regression)")
+    with pytest.raises(DelayedEvalError) as run_error:
+        evaluate(data, model, delay=delay, out=str(tmp_path), runner="direct")
+    with pytest.raises(DelayedEvalError) as local_error:
+        evaluate_locally(data, model, delay)
+    assert type(local_error.value) is type(run_error.value)
+    assert str(local_error.value) == str(run_error.value) == message
 
 
-def test_evaluate_locally_refuses_a_delay_that_leaves_nothing_scored_as_a_run_does(tmp_path):
-    """A duration longer than a frame without times (its rows one second apart) left no
-    initial prediction to score: `evaluate_locally` returned a summary of NaN, `run` one
-    line; both say it now, the same way."""
-    from pipelines import evaluate
-    from transforms.errors import InputError
-
+def test_evaluate_locally_scores_a_frame_without_times_one_row_a_second():
     frame = pd.DataFrame({"x": [i / 10 for i in range(50)], "label": ["a", "b"] * 25})
-    with pytest.raises(InputError) as run_error:
-        evaluate(frame, "gaussian-nb", delay="1h", out=str(tmp_path), runner="direct")
-    with pytest.raises(InputError) as local_error:
-        evaluate_locally(frame, "gaussian-nb", "1h")
-    assert str(local_error.value) == str(run_error.value) == (
-        "stream data: no initial prediction could be scored: every labelled instance arrived "
-        "before any model had learned a label (delay 1h: the first label comes after the last "
-        "of the 50 instances evaluated, which arrive one a second: the stream has no event "
-        "times); give a shorter --delay, or a longer stream")
     assert evaluate_locally(frame, "gaussian-nb", "40s").counts["scored_initial"] == 10
 
 
