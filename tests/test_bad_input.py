@@ -2113,9 +2113,9 @@ def test_a_folder_holding_files_of_two_runs_is_refused_by_its_readers(tmp_path, 
      "targets (multi-output regression: 'c-class-flares', 'm-class-flares', "
      "'x-class-flares'); name the one to score with the stream option "
      '{"label": "c-class-flares"}'),
-    ('dataset:Yeast{"label": "Class15"}', "majority",
-     "stream yeast: river dataset Yeast has no target 'Class15': each instance has 14 "
-     "targets (multi-output binary classification: 'Class1',"),
+    ('dataset:SolarFlare{"label": "y-class-flares"}', "mean-regressor",
+     "stream solarflare: river dataset SolarFlare has no target 'y-class-flares': each "
+     "instance has 3 targets (multi-output regression: 'c-class-flares',"),
     ('dataset:Phishing{"label": "is_phishing"}', "majority",
      "stream phishing: river dataset Phishing has one target, its label; the option label "
      "names one of a multi-output dataset's targets: leave it out"),

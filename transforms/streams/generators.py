@@ -65,8 +65,8 @@ def dataset_label_kind(spec) -> str | None:
 
     >>> from transforms.streams.sources import StreamSpec
     >>> [dataset_label_kind(StreamSpec.parse(f"dataset:{name}"))
-    ...  for name in ("ChickWeights", "Phishing", "SolarFlare", "Yeast")]
-    ['numbers', 'classes', 'numbers', 'classes']
+    ...  for name in ("ChickWeights", "Phishing", "SolarFlare")]
+    ['numbers', 'classes', 'numbers']
     """
     from river import datasets
     from river.datasets import base
