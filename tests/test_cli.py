@@ -456,7 +456,7 @@ def test_fail_if_exits_with_status_3_after_writing_the_results(tmp_path, capsys)
     assert len(err) == 3 and (out / "summary.csv").exists()
     assert main([*base, "--out", str(tmp_path / "held"), "--fail-if",
                  "initial accuracy < 0.1"]) == 0
-    # The probability measures too: the prior's log-loss is the labels' entropy (~0.67 here).
+    # The probability measures too: the prior's log-loss is the labels' entropy (0.61 here).
     assert main([*base, "--out", str(tmp_path / "loss"), "--fail-if",
                  "majority: initial log_loss > 0.5"]) == 3
     assert "sea / majority: majority: initial log_loss > 0.5" in capsys.readouterr().err
