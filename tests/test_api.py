@@ -707,9 +707,10 @@ def test_a_model_that_has_learned_is_refused_not_evaluated_new_in_silence(tmp_pa
         with pytest.raises(ModelSpecError) as error:
             call(model)
         assert str(error.value).startswith(
-            "model HoeffdingTreeClassifier has learned already (river's progressive_val_score, "
-            "for one, trains the model it is given): a run builds each model new from its "
-            "parameters, so what it learned would be lost in silence; give it new")
+            "model HoeffdingTreeClassifier has learned already, or predicted (river's "
+            "progressive_val_score, for one, trains the model it is given): a run builds each "
+            "model new from its parameters, so what it learned would be lost in silence; give "
+            "it new")
         assert not (tmp_path / "summary.csv").exists()
     assert evaluate_locally(stream, model.clone(), "5").counts["scored_initial"] == 95
     assert evaluate_locally(stream, tree.HoeffdingTreeClassifier(), "5").counts["labelled"] \

@@ -655,11 +655,11 @@ def spec_of(model) -> str:
     where = f"model {type(model).__qualname__}"
     if not _same_state(model, _new(model)):
         raise ModelSpecError(
-            f"{where} has learned already (river's progressive_val_score, for one, trains the "
-            f"model it is given): a run builds each model new from its parameters, so what it "
-            f"learned would be lost in silence; give it new ({type(model).__qualname__}() or "
-            f"model.clone()), and to start from learned rows, pretrain on the stream's first "
-            f"ones (pretrain=N)")
+            f"{where} has learned already, or predicted (river's progressive_val_score, for "
+            f"one, trains the model it is given): a run builds each model new from its "
+            f"parameters, so what it learned would be lost in silence; give it new "
+            f"({type(model).__qualname__}() or model.clone()), and to start from learned rows, "
+            f"pretrain on the stream's first ones (pretrain=N)")
     if isinstance(model, compose.TransformerUnion):  # (a + b: its transformers, in order)
         parts = list(model.transformers.values())
         if any(isinstance(t, compose.Pipeline) for t in parts):
@@ -699,6 +699,22 @@ def _same_state(a, b, depth: int = 0) -> bool:
     >>> model.learn_one({"a": 1.0}, True)
     >>> _same_state(model, model.clone())
     False
+
+    A key a prediction read from a defaultdict, and so wrote with its default, is no learning:
+
+    >>> from river import preprocessing
+    >>> scaler = preprocessing.StandardScaler()
+    >>> _ = scaler.transform_one({"a": 1.0})
+    >>> _same_state(scaler, scaler.clone())
+    True
+
+    Nor is a pipeline's plan, which river keeps once it has been used:
+
+    >>> from river import linear_model
+    >>> pipeline = preprocessing.StandardScaler() | linear_model.LogisticRegression()
+    >>> _ = pipeline.predict_proba_one({"a": 1.0})
+    >>> _same_state(pipeline, pipeline.clone())
+    True
     """
     if isinstance(a, _RANDOM_STATES) and isinstance(b, _RANDOM_STATES) or depth > 50:
         return True
@@ -710,12 +726,22 @@ def _same_state(a, b, depth: int = 0) -> bool:
         return a == b
     if isinstance(a, np.ndarray):
         return a.shape == b.shape and np.array_equal(a, b, equal_nan=a.dtype.kind in "fc")
+    if isinstance(a, collections.defaultdict) and a.default_factory is not None and \
+            a.default_factory == b.default_factory:  # (a key read, not written: its default)
+        new = a.default_factory
+        return all(_same_state(a[k] if k in a else new(), b[k] if k in b else new(),
+                               depth + 1) for k in {**a, **b})
     if isinstance(a, dict):
         return a.keys() == b.keys() and all(_same_state(a[k], b[k], depth + 1) for k in a)
     if isinstance(a, (list, tuple, collections.deque)):
         return len(a) == len(b) and all(_same_state(x, y, depth + 1) for x, y in zip(a, b))
     if callable(a) and not isinstance(a, base.Base):  # (a function, a class, a partial)
         return True
+    from river import compose
+
+    if isinstance(a, (compose.Pipeline, compose.TransformerUnion)):  # (beside caches: steps)
+        parts = "steps" if isinstance(a, compose.Pipeline) else "transformers"
+        return _same_state(dict(getattr(a, parts)), dict(getattr(b, parts)), depth + 1)
     if hasattr(a, "__dict__"):
         return _same_state(vars(a), vars(b), depth + 1)
     slots = [s for k in type(a).__mro__ for s in getattr(k, "__slots__", ())]
