@@ -28,6 +28,19 @@ def one_line(error) -> str:
     return " ".join(str(error).split())
 
 
+def shown_briefly(value, width: int = 60) -> str:
+    """A value's repr on one line, cut to `width` characters with "..." where it is longer,
+    for a message that names what it refuses (a Series' or a long list's repr would fill it).
+
+    >>> shown_briefly(list(range(30)))
+    '[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17...'
+    >>> shown_briefly("a\nb")
+    "'a\\nb'"
+    """
+    shown = one_line(repr(value))
+    return shown if len(shown) <= width else shown[:width - 3] + "..."
+
+
 class DelayedEvalError(Exception):
     """A mistake the user can fix; its message is the one line the command line prints.
 

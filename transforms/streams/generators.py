@@ -12,7 +12,7 @@ import random
 
 from river.datasets import synth
 
-from transforms.errors import ConfigError, InputError, check_options
+from transforms.errors import ConfigError, InputError, check_options, shown_briefly
 from transforms.specs import named_specs, plain_value
 
 _SYNTH_RESERVED = {"n", "seed", "drift", "delay", "classes", "positive", "order", "pretrain"}
@@ -266,11 +266,9 @@ def stream_spec_of(stream, **options):
                               f"write its rows to a CSV or Parquet file and give its path")
         params, kind = {}, "dataset"
     else:
-        shown = " ".join(repr(stream).split())  # (one line: a Series' repr has many)
-        shown = shown if len(shown) <= 60 else shown[:57] + "..."
-        raise ConfigError(f"stream {shown} ({type(stream).__name__}): a stream is a spec (as "
-                          f"for --stream), a file's path, a "
-                          f"river dataset or generator, or (to evaluate) (x, y) pairs, a "
+        raise ConfigError(f"stream {shown_briefly(stream)} ({type(stream).__name__}): a stream "
+                          f"is a spec (as for --stream), a file's path, a river dataset or "
+                          f"generator, or (to evaluate) (x, y) pairs, a "
                           f"DataFrame with a label column, or (X, y): a DataFrame and its labels")
     params.update(options)
     return f"{kind}:{type(stream).__name__}" + (json.dumps(params) if params else "")

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 import numpy as np
 import pandas as pd
 
+from transforms.errors import shown_briefly
 from transforms.records import dead_letter, fields_record, is_missing, readable_time, with_record
 from transforms.streams.delays import DelaySpec, LabelTimeAssigner, in_column_unit
 from transforms.streams.times import read_datetimes
@@ -162,8 +163,7 @@ class Checks:
         """
         if isinstance(y, COLLECTIONS):
             kind = "list" if isinstance(y, (list, tuple, np.ndarray)) else type(y).__name__
-            shown = repr(y.tolist() if isinstance(y, np.ndarray) else y)
-            shown = shown if len(shown) <= 60 else shown[:57] + "..."
+            shown = shown_briefly(y.tolist() if isinstance(y, np.ndarray) else y)
             return dead_letter(self.spec.name, f"label {shown} is a {kind}, not one "
                                f"class or one number", file=file, row=row, field=field)
         if isinstance(y, float) and math.isinf(y):
