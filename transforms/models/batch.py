@@ -199,11 +199,21 @@ class DenseBatch(BatchPredictor):
     ([1.0, 2.0], None)
 
     A row with other keys (or in another order), or a value that is no finite number, is left to
-    `predict_one`.
+    `predict_one` — unless the model's decision leaves out a feature a row lacks, as its
+    `predict_one` does (`absent_features`): then `names` gain each new key as rows bring it,
+    and a row holds NaN for a feature it lacks (no value is NaN: those rows are left out).
+
+    >>> batch = DenseBatch()
+    >>> batch.absent_features = True
+    >>> [batch.encode(x).tolist() for x in ({"a": 1.0}, {"b": 2.0, "a": 3.0}, {"b": 4.0})]
+    [[1.0], [3.0, 2.0], [nan, 4.0]]
+    >>> batch.names
+    ('a', 'b')
 
     """
 
     dense = True
+    absent_features = False
 
     def __init__(self):
         self.names: tuple | None = None
@@ -212,10 +222,26 @@ class DenseBatch(BatchPredictor):
         names = tuple(x)
         if self.names is None:
             self.names = names
-        if names != self.names:
-            return None
         values = tuple(x.values())
+        if names != self.names:
+            if not self.absent_features or not plain_numbers(values):
+                return None
+            return self._encode_absent(names, values)
         return np.array(values, dtype=np.float64) if plain_numbers(values) else None
+
+    def _encode_absent(self, names: tuple, values: tuple) -> np.ndarray:
+        if getattr(self, "_column_names", None) is not self.names:  # (names may be set)
+            self._column_names = self.names
+            self._column = {name: j for j, name in enumerate(self.names)}
+        column = self._column
+        new = [name for name in names if name not in column]
+        if new:
+            for name in new:
+                column[name] = len(column)
+            self.names = self._column_names = self.names + tuple(new)
+        row = np.full(len(self.names), math.nan)
+        row[[column[name] for name in names]] = values
+        return row
 
     def predict(self, model, rows, xs):
         if rows is None:

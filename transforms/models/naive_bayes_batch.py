@@ -65,6 +65,7 @@ class GaussianNBBatch(DenseBatch):
     """
 
     in_pipeline = True
+    absent_features = True  # river sums over the row's own features
 
     def __getstate__(self):
         return self.__dict__ | {"_arrays": None}  # (a cache: read again)
@@ -83,9 +84,12 @@ class GaussianNBBatch(DenseBatch):
             return np.full(len(rows), NONE), [], np.empty(0, dtype=np.int64), None
         classes, prior, mu, sigma, known = params
         z = (rows[:, None, :] - mu) / sigma  # rows x classes x features
-        with np.errstate(over="ignore", under="ignore"):
+        with np.errstate(over="ignore", under="ignore", invalid="ignore"):
             terms = np.log(_PDF_EPS + np.exp(-0.5 * z * z) / _SQRT_TAU / sigma)
         terms[:, ~known] = math.log(_PDF_EPS)  # river's pdf is 0 there
+        absent = np.isnan(rows)  # (`encode`: a feature the row lacks, which adds nothing)
+        if absent.any():
+            terms[np.broadcast_to(absent[:, None, :], terms.shape)] = 0.0
         jll = prior + terms.sum(axis=2)
         scale = np.abs(prior) + np.abs(terms).sum(axis=2)
         best, unsure = argmax_with_margin(jll, scale)

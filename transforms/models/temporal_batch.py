@@ -35,6 +35,10 @@ class _WeightedBatch(DenseBatch):
     def encode(self, x: dict):
         return super().encode(x) if self.inner.dense else None
 
+    @property
+    def absent_features(self) -> bool:
+        return getattr(self.inner, "absent_features", False)
+
     def weights(self, model, labels: list) -> np.ndarray | None:
         """Each class's weight now (None: the probabilities as they are)."""
         raise NotImplementedError

@@ -404,6 +404,10 @@ class PendingRows:
         encoded = self.predictor.encode(x) if self.predictor.dense else None
         if encoded is not None and self.features is None:
             self.features = np.zeros((self._cap, len(encoded)))
+        if encoded is not None and len(encoded) > self.features.shape[1]:  # a new feature:
+            self.features = np.pad(self.features,  # the rows before lack it (`absent_features`)
+                                   ((0, 0), (0, len(encoded) - self.features.shape[1])),
+                                   constant_values=math.nan)
         ok = encoded is not None and len(encoded) == self.features.shape[1]
         self.dense[row] = ok
         if ok:
