@@ -162,19 +162,21 @@ def test_fast_paths_are_chosen():
                      "hat-mc": "HoeffdingAdaptiveTreeBatch"}
 
 
+@needs(FAST_LINEAR_REGRESSION)
 def test_rows_that_differ_from_the_first_are_not_encoded():
-    predictor = batch_predictor(linear_model.LogisticRegression())
+    predictor = batch_predictor(linear_model.LinearRegression())  # (its values: bit for bit)
     assert predictor.encode({"a": 1, "b": 2.5}) is not None
     assert predictor.encode({"b": 2.5, "a": 1}) is None  # another key order: another sum order
-    assert predictor.encode({"a": 1}) is None  # (its dot product has no absent features)
+    assert predictor.encode({"a": 1}) is None
     assert predictor.encode({"a": "x", "b": 2.5}) is None
     assert predictor.encode({"a": float("nan"), "b": 2.5}) is None
 
 
-def test_gaussian_nb_decides_rows_that_lack_features_as_predict_one_while_learning():
+@pytest.mark.parametrize("make", [naive_bayes.GaussianNB, linear_model.LogisticRegression])
+def test_rows_that_lack_features_are_decided_as_predict_one_while_learning(make):
     """A real table's missing cells, kept as absent features (`{"missing": "drop"}`): river's
-    GaussianNB sums over the row's own features. The batch decides such rows, whatever the
-    first row lacked, and gives predict_one's answers."""
+    GaussianNB and logistic regression sum over the row's own features. The batch decides such
+    rows, whatever the first row lacked, and gives predict_one's answers."""
     import random
 
     rng = random.Random(4)
@@ -186,7 +188,7 @@ def test_gaussian_nb_decides_rows_that_lack_features_as_predict_one_while_learni
         data.append((x, y))
     assert "salary" not in data[0][0]
     probe = [x for x, _ in data[-300:]]
-    model = naive_bayes.GaussianNB()
+    model = make()
     predictor = batch_predictor(model)
     assert learn_checking(predictor, model, data[:1200], probe, 97) > 10
     assert len(left_to_predict_one(predictor, model, probe)) <= len(probe) // 20

@@ -76,8 +76,13 @@ class LogisticRegressionBatch(_LinearBatch):
 
     """
 
+    absent_features = True  # river's w·x sums over the row's own features
+
     def decide_with(self, rows, state):
         weights, intercept = state
+        absent = np.isnan(rows)  # (`encode`: a feature the row lacks, which adds nothing)
+        if absent.any():
+            rows = np.where(absent, 0.0, rows)
         z = rows @ weights + intercept
         scale = np.abs(rows) @ np.abs(weights) + (abs(intercept) + 1.0)
         # NaN (diverged weights) is unsure too: river decides it.
