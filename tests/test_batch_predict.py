@@ -16,6 +16,9 @@ STREAMS = {
     "sea": lambda: synth.SEA(seed=5, noise=0.2),
     "hyperplane": lambda: synth.Hyperplane(seed=7, n_features=6),
     "led": lambda: synth.LEDDrift(seed=1, noise_percentage=0.1, n_drift_features=4),
+    # A table's true / false column: river's models take a bool as the number 1 or 0.
+    "sea-with-a-bool": lambda: (({"a": x[0], "high": x[1] > 5.0, "c": x[2]}, y)
+                                for x, y in synth.SEA(seed=5, noise=0.2)),
 }
 MODELS = {
     "gaussian-nb": naive_bayes.GaussianNB,

@@ -286,18 +286,20 @@ class DenseBatch(BatchPredictor):
 
 
 def plain_numbers(values) -> bool:
-    """Whether every value is a finite int or float (not a bool, not text).
+    """Whether every value is a finite number: an int, a float, or a bool (a table's true /
+    false column), which river's models take as the number 1 or 0 (a tree splits it as a
+    number, a Gaussian counts it as one) — not text.
 
     >>> plain_numbers((1, 2.5)), plain_numbers((1.0, float("nan"))), plain_numbers((True,))
-    (True, False, False)
+    (True, False, True)
     """
     for v in values:
         kind = type(v)
         if kind is float:  # the usual case, checked first: finite (inf − inf is NaN)
             if v - v != 0.0:
                 return False
-        elif kind is not int and (not isinstance(v, Real) or isinstance(v, bool)
-                                  or not math.isfinite(v)):
+        elif kind is not int and kind is not bool and (not isinstance(v, Real)
+                                                       or not math.isfinite(v)):
             return False
     return True
 
