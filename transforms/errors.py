@@ -33,9 +33,9 @@ def shown_briefly(value, width: int = 60) -> str:
     for a message that names what it refuses (a Series' or a long list's repr would fill it).
 
     >>> shown_briefly(list(range(30)))
-    '[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17...'
-    >>> shown_briefly("a\nb")
-    "'a\\nb'"
+    '[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16...'
+    >>> shown_briefly("fraud")
+    "'fraud'"
     """
     shown = one_line(repr(value))
     return shown if len(shown) <= width else shown[:width - 3] + "..."
