@@ -203,17 +203,20 @@ def test_engine_equals_the_straightforward_algorithm_1(model, k):
 
 
 @pytest.mark.parametrize("model", ["gaussian-nb", 'temporal-correction{"model": "gaussian-nb"}',
-                                   "logistic-regression"])
+                                   "logistic-regression",
+                                   'hoeffding-tree{"grace_period": 50, "delta": 0.01}'])
 def test_rows_that_lack_features_are_re_predicted_by_the_batch_as_predict_one(model,
                                                                               monkeypatch):
     """A table's missing cells kept as absent features: rows that lack some (the first row
     too) are re-predicted as arrays, with the others, and each re-prediction equals the one
-    the model's own predict_one gives in the same replay."""
+    the model's own predict_one gives in the same replay. A tree's windows of snapshots
+    hold throughout: a row without a split's feature takes the most traversed path, and the
+    window closes when that path changes."""
     import random
 
     from river.datasets import synth
 
-    from transforms.models import batch
+    from transforms.models import batch, tree_batch
     from transforms.replay import repredict
 
     class Lacking:  # Agrawal rows, features absent one time in ten (salary, which the
@@ -238,8 +241,23 @@ def test_rows_that_lack_features_are_re_predicted_by_the_batch_as_predict_one(mo
         return own(rows, due, model)
 
     monkeypatch.setattr(repredict.PendingRows, "_predict_values", counted)
+    stopped, guessed = [], []
+    monkeypatch.setattr(repredict.PendingRows, "stop_deferring",
+                        lambda rows: stopped.append(rows.deferred))
+    route = tree_batch.HoeffdingTreeBatch.window_route
+
+    def routed(*args):
+        serials, took = route(*args)
+        guessed.append(int(took.sum()))
+        return serials, took
+
+    monkeypatch.setattr(tree_batch.HoeffdingTreeBatch, "window_route", routed)
     ours = replay()
-    assert sum(in_all) > 3000 and sum(as_arrays) == sum(in_all)
+    if "tree" in model:  # re-predicted in windows, from leaf snapshots, to the end
+        assert not any(stopped) and len(guessed) > 50 and sum(guessed) > 20
+    else:
+        assert sum(in_all) > 3000 and sum(as_arrays) == sum(in_all)
+    monkeypatch.undo()
     monkeypatch.setattr(repredict, "batch_predictor", lambda m: batch.BatchPredictor())
     theirs = replay()
     assert ours == theirs and len(ours) > 500
@@ -511,15 +529,14 @@ def test_deferred_tree_repredictions_with_ten_classes_seen_as_they_come():
 @needs(FAST_NB_LEAVES)
 def test_deferred_tree_repredictions_survive_saved_state_and_a_row_of_other_keys():
     """Drained in parts with the engine saved and restored between them (the snapshots are
-    not saved: the next window starts anew), then a row with a missing feature (re-predicted
-    at once from then on): still equal to the per-label scan."""
+    not saved: the next window starts anew), then a row with a text feature (re-predicted at
+    once from then on): still equal to the per-label scan."""
     events = sorted(random_stream(seed=7, updates=False))
     spec = ModelSpec.parse('river.tree.HoeffdingTreeClassifier{"grace_period": 40}')
     engine = ReplayEngine(spec, "s", [0, 1], repredict=RepredictPolicy("every_k_labels", 2))
-    # A later instance without its first feature: not a dense row.
+    # A later instance with a text feature: not a dense row.
     at = next(i for i, ev in enumerate(events) if ev[0] > 400 and ev[3] == INSTANCE)
-    events[at] = events[at][:5] + ({k: v for k, v in list(events[at][5].items())[1:]},) \
-        + events[at][6:]
+    events[at] = events[at][:5] + (dict(events[at][5], colour="red"),) + events[at][6:]
     outcomes, deferred = [], []
     for part in range(4):
         chunk = [ev for ev in events if 150 * part <= ev[0] < 150 * (part + 1)] \

@@ -230,15 +230,15 @@ class DenseBatch(BatchPredictor):
         return np.array(values, dtype=np.float64) if plain_numbers(values) else None
 
     def _encode_absent(self, names: tuple, values: tuple) -> np.ndarray:
-        if getattr(self, "_column_names", None) is not self.names:  # (names may be set)
-            self._column_names = self.names
-            self._column = {name: j for j, name in enumerate(self.names)}
-        column = self._column
+        if getattr(self, "_absent_names", None) is not self.names:  # (names may be set)
+            self._absent_names = self.names
+            self._absent_column = {name: j for j, name in enumerate(self.names)}
+        column = self._absent_column
         new = [name for name in names if name not in column]
         if new:
             for name in new:
                 column[name] = len(column)
-            self.names = self._column_names = self.names + tuple(new)
+            self.names = self._absent_names = self.names + tuple(new)
         row = np.full(len(self.names), math.nan)
         row[[column[name] for name in names]] = values
         return row

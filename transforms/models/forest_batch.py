@@ -82,6 +82,8 @@ class TreeEnsembleBatch(DenseBatch):
     True
     """
 
+    absent_features = True  # as its trees' batches
+
     def __init__(self):
         super().__init__()
         # id(tree) -> (tree, its tree batch, its rows' stamps and probabilities)
@@ -103,8 +105,8 @@ class TreeEnsembleBatch(DenseBatch):
             # (a forest's trees are a subclass of the Hoeffding tree, predicting as it does)
             batch = HoeffdingAdaptiveTreeBatch() \
                 if isinstance(tree, HoeffdingAdaptiveTreeClassifier) else HoeffdingTreeBatch()
-            batch.names = self.names
             kept = self._trees[id(tree)] = (tree, batch, _TreeRows())
+        kept[1].names = self.names  # (they grow as rows bring features: `absent_features`)
         return kept
 
     def _column(self, label) -> int:
@@ -266,8 +268,8 @@ class TreeRegressorEnsembleBatch(DenseBatch):
             batch = HoeffdingAdaptiveTreeRegressorBatch() \
                 if isinstance(tree, HoeffdingAdaptiveTreeRegressor) else \
                 HoeffdingTreeRegressorBatch()
-            batch.names = self.names
             kept = self._trees[id(tree)] = (tree, batch, _TreeRows())
+        kept[1].names = self.names  # (they grow as rows bring features: `absent_features`)
         return kept
 
     def predict(self, model, rows, xs):

@@ -80,6 +80,9 @@ class HoeffdingTreeBatch(DenseBatch):
 
     SERIAL_SHIFT = 40  # token = leaf serial << 40 | state number
     ROUTE_ONE_BY_ONE = 32  # fewer rows to route: river's own traversal of each row's dict
+    # river's naive Bayes leaves sum over the row's own features; a row without a split's
+    # feature takes the branch's most traversed path (`_reach`: the model answers it).
+    absent_features = True
 
     def __init__(self):
         super().__init__()
@@ -94,6 +97,9 @@ class HoeffdingTreeBatch(DenseBatch):
         self._slot_of_serial = np.zeros(64, dtype=np.int64)
         self._free: list = []
         self._window: LeafSnapshots | None = None
+        # id(branch) -> (branch, the child it calls most traversed) for the branches where a
+        # row of the window lacked the split's feature and was routed down that child.
+        self._guesses: dict = {}
         self._sorted: tuple = ()  # sorted(model.classes), as predict_proba_one orders them
 
     def __getstate__(self):
@@ -101,11 +107,13 @@ class HoeffdingTreeBatch(DenseBatch):
         # snapshots is closed (its re-predictions made) before an engine's state is saved.
         return {key: value for key, value in self.__dict__.items()
                 if key not in ("_entries", "_in_tree", "_shape", "_free", "_window",
-                               *_ABSENT)} | \
-            {"_entries": {}, "_in_tree": {}, "_shape": None, "_free": [], "_window": None}
+                               "_guesses", *_ABSENT)} | \
+            {"_entries": {}, "_in_tree": {}, "_shape": None, "_free": [], "_window": None,
+             "_guesses": {}}
 
     def _alloc(self, slots: int, classes: int) -> None:
-        """Stacked arrays for `slots` leaves and `classes` classes, keeping what is there."""
+        """Stacked arrays for `slots` leaves, `classes` classes and the features named so far,
+        keeping what is there."""
         old = {name: getattr(self, name) for name in _ABSENT} if hasattr(self, "_mode") \
             else {}
         n = len(old["_mode"]) if old else 0
@@ -161,9 +169,10 @@ class HoeffdingTreeBatch(DenseBatch):
         self._next_token += 1
         mode = _leaf_mode(leaf, model)
         splitters = leaf.splitters or {}
-        # A feature seen anew:
-        if whole or entry.gaussian is None or entry.gaussian[0] != len(splitters):
-            entry.gaussian = (len(splitters), _gaussian_leaf(splitters, self._columns))
+        # A feature seen anew, by the leaf or in the rows:
+        seen = (len(splitters), len(self.names))
+        if whole or entry.gaussian is None or entry.gaussian[0] != seen:
+            entry.gaussian = (seen, _gaussian_leaf(splitters, self._columns))
         if mode != "nb" or not entry.gaussian[1]:
             self._mode[slot] = _X_FREE if mode == "mc" else _OTHER
             entry.known = entry.exact = None
@@ -183,14 +192,14 @@ class HoeffdingTreeBatch(DenseBatch):
         total = sum(stats.values())
         exact = {} if rebuild else entry.exact
         if rebuild:
-            self._mu[slot], self._inv[slot] = 0.0, 0.0
+            self._mu[slot], self._inv[slot], self._const[slot] = 0.0, 0.0, 0.0
             self._base[slot], self._abs[slot] = _ABSENT_VOTE, 0.0
         for c, w in stats.items():
             if c in known and known[c][0] == w:
                 continue
             j = self._class_column(c)
-            mu, inv = self._mu[slot, j], self._inv[slot, j]
-            mu[:], inv[:] = 0.0, 0.0
+            mu, inv, consts = self._mu[slot, j], self._inv[slot, j], self._const[slot, j]
+            mu[:], inv[:], consts[:] = 0.0, 0.0, 0.0
             const_sum = const_abs = 0.0
             terms = []
             if w > 0:
@@ -199,7 +208,7 @@ class HoeffdingTreeBatch(DenseBatch):
                     if params is not None:  # else log p = -inf: skipped, as river does
                         f = columns[att]
                         mu[f], inv[f] = params[0], -0.5 / params[1]
-                        const = -_HALF_LOG_TAU - 0.5 * math.log(params[1])
+                        consts[f] = const = -_HALF_LOG_TAU - 0.5 * math.log(params[1])
                         const_sum += const
                         const_abs += abs(const)
                         terms.append((att, *params))
@@ -223,6 +232,7 @@ class HoeffdingTreeBatch(DenseBatch):
 
     def _follow_shape(self, model) -> None:
         """After a split, forget the leaves that left the tree (their rows are routed again)."""
+        self._follow_names()
         shape = self._shape_of(model)
         if shape == self._shape:
             return
@@ -285,18 +295,20 @@ class HoeffdingTreeBatch(DenseBatch):
             stamps[whole] = 0
         return stamps, changed, whole
 
-    def _locate(self, model, rows, at, xs, idx, stamps) -> np.ndarray | None:
+    def _locate(self, model, rows, at, xs, idx, stamps, took=None) -> np.ndarray | None:
         """Stamp rows `idx` (of `rows[at]`) with the tokens of the leaves they reach now;
-        returns the rows that only the model itself answers (None: none)."""
+        returns the rows that only the model itself answers (None: none). `took` (a list): a
+        row without a value for a branch follows its most traversed path, and is listed
+        there (`_reach`)."""
         root = model._root
         if not isinstance(root, _branch_class()):
             stamps[idx] = self._entry(root, model).token
             return None
         whole = []
         if len(idx) <= self.ROUTE_ONE_BY_ONE:
-            reached = ((self._reach(root, xs[i]), np.array([i])) for i in idx.tolist())
+            reached = ((self._reach(root, xs[i], took, i), np.array([i])) for i in idx.tolist())
         else:
-            reached = self._route(root, rows, xs, idx, at)
+            reached = self._route(root, rows, xs, idx, at, took)
         for leaf, at_leaf in reached:
             if leaf is None:
                 whole.extend(at_leaf.tolist())
@@ -304,28 +316,39 @@ class HoeffdingTreeBatch(DenseBatch):
                 stamps[at_leaf] = self._entry(leaf, model).token
         return np.array(whole, dtype=np.int64) if whole else None
 
-    def _reach(self, node, x):
+    def _reach(self, node, x, took=None, i=-1):
         """The leaf `x` reaches from `node`, or None where the model itself must answer: below
         a branch that has no child for x's value (a category or slot it has not seen, a
         feature x lacks) river takes the branch's most traversed path, which changes as the
-        tree learns, so no stamp holds the row's answer."""
+        tree learns, so no stamp holds the row's answer. With `took` (a list), that path is
+        taken, the row's number `i` listed there and the branch noted in `_guesses` (a window
+        of snapshots closes when the path changes: `window_learned`)."""
         while isinstance(node, _branch_class()):
             if self._asks(node):
                 return None
             try:
                 node = node.next(x)
             except KeyError:
-                return None
+                if took is None:
+                    return None
+                took.append(i)
+                node = self._most_traversed(node)
         return node
+
+    def _most_traversed(self, branch):
+        """The child river sends a row without a value for `branch` to, noted."""
+        choice, child = branch.most_common_path()
+        self._guesses[id(branch)] = (branch, choice)
+        return child
 
     def _asks(self, branch) -> bool:
         """Whether the rows that reach `branch` are the model's own to answer."""
         return False
 
-    def _route(self, node, rows, xs, idx, at=None):
+    def _route(self, node, rows, xs, idx, at=None, took=None):
         """(leaf, row indices) for the rows `idx` (of `rows[at]`, or of `rows`) reaching each
         leaf: down numeric splits as arrays, under any other kind of split by the tree's own
-        traversal, row by row."""
+        traversal, row by row (`_reach`, `took` as there)."""
         from river.tree.nodes.branch import NumericBinaryBranch
 
         if not len(idx):
@@ -335,19 +358,33 @@ class HoeffdingTreeBatch(DenseBatch):
         elif self._asks(node):
             yield None, idx
         elif isinstance(node, NumericBinaryBranch) and node.feature in self._columns:
-            column = self._columns[node.feature]
-            go_left = rows[idx if at is None else at[idx], column] <= node.threshold
-            yield from self._route(node.children[0], rows, xs, idx[go_left], at)
-            yield from self._route(node.children[1], rows, xs, idx[~go_left], at)
+            values = rows[idx if at is None else at[idx], self._columns[node.feature]]
+            go_left, go_right = values <= node.threshold, values > node.threshold
+            yield from self._route(node.children[0], rows, xs, idx[go_left], at, took)
+            yield from self._route(node.children[1], rows, xs, idx[go_right], at, took)
+            lacking = idx[~(go_left | go_right)]  # (NaN: rows without the feature)
+            if len(lacking) and took is not None:
+                took.extend(lacking.tolist())
+                yield from self._route(self._most_traversed(node), rows, xs, lacking, at, took)
+            elif len(lacking):
+                yield None, lacking
         else:
             for i in idx.tolist():
-                yield self._reach(node, xs[i]), np.array([i])
+                yield self._reach(node, xs[i], took, i), np.array([i])
 
     @property
     def _columns(self) -> dict:
+        """{feature: column} of the names so far."""
+        self._follow_names()
+        return self._column_of
+
+    def _follow_names(self) -> None:
+        """Columns for the features rows brought since (`absent_features`), in the stacked
+        arrays too."""
         if self._column_of is None or len(self._column_of) != len(self.names):
             self._column_of = {name: f for f, name in enumerate(self.names)}
-        return self._column_of
+            if hasattr(self, "_mode") and self._mu.shape[2] < len(self.names):
+                self._alloc(len(self._mode), len(self._classes))
 
     def predict(self, model, rows, xs):
         if rows is None:
@@ -391,6 +428,10 @@ class HoeffdingTreeBatch(DenseBatch):
                 base = self._base[s]
                 d = x[:, None, :] - self._mu[s]
                 votes = np.einsum("ncf,ncf,ncf->nc", d, d, self._inv[s]) + base
+            lacking = np.isnan(votes[:, 0]).nonzero()[0]  # rows that lack a feature (NaN)
+            if len(lacking):
+                votes[lacking] = self._lacking_votes(x[lacking], s if np.ndim(s) == 0 else
+                                                     s[lacking])
             best, near = argmax_with_margin(votes, self._abs[s] + (base - votes))
             codes[idx] = best
             if proba is not None:
@@ -417,6 +458,15 @@ class HoeffdingTreeBatch(DenseBatch):
             unsure.extend(todo[modes == _OTHER].tolist())
         return codes, leader
 
+    def _lacking_votes(self, x: np.ndarray, s) -> np.ndarray:
+        """Naive-Bayes votes of rows `x` that lack features (NaN) in the leaf slots `s` (one,
+        or one per row): a feature a row lacks adds nothing, nor its constant, as river's
+        leaves skip the features a row does not have."""
+        absent = np.isnan(x)[:, None, :]
+        d = np.where(absent, 0.0, x[:, None, :] - self._mu[s])
+        return (d * d * self._inv[s]).sum(axis=2) + self._base[s] \
+            - (absent * self._const[s]).sum(axis=2)
+
     # -- re-predictions made later, from snapshots of the leaves --------------------------------
     defers = True  # a window of labels' re-predictions can be made at once (`window_block`)
 
@@ -435,6 +485,7 @@ class HoeffdingTreeBatch(DenseBatch):
         not in the tree (those rows are to be routed again), or None (no window) if a leaf
         answers in a way a snapshot cannot hold."""
         self._window = None
+        self._guesses = {}
         self._follow_shape(model)
         # Every leaf's entry first: a leaf seen for the first time gets a new serial, which
         # may grow the serials the window is sized by.
@@ -450,13 +501,17 @@ class HoeffdingTreeBatch(DenseBatch):
         known[list(self._in_tree)] = True
         return ~known[np.minimum(serials, len(known) - 1)] | (serials == 0)
 
-    def window_route(self, model, rows, xs, at) -> np.ndarray | None:
-        """The serials of the leaves rows `at` (of `rows`) reach (`xs[i]`: row at[i]'s dict);
-        None if a row reaches no leaf a snapshot can stand for (`_reach`)."""
-        stamps = np.zeros(len(at), dtype=np.int64)
-        if self._locate(model, rows, at, xs, np.arange(len(at)), stamps) is not None:
+    def window_route(self, model, rows, xs, at) -> tuple | None:
+        """(serials of the leaves rows `at` (of `rows`) reach, whether each took a most
+        traversed path: `xs[i]`, row at[i]'s dict, lacks a split's feature); None if a row
+        reaches no leaf a snapshot can stand for (`_reach`). The window holds while those
+        paths do; the rows that took one are to be routed again in the next window."""
+        stamps, took = np.zeros(len(at), dtype=np.int64), []
+        if self._locate(model, rows, at, xs, np.arange(len(at)), stamps, took) is not None:
             return None
-        return stamps >> self.SERIAL_SHIFT
+        guessed = np.zeros(len(at), dtype=bool)
+        guessed[took] = True
+        return stamps >> self.SERIAL_SHIFT, guessed
 
     def window_learned(self, model, x, label_number: int) -> bool:
         """After the model learned `x` (label `label_number`): a snapshot of the leaf that
@@ -468,6 +523,9 @@ class HoeffdingTreeBatch(DenseBatch):
         if shape != self._shape \
                 or model._train_weight_seen_by_model % model.memory_estimate_period == 0:
             return False
+        for branch, choice in self._guesses.values():
+            if branch.most_common_path()[0] != choice:
+                return False  # a row that lacks the branch's feature now goes elsewhere
         root = model._root
         leaf = root.traverse(x, until_leaf=True) if isinstance(root, _branch_class()) else root
         entry = self._entries.get(id(leaf))
@@ -500,8 +558,9 @@ class HoeffdingTreeBatch(DenseBatch):
         square, Σ_f inv·x² − 2·inv·μ·x + inv·μ² (inv = −1/2σ²); that sum can lose more than the
         direct one, so a decision is trusted only when the best class wins by more than the
         tie margin plus a bound on that rounding (a few ε times the sum of the terms' sizes);
-        the rest, and near ties, are computed as river computes them (`river_leaf_answer`).
-        A majority-class snapshot's answer was kept with it."""
+        the rest, near ties and rows that lack a feature (NaN), are computed as river
+        computes them (`river_leaf_answer`). A majority-class snapshot's answer was kept with
+        it."""
         window = self._window
         n, m = need.shape
         codes = np.empty((n, m), dtype=np.int64)
@@ -511,6 +570,9 @@ class HoeffdingTreeBatch(DenseBatch):
             s = snaps[nb]
             inv, mu, base = window.inv[s], window.mu[s], window.base[s]  # (S, C, F), (S, C)
             k, classes, features = inv.shape
+            if x.shape[1] != features:  # features rows brought since: a snapshot reads none
+                x = x[:, :features] if x.shape[1] > features else np.pad(
+                    x, ((0, 0), (0, features - x.shape[1])), constant_values=math.nan)
             lin = -2.0 * inv * mu
             const = (inv * mu * mu).sum(axis=2) + base
             x2 = x * x
@@ -523,6 +585,7 @@ class HoeffdingTreeBatch(DenseBatch):
             best, near = argmax_with_margin(votes.reshape(-1, classes),
                                             scale.reshape(-1, classes))
             codes[:, nb] = best.reshape(n, k)
+            # (a row that lacks a feature has NaN votes: near, with the ties)
             cells = near[need[:, nb].reshape(-1)[near]]
             for cell in cells.tolist():
                 i, j = divmod(cell, k)
@@ -605,23 +668,26 @@ def _branch_class():
     return Branch
 
 
-# Stacked leaf arrays, per slot, class (and feature): μ and 1 / (−2σ²) (0 where a class has no
-# Gaussian for a feature: it adds nothing), base = log prior + Σ log-pdf constants, abs =
-# |log prior| + Σ |constants|. A class a leaf has not seen gets the lowest vote: it cannot win.
+# Stacked leaf arrays, per slot, class (and feature): μ, 1 / (−2σ²) and the log-pdf constant
+# (0 where a class has no Gaussian for a feature: it adds nothing), base = log prior + Σ
+# constants, abs = |log prior| + Σ |constants|. A class a leaf has not seen gets the lowest
+# vote: it cannot win.
 _ABSENT_VOTE = -np.finfo(float).max
 
 
 _HALF_LOG_TAU = 0.5 * math.log(math.tau)
 
 
-_ABSENT = {"_mu": 0.0, "_inv": 0.0, "_base": _ABSENT_VOTE, "_abs": 0.0, "_mode": _OTHER}
+_ABSENT = {"_mu": 0.0, "_inv": 0.0, "_const": 0.0, "_base": _ABSENT_VOTE, "_abs": 0.0,
+           "_mode": _OTHER}
 
 
-def _slots_of(slots: int, classes: int, features: int) -> dict:
+def _slots_of(slots: int, classes: int, features: int, names=tuple(_ABSENT)) -> dict:
     shapes = {"_mu": (slots, classes, features), "_inv": (slots, classes, features),
-              "_base": (slots, classes), "_abs": (slots, classes), "_mode": (slots,)}
-    return {name: np.full(shape, _ABSENT[name], dtype=np.int8 if name == "_mode" else float)
-            for name, shape in shapes.items()}
+              "_const": (slots, classes, features), "_base": (slots, classes),
+              "_abs": (slots, classes), "_mode": (slots,)}
+    return {name: np.full(shapes[name], _ABSENT[name], dtype=np.int8 if name == "_mode" else float)
+            for name in names}
 
 
 @functools.cache
@@ -780,8 +846,8 @@ class LeafSnapshots:
         n = self.n
         if n == len(self.mode) or classes > self.mu.shape[1] or features != self.mu.shape[2]:
             cap = max(64, 2 * len(self.mode)) if n == len(self.mode) else len(self.mode)
-            fresh = _slots_of(cap, classes, features)
             old = {"_mu": self.mu, "_inv": self.inv, "_base": self.base, "_abs": self.abs}
+            fresh = _slots_of(cap, classes, features, old)
             for name, array in old.items():
                 if array.size:
                     fresh[name][tuple(slice(0, size) for size in array.shape)] = array
@@ -823,6 +889,8 @@ def river_leaf_answer(x: dict, record: tuple):
             continue
         vote = math.log(w / total)
         for att, mu, variance in terms.get(c, ()):
+            if att not in x:
+                continue
             log_p = (x[att] - mu) ** 2 / (-2.0 * variance) - _HALF_LOG_TAU \
                 - 0.5 * math.log(variance)
             if log_p > -math.inf:
@@ -930,6 +998,7 @@ class HoeffdingTreeRegressorBatch(HoeffdingTreeBatch):
     """
 
     defers = False
+    absent_features = False  # a model leaf sums w·x in the row's key order (bit for bit)
 
     def _refresh(self, entry: LeafEntry, model) -> LeafEntry:
         leaf = entry.leaf

@@ -299,7 +299,9 @@ class PendingRows:
         # Deferred re-predictions (every_k_labels, classes only, a predictor with leaf
         # snapshots): a round only notes that it happened; the re-predictions of a window of
         # rounds are made at once (`resolve`), each row with the snapshot of its leaf at each
-        # of its rounds. `leaf`: each row's leaf serial (0: not routed yet); `end`: the last
+        # of its rounds. `leaf`: each row's leaf serial (0: not routed yet); `guessed`: the
+        # row lacks a split's feature and took the branch's most traversed path, to be taken
+        # again in the next window (`window_route`); `end`: the last
         # label round of a row taken while its re-predictions wait (`held`: its values array,
         # filled by `resolve`).
         self.deferred = policy.kind == "every_k_labels" and classification \
@@ -308,6 +310,7 @@ class PendingRows:
         self.rounds = 0  # the label number of the last round (every_k_labels)
         self.resolved = 0  # the rounds whose re-predictions are made
         self.leaf = np.empty(0, dtype=np.int64)
+        self.guessed = np.empty(0, dtype=bool)
         self.end = np.empty(0, dtype=np.int64)
         self._held: list = []
         self._unrouted: list = []  # rows to route (a slot may recur: taken, then reused)
@@ -325,6 +328,7 @@ class PendingRows:
 
         self.arrival = grown(self.arrival, -1)
         self.leaf = grown(self.leaf, 0)
+        self.guessed = grown(self.guessed, False)
         self.end = grown(self.end, _OPEN)
         for name in ("version_at", "predicted_at", "stamp", "n_scheduled"):
             setattr(self, name, grown(getattr(self, name), 0))
@@ -494,7 +498,7 @@ class PendingRows:
                 self.rounds = label_number
                 return True
             lost = predictor.open_window(model, self.leaf[rows])
-            if lost is None or not self._route(model, rows[lost]):
+            if lost is None or not self._route(model, rows[lost | self.guessed[rows]]):
                 self.stop_deferring()
                 return False
         elif self._unrouted and (self._route_all or
@@ -516,11 +520,11 @@ class PendingRows:
         """The leaves `rows` reach now (the rows waiting to be routed are then all routed);
         False if a row reaches none a snapshot can stand for (re-predict at once instead)."""
         if len(rows):
-            serials = self.predictor.window_route(model, self.features,
-                                                  _Features(self.x, rows), rows)
-            if serials is None:
+            routed = self.predictor.window_route(model, self.features,
+                                                 _Features(self.x, rows), rows)
+            if routed is None:
                 return False
-            self.leaf[rows] = serials
+            self.leaf[rows], self.guessed[rows] = routed
         self._unrouted.clear()
         self._route_all = False
         return True
