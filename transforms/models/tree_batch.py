@@ -192,14 +192,14 @@ class HoeffdingTreeBatch(DenseBatch):
         total = sum(stats.values())
         exact = {} if rebuild else entry.exact
         if rebuild:
-            self._mu[slot], self._inv[slot], self._const[slot] = 0.0, 0.0, 0.0
+            self._mu[slot], self._inv[slot] = 0.0, 0.0
             self._base[slot], self._abs[slot] = _ABSENT_VOTE, 0.0
         for c, w in stats.items():
             if c in known and known[c][0] == w:
                 continue
             j = self._class_column(c)
-            mu, inv, consts = self._mu[slot, j], self._inv[slot, j], self._const[slot, j]
-            mu[:], inv[:], consts[:] = 0.0, 0.0, 0.0
+            mu, inv = self._mu[slot, j], self._inv[slot, j]
+            mu[:], inv[:] = 0.0, 0.0
             const_sum = const_abs = 0.0
             terms = []
             if w > 0:
@@ -208,7 +208,7 @@ class HoeffdingTreeBatch(DenseBatch):
                     if params is not None:  # else log p = -inf: skipped, as river does
                         f = columns[att]
                         mu[f], inv[f] = params[0], -0.5 / params[1]
-                        consts[f] = const = -_HALF_LOG_TAU - 0.5 * math.log(params[1])
+                        const = -_HALF_LOG_TAU - 0.5 * math.log(params[1])
                         const_sum += const
                         const_abs += abs(const)
                         terms.append((att, *params))
@@ -460,12 +460,8 @@ class HoeffdingTreeBatch(DenseBatch):
 
     def _lacking_votes(self, x: np.ndarray, s) -> np.ndarray:
         """Naive-Bayes votes of rows `x` that lack features (NaN) in the leaf slots `s` (one,
-        or one per row): a feature a row lacks adds nothing, nor its constant, as river's
-        leaves skip the features a row does not have."""
-        absent = np.isnan(x)[:, None, :]
-        d = np.where(absent, 0.0, x[:, None, :] - self._mu[s])
-        return (d * d * self._inv[s]).sum(axis=2) + self._base[s] \
-            - (absent * self._const[s]).sum(axis=2)
+        or one per row)."""
+        return lacking_votes(x[:, None, :], self._mu[s], self._inv[s], self._base[s])
 
     # -- re-predictions made later, from snapshots of the leaves --------------------------------
     defers = True  # a window of labels' re-predictions can be made at once (`window_block`)
@@ -558,9 +554,9 @@ class HoeffdingTreeBatch(DenseBatch):
         square, Σ_f inv·x² − 2·inv·μ·x + inv·μ² (inv = −1/2σ²); that sum can lose more than the
         direct one, so a decision is trusted only when the best class wins by more than the
         tie margin plus a bound on that rounding (a few ε times the sum of the terms' sizes);
-        the rest, near ties and rows that lack a feature (NaN), are computed as river
-        computes them (`river_leaf_answer`). A majority-class snapshot's answer was kept with
-        it."""
+        the rest, and near ties, are computed as river computes them (`river_leaf_answer`);
+        rows that lack a feature (NaN) by the direct sum (`lacking_votes`). A majority-class
+        snapshot's answer was kept with it."""
         window = self._window
         n, m = need.shape
         codes = np.empty((n, m), dtype=np.int64)
@@ -582,10 +578,13 @@ class HoeffdingTreeBatch(DenseBatch):
                 -1, features).T - (inv * mu * mu).sum(axis=2).reshape(-1)).reshape(n, k, classes)
             # The tie margin (as for the direct sum) plus the expanded sum's rounding.
             scale = window.abs[s] + (base - votes) + (2 * features + 8) * _EPS_OVER_MARGIN * size
+            lacking = np.isnan(votes[:, 0, 0]).nonzero()[0]  # rows that lack a feature (NaN)
+            if len(lacking):  # (their direct sums: the margin of `_score`)
+                votes[lacking] = lacking_votes(x[lacking][:, None, None, :], mu, inv, base)
+                scale[lacking] = window.abs[s] + (base - votes[lacking])
             best, near = argmax_with_margin(votes.reshape(-1, classes),
                                             scale.reshape(-1, classes))
             codes[:, nb] = best.reshape(n, k)
-            # (a row that lacks a feature has NaN votes: near, with the ties)
             cells = near[need[:, nb].reshape(-1)[near]]
             for cell in cells.tolist():
                 i, j = divmod(cell, k)
@@ -643,6 +642,26 @@ class HoeffdingTreeBatch(DenseBatch):
         return NONE if answer is None else self._class_column(answer)
 
 
+def lacking_votes(x: np.ndarray, mu: np.ndarray, inv: np.ndarray,
+                  base: np.ndarray) -> np.ndarray:
+    """Naive-Bayes votes of rows that lack features (NaN in `x`), from leaf arrays (classes ×
+    features, broadcast against `x`'s): base_c + Σ_f (x_f − μ_cf)² · inv_cf over the features
+    a row has, less the log-pdf constant −½ log(2πσ²) = −½ log 2π + ½ log(−2·inv) of each it
+    lacks, which `base` holds — river's leaves skip a feature the row does not have.
+
+    >>> mu, inv = np.array([[0.0, 0.0]]), np.array([[-0.5, -0.5]])  # σ² = 1
+    >>> base = np.array([-2 * _HALF_LOG_TAU])
+    >>> votes = lacking_votes(np.array([[[1.0, 2.0]], [[1.0, np.nan]]]), mu, inv, base)
+    >>> np.allclose(votes[:, 0], [-2.5 - 2 * _HALF_LOG_TAU, -0.5 - _HALF_LOG_TAU])
+    True
+    """
+    absent = np.isnan(x)
+    d = np.where(absent, 0.0, x - mu)
+    with np.errstate(divide="ignore"):  # (inv 0: no Gaussian, no constant)
+        constants = np.where(inv < 0.0, 0.5 * np.log(-2.0 * inv) - _HALF_LOG_TAU, 0.0)
+    return (d * d * inv).sum(axis=-1) + base - (absent * constants).sum(axis=-1)
+
+
 def _leaf_votes(x: np.ndarray, mu: np.ndarray, inv: np.ndarray, base: np.ndarray) -> np.ndarray:
     """One leaf's naive-Bayes votes for rows `x`: base_c + Σ_f (x_f − μ_cf)² · inv_cf, a class
     at a time (a contiguous matrix-vector product; faster here than broadcasting the classes).
@@ -668,9 +687,9 @@ def _branch_class():
     return Branch
 
 
-# Stacked leaf arrays, per slot, class (and feature): μ, 1 / (−2σ²) and the log-pdf constant
-# (0 where a class has no Gaussian for a feature: it adds nothing), base = log prior + Σ
-# constants, abs = |log prior| + Σ |constants|. A class a leaf has not seen gets the lowest
+# Stacked leaf arrays, per slot, class (and feature): μ and 1 / (−2σ²) (0 where a class has no
+# Gaussian for a feature: it adds nothing), base = log prior + Σ log-pdf constants, abs =
+# |log prior| + Σ |constants|. A class a leaf has not seen gets the lowest
 # vote: it cannot win.
 _ABSENT_VOTE = -np.finfo(float).max
 
@@ -678,13 +697,12 @@ _ABSENT_VOTE = -np.finfo(float).max
 _HALF_LOG_TAU = 0.5 * math.log(math.tau)
 
 
-_ABSENT = {"_mu": 0.0, "_inv": 0.0, "_const": 0.0, "_base": _ABSENT_VOTE, "_abs": 0.0,
-           "_mode": _OTHER}
+_ABSENT = {"_mu": 0.0, "_inv": 0.0, "_base": _ABSENT_VOTE, "_abs": 0.0, "_mode": _OTHER}
 
 
 def _slots_of(slots: int, classes: int, features: int, names=tuple(_ABSENT)) -> dict:
     shapes = {"_mu": (slots, classes, features), "_inv": (slots, classes, features),
-              "_const": (slots, classes, features), "_base": (slots, classes),
+              "_base": (slots, classes),
               "_abs": (slots, classes), "_mode": (slots,)}
     return {name: np.full(shapes[name], _ABSENT[name], dtype=np.int8 if name == "_mode" else float)
             for name in names}
