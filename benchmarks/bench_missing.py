@@ -11,8 +11,9 @@ the rows, the first row whole; and the same with the first row lacking a feature
 batch takes its features from the first row it meets). Each is run with `delayed-eval run
 --repredict every_k_labels:10` (the default re-evaluation, B = 100, every default output) and
 the median wall time printed with its ratio to the whole table's. A model whose batch leaves
-out the features a row lacks, as its `predict_one` does (GaussianNB), re-predicts such rows with
-the others; any other answers them with `predict_one`, one by one.
+out the features a row lacks, as its `predict_one` does (GaussianNB, logistic regression, the
+Hoeffding trees), re-predicts such rows with the others; any other answers them with
+`predict_one`, one by one.
 """
 
 from __future__ import annotations
