@@ -226,22 +226,29 @@ class DenseBatch(BatchPredictor):
         if names != self.names:
             if not self.absent_features or not plain_numbers(values):
                 return None
-            return self._encode_absent(names, values)
+            columns = self._columns_of(x)
+            row = np.full(len(self.names), math.nan)
+            row[columns] = values
+            return row
         return np.array(values, dtype=np.float64) if plain_numbers(values) else None
 
-    def _encode_absent(self, names: tuple, values: tuple) -> np.ndarray:
+    def _columns_of(self, x: dict) -> list:
+        """The column of each of x's keys; a key no row had before gets the next one (`names`
+        grow: `absent_features`)."""
         if getattr(self, "_absent_names", None) is not self.names:  # (names may be set)
             self._absent_names = self.names
             self._absent_column = {name: j for j, name in enumerate(self.names)}
         column = self._absent_column
-        new = [name for name in names if name not in column]
+        new = [name for name in x if name not in column]
         if new:
             for name in new:
                 column[name] = len(column)
+                self._new_column(x[name])
             self.names = self._absent_names = self.names + tuple(new)
-        row = np.full(len(self.names), math.nan)
-        row[[column[name] for name in names]] = values
-        return row
+        return [column[name] for name in x]
+
+    def _new_column(self, value) -> None:
+        """A feature no row had before, first seen with `value`."""
 
     def predict(self, model, rows, xs):
         if rows is None:
@@ -320,38 +327,50 @@ class TextCodedRows(DenseBatch):
     >>> batch.words, batch.encode({"a": 1.0, "c": 3.0}), batch.encode({"a": "x", "c": "red"})
     ([[], ['red', 'blue']], None, None)
 
+    With `absent_features`, a row may lack features (NaN) or bring new ones, a column holding
+    what its first value holds:
+
+    >>> batch.absent_features = True
+    >>> batch.encode({"c": "blue", "d": "x"}).tolist(), batch.names, batch.text
+    ([nan, 1.0, 0.0], ('a', 'c', 'd'), (False, True, True))
+
     """
 
     def __init__(self):
         super().__init__()
-        self.text: tuple | None = None  # per column, whether it holds text (None: not known)
+        self.text: tuple = ()  # per column, whether it holds text
         self.words: list = []  # per column, its texts in the order of their codes
         self._codes: list = []  # per column, {text: code}
 
     def encode(self, x: dict):
         if self.names is None:
-            self.names = tuple(x)
-            self.text = tuple(type(v) is str for v in x.values())
-            self.words = [[] for _ in self.text]
-            self._codes = [{} for _ in self.text]
-        if not any(self.text or ()):
-            return super().encode(x)
-        if tuple(x) != self.names:
+            self.names = ()
+            self._columns_of(x)
+        same = tuple(x) == self.names
+        if same and not any(self.text) or len(self.text) != len(self.names):
+            return super().encode(x)  # (numbers only; or names a wrapper set: numbers)
+        if not same and not self.absent_features:
             return None
-        values, numbers = list(x.values()), []
-        for j, holds_text in enumerate(self.text):
-            v = values[j]
-            if not holds_text:
+        columns = range(len(x)) if same else self._columns_of(x)
+        values, numbers = [math.nan] * len(self.names), []
+        for j, v in zip(columns, x.values()):
+            if not self.text[j]:
                 numbers.append(v)
-                continue
-            if type(v) is not str:
+            elif type(v) is not str:
                 return None
-            code = self._codes[j].get(v)
-            if code is None:
-                code = self._codes[j][v] = len(self.words[j])
-                self.words[j].append(v)
-            values[j] = code
+            else:
+                code = self._codes[j].get(v)
+                if code is None:
+                    code = self._codes[j][v] = len(self.words[j])
+                    self.words[j].append(v)
+                v = code
+            values[j] = v
         return np.array(values, dtype=np.float64) if plain_numbers(numbers) else None
+
+    def _new_column(self, value) -> None:
+        self.text += (type(value) is str,)
+        self.words.append([])
+        self._codes.append({})
 
 
 def one_hot_rows(encoder, coded: TextCodedRows, rows: np.ndarray, cache: dict):
@@ -386,10 +405,15 @@ def one_hot_rows(encoder, coded: TextCodedRows, rows: np.ndarray, cache: dict):
     out = np.zeros((len(rows), len(names)))
     out[:, target] = rows[:, source]
     unknown = np.zeros(len(rows), dtype=bool)
-    for j, start, position in blocks:
-        at = position[rows[:, j].astype(np.int64)]  # each row's text among the learned ones
+    for j, start, width, position in blocks:
+        codes = rows[:, j]
+        lacking = np.isnan(codes)  # (`absent_features`: the row has no such feature)
+        if lacking.any():  # the encoder gives it none of the block's: absent, NaN
+            out[lacking, start:start + width] = math.nan
+            codes = np.where(lacking, -1, codes)
+        at = position[codes.astype(np.int64)]  # each row's text among the learned ones
         known = at >= 0
-        unknown |= ~known
+        unknown |= ~(known | lacking)
         out[known.nonzero()[0], start + at[known]] = 1.0
     return names, out, unknown.nonzero()[0]
 
@@ -397,7 +421,8 @@ def one_hot_rows(encoder, coded: TextCodedRows, rows: np.ndarray, cache: dict):
 def _one_hot_layout(coded: TextCodedRows, learned: list):
     """Where `one_hot_rows` puts each column: (feature names, the number columns' places in
     the rows and in the output, per text column (its place in the rows, its block's first
-    place in the output, each code's position among the texts learned, −1: not learned));
+    place in the output and width, each code's position among the texts learned, −1: not
+    learned));
     None where two features would share a name."""
     names, source, target, blocks = [], [], [], []
     for j, name in enumerate(coded.names):
@@ -408,7 +433,7 @@ def _one_hot_layout(coded: TextCodedRows, learned: list):
             names.append(name)
             continue
         position = {v: i for i, v in enumerate(known)}
-        blocks.append((j, len(names), np.array(
+        blocks.append((j, len(names), len(known), np.array(
             [position.get(w, -1) for w in coded.words[j]] + [-1], dtype=np.int64)))
         names.extend(known.values())
     if len(set(names)) < len(names):
@@ -522,6 +547,9 @@ class PipelineBatch(BatchPredictor):
         # too (`TextCodedRows`), one-hot encoded for many rows at once (`one_hot_rows`).
         self.one_hot = one_hot
         self.raw = TextCodedRows() if one_hot else DenseBatch()
+        # The transformers give a feature a row lacks to none of their outputs, so where the
+        # last step leaves it out, rows may lack features.
+        self.raw.absent_features = self.absent_features = last.absent_features
         self._one_hot_cache: dict = {}
         self.encode = self.raw.encode
         self.scaled = last()  # the last step on scaled rows (a scaler keeps the names)
@@ -618,6 +646,11 @@ def scaled_rows(transformers: list, names: tuple, rows: np.ndarray):
     [[2.449489742783178, 0.0]]
     >>> scaler.transform_one({"a": 4.0, "b": 7.0})
     {'a': 2.449489742783178, 'b': 0.0}
+
+    A feature a row lacks (NaN) stays absent, as river's scaler transforms the row's own:
+
+    >>> scaled_rows([scaler], ("a", "b"), np.array([[np.nan, np.nan]])).tolist()
+    [[nan, nan]]
     """
     from river.preprocessing import StandardScaler
 
@@ -631,7 +664,8 @@ def scaled_rows(transformers: list, names: tuple, rows: np.ndarray):
             variances = [scaler.vars.get(name, 0.0) for name in names]
             known = np.array([v != 0.0 for v in variances], dtype=bool)
             rows[:, known] /= np.array([v ** 0.5 for v in variances if v])
-            rows[:, ~known] = 0.0
+            if not known.all():  # (0, but a feature the row lacks stays absent: NaN)
+                rows[:, ~known] = np.where(np.isnan(rows[:, ~known]), math.nan, 0.0)
     return rows
 
 
