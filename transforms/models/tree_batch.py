@@ -689,8 +689,7 @@ def _branch_class():
 
 # Stacked leaf arrays, per slot, class (and feature): μ and 1 / (−2σ²) (0 where a class has no
 # Gaussian for a feature: it adds nothing), base = log prior + Σ log-pdf constants, abs =
-# |log prior| + Σ |constants|. A class a leaf has not seen gets the lowest
-# vote: it cannot win.
+# |log prior| + Σ |constants|. A class a leaf has not seen gets the lowest vote: it cannot win.
 _ABSENT_VOTE = -np.finfo(float).max
 
 
@@ -702,8 +701,7 @@ _ABSENT = {"_mu": 0.0, "_inv": 0.0, "_base": _ABSENT_VOTE, "_abs": 0.0, "_mode":
 
 def _slots_of(slots: int, classes: int, features: int, names=tuple(_ABSENT)) -> dict:
     shapes = {"_mu": (slots, classes, features), "_inv": (slots, classes, features),
-              "_base": (slots, classes),
-              "_abs": (slots, classes), "_mode": (slots,)}
+              "_base": (slots, classes), "_abs": (slots, classes), "_mode": (slots,)}
     return {name: np.full(shapes[name], _ABSENT[name], dtype=np.int8 if name == "_mode" else float)
             for name in names}
 
