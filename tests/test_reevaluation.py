@@ -204,7 +204,8 @@ def test_engine_equals_the_straightforward_algorithm_1(model, k):
 
 @pytest.mark.parametrize("model", ["gaussian-nb", 'temporal-correction{"model": "gaussian-nb"}',
                                    "logistic-regression",
-                                   'hoeffding-tree{"grace_period": 50, "delta": 0.01}'])
+                                   'hoeffding-tree{"grace_period": 50, "delta": 0.01}',
+                                   'temporally-augmented{"model": "hoeffding-tree"}'])
 def test_rows_that_lack_features_are_re_predicted_by_the_batch_as_predict_one(model,
                                                                               monkeypatch):
     """A table's missing cells kept as absent features: rows that lack some (the first row
@@ -253,7 +254,7 @@ def test_rows_that_lack_features_are_re_predicted_by_the_batch_as_predict_one(mo
 
     monkeypatch.setattr(tree_batch.HoeffdingTreeBatch, "window_route", routed)
     ours = replay()
-    if "tree" in model:  # re-predicted in windows, from leaf snapshots, to the end
+    if model.startswith("hoeffding-tree"):  # in windows, from leaf snapshots, to the end
         assert not any(stopped) and len(guessed) > 50 and sum(guessed) > 20
     else:
         assert sum(in_all) > 3000 and sum(as_arrays) == sum(in_all)

@@ -739,7 +739,8 @@ def batch_predictor(model) -> BatchPredictor:
         return TemporalCorrectionBatch(model)
     if kind is TemporallyAugmented:
         return TemporallyAugmentedNaiveBayesBatch(model) if model.nominal else \
-            TemporallyAugmentedBatch()
+            TemporallyAugmentedBatch(getattr(batch_predictor(model._model), "absent_features",
+                                             False))
     if kind in (Majority, NoChange, NoChangeRegressor, MeanRegressor):
         return ConstantBatch()
     return BatchPredictor()

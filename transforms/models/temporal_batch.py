@@ -141,8 +141,11 @@ class TemporallyAugmentedBatch(DenseBatch):
     True
     """
 
-    def __init__(self):
+    def __init__(self, absent_features: bool = False):
         super().__init__()
+        # Whether the wrapped model's batch takes rows that lack features (the lags' columns
+        # add none): so does this one.
+        self.absent_features = absent_features
         self._inner = None  # the wrapped model's batch, for the columns it was made for
         self._alone = None  # a guarded wrapper's model without the lags: its batch
 
