@@ -36,8 +36,9 @@ feature rows with numpy:
 
 numpy's `exp`/`log` may differ from libm's in the last bit, so a vectorised decision is kept
 only when the best class wins by a clear margin; rows within 1e-9 (relative) of a tie, rows whose
-features are not plain numbers with the first instance's keys, and anything a fast path does not
-know, are predicted with `predict_one`. A test compares every path with `predict_one`.
+features are not plain numbers with the first instance's keys (or, for a model that leaves out
+a feature a row lacks, `DenseBatch.absent_features`, any keys), and anything a fast path does
+not know, are predicted with `predict_one`. A test compares every path with `predict_one`.
 
 `batch_predictor(model)` picks the fast path for a model, or `BatchPredictor` (one `predict_one`
 per row).
