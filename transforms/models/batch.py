@@ -233,19 +233,23 @@ class DenseBatch(BatchPredictor):
             return row
         return np.array(values, dtype=np.float64) if plain_numbers(values) else None
 
+    def _column_index(self) -> dict:
+        """{feature: column} of `names` (made again when they are set anew: a wrapper may)."""
+        if getattr(self, "_indexed_names", None) is not self.names:
+            self._indexed_names = self.names
+            self._feature_column = {name: j for j, name in enumerate(self.names or ())}
+        return self._feature_column
+
     def _columns_of(self, x: dict) -> list:
         """The column of each of x's keys; a key no row had before gets the next one (`names`
         grow: `absent_features`)."""
-        if getattr(self, "_absent_names", None) is not self.names:  # (names may be set)
-            self._absent_names = self.names
-            self._absent_column = {name: j for j, name in enumerate(self.names)}
-        column = self._absent_column
+        column = self._column_index()
         new = [name for name in x if name not in column]
         if new:
             for name in new:
                 column[name] = len(column)
                 self._new_column(x[name])
-            self.names = self._absent_names = self.names + tuple(new)
+            self.names = self._indexed_names = self.names + tuple(new)
         return [column[name] for name in x]
 
     def _new_column(self, value) -> None:

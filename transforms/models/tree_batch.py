@@ -91,7 +91,6 @@ class HoeffdingTreeBatch(DenseBatch):
         self._next_token = 1
         self._next_serial = 1
         self._shape = None  # the tree's shape when _in_tree was built
-        self._column_of: dict | None = None  # feature name -> column, once names are known
         self._class_index: dict = {}  # the tree's class -> column of the stacked arrays
         self._classes: list = []
         self._slot_of_serial = np.zeros(64, dtype=np.int64)
@@ -376,15 +375,13 @@ class HoeffdingTreeBatch(DenseBatch):
     def _columns(self) -> dict:
         """{feature: column} of the names so far."""
         self._follow_names()
-        return self._column_of
+        return self._column_index()
 
     def _follow_names(self) -> None:
-        """Columns for the features rows brought since (`absent_features`), in the stacked
-        arrays too."""
-        if self._column_of is None or len(self._column_of) != len(self.names):
-            self._column_of = {name: f for f, name in enumerate(self.names)}
-            if hasattr(self, "_mode") and self._mu.shape[2] < len(self.names):
-                self._alloc(len(self._mode), len(self._classes))
+        """Room in the stacked arrays for the features rows brought since
+        (`absent_features`)."""
+        if hasattr(self, "_mode") and self._mu.shape[2] < len(self.names):
+            self._alloc(len(self._mode), len(self._classes))
 
     def predict(self, model, rows, xs):
         if rows is None:
@@ -566,9 +563,8 @@ class HoeffdingTreeBatch(DenseBatch):
             s = snaps[nb]
             inv, mu, base = window.inv[s], window.mu[s], window.base[s]  # (S, C, F), (S, C)
             k, classes, features = inv.shape
-            if x.shape[1] != features:  # features rows brought since: a snapshot reads none
-                x = x[:, :features] if x.shape[1] > features else np.pad(
-                    x, ((0, 0), (0, features - x.shape[1])), constant_values=math.nan)
+            if x.shape[1] > features:  # features rows brought since: no snapshot reads them
+                x = x[:, :features]
             lin = -2.0 * inv * mu
             const = (inv * mu * mu).sum(axis=2) + base
             x2 = x * x
