@@ -230,6 +230,24 @@ def test_rows_that_lack_features_are_decided_as_predict_one_while_learning(model
     assert predictor.encode({"salary": float("nan")}) is None  # (a NaN value is no absence)
 
 
+@needs(FAST_NB_LEAVES)
+@pytest.mark.parametrize("model_name", ["ht-nb", "arf"])
+def test_a_feature_first_seen_after_the_tree_predicted_grows_its_arrays(model_name):
+    """A feature no row had while the tree's batch already predicted (salary, from row 600
+    on, as a later partition's new column): the stacked leaf arrays get a column for it, and
+    the answers stay predict_one's, as the tree's leaves learn it."""
+    data = list(itertools.islice(synth.Agrawal(classification_function=0, seed=3), 1500))
+    early = [({k: v for k, v in x.items() if k != "salary"}, y) for x, y in data[:600]]
+    model = MODELS[model_name]()
+    predictor = batch_predictor(model)
+    assert learn_checking(predictor, model, early, [x for x, _ in early[-100:]], 97) > 5
+    width = len(predictor.names)
+    probe = [x for x, _ in data[-300:]]
+    assert learn_checking(predictor, model, data[600:1200], probe, 97) > 5
+    assert len(predictor.names) == width + 1
+    assert len(left_to_predict_one(predictor, model, probe)) <= len(probe) // 20
+
+
 def grown_tree(n: int, learned: int, rows_from: int):
     """A Hoeffding tree that learned `learned` Agrawal rows, its predictor, the stream's first
     `n` rows, and 400 rows from `rows_from` as (dicts, dense rows)."""
