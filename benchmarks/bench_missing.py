@@ -3,18 +3,20 @@
 as a user runs them.
 
     python -m benchmarks.bench_missing [--n 20000] [--features 40] [--text 0] [--missing 0.02]
-        [--delay 1000] [--models gaussian-nb hoeffding-tree] [--repeats 3]
+        [--delay 1000] [--models gaussian-nb hoeffding-tree] [--repeats 3] [--regression]
 
 A CSV table of `n` rows of `features` normal features, `text` text columns (8 categories each,
-for `one-hot-text | MODEL`) and a binary label (a noisy linear concept in the numbers) is
+for `one-hot-text | MODEL`) and a binary label (a noisy linear concept in the numbers; with
+`--regression`, that noisy linear function itself, for regressors) is
 written three times: whole; with one feature's cell empty in a share `missing` of the rows, the
 first row whole; and the same with the first row lacking a feature too, a number and a text if
 any (a model's batch takes its features from the first row it meets). Each is run with
 `delayed-eval run --repredict every_k_labels:10` (the default re-evaluation, B = 100, every
 default output) and the median wall time printed with its ratio to the whole table's. A model
 whose batch leaves out the features a row lacks, as its `predict_one` does (GaussianNB,
-logistic regression, the Hoeffding trees, a pipeline ending in one), re-predicts such rows
-with the others; any other answers them with `predict_one`, one by one.
+logistic and linear regression, the Hoeffding trees and their forests, AMRules, a pipeline
+ending in one), re-predicts such rows with the others; any other answers them with
+`predict_one`, one by one.
 """
 
 from __future__ import annotations
@@ -31,11 +33,13 @@ import numpy as np
 import pandas as pd
 
 
-def write_tables(folder: str, n: int, d: int, missing: float, text: int = 0) -> dict[str, str]:
+def write_tables(folder: str, n: int, d: int, missing: float, text: int = 0,
+                 regression: bool = False) -> dict[str, str]:
     """{table: path} of the whole table and its two tables with missing cells."""
     rng = np.random.default_rng(0)
     x = rng.normal(size=(n, d))
-    y = (x @ rng.normal(size=d) + rng.normal(scale=2.0, size=n) > 0).astype(int)
+    y = x @ rng.normal(size=d) + rng.normal(scale=2.0, size=n)
+    y = y if regression else (y > 0).astype(int)
     whole = pd.DataFrame(x, columns=[f"f{j}" for j in range(d)])
     for j in range(text):
         whole[f"t{j}"] = np.char.add("c", rng.integers(0, 8, size=n).astype(str))
@@ -77,9 +81,11 @@ def main() -> None:
     parser.add_argument("--delay", type=int, default=1000)
     parser.add_argument("--models", nargs="+", default=["gaussian-nb", "hoeffding-tree"])
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--regression", action="store_true")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
-        paths = write_tables(folder, args.n, args.features, args.missing, args.text)
+        paths = write_tables(folder, args.n, args.features, args.missing, args.text,
+                             args.regression)
         print(f"{args.n} rows, {args.features} features and {args.text} text columns, "
               f"{args.missing:.0%} of the rows lack one; delay {args.delay}, re-evaluation "
               f"every 10 labels; medians of {args.repeats}")

@@ -37,8 +37,9 @@ feature rows with numpy:
 numpy's `exp`/`log` may differ from libm's in the last bit, so a vectorised decision is kept
 only when the best class wins by a clear margin; rows within 1e-9 (relative) of a tie, rows whose
 features are not plain numbers with the first instance's keys (or, for a model that leaves out
-a feature a row lacks, `DenseBatch.absent_features`, any keys), and anything a fast path does
-not know, are predicted with `predict_one`. A test compares every path with `predict_one`.
+a feature a row lacks, `DenseBatch.absent_features`, any keys — in the key order of the rows
+before, for a model whose sums follow it, `DenseBatch.key_order`), and anything a fast path
+does not know, are predicted with `predict_one`. A test compares every path with `predict_one`.
 
 `batch_predictor(model)` picks the fast path for a model, or `BatchPredictor` (one `predict_one`
 per row).
@@ -211,10 +212,23 @@ class DenseBatch(BatchPredictor):
     >>> batch.names
     ('a', 'b')
 
+    A model that sums over a row's features in the row's key order, bit for bit (`key_order`),
+    takes a row only if its keys come in the order of every row taken before
+    (`key_columns`: the columns in that order, None while it is the names' own):
+
+    >>> batch = DenseBatch()
+    >>> batch.absent_features = batch.key_order = True
+    >>> [batch.encode(x).tolist() for x in ({"a": 1.0, "c": 3.0}, {"a": 1.0, "b": 2.0, "c": 3.0})]
+    [[1.0, 3.0], [1.0, 3.0, 2.0]]
+    >>> batch.names, batch.key_columns, batch.encode({"c": 3.0, "a": 1.0})
+    (('a', 'c', 'b'), [0, 2, 1], None)
+
     """
 
     dense = True
     absent_features = False
+    key_order = False
+    key_columns: list | None = None
 
     def __init__(self):
         self.names: tuple | None = None
@@ -224,14 +238,27 @@ class DenseBatch(BatchPredictor):
         if self.names is None:
             self.names = names
         values = tuple(x.values())
-        if names != self.names:
+        if names != self.names or self.key_columns is not None:
             if not self.absent_features or not plain_numbers(values):
                 return None
             columns = self._columns_of(x)
+            if self.key_order and not self._in_key_order(columns):
+                return None
             row = np.full(len(self.names), math.nan)
             row[columns] = values
             return row
         return np.array(values, dtype=np.float64) if plain_numbers(values) else None
+
+    def _in_key_order(self, columns: list) -> bool:
+        """Whether a row's features (at `columns`, in its key order) come in `key_columns`'
+        order."""
+        if self.key_columns is not None:
+            if getattr(self, "_ranked", None) is not self.key_columns:
+                self._ranked, self._rank = self.key_columns, [0] * len(self.key_columns)
+                for rank, j in enumerate(self.key_columns):
+                    self._rank[j] = rank
+            columns = [self._rank[j] for j in columns]
+        return all(a < b for a, b in zip(columns, columns[1:]))
 
     def _column_index(self) -> dict:
         """{feature: column} of `names` (made again when they are set anew: a wrapper may)."""
@@ -246,10 +273,20 @@ class DenseBatch(BatchPredictor):
         column = self._column_index()
         new = [name for name in x if name not in column]
         if new:
+            if self.key_order:
+                order = self.key_columns or list(range(len(column)))
             for name in new:
                 column[name] = len(column)
                 self._new_column(x[name])
             self.names = self._indexed_names = self.names + tuple(new)
+            if self.key_order:  # each new feature right after the one before it in x
+                order, before = list(order), None
+                for name in x:
+                    if name in new:
+                        order.insert(0 if before is None else order.index(column[before]) + 1,
+                                     column[name])
+                    before = name
+                self.key_columns = None if order == sorted(order) else order
         return [column[name] for name in x]
 
     def _new_column(self, value) -> None:
@@ -357,6 +394,8 @@ class TextCodedRows(DenseBatch):
         if not same and not self.absent_features:
             return None
         columns = range(len(x)) if same else self._columns_of(x)
+        if self.key_order and not self._in_key_order(list(columns)):
+            return None
         values, numbers = [math.nan] * len(self.names), []
         for j, v in zip(columns, x.values()):
             if not self.text[j]:
@@ -553,8 +592,12 @@ class PipelineBatch(BatchPredictor):
         self.one_hot = one_hot
         self.raw = TextCodedRows() if one_hot else DenseBatch()
         # The transformers give a feature a row lacks to none of their outputs, so where the
-        # last step leaves it out, rows may lack features.
-        self.raw.absent_features = self.absent_features = last.absent_features
+        # last step leaves it out, rows may lack features. A scaler keeps the row's key order,
+        # which a last step summing in that order needs (`key_order`); one-hot-text makes
+        # features of its own, in an order of its own: there such rows go one by one.
+        self.raw.key_order = last.key_order and not one_hot
+        self.raw.absent_features = self.absent_features = last.absent_features and (
+            not one_hot or not last.key_order)
         self._one_hot_cache: dict = {}
         self.encode = self.raw.encode
         self.scaled = last()  # the last step on scaled rows (a scaler keeps the names)
@@ -598,6 +641,7 @@ class PipelineBatch(BatchPredictor):
         if scaled is None:
             return None
         self.scaled.names = names
+        self.scaled.key_columns = self.raw.key_columns
         state = self.scaled.state(step, names)
         if state is None:
             return None

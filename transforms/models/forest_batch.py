@@ -249,6 +249,8 @@ class TreeRegressorEnsembleBatch(DenseBatch):
     True
     """
 
+    absent_features = key_order = True  # as its trees' batches
+
     def __init__(self):
         super().__init__()
         self._trees: dict = {}  # id(tree) -> (tree, its batch, its rows' stamps and values)
@@ -269,7 +271,8 @@ class TreeRegressorEnsembleBatch(DenseBatch):
                 if isinstance(tree, HoeffdingAdaptiveTreeRegressor) else \
                 HoeffdingTreeRegressorBatch()
             kept = self._trees[id(tree)] = (tree, batch, _TreeRows())
-        kept[1].names = self.names  # (they grow as rows bring features: `absent_features`)
+        # (they grow as rows bring features: `absent_features`)
+        kept[1].names, kept[1].key_columns = self.names, self.key_columns
         return kept
 
     def predict(self, model, rows, xs):

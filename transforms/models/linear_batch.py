@@ -130,11 +130,38 @@ class LinearRegressionBatch(_LinearBatch):
 
     """
 
+    absent_features = True  # river's w·x sums over the row's own features,
+    key_order = True  # in the row's key order
+
     def decide_with(self, rows, state):
-        weights, intercept = state
-        # Feature by feature, as river sums them: a running sum along each row is exactly that
-        # sequence of additions (numpy's pairwise summation is not).
-        values = np.cumsum(rows * weights, axis=1)[:, -1] if rows.shape[1] else \
-            np.zeros(len(rows))
-        values += intercept
+        values = key_order_sums(rows, state, self.key_columns)
         return np.arange(len(rows)), values.tolist(), np.empty(0, dtype=np.int64), None
+
+
+def key_order_sums(rows: np.ndarray, state: tuple, key_columns: list | None) -> np.ndarray:
+    """w·x + b of each row, bit for bit as river's `LinearRegression` sums it: w_f·x_f feature
+    by feature in the row's key order (the columns in `key_columns`' order; None: theirs),
+    from 0, then b. A feature a row lacks (NaN) adds nothing; weights shorter than the rows
+    (features named since they were read) are 0 for the rest.
+
+    >>> rows = np.array([[1e16, 1.0, -1e16], [1e16, np.nan, -1e16]])
+    >>> state = (np.array([1.0, 1.0, 1.0]), 0.5)
+    >>> key_order_sums(rows, state, None).tolist(), key_order_sums(rows, state, [0, 2, 1]).tolist()
+    ([0.5, 0.5], [1.5, 0.5])
+    """
+    weights, intercept = state
+    if len(weights) < rows.shape[1]:
+        weights = np.pad(weights, (0, rows.shape[1] - len(weights)))
+    products = rows * weights
+    absent = np.isnan(rows)
+    if absent.any():
+        products[absent] = 0.0
+    if key_columns is not None:
+        products = products[:, key_columns]
+    if rows.shape[1]:
+        products[:, 0] += 0.0  # (river's sum starts from 0: −0.0 + 0 is 0.0)
+    # Feature by feature, as river sums them: a running sum along each row is exactly that
+    # sequence of additions (numpy's pairwise summation is not).
+    values = np.cumsum(products, axis=1)[:, -1] if rows.shape[1] else np.zeros(len(rows))
+    values += intercept
+    return values

@@ -49,6 +49,8 @@ class AMRulesBatch(DenseBatch):
     True
     """
 
+    absent_features = key_order = True  # as river's literals and linear models
+
     def predict(self, model, rows, xs):
         if rows is None:
             return super(DenseBatch, self).predict(model, rows, xs)
@@ -77,8 +79,8 @@ class AMRulesBatch(DenseBatch):
         """The rule's predictions for the rows: its mean, or its linear model's w·x + b."""
         from river.rules.amrules import AdaptiveRegressor, MeanRegressor
 
-        from transforms.models.linear_batch import (LinearRegressionBatch,
-                                                    fits_regression_batch, weights_over)
+        from transforms.models.linear_batch import (fits_regression_batch, key_order_sums,
+                                                    weights_over)
 
         model = rule.pred_model
         if type(model) is AdaptiveRegressor:
@@ -87,14 +89,21 @@ class AMRulesBatch(DenseBatch):
         if type(model) is MeanRegressor:
             return np.full(len(rows), model.mean.get())
         if fits_regression_batch(model):
-            state = weights_over(model, self.names)
-            return np.asarray(LinearRegressionBatch().decide_with(rows, state)[1])
+            return key_order_sums(rows, weights_over(model, self.names), self.key_columns)
         return np.array([rule.predict_one(x) for x in xs], dtype=np.float64)
 
 
 def _covers(rule, rows: np.ndarray, column: dict) -> np.ndarray:
-    """Which rows (their features at `column[name]`) all the rule's literals hold for; a
-    literal on a feature the rows lack holds for none, as river's."""
+    """Which rows (their features at `column[name]`, NaN where a row lacks one) all the rule's
+    literals hold for; a literal on a feature a row lacks holds for none, as river's.
+
+    >>> from river.rules.base import NominalLiteral, NumericLiteral
+    >>> class Rule:
+    ...     literals = [NumericLiteral("a", 2.0, neg=False), NominalLiteral("b", 1.0, neg=True)]
+    >>> rows = np.array([[1.0, 0.0], [3.0, 0.0], [1.0, 1.0], [np.nan, 0.0], [1.0, np.nan]])
+    >>> _covers(Rule, rows, {"a": 0, "b": 1}).tolist()
+    [True, False, False, False, False]
+    """
     from river.rules.base import NumericLiteral
 
     covered = np.ones(len(rows), dtype=bool)
@@ -106,8 +115,8 @@ def _covers(rule, rows: np.ndarray, column: dict) -> np.ndarray:
         if isinstance(literal, NumericLiteral):
             holds = x > at if literal.neg else x <= at
         elif isinstance(at, Real) and not isinstance(at, bool):
-            holds = x != at if literal.neg else x == at
+            holds = (x != at) & ~np.isnan(x) if literal.neg else x == at
         else:  # (a number is never equal to a category)
-            holds = np.full(len(rows), literal.neg)
+            holds = np.full(len(rows), literal.neg) & ~np.isnan(x)
         covered &= holds
     return covered

@@ -1010,7 +1010,7 @@ class HoeffdingTreeRegressorBatch(HoeffdingTreeBatch):
     """
 
     defers = False
-    absent_features = False  # a model leaf sums w·x in the row's key order (bit for bit)
+    key_order = True  # a model leaf sums w·x over the row's own features in their key order
 
     def _refresh(self, entry: LeafEntry, model) -> LeafEntry:
         leaf = entry.leaf
@@ -1021,7 +1021,7 @@ class HoeffdingTreeRegressorBatch(HoeffdingTreeBatch):
         return entry
 
     def predict_changed(self, model, rows, xs, before, at=None, scored=None):
-        from transforms.models.linear_batch import LinearRegressionBatch
+        from transforms.models.linear_batch import key_order_sums
 
         n = len(before)
         at = np.arange(n) if at is None else at
@@ -1040,7 +1040,7 @@ class HoeffdingTreeRegressorBatch(HoeffdingTreeBatch):
             if kind == "mean":
                 values[idx] = answer
             elif kind == "model":
-                values[idx] = LinearRegressionBatch().decide_with(rows[at[idx]], answer)[1]
+                values[idx] = key_order_sums(rows[at[idx]], answer, self.key_columns)
             else:
                 ask.extend(idx.tolist())
         for i in ask:
