@@ -202,6 +202,22 @@ def test_engine_equals_the_straightforward_algorithm_1(model, k):
 
 
 
+def count_rows_sent_as_arrays(monkeypatch) -> tuple[list, list]:
+    """(rows sent as arrays, rows due) of each round of re-predictions, as they come."""
+    from transforms.replay import repredict
+
+    as_arrays, in_all = [], []
+    own = repredict.PendingRows._predict_values
+
+    def counted(rows, due, model):
+        as_arrays.append(int(rows.dense[due].sum()))
+        in_all.append(len(due))
+        return own(rows, due, model)
+
+    monkeypatch.setattr(repredict.PendingRows, "_predict_values", counted)
+    return as_arrays, in_all
+
+
 @pytest.mark.parametrize("model", ["gaussian-nb", 'temporal-correction{"model": "gaussian-nb"}',
                                    "logistic-regression",
                                    'hoeffding-tree{"grace_period": 50, "delta": 0.01}',
@@ -233,15 +249,7 @@ def test_rows_that_lack_features_are_re_predicted_by_the_batch_as_predict_one(mo
         return [(o.id, o.initial, o.final, repredictions(o))
                 for o in engine.drain(random_stream(n=800, data=Lacking())).outcomes]
 
-    as_arrays, in_all = [], []  # the rows of each round of re-predictions, sent as arrays
-    own = repredict.PendingRows._predict_values
-
-    def counted(rows, due, model):
-        as_arrays.append(int(rows.dense[due].sum()))
-        in_all.append(len(due))
-        return own(rows, due, model)
-
-    monkeypatch.setattr(repredict.PendingRows, "_predict_values", counted)
+    as_arrays, in_all = count_rows_sent_as_arrays(monkeypatch)
     stopped, guessed = [], []
     stop = repredict.PendingRows.stop_deferring
     monkeypatch.setattr(repredict.PendingRows, "stop_deferring",
@@ -389,8 +397,6 @@ def test_regressor_rows_that_lack_features_are_re_predicted_as_arrays_bit_for_bi
 
     from river.datasets import synth
 
-    from transforms.replay import repredict
-
     class Lacking:  # Friedman rows named as a table's columns, a cell absent one time in ten
         def take(self, n):
             rng = random.Random(3)
@@ -398,15 +404,7 @@ def test_regressor_rows_that_lack_features_are_re_predicted_as_arrays_bit_for_bi
                 yield {f"x{k}": v for k, v in x.items()
                        if not (rng.random() < 0.1 or i == 0 and k == 5)}, y
 
-    as_arrays, in_all = [], []
-    own = repredict.PendingRows._predict_values
-
-    def counted(rows, due, model):
-        as_arrays.append(int(rows.dense[due].sum()))
-        in_all.append(len(due))
-        return own(rows, due, model)
-
-    monkeypatch.setattr(repredict.PendingRows, "_predict_values", counted)
+    as_arrays, in_all = count_rows_sent_as_arrays(monkeypatch)
     events = random_stream(n=1000, data=Lacking(), updates=False)
     spec = ModelSpec.parse(model)
     engine = ReplayEngine(spec, "s", None, repredict=RepredictPolicy("every_k_labels", 2))
