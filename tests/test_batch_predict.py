@@ -4,7 +4,7 @@ import itertools
 
 import numpy as np
 import pytest
-from river import ensemble, forest, linear_model, naive_bayes, tree
+from river import ensemble, forest, linear_model, naive_bayes, rules, tree
 from river.datasets import synth
 
 from tests.helpers import FAST_KNN, FAST_LINEAR_REGRESSION, FAST_NB_LEAVES, needs
@@ -240,7 +240,7 @@ LACKING_REGRESSORS = {
     "adaptive-tree-regressor": lambda: tree.HoeffdingAdaptiveTreeRegressor(grace_period=50,
                                                                            seed=1),
     "forest-regressor": lambda: forest.ARFRegressor(n_models=3, grace_period=50, seed=1),
-    "amrules": lambda: __import__("river.rules").rules.AMRules(n_min=30, delta=0.05, tau=0.1),
+    "amrules": lambda: rules.AMRules(n_min=30, delta=0.05, tau=0.1),
 }
 
 
@@ -937,8 +937,6 @@ def test_amrules_batch_gives_predict_ones_values_through_a_drift(pred_type, orde
     the mean of the covering rules' values, else the default rule's, each a mean or a linear
     model's w·x + b, as predict_one gives them bit for bit at every stage, rules added and
     dropped after a drift in Friedman's function, and no row left to predict_one."""
-    from river import rules
-
     data = drifting_friedman(4000, position=1500)
     model = rules.AMRules(n_min=30, delta=0.05, tau=0.1, pred_type=pred_type,
                           ordered_rule_set=ordered)
