@@ -273,14 +273,13 @@ class DenseBatch(BatchPredictor):
         column = self._column_index()
         new = [name for name in x if name not in column]
         if new:
-            if self.key_order:
-                order = self.key_columns or list(range(len(column)))
             for name in new:
                 column[name] = len(column)
                 self._new_column(x[name])
             self.names = self._indexed_names = self.names + tuple(new)
             if self.key_order:  # each new feature right after the one before it in x
-                order, before = list(order), None
+                order = list(self.key_columns or range(len(column) - len(new)))
+                before = None
                 for name in x:
                     if name in new:
                         order.insert(0 if before is None else order.index(column[before]) + 1,
@@ -394,8 +393,6 @@ class TextCodedRows(DenseBatch):
         if not same and not self.absent_features:
             return None
         columns = range(len(x)) if same else self._columns_of(x)
-        if self.key_order and not self._in_key_order(list(columns)):
-            return None
         values, numbers = [math.nan] * len(self.names), []
         for j, v in zip(columns, x.values()):
             if not self.text[j]:
