@@ -450,6 +450,43 @@ def test_features_and_labels_given_as_scikit_learn_takes_them_score_as_river_doe
         evaluate_locally(y, "gaussian-nb", "12")
 
 
+def test_every_key_of_x_is_a_feature_whatever_its_name_as_in_river(tmp_path):
+    """An x whose keys are named as a table's columns (`time`, `id`, `kind`, `label_time`, as
+    pandas names a column without a header) gives the model every key, as river's
+    `progressive_val_score` does: none is taken for the event time (here out of order), the
+    instance id or an event log's kinds, nor left out — as pairs, as (X, y), and with an
+    option of `stream_spec_of`; the times are then the rows' order."""
+    import numpy as np
+    from river import evaluate as river_evaluate
+    from river import linear_model, metrics, stream
+
+    from pipelines import stream_spec_of
+
+    rng = np.random.default_rng(11)
+    names = ["time", "id", "kind", "label_time", "Unnamed: 0"]
+    X = pd.DataFrame(rng.normal(size=(400, 5)), columns=names)
+    y = pd.Series(X.to_numpy() @ [1.0, -1.0, 0.5, 1.0, -0.5] > 0)
+
+    def accuracy(data):
+        local = evaluate_locally(data, "logistic-regression", "10", final=False)
+        return local.summary.query("category == 'initial' and metric == 'accuracy' and "
+                                   "`class`.isna()")["value"].iloc[0]
+
+    expected = river_evaluate.progressive_val_score(
+        stream.iter_pandas(X, y), linear_model.LogisticRegression(), metrics.Accuracy(),
+        delay=10).get()
+    assert expected > 0.9  # (every key counts: without any one, it is lower)
+    assert accuracy(list(stream.iter_pandas(X, y))) == expected
+    assert accuracy((X, y)) == expected
+    assert accuracy(stream_spec_of(stream.iter_pandas(X, y), positive=True)) == expected
+    # A key the options name for a role is that role, as in a table (here the event time).
+    timed = X.assign(time=np.arange(400.0))
+    assert accuracy(stream_spec_of(stream.iter_pandas(timed, y), time="time")) == \
+        river_evaluate.progressive_val_score(
+            stream.iter_pandas(timed.drop(columns="time"), y),
+            linear_model.LogisticRegression(), metrics.Accuracy(), delay=10).get()
+
+
 def test_data_from_python_takes_stream_options_through_stream_spec_of(tmp_path):
     """A DataFrame whose labels are text, for a binary model: its positive class is a stream
     option, given from Python with `stream_spec_of(data, positive=...)` (there was no way to

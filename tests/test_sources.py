@@ -320,6 +320,38 @@ def test_labelled_rows_with_a_duration_column(tmp_path):
         "delay '0 days 00:00:02.500000' is a duration, where the delay column counts events"]
 
 
+@pytest.mark.parametrize("fmt", ["csv", "jsonl", "parquet"])
+def test_a_column_named_as_a_role_is_a_feature_where_its_option_is_null(tmp_path, fmt):
+    """A table whose `time`, `id` or `kind` column is a feature (a chick's age in days, a
+    product's kind): `{"time": null}` and the like name no such column, so it is a feature
+    as any other, and the rows' order their times and ids, as for a table without them. A
+    stream with a label table cannot go without its instances' ids or times: one line."""
+    frame = pd.DataFrame({"time": [5.0, 0.0, 3.0], "id": [7.0, 7.0, 8.0],
+                          "kind": [1.0, 2.0, 3.0], "label": ["a", "b", "a"]})
+    path = tmp_path / f"rows.{fmt}"
+    if fmt == "csv":
+        frame.to_csv(path, index=False)
+    elif fmt == "jsonl":
+        frame.to_json(path, orient="records", lines=True)
+    else:
+        frame.to_parquet(path)
+    spec = f'{path}{{"time": null, "id": null, "kind": null}}'
+    StreamSpec.parse(spec).check()
+    events, dead = read(spec, delay="1")
+    assert dead == []
+    assert brief(events) == [(0, "instance", 0, None), (1, "label", 0, "a"),
+                             (1, "instance", 1, None), (2, "label", 1, "b"),
+                             (2, "instance", 2, None), (2, "label", 2, "a")]
+    assert [e[5] for e in events if e[3] == "instance"] == \
+        frame.drop(columns="label").to_dict("records")
+    for options, role in (('{"id": null}', "id"), ('{"time": null, "label_id": "id"}', "time")):
+        split = f'{path}{{"labels": "{path}", {options[1:]}'
+        with pytest.raises(InputError, match=f"^{path}: the stream option {role} is null, but "
+                                             f"a stream with a label table needs its {role} "
+                                             f"column; name that column$"):
+            StreamSpec.parse(split).check()
+
+
 def test_constant_delay_in_events_and_in_seconds():
     events, _ = read(data("rows.csv"), delay="2")
     # Label of row i arrives just before row i+2; the rest arrive at the end, in order.

@@ -2,9 +2,10 @@
 `stream.iter_pandas(X, y)` yields them or in a list, pandas DataFrames with a `label`
 column, and a pair (X, y) of a DataFrame and its labels, as scikit-learn takes them. Each is
 written once to a Parquet file (one row per instance: its features and its label; ids and
-times are the row numbers, as for a generator, unless a DataFrame has a `time` column or a
-DatetimeIndex), whose path is then the spec, so every runner's workers read it as any other
-table."""
+times are the row numbers, as for a generator, unless a DataFrame with a label column has a
+`time` column, or a DataFrame a DatetimeIndex), whose path is then the spec, so every runner's
+workers read it as any other table. Every key of a pair's x, and every column of X, is a
+feature, whatever its name, as river gives them to a model."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ import pyarrow.parquet as pq
 from transforms.errors import ConfigError, DelayedEvalError, one_line
 from transforms.specs import checked_name
 from transforms.streams.rows import written_as
+from transforms.streams.sources import NO_COLUMN_ROLES, UNNAMED
 
 # The label column's name: the first of these that no feature has.
 LABEL_NAMES = ("label", "y", "target", "_label")
@@ -251,7 +253,11 @@ def _table(stream, name: str, label: str = "label") -> tuple[pd.DataFrame, dict]
     its column `label`)."""
     if isinstance(stream, RowsWithOptions):
         table, options = _table(stream.rows, name)
-        return table, {**options, **stream.options}
+        options = {**options, **stream.options}
+        if "features" not in stream.options and "features" in options:  # (less what they name)
+            named = {options.get(role, role) for role in NO_COLUMN_ROLES}
+            options["features"] = [c for c in options["features"] if c not in named]
+        return table, options
     if _is_features_and_labels(stream):
         features, labels = stream[0].pipe(_named_by_path), stream[1]
         if len(features) != len(labels):
@@ -260,7 +266,8 @@ def _table(stream, name: str, label: str = "label") -> tuple[pd.DataFrame, dict]
         label = next(n for n in LABEL_NAMES if n not in features.columns)
         # (by position, as river's iter_pandas pairs them; a Series keeps its dtype)
         values = (labels if isinstance(labels, pd.Series) else pd.Series(labels)).array
-        return _table(features.assign(**{label: values}), name, label)
+        table, options = _table(features.assign(**{label: values}), name, label)
+        return table, {**options, **_every_key_a_feature(features.columns, label)}
     if isinstance(stream, pd.DataFrame):
         stream = _named_by_path(stream)
         if label not in stream.columns:
@@ -300,4 +307,23 @@ def _table(stream, name: str, label: str = "label") -> tuple[pd.DataFrame, dict]
     options = {} if label == "label" else {"label": label}
     if any(x.keys() != xs[0].keys() for x in xs):  # a row without a feature: river's sparse x
         options["missing"] = "drop"
-    return table, options
+    return table, {**options, **_every_key_a_feature(table.columns, label)}
+
+
+def _every_key_a_feature(columns, label: str) -> dict:
+    """The stream options under which each column but the label is a feature, as each key of
+    an (x, y) pair's x is river's: a key named as a table's role (`time`, `id`, `kind`,
+    `label_time`) names no such column, and one named as pandas names a column without a
+    header (`Unnamed: 0`) is listed as a feature.
+
+    >>> _every_key_a_feature(["time", "x", "label"], "label")
+    {'time': None}
+    >>> _every_key_a_feature(["Unnamed: 0", "x", "y"], "y")
+    {'features': ['Unnamed: 0', 'x']}
+    >>> _every_key_a_feature(["x"], "label")
+    {}
+    """
+    options = {role: None for role in NO_COLUMN_ROLES if role in columns}
+    if any(UNNAMED.fullmatch(str(c)) for c in columns):
+        options["features"] = [str(c) for c in columns if c != label]
+    return options

@@ -87,6 +87,11 @@ OPTION_KINDS = {
     "na_values": (_TEXTS, ["NA", "?"]), "delayed": (_FLAG, True), "delay": (_DELAY, "30s")}
 
 
+# The column roles an option may set to null, naming no column: a labelled table whose `time`
+# (or `id`, `kind`, `label_time`) column is a feature, its rows' order their times.
+NO_COLUMN_ROLES = ("id", "time", "kind", "label_time")
+
+
 def _check_option_types(stream: str, options: dict) -> None:
     """An InputError for a file option whose value is of the wrong kind (a list where a column
     name goes, a number for a separator, an encoding Python does not know).
@@ -101,6 +106,7 @@ def _check_option_types(stream: str, options: dict) -> None:
     ...
     transforms.errors.InputError: stream s: option sep must be one character, not 59; e.g. \
 {"sep": ";"}
+    >>> _check_option_types("s", {"time": None, "kind": None})  # (no such columns)
     """
     def texts(value) -> bool:
         return isinstance(value, list) and all(isinstance(v, str) for v in value)
@@ -109,6 +115,8 @@ def _check_option_types(stream: str, options: dict) -> None:
         return isinstance(value, (str, int, float, bool))
 
     for option, value in options.items():
+        if value is None and option in NO_COLUMN_ROLES:
+            continue  # (no such column: `{"time": null}`)
         kind, example = OPTION_KINDS.get(option, (None, None))
         fits = {_TEXT: isinstance(value, str),
                 _CHARACTER: isinstance(value, str) and len(value) == 1,
@@ -843,6 +851,11 @@ or start the evaluation later with --from
                                  f"without them")
         for opt in dict.fromkeys(named):
             col = own.get(opt) or o.get(opt, opt)
+            if col is None and opt not in required + ("time",) * split:
+                continue  # (null: no such column; a label table's labels need the times)
+            if col is None:
+                raise InputError(f"{path}: the stream option {opt} is null, but a stream with "
+                                 f"a label table needs its {opt} column; name that column")
             if col not in columns:
                 _column_not_found(path, opt, col, columns)
         if role == "instances":

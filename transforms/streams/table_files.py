@@ -953,7 +953,7 @@ def _numbers_as_text(batch: pa.RecordBatch | pa.Table, text: tuple):
     ['9007199254740993', '(missing)']
     """
     for name in text:
-        i = batch.schema.get_field_index(name)
+        i = batch.schema.get_field_index(name) if name is not None else -1  # (None: no column)
         if i >= 0 and (pa.types.is_integer(batch.schema.types[i])
                        or pa.types.is_floating(batch.schema.types[i])):
             batch = batch.set_column(i, name, batch.column(i).cast(pa.string()))
