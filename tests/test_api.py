@@ -455,10 +455,11 @@ def test_every_key_of_x_is_a_feature_whatever_its_name_as_in_river(tmp_path):
     pandas names a column without a header) gives the model every key, as river's
     `progressive_val_score` does: none is taken for the event time (here out of order), the
     instance id or an event log's kinds, nor left out — as pairs, as (X, y), and with an
-    option of `stream_spec_of`; the times are then the rows' order."""
+    option of `stream_spec_of`; the times are then the rows' order. Keys that are integers
+    stay integers (a table's columns are texts)."""
     import numpy as np
+    from river import compose, linear_model, metrics, stream
     from river import evaluate as river_evaluate
-    from river import linear_model, metrics, stream
 
     from pipelines import stream_spec_of
 
@@ -479,6 +480,18 @@ def test_every_key_of_x_is_a_feature_whatever_its_name_as_in_river(tmp_path):
     assert accuracy(list(stream.iter_pandas(X, y))) == expected
     assert accuracy((X, y)) == expected
     assert accuracy(stream_spec_of(stream.iter_pandas(X, y), positive=True)) == expected
+    # Keys that are integers, as `iter_array` and `pd.DataFrame(array)` name them, stay so.
+    def select_first_two():
+        return compose.Select(0, 1) | linear_model.LogisticRegression()
+
+    array = X.to_numpy()
+    expected = river_evaluate.progressive_val_score(
+        stream.iter_array(array, y), select_first_two(), metrics.Accuracy(), delay=10).get()
+    for data in (list(stream.iter_array(array, y)), (pd.DataFrame(array), y),
+                 pd.DataFrame(array).assign(label=y)):
+        local = evaluate_locally(data, select_first_two(), "10", final=False)
+        assert local.summary.query("category == 'initial' and metric == 'accuracy' and "
+                                   "`class`.isna()")["value"].iloc[0] == expected
     # A key the options name for a role is that role, as in a table (here the event time).
     timed = X.assign(time=np.arange(400.0))
     assert accuracy(stream_spec_of(stream.iter_pandas(timed, y), time="time")) == \

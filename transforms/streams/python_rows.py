@@ -12,6 +12,7 @@ from __future__ import annotations
 import collections.abc
 import contextlib
 import json
+import numbers
 import os
 import re
 from dataclasses import dataclass, field
@@ -24,6 +25,7 @@ from transforms.errors import ConfigError, DelayedEvalError, one_line
 from transforms.specs import checked_name
 from transforms.streams.rows import written_as
 from transforms.streams.sources import NO_COLUMN_ROLES, UNNAMED
+from transforms.streams.tables import WHOLE_NUMBER
 
 # The label column's name: the first of these that no feature has.
 LABEL_NAMES = ("label", "y", "target", "_label")
@@ -104,6 +106,7 @@ def written_streams(streams, folder: str):
             name = "data" if "data" not in names else f"data{len(names) + 1}"
         names.append(name)
         table, options = _table(stream, name)
+        options = {**_integer_keys(table.columns), **options}
         table = _labels_of_one_kind(table, options.get("label", "label"))
         path = f"{folder.rstrip('/')}/{name}.parquet"
         _refuse_a_file_not_ours(path)
@@ -308,6 +311,21 @@ def _table(stream, name: str, label: str = "label") -> tuple[pd.DataFrame, dict]
     if any(x.keys() != xs[0].keys() for x in xs):  # a row without a feature: river's sparse x
         options["missing"] = "drop"
     return table, {**options, **_every_key_a_feature(table.columns, label)}
+
+
+def _integer_keys(columns) -> dict:
+    """The stream option that gives a model its features named by integers as integers
+    (`{0: 1.5}`, as `river.stream.iter_array` and `pd.DataFrame(array)` name them), which
+    the table names by their texts; none where a text feature is named by a whole number,
+    which would become one.
+
+    >>> _integer_keys([0, 1, "label"]), _integer_keys(["a", "label"]), _integer_keys([0, "1"])
+    ({'integer_keys': True}, {}, {})
+    """
+    integers = [c for c in columns if isinstance(c, numbers.Integral) and not isinstance(c, bool)]
+    if not integers or any(isinstance(c, str) and WHOLE_NUMBER.fullmatch(c) for c in columns):
+        return {}
+    return {"integer_keys": True}
 
 
 def _every_key_a_feature(columns, label: str) -> dict:

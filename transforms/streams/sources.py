@@ -66,7 +66,7 @@ DATE_LIKE = r"\s*(\d{4}-\d{1,2}-\d{1,2}|\d{1,2}[/.]\d{1,2}[/.]\d{2,4})([ T]\d{1,
 DECIMAL_COMMA = r"\s*[-+]?(\d{1,3}(\.\d{3})+|\d+)(,\d+)?\s*"
 FILE_OPTIONS = {"format", "id", "time", "kind", "label", "label_time", "label_id", "labels",
                 "classes", "positive", "features", "missing", "delay", "order", "delayed",
-                "target", "unique_ids", "pretrain", *TIME_OPTIONS, *CSV_OPTIONS}
+                "target", "unique_ids", "pretrain", "integer_keys", *TIME_OPTIONS, *CSV_OPTIONS}
 
 
 # What each file option's value is — a text (most name a column), one character, a class, a list
@@ -84,7 +84,8 @@ OPTION_KINDS = {
     "encoding": (_TEXT, "latin-1"), "sep": (_CHARACTER, ";"), "decimal": (_CHARACTER, ","),
     "thousands": (_CHARACTER, "."), "positive": (_CLASS, "fraud"),
     "classes": (_CLASSES, ["no", "yes"]), "features": (_TEXTS, ["x1", "x2"]),
-    "na_values": (_TEXTS, ["NA", "?"]), "delayed": (_FLAG, True), "delay": (_DELAY, "30s")}
+    "na_values": (_TEXTS, ["NA", "?"]), "delayed": (_FLAG, True), "delay": (_DELAY, "30s"),
+    "integer_keys": (_FLAG, True)}
 
 
 # The column roles an option may set to null, naming no column: a labelled table whose `time`

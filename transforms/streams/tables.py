@@ -7,6 +7,7 @@ import copy
 import heapq
 import itertools
 import math
+import re
 from collections.abc import Iterator
 from typing import Any, NamedTuple
 
@@ -216,6 +217,11 @@ class _TableColumns:
         self.missing = o.get("missing", "dead-letter")
         self.reading = TimeReading.of(o)
         self.features = spec.feature_columns(columns, delay)
+        # x's keys: a feature named by a whole number is that integer with `integer_keys`
+        # (data from Python whose keys were integers, as `iter_array` and `DataFrame(X)` name
+        # them, written as a table, whose columns are texts).
+        self.keys = [int(c) if WHOLE_NUMBER.fullmatch(c) else c for c in self.features] \
+            if o.get("integer_keys") else None
         self.segment_only = spec.segment_only  # read as they are, missing or not
         self.label_table = False  # a label table's rows are labels, whatever their features
         self.numeric: dict = {}  # text feature columns read as numbers (decided on first chunk)
@@ -292,10 +298,11 @@ class _TableColumns:
         empty = fx.isna().to_numpy().all(axis=1) if feats else np.ones(len(frame), dtype=bool)
         spelled = kind_words(frame[self.kind]) if self.kind in frame.columns else None
         as_read = RowsAsRead(frame)  # (a dead letter's record)
+        keyed = fx.set_axis(self.keys, axis=1) if self.keys else fx
         for a in range(0, len(frame), CHUNK_ROWS):
             b = min(a + CHUNK_ROWS, len(frame))
             n = b - a
-            records = _records(fx, a, b, empty)
+            records = _records(keyed, a, b, empty)
             ids = self._ids(frame, slice(a, b)) if self.id in frame.columns else \
                 list(range(seq0 + a, seq0 + b))
             ys = self._column(frame, self.label, a, b, [None] * n)
@@ -559,6 +566,10 @@ def _instance_times(table: _TableColumns, chunks, ordered: bool = True
         set_aside.update(aside)
         n_rows += len(frame)
     return instance_t, repeated, set_aside - instance_t.keys(), n_rows
+
+
+# A column name that is a whole number's text, as `str(int)` writes it.
+WHOLE_NUMBER = re.compile(r"-?(0|[1-9][0-9]*)")
 
 
 def _records(fx: pd.DataFrame, a: int, b: int, empty: np.ndarray) -> list:
