@@ -1000,9 +1000,20 @@ def check_tasks(streams: list, tasks: dict) -> None:
     Traceback (most recent call last):
     ...
     transforms.errors.ConfigError: model lr is a regressor, but stream sea has class labels; ...
+    >>> check_tasks([StreamSpec.parse('synth:SEA{"n": 10}'),
+    ...              StreamSpec.parse('synth:Friedman{"n": 10}')], {"lr": "regression"})
+    Traceback (most recent call last):
+    ...
+    transforms.errors.ConfigError: model lr is a regressor, but stream sea has class labels; \
+use a classifier (or, in a backfill, leave out --task regression); this run's streams mix class \
+labels and numbers: evaluate each kind in a run of its own
     """
+    kinds = {s.name: s.label_kind() for s in streams}
+    # (every model runs on every stream of a run: streams of both kinds need a run each)
+    mixed = "; this run's streams mix class labels and numbers: evaluate each kind in a " \
+        "run of its own" if {"classes", "numbers"} <= set(kinds.values()) else ""
     for s in streams:
-        kind = s.label_kind()
+        kind = kinds[s.name]
         for model, task in tasks.items():
             if kind == "classes" and task == "regression":
                 odd = _not_numbers(s.first_values()) if s.kind == "file" else None
@@ -1015,13 +1026,13 @@ def check_tasks(streams: list, tasks: dict) -> None:
                         f"fix them")
                 raise ConfigError(f"model {model} is a regressor, but stream {s.name} has class "
                                   f"labels; use a classifier (or, in a backfill, leave out "
-                                  f"--task regression)")
+                                  f"--task regression){mixed}")
             if kind == "numbers" and task == "classification":
                 why = "river's regression dataset" if s.kind == "dataset" else "with fractions"
                 raise ConfigError(f"model {model} is a classifier, but stream {s.name}'s labels "
                                   f"are numbers ({why}); use a regressor (the baselines: "
                                   f"no-change-regressor, mean-regressor), or, in a backfill, "
-                                  f"leave out --task classification")
+                                  f"leave out --task classification{mixed}")
 
 
 def _not_numbers(labels: list) -> list[str]:
