@@ -1705,6 +1705,43 @@ def test_text_columns_that_look_like_ids_or_dates_are_refused_with_a_hint(tmp_pa
                  "1", "--out", str(tmp_path / "out"), "--runner", "direct", "--quiet"]) == 0
 
 
+def test_a_column_of_free_text_is_a_feature_for_a_text_model_as_in_river(tmp_path):
+    """A column of reviews, different in every row, is free text (words between spaces) for
+    a model that reads text (river's BagOfWords), not an id to refuse: the run's initial
+    accuracy is river's on the file. A column of one word per row, different in each, is
+    still refused as an id."""
+    from river import evaluate as river_evaluate
+    from river import feature_extraction, metrics, naive_bayes, stream
+
+    from pipelines import evaluate_locally
+
+    rng = np.random.default_rng(5)
+    rows = []
+    for i in range(300):
+        positive = bool(rng.integers(2))
+        words = [*rng.choice(["the", "film", "was", "plot", "actor"], 4),
+                 *rng.choice(["great", "loved"] if positive else ["awful", "dull"], 2), str(i)]
+        rows.append({"review": " ".join(rng.permutation(words)),
+                     "label": "pos" if positive else "neg"})
+    path = tmp_path / "reviews.csv"
+    pd.DataFrame(rows).to_csv(path, index=False)
+
+    def bag_of_words():
+        return feature_extraction.BagOfWords(on="review") | naive_bayes.MultinomialNB()
+
+    StreamSpec.parse(str(path)).check()
+    local = evaluate_locally(str(path), bag_of_words(), "20", final=False)
+    ours = local.summary.query("category == 'initial' and metric == 'accuracy' and "
+                               "`class`.isna()")["value"].iloc[0]
+    assert ours == river_evaluate.progressive_val_score(
+        stream.iter_csv(path, target="label"), bag_of_words(), metrics.Accuracy(),
+        delay=20).get()
+    pd.DataFrame({"code": [f"c{i}" for i in range(300)], "label": "a"}).to_csv(
+        tmp_path / "codes.csv", index=False)
+    with pytest.raises(InputError, match="column 'code' has a different text value in every"):
+        StreamSpec.parse(str(tmp_path / "codes.csv")).check()
+
+
 def test_a_model_failing_first_on_a_batch_of_re_predictions_names_the_text_features(tmp_path,
                                                                                     capsys):
     """kNN answers nothing while it has learned nothing, so with every label after the last

@@ -903,7 +903,10 @@ or start the evaluation later with --from
                                  f"take as a feature; {hint}{leave_out}")
             named_like_id = col.lower() in ("id", "key", "uuid") or \
                 col.lower().endswith(("_id", "id", "_key", "uuid"))
-            if values.is_unique and (named_like_id or len(values) >= 20):
+            # Words with spaces between them are free text (a review, a message), which a text
+            # model reads (river's BagOfWords, TFIDF), each row's different: no id.
+            words = values.str.strip().str.contains(r"\s").mean() >= 0.9
+            if values.is_unique and (named_like_id or len(values) >= 20 and not words):
                 hint = f'give {json.dumps({"id": col})} if it names the instance, or ' \
                     if "id" not in o else ""
                 raise InputError(f"{path}: column {col!r} has a different text value in every "
