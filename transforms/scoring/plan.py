@@ -30,7 +30,8 @@ def time_window(text: str) -> tuple[str, float, float]:
                          f"1h, 1h/15min or 3600/900 (seconds)")
     ratio = size / period
     if abs(ratio - round(ratio)) > 1e-9 or round(ratio) < 1:
-        raise ValueError(f"time window {text!r}: the period must divide the size")
+        raise ValueError(f"time window {text!r}: the period must divide the size (and be no "
+                         f"longer); e.g. 1h/15min, or 1h for windows that do not overlap")
     return f"time={text}", size, period
 
 
