@@ -254,7 +254,8 @@ def rank_runs(dirs: list[str], out: str | None = None, metric: str | None = None
                                                         for d in here)))
         table = _measure_table(here, dirs, metric, category, window, psi)
     bare, _ = _metric_and_class(metric)
-    complete = table.dropna()
+    kept = complete_block(table)
+    complete = table[kept].dropna()
     left_out = sorted(set(table.index) - set(complete.index))
     if len(complete.columns) < 2 or len(complete) < 2:
         gaps = [f"{m} has none on {', '.join(map(str, table.index[table[m].isna()]))}"
@@ -271,7 +272,9 @@ def rank_runs(dirs: list[str], out: str | None = None, metric: str | None = None
     result = {"metric": metric if psi is None else f"{metric} (Ψ{psi:g})",
               "category": category, "window": window,
               "better": "lower" if lower else "higher", "streams": n, "models": k,
-              "left_out_streams": left_out, "left_out_runs": table.attrs["runs_without"],
+              "left_out_streams": left_out,
+              "left_out_models": [m for m in table.columns if m not in kept],
+              "left_out_runs": table.attrs["runs_without"],
               "average_ranks": average}
     if k >= 3:
         cd = critical_difference(k, n, alpha)
@@ -286,6 +289,38 @@ def rank_runs(dirs: list[str], out: str | None = None, metric: str | None = None
         with folder_here(out) as here:  # (pandas and matplotlib write files on this machine)
             _write(here, complete, r, result)
     return result
+
+
+def complete_block(table: pd.DataFrame) -> list:
+    """The models to rank: of a table of values (streams × models, NaN where a model has
+    none), those whose streams with a value of each give the most values (models × streams)
+    — a model evaluated on a few streams only is left out rather than every stream it lacks
+    — taking out one model at a time (the one whose going adds the most, of equals the one
+    with the fewest values, then the first by name) while that adds values.
+
+    >>> nan = float("nan")
+    >>> table = pd.DataFrame({"a": [0.9, 0.7, 0.6, 0.5], "b": [0.8, 0.6, 0.7, nan],
+    ...                       "knn": [nan, nan, nan, 0.9]}, index=["s1", "s2", "s3", "s4"])
+    >>> complete_block(table)  # (a and b over s1..s3, 6 values; with knn, none)
+    ['a', 'b']
+    >>> complete_block(table.drop(columns="knn"))  # (s4 is left out, not b)
+    ['a', 'b']
+    """
+    def values(models: list) -> int:
+        rows = int(table[models].notna().all(axis=1).sum())
+        return len(models) * rows if len(models) >= 2 and rows >= 2 else 0
+
+    def without(out) -> tuple:  # (its order: the values left, then its own values, its name)
+        rest = [m for m in kept if m != out]
+        return -values(rest), int(table[out].notna().sum()), str(out), rest
+
+    kept = list(table.columns)
+    while len(kept) > 2:
+        fewer = min(map(without, kept), key=lambda w: w[:3])[3]
+        if values(fewer) <= values(kept):
+            return kept
+        kept = fewer
+    return kept
 
 
 def _write(out: str, table: pd.DataFrame, r: np.ndarray, result: dict) -> None:
@@ -380,6 +415,9 @@ def format_ranks(result: dict) -> str:
     if "wilcoxon" in result:
         w = result["wilcoxon"]
         lines.append(f"Wilcoxon signed-rank: W = {w['statistic']:g}, p = {w['p']:.3g}")
+    if result.get("left_out_models"):
+        lines.append(f"left out, as they have values on too few of the streams: models "
+                     f"{', '.join(result['left_out_models'])}")
     if result.get("left_out_streams"):
         lines.append(f"left out, as a model has no value there: streams "
                      f"{', '.join(result['left_out_streams'])}")

@@ -247,17 +247,27 @@ def test_regression_runs_are_ranked_on_mae_unless_told(tmp_path, capsys):
     assert capsys.readouterr().err.strip().endswith("(initial cumulative: mae, rmse)")
 
 
-def test_a_model_without_a_value_on_any_stream_is_named_not_an_internal_error(tmp_path, capsys):
+def test_a_model_without_a_value_on_any_stream_is_named_and_left_out(tmp_path, capsys):
     """A model that answered no prediction has NaN on every stream: pandas' pivot left its
-    column out (a KeyError); it is named with the streams it has no value on."""
+    column out (a KeyError); it is named as left out, and the others are ranked."""
     streams = [f's{i}=synth:SEA{{"n": 200, "seed": {i}}}' for i in range(2)]
     run(RunConfig(streams=streams, models=["silent=tests.helpers.AnswersNothing", "majority",
                                            "no-change"],
                   delay="20", repredict="none", out=str(tmp_path), quiet=True, runner="direct"))
-    assert main(["rank", str(tmp_path)]) == 2
+    assert main(["rank", str(tmp_path)]) == 0
+    printed = capsys.readouterr().out
+    assert "left out, as they have values on too few of the streams: models silent\n" in printed
+    assert "Wilcoxon signed-rank" in printed
+    assert sorted(json.loads((tmp_path / "rank" / "rank.json").read_text())[
+        "average_ranks"]) == ["majority", "no-change"]
+    # With two models, one of them silent, nothing can be ranked: one line names it.
+    run(RunConfig(streams=streams, models=["silent=tests.helpers.AnswersNothing", "majority"],
+                  delay="20", repredict="none", out=str(tmp_path / "two"), quiet=True,
+                  runner="direct"))
+    assert main(["rank", str(tmp_path / "two")]) == 2
     assert without_notices(capsys.readouterr().err) == (
         "delayed-eval: error: ranking needs at least 2 models, each with its initial accuracy "
-        "on the same 2 or more streams; found 3 model(s) on 2 stream(s) (silent has none on "
+        "on the same 2 or more streams; found 2 model(s) on 2 stream(s) (silent has none on "
         "s0, s1); give the folders of runs of the same models over several streams\n")
 
 
@@ -408,6 +418,34 @@ def test_streams_and_runs_left_out_of_the_ranks_are_named(tmp_path, capsys):
     assert f"left out, as they report no initial accuracy: runs {tmp_path / 'reg'}\n" in printed
     result = json.loads((tmp_path / "out" / "rank.json").read_text())
     assert result["left_out_runs"] == [str(tmp_path / "reg")] and result["streams"] == 2
+
+
+def test_a_model_on_few_streams_is_left_out_rather_than_every_stream_it_lacks(tmp_path,
+                                                                                capsys):
+    """Runs of three models over three streams, and a fourth run of one of them and a model
+    of its own on a stream of its own: no stream had all four models, so nothing was
+    ranked. The three models are ranked over their three streams (Friedman as scipy has it
+    on their values), the fourth model and the fourth stream are named as left out."""
+    values = {"s1": {"a": 0.9, "b": 0.8, "c": 0.5}, "s2": {"a": 0.7, "b": 0.75, "c": 0.6},
+              "s3": {"a": 0.8, "b": 0.6, "c": 0.4}, "s4": {"a": 0.7, "knn": 0.9}}
+    for stream, models in values.items():
+        (tmp_path / stream).mkdir()
+        pd.DataFrame([{"stream": stream, "segment": None, "model": m, "category": "initial",
+                       "bin": None, "window": "cumulative", "metric": "accuracy",
+                       "class": None, "value": v, "n": 10} for m, v in models.items()]
+                     ).to_csv(tmp_path / stream / "summary.csv", index=False)
+    assert main(["rank", *(str(tmp_path / s) for s in values), "--out",
+                 str(tmp_path / "out")]) == 0
+    printed = capsys.readouterr().out
+    assert "left out, as they have values on too few of the streams: models knn\n" in printed
+    assert "left out, as a model has no value there: streams s4\n" in printed
+    result = json.loads((tmp_path / "out" / "rank.json").read_text())
+    three = [[values[s][m] for m in "abc"] for s in ("s1", "s2", "s3")]
+    assert result["average_ranks"] == {m: float(np.mean([_plain_ranks(row)[j] for row in three]))
+                                       for j, m in enumerate("abc")}
+    assert result["friedman"]["p_chi2"] == pytest.approx(stats.friedmanchisquare(
+        *np.array(three).T).pvalue, rel=1e-12)
+    assert (result["left_out_models"], result["left_out_streams"]) == (["knn"], ["s4"])
 
 
 def test_the_cd_diagram_makes_room_for_long_model_names():
