@@ -140,9 +140,12 @@ def test_river_estimators_built_in_python_are_the_models_their_specs_build():
     bag = ModelSpec.parse('river.ensemble.BaggingClassifier{"model": {"river.tree.'
                           'HoeffdingTreeClassifier": {"grace_period": 30}}}').build()
     assert bag.model.grace_period == 30 and bag.seed == 42  # (seeded, as every spec)
-    # What JSON cannot hold is one clear error.
-    with pytest.raises(ModelSpecError, match="model FuncTransformer, parameter func: <built-in "
-                                             "function len> cannot be written as JSON"):
+    # What JSON cannot hold is one clear error; a function's says what to do instead.
+    with pytest.raises(ModelSpecError, match="model FuncTransformer, parameter func: the "
+                                             "function 'len' cannot be written as a spec, "
+                                             ".*; compute what it gives into the stream's "
+                                             "features before evaluating, or make it a "
+                                             "transformer class"):
         RunConfig(streams=[STREAM], models=[compose.FuncTransformer(len)], out="unused")
     inner = preprocessing.StandardScaler() | linear_model.LogisticRegression()
     with pytest.raises(ModelSpecError, match="parameter classifier: a pipeline inside"):
@@ -462,6 +465,7 @@ def test_every_key_of_x_is_a_feature_whatever_its_name_as_in_river(tmp_path):
     from river import evaluate as river_evaluate
 
     from pipelines import stream_spec_of
+    from transforms.errors import InputError
 
     rng = np.random.default_rng(11)
     names = ["time", "id", "kind", "label_time", "Unnamed: 0"]
@@ -492,6 +496,25 @@ def test_every_key_of_x_is_a_feature_whatever_its_name_as_in_river(tmp_path):
         local = evaluate_locally(data, select_first_two(), "10", final=False)
         assert local.summary.query("category == 'initial' and metric == 'accuracy' and "
                                    "`class`.isna()")["value"].iloc[0] == expected
+    # Dates as a feature: refused (most models cannot take them), with the options that keep
+    # them for a model that reads them itself (here it discards them) or make them the time.
+    dated = X.drop(columns="Unnamed: 0").assign(
+        time=pd.Timestamp("2026-11-01", tz="UTC") + pd.to_timedelta(rng.permutation(400),
+                                                                    unit="min"))
+
+    def discarding():
+        return compose.Discard("time") | linear_model.LogisticRegression()
+
+    with pytest.raises(InputError, match=r"column 'time' holds dates, .*give \{\"time\": "
+                                         r"\"time\"\} if it is the event time, .* or keep it "
+                                         r"for a model that reads dates itself"):
+        evaluate_locally(list(stream.iter_pandas(dated, y)), discarding(), "10")
+    kept = stream_spec_of(stream.iter_pandas(dated, y), features=list(dated.columns))
+    local = evaluate_locally(kept, discarding(), "10", final=False)
+    assert local.summary.query("category == 'initial' and metric == 'accuracy' and "
+                               "`class`.isna()")["value"].iloc[0] == \
+        river_evaluate.progressive_val_score(stream.iter_pandas(dated, y), discarding(),
+                                             metrics.Accuracy(), delay=10).get()
     # A key the options name for a role is that role, as in a table (here the event time).
     timed = X.assign(time=np.arange(400.0))
     assert accuracy(stream_spec_of(stream.iter_pandas(timed, y), time="time")) == \
@@ -540,8 +563,10 @@ def test_a_mistake_in_data_from_python_names_the_data_and_stream_spec_of(tmp_pat
                           "x": [float(i % 7) for i in range(60)], "label": ["a", "b"] * 30})
     told = re.escape("stream data (the data given): column 'when' holds dates, which a model "
                      'cannot take as a feature; give {"time": "when"} if it is the event '
-                     'time, or leave it out with {"features": ["x"]} (from Python: '
-                     'stream_spec_of(data, time="when"))')
+                     'time, or leave it out with {"features": ["x"]}, or keep it for a '
+                     'model that reads dates itself (a river transformer of its own) with '
+                     '{"features": ["when", "x"]} (from Python: stream_spec_of(data, '
+                     'time="when"))')
     with pytest.raises(InputError, match=f"^{told}$"):
         evaluate(frame, "gaussian-nb", delay="5", out=str(tmp_path / "o"), runner="direct")
     with pytest.raises(InputError, match=f"^{told}$"):

@@ -579,6 +579,12 @@ def _as_json(value, where: str):
         return {k: _as_json(v, where) for k, v in value.items()}
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
+    if callable(value):  # (a FuncTransformer's function: a spec builds classes, calls nothing)
+        raise ModelSpecError(
+            f"{where}: the function {getattr(value, '__qualname__', value)!r} cannot be written "
+            f"as a spec, which names classes and their JSON parameters; compute what it gives "
+            f"into the stream's features before evaluating, or make it a transformer class of "
+            f"a module of your own (a river.base.Transformer whose transform_one does it)")
     raise ModelSpecError(f"{where}: {value!r} cannot be written as JSON; give it as a spec "
                          f"(a name and JSON parameters)")
 

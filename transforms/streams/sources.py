@@ -887,18 +887,22 @@ or start the evaluation later with --from
             keep = [c for c in others if c != col]
             leave_out = f'leave it out with {json.dumps({"features": keep})}'
             kind, hint = _untaken(values)
-            if kind == "dates" and "time" not in o:
+            if kind == "dates" and o.get("time") is None:  # (null: the column is no time)
                 hint = f'give {json.dumps({"time": col})} if it is the event time, or '
             if kind:
-                raise InputError(f"{path}: column {col!r} holds {kind}, which a model cannot "
-                                 f"take as a feature; {hint}{leave_out}")
+                raise InputError(
+                    f"{path}: column {col!r} holds {kind}, which a model cannot take as a "
+                    f"feature; {hint}{leave_out}" + (
+                        f", or keep it for a model that reads {kind} itself (a river "
+                        f"transformer of its own) with {json.dumps({'features': others})}"
+                        if kind in ("dates", "durations") else ""))
             if pd.api.types.is_numeric_dtype(values) or not len(values) or \
                     not all(isinstance(v, str) for v in values) or \
                     numbers_of(values).notna().mean() >= 0.9:
                 continue  # numbers (a few bad cells make them text: dead letters per row)
             if values.str.match(DATE_LIKE).mean() >= 0.9:
                 hint = f'give {json.dumps({"time": col})} if it is the event time, or ' \
-                    if "time" not in o else ""
+                    if o.get("time") is None else ""
                 raise InputError(f"{path}: column {col!r} holds dates, which a model cannot "
                                  f"take as a feature; {hint}{leave_out}")
             named_like_id = col.lower() in ("id", "key", "uuid") or \
@@ -908,7 +912,7 @@ or start the evaluation later with --from
             words = values.str.strip().str.contains(r"\s").mean() >= 0.9
             if values.is_unique and (named_like_id or len(values) >= 20 and not words):
                 hint = f'give {json.dumps({"id": col})} if it names the instance, or ' \
-                    if "id" not in o else ""
+                    if o.get("id") is None else ""
                 raise InputError(f"{path}: column {col!r} has a different text value in every "
                                  f"row, like an id, which a model cannot learn from; {hint}"
                                  f"{leave_out}")
