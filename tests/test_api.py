@@ -472,8 +472,8 @@ def test_every_key_of_x_is_a_feature_whatever_its_name_as_in_river(tmp_path):
     X = pd.DataFrame(rng.normal(size=(400, 5)), columns=names)
     y = pd.Series(X.to_numpy() @ [1.0, -1.0, 0.5, 1.0, -0.5] > 0)
 
-    def accuracy(data):
-        local = evaluate_locally(data, "logistic-regression", "10", final=False)
+    def accuracy(data, model="logistic-regression"):
+        local = evaluate_locally(data, model, "10", final=False)
         return local.summary.query("category == 'initial' and metric == 'accuracy' and "
                                    "`class`.isna()")["value"].iloc[0]
 
@@ -493,9 +493,7 @@ def test_every_key_of_x_is_a_feature_whatever_its_name_as_in_river(tmp_path):
         stream.iter_array(array, y), select_first_two(), metrics.Accuracy(), delay=10).get()
     for data in (list(stream.iter_array(array, y)), (pd.DataFrame(array), y),
                  pd.DataFrame(array).assign(label=y)):
-        local = evaluate_locally(data, select_first_two(), "10", final=False)
-        assert local.summary.query("category == 'initial' and metric == 'accuracy' and "
-                                   "`class`.isna()")["value"].iloc[0] == expected
+        assert accuracy(data, select_first_two()) == expected
     # Dates as a feature: refused (most models cannot take them), with the options that keep
     # them for a model that reads them itself (here it discards them) or make them the time.
     dated = X.drop(columns="Unnamed: 0").assign(
@@ -510,11 +508,8 @@ def test_every_key_of_x_is_a_feature_whatever_its_name_as_in_river(tmp_path):
                                          r"for a model that reads dates itself"):
         evaluate_locally(list(stream.iter_pandas(dated, y)), discarding(), "10")
     kept = stream_spec_of(stream.iter_pandas(dated, y), features=list(dated.columns))
-    local = evaluate_locally(kept, discarding(), "10", final=False)
-    assert local.summary.query("category == 'initial' and metric == 'accuracy' and "
-                               "`class`.isna()")["value"].iloc[0] == \
-        river_evaluate.progressive_val_score(stream.iter_pandas(dated, y), discarding(),
-                                             metrics.Accuracy(), delay=10).get()
+    assert accuracy(kept, discarding()) == river_evaluate.progressive_val_score(
+        stream.iter_pandas(dated, y), discarding(), metrics.Accuracy(), delay=10).get()
     # A key the options name for a role is that role, as in a table (here the event time).
     timed = X.assign(time=np.arange(400.0))
     assert accuracy(stream_spec_of(stream.iter_pandas(timed, y), time="time")) == \

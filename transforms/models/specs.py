@@ -579,7 +579,8 @@ def _as_json(value, where: str):
         return {k: _as_json(v, where) for k, v in value.items()}
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
-    if callable(value):  # (a FuncTransformer's function: a spec builds classes, calls nothing)
+    # A function (a FuncTransformer's): a spec builds classes and calls nothing.
+    if callable(value) and not inspect.isclass(value):
         raise ModelSpecError(
             f"{where}: the function {getattr(value, '__qualname__', value)!r} cannot be written "
             f"as a spec, which names classes and their JSON parameters; compute what it gives "
