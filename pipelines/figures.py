@@ -172,11 +172,39 @@ def _label_axis(ax, title: str, ylabel: str) -> None:
     _title(ax, title)
 
 
+# Errors whose typical values differ by more than this factor share a log axis.
+SPREAD = 100
+
+
+def errors_spread(errors: list) -> bool:
+    """Whether the typical values (medians of the positive finite values) of regression
+    errors, one array per line, differ by more than `SPREAD` times: on one linear axis a
+    diverged model's errors (1e21) flatten every other line to zero.
+
+    >>> errors_spread([np.array([0.7, 0.6]), np.array([2e21, 3e21])])
+    True
+    >>> errors_spread([np.array([0.7, 0.0]), np.array([5.5, 4.0]), np.array([np.nan])])
+    False
+    """
+    typical = [np.median(e[e > 0]) for e in (np.asarray(e, float) for e in errors)
+               if (e[np.isfinite(e)] > 0).any()]
+    return len(typical) > 1 and max(typical) > SPREAD * min(typical)
+
+
+def _log_scale_where_spread(ax, errors: list) -> None:
+    """A log y axis for a panel of regression errors that `errors_spread`."""
+    if errors_spread(errors):
+        ax.set_yscale("log", nonpositive="mask")
+        ax.set_ylabel(f"{ax.get_ylabel()}, log scale")
+
+
 def _fig_initial_final(plt, run: RunFiles):
-    """Fig. 1 of Grzenda et al. 2020: initial (at arrival) vs final (test-then-train) over T."""
+    """Fig. 1 of Grzenda et al. 2020: initial (at arrival) vs final (test-then-train) over T;
+    regression errors of models far apart (one diverged) on a log axis."""
     fig, axes = _grid(plt, len(run.streams), "Initial vs final performance over T"
                       if run.has_final else "Initial performance over T")
     for ax, stream in zip(axes, run.streams):
+        errors = []
         for i, model in enumerate(run.models):
             metric = PRIMARY[run.task(model)]
             color = f"C{i}"
@@ -186,7 +214,10 @@ def _fig_initial_final(plt, run: RunFiles):
                     # Few points are marked: a straight line between two is not a trend.
                     ax.plot(x, y, style, color=color, label=f"{model} {category}",
                             marker="o" if len(x) <= 20 else None, markersize=3)
+                    errors.append(y)
         _label_axis(ax, stream, _measure_label(run, run.models))
+        if all(run.task(model) == "regression" for model in run.models):
+            _log_scale_where_spread(ax, errors)
         _legend(ax)
     return _png(plt, fig)
 
@@ -339,17 +370,20 @@ def _plain_ticks():
 
 
 def _fig_drift(plt, run: RunFiles):
-    """Figs. 8-9 of Gama et al. 2009: the error rate with Page-Hinkley alarms and known drifts."""
+    """Figs. 8-9 of Gama et al. 2009: the error rate with Page-Hinkley alarms and known drifts;
+    regression errors of models far apart (one diverged) on a log axis."""
     s = run.summary
     fig, axes = _grid(plt, len(run.streams), "Error rate, Page-Hinkley alarms (▼) and "
                                              "known drifts (dashed)")
     for ax, stream in zip(axes, run.streams):
+        errors = []
         for i, model in enumerate(run.models):
             task = run.task(model)
             x, y = run.period_losses(stream, model)
             if not len(x):
                 continue
             ax.step(x, y, where="pre", color=f"C{i}", label=f"{model} {LOSS_NAME[task]}")
+            errors.append(y)
             alarms = run.rows(s, stream, model, "drift", "alarm")
             if len(alarms):
                 at = alarms["value"].to_numpy(float)
@@ -360,6 +394,8 @@ def _fig_drift(plt, run: RunFiles):
             ax.axvline(point, color="black", linestyle="--",
                        label="known drift" if k == 0 else None)
         _label_axis(ax, stream, "loss within each curve period")
+        if all(run.task(model) == "regression" for model in run.models):
+            _log_scale_where_spread(ax, errors)
         _legend(ax)
     return _png(plt, fig)
 

@@ -374,10 +374,23 @@ def test_a_long_drain_shows_progress_as_it_goes(tmp_path, capsys):
     assert events[-1] == 10_000  # the drain's own line: every instance and label
 
 
-def test_a_regressor_that_diverged_is_named_in_the_terminal_and_the_report(tmp_path, capsys):
+def test_a_regressor_that_diverged_is_named_in_the_terminal_and_the_report(tmp_path, capsys,
+                                                                           monkeypatch):
     """river's linear regression on features in the thousands: its errors grow without bound.
     The terminal and the report say so, for that model only (a plain loop over the logged
-    final predictions checks that its errors are over ten times the labels' spread)."""
+    final predictions checks that its errors are over ten times the labels' spread), and the
+    figures that draw every model's errors on one axis draw them on a log axis, where the
+    other model's are not a flat line at zero."""
+    from pipelines import figures
+
+    scales = {}
+
+    def recording_png(plt, fig):
+        scales[fig.get_suptitle()] = [ax.get_yscale() for ax in fig.axes if ax.has_data()]
+        return png(plt, fig)
+
+    png = figures._png
+    monkeypatch.setattr(figures, "_png", recording_png)
     rng = np.random.default_rng(1)
     distance = rng.uniform(100, 5000, 400)
     pd.DataFrame({"time": np.arange(400), "distance": distance,
@@ -404,6 +417,10 @@ def test_a_regressor_that_diverged_is_named_in_the_terminal_and_the_report(tmp_p
                   if p is not None]
         rmse = (sum(e * e for e in errors) / len(errors)) ** 0.5
         assert (rmse > 10 * labels.std(ddof=0)) == diverged
+    assert scales["Initial vs final performance over T"] == ["log"]
+    assert scales["Error rate, Page-Hinkley alarms (▼) and known drifts (dashed)"] == ["log"]
+    assert scales["Prequential error of the initial predictions: cumulative vs windows vs "
+                  "fading factors"] == ["linear", "linear"]  # (a panel per model)
 
 
 def test_a_confusion_matrix_of_many_classes_is_drawn_without_a_count_per_cell(tmp_path):
