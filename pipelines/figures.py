@@ -186,8 +186,8 @@ def errors_spread(errors: list) -> bool:
     >>> errors_spread([np.array([0.7, 0.0]), np.array([5.5, 4.0]), np.array([np.nan])])
     False
     """
-    typical = [np.median(e[e > 0]) for e in (np.asarray(e, float) for e in errors)
-               if (e[np.isfinite(e)] > 0).any()]
+    positive = [e[np.isfinite(e) & (e > 0)] for e in (np.asarray(e, float) for e in errors)]
+    typical = [float(np.median(e)) for e in positive if len(e)]
     return len(typical) > 1 and max(typical) > SPREAD * min(typical)
 
 
