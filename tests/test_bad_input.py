@@ -1689,6 +1689,9 @@ def test_text_columns_that_look_like_ids_or_dates_are_refused_with_a_hint(tmp_pa
         StreamSpec.parse(path).check()
     with pytest.raises(InputError, match=r"column 'ts' holds dates.*give \{\"time\": \"ts\"\}"):
         StreamSpec.parse(path + '{"id": "tx_id"}').check()
+    year_first = _write(tmp_path, "ymd.csv", (tmp_path / "tx.csv").read_text().replace("-", "/"))
+    with pytest.raises(InputError, match=r"column 'ts' holds dates"):  # (2026/01/01 00:00:00)
+        StreamSpec.parse(year_first + '{"id": "tx_id"}').check()
     # Named as id and time, the categorical text column is a feature as river takes it (text).
     spec = path + '{"id": "tx_id", "time": "ts"}'
     StreamSpec.parse(spec).check()
@@ -2402,6 +2405,57 @@ def test_a_date_written_day_or_month_first_gets_the_time_format_that_reads_it(
     assert capsys.readouterr().err.endswith(f'give the stream option {{"time_format": '
                                             f'"{day_first}"}}\n')
     assert main([*args, "--stream", f'{path}{{"time_format": "{day_first}"}}']) == 0
+
+
+@pytest.mark.parametrize("pattern", [
+    "%a, %d %b %Y %H:%M:%S %z",  # RFC 2822: e-mail, HTTP
+    "%a, %d %b %Y %H:%M:%S %Z",  # ... with GMT
+    "%d/%b/%Y:%H:%M:%S %z",  # Apache's access log
+    "%b %d, %Y %I:%M %p",  # US, with AM and PM
+    "%A, %B %d, %Y %H:%M",
+    "%d-%b-%Y",  # Oracle
+    "%d %b %Y %H:%M"])
+def test_a_date_whose_month_is_a_word_gets_the_time_format_that_reads_it(
+        tmp_path, capsys, pattern):
+    """A log's dates written with the month as a word, which ISO 8601 does not read: as the
+    time column, one line names the time_format that reads them (before, every row was a dead
+    letter); with it, the times are read; as a feature, the column is dates, not free text
+    (before, the model failed on text and the line offered one-hot encoding), and the line
+    names the options that make it the event time. Oracle: the times written by Python's
+    strftime from known UTC datetimes, 5 h 7 min apart, so days and the AM/PM change."""
+    import datetime as dt
+
+    start = dt.datetime(2026, 11, 29, 1, 0, tzinfo=dt.timezone.utc)
+    times = [start + dt.timedelta(minutes=307 * i) for i in range(30)]
+    if "%H" not in pattern and "%I" not in pattern:
+        times = [start.replace(hour=0) + dt.timedelta(days=i) for i in range(30)]
+    written = [t.strftime(pattern).replace("UTC", "GMT") for t in times]
+    path = tmp_path / "log.csv"
+    pd.DataFrame({"created": written, "x": range(30), "label": [i % 2 for i in range(30)]}
+                 ).to_csv(path, index=False)
+    out = tmp_path / "o"
+    args = ["run", "--model", "no-change", "--delay", "2", "--out", str(out), "--runner",
+            "direct", "--quiet", "--repredict", "none"]
+    option = json.dumps({"time_format": pattern})
+    assert main([*args, "--stream", f'{path}{{"time": "created"}}']) == 2
+    assert capsys.readouterr().err == (
+        f"delayed-eval: error: {path}, column created: time {written[0]!r} is neither a number "
+        f"nor an ISO datetime; give the stream option {option}\n")
+    assert main([*args, "--stream", f'{path}{{"time": "created", "time_format": "{pattern}"}}'
+                 ]) == 0
+    log = pd.read_parquet(out / "predictions.parquet")
+    assert log.query("kind == 'initial'")["t"].tolist() == [t.timestamp() for t in times]
+    if "%z" in pattern or "%Z" in pattern:  # the zone written wins over the time_zone option
+        zoned = json.dumps({"time": "created", "time_format": pattern,
+                            "time_zone": "Europe/Berlin"})
+        assert main([*args, "--stream", f"{path}{zoned}"]) == 0
+        log = pd.read_parquet(out / "predictions.parquet")
+        assert log.query("kind == 'initial'")["t"].tolist() == [t.timestamp() for t in times]
+    assert main([*args, "--stream", str(path)]) == 2
+    both = json.dumps({"time": "created", "time_format": pattern})
+    assert capsys.readouterr().err.startswith(
+        f"delayed-eval: error: {path}: column 'created' holds dates, which a model cannot take "
+        f"as a feature; give {both} if it is the event time, or leave it out with ")
 
 
 def test_a_time_format_that_is_no_strftime_pattern_is_one_line(tmp_path, capsys):

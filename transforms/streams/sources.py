@@ -55,12 +55,12 @@ from transforms.streams.table_files import (CSV_OPTIONS, FORMATS, check_encoding
                                             guess_column, has_rows, head_of, numbers_of,
                                             other_separator, row_count, source_name, table_files,
                                             unnamed_fields)
-from transforms.streams.times import (TIME_OPTIONS, TimeReading, day_or_month_first, event_seconds,
-                                      time_problem, with_offsets)
+from transforms.streams.times import (TIME_OPTIONS, TimeReading, event_seconds, formats_of_dates,
+                                      spelled_dates, time_problem, with_offsets)
 from transforms.streams.tables import kind_words, table_columns, table_events
 
-# Text that reads as a date: ISO 2026-11-01[T10:00[:00]], or 01/11/2026, 1.11.26.
-DATE_LIKE = r"\s*(\d{4}-\d{1,2}-\d{1,2}|\d{1,2}[/.]\d{1,2}[/.]\d{2,4})([ T]\d{1,2}:\d{2})?"
+# Text that reads as a date: ISO 2026-11-01[T10:00[:00]], 2026/11/01, or 01/11/2026, 1.11.26.
+DATE_LIKE = r"\s*(\d{4}[-/.]\d{1,2}[-/.]\d{1,2}|\d{1,2}[/.]\d{1,2}[/.]\d{2,4})([ T]\d{1,2}:\d{2})?"
 # A number as written with a decimal comma (61,19, 1.234,5 or 7), which a CSV reader takes for
 # text when a cell of its column has a comma.
 DECIMAL_COMMA = r"\s*[-+]?(\d{1,3}(\.\d{3})+|\d+)(,\d+)?\s*"
@@ -900,8 +900,11 @@ or start the evaluation later with --from
                     not all(isinstance(v, str) for v in values) or \
                     numbers_of(values).notna().mean() >= 0.9:
                 continue  # numbers (a few bad cells make them text: dead letters per row)
-            if values.str.match(DATE_LIKE).mean() >= 0.9:
-                hint = f'give {json.dumps({"time": col})} if it is the event time, or ' \
+            dated = values.str.match(DATE_LIKE).mean() >= 0.9
+            spelled = [] if dated else spelled_dates(values)  # (Sun, 01 Nov 2026 08:30)
+            if dated or spelled:
+                time = {"time": col, **({"time_format": spelled[0]} if spelled else {})}
+                hint = f'give {json.dumps(time)} if it is the event time, or ' \
                     if o.get("time") is None else ""
                 raise InputError(f"{path}: column {col!r} holds dates, which a model cannot "
                                  f"take as a feature; {hint}{leave_out}")
@@ -1020,7 +1023,7 @@ or start the evaluation later with --from
                 raise InputError(f"{path}, column {column}: {time_problem(value, reading)}")
             written = head[column].dropna()
             if reading.format is None and len(written) and bad.all() and \
-                    day_or_month_first(written):  # a column of such dates: one line, not a
+                    formats_of_dates(written):  # a column of such dates: one line, not a
                 raise InputError(f"{path}, column {column}: "  # dead letter per row
                                  f"{time_problem(written.iloc[0], seen=written)}")
         return offsets

@@ -49,7 +49,8 @@ def read_datetimes(values, time_format: str | None = None, time_zone: str | None
                               format=time_format or "ISO8601")
     parsed = read_datetimes(values, time_format)
     if time_format is not None:
-        naive = pd.Series("%z" not in time_format, index=values.index)
+        naive = pd.Series("%z" not in time_format and "%Z" not in time_format,
+                          index=values.index)
     else:
         naive = ~values.astype(str).str.contains(_OFFSET, regex=True)
     naive &= parsed.notna()
@@ -281,9 +282,76 @@ def day_or_month_first(values) -> list[str]:
     return [f for f in formats if read_datetimes(pd.Series(texts), f).notna().all()]
 
 
+# A month or weekday written as a word (Nov, November, Sun), as dates are in logs and reports.
+_MONTH_OR_DAY_NAME = re.compile(r"(?i)\b(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|"
+                                r"mon|tue|wed|thu|fri|sat|sun)[a-z]*\.?(\b|\d)")
+
+
+def _spelled_patterns(text: str):
+    """strftime patterns that may read `text`, a date whose month is a word: `1 Nov 2026`,
+    `Nov 1, 2026 8:30 AM`, RFC 2822 (e-mail, HTTP: `Sun, 01 Nov 2026 08:30:00 +0000`),
+    Apache's access log (`01/Nov/2026:08:30:00 +0000`), Oracle's `01-NOV-2026`, C's `ctime`.
+    Its weekday and zone, if any, are told from the text first: fewer patterns to try."""
+    weekday = re.match(r"(?i)(mon|tue|wed|thu|fri|sat|sun)([a-z]*)\.?(,?)\s", text)
+    days = (("%A" if weekday[2] else "%a") + f"{weekday[3]} ",) if weekday else ("",)
+    zones = (" %z",) if re.search(r"\s[+-]\d{2}:?\d{2}$", text) else \
+        ("", " %Z") if re.search(r"\s[A-Za-z]{1,5}$", text) else ("",)
+    month = _MONTH_OR_DAY_NAME.search(text[weekday.end() if weekday else 0:])
+    spelled = "%b" if month is None or len(month[0].rstrip(".0123456789")) <= 4 else "%B"
+    dates = [d.replace("%b", spelled) for d in ("%d %b %Y", "%b %d, %Y", "%b %d %Y")] + \
+        ["%d-%b-%Y", "%d-%b-%y", "%d/%b/%Y"]
+    clocks = ("", " %H:%M", " %H:%M:%S", " %H:%M:%S.%f", " %I:%M %p", " %I:%M:%S %p",
+              ":%H:%M:%S", ", %H:%M", ", %I:%M %p")
+    for day in days:
+        for date in dates:
+            for clock in clocks:
+                for zone in zones:
+                    yield day + date + clock + zone
+    if weekday:
+        yield from ("%a %b %d %H:%M:%S %Y", "%a %b %d %H:%M:%S %Z %Y")
+
+
+def spelled_dates(values) -> list[str]:
+    """The time formats that read every one of `values`, dates whose month (or weekday) is a
+    word, which ISO 8601 does not read; [] when a value is no such date. Unlike 01/11/2026,
+    such a date says which number is the day, so the format is told from the values.
+
+    >>> spelled_dates(["Sun, 01 Nov 2026 08:30:00 +0000", "Mon, 02 Nov 2026 09:00:00 +0000"])
+    ['%a, %d %b %Y %H:%M:%S %z']
+    >>> spelled_dates(["Nov 1, 2026 8:30 AM"]), spelled_dates(["01/Nov/2026:08:30:00 +0100"])
+    (['%b %d, %Y %I:%M %p'], ['%d/%b/%Y:%H:%M:%S %z'])
+    >>> spelled_dates(["2026-11-01"]), spelled_dates(["a sunny day in May"])
+    ([], [])
+    """
+    texts = [str(v).strip() for v in values]
+    if not texts or not all(_MONTH_OR_DAY_NAME.search(t) and re.search(r"\d", t) and
+                            len(t) <= 40 for t in texts):
+        return []
+    first = []
+    for pattern in _spelled_patterns(texts[0]):  # (one value first, then all of them)
+        try:
+            dt.datetime.strptime(texts[0], pattern)
+        except ValueError:
+            continue
+        first.append(pattern)
+    return [f for f in first if read_datetimes(pd.Series(texts), f).notna().all()]
+
+
+def formats_of_dates(values) -> list[str]:
+    """The time formats to offer for `values`, dates that ISO 8601 does not read: both orders
+    of a day and a month written as numbers (`day_or_month_first`), or the one format of a
+    month written as a word (`spelled_dates`); [] for other values.
+
+    >>> formats_of_dates(["1 May 2026"]), formats_of_dates(["05/01/2026"])
+    (['%d %b %Y'], ['%d/%m/%Y', '%m/%d/%Y'])
+    """
+    return day_or_month_first(values) or spelled_dates(values)[:1]
+
+
 def time_format_hint(values, whose: str = "stream") -> str:
-    """How to read `values` (a column's times) when they are dates written day or month first:
-    the `time_format` option to give `whose` options ("" when they are no such dates).
+    """How to read `values` (a column's times) when they are dates written day or month first,
+    or with the month as a word: the `time_format` option to give `whose` options ("" when
+    they are no such dates).
 
     >>> time_format_hint(["30/11/2026"], "log")
     'give the log option {"time_format": "%d/%m/%Y"}'
@@ -291,9 +359,11 @@ def time_format_hint(values, whose: str = "stream") -> str:
     give the stream option {"time_format": "%d/%m/%Y %H:%M"} if the day comes first,
     {"time_format": "%m/%d/%Y %H:%M"} if the month does (or write dates year first, as ISO 8601
     does: 2026-11-01 11:00)
+    >>> time_format_hint(["01 Nov 2026 11:00"])
+    'give the stream option {"time_format": "%d %b %Y %H:%M"}'
     """
     values = [str(v).strip() for v in values]
-    formats = day_or_month_first(values)
+    formats = formats_of_dates(values)
     if len(formats) == 1:
         return f'give the {whose} option {{"time_format": "{formats[0]}"}}'
     if not formats:
