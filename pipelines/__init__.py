@@ -66,7 +66,12 @@ def evaluate(streams, models, delay=None, out: str | None = None, runner: str = 
         results (rows set aside, ...), on stderr.
     options
         Any other `RunConfig` field. Values may be NumPy numbers, arrays and timedelta64, a
-        range, and paths `pathlib` paths: each is the plain value it holds.
+        range, and paths `pathlib` paths: each is the plain value it holds. `predictions`
+        (a backfill's log) may also be a DataFrame of the log's rows, its columns named as a
+        log file's (`id`, `t`, `y_pred`, ...) or by its options,
+        `stream_spec_of(frame, time="scored_at")`: written to
+        `out/inputs/logs/predictions.parquet` (so a log without a `model` column is the model
+        `predictions`) and read from there.
 
     >>> summary = evaluate(['synth:SEA{"n": 500, "seed": 1}'], ["no-change", "gaussian-nb"],
     ...                    delay="50", repredict="none", runner="direct")
@@ -83,12 +88,14 @@ def evaluate(streams, models, delay=None, out: str | None = None, runner: str = 
     with _root_logger_left_alone():
         from pipelines.job import run
 
-    from transforms.streams.python_rows import errors_naming_the_data, written_streams
+    from transforms.streams.python_rows import errors_naming_the_data, written_log, written_streams
 
     _check_options(options)
     out = out or tempfile.mkdtemp(prefix="delayed-eval-")
     inputs = os.path.join(out, "inputs")
     streams = written_streams(streams, inputs)
+    if "predictions" in options:
+        options["predictions"] = written_log(options["predictions"], inputs)
     with errors_naming_the_data(inputs):
         summary = run(RunConfig(streams=streams, models=models, delay=delay,
                                 out=out, runner=runner, report=report, quiet=quiet, **options))

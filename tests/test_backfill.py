@@ -22,7 +22,7 @@ from tests.helpers import RemoteFileSystem, read_csv
 from transforms.backfill import logs
 from transforms.backfill.join import join_predictions, label_columns
 from transforms.backfill.logs import PredictionLogSpec, TypesChanged
-from transforms.errors import InputError
+from transforms.errors import ConfigError, InputError
 from transforms.records import Outcome
 
 SEA = 'synth:SEA{"n": 1500, "seed": 3, "noise": 0.1}'
@@ -337,6 +337,39 @@ def test_a_backfill_from_python_scores_a_log_as_the_command_does(tmp_path):
              out=str(tmp_path / "again"))
     assert (tmp_path / "again" / "summary.csv").read_bytes() == \
         (tmp_path / "run" / "summary.csv").read_bytes()
+
+
+def test_a_backfill_from_python_takes_its_log_as_a_dataframe(tmp_path):
+    """A log at hand in Python is a DataFrame: `evaluate(..., predictions=frame)` scores it as
+    the same rows in a file (before, the frame's text was taken for a path), with the log's
+    options through `stream_spec_of`, its named index a column, and without a model column
+    the model `predictions`. Oracles: a plain loop over the rows for the accuracy, the file's
+    backfill for the whole summary."""
+    from pipelines import evaluate, stream_spec_of
+
+    t, stream, labels = _three_days(tmp_path)
+    spec = f'{stream}{{"labels": "{labels}"}}'
+    frame = pd.DataFrame({"id": [str(i) for i in range(5)], "decision": list("abbba"),
+                          "scored_at": pd.to_datetime(t[:5], unit="s", utc=True)
+                          + pd.Timedelta(minutes=1), "model": "v1"})
+    options = {"time": "scored_at", "prediction": "decision"}
+    frame.to_parquet(tmp_path / "log.parquet")
+    evaluate([spec], [], predictions=f"{tmp_path / 'log.parquet'}{json.dumps(options)}",
+             run_id="same", out=str(tmp_path / "file"))
+    for given, out in ((frame, "frame"), (frame.set_index("id"), "indexed")):
+        summary = evaluate([spec], [], predictions=stream_spec_of(given, **options),
+                           run_id="same", out=str(tmp_path / out))
+        assert (tmp_path / out / "summary.csv").read_bytes() == \
+            (tmp_path / "file" / "summary.csv").read_bytes()
+    hits = sum(p == y for p, y in zip(frame["decision"], "ababa"))
+    accuracy = summary.query("category == 'initial' and metric == 'accuracy' and "
+                             "window == 'cumulative'")
+    assert accuracy[["model", "value", "n"]].values.tolist() == [["v1", hits / 5, 5]]
+    summary = evaluate([spec], [], predictions=stream_spec_of(frame.drop(columns="model"),
+                                                              **options))
+    assert set(summary["model"]) == {"predictions"}
+    with pytest.raises(ConfigError, match="predictions: a list given; give the log's path"):
+        evaluate([spec], [], predictions=[("1", "a")])
 
 
 def test_a_backfill_lists_its_logs_files_once(tmp_path, monkeypatch):

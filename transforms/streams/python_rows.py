@@ -30,6 +30,10 @@ from transforms.streams.tables import WHOLE_NUMBER
 # The label column's name: the first of these that no feature has.
 LABEL_NAMES = ("label", "y", "target", "_label")
 
+# Where `evaluate` writes a prediction log given as a DataFrame, below its inputs folder (apart
+# from the streams' files, whatever their names).
+LOG_PATH = "logs/predictions.parquet"
+
 # Marks a table written here in its Parquet metadata: the only file at its path that a later
 # call may write over (a user's own file of that name is kept).
 WRITTEN_KEY = b"delayed-eval.written-from-python"
@@ -109,19 +113,8 @@ def written_streams(streams, folder: str):
         options = {**_integer_keys(table.columns), **options}
         table = _labels_of_one_kind(table, options.get("label", "label"))
         path = f"{folder.rstrip('/')}/{name}.parquet"
-        _refuse_a_file_not_ours(path)
-        try:
-            arrow = pa.Table.from_pandas(table, preserve_index=False)
-            arrow = arrow.replace_schema_metadata({**arrow.schema.metadata, WRITTEN_KEY: b"1"})
-            with _created(path) as f:
-                pq.write_table(arrow, f)
-        except (ValueError, TypeError, OverflowError, NotImplementedError,
-                pa.ArrowException) as e:  # (Arrow's)
-            where = _first_collection(table)
-            raise ConfigError(f"stream {name}: its rows cannot be written as a table (" + (
-                f"row {where[1] + 1}'s {where[0]} is {where[2]!r}" if where else
-                one_line(e)[:200]) + "); give each feature and the label numbers (of 64 "
-                "bits at most) or text, one kind per column") from None
+        _write_table(table, path, f"stream {name}: its rows", "each feature and the label",
+                     index=False)
         return path + (json.dumps(options) if options else "")
 
     def named(stream):  # (a dict's streams are named by its keys)
@@ -137,11 +130,55 @@ def written_streams(streams, folder: str):
     return named(streams)
 
 
+def written_log(log, folder: str):
+    """A prediction log given to `evaluate` as a DataFrame (its columns named as a log file's:
+    `id`, `t`, `y_pred`, ...; or `stream_spec_of(frame, **log_options)`, `time="scored_at"`),
+    written to `folder`/`LOG_PATH` (a named index is a column, as in any Parquet file pandas
+    writes); returns the spec that reads it. A path is returned as it is.
+
+    >>> import tempfile
+    >>> folder = tempfile.mkdtemp()
+    >>> frame = pd.DataFrame({"id": ["a"], "t": [1.0], "decision": ["ok"]})
+    >>> spec = written_log(RowsWithOptions(frame, {"prediction": "decision"}), folder)
+    >>> spec == f'{folder}/{LOG_PATH}{{"prediction": "decision"}}'
+    True
+    >>> written_log("logs/p.parquet", folder)
+    'logs/p.parquet'
+    """
+    frame, options = (log.rows, log.options) if isinstance(log, RowsWithOptions) else (log, {})
+    if not isinstance(frame, pd.DataFrame):
+        if isinstance(log, str) or isinstance(log, os.PathLike) or log is None:
+            return log
+        raise ConfigError(f"predictions: a {type(frame).__name__} given; give the log's path "
+                          f"(a file, a glob or a folder) or a pandas DataFrame of its rows")
+    path = f"{folder.rstrip('/')}/{LOG_PATH}"
+    _write_table(frame, path, "the prediction log given", "each column", index=None)
+    return path + (json.dumps(options) if options else "")
+
+
+def _write_table(table: pd.DataFrame, path: str, what: str, columns: str, index) -> None:
+    """`table` as the Parquet file `path`, marked as written here (`WRITTEN_KEY`); `index` as
+    pyarrow's `preserve_index`. Refuses to write over a file that is not (a user's own)."""
+    _refuse_a_file_not_ours(path)
+    try:
+        arrow = pa.Table.from_pandas(table, preserve_index=index)
+        arrow = arrow.replace_schema_metadata({**arrow.schema.metadata, WRITTEN_KEY: b"1"})
+        with _created(path) as f:
+            pq.write_table(arrow, f)
+    except (ValueError, TypeError, OverflowError, NotImplementedError,
+            pa.ArrowException) as e:  # (Arrow's)
+        where = _first_collection(table)
+        raise ConfigError(f"{what} cannot be written as a table (" + (
+            f"row {where[1] + 1}'s {where[0]} is {where[2]!r}" if where else
+            one_line(e)[:200]) + f"); give {columns} numbers (of 64 bits at most) or text, "
+            "one kind per column") from None
+
+
 @contextlib.contextmanager
 def errors_naming_the_data(folder: str):
-    """A mistake found in data given from Python names that data, not the Parquet file it was
-    written to in `folder` (which the user never made, and `evaluate_locally` removes), and a
-    stream option it suggests as `stream_spec_of` takes it.
+    """A mistake found in data given from Python (a stream, a prediction log) names that data,
+    not the Parquet file it was written to in `folder` (which the user never made, and
+    `evaluate_locally` removes), and an option it suggests as `stream_spec_of` takes it.
 
     >>> with errors_naming_the_data("out/inputs"):
     ...     raise ConfigError('out/inputs/tx.parquet: column "when" holds dates; give '
@@ -155,10 +192,14 @@ def errors_naming_the_data(folder: str):
         yield
     except DelayedEvalError as error:
         text = str(error)
+        log = f"{folder.rstrip('/')}/{LOG_PATH}"
         copy = re.search(re.escape(folder.rstrip("/")) + r"/([^/\s]+?)\.parquet", text)
-        if copy is None:
+        if copy is None and log not in text:
             raise
-        text = text.replace(copy.group(0), f"stream {copy.group(1)} (the data given)")
+        given = "prediction log (the DataFrame given)"
+        text = text.replace(f"prediction log {log}", given).replace(log, given)
+        if copy is not None:
+            text = text.replace(copy.group(0), f"stream {copy.group(1)} (the data given)")
         option = re.search(r'\{"(\w+)": ([^{}]+)\}', text)
         if option is not None:
             text += f" (from Python: stream_spec_of(data, {option[1]}={option[2]}))"
