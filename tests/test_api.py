@@ -147,10 +147,11 @@ def test_river_estimators_built_in_python_are_the_models_their_specs_build():
                                              "features before evaluating, or make it a "
                                              "transformer class"):
         RunConfig(streams=[STREAM], models=[compose.FuncTransformer(len)], out="unused")
-    inner = preprocessing.StandardScaler() | linear_model.LogisticRegression()
-    with pytest.raises(ModelSpecError, match="parameter classifier: a pipeline inside"):
-        RunConfig(streams=[STREAM], models=[multiclass.OneVsRestClassifier(inner)],
-                  out="unused")
+    inner = preprocessing.StandardScaler() | linear_model.LogisticRegression(l2=0.1)
+    spec, = RunConfig(streams=[STREAM], models=[multiclass.OneVsRestClassifier(inner)],
+                      out="unused").models
+    assert [_params(s) for s in ModelSpec.parse(spec).build().classifier.steps.values()] == \
+        [_params(s) for s in inner.steps.values()]
     # A class given unbuilt, or an object of a class of one's own that is no river estimator,
     # is told what to give instead.
     with pytest.raises(ModelSpecError, match=r"model HoeffdingTreeClassifier is a class, not a "
@@ -206,6 +207,32 @@ def _initial_accuracy_is_rivers(model, name: str, n: int, seed: int, delay: int)
     theirs = river_evaluate.progressive_val_score(
         datasets.synth.SEA(seed=seed).take(n), model.clone(), metrics.Accuracy(), delay=delay)
     assert ours == theirs.get(), name
+
+
+def test_pipelines_and_dicts_keyed_by_class_inside_parameters_score_as_river_does():
+    """A pipeline as a model's parameter (bagging over a scaled logistic regression, a vote
+    with a pipeline among its models, a union of pipelines), and a dict keyed by classes that
+    are no text (RandomUnderSampler's desired_dist, {False: 0.5, True: 0.5}), were refused: river
+    gives a pipeline parameter as its steps' parameters without their classes ("a pipeline
+    inside a parameter cannot be written as a spec"), and JSON's keys are text."""
+    from river import compose, ensemble, imblearn, linear_model, naive_bayes, preprocessing
+
+    from transforms.models.specs import ModelSpec, spec_of
+
+    def scaled():
+        return preprocessing.StandardScaler() | linear_model.LogisticRegression()
+
+    models = {"bagging": ensemble.BaggingClassifier(scaled(), n_models=3, seed=1),
+              "voting": ensemble.VotingClassifier([naive_bayes.GaussianNB(), scaled()]),
+              "union": compose.TransformerUnion(compose.Select(0) | preprocessing.StandardScaler(),
+                                                compose.Select(1) | preprocessing.MinMaxScaler())
+              | linear_model.LogisticRegression(),
+              "under": imblearn.RandomUnderSampler(naive_bayes.GaussianNB(), seed=3,
+                                                   desired_dist={False: 0.5, True: 0.5})}
+    for name, model in models.items():
+        _initial_accuracy_is_rivers(model, name, n=300, seed=2, delay=5)
+    under = ModelSpec.parse(spec_of(models["under"])).build()
+    assert under.desired_dist == {False: 0.5, True: 0.5}
 
 
 def test_ensembles_of_a_list_of_models_score_as_river_does():

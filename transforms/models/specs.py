@@ -532,8 +532,25 @@ def _number_in_text(value) -> int | float | None:
 POSITIONAL = "*"
 
 
+# A dict whose keys are no text, written as its items: {DICT_OF_ITEMS: {"*": [[[k, v], ...]]}}
+# (`dict(items)`; JSON's keys are text, and river's desired_dist is keyed by the classes).
+DICT_OF_ITEMS = "builtins.dict"
+
+
 def _built(value, classes: list | None):
-    """A parameter value with every object it names ({PATH: {params}}) built."""
+    """A parameter value with every object it names ({PATH: {params}}) built.
+
+    >>> _built({DICT_OF_ITEMS: {"*": [[[False, 0.8], [True, 0.2]]]}}, None)
+    {False: 0.8, True: 0.2}
+    """
+    if isinstance(value, dict) and list(value) == [DICT_OF_ITEMS]:  # (no class to import)
+        items = value[DICT_OF_ITEMS].get(POSITIONAL, [[]]) if isinstance(
+            value[DICT_OF_ITEMS], dict) else None
+        if not (isinstance(items, list) and len(items) == 1 and all(
+                isinstance(i, list) and len(i) == 2 for i in items[0])):
+            raise ModelSpecError(f"{DICT_OF_ITEMS} is written with its items, "
+                                 f'{{"{DICT_OF_ITEMS}": {{"*": [[[0, 0.9], [1, 0.1]]]}}}}')
+        return {k: _built(v, classes) for k, v in items[0]}
     if _names_an_object(value):
         (path, params), = value.items()
         return Step(path, params).build(classes)
@@ -562,21 +579,39 @@ def _public_path(cls) -> str:
 
 
 def _as_json(value, where: str):
-    """A parameter value as JSON: river objects as {PATH: {changed params}}."""
+    """A parameter value as JSON: river objects as {PATH: {changed params}}; a pipeline or a
+    union as its class with its parts as positional arguments; a dict whose keys are classes
+    that are no text (True, 0) as `dict` built from its items.
+
+    >>> from river import linear_model, preprocessing
+    >>> _as_json(preprocessing.StandardScaler() | linear_model.LinearRegression(), "p")
+    ... # doctest: +NORMALIZE_WHITESPACE
+    {'river.compose.Pipeline': {'*': [{'river.preprocessing.StandardScaler': {}},
+                                      {'river.linear_model.LinearRegression': {}}]}}
+    >>> _as_json({False: 0.8, True: 0.2}, "p")
+    {'builtins.dict': {'*': [[[False, 0.8], [True, 0.2]]]}}
+    """
+    from river import compose
+
     if type(value).__module__ == "numpy":  # (a NumPy number or array: Python's)
         value = plain_value(value)
+    parts = {compose.Pipeline: "steps", compose.TransformerUnion: "transformers"}
+    if type(value) in parts:  # (their parts are no parameters: Pipeline(*steps))
+        return {_public_path(type(value)): {POSITIONAL: [
+            _as_json(part, where) for part in getattr(value, parts[type(value)]).values()]}}
     if isinstance(value, base.Base):  # (river gives estimators in a list as they are)
-        value = type(value), value._get_params()
+        value = type(value), _params_of(value)
     if isinstance(value, tuple) and len(value) == 2 and inspect.isclass(value[0]):
         cls, params = value
-        if cls.__name__ == "Pipeline":  # (its steps are no parameters a spec can name)
-            raise ModelSpecError(f"{where}: a pipeline inside a parameter cannot be written as "
-                                 f"a spec; give the model as a spec")
         return {_public_path(cls): changed_params(cls, params, where)}
     if isinstance(value, (list, tuple)):
         return [_as_json(v, where) for v in value]
     if isinstance(value, dict) and all(isinstance(k, str) for k in value):
         return {k: _as_json(v, where) for k, v in value.items()}
+    if isinstance(value, dict) and all(k is None or isinstance(k, (bool, int, float))
+                                       for k in value):  # (river's desired_dist: {0: .5})
+        return {DICT_OF_ITEMS: {POSITIONAL: [[[k, _as_json(v, where)]
+                                               for k, v in value.items()]]}}
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
     # A function (a FuncTransformer's): a spec builds classes and calls nothing.
@@ -588,6 +623,26 @@ def _as_json(value, where: str):
             f"a module of your own (a river.base.Transformer whose transform_one does it)")
     raise ModelSpecError(f"{where}: {value!r} cannot be written as JSON; give it as a spec "
                          f"(a name and JSON parameters)")
+
+
+def _params_of(model) -> dict:
+    """river's `_get_params()`, but a pipeline or a union given as a parameter as it is: river
+    gives it as its steps' parameters, without their classes.
+
+    >>> from river import ensemble, linear_model, preprocessing
+    >>> bagging = ensemble.BaggingClassifier(preprocessing.StandardScaler()
+    ...                                      | linear_model.LogisticRegression())
+    >>> type(_params_of(bagging)["model"]).__name__
+    'Pipeline'
+    """
+    from river import compose
+
+    params = model._get_params()
+    for name in params:
+        live = getattr(model, name, None)
+        if isinstance(live, (compose.Pipeline, compose.TransformerUnion)):
+            params[name] = live
+    return params
 
 
 def changed_params(cls, params: dict, where: str) -> dict:
@@ -668,15 +723,9 @@ def spec_of(model) -> str:
             f"({type(model).__qualname__}() or model.clone()), and to start from learned rows, "
             f"pretrain on the stream's first ones (pretrain=N)")
     if isinstance(model, compose.TransformerUnion):  # (a + b: its transformers, in order)
-        parts = list(model.transformers.values())
-        if any(isinstance(t, compose.Pipeline) for t in parts):
-            raise ModelSpecError(f"{where}: a union of pipelines cannot be written as a spec "
-                                 f"(a spec's union holds transformers); make those features "
-                                 f"in the stream's file, or unite transformers alone")
-        params = {POSITIONAL: [{_public_path(type(t)): changed_params(
-            type(t), t._get_params(), where)} for t in parts]}
+        params = _as_json(model, where)[_public_path(type(model))]
     else:
-        params = changed_params(type(model), model._get_params(), where)
+        params = changed_params(type(model), _params_of(model), where)
     return _public_path(type(model)) + (json.dumps(params) if params else "")
 
 
