@@ -111,8 +111,9 @@ def format_diverged(summary: pd.DataFrame) -> str:
     ...                         "model": ["lr", "scaled"], "value": [-1.1e29, 0.94]})
     >>> print(format_diverged(summary))  # doctest: +NORMALIZE_WHITESPACE
     trips / lr: final R² -1.1e+29 (its errors 3.3e+14 times the labels' standard deviation):
-    the model most likely diverged; a river linear model does on features of large or mixed
-    scale: put 'standard-scaler |' before it, or lower its learning rate
+    the model most likely diverged, as river's linear models do (alone, or in a tree's leaves)
+    on features of large or mixed scale: put 'standard-scaler |' before it, or lower its
+    learning rate
     """
     whole = whole_streams(summary)
     r2 = whole[(whole["metric"] == "r2") & (whole["window"] == "cumulative")
@@ -124,9 +125,10 @@ def format_diverged(summary: pd.DataFrame) -> str:
         if value < DIVERGED_R2:
             lines.append(f"{stream} / {model}: {row['category'].iloc[0]} R² {value:.2g} (its "
                          f"errors {math.sqrt(1 - value):.2g} times the labels' standard "
-                         f"deviation): the model most likely diverged; a river linear model "
-                         f"does on features of large or mixed scale: put 'standard-scaler |' "
-                         f"before it, or lower its learning rate")
+                         f"deviation): the model most likely diverged, as river's linear "
+                         f"models do (alone, or in a tree's leaves) on features of large or "
+                         f"mixed scale: put 'standard-scaler |' before it, or lower its "
+                         f"learning rate")
     return "\n".join(lines)
 
 
