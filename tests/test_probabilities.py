@@ -467,13 +467,14 @@ def test_logged_probabilities_that_do_not_sum_to_1_are_counted_and_scored_as_giv
                                               for p, y in zip(probabilities, labels)]), rel=1e-12)
 
 
-@pytest.mark.parametrize("log_format", ["jsonl", "parquet", "fixed order"])
+@pytest.mark.parametrize("log_format", ["jsonl", "parquet", "csv", "fixed order"])
 @pytest.mark.parametrize("with_prediction", [False, True])
 def test_listed_classes_and_scores_give_the_probabilities_and_the_highest_the_class(
         tmp_path, log_format, with_prediction):
     """A service answering {"classes": [...], "scores": [...]} (TensorFlow Serving, Vertex
-    AI), logged as it answered: nested lists in JSON Lines, list columns in Parquet, the
-    classes in any order, ties and a missing answer among them; or scores alone, in one order
+    AI), logged as it answered: nested lists in JSON Lines, list columns in Parquet, lists
+    as pandas' to_csv writes them in a CSV log (as text, which was refused), the classes in
+    any order, ties and a missing answer among them; or scores alone, in one order
     of classes the option lists (scikit-learn's `predict_proba` in `classes_` order). Its
     prediction is the class of the highest score (the first listed of equals) unless the log
     has a prediction column. Oracle: a plain loop over the same rows."""
@@ -498,7 +499,7 @@ def test_listed_classes_and_scores_give_the_probabilities_and_the_highest_the_cl
             p = dict(zip(order, scores))
             decided = "c" if with_prediction else order[scores.index(max(scores))]
             truth.append((labels[i], decided, p))
-    log = tmp_path / ("log.parquet" if log_format == "parquet" else "log.jsonl")
+    log = tmp_path / {"parquet": "log.parquet", "csv": "log.csv"}.get(log_format, "log.jsonl")
     if log_format == "jsonl":
         log.write_text("".join(json.dumps(r) + "\n" for r in rows))
         options = {"score_classes": "output.classes", "scores": "output.scores"}
@@ -507,10 +508,11 @@ def test_listed_classes_and_scores_give_the_probabilities_and_the_highest_the_cl
                                + "\n" for r in rows))
         options = {"score_classes": ["c", "a", "b"], "scores": "output"}
     else:
-        pd.DataFrame({"id": [r["id"] for r in rows], "t": [r["t"] for r in rows],
-                      "classes": [r["output"] and r["output"]["classes"] for r in rows],
-                      "scores": [r["output"] and r["output"]["scores"] for r in rows],
-                      **({"y_pred": "c"} if with_prediction else {})}).to_parquet(log)
+        frame = pd.DataFrame({"id": [r["id"] for r in rows], "t": [r["t"] for r in rows],
+                              "classes": [r["output"] and r["output"]["classes"] for r in rows],
+                              "scores": [r["output"] and r["output"]["scores"] for r in rows],
+                              **({"y_pred": "c"} if with_prediction else {})})
+        frame.to_parquet(log) if log_format == "parquet" else frame.to_csv(log, index=False)
         options = {"score_classes": "classes", "scores": "scores"}
     assert main(["backfill", "--stream", f"s={tmp_path / 'rows.csv'}", "--predictions",
                  f"{log}{json.dumps(options)}", "--delay", "3s", "--out", str(tmp_path / "o"),

@@ -1,7 +1,7 @@
 """A CSV or JSON Lines prediction log read as text: in blocks of whole lines (`LOG_BLOCK`
 bytes at a time), each JSON Lines block parsed by Arrow (the lines that are no JSON object
 left out), text that is not in its encoding named by its line, and class probabilities
-written as JSON text or as a struct made maps."""
+written as JSON text or as a struct made maps (and lists written as text, lists)."""
 
 from __future__ import annotations
 
@@ -353,6 +353,54 @@ def json_text_as_map(column: pa.Array, ids: pa.Array | None, path: str) -> pa.Ma
         missing.append(record is None)
     return pa.MapArray.from_arrays(pa.array(offsets, pa.int32()), pa.array(keys, pa.string()),
                                    pa.array(values, pa.float64()), mask=pa.array(missing))
+
+
+def json_text_as_lists(column: pa.Array, ids: pa.Array | None, path: str, option: str,
+                       what: str) -> pa.Array:
+    """Lists logged as text (a CSV log's only way to hold one): JSON, '[0.2, 0.8]', or a
+    Python list as pandas' `to_csv` writes it, "['fraud', 'ok']"; an empty or null cell holds
+    none. Text that is no list stops the backfill with one line naming its prediction's id.
+
+    >>> json_text_as_lists(pa.array(['[0.2, 0.8]', None, "[1, null]"]), None, "p.csv",
+    ...                    "scores", "scores").to_pylist()
+    [[0.2, 0.8], None, [1.0, None]]
+    >>> json_text_as_lists(pa.array(["['fraud', 'ok']"]), None, "p.csv", "score_classes",
+    ...                    "classes").to_pylist()
+    [['fraud', 'ok']]
+    >>> json_text_as_lists(pa.array(["0.7"]), pa.array(["a1"]), "p.csv", "scores", "scores")
+    Traceback (most recent call last):
+    ...
+    transforms.errors.InputError: p.csv: prediction a1: scores '0.7' is not a list; log each \
+prediction's scores as one, e.g. [0.2, 0.8]
+    """
+    import ast
+
+    import orjson
+
+    lists = []
+    for row, text in enumerate(column.to_pylist()):
+        value = None
+        if text is not None and text.strip():
+            try:
+                value = orjson.loads(text)
+            except orjson.JSONDecodeError:
+                try:  # (a list of text as Python writes it: single quotes)
+                    value = ast.literal_eval(text.strip())
+                except (ValueError, SyntaxError, MemoryError, RecursionError):
+                    value = None
+            if not isinstance(value, (list, tuple)):
+                which = f"prediction {ids[row].as_py()}" if ids is not None else f"row {row + 1}"
+                example = "[0.2, 0.8]" if what == "scores" else '["fraud", "ok"]'
+                raise InputError(f"{path}: {which}: {option} {text[:80]!r} is not a list; log "
+                                 f"each prediction's {what} as one, e.g. {example}")
+            value = list(value)
+        lists.append(value)
+    try:
+        return pa.array(lists, pa.list_(pa.float64())) if what == "scores" else pa.array(lists)
+    except (pa.ArrowInvalid, pa.ArrowTypeError) as e:
+        raise InputError(f"{path}: column {option} holds lists of {what} of mixed kinds "
+                         f"({e}); log each list's {what} as " + (
+                             "numbers" if what == "scores" else "text, or numbers")) from None
 
 
 def struct_as_map(column: pa.StructArray) -> pa.MapArray:

@@ -19,8 +19,9 @@ from apache_beam.io.filesystems import FileSystems
 from transforms.backfill import log_text
 from transforms.backfill.join import spelled_kinds
 from transforms.backfill.log_text import (OPTION, ArrowReadable, TypesChanged,
-                                          json_text_as_map, read_jsonl, released, stream_jsonl,
-                                          struct_as_map, undecodable_rows)
+                                          json_text_as_lists, json_text_as_map, read_jsonl,
+                                          released, stream_jsonl, struct_as_map,
+                                          undecodable_rows)
 from transforms.errors import InputError, check_options
 from transforms.records import field_count_reason
 from transforms.specs import split_options
@@ -993,6 +994,11 @@ class PredictionLogSpec:
         for option in LISTED[fixed is not None:]:
             name = self.proba[option]
             column = batch.column(batch.schema.get_field_index(name))
+            if pa.types.is_string(column.type) or pa.types.is_large_string(column.type):
+                ids = batch.column(batch.schema.get_field_index("id")) \
+                    if "id" in batch.schema.names else None
+                column = json_text_as_lists(column, ids, path, option, "classes"
+                                            if option == LISTED[0] else "scores")
             if not _is_list(column):
                 raise InputError(f"{path}: column {name!r} (option {option}) holds "
                                  f"{column.type}, not lists: {option} names a column of each "
