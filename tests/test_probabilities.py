@@ -607,8 +607,9 @@ def test_a_model_giving_probabilities_outside_0_1_is_named_as_a_log_is(tmp_path,
     ({"score": "nowhere", "positive": "True"}, "'nowhere'"),
     ({"scores": "p"}, "score_classes and scores name two list columns, each prediction's "
                       "classes and their scores: give both"),
-    ({"score_classes": "id", "scores": "p"}, "column 'id' (option score_classes) holds "
-                                             "string, not lists"),
+    ({"score_classes": "id", "scores": "p"}, "prediction 1: column 'id' (option "
+     "score_classes) holds '1', not a list: score_classes names a column of each prediction's "
+     "list of classes"),
     ({"score": "p", "positive": "True", "score_classes": "c", "scores": "s"},
      "give score or scores, not both"),
     ({"score_classes": ["True", "True"], "scores": "p"}, "score_classes names the column of "

@@ -355,23 +355,24 @@ def json_text_as_map(column: pa.Array, ids: pa.Array | None, path: str) -> pa.Ma
                                    pa.array(values, pa.float64()), mask=pa.array(missing))
 
 
-def json_text_as_lists(column: pa.Array, ids: pa.Array | None, path: str, option: str,
-                       what: str) -> pa.Array:
+def json_text_as_lists(column: pa.Array, ids: pa.Array | None, path: str, name: str,
+                       option: str, what: str) -> pa.Array:
     """Lists logged as text (a CSV log's only way to hold one): JSON, '[0.2, 0.8]', or a
     Python list as pandas' `to_csv` writes it, "['fraud', 'ok']"; an empty or null cell holds
     none. Text that is no list stops the backfill with one line naming its prediction's id.
 
     >>> json_text_as_lists(pa.array(['[0.2, 0.8]', None, "[1, null]"]), None, "p.csv",
-    ...                    "scores", "scores").to_pylist()
+    ...                    "s", "scores", "scores").to_pylist()
     [[0.2, 0.8], None, [1.0, None]]
-    >>> json_text_as_lists(pa.array(["['fraud', 'ok']"]), None, "p.csv", "score_classes",
+    >>> json_text_as_lists(pa.array(["['fraud', 'ok']"]), None, "p.csv", "c", "score_classes",
     ...                    "classes").to_pylist()
     [['fraud', 'ok']]
-    >>> json_text_as_lists(pa.array(["0.7"]), pa.array(["a1"]), "p.csv", "scores", "scores")
+    >>> json_text_as_lists(pa.array(["0.7"]), pa.array(["a1"]), "p.csv", "p", "scores",
+    ...                    "scores")  # doctest: +NORMALIZE_WHITESPACE
     Traceback (most recent call last):
     ...
-    transforms.errors.InputError: p.csv: prediction a1: scores '0.7' is not a list; log each \
-prediction's scores as one, e.g. [0.2, 0.8]
+    transforms.errors.InputError: p.csv: prediction a1: column 'p' (option scores) holds '0.7',
+    not a list: scores names a column of each prediction's list of scores, e.g. [0.2, 0.8]
     """
     import ast
 
@@ -391,15 +392,16 @@ prediction's scores as one, e.g. [0.2, 0.8]
             if not isinstance(value, (list, tuple)):
                 which = f"prediction {ids[row].as_py()}" if ids is not None else f"row {row + 1}"
                 example = "[0.2, 0.8]" if what == "scores" else '["fraud", "ok"]'
-                raise InputError(f"{path}: {which}: {option} {text[:80]!r} is not a list; log "
-                                 f"each prediction's {what} as one, e.g. {example}")
+                raise InputError(f"{path}: {which}: column {name!r} (option {option}) holds "
+                                 f"{text[:80]!r}, not a list: {option} names a column of each "
+                                 f"prediction's list of {what}, e.g. {example}")
             value = list(value)
         lists.append(value)
     try:
         return pa.array(lists, pa.list_(pa.float64())) if what == "scores" else pa.array(lists)
     except (pa.ArrowInvalid, pa.ArrowTypeError) as e:
-        raise InputError(f"{path}: column {option} holds lists of {what} of mixed kinds "
-                         f"({e}); log each list's {what} as " + (
+        raise InputError(f"{path}: column {name!r} (option {option}) holds lists of {what} "
+                         f"of mixed kinds ({e}); log each list's {what} as " + (
                              "numbers" if what == "scores" else "text, or numbers")) from None
 
 

@@ -997,7 +997,7 @@ class PredictionLogSpec:
             if pa.types.is_string(column.type) or pa.types.is_large_string(column.type):
                 ids = batch.column(batch.schema.get_field_index("id")) \
                     if "id" in batch.schema.names else None
-                column = json_text_as_lists(column, ids, path, option, "classes"
+                column = json_text_as_lists(column, ids, path, name, option, "classes"
                                             if option == LISTED[0] else "scores")
             if not _is_list(column):
                 raise InputError(f"{path}: column {name!r} (option {option}) holds "
