@@ -147,7 +147,7 @@ def written_log(log, folder: str):
     """
     frame, options = (log.rows, log.options) if isinstance(log, RowsWithOptions) else (log, {})
     if not isinstance(frame, pd.DataFrame):
-        if isinstance(log, str) or isinstance(log, os.PathLike) or log is None:
+        if log is None or isinstance(log, (str, os.PathLike)):
             return log
         raise ConfigError(f"predictions: a {type(frame).__name__} given; give the log's path "
                           f"(a file, a glob or a folder) or a pandas DataFrame of its rows")
@@ -158,7 +158,8 @@ def written_log(log, folder: str):
 
 def _write_table(table: pd.DataFrame, path: str, what: str, columns: str, index) -> None:
     """`table` as the Parquet file `path`, marked as written here (`WRITTEN_KEY`); `index` as
-    pyarrow's `preserve_index`. Refuses to write over a file that is not (a user's own)."""
+    pyarrow's `preserve_index`. A file at `path` not so marked (a user's own) is kept, and
+    the call refused."""
     _refuse_a_file_not_ours(path)
     try:
         arrow = pa.Table.from_pandas(table, preserve_index=index)
