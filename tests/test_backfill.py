@@ -1047,8 +1047,9 @@ def test_probabilities_written_as_nan_are_no_probabilities(tmp_path):
 
 def test_probabilities_logged_as_json_text_score_as_the_runs_maps(tmp_path, capsys):
     """A log whose probabilities are JSON text ('{"a": 0.2, "b": 0.8}'), as CSV holds a map and
-    many Parquet logs do: scored as the run's own log, whose maps they are (it was refused as
-    'not a map'); text that is no such object is one line naming its prediction."""
+    many Parquet logs do, or dicts as pandas' to_csv writes them ("{'a': 0.2}"): scored as the
+    run's own log, whose maps they are (it was refused as 'not a map'); text that is no such
+    object is one line naming its prediction."""
     stream = 'synth:Agrawal{"n": 600, "seed": 2}'
     kw = dict(streams=[stream], delay="30", quiet=True, run_id="same", runner="direct",
               log_predictions="initial-final")
@@ -1057,11 +1058,15 @@ def test_probabilities_logged_as_json_text_score_as_the_runs_maps(tmp_path, caps
     texts = [None if p is None else json.dumps(dict(p)) for p in log["proba"]]
     log.assign(proba=texts).to_csv(tmp_path / "text.csv", index=False)
     log.assign(proba=texts).to_parquet(tmp_path / "text.parquet", index=False)
+    # (pandas' to_csv of a column of dicts, as river's predict_proba_one gives them)
+    log.assign(proba=[None if p is None else dict(p) for p in log["proba"]]).to_csv(
+        tmp_path / "dicts.csv", index=False)
+    assert "{'" in (tmp_path / "dicts.csv").read_text()
     run(RunConfig(models=[], out=str(tmp_path / "own"),
                   predictions=str(tmp_path / "run" / "predictions.parquet"), **kw))
     own = (tmp_path / "own" / "summary.csv").read_text()
     assert "log_loss" in own
-    for name in ("text.csv", "text.parquet"):
+    for name in ("text.csv", "text.parquet", "dicts.csv"):
         run(RunConfig(models=[], out=str(tmp_path / f"of-{name}"), predictions=str(tmp_path / name),
                       **kw))
         assert (tmp_path / f"of-{name}" / "summary.csv").read_text() == own, name

@@ -328,6 +328,12 @@ def json_text_as_map(column: pa.Array, ids: pa.Array | None, path: str) -> pa.Ma
     >>> text = pa.array(['{"ok": 0.8, "fraud": 0.2}', None, "", '{"ok": 1, "fraud": null}'])
     >>> json_text_as_map(text, None, "p.csv").to_pylist()
     [[('ok', 0.8), ('fraud', 0.2)], None, None, [('ok', 1.0)]]
+
+    A dict as pandas' `to_csv` writes one (river's `predict_proba_one`, logged), its classes
+    named as text:
+
+    >>> json_text_as_map(pa.array(["{False: 0.3, True: 0.7}"]), None, "p.csv").to_pylist()
+    [[('False', 0.3), ('True', 0.7)]]
     >>> json_text_as_map(pa.array(["0.7"]), pa.array(["a1"]), "p.csv")
     Traceback (most recent call last):
     ...
@@ -338,6 +344,8 @@ def json_text_as_map(column: pa.Array, ids: pa.Array | None, path: str) -> pa.Ma
         record = None
         if text is not None and text.strip():
             record = json_object(text)[0]  # (None: not a JSON object)
+            if record is None and isinstance(written := python_literal(text), dict):
+                record = {str(k): v for k, v in written.items()}
             if record is None or not all(
                     v is None or type(v) in (float, int) for v in record.values()):
                 which = f"prediction {ids[row].as_py()}" if ids is not None else f"row {row + 1}"
@@ -353,6 +361,21 @@ def json_text_as_map(column: pa.Array, ids: pa.Array | None, path: str) -> pa.Ma
         missing.append(record is None)
     return pa.MapArray.from_arrays(pa.array(offsets, pa.int32()), pa.array(keys, pa.string()),
                                    pa.array(values, pa.float64()), mask=pa.array(missing))
+
+
+def python_literal(text: str):
+    """A value written as Python writes it ("['fraud', 'ok']", {False: 0.3}: pandas' `to_csv`
+    of a list or dict column), read as a literal (nothing is run); None for other text.
+
+    >>> python_literal("{0: 0.25, 1: 0.75}"), python_literal("[np.float64(0.5)]")
+    ({0: 0.25, 1: 0.75}, None)
+    """
+    import ast
+
+    try:
+        return ast.literal_eval(text.strip())
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return None
 
 
 def json_text_as_lists(column: pa.Array, ids: pa.Array | None, path: str, name: str,
@@ -374,8 +397,6 @@ def json_text_as_lists(column: pa.Array, ids: pa.Array | None, path: str, name: 
     transforms.errors.InputError: p.csv: prediction a1: column 'p' (option scores) holds '0.7',
     not a list: scores names a column of each prediction's list of scores, e.g. [0.2, 0.8]
     """
-    import ast
-
     import orjson
 
     lists = []
@@ -384,11 +405,8 @@ def json_text_as_lists(column: pa.Array, ids: pa.Array | None, path: str, name: 
         if text is not None and text.strip():
             try:
                 value = orjson.loads(text)
-            except orjson.JSONDecodeError:
-                try:  # (a list of text as Python writes it: single quotes)
-                    value = ast.literal_eval(text.strip())
-                except (ValueError, SyntaxError, MemoryError, RecursionError):
-                    value = None
+            except orjson.JSONDecodeError:  # (a list of text as Python writes it: 'a')
+                value = python_literal(text)
             if not isinstance(value, (list, tuple)):
                 which = f"prediction {ids[row].as_py()}" if ids is not None else f"row {row + 1}"
                 example = "[0.2, 0.8]" if what == "scores" else '["fraud", "ok"]'
