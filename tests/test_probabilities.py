@@ -532,6 +532,46 @@ def test_listed_classes_and_scores_give_the_probabilities_and_the_highest_the_cl
         [sum((p[c] - (c == y)) ** 2 for c in classes) / 2 for y, _, p in truth]), rel=1e-12)
 
 
+@pytest.mark.parametrize("written", ["pandas", "json"])
+@pytest.mark.parametrize("shape", ["map", "lists"])
+def test_a_csv_logs_nan_probability_leaves_its_prediction_without_probabilities(
+        tmp_path, written, shape):
+    """A model's NaN probability, logged as a dict or lists and exported to CSV, as pandas'
+    to_csv writes it ({'a': nan, 'b': 0.7}: Python's names, which were refused as no list) or
+    as JSON text (NaN, which Python's json writes): that prediction has no probabilities, as
+    documented, and is still scored for its class. Oracle: a plain loop over the rows."""
+    n, nan_rows = 24, {0, 5, 13}
+    labels = ["a", "b", "a"] * (n // 3)
+    pd.DataFrame({"id": range(n), "time": range(n), "label": labels}).to_csv(
+        tmp_path / "rows.csv", index=False)
+    p_a = [math.nan if i in nan_rows else 0.1 + 0.8 * (i % 4) / 3 for i in range(n)]
+    y_pred = ["a" if i % 3 else "b" for i in range(n)]
+    encode = str if written == "pandas" else json.dumps
+    frame = pd.DataFrame({"id": range(n), "t": np.arange(n) + 0.5, "y_pred": y_pred})
+    if shape == "map":
+        frame["proba"] = [encode({"a": p, "b": 0.5 if p != p else 1 - p}) for p in p_a]
+        options = {"proba": "proba"}
+    else:
+        frame["classes"] = [encode(["a", "b"])] * n
+        frame["scores"] = [encode([p, 0.5 if p != p else 1 - p]) for p in p_a]
+        options = {"score_classes": "classes", "scores": "scores"}
+    frame.to_csv(tmp_path / "log.csv", index=False)
+    assert ("nan" if written == "pandas" else "NaN") in (tmp_path / "log.csv").read_text()
+    assert main(["backfill", "--stream", f"s={tmp_path / 'rows.csv'}", "--predictions",
+                 f"{tmp_path / 'log.csv'}{json.dumps(options)}", "--delay", "3s", "--out",
+                 str(tmp_path / "o"), "--runner", "direct", "--quiet"]) == 0
+    summary = read_csv(tmp_path / "o" / "summary.csv")
+    initial = summary[(summary.category == "initial") & (summary.window == "cumulative")
+                      & summary["class"].isna()].set_index("metric")
+    scored = [i for i in range(n) if i not in nan_rows]
+    assert initial.loc["accuracy", "n"] == n
+    assert initial.loc["accuracy", "value"] == pytest.approx(
+        np.mean([y_pred[i] == labels[i] for i in range(n)]), abs=1e-12)
+    assert initial.loc["log_loss", "n"] == len(scored)
+    assert initial.loc["log_loss", "value"] == pytest.approx(np.mean(
+        [-math.log(p_a[i] if labels[i] == "a" else 1 - p_a[i]) for i in scored]), rel=1e-12)
+
+
 def test_listed_classes_taken_for_predictions_or_unequal_lists_are_one_line(tmp_path, capsys):
     """A log whose prediction column holds each answer's list of classes was scored as one
     unknown class per prediction, all wrong, with a notice and status 0; lists of classes and

@@ -20,7 +20,8 @@ import pyarrow.compute as pc
 
 from transforms.errors import InputError
 from transforms.streams.rows import written_as
-from transforms.streams.table_files import flat_table, is_utf8, json_object, undecodable
+from transforms.streams.table_files import (flat_table, is_utf8, json_object, json_value,
+                                            undecodable)
 
 # The bytes of a CSV or JSON Lines log read at a time when it is read block by block.
 LOG_BLOCK = 8 << 20
@@ -343,16 +344,15 @@ def json_text_as_map(column: pa.Array, ids: pa.Array | None, path: str) -> pa.Ma
     for row, text in enumerate(column.to_pylist()):
         record = None
         if text is not None and text.strip():
-            record = json_object(text)[0]  # (None: not a JSON object)
-            if record is None and isinstance(written := python_literal(text), dict):
-                record = {str(k): v for k, v in written.items()}
-            if record is None or not all(
+            record = written_value(text)
+            if isinstance(record, dict):
+                record = {str(k): v for k, v in record.items()}  # (Python's: any keys)
+            if not isinstance(record, dict) or not all(
                     v is None or type(v) in (float, int) for v in record.values()):
-                which = f"prediction {ids[row].as_py()}" if ids is not None else f"row {row + 1}"
                 raise InputError(
-                    f"{path}: {which}: proba {text[:80]!r} is not a JSON object {{class: "
-                    f"probability}}; log each prediction's probabilities as one, e.g. "
-                    f'{{"fraud": 0.2, "ok": 0.8}}, or name a score with {{"score": ...}}')
+                    f"{path}: {_row_named(ids, row)}: proba {text[:80]!r} is not a JSON "
+                    f"object {{class: probability}}; log each prediction's probabilities as "
+                    f'one, e.g. {{"fraud": 0.2, "ok": 0.8}}, or name a score with {{"score": ...}}')
             for k, v in record.items():
                 if v is not None:
                     keys.append(k)
@@ -363,19 +363,39 @@ def json_text_as_map(column: pa.Array, ids: pa.Array | None, path: str) -> pa.Ma
                                    pa.array(values, pa.float64()), mask=pa.array(missing))
 
 
-def python_literal(text: str):
-    """A value written as Python writes it ("['fraud', 'ok']", {False: 0.3}: pandas' `to_csv`
-    of a list or dict column), read as a literal (nothing is run); None for other text.
+def written_value(text: str):
+    """A value logged as text: JSON, or as Python writes it ("['fraud', 'ok']", {False: 0.3},
+    [nan, 0.7]: pandas' `to_csv` of a list or dict column), read as a literal (nothing is
+    run); None for other text.
 
-    >>> python_literal("{0: 0.25, 1: 0.75}"), python_literal("[np.float64(0.5)]")
-    ({0: 0.25, 1: 0.75}, None)
+    >>> written_value('{"ok": NaN}'), written_value("{0: 0.25}"), written_value("[nan, -inf]")
+    ({'ok': nan}, {0: 0.25}, [nan, -inf])
+    >>> written_value("[np.float64(0.5)]") is None
+    True
     """
     import ast
 
     try:
-        return ast.literal_eval(text.strip())
-    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return json_value(text)
+    except ValueError:
+        pass
+    try:
+        tree = ast.parse(text.strip(), mode="eval")
+        for node in ast.walk(tree):  # (Python writes NaN and ±∞ as names, nan and inf)
+            for field, child in ast.iter_fields(node):
+                if isinstance(child, ast.Name) and child.id in ("nan", "inf"):
+                    setattr(node, field, ast.Constant(float(child.id)))
+                elif isinstance(child, list):
+                    child[:] = [ast.Constant(float(c.id)) if isinstance(c, ast.Name)
+                                and c.id in ("nan", "inf") else c for c in child]
+        return ast.literal_eval(tree)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
         return None
+
+
+def _row_named(ids: pa.Array | None, row: int) -> str:
+    """How a message names a log's row: by its prediction's id where the log has ids."""
+    return f"prediction {ids[row].as_py()}" if ids is not None else f"row {row + 1}"
 
 
 def json_text_as_lists(column: pa.Array, ids: pa.Array | None, path: str, name: str,
@@ -397,22 +417,16 @@ def json_text_as_lists(column: pa.Array, ids: pa.Array | None, path: str, name: 
     transforms.errors.InputError: p.csv: prediction a1: column 'p' (option scores) holds '0.7',
     not a list: scores names a column of each prediction's list of scores, e.g. [0.2, 0.8]
     """
-    import orjson
-
     lists = []
     for row, text in enumerate(column.to_pylist()):
         value = None
         if text is not None and text.strip():
-            try:
-                value = orjson.loads(text)
-            except orjson.JSONDecodeError:  # (a list of text as Python writes it: 'a')
-                value = python_literal(text)
+            value = written_value(text)
             if not isinstance(value, (list, tuple)):
-                which = f"prediction {ids[row].as_py()}" if ids is not None else f"row {row + 1}"
                 example = "[0.2, 0.8]" if what == "scores" else '["fraud", "ok"]'
-                raise InputError(f"{path}: {which}: column {name!r} (option {option}) holds "
-                                 f"{text[:80]!r}, not a list: {option} names a column of each "
-                                 f"prediction's list of {what}, e.g. {example}")
+                raise InputError(f"{path}: {_row_named(ids, row)}: column {name!r} (option "
+                                 f"{option}) holds {text[:80]!r}, not a list: {option} names a "
+                                 f"column of each prediction's list of {what}, e.g. {example}")
             value = list(value)
         lists.append(value)
     try:

@@ -1136,23 +1136,32 @@ def flat_names(schema: pa.Schema, keep: tuple = ()) -> list[str]:
     return flat_table(schema.empty_table(), keep).column_names
 
 
-def json_object(text: str) -> tuple[dict | None, str | None]:
-    """A JSON Lines line's object, or why it is none. orjson reads a line 5 times as fast as
-    Python's json, and is stricter: what it refuses, json reads as it always did (NaN,
-    integers beyond 64 bits).
+def json_value(text: str):
+    """JSON text's value. orjson reads a line 5 times as fast as Python's json, and is
+    stricter: what it refuses, json reads as it always did (NaN, integers beyond 64 bits).
+    Raises ValueError for text that is no JSON.
 
-    >>> json_object('{"a": 1}'), json_object('{"a": NaN}')[0], json_object("[1]")[1]
-    (({'a': 1}, None), {'a': nan}, 'not a JSON object')
+    >>> json_value('{"a": 1}'), json_value("[NaN, 0.5]")
+    ({'a': 1}, [nan, 0.5])
     """
     import orjson
 
     try:
-        record = orjson.loads(text)
+        return orjson.loads(text)
     except orjson.JSONDecodeError:
-        try:
-            record = json.loads(text)
-        except ValueError as e:
-            return None, f"not JSON: {e}"
+        return json.loads(text)
+
+
+def json_object(text: str) -> tuple[dict | None, str | None]:
+    """A JSON Lines line's object, or why it is none.
+
+    >>> json_object('{"a": 1}'), json_object('{"a": NaN}')[0], json_object("[1]")[1]
+    (({'a': 1}, None), {'a': nan}, 'not a JSON object')
+    """
+    try:
+        record = json_value(text)
+    except ValueError as e:
+        return None, f"not JSON: {e}"
     return (record, None) if isinstance(record, dict) else (None, "not a JSON object")
 
 
