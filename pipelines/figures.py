@@ -191,9 +191,9 @@ def errors_spread(errors: list) -> bool:
     return len(typical) > 1 and max(typical) > SPREAD * min(typical)
 
 
-def _log_scale_where_spread(ax, errors: list) -> None:
-    """A log y axis for a panel of regression errors that `errors_spread`."""
-    if errors_spread(errors):
+def _log_scale_where_spread(ax, run: RunFiles, errors: list) -> None:
+    """A log y axis for a panel of errors of regressors only, where they `errors_spread`."""
+    if all(run.task(model) == "regression" for model in run.models) and errors_spread(errors):
         ax.set_yscale("log", nonpositive="mask")
         ax.set_ylabel(f"{ax.get_ylabel()}, log scale")
 
@@ -216,8 +216,7 @@ def _fig_initial_final(plt, run: RunFiles):
                             marker="o" if len(x) <= 20 else None, markersize=3)
                     errors.append(y)
         _label_axis(ax, stream, _measure_label(run, run.models))
-        if all(run.task(model) == "regression" for model in run.models):
-            _log_scale_where_spread(ax, errors)
+        _log_scale_where_spread(ax, run, errors)
         _legend(ax)
     return _png(plt, fig)
 
@@ -394,8 +393,7 @@ def _fig_drift(plt, run: RunFiles):
             ax.axvline(point, color="black", linestyle="--",
                        label="known drift" if k == 0 else None)
         _label_axis(ax, stream, "loss within each curve period")
-        if all(run.task(model) == "regression" for model in run.models):
-            _log_scale_where_spread(ax, errors)
+        _log_scale_where_spread(ax, run, errors)
         _legend(ax)
     return _png(plt, fig)
 
