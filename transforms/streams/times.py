@@ -331,15 +331,23 @@ def spelled_dates(values) -> list[str]:
     return [f for f in first if read_datetimes(pd.Series(texts), f).notna().all()]
 
 
-_READERS_OF_SHAPE: dict = {}  # a text's digits as 9s -> the patterns that read such a text
+_READERS_OF_SHAPE: dict = {}  # a text's digits as 9s -> (the patterns that read it, tries)
+# A shape no pattern read is tried again this often: its first text may be an impossible
+# date (31 Feb) of a format that reads the next.
+TRIES_OF_SHAPE = 3
 
 
 def _patterns_reading(text: str) -> tuple:
     """The `_spelled_patterns` that read `text`, tried once per shape of text (its digits as
-    9s): a dead letter's time is told its format row by row, and a hundred patterns take
-    ~50 ms to try."""
+    9s; `TRIES_OF_SHAPE` times where none did): a dead letter's time is told its format row
+    by row, and a hundred patterns take ~50 ms to try.
+
+    >>> _patterns_reading("31 Feb 2026"), _patterns_reading("28 Feb 2026")
+    ((), ('%d %b %Y',))
+    """
     shape = re.sub(r"\d", "9", text)
-    if shape not in _READERS_OF_SHAPE:
+    found, tries = _READERS_OF_SHAPE.get(shape, ((), 0))
+    if not found and tries < TRIES_OF_SHAPE:
         if len(_READERS_OF_SHAPE) > 1024:
             _READERS_OF_SHAPE.clear()
         found = []
@@ -349,8 +357,9 @@ def _patterns_reading(text: str) -> tuple:
             except ValueError:
                 continue
             found.append(pattern)
-        _READERS_OF_SHAPE[shape] = tuple(found)
-    return _READERS_OF_SHAPE[shape]
+        found = tuple(found)
+        _READERS_OF_SHAPE[shape] = (found, tries + 1)
+    return found
 
 
 def formats_of_dates(values) -> list[str]:
