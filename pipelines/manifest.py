@@ -66,9 +66,17 @@ def complete_summary(pl: Plan, raw: pd.DataFrame,
         raw.loc[raw["metric"] == PROBABILITY_METRICS[0], ["stream", "model"]].T.values)))
     booted = set() if raw.empty else set(zip(*(
         raw.loc[raw["metric"] == BOOTSTRAP_METRICS[0], ["stream", "model"]].T.values)))
-    have = {} if raw.empty else {
-        (r.stream, r.model, r.category, _opt(r.bin), _opt(r.alpha), r.window, r.metric): r
-        for r in raw[~per_class].itertuples()}
+    plain = raw[~per_class]
+    # {(stream, model, category, bin, alpha, window, metric): (value, n, t)}
+    have = {} if raw.empty else dict(zip(
+        zip(plain["stream"], plain["model"], plain["category"], map(_opt, plain["bin"]),
+            map(_opt, plain["alpha"]), plain["window"], plain["metric"]),
+        zip(plain["value"], plain["n"], plain["t"])))
+    # Each key's rows, and its per-class ones (one pass: a scan per key is quadratic in keys)
+    own = {} if raw.empty else dict(list(raw.groupby(["stream", "model"], sort=False)))
+    own_classes = {} if raw.empty else dict(list(raw[per_class].groupby(["stream", "model"],
+                                                                         sort=False)))
+    nothing = raw.iloc[:0]
     sc = pl.scoring
     slots = [(c, None, None) for c in (INITIAL, FINAL)[:1 + sc.final]]
     if sc.bins:
@@ -105,43 +113,41 @@ def complete_summary(pl: Plan, raw: pd.DataFrame,
                     continue  # no probabilities of re-predictions; no faded ranks
                 if metric in QUANTILE_METRICS and window.startswith("fading"):
                     continue  # no faded quantiles
-                r = have.get((key, m, category, b, alpha, window, metric))
+                value, n, t = have.get((key, m, category, b, alpha, window, metric),
+                                       (math.nan, 0, None))
                 rows.append({
                     **place, "model": m,
                     "protocol": protocol, "category": category, "bin": b, "alpha": alpha,
-                    "window": window, "metric": metric,
-                    "value": math.nan if r is None else r.value,
-                    "n": 0 if r is None else int(r.n), "t": None if r is None else r.t})
-            if per_class.any():
-                rows += _class_rows(raw[per_class & (raw["stream"] == key)
-                                        & (raw["model"] == m)], pl, protocol,
+                    "window": window, "metric": metric, "value": value, "n": int(n), "t": t})
+            if (key, m) in own_classes:
+                rows += _class_rows(own_classes[key, m], pl, protocol,
                                     (classes or {}).get((s.name, m), []), place)
+            mine = own.get((key, m), nothing)
             if pl.drift is not None and not raw.empty:
                 d = pl.drift
                 drift_protocol = (f"{protocol} page-hinkley on={d.on} delta={d.delta:g} "
                                   f"threshold={d.threshold:g} min_instances={d.min_instances}")
-                extra = raw[(raw["stream"] == key) & (raw["model"] == m)
-                            & (raw["category"] == DRIFT)]
+                extra = mine[mine["category"] == DRIFT]
                 rows += [{**r, **place, "protocol": drift_protocol,
                           "bin": None, "alpha": None} for r in extra.to_dict("records")]
             if not raw.empty and pl.holdout is not None:
-                held = raw[(raw["stream"] == key) & (raw["model"] == m)
-                           & (raw["category"] == HOLDOUT)]
+                held = mine[mine["category"] == HOLDOUT]
                 held_protocol = protocol.replace(stream_protocol,
                                                  f"periodic-holdout {pl.holdout}")
                 rows += [{**r, **place, "protocol": held_protocol,
                           "bin": None, "alpha": None} for r in held.to_dict("records")]
             if not raw.empty:  # --resources: the model's cost, in a fixed order
-                costs = raw[(raw["stream"] == key) & (raw["model"] == m)
-                            & (raw["category"] == RESOURCES)].to_dict("records")
+                costs = mine[mine["category"] == RESOURCES].to_dict("records")
                 rows += [{**r, **place, "protocol": protocol, "bin": None,
                           "alpha": None}
                          for r in sorted(costs, key=lambda r: RESOURCE_METRICS.index(r["metric"]))]
         if not raw.empty:  # comparisons, pairs in configuration order
             order = {pair_name(a, b): i for i, (a, b) in
                      enumerate(itertools.combinations(pl.models, 2))}
-            pairs = raw[(raw["stream"] == key) & (raw["category"] == COMPARISON)]
-            pairs = sorted(pairs.to_dict("records"), key=lambda r: order[r["model"]])
+            pairs = pd.concat([own[key, pair] for pair in order if (key, pair) in own] or
+                              [nothing])
+            pairs = sorted(pairs[pairs["category"] == COMPARISON].to_dict("records"),
+                           key=lambda r: order[r["model"]])
             compared = stream_protocol + ("" if pl.cv is None else f" cv={pl.cv}")
             rows += [{**r, **place, "protocol": compared, "alpha": None} for r in pairs]
     summary = pd.DataFrame(rows, columns=SUMMARY_COLUMNS).astype({"bin": "Int64"})
