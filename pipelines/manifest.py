@@ -69,20 +69,28 @@ def complete_summary(pl: Plan, raw: pd.DataFrame,
     plain = raw[~per_class]
     # {(stream, model, category, bin, alpha, window, metric): (value, n, t)}
     have = {} if raw.empty else dict(zip(
-        zip(plain["stream"], plain["model"], plain["category"], map(_opt, plain["bin"]),
-            map(_opt, plain["alpha"]), plain["window"], plain["metric"]),
-        zip(plain["value"], plain["n"], plain["t"])))
-    # Each key's rows, and its per-class ones (one pass: a scan per key is quadratic in keys)
-    own = {} if raw.empty else dict(list(raw.groupby(["stream", "model"], sort=False)))
+        zip(*(plain[c].tolist() for c in ("stream", "model", "category")),
+            _options(plain["bin"]), _options(plain["alpha"]),
+            *(plain[c].tolist() for c in ("window", "metric"))),
+        zip(*(plain[c].tolist() for c in ("value", "n", "t")))))
+    # Each key's per-class rows, and its rows of each category that adds rows as they came
+    # (grouped once: a scan of all rows per key is quadratic in keys)
     own_classes = {} if raw.empty else dict(list(raw[per_class].groupby(["stream", "model"],
                                                                          sort=False)))
-    nothing = raw.iloc[:0]
+    added = {} if raw.empty else {key: records(rows) for key, rows in raw[raw["category"].isin(
+        (DRIFT, HOLDOUT, RESOURCES, COMPARISON))].groupby(["stream", "model", "category"],
+                                                          sort=False)}
     sc = pl.scoring
     slots = [(c, None, None) for c in (INITIAL, FINAL)[:1 + sc.final]]
     if sc.bins:
         slots += [(BINNED, b, None) for b in range(sc.bins + 2)]
         slots += [(INTERMEDIATE, None, a) for a in sc.alphas]
-    rows = []
+    rows = []  # tuples of the SUMMARY_COLUMNS (a million dicts take seconds to make a frame)
+
+    def add(extra: list[dict], **fixed) -> None:
+        rows.extend(tuple(fixed[c] if c in fixed else r.get(c, math.nan)
+                          for c in SUMMARY_COLUMNS) for r in extra)
+
     for s, key, segment in _stream_keys(pl, raw):
         place = {"run_id": pl.config.run_id, "stream": s.name, "segment": segment}
         stream_protocol = f"delayed-prequential delay={pl.label_delay(s)} " \
@@ -115,42 +123,30 @@ def complete_summary(pl: Plan, raw: pd.DataFrame,
                     continue  # no faded quantiles
                 value, n, t = have.get((key, m, category, b, alpha, window, metric),
                                        (math.nan, 0, None))
-                rows.append({
-                    **place, "model": m,
-                    "protocol": protocol, "category": category, "bin": b, "alpha": alpha,
-                    "window": window, "metric": metric, "value": value, "n": int(n), "t": t})
+                rows.append((place["run_id"], s.name, segment, m, protocol, category, b, alpha,
+                             window, metric, math.nan, math.nan, value, int(n), t))
             if (key, m) in own_classes:
-                rows += _class_rows(own_classes[key, m], pl, protocol,
-                                    (classes or {}).get((s.name, m), []), place)
-            mine = own.get((key, m), nothing)
-            if pl.drift is not None and not raw.empty:
+                add(_class_rows(own_classes[key, m], pl, (classes or {}).get((s.name, m), [])),
+                    **place, protocol=protocol, alpha=None)
+            if pl.drift is not None:
                 d = pl.drift
                 drift_protocol = (f"{protocol} page-hinkley on={d.on} delta={d.delta:g} "
                                   f"threshold={d.threshold:g} min_instances={d.min_instances}")
-                extra = mine[mine["category"] == DRIFT]
-                rows += [{**r, **place, "protocol": drift_protocol,
-                          "bin": None, "alpha": None} for r in extra.to_dict("records")]
-            if not raw.empty and pl.holdout is not None:
-                held = mine[mine["category"] == HOLDOUT]
-                held_protocol = protocol.replace(stream_protocol,
-                                                 f"periodic-holdout {pl.holdout}")
-                rows += [{**r, **place, "protocol": held_protocol,
-                          "bin": None, "alpha": None} for r in held.to_dict("records")]
-            if not raw.empty:  # --resources: the model's cost, in a fixed order
-                costs = mine[mine["category"] == RESOURCES].to_dict("records")
-                rows += [{**r, **place, "protocol": protocol, "bin": None,
-                          "alpha": None}
-                         for r in sorted(costs, key=lambda r: RESOURCE_METRICS.index(r["metric"]))]
-        if not raw.empty:  # comparisons, pairs in configuration order
-            order = {pair_name(a, b): i for i, (a, b) in
-                     enumerate(itertools.combinations(pl.models, 2))}
-            pairs = pd.concat([own[key, pair] for pair in order if (key, pair) in own] or
-                              [nothing])
-            pairs = sorted(pairs[pairs["category"] == COMPARISON].to_dict("records"),
-                           key=lambda r: order[r["model"]])
-            compared = stream_protocol + ("" if pl.cv is None else f" cv={pl.cv}")
-            rows += [{**r, **place, "protocol": compared, "alpha": None} for r in pairs]
-    summary = pd.DataFrame(rows, columns=SUMMARY_COLUMNS).astype({"bin": "Int64"})
+                add(added.get((key, m, DRIFT), []), **place, protocol=drift_protocol,
+                    bin=None, alpha=None)
+            if pl.holdout is not None:
+                add(added.get((key, m, HOLDOUT), []), **place, bin=None, alpha=None,
+                    protocol=protocol.replace(stream_protocol, f"periodic-holdout {pl.holdout}"))
+            # --resources: the model's cost, in a fixed order
+            add(sorted(added.get((key, m, RESOURCES), []),
+                       key=lambda r: RESOURCE_METRICS.index(r["metric"])),
+                **place, protocol=protocol, bin=None, alpha=None)
+        # comparisons, pairs in configuration order
+        add([r for a, b in itertools.combinations(pl.models, 2)
+             for r in added.get((key, pair_name(a, b), COMPARISON), [])],
+            **place, protocol=stream_protocol + ("" if pl.cv is None else f" cv={pl.cv}"),
+            alpha=None)
+    summary = pd.DataFrame.from_records(rows, columns=SUMMARY_COLUMNS).astype({"bin": "Int64"})
     return text_gaps_as_nan(summary if pl.cv is None else with_fold_means(summary, pl.cv))
 
 
@@ -233,8 +229,7 @@ def natural_order(name: str) -> list:
             for part in re.split(r"(\d+)", name)]
 
 
-def _class_rows(raw: pd.DataFrame, pl: Plan, protocol: str, classes: list,
-                place: dict) -> list[dict]:
+def _class_rows(raw: pd.DataFrame, pl: Plan, classes: list) -> list[dict]:
     """One key's per-class and confusion rows in a fixed order: category, window, bin, metric,
     class and predicted class (in class-index order)."""
     views = {w: i for i, w in enumerate(pl.scoring.views)}
@@ -248,8 +243,7 @@ def _class_rows(raw: pd.DataFrame, pl: Plan, protocol: str, classes: list,
                 _opt(r["bin"]) or 0, metrics[r["metric"]], position.get(r["class"], -1),
                 position.get(r["predicted"], -1))
 
-    return [{**r, **place, "protocol": protocol, "alpha": None}
-            for r in sorted(records(raw), key=order)]
+    return sorted(records(raw), key=order)
 
 
 def records(frame: pd.DataFrame) -> list[dict]:
@@ -416,6 +410,15 @@ def _matching_advice(counts: dict, written_times=()) -> str:
     return ("check that the log's times and the stream's are kept alike: numbers in the same "
             "unit (the time_unit options), ISO datetimes in the same time zone (one without a "
             "UTC offset is read as UTC, or in the zone the time_zone options name)")
+
+
+def _options(column: pd.Series) -> list:
+    """A bin or alpha column's values, each missing one None (`_opt`), as a list.
+
+    >>> _options(pd.Series([2.0, float("nan")]))
+    [2.0, None]
+    """
+    return column.astype(object).where(column.notna(), None).tolist()
 
 
 def _opt(v):
