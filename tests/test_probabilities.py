@@ -572,6 +572,50 @@ def test_a_csv_logs_nan_probability_leaves_its_prediction_without_probabilities(
         [-math.log(p_a[i] if labels[i] == "a" else 1 - p_a[i]) for i in scored]), rel=1e-12)
 
 
+@pytest.mark.parametrize("shape", ["map", "lists"])
+def test_a_csv_log_of_numpy_values_as_pandas_writes_them_is_scored(tmp_path, shape):
+    """scikit-learn's answers logged as they come, `dict(zip(clf.classes_, proba))` or
+    `list(proba)`, hold numpy scalars, which pandas' to_csv writes as numpy 2's repr does
+    ({np.str_('a'): np.float64(0.2)}, [np.float64(nan), ...]); they were refused as no list or
+    map. They are read as the values they name, nothing run; a NaN leaves its prediction
+    without probabilities. Oracle: scikit-learn's log_loss and accuracy on the rows."""
+    from sklearn.linear_model import LogisticRegression
+
+    rng = np.random.default_rng(3)
+    n, nan_row = 40, 7
+    x = rng.normal(size=(n, 2))
+    labels = np.where(x[:, 0] + rng.normal(scale=0.8, size=n) > 0, "fraud", "ok")
+    pd.DataFrame({"id": range(n), "time": range(n), "label": labels}).to_csv(
+        tmp_path / "rows.csv", index=False)
+    clf = LogisticRegression().fit(x, labels)
+    proba = clf.predict_proba(x)
+    proba[nan_row, 0] = np.nan  # (a model's failed answer)
+    frame = pd.DataFrame({"id": range(n), "t": np.arange(n) + 0.5,
+                          "y_pred": clf.predict(x)})
+    if shape == "map":
+        frame["proba"] = [dict(zip(clf.classes_, row)) for row in proba]
+        options = {"proba": "proba"}
+    else:
+        frame["classes"] = [list(clf.classes_)] * n
+        frame["scores"] = [list(row) for row in proba]
+        options = {"score_classes": "classes", "scores": "scores"}
+    frame.to_csv(tmp_path / "log.csv", index=False)
+    if np.lib.NumpyVersion(np.__version__) >= "2.0.0":
+        assert "np.float64(" in (tmp_path / "log.csv").read_text()
+    assert main(["backfill", "--stream", f"s={tmp_path / 'rows.csv'}", "--predictions",
+                 f"{tmp_path / 'log.csv'}{json.dumps(options)}", "--delay", "3s", "--out",
+                 str(tmp_path / "o"), "--runner", "direct", "--quiet"]) == 0
+    summary = read_csv(tmp_path / "o" / "summary.csv")
+    initial = summary[(summary.category == "initial") & (summary.window == "cumulative")
+                      & summary["class"].isna()].set_index("metric")
+    scored = np.arange(n) != nan_row
+    assert initial.loc["accuracy", "value"] == pytest.approx(
+        sk.accuracy_score(labels, clf.predict(x)), abs=1e-12)
+    assert initial.loc["log_loss", "n"] == n - 1
+    assert initial.loc["log_loss", "value"] == pytest.approx(
+        sk.log_loss(labels[scored], proba[scored], labels=clf.classes_), rel=1e-9)
+
+
 def test_listed_classes_taken_for_predictions_or_unequal_lists_are_one_line(tmp_path, capsys):
     """A log whose prediction column holds each answer's list of classes was scored as one
     unknown class per prediction, all wrong, with a notice and status 0; lists of classes and

@@ -5,11 +5,13 @@ written as JSON text or as a struct made maps (and lists written as text, lists)
 
 from __future__ import annotations
 
+import ast
 import codecs
 import contextlib
 import io
 import json
 import math
+import re
 import sys
 import threading
 from collections.abc import Iterator
@@ -365,32 +367,62 @@ def json_text_as_map(column: pa.Array, ids: pa.Array | None, path: str) -> pa.Ma
 
 def written_value(text: str):
     """A value logged as text: JSON, or as Python writes it ("['fraud', 'ok']", {False: 0.3},
-    [nan, 0.7]: pandas' `to_csv` of a list or dict column), read as a literal (nothing is
-    run); None for other text.
+    [nan, 0.7]: pandas' `to_csv` of a list or dict column; numpy's scalars as numpy 2 writes
+    them, {np.str_('ok'): np.float64(0.8)}, from scikit-learn's answers), read as a literal
+    (nothing is run); None for other text.
 
     >>> written_value('{"ok": NaN}'), written_value("{0: 0.25}"), written_value("[nan, -inf]")
     ({'ok': nan}, {0: 0.25}, [nan, -inf])
-    >>> written_value("[np.float64(0.5)]") is None
+    >>> written_value("{np.str_('ok'): np.float64(0.8), np.int64(1): np.True_}")
+    {'ok': 0.8, 1: True}
+    >>> written_value("[np.float64(os.system('ls'))]") is None
     True
     """
-    import ast
-
     try:
         return json_value(text)
     except ValueError:
         pass
     try:
-        tree = ast.parse(text.strip(), mode="eval")
-        for node in ast.walk(tree):  # (Python writes NaN and ±∞ as names, nan and inf)
-            for field, child in ast.iter_fields(node):
-                if isinstance(child, ast.Name) and child.id in ("nan", "inf"):
-                    setattr(node, field, ast.Constant(float(child.id)))
-                elif isinstance(child, list):
-                    child[:] = [ast.Constant(float(c.id)) if isinstance(c, ast.Name)
-                                and c.id in ("nan", "inf") else c for c in child]
-        return ast.literal_eval(tree)
+        return ast.literal_eval(_ReprLiterals().visit(ast.parse(text.strip(), mode="eval")))
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
         return None
+
+
+# The values repr writes as names (nan, inf) and numpy as attributes (np.nan, np.True_).
+_NAMED_VALUES = {"nan": math.nan, "inf": math.inf, "True_": True, "False_": False}
+# numpy's scalar types, which numpy 2's repr writes as calls: np.float64(0.2), np.str_('ok').
+_NUMPY_SCALAR = re.compile(r"(float|int|uint|complex)\d+|str_|bool_?|bytes_|double|single|"
+                           r"longdouble|intc|longlong")
+
+
+def _numpy_name(node: ast.AST) -> str | None:
+    """The name `np.NAME` or `numpy.NAME` gives, or None for another expression."""
+    return node.attr if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
+        and node.value.id in ("np", "numpy") else None
+
+
+class _ReprLiterals(ast.NodeTransformer):
+    """The values that repr writes as names or calls (nan, inf; numpy's np.nan, np.True_,
+    np.float64(0.2)) made the literals they stand for, so that `ast.literal_eval` reads them:
+    a numpy scalar type's call with one argument is that argument, itself a literal or none.
+
+    >>> ast.literal_eval(_ReprLiterals().visit(ast.parse("[np.float64(nan), inf]", mode="eval")))
+    [nan, inf]
+    """
+
+    def visit_Name(self, node):
+        return ast.Constant(_NAMED_VALUES[node.id]) if node.id in ("nan", "inf") else node
+
+    def visit_Attribute(self, node):
+        name = _numpy_name(node)
+        return ast.Constant(_NAMED_VALUES[name]) if name in _NAMED_VALUES else node
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        name = _numpy_name(node.func)
+        if name and _NUMPY_SCALAR.fullmatch(name) and len(node.args) == 1 and not node.keywords:
+            return node.args[0]
+        return node
 
 
 def _row_named(ids: pa.Array | None, row: int) -> str:
