@@ -233,13 +233,13 @@ class WriteResults(beam.PTransform):
         # Every output goes to its writer through one shuffle, keyed by the file it makes: a
         # combine per output (a stage each, ~8 transforms each) was a fifth of a small run.
         tagged = [
-            results["summary"] | "SummaryBatches" >> _PickledBatches(SUMMARY_ROWS, rows_table),
+            results["summary"] | "SummaryBatches" >> _PackedBatches(SUMMARY_ROWS, rows_table),
             results[CURVES] | "WriteCurveParts" >> beam.Map(
                 lambda table, parts: (CURVE_PARTS, _write_curve_part(table, parts)),
                 self._path(CURVE_PARTS)),
             results[PROFILES] | "TagProfiles" >> beam.Map(lambda item: (PROFILES, item)),
             results[ERRORS] | "TagErrors" >> beam.Map(lambda error: (ERRORS, error)),
-            results[DEAD_LETTERS] | "DeadBatches" >> _PickledBatches(DEAD_LETTERS),
+            results[DEAD_LETTERS] | "DeadBatches" >> _PackedBatches(DEAD_LETTERS),
             *(results[name] | f"Tag{name.title()}" >> beam.Map(
                 lambda item, part: (COUNTS, (part, item)), name)
               for name in (COUNTS, CLASSES, READ_COUNTS, NOT_SCORED) if name in results)]
@@ -334,7 +334,7 @@ class WriteResults(beam.PTransform):
 
 
 
-class _PickledBatches(beam.PTransform):
+class _PackedBatches(beam.PTransform):
     """A PCollection's elements as batches of `BATCH`, each packed by `pack` (pickled, or made
     an Arrow table: `rows_table`) and tagged `(name, packed)` for `WriteResults`' shuffle,
     which then encodes one object per batch, not per row (a run with 40 segments has 148 000
@@ -342,7 +342,7 @@ class _PickledBatches(beam.PTransform):
 
     >>> from runners import make_runner
     >>> with beam.Pipeline(runner=make_runner("direct")) as p:
-    ...     _ = (p | beam.Create(range(5)) | _PickledBatches("x")
+    ...     _ = (p | beam.Create(range(5)) | _PackedBatches("x")
     ...          | beam.MapTuple(lambda name, blob: print(name, sorted(pickle.loads(blob)))))
     x [0, 1, 2, 3, 4]
     """
@@ -357,8 +357,8 @@ class _PickledBatches(beam.PTransform):
         return (pcoll
                 | "Batches" >> beam.BatchElements(min_batch_size=self.BATCH,
                                                   max_batch_size=self.BATCH)
-                | "Pickled" >> beam.Map(lambda batch, name, pack: (name, pack(batch)),
-                                        self.name, self.pack))
+                | "Packed" >> beam.Map(lambda batch, name, pack: (name, pack(batch)),
+                                       self.name, self.pack))
 
 
 def rows_table(rows: list[dict]) -> pa.Table:
@@ -376,7 +376,7 @@ def rows_table(rows: list[dict]) -> pa.Table:
 
 
 def _unpickled(blobs) -> list:
-    """The elements of `_PickledBatches`' blobs, in one list."""
+    """The elements of `_PackedBatches`' pickled blobs, in one list."""
     return [element for blob in blobs for element in pickle.loads(blob)]
 
 
