@@ -4,7 +4,7 @@ its figures: the summary, the curves, the stream profiles and the manifest."""
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -45,6 +45,8 @@ class RunFiles:
     profiles: dict
     manifest: dict
     segments: pd.DataFrame  # the summary rows of --segment slices
+    # id(frame) -> (frame, {(stream, model): its rows}), made by `rows` as it is asked
+    _keys: dict = field(default_factory=dict, repr=False)
 
     @classmethod
     def read(cls, out: str) -> RunFiles:
@@ -111,13 +113,18 @@ class RunFiles:
         options = self.stream_options(stream)
         return sorted(int(d["at"]) for d in options.get("drift", []))
 
-    @staticmethod
-    def rows(frame: pd.DataFrame, stream, model, category, metric, window="cumulative",
+    def rows(self, frame: pd.DataFrame, stream, model, category, metric, window="cumulative",
              alpha=None, bin=None) -> pd.DataFrame:
-        """The rows of `frame` (summary or curves) for one measure of one key."""
-        rows = frame[(frame["stream"] == stream) & (frame["model"] == model)
-                     & (frame["category"] == category) & (frame["metric"] == metric)
-                     & (frame["window"] == window)]
+        """The rows of `frame` (summary or curves) for one measure of one key (from the
+        frame's keys grouped once: a scan of a run of many streams per figure panel made its
+        report quadratic in streams)."""
+        held = self._keys.get(id(frame))
+        if held is None or held[0] is not frame:
+            held = self._keys[id(frame)] = (frame, dict(list(frame.groupby(
+                ["stream", "model"], sort=False))))
+        own = held[1].get((stream, model), frame.iloc[:0])
+        rows = own[(own["category"] == category) & (own["metric"] == metric)
+                   & (own["window"] == window)]
         if alpha is not None:
             rows = rows[rows["alpha"] == alpha]
         if bin is not None:
