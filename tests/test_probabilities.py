@@ -572,13 +572,15 @@ def test_a_csv_logs_nan_probability_leaves_its_prediction_without_probabilities(
         [-math.log(p_a[i] if labels[i] == "a" else 1 - p_a[i]) for i in scored]), rel=1e-12)
 
 
-@pytest.mark.parametrize("shape", ["map", "lists"])
+@pytest.mark.parametrize("shape", ["map", "lists", "arrays"])
 def test_a_csv_log_of_numpy_values_as_pandas_writes_them_is_scored(tmp_path, shape):
-    """scikit-learn's answers logged as they come, `dict(zip(clf.classes_, proba))` or
-    `list(proba)`, hold numpy scalars, which pandas' to_csv writes as numpy 2's repr does
-    ({np.str_('a'): np.float64(0.2)}, [np.float64(nan), ...]); they were refused as no list or
-    map. They are read as the values they name, nothing run; a NaN leaves its prediction
-    without probabilities. Oracle: scikit-learn's log_loss and accuracy on the rows."""
+    """scikit-learn's answers logged as they come, `dict(zip(clf.classes_, proba))`,
+    `list(proba)` or the arrays themselves, hold numpy scalars, which pandas' to_csv writes as
+    numpy 2's repr does ({np.str_('a'): np.float64(0.2)}, [np.float64(nan), ...]), or arrays,
+    which it writes as numpy's str does ([0.2 0.8], lines wrapped); they were refused as no
+    list or map. They are read as the values they name, nothing run; a NaN leaves its
+    prediction without probabilities. Oracle: scikit-learn's log_loss and accuracy on the
+    rows (as written: numpy's str rounds an array's values to 8 digits)."""
     from sklearn.linear_model import LogisticRegression
 
     rng = np.random.default_rng(3)
@@ -596,11 +598,15 @@ def test_a_csv_log_of_numpy_values_as_pandas_writes_them_is_scored(tmp_path, sha
         frame["proba"] = [dict(zip(clf.classes_, row)) for row in proba]
         options = {"proba": "proba"}
     else:
-        frame["classes"] = [list(clf.classes_)] * n
-        frame["scores"] = [list(row) for row in proba]
+        arrays = shape == "arrays"
+        frame["classes"] = [clf.classes_ if arrays else list(clf.classes_)] * n
+        frame["scores"] = [row if arrays else list(row) for row in proba]
         options = {"score_classes": "classes", "scores": "scores"}
     frame.to_csv(tmp_path / "log.csv", index=False)
-    if np.lib.NumpyVersion(np.__version__) >= "2.0.0":
+    if shape == "arrays":
+        assert "['fraud' 'ok']" in (tmp_path / "log.csv").read_text()
+        proba = np.array([[float(v) for v in str(row)[1:-1].split()] for row in proba])
+    elif np.lib.NumpyVersion(np.__version__) >= "2.0.0":
         assert "np.float64(" in (tmp_path / "log.csv").read_text()
     assert main(["backfill", "--stream", f"s={tmp_path / 'rows.csv'}", "--predictions",
                  f"{tmp_path / 'log.csv'}{json.dumps(options)}", "--delay", "3s", "--out",

@@ -368,13 +368,15 @@ def json_text_as_map(column: pa.Array, ids: pa.Array | None, path: str) -> pa.Ma
 def written_value(text: str):
     """A value logged as text: JSON, or as Python writes it ("['fraud', 'ok']", {False: 0.3},
     [nan, 0.7]: pandas' `to_csv` of a list or dict column; numpy's scalars as numpy 2 writes
-    them, {np.str_('ok'): np.float64(0.8)}, from scikit-learn's answers), read as a literal
-    (nothing is run); None for other text.
+    them, {np.str_('ok'): np.float64(0.8)}, and its arrays, [0.2 0.8], from scikit-learn's
+    answers), read as a literal (nothing is run); None for other text.
 
     >>> written_value('{"ok": NaN}'), written_value("{0: 0.25}"), written_value("[nan, -inf]")
     ({'ok': nan}, {0: 0.25}, [nan, -inf])
     >>> written_value("{np.str_('ok'): np.float64(0.8), np.int64(1): np.True_}")
     {'ok': 0.8, 1: True}
+    >>> written_value("[0.2 0.8]"), written_value("['fraud case' 'ok']")
+    ([0.2, 0.8], ['fraud case', 'ok'])
     >>> written_value("[np.float64(os.system('ls'))]") is None
     True
     """
@@ -383,9 +385,27 @@ def written_value(text: str):
     except ValueError:
         pass
     try:
-        return ast.literal_eval(_ReprLiterals().visit(ast.parse(text.strip(), mode="eval")))
+        return ast.literal_eval(_ReprLiterals().visit(ast.parse(_listed_items(text),
+                                                                mode="eval")))
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
         return None
+
+
+# An item of a numpy array as str writes it: quoted text, or a number, nan or inf.
+_ARRAY_ITEM = re.compile(r"""'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|[^\s'"]+""")
+
+
+def _listed_items(text: str) -> str:
+    """A numpy array as str writes it (pandas' `to_csv` of a column of arrays), `[0.2 0.8]`
+    (its lines wrapped), as a list's text, `[0.2, 0.8]`; other text as it is.
+
+    >>> _listed_items("[0.5 nan\\n 1.]"), _listed_items("[0.5, 1]")
+    ('[0.5, nan, 1.]', '[0.5, 1]')
+    """
+    text = text.strip()
+    if not (text.startswith("[") and text.endswith("]")) or "," in text or "[" in text[1:-1]:
+        return text
+    return "[" + ", ".join(_ARRAY_ITEM.findall(text[1:-1])) + "]"
 
 
 # The values repr writes as names (nan, inf) and numpy as attributes (np.nan, np.True_).
