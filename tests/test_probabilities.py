@@ -532,6 +532,17 @@ def test_listed_classes_and_scores_give_the_probabilities_and_the_highest_the_cl
         [sum((p[c] - (c == y)) ** 2 for c in classes) / 2 for y, _, p in truth]), rel=1e-12)
 
 
+def _initial_of_backfill(tmp_path, options: dict):
+    """The initial predictions' cumulative measures of a backfill of `tmp_path`/log.csv
+    (`options`) against `tmp_path`/rows.csv, delay 3 s, by metric."""
+    assert main(["backfill", "--stream", f"s={tmp_path / 'rows.csv'}", "--predictions",
+                 f"{tmp_path / 'log.csv'}{json.dumps(options)}", "--delay", "3s", "--out",
+                 str(tmp_path / "o"), "--runner", "direct", "--quiet"]) == 0
+    summary = read_csv(tmp_path / "o" / "summary.csv")
+    return summary[(summary.category == "initial") & (summary.window == "cumulative")
+                   & summary["class"].isna()].set_index("metric")
+
+
 @pytest.mark.parametrize("written", ["pandas", "json"])
 @pytest.mark.parametrize("shape", ["map", "lists"])
 def test_a_csv_logs_nan_probability_leaves_its_prediction_without_probabilities(
@@ -557,12 +568,7 @@ def test_a_csv_logs_nan_probability_leaves_its_prediction_without_probabilities(
         options = {"score_classes": "classes", "scores": "scores"}
     frame.to_csv(tmp_path / "log.csv", index=False)
     assert ("nan" if written == "pandas" else "NaN") in (tmp_path / "log.csv").read_text()
-    assert main(["backfill", "--stream", f"s={tmp_path / 'rows.csv'}", "--predictions",
-                 f"{tmp_path / 'log.csv'}{json.dumps(options)}", "--delay", "3s", "--out",
-                 str(tmp_path / "o"), "--runner", "direct", "--quiet"]) == 0
-    summary = read_csv(tmp_path / "o" / "summary.csv")
-    initial = summary[(summary.category == "initial") & (summary.window == "cumulative")
-                      & summary["class"].isna()].set_index("metric")
+    initial = _initial_of_backfill(tmp_path, options)
     scored = [i for i in range(n) if i not in nan_rows]
     assert initial.loc["accuracy", "n"] == n
     assert initial.loc["accuracy", "value"] == pytest.approx(
@@ -608,12 +614,7 @@ def test_a_csv_log_of_numpy_values_as_pandas_writes_them_is_scored(tmp_path, sha
         proba = np.array([[float(v) for v in str(row)[1:-1].split()] for row in proba])
     elif np.lib.NumpyVersion(np.__version__) >= "2.0.0":
         assert "np.float64(" in (tmp_path / "log.csv").read_text()
-    assert main(["backfill", "--stream", f"s={tmp_path / 'rows.csv'}", "--predictions",
-                 f"{tmp_path / 'log.csv'}{json.dumps(options)}", "--delay", "3s", "--out",
-                 str(tmp_path / "o"), "--runner", "direct", "--quiet"]) == 0
-    summary = read_csv(tmp_path / "o" / "summary.csv")
-    initial = summary[(summary.category == "initial") & (summary.window == "cumulative")
-                      & summary["class"].isna()].set_index("metric")
+    initial = _initial_of_backfill(tmp_path, options)
     scored = np.arange(n) != nan_row
     assert initial.loc["accuracy", "value"] == pytest.approx(
         sk.accuracy_score(labels, clf.predict(x)), abs=1e-12)
