@@ -97,8 +97,9 @@ def _scoring_args(parser: argparse.ArgumentParser) -> None:
                         help="Page-Hinkley fading factor (repeatable; default 1: no fading)")
     parser.add_argument("--chunk-size", type=int, default=None, help="events per Beam element")
     parser.add_argument("--curve-every", type=int, default=None,
-                        help="labels between curve points (default: at least 25 points on the "
-                             "shortest stream, 1, 2 or 5 × 10^k labels apart, at most 1000); "
+                        help="labels between curve points, on every stream (default: each "
+                             "stream's own, at least 25 points on it, 1, 2 or 5 × 10^k labels "
+                             "apart, at most 1000); "
                              "each point scores every bin for its Ψα, so a point every few "
                              "labels of a long stream takes long")
     parser.add_argument("--config", default=None, help="a YAML file with the same fields")

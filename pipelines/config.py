@@ -258,7 +258,7 @@ class RunConfig:
     log_predictions: str = "all"
     on_model_error: str = "fail"  # fail | dead-letter (`transforms.replay.engine.ReplayEngine`)
     chunk_size: int = 1000
-    curve_every: int | None = None  # None: `curve_step` of the shortest stream's length
+    curve_every: int | None = None  # None: each stream's own `curve_step` of its length
     timer_bucket: float | None = None  # seconds of event time per streaming drain
     run_id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
     beam_args: list[str] = field(default_factory=list)

@@ -133,8 +133,10 @@ class EvaluateDelayed(beam.PTransform):
             curves.append(holdout[CURVES])
         points = source.pop(RESOURCE_POINTS, None)
         if points is not None and pl.config.resources:
-            costs = points | "Resources" >> RowsPerKey(functools.partial(
-                resource_rows, curve_every=pl.scoring.curve_every))
+            scoring = pl.scoring  # (each stream's own curve points)
+            costs = points | "Resources" >> RowsPerKey(
+                lambda key, found: resource_rows(key, found,
+                                                 scoring.for_stream(key[0]).curve_every))
             summaries.append(costs.summary)
             curves.append(costs[CURVES])
         classifiers = [m for m in pl.models if pl.tasks[m] == "classification"]
@@ -175,6 +177,7 @@ class EvaluateDelayed(beam.PTransform):
                                 cfg.probabilities,
                                 pl.scoring.curve_every if cfg.resources else 0,
                                 tuple(cfg.segments), pl.hidden, cv=pl.cv, holdout=pl.holdout,
+                                curve_steps=dict(pl.scoring.curve_steps),
                                 repredicted_probabilities=cfg.repredicted_probabilities,
                                 binary=pl.binary)
         if pl.replay in ("per-key", "per-stream"):

@@ -515,7 +515,10 @@ def manifest(pl: Plan, counts: dict, dead: list[dict], started: str) -> dict:
         "finished": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         "command": " ".join(sys.argv), "config": pl.config.to_dict(),
         "replay": "backfill" if pl.backfill else pl.replay, "repredict": str(pl.repredict),
-        "bins": pl.scoring.bins, "curve_every": pl.scoring.curve_every,
+        "bins": pl.scoring.bins,
+        # (one step, or each stream's where they differ)
+        "curve_every": {s.name: pl.scoring.for_stream(s.name).curve_every for s in pl.streams}
+        if pl.scoring.curve_steps else pl.scoring.curve_every,
         "versions": versions(),
         "python_hash_seed": seeds[0] if len(seeds := hash_seeds(counts)) == 1 else seeds,
         "streams": {s.name: {"spec": {"source": s.source,

@@ -283,10 +283,14 @@ def plan(config: RunConfig) -> Plan:
     if len(set(names)) != len(names):
         raise ConfigError(f"stream names must be unique, got {names}; name them with NAME=SOURCE")
     try:
-        curve_every = config.curve_every or curve_step(min(
-            (n for n in (s.approximate_length() for s in streams) if n), default=None))
+        # Each stream's own step (at least 25 points on it), unless --curve-every sets one
+        steps = {} if config.curve_every else {
+            s.name: curve_step(s.approximate_length()) for s in streams}
+        curve_every = config.curve_every or min(steps.values(), default=curve_step(None))
         scoring = ScoringPlan.of(repredict, final=final, bins=config.bins,
                                  alphas=config.alphas, curve_every=curve_every,
+                                 curve_steps=tuple((name, step) for name, step in steps.items()
+                                                   if step != curve_every),
                                  windows=config.windows, fadings=config.fadings,
                                  time_windows=config.time_windows,
                                  bootstrap=config.bootstrap, auc=config.auc,

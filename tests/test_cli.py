@@ -586,9 +586,10 @@ def test_fail_if_names_a_model_as_the_results_name_it(tmp_path, capsys):
         for name in names]
 
 
-def test_curve_points_are_spaced_for_the_shortest_stream(tmp_path):
-    """Without --curve-every: at least 25 points on the shortest stream (its length from a
-    generator's n or a table's rows), 1, 2 or 5 × 10^k labels apart, at most 1000."""
+def test_curve_points_are_spaced_for_each_stream(tmp_path):
+    """Without --curve-every: at least 25 points on each stream (its length from a
+    generator's n or a table's rows), 1, 2 or 5 × 10^k labels apart, at most 1000; with it,
+    its step on every stream."""
     from pipelines.plan import plan
 
     path = tmp_path / "rows.csv"
@@ -597,12 +598,13 @@ def test_curve_points_are_spaced_for_the_shortest_stream(tmp_path):
     def every(*streams, **options):
         config = RunConfig(streams=list(streams), models=["majority"], out=str(tmp_path),
                            **options)
-        return plan(config).scoring.curve_every
+        scoring = plan(config).scoring
+        return [scoring.for_stream(s.split("=")[0]).curve_every for s in streams]
 
-    assert every('synth:SEA{"n": 20000}') == 500  # 20 000 / 25 = 800: 500 is the 1-2-5 step
-    assert every('synth:SEA{"n": 200000}') == 1000
-    assert every('a=synth:SEA{"n": 20000}', f"b={path}") == 10  # 300 rows: 12 → 10
-    assert every(f"{path}", curve_every=7) == 7
+    assert every('s=synth:SEA{"n": 20000}') == [500]  # 20 000 / 25 = 800: the 1-2-5 step
+    assert every('s=synth:SEA{"n": 200000}') == [1000]
+    assert every('a=synth:SEA{"n": 20000}', f"b={path}") == [500, 10]  # 300 rows: 12 → 10
+    assert every('a=synth:SEA{"n": 20000}', f"b={path}", curve_every=7) == [7, 7]
 
 
 def test_backfill_takes_every_scoring_option_of_run():

@@ -110,6 +110,44 @@ def test_per_stream_scores_as_it_drains_what_the_pane_pipeline_scores(tmp_path, 
     pd.testing.assert_frame_equal(c1, c0)
 
 
+@pytest.mark.parametrize("replay", ["grouped", "per-stream", "per-key"])
+def test_each_stream_has_its_own_curve_step_whatever_streams_run_beside_it(tmp_path, replay):
+    """By default each stream's curve has a point every `curve_step` of its own length (at
+    least 25 points): a short stream beside a long one made the long one's curve as fine as
+    its own (a point every 5 labels instead of every 50: ten times the rows and the time).
+    Each stream's summary and curves, windows, fading factors, comparisons and --resources'
+    points included, equal its run alone; its points are at the multiples of its own step
+    (counted by hand: 1 500 labelled events, a step of 50 = the largest 1, 2, 5 × 10^k that
+    gives 25 points; 150 events, a step of 5)."""
+    long = 'long=synth:SEA{"n": 1500, "seed": 1}'
+    short = 'short=synth:SEA{"n": 150, "seed": 2}'
+
+    def outputs(streams, name):
+        out = tmp_path / name
+        run(RunConfig(streams=streams, models=MODELS[:2], delay="20", out=str(out),
+                      runner="direct", replay=replay, bins=5, windows=[40], fadings=[0.99],
+                      resources=True, log_predictions="none", quiet=True))
+        summary, curves, _ = _outputs(out, predictions=False)
+        manifest = json.loads((out / "manifest.json").read_text())
+        costs = curves[curves["category"] == "resources"]
+        return (summary[summary["category"] != "resources"].reset_index(drop=True),
+                curves[curves["category"] != "resources"].reset_index(drop=True),
+                costs, manifest["curve_every"])
+
+    both = outputs([long, short], "both")
+    assert both[3] == {"long": 50, "short": 5}
+    for stream, step, labels in (("long", 50, 1500), ("short", 5, 150)):
+        alone = outputs([long if stream == "long" else short], stream)
+        assert alone[3] == step
+        for mine, own in zip(both[:2], alone[:2]):
+            pd.testing.assert_frame_equal(
+                mine[mine["stream"] == stream].reset_index(drop=True), own)
+        points = sorted(set(both[1].loc[both[1]["stream"] == stream, "labels"]))
+        assert points == list(range(step, labels + 1, step))
+        for costs in (both[2], alone[2]):  # (measured at the stream's own points)
+            assert sorted(set(costs.loc[costs["stream"] == stream, "labels"])) == points
+
+
 def test_bin_boundaries_schedules_do_not_depend_on_the_replay_path_or_chunk_size(tmp_path):
     """A delay of 150 events, far beyond what 20 batches of 2 events read ahead: every
     instance's label time is still known when it arrives, on every path, so every instance

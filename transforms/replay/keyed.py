@@ -81,6 +81,7 @@ class EngineFactory:
     binary: dict | None = None  # per stream, its binary classifiers' classes (`ReplayEngine`)
     fails_at: dict | None = None  # per (stream, model), a backfill's `ReplayEngine` fails_at
     pending_ids: bool = False  # at a key's end, output its pending instances (`emit_pending`)
+    curve_steps: dict | None = None  # per stream, its own curve step: its measurements' N
 
 
     def new(self, key) -> ReplayEngine:
@@ -88,7 +89,9 @@ class EngineFactory:
         return ReplayEngine(self.models[model], stream, self.classes.get(stream),
                             self.tasks[model], self.final, self.repredict, self.bins,
                             self.log_predictions, self.baselines, self.on_model_error,
-                            self.probabilities, self.resources_every, self.segments,
+                            self.probabilities, self.resources_every and (
+                                self.curve_steps or {}).get(stream, self.resources_every),
+                            self.segments,
                             (self.hidden or {}).get(stream, ()), self.maturity,
                             self._fold(model), self.holdout, self.repredicted_probabilities,
                             (self.binary or {}).get(stream), (self.fails_at or {}).get(key))

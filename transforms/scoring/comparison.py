@@ -197,7 +197,7 @@ class PairBlocks:
     def blocks(self, stream: str, a: str, b: str, kind: str, joined: dict, axis: dict):
         """The blocks of joined losses; `axis`: every label of A's they cover (`_axis`), each
         block's end, and the fading fold's place for each label, both predicted or not."""
-        plan = self.plan
+        plan = self.plan.for_stream(stream)
         joined_ends = block_ends(joined["n"], plan.curve_every, plan.windows)
         for end, rows in group_rows(block_ends(axis["n"], plan.curve_every, plan.windows)):
             block = _pair_block(take_rows(joined, np.flatnonzero(joined_ends == end)),
@@ -276,7 +276,8 @@ class CompareModels(OutcomeTransform):
         def model_losses(element):
             (stream, model), outcomes = element
             axis = _axis(outcomes)
-            for end, rows in group_rows(block_ends(axis["n"], plan.curve_every, plan.windows)):
+            every = plan.for_stream(stream).curve_every
+            for end, rows in group_rows(block_ends(axis["n"], every, plan.windows)):
                 yield (stream, int(end)), ("labels", model, take_rows(axis, rows))
             parts: dict = {}
             for kind in panes_of.kinds:
@@ -297,7 +298,8 @@ class CompareModels(OutcomeTransform):
                         by_model.setdefault(model, []).append(by_kind[kind])
                 for a, b in panes_of.pairs(by_model):
                     pair = _joined_losses(*(concat_rows(by_model[m]) for m in (a, b)))
-                    ends = block_ends(pair["n"], plan.curve_every, plan.windows)
+                    ends = block_ends(pair["n"], plan.for_stream(stream).curve_every,
+                                      plan.windows)
                     for end, rows in group_rows(ends):
                         yield (stream, int(end)), ("pair", (a, b, kind), take_rows(pair, rows))
 
@@ -321,7 +323,8 @@ class CompareModels(OutcomeTransform):
         def summarise(element):
             key, grouped = element
             yield from route_rows(as_comparison(curve_rows(
-                key, grouped["blocks"], COMPARISON, plan, *first_of(grouped)), plan), plan)
+                key, grouped["blocks"], COMPARISON, plan.for_stream(key[0]),
+                *first_of(grouped)), plan), plan)
 
         keyed = outcome_batches | "ModelLosses" >> beam.FlatMap(model_losses)
         losses, labels = keyed | "LossesOrLabels" >> beam.Partition(

@@ -50,7 +50,7 @@ class StreamScores:
     plan: ScoringPlan
 
     def start(self, stream: str, models) -> StreamScoring:
-        return StreamScoring(stream, list(models), self.tasks, self.plan)
+        return StreamScoring(stream, list(models), self.tasks, self.plan.for_stream(stream))
 
 
 class StreamScoring:

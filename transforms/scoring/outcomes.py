@@ -26,6 +26,7 @@ derived from the binned scores of every view, `intermediate` (Ψα for each α).
 from __future__ import annotations
 
 import copy
+import dataclasses
 
 import apache_beam as beam
 import pyarrow as pa
@@ -191,20 +192,27 @@ def first_of(grouped: dict) -> tuple:
 
 class _FadeInLabelOrder(beam.PTransform):
     """`(curve key, (label numbers, rows))` batches -> `(curve key, FadingCurve's result)`,
-    each curve folded in label order as its batches come (`InLabelOrder`; one combine per task,
-    `task_of(curve key)` says which)."""
+    each curve folded in label order as its batches come (`InLabelOrder`; one combine per task
+    and curve step, `task_of(curve key)` and the stream's plan say which)."""
 
     def __init__(self, task_of, tasks, plan: ScoringPlan):
         super().__init__()
         self.task_of, self.tasks, self.plan = task_of, sorted(tasks), plan
 
     def expand(self, batches):
-        tasks, task_of = self.tasks, self.task_of
-        parts = batches | "ByTask" >> beam.Partition(
-            lambda element, _: tasks.index(task_of(element[0])), len(tasks))
-        return ([part | f"Fold_{task}" >> beam.CombinePerKey(
-                    InLabelOrder(FadingCurve(task, self.plan)))
-                 for task, part in zip(tasks, parts)]
+        tasks, task_of, plan = self.tasks, self.task_of, self.plan
+        steps = sorted({plan.curve_every, *(step for _, step in plan.curve_steps)})
+
+        def part_of(element, _):
+            step = plan.for_stream(element[0][0]).curve_every
+            return tasks.index(task_of(element[0])) * len(steps) + steps.index(step)
+
+        parts = batches | "ByTask" >> beam.Partition(part_of, len(tasks) * len(steps))
+        folds = [(task, step) for task in tasks for step in steps]
+        return ([part | (f"Fold_{task}" if len(steps) == 1 else f"Fold_{task}_{step}")
+                 >> beam.CombinePerKey(InLabelOrder(FadingCurve(
+                     task, dataclasses.replace(plan, curve_every=step, curve_steps=()))))
+                 for (task, step), part in zip(folds, parts)]
                 | "AllCurves" >> beam.Flatten())
 
 
@@ -327,8 +335,8 @@ class ScoreOutcomes(OutcomeTransform):
 
         def partials(element):
             (stream, model), outcomes = element
-            for (category, axis, block), partial in block_scores(outcomes, tasks[model],
-                                                               plan).items():
+            for (category, axis, block), partial in block_scores(
+                    outcomes, tasks[model], plan.for_stream(stream)).items():
                 yield (stream, model, category, axis, block), partial
 
         def tails(element):
@@ -338,7 +346,8 @@ class ScoreOutcomes(OutcomeTransform):
 
         def summarise(element, classes_of):
             key, grouped = element
-            rows = curve_rows(key, grouped["blocks"], tasks[key[1]], plan, *first_of(grouped))
+            rows = curve_rows(key, grouped["blocks"], tasks[key[1]], plan.for_stream(key[0]),
+                              *first_of(grouped))
             yield from route_rows(named_rows(rows, classes_of), plan)
 
         curves = (outcome_batches

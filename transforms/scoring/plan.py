@@ -3,9 +3,11 @@ forget (sliding windows, fading factors, event-time windows). Plain Python."""
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 from metrics.baselines import BaselineViews
+from transforms.records import stream_and_segment
 from transforms.streams.delays import duration
 from transforms.vocabulary import (BINNED, CUMULATIVE, FINAL, INITIAL, window_of_fading,
                                    window_of_sliding)
@@ -83,6 +85,21 @@ class ScoringPlan:
     bootstrap: int = 0
     auc: bool = False
     binned_probabilities: bool = False
+    # ((stream, its own curve step), ...): where a stream's differs from `curve_every`
+    curve_steps: tuple = ()
+
+    def for_stream(self, key: str) -> ScoringPlan:
+        """The plan of one stream (a scoring key: a segment's is its stream's), with its own
+        curve step (`curve_steps`): a short stream beside long ones does not make their
+        curves as fine as its own.
+
+        >>> plan = ScoringPlan(curve_every=500, curve_steps=(("short", 10),))
+        >>> plan.for_stream("short").curve_every, plan.for_stream("long").curve_every
+        (10, 500)
+        """
+        step = dict(self.curve_steps).get(stream_and_segment(key)[0])
+        return self if step is None else dataclasses.replace(self, curve_every=step,
+                                                             curve_steps=())
 
     @property
     def categories(self) -> tuple:
@@ -105,7 +122,7 @@ class ScoringPlan:
     def of(cls, repredict, *, final: bool = True, bins: int = 100, alphas=(1.0, 2.0, 10.0),
            curve_every: int = 1000, windows=(), fadings=(), time_windows=(),
            bootstrap: int = 0, auc: bool = False,
-           binned_probabilities: bool = False) -> ScoringPlan:
+           binned_probabilities: bool = False, curve_steps=()) -> ScoringPlan:
         """The plan of a run's options: `time_windows` as texts (`time_window`), and no bins
         when the re-prediction policy `repredict` is `none` (a ValueError names a bad window).
 
@@ -117,7 +134,8 @@ class ScoringPlan:
                    fadings=tuple(fadings),
                    time_windows=tuple(time_window(t) for t in time_windows),
                    bootstrap=bootstrap, auc=auc,
-                   binned_probabilities=binned_probabilities and str(repredict) != "none")
+                   binned_probabilities=binned_probabilities and str(repredict) != "none",
+                   curve_steps=tuple(curve_steps))
 
     @property
     def fading_views(self) -> dict:
