@@ -11,6 +11,8 @@ import re
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from river import datasets, dummy, evaluate, metrics, naive_bayes, tree
 from sklearn import metrics as sk
@@ -532,11 +534,11 @@ def test_listed_classes_and_scores_give_the_probabilities_and_the_highest_the_cl
         [sum((p[c] - (c == y)) ** 2 for c in classes) / 2 for y, _, p in truth]), rel=1e-12)
 
 
-def _initial_of_backfill(tmp_path, options: dict):
-    """The initial predictions' cumulative measures of a backfill of `tmp_path`/log.csv
+def _initial_of_backfill(tmp_path, options: dict, log: str = "log.csv"):
+    """The initial predictions' cumulative measures of a backfill of `tmp_path`/`log`
     (`options`) against `tmp_path`/rows.csv, delay 3 s, by metric."""
     assert main(["backfill", "--stream", f"s={tmp_path / 'rows.csv'}", "--predictions",
-                 f"{tmp_path / 'log.csv'}{json.dumps(options)}", "--delay", "3s", "--out",
+                 f"{tmp_path / log}{json.dumps(options)}", "--delay", "3s", "--out",
                  str(tmp_path / "o"), "--runner", "direct", "--quiet"]) == 0
     summary = read_csv(tmp_path / "o" / "summary.csv")
     return summary[(summary.category == "initial") & (summary.window == "cumulative")
@@ -573,6 +575,44 @@ def test_a_csv_logs_nan_probability_leaves_its_prediction_without_probabilities(
     assert initial.loc["accuracy", "n"] == n
     assert initial.loc["accuracy", "value"] == pytest.approx(
         np.mean([y_pred[i] == labels[i] for i in range(n)]), abs=1e-12)
+    assert initial.loc["log_loss", "n"] == len(scored)
+    assert initial.loc["log_loss", "value"] == pytest.approx(np.mean(
+        [-math.log(p_a[i] if labels[i] == "a" else 1 - p_a[i]) for i in scored]), rel=1e-12)
+
+
+@pytest.mark.parametrize("log", ["jsonl", "jsonl with a bad line", "parquet of structs",
+                                 "parquet of maps"])
+def test_a_nan_in_a_logged_map_of_probabilities_leaves_its_prediction_without_them(
+        tmp_path, log):
+    """A map of probabilities holding a NaN, in a JSON Lines log (as Python's json writes it)
+    or a Parquet log (a struct of every class, as Arrow writes dicts, or a map), is a
+    prediction without probabilities, as in a CSV log: a JSON Lines or struct NaN was read as
+    a class the map leaves out, its probability taken as 1 - the other's. Oracle: a plain
+    loop over the rows."""
+    n, nan_rows = 24, {0, 5, 13}
+    labels = ["a", "b", "a"] * (n // 3)
+    pd.DataFrame({"id": range(n), "time": range(n), "label": labels}).to_csv(
+        tmp_path / "rows.csv", index=False)
+    p_a = [math.nan if i in nan_rows else 0.1 + 0.8 * (i % 4) / 3 for i in range(n)]
+    y_pred = ["a" if i % 3 else "b" for i in range(n)]
+    proba = [{"a": p, "b": 0.5 if p != p else 1 - p} for p in p_a]
+    frame = pd.DataFrame({"id": range(n), "t": np.arange(n) + 0.5, "y_pred": y_pred})
+    if log.startswith("jsonl"):
+        lines = [json.dumps({**row, "proba": p}) for row, p in
+                 zip(frame.to_dict("records"), proba)]
+        if log == "jsonl with a bad line":  # (read line by line, each value rewritten)
+            lines.insert(9, "{oops")
+        (tmp_path / "log.jsonl").write_text("\n".join(lines) + "\n")
+        name = "log.jsonl"
+    else:
+        column = pa.array(proba) if log == "parquet of structs" else pa.array(
+            [list(p.items()) for p in proba], pa.map_(pa.string(), pa.float64()))
+        pq.write_table(pa.Table.from_pandas(frame).append_column("proba", column),
+                       tmp_path / "log.parquet")
+        name = "log.parquet"
+    initial = _initial_of_backfill(tmp_path, {"proba": "proba"}, name)
+    scored = [i for i in range(n) if i not in nan_rows]
+    assert initial.loc["accuracy", "n"] == n
     assert initial.loc["log_loss", "n"] == len(scored)
     assert initial.loc["log_loss", "value"] == pytest.approx(np.mean(
         [-math.log(p_a[i] if labels[i] == "a" else 1 - p_a[i]) for i in scored]), rel=1e-12)

@@ -92,10 +92,11 @@ def _line_blocks(f) -> Iterator[tuple[int, bytes]]:
 
 
 def _parsed_jsonl(block: bytes, first_line: int, bad_rows: list | None,
-                  schema: pa.Schema | None = None) -> pa.Table:
+                  schema: pa.Schema | None = None, maps: tuple = ()) -> pa.Table:
     """A block of JSON Lines as a table (the `schema` columns of those types, the others
-    inferred); lines that are no JSON object left out, into `bad_rows`. Raises ArrowInvalid
-    where the objects do not fit `schema`, or one another."""
+    inferred); lines that are no JSON object left out, into `bad_rows`; NaN and ±Infinity
+    as null (`_non_finite_as_null`, `maps`: the objects that are maps of probabilities).
+    Raises ArrowInvalid where the objects do not fit `schema`, or one another."""
     import pyarrow.json as pjson
 
     options = pjson.ParseOptions(explicit_schema=schema, unexpected_field_behavior="infer")
@@ -108,7 +109,7 @@ def _parsed_jsonl(block: bytes, first_line: int, bad_rows: list | None,
             record, reason = json_object(text) if text else (None, None)
             if reason is None:
                 if b"NaN" in line or b"Infinity" in line:  # (may be a value: not JSON)
-                    record = _non_finite_as_null(record)
+                    record = _non_finite_as_null(record, maps)
                     line = json.dumps(record).encode()
                     nulled += 1
                 objects.append(line)
@@ -164,17 +165,22 @@ def _one_kind_per_field(lines: list[bytes], records: list) -> list[bytes] | None
             for line, record in zip(lines, records)]
 
 
-def _non_finite_as_null(value):
+def _non_finite_as_null(value, maps: tuple = (), path: str = ""):
     """A JSON value with NaN and ±Infinity (not JSON, but Python's json writes them, e.g. for a
     missing value in a pandas column of text) as null: no value, as a number column's NaN is.
+    The objects named (by their path) in `maps` are left as they are: maps of probabilities,
+    whose NaN makes a prediction without probabilities (`struct_as_map`), not a class left out.
 
-    >>> _non_finite_as_null({"y_pred": math.nan, "proba": {"a": math.inf, "b": 0.5}})
-    {'y_pred': None, 'proba': {'a': None, 'b': 0.5}}
+    >>> _non_finite_as_null({"y_pred": math.nan, "x": {"a": math.inf, "b": 0.5}})
+    {'y_pred': None, 'x': {'a': None, 'b': 0.5}}
+    >>> _non_finite_as_null({"out": {"proba": {"a": math.nan}}, "y": math.nan}, ("out.proba",))
+    {'out': {'proba': {'a': nan}}, 'y': None}
     """
     if isinstance(value, float) and not math.isfinite(value):
         return None
     if isinstance(value, dict):
-        return {k: _non_finite_as_null(v) for k, v in value.items()}
+        return {k: v if path + k in maps else _non_finite_as_null(v, maps, f"{path}{k}.")
+                for k, v in value.items()}
     if isinstance(value, list):
         return [_non_finite_as_null(v) for v in value]
     return value
@@ -190,7 +196,8 @@ def stream_jsonl(f, path: str, wanted: list[str] | None, bad_rows: list | None,
     """A JSON Lines log block by block: its `wanted` columns that it has, each block's types
     its own, or all its columns (`read(streamed=True)`), each column of the type the first
     block with a value in it gave (`TypesChanged` when a later block does not fit). Nested
-    objects are columns named by their path, but those named in `keep` (`flat_table`).
+    objects are columns named by their path, but those named in `keep` (`flat_table`): maps
+    of probabilities (`_non_finite_as_null`).
 
     >>> log = io.BytesIO(b'{"id": "a", "proba": {"x": 0.1}, "ctx": {"c": 1}}\\n'
     ...                  b'{"id": "b", "proba": {"x": 0.2}, "ctx": {"c": 2}}\\n')
@@ -202,7 +209,7 @@ def stream_jsonl(f, path: str, wanted: list[str] | None, bad_rows: list | None,
         block = _as_utf8(block, first_line, path, encoding)
         schema = pa.schema(list(fixed.items())) if fixed else None
         try:
-            table = _parsed_jsonl(block, first_line, bad_rows, schema)
+            table = _parsed_jsonl(block, first_line, bad_rows, schema, keep)
         except pa.ArrowInvalid as e:
             if schema is None:
                 raise _unreadable_jsonl(path, e) from None
@@ -217,9 +224,11 @@ def stream_jsonl(f, path: str, wanted: list[str] | None, bad_rows: list | None,
         yield from table.to_batches(max_chunksize=1 << 16)
 
 
-def read_jsonl(f, path: str, bad_rows: list | None, encoding: str = "utf-8") -> pa.Table:
+def read_jsonl(f, path: str, bad_rows: list | None, encoding: str = "utf-8",
+               maps: tuple = ()) -> pa.Table:
     """A JSON Lines log parsed whole (a column's type: the one all its values fit); a line
-    that is not JSON goes to `bad_rows` as (line number, reason, line).
+    that is not JSON goes to `bad_rows` as (line number, reason, line); `maps` as
+    `_parsed_jsonl`'s.
 
     >>> bad_rows = []
     >>> read_jsonl(io.BytesIO(b'{"id": 1}\\n{oops\\n{"id": 2.5}\\n'), "p.jsonl", bad_rows
@@ -232,7 +241,7 @@ def read_jsonl(f, path: str, bad_rows: list | None, encoding: str = "utf-8") -> 
     if not data.strip():
         return pa.table({})
     try:
-        return _parsed_jsonl(data, 1, bad_rows)
+        return _parsed_jsonl(data, 1, bad_rows, maps=maps)
     except pa.ArrowInvalid as e:
         raise _unreadable_jsonl(path, e) from None
 
@@ -491,19 +500,25 @@ def json_text_as_lists(column: pa.Array, ids: pa.Array | None, path: str, name: 
 
 def struct_as_map(column: pa.StructArray) -> pa.MapArray:
     """JSON objects {class: probability}, which Arrow reads as a struct of every class seen,
-    as maps holding each row's own classes (a class a row leaves out is not in its map).
+    as maps holding each row's own classes (a class a row leaves out is not in its map); an
+    object with a NaN is no map, as a CSV log's is: a prediction without probabilities.
 
-    >>> rows = pa.array([{"ok": 0.8, "fraud": 0.2}, None, {"ok": 1.0, "fraud": None}])
+    >>> rows = pa.array([{"ok": 0.8, "fraud": 0.2}, None, {"ok": 1.0, "fraud": None},
+    ...                  {"ok": float("nan"), "fraud": 0.2}])
     >>> struct_as_map(rows).to_pylist()
-    [[('ok', 0.8), ('fraud', 0.2)], None, [('ok', 1.0)]]
+    [[('ok', 0.8), ('fraud', 0.2)], None, [('ok', 1.0)], None]
     """
-    classes = [column.type.field(i).name for i in range(column.type.num_fields)]
-    matrix = np.column_stack([
-        pc.cast(column.field(i), pa.float64()).to_numpy(zero_copy_only=False)
-        for i in range(len(classes))]) if classes else np.empty((len(column), 0))
-    valid = ~np.asarray(column.is_null().to_numpy(zero_copy_only=False))
-    given = ~np.isnan(matrix) & valid[:, None]
-    keys = np.broadcast_to(np.array(classes, dtype=object), matrix.shape)[given]
+    fields = [pc.cast(column.field(i), pa.float64()) for i in range(column.type.num_fields)]
+    classes = [column.type.field(i).name for i in range(len(fields))]
+    shape = (len(column), len(fields))
+    matrix = np.column_stack([f.to_numpy(zero_copy_only=False) for f in fields]) \
+        if fields else np.empty(shape)
+    absent = np.column_stack([f.is_null().to_numpy(zero_copy_only=False) for f in fields]) \
+        if fields else np.empty(shape, dtype=bool)
+    valid = ~np.asarray(column.is_null().to_numpy(zero_copy_only=False)) \
+        & ~(np.isnan(matrix) & ~absent).any(axis=1)
+    given = ~absent & valid[:, None]
+    keys = np.broadcast_to(np.array(classes, dtype=object), shape)[given]
     offsets = np.concatenate([[0], np.cumsum(given.sum(axis=1))]).astype(np.int32)
     return pa.MapArray.from_arrays(pa.array(offsets), pa.array(keys, pa.string()),
                                    pa.array(matrix[given], pa.float64()),

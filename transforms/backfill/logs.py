@@ -720,7 +720,7 @@ class PredictionLogSpec:
                 # reader fixes it from the first block).
                 table = self._read_csv(ArrowReadable(f), path, bad_rows, trailing) \
                     if fmt == "csv" \
-                    else flat_table(read_jsonl(f, path, bad_rows, self.encoding), keep)
+                    else flat_table(read_jsonl(f, path, bad_rows, self.encoding, keep), keep)
                 if wanted is not None:
                     table = table.select([c for c in wanted if c in table.column_names])
                 batches = released(table.to_batches(max_chunksize=1 << 16))
