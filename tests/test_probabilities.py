@@ -663,6 +663,30 @@ def test_a_csv_log_of_numpy_values_as_pandas_writes_them_is_scored(tmp_path, sha
         sk.log_loss(labels[scored], proba[scored], labels=clf.classes_), rel=1e-9)
 
 
+def test_a_csv_log_of_numpy_arrays_numpy_cut_short_is_one_line_saying_so(tmp_path, capsys):
+    """pandas' to_csv writes a numpy array of more than 1 000 scores as numpy's str does,
+    '[0.001 0.001 ... 0.001]': the values in between are not in the file. That was refused as
+    "lists of mixed kinds" (Python reads '...' as Ellipsis); one line says what happened."""
+    n, k = 4, 1200
+    classes = [f"c{j}" for j in range(k)]
+    pd.DataFrame({"id": range(n), "time": range(n), "label": ["c0"] * n}).to_csv(
+        tmp_path / "rows.csv", index=False)
+    pd.DataFrame({"id": range(n), "t": np.arange(n) + 0.5, "y_pred": ["c0"] * n,
+                  "classes": [json.dumps(classes)] * n,
+                  "scores": [np.full(k, 1 / k)] * n}).to_csv(tmp_path / "log.csv", index=False)
+    assert "..." in (tmp_path / "log.csv").read_text()
+    code = main(["backfill", "--stream", f"s={tmp_path / 'rows.csv'}", "--predictions",
+                 f'{tmp_path / "log.csv"}{{"score_classes": "classes", "scores": "scores"}}',
+                 "--delay", "3s", "--out", str(tmp_path / "o"), "--runner", "direct",
+                 "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1, err
+    assert err.startswith(f"delayed-eval: error: {tmp_path / 'log.csv'}: prediction 0: column "
+                          f"'scores' (option scores) holds '[0.00083333 ")
+    assert err.endswith("a numpy array of more than 1 000 scores that numpy's text cut short "
+                        "with '...'; log each as a list (`list(array)`), or the log as Parquet\n")
+
+
 def test_listed_classes_taken_for_predictions_or_unequal_lists_are_one_line(tmp_path, capsys):
     """A log whose prediction column holds each answer's list of classes was scored as one
     unknown class per prediction, all wrong, with a notice and status 0; lists of classes and

@@ -477,6 +477,14 @@ def json_text_as_lists(column: pa.Array, ids: pa.Array | None, path: str, name: 
     ...
     transforms.errors.InputError: p.csv: prediction a1: column 'p' (option scores) holds '0.7',
     not a list: scores names a column of each prediction's list of scores, e.g. [0.2, 0.8]
+    >>> json_text_as_lists(pa.array([str(np.arange(2000.0))]), None, "p.csv", "p", "scores",
+    ...                    "scores")  # doctest: +NORMALIZE_WHITESPACE
+    Traceback (most recent call last):
+    ...
+    transforms.errors.InputError: p.csv: row 1: column 'p' (option scores) holds '[0.000e+00
+    1.000e+00 2.000e+00 ... 1.997e+03 1.998e+03 1.999e+03]': a numpy array of more than 1 000
+    scores that numpy's text cut short with '...'; log each as a list (`list(array)`), or the
+    log as Parquet
     """
     lists = []
     for row, text in enumerate(column.to_pylist()):
@@ -488,6 +496,11 @@ def json_text_as_lists(column: pa.Array, ids: pa.Array | None, path: str, name: 
                 raise InputError(f"{path}: {_row_named(ids, row)}: column {name!r} (option "
                                  f"{option}) holds {text[:80]!r}, not a list: {option} names a "
                                  f"column of each prediction's list of {what}, e.g. {example}")
+            if any(item is Ellipsis for item in value):
+                raise InputError(f"{path}: {_row_named(ids, row)}: column {name!r} (option "
+                                 f"{option}) holds {text[:80]!r}: a numpy array of more than "
+                                 f"1 000 {what} that numpy's text cut short with '...'; log "
+                                 f"each as a list (`list(array)`), or the log as Parquet")
             value = list(value)
         lists.append(value)
     try:
