@@ -175,12 +175,14 @@ def _non_finite_as_null(value, maps: tuple = (), path: str = ""):
     {'y_pred': None, 'x': {'a': None, 'b': 0.5}}
     >>> _non_finite_as_null({"out": {"proba": {"a": math.nan}}, "y": math.nan}, ("out.proba",))
     {'out': {'proba': {'a': nan}}, 'y': None}
+    >>> _non_finite_as_null({"proba": math.nan}, ("proba",))
+    {'proba': None}
     """
     if isinstance(value, float) and not math.isfinite(value):
         return None
     if isinstance(value, dict):
-        return {k: v if path + k in maps else _non_finite_as_null(v, maps, f"{path}{k}.")
-                for k, v in value.items()}
+        return {k: v if path + k in maps and isinstance(v, dict)
+                else _non_finite_as_null(v, maps, f"{path}{k}.") for k, v in value.items()}
     if isinstance(value, list):
         return [_non_finite_as_null(v) for v in value]
     return value
