@@ -13,6 +13,23 @@ from pipelines.results import whole_streams
 from transforms.replay.protocols import Holdout, comparable_pairs
 from transforms.vocabulary import pair_name
 
+
+def _alike_for_streams(lines: list[tuple[str, str]]) -> str:
+    """(stream, what) pairs as lines, one per distinct `what` naming its streams in the order
+    they came: a run of many streams says a thing once, not once per stream.
+
+    >>> print(_alike_for_streams([("s1", "x"), ("s2", "y"), ("s3", "x"), ("s4", "x")]))
+    s1, s3 and s4: x
+    s2: y
+    """
+    streams: dict = {}
+    for stream, what in lines:
+        streams.setdefault(what, []).append(stream)
+    return "\n".join(
+        (f"{', '.join(names[:-1])} and {names[-1]}" if len(names) > 1 else names[0]) +
+        f": {what}" for what, names in streams.items())
+
+
 def format_unfixed_hash_seed(seeds, classes: list) -> str:
     """A line naming the streams of classes named by text when a replay ran in a Python
     without a fixed hash seed (the manifest's `python_hash_seed` holds 'random'), or ''.
@@ -133,15 +150,15 @@ def format_diverged(summary: pd.DataFrame) -> str:
 
 
 def format_one_time_window(summary: pd.DataFrame) -> str:
-    """A line per stream and `--time-window` whose last window holds every label each model
-    scored: its rows only repeat the cumulative ones (a stream without event times has its
-    instances one second apart, so an hour is 3 600 instances); or ''.
+    """A line per `--time-window` naming the streams whose last such window holds every label
+    each model scored: its rows only repeat the cumulative ones (a stream without event times
+    has its instances one second apart, so an hour is 3 600 instances); or ''.
 
     >>> summary = pd.DataFrame({"stream": "sea", "segment": None, "category": "initial",
     ...     "class": None, "metric": "accuracy", "model": "nb", "value": 0.9,
     ...     "window": ["cumulative", "time=1h", "time=10min"], "n": [2900, 2900, 580]})
     >>> print(format_one_time_window(summary))  # doctest: +NORMALIZE_WHITESPACE
-    sea: every label falls in the last --time-window 1h, so its rows (window time=1h) repeat
+    sea: every label falls in the last --time-window 1h, so the rows (window time=1h) repeat
     the cumulative ones; give a shorter window (without event times a stream's instances
     are one second apart: 1h is 3 600 of them)
     """
@@ -155,11 +172,12 @@ def format_one_time_window(summary: pd.DataFrame) -> str:
             n = part.set_index("model")["n"]
             if (n > 0).all() and n.eq(whole_n.reindex(n.index)).all():
                 size = window.removeprefix("time=").split("/")[0]
-                lines.append(f"{stream}: every label falls in the last --time-window {size}, "
-                             f"so its rows (window {window}) repeat the cumulative ones; give a "
-                             f"shorter window (without event times a stream's instances are "
-                             f"one second apart: 1h is 3 600 of them)")
-    return "\n".join(lines)
+                lines.append((stream, f"every label falls in the last --time-window "
+                                      f"{size}, so the rows (window {window}) repeat the "
+                                      f"cumulative ones; give a shorter window (without event "
+                                      f"times a stream's instances are one second apart: 1h "
+                                      f"is 3 600 of them)"))
+    return _alike_for_streams(lines)
 
 
 def format_unknown_positive(summary: pd.DataFrame, streams: dict) -> str:
@@ -494,19 +512,20 @@ def format_partly_scored(counts: list[dict]) -> str:
 
 
 def format_unrepredicted(counts: list[dict], repredict: str) -> str:
-    """One line per stream of a run with re-evaluation on whose labelled instances none was
-    re-predicted while it waited (a label comes before the policy's first re-prediction: K ≥
-    the labels that arrive while an instance waits): its binned measures and Ψα only repeat
-    the initial ones; "" otherwise.
+    """A line naming the streams of a run with re-evaluation on whose labelled instances none
+    was re-predicted while it waited (a label comes before the policy's first re-prediction: K
+    ≥ the labels that arrive while an instance waits): their binned measures and Ψα only
+    repeat the initial ones; "" otherwise.
 
     Example
     -------
 
-    >>> print(format_unrepredicted([{"stream": "s", "model": "nb", "labelled": 200,
-    ...                              "repredicted": 0}], "every_k_labels:10"))
+    >>> print(format_unrepredicted([
+    ...     {"stream": s, "model": "nb", "labelled": 200, "repredicted": r}
+    ...     for s, r in [("s1", 0), ("s2", 40), ("s3", 0)]], "every_k_labels:10"))
     ... # doctest: +NORMALIZE_WHITESPACE
-    s: no instance was re-predicted while it waited for its label (--repredict
-    every_k_labels:10: each label came first), so its binned measures and Ψα repeat the
+    s1 and s3: no instance was re-predicted while it waited for its label (--repredict
+    every_k_labels:10: each label came first), so the binned measures and Ψα repeat the
     initial ones; re-predict more often than labels arrive during a wait (a smaller K), or
     at bin_boundaries
     """
@@ -514,18 +533,19 @@ def format_unrepredicted(counts: list[dict], repredict: str) -> str:
     for c in counts:
         if c.get("labelled", 0) > 1:
             streams[c["stream"]] = streams.get(c["stream"], 0) + c.get("repredicted", 0)
-    return "\n".join(
-        f"{stream}: no instance was re-predicted while it waited for its label (--repredict "
-        f"{repredict}: each label came first), so its binned measures and Ψα repeat the "
-        f"initial ones; re-predict more often than labels arrive during a wait (a smaller K), "
-        f"or at bin_boundaries"
-        for stream, repredicted in streams.items() if not repredicted)
+    return _alike_for_streams([
+        (stream, f"no instance was re-predicted while it waited for its label (--repredict "
+                 f"{repredict}: each label came first), so the binned measures and Ψα repeat "
+                 f"the initial ones; re-predict more often than labels arrive during a wait (a "
+                 f"smaller K), or at bin_boundaries")
+        for stream, repredicted in streams.items() if not repredicted])
 
 
 def format_unheld(counts: list[dict], holdout: str) -> str:
-    """One line per stream of a run with a periodic holdout that scored no holdout set: none
-    was taken (no instance arrived after the model had learned EVERY labels) or none of the
-    instances taken had its label arrive before the stream ended; "" otherwise.
+    """A line naming the streams of a run with a periodic holdout that scored no holdout set
+    for one reason: none was taken (no instance arrived after the model had learned EVERY
+    labels), or none of the instances taken had its label arrive before the stream ended; ""
+    otherwise.
 
     Example
     -------
@@ -541,14 +561,14 @@ def format_unheld(counts: list[dict], holdout: str) -> str:
     for c in counts:
         held, labels = streams.get(c["stream"], (0, 0))
         streams[c["stream"]] = (held + c.get("held_out", 0), labels + c.get("held_out_labels", 0))
-    return "\n".join(
-        f"{stream}: --holdout {holdout} scored no holdout set: " + (
+    return _alike_for_streams([
+        (stream, f"--holdout {holdout} scored no holdout set: " + (
             f"no instance arrived after the model had learned {every} "
             f"label{'s' if every != 1 else ''} (label number {every} came after the last "
             f"instance); give a smaller EVERY, or a shorter delay"
             if not held else f"the labels of the {held:,} instances held out did not arrive "
-            f"before the stream ended; give a smaller EVERY, or a longer stream")
-        for stream, (held, labels) in streams.items() if not labels)
+            f"before the stream ended; give a smaller EVERY, or a longer stream"))
+        for stream, (held, labels) in streams.items() if not labels])
 
 
 # Why a logged prediction belongs to no labelled instance, by the manifest's `unmatched_*` count.

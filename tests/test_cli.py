@@ -918,6 +918,6 @@ def test_a_time_window_holding_the_whole_stream_is_said(tmp_path, capsys):
         "window")["n"]
     assert initial["time=1h"] == initial["cumulative"] > initial["time=5min"]
     lines = [line for line in printed.splitlines() if "--time-window" in line]
-    assert lines == ["sea: every label falls in the last --time-window 1h, so its rows (window "
+    assert lines == ["sea: every label falls in the last --time-window 1h, so the rows (window "
                      "time=1h) repeat the cumulative ones; give a shorter window (without event "
                      "times a stream's instances are one second apart: 1h is 3 600 of them)"]

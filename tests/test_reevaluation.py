@@ -752,3 +752,20 @@ def test_a_run_whose_labels_all_come_before_a_re_prediction_says_so(tmp_path, ca
     assert (counts["repredicted"] == 0) == told
     page = open(write_report(str(tmp_path)), encoding="utf-8").read()
     assert ("<b>not re-predicted</b>: sea: no instance was re-predicted" in page) == told
+
+
+def test_streams_none_of_whose_instances_was_re_predicted_are_named_in_one_line(tmp_path,
+                                                                               capsys):
+    """Of four streams, three wait 11 labels (K = 10: none re-predicted) and one 30: the
+    notice named each of the three in a line of its own, the same words three times (30 times
+    in a run of 30 such streams)."""
+    streams = [f'{name}=synth:SEA{{"n": 200, "seed": {seed}, "delay": {delay}}}'
+               for name, seed, delay in [("a", 1, 11), ("b", 2, 30), ("c", 3, 11), ("d", 4, 11)]]
+    assert main(["run", *[a for s in streams for a in ("--stream", s)], "--model",
+                 "gaussian-nb", "--out", str(tmp_path), "--runner", "direct"]) == 0
+    lines = [line for line in capsys.readouterr().out.splitlines()
+             if "no instance was re-predicted" in line]
+    assert lines == ["a, c and d: no instance was re-predicted while it waited for its label "
+                     "(--repredict every_k_labels:10: each label came first), so the binned "
+                     "measures and Ψα repeat the initial ones; re-predict more often than "
+                     "labels arrive during a wait (a smaller K), or at bin_boundaries"]
