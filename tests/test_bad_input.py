@@ -2215,6 +2215,39 @@ def test_a_regression_label_column_with_a_few_odd_texts_says_which(tmp_path, cap
     assert (counts["labelled"], counts["pending_at_end"]) == (297, 3)
 
 
+def test_a_classifier_on_numbers_with_a_few_odd_texts_says_which(tmp_path, capsys):
+    """A regression file with one '#VALUE!' cell (a spreadsheet's) is read as class labels:
+    a classifier, or a backfill of its log, ran with each number its own class (300 classes,
+    accuracy ~0) without a word, where the cell alone made it so. Whole numbers with an odd
+    text are class codes and stay a classification stream."""
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=300)
+    y = np.array([f"{v:.3f}" for v in 2 * x + rng.normal(size=300)], dtype=object)
+    y[40] = "#VALUE!"
+    pd.DataFrame({"id": range(300), "time": range(300), "x": x, "label": y}).to_csv(
+        tmp_path / "reg.csv", index=False)
+    pd.DataFrame({"id": range(300), "t": np.arange(300) + 0.5, "y_pred": 2 * x}).to_csv(
+        tmp_path / "log.csv", index=False)
+    out = ["--out", str(tmp_path / "o"), "--runner", "direct", "--quiet"]
+    told = "stream reg's labels are read as text: most of its first labels are numbers with " \
+        "fractions, some are not ('#VALUE!'); give those that mean no label with the stream " \
+        'option {"na_values": ["#VALUE!"]}, or fix them\n'
+    assert main(["run", "--stream", str(tmp_path / "reg.csv"), "--model", "gaussian-nb",
+                 "--delay", "20", *out]) == 2
+    assert capsys.readouterr().err == f"delayed-eval: error: model gaussian-nb is a " \
+        f"classifier, but {told}"
+    assert main(["backfill", "--stream", str(tmp_path / "reg.csv"), "--predictions",
+                 str(tmp_path / "log.csv"), "--delay", "3s", *out]) == 2
+    assert capsys.readouterr().err == f"delayed-eval: error: model log is a classifier, but " \
+        f"{told}"
+    codes = y.copy()
+    codes[:] = [str(i % 3) for i in range(300)]
+    codes[40] = "?"
+    pd.DataFrame({"x": x, "label": codes}).to_csv(tmp_path / "codes.csv", index=False)
+    assert main(["run", "--stream", str(tmp_path / "codes.csv"), "--model", "gaussian-nb",
+                 "--delay", "20", *out]) == 0
+
+
 def test_backfill_of_class_predictions_as_regression_is_refused(tmp_path, capsys):
     log = tmp_path / "log.csv"
     pd.DataFrame({"id": range(10), "t": range(10), "model": "m", "y_pred": True}) \

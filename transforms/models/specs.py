@@ -22,6 +22,7 @@ import difflib
 import importlib
 import inspect
 import json
+import math
 import pkgutil
 import random
 import sys
@@ -1070,16 +1071,19 @@ labels and numbers: evaluate each kind in a run of its own
         "run of its own" if {"classes", "numbers"} <= set(kinds.values()) else ""
     for s in streams:
         kind = kinds[s.name]
+        # A file's labels read as text for a few cells that are no numbers ('?', '#VALUE!').
+        labels = s.first_values() if kind == "classes" and s.kind == "file" else []
+        odd = _not_numbers(labels)
         for model, task in tasks.items():
+            if odd and (task == "regression" or _with_fractions(labels)):
+                raise ConfigError(
+                    f"model {model} is a {'regressor' if task == 'regression' else 'classifier'}"
+                    f", but stream {s.name}'s labels are read as text: most of its first "
+                    f"labels are numbers{'' if task == 'regression' else ' with fractions'}, "
+                    f"some are not ({', '.join(map(repr, odd[:3]))}); give those that mean no "
+                    f"label with the stream option {json.dumps({'na_values': odd[:3]})}, or "
+                    f"fix them")
             if kind == "classes" and task == "regression":
-                odd = _not_numbers(s.first_values()) if s.kind == "file" else None
-                if odd:
-                    raise ConfigError(
-                        f"model {model} is a regressor, but stream {s.name}'s labels are read "
-                        f"as text: most of its first labels are numbers, some are not "
-                        f"({', '.join(map(repr, odd[:3]))}); give those that mean no label "
-                        f"with the stream option {json.dumps({'na_values': odd[:3]})}, or "
-                        f"fix them")
                 raise ConfigError(f"model {model} is a regressor, but stream {s.name} has class "
                                   f"labels; use a classifier (or, in a backfill, leave out "
                                   f"--task regression){mixed}")
@@ -1089,6 +1093,22 @@ labels and numbers: evaluate each kind in a run of its own
                                   f"are numbers ({why}); use a regressor (the baselines: "
                                   f"no-change-regressor, mean-regressor), or, in a backfill, "
                                   f"leave out --task classification{mixed}")
+
+
+def _with_fractions(labels: list) -> bool:
+    """Whether some of the labels are numbers with fractions (read as text or not).
+
+    >>> _with_fractions(["1.5", "?"]), _with_fractions(["0", "1", "?", 2.0])
+    (True, False)
+    """
+    for label in labels:
+        try:
+            number = float(label)
+        except (TypeError, ValueError):
+            continue
+        if math.isfinite(number) and not number.is_integer():
+            return True
+    return False
 
 
 def _not_numbers(labels: list) -> list[str]:
