@@ -552,26 +552,35 @@ def test_a_csv_logs_nan_probability_leaves_its_prediction_without_probabilities(
     """A model's NaN probability, logged as a dict or lists and exported to CSV, as pandas'
     to_csv writes it ({'a': nan, 'b': 0.7}: Python's names, which were refused as no list) or
     as JSON text (NaN, which Python's json writes): that prediction has no probabilities, as
-    documented, and is still scored for its class. Oracle: a plain loop over the rows."""
-    n, nan_rows = 24, {0, 5, 13}
+    documented, and is still scored for its class; so is one whose whole map or list is
+    NaN ('nan', 'NaN': it was refused as no map or list) or an empty cell (scores without
+    their list of classes were refused as lists of unequal lengths). Oracle: a plain loop
+    over the rows."""
+    n, nan_rows, gone_rows = 24, {0, 5, 13}, {2, 17}
     labels = ["a", "b", "a"] * (n // 3)
     pd.DataFrame({"id": range(n), "time": range(n), "label": labels}).to_csv(
         tmp_path / "rows.csv", index=False)
-    p_a = [math.nan if i in nan_rows else 0.1 + 0.8 * (i % 4) / 3 for i in range(n)]
+    p_a = [math.nan if i in nan_rows | gone_rows else 0.1 + 0.8 * (i % 4) / 3
+           for i in range(n)]
     y_pred = ["a" if i % 3 else "b" for i in range(n)]
     encode = str if written == "pandas" else json.dumps
+
+    def logged(i, value):  # (row 17: an empty cell)
+        return None if i == 17 else encode(math.nan if i in gone_rows else value)
+
     frame = pd.DataFrame({"id": range(n), "t": np.arange(n) + 0.5, "y_pred": y_pred})
     if shape == "map":
-        frame["proba"] = [encode({"a": p, "b": 0.5 if p != p else 1 - p}) for p in p_a]
+        frame["proba"] = [logged(i, {"a": p, "b": 0.5 if p != p else 1 - p})
+                          for i, p in enumerate(p_a)]
         options = {"proba": "proba"}
     else:
         frame["classes"] = [encode(["a", "b"])] * n
-        frame["scores"] = [encode([p, 0.5 if p != p else 1 - p]) for p in p_a]
+        frame["scores"] = [logged(i, [p, 0.5 if p != p else 1 - p]) for i, p in enumerate(p_a)]
         options = {"score_classes": "classes", "scores": "scores"}
     frame.to_csv(tmp_path / "log.csv", index=False)
     assert ("nan" if written == "pandas" else "NaN") in (tmp_path / "log.csv").read_text()
     initial = _initial_of_backfill(tmp_path, options)
-    scored = [i for i in range(n) if i not in nan_rows]
+    scored = [i for i in range(n) if i not in nan_rows | gone_rows]
     assert initial.loc["accuracy", "n"] == n
     assert initial.loc["accuracy", "value"] == pytest.approx(
         np.mean([y_pred[i] == labels[i] for i in range(n)]), abs=1e-12)

@@ -335,13 +335,14 @@ def released(batches: list):
 
 def json_text_as_map(column: pa.Array, ids: pa.Array | None, path: str) -> pa.MapArray:
     """Probabilities logged as JSON text, '{"fraud": 0.2, "ok": 0.8}' (a CSV log's only way to
-    hold a map, and a common one in Parquet), as maps; an empty or null cell, or a class whose
-    value is null, holds none. Text that is no such object stops the backfill with one line
-    naming its prediction's id.
+    hold a map, and a common one in Parquet), as maps; an empty or null cell, text naming none
+    (null, None, NaN), or a class whose value is null, holds none. Text that is no such
+    object stops the backfill with one line naming its prediction's id.
 
-    >>> text = pa.array(['{"ok": 0.8, "fraud": 0.2}', None, "", '{"ok": 1, "fraud": null}'])
+    >>> text = pa.array(['{"ok": 0.8, "fraud": 0.2}', None, "", '{"ok": 1, "fraud": null}',
+    ...                  "NaN", "null"])
     >>> json_text_as_map(text, None, "p.csv").to_pylist()
-    [[('ok', 0.8), ('fraud', 0.2)], None, None, [('ok', 1.0)]]
+    [[('ok', 0.8), ('fraud', 0.2)], None, None, [('ok', 1.0)], None, None]
 
     A dict as pandas' `to_csv` writes one (river's `predict_proba_one`, logged), its classes
     named as text:
@@ -355,9 +356,9 @@ def json_text_as_map(column: pa.Array, ids: pa.Array | None, path: str) -> pa.Ma
     """
     offsets, keys, values, missing = [0], [], [], []
     for row, text in enumerate(column.to_pylist()):
-        record = None
-        if text is not None and text.strip():
-            record = written_value(text)
+        record = _unless_none(written_value(text)) if text is not None and text.strip() \
+            else None
+        if record is not None:
             if isinstance(record, dict):
                 record = {str(k): v for k, v in record.items()}  # (Python's: any keys)
             if not isinstance(record, dict) or not all(
@@ -374,6 +375,16 @@ def json_text_as_map(column: pa.Array, ids: pa.Array | None, path: str) -> pa.Ma
         missing.append(record is None)
     return pa.MapArray.from_arrays(pa.array(offsets, pa.int32()), pa.array(keys, pa.string()),
                                    pa.array(values, pa.float64()), mask=pa.array(missing))
+
+
+def _unless_none(value):
+    """A value logged as text, None where it names none (null, None, NaN: as Python's json
+    writes a missing value, and pandas' `to_csv` with `na_rep`).
+
+    >>> _unless_none(math.nan), _unless_none({"a": 0.5})
+    (None, {'a': 0.5})
+    """
+    return None if isinstance(value, float) and math.isnan(value) else value
 
 
 def written_value(text: str):
@@ -464,12 +475,13 @@ def _row_named(ids: pa.Array | None, row: int) -> str:
 def json_text_as_lists(column: pa.Array, ids: pa.Array | None, path: str, name: str,
                        option: str, what: str) -> pa.Array:
     """Lists logged as text (a CSV log's only way to hold one): JSON, '[0.2, 0.8]', or a
-    Python list as pandas' `to_csv` writes it, "['fraud', 'ok']"; an empty or null cell holds
-    none. Text that is no list stops the backfill with one line naming its prediction's id.
+    Python list as pandas' `to_csv` writes it, "['fraud', 'ok']"; an empty or null cell, or
+    text naming none (null, None, NaN), holds none. Text that is no list stops the backfill
+    with one line naming its prediction's id.
 
-    >>> json_text_as_lists(pa.array(['[0.2, 0.8]', None, "[1, null]"]), None, "p.csv",
+    >>> json_text_as_lists(pa.array(['[0.2, 0.8]', None, "[1, null]", "NaN"]), None, "p.csv",
     ...                    "s", "scores", "scores").to_pylist()
-    [[0.2, 0.8], None, [1.0, None]]
+    [[0.2, 0.8], None, [1.0, None], None]
     >>> json_text_as_lists(pa.array(["['fraud', 'ok']"]), None, "p.csv", "c", "score_classes",
     ...                    "classes").to_pylist()
     [['fraud', 'ok']]
@@ -490,9 +502,9 @@ def json_text_as_lists(column: pa.Array, ids: pa.Array | None, path: str, name: 
     """
     lists = []
     for row, text in enumerate(column.to_pylist()):
-        value = None
-        if text is not None and text.strip():
-            value = written_value(text)
+        value = _unless_none(written_value(text)) if text is not None and text.strip() \
+            else None
+        if value is not None:
             if not isinstance(value, (list, tuple)):
                 example = "[0.2, 0.8]" if what == "scores" else '["fraud", "ok"]'
                 raise InputError(f"{path}: {_row_named(ids, row)}: column {name!r} (option "

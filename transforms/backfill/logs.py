@@ -1007,19 +1007,21 @@ class PredictionLogSpec:
             lists[option] = column
         scores = lists["scores"]
         lengths = pc.fill_null(pc.list_value_length(scores), 0).to_numpy()
+        unscored = scores.is_null().to_numpy(zero_copy_only=False)  # (its classes: no matter)
         if fixed is None:
             classes = lists["score_classes"]
-            expected = pc.fill_null(pc.list_value_length(classes), 0).to_numpy()
+            listed = pc.fill_null(pc.list_value_length(classes), 0).to_numpy()
+            expected = np.where(unscored, 0, listed)
         else:
-            expected = np.where(scores.is_null().to_numpy(zero_copy_only=False), 0, len(fixed))
+            expected = np.where(unscored, 0, len(fixed))
         twice = np.flatnonzero(lengths != expected)
         if len(twice):
             row = int(twice[0])
             ids = batch.column(batch.schema.get_field_index("id")).to_pylist() \
                 if "id" in batch.schema.names else [None] * batch.num_rows
-            listed = f"{self.proba['score_classes']!r}" if fixed is None else "score_classes"
+            column = f"{self.proba['score_classes']!r}" if fixed is None else "score_classes"
             raise InputError(f"{path}: the prediction of id {ids[row]!r} lists "
-                             f"{expected[row]} classes ({listed}) and {lengths[row]} scores "
+                             f"{expected[row]} classes ({column}) and {lengths[row]} scores "
                              f"({self.proba['scores']!r}); each class has its score")
         name = self.proba["scores"]  # (its flattened values, named as the log names them)
         values = self._numbers(pa.RecordBatch.from_arrays([pc.list_flatten(scores)], [name]),
@@ -1030,7 +1032,8 @@ class PredictionLogSpec:
         made = (lengths > 0) & ~missing
         keep = made[row_of]
         offsets = np.concatenate([[0], np.cumsum(np.where(made, lengths, 0))]).astype(np.int32)
-        keys = pc.cast(pc.list_flatten(classes), pa.string()).filter(pa.array(keep)) \
+        keys = pc.cast(pc.list_flatten(classes), pa.string()).filter(
+            pa.array(made[np.repeat(np.arange(batch.num_rows), listed)])) \
             if fixed is None else pa.array(np.tile(np.array([str(c) for c in fixed],
                                                             dtype=object), int(made.sum())),
                                            pa.string())
