@@ -918,6 +918,39 @@ def test_a_json_lines_log_writing_a_field_as_number_and_as_text_scores_as_one(
         (tmp_path / "run" / "summary.csv").read_text()
 
 
+@pytest.mark.parametrize("block", [1 << 20, 256])
+def test_a_json_lines_logs_odd_text_among_numbers_is_read_as_a_csv_logs_is(tmp_path,
+                                                                            monkeypatch, block):
+    """A regression log whose time is once "n/a" and whose prediction is once "err" among
+    numbers (a service's fallback values) stopped the backfill as a file "not readable"
+    (Arrow: changed from number to string "in row 12", no line of the file). Read as a CSV
+    log reads such cells: the time unreadable (its prediction counted as such), the
+    prediction none (unscored). Oracle: a plain loop over the rows."""
+    n = 30
+    rng = np.random.default_rng(2)
+    y = rng.normal(size=n).round(3)
+    pd.DataFrame({"id": range(n), "time": range(n), "label": y}).to_csv(
+        tmp_path / "rows.csv", index=False)
+    pred = (y + rng.normal(scale=0.5, size=n)).round(3)
+    lines = [{"id": i, "t": i + 0.5, "y_pred": float(pred[i])} for i in range(n)]
+    lines[12]["t"], lines[20]["y_pred"] = "n/a", "err"
+    (tmp_path / "log.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
+    monkeypatch.setattr("transforms.backfill.log_text.LOG_BLOCK", block)  # (whole; in blocks)
+    assert main(["backfill", "--stream", f"s={tmp_path / 'rows.csv'}", "--predictions",
+                 str(tmp_path / "log.jsonl"), "--delay", "3s", "--task", "regression",
+                 "--out", str(tmp_path / "o"), "--runner", "direct", "--quiet"]) == 0
+    counts = json.loads((tmp_path / "o" / "manifest.json").read_text())["counts"][0]
+    assert counts["unmatched_unreadable_time"] == 1
+    assert counts["unscored_initial"] == 2  # (12: no prediction it could use; 20: none)
+    summary = read_csv(tmp_path / "o" / "summary.csv")
+    mae = summary.query("category == 'initial' and metric == 'mae' and window == "
+                        "'cumulative'").iloc[0]
+    scored = [i for i in range(n) if i not in (12, 20)]
+    assert mae["n"] == len(scored)
+    assert mae["value"] == pytest.approx(np.mean([abs(y[i] - pred[i]) for i in scored]),
+                                         rel=1e-12)
+
+
 def test_a_tsv_log_is_read_as_its_csv_twin(tmp_path):
     """Tabs, the separator of a .tsv file unless the sep option names another."""
     frame = pd.DataFrame({"id": ["a", "b"], "t": [1.5, 2.0], "y_pred": ["x", "y, z"]})

@@ -131,21 +131,25 @@ def _parsed_jsonl(block: bytes, first_line: int, bad_rows: list | None,
 def _one_kind_per_field(lines: list[bytes], records: list) -> list[bytes] | None:
     """JSON Lines (`lines`, parsed: `records`, None for a blank line) whose field (at any
     depth) is a number on some lines and text on others (`1` and `"1"`, from two services'
-    serialisers), each value written as the field's first one is (`written_as`); None when
-    no field mixes them.
+    serialisers), each value written as the field's first one is (`written_as`), or as text
+    on every line where some text reads as no number ("abc" among times: then read as a CSV
+    column of text is); None when no field mixes them.
 
     >>> lines = [b'{"y": 1, "o": {"id": "7"}}', b'', b'{"y": "0", "o": {"id": 8}}']
     >>> _one_kind_per_field(lines, [json.loads(line) if line else None for line in lines])
     [b'{"y": 1, "o": {"id": "7"}}', b'', b'{"y": 0, "o": {"id": "8"}}']
+    >>> lines = [b'{"t": 1.5}', b'{"t": "abc"}']
+    >>> _one_kind_per_field(lines, [json.loads(line) for line in lines])
+    [b'{"t": "1.5"}', b'{"t": "abc"}']
     >>> _one_kind_per_field([b'{"y": 1}', b'{"y": 2.5}'], [{"y": 1}, {"y": 2.5}]) is None
     True
     """
-    def kinds(value, path):
+    def values(value, path):
         if isinstance(value, dict):
             for k, v in value.items():
-                yield from kinds(v, (*path, k))
+                yield from values(v, (*path, k))
         elif value is not None and not isinstance(value, list):
-            yield path, isinstance(value, str)
+            yield path, value
 
     def rewritten(value, path):
         if isinstance(value, dict):
@@ -154,13 +158,18 @@ def _one_kind_per_field(lines: list[bytes], records: list) -> list[bytes] | None
         return value if text is None or value is None or isinstance(value, list) \
             else written_as(value, text)
 
-    first: dict = {}
+    first: dict = {}  # path: whether its first value is text
     mixed = False
     for record in filter(None, records):
-        for path, text in kinds(record, ()):
-            mixed |= first.setdefault(path, text) != text
+        for path, value in values(record, ()):
+            mixed |= first.setdefault(path, isinstance(value, str)) != isinstance(value, str)
     if not mixed:
         return None
+    for record in filter(None, records):
+        for path, value in values(record, ()):
+            if not first[path] and isinstance(value, str) and \
+                    isinstance(written_as(value, False), str):
+                first[path] = True
     return [line if record is None else json.dumps(rewritten(record, ())).encode()
             for line, record in zip(lines, records)]
 
