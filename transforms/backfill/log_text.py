@@ -94,9 +94,10 @@ def _line_blocks(f) -> Iterator[tuple[int, bytes]]:
 def _parsed_jsonl(block: bytes, first_line: int, bad_rows: list | None,
                   schema: pa.Schema | None = None, maps: tuple = ()) -> pa.Table:
     """A block of JSON Lines as a table (the `schema` columns of those types, the others
-    inferred); lines that are no JSON object left out, into `bad_rows`; NaN and ±Infinity
-    as null (`_non_finite_as_null`, `maps`: the objects that are maps of probabilities).
-    Raises ArrowInvalid where the objects do not fit `schema`, or one another."""
+    inferred); lines that are no JSON object left out, into `bad_rows`. Where the block does
+    not parse whole, each line is read alone, its NaN and ±Infinity as null but in `maps`,
+    the objects that are maps of probabilities (`_non_finite_as_null`). Raises ArrowInvalid
+    where the objects do not fit `schema`, or one another."""
     import pyarrow.json as pjson
 
     options = pjson.ParseOptions(explicit_schema=schema, unexpected_field_behavior="infer")
@@ -365,8 +366,7 @@ def json_text_as_map(column: pa.Array, ids: pa.Array | None, path: str) -> pa.Ma
     """
     offsets, keys, values, missing = [0], [], [], []
     for row, text in enumerate(column.to_pylist()):
-        record = _unless_none(written_value(text)) if text is not None and text.strip() \
-            else None
+        record = _cell_value(text)
         if record is not None:
             if isinstance(record, dict):
                 record = {str(k): v for k, v in record.items()}  # (Python's: any keys)
@@ -386,13 +386,15 @@ def json_text_as_map(column: pa.Array, ids: pa.Array | None, path: str) -> pa.Ma
                                    pa.array(values, pa.float64()), mask=pa.array(missing))
 
 
-def _unless_none(value):
-    """A value logged as text, None where it names none (null, None, NaN: as Python's json
-    writes a missing value, and pandas' `to_csv` with `na_rep`).
+def _cell_value(text: str | None):
+    """A log cell's value (`written_value`); None for an empty cell, or text naming none
+    (null, None, NaN: as Python's json writes a missing value, and pandas' `to_csv` with an
+    `na_rep`).
 
-    >>> _unless_none(math.nan), _unless_none({"a": 0.5})
-    (None, {'a': 0.5})
+    >>> _cell_value(" "), _cell_value("NaN"), _cell_value("None"), _cell_value('{"a": 0.5}')
+    (None, None, None, {'a': 0.5})
     """
+    value = written_value(text) if text is not None and text.strip() else None
     return None if isinstance(value, float) and math.isnan(value) else value
 
 
@@ -511,8 +513,7 @@ def json_text_as_lists(column: pa.Array, ids: pa.Array | None, path: str, name: 
     """
     lists = []
     for row, text in enumerate(column.to_pylist()):
-        value = _unless_none(written_value(text)) if text is not None and text.strip() \
-            else None
+        value = _cell_value(text)
         if value is not None:
             if not isinstance(value, (list, tuple)):
                 example = "[0.2, 0.8]" if what == "scores" else '["fraud", "ok"]'
