@@ -589,15 +589,16 @@ def test_a_csv_logs_nan_probability_leaves_its_prediction_without_probabilities(
         [-math.log(p_a[i] if labels[i] == "a" else 1 - p_a[i]) for i in scored]), rel=1e-12)
 
 
-@pytest.mark.parametrize("log", ["jsonl", "jsonl with a bad line", "parquet of structs",
-                                 "parquet of maps"])
+@pytest.mark.parametrize("log", ["jsonl", "jsonl with a bad line", "jsonl of text and objects",
+                                 "parquet of structs", "parquet of maps"])
 def test_a_nan_in_a_logged_map_of_probabilities_leaves_its_prediction_without_them(
         tmp_path, log):
     """A map of probabilities holding a NaN, in a JSON Lines log (as Python's json writes it)
     or a Parquet log (a struct of every class, as Arrow writes dicts, or a map), is a
     prediction without probabilities, as in a CSV log: a JSON Lines or struct NaN was read as
-    a class the map leaves out, its probability taken as 1 - the other's. Oracle: a plain
-    loop over the rows."""
+    a class the map leaves out, its probability taken as 1 - the other's. So it is in a JSON
+    Lines log whose maps are objects on some lines and JSON text on others (which was refused
+    as a column changing type). Oracle: a plain loop over the rows."""
     n, nan_rows = 24, {0, 5, 13}
     labels = ["a", "b", "a"] * (n // 3)
     pd.DataFrame({"id": range(n), "time": range(n), "label": labels}).to_csv(
@@ -611,6 +612,9 @@ def test_a_nan_in_a_logged_map_of_probabilities_leaves_its_prediction_without_th
                  zip(frame.to_dict("records"), proba)]
         if log == "jsonl with a bad line":  # (read line by line, each value rewritten)
             lines.insert(9, "{oops")
+        if log == "jsonl of text and objects":  # (a service writing JSON text from line 12)
+            lines[12:] = [json.dumps({**row, "proba": json.dumps(p)}) for row, p in
+                          zip(frame.to_dict("records")[12:], proba[12:])]
         (tmp_path / "log.jsonl").write_text("\n".join(lines) + "\n")
         name = "log.jsonl"
     else:

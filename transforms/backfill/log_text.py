@@ -96,7 +96,7 @@ def _parsed_jsonl(block: bytes, first_line: int, bad_rows: list | None,
     """A block of JSON Lines as a table (the `schema` columns of those types, the others
     inferred); lines that are no JSON object left out, into `bad_rows`. Where the block does
     not parse whole, each line is read alone, its NaN and ±Infinity as null but in `maps`,
-    the objects that are maps of probabilities (`_non_finite_as_null`). Raises ArrowInvalid
+    the objects that are maps of probabilities (`_read_alone`). Raises ArrowInvalid
     where the objects do not fit `schema`, or one another."""
     import pyarrow.json as pjson
 
@@ -104,15 +104,15 @@ def _parsed_jsonl(block: bytes, first_line: int, bad_rows: list | None,
     try:
         return pjson.read_json(io.BytesIO(block), parse_options=options)
     except pa.ArrowInvalid:
-        objects, records, dropped, nulled = [], [], 0, 0
+        objects, records, dropped, changed = [], [], 0, 0
         for number, line in enumerate(block.split(b"\n"), first_line):
             text = line.decode("utf-8-sig", "replace").strip()  # (Arrow skips a BOM too)
             record, reason = json_object(text) if text else (None, None)
             if reason is None:
-                if b"NaN" in line or b"Infinity" in line:  # (may be a value: not JSON)
-                    record = _non_finite_as_null(record, maps)
-                    line = json.dumps(record).encode()
-                    nulled += 1
+                alone = _read_alone(record, maps)
+                if alone != record:
+                    record, line = alone, json.dumps(alone).encode()
+                    changed += 1
                 objects.append(line)
                 records.append(record)
                 continue
@@ -122,7 +122,7 @@ def _parsed_jsonl(block: bytes, first_line: int, bad_rows: list | None,
         one_kind = _one_kind_per_field(objects, records)
         if one_kind is not None:
             objects = one_kind
-        elif not dropped and not nulled:
+        elif not dropped and not changed:
             raise  # (every line an object: their values do not fit)
         if not any(line.strip() for line in objects):
             return pa.table({})
@@ -175,27 +175,37 @@ def _one_kind_per_field(lines: list[bytes], records: list) -> list[bytes] | None
             for line, record in zip(lines, records)]
 
 
-def _non_finite_as_null(value, maps: tuple = (), path: str = ""):
-    """A JSON value with NaN and ±Infinity (not JSON, but Python's json writes them, e.g. for a
-    missing value in a pandas column of text) as null: no value, as a number column's NaN is.
-    The objects named (by their path) in `maps` are left as they are: maps of probabilities,
-    whose NaN makes a prediction without probabilities (`struct_as_map`), not a class left out.
+def _read_alone(value, maps: tuple = (), path: str = ""):
+    """A JSON Lines value as a line read alone gives it: NaN and ±Infinity (not JSON, but
+    Python's json writes them, e.g. for a missing value in a pandas column of text) as null,
+    no value, as a number column's NaN is. The objects named (by their path) in `maps`, maps
+    of probabilities, are left as they are (a NaN in one makes a prediction without
+    probabilities, `struct_as_map`, not a class left out), and one written as JSON text (by
+    another service, '{"a": 0.2}') is the object it writes.
 
-    >>> _non_finite_as_null({"y_pred": math.nan, "x": {"a": math.inf, "b": 0.5}})
+    >>> _read_alone({"y_pred": math.nan, "x": {"a": math.inf, "b": 0.5}})
     {'y_pred': None, 'x': {'a': None, 'b': 0.5}}
-    >>> _non_finite_as_null({"out": {"proba": {"a": math.nan}}, "y": math.nan}, ("out.proba",))
+    >>> _read_alone({"out": {"proba": {"a": math.nan}}, "y": math.nan}, ("out.proba",))
     {'out': {'proba': {'a': nan}}, 'y': None}
-    >>> _non_finite_as_null({"proba": math.nan}, ("proba",))
-    {'proba': None}
+    >>> _read_alone({"proba": '{"a": 0.2}', "p": math.nan}, ("proba", "p"))
+    {'proba': {'a': 0.2}, 'p': None}
     """
     if isinstance(value, float) and not math.isfinite(value):
         return None
     if isinstance(value, dict):
-        return {k: v if path + k in maps and isinstance(v, dict)
-                else _non_finite_as_null(v, maps, f"{path}{k}.") for k, v in value.items()}
+        return {k: _map_read_alone(v) if path + k in maps
+                else _read_alone(v, maps, f"{path}{k}.") for k, v in value.items()}
     if isinstance(value, list):
-        return [_non_finite_as_null(v) for v in value]
+        return [_read_alone(v) for v in value]
     return value
+
+
+def _map_read_alone(value):
+    """A map of probabilities as `_read_alone` reads it."""
+    if isinstance(value, str):
+        written = _cell_value(value)
+        return written if written is None or isinstance(written, dict) else value
+    return value if isinstance(value, dict) else _read_alone(value)
 
 
 def _unreadable_jsonl(path: str, error: Exception) -> InputError:
@@ -209,7 +219,7 @@ def stream_jsonl(f, path: str, wanted: list[str] | None, bad_rows: list | None,
     its own, or all its columns (`read(streamed=True)`), each column of the type the first
     block with a value in it gave (`TypesChanged` when a later block does not fit). Nested
     objects are columns named by their path, but those named in `keep` (`flat_table`): maps
-    of probabilities (`_non_finite_as_null`).
+    of probabilities (`_read_alone`).
 
     >>> log = io.BytesIO(b'{"id": "a", "proba": {"x": 0.1}, "ctx": {"c": 1}}\\n'
     ...                  b'{"id": "b", "proba": {"x": 0.2}, "ctx": {"c": 2}}\\n')
