@@ -17,6 +17,7 @@ from pipelines.cli import main
 from pipelines.config import ConfigError, RunConfig
 from pipelines.job import run
 from pipelines.plan import plan
+from pipelines.results import load_results
 from tests.helpers import data, read, read_csv, without_notices
 from transforms.backfill.logs import PredictionLogSpec
 from transforms.errors import DelayedEvalError, InputError, OutputError
@@ -2246,6 +2247,50 @@ def test_a_classifier_on_numbers_with_a_few_odd_texts_says_which(tmp_path, capsy
     pd.DataFrame({"x": x, "label": codes}).to_csv(tmp_path / "codes.csv", index=False)
     assert main(["run", "--stream", str(tmp_path / "codes.csv"), "--model", "gaussian-nb",
                  "--delay", "20", *out]) == 0
+
+
+def test_a_regression_label_column_with_an_odd_text_past_its_first_rows(tmp_path):
+    """One '#VALUE!' at row 1 500 of a CSV file makes the whole column text, so every label
+    reached the regressor as text: the run stopped at the first instance ('learn_one raised
+    TypeError'); in JSON Lines, at that instance. Now the labels are their numbers and the
+    odd one is a dead letter (file, row, field, reason), its instance waiting, as with the
+    cell empty. Oracles: the run of the file with that cell empty; a backfill's MAE by a
+    plain loop."""
+    rng = np.random.default_rng(4)
+    n, odd = 2000, 1500
+    x = rng.normal(size=n)
+    y = np.round(2 * x + rng.normal(scale=0.3, size=n), 3)
+    frame = pd.DataFrame({"id": range(n), "time": range(n), "x": x, "label": y.astype(object)})
+    frame.loc[odd, "label"] = "#VALUE!"
+    frame.to_csv(tmp_path / "odd.csv", index=False)
+    frame.assign(label=lambda f: f["label"].where(f.index != odd)).to_csv(
+        tmp_path / "empty.csv", index=False)
+    (tmp_path / "odd.jsonl").write_text("".join(
+        json.dumps(r) + "\n" for r in frame.to_dict("records")))
+    summaries = {}
+    for name in ("odd.csv", "odd.jsonl", "empty.csv"):
+        out = tmp_path / name.replace(".", "_")
+        assert main(["run", "--stream", f"s={tmp_path / name}", "--model", "linear-regression",
+                     "--delay", "20", "--out", str(out), "--runner", "direct", "--quiet"]) == 0
+        summaries[name] = load_results(str(out)).drop(columns="run_id")
+        dead = [json.loads(line) for line in open(out / "dead_letters.jsonl")]
+        if name != "empty.csv":
+            assert [(d["file"], d["row"], d["field"], d["reason"]) for d in dead] == [
+                (str(tmp_path / name), odd + 1, "label", "label '#VALUE!' is not a number: a "
+                 "regression's labels are numbers")]
+    pd.testing.assert_frame_equal(summaries["odd.csv"], summaries["empty.csv"])
+    pd.testing.assert_frame_equal(summaries["odd.jsonl"], summaries["empty.csv"])
+    prediction = np.round(2 * x, 3)
+    pd.DataFrame({"id": range(n), "t": np.arange(n) + 0.5, "y_pred": prediction}).to_csv(
+        tmp_path / "log.csv", index=False)
+    assert main(["backfill", "--stream", f"s={tmp_path / 'odd.csv'}", "--predictions",
+                 str(tmp_path / "log.csv"), "--delay", "3s", "--out", str(tmp_path / "b"),
+                 "--runner", "direct", "--quiet"]) == 0
+    mae = load_results(str(tmp_path / "b")).query(
+        "category == 'initial' and metric == 'mae' and window == 'cumulative'").iloc[0]
+    scored = np.arange(n) != odd
+    assert mae["n"] == n - 1
+    assert mae["value"] == pytest.approx(np.mean(np.abs(y - prediction)[scored]), rel=1e-12)
 
 
 def test_backfill_of_class_predictions_as_regression_is_refused(tmp_path, capsys):

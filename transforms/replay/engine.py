@@ -35,6 +35,7 @@ from transforms.records import T as TIME
 from transforms.replay.predictions import PredictionLog
 from transforms.replay.protocols import Holdout
 from transforms.replay.repredict import PendingRows, RepredictPolicy
+from transforms.streams.rows import written_as
 from transforms.vocabulary import FINAL, INITIAL, REPREDICTION
 
 # instances/updates/labels: events seen; labelled: labels that met their pending instance (one
@@ -64,6 +65,17 @@ FAILED_ON = "failed_on"
 SET_ASIDE_NOT_FOUND = "set_aside_not_found"
 # The reason of the label of an instance set aside because the model failed on it.
 LEFT_WITH_ITS_INSTANCE = "dead-lettered because the model failed on it"
+
+
+def _number_labelled(ev: tuple) -> tuple:
+    """A regressor's label event with its label text as the number it reads as: a column of
+    numbers that holds one text ('#VALUE!' in a CSV file) is read as text throughout. Text
+    that reads as no number stays, for `_label_refused` to set aside.
+
+    >>> _number_labelled((1.0, 2, 3, "label", "a", None, " 2.5"))[-1]
+    2.5
+    """
+    return (*ev[:Y], written_as(ev[Y], False), *ev[Y + 1:])
 
 
 def is_model_failure(dead_letter: dict) -> bool:
@@ -479,6 +491,8 @@ class ReplayEngine:
         for i, ev in enumerate(batch, start=1):
             if timers and timers[0][0] <= ev[TIME]:
                 self._repredict_timed(ev[TIME], out)
+            if type(ev[Y]) is str and not self.classification:
+                ev = _number_labelled(ev)
             handlers[ev[KIND]](ev, out)
             if heartbeat is not None and i % HEARTBEAT == 0:
                 heartbeat(out.counts)
@@ -780,7 +794,8 @@ class ReplayEngine:
 
     def _label_refused(self, ev, out: DrainResult) -> bool:
         """Whether the label leaves as a dead letter: its instance was refused or set aside,
-        or its class is not a declared one."""
+        its class is not a declared one, or it is text that reads as no number ('n/a' among a
+        stream's numbers) for a regressor to learn."""
         key, y = ev[ID], ev[Y]
         if (key, ev[SEQ]) in self.refused_labels:
             self.refused_labels.discard((key, ev[SEQ]))
@@ -797,6 +812,11 @@ class ReplayEngine:
             out.counts["refused_labels"] += 1
             self._reject(out, f"label {y!r} is not one of the declared classes {self.classes}",
                          "label", ev)
+            return True
+        if not self.classification and isinstance(y, str):
+            out.counts["refused_labels"] += 1
+            self._reject(out, f"label {y!r} is not a number: a regression's labels are "
+                              f"numbers", "label", ev)
             return True
         return False
 
