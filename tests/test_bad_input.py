@@ -2293,6 +2293,33 @@ def test_a_regression_label_column_with_an_odd_text_past_its_first_rows(tmp_path
     assert mae["value"] == pytest.approx(np.mean(np.abs(y - prediction)[scored]), rel=1e-12)
 
 
+@pytest.mark.parametrize("suffix", ["parquet", "jsonl"])
+def test_regression_labels_written_as_text_are_their_numbers(tmp_path, suffix):
+    """A Parquet or JSON Lines file whose targets are text ('2.189', and '' for none: a frame
+    of strings, as a database export gives it) was taken for class labels: a regressor was
+    refused ("stream s has class labels"), and a '' among the first labels was named as an odd
+    label. It scores as the file of the numbers (None for none) does."""
+    rng = np.random.default_rng(5)
+    n = 300
+    x = rng.normal(size=n)
+    y = np.round(2 * x + rng.normal(scale=0.3, size=n), 3).tolist()
+    y[7] = None
+    numbers = pd.DataFrame({"id": range(n), "time": range(n), "x": x, "label": y})
+    text = numbers.assign(label=["" if v is None else str(v) for v in y])
+    for name, frame in (("numbers", numbers), ("text", text)):
+        path = tmp_path / f"{name}.{suffix}"
+        if suffix == "parquet":
+            frame.to_parquet(path)
+        else:
+            path.write_text("".join(json.dumps(r) + "\n" for r in frame.to_dict("records")))
+        assert main(["run", "--stream", f"s={path}", "--model", "linear-regression",
+                     "--delay", "20", "--out", str(tmp_path / name), "--runner", "direct",
+                     "--quiet"]) == 0
+    pd.testing.assert_frame_equal(load_results(str(tmp_path / "text")).drop(columns="run_id"),
+                                  load_results(str(tmp_path / "numbers")).drop(
+                                      columns="run_id"))
+
+
 def test_backfill_of_class_predictions_as_regression_is_refused(tmp_path, capsys):
     log = tmp_path / "log.csv"
     pd.DataFrame({"id": range(10), "t": range(10), "model": "m", "y_pred": True}) \

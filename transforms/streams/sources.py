@@ -211,11 +211,20 @@ def _check_not_an_empty_directory(pattern: str, files: list) -> None:
 def kind_of_labels(labels: list) -> str | None:
     """'classes', 'numbers' or None (see `StreamSpec.label_kind`).
 
+    Text that all reads as numbers with fractions is numbers (a Parquet or JSON Lines column
+    of them written as text):
+
     >>> kind_of_labels(["a", "b"]), kind_of_labels([1.5, 2.0]), kind_of_labels([0, 1])
     ('classes', 'numbers', None)
+    >>> kind_of_labels(["2.25", "-1"]), kind_of_labels(["2.25", "n/a"]), kind_of_labels(["1"])
+    ('numbers', 'classes', 'classes')
     """
     if not labels:
         return None
+    if all(isinstance(y, str) for y in labels):
+        numbers = [written_as(y, False) for y in labels]
+        return "numbers" if all(type(y) in (int, float) for y in numbers) and any(
+            isinstance(y, float) and not y.is_integer() for y in numbers) else "classes"
     if all(isinstance(y, (str, bool, np.bool_)) for y in labels):
         return "classes"
     numbers = [float(y) for y in labels if isinstance(y, (int, float, np.number))
@@ -674,7 +683,9 @@ or start the evaluation later with --from
             head = head_of(files[0], fmt_of(files[0], self.format), csv_options(o), rows) \
                 if files else pd.DataFrame()
             values = head[column].dropna().tolist() if column in head.columns else []
-            values = [v for v in values if not isinstance(v, COLLECTIONS)]  # (dead letters)
+            # (a collection is a dead letter; an empty text label a missing one, as read)
+            values = [v for v in values if not isinstance(v, COLLECTIONS)
+                      and not (isinstance(v, str) and not v.strip())]
         if feature is None:  # as the replay reads them: 1, not 1.0 (a column with a gap, ARFF)
             checks = Checks(self)
             values = [checks.as_stream_label(v) for v in values]
