@@ -373,6 +373,10 @@ def json_text_as_map(column: pa.Array, ids: pa.Array | None, path: str) -> pa.Ma
     Traceback (most recent call last):
     ...
     transforms.errors.InputError: p.csv: prediction a1: proba '0.7' is not a JSON object ...
+    >>> json_text_as_map(pa.array(["oops"]), pa.array(["a2"]), "p.csv")
+    Traceback (most recent call last):
+    ...
+    transforms.errors.InputError: p.csv: prediction a2: proba 'oops' is not a JSON object ...
     """
     offsets, keys, values, missing = [0], [], [], []
     for row, text in enumerate(column.to_pylist()):
@@ -399,12 +403,18 @@ def json_text_as_map(column: pa.Array, ids: pa.Array | None, path: str) -> pa.Ma
 def _cell_value(text: str | None):
     """A log cell's value (`written_value`); None for an empty cell, or text naming none
     (null, None, NaN: as Python's json writes a missing value, and pandas' `to_csv` with an
-    `na_rep`).
+    `na_rep`); text that is no value stays text, for the caller to name.
 
     >>> _cell_value(" "), _cell_value("NaN"), _cell_value("None"), _cell_value('{"a": 0.5}')
     (None, None, None, {'a': 0.5})
+    >>> _cell_value("oops")
+    'oops'
     """
-    value = written_value(text) if text is not None and text.strip() else None
+    if text is None or not text.strip():
+        return None
+    value = written_value(text)
+    if value is None and text.strip() not in ("null", "None"):
+        return text
     return None if isinstance(value, float) and math.isnan(value) else value
 
 
