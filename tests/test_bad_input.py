@@ -2218,9 +2218,9 @@ def test_a_regression_label_column_with_a_few_odd_texts_says_which(tmp_path, cap
 
 def test_a_classifier_on_numbers_with_a_few_odd_texts_says_which(tmp_path, capsys):
     """A regression file with one '#VALUE!' cell (a spreadsheet's) is read as class labels:
-    a classifier, or a backfill of its log, ran with each number its own class (300 classes,
-    accuracy ~0) without a word, where the cell alone made it so. Whole numbers with an odd
-    text are class codes and stay a classification stream."""
+    a classifier, or a backfill of its log, ran with each number a class of its own without
+    a word, where the cell alone made it so. Whole numbers with an odd text are class codes
+    and stay a classification stream."""
     rng = np.random.default_rng(1)
     x = rng.normal(size=300)
     y = np.array([f"{v:.3f}" for v in 2 * x + rng.normal(size=300)], dtype=object)
