@@ -103,8 +103,8 @@ def _parsed_jsonl(block: bytes, first_line: int, bad_rows: list | None,
     options = pjson.ParseOptions(explicit_schema=schema, unexpected_field_behavior="infer")
     try:
         return pjson.read_json(io.BytesIO(block), parse_options=options)
-    except pa.ArrowInvalid:
-        objects, records, dropped, changed = [], [], 0, 0
+    except pa.ArrowInvalid as error:
+        objects, records, numbers, dropped, changed = [], [], [], 0, 0
         for number, line in enumerate(block.split(b"\n"), first_line):
             text = line.decode("utf-8-sig", "replace").strip()  # (Arrow skips a BOM too)
             record, reason = json_object(text) if text else (None, None)
@@ -115,6 +115,8 @@ def _parsed_jsonl(block: bytes, first_line: int, bad_rows: list | None,
                     changed += 1
                 objects.append(line)
                 records.append(record)
+                if record is not None:
+                    numbers.append(number)
                 continue
             dropped += 1
             if bad_rows is not None:
@@ -123,10 +125,32 @@ def _parsed_jsonl(block: bytes, first_line: int, bad_rows: list | None,
         if one_kind is not None:
             objects = one_kind
         elif not dropped and not changed:
-            raise  # (every line an object: their values do not fit)
+            raise _on_its_line(error, numbers) from None  # (their values do not fit)
         if not any(line.strip() for line in objects):
             return pa.table({})
-    return pjson.read_json(io.BytesIO(b"\n".join(objects)), parse_options=options)
+        try:
+            return pjson.read_json(io.BytesIO(b"\n".join(objects)), parse_options=options)
+        except pa.ArrowInvalid as still:
+            raise _on_its_line(still, numbers) from None
+
+
+# How Arrow names where a JSON Lines block does not fit: its N-th object, blank lines skipped.
+_ARROW_ROW = re.compile(r" in row (\d+)")
+
+
+def _on_its_line(error: pa.ArrowInvalid, lines: list[int]) -> pa.ArrowInvalid:
+    """Arrow's error naming a block's object by its number ("in row 2", from 0) naming the
+    object's line in the file instead (`lines`: each object's line number).
+
+    >>> str(_on_its_line(pa.ArrowInvalid("Column(/t) changed from number to string in row 1"),
+    ...                  [1, 3, 4]))
+    'Column(/t) changed from number to string on line 3'
+    """
+    found = _ARROW_ROW.search(str(error))
+    if found is None or int(found.group(1)) >= len(lines):
+        return error
+    return pa.ArrowInvalid(_ARROW_ROW.sub(f" on line {lines[int(found.group(1))]}", str(error),
+                                          count=1))
 
 
 def _one_kind_per_field(lines: list[bytes], records: list) -> list[bytes] | None:
