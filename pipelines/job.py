@@ -34,7 +34,8 @@ from pipelines.maturity import (format_maturity, maturity_manifest, maturity_tab
 from pipelines.plan import plan
 from pipelines.notices import (format_alike_classes, format_delay_changes, format_diverged,
                                format_foreign_predictions, format_log_notices,
-                               format_one_time_window, format_partly_scored, format_set_aside,
+                               format_odd_classes, format_one_time_window,
+                               format_partly_scored, format_set_aside,
                                format_set_asides_of_run, format_uncompared,
                                format_unfixed_hash_seed, format_unknown_positive,
                                format_unanswered, format_unpredicted,
@@ -249,7 +250,8 @@ def _notices(pl, summary: pd.DataFrame, counts: dict, dead_letters: list, record
     """What the command says after a run's table about its data and what may mislead: rows set
     aside, a log that does not fit the run, instances never predicted or re-predicted, scores
     that diverged, a positive class no label has, predictions of unknown classes, models not
-    compared, classes that look alike, an unfixed hash seed. Each is also in the manifest."""
+    compared, classes that look alike, text classes of a few labels among numbers, an unfixed
+    hash seed. Each is also in the manifest or the summary."""
     delay_changes = format_delay_changes(pl.log.recorded_delays(pl.time_range), {
         s.name: pl.label_delay(s) for s in pl.streams}) if pl.backfill else ""
     return [notice for notice in [
@@ -271,6 +273,7 @@ def _notices(pl, summary: pd.DataFrame, counts: dict, dead_letters: list, record
         format_foreign_predictions(summary, pl.backfill),
         format_uncompared(summary, pl.tasks),
         format_alike_classes(record.get("alike_classes", {}), pl.backfill),
+        format_odd_classes(summary),
         # (A backfill runs no model: its numbers do not depend on the hash seed.)
         "" if pl.backfill else
         format_unfixed_hash_seed(record["python_hash_seed"], counts["classes"])] if notice]

@@ -5,6 +5,7 @@ unfixed."""
 
 from __future__ import annotations
 
+import json
 import math
 
 import pandas as pd
@@ -243,6 +244,51 @@ def format_foreign_predictions(summary: pd.DataFrame, backfill: bool) -> str:
                      f"({_some(labels)}), so each is scored wrong: {fix} the labels' "
                      f"classes, written as the labels write them")
     return "\n".join(lines)
+
+
+def format_odd_classes(summary: pd.DataFrame) -> str:
+    """A line per stream whose classes are numbers but for text classes of a few labels (at
+    most 1 in 100; '#VALUE!', '?': a gap as a spreadsheet or an export writes it): each is
+    counted as a class of its own, which the measures do not show; or ''.
+
+    >>> summary = pd.DataFrame({"stream": "s", "segment": None, "category": "initial",
+    ...                         "window": "cumulative", "metric": "confusion", "model": "m",
+    ...                         "class": ["0", "0", "1", "#VALUE!"],
+    ...                         "predicted": ["0", "1", "1", "1"],
+    ...                         "value": [1500.0, 20.0, 1478.0, 2.0]})
+    >>> print(format_odd_classes(summary))  # doctest: +NORMALIZE_WHITESPACE
+    s: class '#VALUE!' (2 of its 3,000 labels) is text among classes that are numbers ('0',
+    '1'): it is counted as a class of its own; if it means no label, name it with the
+    stream option {"na_values": ["#VALUE!"]}
+    """
+    whole = whole_streams(summary)
+    cells = whole[(whole["metric"] == "confusion") & (whole["category"] == "initial")
+                  & (whole["window"] == "cumulative")]
+    lines = []
+    for stream, rows in cells.groupby("stream", sort=False):
+        rows = rows[rows["model"] == rows["model"].iloc[0]]  # (every model has the labels)
+        labels = rows.groupby(rows["class"].astype(str), sort=False)["value"].sum()
+        numbers = [c for c in labels.index if _is_number(c)]
+        odd = [c for c in labels.index if not _is_number(c)]
+        few = labels[odd].sum() if odd else 0
+        if len(numbers) >= 2 and odd and few <= labels.sum() / 100:
+            one = len(odd) == 1
+            lines.append(f"{stream}: class{'' if one else 'es'} {_some(odd)} ({int(few):,} of "
+                         f"its {int(labels.sum()):,} labels) {'is' if one else 'are'} text "
+                         f"among classes that are numbers ({_some(numbers)}): "
+                         f"{'it is' if one else 'each is'} counted as a class of its own; if "
+                         f"{'it means' if one else 'they mean'} no label, name "
+                         f"{'it' if one else 'them'} with the stream option "
+                         f"{json.dumps({'na_values': odd})}")
+    return "\n".join(lines)
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _some(classes: list[str]) -> str:

@@ -23,7 +23,7 @@ from pipelines.figures import Figure, figures, save_figure
 from pipelines.files import local_copy, names_below
 from pipelines.maturity import format_maturity
 from pipelines.notices import (format_alike_classes, format_diverged, format_foreign_predictions,
-                               format_log_notices, format_one_time_window,
+                               format_log_notices, format_odd_classes, format_one_time_window,
                                format_set_asides_of_run, format_unheld,
                                format_unrepredicted)
 from pipelines.results import record_outputs, refuse_unlisted
@@ -177,6 +177,7 @@ def _render_html(run: RunFiles, made: list[Figure], notes: list[str]) -> str:
     facts += [("time window", line) for line in format_one_time_window(run.summary).splitlines()]
     facts += [("no label's class", line) for line in format_foreign_predictions(
         run.summary, m.get("replay") == "backfill").splitlines()]
+    facts += [("odd class", line) for line in format_odd_classes(run.summary).splitlines()]
     if m.get("replay") != "backfill" and m.get("repredict") not in (None, "none"):
         facts += [("not re-predicted", line) for line in format_unrepredicted(
             m.get("counts", []), m["repredict"]).splitlines()]

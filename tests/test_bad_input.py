@@ -2249,6 +2249,37 @@ def test_a_classifier_on_numbers_with_a_few_odd_texts_says_which(tmp_path, capsy
                  "--delay", "20", *out]) == 0
 
 
+def test_a_text_class_of_a_few_labels_among_number_classes_is_named(tmp_path, capsys):
+    """Class codes 0 and 1 with one '#VALUE!' past the first rows: the column is text, and
+    '#VALUE!' a third class (the binary measures of class 1 gone from the table) without a
+    word. A notice names it and the option that makes it missing; with that option the run
+    has the classes 0 and 1 and no notice. Text classes of a rare label are no such case."""
+    rng = np.random.default_rng(6)
+    n = 3000
+    x = rng.normal(size=n)
+    codes = (x + rng.normal(scale=0.5, size=n) > 0).astype(int).astype(object)
+    codes[2000] = "#VALUE!"
+    pd.DataFrame({"x": x, "label": codes}).to_csv(tmp_path / "codes.csv", index=False)
+    words = np.where(codes == 1, "fraud", "ok").astype(object)
+    words[2000] = "chargeback"
+    pd.DataFrame({"x": x, "label": words}).to_csv(tmp_path / "words.csv", index=False)
+
+    def notices(spec):
+        assert main(["run", "--stream", spec, "--model", "gaussian-nb", "--delay", "20",
+                     "--out", str(tmp_path / "o"), "--runner", "direct", "--quiet"]) == 0
+        manifest = json.loads((tmp_path / "o" / "manifest.json").read_text())
+        return ([line for line in capsys.readouterr().err.splitlines() if "text among" in line],
+                next(iter(manifest["classes"].values())))
+
+    assert notices(str(tmp_path / "codes.csv")) == (
+        ["delayed-eval: notice: codes: class '#VALUE!' (1 of its 2,980 labels) is text among "
+         "classes that are numbers ('1', '0'): it is counted as a class of its own; if it "
+         'means no label, name it with the stream option {"na_values": ["#VALUE!"]}'],
+        ["1", "0", "#VALUE!"])
+    assert notices(f'{tmp_path / "codes.csv"}{{"na_values": ["#VALUE!"]}}') == ([], [1, 0])
+    assert notices(str(tmp_path / "words.csv"))[0] == []
+
+
 def test_a_regression_label_column_with_an_odd_text_past_its_first_rows(tmp_path):
     """One '#VALUE!' at row 1 500 of a CSV file makes the whole column text, so every label
     reached the regressor as text: the run stopped at the first instance ('learn_one raised
