@@ -523,8 +523,14 @@ class _ReprLiterals(ast.NodeTransformer):
 
 
 def _row_named(ids: pa.Array | None, row: int) -> str:
-    """How a message names a log's row: by its prediction's id where the log has ids."""
-    return f"prediction {ids[row].as_py()}" if ids is not None else f"row {row + 1}"
+    """How a message names a log's row: by its prediction's id where it has one.
+
+    >>> _row_named(pa.array(["a7", ""]), 0), _row_named(pa.array(["a7", ""]), 1)
+    ('prediction a7', 'row 2')
+    """
+    given = None if ids is None else ids[row].as_py()
+    return f"row {row + 1}" if given is None or not str(given).strip() \
+        else f"prediction {given}"
 
 
 def json_text_as_lists(column: pa.Array, ids: pa.Array | None, path: str, name: str,
