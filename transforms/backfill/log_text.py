@@ -523,13 +523,15 @@ class _ReprLiterals(ast.NodeTransformer):
 
 
 def _row_named(ids: pa.Array | None, row: int) -> str:
-    """How a message names a log's row: by its prediction's id where it has one.
+    """How a message names a log's row: by its prediction's id where the log has ids.
 
     >>> _row_named(pa.array(["a7", ""]), 0), _row_named(pa.array(["a7", ""]), 1)
-    ('prediction a7', 'row 2')
+    ('prediction a7', 'a prediction with an empty id')
     """
-    given = None if ids is None else ids[row].as_py()
-    return f"row {row + 1}" if given is None or not str(given).strip() \
+    if ids is None:
+        return f"row {row + 1}"
+    given = ids[row].as_py()
+    return "a prediction with an empty id" if given is None or not str(given).strip() \
         else f"prediction {given}"
 
 
