@@ -177,7 +177,7 @@ def replay_initial(model, xs, ys, delay):
     events = [event(t, RANK_INSTANCE, 2 * t, INSTANCE, t, x) for t, x in enumerate(xs)]
     events += [event(t + delay, RANK_LABEL, 2 * t + 1, LABEL, t, None, y)
                for t, y in enumerate(ys)]
-    engine = ReplayEngine(ModelSpec.parse(model), "m")
+    engine = ReplayEngine(ModelSpec.parse(model), "m", final=False)
     out = engine.drain(events)
     initial = {o.id: o.initial for o in out.outcomes}
     return [None if initial[t] is None else engine.classes[initial[t]] for t in range(len(ys))]

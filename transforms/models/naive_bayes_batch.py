@@ -375,6 +375,8 @@ def predict_with_proba(model):
     if not isinstance(model, Classifier) or not hasattr(model, "predict_proba_one") or \
             kind.predict_proba_one is Classifier.predict_proba_one:
         return None
+    if hasattr(model, "class_and_proba"):  # (the temporal wrappers)
+        return model.class_and_proba
     if kind is loaded("river.naive_bayes.GaussianNB"):
         return ManyClassesGaussianNB(model)
     if _predicts_as_base_nb(model):

@@ -96,6 +96,20 @@ class _LabelAware(base.Wrapper, base.Classifier):
     def _context(self):
         raise NotImplementedError
 
+    def class_and_proba(self, x) -> tuple:
+        """(`predict_one(x)`, `predict_proba_one(x)`) from one prediction of the wrapped model
+        (a replay asks for both at each arrival).
+
+        >>> m = TemporalCorrection("gaussian-nb")
+        >>> for x, y in [({"a": 0.0}, "u"), ({"a": 1.0}, "v"), ({"a": 0.9}, "v")]:
+        ...     m.learn_one(x, y)
+        >>> m.class_and_proba({"a": 0.2}) == (m.predict_one({"a": 0.2}),
+        ...                                   m.predict_proba_one({"a": 0.2}))
+        True
+        """
+        proba = self.predict_proba_one(x)
+        return _best(proba), proba
+
     def instance_arrived(self, key) -> None:
         self._contexts[key] = self._context()
 
@@ -382,3 +396,8 @@ class TemporallyAugmented(_LabelAware):
 
     def predict_one(self, x):
         return self._predict(x) if self.uses_labels else self._predict_alone(x)
+
+    def class_and_proba(self, x) -> tuple:
+        if self.nominal:  # (the class is the most probable one)
+            return super().class_and_proba(x)
+        return self.predict_one(x), self.predict_proba_one(x)
