@@ -12,6 +12,7 @@ import pandas as pd
 
 from pipelines.results import whole_streams
 from transforms.replay.protocols import Holdout, comparable_pairs
+from transforms.streams.rows import number_in
 from transforms.vocabulary import pair_name
 
 
@@ -268,8 +269,8 @@ def format_odd_classes(summary: pd.DataFrame) -> str:
     for stream, rows in cells.groupby("stream", sort=False):
         rows = rows[rows["model"] == rows["model"].iloc[0]]  # (every model has the labels)
         labels = rows.groupby(rows["class"].astype(str), sort=False)["value"].sum()
-        numbers = [c for c in labels.index if _is_number(c)]
-        odd = [c for c in labels.index if not _is_number(c)]
+        numbers = [c for c in labels.index if number_in(c) is not None]
+        odd = [c for c in labels.index if number_in(c) is None]
         few = labels[odd].sum() if odd else 0
         if len(numbers) >= 2 and odd and few <= labels.sum() / 100:
             one = len(odd) == 1
@@ -281,14 +282,6 @@ def format_odd_classes(summary: pd.DataFrame) -> str:
                          f"{'it' if one else 'them'} with the stream option "
                          f"{json.dumps({'na_values': odd})}")
     return "\n".join(lines)
-
-
-def _is_number(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
 
 
 def _some(classes: list[str]) -> str:

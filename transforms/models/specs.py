@@ -34,6 +34,7 @@ from river import base
 from metrics.exact import ExactSum
 from transforms.errors import ConfigError
 from transforms.specs import named_specs, plain_value, split_options
+from transforms.streams.rows import number_in
 
 
 class ModelSpecError(ConfigError):
@@ -1065,14 +1066,15 @@ def check_tasks(streams: list, tasks: dict) -> None:
 use a classifier (or, in a backfill, leave out --task regression); this run's streams mix class \
 labels and numbers: evaluate each kind in a run of its own
     """
-    kinds = {s.name: s.label_kind() for s in streams}
+    first = {s.name: s.first_values() for s in streams if s.kind == "file"}
+    kinds = {s.name: s.label_kind(first.get(s.name)) for s in streams}
     # (every model runs on every stream of a run: streams of both kinds need a run each)
     mixed = "; this run's streams mix class labels and numbers: evaluate each kind in a " \
         "run of its own" if {"classes", "numbers"} <= set(kinds.values()) else ""
     for s in streams:
         kind = kinds[s.name]
         # A file's labels read as text for a few cells that are no numbers ('?', '#VALUE!').
-        labels = s.first_values() if kind == "classes" and s.kind == "file" else []
+        labels = first[s.name] if kind == "classes" and s.kind == "file" else []
         odd = _not_numbers(labels)
         for model, task in tasks.items():
             if odd and (task == "regression" or _with_fractions(labels)):
@@ -1101,14 +1103,8 @@ def _with_fractions(labels: list) -> bool:
     >>> _with_fractions(["1.5", "?"]), _with_fractions(["0", "1", "?", 2.0])
     (True, False)
     """
-    for label in labels:
-        try:
-            number = float(label)
-        except (TypeError, ValueError):
-            continue
-        if math.isfinite(number) and not number.is_integer():
-            return True
-    return False
+    numbers = [number_in(label) for label in labels]
+    return any(n is not None and math.isfinite(n) and not n.is_integer() for n in numbers)
 
 
 def _not_numbers(labels: list) -> list[str]:
@@ -1120,10 +1116,5 @@ def _not_numbers(labels: list) -> list[str]:
     >>> _not_numbers(["fraud", "ok", "1.5"])
     []
     """
-    odd = []
-    for label in labels:
-        try:
-            float(label)
-        except (TypeError, ValueError):
-            odd.append(str(label))
+    odd = [str(label) for label in labels if number_in(label) is None]
     return list(dict.fromkeys(odd)) if 0 < len(odd) <= len(labels) / 10 else []

@@ -59,6 +59,18 @@ def written_as(value, text: bool):
     return number if math.isfinite(number) else value
 
 
+def number_in(value) -> float | None:
+    """The number `value` is, or its text spells (as `float` reads it), else None.
+
+    >>> number_in("1.5"), number_in(" 2 "), number_in(3), number_in("#VALUE!"), number_in(None)
+    (1.5, 2.0, 3.0, None, None)
+    """
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return None
+
+
 def whole_as_int(value):
     """A whole float as the integer it is (a column of integers with a gap is read as floats:
     its classes are 1 and 0, as the file writes them, not 1.0 and 0.0); anything else as it is.

@@ -634,11 +634,12 @@ or start the evaluation later with --from
             return 0
         return math.ceil(d.high if d.high is not None else d.value)
 
-    def label_kind(self) -> str | None:
+    def label_kind(self, first: list | None = None) -> str | None:
         """What the stream's first labels are: 'classes' (text or true/false, or declared
         classes), 'numbers' (numbers with a fraction), or None when they cannot tell (whole
         numbers are class codes or counts alike; no label among the first rows). A river
-        dataset's are what river says (`generators.dataset_label_kind`).
+        dataset's are what river says (`generators.dataset_label_kind`). `first`: its
+        `first_values()`, if they were read already.
 
         >>> StreamSpec.parse('synth:Friedman{"n": 50}').label_kind()
         'numbers'
@@ -651,7 +652,7 @@ or start the evaluation later with --from
             from transforms.streams.generators import dataset_label_kind
 
             return dataset_label_kind(self) or kind_of_labels(self.first_values())
-        return kind_of_labels(self.first_values())
+        return kind_of_labels(self.first_values() if first is None else first)
 
     def first_values(self, feature: str | None = None, rows: int = 1000) -> list:
         """The values of the first `rows` rows' label, as the replay reads them (or of an
