@@ -29,7 +29,7 @@ def test_weights_are_poisson_one_and_a_function_of_the_label_number_alone():
     assert (poisson_weights(shuffled, 50) == w[shuffled - 1]).all()
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")  # (computed once per test process)
 def waveform_run(tmp_path_factory):
     folder = tmp_path_factory.mktemp("boot")
     path, labels = waveform_csv(folder, N, seed=8)

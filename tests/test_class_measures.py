@@ -42,7 +42,7 @@ SKLEARN = {
 }
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")  # (computed once per test process)
 def waveform_run(tmp_path_factory):
     """A 3-class stream written to CSV, run with a fixed label delay, its results read back."""
     folder = tmp_path_factory.mktemp("waveform")

@@ -84,7 +84,7 @@ def our_curves(folder, stream: str, models: list, delay: int, **options) -> pd.D
     return curves[curves["segment"].isna() & curves["bin"].isna()]
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")  # (computed once per test process)
 def runs(tmp_path_factory):
     """(our curves, MOA's tables by (model, category, view)), computed once."""
     jar = moa_jar()

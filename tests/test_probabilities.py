@@ -304,7 +304,7 @@ def test_majority_gives_the_prior_as_river_and_moa_do():
     assert 1 < log_loss.get() < 1.2
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")  # (computed once per test process)
 def waveform_run(tmp_path_factory):
     """A 3-class stream written to CSV, run with a fixed label delay, its results read back."""
     folder = tmp_path_factory.mktemp("waveform")

@@ -112,7 +112,7 @@ def test_rank_json_is_strict_json(tmp_path):
     assert result["friedman"]["p_f"] == 1.0 and result["groups"] == [["a", "b", "c"]]
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")  # (computed once per test process)
 def runs(tmp_path_factory):
     out = tmp_path_factory.mktemp("rank")
     streams = [f's{i}=synth:SEA{{"n": 600, "seed": {i}, "noise": 0.1}}' for i in range(5)]

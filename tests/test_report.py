@@ -21,7 +21,7 @@ FIGURES = {"initial_final", "binned", "weights", "intermediate", "forgetting", "
 STREAM = 'sea=synth:SEA{"n": 1500, "seed": 3, "drift": [{"at": 750, "width": 1, "variant": 2}]}'
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")  # (computed once per test process)
 def finished_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("report")
     summary = evaluate([STREAM], ["no-change", "gaussian-nb", "hoeffding-tree"], delay="50",

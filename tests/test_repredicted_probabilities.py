@@ -117,7 +117,7 @@ def test_a_bins_probabilities_follow_the_bin_rule_class_by_class(model):
 N, DELAY, K, BINS, WINDOW = 600, 40, 4, 5, 200
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")  # (computed once per test process)
 def binned_run(tmp_path_factory):
     folder = tmp_path_factory.mktemp("waveform")
     path, labels = waveform_csv(folder, N, seed=5)

@@ -25,7 +25,7 @@ def _results(tmp_path, runner, beam_args=()):
     return (out / "summary.csv").read_text(), (out / "predictions.parquet").read_bytes()
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")  # (computed once per test process)
 def in_memory(tmp_path_factory):
     return _results(tmp_path_factory.mktemp("direct"), "direct")
 
@@ -44,9 +44,9 @@ def test_every_runner_gives_the_identical_summary(tmp_path, in_memory, runner, b
 
 def test_the_command_gives_the_same_numbers_in_every_process(tmp_path):
     """Python salts the hashes of text anew in each process, and river's adaptive tree and kNN
-    break a tie between classes in the order of a set of them: on classes named by text, runs
-    of the command (a process each, one with worker processes) give the same predictions, with
-    the hash seed the manifest names."""
+    break a tie between classes in the order of a set of them: on classes named by text, two
+    runs of the command (a process each, the second with worker processes) give the same
+    predictions, with the hash seed the manifest names."""
     import itertools
     import subprocess
     import sys
@@ -58,7 +58,7 @@ def test_the_command_gives_the_same_numbers_in_every_process(tmp_path):
                   for i, (x, y) in enumerate(data)]).to_csv(tmp_path / "led.csv", index=False)
     env = {k: v for k, v in os.environ.items() if k != "PYTHONHASHSEED"}
     logs = []
-    for i, runner in enumerate(["direct", "direct", "direct-mp"]):
+    for i, runner in enumerate(["direct", "direct-mp"]):
         out = tmp_path / f"out{i}"
         subprocess.run([sys.executable, "-m", "pipelines.cli", "run",
                         "--stream", str(tmp_path / "led.csv"), "--model", "knn",
@@ -69,7 +69,6 @@ def test_the_command_gives_the_same_numbers_in_every_process(tmp_path):
         logs.append(pd.read_parquet(out / "predictions.parquet"))
     assert len(logs[0]) > 2000
     pd.testing.assert_frame_equal(logs[0], logs[1])
-    pd.testing.assert_frame_equal(logs[0], logs[2])
 
 
 def _text_classes(path) -> None:

@@ -40,7 +40,7 @@ def evaluate(folder, name: str, segments=(), **options) -> str:
     return out
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")  # (computed once per test process)
 def segmented(tmp_path_factory):
     folder = tmp_path_factory.mktemp("segments")
     return folder, evaluate(folder, "by_country", ["country"])

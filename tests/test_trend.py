@@ -13,7 +13,7 @@ from pipelines.config import RunConfig
 from pipelines.job import run
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")  # (computed once per test process)
 def nightly(tmp_path_factory):
     root = tmp_path_factory.mktemp("fraud")
     # Written out of date order; the newest day's last 60 labels have not arrived yet.
