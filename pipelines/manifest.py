@@ -315,6 +315,13 @@ def check_evaluated(pl: Plan, counts: dict, dead: list[dict],
             raise InputError(
                 f"stream {s.name}: no label among {instances} instances; "
                 f"{read['dead_letters']} dead letters{example}")
+        label, kind = s.options.get("label", "label"), s.options.get("kind", "kind")
+        if not labels and columns and "labels" not in s.options and \
+                label in s.columns() and kind not in s.columns():  # (not an event log)
+            raise InputError(
+                f"stream {s.name}: no label among {instances} instances: its label column "
+                f"{label!r} is empty in every row; fill it in, or name the column that holds "
+                f'the labels ({{"label": ...}}) in the stream options')
         if not labels:
             raise InputError(
                 f"stream {s.name}: no label among {instances} instances{columns}; name the "

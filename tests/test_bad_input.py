@@ -1160,6 +1160,12 @@ def test_another_delimiter_is_named_and_the_sep_option_reads_it(tmp_path):
     StreamSpec.parse(spec).check()
     events, dead = read(spec, delay="1")
     assert dead == [] and [e[6] for e in events if e[3] == "label"] == ["a", "b"]
+    # A sep the file is not separated by: the one it seems to be.
+    commas = _write(tmp_path, "commas.csv", "time,f,label\n0,1.0,a\n1,2.0,b\n")
+    with pytest.raises(InputError, match=r"one column, 'time,f,label': the file seems separated "
+                                         r"by ',', not by the stream option's ';'; give the "
+                                         r'stream option \{"sep": ","\}'):
+        StreamSpec.parse(commas + '{"sep": ";"}').check()
 
 
 def test_numbers_with_decimal_commas_are_named_and_the_decimal_option_reads_them(tmp_path):
@@ -1404,13 +1410,21 @@ def test_a_parquet_file_corrupt_inside_is_one_line_wherever_it_is(tmp_path, caps
 # -- a run that evaluates nothing is an error --------------------------------------------------
 def test_a_run_that_evaluates_nothing_is_an_error_and_publishes_nothing(tmp_path, capsys):
     out = tmp_path / "out"
-    # Every label empty: instances, but no label.
+    # Every label empty: instances, but no label; the label column is there, but empty.
     unlabelled = _write(tmp_path, "unlabelled.csv", "time,f,label\n0,1.0,\n1,2.0,\n")
     code = main(["run", "--stream", "u=" + unlabelled, "--model", "majority", "--out",
                  str(out), "--runner", "direct", "--quiet"])
     err = capsys.readouterr().err
-    assert code == 2 and err.startswith("delayed-eval: error: stream u: no label among 2 "
-                                        "instances; its columns are ['time', 'f', 'label']")
+    assert code == 2 and err == (
+        "delayed-eval: error: stream u: no label among 2 instances: its label column 'label' "
+        "is empty in every row; fill it in, or name the column that holds the labels "
+        '({"label": ...}) in the stream options\n')
+    # No label column at all: the columns there are named.
+    nameless = _write(tmp_path, "nameless.csv", "time,f,target\n0,1.0,a\n1,2.0,b\n")
+    code = main(["run", "--stream", "n=" + nameless + '{"label_time": "time"}', "--model",
+                 "majority", "--out", str(out), "--runner", "direct", "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2 and "columns are ['time', 'f', 'target']" in err, err
     assert not out.exists() or not any(out.iterdir())
     # Every row a dead letter: no instance, and the first dead letter says why.
     dead = _write(tmp_path, "dead.csv", "time,f,label\nx,1.0,a\ny,2.0,b\n")

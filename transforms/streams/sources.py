@@ -838,11 +838,12 @@ or start the evaluation later with --from
             required, optional = ("id",), ("time", "kind")
         else:
             required, optional = (), ("id", "time", "kind", "label", "label_time")
-        if len(columns) == 1 and self.format == "csv" and "sep" not in o:
-            sep = other_separator(columns[0])
+        if len(columns) == 1 and self.format == "csv":
+            sep = other_separator(columns[0], o.get("sep", ","))
             if sep is not None:
+                given = f", not by the stream option's {o['sep']!r}" if "sep" in o else ""
                 raise InputError(f"{path}: one column, {columns[0][:60]!r}: the file seems "
-                                 f"separated by {sep!r}; give the stream option "
+                                 f"separated by {sep!r}{given}; give the stream option "
                                  f"{json.dumps({'sep': sep})}")
         extra = unnamed_fields(path, csv_options(o)) \
             if fmt_of(path, self.format) == "csv" else None
