@@ -1163,8 +1163,8 @@ def test_another_delimiter_is_named_and_the_sep_option_reads_it(tmp_path):
     # A sep the file is not separated by: the one it seems to be.
     commas = _write(tmp_path, "commas.csv", "time,f,label\n0,1.0,a\n1,2.0,b\n")
     with pytest.raises(InputError, match=r"one column, 'time,f,label': the file seems separated "
-                                         r"by ',', not by the stream option's ';'; give the "
-                                         r'stream option \{"sep": ","\}'):
+                                         r"by ',', not by ';'; give the stream option "
+                                         r'\{"sep": ","\}'):
         StreamSpec.parse(commas + '{"sep": ";"}').check()
 
 

@@ -841,7 +841,7 @@ or start the evaluation later with --from
         if len(columns) == 1 and self.format == "csv":
             sep = other_separator(columns[0], o.get("sep", ","))
             if sep is not None:
-                given = f", not by the stream option's {o['sep']!r}" if "sep" in o else ""
+                given = f", not by {o['sep']!r}" if "sep" in o else ""
                 raise InputError(f"{path}: one column, {columns[0][:60]!r}: the file seems "
                                  f"separated by {sep!r}{given}; give the stream option "
                                  f"{json.dumps({'sep': sep})}")
