@@ -291,8 +291,8 @@ def check_evaluated(pl: Plan, counts: dict, dead: list[dict],
     for s in pl.streams:
         read = counts["streams"].get(s.name, {})
         mine = [c for (stream, _), c in keys.items() if stream == s.name]
-        columns = f"; its columns are {s.columns()}" if s.kind == "file" and \
-            s.format != "arff" else ""
+        names = s.columns() if s.kind == "file" and s.format != "arff" else None
+        columns = "" if names is None else f"; its columns are {names}"
         first = next((d for d in dead if d["stream"] == s.name), None)
         example = "" if first is None else f"; the first: {where_and_why(first)}"
         instances, labels = read.get("instance_events", 0), read.get("label_events", 0)
@@ -316,8 +316,8 @@ def check_evaluated(pl: Plan, counts: dict, dead: list[dict],
                 f"stream {s.name}: no label among {instances} instances; "
                 f"{read['dead_letters']} dead letters{example}")
         label, kind = s.options.get("label", "label"), s.options.get("kind", "kind")
-        if not labels and columns and "labels" not in s.options and \
-                label in s.columns() and kind not in s.columns():  # (not an event log)
+        if not labels and names and "labels" not in s.options and \
+                label in names and kind not in names:  # (not an event log)
             raise InputError(
                 f"stream {s.name}: no label among {instances} instances: its label column "
                 f"{label!r} is empty in every row; fill it in, or name the column that holds "
