@@ -11,6 +11,7 @@ import math
 import pandas as pd
 
 from pipelines.results import whole_streams
+from transforms.errors import shown_briefly
 from transforms.replay.protocols import Holdout, comparable_pairs
 from transforms.streams.rows import number_in
 from transforms.vocabulary import pair_name
@@ -290,7 +291,7 @@ def _some(classes: list[str]) -> str:
     >>> _some(["a", "b"]), _some(list("abcdefg"))
     ("'a', 'b'", "'a', 'b', 'c', 'd', 'e', …")
     """
-    return ", ".join(map(repr, classes[:5])) + (", …" if len(classes) > 5 else "")
+    return ", ".join(map(shown_briefly, classes[:5])) + (", …" if len(classes) > 5 else "")
 
 
 def where_and_why(dead_letter: dict) -> str:

@@ -2230,6 +2230,30 @@ def test_a_regression_label_column_with_a_few_odd_texts_says_which(tmp_path, cap
     assert (counts["labelled"], counts["pending_at_end"]) == (297, 3)
 
 
+def test_a_long_odd_cell_is_named_cut_short(tmp_path, capsys):
+    """A cell of 300 characters (a pasted blob) where a regression's label or a time belongs:
+    the line and each dead letter name it cut to 60 characters, not whole, and no such cell
+    is offered as an na_values marker."""
+    blob = "x" * 300
+    shown = "'" + "x" * 56 + "..."  # (its repr, cut to 60 characters)
+    lines = [f"{i},{i % 5}.5,{i % 7}.25" for i in range(2000)]
+    early, late = list(lines), list(lines)
+    early[9] = f"9,1.5,{blob}"  # among the first labels: the run stops before it starts
+    late[1500], late[1600] = f"1500,1.5,{blob}", f"{blob},1.5,2.25"  # dead letters
+    for name, rows in (("early", early), ("late", late)):
+        (tmp_path / f"{name}.csv").write_text("time,f,label\n" + "\n".join(rows) + "\n")
+    args = ["--model", "linear-regression", "--delay", "2", "--runner", "direct", "--quiet"]
+    assert main(["run", "--stream", str(tmp_path / "early.csv"), "--out", str(tmp_path / "o1"),
+                 *args]) == 2
+    assert capsys.readouterr().err.endswith(f"some are not ({shown}); fix them\n")
+    assert main(["run", "--stream", str(tmp_path / "late.csv"), "--out", str(tmp_path / "o2"),
+                 *args]) == 0
+    dead = [json.loads(line) for line in open(tmp_path / "o2" / "dead_letters.jsonl")]
+    assert {d["field"]: d["reason"] for d in dead} == {
+        "time": f"time {shown} is neither a number nor an ISO datetime",
+        "label": f"label {shown} is not a number: a regression's labels are numbers"}
+
+
 def test_a_classifier_on_numbers_with_a_few_odd_texts_says_which(tmp_path, capsys):
     """A regression file with one '#VALUE!' cell (a spreadsheet's) is read as class labels:
     a classifier, or a backfill of its log, ran with each number a class of its own without

@@ -32,7 +32,7 @@ import numpy as np
 from river import base
 
 from metrics.exact import ExactSum
-from transforms.errors import ConfigError
+from transforms.errors import ConfigError, shown_briefly
 from transforms.specs import named_specs, plain_value, split_options
 from transforms.streams.rows import number_in
 
@@ -1078,13 +1078,15 @@ labels and numbers: evaluate each kind in a run of its own
         odd = _not_numbers(labels)
         for model, task in tasks.items():
             if odd and (task == "regression" or _with_fractions(labels)):
+                markers = [v for v in odd[:3] if len(v) <= 20]  # ('?', '#VALUE!'; no blob)
+                fix = f"give those that mean no label with the stream option " \
+                    f"{json.dumps({'na_values': markers})}, or fix them" if markers else \
+                    "fix them"
                 raise ConfigError(
                     f"model {model} is a {'regressor' if task == 'regression' else 'classifier'}"
                     f", but stream {s.name}'s labels are read as text: most of its first "
                     f"labels are numbers{'' if task == 'regression' else ' with fractions'}, "
-                    f"some are not ({', '.join(map(repr, odd[:3]))}); give those that mean no "
-                    f"label with the stream option {json.dumps({'na_values': odd[:3]})}, or "
-                    f"fix them")
+                    f"some are not ({', '.join(map(shown_briefly, odd[:3]))}); {fix}")
             if kind == "classes" and task == "regression":
                 raise ConfigError(f"model {model} is a regressor, but stream {s.name} has class "
                                   f"labels; use a classifier (or, in a backfill, leave out "

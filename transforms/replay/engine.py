@@ -22,7 +22,7 @@ import numpy as np
 from metrics.baselines import BaselineViews
 from metrics.binning import binned_many, binned_proba_many
 from metrics.probabilistic import PROBABILITY_SLACK, PROBABILITY_SUM_SLACK
-from transforms.errors import InputError, ModelError
+from transforms.errors import InputError, ModelError, shown_briefly
 from transforms.models.binary import LabelsError, with_binary_labels
 from transforms.models.naive_bayes_batch import fast_predict_one, predict_with_proba
 from transforms.models.randomness import HASH_SEED_COUNT, RandomStates, hash_seed
@@ -810,13 +810,13 @@ class ReplayEngine:
             return True
         if self.classification and self.declared_classes and y not in self._class_index:
             out.counts["refused_labels"] += 1
-            self._reject(out, f"label {y!r} is not one of the declared classes {self.classes}",
-                         "label", ev)
+            self._reject(out, f"label {shown_briefly(y)} is not one of the declared classes "
+                              f"{self.classes}", "label", ev)
             return True
         if not self.classification and isinstance(y, str):
             out.counts["refused_labels"] += 1
-            self._reject(out, f"label {y!r} is not a number: a regression's labels are "
-                              f"numbers", "label", ev)
+            self._reject(out, f"label {shown_briefly(y)} is not a number: a regression's "
+                              f"labels are numbers", "label", ev)
             return True
         return False
 

@@ -9,7 +9,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from transforms.errors import InputError
+from transforms.errors import InputError, shown_briefly
 from transforms.records import (INSTANCE, LABEL, RANK_INSTANCE, RANK_LABEL, dead_letter,
                                 readable_time)
 from transforms.streams.rows import labelled_rows, parse_time_value
@@ -335,12 +335,12 @@ def convert(attribute: Attribute, text: str):
             written = "an ISO date" if attribute.date_format is None else \
                 f"a date written as {attribute.date_format!r} (its attribute's format), nor " \
                 f"an ISO date"
-            raise ArffValueError(f"{text!r} is not {written}") from None
+            raise ArffValueError(f"{shown_briefly(text)} is not {written}") from None
     if attribute.type == "numeric":
         try:
             return float(text)
         except ValueError:
-            raise ArffValueError(f"{text!r} is not a number") from None
+            raise ArffValueError(f"{shown_briefly(text)} is not a number") from None
     if attribute.type == "nominal":
         v = text.strip("'\"")
         if v not in attribute.values:

@@ -182,8 +182,9 @@ class Checks:
             return dead_letter(self.spec.name, f"label {y} is not a finite number", file=file,
                                row=row, field=field)
         if self.known is not None and y not in self.known:
-            return dead_letter(self.spec.name, f"label {y!r} is not one of the declared "
-                               f"classes {self.classes}", file=file, row=row, field=field)
+            return dead_letter(self.spec.name, f"label {shown_briefly(y)} is not one of the "
+                               f"declared classes {self.classes}", file=file, row=row,
+                               field=field)
         return None
 
 
@@ -268,15 +269,15 @@ def _delay_value(value, unit: str = "seconds") -> tuple:
         except ValueError:
             seconds = _duration_seconds(value)
             if seconds is None:
-                return value, (f"delay {value!r} is neither a non-negative number nor a "
-                               f"duration (5min, PT5M, 00:05:00)")
+                return value, (f"delay {shown_briefly(value)} is neither a non-negative "
+                               f"number nor a duration (5min, PT5M, 00:05:00)")
             return _duration_in(seconds, unit, value)
     elif isinstance(value, (datetime.timedelta, np.timedelta64)):
         return _duration_in(pd.Timedelta(value).total_seconds(), unit, value)
     if isinstance(number, (int, float)) and not isinstance(number, bool) and \
             math.isfinite(number) and number >= 0:
         return number, None
-    return value, f"delay {value!r} is not a non-negative number"
+    return value, f"delay {shown_briefly(value)} is not a non-negative number"
 
 
 def _duration_seconds(text: str) -> float | None:
@@ -298,7 +299,8 @@ def _duration_in(seconds: float, unit: str, value) -> tuple:
     ((1.5, None), "delay '-1min' is a negative duration")
     """
     if unit == "events":
-        return value, f"delay {value!r} is a duration, where the delay column counts events"
+        return value, (f"delay {shown_briefly(value)} is a duration, where the delay column "
+                       f"counts events")
     if not seconds >= 0:
         return value, f"delay {value!r} is a negative duration"
     return in_column_unit(seconds, unit), None
@@ -331,5 +333,6 @@ def parse_time_value(text, time_format: str | None = None) -> float:
             ts = read_datetimes(text)
     if pd.isna(ts):
         written = "" if time_format is None else f", nor written as {time_format!r} says"
-        raise ValueError(f"time {text!r} is neither a number nor an ISO datetime{written}")
+        raise ValueError(f"time {shown_briefly(text)} is neither a number nor an ISO "
+                         f"datetime{written}")
     return ts.value / 1e9

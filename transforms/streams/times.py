@@ -14,7 +14,7 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
-from transforms.errors import InputError
+from transforms.errors import InputError, shown_briefly
 from transforms.streams.delays import TIME_UNITS
 from transforms.streams.table_files import numbers_of
 
@@ -430,18 +430,18 @@ def time_problem(value, reading: TimeReading = TimeReading(), seen=None) -> str:
     number = numbers_of(pd.Series([value])).iloc[0]
     if pd.isna(number) or not math.isfinite(number):
         if reading.format is not None:
-            return (f"time {value!r} is not written as the time_format {reading.format!r} "
-                    f"says, nor a number or an ISO datetime")
+            return (f"time {shown_briefly(value)} is not written as the time_format "
+                    f"{reading.format!r} says, nor a number or an ISO datetime")
         hint = time_format_hint([value] if seen is None else seen)
         hint = f"; {hint}" if hint else ""
-        return f"time {value!r} is neither a number nor an ISO datetime{hint}"
+        return f"time {shown_briefly(value)} is neither a number nor an ISO datetime{hint}"
     names = {"s": "seconds", "ms": "milliseconds", "us": "microseconds", "ns": "nanoseconds"}
     units = list(names)
     finer = units[units.index(reading.unit) + 1:]
     hint = "it names no date" if not finer else (
         f"are the times in {names[finer[0]]}? give the stream option "
         f'{{"time_unit": "{finer[0]}"}}' + (f" (or {', '.join(finer[1:])})" if finer[1:] else ""))
-    return f"time {value!r} is after the year 9999 in {names[reading.unit]}; {hint}"
+    return f"time {shown_briefly(value)} is after the year 9999 in {names[reading.unit]}; {hint}"
 
 
 # pandas 3 says a wall time in the hour the clocks skip is a ValueError; pandas 2 raises
