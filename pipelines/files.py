@@ -292,8 +292,8 @@ def read_arrow(path: str) -> pa.Table:
 
 
 def write_jsonl(path: str, rows) -> None:
-    """Dead-letter `rows` as JSON Lines at `path`, in a fixed order (stream, model, file, row,
-    reason).
+    """Dead-letter `rows` as JSON Lines at `path`, in a fixed order: stream, file, row (where
+    a reader would look for them), model, reason.
 
     Example
     -------
@@ -306,8 +306,8 @@ def write_jsonl(path: str, rows) -> None:
     ['{"stream": "s", "row": 2, "rea', '{"stream": "s", "row": 9, "rea']
 
     """
-    rows = sorted(rows, key=lambda r: (str(r.get("stream")), str(r.get("model")),
-                                       str(r.get("file")), r.get("row") or 0, r["reason"]))
+    rows = sorted(rows, key=lambda r: (str(r.get("stream")), str(r.get("file")),
+                                       r.get("row") or 0, str(r.get("model")), r["reason"]))
     write_bytes(path, "".join(json_text(r, indent=None) + "\n" for r in rows).encode())
 
 

@@ -381,6 +381,10 @@ def test_pipeline_counts_every_dead_letter_and_orphan(tmp_path):
     assert manifest["dead_letters"] == len(dead) == read["dead_letters"] + 2
     assert {d.get("model") for d in dead if "which is not pending" in d["reason"]} == \
         {"majority", "no-change"}
+    # In the file's row order, the reader's and the replay's alike (row 8 is the replay's).
+    assert [(d["row"], d.get("model")) for d in dead] == [
+        (2, None), (3, None), (4, None), (5, None), (7, None), (8, "majority"),
+        (8, "no-change"), (9, None), (10, None), (12, None)]
     # The orphan's record names its fields (bad.csv's row 8), not the replay's event tuple.
     assert [d["record"] for d in dead if d["row"] == 8] == \
         [{"time": "6", "kind": "label", "id": "zz", "label": "no"}] * 2  # (each model's)
