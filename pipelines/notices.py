@@ -5,7 +5,6 @@ unfixed."""
 
 from __future__ import annotations
 
-import json
 import math
 
 import pandas as pd
@@ -13,7 +12,7 @@ import pandas as pd
 from pipelines.results import whole_streams
 from transforms.errors import shown_briefly
 from transforms.replay.protocols import Holdout, comparable_pairs
-from transforms.streams.rows import number_in
+from transforms.streams.rows import na_values_option, number_in
 from transforms.vocabulary import pair_name
 
 
@@ -275,13 +274,14 @@ def format_odd_classes(summary: pd.DataFrame) -> str:
         few = labels[odd].sum() if odd else 0
         if len(numbers) >= 2 and odd and few <= labels.sum() / 100:
             one = len(odd) == 1
+            option = na_values_option(odd)
+            fix = f"name {'it' if one else 'them'} with the stream option {option}" if option \
+                else f"empty {'its' if one else 'their'} cells"
             lines.append(f"{stream}: class{'' if one else 'es'} {_some(odd)} ({int(few):,} of "
                          f"its {int(labels.sum()):,} labels) {'is' if one else 'are'} text "
                          f"among classes that are numbers ({_some(numbers)}): "
                          f"{'it is' if one else 'each is'} counted as a class of its own; if "
-                         f"{'it means' if one else 'they mean'} no label, name "
-                         f"{'it' if one else 'them'} with the stream option "
-                         f"{json.dumps({'na_values': odd})}")
+                         f"{'it means' if one else 'they mean'} no label, {fix}")
     return "\n".join(lines)
 
 

@@ -16,6 +16,7 @@ import pipelines.files
 from pipelines.cli import main
 from pipelines.config import ConfigError, RunConfig
 from pipelines.job import run
+from pipelines.notices import format_odd_classes
 from pipelines.plan import plan
 from pipelines.results import load_results
 from tests.helpers import data, read, read_csv, without_notices
@@ -2256,6 +2257,14 @@ def test_a_long_odd_cell_is_named_cut_short(tmp_path, capsys):
     assert {d["field"]: d["reason"] for d in dead} == {
         "time": f"time {shown} is neither a number nor an ISO datetime",
         "label": f"label {shown} is not a number: a regression's labels are numbers"}
+    # Such a class among classes that are numbers: named cut short, no marker offered.
+    summary = pd.DataFrame({"stream": "s", "segment": None, "category": "initial",
+                            "window": "cumulative", "metric": "confusion", "model": "m",
+                            "class": ["0", "1", blob], "predicted": ["0", "1", "1"],
+                            "value": [1500.0, 1498.0, 2.0]})
+    assert format_odd_classes(summary) == f"s: class {shown} (2 of its 3,000 labels) is text " \
+        f"among classes that are numbers ('0', '1'): it is counted as a class of its own; if " \
+        f"it means no label, empty its cells"
 
 
 def test_a_classifier_on_numbers_with_a_few_odd_texts_says_which(tmp_path, capsys):

@@ -34,7 +34,7 @@ from river import base
 from metrics.exact import ExactSum
 from transforms.errors import ConfigError, shown_briefly
 from transforms.specs import named_specs, plain_value, split_options
-from transforms.streams.rows import number_in
+from transforms.streams.rows import na_values_option, number_in
 
 
 class ModelSpecError(ConfigError):
@@ -1078,10 +1078,9 @@ labels and numbers: evaluate each kind in a run of its own
         odd = _not_numbers(labels)
         for model, task in tasks.items():
             if odd and (task == "regression" or _with_fractions(labels)):
-                markers = [v for v in odd[:3] if len(v) <= 20]  # ('?', '#VALUE!'; no blob)
-                fix = f"give those that mean no label with the stream option " \
-                    f"{json.dumps({'na_values': markers})}, or fix them" if markers else \
-                    "fix them"
+                option = na_values_option(odd[:3])
+                fix = f"give those that mean no label with the stream option {option}, or " \
+                    f"fix them" if option else "fix them"
                 raise ConfigError(
                     f"model {model} is a {'regressor' if task == 'regression' else 'classifier'}"
                     f", but stream {s.name}'s labels are read as text: most of its first "

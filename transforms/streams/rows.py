@@ -4,6 +4,7 @@ undeclared classes), labelled rows -> events, and time values."""
 from __future__ import annotations
 
 import datetime
+import json
 import math
 import warnings
 from collections.abc import Iterator
@@ -69,6 +70,20 @@ def number_in(value) -> float | None:
         return float(value)
     except (TypeError, ValueError):
         return None
+
+
+def na_values_option(texts: list[str]) -> str | None:
+    """The stream option that reads `texts` as missing values, as JSON: those short enough to
+    be a marker a spreadsheet or an export writes for a gap ('?', '#VALUE!', 'n/a'), not a
+    pasted blob; None when none is.
+
+    >>> na_values_option(["#VALUE!", "x" * 300, "?"])
+    '{"na_values": ["#VALUE!", "?"]}'
+    >>> na_values_option(["x" * 300]) is None
+    True
+    """
+    markers = [t for t in texts if len(t) <= 20]
+    return json.dumps({"na_values": markers}) if markers else None
 
 
 def whole_as_int(value):
