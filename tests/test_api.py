@@ -620,8 +620,13 @@ def test_a_time_series_frame_keeps_its_times_and_mixed_features_are_refused(tmp_
     assert _rows(evaluate_locally(tmp_path / "s.csv", "gaussian-nb", "5min").summary) == \
         _rows(from_file.summary)  # a pathlib.Path is the file's path
     assert from_frame.counts["unscored_initial"] > 1  # (the delay is time, not one row)
-    with pytest.raises(ConfigError, match="stream data: its rows cannot be written as a table"):
-        evaluate_locally([({"x": 1.0}, "a"), ({"x": "high"}, "b")], "gaussian-nb", "1")
+    # A column of numbers and text (a spreadsheet's '#VALUE!' among amounts) names both.
+    with pytest.raises(ConfigError, match=re.escape(
+            "stream data: column 'x' holds numbers (row 1: 1.0) and text (row 3: 'high'); "
+            "give it one kind: numbers, NaN where there is none (pd.to_numeric(column, "
+            "errors='coerce')), or text (column.astype(str))")):
+        evaluate_locally([({"x": np.float64(1.0)}, "a"), ({"x": None}, "b"),
+                          ({"x": "high"}, "b")], "gaussian-nb", "1")
 
 
 def test_a_delay_given_as_a_timedelta_is_that_much_event_time(tmp_path):

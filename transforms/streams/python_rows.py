@@ -21,7 +21,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from transforms.errors import ConfigError, DelayedEvalError, one_line
+from transforms.errors import ConfigError, DelayedEvalError, one_line, shown_briefly
 from transforms.specs import checked_name
 from transforms.streams.rows import written_as
 from transforms.streams.sources import NO_COLUMN_ROLES, UNNAMED
@@ -113,7 +113,7 @@ def written_streams(streams, folder: str):
         options = {**_integer_keys(table.columns), **options}
         table = _labels_of_one_kind(table, options.get("label", "label"))
         path = f"{folder.rstrip('/')}/{name}.parquet"
-        _write_table(table, path, f"stream {name}: its rows", "each feature and the label",
+        _write_table(table, path, f"stream {name}", "each feature and the label",
                      index=False)
         return path + (json.dumps(options) if options else "")
 
@@ -158,8 +158,8 @@ def written_log(log, folder: str):
 
 def _write_table(table: pd.DataFrame, path: str, what: str, columns: str, index) -> None:
     """`table` as the Parquet file `path`, marked as written here (`WRITTEN_KEY`); `index` as
-    pyarrow's `preserve_index`. A file at `path` not so marked (a user's own) is kept, and
-    the call refused."""
+    pyarrow's `preserve_index`; `what` names the data in an error. A file at `path` not so
+    marked (a user's own) is kept, and the call refused."""
     _refuse_a_file_not_ours(path)
     try:
         arrow = pa.Table.from_pandas(table, preserve_index=index)
@@ -168,8 +168,16 @@ def _write_table(table: pd.DataFrame, path: str, what: str, columns: str, index)
             pq.write_table(arrow, f)
     except (ValueError, TypeError, OverflowError, NotImplementedError,
             pa.ArrowException) as e:  # (Arrow's)
-        where = _first_collection(table)
-        raise ConfigError(f"{what} cannot be written as a table (" + (
+        where, mixed = _first_collection(table), _numbers_and_text(table)
+        if where is None and mixed is not None:
+            column, (number_row, number), (text_row, text) = mixed
+            number = getattr(number, "item", lambda: number)()  # (a NumPy scalar's value)
+            raise ConfigError(
+                f"{what}: column {column!r} holds numbers (row {number_row + 1}: {number!r}) "
+                f"and text (row {text_row + 1}: {shown_briefly(text)}); give it one kind: "
+                f"numbers, NaN where there is none (pd.to_numeric(column, "
+                f"errors='coerce')), or text (column.astype(str))") from None
+        raise ConfigError(f"{what}: its rows cannot be written as a table (" + (
             f"row {where[1] + 1}'s {where[0]} is {where[2]!r}" if where else
             one_line(e)[:200]) + f"); give {columns} numbers (of 64 bits at most) or text, "
             "one kind per column") from None
@@ -231,6 +239,27 @@ def _first_collection(table: pd.DataFrame) -> tuple | None:
         for row, value in enumerate(table[column]):
             if isinstance(value, (list, tuple, set, dict)):
                 return column, row, value
+    return None
+
+
+def _numbers_and_text(table: pd.DataFrame) -> tuple | None:
+    """(column, (row, number), (row, text)) of the first column of objects that holds both
+    numbers and text (a value a spreadsheet could not compute, 'n/a' among amounts), each
+    with its first row; or None.
+
+    >>> _numbers_and_text(pd.DataFrame({"a": ["x", "y"], "b": [1.5, None], "c": [2, "n/a"]}))
+    ('c', (0, 2), (1, 'n/a'))
+    """
+    for column in table.select_dtypes(include="object").columns:
+        number = text = None
+        for row, value in enumerate(table[column]):
+            if number is None and isinstance(value, numbers.Number) and \
+                    not isinstance(value, bool) and value == value:
+                number = (row, value)
+            elif text is None and isinstance(value, str):
+                text = (row, value)
+            if number and text:
+                return column, number, text
     return None
 
 
