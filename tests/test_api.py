@@ -880,3 +880,27 @@ def test_data_from_python_is_written_over_its_own_table_only(tmp_path):
                                           r"written by delayed-eval; give another out"):
         evaluate(data, "gaussian-nb", delay="2", out=str(out), runner="direct")
     assert mine.read_bytes() == kept
+
+
+def test_intervals_and_periods_from_python_are_their_text():
+    """pd.cut's bins (a categorical of intervals) and periods: no Parquet column holds them,
+    and such data stopped with Arrow's cast error. Each is its text, a category as
+    one-hot-text takes it: the numbers of the same frame with those columns written as text
+    by hand. A column of periods is then dates, refused as a feature as a file's."""
+    import numpy as np
+
+    from transforms.errors import InputError
+
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=200)
+    frame = pd.DataFrame({"x": x, "bin": pd.cut(x, 4)})
+    labels = pd.cut(pd.Series(x + rng.normal(size=200)), 3)
+    as_text = pd.DataFrame({"x": x, "bin": [str(v) for v in frame["bin"]]})
+    model = "one-hot-text | gaussian-nb"
+    got = evaluate_locally((frame, labels), model, "5")
+    assert _rows(got.summary) == _rows(
+        evaluate_locally((as_text, [str(v) for v in labels]), model, "5").summary)
+    assert got.counts["labelled"] == 200
+    frame["month"] = pd.period_range("2026-01", periods=200, freq="D")
+    with pytest.raises(InputError, match="column 'month' holds dates"):
+        evaluate_locally((frame, labels), model, "5")

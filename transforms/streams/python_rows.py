@@ -111,7 +111,8 @@ def written_streams(streams, folder: str):
         names.append(name)
         table, options = _table(stream, name)
         options = {**_integer_keys(table.columns), **options}
-        table = _labels_of_one_kind(table, options.get("label", "label"))
+        table = _labels_of_one_kind(_intervals_and_periods_as_text(table),
+                                    options.get("label", "label"))
         path = f"{folder.rstrip('/')}/{name}.parquet"
         _write_table(table, path, f"stream {name}", "each feature and the label",
                      index=False)
@@ -152,7 +153,8 @@ def written_log(log, folder: str):
         raise ConfigError(f"predictions: a {type(frame).__name__} given; give the log's path "
                           f"(a file, a glob or a folder) or a pandas DataFrame of its rows")
     path = f"{folder.rstrip('/')}/{LOG_PATH}"
-    _write_table(frame, path, "the prediction log given", "each column", index=None)
+    _write_table(_intervals_and_periods_as_text(frame), path, "the prediction log given",
+                 "each column", index=None)
     return path + (json.dumps(options) if options else "")
 
 
@@ -240,6 +242,31 @@ def _first_collection(table: pd.DataFrame) -> tuple | None:
             if isinstance(value, (list, tuple, set, dict)):
                 return column, row, value
     return None
+
+
+def _intervals_and_periods_as_text(table: pd.DataFrame) -> pd.DataFrame:
+    """The table with each column of pandas intervals (`pd.cut`'s bins) or periods as their
+    text, '(0.5, 1.0]' or '2026-11': no Parquet column holds them, and as text they are
+    categories, as one-hot-text takes them (river's encoder names them by that text too); a
+    column of periods is then dates, as a file's.
+
+    >>> table = pd.DataFrame({"x": [0.2, 0.9], "month": pd.period_range("2026-11", periods=2,
+    ...                                                                  freq="M")})
+    >>> table["bin"] = pd.cut(table["x"], [0, 0.5, 1])
+    >>> _intervals_and_periods_as_text(table).to_dict("list")
+    {'x': [0.2, 0.9], 'month': ['2026-11', '2026-12'], 'bin': ['(0.0, 0.5]', '(0.5, 1.0]']}
+    """
+    kinds = (pd.Interval, pd.Period)
+    table = table.copy(deep=False)
+    for column in table.columns:
+        values = table[column]
+        dtype = values.dtype.categories.dtype if isinstance(values.dtype, pd.CategoricalDtype) \
+            else values.dtype
+        if isinstance(dtype, (pd.IntervalDtype, pd.PeriodDtype)) or \
+                pd.api.types.is_object_dtype(dtype) and any(isinstance(v, kinds) for v in values):
+            table[column] = values.astype(object).map(
+                lambda v: str(v) if isinstance(v, kinds) else v)
+    return table
 
 
 def _numbers_and_text(table: pd.DataFrame) -> tuple | None:
