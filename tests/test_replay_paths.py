@@ -383,3 +383,158 @@ def test_instance_and_label_tables_in_time_order_replay_per_stream(tmp_path):
         ("labels.csv", label_row[77], "label of instance '77', which was set aside as a dead "
                                       "letter when it was read"),
         ("labels.csv", label_row[999], not_pending.format(999))}
+
+
+def _messy_event_log(seed: int, n: int = 90) -> list[list]:
+    """An event log's rows (kind, id, time, x1, x2, label), shuffled: times with many ties,
+    labels at their instance's time and later, and mistakes: labels earlier than their
+    instance, second labels, repeated instance ids, labels of no instance, updates of
+    instances pending, labelled or never seen."""
+    rng = random.Random(seed)
+    rows = []
+    for k in range(n):
+        t = rng.randrange(25)
+        x1, x2 = round(rng.gauss(0, 1), 3), round(rng.gauss(0, 1), 3)
+        y = "a" if x1 + 0.5 * rng.gauss(0, 1) > 0 else "b"
+        rows.append(["instance", f"i{k}", t, x1, x2, ""])
+        r = rng.random()
+        if r < 0.06:
+            rows.append(["label", f"i{k}", t - rng.randint(1, 3), "", "", y])
+        elif r > 0.1:
+            d = rng.choice([0, 0, 1, 2, 5, 17])
+            rows.append(["label", f"i{k}", t + d, "", "", y])
+            if rng.random() < 0.06:
+                rows.append(["label", f"i{k}", t + d + rng.randint(0, 3), "", "", "ab"[y == "a"]])
+        if rng.random() < 0.05:
+            rows.append(["instance", f"i{k}", t + rng.randint(0, 4), x2, x1, ""])
+        if rng.random() < 0.05:
+            rows.append(["label", f"nobody{k}", rng.randrange(25), "", "", "a"])
+        if rng.random() < 0.15:
+            rows.append(["update", f"i{k}", t + rng.randint(0, 6), round(rng.gauss(0, 1), 3),
+                         x2, ""])
+    rng.shuffle(rows)
+    return rows
+
+
+def _replayed_by_the_rules(rows: list[list]) -> dict:
+    """docs/semantics.md's order written plainly, around river's GaussianNB: rows sorted by
+    time (ties in file order); a repeated instance id, a label earlier than its instance and
+    a second label are set aside as read; then events in (t, rank, seq) order, a label
+    before the instances of its time unless it is its own instance's time; an update or a
+    label for an id not pending is set aside by the replay."""
+    from river import naive_bayes
+
+    in_time = sorted(enumerate(rows), key=lambda seq_row: (seq_row[1][2], seq_row[0]))
+    first_time = {}
+    for _, (kind, key, t, *_) in in_time:
+        if kind == "instance":
+            first_time.setdefault(key, t)
+    events, instances, labels, read_aside = [], set(), set(), 0
+    for seq, (kind, key, t, x1, x2, y) in in_time:
+        if kind == "instance" and key in instances or kind == "label" and (
+                key in labels or t < first_time.get(key, t)):
+            read_aside += 1
+            continue
+        (instances if kind == "instance" else labels if kind == "label" else set()).add(key)
+        rank = 1 if kind != "label" else 2 if first_time.get(key) == t else 0
+        events.append((t, rank, seq, kind, key, {"x1": x1, "x2": x2}, y))
+    model, pending, initial, final, replay_aside = naive_bayes.GaussianNB(), {}, {}, {}, 0
+    for *_, kind, key, x, y in sorted(events, key=lambda e: e[:3]):
+        if kind == "instance":
+            initial[key], pending[key] = model.predict_one(x), x
+        elif key not in pending:
+            replay_aside += 1
+        elif kind == "update":
+            pending[key] = x
+        else:
+            x = pending.pop(key)
+            final[key] = model.predict_one(x)
+            model.learn_one(x, y)
+    return {"initial": {key: initial[key] for key in final}, "final": final,
+            "read_aside": read_aside, "replay_aside": replay_aside, "pending": len(pending)}
+
+
+@pytest.mark.parametrize("replay", ["grouped", "per-key", "per-stream", "stateful"])
+def test_an_event_log_with_ties_and_mistakes_replays_as_a_plain_loop_of_the_rules(tmp_path,
+                                                                                  replay):
+    """Every replay of a shuffled event log with tied times, updates and every kind of
+    mistake predicts (initial and final) and sets aside what the plain loop of the documented
+    order does; oracle: `_replayed_by_the_rules`."""
+    rows = _messy_event_log(4)
+    kinds = [(kind, key.startswith("nobody")) for kind, key, *_ in rows]
+    assert ("update", False) in kinds and ("label", True) in kinds  # (the mistakes are there)
+    path = tmp_path / "log.csv"
+    pd.DataFrame(rows, columns=["kind", "id", "time", "x1", "x2", "label"]).to_csv(path,
+                                                                                  index=False)
+    out = tmp_path / "out"
+    run(RunConfig(streams=[f"s={path}"], models=["gaussian-nb"], repredict="none",
+                  log_predictions="initial-final", out=str(out), runner="direct",
+                  replay=replay, quiet=True))
+    want = _replayed_by_the_rules(rows)
+    logged = pd.read_parquet(out / "predictions.parquet")
+    manifest = json.loads((out / "manifest.json").read_text())
+    counts = manifest["counts"][0]
+    for kind in ("initial", "final"):
+        mine = logged[logged["kind"] == kind]
+        got = {key: None if pd.isna(y) else y for key, y in zip(mine["id"], mine["y_pred"])}
+        assert {key: got.get(key) for key in want[kind]} == want[kind]
+    assert want["read_aside"] >= 3 and want["replay_aside"] >= 3
+    assert manifest["streams"]["s"]["read"]["dead_letters"] == want["read_aside"]
+    assert counts["dead_letters"] == want["replay_aside"]
+    assert counts["pending_at_end"] == want["pending"]
+    assert counts["labelled"] == len(want["final"])
+
+
+@pytest.mark.parametrize("replay", ["auto", "grouped"])
+def test_labelled_rows_with_tied_label_times_replay_as_a_plain_loop_of_the_rules(tmp_path,
+                                                                                replay):
+    """Shuffled labelled rows whose label_time ties with other rows' times and labels: sorted
+    by time (ties in file order), a label due at t comes before the instances of t, but
+    after its own instance at its own time, and labels due at one time in their rows' order;
+    an empty or earlier label time is set aside. Oracle: a plain loop of those rules around
+    river's GaussianNB."""
+    from river import naive_bayes
+
+    rng = random.Random(52)
+    rows = []
+    for k in range(60):
+        t = rng.randrange(5)
+        x1, x2 = round(rng.gauss(0, 1), 3), round(rng.gauss(0, 1), 3)
+        label_time = rng.choice(["", t - 1, t, t, t + 1, t + 3])
+        rows.append([f"r{k}", t, x1, x2, "a" if x1 + rng.gauss(0, 0.5) > 0 else "b",
+                     label_time])
+    rng.shuffle(rows)
+    path = tmp_path / "rows.csv"
+    pd.DataFrame(rows, columns=["id", "time", "x1", "x2", "label", "label_time"]).to_csv(
+        path, index=False)
+    out = tmp_path / "out"
+    run(RunConfig(streams=[f"s={path}"], models=["gaussian-nb"], repredict="none",
+                  log_predictions="initial-final", out=str(out), runner="direct",
+                  replay=replay, quiet=True))
+
+    events, set_aside = [], 0
+    in_time = sorted(range(len(rows)), key=lambda s: (rows[s][1], s))
+    for i, s in enumerate(in_time):
+        key, t, x1, x2, y, label_time = rows[s]
+        events.append((t, 1 + i, i, key, {"x1": x1, "x2": x2}, None))
+        if label_time == "" or label_time < t:
+            set_aside += 1
+        else:
+            events.append((label_time, 1 + i + 0.5 if label_time == t else 0, i, key, None, y))
+    model, pending, initial, final = naive_bayes.GaussianNB(), {}, {}, {}
+    for *_, key, x, y in sorted(events, key=lambda e: e[:3]):
+        if x is not None:
+            initial[key], pending[key] = model.predict_one(x), x
+        else:
+            x = pending.pop(key)
+            final[key] = model.predict_one(x)
+            model.learn_one(x, y)
+
+    logged = pd.read_parquet(out / "predictions.parquet")
+    for kind, want in (("initial", {key: initial[key] for key in final}), ("final", final)):
+        mine = logged[logged["kind"] == kind]
+        got = {key: None if pd.isna(y) else y for key, y in zip(mine["id"], mine["y_pred"])}
+        assert {key: got.get(key) for key in want} == want
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["streams"]["s"]["read"]["dead_letters"] == set_aside > 0
+    assert manifest["counts"][0]["pending_at_end"] == len(pending) == set_aside
