@@ -1223,3 +1223,33 @@ def test_a_null_feature_is_missing_like_an_absent_key_in_a_column_of_text_and_nu
             for i in kept]
         assert [(d["row"], d["field"]) for d in dead] == \
             ([(row, "city") for row in gaps] if policy == "dead-letter" else [])
+
+
+def test_a_parquet_column_of_pandas_periods_is_dates(tmp_path):
+    """pandas writes a Period column as its ordinals (days since 1970 here), marked
+    `pandas.period` in the field's metadata; a reader that has not registered pandas' type (a
+    fresh process) saw those counts: a time of 20 454 s for 2026-01-01, and a feature of
+    days. Read as the periods' start times, the stream is the one whose times are those days
+    as ISO dates, and as a feature the column is refused as dates are."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    days = pd.period_range("2026-01-01", periods=40, freq="D")
+    x = np.linspace(-1, 1, 40)
+    labels = np.where(np.sin(7 * x) > 0, "a", "b")
+    ordinals = pa.array(days.asi8, type=pa.int64())
+    marked = pa.field("day", pa.int64(), metadata={b"ARROW:extension:name": b"pandas.period",
+                                                   b"ARROW:extension:metadata": b'{"freq": "D"}'})
+    pq.write_table(pa.Table.from_arrays([ordinals, pa.array(x), pa.array(labels)],
+                                        schema=pa.schema([marked, ("x", pa.float64()),
+                                                          ("label", pa.string())])),
+                   tmp_path / "periods.parquet")
+    pd.DataFrame({"day": [str(d) for d in days], "x": x, "label": labels}).to_csv(
+        tmp_path / "dates.csv", index=False)
+    options = '{"time": "day"}'
+    assert read(f"{tmp_path / 'periods.parquet'}{options}", delay="2d") == \
+        read(f"{tmp_path / 'dates.csv'}{options}", delay="2d")
+    assert read(f"{tmp_path / 'periods.parquet'}{options}", delay="2d")[0][0][0] == \
+        1767225600.0  # 2026-01-01T00:00:00Z
+    with pytest.raises(InputError, match="column 'day' holds dates"):
+        StreamSpec.parse(str(tmp_path / "periods.parquet")).check()

@@ -1091,8 +1091,28 @@ def as_pandas(table) -> pd.DataFrame:
     ...                      index=pd.Index(["k1", "k2"], name="key"))
     >>> as_pandas(pa.Table.from_pandas(frame)).to_dict("list")
     {'n': [1.0, nan], 'b': [True, None], 'key': ['k1', 'k2']}
+
+    A column of pandas periods (days or months since 1970 to a reader that does not know
+    pandas' `pandas.period` type, which marks them) is read as the periods' start times,
+    dates as any other, not as those counts.
+
+    >>> months = pd.DataFrame({"m": pd.period_range("2026-11", periods=2, freq="M")})
+    >>> as_pandas(pa.Table.from_pandas(months))["m"].astype(str).tolist()
+    ['2026-11-01', '2026-12-01']
     """
-    return table.to_pandas(ignore_metadata=True)
+    frame = table.to_pandas(ignore_metadata=True)
+    for field in table.schema:
+        metadata = field.metadata or {}
+        if metadata.get(b"ARROW:extension:name") == b"pandas.period" and \
+                pa.types.is_integer(field.type):  # (pandas has not registered its type)
+            freq = json.loads(metadata.get(b"ARROW:extension:metadata", b"{}")).get("freq")
+            ordinals = frame[field.name].to_numpy(dtype=np.float64, na_value=np.nan)
+            ordinals = np.where(np.isnan(ordinals), np.iinfo(np.int64).min, ordinals)  # (NaT)
+            frame[field.name] = pd.arrays.PeriodArray(ordinals.astype(np.int64),
+                                                      dtype=pd.PeriodDtype(freq))
+        if isinstance(frame[field.name].dtype, pd.PeriodDtype):
+            frame[field.name] = frame[field.name].dt.to_timestamp()
+    return frame
 
 
 def flat_table(table, keep: tuple = ()):
