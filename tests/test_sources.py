@@ -1253,3 +1253,28 @@ def test_a_parquet_column_of_pandas_periods_is_dates(tmp_path):
         1767225600.0  # 2026-01-01T00:00:00Z
     with pytest.raises(InputError, match="column 'day' holds dates"):
         StreamSpec.parse(str(tmp_path / "periods.parquet")).check()
+
+
+def test_parquet_decimals_read_as_the_numbers_a_csv_file_writes(tmp_path):
+    """SQL's DECIMAL columns, as Spark and DuckDB write amounts, times and ids, reached the
+    model as Python Decimals ('unsupported operand type(s) for -: float and Decimal'). They
+    are the numbers the same values written in a CSV file are, and an id beyond 2**53 keeps
+    every digit. Oracle: the CSV file of the same text."""
+    import decimal
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rng = np.random.default_rng(2)
+    x = [f"{v:.3f}" for v in rng.normal(size=50)]
+    rows = {"id": [str(2**53 + i) for i in range(50)],
+            "time": [f"{1767225600 + 1.5 * i:.3f}" for i in range(50)], "x": x,
+            "label": [f"{2 * float(v) + 0.25:.4f}" for v in x]}
+    pd.DataFrame(rows).to_csv(tmp_path / "amounts.csv", index=False)
+    kinds = {"id": pa.decimal128(20, 0), "time": pa.decimal128(20, 3), "x": pa.decimal128(9, 3),
+             "label": pa.decimal256(12, 4)}
+    pq.write_table(pa.table({name: pa.array([decimal.Decimal(v) for v in values], kinds[name])
+                             for name, values in rows.items()}), tmp_path / "amounts.parquet")
+    parquet = read(str(tmp_path / "amounts.parquet"), delay="3s")
+    assert parquet == read(str(tmp_path / "amounts.csv"), delay="3s")
+    assert parquet[0][0][4] == str(2**53) and parquet[0][0][5] == {"x": float(x[0])}

@@ -946,7 +946,7 @@ def _valid(data):
 def _numbers_as_text(batch: pa.RecordBatch | pa.Table, text: tuple):
     """The batch (or table) with its `text` columns of numbers as text, by Arrow: exact for any
     64-bit integer (pandas makes a column of integers with a null floats, and 2**53 + 1 is
-    then 2**53), a whole float as an integer's text.
+    then 2**53) or decimal (a Spark id of DECIMAL(20, 0)), a whole float as an integer's text.
 
     >>> batch = pa.RecordBatch.from_pydict({"id": [2**53 + 1, None], "x": [1, None]})
     >>> _numbers_as_text(batch, ("id",)).to_pandas()["id"].fillna("(missing)").tolist()
@@ -955,7 +955,8 @@ def _numbers_as_text(batch: pa.RecordBatch | pa.Table, text: tuple):
     for name in text:
         i = batch.schema.get_field_index(name) if name is not None else -1  # (None: no column)
         if i >= 0 and (pa.types.is_integer(batch.schema.types[i])
-                       or pa.types.is_floating(batch.schema.types[i])):
+                       or pa.types.is_floating(batch.schema.types[i])
+                       or pa.types.is_decimal(batch.schema.types[i])):
             batch = batch.set_column(i, name, batch.column(i).cast(pa.string()))
     return batch
 
@@ -1094,12 +1095,22 @@ def as_pandas(table) -> pd.DataFrame:
 
     A column of pandas periods (days or months since 1970 to a reader that does not know
     pandas' `pandas.period` type, which marks them) is read as the periods' start times,
-    dates as any other, not as those counts.
+    dates as any other, not as those counts. A decimal column (SQL's DECIMAL(18, 2), as Spark
+    and DuckDB write amounts) is numbers, floats as a CSV file's, not Python Decimals, which
+    no river model adds to a float.
 
     >>> months = pd.DataFrame({"m": pd.period_range("2026-11", periods=2, freq="M")})
     >>> as_pandas(pa.Table.from_pandas(months))["m"].astype(str).tolist()
     ['2026-11-01', '2026-12-01']
+    >>> import decimal
+    >>> as_pandas(pa.table({"eur": pa.array([decimal.Decimal("9.95"), None],
+    ...                                      pa.decimal128(18, 2))}))["eur"].tolist()
+    [9.95, nan]
     """
+    for i, kind in enumerate(table.schema.types):
+        if pa.types.is_decimal(kind):  # (by its text: Arrow's own cast is not correctly rounded)
+            table = table.set_column(i, table.schema.names[i],
+                                     table.column(i).cast(pa.string()).cast(pa.float64()))
     frame = table.to_pandas(ignore_metadata=True)
     for field in table.schema:
         metadata = field.metadata or {}
