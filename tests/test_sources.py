@@ -1278,3 +1278,23 @@ def test_parquet_decimals_read_as_the_numbers_a_csv_file_writes(tmp_path):
     parquet = read(str(tmp_path / "amounts.parquet"), delay="3s")
     assert parquet == read(str(tmp_path / "amounts.csv"), delay="3s")
     assert parquet[0][0][4] == str(2**53) and parquet[0][0][5] == {"x": float(x[0])}
+
+
+def test_a_time_column_of_durations_is_their_seconds(tmp_path):
+    """A time kept as the duration since a recording began (Arrow's duration type, pandas'
+    timedelta) stopped the run with an internal error (a tz-naive difference); its seconds
+    are the times, as numbers are. Oracle: the same seconds as numbers in a CSV file."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    x = np.linspace(-1, 1, 30)
+    millis = np.arange(30) * 1500
+    labels = np.where(np.cos(5 * x) > 0, "a", "b")
+    pq.write_table(pa.table({"time": pa.array(millis, pa.duration("ms")),
+                             "label_time": pa.array(millis + 4000, pa.duration("ms")),
+                             "x": x, "label": labels}), tmp_path / "elapsed.parquet")
+    pd.DataFrame({"time": millis / 1000, "label_time": (millis + 4000) / 1000, "x": x,
+                  "label": labels}).to_csv(tmp_path / "seconds.csv", index=False)
+    events = read(str(tmp_path / "elapsed.parquet"))
+    assert events == read(str(tmp_path / "seconds.csv"))
+    assert [e[0] for e in events[0][:3]] == [0.0, 1.5, 3.0]
