@@ -1253,6 +1253,17 @@ def test_a_parquet_column_of_pandas_periods_is_dates(tmp_path):
         1767225600.0  # 2026-01-01T00:00:00Z
     with pytest.raises(InputError, match="column 'day' holds dates"):
         StreamSpec.parse(str(tmp_path / "periods.parquet")).check()
+    # A prediction log's time column of periods keeps its mark as the log is read.
+    from transforms.backfill.logs import PredictionLogSpec
+    from transforms.streams.table_files import as_pandas
+
+    pq.write_table(pa.Table.from_arrays([pa.array(["1", "2"]), ordinals[:2], pa.array(["a", "b"])],
+                                        schema=pa.schema([("id", pa.string()), marked,
+                                                          ("y_pred", pa.string())])),
+                   tmp_path / "log.parquet")
+    batch = next(PredictionLogSpec.parse(f'{tmp_path / "log.parquet"}{{"time": "day"}}').read(
+        str(tmp_path / "log.parquet")))
+    assert as_pandas(batch)["time"].astype(str).tolist() == ["2026-01-01", "2026-01-02"]
 
 
 def test_parquet_decimals_read_as_the_numbers_a_csv_file_writes(tmp_path):

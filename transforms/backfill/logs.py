@@ -746,10 +746,14 @@ class PredictionLogSpec:
                 if maps is not None:
                     batch = batch.set_column(i, batch.schema.names[i], maps)
             if sources:
+                maps = self._proba_map(batch, path)
                 batch = pa.RecordBatch.from_arrays(
-                    [*batch.columns, self._proba_map(batch, path)], names=[*names, "proba"])
+                    [*batch.columns, maps], schema=batch.schema.append(pa.field("proba",
+                                                                                maps.type)))
                 names = [*names, "proba"]
-            batch = pa.RecordBatch.from_arrays(batch.columns, names=names)
+            # (each field keeps its metadata: a column of pandas periods is marked so)
+            batch = pa.RecordBatch.from_arrays(batch.columns, schema=pa.schema(
+                [f.with_name(name) for f, name in zip(batch.schema, names)]))
             if "prediction" in names and _is_list(batch.column(names.index("prediction"))):
                 raise InputError(
                     f"{path}: column {self.columns['prediction']!r} (option prediction) holds "

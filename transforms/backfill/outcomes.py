@@ -49,6 +49,7 @@ from transforms.replay.keyed import GroupedReplay
 from transforms.replay.per_key import PerKeyReplay
 from transforms.scoring.columns import concat_rows, split_by, take_rows
 from transforms.streams.read import ReadStreams
+from transforms.streams.table_files import as_pandas
 from transforms.streams.table_files import delete_paths, numbers_of
 from transforms.streams.times import event_seconds
 from transforms.vocabulary import (CLASSES, COUNTS, DEAD_LETTERS, ERRORS, NOT_SCORED, PENDING,
@@ -253,9 +254,8 @@ class _KeyLogBatches(beam.DoFn):
             cols = {"stream": stream, "model": model,
                     "id": batch.column(names.index("id")).cast(pa.string()),
                     # Seconds, or ISO datetimes / timestamps (unreadable: NaN, unmatched).
-                    "t": event_seconds(pd.DataFrame(
-                        {"t": batch.column(names.index("time")).to_pandas()}), "t",
-                        reading=self.log.reading)[0],
+                    "t": event_seconds(as_pandas(batch.select(["time"])), "time",
+                                       reading=self.log.reading)[0],
                     "y_pred": _prediction_column(batch, self.classification)}
             if self.probabilities:  # every part has the column: parts concatenate
                 cols["proba"] = _proba_column(batch, path)

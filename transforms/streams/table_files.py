@@ -1102,6 +1102,12 @@ def as_pandas(table) -> pd.DataFrame:
     >>> months = pd.DataFrame({"m": pd.period_range("2026-11", periods=2, freq="M")})
     >>> as_pandas(pa.Table.from_pandas(months))["m"].astype(str).tolist()
     ['2026-11-01', '2026-12-01']
+    >>> marked = pa.field("m", pa.int64(), metadata={  # (as read where pandas is not loaded)
+    ...     b"ARROW:extension:name": b"pandas.period",
+    ...     b"ARROW:extension:metadata": b'{"freq": "M"}'})
+    >>> [str(m) for m in as_pandas(pa.Table.from_arrays([pa.array([682, None])],
+    ...                                                  schema=pa.schema([marked])))["m"]]
+    ['2026-11-01 00:00:00', 'NaT']
     >>> import decimal
     >>> as_pandas(pa.table({"eur": pa.array([decimal.Decimal("9.95"), None],
     ...                                      pa.decimal128(18, 2))}))["eur"].tolist()

@@ -144,19 +144,13 @@ class TimeReading(NamedTuple):
         return cls(unit, time_format, zone)
 
     def seconds(self, s: pd.Series) -> np.ndarray:
-        """Seconds of a column's cells; NaN where one is no time. A pandas period (a day, a
-        month: Parquet written from a `period` column) is the time it starts, as a date is; a
-        duration (Arrow's, a pandas timedelta: the time elapsed since a recording began) is
-        its seconds, as a number is.
+        """Seconds of a column's cells; NaN where one is no time. A duration (Arrow's, a
+        pandas timedelta: the time elapsed since a recording began) is its seconds, as a
+        number is. (A Parquet column of pandas periods is read as dates: `as_pandas`.)
 
-        >>> days = pd.Series(pd.period_range("2026-11-01", periods=2, freq="D"))
-        >>> TimeReading().seconds(days) - TimeReading().seconds(pd.Series(["2026-11-01"]))[0]
-        array([    0., 86400.])
         >>> TimeReading().seconds(pd.Series(pd.to_timedelta([1.5, None], unit="s")))
         array([1.5, nan])
         """
-        if isinstance(s.dtype, pd.PeriodDtype):
-            s = s.dt.start_time
         if pd.api.types.is_timedelta64_dtype(s):
             return s.dt.total_seconds().to_numpy(dtype=float, na_value=np.nan)
         if self.format is not None and not pd.api.types.is_datetime64_any_dtype(s):
