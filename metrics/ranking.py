@@ -45,8 +45,11 @@ def friedman(table) -> dict:
 
     Models tied on every stream differ in nothing: χ²_F = F_F = 0 and p = 1, as the statistic
     without the tie correction gives (with it, 0/0), and as `rank` says of two such models.
-    Models ranked alike on every stream agree perfectly: χ²_F = N(k − 1), so F_F = ∞ and its
-    p = 0 (not the 1e16 of a denominator rounded to 1e-15).
+    Models ranked alike on every stream agree perfectly: χ²_F = N(k − 1), so F_F = ∞ (not the
+    1e16 of a denominator rounded to 1e-15), where the F approximation says nothing; its p is
+    then the exact one, the chance under the null hypothesis that N streams rank the models
+    alike, (Π t! / k!)^(N − 1) for ties of sizes t (1/6 for 3 models on 2 streams, where
+    "p = 0" read as significant).
 
     >>> round(friedman([[1, 2, 3], [1, 3, 2], [1, 2, 3], [2, 1, 3]])["chi2"], 4)
     4.5
@@ -54,6 +57,8 @@ def friedman(table) -> dict:
     {'chi2': 0.0, 'p_chi2': 1.0, 'f': 0.0, 'p_f': 1.0, 'df': [2, 2]}
     >>> friedman([[0.9, 0.9, 0.8, 0.7]] * 4)["f"]
     inf
+    >>> round(friedman([[0.9, 0.7, 0.6], [0.8, 0.6, 0.5]])["p_f"], 4)
+    0.1667
     """
     values = np.asarray(table, dtype=np.float64)
     n, k = values.shape
@@ -64,8 +69,13 @@ def friedman(table) -> dict:
     denominator = n * (k - 1) - chi2
     f = (n - 1) * chi2 / denominator if denominator > 0 and np.any(r != r[:1]) else math.inf
     df1, df2 = k - 1, (k - 1) * (n - 1)
-    return {"chi2": float(chi2), "p_chi2": float(p), "f": float(f),
-            "p_f": float(stats.f.sf(f, df1, df2)) if math.isfinite(f) else 0.0,
+    if math.isfinite(f):
+        p_f = float(stats.f.sf(f, df1, df2))
+    else:  # (every row ranks alike: the same ties in each)
+        ways = math.factorial(k) / math.prod(math.factorial(t) for t in
+                                             np.unique(r[0], return_counts=True)[1])
+        p_f = float(ways ** -(n - 1))
+    return {"chi2": float(chi2), "p_chi2": float(p), "f": float(f), "p_f": p_f,
             "df": [df1, df2]}
 
 

@@ -75,10 +75,33 @@ def test_models_tied_on_every_stream_differ_in_nothing():
     assert friedman(table)["p_f"] == 1.0
 
 
+def _exact_friedman_p(table) -> float:
+    """The permutation test's p of Friedman's statistic, by enumeration: every way of
+    arranging each stream's values among the models, equally likely under the null
+    hypothesis; χ²_F (the ties in a row fixed) grows with Σ_j R_j², so p is the share of
+    arrangements whose Σ_j R_j² is at least the table's."""
+    import itertools
+
+    def spread(rows):
+        sums = [sum(r[j] for r in rows) for j in range(len(rows[0]))]
+        return sum(v * v for v in sums)
+
+    rows = [_plain_ranks(row) for row in table]
+    observed = spread(rows)
+    arrangements = [list(itertools.permutations(row)) for row in rows]
+    hits = total = 0
+    for chosen in itertools.product(*arrangements):
+        total += 1
+        hits += spread(chosen) >= observed - 1e-9
+    return hits / total
+
+
 def test_models_ranked_alike_on_every_stream_agree_perfectly():
     """Two runs' copies of one model tie above the others on every stream: χ²_F with the tie
     correction (Demšar 2006, 3.2.2, in exact fractions here) is N(k − 1), so Iman and
-    Davenport's F_F divides by 0: ∞, p = 0 — it was 1e16 from scipy's χ² rounded below 12."""
+    Davenport's F_F divides by 0: ∞ (it was 1e16 from scipy's χ² rounded below 12). The F
+    approximation says nothing there: its p is the permutation test's, by enumeration
+    (`_exact_friedman_p`) — on 2 streams 1/6, not the "p = 0" that read as significant."""
     from fractions import Fraction
 
     table = np.array([[0.9, 0.9, 0.8, 0.7], [0.8, 0.8, 0.6, 0.5], [0.7, 0.7, 0.65, 0.6],
@@ -94,7 +117,11 @@ def test_models_ranked_alike_on_every_stream_agree_perfectly():
     assert chi2 == n * (k - 1)
     result = friedman(table)
     assert result["chi2"] == pytest.approx(float(chi2))
-    assert (result["f"], result["p_f"]) == (math.inf, 0.0)
+    assert result["f"] == math.inf
+    three = table[:3].tolist()  # (24^3 arrangements to enumerate)
+    assert friedman(three)["p_f"] == pytest.approx(_exact_friedman_p(three), rel=1e-12)
+    two = [[0.9, 0.7, 0.6], [0.8, 0.6, 0.5]]
+    assert friedman(two)["p_f"] == pytest.approx(_exact_friedman_p(two)) == 1 / 6
 
 
 def test_rank_json_is_strict_json(tmp_path):
