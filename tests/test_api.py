@@ -705,6 +705,12 @@ def test_data_from_python_that_no_table_holds_is_one_clear_error(tmp_path):
             assert not out.exists()
     with pytest.raises(DelayedEvalError, match="model name '': a name is a text, not blank"):
         evaluate(rows(), {"": "majority"}, out=str(tmp_path / "m"), runner="direct")
+    # '|' joins a pipeline's steps: a name holding it read as 'unknown model 'scaler''.
+    with pytest.raises(DelayedEvalError, match=re.escape(
+            "model name 'scaler|nb': a name is a text, not blank, without = |; name it "
+            "otherwise, e.g. 'scaler-nb'")):
+        evaluate(rows(), {"scaler|nb": "standard-scaler | gaussian-nb"},
+                 out=str(tmp_path / "p"), runner="direct")
 
 
 def test_a_delay_of_none_is_no_delay_as_in_river():

@@ -102,8 +102,9 @@ def named_specs(items, spec_of, what: str = "model") -> list[str]:
 
 def checked_name(name, what: str) -> str:
     """`name` if it can name a stream or model (`what`) in `NAME=SPEC`: a text, not blank,
-    without '=' (which ends the name), and a stream's without '/' or '\\' (which tell a
-    path, and would be folders of its data's file).
+    without '=' (which ends the name), a stream's without '/' or '\\' (which tell a path,
+    and would be folders of its data's file), a model's without '|' (which joins the steps
+    of a pipeline).
 
     >>> checked_name("fraud-eu", "stream")
     'fraud-eu'
@@ -112,8 +113,13 @@ def checked_name(name, what: str) -> str:
     ...
     transforms.errors.InputError: stream name 'fraud/eu': a name is a text, not blank, \
 without = / \\; name it otherwise, e.g. 'fraud-eu'
+    >>> checked_name("scaler|lr", "model")
+    Traceback (most recent call last):
+    ...
+    transforms.errors.InputError: model name 'scaler|lr': a name is a text, not blank, \
+without = |; name it otherwise, e.g. 'scaler-lr'
     """
-    banned = "=/\\" if what == "stream" else "="
+    banned = "=/\\" if what == "stream" else "=|"
     if isinstance(name, str) and name.strip() and not any(c in name for c in banned):
         return name
     example = re.sub(f"[{re.escape(banned)}]", "-", name.strip()) if isinstance(name, str) else ""
