@@ -538,15 +538,15 @@ def test_a_sparse_arff_row_is_its_dense_row_with_zeros_and_first_values(tmp_path
 def test_arff_data_lines_give_back_the_values_they_were_written_from(tmp_path_factory, rows,
                                                                      rng):
     """Rows of values written as ARFF writes them: a value plain, or (when it must be: a
-    comma, a quote, spaces around it, a `{` or `%` that would begin a sparse row or a comment)
-    in single or double quotes, its quote and backslashes escaped by a backslash, with spaces
-    around the commas; between them blank and comment lines, which are no rows. Each row is
-    read back as its values, with its line number."""
+    comma, a quote, spaces around it, a `%`, which begins a comment, a `{` that would begin a
+    sparse row) in single or double quotes, its quote and backslashes escaped by a backslash,
+    with spaces around the commas; between them blank and comment lines, which are no rows.
+    Each row is read back as its values, with its line number."""
     from transforms.streams.arff import arff_rows
 
     def written(value, first):
-        plain = value == value.strip() and not any(c in value for c in ",'\"\\") and not (
-            first and (value[:1] in ("{", "%") or value == "")) and rng.random() < 0.7
+        plain = value == value.strip() and not any(c in value for c in ",'\"\\%") and not (
+            first and (value[:1] == "{" or value == "")) and rng.random() < 0.7
         if plain:
             return value
         quote = rng.choice("'\"")
@@ -1309,3 +1309,29 @@ def test_a_time_column_of_durations_is_their_seconds(tmp_path):
     events = read(str(tmp_path / "elapsed.parquet"))
     assert events == read(str(tmp_path / "seconds.csv"))
     assert [e[0] for e in events[0][:3]] == [0.0, 1.5, 3.0]
+
+
+def test_arff_comments_after_values_and_instance_weights_read_as_weka_reads_them(tmp_path):
+    """Weka's reader ends a line at a '%' outside quotes, and takes `{w}` after a row's values
+    as its instance weight. A comment after the values made the class 'b % checked' (every
+    row a dead letter), and a weight made '4 values for 3 attributes'. Now a comment is left
+    out and a weight of 1 means nothing: the file reads as the plain one. A row of another
+    weight is a dead letter that says why (the evaluation weighs every instance alike)."""
+    header = "@relation r\n@attribute x numeric\n@attribute note string\n" \
+             "@attribute class {a,b}\n@data\n"
+    rows = [f"{i / 10:.1f},'{i}% off',{'ab'[i % 3 == 0]}" for i in range(30)]
+    marked = [f"{r} % checked" if i % 2 else f"{r}, {{1}}" for i, r in enumerate(rows)]
+    marked += ["{0 9.5, 2 b}, {1.0}"]  # (a sparse row with its weight)
+    (tmp_path / "marked.arff").write_text(header + "\n".join(marked) + "\n")
+    sparse = "{0 9.5, 1 '', 2 b}"
+    (tmp_path / "plain.arff").write_text(header + "\n".join(rows + [sparse]) + "\n")
+    options = '{"features": ["x"]}'
+    assert read(f"{tmp_path / 'marked.arff'}{options}", delay="2")[0] == \
+        read(f"{tmp_path / 'plain.arff'}{options}", delay="2")[0]
+    weighted = [f"{r}, {{{1 + i % 2}}}" for i, r in enumerate(rows)]
+    (tmp_path / "weighted.arff").write_text(header + "\n".join(weighted) + "\n")
+    events, dead = read(f"{tmp_path / 'weighted.arff'}{options}", delay="2")
+    assert [d["row"] for d in dead] == list(range(7, 36, 2))  # (data from line 6)
+    assert dead[0]["reason"] == "instance weight 2 (Weka's weighted instances): every " \
+        "instance weighs 1 here; remove the weights to evaluate such rows unweighted"
+    assert len([e for e in events if e[3] == "instance"]) == 15

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from transforms.errors import InputError, shown_briefly
 from transforms.records import (INSTANCE, LABEL, RANK_INSTANCE, RANK_LABEL, dead_letter,
                                 readable_time)
-from transforms.streams.rows import labelled_rows, parse_time_value
+from transforms.streams.rows import labelled_rows, number_in, parse_time_value
 from transforms.streams.table_files import undecodable, without_bom
 
 
@@ -170,19 +170,70 @@ def _header(path: str, numbered) -> list[Attribute]:
 
 def _data_rows(path: str, numbered, attributes: list) -> Iterator[tuple[int, list]]:
     """(line number, values as text) of the data lines that follow the header; a sparse
-    row's omitted values are 0 (a nominal attribute's first value), as the format has them."""
+    row's omitted values are 0 (a nominal attribute's first value), as the format has them.
+    A comment after the values ends the line, and an instance weight after them (Weka's
+    `..., {2}`) is the values' `weight` (`Weighted`), a weight of 1 none."""
     omitted = None
     for lineno, raw in numbered:
-        line = raw.strip()
-        if not line or line.startswith("%"):
+        line = _without_comment(raw).strip()
+        if not line:
             continue
+        weight = _WEIGHT.search(line)
+        if weight is not None and number_in(weight[1]) is not None:
+            line = line[:weight.start()]
         if line.startswith("{"):
             if omitted is None:
                 omitted = [a.values[0] if a.type == "nominal" and a.values else
                            "" if a.type == "string" else "0" for a in attributes]
-            yield lineno, _sparse_values(path, lineno, line, omitted)
-            continue
-        yield lineno, _fields(line)
+            values = _sparse_values(path, lineno, line, omitted)
+        else:
+            values = _fields(line)
+        if weight is not None and number_in(weight[1]) not in (None, 1.0):
+            values = Weighted(values, weight[1])
+        yield lineno, values
+
+
+# Weka's instance weight: `{w}` after a row's values (a sparse row's closing brace too).
+_WEIGHT = re.compile(r",\s*\{\s*([^{}\s]*)\s*\}$")
+
+
+class Weighted(list):
+    """A row's values that carry an instance weight other than 1 (`weight`, its text).
+
+    >>> rows = _data_rows("f", enumerate(["0.5, a, {2}", "1.5, b, {1}", "{0 3}, {0.5}"]),
+    ...                   [Attribute("x", "numeric"), Attribute("c", "nominal", ["a", "b"])])
+    >>> [(values, getattr(values, "weight", None)) for _, values in rows]
+    [(['0.5', 'a'], '2'), (['1.5', 'b'], None), (['3', 'a'], '0.5')]
+    """
+
+    def __init__(self, values: list, weight: str):
+        super().__init__(values)
+        self.weight = weight
+
+
+def _without_comment(line: str) -> str:
+    """A line without its comment: from a '%' outside quotes to its end, as Weka's reader
+    takes it (its whole text when it has none).
+
+    >>> _without_comment("0.5,'5% off',b  % checked by hand")
+    "0.5,'5% off',b  "
+    """
+    if "%" not in line:
+        return line
+    quote, i = None, 0
+    while i < len(line):
+        c = line[i]
+        if quote is not None:
+            if c == "\\":
+                i += 1
+            elif c == quote:
+                quote = None
+        elif c in "'\"":
+            quote = c
+        elif c == "%":
+            return line[:i]
+        i += 1
+    return line
 
 
 # A value in single or double quotes (Weka's ARFF has both; a backslash escapes the quote or
@@ -515,6 +566,11 @@ def arff_events(spec, delay, checks) -> Iterator:
     segment_idx = [i for i, a in enumerate(attrs) if a.name in spec.segment_only]
 
     def parse(lineno, values):
+        if isinstance(values, Weighted):
+            return dead_letter(spec.name, f"instance weight {values.weight} (Weka's weighted "
+                               f"instances): every instance weighs 1 here; remove the weights "
+                               f"to evaluate such rows unweighted", file=spec.source,
+                               row=lineno, record=list(values))
         if len(values) != len(attrs):
             return dead_letter(spec.name, f"{len(values)} values for {len(attrs)} attributes",
                                file=spec.source, row=lineno, record=values)
