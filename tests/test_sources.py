@@ -1314,7 +1314,8 @@ def test_a_time_column_of_durations_is_their_seconds(tmp_path):
 def test_arff_comments_after_values_and_instance_weights_read_as_weka_reads_them(tmp_path):
     """Weka's reader ends a line at a '%' outside quotes, and takes `{w}` after a row's values
     as its instance weight. A comment after the values made the class 'b % checked' (every
-    row a dead letter), and a weight made '4 values for 3 attributes'. Now a comment is left
+    row a dead letter; after a header line, an unsupported type), and a weight made '4 values
+    for 3 attributes'. Now a comment is left
     out and a weight of 1 means nothing: the file reads as the plain one. A row of another
     weight is a dead letter that says why (the evaluation weighs every instance alike)."""
     header = "@relation r\n@attribute x numeric\n@attribute note string\n" \
@@ -1322,7 +1323,8 @@ def test_arff_comments_after_values_and_instance_weights_read_as_weka_reads_them
     rows = [f"{i / 10:.1f},'{i}% off',{'ab'[i % 3 == 0]}" for i in range(30)]
     marked = [f"{r} % checked" if i % 2 else f"{r}, {{1}}" for i, r in enumerate(rows)]
     marked += ["{0 9.5, 2 b}, {1.0}"]  # (a sparse row with its weight)
-    (tmp_path / "marked.arff").write_text(header + "\n".join(marked) + "\n")
+    noted = header.replace("numeric", "numeric % in metres").replace("@data", "@data % rows")
+    (tmp_path / "marked.arff").write_text(noted + "\n".join(marked) + "\n")
     sparse = "{0 9.5, 1 '', 2 b}"
     (tmp_path / "plain.arff").write_text(header + "\n".join(rows + [sparse]) + "\n")
     options = '{"features": ["x"]}'

@@ -128,11 +128,11 @@ def _parse_nominal(spec: str) -> tuple:
 
 def _header(path: str, numbered) -> list[Attribute]:
     """The attributes of an ARFF file's header, read from (line number, line) pairs up to and
-    including its @data line."""
+    including its @data line (a comment, from a '%' outside quotes, left out)."""
     attributes: list[Attribute] = []
     for lineno, raw in numbered:
-        line = raw.strip()
-        if not line or line.startswith("%"):
+        line = _without_comment(raw).strip()
+        if not line:
             continue
         low = line.lower()
         if low.startswith("@relation"):
