@@ -1171,6 +1171,18 @@ def test_another_delimiter_is_named_and_the_sep_option_reads_it(tmp_path):
                                          r"by ',', not by ';'; give the stream option "
                                          r'\{"sep": ","\}'):
         StreamSpec.parse(commas + '{"sep": ";"}').check()
+    # Excel's 'sep=;' line before the header (read as the header: one column 'sep=;', or,
+    # with the separator it declares, 'sep=' and a blank), in a stream or a prediction log.
+    excel = _write(tmp_path, "excel.csv", "sep=;\ntime;f;label\n0;1.0;a\n1;2.0;b\n")
+    told = "excel.csv: its first line, 'sep=;', is the separator line Excel writes before " \
+        "the header; delete that line and give {} {{\"sep\": \";\"}}"
+    for spec in (excel, excel + '{"sep": ";"}'):
+        with pytest.raises(InputError, match=re.escape(told.format("the stream option"))):
+            StreamSpec.parse(spec).check()
+    from transforms.backfill.logs import PredictionLogSpec
+
+    with pytest.raises(InputError, match=re.escape(told.format("the option"))):
+        PredictionLogSpec.parse(excel)._checked_header(excel)
 
 
 def test_numbers_with_decimal_commas_are_named_and_the_decimal_option_reads_them(tmp_path):

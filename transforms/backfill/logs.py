@@ -25,10 +25,11 @@ from transforms.backfill.log_text import (OPTION, ArrowReadable, TypesChanged,
 from transforms.errors import InputError, check_options
 from transforms.records import field_count_reason
 from transforms.specs import split_options
-from transforms.streams.table_files import (check_encoding, extension, flat_names, flat_table,
-                                            guess_column, is_utf8, other_separator,
-                                            source_name, table_files, parquet_batches,
-                                            parquet_errors, undecodable, without_bom)
+from transforms.streams.table_files import (check_encoding, excel_separator_line, extension,
+                                            flat_names, flat_table, guess_column, is_utf8,
+                                            other_separator, source_name, table_files,
+                                            parquet_batches, parquet_errors, undecodable,
+                                            without_bom)
 from transforms.streams.times import TIME_OPTIONS, TimeReading
 from transforms.vocabulary import FINAL, REPREDICTION
 
@@ -930,6 +931,8 @@ class PredictionLogSpec:
         with FileSystems.open(path) as f:
             header, first = (f.readline().decode(without_bom(self.encoding), "replace")
                              .rstrip("\r\n") for _ in range(2))
+        if (excel := excel_separator_line(path, header, "the option")) is not None:
+            raise excel
         other = other_separator(header, sep)
         if other:
             raise InputError(f"{path}: not a readable CSV file (its header {header[:80]!r} has "

@@ -51,10 +51,10 @@ from transforms.streams import arff
 from transforms.streams.delays import DelaySpec
 from transforms.streams.rows import COLLECTIONS, Checks, labelled_rows, whole_as_int, written_as
 from transforms.streams.table_files import (CSV_OPTIONS, FORMATS, check_encoding, columns_of,
-                                            csv_options, extension, first_bad_line, fmt_of,
-                                            guess_column, has_rows, head_of, numbers_of,
-                                            other_separator, row_count, source_name, table_files,
-                                            unnamed_fields)
+                                            csv_options, excel_separator_line, extension,
+                                            first_bad_line, fmt_of, guess_column, has_rows,
+                                            head_of, numbers_of, other_separator, row_count,
+                                            source_name, table_files, unnamed_fields)
 from transforms.streams.times import (TIME_OPTIONS, TimeReading, event_seconds, formats_of_dates,
                                       spelled_dates, time_problem, with_offsets)
 from transforms.streams.tables import kind_words, table_columns, table_events
@@ -838,6 +838,12 @@ or start the evaluation later with --from
             required, optional = ("id",), ("time", "kind")
         else:
             required, optional = (), ("id", "time", "kind", "label", "label_time")
+        if columns[0].startswith("sep=") and len(columns) <= 2 and self.format == "csv":
+            # (a header 'sep=;' read with the separator it declares: 'sep=' and a blank)
+            excel = excel_separator_line(path, columns[0] if len(columns) == 1 else
+                                         f"sep={o.get('sep', ',')}")
+            if excel is not None:
+                raise excel
         if len(columns) == 1 and self.format == "csv":
             sep = other_separator(columns[0], o.get("sep", ","))
             if sep is not None:

@@ -765,6 +765,27 @@ def other_separator(header: str, sep: str = ",") -> str | None:
     return next((c for c in ";\t|," if c != sep and c in header), None)
 
 
+def excel_separator_line(path: str, line: str,
+                         option: str = "the stream option") -> InputError | None:
+    """The error to raise when a CSV file's first `line` is the `sep=;` line Excel writes
+    before the header (for a locale whose separator is not the comma), which no CSV reader
+    takes; None for any other line.
+
+    >>> print(excel_separator_line("export.csv", "sep=;"))
+    export.csv: its first line, 'sep=;', is the separator line Excel writes before the \
+header; delete that line and give the stream option {"sep": ";"}
+    >>> excel_separator_line("export.csv", "time;x;label") is None
+    True
+    """
+    declared = re.fullmatch(r"\s*sep=(.)\s*", line)
+    if declared is None:
+        return None
+    sep = "" if declared[1] == "," else \
+        f" and give {option} {json.dumps({'sep': declared[1]})}"
+    return InputError(f"{path}: its first line, {line.strip()!r}, is the separator line Excel "
+                      f"writes before the header; delete that line{sep}")
+
+
 def row_count(path: str, fmt: str, csv: dict | None = None) -> int:
     """A table file's rows: from a Parquet file's metadata, from the pass over a text file.
 
