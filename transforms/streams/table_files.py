@@ -622,10 +622,21 @@ def undecodable(path: str, encoding: str, reason: str, option: str = "the stream
     /.../t.csv, line 3: not utf-8 text (invalid start byte); give the file's encoding with
     the stream option {"encoding": "latin-1"} (or cp1252, utf-16, ...)
 
+    A file that begins with UTF-16's byte order mark (Excel's "Unicode text") is named so:
+
+    >>> with open(path, "wb") as f:
+    ...     _ = f.write("city\\tn\\nParis\\t1\\n".encode("utf-16"))
+    >>> print(undecodable(path, "utf-8", "?"))  # doctest: +ELLIPSIS +NORMALIZE_WHITESPACE
+    /.../t.csv: UTF-16 text (it begins with UTF-16's byte order mark), not utf-8; give the
+    stream option {"encoding": "utf-16"}
     """
     where = path if line is None else f"{path}, line {line}"
     with contextlib.nullcontext(None) if line else _binary(path) as f:
         for number, text in enumerate(iter(f.readline, b"") if f else [], 1):
+            if number == 1 and text[:2] in (b"\xff\xfe", b"\xfe\xff"):
+                return InputError(f"{path}: UTF-16 text (it begins with UTF-16's byte order "
+                                  f"mark), not {encoding}; give {option} "
+                                  f'{{"encoding": "utf-16"}}')
             try:
                 text.decode(encoding)
             except UnicodeDecodeError as e:
