@@ -47,7 +47,7 @@ def evaluate(streams, models, delay=None, out: str | None = None, runner: str = 
         and estimators themselves (`stream_spec_of` gives a generator's spec with options such
         as `n`): one, a list, or a dict {name: stream or model}. A stream may also be data:
         (x, y) pairs (`river.stream.iter_pandas(X, y)`, or a list), a DataFrame with a
-        `label` column or (X, y), a DataFrame and its labels, written to
+        `label` column or (X, y), a DataFrame (or 2-D array) and its labels, written to
         `out/inputs/NAME.parquet` and read from there (ids are the row numbers, and so are
         times unless a DataFrame has a `time` column or a DatetimeIndex; an integer delay is
         a number of rows, as in river); data's stream options (`positive`, `classes`, ...)

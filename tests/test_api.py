@@ -910,3 +910,24 @@ def test_intervals_and_periods_from_python_are_their_text():
     frame["month"] = pd.period_range("2026-01", periods=200, freq="D")
     with pytest.raises(InputError, match="column 'month' holds dates"):
         evaluate_locally((frame, labels), model, "5")
+
+
+def test_numpy_features_and_labels_as_scikit_learn_takes_them_score_as_river_iter_array():
+    """(X, y) of NumPy arrays, as a scikit-learn user has them, was refused ('a stream is a
+    spec ...'). X's columns are its features' numbers, as river's `iter_array` names them:
+    the initial accuracy is river's delayed progressive validation on `iter_array(X, y)`."""
+    import numpy as np
+    from river import evaluate as river_evaluate
+    from river import metrics, naive_bayes, stream
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 3))
+    y = (X[:, 0] + rng.normal(size=300) * 0.5 > 0).astype(int)
+    summary = evaluate({"d": (X, y)}, "gaussian-nb", delay=5, runner="direct",
+                       repredict="none")
+    ours = summary.query("metric == 'accuracy' and category == 'initial' and "
+                         "window == 'cumulative'")["value"].iloc[0]
+    accuracy = river_evaluate.progressive_val_score(stream.iter_array(X, y),
+                                                   naive_bayes.GaussianNB(), metrics.Accuracy(),
+                                                   delay=5)
+    assert ours == accuracy.get()

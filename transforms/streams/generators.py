@@ -268,8 +268,8 @@ def stream_spec_of(stream, **options):
     else:
         raise ConfigError(f"stream {shown_briefly(stream)} ({type(stream).__name__}): a stream "
                           f"is a spec (as for --stream), a file's path, a river dataset or "
-                          f"generator, or (to evaluate) (x, y) pairs, a "
-                          f"DataFrame with a label column, or (X, y): a DataFrame and its labels")
+                          f"generator, or (to evaluate) (x, y) pairs, a DataFrame with a "
+                          f"label column, or (X, y): a DataFrame or 2-D array and its labels")
     params.update(options)
     return f"{kind}:{type(stream).__name__}" + (json.dumps(params) if params else "")
 

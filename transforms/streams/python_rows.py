@@ -1,11 +1,11 @@
 """Streams given from Python as data rather than as a spec: (x, y) pairs, as river's
 `stream.iter_pandas(X, y)` yields them or in a list, pandas DataFrames with a `label`
-column, and a pair (X, y) of a DataFrame and its labels, as scikit-learn takes them. Each is
-written once to a Parquet file (one row per instance: its features and its label; ids and
-times are the row numbers, as for a generator, unless a DataFrame with a label column has a
-`time` column, or a DataFrame a DatetimeIndex), whose path is then the spec, so every runner's
-workers read it as any other table. Every key of a pair's x, and every column of X, is a
-feature, whatever its name, as river gives them to a model."""
+column, and a pair (X, y) of a DataFrame (or 2-D array) and its labels, as scikit-learn
+takes them. Each is written once to a Parquet file (one row per instance: its features and its
+label; ids and times are the row numbers, as for a generator, unless a DataFrame with a label
+column has a `time` column, or a DataFrame a DatetimeIndex), whose path is then the spec, so
+every runner's workers read it as any other table. Every key of a pair's x, and every column
+of X, is a feature, whatever its name, as river gives them to a model."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ import os
 import re
 from dataclasses import dataclass, field
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -65,8 +66,8 @@ def is_rows(stream) -> bool:
     >>> from river import datasets
     >>> is_rows(datasets.Phishing()), is_rows(["synth:SEA", "dataset:Phishing"])
     (False, False)
-    >>> is_rows((pd.DataFrame({"a": [1.0, 2.0]}), ["x", "y"]))
-    True
+    >>> is_rows((pd.DataFrame({"a": [1.0, 2.0]}), ["x", "y"])), is_rows((np.eye(2), [0, 1]))
+    (True, True)
     """
     if isinstance(stream, (pd.DataFrame, RowsWithOptions)) or _is_features_and_labels(stream):
         return True
@@ -77,10 +78,12 @@ def is_rows(stream) -> bool:
 
 
 def _is_features_and_labels(stream) -> bool:
-    """A pair (X, y) as scikit-learn takes it: a DataFrame of features and one label per row
-    (a Series, a one-dimensional array or a list), not two streams."""
-    if not (isinstance(stream, tuple) and len(stream) == 2
-            and isinstance(stream[0], pd.DataFrame)):
+    """A pair (X, y) as scikit-learn takes it: a DataFrame or a two-dimensional NumPy array of
+    features and one label per row (a Series, a one-dimensional array or a list), not two
+    streams."""
+    if not (isinstance(stream, tuple) and len(stream) == 2 and (
+            isinstance(stream[0], pd.DataFrame)
+            or isinstance(stream[0], np.ndarray) and stream[0].ndim == 2)):
         return False
     labels = stream[1]
     return isinstance(labels, (pd.Series, list)) or getattr(labels, "ndim", None) == 1
@@ -360,7 +363,8 @@ def _table(stream, name: str, label: str = "label") -> tuple[pd.DataFrame, dict]
             options["features"] = [c for c in options["features"] if c not in named]
         return table, options
     if _is_features_and_labels(stream):
-        features, labels = stream[0].pipe(_named_by_path), stream[1]
+        # (an array's columns are its features' numbers, as river's iter_array names them)
+        features, labels = pd.DataFrame(stream[0]).pipe(_named_by_path), stream[1]
         if len(features) != len(labels):
             raise ConfigError(f"stream {name}: X has {len(features)} rows and y "
                               f"{len(labels)} labels; give one label per row")
