@@ -1315,9 +1315,9 @@ def test_arff_comments_after_values_and_instance_weights_read_as_weka_reads_them
     """Weka's reader ends a line at a '%' outside quotes, and takes `{w}` after a row's values
     as its instance weight. A comment after the values made the class 'b % checked' (every
     row a dead letter; after a header line, an unsupported type), and a weight made '4 values
-    for 3 attributes'. Now a comment is left
-    out and a weight of 1 means nothing: the file reads as the plain one. A row of another
-    weight is a dead letter that says why (the evaluation weighs every instance alike)."""
+    for 3 attributes'. Now a comment is left out and a weight of 1 means nothing: the file
+    reads as the plain one. A row of another weight is a dead letter that says why (the
+    evaluation weighs every instance alike)."""
     header = "@relation r\n@attribute x numeric\n@attribute note string\n" \
              "@attribute class {a,b}\n@data\n"
     rows = [f"{i / 10:.1f},'{i}% off',{'ab'[i % 3 == 0]}" for i in range(30)]

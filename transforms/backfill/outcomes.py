@@ -49,8 +49,7 @@ from transforms.replay.keyed import GroupedReplay
 from transforms.replay.per_key import PerKeyReplay
 from transforms.scoring.columns import concat_rows, split_by, take_rows
 from transforms.streams.read import ReadStreams
-from transforms.streams.table_files import as_pandas
-from transforms.streams.table_files import delete_paths, numbers_of
+from transforms.streams.table_files import as_pandas, delete_paths, numbers_of
 from transforms.streams.times import event_seconds
 from transforms.vocabulary import (CLASSES, COUNTS, DEAD_LETTERS, ERRORS, NOT_SCORED, PENDING,
                                    PREDICTION_KINDS, PREDICTION_SCHEMA, READ_COUNTS)
