@@ -2869,3 +2869,41 @@ def test_a_path_of_no_known_filesystem_is_one_line(tmp_path, capsys):
         "delayed-eval: error: stream trips: ftp://host/trips.csv: no filesystem here reads or "
         "writes ftp:// paths; give a local path, or one on gs://, s3://, azfs:// or hdfs://\n")
     assert not out.exists()
+
+
+@pytest.mark.parametrize("orient", ["records", "columns", "index", "values", "split", "table",
+                                    "records-indented"])
+def test_a_json_file_of_a_whole_table_is_named_so(tmp_path, orient):
+    """pandas' to_json without lines=True writes one JSON document of the whole table: it
+    was 'no line is a JSON object' or 'column label not found; columns are ['time.0',
+    'time.1', ...]'. One line names it and the call that writes JSON Lines; that file runs."""
+    frame = pd.DataFrame({"time": range(40), "x": np.linspace(-1, 1, 40),
+                          "label": ["a", "b"] * 20})
+    path = str(tmp_path / "frame.json")
+    frame.to_json(path, orient=orient.split("-")[0], indent=2 if "indented" in orient else None)
+    with pytest.raises(InputError, match=re.escape(
+            f"{path}: one JSON document holding a whole table (as pandas' to_json writes it "
+            f"without lines=True), not JSON Lines, one object per row; write it with "
+            f'df.to_json(path, orient="records", lines=True)')):
+        StreamSpec.parse(path).check()
+    frame.to_json(path, orient="records", lines=True)
+    StreamSpec.parse(path).check()
+
+
+@pytest.mark.parametrize("orient", ["records", "columns"])
+def test_a_json_prediction_log_of_a_whole_table_is_named_so(tmp_path, capsys, orient):
+    """The same for a prediction log, whose .json file named itself is read as JSON Lines
+    (in a folder a .json file is a run's manifest or such, and left out)."""
+    stream = _write(tmp_path, "s.csv", "id,time,x,label\n1,1,0.5,a\n2,2,0.7,b\n")
+    log = pd.DataFrame({"id": ["1", "2"], "t": [1.5, 2.5], "y_pred": ["a", "b"]})
+    path = str(tmp_path / "log.json")
+    log.to_json(path, orient=orient)
+    args = ["backfill", "--stream", stream, "--predictions", path, "--delay", "1", "--out",
+            str(tmp_path / "out"), "--runner", "direct", "--quiet"]
+    assert main(args) == 2
+    assert capsys.readouterr().err == f"delayed-eval: error: {path}: one JSON document " \
+        f"holding a whole table (as pandas' to_json writes it without lines=True), not JSON " \
+        f'Lines, one object per row; write it with df.to_json(path, orient="records", ' \
+        f'lines=True)\n'
+    log.to_json(path, orient="records", lines=True)
+    assert main(args) == 0

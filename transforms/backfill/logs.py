@@ -25,11 +25,12 @@ from transforms.backfill.log_text import (OPTION, ArrowReadable, TypesChanged,
 from transforms.errors import InputError, check_options
 from transforms.records import field_count_reason
 from transforms.specs import split_options
-from transforms.streams.table_files import (check_encoding, excel_separator_line, extension,
-                                            flat_names, flat_table, guess_column, is_utf8,
-                                            other_separator, source_name, table_files,
-                                            parquet_batches, parquet_errors, undecodable,
-                                            without_bom)
+from transforms.streams.table_files import (WHOLE_TABLE_JSON, check_encoding,
+                                            excel_separator_line, extension, flat_names,
+                                            flat_table, guess_column, is_utf8,
+                                            is_whole_json_document, other_separator,
+                                            parquet_batches, parquet_errors, source_name,
+                                            table_files, undecodable, without_bom)
 from transforms.streams.times import TIME_OPTIONS, TimeReading
 from transforms.vocabulary import FINAL, REPREDICTION
 
@@ -83,7 +84,7 @@ def nothing_to_score_yet(counts: dict) -> bool:
 
 
 LOG_FORMATS = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv", ".tsv": "csv",
-               ".jsonl": "jsonl", ".ndjson": "jsonl"}
+               ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl"}
 
 
 # A run's prediction log records its models' order here (Parquet metadata): a backfill of it
@@ -307,15 +308,18 @@ class PredictionLogSpec:
         return list(self._listed[time_range])
 
     def _list(self, time_range) -> list[str]:
-        found = table_files(self.pattern, (*LOG_FORMATS, ".json"))
+        found = table_files(self.pattern, tuple(LOG_FORMATS))
         runs = {os.path.dirname(f) for f in found if os.path.basename(f) == "manifest.json"}
-        files = [f for f in found if extension(f) in LOG_FORMATS
+        # (a .json file is JSON Lines when named itself; in a folder, a run's manifest or such)
+        files = [f for f in found if (extension(f) != ".json" or f == self.pattern)
                  and (os.path.dirname(f) not in runs
                       or os.path.basename(f) == "predictions.parquet")
                  and (time_range is None or time_range.keeps_partition(f))]
         if not files:
+            named = any(extension(f) == ".json" for f in found)
             raise InputError(f"prediction log {self.pattern}: no .parquet, .csv, .tsv or "
-                             f".jsonl file found")
+                             f".jsonl file found" + ("; a .json file is read only when named "
+                                                     "itself" if named else ""))
         return files
 
     def predicts_numbers(self, rows: int = 1000) -> bool:
@@ -446,6 +450,8 @@ class PredictionLogSpec:
             first_bad = first_bad or (bad and (path, *bad[0][:2]))
         if first_bad:
             path, row, reason = first_bad
+            if LOG_FORMATS[extension(path)] == "jsonl" and is_whole_json_document(path, []):
+                raise InputError(f"{path}: {WHOLE_TABLE_JSON}")
             raise InputError(f"{path}, row {row}: {reason}; no line of the log can be read "
                              f"(check its separator and quotes)")
         return False
@@ -805,6 +811,8 @@ class PredictionLogSpec:
                 missing[option] = column
         if not missing:
             return
+        if LOG_FORMATS[extension(path)] == "jsonl" and is_whole_json_document(path, names):
+            raise InputError(f"{path}: {WHOLE_TABLE_JSON}")
         what = " and ".join(f'column {c!r} (option "{k.split(":")[0]}")'
                             for k, c in missing.items())
         names_them = {k: guess_column(k, c, names) or "..." for k, c in missing.items()

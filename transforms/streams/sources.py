@@ -50,11 +50,12 @@ from transforms.specs import split_options
 from transforms.streams import arff
 from transforms.streams.delays import DelaySpec
 from transforms.streams.rows import COLLECTIONS, Checks, labelled_rows, whole_as_int, written_as
-from transforms.streams.table_files import (CSV_OPTIONS, FORMATS, check_encoding, columns_of,
-                                            csv_options, excel_separator_line, extension,
-                                            first_bad_line, fmt_of, guess_column, has_rows,
-                                            head_of, numbers_of, other_separator, row_count,
-                                            source_name, table_files, unnamed_fields)
+from transforms.streams.table_files import (CSV_OPTIONS, FORMATS, WHOLE_TABLE_JSON,
+                                            check_encoding, columns_of, csv_options,
+                                            excel_separator_line, extension, first_bad_line,
+                                            fmt_of, guess_column, has_rows, head_of,
+                                            is_whole_json_document, numbers_of, other_separator,
+                                            row_count, source_name, table_files, unnamed_fields)
 from transforms.streams.times import (TIME_OPTIONS, TimeReading, event_seconds, formats_of_dates,
                                       spelled_dates, time_problem, with_offsets)
 from transforms.streams.tables import kind_words, table_columns, table_events
@@ -823,6 +824,8 @@ or start the evaluation later with --from
         o = self.options
         split = "labels" in o
         columns = columns_of(path, fmt_of(path, self.format), csv_options(self.options))
+        if fmt_of(path, self.format) == "jsonl" and is_whole_json_document(path, columns):
+            raise InputError(f"{path}: {WHOLE_TABLE_JSON}")
         if not columns:
             bad = first_bad_line(path, csv_options(o)) if fmt_of(path, self.format) == "jsonl" \
                 else None

@@ -1059,6 +1059,41 @@ def _jsonl_chunks(path: str, columns, csv: dict | None, stream: str | None) -> I
         yield chunk()
 
 
+WHOLE_TABLE_JSON = "one JSON document holding a whole table (as pandas' to_json writes it " \
+    "without lines=True), not JSON Lines, one object per row; write it with " \
+    "df.to_json(path, orient=\"records\", lines=True)"
+
+
+def is_whole_json_document(path: str, columns: list[str]) -> bool:
+    """Whether a .jsonl/.json file whose `columns` (as read) name no row's fields holds one
+    JSON document of a whole table: an array (pandas' `records` or `values` orient), or one
+    object spread over lines, or on one line with only nested columns (`columns`, `index`,
+    `split`, `table` orients: 'time.0', 'time.1', ...); a file of rows is not read.
+
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "t.json")
+    >>> pd.DataFrame({"x": [1.5, 2.5], "label": ["a", "b"]}).to_json(path, orient="records")
+    >>> is_whole_json_document(path, [])
+    True
+    >>> pd.DataFrame({"x": [1.5, 2.5], "label": ["a", "b"]}).to_json(path)
+    >>> is_whole_json_document(path, ["x.0", "x.1", "label.0", "label.1"])
+    True
+    >>> pd.DataFrame({"x": [1.5, 2.5], "label": ["a", "b"]}).to_json(path, orient="records",
+    ...                                                               lines=True)
+    >>> is_whole_json_document(path, ["x", "label"])
+    False
+    """
+    # ('split' and 'table' orients: columns, index and data, or schema.* and data)
+    nested = all("." in c or c in ("columns", "index", "data") for c in columns)
+    if not nested:
+        return False  # (a file of rows: nothing read)
+    with _binary(path) as f:
+        start = f.read(1 << 16).lstrip()
+    if start[:1] == b"[" or start.split(b"\n", 1)[0].strip() == b"{":
+        return True
+    return start[:1] == b"{" and bool(columns) and len(start.splitlines()) == 1
+
+
 def first_bad_line(path: str, csv: dict | None = None) -> str | None:
     """Where and why the first line of a JSON Lines file that is no JSON object is not (what a
     file without any column has to say), or None.
