@@ -2907,3 +2907,19 @@ def test_a_json_prediction_log_of_a_whole_table_is_named_so(tmp_path, capsys, or
         f'lines=True)\n'
     log.to_json(path, orient="records", lines=True)
     assert main(args) == 0
+
+
+def test_a_workbook_or_a_file_of_no_known_format_says_what_to_give(tmp_path):
+    """A .xlsx file was 'unknown format; give one of [...] with {"format": ...}', none of
+    which reads a workbook."""
+    book = _write(tmp_path, "sales.xlsx", "PK")
+    with pytest.raises(InputError, match=re.escape(
+            f"{book}: a spreadsheet workbook, which is not read; save its sheet as CSV, or "
+            f"give it from Python as data, evaluate(pd.read_excel(path), ...)")):
+        StreamSpec.parse(book).check()
+    text = _write(tmp_path, "rows.txt", "time,x,label\n0,1.0,a\n")
+    with pytest.raises(InputError, match=re.escape(
+            f"{text}: unknown format; give one of ['arff', 'csv', 'jsonl', 'parquet'] with "
+            f'{{"format": ...}}')):
+        StreamSpec.parse(text).check()
+    StreamSpec.parse(text + '{"format": "csv"}').check()

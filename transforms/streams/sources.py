@@ -357,6 +357,10 @@ class StreamSpec:
         if fmt is None:  # a directory or a glob: the format of its files
             files = table_files(self.source)
             fmt = FORMATS.get(extension(files[0])) if files else None
+        if fmt is None and extension(self.source) in (".xlsx", ".xls", ".xlsm", ".ods"):
+            raise InputError(f"{self.source}: a spreadsheet workbook, which is not read; save "
+                             f"its sheet as CSV, or give it from Python as data, "
+                             f"evaluate(pd.read_excel(path), ...)")
         if fmt not in set(FORMATS.values()):
             raise InputError(f"{self.source}: unknown format; give one of "
                              f"{sorted(set(FORMATS.values()))} with {{\"format\": ...}}")
