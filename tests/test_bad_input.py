@@ -2923,3 +2923,17 @@ def test_a_workbook_or_a_file_of_no_known_format_says_what_to_give(tmp_path):
             f'{{"format": ...}}')):
         StreamSpec.parse(text).check()
     StreamSpec.parse(text + '{"format": "csv"}').check()
+
+
+def test_a_header_line_repeated_in_a_csv_file_is_named_so(tmp_path):
+    """Two exports joined (`cat day1.csv day2.csv`) keep the second's header line as a row:
+    its dead letter said "time 'time' is neither a number nor an ISO datetime"."""
+    def export(times):
+        return "time,x,label\n" + "".join(f"{t},{t / 10},{'ab'[t % 2]}\n" for t in times)
+
+    path = _write(tmp_path, "joined.csv", export(range(10)) + export(range(10, 20)))
+    events, dead = read(path, delay="1")
+    assert [(d["row"], d["field"], d["reason"]) for d in dead] == [
+        (11, None, "the header line again (files joined with their headers?)")]
+    assert dead[0]["record"] == {"time": "time", "x": "x", "label": "label"}
+    assert len([e for e in events if e[3] == "instance"]) == 20

@@ -1301,7 +1301,30 @@ def _csv_chunks(source, path: str, dtypes: dict, columns, csv: dict | None,
                 reason, line = fewer[number]
                 yield dead_letter(stream, reason, file=path, row=number, record=line)
             numbers, chunk = numbers[~bad], chunk[~bad]
+        again = _header_again(chunk)
+        if again.any():
+            for number in numbers[again].tolist():
+                yield dead_letter(stream, "the header line again (files joined with their "
+                                  "headers?)", file=path, row=number,
+                                  record=dict(zip(chunk.columns, map(str, chunk.columns))))
+            numbers, chunk = numbers[~again], chunk[~again]
         yield path, numbers, chunk
+
+
+def _header_again(chunk: pd.DataFrame) -> np.ndarray:
+    """Which rows of a CSV chunk repeat its header, each cell its column's name (two exports
+    joined, each with its header line).
+
+    >>> _header_again(pd.DataFrame({"t": ["1", "t", "2"], "x": ["a", "x", "b"]})).tolist()
+    [False, True, False]
+    """
+    if not len(chunk.columns) or pd.api.types.is_numeric_dtype(chunk.iloc[:, 0]):
+        return np.zeros(len(chunk), dtype=bool)  # (a header would make its column text)
+    again = (chunk.iloc[:, 0] == str(chunk.columns[0])).to_numpy(dtype=bool, na_value=False,
+                                                                 copy=True)
+    for i in np.flatnonzero(again):
+        again[i] = all(str(v) == str(c) for v, c in zip(chunk.iloc[i], chunk.columns))
+    return again
 
 
 def unnamed_fields(path: str, csv: dict | None, rows: int = 1000) -> tuple | None:
