@@ -265,11 +265,28 @@ def _intervals_and_periods_as_text(table: pd.DataFrame) -> pd.DataFrame:
         values = table[column]
         dtype = values.dtype.categories.dtype if isinstance(values.dtype, pd.CategoricalDtype) \
             else values.dtype
+        # (objects: told by pandas' one pass over them, a mixture then looked through)
         if isinstance(dtype, (pd.IntervalDtype, pd.PeriodDtype)) or \
-                pd.api.types.is_object_dtype(dtype) and any(isinstance(v, kinds) for v in values):
+                pd.api.types.is_object_dtype(dtype) and _holds_any(values, kinds):
             table[column] = values.astype(object).map(
                 lambda v: str(v) if isinstance(v, kinds) else v)
     return table
+
+
+def _holds_any(values: pd.Series, kinds: tuple) -> bool:
+    """Whether a column of objects holds a value of one of `kinds` (pandas' intervals,
+    periods): a column of text alone is told by `infer_dtype`'s pass in C, not by a Python
+    loop over its rows.
+
+    >>> _holds_any(pd.Series(["a", pd.Interval(0, 1)]), (pd.Interval,))
+    True
+    >>> _holds_any(pd.Series(["a", "b"], dtype=object), (pd.Interval,))
+    False
+    """
+    inferred = pd.api.types.infer_dtype(values, skipna=True)
+    if inferred in ("interval", "period"):
+        return True
+    return inferred.startswith("mixed") and any(isinstance(v, kinds) for v in values)
 
 
 def _numbers_and_text(table: pd.DataFrame) -> tuple | None:
