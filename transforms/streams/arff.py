@@ -179,7 +179,8 @@ def _data_rows(path: str, numbered, attributes: list) -> Iterator[tuple[int, lis
         if not line:
             continue
         weight = _WEIGHT.search(line)
-        if weight is not None and number_in(weight[1]) is not None:
+        weighs = None if weight is None else number_in(weight[1])  # (None: no weight)
+        if weighs is not None:
             line = line[:weight.start()]
         if line.startswith("{"):
             if omitted is None:
@@ -188,7 +189,7 @@ def _data_rows(path: str, numbered, attributes: list) -> Iterator[tuple[int, lis
             values = _sparse_values(path, lineno, line, omitted)
         else:
             values = _fields(line)
-        if weight is not None and number_in(weight[1]) not in (None, 1.0):
+        if weighs not in (None, 1.0):
             values = Weighted(values, weight[1])
         yield lineno, values
 
