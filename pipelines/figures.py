@@ -7,6 +7,9 @@ from __future__ import annotations
 import io
 import math
 import os
+import subprocess
+import sys
+import tempfile
 import textwrap
 from collections import Counter
 from dataclasses import dataclass, field, replace
@@ -639,8 +642,10 @@ def _drawable(run: RunFiles) -> RunFiles:
                    segments=drawn(run.segments))
 
 
-def figures(run: RunFiles) -> tuple[list[Figure], list[str]]:
+def figures(run: RunFiles, processes: int = 1) -> tuple[list[Figure], list[str]]:
     """Draw every figure the run's files allow; returns (figures, notes on the missing).
+    With `processes` > 1, `run` as `RunFiles.read(run.out)` reads it, the figures are shared
+    out among this process and `processes` − 1 others (`drawn_in_processes`).
 
     Example
     -------
@@ -663,9 +668,12 @@ def figures(run: RunFiles) -> tuple[list[Figure], list[str]]:
     classifiers = [m for m in run.models if run.task(m) == "classification"]
     has = set(run.curves["category"]) | set(run.summary["category"])
 
+    draws = []
+
     def add(name, title, reading, draw, needs=True, why=""):
         if needs:
-            made.append(Figure(name, title, reading, draw(plt, run)))
+            made.append(Figure(name, title, reading))
+            draws.append(draw)
         else:
             notes.append(f"{title}: {why}")
 
@@ -758,4 +766,111 @@ def figures(run: RunFiles) -> tuple[list[Figure], list[str]]:
         f"repeat beyond chance (the profile's 'repeats by chance' below {REPEATS_LEVEL}), the "
         "stream has temporal dependence and κ_per is the fairer yardstick.",
         _fig_profile, bool(classifiers and run.profiles), "needs a classification model")
-    return made, notes
+    files = drawn_in_processes(plt, run, draws, processes) if processes > 1 else \
+        [draw(plt, run) for draw in draws]
+    return [replace(figure, files=f) for figure, f in zip(made, files)], notes
+
+
+# A run's figures are shared out among processes from this many panels (streams × models):
+# another process costs ~2.5 s to start (its imports, the run's files read again), and a
+# panel ~1.2 s to draw in every format; each process holds a figure's image at a time
+# (~1 GB for 60 panels).
+PANELS_SHARED, MOST_PROCESSES = 8, 4
+
+
+def processes_for(run: RunFiles) -> int:
+    """How many processes draw `run`'s figures (`figures`): one for a run of fewer than
+    `PANELS_SHARED` panels, else one per core, at most `MOST_PROCESSES`.
+
+    >>> import pandas as pd
+    >>> frame = pd.DataFrame()
+    >>> few = {"streams": ["s1", "s2"], "models": ["a", "b", "c"]}
+    >>> processes_for(RunFiles("out", frame, frame, {}, few, frame))
+    1
+    """
+    from runners import cores
+
+    panels = len(run.streams) * len(run.models)
+    return 1 if panels < PANELS_SHARED else max(1, min(cores(), MOST_PROCESSES))
+
+
+def drawn_in_processes(plt, run: RunFiles, draws: list, processes: int) -> list[dict]:
+    """Each of `draws` (the `_fig_*` functions) drawn from `run` ({format: bytes}, as `_png`
+    makes them) by this process and `processes` − 1 Python processes started here (`python
+    -m pipelines.figures`), each reading the run's files itself: each process takes the next
+    figure no other has taken (`_claimed`) and writes its files to a temporary folder. A
+    figure's drawing is the same in any process; one that another process did not finish is
+    drawn here.
+
+    >>> import tempfile
+    >>> from pipelines.config import RunConfig
+    >>> from pipelines.job import run
+    >>> out = tempfile.mkdtemp()
+    >>> _ = run(RunConfig(streams=['s=synth:SEA{"n": 300, "seed": 1}'], models=["no-change"],
+    ...                   delay="20", out=out, curve_every=100, quiet=True))
+    >>> files = _drawable(RunFiles.read(out))
+    >>> plt = _pyplot()
+    >>> drawn = drawn_in_processes(plt, files, [_fig_weights, _fig_drift], 2)
+    >>> drawn == [_fig_weights(plt, files), _fig_drift(plt, files)]
+    True
+    """
+    names = [draw.__name__ for draw in draws]
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        filter(None, [root, os.environ.get("PYTHONPATH")]))}
+    with tempfile.TemporaryDirectory(prefix="delayed-eval-figures-") as folder:
+        others = [subprocess.Popen(
+            [sys.executable, "-m", "pipelines.figures", run.out, folder, *names], env=env,
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            for _ in range(processes - 1)]
+        try:
+            files = {name: draw(plt, run) for name, draw in zip(names, draws)
+                     if _claimed(folder, name)}
+            for other in others:
+                other.wait()
+        finally:
+            for other in others:
+                other.kill()
+                other.wait()
+        for name, draw in zip(names, draws):
+            if name not in files:
+                paths = {fmt: os.path.join(folder, f"{name}.{fmt}") for fmt in FORMATS}
+                done = os.path.exists(os.path.join(folder, f"{name}.done"))
+                files[name] = {fmt: _read_bytes(path) for fmt, path in paths.items()} \
+                    if done else draw(plt, run)
+    return [files[name] for name in names]
+
+
+def _claimed(folder: str, name: str) -> bool:
+    """Whether this process takes figure `name`: the first to create its claim in `folder`
+    (`O_EXCL`: one process of all succeeds)."""
+    try:
+        os.close(os.open(os.path.join(folder, f"{name}.claim"), os.O_CREAT | os.O_EXCL))
+        return True
+    except FileExistsError:
+        return False
+
+
+def _read_bytes(path: str) -> bytes:
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def _draw_to(out: str, folder: str, names: list[str]) -> None:
+    """What a process of `drawn_in_processes` does: draw each figure of `names` (`_fig_*`)
+    of the run in `out` that no other process has claimed, and write it to `folder`
+    (`save_figure`), then NAME.done."""
+    plt = _pyplot()
+    run = _drawable(RunFiles.read(out))
+    for name in names:
+        if not name.startswith("_fig_"):
+            raise ValueError(f"no figure {name!r}")
+        if _claimed(folder, name):
+            save_figure(globals()[name](plt, run), folder, name)
+            save_figure({"done": b""}, folder, name)
+
+
+if __name__ == "__main__":
+    from pipelines import figures as _figures  # (the module the report imports, not __main__)
+
+    _figures._draw_to(sys.argv[1], sys.argv[2], sys.argv[3:])

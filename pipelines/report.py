@@ -19,7 +19,7 @@ import os
 import pandas as pd
 from apache_beam.io.filesystems import FileSystems
 
-from pipelines.figures import Figure, figures, save_figure
+from pipelines.figures import Figure, figures, processes_for, save_figure
 from pipelines.files import local_copy, names_below
 from pipelines.maturity import format_maturity
 from pipelines.notices import (format_alike_classes, format_diverged, format_foreign_predictions,
@@ -285,7 +285,7 @@ def write_report(out: str) -> str:
             write_report(here)
         return FileSystems.join(out, "report.html")
     run = RunFiles.read(out)
-    made, notes = figures(run)
+    made, notes = figures(run, processes_for(run))
     written = ["report.html", *(f"{FIGURES}/{f.name}.{fmt}" for f in made for fmt in f.files)]
     refuse_unlisted(out, written)
     record_outputs(out, written, claim=True)  # (a report stopped half-way is remade, not refused)

@@ -228,7 +228,12 @@ def _stderr_to_devnull():
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 
 
-def _cores() -> int:
+def cores() -> int:
+    """The cores this process may run on (its CPU affinity where the system tells it).
+
+    >>> cores() >= 1
+    True
+    """
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else \
         os.cpu_count() or 1
 
@@ -246,9 +251,9 @@ def local_workers(name: str, options: PipelineOptions) -> int:
 
     if name in ("direct", "DirectRunner", "direct-mp") and \
             options.view_as(DirectOptions).direct_running_mode == "multi_processing":
-        return options.view_as(DirectOptions).direct_num_workers or _cores()
+        return options.view_as(DirectOptions).direct_num_workers or cores()
     if name == "portable-pool":
-        return int(options.view_as(PortableOptions).sdk_worker_parallelism or 0) or _cores()
+        return int(options.view_as(PortableOptions).sdk_worker_parallelism or 0) or cores()
     return 1
 
 
@@ -265,7 +270,7 @@ def threads_per_worker(workers: int):
     ...     int(os.environ["OPENBLAS_NUM_THREADS"]) >= 1
     True
     """
-    threads = str(max(1, _cores() // max(1, workers)))
+    threads = str(max(1, cores() // max(1, workers)))
     with _worker_environment({name: threads for name in THREAD_VARIABLES
                               if name not in os.environ}):
         yield

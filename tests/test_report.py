@@ -226,6 +226,33 @@ def test_report_command(finished_run, tmp_path, capsys):
     assert "not a finished run" in capsys.readouterr().err
 
 
+def test_figures_drawn_by_several_processes_are_those_drawn_by_one(finished_run, monkeypatch):
+    """Every file of every figure, byte for byte, as one process draws them; and so when the
+    other processes claimed every figure and then failed (each drawn here after all)."""
+    import subprocess
+    import sys
+
+    from pipelines import figures as module
+
+    out, _ = finished_run
+    run = RunFiles.read(str(out))
+    one, _ = module.figures(run)
+    several, _ = module.figures(run, processes=3)
+    assert [(f.name, f.files) for f in several] == [(f.name, f.files) for f in one]
+
+    claim_all_and_fail = ("import os, sys; [open(os.path.join(sys.argv[1], name + '.claim'), "
+                          "'x').close() for name in sys.argv[2:]]; sys.exit(1)")
+
+    class ClaimingAll(subprocess.Popen):
+        def __init__(self, args, **kw):  # (args: python -m pipelines.figures OUT FOLDER NAMES)
+            super().__init__([sys.executable, "-c", claim_all_and_fail, *args[4:]], **kw)
+            self.wait()  # (every figure claimed before this process takes one)
+
+    monkeypatch.setattr(module.subprocess, "Popen", ClaimingAll)
+    failed, _ = module.figures(run, processes=2)
+    assert [(f.name, f.files) for f in failed] == [(f.name, f.files) for f in one]
+
+
 @pytest.mark.parametrize("panels", [1, 4, 17])
 def test_a_figures_title_is_above_every_panel_however_tall_the_grid(panels):
     """Measured on the drawn figure: each panel's box, its title included, ends below the
