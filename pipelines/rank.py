@@ -14,6 +14,7 @@ from scipy import stats
 
 from metrics.ranking import LOWER_IS_BETTER, cliques, critical_difference, friedman, ranks
 from pipelines.files import folder_here, local_copy
+from pipelines.tables import format_value
 from pipelines.results import (MEASURE_NAME, default_metric, json_text, load_results, made_folder,
                                not_a_folder, read_manifest, whole_streams)
 from transforms.errors import ConfigError
@@ -275,7 +276,8 @@ def rank_runs(dirs: list[str], out: str | None = None, metric: str | None = None
               "left_out_streams": left_out,
               "left_out_models": [m for m in table.columns if m not in kept],
               "left_out_runs": table.attrs["runs_without"],
-              "average_ranks": average}
+              "average_ranks": average,
+              "means": dict(zip(complete.columns, complete.mean(axis=0).tolist()))}
     if k >= 3:
         cd = critical_difference(k, n, alpha)
         result.update(friedman=friedman(complete.to_numpy()), alpha=alpha,
@@ -389,32 +391,51 @@ def cd_diagram(plt, result: dict):
     return fig
 
 
+def format_test(result: dict) -> str:
+    """The test's verdict on `rank_runs`' `result`: Friedman's (and Iman-Davenport's F) with
+    Nemenyi's critical difference for three models or more, Wilcoxon's for two.
+
+    >>> format_test({"wilcoxon": {"statistic": 38.5, "p": 0.00136824}})
+    'Wilcoxon signed-rank: W = 38.5, p = 0.00137'
+    """
+    if "friedman" in result:
+        fr = result["friedman"]
+        return (f"Friedman: χ² = {fr['chi2']:.3f}, p = {fr['p_chi2']:.3g}; Iman-Davenport "
+                f"F = {fr['f']:.3f}, p = {fr['p_f']:.3g}; Nemenyi CD = "
+                f"{result['critical_difference']:.3f} at α = {result['alpha']}")
+    w = result["wilcoxon"]
+    return f"Wilcoxon signed-rank: W = {w['statistic']:g}, p = {w['p']:.3g}"
+
+
 def format_ranks(result: dict) -> str:
     """What the command prints: the average ranks and the test's verdict.
 
     >>> print(format_ranks({"metric": "accuracy", "category": "initial", "streams": 3,
     ...                     "average_ranks": {"a": 1.0, "b": 2.0},
+    ...                     "means": {"a": 0.91234, "b": 0.85},
     ...                     "wilcoxon": {"statistic": 0.0, "p": 0.25},
     ...                     "left_out_runs": ["runs/regression"]}))
-    initial accuracy over 3 streams: average rank (1 = best)
-      a  1.00
-      b  2.00
+    initial accuracy over 3 streams: average rank (1 = best), mean
+      a  1.00  0.9123
+      b  2.00  0.8500
     Wilcoxon signed-rank: W = 0, p = 0.25
     left out, as they report no initial accuracy: runs runs/regression
     """
     lines = [f"{result['category']} {result['metric']} over {result['streams']} streams: "
-             f"average rank (1 = best)"]
+             f"average rank (1 = best), mean"]
     width = max(map(len, result["average_ranks"]))
     for model, rank in sorted(result["average_ranks"].items(), key=lambda kv: kv[1]):
-        lines.append(f"  {model:<{width}}  {rank:.2f}")
-    if "friedman" in result:
-        fr = result["friedman"]
-        lines.append(f"Friedman: χ² = {fr['chi2']:.3f}, p = {fr['p_chi2']:.3g}; Iman-Davenport "
-                     f"F = {fr['f']:.3f}, p = {fr['p_f']:.3g}; Nemenyi CD = "
-                     f"{result['critical_difference']:.3f} at α = {result['alpha']}")
-    if "wilcoxon" in result:
-        w = result["wilcoxon"]
-        lines.append(f"Wilcoxon signed-rank: W = {w['statistic']:g}, p = {w['p']:.3g}")
+        lines.append(f"  {model:<{width}}  {rank:.2f}  {format_value(result['means'][model])}")
+    return "\n".join([*lines, format_test(result), *left_out(result)])
+
+
+def left_out(result: dict) -> list[str]:
+    """What `rank_runs` left out of its `result`, and why, a line each.
+
+    >>> left_out({"left_out_models": ["knn"], "left_out_streams": []})
+    ['left out, as they have values on too few of the streams: models knn']
+    """
+    lines = []
     if result.get("left_out_models"):
         lines.append(f"left out, as they have values on too few of the streams: models "
                      f"{', '.join(result['left_out_models'])}")
@@ -424,4 +445,4 @@ def format_ranks(result: dict) -> str:
     if result.get("left_out_runs"):
         lines.append(f"left out, as they report no {result['category']} {result['metric']}: "
                      f"runs {', '.join(result['left_out_runs'])}")
-    return "\n".join(lines)
+    return lines

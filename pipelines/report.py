@@ -26,11 +26,13 @@ from pipelines.notices import (format_alike_classes, format_diverged, format_for
                                format_log_notices, format_odd_classes, format_one_time_window,
                                format_set_asides_of_run, format_unheld,
                                format_unrepredicted)
+from pipelines.rank import format_test, left_out, rank_runs
 from pipelines.results import record_outputs, refuse_unlisted
 from pipelines.run_files import RunFiles
 from pipelines.tables import (COMPARISON_CAPTION, RESOURCES_CAPTION, comparison_table,
                               drift_delay_table, format_value, resources_table, segment_table,
                               summary_table)
+from transforms.errors import ConfigError
 
 FIGURES = "figures"
 DEAD_LETTERS_SHOWN = 20  # the first of them, as dead_letters.jsonl has them
@@ -150,6 +152,39 @@ def _maturity_html(out: str, maturity: dict) -> list[str]:
     return parts
 
 
+def _across_streams_html(run: RunFiles) -> list[str]:
+    """For a run of 2 streams or more and 2 models or more: each model's mean and average rank
+    over the streams of its initial and final primary measure (`rank_runs` of the run), and
+    the test's verdict."""
+    if len(run.streams) < 2 or len(run.models) < 2:
+        return []
+    columns, lines = {}, []
+    for category in ("initial", "final") if run.has_final else ("initial",):
+        try:
+            result = rank_runs([run.out], category=category)
+        except ConfigError:  # (a classifier and a regressor on streams of their own)
+            lines.append(f"The {category} measures are not ranked: fewer than 2 models have "
+                         f"the same one on 2 streams or more.")
+            continue
+        measure = f"{category} {result['metric']}"
+        columns[f"{measure}: mean"] = result["means"]
+        columns[f"{measure}: average rank"] = {model: f"{rank:.2f}" for model, rank in
+                                                result["average_ranks"].items()}
+        lines.append("; ".join([f"{measure.capitalize()} over {result['streams']} streams: "
+                                f"{format_test(result)}", *left_out(result)]))
+    table = pd.DataFrame(columns)
+    table = table.reindex(sorted(table.index, key=lambda m: (
+        run.models.index(m) if m in run.models else len(run.models), m))).rename_axis("model")
+    esc = html.escape
+    return ["<h2>Across streams</h2>",
+            "<p>Each model's mean over the streams and its average rank (on each stream the "
+            "best is 1, ties share their ranks; Demšar 2006). <code>delayed-eval rank "
+            "DIR</code> writes each stream's ranks and, for three models or more, the "
+            "critical-difference diagram.</p>",
+            *([_table_html(table)] if columns else []),
+            "<ul>", *[f"<li>{esc(line)}</li>" for line in lines], "</ul>"]
+
+
 def _render_html(run: RunFiles, made: list[Figure], notes: list[str]) -> str:
     """The report page: the run's facts, the summary, the Page-Hinkley and profile tables, the
     counts, and the figures embedded as PNG data, with the figures not drawn and why.
@@ -195,6 +230,7 @@ def _render_html(run: RunFiles, made: list[Figure], notes: list[str]) -> str:
         "<h1>delayed-eval report</h1><ul>",
         *[f"<li><b>{esc(k)}</b>: {esc(str(v))}</li>" for k, v in facts],
         "</ul>",
+        *_across_streams_html(run),
         "<h2>Summary (layout of Table II)</h2>",
         "<p>Per stream and measure: initial, the middle bin, final and Ψα per metric; one "
         "column per model.</p>",

@@ -209,6 +209,38 @@ def test_two_models_get_the_wilcoxon_test(runs, capsys):
     assert "Wilcoxon" in capsys.readouterr().out
 
 
+def test_each_models_mean_and_rank_over_the_streams_are_printed_and_in_the_report(runs,
+                                                                                   capsys):
+    """Beside its average rank, each model's mean over the streams, on the terminal and in
+    the report's 'Across streams' table with Friedman's χ² (Demšar's formula), initial and
+    final: the means by pandas, the ranks by a plain loop."""
+    import re
+
+    from pipelines.report import _across_streams_html
+    from pipelines.run_files import RunFiles
+
+    assert main(["rank", str(runs / "three"), "--out", str(runs / "means-rank")]) == 0
+    printed = capsys.readouterr().out
+    page = "\n".join(_across_streams_html(RunFiles.read(str(runs / "three"))))
+    cells = {model: re.findall(r"<td>([^<]*)</td>", tds) for model, tds in
+             re.findall(r"<tr>\s*<th>([^<]+)</th>((?:\s*<td>[^<]*</td>)+)", page)}
+    summary = read_csv(runs / "three" / "summary.csv")
+    for column, category in enumerate(("initial", "final")):
+        rows = summary[(summary["category"] == category) & (summary["metric"] == "accuracy")
+                       & (summary["window"] == "cumulative") & summary["class"].isna()]
+        table = rows.pivot(index="stream", columns="model", values="value")
+        average = np.mean([_plain_ranks(row) for row in table.to_numpy().tolist()], axis=0)
+        for model, mean, rank in zip(table.columns, table.mean(), average):
+            assert cells[model][2 * column:2 * column + 2] == [f"{mean:.4f}", f"{rank:.2f}"]
+            if category == "initial":
+                assert re.search(rf"\n  {model} +{rank:.2f}  {mean:.4f}\n", printed), model
+        n, k = table.shape
+        chi2 = 12 * n / (k * (k + 1)) * (np.sum(average ** 2) - k * (k + 1) ** 2 / 4)
+        assert f"{category.capitalize()} accuracy over 5 streams: Friedman: χ² = {chi2:.3f}" \
+            in page
+    assert list(cells) == ["gaussian-nb", "majority", "no-change"]  # (as the run has them)
+
+
 def test_psi_alpha_chooses_one_intermediate_measure(tmp_path, capsys):
     out = tmp_path / "binned"
     streams = [f's{i}=synth:SEA{{"n": 400, "seed": {i}}}' for i in range(3)]
