@@ -8,6 +8,7 @@ import difflib
 import os
 import posixpath
 import re
+import shutil
 
 import numpy as np
 import pandas as pd
@@ -321,11 +322,45 @@ def format_trend(table: pd.DataFrame) -> str:
                             sort=False)  # (dates in order)
     # Columns as the table orders them; a model without a value on any date keeps its column.
     wide = wide.reindex(columns=pd.MultiIndex.from_frame(table[columns].drop_duplicates()))
-    text = wide.sort_index(kind="stable").to_string(float_format=lambda v: f"{v:.4f}")
+    text = fitted(wide.sort_index(kind="stable"), shutil.get_terminal_size().columns)
     without = table.attrs.get("runs_without")
     return "\n".join([text, *_provisional(table)] + (
         [f"left out, as they report none of these measures: runs {', '.join(without)}"]
         if without else []))
+
+
+def fitted(wide: pd.DataFrame, width: int) -> str:
+    """`wide` (dates × measures) with four decimals; where its lines are longer than `width`
+    characters (a terminal's), turned (measures × dates) if that is narrower — many streams or
+    models over a few nights —, and what is still wider wrapped into blocks of columns.
+
+    >>> wide = pd.DataFrame([[0.91, 0.82, 0.73]], index=pd.Index(["d1"], name="date"),
+    ...                     columns=pd.Index(["stream-a", "stream-b", "stream-c"], name="stream"))
+    >>> print(fitted(wide, 80))  # doctest: +NORMALIZE_WHITESPACE
+    stream  stream-a  stream-b  stream-c
+    date
+    d1        0.9100    0.8200    0.7300
+    >>> print(fitted(wide, 20))
+    date          d1
+    stream
+    stream-a  0.9100
+    stream-b  0.8200
+    stream-c  0.7300
+    """
+    def text(frame: pd.DataFrame, line_width=None) -> str:
+        return frame.to_string(float_format=lambda v: f"{v:.4f}", line_width=line_width)
+
+    def widest(printed: str) -> int:
+        return max(map(len, printed.splitlines()), default=0)
+
+    printed = text(wide)
+    if widest(printed) > width:
+        turned = text(wide.T)
+        if widest(turned) < widest(printed):
+            wide, printed = wide.T, turned
+        if widest(printed) > width:
+            printed = text(wide, width)
+    return printed
 
 
 def _provisional(table: pd.DataFrame) -> list[str]:
