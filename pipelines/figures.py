@@ -644,8 +644,9 @@ def _drawable(run: RunFiles) -> RunFiles:
 
 def figures(run: RunFiles, processes: int = 1) -> tuple[list[Figure], list[str]]:
     """Draw every figure the run's files allow; returns (figures, notes on the missing).
-    With `processes` > 1, `run` as `RunFiles.read(run.out)` reads it, the figures are shared
-    out among this process and `processes` − 1 others (`drawn_in_processes`).
+    With `processes` > 1 the figures are shared out among this process and others, which read
+    the run's files themselves (`drawn_in_processes`): `run` must be as `RunFiles.read(run.out)`
+    reads it.
 
     Example
     -------
@@ -822,7 +823,7 @@ def drawn_in_processes(plt, run: RunFiles, draws: list, processes: int) -> list[
         others = [subprocess.Popen(
             [sys.executable, "-m", "pipelines.figures", run.out, folder, *names], env=env,
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            for _ in range(processes - 1)]
+            for _ in range(min(processes, len(draws)) - 1)]
         try:
             files = {name: draw(plt, run) for name, draw in zip(names, draws)
                      if _claimed(folder, name)}

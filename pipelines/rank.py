@@ -14,9 +14,9 @@ from scipy import stats
 
 from metrics.ranking import LOWER_IS_BETTER, cliques, critical_difference, friedman, ranks
 from pipelines.files import folder_here, local_copy
-from pipelines.tables import format_value
 from pipelines.results import (MEASURE_NAME, default_metric, json_text, load_results, made_folder,
                                not_a_folder, read_manifest, whole_streams)
+from pipelines.tables import format_value
 from transforms.errors import ConfigError
 from transforms.replay.protocols import model_and_fold
 
