@@ -397,10 +397,15 @@ def format_test(result: dict) -> str:
 
     >>> format_test({"wilcoxon": {"statistic": 38.5, "p": 0.00136824}})
     'Wilcoxon signed-rank: W = 38.5, p = 0.00137'
+    >>> format_test({"friedman": {"chi2": 6.0, "p_chi2": 0.0498, "p_exact": 0.0278,
+    ...                           "f": float("inf"), "p_f": 0.0278},
+    ...              "critical_difference": 1.913, "alpha": 0.05}).split("; ")[0]
+    'Friedman: χ² = 6.000, p = 0.0498 (exact 0.0278)'
     """
     if "friedman" in result:
         fr = result["friedman"]
-        return (f"Friedman: χ² = {fr['chi2']:.3f}, p = {fr['p_chi2']:.3g}; Iman-Davenport "
+        exact = f" (exact {fr['p_exact']:.3g})" if "p_exact" in fr else ""
+        return (f"Friedman: χ² = {fr['chi2']:.3f}, p = {fr['p_chi2']:.3g}{exact}; Iman-Davenport "
                 f"F = {fr['f']:.3f}, p = {fr['p_f']:.3g}; Nemenyi CD = "
                 f"{result['critical_difference']:.3f} at α = {result['alpha']}")
     w = result["wilcoxon"]

@@ -124,6 +124,20 @@ def test_models_ranked_alike_on_every_stream_agree_perfectly():
     assert friedman(two)["p_f"] == pytest.approx(_exact_friedman_p(two)) == 1 / 6
 
 
+def test_the_exact_p_is_the_permutation_tests_where_it_is_quick_to_count():
+    """On few streams, the exact p of Friedman's test beside the χ² approximation's: the share
+    of every arrangement of each stream's values (`_exact_friedman_p`, by enumeration), with
+    and without ties; none on many streams and models, where counting would take long."""
+    rng = np.random.default_rng(11)
+    tables = [TABLE[:3].tolist(), TABLE[2:5, :3].tolist(), [[1, 2, 3], [1, 3, 2], [1, 2, 3]]]
+    tables += [rng.integers(0, 3, size=(n, k)).tolist() for n, k in ((2, 5), (4, 3), (3, 4))]
+    for table in tables:
+        assert friedman(table)["p_exact"] == pytest.approx(_exact_friedman_p(table),
+                                                           rel=1e-12), table
+    assert friedman([[1, 2, 3], [1, 3, 2], [1, 2, 3], [2, 1, 3]])["p_exact"] == 0.125
+    assert "p_exact" not in friedman(rng.random((40, 6)))
+
+
 def test_rank_json_is_strict_json(tmp_path):
     """Three copies of one model on two streams: every test statistic is a number jq and
     JavaScript read (no NaN, no Infinity)."""
