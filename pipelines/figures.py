@@ -820,11 +820,16 @@ def drawn_in_processes(plt, run: RunFiles, draws: list, processes: int) -> list[
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(
         filter(None, [root, os.environ.get("PYTHONPATH")]))}
     with tempfile.TemporaryDirectory(prefix="delayed-eval-figures-") as folder:
-        others = [subprocess.Popen(
-            [sys.executable, "-m", "pipelines.figures", run.out, folder, *names], env=env,
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            for _ in range(min(processes, len(draws)) - 1)]
+        others = []
         try:
+            for _ in range(min(processes, len(draws)) - 1):
+                try:
+                    others.append(subprocess.Popen(
+                        [sys.executable, "-m", "pipelines.figures", run.out, folder, *names],
+                        env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                        stderr=subprocess.DEVNULL))
+                except OSError:  # (no Python to start: an embedded interpreter)
+                    break
             files = {name: draw(plt, run) for name, draw in zip(names, draws)
                      if _claimed(folder, name)}
             for other in others:
