@@ -211,8 +211,9 @@ def command_parser() -> argparse.ArgumentParser:
     report.add_argument("dir", metavar="DIR", help="the output directory of a finished run")
     rank = sub.add_parser(
         "rank", help="rank the models of finished runs over their streams (Friedman, Nemenyi)",
-        description="Average ranks of the models on one measure over the streams of finished "
-                    "runs, the Friedman test (Iman-Davenport F too), Nemenyi's critical "
+        description="Average ranks (and means) of the models on one measure over the streams "
+                    "of finished runs, the Friedman test (Iman-Davenport F too; its exact p "
+                    "where counting it is quick), Nemenyi's critical "
                     "difference and its diagram; the Wilcoxon signed-rank test for two models "
                     "(Demšar 2006). Writes ranks.csv, rank.json and cd_diagram.png/svg/pdf.")
     rank.add_argument("dirs", nargs="+", metavar="DIR", help="output directories of runs")

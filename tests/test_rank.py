@@ -71,7 +71,7 @@ def test_models_tied_on_every_stream_differ_in_nothing():
     f = (n - 1) * chi2 / (n * (k - 1) - chi2)
     assert friedman(table) == {"chi2": chi2, "p_chi2": stats.chi2.sf(chi2, k - 1), "f": f,
                                "p_f": stats.f.sf(f, k - 1, (k - 1) * (n - 1)),
-                               "df": [k - 1, (k - 1) * (n - 1)]}
+                               "df": [k - 1, (k - 1) * (n - 1)], "p_exact": 1.0}
     assert friedman(table)["p_f"] == 1.0
 
 

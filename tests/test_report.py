@@ -227,8 +227,9 @@ def test_report_command(finished_run, tmp_path, capsys):
 
 
 def test_figures_drawn_by_several_processes_are_those_drawn_by_one(finished_run, monkeypatch):
-    """Every file of every figure, byte for byte, as one process draws them; and so when the
-    other processes claimed every figure and then failed (each drawn here after all)."""
+    """Every file of every figure, byte for byte, as the report drew them in one process (3
+    panels); and so when the other processes claimed every figure and then failed (each drawn
+    here after all)."""
     import subprocess
     import sys
 
@@ -236,9 +237,9 @@ def test_figures_drawn_by_several_processes_are_those_drawn_by_one(finished_run,
 
     out, _ = finished_run
     run = RunFiles.read(str(out))
-    one, _ = module.figures(run)
+    on_disk = {path.name: path.read_bytes() for path in (out / "figures").iterdir()}
     several, _ = module.figures(run, processes=3)
-    assert [(f.name, f.files) for f in several] == [(f.name, f.files) for f in one]
+    assert {f"{f.name}.{fmt}": data for f in several for fmt, data in f.files.items()} == on_disk
 
     claim_all_and_fail = ("import os, sys; [open(os.path.join(sys.argv[1], name + '.claim'), "
                           "'x').close() for name in sys.argv[2:]]; sys.exit(1)")
@@ -249,8 +250,11 @@ def test_figures_drawn_by_several_processes_are_those_drawn_by_one(finished_run,
             self.wait()  # (every figure claimed before this process takes one)
 
     monkeypatch.setattr(module.subprocess, "Popen", ClaimingAll)
-    failed, _ = module.figures(run, processes=2)
-    assert [(f.name, f.files) for f in failed] == [(f.name, f.files) for f in one]
+    plt, drawable = module._pyplot(), module._drawable(run)
+    draws = [module._fig_weights, module._fig_initial_final]
+    assert module.drawn_in_processes(plt, drawable, draws, 2) == [
+        {fmt: on_disk[f"{name}.{fmt}"] for fmt in module.FORMATS}
+        for name in ("weights", "initial_final")]
 
 
 @pytest.mark.parametrize("panels", [1, 4, 17])
