@@ -224,9 +224,26 @@ def run(config: RunConfig) -> pd.DataFrame:
         if not resources.empty:
             print(f"\n{RESOURCES_CAPTION}")
             print(resources.to_string(index=False))
+        across = _across_streams(summary, config.out)
+        if across:
+            print(f"\n{across}")
         if config.report:
             print(f"\nreport: {report}")
     return summary
+
+
+def _across_streams(summary: pd.DataFrame, out: str) -> str:
+    """For a run of 2 streams or more and 2 models or more, what `delayed-eval rank` prints of
+    it (each model's average rank and mean of its initial accuracy or MAE, the test's verdict),
+    as the report's 'Across streams' has them; else nothing."""
+    from pipelines.rank import format_ranks, rank_runs
+
+    if summary["stream"].nunique() < 2 or summary["model"].nunique() < 2:
+        return ""
+    try:
+        return format_ranks(rank_runs([out]))
+    except ConfigError:  # (no 2 models with the measure on 2 streams)
+        return ""
 
 
 def _refuse_if_staging_lost(error: BaseException, staging: str, out: str) -> None:

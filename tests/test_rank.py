@@ -255,6 +255,29 @@ def test_each_models_mean_and_rank_over_the_streams_are_printed_and_in_the_repor
     assert list(cells) == ["gaussian-nb", "majority", "no-change"]  # (as the run has them)
 
 
+def test_a_run_of_several_streams_and_models_ends_with_their_ranks_and_means(tmp_path, capsys):
+    """What `rank` prints of the run, last on the terminal: each model's average rank and
+    mean initial accuracy over the streams (by a plain loop over summary.csv) and the test."""
+    import re
+
+    argv = ["run", "--model", "majority", "--model", "gaussian-nb", "--delay", "10",
+            "--repredict", "none", "--runner", "direct", "--out", str(tmp_path)]
+    for i in range(3):
+        argv += ["--stream", f's{i}=synth:SEA{{"n": 300, "seed": {i}, "noise": 0.2}}']
+    assert main(argv) == 0
+    printed = capsys.readouterr().out
+    summary = read_csv(tmp_path / "summary.csv")
+    rows = summary[(summary["category"] == "initial") & (summary["metric"] == "accuracy")
+                   & (summary["window"] == "cumulative") & summary["class"].isna()]
+    table = rows.pivot(index="stream", columns="model", values="value")
+    average = np.mean([_plain_ranks(row) for row in table.to_numpy().tolist()], axis=0)
+    block = printed[printed.index("initial accuracy over 3 streams: average rank (1 = best), "
+                                  "mean\n"):]
+    for model, mean, rank in zip(table.columns, table.mean(), average):
+        assert re.search(rf"\n  {model} +{rank:.2f}  {mean:.4f}\n", block), model
+    assert "\nWilcoxon signed-rank: W = " in block
+
+
 def test_psi_alpha_chooses_one_intermediate_measure(tmp_path, capsys):
     out = tmp_path / "binned"
     streams = [f's{i}=synth:SEA{{"n": 400, "seed": {i}}}' for i in range(3)]
