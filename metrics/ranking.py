@@ -123,6 +123,8 @@ def friedman_exact_p(r) -> float | None:
             shifted[tuple(slice(o, None) for o in order[:-1])] += \
                 counts[tuple(slice(0, largest + 1 - o) for o in order[:-1])]
         counts = shifted
+        if counts.max() > 2.0 ** 900:  # (counts of many streams: scaled by a power of 2, exact)
+            counts *= 2.0 ** -600
     sums = np.ogrid[tuple(slice(0, largest + 1) for _ in range(k - 1))]
     last = int(steps.sum()) - sum(sums)
     spread = sum((step * s + 2 * n) ** 2 for s in [*sums, last])  # (Σ_j (2 R_j)²)
