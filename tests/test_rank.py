@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from metrics.ranking import cliques, critical_difference, friedman, ranks
+from metrics.ranking import cliques, critical_difference, friedman, friedman_exact_p, ranks
 from pipelines.cli import main
 from pipelines.config import RunConfig
 from pipelines.job import run
@@ -136,6 +136,11 @@ def test_the_exact_p_is_the_permutation_tests_where_it_is_quick_to_count():
                                                            rel=1e-12), table
     assert friedman([[1, 2, 3], [1, 3, 2], [1, 2, 3], [2, 1, 3]])["p_exact"] == 0.125
     assert "p_exact" not in friedman(rng.random((40, 6)))
+    # Two models on 3 000 streams (2^3000 arrangements, beyond the floats): the sign test's p.
+    two = rng.random((3000, 2)) + [0.03, 0]
+    wins = int((two[:, 0] > two[:, 1]).sum())
+    assert friedman_exact_p(ranks(two)) == pytest.approx(stats.binomtest(wins, 3000).pvalue,
+                                                         rel=1e-9)
 
 
 def test_rank_json_is_strict_json(tmp_path):
