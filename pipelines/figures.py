@@ -815,6 +815,8 @@ def drawn_in_processes(plt, run: RunFiles, draws: list, processes: int) -> list[
     >>> drawn == [_fig_weights(plt, files), _fig_drift(plt, files)]
     True
     """
+    from pipelines.files import read_bytes  # (not in the other processes: Beam's import)
+
     names = [draw.__name__ for draw in draws]
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(
@@ -842,7 +844,7 @@ def drawn_in_processes(plt, run: RunFiles, draws: list, processes: int) -> list[
             if name not in files:
                 paths = {fmt: os.path.join(folder, f"{name}.{fmt}") for fmt in FORMATS}
                 done = os.path.exists(os.path.join(folder, f"{name}.done"))
-                files[name] = {fmt: _read_bytes(path) for fmt, path in paths.items()} \
+                files[name] = {fmt: read_bytes(path) for fmt, path in paths.items()} \
                     if done else draw(plt, run)
     return [files[name] for name in names]
 
@@ -855,11 +857,6 @@ def _claimed(folder: str, name: str) -> bool:
         return True
     except FileExistsError:
         return False
-
-
-def _read_bytes(path: str) -> bytes:
-    with open(path, "rb") as f:
-        return f.read()
 
 
 def _draw_to(out: str, folder: str, names: list[str]) -> None:
