@@ -2,9 +2,10 @@
 
 MOA's jar comes from the wheel of CapyMOA on PyPI (the Python front end of MOA; the wheel
 carries `capymoa/jar/moa.jar`), downloaded once into the user's cache folder; `MOA_JAR` names
-another jar. The tests that use it need Java 11 or newer (`java`, and `javac` for the fading
-factor's driver) and are skipped, saying why, where the machine has neither Java nor access to
-PyPI. MOA is run as a separate program, never imported or copied.
+another jar. The tests that use it need Java 11 or newer (`java`, and `javac` for the driver
+that runs them in one process and builds the fading-factor evaluator) and are skipped, saying
+why, where the machine has neither Java nor access to PyPI. MOA is run as a separate program,
+never imported or copied.
 """
 
 import contextlib
@@ -84,32 +85,56 @@ def _read_measurements(text: str, columns=None) -> pd.DataFrame:
     return frame
 
 
-def moa_task(jar: Path, task: str, folder: Path) -> pd.DataFrame:
-    """Run a MOA task (`moa.DoTask TASK -f 1 -d FILE`, a row per instance) and read its rows."""
-    dump = folder / f"moa-{hashlib.sha1(task.encode()).hexdigest()[:12]}.csv"
-    dump.unlink(missing_ok=True)
-    done = subprocess.run(["java", "-cp", str(jar), "moa.DoTask", f"{task} -f 1 -d {dump}"],
-                          capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0 and dump.exists(), done.stdout[-2000:] + done.stderr[-2000:]
-    return _read_measurements(dump.read_text())
+def _driver(jar: Path) -> Path:
+    """The folder of the driver's classes, compiled once for its source and the jar."""
+    source = DRIVER.read_bytes() + str(jar).encode()
+    classes = _cache() / f"driver-{hashlib.sha1(source).hexdigest()[:12]}"
+    with _locked(_cache()):
+        if not (classes / "MoaDelayedOracle.class").exists():
+            built = subprocess.run(["javac", "-cp", str(jar), "-d", f"{classes}.part",
+                                    str(DRIVER)], capture_output=True, text=True, timeout=600)
+            assert built.returncode == 0, built.stderr
+            os.replace(f"{classes}.part", classes)
+    return classes
 
 
-def moa_faded(jar: Path, folder: Path, arff: Path, delay: int, alpha: float,
-              learner: str) -> pd.DataFrame:
-    """MOA's FadingFactorClassificationPerformanceEvaluator (alpha > 0) or its basic one
-    (alpha = 0) in MOA's delayed prequential loop (tests/moa/MoaDelayedOracle.java)."""
+def moa_runs(jar: Path, folder: Path, jobs: list) -> list:
+    """MOA's tables for `jobs`, all run in one Java process (a JVM's start costs about a
+    second; tests/moa/MoaDelayedOracle.java). A job is ("task", TASK): a MOA task as
+    `moa.DoTask` takes it, its rows per instance (`-f 1 -d FILE` added), or ("faded", ARFF,
+    DELAY, ALPHA, LEARNER): MOA's FadingFactorClassificationPerformanceEvaluator (ALPHA > 0) or
+    its basic one (ALPHA = 0) in MOA's delayed prequential loop. Without javac (a JDK) tasks
+    are run by `moa.DoTask` one at a time and a faded job skips the test."""
+    dumps = [folder / f"moa-{hashlib.sha1(repr(job).encode()).hexdigest()[:12]}.csv"
+             for job in jobs]
+    for dump in dumps:
+        dump.unlink(missing_ok=True)
     if shutil.which("javac") is None:
-        pytest.skip("MOA's fading-factor evaluator needs javac (a JDK) for its driver")
-    classes = folder / "moa-driver"
-    if not (classes / "MoaDelayedOracle.class").exists():
-        built = subprocess.run(["javac", "-cp", str(jar), "-d", str(classes), str(DRIVER)],
-                               capture_output=True, text=True, timeout=600)
-        assert built.returncode == 0, built.stderr
-    done = subprocess.run(["java", "-cp", f"{jar}{os.pathsep}{classes}", "MoaDelayedOracle",
-                           str(arff), str(delay), repr(alpha), learner],
-                          capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stderr[-2000:]
-    names = ["learning evaluation instances", "classified instances",
+        if any(job[0] == "faded" for job in jobs):
+            pytest.skip("MOA's fading-factor evaluator needs javac (a JDK) for its driver")
+        calls = [["java", "-cp", str(jar), "moa.DoTask", f"{task} -f 1 -d {dump}"]
+                 for (_, task), dump in zip(jobs, dumps)]
+    else:
+        classes = _driver(jar)
+        arguments = []
+        for job, dump in zip(jobs, dumps):
+            if job[0] == "task":
+                arguments += ["task", f"{job[1]} -f 1 -d {dump}"]
+            else:
+                _, arff, delay, alpha, learner = job
+                arguments += ["faded", str(arff), str(delay), repr(alpha), learner, str(dump)]
+        calls = [["java", "-cp", f"{jar}{os.pathsep}{classes}", "MoaDelayedOracle",
+                  *arguments]]
+    for call in calls:
+        done = subprocess.run(call, capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    faded = ["learning evaluation instances", "classified instances",
              "classifications correct (percent)", "Kappa Statistic (percent)",
              "Kappa Temporal Statistic (percent)", "Kappa M Statistic (percent)"]
-    return _read_measurements(done.stdout, names)
+    return [_read_measurements(dump.read_text(), None if job[0] == "task" else faded)
+            for job, dump in zip(jobs, dumps)]
+
+
+def moa_task(jar: Path, task: str, folder: Path) -> pd.DataFrame:
+    """Run a MOA task (`moa.DoTask TASK -f 1 -d FILE`, a row per instance) and read its rows."""
+    return moa_runs(jar, folder, [("task", task)])[0]

@@ -40,7 +40,7 @@ import pytest
 
 from pipelines.config import RunConfig
 from pipelines.job import run
-from tests.moa_peer import moa_faded, moa_jar, moa_task
+from tests.moa_peer import moa_jar, moa_runs, moa_task
 
 N, DELAY, WIDTH, ALPHA = 600, 20, 50, 0.99
 CLASSES = "ABCDEF"
@@ -94,24 +94,26 @@ def runs(tmp_path_factory):
     curves = our_curves(folder, f"sticky={arff}", list(TWINS.values()), DELAY, windows=[WIDTH],
                         fadings=[ALPHA])
     stream = f"(ArffFileStream -f {arff})"
-    moa = {}
+    jobs = {}
     for learner, model in TWINS.items():
         delayed = f"EvaluatePrequentialDelayed -l {learner} -s {stream} -k {DELAY} -p 0"
-        moa[model, "initial", "cumulative"] = moa_task(
-            jar, f"{delayed} -e (BasicClassificationPerformanceEvaluator -o -p -r -f)", folder)
-        moa[model, "initial", f"w={WIDTH}"] = moa_task(
-            jar, f"{delayed} -e (WindowClassificationPerformanceEvaluator -w {WIDTH})", folder)
-        moa[model, "initial", f"fading={ALPHA}"] = moa_faded(jar, folder, arff, DELAY, ALPHA,
-                                                             learner)
         prequential = f"EvaluatePrequential -l {learner} -s {stream}"
-        moa[model, "final", "cumulative"] = moa_task(
-            jar, f"{prequential} -e BasicClassificationPerformanceEvaluator", folder)
-        moa[model, "final", f"w={WIDTH}"] = moa_task(
-            jar, f"{prequential} -e (WindowClassificationPerformanceEvaluator -w {WIDTH})",
-            folder)
+        jobs.update({
+            (model, "initial", "cumulative"):
+                ("task", f"{delayed} -e (BasicClassificationPerformanceEvaluator -o -p -r -f)"),
+            (model, "initial", f"w={WIDTH}"):
+                ("task", f"{delayed} -e (WindowClassificationPerformanceEvaluator -w {WIDTH})"),
+            (model, "initial", f"fading={ALPHA}"): ("faded", arff, DELAY, ALPHA, learner),
+            (model, "final", "cumulative"):
+                ("task", f"{prequential} -e BasicClassificationPerformanceEvaluator"),
+            (model, "final", f"w={WIDTH}"):
+                ("task", f"{prequential} -e (WindowClassificationPerformanceEvaluator "
+                         f"-w {WIDTH})"),
+            (model, "basic"): ("faded", arff, DELAY, 0.0, learner)})
+    moa = dict(zip(jobs, moa_runs(jar, folder, list(jobs.values()))))
     # The driver's loop is MOA's task's: with the basic evaluator both give the same rows.
-    for learner, model in TWINS.items():
-        basic = moa_faded(jar, folder, arff, DELAY, 0.0, learner)
+    for model in TWINS.values():
+        basic = moa.pop((model, "basic"))
         task = moa[model, "initial", "cumulative"][basic.columns]
         pd.testing.assert_frame_equal(basic, task, check_exact=False, rtol=1e-12)
     return curves, moa
@@ -170,10 +172,11 @@ def test_pretraining_equals_moas_initial_training_window_learned_at_once(tmp_pat
     learner = next(name for name, twin in TWINS.items() if twin == model)
     delayed = (f"EvaluatePrequentialDelayed -l {learner} -s (ArffFileStream -f {arff}) "
                f"-k {DELAY} -p {pretrain} -m")
-    for view, evaluator in (("cumulative", "BasicClassificationPerformanceEvaluator"),
-                            (f"w={WIDTH}", f"(WindowClassificationPerformanceEvaluator "
-                                           f"-w {WIDTH})")):
-        table = moa_task(jar, f"{delayed} -e {evaluator}", tmp_path)
+    views = {"cumulative": "BasicClassificationPerformanceEvaluator",
+             f"w={WIDTH}": f"(WindowClassificationPerformanceEvaluator -w {WIDTH})"}
+    tables = moa_runs(jar, tmp_path, [("task", f"{delayed} -e {evaluator}")
+                                      for evaluator in views.values()])
+    for view, table in zip(views, tables):
         table.index = table["classified instances"].astype(int)
         for metric, column in KAPPAS.items():
             assert_equal_to_moa(ours(curves, model, "initial", view, metric), table[column],
@@ -214,19 +217,21 @@ def test_regression_errors_equal_moa_in_every_view(tmp_path):
     stream = f"(ArffFileStream -f {arff})"
     # Initial: instances 1..DELAY come before any label. Final: the first label's comes before
     # any other; MOA's delay 1 predicts instance i after learning i − 1, as a final prediction.
-    for category, delay in (("initial", DELAY), ("final", 1)):
-        task = (f"EvaluatePrequentialRegressionDelayed -l rules.functions.TargetMean "
-                f"-s {stream} -k {delay} -p {delay}")
-        for view, evaluator in (("cumulative", "BasicRegressionPerformanceEvaluator"),
-                                (f"w={WIDTH}", f"(WindowRegressionPerformanceEvaluator "
-                                               f"-w {WIDTH})")):
-            table = moa_task(jar, f"{task} -e {evaluator}", tmp_path)
-            for metric, column in (("mae", "mean absolute error"),
-                                   ("rmse", "root mean squared error")):
-                got = ours(curves, "mean-regressor", category, view, metric)
-                assert got.dropna().index.min() == delay + 1  # (none scored before)
-                assert_equal_to_moa(got, table[column], (category, view, metric),
-                                    start=delay + 1)
+    views = {"cumulative": "BasicRegressionPerformanceEvaluator",
+             f"w={WIDTH}": f"(WindowRegressionPerformanceEvaluator -w {WIDTH})"}
+    runs = {(category, delay, view): (
+        "task", f"EvaluatePrequentialRegressionDelayed -l rules.functions.TargetMean "
+                f"-s {stream} -k {delay} -p {delay} -e {evaluator}")
+        for category, delay in (("initial", DELAY), ("final", 1))
+        for view, evaluator in views.items()}
+    tables = moa_runs(jar, tmp_path, list(runs.values()))
+    for (category, delay, view), table in zip(runs, tables):
+        for metric, column in (("mae", "mean absolute error"),
+                               ("rmse", "root mean squared error")):
+            got = ours(curves, "mean-regressor", category, view, metric)
+            assert got.dropna().index.min() == delay + 1  # (none scored before)
+            assert_equal_to_moa(got, table[column], (category, view, metric),
+                                start=delay + 1)
 
 
 def test_a_pretrained_regressors_errors_equal_moa(tmp_path):
