@@ -21,10 +21,23 @@ from transforms.errors import ConfigError
 
 # A run's files: a folder with some of them but not summary.csv and manifest.json is damaged.
 _RUN_FILES = {"summary.csv", "summary.parquet", "curves.parquet", "manifest.json"}
+# The columns of names (a stream, a slice, a model) sorted by `natural_key`.
+_NAMES = ("stream", "segment", "model")
 _DATE = re.compile(r"(?:^|[/\\])date=([^/\\]+)")
 # Interval rows of a measure: the Wilson interval of a proportion, or the bootstrap's.
 _INTERVALS = {m: (f"{m}_wilson_low", f"{m}_wilson_high")
               for m in ("accuracy", "precision", "recall")}
+
+
+def natural_key(name: str) -> tuple:
+    """`name`'s digits read as numbers, so that names sort as people number them: s2 before
+    s10 (a run's streams keep the order they were given; the trend across runs, by name).
+
+    >>> sorted(["s10", "s2", "s1", "a", "s1b"], key=natural_key)
+    ['a', 's1', 's1b', 's2', 's10']
+    """
+    return tuple(int(part) if i % 2 else part
+                 for i, part in enumerate(re.split(r"(\d+)", str(name))))
 
 
 def _measure(text: str, category: str) -> tuple[str, str, str | None]:
@@ -230,7 +243,8 @@ def trend_table(root: str, metrics: list[str] | None = None, category: str = "in
                           f"final measure); name measures they scored with --metric")
     table = pd.DataFrame(parts).sort_values(
         ["stream", "segment", "model", "metric", "date", "run"], kind="stable",
-        ignore_index=True, na_position="first")
+        ignore_index=True, na_position="first",
+        key=lambda c: c.map(natural_key, na_action="ignore") if c.name in _NAMES else c)
     table.attrs["runs_without"] = without
     return table
 

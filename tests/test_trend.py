@@ -154,17 +154,18 @@ def test_many_streams_over_a_few_nights_are_printed_a_row_each_within_the_termin
         tmp_path, capsys, monkeypatch):
     """6 streams × 2 models over 2 nights: a column each was a table of 12 columns, every
     line ~160 characters, wrapped by the terminal into noise; turned, each (stream, model) is
-    a line and each night a column, every line within the terminal's 80 characters."""
-    values = {}
+    a line and each night a column, every line within the terminal's 80 characters. Streams
+    numbered in their names come in their numbers' order (s2 before s10), in the file too."""
+    values, streams = {}, ["s1", "s2", "s3", "s9", "s10", "s11"]
     for night, day in enumerate(("2026-11-01", "2026-11-02")):
         folder = tmp_path / f"date={day}"
         folder.mkdir()
         (folder / "manifest.json").write_text(json.dumps({"counts": []}))
         rows = []
-        for i in range(6):
+        for i, name in enumerate(reversed(streams)):
             for j, model in enumerate(("gaussian-nb", "hoeffding-tree")):
-                values[f"s{i:02}", model, day] = value = 0.5 + i / 100 + j / 10 + night / 1000
-                rows.append({"stream": f"s{i:02}", "segment": None, "model": model,
+                values[name, model, day] = value = 0.5 + i / 100 + j / 10 + night / 1000
+                rows.append({"stream": name, "segment": None, "model": model,
                              "category": "initial", "bin": None, "window": "cumulative",
                              "metric": "accuracy", "class": None, "value": value, "n": 10})
         pd.DataFrame(rows).to_csv(folder / "summary.csv", index=False)
@@ -173,13 +174,17 @@ def test_many_streams_over_a_few_nights_are_printed_a_row_each_within_the_termin
     lines = capsys.readouterr().out.splitlines()
     assert lines[-1].startswith("written to") and max(map(len, lines[:-1])) <= 80
     assert lines[0].split() == ["date", "2026-11-01", "2026-11-02"]
-    stream = None
+    stream, printed = None, []
     for line in lines[2:2 + 12]:
         *names, first, second = line.split()
         stream = names[0] if len(names) == 3 else stream  # (a stream is named on its first row)
         model = names[-2]
         assert [first, second] == [f"{values[stream, model, day]:.4f}"
                                    for day in ("2026-11-01", "2026-11-02")]
+        printed += [stream] if len(names) == 3 else []
+    assert printed == streams
+    written = pd.read_csv(tmp_path / "trend" / "trend.csv")
+    assert list(dict.fromkeys(written["stream"])) == streams
 
 
 def test_two_runs_of_one_date_are_each_a_row_named_by_its_folder(tmp_path, capsys,
