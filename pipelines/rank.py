@@ -131,11 +131,12 @@ def measure_table(dirs: list[str], metric: str = "accuracy", category: str = "in
         return _measure_table(here, dirs, metric, category, window, psi)
 
 
-def _measure_table(dirs: list[str], names: list[str], metric: str, category: str, window: str,
-                   psi: float | None) -> pd.DataFrame:
-    """`measure_table` of `dirs`, read here, each named in the table as in `names`."""
-    metric, label_class = _metric_and_class(metric)
-    parts, reported, windows, classes, runs, manifests = [], set(), set(), {}, {}, {}
+def _measure_table(dirs: list[str], names: list[str], metric: str | None, category: str,
+                   window: str, psi: float | None) -> pd.DataFrame:
+    """`measure_table` of `dirs`, read here, each named in the table as in `names`; the
+    measure `metric`, else `default_metric`'s of the runs (`attrs["metric"]`). Each summary
+    is read once."""
+    views, reported, windows, metrics, runs, manifests = [], set(), set(), set(), {}, {}
     for d, name in zip(dirs, names):
         summary = _summary(d)
         manifests[name] = _manifest(d)
@@ -143,16 +144,21 @@ def _measure_table(dirs: list[str], names: list[str], metric: str, category: str
         if "predicted" not in summary:  # (a summary of no confusion cell: a regressor's)
             summary = summary.assign(predicted=None)
         viewed = summary[(summary["category"] == category) & (summary["window"] == window)]
-        reported |= set(viewed["metric"])
-        windows |= set(summary["window"].dropna())
+        views.append(viewed)
+        reported |= set(viewed["metric"].unique())
+        windows |= set(summary["window"].dropna().unique())
+        metrics |= set(summary["metric"].unique())
+    metric = metric or default_metric(metrics)
+    metric, label_class = _metric_and_class(full := metric)
+    parts, classes = [], {}
+    for d, viewed in zip(dirs, views):
         named = viewed[(viewed["metric"] == metric) & viewed["class"].notna()
                        & viewed["predicted"].isna()]  # (not a confusion matrix's cells)
         classes.update(dict.fromkeys(named["class"]))
-        rows = summary[(summary["metric"] == metric) & (summary["category"] == category)
-                       & (summary["window"] == window) & summary["bin"].isna()
-                       & summary["predicted"].isna()
-                       & (summary["class"].isna() if label_class is None
-                          else summary["class"] == label_class)]
+        rows = viewed[(viewed["metric"] == metric) & viewed["bin"].isna()
+                      & viewed["predicted"].isna()
+                      & (viewed["class"].isna() if label_class is None
+                         else viewed["class"] == label_class)]
         rows = rows[[model_and_fold(m)[1] is None for m in rows["model"]]]
         if psi is not None and not rows.empty:
             alphas = sorted(set(rows["alpha"].dropna()))
@@ -190,6 +196,7 @@ def _measure_table(dirs: list[str], names: list[str], metric: str, category: str
                              aggfunc="first")
     table = table.reindex(columns=models)  # (a model with no value anywhere: a column of NaN)
     table.attrs["runs_without"] = without  # (runs with none of it: of another task, say)
+    table.attrs["metric"] = full
     return table
 
 
@@ -251,9 +258,8 @@ def rank_runs(dirs: list[str], out: str | None = None, metric: str | None = None
         raise ConfigError(f"alpha is the critical difference's significance level, between 0 "
                           f"and 1 (exclusive), not {alpha:g}; e.g. --alpha 0.05")
     with _here(dirs) as here:
-        metric = metric or default_metric(set().union(*(set(_summary(d)["metric"])
-                                                        for d in here)))
         table = _measure_table(here, dirs, metric, category, window, psi)
+    metric = table.attrs["metric"]
     bare, _ = _metric_and_class(metric)
     kept = complete_block(table)
     complete = table[kept].dropna()
