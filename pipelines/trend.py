@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from pipelines.files import folder_here, local_copy, names_below
+from pipelines.manifest import natural_order
 from pipelines.maturity import proportion_bounds
 from pipelines.results import (MEASURE_NAME, default_metric, load_results, made_folder,
                                not_a_folder, read_manifest, whole_streams)
@@ -21,23 +22,12 @@ from transforms.errors import ConfigError
 
 # A run's files: a folder with some of them but not summary.csv and manifest.json is damaged.
 _RUN_FILES = {"summary.csv", "summary.parquet", "curves.parquet", "manifest.json"}
-# The columns of names (a stream, a slice, a model) sorted by `natural_key`.
+# The columns of names (a stream, a slice, a model): sorted with numbers by value.
 _NAMES = ("stream", "segment", "model")
 _DATE = re.compile(r"(?:^|[/\\])date=([^/\\]+)")
 # Interval rows of a measure: the Wilson interval of a proportion, or the bootstrap's.
 _INTERVALS = {m: (f"{m}_wilson_low", f"{m}_wilson_high")
               for m in ("accuracy", "precision", "recall")}
-
-
-def natural_key(name: str) -> tuple:
-    """`name`'s digits read as numbers, so that names sort as people number them: s2 before
-    s10 (a run's streams keep the order they were given; the trend across runs, by name).
-
-    >>> sorted(["s10", "s2", "s1", "a", "s1b"], key=natural_key)
-    ['a', 's1', 's1b', 's2', 's10']
-    """
-    return tuple(int(part) if i % 2 else part
-                 for i, part in enumerate(re.split(r"(\d+)", str(name))))
 
 
 def _measure(text: str, category: str) -> tuple[str, str, str | None]:
@@ -244,7 +234,8 @@ def trend_table(root: str, metrics: list[str] | None = None, category: str = "in
     table = pd.DataFrame(parts).sort_values(
         ["stream", "segment", "model", "metric", "date", "run"], kind="stable",
         ignore_index=True, na_position="first",
-        key=lambda c: c.map(natural_key, na_action="ignore") if c.name in _NAMES else c)
+        key=lambda c: c.map(lambda name: tuple(natural_order(str(name))), na_action="ignore")
+        if c.name in _NAMES else c)
     table.attrs["runs_without"] = without
     return table
 
