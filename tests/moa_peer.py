@@ -136,5 +136,6 @@ def moa_runs(jar: Path, folder: Path, jobs: list) -> list:
 
 
 def moa_task(jar: Path, task: str, folder: Path) -> pd.DataFrame:
-    """Run a MOA task (`moa.DoTask TASK -f 1 -d FILE`, a row per instance) and read its rows."""
+    """Run a MOA task as `moa.DoTask TASK -f 1 -d FILE` runs it (a row per instance) and read
+    its rows (`moa_runs`)."""
     return moa_runs(jar, folder, [("task", task)])[0]
