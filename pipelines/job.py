@@ -10,9 +10,7 @@ re-run replaces a previous run's files only once it has succeeded.
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
-import gc
 import io
 import json
 import logging
@@ -45,7 +43,7 @@ from pipelines.tables import (COMPARISON_CAPTION, RESOURCES_CAPTION, comparison_
                               drift_delay_table, format_profiles, format_table,
                               resources_table, segment_table)
 from pipelines.write import WriteResults, keep_segments, located
-from runners import PRESETS, runner_session
+from runners import PRESETS, fewer_collections, runner_session
 from transforms.backfill.outcomes import LOG_PARTS
 from transforms.errors import ConfigError, DelayedEvalError, OutputError, one_line
 from transforms.replay.progress import job_counters
@@ -54,18 +52,6 @@ from transforms.streams.table_files import delete_paths
 
 def _where(error: OSError) -> str:
     return f" writing {error.filename}" if error.filename else ""
-
-
-@contextlib.contextmanager
-def _older_objects_frozen():
-    """The garbage collector leaves the objects alive before the run (modules, the plan) out of
-    its passes during the run: walking them in every full pass cost ~5 % of an in-process run.
-    They are handed back afterwards, so a caller's garbage is still collected."""
-    gc.freeze()
-    try:
-        yield
-    finally:
-        gc.unfreeze()
 
 
 def run(config: RunConfig) -> pd.DataFrame:
@@ -79,6 +65,11 @@ def run(config: RunConfig) -> pd.DataFrame:
     >>> summary.query("category == 'initial' and metric == 'accuracy'")["n"].tolist()
     [290, 290]
     """
+    with fewer_collections():
+        return _run(config)
+
+
+def _run(config: RunConfig) -> pd.DataFrame:
     pl = plan(config)
     started = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
     staging = new_staging(config.out, config.run_id)
@@ -91,9 +82,8 @@ def run(config: RunConfig) -> pd.DataFrame:
                 spill = FileSystems.join(staging, LOG_PARTS)
                 _ = (p | "Evaluate" >> EvaluateDelayed(pl, spill)
                      | "Write" >> WriteResults(pl, staging))
-                with _older_objects_frozen():
-                    result = p.run()
-                    result.wait_until_finish()
+                result = p.run()
+                result.wait_until_finish()
             except Exception as e:
                 _refuse_if_staging_lost(e, staging, config.out)
                 disk = disk_error(e)

@@ -83,7 +83,10 @@ def main() -> None:
     """
     from apache_beam.runners.worker import sdk_worker_main
 
-    sdk_worker_main.main(sys.argv)
+    from runners import fewer_collections
+
+    with fewer_collections():
+        sdk_worker_main.main(sys.argv)
     leave(0)
 
 
