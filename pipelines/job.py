@@ -43,7 +43,7 @@ from pipelines.tables import (COMPARISON_CAPTION, RESOURCES_CAPTION, comparison_
                               drift_delay_table, format_profiles, format_table,
                               resources_table, segment_table)
 from pipelines.write import WriteResults, keep_segments, located
-from runners import PRESETS, fewer_collections, runner_session
+from runners import PRESETS, dofn_specs_remembered, fewer_collections, runner_session
 from transforms.backfill.outcomes import LOG_PARTS
 from transforms.errors import ConfigError, DelayedEvalError, OutputError, one_line
 from transforms.replay.progress import job_counters
@@ -65,7 +65,7 @@ def run(config: RunConfig) -> pd.DataFrame:
     >>> summary.query("category == 'initial' and metric == 'accuracy'")["n"].tolist()
     [290, 290]
     """
-    with fewer_collections():
+    with fewer_collections(), dofn_specs_remembered():
         return _run(config)
 
 

@@ -83,9 +83,9 @@ def main() -> None:
     """
     from apache_beam.runners.worker import sdk_worker_main
 
-    from runners import fewer_collections
+    from runners import dofn_specs_remembered, fewer_collections
 
-    with fewer_collections():
+    with fewer_collections(), dofn_specs_remembered():
         sdk_worker_main.main(sys.argv)
     leave(0)
 
