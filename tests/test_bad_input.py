@@ -2247,6 +2247,23 @@ def test_a_regression_label_column_with_a_few_odd_texts_says_which(tmp_path, cap
     assert (counts["labelled"], counts["pending_at_end"]) == (297, 3)
 
 
+def test_a_regression_label_column_with_many_odd_texts_says_which_too(tmp_path, capsys):
+    """One label in four no number ('?', '-'): more than a few, so a classifier could take
+    them for class labels, but no regressor takes class labels: a regressor names them, as
+    for a few, not "has class labels"."""
+    y = [f"{v / 7:.3f}" for v in range(200)]
+    y[::4] = ["?", "-"] * 25
+    pd.DataFrame({"x": range(200), "label": y}).to_csv(tmp_path / "reg.csv", index=False)
+    args = ["--model", "linear-regression", "--delay", "20", "--out", str(tmp_path / "o"),
+            "--runner", "direct", "--quiet"]
+    assert main(["run", "--stream", str(tmp_path / "reg.csv"), *args]) == 2
+    assert "stream reg's labels are read as text: most of its first labels are numbers, some " \
+        "are not ('?', '-'); give those that mean no label with the stream option " \
+        '{"na_values": ["?", "-"]}' in capsys.readouterr().err
+    assert main(["run", "--stream", f'{tmp_path / "reg.csv"}{{"na_values": ["?", "-"]}}',
+                 *args]) == 0
+
+
 def test_a_long_odd_cell_is_named_cut_short(tmp_path, capsys):
     """A cell of 300 characters (a pasted blob) where a regression's label or a time belongs:
     the line and each dead letter name it cut to 60 characters, not whole, and no such cell

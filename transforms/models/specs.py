@@ -1073,10 +1073,11 @@ labels and numbers: evaluate each kind in a run of its own
         "run of its own" if {"classes", "numbers"} <= set(kinds.values()) else ""
     for s in streams:
         kind = kinds[s.name]
-        # A file's labels read as text for a few cells that are no numbers ('?', '#VALUE!').
+        # A file's labels read as text for a few cells that are no numbers ('?', '#VALUE!'):
+        # for a regressor, any minority of them (no regressor takes class labels).
         labels = first[s.name] if kind == "classes" and s.kind == "file" else []
-        odd = _not_numbers(labels)
         for model, task in tasks.items():
+            odd = _not_numbers(labels, 0.4 if task == "regression" else 0.1)
             if odd and (task == "regression" or _with_fractions(labels)):
                 option = na_values_option(odd[:3])
                 fix = f"give those that mean no label with the stream option {option}, or " \
@@ -1108,14 +1109,14 @@ def _with_fractions(labels: list) -> bool:
     return any(n is not None and math.isfinite(n) and not n.is_integer() for n in numbers)
 
 
-def _not_numbers(labels: list) -> list[str]:
-    """The distinct texts among labels that are numbers but for a few (at most 1 in 10) which
-    are not (a '?' or 'n/a' for a missing one, a typo), else [].
+def _not_numbers(labels: list, share: float = 0.1) -> list[str]:
+    """The distinct texts among labels that are numbers but for a few (at most `share` of them)
+    which are not (a '?' or 'n/a' for a missing one, a typo), else [].
 
     >>> _not_numbers(["1.5", "2.25", "?", "3", "4", "5", "6", "7", "8", "9"])
     ['?']
-    >>> _not_numbers(["fraud", "ok", "1.5"])
-    []
+    >>> _not_numbers(["fraud", "ok", "1.5"]), _not_numbers(["1.5", "?", "3", "n/a"], 0.5)
+    ([], ['?', 'n/a'])
     """
     odd = [str(label) for label in labels if number_in(label) is None]
-    return list(dict.fromkeys(odd)) if 0 < len(odd) <= len(labels) / 10 else []
+    return list(dict.fromkeys(odd)) if 0 < len(odd) <= len(labels) * share else []
