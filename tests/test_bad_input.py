@@ -2226,42 +2226,33 @@ def test_a_model_spec_builds_classes_and_calls_nothing_else(tmp_path, capsys, mo
     assert not ran.exists() and not out.exists()
 
 
-def test_a_regression_label_column_with_a_few_odd_texts_says_which(tmp_path, capsys):
-    """Numbers written with 3 decimals (2.480, 0.125) and three odd cells: not taken for a
-    file of decimal commas (2.480 is no thousands group where 0.125 is a number), and not a
-    classification stream: the odd texts are named, and na_values makes them missing."""
+@pytest.mark.parametrize("many", [False, True], ids=["a few", "one in four"])
+def test_a_regression_label_column_with_odd_texts_says_which(tmp_path, capsys, many):
+    """Numbers written with 3 decimals (2.480, 0.125) and odd cells: not taken for a file of
+    decimal commas (2.480 is no thousands group where 0.125 is a number), and not a
+    classification stream: the odd texts are named, and na_values makes them missing. So
+    with one label in four no number ('?', '-'): more than a few, so a classifier could take
+    them for class labels, but no regressor takes class labels (not "has class labels")."""
     rng = np.random.default_rng(1)
     x = rng.normal(size=300)
     y = np.array([f"{v:.3f}" for v in 2 * x + rng.normal(size=300)], dtype=object)
-    y[[50, 100, 150]] = ["?", "-", "1,5"]
+    if many:
+        odd, rows = ["?", "-"], np.arange(0, 300, 4)
+    else:
+        odd, rows = ["?", "-", "1,5"], np.array([50, 100, 150])
+    y[rows] = np.resize(np.array(odd, dtype=object), len(rows))
     pd.DataFrame({"x": x, "label": y}).to_csv(tmp_path / "reg.csv", index=False)
     args = ["--model", "linear-regression", "--delay", "20", "--out", str(tmp_path / "o"),
             "--runner", "direct", "--quiet"]
     assert main(["run", "--stream", str(tmp_path / "reg.csv"), *args]) == 2
+    shown = ", ".join(f"'{text}'" for text in odd)
     assert "stream reg's labels are read as text: most of its first labels are numbers, some " \
-        "are not ('?', '-', '1,5'); give those that mean no label with the stream option " \
-        '{"na_values": ["?", "-", "1,5"]}' in capsys.readouterr().err
-    assert main(["run", "--stream", f'{tmp_path / "reg.csv"}{{"na_values": ["?", "-", "1,5"]}}',
+        f"are not ({shown}); give those that mean no label with the stream option " \
+        f'{{"na_values": {json.dumps(odd)}}}' in capsys.readouterr().err
+    assert main(["run", "--stream", f'{tmp_path / "reg.csv"}{{"na_values": {json.dumps(odd)}}}',
                  *args]) == 0
     counts = json.loads((tmp_path / "o" / "manifest.json").read_text())["counts"][0]
-    assert (counts["labelled"], counts["pending_at_end"]) == (297, 3)
-
-
-def test_a_regression_label_column_with_many_odd_texts_says_which_too(tmp_path, capsys):
-    """One label in four no number ('?', '-'): more than a few, so a classifier could take
-    them for class labels, but no regressor takes class labels: a regressor names them, as
-    for a few, not "has class labels"."""
-    y = [f"{v / 7:.3f}" for v in range(200)]
-    y[::4] = ["?", "-"] * 25
-    pd.DataFrame({"x": range(200), "label": y}).to_csv(tmp_path / "reg.csv", index=False)
-    args = ["--model", "linear-regression", "--delay", "20", "--out", str(tmp_path / "o"),
-            "--runner", "direct", "--quiet"]
-    assert main(["run", "--stream", str(tmp_path / "reg.csv"), *args]) == 2
-    assert "stream reg's labels are read as text: most of its first labels are numbers, some " \
-        "are not ('?', '-'); give those that mean no label with the stream option " \
-        '{"na_values": ["?", "-"]}' in capsys.readouterr().err
-    assert main(["run", "--stream", f'{tmp_path / "reg.csv"}{{"na_values": ["?", "-"]}}',
-                 *args]) == 0
+    assert (counts["labelled"], counts["pending_at_end"]) == (300 - len(rows), len(rows))
 
 
 def test_a_long_odd_cell_is_named_cut_short(tmp_path, capsys):
