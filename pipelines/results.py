@@ -17,13 +17,7 @@ import pyarrow as pa
 from transforms.errors import InputError, OutputError, one_line
 from transforms.specs import plain_value
 from transforms.streams.table_files import EXACT_FLOATS, numbers_of, size_of
-from transforms.vocabulary import SUMMARY_COLUMNS
-
-# The summary's columns of names and words: text, whatever they look like (a stream named after
-# `inf.csv`, a model `1.0`, a class `NA`, a run id of digits).
-SUMMARY_TEXT_COLUMNS = ("run_id", "stream", "segment", "model", "protocol", "category", "window",
-                        "metric", "class", "predicted")
-
+from transforms.vocabulary import SUMMARY_COLUMNS, SUMMARY_TEXT_COLUMNS
 
 # A measure as trend and rank name it: `[initial|final] METRIC [(CLASS)]` ('recall (fraud)').
 MEASURE_NAME = re.compile(r"^\s*(?:(initial|final)\s+)?(\w+)\s*(?:\((.+)\))?\s*$")

@@ -28,7 +28,7 @@ from transforms.replay.engine import FAILED_ON
 from transforms.streams.table_files import delete_paths, size_of
 from transforms.vocabulary import (CLASSES, COUNTS, CURVE_SCHEMA, CURVES, DEAD_LETTERS, ERRORS,
                                    NOT_SCORED, PREDICTION_KINDS, PREDICTION_SCHEMA, PREDICTIONS,
-                                   READ_COUNTS)
+                                   READ_COUNTS, SUMMARY_TEXT_COLUMNS)
 
 
 def _prediction_table(element) -> pa.Table:
@@ -363,16 +363,29 @@ class _PackedBatches(beam.PTransform):
 
 def rows_table(rows: list[dict]) -> pa.Table:
     """Result rows (dicts) as an Arrow table, each column of the type pandas infers for its
-    values (a column of no value: null), as the writer then joins them (`pa.concat_tables`,
-    types promoted: a batch's whole bins and another's with gaps are floats, as in one frame).
+    values (a column of no value: null) but the columns of names (`SUMMARY_TEXT_COLUMNS`),
+    which are text in every batch, as the writer then joins them (`pa.concat_tables`, types
+    promoted: a batch's whole bins and another's with gaps are floats, as in one frame).
     A table crosses the shuffle as a few buffers, where a million dicts took seconds to
     unpickle, and the writer holds no dict.
 
     >>> whole, gaps = rows_table([{"bin": 2}]), rows_table([{"bin": None}, {"bin": 3}])
     >>> pa.concat_tables([whole, gaps], promote_options="permissive")["bin"].to_pylist()
     [2.0, None, 3.0]
+
+    A batch whose rows have no segment, some rows not even the key (pandas: NaN, a float),
+    joins one with segments:
+
+    >>> whole = rows_table([{"metric": "accuracy", "segment": None}, {"metric": "alarms"}])
+    >>> sliced = rows_table([{"metric": "accuracy", "segment": "country=DE"}])
+    >>> pa.concat_tables([whole, sliced], promote_options="permissive")["segment"].to_pylist()
+    [None, None, 'country=DE']
     """
-    return pa.Table.from_pandas(pd.DataFrame(rows).infer_objects(), preserve_index=False)
+    table = pa.Table.from_pandas(pd.DataFrame(rows).infer_objects(), preserve_index=False)
+    for i, name in enumerate(table.column_names):
+        if name in SUMMARY_TEXT_COLUMNS:
+            table = table.set_column(i, name, table[name].cast(pa.large_string()))
+    return table
 
 
 def _unpickled(blobs) -> list:

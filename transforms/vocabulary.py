@@ -69,6 +69,10 @@ METRICS = {"classification": CLASSIFICATION_METRICS, "regression": REGRESSION_ME
 # empty for the whole stream.
 SUMMARY_COLUMNS = ["run_id", "stream", "segment", "model", "protocol", "category", "bin", "alpha",
                    "window", "metric", "class", "predicted", "value", "n", "t"]
+# The summary's columns of names and words: text, whatever they look like (a stream named after
+# `inf.csv`, a model `1.0`, a class `NA`, a run id of digits) or however few rows have one.
+SUMMARY_TEXT_COLUMNS = ("run_id", "stream", "segment", "model", "protocol", "category", "window",
+                        "metric", "class", "predicted")
 CURVE_SCHEMA = pa.schema([(name, pa.large_string())
                           for name in ("stream", "segment", "model", "category")]
                          + [("bin", pa.float64()), ("alpha", pa.float64()),
