@@ -19,7 +19,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from metrics.probabilistic import proba_matrix
+from metrics.probabilistic import padded_proba, proba_matrix
 
 NO_CLASS = -1  # a missing class prediction
 # The most bins B a run takes: each label is scored in B + 2 bins (and a bin_boundaries
@@ -177,8 +177,8 @@ def binned_flat(t0, t_label, initial: np.ndarray, final: np.ndarray, sizes: np.n
 def binned_proba_many(t0, t_label, initial, times, vectors, final, bins: int) -> np.ndarray:
     """`binned_proba` for many instances given as lists, as `binned_many` takes them: per
     instance the initial and final vectors (None: none; shorter vectors, from before a class
-    was seen, are padded with 0), and the re-predictions' times and vectors (a matrix, one row
-    each; None: none).
+    was seen, are padded with 0: `padded_proba`), and the re-predictions' times and vectors (a
+    matrix, one row each; None: none).
 
     >>> binned_proba_many([0, 0], [10, 10], [(1.0, 0.0), None], [[2.0, 5.0], None],
     ...                   [[[0.6, 0.4], [0.2, 0.8]], None], [(0.5, 0.5), (1.0,)],
@@ -201,8 +201,7 @@ def binned_proba_many(t0, t_label, initial, times, vectors, final, bins: int) ->
         for i, g in zip(present, given):
             if g is not None:
                 rows = np.asarray(g, dtype=np.float64).reshape(len(times[i]), -1)
-                v[at:at + len(rows)] = 0.0
-                v[at:at + len(rows), :rows.shape[1]] = rows
+                v[at:at + len(rows)] = padded_proba(rows, width)
             at += len(times[i])
     return binned_proba(t0, t_label, proba_matrix(initial, width), proba_matrix(final, width),
                         sizes, t, v, bins)

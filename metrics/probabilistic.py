@@ -183,13 +183,27 @@ def curve_points(ranks: tuple, points: int = CURVE_POINTS) -> list[tuple]:
             for k in keep.tolist()]
 
 
-def proba_matrix(vectors: list, width: int | None = None) -> np.ndarray | None:
-    """Class probability vectors (None: none) as a matrix, labels × classes (`width` of them,
-    default the longest vector's), NaN rows for none and zeros for classes a vector is too
-    short for (classes seen after it was made); None when no vector and no width is given.
+def padded_proba(vectors: np.ndarray, width: int) -> np.ndarray:
+    """Class probability vectors (the last axis) from before a class was seen, with 0 for the
+    classes since; vectors of no class at all (a model's before it had learned any) are none,
+    NaN, as a vector of NaN stays none.
 
-    >>> proba_matrix([np.array([0.3, 0.7]), None, np.array([1.0])]).tolist()
-    [[0.3, 0.7], [nan, nan], [1.0, 0.0]]
+    >>> padded_proba(np.array([[0.25, 0.75], [np.nan, np.nan]]), 3).tolist()
+    [[0.25, 0.75, 0.0], [nan, nan, 0.0]]
+    >>> padded_proba(np.empty((2, 0)), 2).tolist()
+    [[nan, nan], [nan, nan]]
+    """
+    return np.pad(vectors, [(0, 0)] * (vectors.ndim - 1) + [(0, width - vectors.shape[-1])],
+                  constant_values=0.0 if vectors.shape[-1] else math.nan)
+
+
+def proba_matrix(vectors: list, width: int | None = None) -> np.ndarray | None:
+    """Class probability vectors (None or empty: none) as a matrix, labels × classes (`width`
+    of them, default the longest vector's), NaN rows for none and zeros for classes a vector
+    is too short for (`padded_proba`); None when no vector and no width is given.
+
+    >>> proba_matrix([np.array([0.3, 0.7]), None, np.array([1.0]), ()]).tolist()
+    [[0.3, 0.7], [nan, nan], [1.0, 0.0], [nan, nan]]
     >>> proba_matrix([None]), proba_matrix([None], width=2).tolist()
     (None, [[nan, nan]])
     """
@@ -205,7 +219,7 @@ def proba_matrix(vectors: list, width: int | None = None) -> np.ndarray | None:
             return None
     out = np.zeros((len(vectors), width))
     for i, v in enumerate(vectors):
-        if v is None:
+        if v is None or not len(v):
             out[i] = math.nan
         else:
             out[i, :len(v)] = v

@@ -133,7 +133,7 @@ def _missing(value) -> bool:
     return value is None or isinstance(value, float) and math.isnan(value)
 
 
-def _binned_from_log(predictions: pd.DataFrame, labels: list):
+def _binned_from_log(predictions: pd.DataFrame, labels: list, bins: int = BINS):
     """Per labelled instance (label order = row order: a fixed delay) its class index and its
     bins' class and probability rows, binned item by item from the stored log."""
     classes = sorted(set(labels))
@@ -152,10 +152,10 @@ def _binned_from_log(predictions: pd.DataFrame, labels: list):
 
         bin_class.append(reference_bins(
             first.t, last.t, index(first.y_pred),
-            [(t, index(v)) for t, v in zip(reps.t, reps.y_pred)], index(last.y_pred), BINS))
+            [(t, index(v)) for t, v in zip(reps.t, reps.y_pred)], index(last.y_pred), bins))
         bin_proba.append(np.array([[np.nan if v is None else v for v in reference_bins(
             first.t, last.t, p(first.proba, c), [(t, p(v, c)) for t, v in zip(reps.t, reps.proba)],
-            p(last.proba, c), BINS, classification=False)] for c in range(len(classes))]).T)
+            p(last.proba, c), bins, classification=False)] for c in range(len(classes))]).T)
         y.append(classes.index(labels[int(i)]))
     return np.array(y), bin_class, np.array(bin_proba)
 
@@ -189,6 +189,45 @@ def test_binned_and_prioritised_probability_measures_equal_sklearn_on_the_log(bi
                 value = psi[(psi["window"] == window) & (psi["alpha"] == alpha)
                             & (psi["metric"] == metric)]["value"]
                 assert value.item() == pytest.approx(expected, rel=1e-9), (window, alpha, metric)
+
+
+@pytest.mark.parametrize("model", ["gaussian-nb", "majority"])
+def test_faded_binned_probability_measures_equal_a_loop_on_the_log(tmp_path, model):
+    """Re-predictions at the bins' boundaries come before the first label: a model that has
+    learned none gives no probabilities (as the log says), and those bins count in no faded
+    measure (they counted, as vectors of zeros, where no class was known). A plain loop in
+    label order over the log's binned vectors: S = α·S + log-loss, W = α·W + 1 for a label
+    with probabilities in the bin, α·S and α·W for one without."""
+    n, delay, bins, alpha = 300, 40, 4, 0.99
+    path, labels = waveform_csv(tmp_path, n, seed=5)
+    out = str(tmp_path / "out")
+    run(RunConfig(streams=[f"w={path}"], models=[model], delay=str(delay),
+                  repredict="bin_boundaries", bins=bins, fadings=[alpha],
+                  repredicted_probabilities=True, out=out, quiet=True, runner="direct"))
+    predictions = pd.read_parquet(os.path.join(out, "predictions.parquet"))
+    summary = read_csv(os.path.join(out, "summary.csv"))
+    # river's models answer predict_proba_one with {} until they have learned a label, and
+    # predict no class: the log holds no probabilities there (it held maps of zeros).
+    reps = predictions[predictions["kind"] == "re-prediction"]
+    assert reps["y_pred"].isna().sum() > bins and \
+        reps.loc[reps["y_pred"].isna(), "proba"].isna().all()
+    y, _, bin_proba = _binned_from_log(predictions, labels, bins)
+    none = np.isnan(bin_proba).any(axis=2)  # labels × bins
+    assert none[:, 1].any() and not none[:, 1].all()  # some bins had no probabilities
+    faded = summary[(summary["category"] == "binned") & (summary["window"] == f"fading={alpha}")
+                    & summary["class"].isna()]
+    for b in range(bins + 2):
+        s = w = brier = 0.0
+        for i in range(len(y)):
+            p = bin_proba[i, b]
+            s, w, brier = alpha * s, alpha * w, alpha * brier
+            if not none[i, b]:
+                s += -math.log(min(max(p[y[i]], 1e-15), 1 - 1e-15))
+                brier += sum((p[c] - (c == y[i])) ** 2 for c in range(len(p))) / 2
+                w += 1
+        at = faded[faded["bin"] == b].set_index("metric")["value"]
+        assert at["log_loss"] == pytest.approx(s / w, rel=1e-9), b
+        assert at["brier"] == pytest.approx(brier / w, rel=1e-9), b
 
 
 def test_vectors_are_binned_as_each_column_alone_bit_for_bit():

@@ -29,6 +29,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from metrics.binning import MOST_BINS, NO_CLASS, bin_of
+from metrics.probabilistic import padded_proba
 from transforms.models.batch import batch_predictor
 from transforms.specs import LARGEST_COUNT
 from transforms.streams.delays import duration
@@ -133,11 +134,6 @@ def bin_start(t0: float, t_label: float, bins: int, b: int) -> float:
     while bin_of(t, t0, delta, bins) < b:
         t = math.nextafter(t, math.inf)
     return t
-
-
-def _padded(vectors: np.ndarray, width: int) -> np.ndarray:
-    """Vectors (the last axis) from before a class was seen, with 0 for the classes since."""
-    return np.pad(vectors, [(0, 0)] * (vectors.ndim - 1) + [(0, width - vectors.shape[-1])])
 
 
 class _Buckets:
@@ -346,11 +342,10 @@ class PendingRows:
         self._cap = cap
 
     def _widen(self, width: int) -> None:
-        """Room for `width` classes in the probability arrays (a class seen anew: 0)."""
-        have = self.proba_last.shape[1]
-        if width > have:
-            self.proba_last = np.pad(self.proba_last, ((0, 0), (0, width - have)))
-            self.proba_chunk = np.pad(self.proba_chunk, ((0, 0), (0, 0), (0, width - have)))
+        """Room for `width` classes in the probability arrays (`padded_proba`)."""
+        if width > self.proba_last.shape[1]:
+            self.proba_last = padded_proba(self.proba_last, width)
+            self.proba_chunk = padded_proba(self.proba_chunk, width)
 
     def _vector(self, proba) -> np.ndarray:
         """A vector over class indices (None: NaN) at the arrays' width."""
@@ -678,9 +673,8 @@ class PendingRows:
         if vectors.shape[1] == self.proba_last.shape[1]:  # the usual case: one assignment
             self.proba_last[rows] = vectors
             return
-        self.proba_last[rows, :vectors.shape[1]] = vectors
-        self.proba_last[rows, vectors.shape[1]:] = 0.0
-        self.proba_last[rows[np.isnan(vectors).any(axis=1)]] = math.nan
+        self.proba_last[rows] = padded_proba(vectors, self.proba_last.shape[1])
+        self.proba_last[rows[np.isnan(vectors).any(axis=1)]] = math.nan  # (none stays none)
 
     def _predict_values(self, rows: np.ndarray, model) -> np.ndarray:
         predictor, scored, to_values = self.predictor, self.scored, self.to_values
@@ -743,7 +737,7 @@ class PendingRows:
             t_extra = np.array([t for t, _, _ in extra])
             v_extra = np.array([v for _, v, _ in extra], dtype=self.dtype)
             width = self.proba_last.shape[1]
-            p_extra = np.array([_padded(p, width) for _, _, p in extra]) if kept else None
+            p_extra = np.array([padded_proba(p, width) for _, _, p in extra]) if kept else None
             if times is None:
                 times, values, proba = t_extra, v_extra, p_extra
             else:
@@ -781,7 +775,7 @@ class PendingRows:
     def _take_proba(self, row: int, n: int) -> np.ndarray:
         """The row's n scheduled re-predictions' vectors (n × width)."""
         width = self.proba_last.shape[1]
-        parts = [chunk if chunk.shape[1] == width else _padded(chunk, width)
+        parts = [chunk if chunk.shape[1] == width else padded_proba(chunk, width)
                  for chunk in self.proba_full[row]]
         parts.append(self.proba_chunk[row, :n % PROBA_CHUNK])
         return np.concatenate(parts) if len(parts) > 1 else parts[0].copy()  # (a view)
