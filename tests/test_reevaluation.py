@@ -201,6 +201,60 @@ def test_engine_equals_the_straightforward_algorithm_1(model, k):
     assert n_reps > 5000 // k
 
 
+def rounds_of_a_loop(events, model, k: int) -> dict:
+    """{id: [(t, re-prediction), ...]} of every instance the model learned the label of, by a
+    loop over the events: the round before label number L (L − 1 labels learned) is made at
+    the first label the model tries to learn as L, re-predicting each pending instance that
+    arrived when v labels were learned with L − 1 − v a positive multiple of k; a label it
+    fails to learn leaves with its instance, and the next label takes its number (no round)."""
+    pending, reps, learned, rounds = {}, {}, 0, 0
+    for t, _, _, kind, key, x, y in sorted(events):
+        if kind == INSTANCE:
+            pending[key], reps[key] = (learned, x), []
+            continue
+        v, own = pending.pop(key)
+        if learned + 1 > rounds:
+            rounds = learned + 1
+            for other, (arrived, features) in pending.items():
+                if rounds - 1 - arrived >= k and (rounds - 1 - arrived) % k == 0:
+                    reps[other].append((t, model.predict_one(features)))
+        try:
+            model.learn_one(x if x is not None else own, y)
+        except TypeError:
+            del reps[key]
+            continue
+        learned += 1
+    return reps
+
+
+@pytest.mark.parametrize("model", ["river.naive_bayes.GaussianNB",
+                                   'river.tree.HoeffdingTreeClassifier{"grace_period": 50}'])
+@pytest.mark.parametrize("k", [1, 3])
+def test_a_round_before_a_label_the_model_fails_to_learn_is_at_that_labels_time(model, k):
+    """A round of re-predictions is made before the model learns a label; when learning it
+    fails (--on-model-error dead-letter), the round was still made then, at that label's
+    time, not at the next label's (which takes its number without a round): every
+    re-prediction's time and value equal a loop over the events."""
+    events = []
+    for e in random_stream(updates=False, orphans=False):
+        if e[3] == LABEL and e[4] % 23 == 11:  # its features at label time: text, unlearnable
+            e = event(e[0], e[1], e[2], LABEL, e[4], {"salary": "n/a"}, e[6])
+        events.append(e)
+    engine = ReplayEngine(ModelSpec.parse(model), "s", [0, 1], final=False,
+                          on_model_error="dead-letter",
+                          repredict=RepredictPolicy("every_k_labels", k))
+    drained = engine.drain(events)
+    loop = rounds_of_a_loop(events, ModelSpec.parse(model).build([0, 1]), k)
+    failed_at = {e[0] for e in events if e[3] == LABEL and e[5] is not None}
+    assert drained.counts["refused_labels"] == len(failed_at) > 20
+    assert len(drained.outcomes) == len(loop) > 500
+    at_failures = 0
+    for o in drained.outcomes:
+        assert [(t, engine.classes[v]) for t, v in repredictions(o)] == loop[o.id]
+        at_failures += sum(t in failed_at for t, _ in loop[o.id])
+    assert at_failures > 20 // k
+
+
 
 def count_rows_sent_as_arrays(monkeypatch) -> tuple[list, list]:
     """(rows sent as arrays, rows due) of each round of re-predictions, as they come."""
@@ -598,8 +652,7 @@ def test_a_label_whose_learning_failed_leaves_one_round_per_label_number(k):
     """The model cannot learn instance 12's label (a dead letter, on request): the round made
     before that attempt is label number 13's, made once; the instances that arrive before
     label 13 is learned are due from its number as any other. Expected times: a loop over the
-    learning attempts (a round at the first attempt of each label number, timed when that
-    number is learned)."""
+    learning attempts (a round at the first attempt of each label number, at its time)."""
     events = []
     for i in range(40):
         x = {"f": float(i % 5), "bad": 2 if i == 12 else 0}
@@ -614,14 +667,13 @@ def test_a_label_whose_learning_failed_leaves_one_round_per_label_number(k):
     for i in range(40):
         attempts.append((i + 3.5, learned + 1, i != 12))
         learned += i != 12
-    learned_at = {number: t for t, number, ok in attempts if ok}
     first_attempt = {}
     for t, number, _ in attempts:
         first_attempt.setdefault(number, t)
     assert len(outcomes) == 39
     for o in outcomes:
         version = sum(ok for t, _, ok in attempts if t < o.t_arrival)
-        expected = [learned_at[number] for number in range(version + 1 + k, learned + 1, k)
+        expected = [first_attempt[number] for number in range(version + 1 + k, learned + 1, k)
                     if first_attempt[number] < o.t_label]
         assert [t for t, _ in repredictions(o)] == expected, o.id
 

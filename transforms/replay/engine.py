@@ -1007,6 +1007,8 @@ class ReplayEngine:
     def _learn(self, key, x, y, t: float) -> None:
         """Re-predict what is due before this label (every_k_labels), then learn it."""
         rows = self.rows
+        if rows is not None:
+            rows.round_at(self.version + 1, t)
         deferred = rows is not None and rows.deferred \
             and self._repredicting(rows.defer_round, self.version + 1, self.model)
         if rows is not None and rows.buckets is not None and not deferred:
@@ -1020,10 +1022,8 @@ class ReplayEngine:
                 self._repredicting(rows.learned, self.model, None)
             raise
         self.version += 1
-        if rows is not None:
-            rows.label_learned(t)
-            if deferred:
-                self._repredicting(rows.learned, self.model, x)
+        if deferred:
+            self._repredicting(rows.learned, self.model, x)
 
     def _repredict_timed(self, t: float, out: DrainResult) -> None:
         """Re-predictions scheduled in event time at or before t (before t's events)."""

@@ -289,9 +289,11 @@ class PendingRows:
         self._arrivals = 0
         self.buckets = _Buckets(policy.k) if policy.kind == "every_k_labels" else None
         self.timers: list = []  # heap of (due time, arrival, row, t0, t_label, j) for timed
-        # Times of the labels the model learned, by label number − 1 (every_k_labels).
-        self.label_times = np.empty(1024)
-        self.n_label_times = 0
+        # Times of the rounds, by label number − 1 (every_k_labels): of the label at which
+        # each was made, which is not the label learned with that number when learning the
+        # former failed.
+        self.round_times = np.empty(1024)
+        self.n_round_times = 0
         # Deferred re-predictions (every_k_labels, classes only, a predictor with leaf
         # snapshots): a round only notes that it happened; the re-predictions of a window of
         # rounds are made at once (`resolve`), each row with the snapshot of its leaf at each
@@ -434,14 +436,24 @@ class PendingRows:
         self.extra[row].append((t, value, proba))
 
     # -- scheduling -----------------------------------------------------------------------------
-    def label_learned(self, t: float) -> None:
-        """Remember the time of label number n_label_times + 1 (scheduled times derive from it)."""
-        if self.buckets is None:
+    def round_at(self, label_number: int, t: float) -> None:
+        """A label at t is about to be learned as label `label_number`: its round (made now,
+        deferred or not) is at t, unless that number's round was made already, at a label
+        whose learning failed (scheduled times derive from these).
+
+        >>> from transforms.models.specs import ModelSpec
+        >>> model = ModelSpec.parse("majority").build(["a", "b"])
+        >>> rows = PendingRows(RepredictPolicy.parse("every_k_labels:2"), True, model)
+        >>> rows.round_at(1, 5.0); rows.round_at(2, 7.0); rows.round_at(2, 9.0)
+        >>> rows.round_times[:rows.n_round_times].tolist()
+        [5.0, 7.0]
+        """
+        if self.buckets is None or label_number <= self.n_round_times:
             return
-        if self.n_label_times == len(self.label_times):
-            self.label_times = np.concatenate([self.label_times, np.empty(len(self.label_times))])
-        self.label_times[self.n_label_times] = t
-        self.n_label_times += 1
+        if self.n_round_times == len(self.round_times):
+            self.round_times = np.concatenate([self.round_times, np.empty(len(self.round_times))])
+        self.round_times[self.n_round_times] = t
+        self.n_round_times += 1
 
     def due_at_label(self, label_number: int) -> np.ndarray:
         """The rows due before the model learns label `label_number`. Each label number has
@@ -720,7 +732,7 @@ class PendingRows:
                     values = np.empty(n, dtype=self.dtype)
                     self.end[row] = self.rounds
                     self._held.append((row, values))
-                    return self._label_times(row, n), values, None
+                    return self._round_times(row, n), values, None
                 self.resolve()
         n = int(self.n_scheduled[row])
         times = values = None
@@ -729,7 +741,7 @@ class PendingRows:
         if n:
             values = self._scheduled_values(row, n)
             if self.buckets is not None:
-                times = self._label_times(row, n)
+                times = self._round_times(row, n)
             else:
                 times = np.array(self.scheduled_times[row])
         extra = self.extra[row]
@@ -759,10 +771,11 @@ class PendingRows:
         js = np.array([j for j, _ in changes] + [n])
         return np.repeat(np.array([v for _, v in changes], dtype=self.dtype), js[1:] - js[:-1])
 
-    def _label_times(self, row: int, n: int) -> np.ndarray:
-        """Times of label numbers version_at + 1 + k, + 2k, ..., + nk: a strided view."""
+    def _round_times(self, row: int, n: int) -> np.ndarray:
+        """Times of the rounds before label numbers version_at + 1 + k, + 2k, ..., + nk (a
+        strided view: each was recorded when its round was made)."""
         k, first = self.policy.k, int(self.version_at[row])
-        return self.label_times[first + k:first + n * k + 1:k]
+        return self.round_times[first + k:first + n * k + 1:k]
 
     def _release(self, row: int) -> None:
         kept = self.scored is not None and self.proba_full[row] is not None
