@@ -33,7 +33,7 @@ from transforms.vocabulary import (CLASSES, COUNTS, CURVE_SCHEMA, CURVES, DEAD_L
 
 def _prediction_table(element) -> pa.Table:
     """A replay's prediction columns as an Arrow table (class indices become their labels)."""
-    (stream, model), classes, cols = element
+    (stream, model), classes, _, cols = element
     n = len(cols["row_id"])
     try:
         ids = pa.array(cols["ids"])
@@ -66,14 +66,11 @@ SUMMARY_ROWS = "summary"  # the summary rows' tag in `WriteResults`' shuffle
 def _write_prediction_part(element, folder: str) -> tuple[tuple, str]:
     """Write a replay's prediction columns where they were made, as an Arrow file (a long
     stream's re-predictions are tens of millions of rows: shuffled to one writer, the runner
-    would hold them all) -> (its place in the file, its path): the key, then its last and
-    first time (a key's drains follow each other in time, each ending with the predictions of
-    its last events) and its rows, so the file's row order does not depend on the runner."""
-    table = _prediction_table(element)
-    path = write_part(table, folder)
-    times = pc.min_max(table["t"]).as_py() if table.num_rows else {"min": None, "max": None}
-    place = (*element[0], times["max"] or 0.0, times["min"] or 0.0, table.num_rows)
-    return place, path
+    would hold them all) -> (its place in the file, its path): the key, then the place the
+    replay gave it (its drain's last event, its part of the drain), so the file's row order
+    depends on neither the runner nor the replay path."""
+    path = write_part(_prediction_table(element), folder)
+    return (*element[0], *element[2]), path
 
 
 def _model_failure(dead_letter: dict):

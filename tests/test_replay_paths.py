@@ -7,6 +7,7 @@ import os
 import random
 
 import apache_beam as beam
+import numpy as np
 import pandas as pd
 import pytest
 from apache_beam.testing.test_stream import TestStream as BeamTestStream
@@ -80,6 +81,34 @@ def test_grouped_and_stateful_paths_give_identical_records(tmp_path, caplog):
         pd.testing.assert_frame_equal(p, p0)
         pd.testing.assert_frame_equal(s, s0)
         pd.testing.assert_frame_equal(c, c0)
+
+
+def test_the_prediction_log_is_written_in_one_order_by_every_replay_path(tmp_path):
+    """The rows of predictions.parquet in the order of the events that wrote them (each
+    drain's, drains in time order), whatever drains a replay path makes: the same file from one drain per key
+    (per-key, grouped) and from a drain per 5 s of event time (the looping stateful replay),
+    here where a drain's rows may all be older than the last of the drain before (no final
+    predictions; a label's re-predictions, every 15 s while it waited, are written with it)."""
+    rng = np.random.default_rng(7)
+    n = 240
+    t = np.cumsum(rng.exponential(1.0, n)).round(3)
+    x = rng.normal(size=n).round(3)
+    instances = pd.DataFrame({"id": np.arange(n), "time": t, "kind": "instance", "x": x})
+    labels = pd.DataFrame({"id": np.arange(n), "time": t + rng.exponential(20.0, n).round(2),
+                           "kind": "label", "label": (2 * x + rng.normal(size=n)).round(3)})
+    pd.concat([instances, labels]).sort_values("time", kind="stable").to_parquet(
+        tmp_path / "log.parquet", index=False)
+    logs = []
+    for name, replay, bucket in [("per-key", "per-key", None), ("grouped", "grouped", None),
+                                 ("looping", "stateful", 5.0)]:
+        out = tmp_path / name
+        run(RunConfig(streams=[f"s={tmp_path / 'log.parquet'}"], models=["mean-regressor"],
+                      out=str(out), runner="direct", replay=replay, timer_bucket=bucket,
+                      final=False, repredict="every:15s", quiet=True))
+        logs.append(pd.read_parquet(out / "predictions.parquet"))
+    assert (logs[0]["kind"] == "re-prediction").sum() > n // 2
+    for log in logs[1:]:
+        pd.testing.assert_frame_equal(log, logs[0])
 
 
 @pytest.mark.parametrize("task,every", [("classification", 100), ("regression", 100),

@@ -111,7 +111,9 @@ def _emit(key, engine: ReplayEngine, result, pending_before: int,
     classes = list(engine.classes) if engine.classification else None
     step = 100 * batch_size  # rows of predictions per element: columns, cheap to carry
     for i in range(0, len(columns["row_id"]), step):
-        yield beam.pvalue.TaggedOutput(PREDICTIONS, (key, classes, {
+        # Its place in the log: the drain's last event (drains follow each other), then the
+        # part of the drain: every replay path writes the rows in the order of their events.
+        yield beam.pvalue.TaggedOutput(PREDICTIONS, (key, classes, (*engine.last_key, i), {
             name: values if name == "ids" else values[i:i + step]
             for name, values in columns.items()}))
     for d in result.dead_letters:
