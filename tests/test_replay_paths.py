@@ -85,10 +85,11 @@ def test_grouped_and_stateful_paths_give_identical_records(tmp_path, caplog):
 
 def test_the_prediction_log_is_written_in_one_order_by_every_replay_path(tmp_path):
     """The rows of predictions.parquet in the order of the events that wrote them (each
-    drain's, drains in time order), whatever drains a replay path makes: the same file from one drain per key
-    (per-key, grouped) and from a drain per 5 s of event time (the looping stateful replay),
-    here where a drain's rows may all be older than the last of the drain before (no final
-    predictions; a label's re-predictions, every 15 s while it waited, are written with it)."""
+    drain's, drains in time order), whatever drains a replay path makes: the same file from
+    one drain per key (per-key, grouped) and from a drain per 5 s of event time (the looping
+    stateful replay), here where a drain's rows may all be older than the last of the drain
+    before (no final predictions; a label's re-predictions, every 15 s while it waited, are
+    written with it)."""
     rng = np.random.default_rng(7)
     n = 240
     t = np.cumsum(rng.exponential(1.0, n)).round(3)
