@@ -588,6 +588,27 @@ def test_delayed_arff_uses_file_order_for_ties():
     assert events[2][5] == {"x1": 1.1}  # the labelled row's features
 
 
+def test_an_instance_and_a_label_table_in_input_order_put_the_instances_first_at_a_tie(
+        tmp_path):
+    """Two tables have no one file order: under `{"order": "input"}` (time, then file order)
+    the instance table's rows at a time come before the label table's at that time, each
+    table's in its file order; in time order (the default) a label comes before an instance
+    arriving then, as in an event log."""
+    pd.DataFrame({"id": ["a", "b", "c"], "time": [0, 2, 2], "x": [1.0, 2.0, 3.0]}).to_csv(
+        tmp_path / "instances.csv", index=False)
+    pd.DataFrame({"id": ["a", "b"], "time": [2, 5], "label": ["yes", "no"]}).to_csv(
+        tmp_path / "labels.csv", index=False)
+    tables = str(tmp_path / "instances.csv") + '{"labels": "%s"%s}'
+    events, dead = read(tables % (tmp_path / "labels.csv", ', "order": "input"'))
+    assert dead == []
+    assert brief(events) == [(0, "instance", "a", None), (2, "instance", "b", None),
+                             (2, "instance", "c", None), (2, "label", "a", "yes"),
+                             (5, "label", "b", "no")]
+    events, _ = read(tables % (tmp_path / "labels.csv", ""))
+    assert brief(events)[1:4] == [(2, "label", "a", "yes"), (2, "instance", "b", None),
+                                  (2, "instance", "c", None)]
+
+
 def test_river_dataset_and_generators():
     events, _ = read('dataset:Phishing{"n": 50}', delay="5")
     first = next(iter(datasets.Phishing()))
