@@ -17,7 +17,7 @@ from pipelines.files import folder_here, local_copy
 from pipelines.results import (MEASURE_NAME, default_metric, json_text, load_results, made_folder,
                                not_a_folder, read_manifest, whole_streams)
 from pipelines.tables import format_value
-from transforms.errors import ConfigError
+from transforms.errors import ConfigError, listed_briefly
 from transforms.replay.protocols import model_and_fold
 
 
@@ -265,13 +265,14 @@ def rank_runs(dirs: list[str], out: str | None = None, metric: str | None = None
     complete = table[kept].dropna()
     left_out = sorted(set(table.index) - set(complete.index))
     if len(complete.columns) < 2 or len(complete) < 2:
-        gaps = [f"{m} has none on {', '.join(map(str, table.index[table[m].isna()]))}"
+        gaps = [f"{m} has none on {listed_briefly(table.index[table[m].isna()])}"
                 for m in table.columns if table[m].isna().any()]
         raise ConfigError(f"ranking needs at least 2 models, each with its {category} "
                           f"{metric} on the same 2 or more streams; found "
                           f"{len(table.columns)} model(s) on {len(table)} stream(s)"
-                          + (f" ({'; '.join(gaps)})" if gaps else "") + "; give the folders "
-                          "of runs of the same models over several streams")
+                          + (f" ({listed_briefly(gaps, separator='; ')})" if gaps else "")
+                          + "; give the folders of runs of the same models over several "
+                            "streams")
     lower = bare in LOWER_IS_BETTER
     r = ranks(complete.to_numpy(), lower)
     average = dict(zip(complete.columns, r.mean(axis=0).tolist()))

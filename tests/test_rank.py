@@ -361,15 +361,18 @@ def test_a_model_without_a_value_on_any_stream_is_named_and_left_out(tmp_path, c
     assert "Wilcoxon signed-rank" in printed
     assert sorted(json.loads((tmp_path / "rank" / "rank.json").read_text())[
         "average_ranks"]) == ["majority", "no-change"]
-    # With two models, one of them silent, nothing can be ranked: one line names it.
+    # With two models, one of them silent, nothing can be ranked: one line names it, and
+    # the first 5 streams it lacks (of hundreds, a line of thousands of characters).
+    streams = [f's{i}=synth:SEA{{"n": 50, "seed": {i}}}' for i in range(7)]
     run(RunConfig(streams=streams, models=["silent=tests.helpers.AnswersNothing", "majority"],
                   delay="20", repredict="none", out=str(tmp_path / "two"), quiet=True,
                   runner="direct"))
     assert main(["rank", str(tmp_path / "two")]) == 2
     assert without_notices(capsys.readouterr().err) == (
         "delayed-eval: error: ranking needs at least 2 models, each with its initial accuracy "
-        "on the same 2 or more streams; found 2 model(s) on 2 stream(s) (silent has none on "
-        "s0, s1); give the folders of runs of the same models over several streams\n")
+        "on the same 2 or more streams; found 2 model(s) on 7 stream(s) (silent has none on "
+        "s0, s1, s2, s3, s4 and 2 more); give the folders of runs of the same models over "
+        "several streams\n")
 
 
 @pytest.mark.parametrize("argv, message", [

@@ -41,6 +41,20 @@ def shown_briefly(value, width: int = 60) -> str:
     return shown if len(shown) <= width else shown[:width - 3] + "..."
 
 
+def listed_briefly(items, shown: int = 5, separator: str = ", ") -> str:
+    """The first `shown` items joined, and how many more there are, for a message that names
+    what it refuses without filling the terminal with a list of hundreds.
+
+    >>> listed_briefly(["s1", "s2"])
+    's1, s2'
+    >>> listed_briefly([f"s{i}" for i in range(30)], shown=3)
+    's0, s1, s2 and 27 more'
+    """
+    items = [str(item) for item in items]
+    rest = len(items) - shown
+    return separator.join(items[:shown]) + (f" and {rest} more" if rest > 0 else "")
+
+
 class DelayedEvalError(Exception):
     """A mistake the user can fix; its message is the one line the command line prints.
 
