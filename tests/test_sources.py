@@ -479,6 +479,35 @@ def test_an_arff_date_is_a_number_and_features_choose_attributes(tmp_path):
             StreamSpec.parse(f"{path}{options}").check()
 
 
+def test_an_arff_attribute_gives_each_rows_delay_and_is_no_feature(tmp_path):
+    """`--delay column:NAME` on an ARFF file reads each row's delay from that attribute, as
+    from a table's column (it was read as missing on every row: every label a dead letter);
+    the attribute is no feature, a `?` or a value no delay sets only the label aside, and an
+    attribute the file lacks stops the run naming those it has."""
+    path = tmp_path / "w.arff"
+    path.write_text("@relation r\n@attribute x numeric\n@attribute wait numeric\n"
+                    "@attribute how string\n@attribute class {no,yes}\n@data\n"
+                    "1.0,2.5,'5s',yes\n2.0,?,'1s',no\n3.0,-1,x,yes\n4.0,abc,'2s',no\n")
+    events, dead = read(str(path), delay="column:wait")
+    # Rows arrive one a second from 0; a label comes its row's wait later (seconds).
+    assert brief(events) == [(0.0, "instance", 0, None), (1.0, "instance", 1, None),
+                             (2.0, "instance", 2, None), (2.5, "label", 0, "yes"),
+                             (3.0, "instance", 3, None)]
+    assert [e[5] for e in events if e[3] == "instance"][0] == {"x": 1.0, "how": "5s"}
+    assert [(d["row"], d["field"], d["reason"]) for d in dead] == [
+        (8, "wait", "delay is empty"), (9, "wait", "delay -1.0 is not a non-negative number"),
+        (10, "wait", "delay 'abc' is neither a non-negative number nor a duration (5min, "
+                     "PT5M, 00:05:00)")]
+    # Text is read as durations; `wait` is then a feature, and its 'abc' sets its row aside.
+    events, dead = read(str(path), delay="column:how")
+    assert [(e[0], e[4]) for e in events if e[3] == "label"] == [(2.0, 1), (5.0, 0)]
+    assert [(d["row"], d["field"]) for d in dead] == [(9, "how"), (10, "wait")]
+    with pytest.raises(InputError, match=r"^stream w: delay column 'wai' not found; attributes "
+                                         r"are \['x', 'wait', 'how'\] \(did you mean "
+                                         r"column:wait\?\)"):
+        StreamSpec.parse(str(path)).check_delay(DelaySpec.parse("column:wai"))
+
+
 def test_arff_values_in_single_or_double_quotes_hold_commas_and_spaces(tmp_path):
     """Weka quotes with ' or ": nominal values declared and given either way."""
     path = tmp_path / "q.arff"

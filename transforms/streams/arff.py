@@ -559,9 +559,14 @@ def arff_events(spec, delay, checks) -> Iterator:
     ci = arff_class_index(spec, attrs)
     delayed = bool(spec.options.get("delayed"))
     feature_idx = instance_attributes(spec, attrs)
+    names = [a.name for a in attrs]
+    # A row's own delay (`--delay column:NAME`), known only when its label comes: no feature.
+    delay_idx = names.index(delay.column) \
+        if delay.kind == "column" and not delayed and delay.column in names else None
     if "features" in spec.options:  # (`arff_features` checked the names)
         wanted = set(spec.options["features"] or [])
         feature_idx = [i for i in feature_idx if attrs[i].name in wanted]
+    feature_idx = [i for i in feature_idx if i != delay_idx]
     # Attributes read only to segment by (the engine takes them out of the features): as
     # they are, None where missing.
     segment_idx = [i for i, a in enumerate(attrs) if a.name in spec.segment_only]
@@ -598,7 +603,13 @@ def arff_events(spec, delay, checks) -> Iterator:
             if dead:
                 return dead
         y, dead = cell(ci)
-        return dead or (x, y)
+        if dead:
+            return dead
+        own_delay = None
+        if delay_idx is not None:  # ('?' is none; a value its type refuses, as written)
+            own_delay, unread = cell(delay_idx)
+            own_delay = values[delay_idx] if unread else own_delay
+        return x, y, own_delay
 
     if not delayed:
         checks.numbered_ids()  # a row's id is its number: unique, nothing to remember
@@ -609,7 +620,7 @@ def arff_events(spec, delay, checks) -> Iterator:
                 if isinstance(parsed, dict):
                     yield parsed
                     continue
-                yield (spec.source, lineno, i, float(i), parsed[0], parsed[1], None, None)
+                yield (spec.source, lineno, i, float(i), parsed[0], parsed[1], None, parsed[2])
         yield from labelled_rows(spec, labelled(), delay, checks)
         return
 
@@ -619,7 +630,7 @@ def arff_events(spec, delay, checks) -> Iterator:
         if isinstance(parsed, dict):
             yield parsed
             continue
-        x, y = parsed
+        x, y, _ = parsed
         if checks.where is not None:
             checks.found(seq, spec.source, lineno)
         key = values[ci + 1].strip("'\"")

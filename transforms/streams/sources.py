@@ -498,18 +498,23 @@ or start the evaluation later with --from
         ...
         transforms.errors.InputError: stream sea: delay column:wait reads each row's delay ...
         """
-        if delay.kind != "column" or self.label_times_given() or self.format == "arff":
+        if delay.kind != "column" or self.label_times_given():
             return
         if self.kind != "file":
             raise InputError(f"stream {self.name}: delay column:{delay.column} reads each "
                              f"row's delay from a column of a file; a generated stream or a "
                              f"river dataset has none: give a number of events or a duration")
-        columns = self.columns()
+        if self.format == "arff":
+            attrs = arff.header_of(self)
+            columns = [attrs[i].name for i in arff.instance_attributes(self, attrs)]
+        else:
+            columns = self.columns()
         if columns and delay.column not in columns:
             close = difflib.get_close_matches(delay.column, columns, n=1)
             raise InputError(f"stream {self.name}: delay column {delay.column!r} not found; "
-                             f"columns are {columns}" + (f" (did you mean column:{close[0]}?)"
-                                                         if close else ""))
+                             f"{'attributes' if self.format == 'arff' else 'columns'} are "
+                             f"{columns}" + (f" (did you mean column:{close[0]}?)"
+                                             if close else ""))
         if delay.column in (self.options.get("features") or []):
             self._refuse_leak(delay.column, "the delays")
 
