@@ -508,6 +508,33 @@ def test_an_arff_attribute_gives_each_rows_delay_and_is_no_feature(tmp_path):
         StreamSpec.parse(str(path)).check_delay(DelaySpec.parse("column:wai"))
 
 
+@pytest.mark.parametrize("fmt", ["csv", "parquet", "jsonl"])
+def test_epoch_nanoseconds_are_the_seconds_of_the_same_times_written_as_dates(tmp_path, fmt):
+    """Epoch nanoseconds pass a double's 2**53: read as floats and divided they were an ulp
+    off (1800000002.7500002), so instants in a file of nanoseconds fell on the other side of
+    a time window's edge or a re-prediction time than the same instants written as dates.
+    Oracles: the seconds written by hand, and the same instants as ISO dates."""
+    seconds = [1_800_000_000.0, 1_800_000_002.75, 1_800_000_003.25, 1_800_000_005.5]
+    ns = [int(s * 4) * 250_000_000 for s in seconds]  # (exact integers)
+    iso = pd.to_datetime(ns, unit="ns", utc=True).strftime("%Y-%m-%dT%H:%M:%S.%fZ").tolist()
+    times = {}
+    for name, column, unit in (("ns", ns, ', "time_unit": "ns"'), ("iso", iso, "")):
+        frame = pd.DataFrame({"kind": ["instance", "instance", "label", "label"],
+                              "id": ["a", "b", "a", "b"], "time": column,
+                              "x": [1.0, 2.0, None, None], "label": [None, None, "p", "q"]})
+        path = tmp_path / f"{name}.{fmt}"
+        if fmt == "csv":
+            frame.to_csv(path, index=False)
+        elif fmt == "parquet":
+            frame.to_parquet(path, index=False)
+        else:
+            frame.to_json(path, orient="records", lines=True)
+        events, dead = read(f'{path}{{"features": ["x"]{unit}}}')
+        assert dead == []
+        times[name] = [e[0] for e in events]
+    assert times["ns"] == times["iso"] == seconds
+
+
 def test_arff_values_in_single_or_double_quotes_hold_commas_and_spaces(tmp_path):
     """Weka quotes with ' or ": nominal values declared and given either way."""
     path = tmp_path / "q.arff"

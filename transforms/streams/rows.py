@@ -350,4 +350,4 @@ def parse_time_value(text, time_format: str | None = None) -> float:
         written = "" if time_format is None else f", nor written as {time_format!r} says"
         raise ValueError(f"time {shown_briefly(text)} is neither a number nor an ISO "
                          f"datetime{written}")
-    return ts.value / 1e9
+    return ts.value / 10**9  # (integers divided exactly, then rounded: nanoseconds pass 2**53)
