@@ -535,6 +535,42 @@ def test_epoch_nanoseconds_are_the_seconds_of_the_same_times_written_as_dates(tm
     assert times["ns"] == times["iso"] == seconds
 
 
+@pytest.mark.parametrize("fmt", ["jsonl", "csv", "parquet"])
+def test_a_partition_of_label_rows_alone_may_lack_the_feature_columns(tmp_path, fmt):
+    """An event log in daily partitions whose last day holds label rows only, written without
+    the feature columns (JSON Lines leaves out keys it has no value for): the stream is the
+    one file of those rows (it was refused: feature column not found, in that day's file). A
+    feature no file has stops the run, naming the folder and the columns of its files."""
+    frame = pd.DataFrame({"kind": ["instance", "instance", "label", "instance", "label",
+                                   "label"],
+                          "id": ["a", "b", "a", "c", "b", "c"], "time": [0, 1, 2, 3, 4, 5],
+                          "x": [1.0, 2.0, None, 3.0, None, None],
+                          "label": [None, None, "p", None, "q", "p"]})
+
+    def write(part, path):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if fmt == "jsonl":
+            path.write_text("".join(json.dumps({k: v for k, v in row.items() if v == v and
+                                                v is not None}) + "\n"
+                                    for row in part.to_dict("records")))
+        elif fmt == "csv":
+            part.to_csv(path, index=False)
+        else:
+            part.to_parquet(path, index=False)
+
+    write(frame, tmp_path / f"one.{fmt}")
+    write(frame[:4], tmp_path / "log" / "date=2026-01-01" / f"part-0.{fmt}")
+    write(frame[4:].drop(columns="x"), tmp_path / "log" / "date=2026-01-02" / f"part-0.{fmt}")
+    options = '{"features": ["x"]}'
+    StreamSpec.parse(f"{tmp_path}/log{options}").check()
+    one, _ = read(f"{tmp_path}/one.{fmt}{options}")
+    events, dead = read(f"{tmp_path}/log{options}")
+    assert dead == [] and events == one and brief(events)[-1] == (5, "label", "c", "p")
+    with pytest.raises(InputError, match=rf"^{tmp_path}/log: feature column 'y' not found; "
+                                         r"columns are \['kind', 'id', 'time', 'x', 'label'\]"):
+        StreamSpec.parse(f'{tmp_path}/log{{"features": ["x", "y"]}}').check()
+
+
 def test_arff_values_in_single_or_double_quotes_hold_commas_and_spaces(tmp_path):
     """Weka quotes with ' or ": nominal values declared and given either way."""
     path = tmp_path / "q.arff"

@@ -767,13 +767,21 @@ or start the evaluation later with --from
             _check_not_an_empty_directory(pattern, files)
             if not files:
                 raise InputError(f"{pattern}: no such file (the {role} of stream {self.name})")
+            in_any_file: dict = {}  # (the columns of every file, in order of appearance)
             for path in files:
                 if "na_values" in self.options and fmt_of(path, self.format) != "csv":
                     raise InputError(f"{path}: na_values is for CSV files (in JSON Lines null "
                                      f"is missing, in Parquet a null); leave it out")
                 columns = self._check_columns(path, role)
+                in_any_file.update(dict.fromkeys(columns))
                 if path == files[0]:
                     first_columns = columns
+            # A partition may lack a feature column (a day of label rows only): its rows lack
+            # the value, as where a cell is empty.
+            absent = [c for c in self.options.get("features") or [] if c not in in_any_file]
+            if role == "instances" and absent:
+                raise InputError(f"{pattern}: feature column {absent[0]!r} not found; columns "
+                                 f"are {list(in_any_file)}")
             if role == "instances" and "labels" not in self.options:
                 self._check_event_log_labels(pattern, first_columns)
                 self._check_kinds_named(files[0], first_columns)
@@ -893,9 +901,6 @@ or start the evaluation later with --from
         if role == "instances":
             features = list(o.get("features") or [])
             for col in features:
-                if col not in columns:
-                    raise InputError(f"{path}: feature column {col!r} not found; columns "
-                                     f"are {columns}")
                 if features.count(col) > 1:
                     raise InputError(f"stream {self.name}: feature {col!r} is listed twice in "
                                      f"the option features; list each column once")
