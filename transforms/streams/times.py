@@ -204,7 +204,7 @@ def in_seconds(numbers: np.ndarray, per_second: int) -> np.ndarray:
     if numbers.dtype.kind in "iu" and per_second != 1:
         whole, rest = np.divmod(numbers, per_second)
         return whole.astype(float) + rest / per_second
-    return numbers.astype(float) / per_second if per_second != 1 else numbers.astype(float)
+    return numbers.astype(float) / per_second
 
 
 def check_time_format(time_format, where: str) -> None:
@@ -240,8 +240,6 @@ def _seconds_of(datetimes: pd.Series) -> np.ndarray:
     >>> _seconds_of(pd.Series(pd.to_datetime(["2027-01-15T08:00:02.75Z", None]))).tolist()
     [1800000002.75, nan]
     """
-    if not pd.api.types.is_datetime64_any_dtype(datetimes):
-        datetimes = pd.to_datetime(datetimes, utc=True)
     if datetimes.dt.tz is not None:
         datetimes = datetimes.dt.tz_convert("UTC").dt.tz_localize(None)
     values = datetimes.to_numpy()
